@@ -1,0 +1,82 @@
+package cache
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"inkwell/domain"
+)
+
+// UserCache caches users by id and by username. It never stores password hashes: users read
+// through it come back with an empty PasswordHash.
+type UserCache struct {
+	rt *ReadThrough[cachedUser]
+	ks Keyspace
+}
+
+// NewUserCache returns the user cache.
+func NewUserCache(rdb redis.UniversalClient, ks Keyspace, policy Policy, log *slog.Logger) *UserCache {
+	return &UserCache{rt: NewReadThrough[cachedUser](rdb, "user", policy, log), ks: ks}
+}
+
+type cachedUser struct {
+	ID        int64     `json:"id"`
+	Email     string    `json:"email"`
+	Username  string    `json:"username"`
+	Bio       string    `json:"bio"`
+	Image     string    `json:"image"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+func toCached(u domain.User) cachedUser {
+	return cachedUser{ID: u.ID, Email: u.Email, Username: u.Username, Bio: u.Bio, Image: u.Image, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+}
+
+func (c cachedUser) domain() domain.User {
+	return domain.User{ID: c.ID, Email: c.Email, Username: c.Username, Bio: c.Bio, Image: c.Image, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+// ByID returns the user with id, calling load on a miss.
+func (c *UserCache) ByID(ctx context.Context, id int64, load func(context.Context) (domain.User, error)) (domain.User, error) {
+	return c.get(ctx, c.idKey(id), load)
+}
+
+// ByUsername returns the user with username (case-insensitive), calling load on a miss.
+func (c *UserCache) ByUsername(ctx context.Context, username string, load func(context.Context) (domain.User, error)) (domain.User, error) {
+	return c.get(ctx, c.nameKey(username), load)
+}
+
+// Invalidate drops the entries of user id under each of its usernames (old and new on a rename).
+func (c *UserCache) Invalidate(ctx context.Context, id int64, usernames ...string) error {
+	keys := []string{c.idKey(id)}
+	for _, n := range usernames {
+		keys = append(keys, c.nameKey(n))
+	}
+	return c.rt.Delete(ctx, keys...)
+}
+
+// Stats exposes the cache's counters.
+func (c *UserCache) Stats() *Stats { return &c.rt.Stats }
+
+func (c *UserCache) get(ctx context.Context, key string, load func(context.Context) (domain.User, error)) (domain.User, error) {
+	cu, err := c.rt.Get(ctx, key, func(ctx context.Context) (cachedUser, error) {
+		u, err := load(ctx)
+		return toCached(u), err
+	})
+	if err != nil {
+		return domain.User{}, err
+	}
+	return cu.domain(), nil
+}
+
+func (c *UserCache) idKey(id int64) string { return c.ks.Key("user", "id", strconv.FormatInt(id, 10)) }
+
+func (c *UserCache) nameKey(username string) string {
+	return c.ks.Key("user", "name", strings.ToLower(username))
+}

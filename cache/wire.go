@@ -1,0 +1,6 @@
+package cache
+
+import "github.com/google/wire"
+
+// ProviderSet builds the typed caches.
+var ProviderSet = wire.NewSet(NewUserCache)

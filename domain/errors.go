@@ -1,0 +1,79 @@
+package domain
+
+import (
+	"errors"
+	"sort"
+	"strings"
+)
+
+// ErrNotFound means the thing asked for does not exist, or is not visible to the caller.
+// Repositories return it (wrapped) in place of driver-specific no-rows errors.
+var ErrNotFound = errors.New("not found")
+
+// ErrUnauthorized means the request carries no valid credentials: no token, a malformed,
+// expired or forged token, or a token for a user that no longer exists.
+var ErrUnauthorized = errors.New("unauthorized")
+
+// ErrInvalidCredentials means a login named an unknown email or a wrong password. The two cases
+// are deliberately indistinguishable to the client.
+var ErrInvalidCredentials = errors.New("email or password is invalid")
+
+// ErrForbidden means the caller is authenticated but may not act on this resource.
+var ErrForbidden = errors.New("forbidden")
+
+// ErrConflict means the request collides with the current state (a stale version, an illegal
+// state transition, a duplicate request still in flight).
+var ErrConflict = errors.New("conflict")
+
+// ErrUnavailable means a dependency the request needs (PostgreSQL) cannot be reached right now;
+// retrying later may succeed.
+var ErrUnavailable = errors.New("service temporarily unavailable")
+
+// ValidationError reports client input that cannot be accepted, field by field. Each field maps to
+// one or more human-readable messages, matching the RealWorld error body.
+type ValidationError struct {
+	Fields map[string][]string
+}
+
+// NewValidationError returns a ValidationError with one message for one field.
+func NewValidationError(field, message string) *ValidationError {
+	v := &ValidationError{}
+	v.Add(field, message)
+	return v
+}
+
+// Add records one more message for field.
+func (v *ValidationError) Add(field, message string) {
+	if v.Fields == nil {
+		v.Fields = map[string][]string{}
+	}
+	v.Fields[field] = append(v.Fields[field], message)
+}
+
+// OrNil returns v as an error when it holds any message, else nil, so callers can collect problems
+// and return once.
+func (v *ValidationError) OrNil() error {
+	if v == nil || len(v.Fields) == 0 {
+		return nil
+	}
+	return v
+}
+
+func (v *ValidationError) Error() string {
+	keys := make([]string, 0, len(v.Fields))
+	for k := range v.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+" "+strings.Join(v.Fields[k], ", "))
+	}
+	return "validation failed: " + strings.Join(parts, "; ")
+}
+
+// ErrEmailTaken means another account already uses this email address.
+var ErrEmailTaken = errors.New("email has already been taken")
+
+// ErrUsernameTaken means another account already uses this username (compared case-insensitively).
+var ErrUsernameTaken = errors.New("username has already been taken")

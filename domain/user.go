@@ -1,0 +1,111 @@
+package domain
+
+import (
+	"net/mail"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// User is a registered account. PasswordHash is an encoded Argon2id hash, never a password.
+type User struct {
+	ID           int64
+	Email        string
+	Username     string
+	PasswordHash string
+	Bio          string
+	Image        string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// Profile is the public view of a user, seen by a (possibly anonymous) viewer.
+type Profile struct {
+	Username  string
+	Bio       string
+	Image     string
+	Following bool
+}
+
+// ProfileOf returns u's public profile; following tells whether the viewer follows u.
+func ProfileOf(u User, following bool) Profile {
+	return Profile{Username: u.Username, Bio: u.Bio, Image: u.Image, Following: following}
+}
+
+// Limits on account fields. They keep rows and cache entries small and make abuse (multi-megabyte
+// bios, passwords that take seconds to hash) a 422 instead of a slow request.
+const (
+	MaxEmailLen    = 254 // RFC 5321 path limit
+	MinUsernameLen = 1
+	MaxUsernameLen = 40
+	MinPasswordLen = 8
+	MaxPasswordLen = 256
+	MaxBioLen      = 4000
+	MaxImageLen    = 2048
+)
+
+var usernamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// NormalizeEmail trims and lower-cases an email so that lookups and the uniqueness rule agree.
+func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// ValidateEmail adds a message to v when email (already normalized) is not an acceptable address.
+func ValidateEmail(v *ValidationError, email string) {
+	switch {
+	case email == "":
+		v.Add("email", "can't be blank")
+	case len(email) > MaxEmailLen:
+		v.Add("email", "is too long (maximum is 254 characters)")
+	default:
+		addr, err := mail.ParseAddress(email)
+		if err != nil || addr.Address != email || !strings.Contains(email[strings.LastIndex(email, "@")+1:], ".") {
+			v.Add("email", "is invalid")
+		}
+	}
+}
+
+// ValidateUsername adds a message to v when username is not acceptable.
+func ValidateUsername(v *ValidationError, username string) {
+	n := utf8.RuneCountInString(username)
+	switch {
+	case username == "":
+		v.Add("username", "can't be blank")
+	case n > MaxUsernameLen:
+		v.Add("username", "is too long (maximum is 40 characters)")
+	case !usernamePattern.MatchString(username):
+		v.Add("username", "may contain only letters, digits, '.', '_' and '-'")
+	}
+}
+
+// ValidatePassword adds a message to v when password is not acceptable.
+func ValidatePassword(v *ValidationError, password string) {
+	n := utf8.RuneCountInString(password)
+	switch {
+	case password == "":
+		v.Add("password", "can't be blank")
+	case n < MinPasswordLen:
+		v.Add("password", "is too short (minimum is 8 characters)")
+	case len(password) > MaxPasswordLen:
+		v.Add("password", "is too long (maximum is 256 bytes)")
+	}
+}
+
+// ValidateBio adds a message to v when bio is too long.
+func ValidateBio(v *ValidationError, bio string) {
+	if utf8.RuneCountInString(bio) > MaxBioLen {
+		v.Add("bio", "is too long (maximum is 4000 characters)")
+	}
+}
+
+// ValidateImage adds a message to v when image is not an http(s) URL of reasonable length.
+// An empty image is allowed and means "no picture".
+func ValidateImage(v *ValidationError, image string) {
+	switch {
+	case image == "":
+	case len(image) > MaxImageLen:
+		v.Add("image", "is too long (maximum is 2048 characters)")
+	case !strings.HasPrefix(image, "http://") && !strings.HasPrefix(image, "https://"):
+		v.Add("image", "must be an http or https URL")
+	}
+}

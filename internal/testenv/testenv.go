@@ -1,0 +1,184 @@
+// Package testenv gives integration tests their own PostgreSQL database and Redis key space on the
+// real servers, so test packages run in parallel without seeing each other's data.
+//
+// TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) names a server and a
+// maintenance database to create test databases from; TEST_REDIS_URL (default
+// redis://127.0.0.1:6379/0) names the Redis. `make test` starts both when they are not running.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"inkwell/migrations"
+)
+
+// DatabaseURL is the server URL tests create their databases on.
+func DatabaseURL() string {
+	if v := os.Getenv("TEST_DATABASE_URL"); v != "" {
+		return v
+	}
+	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+// RedisURL is the Redis tests use.
+func RedisURL() string {
+	if v := os.Getenv("TEST_REDIS_URL"); v != "" {
+		return v
+	}
+	return "redis://127.0.0.1:6379/0"
+}
+
+// RandomID returns n random bytes in hex, for unique names.
+func RandomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// DB is a fresh database for one test (or one package).
+type DB struct {
+	Name string
+	URL  string
+	Pool *pgxpool.Pool
+}
+
+// NewDB creates an empty database named after the test, migrates it, and drops it when the test
+// ends. It fails the test when PostgreSQL is not reachable, saying how to start it.
+func NewDB(t testing.TB) *DB {
+	t.Helper()
+	db := NewEmptyDB(t)
+	r, err := migrations.Open(db.URL)
+	if err != nil {
+		t.Fatalf("open migrations: %v", err)
+	}
+	defer r.Close()
+	if _, err := r.Up(context.Background(), Logger(t)); err != nil {
+		t.Fatalf("migrate test database: %v", err)
+	}
+	return db
+}
+
+// NewEmptyDB creates a database without running migrations.
+func NewEmptyDB(t testing.TB) *DB {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, DatabaseURL())
+	if err != nil {
+		t.Fatalf("connect to PostgreSQL at TEST_DATABASE_URL=%s: %v (run `make test`, which starts it)", DatabaseURL(), err)
+	}
+	defer admin.Close(ctx)
+
+	name := "inkwell_test_" + sanitize(t.Name()) + "_" + RandomID(4)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("create database %s: %v", name, err)
+	}
+	u, err := url.Parse(DatabaseURL())
+	if err != nil {
+		t.Fatalf("parse TEST_DATABASE_URL: %v", err)
+	}
+	u.Path = "/" + name
+	db := &DB{Name: name, URL: u.String()}
+	pool, err := pgxpool.New(ctx, db.URL)
+	if err != nil {
+		t.Fatalf("open pool on %s: %v", name, err)
+	}
+	db.Pool = pool
+	t.Cleanup(func() {
+		pool.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		admin, err := pgx.Connect(ctx, DatabaseURL())
+		if err != nil {
+			t.Logf("drop %s: %v", name, err)
+			return
+		}
+		defer admin.Close(ctx)
+		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			t.Logf("drop %s: %v", name, err)
+		}
+	})
+	return db
+}
+
+// Redis is a client on the test Redis plus a key prefix no other test uses. Every key under the
+// prefix is deleted when the test ends.
+type Redis struct {
+	Client redis.UniversalClient
+	Prefix string
+}
+
+// NewRedis returns a Redis client and a unique key prefix for t.
+func NewRedis(t testing.TB) *Redis {
+	t.Helper()
+	opts, err := redis.ParseURL(RedisURL())
+	if err != nil {
+		t.Fatalf("parse TEST_REDIS_URL: %v", err)
+	}
+	rdb := redis.NewClient(opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatalf("connect to Redis at TEST_REDIS_URL=%s: %v (run `make test`, which starts it)", RedisURL(), err)
+	}
+	prefix := "inkwelltest:" + sanitize(t.Name()) + ":" + RandomID(4) + ":"
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		iter := rdb.Scan(ctx, 0, prefix+"*", 500).Iterator()
+		for iter.Next(ctx) {
+			rdb.Del(ctx, iter.Val())
+		}
+		_ = rdb.Close()
+	})
+	return &Redis{Client: rdb, Prefix: prefix}
+}
+
+// DeadRedis returns a client pointed at a port where nothing listens, as if Redis were down.
+func DeadRedis(t testing.TB) redis.UniversalClient {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{
+		Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1,
+		ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
+	})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+// Logger discards logs unless INKWELL_TEST_LOG=1, when it writes them to stderr. (Not t.Log:
+// background goroutines may still log after the test has finished.)
+func Logger(testing.TB) *slog.Logger {
+	if os.Getenv("INKWELL_TEST_LOG") == "1" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func sanitize(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+		if b.Len() >= 30 {
+			break
+		}
+	}
+	return b.String()
+}
+

@@ -1,0 +1,88 @@
+package ioc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/robfig/cron/v3"
+
+	"inkwell/web"
+)
+
+// NewRouterConfig returns the router's settings.
+func NewRouterConfig(cfg *Config) web.RouterConfig { return web.RouterConfig{MaxBodyBytes: cfg.MaxBodyBytes} }
+
+// NewHTTPServer returns the HTTP server around the router, with timeouts that stop slow clients
+// from holding connections forever.
+func NewHTTPServer(cfg *Config, engine *gin.Engine) *http.Server {
+	return &http.Server{
+		Addr:              cfg.Addr,
+		Handler:           engine,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+}
+
+// App is the running process: the HTTP server and the background jobs.
+type App struct {
+	Server          *http.Server
+	Cron            *cron.Cron
+	Log             *slog.Logger
+	ShutdownTimeout time.Duration
+}
+
+// NewApp assembles the App.
+func NewApp(cfg *Config, srv *http.Server, c *cron.Cron, log *slog.Logger) *App {
+	return &App{Server: srv, Cron: c, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
+}
+
+// Run listens on the configured address and serves until ctx ends.
+func (a *App) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", a.Server.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", a.Server.Addr, err)
+	}
+	return a.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx ends, then shuts down gracefully: stop accepting, let in-flight
+// requests finish, stop the jobs and wait for running ones, all within ShutdownTimeout. Closing
+// the pools is left to the cleanup function that built the App.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	a.Cron.Start()
+	errc := make(chan error, 1)
+	go func() { errc <- a.Server.Serve(ln) }()
+	a.Log.Info("serving", "addr", ln.Addr().String())
+
+	select {
+	case err := <-errc:
+		<-a.Cron.Stop().Done()
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	a.Log.Info("shutting down", "timeout", a.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), a.ShutdownTimeout)
+	defer cancel()
+	var errs []error
+	if err := a.Server.Shutdown(sctx); err != nil {
+		errs = append(errs, fmt.Errorf("drain requests: %w", err))
+	}
+	select {
+	case <-a.Cron.Stop().Done():
+	case <-sctx.Done():
+		errs = append(errs, errors.New("jobs still running at shutdown deadline"))
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		errs = append(errs, err)
+	}
+	a.Log.Info("stopped")
+	return errors.Join(errs...)
+}

@@ -1,0 +1,164 @@
+package ioc
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of inkwell. Each one comes from a command-line flag, else from the
+// environment variable named in its help text, else from its default.
+type Config struct {
+	Env             string // "dev" or "prod"
+	Addr            string
+	DatabaseURL     string
+	RedisURL        string
+	RedisPrefix     string
+	MigrateOnStart  bool
+	LogLevel        string
+	LogFormat       string
+	ShutdownTimeout time.Duration
+
+	JWTSecret   string
+	JWTIssuer   string
+	JWTLifetime time.Duration
+
+	Argon2MemoryKiB     uint
+	Argon2Iterations    uint
+	Argon2Parallelism   uint
+	Argon2MaxConcurrent int
+
+	CacheTTL      time.Duration
+	CacheNullTTL  time.Duration
+	CacheJitter   time.Duration
+	CacheLoadWait time.Duration
+
+	MaxBodyBytes int64
+
+	// GeneratedJWTSecret is set when no secret was configured in dev and a random one was made.
+	GeneratedJWTSecret bool
+
+	envErrs []error // environment values that could not be parsed, reported by Validate
+}
+
+// env reads an environment variable with a default.
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+// Flags registers every setting on fs and returns the Config they fill once fs is parsed.
+func Flags(fs *flag.FlagSet) *Config {
+	c := &Config{}
+	str := func(p *string, name, envName, def, usage string) {
+		fs.StringVar(p, name, env(envName, def), usage+" (env "+envName+")")
+	}
+	dur := func(p *time.Duration, name, envName string, def time.Duration, usage string) {
+		d := def
+		if v, ok := os.LookupEnv(envName); ok {
+			if parsed, err := time.ParseDuration(v); err == nil {
+				d = parsed
+			} else {
+				c.envErrs = append(c.envErrs, fmt.Errorf("%s=%q: %v", envName, v, err))
+			}
+		}
+		fs.DurationVar(p, name, d, usage+" (env "+envName+")")
+	}
+	uintf := func(p *uint, name, envName string, def uint, usage string) {
+		d := def
+		if v, ok := os.LookupEnv(envName); ok {
+			if parsed, err := strconv.ParseUint(v, 10, 32); err == nil {
+				d = uint(parsed)
+			} else {
+				c.envErrs = append(c.envErrs, fmt.Errorf("%s=%q: not a whole number", envName, v))
+			}
+		}
+		fs.UintVar(p, name, d, usage+" (env "+envName+")")
+	}
+	boolf := func(p *bool, name, envName string, usage string) {
+		d := false
+		if v, ok := os.LookupEnv(envName); ok {
+			if parsed, err := strconv.ParseBool(v); err == nil {
+				d = parsed
+			} else {
+				c.envErrs = append(c.envErrs, fmt.Errorf("%s=%q: want true or false", envName, v))
+			}
+		}
+		fs.BoolVar(p, name, d, usage+" (env "+envName+")")
+	}
+
+	str(&c.Env, "env", "INKWELL_ENV", "dev", "environment: dev or prod; prod refuses to start without a JWT secret")
+	str(&c.Addr, "addr", "INKWELL_ADDR", ":8080", "HTTP listen address")
+	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/inkwell?sslmode=disable", "PostgreSQL connection URL")
+	str(&c.RedisURL, "redis-url", "REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL, redis://[user:password@]host:port/db")
+	str(&c.RedisPrefix, "redis-prefix", "INKWELL_REDIS_PREFIX", "inkwell:", "prefix of every Redis key this instance writes")
+	boolf(&c.MigrateOnStart, "migrate-on-start", "INKWELL_MIGRATE_ON_START", "apply pending migrations before serving")
+	str(&c.LogLevel, "log-level", "INKWELL_LOG_LEVEL", "info", "log level: debug, info, warn or error")
+	str(&c.LogFormat, "log-format", "INKWELL_LOG_FORMAT", "json", "log format: json or text")
+	dur(&c.ShutdownTimeout, "shutdown-timeout", "INKWELL_SHUTDOWN_TIMEOUT", 15*time.Second, "how long graceful shutdown waits for requests and jobs to finish")
+
+	str(&c.JWTSecret, "jwt-secret", "INKWELL_JWT_SECRET", "", "HS256 signing secret for access tokens, at least 32 bytes (required in prod)")
+	str(&c.JWTIssuer, "jwt-issuer", "INKWELL_JWT_ISSUER", "inkwell", "issuer (iss) written into and required of access tokens")
+	dur(&c.JWTLifetime, "jwt-lifetime", "INKWELL_JWT_LIFETIME", 24*time.Hour, "access token lifetime")
+
+	uintf(&c.Argon2MemoryKiB, "argon2-memory-kib", "INKWELL_ARGON2_MEMORY_KIB", 19*1024, "Argon2id memory per hash in KiB (minimum 19456)")
+	uintf(&c.Argon2Iterations, "argon2-iterations", "INKWELL_ARGON2_ITERATIONS", 2, "Argon2id iterations (minimum 2)")
+	uintf(&c.Argon2Parallelism, "argon2-parallelism", "INKWELL_ARGON2_PARALLELISM", 1, "Argon2id lanes (minimum 1)")
+
+	dur(&c.CacheTTL, "cache-ttl", "INKWELL_CACHE_TTL", 10*time.Minute, "base lifetime of cached entries")
+	dur(&c.CacheJitter, "cache-ttl-jitter", "INKWELL_CACHE_TTL_JITTER", 2*time.Minute, "random extra added to each cached entry's lifetime")
+	dur(&c.CacheNullTTL, "cache-null-ttl", "INKWELL_CACHE_NULL_TTL", 30*time.Second, "lifetime of 'does not exist' markers")
+	dur(&c.CacheLoadWait, "cache-load-timeout", "INKWELL_CACHE_LOAD_TIMEOUT", 3*time.Second, "timeout of one cache-miss load from PostgreSQL")
+
+	c.MaxBodyBytes = 1 << 20
+	c.Argon2MaxConcurrent = 8
+	return c
+}
+
+// Validate checks the settings and fills what dev mode may generate. log receives the warning
+// about a generated JWT secret.
+func (c *Config) Validate(log *slog.Logger) error {
+	errs := append([]error(nil), c.envErrs...)
+	switch c.Env {
+	case "dev", "prod":
+	default:
+		errs = append(errs, fmt.Errorf("INKWELL_ENV must be dev or prod, not %q", c.Env))
+	}
+	if c.JWTSecret == "" {
+		if c.Env == "prod" {
+			errs = append(errs, errors.New("INKWELL_JWT_SECRET is required when INKWELL_ENV=prod (use at least 32 random bytes, e.g. `openssl rand -hex 32`)"))
+		} else {
+			buf := make([]byte, 32)
+			_, _ = rand.Read(buf)
+			c.JWTSecret = hex.EncodeToString(buf)
+			c.GeneratedJWTSecret = true
+			if log != nil {
+				log.Warn("INKWELL_JWT_SECRET is not set: using a random secret; tokens will not survive a restart (set it, or INKWELL_ENV=prod will refuse to start)")
+			}
+		}
+	} else if len(c.JWTSecret) < 32 {
+		errs = append(errs, errors.New("INKWELL_JWT_SECRET must be at least 32 bytes"))
+	}
+	if c.JWTLifetime <= 0 {
+		errs = append(errs, errors.New("INKWELL_JWT_LIFETIME must be positive"))
+	}
+	if !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") {
+		errs = append(errs, fmt.Errorf("REDIS_URL must look like redis://host:port/db, not %q", c.RedisURL))
+	}
+	if c.CacheTTL <= 0 || c.CacheNullTTL <= 0 || c.CacheJitter < 0 || c.CacheLoadWait <= 0 {
+		errs = append(errs, errors.New("cache TTLs and the load timeout must be positive (jitter may be 0)"))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("INKWELL_SHUTDOWN_TIMEOUT must be positive"))
+	}
+	return errors.Join(errs...)
+}

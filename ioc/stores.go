@@ -1,0 +1,62 @@
+package ioc
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"inkwell/cache"
+)
+
+// NewPgPool opens the PostgreSQL pool and checks it answers. The cleanup closes it.
+func NewPgPool(cfg *Config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
+	pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, nil, fmt.Errorf("PostgreSQL at %s:%d does not answer (is it running? `make run` starts one): %w",
+			pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, err)
+	}
+	return pool, func() { pool.Close(); log.Info("postgres pool closed") }, nil
+}
+
+// NewRedis opens the Redis client. A Redis that does not answer at start is logged, not fatal:
+// every Redis use falls back or fails open, so the service works (slower) until Redis returns.
+func NewRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), error) {
+	opts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	// Short timeouts: a slow Redis must cost a request milliseconds, then the fallback path runs.
+	opts.DialTimeout = time.Second
+	opts.ReadTimeout = 500 * time.Millisecond
+	opts.WriteTimeout = 500 * time.Millisecond
+	opts.MaxRetries = 1
+	rdb := redis.NewClient(opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		log.Warn("redis does not answer; serving from PostgreSQL until it does", "addr", opts.Addr, "err", err)
+	}
+	return rdb, func() { _ = rdb.Close(); log.Info("redis client closed") }, nil
+}
+
+// NewKeyspace returns the Redis key prefix.
+func NewKeyspace(cfg *Config) cache.Keyspace { return cache.Keyspace(cfg.RedisPrefix) }
+
+// NewCachePolicy returns the read-through cache policy.
+func NewCachePolicy(cfg *Config) cache.Policy {
+	return cache.Policy{TTL: cfg.CacheTTL, NullTTL: cfg.CacheNullTTL, Jitter: cfg.CacheJitter, LoadTimeout: cfg.CacheLoadWait}
+}

@@ -1,0 +1,10 @@
+package ioc
+
+import "github.com/google/wire"
+
+// ProviderSet builds the infrastructure.
+var ProviderSet = wire.NewSet(
+	NewPgPool, NewRedis, NewKeyspace, NewCachePolicy,
+	NewPasswordHasher, NewJWTManager,
+	NewCron, NewRouterConfig, NewHTTPServer, NewApp,
+)

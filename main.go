@@ -1,0 +1,149 @@
+// Command inkwell is the content-platform backend: one binary that serves the HTTP JSON API and
+// runs the background jobs. Run `inkwell --help` for the commands and settings.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"inkwell/ioc"
+	"inkwell/migrations"
+)
+
+const usage = `inkwell — content-platform backend (RealWorld API superset)
+
+Usage:
+  inkwell [serve] [flags]         serve the HTTP API and run background jobs (default)
+  inkwell migrate up [flags]      apply pending database migrations
+  inkwell migrate status [flags]  list migrations and whether each is applied
+
+Every flag can also be set through the environment variable named in its description.
+Run 'inkwell serve --help' for the list of settings.
+`
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "inkwell:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		fmt.Fprint(stdout, usage)
+		return flag.ErrHelp
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, args, stdout, stderr)
+	case "migrate":
+		return migrate(ctx, args, stdout, stderr)
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+// parseConfig parses the flags of one command into a validated Config and a logger.
+func parseConfig(name string, args []string, stdout, stderr io.Writer) (*ioc.Config, *slog.Logger, []string, error) {
+	fs := flag.NewFlagSet("inkwell "+name, flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	cfg := ioc.Flags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: inkwell %s [flags]\n\nSettings (flag, then environment variable, then default):\n", name)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, nil, err
+	}
+	log, err := ioc.NewLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := cfg.Validate(log); err != nil {
+		return nil, nil, nil, fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	return cfg, log, fs.Args(), nil
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, log, _, err := parseConfig("serve", args, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if cfg.MigrateOnStart {
+		if err := migrateUp(ctx, cfg, log); err != nil {
+			return err
+		}
+	}
+	app, cleanup, err := initApp(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	return app.Run(ctx)
+}
+
+func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	sub := ""
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		sub, args = args[0], args[1:]
+	}
+	cfg, log, _, err := parseConfig("migrate "+sub, args, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "up":
+		return migrateUp(ctx, cfg, log)
+	case "status":
+		r, err := migrations.Open(cfg.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		st, err := r.Status(ctx)
+		if err != nil {
+			return err
+		}
+		migrations.PrintStatus(stdout, st)
+		return nil
+	default:
+		return fmt.Errorf("usage: inkwell migrate up|status (got %q)", sub)
+	}
+}
+
+func migrateUp(ctx context.Context, cfg *ioc.Config, log *slog.Logger) error {
+	r, err := migrations.Open(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	n, err := r.Up(ctx, log)
+	if err != nil {
+		return err
+	}
+	log.Info("database is up to date", "applied", n)
+	return nil
+}

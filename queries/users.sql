@@ -1,0 +1,32 @@
+-- name: UserInsert :one
+INSERT INTO users (email, username, password_hash, bio, image)
+VALUES (@email::text, @username::text, @password_hash::text, @bio::text, @image::text)
+RETURNING *;
+
+-- name: UserGetByID :one
+SELECT * FROM users WHERE id = @id::bigint;
+
+-- name: UserGetByEmail :one
+SELECT * FROM users WHERE email = @email::text;
+
+-- name: UserGetByUsername :one
+SELECT * FROM users WHERE lower(username) = lower(@username::text);
+
+-- name: UserGetByIDForUpdate :one
+SELECT * FROM users WHERE id = @id::bigint FOR UPDATE;
+
+-- name: UserUpdate :one
+UPDATE users
+SET email         = @email::text,
+    username      = @username::text,
+    password_hash = @password_hash::text,
+    bio           = @bio::text,
+    image         = @image::text,
+    updated_at    = now()
+WHERE id = @id::bigint
+RETURNING *;
+
+-- name: UserUpdatePasswordHash :exec
+UPDATE users
+SET password_hash = @password_hash::text
+WHERE id = @id::bigint AND password_hash = @old_password_hash::text;

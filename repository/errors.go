@@ -1,0 +1,53 @@
+package repository
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"inkwell/domain"
+)
+
+// constraintErrors maps unique constraints to the domain error a violation means.
+var constraintErrors = map[string]error{
+	"users_email_key":    domain.ErrEmailTaken,
+	"users_username_key": domain.ErrUsernameTaken,
+}
+
+// translate turns a driver error into a domain error, keeping the original text for logs.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return domain.ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505": // unique_violation
+			if derr, ok := constraintErrors[pgErr.ConstraintName]; ok {
+				return derr
+			}
+			return fmt.Errorf("%w: %s", domain.ErrConflict, pgErr.ConstraintName)
+		case "23503": // foreign_key_violation: a referenced row is gone
+			return fmt.Errorf("%w: %s", domain.ErrNotFound, pgErr.ConstraintName)
+		case "57P01", "57P02", "57P03", "53300": // admin shutdown, crash shutdown, cannot connect now, too many connections
+			return fmt.Errorf("%w: %v", domain.ErrUnavailable, err)
+		}
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	if errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.Timeout(err) {
+		return fmt.Errorf("%w: %v", domain.ErrUnavailable, err)
+	}
+	return err
+}

@@ -1,0 +1,33 @@
+package repository
+
+import (
+	"context"
+
+	"inkwell/dao"
+)
+
+// FollowRepository stores follow edges in PostgreSQL.
+type FollowRepository struct {
+	q dao.Querier
+}
+
+// NewFollowRepository returns the repository.
+func NewFollowRepository(q dao.Querier) *FollowRepository { return &FollowRepository{q: q} }
+
+// Follow records that followerID follows followeeID; doing it twice changes nothing.
+func (r *FollowRepository) Follow(ctx context.Context, followerID, followeeID int64) error {
+	return wrapf(r.q.FollowInsert(ctx, dao.FollowInsertParams{FollowerID: followerID, FolloweeID: followeeID}),
+		"follow %d -> %d", followerID, followeeID)
+}
+
+// Unfollow removes the edge if it exists.
+func (r *FollowRepository) Unfollow(ctx context.Context, followerID, followeeID int64) error {
+	return wrapf(r.q.FollowDelete(ctx, dao.FollowDeleteParams{FollowerID: followerID, FolloweeID: followeeID}),
+		"unfollow %d -> %d", followerID, followeeID)
+}
+
+// IsFollowing reports whether followerID follows followeeID.
+func (r *FollowRepository) IsFollowing(ctx context.Context, followerID, followeeID int64) (bool, error) {
+	ok, err := r.q.FollowExists(ctx, dao.FollowExistsParams{FollowerID: followerID, FolloweeID: followeeID})
+	return ok, wrapf(err, "check follow %d -> %d", followerID, followeeID)
+}

@@ -1,0 +1,122 @@
+package repository
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"inkwell/cache"
+	"inkwell/dao"
+	"inkwell/domain"
+)
+
+// UserRepository stores accounts in PostgreSQL and reads them by id and username through the user
+// cache. Reads through the cache come back without PasswordHash; GetByEmail (used by login) and
+// Update always read PostgreSQL and carry it.
+type UserRepository struct {
+	pool  *pgxpool.Pool
+	q     dao.Querier
+	cache *cache.UserCache
+	log   *slog.Logger
+}
+
+// NewUserRepository returns the repository. q runs single statements outside transactions; it is
+// normally dao.New(pool), and tests may wrap it to count queries.
+func NewUserRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.UserCache, log *slog.Logger) *UserRepository {
+	return &UserRepository{pool: pool, q: q, cache: c, log: log}
+}
+
+// Create inserts a new user.
+func (r *UserRepository) Create(ctx context.Context, u domain.User) (domain.User, error) {
+	row, err := r.q.UserInsert(ctx, dao.UserInsertParams{
+		Email: u.Email, Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image,
+	})
+	if err != nil {
+		return domain.User{}, wrapf(err, "insert user")
+	}
+	// A lookup of this username just before the insert may have left a null marker behind.
+	r.invalidate(ctx, row.ID, row.Username)
+	return userFromRow(row), nil
+}
+
+// GetByID returns the user with id, through the cache.
+func (r *UserRepository) GetByID(ctx context.Context, id int64) (domain.User, error) {
+	return r.cache.ByID(ctx, id, func(ctx context.Context) (domain.User, error) {
+		row, err := r.q.UserGetByID(ctx, id)
+		if err != nil {
+			return domain.User{}, wrapf(err, "get user %d", id)
+		}
+		return userFromRow(row), nil
+	})
+}
+
+// GetByUsername returns the user with username (case-insensitive), through the cache.
+func (r *UserRepository) GetByUsername(ctx context.Context, username string) (domain.User, error) {
+	return r.cache.ByUsername(ctx, username, func(ctx context.Context) (domain.User, error) {
+		row, err := r.q.UserGetByUsername(ctx, username)
+		if err != nil {
+			return domain.User{}, wrapf(err, "get user %q", username)
+		}
+		return userFromRow(row), nil
+	})
+}
+
+// GetByEmail returns the user with email, password hash included. It bypasses the cache.
+func (r *UserRepository) GetByEmail(ctx context.Context, email string) (domain.User, error) {
+	row, err := r.q.UserGetByEmail(ctx, email)
+	if err != nil {
+		return domain.User{}, wrapf(err, "get user by email")
+	}
+	return userFromRow(row), nil
+}
+
+// Update locks the user's row, applies change and writes the result, all in one transaction; then
+// it drops the cache entries under the old and the new username.
+func (r *UserRepository) Update(ctx context.Context, id int64, change func(*domain.User) error) (domain.User, error) {
+	var before, after dao.User
+	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
+		row, err := q.UserGetByIDForUpdate(ctx, id)
+		if err != nil {
+			return wrapf(err, "lock user %d", id)
+		}
+		before = row
+		u := userFromRow(row)
+		if err := change(&u); err != nil {
+			return err
+		}
+		after, err = q.UserUpdate(ctx, dao.UserUpdateParams{
+			ID: id, Email: u.Email, Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image,
+		})
+		return wrapf(err, "update user %d", id)
+	})
+	if err != nil {
+		return domain.User{}, err
+	}
+	r.invalidate(ctx, id, before.Username, after.Username)
+	return userFromRow(after), nil
+}
+
+// ReplacePasswordHash swaps the hash only if it still equals oldHash. Hashes are never cached, so
+// no cache entry changes.
+func (r *UserRepository) ReplacePasswordHash(ctx context.Context, id int64, oldHash, newHash string) error {
+	return wrapf(r.q.UserUpdatePasswordHash(ctx, dao.UserUpdatePasswordHashParams{
+		ID: id, OldPasswordHash: oldHash, PasswordHash: newHash,
+	}), "replace password hash of user %d", id)
+}
+
+// invalidate drops cached entries after a write. PostgreSQL already has the truth, so a failure only
+// leaves a stale entry for at most one TTL: it is logged, not returned.
+func (r *UserRepository) invalidate(ctx context.Context, id int64, usernames ...string) {
+	if err := r.cache.Invalidate(context.WithoutCancel(ctx), id, usernames...); err != nil {
+		r.log.WarnContext(ctx, "user cache invalidation failed", "user_id", id, "err", err)
+	}
+}
+
+func userFromRow(row dao.User) domain.User {
+	return domain.User{
+		ID: row.ID, Email: row.Email, Username: row.Username, PasswordHash: row.PasswordHash,
+		Bio: row.Bio, Image: row.Image, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+	}
+}
+

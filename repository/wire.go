@@ -1,0 +1,14 @@
+package repository
+
+import (
+	"github.com/google/wire"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"inkwell/dao"
+)
+
+// NewQuerier returns the sqlc queries bound to the pool.
+func NewQuerier(pool *pgxpool.Pool) dao.Querier { return dao.New(pool) }
+
+// ProviderSet builds the repositories.
+var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewFollowRepository)

@@ -1,0 +1,64 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"inkwell/domain"
+)
+
+// ProfileService shows public profiles and manages follows.
+type ProfileService struct {
+	users   UserRepository
+	follows FollowRepository
+}
+
+// NewProfileService returns a ProfileService over its ports.
+func NewProfileService(users UserRepository, follows FollowRepository) *ProfileService {
+	return &ProfileService{users: users, follows: follows}
+}
+
+// Get returns username's profile as seen by viewerID (0 for an anonymous viewer).
+func (s *ProfileService) Get(ctx context.Context, viewerID int64, username string) (domain.Profile, error) {
+	u, err := s.users.GetByUsername(ctx, username)
+	if err != nil {
+		return domain.Profile{}, err
+	}
+	following := false
+	if viewerID != 0 && viewerID != u.ID {
+		if following, err = s.follows.IsFollowing(ctx, viewerID, u.ID); err != nil {
+			return domain.Profile{}, err
+		}
+	}
+	return domain.ProfileOf(u, following), nil
+}
+
+// Follow makes viewerID follow username. Following twice is the same as following once.
+func (s *ProfileService) Follow(ctx context.Context, viewerID int64, username string) (domain.Profile, error) {
+	u, err := s.users.GetByUsername(ctx, username)
+	if err != nil {
+		return domain.Profile{}, err
+	}
+	if u.ID == viewerID {
+		return domain.Profile{}, domain.NewValidationError("username", "you cannot follow yourself")
+	}
+	if err := s.follows.Follow(ctx, viewerID, u.ID); err != nil {
+		if errors.Is(err, domain.ErrNotFound) { // the follower vanished mid-request
+			return domain.Profile{}, domain.ErrUnauthorized
+		}
+		return domain.Profile{}, err
+	}
+	return domain.ProfileOf(u, true), nil
+}
+
+// Unfollow makes viewerID stop following username. Unfollowing someone not followed is a no-op.
+func (s *ProfileService) Unfollow(ctx context.Context, viewerID int64, username string) (domain.Profile, error) {
+	u, err := s.users.GetByUsername(ctx, username)
+	if err != nil {
+		return domain.Profile{}, err
+	}
+	if err := s.follows.Unfollow(ctx, viewerID, u.ID); err != nil {
+		return domain.Profile{}, err
+	}
+	return domain.ProfileOf(u, false), nil
+}

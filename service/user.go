@@ -1,0 +1,235 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"inkwell/domain"
+)
+
+// UserService registers accounts, logs users in and manages the current user's settings.
+type UserService struct {
+	users  UserRepository
+	hasher PasswordHasher
+	tokens TokenManager
+	log    *slog.Logger
+
+	dummyOnce sync.Once
+	dummyHash string
+}
+
+// NewUserService returns a UserService over its ports.
+func NewUserService(users UserRepository, hasher PasswordHasher, tokens TokenManager, log *slog.Logger) *UserService {
+	return &UserService{users: users, hasher: hasher, tokens: tokens, log: log}
+}
+
+// RegisterInput is what a new account needs.
+type RegisterInput struct {
+	Username string
+	Email    string
+	Password string
+}
+
+// UpdateUserInput carries the fields to change; nil means "leave as is".
+type UpdateUserInput struct {
+	Email    *string
+	Username *string
+	Password *string
+	Bio      *string
+	Image    *string
+}
+
+// Session is a user together with a freshly issued access token.
+type Session struct {
+	User  domain.User
+	Token string
+}
+
+// Register validates the input, creates the account and returns it with an access token.
+func (s *UserService) Register(ctx context.Context, in RegisterInput) (Session, error) {
+	in.Email = domain.NormalizeEmail(in.Email)
+	v := &domain.ValidationError{}
+	domain.ValidateUsername(v, in.Username)
+	domain.ValidateEmail(v, in.Email)
+	domain.ValidatePassword(v, in.Password)
+	if err := v.OrNil(); err != nil {
+		return Session{}, err
+	}
+	hash, err := s.hasher.Hash(in.Password)
+	if err != nil {
+		return Session{}, fmt.Errorf("hash password: %w", err)
+	}
+	u, err := s.users.Create(ctx, domain.User{Email: in.Email, Username: in.Username, PasswordHash: hash})
+	if err != nil {
+		return Session{}, uniquenessAsValidation(err)
+	}
+	return s.session(u)
+}
+
+// Login checks an email and password. Unknown emails and wrong passwords both give
+// domain.ErrInvalidCredentials, and both cost one hash verification so timing tells nothing.
+func (s *UserService) Login(ctx context.Context, email, password string) (Session, error) {
+	email = domain.NormalizeEmail(email)
+	v := &domain.ValidationError{}
+	if email == "" {
+		v.Add("email", "can't be blank")
+	}
+	if password == "" {
+		v.Add("password", "can't be blank")
+	}
+	if len(password) > domain.MaxPasswordLen {
+		return Session{}, domain.ErrInvalidCredentials
+	}
+	if err := v.OrNil(); err != nil {
+		return Session{}, err
+	}
+
+	u, err := s.users.GetByEmail(ctx, email)
+	if errors.Is(err, domain.ErrNotFound) {
+		s.burnVerification(password)
+		return Session{}, domain.ErrInvalidCredentials
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	match, needsRehash, err := s.hasher.Verify(password, u.PasswordHash)
+	if err != nil {
+		return Session{}, fmt.Errorf("verify password of user %d: %w", u.ID, err)
+	}
+	if !match {
+		return Session{}, domain.ErrInvalidCredentials
+	}
+	if needsRehash {
+		s.rehash(ctx, u, password)
+	}
+	return s.session(u)
+}
+
+// Authenticate turns an access token into the id of an existing user.
+func (s *UserService) Authenticate(ctx context.Context, token string) (int64, error) {
+	id, err := s.tokens.Verify(token)
+	if err != nil {
+		return 0, domain.ErrUnauthorized
+	}
+	// A token may outlive its account; such a token authenticates nobody.
+	if _, err := s.users.GetByID(ctx, id); err != nil {
+		if errors.Is(err, domain.ErrNotFound) {
+			return 0, domain.ErrUnauthorized
+		}
+		return 0, err
+	}
+	return id, nil
+}
+
+// Current returns the user with the given id.
+func (s *UserService) Current(ctx context.Context, userID int64) (domain.User, error) {
+	u, err := s.users.GetByID(ctx, userID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return domain.User{}, domain.ErrUnauthorized
+	}
+	return u, err
+}
+
+// Update changes the current user's settings. Only the fields present in the input change.
+func (s *UserService) Update(ctx context.Context, userID int64, in UpdateUserInput) (domain.User, error) {
+	v := &domain.ValidationError{}
+	if in.Email != nil {
+		e := domain.NormalizeEmail(*in.Email)
+		in.Email = &e
+		domain.ValidateEmail(v, e)
+	}
+	if in.Username != nil {
+		domain.ValidateUsername(v, *in.Username)
+	}
+	if in.Password != nil {
+		domain.ValidatePassword(v, *in.Password)
+	}
+	if in.Bio != nil {
+		domain.ValidateBio(v, *in.Bio)
+	}
+	if in.Image != nil {
+		domain.ValidateImage(v, *in.Image)
+	}
+	if err := v.OrNil(); err != nil {
+		return domain.User{}, err
+	}
+
+	// Hash before the transaction: it takes tens of milliseconds and must not hold the row lock.
+	var newHash string
+	if in.Password != nil {
+		h, err := s.hasher.Hash(*in.Password)
+		if err != nil {
+			return domain.User{}, fmt.Errorf("hash password: %w", err)
+		}
+		newHash = h
+	}
+	u, err := s.users.Update(ctx, userID, func(u *domain.User) error {
+		if in.Email != nil {
+			u.Email = *in.Email
+		}
+		if in.Username != nil {
+			u.Username = *in.Username
+		}
+		if newHash != "" {
+			u.PasswordHash = newHash
+		}
+		if in.Bio != nil {
+			u.Bio = *in.Bio
+		}
+		if in.Image != nil {
+			u.Image = *in.Image
+		}
+		return nil
+	})
+	if errors.Is(err, domain.ErrNotFound) {
+		return domain.User{}, domain.ErrUnauthorized
+	}
+	if err != nil {
+		return domain.User{}, uniquenessAsValidation(err)
+	}
+	return u, nil
+}
+
+func (s *UserService) session(u domain.User) (Session, error) {
+	token, err := s.tokens.Issue(u.ID)
+	if err != nil {
+		return Session{}, fmt.Errorf("issue token for user %d: %w", u.ID, err)
+	}
+	return Session{User: u, Token: token}, nil
+}
+
+// rehash upgrades a stored hash to the current parameters. Failure only costs the upgrade, so it
+// is logged and the login goes on.
+func (s *UserService) rehash(ctx context.Context, u domain.User, password string) {
+	h, err := s.hasher.Hash(password)
+	if err == nil {
+		err = s.users.ReplacePasswordHash(ctx, u.ID, u.PasswordHash, h)
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "password rehash failed", "user_id", u.ID, "err", err)
+	}
+}
+
+// burnVerification spends the same work as checking a real password, so a login for an unknown
+// email takes as long as one with a wrong password.
+func (s *UserService) burnVerification(password string) {
+	s.dummyOnce.Do(func() { s.dummyHash, _ = s.hasher.Hash("inkwell-timing-equalizer") })
+	_, _, _ = s.hasher.Verify(password, s.dummyHash)
+}
+
+func uniquenessAsValidation(err error) error {
+	v := &domain.ValidationError{}
+	if errors.Is(err, domain.ErrEmailTaken) {
+		v.Add("email", "has already been taken")
+	}
+	if errors.Is(err, domain.ErrUsernameTaken) {
+		v.Add("username", "has already been taken")
+	}
+	if len(v.Fields) > 0 {
+		return v
+	}
+	return err
+}

@@ -1,0 +1,52 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"inkwell/domain"
+)
+
+// errorBody is the RealWorld error shape: {"errors": {"field": ["message", ...]}}.
+type errorBody struct {
+	Errors map[string][]string `json:"errors"`
+}
+
+func abortWith(c *gin.Context, status int, field, message string) {
+	c.AbortWithStatusJSON(status, errorBody{Errors: map[string][]string{field: {message}}})
+}
+
+// writeError is the single place where an error becomes an HTTP response. Domain errors map to
+// their status with a message fit for clients; anything else is logged and answered with a
+// generic 500, so internal error text never reaches a client.
+func writeError(c *gin.Context, log *slog.Logger, err error) {
+	var verr *domain.ValidationError
+	switch {
+	case errors.As(err, &verr):
+		c.AbortWithStatusJSON(http.StatusUnprocessableEntity, errorBody{Errors: verr.Fields})
+	case errors.Is(err, domain.ErrInvalidCredentials):
+		abortWith(c, http.StatusUnauthorized, "email or password", "is invalid")
+	case errors.Is(err, domain.ErrUnauthorized):
+		abortWith(c, http.StatusUnauthorized, "token", "is missing, invalid or expired")
+	case errors.Is(err, domain.ErrForbidden):
+		abortWith(c, http.StatusForbidden, "body", "you are not allowed to do this")
+	case errors.Is(err, domain.ErrNotFound):
+		abortWith(c, http.StatusNotFound, "body", "not found")
+	case errors.Is(err, domain.ErrConflict):
+		abortWith(c, http.StatusConflict, "body", "the resource was changed or is busy; reload and retry")
+	case errors.Is(err, domain.ErrUnavailable):
+		log.WarnContext(c.Request.Context(), "dependency unavailable", "err", err)
+		c.Header("Retry-After", "5")
+		abortWith(c, http.StatusServiceUnavailable, "body", "the service is temporarily unavailable; retry shortly")
+	case errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil:
+		// The client went away; nobody reads this response.
+		c.AbortWithStatus(499)
+	default:
+		log.ErrorContext(c.Request.Context(), "request failed", "method", c.Request.Method, "route", c.FullPath(), "err", err)
+		abortWith(c, http.StatusInternalServerError, "body", "internal server error")
+	}
+}

@@ -1,0 +1,61 @@
+package web
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"inkwell/domain"
+)
+
+// ProfileHandler serves public profiles and follows.
+type ProfileHandler struct {
+	profiles ProfileService
+	log      *slog.Logger
+}
+
+// NewProfileHandler returns the handler.
+func NewProfileHandler(profiles ProfileService, log *slog.Logger) *ProfileHandler {
+	return &ProfileHandler{profiles: profiles, log: log}
+}
+
+type profileJSON struct {
+	Username  string `json:"username"`
+	Bio       string `json:"bio"`
+	Image     string `json:"image"`
+	Following bool   `json:"following"`
+}
+
+type profileEnvelope struct {
+	Profile profileJSON `json:"profile"`
+}
+
+func profileResponse(p domain.Profile) profileEnvelope {
+	return profileEnvelope{Profile: profileJSON{Username: p.Username, Bio: p.Bio, Image: p.Image, Following: p.Following}}
+}
+
+// Get handles GET /api/profiles/:username.
+func (h *ProfileHandler) Get(c *gin.Context) {
+	h.respond(c)(h.profiles.Get(c.Request.Context(), viewerID(c), c.Param("username")))
+}
+
+// Follow handles POST /api/profiles/:username/follow.
+func (h *ProfileHandler) Follow(c *gin.Context) {
+	h.respond(c)(h.profiles.Follow(c.Request.Context(), viewerID(c), c.Param("username")))
+}
+
+// Unfollow handles DELETE /api/profiles/:username/follow.
+func (h *ProfileHandler) Unfollow(c *gin.Context) {
+	h.respond(c)(h.profiles.Unfollow(c.Request.Context(), viewerID(c), c.Param("username")))
+}
+
+func (h *ProfileHandler) respond(c *gin.Context) func(domain.Profile, error) {
+	return func(p domain.Profile, err error) {
+		if err != nil {
+			writeError(c, h.log, err)
+			return
+		}
+		c.JSON(http.StatusOK, profileResponse(p))
+	}
+}

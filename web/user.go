@@ -1,0 +1,125 @@
+package web
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"inkwell/domain"
+	"inkwell/service"
+)
+
+// UserHandler serves registration, login and the current user.
+type UserHandler struct {
+	users UserService
+	log   *slog.Logger
+}
+
+// NewUserHandler returns the handler.
+func NewUserHandler(users UserService, log *slog.Logger) *UserHandler {
+	return &UserHandler{users: users, log: log}
+}
+
+type userJSON struct {
+	Email    string `json:"email"`
+	Token    string `json:"token"`
+	Username string `json:"username"`
+	Bio      string `json:"bio"`
+	Image    string `json:"image"`
+}
+
+type userEnvelope struct {
+	User userJSON `json:"user"`
+}
+
+func userResponse(u domain.User, token string) userEnvelope {
+	return userEnvelope{User: userJSON{Email: u.Email, Token: token, Username: u.Username, Bio: u.Bio, Image: u.Image}}
+}
+
+type registerRequest struct {
+	User struct {
+		Username string `json:"username"`
+		Email    string `json:"email"`
+		Password string `json:"password"`
+	} `json:"user"`
+}
+
+// Register handles POST /api/users.
+func (h *UserHandler) Register(c *gin.Context) {
+	var req registerRequest
+	if !bindJSON(c, &req) {
+		return
+	}
+	s, err := h.users.Register(c.Request.Context(), service.RegisterInput{
+		Username: req.User.Username, Email: req.User.Email, Password: req.User.Password,
+	})
+	if err != nil {
+		writeError(c, h.log, err)
+		return
+	}
+	c.JSON(http.StatusCreated, userResponse(s.User, s.Token))
+}
+
+type loginRequest struct {
+	User struct {
+		Email    string `json:"email"`
+		Password string `json:"password"`
+	} `json:"user"`
+}
+
+// Login handles POST /api/users/login.
+func (h *UserHandler) Login(c *gin.Context) {
+	var req loginRequest
+	if !bindJSON(c, &req) {
+		return
+	}
+	s, err := h.users.Login(c.Request.Context(), req.User.Email, req.User.Password)
+	if err != nil {
+		writeError(c, h.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, userResponse(s.User, s.Token))
+}
+
+// Current handles GET /api/user.
+func (h *UserHandler) Current(c *gin.Context) {
+	u, err := h.users.Current(c.Request.Context(), viewerID(c))
+	if err != nil {
+		writeError(c, h.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, userResponse(u, requestToken(c)))
+}
+
+type updateUserRequest struct {
+	User struct {
+		Email    *string `json:"email"`
+		Username *string `json:"username"`
+		Password *string `json:"password"`
+		Bio      *string `json:"bio"`
+		Image    *string `json:"image"`
+	} `json:"user"`
+}
+
+// Update handles PUT /api/user. Absent fields stay as they are; RealWorld front ends send the whole
+// user back, with an empty password meaning "unchanged", so an empty password is ignored.
+func (h *UserHandler) Update(c *gin.Context) {
+	var req updateUserRequest
+	if !bindJSON(c, &req) {
+		return
+	}
+	in := service.UpdateUserInput{
+		Email: req.User.Email, Username: req.User.Username, Password: req.User.Password,
+		Bio: req.User.Bio, Image: req.User.Image,
+	}
+	if in.Password != nil && *in.Password == "" {
+		in.Password = nil
+	}
+	u, err := h.users.Update(c.Request.Context(), viewerID(c), in)
+	if err != nil {
+		writeError(c, h.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, userResponse(u, requestToken(c)))
+}

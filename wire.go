@@ -1,0 +1,37 @@
+//go:build wireinject
+
+package main
+
+import (
+	"log/slog"
+
+	"github.com/google/wire"
+
+	"inkwell/auth"
+	"inkwell/cache"
+	"inkwell/ioc"
+	"inkwell/repository"
+	"inkwell/service"
+	"inkwell/web"
+)
+
+// serviceSet lives here rather than in service/, which imports nothing but domain and the standard
+// library.
+var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService)
+
+// appSet is every layer plus the bindings that say which adapter implements each port.
+var appSet = wire.NewSet(
+	ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet,
+	wire.Bind(new(service.UserRepository), new(*repository.UserRepository)),
+	wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)),
+	wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)),
+	wire.Bind(new(service.TokenManager), new(*auth.JWTManager)),
+	wire.Bind(new(web.UserService), new(*service.UserService)),
+	wire.Bind(new(web.ProfileService), new(*service.ProfileService)),
+)
+
+// initApp wires the whole process from its configuration.
+func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
+	wire.Build(appSet)
+	return nil, nil, nil
+}
