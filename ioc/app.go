@@ -16,7 +16,9 @@ import (
 )
 
 // NewRouterConfig returns the router's settings.
-func NewRouterConfig(cfg *Config) web.RouterConfig { return web.RouterConfig{MaxBodyBytes: cfg.MaxBodyBytes} }
+func NewRouterConfig(cfg *Config) web.RouterConfig {
+	return web.RouterConfig{MaxBodyBytes: cfg.MaxBodyBytes}
+}
 
 // NewHTTPServer returns the HTTP server around the router, with timeouts that stop slow clients
 // from holding connections forever.

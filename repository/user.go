@@ -119,4 +119,3 @@ func userFromRow(row dao.User) domain.User {
 		Bio: row.Bio, Image: row.Image, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	}
 }
-

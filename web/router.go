@@ -23,7 +23,9 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, authn *Authenticator, users *
 	r.HandleMethodNotAllowed = true
 	r.Use(recoverJSON(log), accessLog(log), limitBody(cfg.MaxBodyBytes))
 	r.NoRoute(func(c *gin.Context) { abortWith(c, http.StatusNotFound, "body", "no such endpoint") })
-	r.NoMethod(func(c *gin.Context) { abortWith(c, http.StatusMethodNotAllowed, "body", "method not allowed on this endpoint") })
+	r.NoMethod(func(c *gin.Context) {
+		abortWith(c, http.StatusMethodNotAllowed, "body", "method not allowed on this endpoint")
+	})
 
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 

@@ -181,4 +181,3 @@ func sanitize(name string) string {
 	}
 	return b.String()
 }
-
