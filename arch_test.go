@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestDependencyRule enforces the hexagonal dependency rule: domain and service (the core) must
+// not depend, directly or transitively, on storage, transport or adapter packages.
+func TestDependencyRule(t *testing.T) {
+	t.Parallel()
+	forbidden := []string{
+		"github.com/jackc/pgx",
+		"github.com/redis/go-redis",
+		"github.com/gin-gonic/gin",
+		"inkwell/dao",
+		"inkwell/cache",
+		"inkwell/web",
+		"inkwell/repository",
+		"inkwell/auth",
+		"inkwell/ioc",
+	}
+	for _, pkg := range []string{"inkwell/domain", "inkwell/service"} {
+		t.Run(pkg, func(t *testing.T) {
+			t.Parallel()
+			out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", pkg).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+			}
+			for _, dep := range strings.Fields(string(out)) {
+				for _, bad := range forbidden {
+					if dep == bad || strings.HasPrefix(dep, bad+"/") {
+						t.Errorf("%s depends on %s; the core may import only the standard library, domain and golang.org/x/sync", pkg, dep)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestDomainImportsStandardLibraryOnly keeps domain free of any third-party module.
+func TestDomainImportsStandardLibraryOnly(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "inkwell/domain").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep != "inkwell/domain" {
+			t.Errorf("domain depends on non-standard package %s", dep)
+		}
+	}
+}
