@@ -47,7 +47,9 @@ func TestServeRefusesProdWithoutSecret(t *testing.T) {
 func TestMigrateCommands(t *testing.T) {
 	db := testenv.NewEmptyDB(t)
 	var out, errOut bytes.Buffer
-	args := func(sub string) []string { return []string{"migrate", sub, "-database-url", db.URL, "-log-format", "text"} }
+	args := func(sub string) []string {
+		return []string{"migrate", sub, "-database-url", db.URL, "-log-format", "text"}
+	}
 	if err := run(context.Background(), args("status"), &out, &errOut); err != nil {
 		t.Fatal(err)
 	}

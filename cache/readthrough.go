@@ -40,8 +40,8 @@ const nullMarker = "\x00"
 // timeout): a caller that gives up returns at once and the others still get the value. Inside the
 // flight the cache is checked again, so a flight that starts just after another filled the key does
 // not reload. A loader returning domain.ErrNotFound is cached as a short-lived null marker. When
-// Redis itself fails (not a miss), the value is loaded and served anyway: Redis is the speed,
-// PostgreSQL the truth. Failures to write the cache are logged, never returned.
+// Redis itself fails (not a miss), the value is loaded and served anyway, without trying to write
+// it back: Redis is the speed, PostgreSQL the truth. Failures to write the cache are logged, never returned.
 type ReadThrough[V any] struct {
 	rdb    redis.UniversalClient
 	policy Policy
@@ -80,6 +80,10 @@ func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.
 		c.Stats.NullHits.Add(1)
 		return zero, domain.ErrNotFound
 	case lookupFailed:
+		if err := ctx.Err(); err != nil {
+			// The caller gave up (that is why Redis "failed"): nothing to fall back for.
+			return zero, err
+		}
 		c.Stats.Fallbacks.Add(1)
 	default:
 		c.Stats.Misses.Add(1)
@@ -99,12 +103,19 @@ func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.
 		}
 		c.Stats.Loads.Add(1)
 		v, err := load(lctx)
+		// When Redis just failed this key, writing to it would most likely fail too and double the
+		// cost of every read while Redis is down: skip the write, the first read after it recovers
+		// fills the key.
 		switch {
 		case errors.Is(err, domain.ErrNotFound):
-			c.store(lctx, key, nullMarker, c.policy.NullTTL, c.policy.NullTTL/4)
+			if !redisFailed {
+				c.store(lctx, key, nullMarker, c.policy.NullTTL, c.policy.NullTTL/4)
+			}
 			return zero, err
 		case err != nil:
 			return zero, err
+		case redisFailed:
+			return v, nil
 		}
 		if raw, err := json.Marshal(v); err != nil {
 			c.log.ErrorContext(lctx, "cache encode failed", "cache", c.name, "key", key, "err", err)

@@ -14,19 +14,23 @@ import (
 // bindJSON decodes the request body into dst. On failure it answers the request (413 for a body
 // over the limit, 422 for anything that is not the expected JSON) and returns false.
 func bindJSON(c *gin.Context, dst any) bool {
+	var tooBig *http.MaxBytesError
+	var typeErr *json.UnmarshalTypeError
 	dec := json.NewDecoder(c.Request.Body)
 	err := dec.Decode(dst)
 	if err == nil {
 		// Trailing garbage after the object means the client sent something else than it meant to.
+		// Reading it may also run past the body limit, which stays a 413.
 		if _, terr := dec.Token(); terr != io.EOF {
 			err = errors.New("unexpected data after the JSON object")
+			if errors.As(terr, &tooBig) {
+				err = terr
+			}
 		}
 	}
 	if err == nil {
 		return true
 	}
-	var tooBig *http.MaxBytesError
-	var typeErr *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &tooBig):
 		abortWith(c, http.StatusRequestEntityTooLarge, "body", fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit))
