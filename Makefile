@@ -1,0 +1,74 @@
+# inkwell developer tasks. `make` (or `make help`) lists them.
+#
+# Settings come from the environment: DATABASE_URL, REDIS_URL, INKWELL_ADDR, ... for the app
+# (see README); TEST_DATABASE_URL / TEST_REDIS_URL for the tests.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+# Tests create their own databases from TEST_DATABASE_URL (a server plus a maintenance database)
+# and use key prefixes on TEST_REDIS_URL. Unless set, they follow DATABASE_URL / REDIS_URL (same
+# servers, the `postgres` maintenance database) or else use the local defaults.
+ifeq ($(origin TEST_DATABASE_URL),undefined)
+  ifneq ($(DATABASE_URL),)
+    TEST_DATABASE_URL := $(shell printf '%s' '$(DATABASE_URL)' | sed -E 's|^([A-Za-z0-9+.-]+://[^/?]*)(/[^?]*)?|\1/postgres|')
+  else
+    TEST_DATABASE_URL := postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+  endif
+endif
+ifeq ($(origin TEST_REDIS_URL),undefined)
+  TEST_REDIS_URL := $(or $(REDIS_URL),redis://127.0.0.1:6379/0)
+endif
+export TEST_DATABASE_URL TEST_REDIS_URL
+
+.PHONY: help
+help: ## List the targets
+	@echo "Usage: make TARGET"
+	@echo
+	@awk 'BEGIN { FS = ":.*## " } /^[a-zA-Z_-]+:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+.PHONY: services
+services: ## Make sure PostgreSQL and Redis (DATABASE_URL, REDIS_URL) are running
+	scripts/services.sh
+
+.PHONY: services-stop
+services-stop: ## Stop the project-local PostgreSQL/Redis that `services` started under .data/
+	scripts/services.sh stop
+
+.PHONY: run
+run: services ## Start the API server (migrates on start; INKWELL_ADDR defaults to :8080)
+	INKWELL_MIGRATE_ON_START=true go run . serve
+
+.PHONY: migrate
+migrate: services ## Apply database migrations to DATABASE_URL
+	go run . migrate up
+
+.PHONY: test
+test: ## Start services, check generated code, vet, then run all tests with -race
+	DATABASE_URL='$(TEST_DATABASE_URL)' REDIS_URL='$(TEST_REDIS_URL)' scripts/services.sh
+	scripts/check-generated.sh
+	go vet ./...
+	go test -race -count=1 -timeout 20m ./...
+
+.PHONY: generate
+generate: ## Regenerate code (sqlc, wire, mocks)
+	go generate ./...
+
+.PHONY: build
+build: ## Build bin/inkwell
+	go build -o bin/inkwell .
+
+.PHONY: bench
+bench: ## Run the Go benchmarks
+	go test -run '^$$' -bench . -benchmem ./...
+
+.PHONY: fmt
+fmt: ## Format the Go code
+	git ls-files -z --cached --others --exclude-standard '*.go' | xargs -0 -r gofmt -w
+
+.PHONY: lint
+lint: ## go vet, and fail on unformatted Go files
+	go vet ./...
+	@unformatted=$$(git ls-files -z --cached --others --exclude-standard '*.go' | xargs -0 -r gofmt -l); \
+	if [[ -n $$unformatted ]]; then echo "not gofmt-ed (run make fmt):"; echo "$$unformatted"; exit 1; fi
