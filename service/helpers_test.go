@@ -1,0 +1,44 @@
+package service_test
+
+import (
+	"errors"
+	"log/slog"
+	"reflect"
+	"testing"
+
+	"inkwell/domain"
+)
+
+var discardLogger = slog.New(slog.DiscardHandler)
+
+func ptr[T any](v T) *T { return &v }
+
+// requireValidation fails unless err is a *domain.ValidationError with exactly the given fields.
+func requireValidation(t *testing.T, err error, want map[string][]string) {
+	t.Helper()
+	var verr *domain.ValidationError
+	if !errors.As(err, &verr) {
+		t.Fatalf("error = %v (%T), want *domain.ValidationError %v", err, err, want)
+	}
+	if !reflect.DeepEqual(verr.Fields, want) {
+		t.Fatalf("validation fields = %v, want %v", verr.Fields, want)
+	}
+}
+
+// requireErrorIs fails unless errors.Is(err, target).
+func requireErrorIs(t *testing.T, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("error = %v, want one wrapping %v", err, target)
+	}
+}
+
+// requireNoValidation fails when err is nil or a *domain.ValidationError: an internal failure
+// must not be reported to the client as a problem with its input.
+func requireNoValidation(t *testing.T, err error) {
+	t.Helper()
+	var verr *domain.ValidationError
+	if err == nil || errors.As(err, &verr) {
+		t.Fatalf("error = %v, want a non-validation error", err)
+	}
+}
