@@ -41,7 +41,8 @@ const nullMarker = "\x00"
 // flight the cache is checked again, so a flight that starts just after another filled the key does
 // not reload. A loader returning domain.ErrNotFound is cached as a short-lived null marker. When
 // Redis itself fails (not a miss), the value is loaded and served anyway, without trying to write
-// it back: Redis is the speed, PostgreSQL the truth. Failures to write the cache are logged, never returned.
+// it back: Redis is the speed, PostgreSQL the truth. Failures to write the cache are logged, never
+// returned.
 type ReadThrough[V any] struct {
 	rdb    redis.UniversalClient
 	policy Policy
@@ -136,6 +137,28 @@ func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.
 		}
 		return r.Val.(V), nil
 	}
+}
+
+// Put stores v under key for ttl plus jitter. With onlyIfAbsent it leaves an existing entry
+// alone (used to preload without overwriting fresher data).
+func (c *ReadThrough[V]) Put(ctx context.Context, key string, v V, ttl time.Duration, onlyIfAbsent bool) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("cache %s: encode: %w", c.name, err)
+	}
+	exp := jittered(ttl, min(c.policy.Jitter, ttl/4))
+	if onlyIfAbsent {
+		err = c.rdb.SetArgs(ctx, key, raw, redis.SetArgs{Mode: "NX", TTL: exp}).Err()
+		if errors.Is(err, redis.Nil) {
+			err = nil
+		}
+	} else {
+		err = c.rdb.Set(ctx, key, raw, exp).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("cache %s: put: %w", c.name, err)
+	}
+	return nil
 }
 
 // Delete removes keys. Callers write PostgreSQL first and then delete, so a failure here leaves an

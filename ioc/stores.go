@@ -44,6 +44,7 @@ func NewRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), err
 	opts.ReadTimeout = 500 * time.Millisecond
 	opts.WriteTimeout = 500 * time.Millisecond
 	opts.MaxRetries = 1
+	opts.DialerRetries = 1 // go-redis would otherwise retry a refused dial 5 times, 100 ms apart
 	rdb := redis.NewClient(opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

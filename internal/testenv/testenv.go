@@ -151,7 +151,7 @@ func NewRedis(t testing.TB) *Redis {
 func DeadRedis(t testing.TB) redis.UniversalClient {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{
-		Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1,
+		Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1, DialerRetries: 1,
 		ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
 	})
 	t.Cleanup(func() { _ = rdb.Close() })

@@ -1,0 +1,238 @@
+package repository_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"inkwell/cache"
+	"inkwell/dao"
+	"inkwell/domain"
+	"inkwell/internal/testenv"
+	"inkwell/repository"
+)
+
+// These tests run against the real PostgreSQL and Redis (TEST_DATABASE_URL, TEST_REDIS_URL). Each
+// top-level test migrates a database of its own; its subtests share it, each with its own Redis key
+// prefix, cache and counting querier, and with users whose names no other subtest uses.
+
+// testPolicy is long enough that nothing expires while a test runs.
+var testPolicy = cache.Policy{TTL: 10 * time.Minute, NullTTL: time.Minute, Jitter: 2 * time.Minute, LoadTimeout: 30 * time.Second}
+
+type env struct {
+	pool    *pgxpool.Pool
+	rdb     redis.UniversalClient // the live Redis, to look at what the cache wrote
+	ks      cache.Keyspace
+	cache   *cache.UserCache
+	q       *countingQuerier
+	users   *repository.UserRepository
+	follows *repository.FollowRepository
+}
+
+type envOpts struct {
+	Policy    cache.Policy // zero: testPolicy
+	DeadRedis bool         // the cache talks to a port where nothing listens
+}
+
+func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
+	t.Helper()
+	if o.Policy == (cache.Policy{}) {
+		o.Policy = testPolicy
+	}
+	r := testenv.NewRedis(t)
+	cacheRDB := r.Client
+	if o.DeadRedis {
+		cacheRDB = testenv.DeadRedis(t)
+	}
+	log := testenv.Logger(t)
+	ks := cache.Keyspace(r.Prefix)
+	uc := cache.NewUserCache(cacheRDB, ks, o.Policy, log)
+	q := &countingQuerier{Querier: dao.New(db.Pool)}
+	return &env{
+		pool:    db.Pool,
+		rdb:     r.Client,
+		ks:      ks,
+		cache:   uc,
+		q:       q,
+		users:   repository.NewUserRepository(db.Pool, q, uc, log),
+		follows: repository.NewFollowRepository(dao.New(db.Pool)),
+	}
+}
+
+func (e *env) idKey(id int64) string { return e.ks.Key("user", "id", strconv.FormatInt(id, 10)) }
+
+func (e *env) nameKey(name string) string { return e.ks.Key("user", "name", strings.ToLower(name)) }
+
+func (e *env) exists(t *testing.T, key string) bool {
+	t.Helper()
+	n, err := e.rdb.Exists(context.Background(), key).Result()
+	if err != nil {
+		t.Fatalf("EXISTS %s: %v", key, err)
+	}
+	return n == 1
+}
+
+func (e *env) pttl(t *testing.T, key string) time.Duration {
+	t.Helper()
+	d, err := e.rdb.PTTL(context.Background(), key).Result()
+	if err != nil {
+		t.Fatalf("PTTL %s: %v", key, err)
+	}
+	return d
+}
+
+// countingQuerier is the real sqlc querier, counting the user reads the cache is meant to save and
+// optionally holding them at a gate.
+type countingQuerier struct {
+	dao.Querier
+	byID, byName, byEmail atomic.Int64
+	gate                  *gate // nil: no hold; set before the goroutines that use it start
+}
+
+func (q *countingQuerier) UserGetByID(ctx context.Context, id int64) (dao.User, error) {
+	q.byID.Add(1)
+	if err := q.hold(ctx); err != nil {
+		return dao.User{}, err
+	}
+	return q.Querier.UserGetByID(ctx, id)
+}
+
+func (q *countingQuerier) UserGetByUsername(ctx context.Context, username string) (dao.User, error) {
+	q.byName.Add(1)
+	if err := q.hold(ctx); err != nil {
+		return dao.User{}, err
+	}
+	return q.Querier.UserGetByUsername(ctx, username)
+}
+
+func (q *countingQuerier) UserGetByEmail(ctx context.Context, email string) (dao.User, error) {
+	q.byEmail.Add(1)
+	return q.Querier.UserGetByEmail(ctx, email)
+}
+
+func (q *countingQuerier) hold(ctx context.Context) error {
+	if q.gate == nil {
+		return nil
+	}
+	return q.gate.wait(ctx)
+}
+
+// gate holds loads until opened. entered receives once, when the first load reaches the gate.
+type gate struct {
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func newGate(t *testing.T) *gate {
+	g := &gate{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	t.Cleanup(g.open) // never leave a goroutine parked on a failed test
+	return g
+}
+
+func (g *gate) wait(ctx context.Context) error {
+	select {
+	case g.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-g.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g *gate) open() { g.once.Do(func() { close(g.release) }) }
+
+// userOpts are the fields of a user to create; empty ones get unique defaults.
+type userOpts struct {
+	Username, Email, PasswordHash, Bio, Image string
+}
+
+func createUser(t *testing.T, repo *repository.UserRepository, o userOpts) domain.User {
+	t.Helper()
+	if o.Username == "" {
+		o.Username = uniqueName("user")
+	}
+	if o.Email == "" {
+		o.Email = strings.ToLower(o.Username) + "@example.com"
+	}
+	if o.PasswordHash == "" {
+		o.PasswordHash = "$argon2id$v=19$m=65536,t=1,p=4$" + testenv.RandomID(8)
+	}
+	u, err := repo.Create(t.Context(), domain.User{
+		Email: o.Email, Username: o.Username, PasswordHash: o.PasswordHash, Bio: o.Bio, Image: o.Image,
+	})
+	if err != nil {
+		t.Fatalf("create user %q: %v", o.Username, err)
+	}
+	return u
+}
+
+// uniqueName returns a username no other test uses.
+func uniqueName(base string) string { return base + "_" + testenv.RandomID(5) }
+
+// public is u as reads through the cache return it: without the password hash.
+func public(u domain.User) domain.User {
+	u.PasswordHash = ""
+	return u
+}
+
+// sameUser compares users, timestamps by instant (a JSON round trip drops the monotonic clock and
+// may change the location).
+func sameUser(a, b domain.User) bool {
+	return a.ID == b.ID && a.Email == b.Email && a.Username == b.Username && a.PasswordHash == b.PasswordHash &&
+		a.Bio == b.Bio && a.Image == b.Image && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt)
+}
+
+// waitUntil spins until cond holds; it is for conditions certain to become true soon (counters
+// other goroutines are about to bump, a key about to expire), and fails rather than hang.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting until %s", what)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// recv waits for one value from ch, failing the test rather than hanging.
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(20 * time.Second):
+		t.Fatalf("gave up waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
+// checkShortNullPTTL asserts that d, the PTTL of a null marker written at or after since, is within
+// (0, NullTTL+NullTTL/4]. Only on a machine so stalled that the marker expired before it could be
+// looked at does it settle for checking that the marker did not vanish early.
+func checkShortNullPTTL(t *testing.T, d time.Duration, p cache.Policy, since time.Time) {
+	t.Helper()
+	maxTTL := p.NullTTL + p.NullTTL/4
+	switch {
+	case d == -1: // go-redis reports "no expiry" as -1 (and "no key" as -2), unscaled
+		t.Fatal("null marker has no expiry")
+	case d > maxTTL:
+		t.Fatalf("null marker PTTL = %v, want at most %v", d, maxTTL)
+	case d > 0:
+	case time.Since(since) < p.NullTTL:
+		t.Fatalf("null marker gone after %v, before its NullTTL of %v", time.Since(since), p.NullTTL)
+	default:
+		t.Logf("marker expired before its PTTL was read (%v later); bounds unchecked", time.Since(since))
+	}
+}
