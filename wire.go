@@ -17,7 +17,8 @@ import (
 
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
-var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService)
+var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService,
+	service.NewCommentService)
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
@@ -28,6 +29,11 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.TokenManager), new(*auth.JWTManager)),
 	wire.Bind(new(web.UserService), new(*service.UserService)),
 	wire.Bind(new(web.ProfileService), new(*service.ProfileService)),
+	wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)),
+	wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)),
+	wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)),
+	wire.Bind(new(web.ArticleService), new(*service.ArticleService)),
+	wire.Bind(new(web.CommentService), new(*service.CommentService)),
 )
 
 // initApp wires the whole process from its configuration.

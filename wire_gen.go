@@ -54,7 +54,26 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	followRepository := repository.NewFollowRepository(querier)
 	profileService := service.NewProfileService(userRepository, followRepository)
 	profileHandler := web.NewProfileHandler(profileService, log)
-	engine := web.NewRouter(routerConfig, log, authenticator, userHandler, profileHandler)
+	articleCache := cache.NewArticleCache(universalClient, keyspace, policy, log)
+	authorPageCache := cache.NewAuthorPageCache(universalClient, keyspace, policy)
+	tagsCache := cache.NewTagsCache(universalClient, keyspace, policy, log)
+	articleRepository := repository.NewArticleRepository(pool, querier, articleCache, authorPageCache, tagsCache, log)
+	countersCache := cache.NewCountersCache(universalClient, keyspace, policy)
+	interactiveRepository := repository.NewInteractiveRepository(pool, querier, countersCache, log)
+	slugSuffix := ioc.NewSlugSuffix()
+	articleService := service.NewArticleService(articleRepository, interactiveRepository, userRepository, followRepository, slugSuffix)
+	articleHandler := web.NewArticleHandler(articleService, log)
+	commentRepository := repository.NewCommentRepository(pool, querier)
+	commentService := service.NewCommentService(articleRepository, commentRepository, userRepository, followRepository)
+	commentHandler := web.NewCommentHandler(commentService, log)
+	handlers := web.Handlers{
+		Auth:     authenticator,
+		Users:    userHandler,
+		Profiles: profileHandler,
+		Articles: articleHandler,
+		Comments: commentHandler,
+	}
+	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
 	cron := ioc.NewCron(log)
 	app := ioc.NewApp(cfg, server, cron, log)
@@ -68,7 +87,7 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
-var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService)
+var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService)
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)))
+var appSet = wire.NewSet(ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)))

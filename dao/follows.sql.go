@@ -58,3 +58,33 @@ func (q *Queries) FollowInsert(ctx context.Context, arg FollowInsertParams) erro
 	_, err := q.db.Exec(ctx, followInsert, arg.FollowerID, arg.FolloweeID)
 	return err
 }
+
+const followListFolloweesAmong = `-- name: FollowListFolloweesAmong :many
+SELECT followee_id FROM follows
+WHERE follower_id = $1::bigint AND followee_id = ANY ($2::bigint[])
+`
+
+type FollowListFolloweesAmongParams struct {
+	FollowerID  int64
+	FolloweeIds []int64
+}
+
+func (q *Queries) FollowListFolloweesAmong(ctx context.Context, arg FollowListFolloweesAmongParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, followListFolloweesAmong, arg.FollowerID, arg.FolloweeIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var followee_id int64
+		if err := rows.Scan(&followee_id); err != nil {
+			return nil, err
+		}
+		items = append(items, followee_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -6,12 +6,62 @@ package dao
 
 import (
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
+
+type Article struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	Body        string
+	TagList     []string
+	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+}
+
+type ArticleCommentSeq struct {
+	ArticleID int64
+	LastSeq   int64
+}
+
+type Comment struct {
+	ID        int64
+	ArticleID int64
+	Seq       int64
+	AuthorID  int64
+	Body      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
 
 type Follow struct {
 	FollowerID int64
 	FolloweeID int64
 	CreatedAt  time.Time
+}
+
+type Interactive struct {
+	Biz        string
+	BizID      int64
+	ReadCnt    int64
+	LikeCnt    int64
+	CollectCnt int64
+	UpdatedAt  time.Time
+}
+
+type Like struct {
+	UserID    int64
+	Biz       string
+	BizID     int64
+	Liked     bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 type User struct {

@@ -9,12 +9,48 @@ import (
 )
 
 type Querier interface {
+	ArticleCountByAuthor(ctx context.Context, arg ArticleCountByAuthorParams) (int64, error)
+	ArticleCountFeed(ctx context.Context, followerID int64) (int64, error)
+	ArticleCountPublished(ctx context.Context, arg ArticleCountPublishedParams) (int64, error)
+	ArticleDelete(ctx context.Context, id int64) (int64, error)
+	ArticleGetByIDForUpdate(ctx context.Context, id int64) (Article, error)
+	ArticleGetBySlug(ctx context.Context, slug string) (Article, error)
+	ArticleInsert(ctx context.Context, arg ArticleInsertParams) (Article, error)
+	ArticleListByAuthor(ctx context.Context, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error)
+	ArticleListFeed(ctx context.Context, arg ArticleListFeedParams) ([]ArticleListFeedRow, error)
+	// Summaries (no body) of published articles, newest first, optionally filtered; paged by offset
+	// or by the keyset cursor (before_created_at, before_id).
+	ArticleListPublished(ctx context.Context, arg ArticleListPublishedParams) ([]ArticleListPublishedRow, error)
+	// Status changes are guarded in SQL: the row changes only if its status is one of from_statuses,
+	// so an illegal or concurrent transition updates nothing.
+	ArticleTransition(ctx context.Context, arg ArticleTransitionParams) (Article, error)
+	// The version guard makes a lost update impossible even if a caller skipped the row lock.
+	ArticleUpdateContent(ctx context.Context, arg ArticleUpdateContentParams) (Article, error)
+	CommentDelete(ctx context.Context, id int64) (int64, error)
+	CommentGetByID(ctx context.Context, id int64) (Comment, error)
+	CommentInsert(ctx context.Context, arg CommentInsertParams) (Comment, error)
+	CommentListByArticle(ctx context.Context, arg CommentListByArticleParams) ([]Comment, error)
+	CommentSeqInit(ctx context.Context, articleID int64) error
+	// One atomic statement hands out the next number: concurrent writers queue on the row lock and
+	// each gets its own value, with no gaps and no duplicates (max(seq)+1 would give duplicates).
+	CommentSeqNext(ctx context.Context, articleID int64) (int64, error)
 	FollowDelete(ctx context.Context, arg FollowDeleteParams) error
 	FollowExists(ctx context.Context, arg FollowExistsParams) (bool, error)
 	FollowInsert(ctx context.Context, arg FollowInsertParams) error
+	FollowListFolloweesAmong(ctx context.Context, arg FollowListFolloweesAmongParams) ([]int64, error)
+	InteractiveAddLikes(ctx context.Context, arg InteractiveAddLikesParams) error
+	InteractiveDelete(ctx context.Context, arg InteractiveDeleteParams) error
+	InteractiveGetMany(ctx context.Context, arg InteractiveGetManyParams) ([]Interactive, error)
+	LikeDeleteByItem(ctx context.Context, arg LikeDeleteByItemParams) error
+	LikeListLikedAmong(ctx context.Context, arg LikeListLikedAmongParams) ([]int64, error)
+	LikeOff(ctx context.Context, arg LikeOffParams) (int64, error)
+	// Affects a row only when the like is new or was off, so liking twice counts once.
+	LikeOn(ctx context.Context, arg LikeOnParams) (int64, error)
+	TagListPopular(ctx context.Context, lim int32) ([]string, error)
 	UserGetByEmail(ctx context.Context, email string) (User, error)
 	UserGetByID(ctx context.Context, id int64) (User, error)
 	UserGetByIDForUpdate(ctx context.Context, id int64) (User, error)
+	UserGetByIDs(ctx context.Context, ids []int64) ([]User, error)
 	UserGetByUsername(ctx context.Context, username string) (User, error)
 	UserInsert(ctx context.Context, arg UserInsertParams) (User, error)
 	UserUpdate(ctx context.Context, arg UserUpdateParams) (User, error)

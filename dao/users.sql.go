@@ -69,6 +69,39 @@ func (q *Queries) UserGetByIDForUpdate(ctx context.Context, id int64) (User, err
 	return i, err
 }
 
+const userGetByIDs = `-- name: UserGetByIDs :many
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at FROM users WHERE id = ANY ($1::bigint[])
+`
+
+func (q *Queries) UserGetByIDs(ctx context.Context, ids []int64) ([]User, error) {
+	rows, err := q.db.Query(ctx, userGetByIDs, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []User{}
+	for rows.Next() {
+		var i User
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.Username,
+			&i.PasswordHash,
+			&i.Bio,
+			&i.Image,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const userGetByUsername = `-- name: UserGetByUsername :one
 SELECT id, email, username, password_hash, bio, image, created_at, updated_at FROM users WHERE lower(username) = lower($1::text)
 `

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -77,3 +78,13 @@ var ErrEmailTaken = errors.New("email has already been taken")
 
 // ErrUsernameTaken means another account already uses this username (compared case-insensitively).
 var ErrUsernameTaken = errors.New("username has already been taken")
+
+// ErrSlugTaken means another article already has this slug; the service retries with a suffix.
+var ErrSlugTaken = errors.New("slug has already been taken")
+
+// ErrStaleVersion means an update named a version the article has moved past. It is a conflict.
+var ErrStaleVersion = fmt.Errorf("%w: stale version", ErrConflict)
+
+// ErrIllegalTransition means the article's current status does not allow the requested change
+// (publishing a published article, withdrawing a draft). It is a conflict.
+var ErrIllegalTransition = fmt.Errorf("%w: illegal status transition", ErrConflict)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -17,7 +18,18 @@ import (
 
 // NewRouterConfig returns the router's settings.
 func NewRouterConfig(cfg *Config) web.RouterConfig {
-	return web.RouterConfig{MaxBodyBytes: cfg.MaxBodyBytes}
+	rc := web.RouterConfig{MaxBodyBytes: cfg.MaxBodyBytes}
+	for _, o := range strings.Split(cfg.CORSOrigins, ",") {
+		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o == "*" {
+			rc.CORS.AllowAll = true
+		} else if o != "" {
+			rc.CORS.Origins = append(rc.CORS.Origins, o)
+		}
+	}
+	if cfg.CORSOrigins == "" && cfg.Env == "dev" {
+		rc.CORS.AllowAll = true
+	}
+	return rc
 }
 
 // NewHTTPServer returns the HTTP server around the router, with timeouts that stop slow clients

@@ -41,6 +41,7 @@ type Config struct {
 	CacheLoadWait time.Duration
 
 	MaxBodyBytes int64
+	CORSOrigins  string
 
 	// GeneratedJWTSecret is set when no secret was configured in dev and a random one was made.
 	GeneratedJWTSecret bool
@@ -118,6 +119,8 @@ func Flags(fs *flag.FlagSet) *Config {
 	dur(&c.CacheJitter, "cache-ttl-jitter", "INKWELL_CACHE_TTL_JITTER", 2*time.Minute, "random extra added to each cached entry's lifetime")
 	dur(&c.CacheNullTTL, "cache-null-ttl", "INKWELL_CACHE_NULL_TTL", 30*time.Second, "lifetime of 'does not exist' markers")
 	dur(&c.CacheLoadWait, "cache-load-timeout", "INKWELL_CACHE_LOAD_TIMEOUT", 3*time.Second, "timeout of one cache-miss load from PostgreSQL")
+
+	str(&c.CORSOrigins, "cors-origins", "INKWELL_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the API (e.g. https://conduit.example); '*' allows any; empty means any in dev and none in prod")
 
 	c.MaxBodyBytes = 1 << 20
 	c.Argon2MaxConcurrent = 8

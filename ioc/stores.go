@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
 	"inkwell/cache"
+	"inkwell/service"
 )
 
 // NewPgPool opens the PostgreSQL pool and checks it answers. The cleanup closes it.
@@ -60,4 +62,17 @@ func NewKeyspace(cfg *Config) cache.Keyspace { return cache.Keyspace(cfg.RedisPr
 // NewCachePolicy returns the read-through cache policy.
 func NewCachePolicy(cfg *Config) cache.Policy {
 	return cache.Policy{TTL: cfg.CacheTTL, NullTTL: cfg.CacheNullTTL, Jitter: cfg.CacheJitter, LoadTimeout: cfg.CacheLoadWait}
+}
+
+// NewSlugSuffix returns the random tail added to a slug whose title is already taken: six
+// base-36 characters, so collisions among suffixes of one title are rare.
+func NewSlugSuffix() service.SlugSuffix {
+	return func() string {
+		const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+		b := make([]byte, 6)
+		for i := range b {
+			b[i] = alphabet[rand.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
 }

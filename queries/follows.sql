@@ -12,3 +12,7 @@ SELECT EXISTS (
     SELECT 1 FROM follows
     WHERE follower_id = @follower_id::bigint AND followee_id = @followee_id::bigint
 )::boolean AS following;
+
+-- name: FollowListFolloweesAmong :many
+SELECT followee_id FROM follows
+WHERE follower_id = @follower_id::bigint AND followee_id = ANY (@followee_ids::bigint[]);

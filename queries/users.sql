@@ -30,3 +30,6 @@ RETURNING *;
 UPDATE users
 SET password_hash = @password_hash::text
 WHERE id = @id::bigint AND password_hash = @old_password_hash::text;
+
+-- name: UserGetByIDs :many
+SELECT * FROM users WHERE id = ANY (@ids::bigint[]);

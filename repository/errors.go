@@ -16,6 +16,7 @@ import (
 var constraintErrors = map[string]error{
 	"users_email_key":    domain.ErrEmailTaken,
 	"users_username_key": domain.ErrUsernameTaken,
+	"articles_slug_key":  domain.ErrSlugTaken,
 }
 
 // translate turns a driver error into a domain error, keeping the original text for logs.

@@ -31,3 +31,19 @@ func (r *FollowRepository) IsFollowing(ctx context.Context, followerID, followee
 	ok, err := r.q.FollowExists(ctx, dao.FollowExistsParams{FollowerID: followerID, FolloweeID: followeeID})
 	return ok, wrapf(err, "check follow %d -> %d", followerID, followeeID)
 }
+
+// FollowingAmong returns which of ids followerID follows, in one query.
+func (r *FollowRepository) FollowingAmong(ctx context.Context, followerID int64, ids []int64) (map[int64]bool, error) {
+	out := make(map[int64]bool, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	followed, err := r.q.FollowListFolloweesAmong(ctx, dao.FollowListFolloweesAmongParams{FollowerID: followerID, FolloweeIds: ids})
+	if err != nil {
+		return nil, wrapf(err, "list follows of %d", followerID)
+	}
+	for _, id := range followed {
+		out[id] = true
+	}
+	return out, nil
+}

@@ -11,4 +11,5 @@ import (
 func NewQuerier(pool *pgxpool.Pool) dao.Querier { return dao.New(pool) }
 
 // ProviderSet builds the repositories.
-var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewFollowRepository)
+var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewFollowRepository,
+	NewArticleRepository, NewInteractiveRepository, NewCommentRepository)

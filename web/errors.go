@@ -36,6 +36,10 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		abortWith(c, http.StatusForbidden, "body", "you are not allowed to do this")
 	case errors.Is(err, domain.ErrNotFound):
 		abortWith(c, http.StatusNotFound, "body", "not found")
+	case errors.Is(err, domain.ErrStaleVersion):
+		abortWith(c, http.StatusConflict, "version", "is stale: the article was changed meanwhile; reload it and apply your edit again")
+	case errors.Is(err, domain.ErrIllegalTransition):
+		abortWith(c, http.StatusConflict, "status", "does not allow this: publish works on drafts and withdrawn articles, withdraw on published ones")
 	case errors.Is(err, domain.ErrConflict):
 		abortWith(c, http.StatusConflict, "body", "the resource was changed or is busy; reload and retry")
 	case errors.Is(err, domain.ErrUnavailable):

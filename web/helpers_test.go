@@ -23,6 +23,8 @@ type bundle struct {
 	ctrl     *gomock.Controller
 	users    *mocks.MockUserService
 	profiles *mocks.MockProfileService
+	articles *mocks.MockArticleService
+	comments *mocks.MockCommentService
 	router   http.Handler
 }
 
@@ -31,10 +33,17 @@ func setup(t *testing.T) bundle {
 	ctrl := gomock.NewController(t)
 	users := mocks.NewMockUserService(ctrl)
 	profiles := mocks.NewMockProfileService(ctrl)
+	articles := mocks.NewMockArticleService(ctrl)
+	comments := mocks.NewMockCommentService(ctrl)
 	logger := slog.New(slog.DiscardHandler)
-	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes}, logger,
-		web.NewAuthenticator(users, logger), web.NewUserHandler(users, logger), web.NewProfileHandler(profiles, logger))
-	return bundle{ctrl: ctrl, users: users, profiles: profiles, router: router}
+	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes}, logger, web.Handlers{
+		Auth:     web.NewAuthenticator(users, logger),
+		Users:    web.NewUserHandler(users, logger),
+		Profiles: web.NewProfileHandler(profiles, logger),
+		Articles: web.NewArticleHandler(articles, logger),
+		Comments: web.NewCommentHandler(comments, logger),
+	})
+	return bundle{ctrl: ctrl, users: users, profiles: profiles, articles: articles, comments: comments, router: router}
 }
 
 // do serves one request through the router and returns the recorded response.

@@ -237,7 +237,7 @@ func TestRouting(t *testing.T) {
 		{
 			name:   "unknown route",
 			method: http.MethodGet,
-			target: "/api/articles/how-to-train-your-dragon",
+			target: "/api/no-such-thing",
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireErrors(t, rec, http.StatusNotFound, map[string][]string{"body": {"no such endpoint"}})
 			},

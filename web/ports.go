@@ -24,3 +24,26 @@ type ProfileService interface {
 	Follow(ctx context.Context, viewerID int64, username string) (domain.Profile, error)
 	Unfollow(ctx context.Context, viewerID int64, username string) (domain.Profile, error)
 }
+
+// ArticleService is what the article handlers need.
+type ArticleService interface {
+	Create(ctx context.Context, viewerID int64, in service.CreateArticleInput) (domain.ArticleView, error)
+	Get(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error)
+	Update(ctx context.Context, viewerID int64, slug string, in service.UpdateArticleInput) (domain.ArticleView, error)
+	Publish(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error)
+	Withdraw(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error)
+	Delete(ctx context.Context, viewerID int64, slug string) error
+	Favorite(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error)
+	Unfavorite(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error)
+	List(ctx context.Context, viewerID int64, in service.ListInput) (service.ArticleList, error)
+	Feed(ctx context.Context, viewerID int64, p domain.Page) (service.ArticleList, error)
+	Mine(ctx context.Context, viewerID int64, status domain.ArticleStatus, p domain.Page) (service.ArticleList, error)
+	Tags(ctx context.Context) ([]string, error)
+}
+
+// CommentService is what the comment handlers need.
+type CommentService interface {
+	Add(ctx context.Context, viewerID int64, slug, body string) (domain.CommentView, error)
+	List(ctx context.Context, viewerID int64, slug string, afterSeq int64, limit int) ([]domain.CommentView, error)
+	Delete(ctx context.Context, viewerID int64, slug string, commentID int64) error
+}

@@ -9,19 +9,30 @@ import (
 )
 
 // ProviderSet builds the handlers and the router.
-var ProviderSet = wire.NewSet(NewAuthenticator, NewUserHandler, NewProfileHandler, NewRouter)
+var ProviderSet = wire.NewSet(NewAuthenticator, NewUserHandler, NewProfileHandler, NewArticleHandler,
+	NewCommentHandler, wire.Struct(new(Handlers), "*"), NewRouter)
 
 // RouterConfig holds the HTTP settings the router needs.
 type RouterConfig struct {
 	MaxBodyBytes int64
+	CORS         CORSConfig
+}
+
+// Handlers are every handler the router mounts.
+type Handlers struct {
+	Auth     *Authenticator
+	Users    *UserHandler
+	Profiles *ProfileHandler
+	Articles *ArticleHandler
+	Comments *CommentHandler
 }
 
 // NewRouter returns the gin engine with every route of the API.
-func NewRouter(cfg RouterConfig, log *slog.Logger, authn *Authenticator, users *UserHandler, profiles *ProfileHandler) *gin.Engine {
+func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(recoverJSON(log), accessLog(log), limitBody(cfg.MaxBodyBytes))
+	r.Use(recoverJSON(log), accessLog(log), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes))
 	r.NoRoute(func(c *gin.Context) { abortWith(c, http.StatusNotFound, "body", "no such endpoint") })
 	r.NoMethod(func(c *gin.Context) {
 		abortWith(c, http.StatusMethodNotAllowed, "body", "method not allowed on this endpoint")
@@ -29,14 +40,31 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, authn *Authenticator, users *
 
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 
+	authed, optional := h.Auth.Required(), h.Auth.Optional()
 	api := r.Group("/api")
-	api.POST("/users", users.Register)
-	api.POST("/users/login", users.Login)
-	api.GET("/user", authn.Required(), users.Current)
-	api.PUT("/user", authn.Required(), users.Update)
+	api.POST("/users", h.Users.Register)
+	api.POST("/users/login", h.Users.Login)
+	api.GET("/user", authed, h.Users.Current)
+	api.PUT("/user", authed, h.Users.Update)
+	api.GET("/user/articles", authed, h.Articles.Mine)
 
-	api.GET("/profiles/:username", authn.Optional(), profiles.Get)
-	api.POST("/profiles/:username/follow", authn.Required(), profiles.Follow)
-	api.DELETE("/profiles/:username/follow", authn.Required(), profiles.Unfollow)
+	api.GET("/profiles/:username", optional, h.Profiles.Get)
+	api.POST("/profiles/:username/follow", authed, h.Profiles.Follow)
+	api.DELETE("/profiles/:username/follow", authed, h.Profiles.Unfollow)
+
+	api.GET("/articles", optional, h.Articles.List)
+	api.POST("/articles", authed, h.Articles.Create)
+	api.GET("/articles/feed", authed, h.Articles.Feed)
+	api.GET("/articles/:slug", optional, h.Articles.Get)
+	api.PUT("/articles/:slug", authed, h.Articles.Update)
+	api.DELETE("/articles/:slug", authed, h.Articles.Delete)
+	api.POST("/articles/:slug/publish", authed, h.Articles.Publish)
+	api.POST("/articles/:slug/withdraw", authed, h.Articles.Withdraw)
+	api.POST("/articles/:slug/favorite", authed, h.Articles.Favorite)
+	api.DELETE("/articles/:slug/favorite", authed, h.Articles.Unfavorite)
+	api.GET("/articles/:slug/comments", optional, h.Comments.List)
+	api.POST("/articles/:slug/comments", authed, h.Comments.Add)
+	api.DELETE("/articles/:slug/comments/:id", authed, h.Comments.Delete)
+	api.GET("/tags", h.Articles.Tags)
 	return r
 }

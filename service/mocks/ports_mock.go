@@ -12,6 +12,7 @@ package mocks
 import (
 	context "context"
 	domain "inkwell/domain"
+	service "inkwell/service"
 	reflect "reflect"
 
 	gomock "go.uber.org/mock/gomock"
@@ -84,6 +85,21 @@ func (m *MockUserRepository) GetByID(ctx context.Context, id int64) (domain.User
 func (mr *MockUserRepositoryMockRecorder) GetByID(ctx, id any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "GetByID", reflect.TypeOf((*MockUserRepository)(nil).GetByID), ctx, id)
+}
+
+// GetByIDs mocks base method.
+func (m *MockUserRepository) GetByIDs(ctx context.Context, ids []int64) (map[int64]domain.User, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "GetByIDs", ctx, ids)
+	ret0, _ := ret[0].(map[int64]domain.User)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// GetByIDs indicates an expected call of GetByIDs.
+func (mr *MockUserRepositoryMockRecorder) GetByIDs(ctx, ids any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "GetByIDs", reflect.TypeOf((*MockUserRepository)(nil).GetByIDs), ctx, ids)
 }
 
 // GetByUsername mocks base method.
@@ -166,6 +182,21 @@ func (m *MockFollowRepository) Follow(ctx context.Context, followerID, followeeI
 func (mr *MockFollowRepositoryMockRecorder) Follow(ctx, followerID, followeeID any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Follow", reflect.TypeOf((*MockFollowRepository)(nil).Follow), ctx, followerID, followeeID)
+}
+
+// FollowingAmong mocks base method.
+func (m *MockFollowRepository) FollowingAmong(ctx context.Context, followerID int64, ids []int64) (map[int64]bool, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "FollowingAmong", ctx, followerID, ids)
+	ret0, _ := ret[0].(map[int64]bool)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// FollowingAmong indicates an expected call of FollowingAmong.
+func (mr *MockFollowRepositoryMockRecorder) FollowingAmong(ctx, followerID, ids any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "FollowingAmong", reflect.TypeOf((*MockFollowRepository)(nil).FollowingAmong), ctx, followerID, ids)
 }
 
 // IsFollowing mocks base method.
@@ -304,4 +335,330 @@ func (m *MockTokenManager) Verify(token string) (int64, error) {
 func (mr *MockTokenManagerMockRecorder) Verify(token any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Verify", reflect.TypeOf((*MockTokenManager)(nil).Verify), token)
+}
+
+// MockArticleRepository is a mock of ArticleRepository interface.
+type MockArticleRepository struct {
+	ctrl     *gomock.Controller
+	recorder *MockArticleRepositoryMockRecorder
+	isgomock struct{}
+}
+
+// MockArticleRepositoryMockRecorder is the mock recorder for MockArticleRepository.
+type MockArticleRepositoryMockRecorder struct {
+	mock *MockArticleRepository
+}
+
+// NewMockArticleRepository creates a new mock instance.
+func NewMockArticleRepository(ctrl *gomock.Controller) *MockArticleRepository {
+	mock := &MockArticleRepository{ctrl: ctrl}
+	mock.recorder = &MockArticleRepositoryMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockArticleRepository) EXPECT() *MockArticleRepositoryMockRecorder {
+	return m.recorder
+}
+
+// Create mocks base method.
+func (m *MockArticleRepository) Create(ctx context.Context, a domain.Article) (domain.Article, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Create", ctx, a)
+	ret0, _ := ret[0].(domain.Article)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Create indicates an expected call of Create.
+func (mr *MockArticleRepositoryMockRecorder) Create(ctx, a any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockArticleRepository)(nil).Create), ctx, a)
+}
+
+// Delete mocks base method.
+func (m *MockArticleRepository) Delete(ctx context.Context, a domain.Article) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Delete", ctx, a)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Delete indicates an expected call of Delete.
+func (mr *MockArticleRepositoryMockRecorder) Delete(ctx, a any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Delete", reflect.TypeOf((*MockArticleRepository)(nil).Delete), ctx, a)
+}
+
+// Feed mocks base method.
+func (m *MockArticleRepository) Feed(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, int64, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Feed", ctx, followerID, p)
+	ret0, _ := ret[0].([]domain.Article)
+	ret1, _ := ret[1].(int64)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// Feed indicates an expected call of Feed.
+func (mr *MockArticleRepositoryMockRecorder) Feed(ctx, followerID, p any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Feed", reflect.TypeOf((*MockArticleRepository)(nil).Feed), ctx, followerID, p)
+}
+
+// GetBySlug mocks base method.
+func (m *MockArticleRepository) GetBySlug(ctx context.Context, slug string) (domain.Article, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "GetBySlug", ctx, slug)
+	ret0, _ := ret[0].(domain.Article)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// GetBySlug indicates an expected call of GetBySlug.
+func (mr *MockArticleRepositoryMockRecorder) GetBySlug(ctx, slug any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "GetBySlug", reflect.TypeOf((*MockArticleRepository)(nil).GetBySlug), ctx, slug)
+}
+
+// ListByAuthor mocks base method.
+func (m *MockArticleRepository) ListByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) ([]domain.Article, int64, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "ListByAuthor", ctx, authorID, status, p)
+	ret0, _ := ret[0].([]domain.Article)
+	ret1, _ := ret[1].(int64)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// ListByAuthor indicates an expected call of ListByAuthor.
+func (mr *MockArticleRepositoryMockRecorder) ListByAuthor(ctx, authorID, status, p any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ListByAuthor", reflect.TypeOf((*MockArticleRepository)(nil).ListByAuthor), ctx, authorID, status, p)
+}
+
+// ListPublished mocks base method.
+func (m *MockArticleRepository) ListPublished(ctx context.Context, q service.ArticleQuery) ([]domain.Article, int64, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "ListPublished", ctx, q)
+	ret0, _ := ret[0].([]domain.Article)
+	ret1, _ := ret[1].(int64)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// ListPublished indicates an expected call of ListPublished.
+func (mr *MockArticleRepositoryMockRecorder) ListPublished(ctx, q any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ListPublished", reflect.TypeOf((*MockArticleRepository)(nil).ListPublished), ctx, q)
+}
+
+// Tags mocks base method.
+func (m *MockArticleRepository) Tags(ctx context.Context) ([]string, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Tags", ctx)
+	ret0, _ := ret[0].([]string)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Tags indicates an expected call of Tags.
+func (mr *MockArticleRepositoryMockRecorder) Tags(ctx any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Tags", reflect.TypeOf((*MockArticleRepository)(nil).Tags), ctx)
+}
+
+// Transition mocks base method.
+func (m *MockArticleRepository) Transition(ctx context.Context, id int64, from []domain.ArticleStatus, to domain.ArticleStatus) (domain.Article, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Transition", ctx, id, from, to)
+	ret0, _ := ret[0].(domain.Article)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Transition indicates an expected call of Transition.
+func (mr *MockArticleRepositoryMockRecorder) Transition(ctx, id, from, to any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Transition", reflect.TypeOf((*MockArticleRepository)(nil).Transition), ctx, id, from, to)
+}
+
+// Update mocks base method.
+func (m *MockArticleRepository) Update(ctx context.Context, id int64, change func(*domain.Article) error) (domain.Article, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Update", ctx, id, change)
+	ret0, _ := ret[0].(domain.Article)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Update indicates an expected call of Update.
+func (mr *MockArticleRepositoryMockRecorder) Update(ctx, id, change any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Update", reflect.TypeOf((*MockArticleRepository)(nil).Update), ctx, id, change)
+}
+
+// MockInteractiveRepository is a mock of InteractiveRepository interface.
+type MockInteractiveRepository struct {
+	ctrl     *gomock.Controller
+	recorder *MockInteractiveRepositoryMockRecorder
+	isgomock struct{}
+}
+
+// MockInteractiveRepositoryMockRecorder is the mock recorder for MockInteractiveRepository.
+type MockInteractiveRepositoryMockRecorder struct {
+	mock *MockInteractiveRepository
+}
+
+// NewMockInteractiveRepository creates a new mock instance.
+func NewMockInteractiveRepository(ctrl *gomock.Controller) *MockInteractiveRepository {
+	mock := &MockInteractiveRepository{ctrl: ctrl}
+	mock.recorder = &MockInteractiveRepositoryMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockInteractiveRepository) EXPECT() *MockInteractiveRepositoryMockRecorder {
+	return m.recorder
+}
+
+// Counters mocks base method.
+func (m *MockInteractiveRepository) Counters(ctx context.Context, biz domain.Biz, ids []int64) (map[int64]domain.Counters, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Counters", ctx, biz, ids)
+	ret0, _ := ret[0].(map[int64]domain.Counters)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Counters indicates an expected call of Counters.
+func (mr *MockInteractiveRepositoryMockRecorder) Counters(ctx, biz, ids any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Counters", reflect.TypeOf((*MockInteractiveRepository)(nil).Counters), ctx, biz, ids)
+}
+
+// Like mocks base method.
+func (m *MockInteractiveRepository) Like(ctx context.Context, biz domain.Biz, id, userID int64) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Like", ctx, biz, id, userID)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Like indicates an expected call of Like.
+func (mr *MockInteractiveRepositoryMockRecorder) Like(ctx, biz, id, userID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Like", reflect.TypeOf((*MockInteractiveRepository)(nil).Like), ctx, biz, id, userID)
+}
+
+// Liked mocks base method.
+func (m *MockInteractiveRepository) Liked(ctx context.Context, userID int64, biz domain.Biz, ids []int64) (map[int64]bool, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Liked", ctx, userID, biz, ids)
+	ret0, _ := ret[0].(map[int64]bool)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Liked indicates an expected call of Liked.
+func (mr *MockInteractiveRepositoryMockRecorder) Liked(ctx, userID, biz, ids any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Liked", reflect.TypeOf((*MockInteractiveRepository)(nil).Liked), ctx, userID, biz, ids)
+}
+
+// Unlike mocks base method.
+func (m *MockInteractiveRepository) Unlike(ctx context.Context, biz domain.Biz, id, userID int64) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Unlike", ctx, biz, id, userID)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Unlike indicates an expected call of Unlike.
+func (mr *MockInteractiveRepositoryMockRecorder) Unlike(ctx, biz, id, userID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Unlike", reflect.TypeOf((*MockInteractiveRepository)(nil).Unlike), ctx, biz, id, userID)
+}
+
+// MockCommentRepository is a mock of CommentRepository interface.
+type MockCommentRepository struct {
+	ctrl     *gomock.Controller
+	recorder *MockCommentRepositoryMockRecorder
+	isgomock struct{}
+}
+
+// MockCommentRepositoryMockRecorder is the mock recorder for MockCommentRepository.
+type MockCommentRepositoryMockRecorder struct {
+	mock *MockCommentRepository
+}
+
+// NewMockCommentRepository creates a new mock instance.
+func NewMockCommentRepository(ctrl *gomock.Controller) *MockCommentRepository {
+	mock := &MockCommentRepository{ctrl: ctrl}
+	mock.recorder = &MockCommentRepositoryMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockCommentRepository) EXPECT() *MockCommentRepositoryMockRecorder {
+	return m.recorder
+}
+
+// Create mocks base method.
+func (m *MockCommentRepository) Create(ctx context.Context, c domain.Comment) (domain.Comment, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Create", ctx, c)
+	ret0, _ := ret[0].(domain.Comment)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Create indicates an expected call of Create.
+func (mr *MockCommentRepositoryMockRecorder) Create(ctx, c any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockCommentRepository)(nil).Create), ctx, c)
+}
+
+// Delete mocks base method.
+func (m *MockCommentRepository) Delete(ctx context.Context, id int64) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Delete", ctx, id)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Delete indicates an expected call of Delete.
+func (mr *MockCommentRepositoryMockRecorder) Delete(ctx, id any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Delete", reflect.TypeOf((*MockCommentRepository)(nil).Delete), ctx, id)
+}
+
+// Get mocks base method.
+func (m *MockCommentRepository) Get(ctx context.Context, id int64) (domain.Comment, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Get", ctx, id)
+	ret0, _ := ret[0].(domain.Comment)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Get indicates an expected call of Get.
+func (mr *MockCommentRepositoryMockRecorder) Get(ctx, id any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Get", reflect.TypeOf((*MockCommentRepository)(nil).Get), ctx, id)
+}
+
+// List mocks base method.
+func (m *MockCommentRepository) List(ctx context.Context, articleID, afterSeq int64, limit int) ([]domain.Comment, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "List", ctx, articleID, afterSeq, limit)
+	ret0, _ := ret[0].([]domain.Comment)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// List indicates an expected call of List.
+func (mr *MockCommentRepositoryMockRecorder) List(ctx, articleID, afterSeq, limit any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "List", reflect.TypeOf((*MockCommentRepository)(nil).List), ctx, articleID, afterSeq, limit)
 }

@@ -185,3 +185,274 @@ func (mr *MockProfileServiceMockRecorder) Unfollow(ctx, viewerID, username any) 
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Unfollow", reflect.TypeOf((*MockProfileService)(nil).Unfollow), ctx, viewerID, username)
 }
+
+// MockArticleService is a mock of ArticleService interface.
+type MockArticleService struct {
+	ctrl     *gomock.Controller
+	recorder *MockArticleServiceMockRecorder
+	isgomock struct{}
+}
+
+// MockArticleServiceMockRecorder is the mock recorder for MockArticleService.
+type MockArticleServiceMockRecorder struct {
+	mock *MockArticleService
+}
+
+// NewMockArticleService creates a new mock instance.
+func NewMockArticleService(ctrl *gomock.Controller) *MockArticleService {
+	mock := &MockArticleService{ctrl: ctrl}
+	mock.recorder = &MockArticleServiceMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockArticleService) EXPECT() *MockArticleServiceMockRecorder {
+	return m.recorder
+}
+
+// Create mocks base method.
+func (m *MockArticleService) Create(ctx context.Context, viewerID int64, in service.CreateArticleInput) (domain.ArticleView, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Create", ctx, viewerID, in)
+	ret0, _ := ret[0].(domain.ArticleView)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Create indicates an expected call of Create.
+func (mr *MockArticleServiceMockRecorder) Create(ctx, viewerID, in any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockArticleService)(nil).Create), ctx, viewerID, in)
+}
+
+// Delete mocks base method.
+func (m *MockArticleService) Delete(ctx context.Context, viewerID int64, slug string) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Delete", ctx, viewerID, slug)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Delete indicates an expected call of Delete.
+func (mr *MockArticleServiceMockRecorder) Delete(ctx, viewerID, slug any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Delete", reflect.TypeOf((*MockArticleService)(nil).Delete), ctx, viewerID, slug)
+}
+
+// Favorite mocks base method.
+func (m *MockArticleService) Favorite(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Favorite", ctx, viewerID, slug)
+	ret0, _ := ret[0].(domain.ArticleView)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Favorite indicates an expected call of Favorite.
+func (mr *MockArticleServiceMockRecorder) Favorite(ctx, viewerID, slug any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Favorite", reflect.TypeOf((*MockArticleService)(nil).Favorite), ctx, viewerID, slug)
+}
+
+// Feed mocks base method.
+func (m *MockArticleService) Feed(ctx context.Context, viewerID int64, p domain.Page) (service.ArticleList, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Feed", ctx, viewerID, p)
+	ret0, _ := ret[0].(service.ArticleList)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Feed indicates an expected call of Feed.
+func (mr *MockArticleServiceMockRecorder) Feed(ctx, viewerID, p any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Feed", reflect.TypeOf((*MockArticleService)(nil).Feed), ctx, viewerID, p)
+}
+
+// Get mocks base method.
+func (m *MockArticleService) Get(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Get", ctx, viewerID, slug)
+	ret0, _ := ret[0].(domain.ArticleView)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Get indicates an expected call of Get.
+func (mr *MockArticleServiceMockRecorder) Get(ctx, viewerID, slug any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Get", reflect.TypeOf((*MockArticleService)(nil).Get), ctx, viewerID, slug)
+}
+
+// List mocks base method.
+func (m *MockArticleService) List(ctx context.Context, viewerID int64, in service.ListInput) (service.ArticleList, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "List", ctx, viewerID, in)
+	ret0, _ := ret[0].(service.ArticleList)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// List indicates an expected call of List.
+func (mr *MockArticleServiceMockRecorder) List(ctx, viewerID, in any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "List", reflect.TypeOf((*MockArticleService)(nil).List), ctx, viewerID, in)
+}
+
+// Mine mocks base method.
+func (m *MockArticleService) Mine(ctx context.Context, viewerID int64, status domain.ArticleStatus, p domain.Page) (service.ArticleList, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Mine", ctx, viewerID, status, p)
+	ret0, _ := ret[0].(service.ArticleList)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Mine indicates an expected call of Mine.
+func (mr *MockArticleServiceMockRecorder) Mine(ctx, viewerID, status, p any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Mine", reflect.TypeOf((*MockArticleService)(nil).Mine), ctx, viewerID, status, p)
+}
+
+// Publish mocks base method.
+func (m *MockArticleService) Publish(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Publish", ctx, viewerID, slug)
+	ret0, _ := ret[0].(domain.ArticleView)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Publish indicates an expected call of Publish.
+func (mr *MockArticleServiceMockRecorder) Publish(ctx, viewerID, slug any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Publish", reflect.TypeOf((*MockArticleService)(nil).Publish), ctx, viewerID, slug)
+}
+
+// Tags mocks base method.
+func (m *MockArticleService) Tags(ctx context.Context) ([]string, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Tags", ctx)
+	ret0, _ := ret[0].([]string)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Tags indicates an expected call of Tags.
+func (mr *MockArticleServiceMockRecorder) Tags(ctx any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Tags", reflect.TypeOf((*MockArticleService)(nil).Tags), ctx)
+}
+
+// Unfavorite mocks base method.
+func (m *MockArticleService) Unfavorite(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Unfavorite", ctx, viewerID, slug)
+	ret0, _ := ret[0].(domain.ArticleView)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Unfavorite indicates an expected call of Unfavorite.
+func (mr *MockArticleServiceMockRecorder) Unfavorite(ctx, viewerID, slug any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Unfavorite", reflect.TypeOf((*MockArticleService)(nil).Unfavorite), ctx, viewerID, slug)
+}
+
+// Update mocks base method.
+func (m *MockArticleService) Update(ctx context.Context, viewerID int64, slug string, in service.UpdateArticleInput) (domain.ArticleView, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Update", ctx, viewerID, slug, in)
+	ret0, _ := ret[0].(domain.ArticleView)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Update indicates an expected call of Update.
+func (mr *MockArticleServiceMockRecorder) Update(ctx, viewerID, slug, in any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Update", reflect.TypeOf((*MockArticleService)(nil).Update), ctx, viewerID, slug, in)
+}
+
+// Withdraw mocks base method.
+func (m *MockArticleService) Withdraw(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Withdraw", ctx, viewerID, slug)
+	ret0, _ := ret[0].(domain.ArticleView)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Withdraw indicates an expected call of Withdraw.
+func (mr *MockArticleServiceMockRecorder) Withdraw(ctx, viewerID, slug any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Withdraw", reflect.TypeOf((*MockArticleService)(nil).Withdraw), ctx, viewerID, slug)
+}
+
+// MockCommentService is a mock of CommentService interface.
+type MockCommentService struct {
+	ctrl     *gomock.Controller
+	recorder *MockCommentServiceMockRecorder
+	isgomock struct{}
+}
+
+// MockCommentServiceMockRecorder is the mock recorder for MockCommentService.
+type MockCommentServiceMockRecorder struct {
+	mock *MockCommentService
+}
+
+// NewMockCommentService creates a new mock instance.
+func NewMockCommentService(ctrl *gomock.Controller) *MockCommentService {
+	mock := &MockCommentService{ctrl: ctrl}
+	mock.recorder = &MockCommentServiceMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockCommentService) EXPECT() *MockCommentServiceMockRecorder {
+	return m.recorder
+}
+
+// Add mocks base method.
+func (m *MockCommentService) Add(ctx context.Context, viewerID int64, slug, body string) (domain.CommentView, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Add", ctx, viewerID, slug, body)
+	ret0, _ := ret[0].(domain.CommentView)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Add indicates an expected call of Add.
+func (mr *MockCommentServiceMockRecorder) Add(ctx, viewerID, slug, body any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Add", reflect.TypeOf((*MockCommentService)(nil).Add), ctx, viewerID, slug, body)
+}
+
+// Delete mocks base method.
+func (m *MockCommentService) Delete(ctx context.Context, viewerID int64, slug string, commentID int64) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Delete", ctx, viewerID, slug, commentID)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Delete indicates an expected call of Delete.
+func (mr *MockCommentServiceMockRecorder) Delete(ctx, viewerID, slug, commentID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Delete", reflect.TypeOf((*MockCommentService)(nil).Delete), ctx, viewerID, slug, commentID)
+}
+
+// List mocks base method.
+func (m *MockCommentService) List(ctx context.Context, viewerID int64, slug string, afterSeq int64, limit int) ([]domain.CommentView, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "List", ctx, viewerID, slug, afterSeq, limit)
+	ret0, _ := ret[0].([]domain.CommentView)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// List indicates an expected call of List.
+func (mr *MockCommentServiceMockRecorder) List(ctx, viewerID, slug, afterSeq, limit any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "List", reflect.TypeOf((*MockCommentService)(nil).List), ctx, viewerID, slug, afterSeq, limit)
+}

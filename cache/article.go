@@ -1,0 +1,89 @@
+package cache
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"inkwell/domain"
+)
+
+// ArticleCache caches full articles by slug (the detail page). Counters and per-viewer flags are
+// not part of the entry: they change far more often and live in their own caches.
+type ArticleCache struct {
+	rt *ReadThrough[cachedArticle]
+	ks Keyspace
+}
+
+// NewArticleCache returns the article cache.
+func NewArticleCache(rdb redis.UniversalClient, ks Keyspace, policy Policy, log *slog.Logger) *ArticleCache {
+	return &ArticleCache{rt: NewReadThrough[cachedArticle](rdb, "article", policy, log), ks: ks}
+}
+
+type cachedArticle struct {
+	ID          int64                `json:"id"`
+	Slug        string               `json:"slug"`
+	AuthorID    int64                `json:"authorId"`
+	Title       string               `json:"title"`
+	Description string               `json:"description"`
+	Body        string               `json:"body"`
+	Tags        []string             `json:"tags"`
+	Status      domain.ArticleStatus `json:"status"`
+	Version     int32                `json:"version"`
+	CreatedAt   time.Time            `json:"createdAt"`
+	UpdatedAt   time.Time            `json:"updatedAt"`
+	PublishedAt *time.Time           `json:"publishedAt,omitempty"`
+}
+
+func toCachedArticle(a domain.Article) cachedArticle {
+	return cachedArticle{ID: a.ID, Slug: a.Slug, AuthorID: a.AuthorID, Title: a.Title, Description: a.Description,
+		Body: a.Body, Tags: a.Tags, Status: a.Status, Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+		PublishedAt: a.PublishedAt}
+}
+
+func (c cachedArticle) domain() domain.Article {
+	tags := c.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return domain.Article{ID: c.ID, Slug: c.Slug, AuthorID: c.AuthorID, Title: c.Title, Description: c.Description,
+		Body: c.Body, Tags: tags, Status: c.Status, Version: c.Version, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		PublishedAt: c.PublishedAt}
+}
+
+// BySlug returns the article with slug, calling load on a miss.
+func (c *ArticleCache) BySlug(ctx context.Context, slug string, load func(context.Context) (domain.Article, error)) (domain.Article, error) {
+	ca, err := c.rt.Get(ctx, c.key(slug), func(ctx context.Context) (cachedArticle, error) {
+		a, err := load(ctx)
+		return toCachedArticle(a), err
+	})
+	if err != nil {
+		return domain.Article{}, err
+	}
+	return ca.domain(), nil
+}
+
+// Warm stores a, replacing any entry (after publishing: the first readers hit a warm cache).
+func (c *ArticleCache) Warm(ctx context.Context, a domain.Article, ttl time.Duration) error {
+	return c.rt.Put(ctx, c.key(a.Slug), toCachedArticle(a), ttl, false)
+}
+
+// Preload stores a only if no entry exists, for a short ttl (a guess that it will be read soon).
+func (c *ArticleCache) Preload(ctx context.Context, a domain.Article, ttl time.Duration) error {
+	return c.rt.Put(ctx, c.key(a.Slug), toCachedArticle(a), ttl, true)
+}
+
+// Invalidate drops the entry of slug.
+func (c *ArticleCache) Invalidate(ctx context.Context, slug string) error {
+	return c.rt.Delete(ctx, c.key(slug))
+}
+
+// Stats exposes the cache's counters.
+func (c *ArticleCache) Stats() *Stats { return &c.rt.Stats }
+
+// Key is the Redis key of slug's entry (tests inspect it).
+func (c *ArticleCache) Key(slug string) string { return c.key(slug) }
+
+func (c *ArticleCache) key(slug string) string { return c.ks.Key("article", "slug", slug) }

@@ -1,0 +1,119 @@
+package cache
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"inkwell/domain"
+)
+
+// Counter field names in an item's hash; they match the columns of the interactives table.
+const (
+	FieldReads    = "read_cnt"
+	FieldLikes    = "like_cnt"
+	FieldCollects = "collect_cnt"
+)
+
+//go:embed lua/incr_if_exists.lua
+var incrIfExistsSrc string
+
+var incrIfExists = redis.NewScript(incrIfExistsSrc)
+
+// CountersCache mirrors the interaction counters in one Redis hash per item. PostgreSQL holds the
+// truth; a missing hash is filled from it on the next read.
+type CountersCache struct {
+	rdb    redis.UniversalClient
+	ks     Keyspace
+	ttl    time.Duration
+	jitter time.Duration
+}
+
+// NewCountersCache returns the counters cache; hashes live for the policy's TTL plus jitter.
+func NewCountersCache(rdb redis.UniversalClient, ks Keyspace, policy Policy) *CountersCache {
+	return &CountersCache{rdb: rdb, ks: ks, ttl: policy.TTL, jitter: policy.Jitter}
+}
+
+// Key is the hash of one item (tests inspect it).
+func (c *CountersCache) Key(biz domain.Biz, id int64) string {
+	return c.ks.Key("counters", string(biz), strconv.FormatInt(id, 10))
+}
+
+// Get reads the hashes of ids in one round trip. It returns the counters found and the ids whose
+// hash is missing.
+func (c *CountersCache) Get(ctx context.Context, biz domain.Biz, ids []int64) (map[int64]domain.Counters, []int64, error) {
+	found := make(map[int64]domain.Counters, len(ids))
+	if len(ids) == 0 {
+		return found, nil, nil
+	}
+	cmds := make([]*redis.SliceCmd, len(ids))
+	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HMGet(ctx, c.Key(biz, id), FieldReads, FieldLikes, FieldCollects)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("counters: read: %w", err)
+	}
+	var missing []int64
+	for i, id := range ids {
+		vals := cmds[i].Val()
+		if len(vals) != 3 || (vals[0] == nil && vals[1] == nil && vals[2] == nil) {
+			missing = append(missing, id)
+			continue
+		}
+		found[id] = domain.Counters{Reads: toInt(vals[0]), Likes: toInt(vals[1]), Collects: toInt(vals[2])}
+	}
+	return found, missing, nil
+}
+
+// Fill writes whole hashes, each with its TTL, atomically per hash (no hash without expiry).
+func (c *CountersCache) Fill(ctx context.Context, biz domain.Biz, counters map[int64]domain.Counters) error {
+	if len(counters) == 0 {
+		return nil
+	}
+	_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for id, n := range counters {
+			key := c.Key(biz, id)
+			p.HSet(ctx, key, FieldReads, n.Reads, FieldLikes, n.Likes, FieldCollects, n.Collects)
+			p.Expire(ctx, key, jittered(c.ttl, c.jitter))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("counters: fill: %w", err)
+	}
+	return nil
+}
+
+// Incr adds delta to one counter of an item if its hash exists, atomically. It reports whether
+// it did.
+func (c *CountersCache) Incr(ctx context.Context, biz domain.Biz, id int64, field string, delta int64) (bool, error) {
+	n, err := incrIfExists.Run(ctx, c.rdb, []string{c.Key(biz, id)}, field, delta).Int()
+	if err != nil {
+		return false, fmt.Errorf("counters: incr %s: %w", field, err)
+	}
+	return n == 1, nil
+}
+
+// Invalidate drops an item's hash.
+func (c *CountersCache) Invalidate(ctx context.Context, biz domain.Biz, id int64) error {
+	return c.rdb.Del(ctx, c.Key(biz, id)).Err()
+}
+
+func toInt(v any) int64 {
+	s, ok := v.(string)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}

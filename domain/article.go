@@ -1,0 +1,194 @@
+package domain
+
+import (
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ArticleStatus is where an article is in its life: draft → published ⇄ withdrawn.
+type ArticleStatus string
+
+// Article statuses.
+const (
+	StatusDraft     ArticleStatus = "draft"
+	StatusPublished ArticleStatus = "published"
+	StatusWithdrawn ArticleStatus = "withdrawn"
+)
+
+// ParseArticleStatus accepts the three status names.
+func ParseArticleStatus(s string) (ArticleStatus, bool) {
+	switch st := ArticleStatus(s); st {
+	case StatusDraft, StatusPublished, StatusWithdrawn:
+		return st, true
+	}
+	return "", false
+}
+
+// Article is a piece of writing. Summaries (lists) leave Body empty.
+type Article struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	Body        string
+	Tags        []string
+	Status      ArticleStatus
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt *time.Time
+}
+
+// VisibleTo reports whether viewerID (0 for anonymous) may read the article: everyone may read a
+// published article, only its author a draft or a withdrawn one.
+func (a Article) VisibleTo(viewerID int64) bool {
+	return a.Status == StatusPublished || (viewerID != 0 && a.AuthorID == viewerID)
+}
+
+// Counters are an item's interaction counts.
+type Counters struct {
+	Reads    int64
+	Likes    int64
+	Collects int64
+}
+
+// ArticleView is an article as one viewer sees it: with its author's profile, its counters and the
+// viewer's own flags.
+type ArticleView struct {
+	Article
+	Author    Profile
+	Counters  Counters
+	Favorited bool
+	Collected bool
+}
+
+// Biz names a kind of item that can be liked, collected and read. It keys the interaction tables
+// and the counter hashes.
+type Biz string
+
+// BizArticle is the only kind of item so far.
+const BizArticle Biz = "article"
+
+// Limits on article fields.
+const (
+	MaxTitleLen       = 200
+	MaxDescriptionLen = 1000
+	MaxBodyLen        = 200_000
+	MaxTags           = 10
+	MaxTagLen         = 40
+	MaxSlugBaseLen    = 80
+)
+
+// ValidateArticle adds messages to v for unacceptable article fields. Only non-nil fields are
+// checked, so updates can validate just what they change.
+func ValidateArticle(v *ValidationError, title, description, body *string, tags []string) {
+	if title != nil {
+		switch t := strings.TrimSpace(*title); {
+		case t == "":
+			v.Add("title", "can't be blank")
+		case utf8.RuneCountInString(t) > MaxTitleLen:
+			v.Add("title", "is too long (maximum is 200 characters)")
+		case Slugify(t) == "":
+			v.Add("title", "must contain at least one letter or digit")
+		}
+	}
+	if description != nil {
+		switch d := strings.TrimSpace(*description); {
+		case d == "":
+			v.Add("description", "can't be blank")
+		case utf8.RuneCountInString(d) > MaxDescriptionLen:
+			v.Add("description", "is too long (maximum is 1000 characters)")
+		}
+	}
+	if body != nil {
+		switch b := *body; {
+		case strings.TrimSpace(b) == "":
+			v.Add("body", "can't be blank")
+		case utf8.RuneCountInString(b) > MaxBodyLen:
+			v.Add("body", "is too long (maximum is 200000 characters)")
+		}
+	}
+	if len(tags) > MaxTags {
+		v.Add("tagList", "has too many tags (maximum is 10)")
+	}
+	for _, t := range tags {
+		if t = strings.TrimSpace(t); t == "" {
+			v.Add("tagList", "can't contain blank tags")
+			break
+		} else if utf8.RuneCountInString(t) > MaxTagLen {
+			v.Add("tagList", "has a tag that is too long (maximum is 40 characters)")
+			break
+		}
+	}
+}
+
+// NormalizeTags trims tags and drops duplicates, keeping the first occurrence's order.
+func NormalizeTags(tags []string) []string {
+	out := make([]string, 0, len(tags))
+	seen := make(map[string]bool, len(tags))
+	for _, t := range tags {
+		t = strings.TrimSpace(t)
+		if t == "" || seen[t] {
+			continue
+		}
+		seen[t] = true
+		out = append(out, t)
+	}
+	return out
+}
+
+// Slugify turns a title into a URL-safe slug: lower-case letters and digits separated by single
+// hyphens, at most MaxSlugBaseLen bytes. Letters outside ASCII are kept (browsers percent-encode
+// them); everything else becomes a separator.
+func Slugify(title string) string {
+	var b strings.Builder
+	pendingDash := false
+	for _, r := range strings.ToLower(title) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if pendingDash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			pendingDash = false
+			if b.Len()+utf8.RuneLen(r) > MaxSlugBaseLen {
+				break
+			}
+			b.WriteRune(r)
+		} else {
+			pendingDash = true
+		}
+	}
+	return strings.TrimRight(b.String(), "-")
+}
+
+// Comment is a comment on an article. Seq numbers an article's comments 1, 2, 3, ...
+type Comment struct {
+	ID        int64
+	ArticleID int64
+	Seq       int64
+	AuthorID  int64
+	Body      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// CommentView is a comment with its author's profile as the viewer sees it.
+type CommentView struct {
+	Comment
+	Author Profile
+}
+
+// MaxCommentLen bounds a comment's body.
+const MaxCommentLen = 10_000
+
+// ValidateComment adds messages to v for an unacceptable comment body.
+func ValidateComment(v *ValidationError, body string) {
+	switch {
+	case strings.TrimSpace(body) == "":
+		v.Add("body", "can't be blank")
+	case utf8.RuneCountInString(body) > MaxCommentLen:
+		v.Add("body", "is too long (maximum is 10000 characters)")
+	}
+}

@@ -1,0 +1,30 @@
+-- name: InteractiveGetMany :many
+SELECT * FROM interactives WHERE biz = @biz::text AND biz_id = ANY (@biz_ids::bigint[]);
+
+-- name: InteractiveAddLikes :exec
+INSERT INTO interactives (biz, biz_id, like_cnt)
+VALUES (@biz::text, @biz_id::bigint, GREATEST(@delta::bigint, 0))
+ON CONFLICT (biz, biz_id) DO UPDATE
+SET like_cnt = GREATEST(interactives.like_cnt + @delta::bigint, 0), updated_at = now();
+
+-- name: InteractiveDelete :exec
+DELETE FROM interactives WHERE biz = @biz::text AND biz_id = @biz_id::bigint;
+
+-- name: LikeOn :execrows
+-- Affects a row only when the like is new or was off, so liking twice counts once.
+INSERT INTO likes (user_id, biz, biz_id, liked)
+VALUES (@user_id::bigint, @biz::text, @biz_id::bigint, true)
+ON CONFLICT (user_id, biz, biz_id) DO UPDATE
+SET liked = true, updated_at = now()
+WHERE NOT likes.liked;
+
+-- name: LikeOff :execrows
+UPDATE likes SET liked = false, updated_at = now()
+WHERE user_id = @user_id::bigint AND biz = @biz::text AND biz_id = @biz_id::bigint AND liked;
+
+-- name: LikeListLikedAmong :many
+SELECT biz_id FROM likes
+WHERE user_id = @user_id::bigint AND biz = @biz::text AND biz_id = ANY (@biz_ids::bigint[]) AND liked;
+
+-- name: LikeDeleteByItem :exec
+DELETE FROM likes WHERE biz = @biz::text AND biz_id = @biz_id::bigint;

@@ -1,0 +1,319 @@
+package repository
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"inkwell/cache"
+	"inkwell/dao"
+	"inkwell/domain"
+	"inkwell/service"
+)
+
+// Cache lifetimes chosen by the article repository.
+const (
+	publishWarmTTL = 10 * time.Minute // a just-published article is about to be read by followers
+	preloadTTL     = time.Minute      // a guess: the author will likely open their newest article
+	maxTags        = 100              // size of the tag cloud
+)
+
+// ArticleRepository stores articles in PostgreSQL with a read-through cache for details, a cache
+// of each author's first page, and a cached tag cloud.
+type ArticleRepository struct {
+	pool  *pgxpool.Pool
+	q     dao.Querier
+	cache *cache.ArticleCache
+	pages *cache.AuthorPageCache
+	tags  *cache.TagsCache
+	log   *slog.Logger
+	bg    sync.WaitGroup // preloads running after a response
+}
+
+// NewArticleRepository returns the repository.
+func NewArticleRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.ArticleCache, pages *cache.AuthorPageCache, tags *cache.TagsCache, log *slog.Logger) *ArticleRepository {
+	return &ArticleRepository{pool: pool, q: q, cache: c, pages: pages, tags: tags, log: log}
+}
+
+// Create inserts the article and its comment counter in one transaction.
+func (r *ArticleRepository) Create(ctx context.Context, a domain.Article) (domain.Article, error) {
+	var row dao.Article
+	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
+		var err error
+		row, err = q.ArticleInsert(ctx, dao.ArticleInsertParams{
+			Slug: a.Slug, AuthorID: a.AuthorID, Title: a.Title, Description: a.Description, Body: a.Body,
+			TagList: nonNilTags(a.Tags), Status: string(a.Status),
+		})
+		if err != nil {
+			return wrapf(err, "insert article %q", a.Slug)
+		}
+		return wrapf(q.CommentSeqInit(ctx, row.ID), "init comment numbering of article %d", row.ID)
+	})
+	if err != nil {
+		return domain.Article{}, err
+	}
+	created := articleFromRow(row)
+	r.afterWrite(ctx, created, "")
+	return created, nil
+}
+
+// GetBySlug returns the full article through the cache.
+func (r *ArticleRepository) GetBySlug(ctx context.Context, slug string) (domain.Article, error) {
+	return r.cache.BySlug(ctx, slug, func(ctx context.Context) (domain.Article, error) {
+		row, err := r.q.ArticleGetBySlug(ctx, slug)
+		if err != nil {
+			return domain.Article{}, wrapf(err, "get article %q", slug)
+		}
+		return articleFromRow(row), nil
+	})
+}
+
+// Update locks the article, applies change and writes the content guarded by the version it read.
+func (r *ArticleRepository) Update(ctx context.Context, id int64, change func(*domain.Article) error) (domain.Article, error) {
+	var row dao.Article
+	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
+		locked, err := q.ArticleGetByIDForUpdate(ctx, id)
+		if err != nil {
+			return wrapf(err, "lock article %d", id)
+		}
+		a := articleFromRow(locked)
+		if err := change(&a); err != nil {
+			return err
+		}
+		row, err = q.ArticleUpdateContent(ctx, dao.ArticleUpdateContentParams{
+			ID: id, ExpectedVersion: locked.Version,
+			Title: a.Title, Description: a.Description, Body: a.Body, TagList: nonNilTags(a.Tags),
+		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("%w: article %d changed concurrently", domain.ErrStaleVersion, id)
+		}
+		return wrapf(err, "update article %d", id)
+	})
+	if err != nil {
+		return domain.Article{}, err
+	}
+	updated := articleFromRow(row)
+	r.afterWrite(ctx, updated, updated.Slug)
+	return updated, nil
+}
+
+// Transition changes the status only from one of the allowed statuses; the guard is in the SQL.
+func (r *ArticleRepository) Transition(ctx context.Context, id int64, from []domain.ArticleStatus, to domain.ArticleStatus) (domain.Article, error) {
+	fromNames := make([]string, len(from))
+	for i, s := range from {
+		fromNames[i] = string(s)
+	}
+	row, err := r.q.ArticleTransition(ctx, dao.ArticleTransitionParams{ID: id, ToStatus: string(to), FromStatuses: fromNames})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return domain.Article{}, fmt.Errorf("%w: article %d cannot move to %s from its current status", domain.ErrIllegalTransition, id, to)
+	}
+	if err != nil {
+		return domain.Article{}, wrapf(err, "move article %d to %s", id, to)
+	}
+	a := articleFromRow(row)
+	r.afterWrite(ctx, a, a.Slug)
+	return a, nil
+}
+
+// Delete removes the article; comments go by cascade, likes and counters in the same transaction.
+func (r *ArticleRepository) Delete(ctx context.Context, a domain.Article) error {
+	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
+		n, err := q.ArticleDelete(ctx, a.ID)
+		if err != nil {
+			return wrapf(err, "delete article %d", a.ID)
+		}
+		if n == 0 {
+			return domain.ErrNotFound
+		}
+		item := string(domain.BizArticle)
+		if err := q.LikeDeleteByItem(ctx, dao.LikeDeleteByItemParams{Biz: item, BizID: a.ID}); err != nil {
+			return wrapf(err, "delete likes of article %d", a.ID)
+		}
+		return wrapf(q.InteractiveDelete(ctx, dao.InteractiveDeleteParams{Biz: item, BizID: a.ID}), "delete counters of article %d", a.ID)
+	})
+	if err != nil {
+		return err
+	}
+	r.afterWrite(ctx, domain.Article{AuthorID: a.AuthorID}, a.Slug)
+	return nil
+}
+
+// ListPublished lists published article summaries with the filter's total.
+func (r *ArticleRepository) ListPublished(ctx context.Context, q service.ArticleQuery) ([]domain.Article, int64, error) {
+	tag, author, fav := optText(q.Tag), optInt(q.AuthorID), optInt(q.FavoritedBy)
+	before, beforeID, off := keyset(q.Page)
+	rows, err := r.q.ArticleListPublished(ctx, dao.ArticleListPublishedParams{
+		Tag: tag, AuthorID: author, FavoritedBy: fav, BeforeCreatedAt: before, BeforeID: beforeID,
+		Lim: int32(q.Page.Limit), Off: off,
+	})
+	if err != nil {
+		return nil, 0, wrapf(err, "list articles")
+	}
+	total, err := r.q.ArticleCountPublished(ctx, dao.ArticleCountPublishedParams{Tag: tag, AuthorID: author, FavoritedBy: fav})
+	if err != nil {
+		return nil, 0, wrapf(err, "count articles")
+	}
+	out := make([]domain.Article, len(rows))
+	for i, row := range rows {
+		out[i] = summaryFromRow(dao.ArticleListByAuthorRow(row))
+	}
+	return out, total, nil
+}
+
+// Feed lists published summaries by the authors followerID follows.
+func (r *ArticleRepository) Feed(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, int64, error) {
+	before, beforeID, off := keyset(p)
+	rows, err := r.q.ArticleListFeed(ctx, dao.ArticleListFeedParams{
+		FollowerID: followerID, BeforeCreatedAt: before, BeforeID: beforeID, Lim: int32(p.Limit), Off: off,
+	})
+	if err != nil {
+		return nil, 0, wrapf(err, "list feed of %d", followerID)
+	}
+	total, err := r.q.ArticleCountFeed(ctx, followerID)
+	if err != nil {
+		return nil, 0, wrapf(err, "count feed of %d", followerID)
+	}
+	out := make([]domain.Article, len(rows))
+	for i, row := range rows {
+		out[i] = summaryFromRow(dao.ArticleListByAuthorRow(row))
+	}
+	return out, total, nil
+}
+
+// ListByAuthor lists an author's own summaries. The first page with the default limit is served
+// from the author-page cache; after it is served, the newest article's detail is preloaded.
+func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) ([]domain.Article, int64, error) {
+	firstPage := p.Offset == 0 && p.Cursor == nil && p.Limit == domain.DefaultPageLimit
+	if firstPage {
+		arts, total, ok, err := r.pages.Get(ctx, authorID, status)
+		if err != nil {
+			r.log.WarnContext(ctx, "author page cache read failed, serving from the database", "author_id", authorID, "err", err)
+		}
+		if ok {
+			r.preload(ctx, arts)
+			return arts, total, nil
+		}
+	}
+	st := pgtype.Text{String: string(status), Valid: status != ""}
+	rows, err := r.q.ArticleListByAuthor(ctx, dao.ArticleListByAuthorParams{AuthorID: authorID, Status: st, Lim: int32(p.Limit), Off: int32(p.Offset)})
+	if err != nil {
+		return nil, 0, wrapf(err, "list articles of %d", authorID)
+	}
+	total, err := r.q.ArticleCountByAuthor(ctx, dao.ArticleCountByAuthorParams{AuthorID: authorID, Status: st})
+	if err != nil {
+		return nil, 0, wrapf(err, "count articles of %d", authorID)
+	}
+	out := make([]domain.Article, len(rows))
+	for i, row := range rows {
+		out[i] = summaryFromRow(row)
+	}
+	if firstPage {
+		if err := r.pages.Set(ctx, authorID, status, out, total); err != nil {
+			r.log.WarnContext(ctx, "author page cache write failed", "author_id", authorID, "err", err)
+		}
+		r.preload(ctx, out)
+	}
+	return out, total, nil
+}
+
+// Tags returns the most used tags of published articles, through the cache.
+func (r *ArticleRepository) Tags(ctx context.Context) ([]string, error) {
+	return r.tags.Get(ctx, func(ctx context.Context) ([]string, error) {
+		tags, err := r.q.TagListPopular(ctx, maxTags)
+		return tags, wrapf(err, "list tags")
+	})
+}
+
+// WaitBackground waits for preloads started by earlier calls (tests, shutdown).
+func (r *ArticleRepository) WaitBackground() { r.bg.Wait() }
+
+// preload puts the first listed article's full detail into the cache, after the response, unless
+// an entry exists. It is a bet, so every failure is only logged.
+func (r *ArticleRepository) preload(ctx context.Context, arts []domain.Article) {
+	if len(arts) == 0 {
+		return
+	}
+	slug := arts[0].Slug
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		row, err := r.q.ArticleGetBySlug(ctx, slug)
+		if err == nil {
+			err = r.cache.Preload(ctx, articleFromRow(row), preloadTTL)
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			r.log.DebugContext(ctx, "article preload failed", "slug", slug, "err", err)
+		}
+	}()
+}
+
+// afterWrite brings the caches in line with a committed write: drop (or, on publish, warm) the
+// detail entry and drop the author's cached pages. Failures only cost freshness until the TTL, so
+// they are logged.
+func (r *ArticleRepository) afterWrite(ctx context.Context, a domain.Article, invalidateSlug string) {
+	ctx = context.WithoutCancel(ctx)
+	if invalidateSlug != "" {
+		if err := r.cache.Invalidate(ctx, invalidateSlug); err != nil {
+			r.log.WarnContext(ctx, "article cache invalidation failed", "slug", invalidateSlug, "err", err)
+		}
+	}
+	if a.Status == domain.StatusPublished && a.ID != 0 {
+		if err := r.cache.Warm(ctx, a, publishWarmTTL); err != nil {
+			r.log.WarnContext(ctx, "article cache warm-up failed", "slug", a.Slug, "err", err)
+		}
+	}
+	if err := r.pages.Invalidate(ctx, a.AuthorID); err != nil {
+		r.log.WarnContext(ctx, "author page cache invalidation failed", "author_id", a.AuthorID, "err", err)
+	}
+}
+
+func articleFromRow(row dao.Article) domain.Article {
+	a := summaryFromRow(dao.ArticleListByAuthorRow{
+		ID: row.ID, Slug: row.Slug, AuthorID: row.AuthorID, Title: row.Title, Description: row.Description,
+		TagList: row.TagList, Status: row.Status, Version: row.Version, CreatedAt: row.CreatedAt,
+		UpdatedAt: row.UpdatedAt, PublishedAt: row.PublishedAt,
+	})
+	a.Body = row.Body
+	return a
+}
+
+func summaryFromRow(row dao.ArticleListByAuthorRow) domain.Article {
+	a := domain.Article{
+		ID: row.ID, Slug: row.Slug, AuthorID: row.AuthorID, Title: row.Title, Description: row.Description,
+		Tags: nonNilTags(row.TagList), Status: domain.ArticleStatus(row.Status), Version: row.Version,
+		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+	}
+	if row.PublishedAt.Valid {
+		t := row.PublishedAt.Time
+		a.PublishedAt = &t
+	}
+	return a
+}
+
+func nonNilTags(t []string) []string {
+	if t == nil {
+		return []string{}
+	}
+	return t
+}
+
+func optText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
+
+func optInt(id int64) pgtype.Int8 { return pgtype.Int8{Int64: id, Valid: id != 0} }
+
+// keyset turns a page into the query's cursor arguments; with a cursor the offset is ignored.
+func keyset(p domain.Page) (pgtype.Timestamptz, pgtype.Int8, int32) {
+	if p.Cursor == nil {
+		return pgtype.Timestamptz{}, pgtype.Int8{}, int32(p.Offset)
+	}
+	return pgtype.Timestamptz{Time: p.Cursor.CreatedAt, Valid: true}, pgtype.Int8{Int64: p.Cursor.ID, Valid: true}, 0
+}

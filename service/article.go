@@ -1,0 +1,365 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"inkwell/domain"
+)
+
+// ArticleService writes, publishes, lists and likes articles.
+type ArticleService struct {
+	articles ArticleRepository
+	inter    InteractiveRepository
+	users    UserRepository
+	follows  FollowRepository
+	suffix   func() string // random slug suffix for colliding titles
+}
+
+// NewArticleService returns an ArticleService over its ports. suffix makes the random tail that
+// disambiguates two articles with the same title.
+func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, suffix SlugSuffix) *ArticleService {
+	return &ArticleService{articles: articles, inter: inter, users: users, follows: follows, suffix: suffix}
+}
+
+// SlugSuffix returns a short random string for slug collisions.
+type SlugSuffix func() string
+
+// CreateArticleInput is a new article. Draft keeps it unpublished.
+type CreateArticleInput struct {
+	Title, Description, Body string
+	Tags                     []string
+	Draft                    bool
+}
+
+// UpdateArticleInput carries the fields to change (nil: unchanged) and, optionally, the version
+// the client last saw.
+type UpdateArticleInput struct {
+	Title, Description, Body *string
+	Tags                     *[]string
+	Version                  *int32
+}
+
+// ArticleList is one page of a list.
+type ArticleList struct {
+	Articles   []domain.ArticleView
+	Total      int64
+	NextCursor *domain.Cursor // set when a further page may exist
+}
+
+// ListInput filters the public list by tag, author username and favoriting username.
+type ListInput struct {
+	Tag, Author, Favorited string
+	Page                   domain.Page
+}
+
+const maxSlugAttempts = 5
+
+// Create validates and stores a new article written by viewerID.
+func (s *ArticleService) Create(ctx context.Context, viewerID int64, in CreateArticleInput) (domain.ArticleView, error) {
+	v := &domain.ValidationError{}
+	domain.ValidateArticle(v, &in.Title, &in.Description, &in.Body, in.Tags)
+	if err := v.OrNil(); err != nil {
+		return domain.ArticleView{}, err
+	}
+	a := domain.Article{
+		AuthorID: viewerID, Title: strings.TrimSpace(in.Title), Description: strings.TrimSpace(in.Description),
+		Body: in.Body, Tags: domain.NormalizeTags(in.Tags), Status: domain.StatusPublished,
+	}
+	if in.Draft {
+		a.Status = domain.StatusDraft
+	}
+	base := domain.Slugify(a.Title)
+	var err error
+	for attempt := 0; attempt < maxSlugAttempts; attempt++ {
+		a.Slug = base
+		if attempt > 0 {
+			a.Slug = base + "-" + s.suffix()
+		}
+		var created domain.Article
+		created, err = s.articles.Create(ctx, a)
+		if err == nil {
+			return s.view(ctx, viewerID, created)
+		}
+		if !errors.Is(err, domain.ErrSlugTaken) {
+			break
+		}
+	}
+	if errors.Is(err, domain.ErrNotFound) { // the author's account vanished mid-request
+		return domain.ArticleView{}, domain.ErrUnauthorized
+	}
+	return domain.ArticleView{}, err
+}
+
+// Get returns one article as viewerID sees it; drafts and withdrawn articles only to their author.
+func (s *ArticleService) Get(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error) {
+	a, err := s.visible(ctx, viewerID, slug)
+	if err != nil {
+		return domain.ArticleView{}, err
+	}
+	return s.view(ctx, viewerID, a)
+}
+
+// Update changes an article's content. Only its author may; a stale version is a conflict.
+func (s *ArticleService) Update(ctx context.Context, viewerID int64, slug string, in UpdateArticleInput) (domain.ArticleView, error) {
+	var tags []string
+	if in.Tags != nil {
+		tags = *in.Tags
+	}
+	v := &domain.ValidationError{}
+	domain.ValidateArticle(v, in.Title, in.Description, in.Body, tags)
+	if err := v.OrNil(); err != nil {
+		return domain.ArticleView{}, err
+	}
+	a, err := s.owned(ctx, viewerID, slug)
+	if err != nil {
+		return domain.ArticleView{}, err
+	}
+	updated, err := s.articles.Update(ctx, a.ID, func(cur *domain.Article) error {
+		if cur.AuthorID != viewerID {
+			return domain.ErrForbidden
+		}
+		if in.Version != nil && *in.Version != cur.Version {
+			return fmt.Errorf("%w: got %d, the article is at version %d", domain.ErrStaleVersion, *in.Version, cur.Version)
+		}
+		if in.Title != nil {
+			cur.Title = strings.TrimSpace(*in.Title) // the slug stays: links must not break
+		}
+		if in.Description != nil {
+			cur.Description = strings.TrimSpace(*in.Description)
+		}
+		if in.Body != nil {
+			cur.Body = *in.Body
+		}
+		if in.Tags != nil {
+			cur.Tags = domain.NormalizeTags(*in.Tags)
+		}
+		return nil
+	})
+	if err != nil {
+		return domain.ArticleView{}, err
+	}
+	return s.view(ctx, viewerID, updated)
+}
+
+// Publish makes a draft (or a withdrawn article) public.
+func (s *ArticleService) Publish(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error) {
+	return s.transition(ctx, viewerID, slug, []domain.ArticleStatus{domain.StatusDraft, domain.StatusWithdrawn}, domain.StatusPublished)
+}
+
+// Withdraw hides a published article from readers; its author still sees it.
+func (s *ArticleService) Withdraw(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error) {
+	return s.transition(ctx, viewerID, slug, []domain.ArticleStatus{domain.StatusPublished}, domain.StatusWithdrawn)
+}
+
+func (s *ArticleService) transition(ctx context.Context, viewerID int64, slug string, from []domain.ArticleStatus, to domain.ArticleStatus) (domain.ArticleView, error) {
+	a, err := s.owned(ctx, viewerID, slug)
+	if err != nil {
+		return domain.ArticleView{}, err
+	}
+	moved, err := s.articles.Transition(ctx, a.ID, from, to)
+	if err != nil {
+		return domain.ArticleView{}, err
+	}
+	return s.view(ctx, viewerID, moved)
+}
+
+// Delete removes an article with its comments, likes and counters. Only its author may.
+func (s *ArticleService) Delete(ctx context.Context, viewerID int64, slug string) error {
+	a, err := s.owned(ctx, viewerID, slug)
+	if err != nil {
+		return err
+	}
+	return s.articles.Delete(ctx, a)
+}
+
+// Favorite makes viewerID like the article; liking twice counts once.
+func (s *ArticleService) Favorite(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error) {
+	a, err := s.visible(ctx, viewerID, slug)
+	if err != nil {
+		return domain.ArticleView{}, err
+	}
+	if err := s.inter.Like(ctx, domain.BizArticle, a.ID, viewerID); err != nil {
+		return domain.ArticleView{}, err
+	}
+	return s.view(ctx, viewerID, a)
+}
+
+// Unfavorite removes viewerID's like; unliking an article not liked changes nothing.
+func (s *ArticleService) Unfavorite(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error) {
+	a, err := s.visible(ctx, viewerID, slug)
+	if err != nil {
+		return domain.ArticleView{}, err
+	}
+	if err := s.inter.Unlike(ctx, domain.BizArticle, a.ID, viewerID); err != nil {
+		return domain.ArticleView{}, err
+	}
+	return s.view(ctx, viewerID, a)
+}
+
+// List returns published articles, newest first, filtered by tag, author and favoriting user.
+// An unknown author or favoriting user gives an empty list, not an error.
+func (s *ArticleService) List(ctx context.Context, viewerID int64, in ListInput) (ArticleList, error) {
+	q := ArticleQuery{Tag: in.Tag, Page: in.Page}
+	for _, f := range []struct {
+		username string
+		id       *int64
+	}{{in.Author, &q.AuthorID}, {in.Favorited, &q.FavoritedBy}} {
+		if f.username == "" {
+			continue
+		}
+		u, err := s.users.GetByUsername(ctx, f.username)
+		if errors.Is(err, domain.ErrNotFound) {
+			return ArticleList{Articles: []domain.ArticleView{}}, nil
+		}
+		if err != nil {
+			return ArticleList{}, err
+		}
+		*f.id = u.ID
+	}
+	arts, total, err := s.articles.ListPublished(ctx, q)
+	if err != nil {
+		return ArticleList{}, err
+	}
+	return s.list(ctx, viewerID, arts, total, in.Page)
+}
+
+// Feed returns published articles by the authors viewerID follows, newest first.
+func (s *ArticleService) Feed(ctx context.Context, viewerID int64, p domain.Page) (ArticleList, error) {
+	arts, total, err := s.articles.Feed(ctx, viewerID, p)
+	if err != nil {
+		return ArticleList{}, err
+	}
+	return s.list(ctx, viewerID, arts, total, p)
+}
+
+// Mine returns viewerID's own articles in every status (or only status, when set).
+func (s *ArticleService) Mine(ctx context.Context, viewerID int64, status domain.ArticleStatus, p domain.Page) (ArticleList, error) {
+	arts, total, err := s.articles.ListByAuthor(ctx, viewerID, status, p)
+	if err != nil {
+		return ArticleList{}, err
+	}
+	return s.list(ctx, viewerID, arts, total, p)
+}
+
+// Tags returns the tags in use on published articles, most used first.
+func (s *ArticleService) Tags(ctx context.Context) ([]string, error) {
+	return s.articles.Tags(ctx)
+}
+
+// visible loads an article and hides it (ErrNotFound) from anyone who may not read it.
+func (s *ArticleService) visible(ctx context.Context, viewerID int64, slug string) (domain.Article, error) {
+	a, err := s.articles.GetBySlug(ctx, slug)
+	if err != nil {
+		return domain.Article{}, err
+	}
+	if !a.VisibleTo(viewerID) {
+		return domain.Article{}, domain.ErrNotFound
+	}
+	return a, nil
+}
+
+// owned loads an article the viewer means to change: hidden ones are 404, others' are 403.
+func (s *ArticleService) owned(ctx context.Context, viewerID int64, slug string) (domain.Article, error) {
+	a, err := s.visible(ctx, viewerID, slug)
+	if err != nil {
+		return domain.Article{}, err
+	}
+	if a.AuthorID != viewerID {
+		return domain.Article{}, domain.ErrForbidden
+	}
+	return a, nil
+}
+
+func (s *ArticleService) list(ctx context.Context, viewerID int64, arts []domain.Article, total int64, p domain.Page) (ArticleList, error) {
+	views, err := s.views(ctx, viewerID, arts)
+	if err != nil {
+		return ArticleList{}, err
+	}
+	out := ArticleList{Articles: views, Total: total}
+	if len(arts) > 0 && len(arts) == p.Limit {
+		last := arts[len(arts)-1]
+		out.NextCursor = &domain.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+	return out, nil
+}
+
+// view assembles one article for a viewer: the author through the user cache, the counters from
+// the counter cache, and the viewer's flags.
+func (s *ArticleService) view(ctx context.Context, viewerID int64, a domain.Article) (domain.ArticleView, error) {
+	author, err := s.users.GetByID(ctx, a.AuthorID)
+	if err != nil {
+		return domain.ArticleView{}, err
+	}
+	views, err := s.assemble(ctx, viewerID, []domain.Article{a}, map[int64]domain.User{author.ID: author})
+	if err != nil {
+		return domain.ArticleView{}, err
+	}
+	return views[0], nil
+}
+
+// views assembles a page of articles with a fixed number of batched lookups, whatever its size.
+func (s *ArticleService) views(ctx context.Context, viewerID int64, arts []domain.Article) ([]domain.ArticleView, error) {
+	if len(arts) == 0 {
+		return []domain.ArticleView{}, nil
+	}
+	authorIDs := uniqueIDs(arts, func(a domain.Article) int64 { return a.AuthorID })
+	authors, err := s.users.GetByIDs(ctx, authorIDs)
+	if err != nil {
+		return nil, err
+	}
+	return s.assemble(ctx, viewerID, arts, authors)
+}
+
+func (s *ArticleService) assemble(ctx context.Context, viewerID int64, arts []domain.Article, authors map[int64]domain.User) ([]domain.ArticleView, error) {
+	ids := uniqueIDs(arts, func(a domain.Article) int64 { return a.ID })
+	counters, err := s.inter.Counters(ctx, domain.BizArticle, ids)
+	if err != nil {
+		return nil, err
+	}
+	var following, liked map[int64]bool
+	if viewerID != 0 {
+		authorIDs := make([]int64, 0, len(authors))
+		for id := range authors {
+			if id != viewerID {
+				authorIDs = append(authorIDs, id)
+			}
+		}
+		if len(authorIDs) > 0 {
+			if following, err = s.follows.FollowingAmong(ctx, viewerID, authorIDs); err != nil {
+				return nil, err
+			}
+		}
+		if liked, err = s.inter.Liked(ctx, viewerID, domain.BizArticle, ids); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]domain.ArticleView, 0, len(arts))
+	for _, a := range arts {
+		author, ok := authors[a.AuthorID]
+		if !ok { // deleted between the two queries; the cascade will remove the article too
+			continue
+		}
+		out = append(out, domain.ArticleView{
+			Article:   a,
+			Author:    domain.ProfileOf(author, following[a.AuthorID]),
+			Counters:  counters[a.ID],
+			Favorited: liked[a.ID],
+		})
+	}
+	return out, nil
+}
+
+func uniqueIDs[T any](items []T, id func(T) int64) []int64 {
+	seen := make(map[int64]bool, len(items))
+	out := make([]int64, 0, len(items))
+	for _, it := range items {
+		if v := id(it); !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}

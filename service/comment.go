@@ -1,0 +1,117 @@
+package service
+
+import (
+	"context"
+
+	"inkwell/domain"
+)
+
+// CommentService adds, lists and deletes comments on articles.
+type CommentService struct {
+	articles ArticleRepository
+	comments CommentRepository
+	users    UserRepository
+	follows  FollowRepository
+}
+
+// NewCommentService returns a CommentService over its ports.
+func NewCommentService(articles ArticleRepository, comments CommentRepository, users UserRepository, follows FollowRepository) *CommentService {
+	return &CommentService{articles: articles, comments: comments, users: users, follows: follows}
+}
+
+// MaxCommentsPerRequest bounds one list of comments, also when the client asks for "all".
+const MaxCommentsPerRequest = 1000
+
+// Add comments on a readable article as viewerID; the comment gets the article's next number.
+func (s *CommentService) Add(ctx context.Context, viewerID int64, slug, body string) (domain.CommentView, error) {
+	v := &domain.ValidationError{}
+	domain.ValidateComment(v, body)
+	if err := v.OrNil(); err != nil {
+		return domain.CommentView{}, err
+	}
+	a, err := s.readable(ctx, viewerID, slug)
+	if err != nil {
+		return domain.CommentView{}, err
+	}
+	c, err := s.comments.Create(ctx, domain.Comment{ArticleID: a.ID, AuthorID: viewerID, Body: body})
+	if err != nil {
+		return domain.CommentView{}, err
+	}
+	views, err := s.views(ctx, viewerID, []domain.Comment{c})
+	if err != nil {
+		return domain.CommentView{}, err
+	}
+	return views[0], nil
+}
+
+// List returns an article's comments in order, those numbered after afterSeq, at most limit.
+func (s *CommentService) List(ctx context.Context, viewerID int64, slug string, afterSeq int64, limit int) ([]domain.CommentView, error) {
+	a, err := s.readable(ctx, viewerID, slug)
+	if err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > MaxCommentsPerRequest {
+		limit = MaxCommentsPerRequest
+	}
+	cs, err := s.comments.List(ctx, a.ID, afterSeq, limit)
+	if err != nil {
+		return nil, err
+	}
+	return s.views(ctx, viewerID, cs)
+}
+
+// Delete removes a comment; only the comment's author may.
+func (s *CommentService) Delete(ctx context.Context, viewerID int64, slug string, commentID int64) error {
+	a, err := s.readable(ctx, viewerID, slug)
+	if err != nil {
+		return err
+	}
+	c, err := s.comments.Get(ctx, commentID)
+	if err != nil {
+		return err
+	}
+	if c.ArticleID != a.ID {
+		return domain.ErrNotFound
+	}
+	if c.AuthorID != viewerID {
+		return domain.ErrForbidden
+	}
+	return s.comments.Delete(ctx, commentID)
+}
+
+func (s *CommentService) readable(ctx context.Context, viewerID int64, slug string) (domain.Article, error) {
+	a, err := s.articles.GetBySlug(ctx, slug)
+	if err != nil {
+		return domain.Article{}, err
+	}
+	if !a.VisibleTo(viewerID) {
+		return domain.Article{}, domain.ErrNotFound
+	}
+	return a, nil
+}
+
+func (s *CommentService) views(ctx context.Context, viewerID int64, cs []domain.Comment) ([]domain.CommentView, error) {
+	out := make([]domain.CommentView, 0, len(cs))
+	if len(cs) == 0 {
+		return out, nil
+	}
+	authorIDs := uniqueIDs(cs, func(c domain.Comment) int64 { return c.AuthorID })
+	authors, err := s.users.GetByIDs(ctx, authorIDs)
+	if err != nil {
+		return nil, err
+	}
+	var following map[int64]bool
+	if viewerID != 0 {
+		if following, err = s.follows.FollowingAmong(ctx, viewerID, authorIDs); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range cs {
+		author, ok := authors[c.AuthorID]
+		if !ok {
+			continue
+		}
+		out = append(out, domain.CommentView{Comment: c, Author: domain.ProfileOf(author, following[c.AuthorID])})
+	}
+	return out, nil
+}

@@ -1,0 +1,233 @@
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"inkwell/domain"
+	"inkwell/service"
+)
+
+// ArticleHandler serves articles, the feed, favorites and tags.
+type ArticleHandler struct {
+	articles ArticleService
+	log      *slog.Logger
+}
+
+// NewArticleHandler returns the handler.
+func NewArticleHandler(articles ArticleService, log *slog.Logger) *ArticleHandler {
+	return &ArticleHandler{articles: articles, log: log}
+}
+
+type articleJSON struct {
+	Slug           string      `json:"slug"`
+	Title          string      `json:"title"`
+	Description    string      `json:"description"`
+	Body           *string     `json:"body,omitempty"`
+	TagList        []string    `json:"tagList"`
+	CreatedAt      time.Time   `json:"createdAt"`
+	UpdatedAt      time.Time   `json:"updatedAt"`
+	Favorited      bool        `json:"favorited"`
+	FavoritesCount int64       `json:"favoritesCount"`
+	Author         profileJSON `json:"author"`
+	Status         string      `json:"status"`
+	Version        int32       `json:"version"`
+	ReadsCount     int64       `json:"readsCount"`
+	Collected      bool        `json:"collected"`
+	CollectsCount  int64       `json:"collectsCount"`
+}
+
+func articleOf(v domain.ArticleView, withBody bool) articleJSON {
+	out := articleJSON{
+		Slug: v.Slug, Title: v.Title, Description: v.Description, TagList: v.Tags,
+		CreatedAt: v.CreatedAt.UTC(), UpdatedAt: v.UpdatedAt.UTC(),
+		Favorited: v.Favorited, FavoritesCount: v.Counters.Likes,
+		Author: profileResponse(v.Author).Profile,
+		Status: string(v.Status), Version: v.Version,
+		ReadsCount: v.Counters.Reads, Collected: v.Collected, CollectsCount: v.Counters.Collects,
+	}
+	if out.TagList == nil {
+		out.TagList = []string{}
+	}
+	if withBody {
+		body := v.Body
+		out.Body = &body
+	}
+	return out
+}
+
+type articleEnvelope struct {
+	Article articleJSON `json:"article"`
+}
+
+type articlesEnvelope struct {
+	Articles      []articleJSON `json:"articles"`
+	ArticlesCount int64         `json:"articlesCount"`
+	NextCursor    string        `json:"nextCursor,omitempty"`
+}
+
+func listResponse(l service.ArticleList) articlesEnvelope {
+	out := articlesEnvelope{Articles: make([]articleJSON, len(l.Articles)), ArticlesCount: l.Total, NextCursor: encodeCursor(l.NextCursor)}
+	for i, a := range l.Articles {
+		out.Articles[i] = articleOf(a, false)
+	}
+	return out
+}
+
+type createArticleRequest struct {
+	Article struct {
+		Title       string   `json:"title"`
+		Description string   `json:"description"`
+		Body        string   `json:"body"`
+		TagList     []string `json:"tagList"`
+		Draft       bool     `json:"draft"`
+	} `json:"article"`
+}
+
+// Create handles POST /api/articles.
+func (h *ArticleHandler) Create(c *gin.Context) {
+	var req createArticleRequest
+	if !bindJSON(c, &req) {
+		return
+	}
+	a := req.Article
+	v, err := h.articles.Create(c.Request.Context(), viewerID(c), service.CreateArticleInput{
+		Title: a.Title, Description: a.Description, Body: a.Body, Tags: a.TagList, Draft: a.Draft,
+	})
+	h.respondOne(c, http.StatusCreated, v, err)
+}
+
+// Get handles GET /api/articles/:slug.
+func (h *ArticleHandler) Get(c *gin.Context) {
+	v, err := h.articles.Get(c.Request.Context(), viewerID(c), c.Param("slug"))
+	h.respondOne(c, http.StatusOK, v, err)
+}
+
+type updateArticleRequest struct {
+	Article struct {
+		Title       *string   `json:"title"`
+		Description *string   `json:"description"`
+		Body        *string   `json:"body"`
+		TagList     *[]string `json:"tagList"`
+		Version     *int32    `json:"version"`
+	} `json:"article"`
+}
+
+// Update handles PUT /api/articles/:slug.
+func (h *ArticleHandler) Update(c *gin.Context) {
+	var req updateArticleRequest
+	if !bindJSON(c, &req) {
+		return
+	}
+	a := req.Article
+	v, err := h.articles.Update(c.Request.Context(), viewerID(c), c.Param("slug"), service.UpdateArticleInput{
+		Title: a.Title, Description: a.Description, Body: a.Body, Tags: a.TagList, Version: a.Version,
+	})
+	h.respondOne(c, http.StatusOK, v, err)
+}
+
+// Delete handles DELETE /api/articles/:slug.
+func (h *ArticleHandler) Delete(c *gin.Context) {
+	if err := h.articles.Delete(c.Request.Context(), viewerID(c), c.Param("slug")); err != nil {
+		writeError(c, h.log, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// Publish handles POST /api/articles/:slug/publish.
+func (h *ArticleHandler) Publish(c *gin.Context) {
+	v, err := h.articles.Publish(c.Request.Context(), viewerID(c), c.Param("slug"))
+	h.respondOne(c, http.StatusOK, v, err)
+}
+
+// Withdraw handles POST /api/articles/:slug/withdraw.
+func (h *ArticleHandler) Withdraw(c *gin.Context) {
+	v, err := h.articles.Withdraw(c.Request.Context(), viewerID(c), c.Param("slug"))
+	h.respondOne(c, http.StatusOK, v, err)
+}
+
+// Favorite handles POST /api/articles/:slug/favorite.
+func (h *ArticleHandler) Favorite(c *gin.Context) {
+	v, err := h.articles.Favorite(c.Request.Context(), viewerID(c), c.Param("slug"))
+	h.respondOne(c, http.StatusOK, v, err)
+}
+
+// Unfavorite handles DELETE /api/articles/:slug/favorite.
+func (h *ArticleHandler) Unfavorite(c *gin.Context) {
+	v, err := h.articles.Unfavorite(c.Request.Context(), viewerID(c), c.Param("slug"))
+	h.respondOne(c, http.StatusOK, v, err)
+}
+
+// List handles GET /api/articles?tag=&author=&favorited=&limit=&offset=&cursor=.
+func (h *ArticleHandler) List(c *gin.Context) {
+	p, ok := pageParams(c)
+	if !ok {
+		return
+	}
+	l, err := h.articles.List(c.Request.Context(), viewerID(c), service.ListInput{
+		Tag: c.Query("tag"), Author: c.Query("author"), Favorited: c.Query("favorited"), Page: p,
+	})
+	h.respondList(c, l, err)
+}
+
+// Feed handles GET /api/articles/feed?limit=&offset=&cursor=.
+func (h *ArticleHandler) Feed(c *gin.Context) {
+	p, ok := pageParams(c)
+	if !ok {
+		return
+	}
+	l, err := h.articles.Feed(c.Request.Context(), viewerID(c), p)
+	h.respondList(c, l, err)
+}
+
+// Mine handles GET /api/user/articles?status=&limit=&offset=.
+func (h *ArticleHandler) Mine(c *gin.Context) {
+	p, ok := pageParams(c)
+	if !ok {
+		return
+	}
+	var status domain.ArticleStatus
+	if s := c.Query("status"); s != "" {
+		st, ok := domain.ParseArticleStatus(s)
+		if !ok {
+			abortWith(c, http.StatusUnprocessableEntity, "status", "must be draft, published or withdrawn")
+			return
+		}
+		status = st
+	}
+	l, err := h.articles.Mine(c.Request.Context(), viewerID(c), status, p)
+	h.respondList(c, l, err)
+}
+
+// Tags handles GET /api/tags.
+func (h *ArticleHandler) Tags(c *gin.Context) {
+	tags, err := h.articles.Tags(c.Request.Context())
+	if err != nil {
+		writeError(c, h.log, err)
+		return
+	}
+	if tags == nil {
+		tags = []string{}
+	}
+	c.JSON(http.StatusOK, gin.H{"tags": tags})
+}
+
+func (h *ArticleHandler) respondOne(c *gin.Context, status int, v domain.ArticleView, err error) {
+	if err != nil {
+		writeError(c, h.log, err)
+		return
+	}
+	c.JSON(status, articleEnvelope{Article: articleOf(v, true)})
+}
+
+func (h *ArticleHandler) respondList(c *gin.Context, l service.ArticleList, err error) {
+	if err != nil {
+		writeError(c, h.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, listResponse(l))
+}

@@ -1,0 +1,94 @@
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"inkwell/domain"
+	"inkwell/service"
+)
+
+// CommentHandler serves comments on articles.
+type CommentHandler struct {
+	comments CommentService
+	log      *slog.Logger
+}
+
+// NewCommentHandler returns the handler.
+func NewCommentHandler(comments CommentService, log *slog.Logger) *CommentHandler {
+	return &CommentHandler{comments: comments, log: log}
+}
+
+type commentJSON struct {
+	ID        int64       `json:"id"`
+	Seq       int64       `json:"seq"`
+	CreatedAt time.Time   `json:"createdAt"`
+	UpdatedAt time.Time   `json:"updatedAt"`
+	Body      string      `json:"body"`
+	Author    profileJSON `json:"author"`
+}
+
+func commentOf(v domain.CommentView) commentJSON {
+	return commentJSON{ID: v.ID, Seq: v.Seq, CreatedAt: v.CreatedAt.UTC(), UpdatedAt: v.UpdatedAt.UTC(), Body: v.Body,
+		Author: profileResponse(v.Author).Profile}
+}
+
+type addCommentRequest struct {
+	Comment struct {
+		Body string `json:"body"`
+	} `json:"comment"`
+}
+
+// Add handles POST /api/articles/:slug/comments.
+func (h *CommentHandler) Add(c *gin.Context) {
+	var req addCommentRequest
+	if !bindJSON(c, &req) {
+		return
+	}
+	v, err := h.comments.Add(c.Request.Context(), viewerID(c), c.Param("slug"), req.Comment.Body)
+	if err != nil {
+		writeError(c, h.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"comment": commentOf(v)})
+}
+
+// List handles GET /api/articles/:slug/comments, all of them (RealWorld) or, with ?after=<seq>
+// and ?limit=, the next page after the last one seen.
+func (h *CommentHandler) List(c *gin.Context) {
+	v := &domain.ValidationError{}
+	after := intParam(c, v, "after", 0, 0, 1<<53)
+	limit := intParam(c, v, "limit", service.MaxCommentsPerRequest, 1, service.MaxCommentsPerRequest)
+	if v.OrNil() != nil {
+		c.AbortWithStatusJSON(http.StatusUnprocessableEntity, errorBody{Errors: v.Fields})
+		return
+	}
+	cs, err := h.comments.List(c.Request.Context(), viewerID(c), c.Param("slug"), int64(after), limit)
+	if err != nil {
+		writeError(c, h.log, err)
+		return
+	}
+	out := make([]commentJSON, len(cs))
+	for i, cv := range cs {
+		out[i] = commentOf(cv)
+	}
+	c.JSON(http.StatusOK, gin.H{"comments": out})
+}
+
+// Delete handles DELETE /api/articles/:slug/comments/:id.
+func (h *CommentHandler) Delete(c *gin.Context) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		abortWith(c, http.StatusNotFound, "body", "not found")
+		return
+	}
+	if err := h.comments.Delete(c.Request.Context(), viewerID(c), c.Param("slug"), id); err != nil {
+		writeError(c, h.log, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
