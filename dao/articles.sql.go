@@ -243,8 +243,7 @@ func (q *Queries) ArticleListByAuthor(ctx context.Context, arg ArticleListByAuth
 }
 
 const articleListFeed = `-- name: ArticleListFeed :many
-SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.body, a.tag_list, a.status, a.version, a.created_at, a.updated_at, a.published_at
 FROM articles a
 JOIN follows f ON f.followee_id = a.author_id AND f.follower_id = $1::bigint
 WHERE a.status = 'published'
@@ -262,21 +261,7 @@ type ArticleListFeedParams struct {
 	Lim             int32
 }
 
-type ArticleListFeedRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
-}
-
-func (q *Queries) ArticleListFeed(ctx context.Context, arg ArticleListFeedParams) ([]ArticleListFeedRow, error) {
+func (q *Queries) ArticleListFeed(ctx context.Context, arg ArticleListFeedParams) ([]Article, error) {
 	rows, err := q.db.Query(ctx, articleListFeed,
 		arg.FollowerID,
 		arg.BeforeCreatedAt,
@@ -288,15 +273,16 @@ func (q *Queries) ArticleListFeed(ctx context.Context, arg ArticleListFeedParams
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ArticleListFeedRow{}
+	items := []Article{}
 	for rows.Next() {
-		var i ArticleListFeedRow
+		var i Article
 		if err := rows.Scan(
 			&i.ID,
 			&i.Slug,
 			&i.AuthorID,
 			&i.Title,
 			&i.Description,
+			&i.Body,
 			&i.TagList,
 			&i.Status,
 			&i.Version,
@@ -315,8 +301,7 @@ func (q *Queries) ArticleListFeed(ctx context.Context, arg ArticleListFeedParams
 }
 
 const articleListPublished = `-- name: ArticleListPublished :many
-SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.body, a.tag_list, a.status, a.version, a.created_at, a.updated_at, a.published_at
 FROM articles a
 WHERE a.status = 'published'
   AND ($1::text IS NULL OR a.tag_list @> ARRAY[$1::text])
@@ -340,23 +325,9 @@ type ArticleListPublishedParams struct {
 	Lim             int32
 }
 
-type ArticleListPublishedRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
-}
-
-// Summaries (no body) of published articles, newest first, optionally filtered; paged by offset
-// or by the keyset cursor (before_created_at, before_id).
-func (q *Queries) ArticleListPublished(ctx context.Context, arg ArticleListPublishedParams) ([]ArticleListPublishedRow, error) {
+// Published articles, newest first, optionally filtered; paged by offset or by the keyset cursor
+// (before_created_at, before_id). Bodies are included: RealWorld clients expect them in lists.
+func (q *Queries) ArticleListPublished(ctx context.Context, arg ArticleListPublishedParams) ([]Article, error) {
 	rows, err := q.db.Query(ctx, articleListPublished,
 		arg.Tag,
 		arg.AuthorID,
@@ -370,15 +341,16 @@ func (q *Queries) ArticleListPublished(ctx context.Context, arg ArticleListPubli
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ArticleListPublishedRow{}
+	items := []Article{}
 	for rows.Next() {
-		var i ArticleListPublishedRow
+		var i Article
 		if err := rows.Scan(
 			&i.ID,
 			&i.Slug,
 			&i.AuthorID,
 			&i.Title,
 			&i.Description,
+			&i.Body,
 			&i.TagList,
 			&i.Status,
 			&i.Version,

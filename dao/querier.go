@@ -17,10 +17,10 @@ type Querier interface {
 	ArticleGetBySlug(ctx context.Context, slug string) (Article, error)
 	ArticleInsert(ctx context.Context, arg ArticleInsertParams) (Article, error)
 	ArticleListByAuthor(ctx context.Context, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error)
-	ArticleListFeed(ctx context.Context, arg ArticleListFeedParams) ([]ArticleListFeedRow, error)
-	// Summaries (no body) of published articles, newest first, optionally filtered; paged by offset
-	// or by the keyset cursor (before_created_at, before_id).
-	ArticleListPublished(ctx context.Context, arg ArticleListPublishedParams) ([]ArticleListPublishedRow, error)
+	ArticleListFeed(ctx context.Context, arg ArticleListFeedParams) ([]Article, error)
+	// Published articles, newest first, optionally filtered; paged by offset or by the keyset cursor
+	// (before_created_at, before_id). Bodies are included: RealWorld clients expect them in lists.
+	ArticleListPublished(ctx context.Context, arg ArticleListPublishedParams) ([]Article, error)
 	// Status changes are guarded in SQL: the row changes only if its status is one of from_statuses,
 	// so an illegal or concurrent transition updates nothing.
 	ArticleTransition(ctx context.Context, arg ArticleTransitionParams) (Article, error)

@@ -37,10 +37,9 @@ RETURNING *;
 DELETE FROM articles WHERE id = @id::bigint;
 
 -- name: ArticleListPublished :many
--- Summaries (no body) of published articles, newest first, optionally filtered; paged by offset
--- or by the keyset cursor (before_created_at, before_id).
-SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
+-- Published articles, newest first, optionally filtered; paged by offset or by the keyset cursor
+-- (before_created_at, before_id). Bodies are included: RealWorld clients expect them in lists.
+SELECT a.*
 FROM articles a
 WHERE a.status = 'published'
   AND (sqlc.narg(tag)::text IS NULL OR a.tag_list @> ARRAY[sqlc.narg(tag)::text])
@@ -64,8 +63,7 @@ WHERE a.status = 'published'
         WHERE l.user_id = sqlc.narg(favorited_by)::bigint AND l.biz = 'article' AND l.biz_id = a.id AND l.liked));
 
 -- name: ArticleListFeed :many
-SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
+SELECT a.*
 FROM articles a
 JOIN follows f ON f.followee_id = a.author_id AND f.follower_id = @follower_id::bigint
 WHERE a.status = 'published'

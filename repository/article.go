@@ -145,7 +145,7 @@ func (r *ArticleRepository) Delete(ctx context.Context, a domain.Article) error 
 	return nil
 }
 
-// ListPublished lists published article summaries with the filter's total.
+// ListPublished lists published articles (with bodies) and the filter's total.
 func (r *ArticleRepository) ListPublished(ctx context.Context, q service.ArticleQuery) ([]domain.Article, int64, error) {
 	tag, author, fav := optText(q.Tag), optInt(q.AuthorID), optInt(q.FavoritedBy)
 	before, beforeID, off := keyset(q.Page)
@@ -160,14 +160,10 @@ func (r *ArticleRepository) ListPublished(ctx context.Context, q service.Article
 	if err != nil {
 		return nil, 0, wrapf(err, "count articles")
 	}
-	out := make([]domain.Article, len(rows))
-	for i, row := range rows {
-		out[i] = summaryFromRow(dao.ArticleListByAuthorRow(row))
-	}
-	return out, total, nil
+	return articlesFromRows(rows), total, nil
 }
 
-// Feed lists published summaries by the authors followerID follows.
+// Feed lists published articles (with bodies) by the authors followerID follows.
 func (r *ArticleRepository) Feed(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, int64, error) {
 	before, beforeID, off := keyset(p)
 	rows, err := r.q.ArticleListFeed(ctx, dao.ArticleListFeedParams{
@@ -180,11 +176,7 @@ func (r *ArticleRepository) Feed(ctx context.Context, followerID int64, p domain
 	if err != nil {
 		return nil, 0, wrapf(err, "count feed of %d", followerID)
 	}
-	out := make([]domain.Article, len(rows))
-	for i, row := range rows {
-		out[i] = summaryFromRow(dao.ArticleListByAuthorRow(row))
-	}
-	return out, total, nil
+	return articlesFromRows(rows), total, nil
 }
 
 // ListByAuthor lists an author's own summaries. The first page with the default limit is served
@@ -284,6 +276,14 @@ func articleFromRow(row dao.Article) domain.Article {
 	})
 	a.Body = row.Body
 	return a
+}
+
+func articlesFromRows(rows []dao.Article) []domain.Article {
+	out := make([]domain.Article, len(rows))
+	for i, row := range rows {
+		out[i] = articleFromRow(row)
+	}
+	return out
 }
 
 func summaryFromRow(row dao.ArticleListByAuthorRow) domain.Article {

@@ -57,8 +57,8 @@ type ArticleQuery struct {
 	Page        domain.Page
 }
 
-// ArticleRepository stores articles. Lists return summaries (empty Body) and the total count of
-// the filter (ignoring paging).
+// ArticleRepository stores articles. Lists return the total count of the filter (ignoring paging);
+// ListByAuthor returns summaries (empty Body), the public lists full articles.
 type ArticleRepository interface {
 	// Create inserts the article; domain.ErrSlugTaken when the slug exists.
 	Create(ctx context.Context, a domain.Article) (domain.Article, error)

@@ -3,7 +3,6 @@ package web
 import (
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -28,8 +27,8 @@ type articleJSON struct {
 	Description    string      `json:"description"`
 	Body           *string     `json:"body,omitempty"`
 	TagList        []string    `json:"tagList"`
-	CreatedAt      time.Time   `json:"createdAt"`
-	UpdatedAt      time.Time   `json:"updatedAt"`
+	CreatedAt      timestamp   `json:"createdAt"`
+	UpdatedAt      timestamp   `json:"updatedAt"`
 	Favorited      bool        `json:"favorited"`
 	FavoritesCount int64       `json:"favoritesCount"`
 	Author         profileJSON `json:"author"`
@@ -43,7 +42,7 @@ type articleJSON struct {
 func articleOf(v domain.ArticleView, withBody bool) articleJSON {
 	out := articleJSON{
 		Slug: v.Slug, Title: v.Title, Description: v.Description, TagList: v.Tags,
-		CreatedAt: v.CreatedAt.UTC(), UpdatedAt: v.UpdatedAt.UTC(),
+		CreatedAt: timestamp(v.CreatedAt), UpdatedAt: timestamp(v.UpdatedAt),
 		Favorited: v.Favorited, FavoritesCount: v.Counters.Likes,
 		Author: profileResponse(v.Author).Profile,
 		Status: string(v.Status), Version: v.Version,
@@ -69,10 +68,12 @@ type articlesEnvelope struct {
 	NextCursor    string        `json:"nextCursor,omitempty"`
 }
 
-func listResponse(l service.ArticleList) articlesEnvelope {
+// listResponse renders a list. RealWorld lists carry bodies (clients check for the field); the
+// author's own list (EXT) is summaries only.
+func listResponse(l service.ArticleList, withBodies bool) articlesEnvelope {
 	out := articlesEnvelope{Articles: make([]articleJSON, len(l.Articles)), ArticlesCount: l.Total, NextCursor: encodeCursor(l.NextCursor)}
 	for i, a := range l.Articles {
-		out.Articles[i] = articleOf(a, false)
+		out.Articles[i] = articleOf(a, withBodies)
 	}
 	return out
 }
@@ -171,7 +172,7 @@ func (h *ArticleHandler) List(c *gin.Context) {
 	l, err := h.articles.List(c.Request.Context(), viewerID(c), service.ListInput{
 		Tag: c.Query("tag"), Author: c.Query("author"), Favorited: c.Query("favorited"), Page: p,
 	})
-	h.respondList(c, l, err)
+	h.respondList(c, l, err, true)
 }
 
 // Feed handles GET /api/articles/feed?limit=&offset=&cursor=.
@@ -181,7 +182,7 @@ func (h *ArticleHandler) Feed(c *gin.Context) {
 		return
 	}
 	l, err := h.articles.Feed(c.Request.Context(), viewerID(c), p)
-	h.respondList(c, l, err)
+	h.respondList(c, l, err, true)
 }
 
 // Mine handles GET /api/user/articles?status=&limit=&offset=.
@@ -200,7 +201,7 @@ func (h *ArticleHandler) Mine(c *gin.Context) {
 		status = st
 	}
 	l, err := h.articles.Mine(c.Request.Context(), viewerID(c), status, p)
-	h.respondList(c, l, err)
+	h.respondList(c, l, err, false)
 }
 
 // Tags handles GET /api/tags.
@@ -224,10 +225,10 @@ func (h *ArticleHandler) respondOne(c *gin.Context, status int, v domain.Article
 	c.JSON(status, articleEnvelope{Article: articleOf(v, true)})
 }
 
-func (h *ArticleHandler) respondList(c *gin.Context, l service.ArticleList, err error) {
+func (h *ArticleHandler) respondList(c *gin.Context, l service.ArticleList, err error, withBodies bool) {
 	if err != nil {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, listResponse(l))
+	c.JSON(http.StatusOK, listResponse(l, withBodies))
 }

@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -26,14 +25,14 @@ func NewCommentHandler(comments CommentService, log *slog.Logger) *CommentHandle
 type commentJSON struct {
 	ID        int64       `json:"id"`
 	Seq       int64       `json:"seq"`
-	CreatedAt time.Time   `json:"createdAt"`
-	UpdatedAt time.Time   `json:"updatedAt"`
+	CreatedAt timestamp   `json:"createdAt"`
+	UpdatedAt timestamp   `json:"updatedAt"`
 	Body      string      `json:"body"`
 	Author    profileJSON `json:"author"`
 }
 
 func commentOf(v domain.CommentView) commentJSON {
-	return commentJSON{ID: v.ID, Seq: v.Seq, CreatedAt: v.CreatedAt.UTC(), UpdatedAt: v.UpdatedAt.UTC(), Body: v.Body,
+	return commentJSON{ID: v.ID, Seq: v.Seq, CreatedAt: timestamp(v.CreatedAt), UpdatedAt: timestamp(v.UpdatedAt), Body: v.Body,
 		Author: profileResponse(v.Author).Profile}
 }
 

@@ -1,0 +1,386 @@
+package main
+
+import (
+	"fmt"
+	"inkwell/ioc"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func articleOf(t *testing.T, r response) map[string]any {
+	t.Helper()
+	a, ok := r.JSON(t)["article"].(map[string]any)
+	if !ok {
+		t.Fatalf("no article in %s", r.Body)
+	}
+	return a
+}
+
+func articlesOf(t *testing.T, r response) ([]map[string]any, float64) {
+	t.Helper()
+	m := r.JSON(t)
+	raw, ok := m["articles"].([]any)
+	if !ok {
+		t.Fatalf("no articles in %s", r.Body)
+	}
+	out := make([]map[string]any, len(raw))
+	for i, a := range raw {
+		out[i] = a.(map[string]any)
+	}
+	return out, m["articlesCount"].(float64)
+}
+
+func newArticle(title string, tags ...string) map[string]any {
+	return map[string]any{"article": map[string]any{
+		"title": title, "description": "about " + title, "body": "body of " + title, "tagList": tags,
+	}}
+}
+
+var isoMillis = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
+
+func TestArticlesJourney(t *testing.T) {
+	t.Parallel()
+	app := startApp(t)
+	author := app.register("author1")
+	reader := app.register("reader1")
+
+	// Create: 201, slug from the title, every RW and EXT field present.
+	created := articleOf(t, app.do("POST", "/api/articles", author, newArticle("How to train your dragon", "dragons", "training", "dragons")).expect(t, http.StatusCreated))
+	if created["slug"] != "how-to-train-your-dragon" || created["status"] != "published" || created["version"] != 1.0 {
+		t.Fatalf("created %v", created)
+	}
+	if tags := created["tagList"].([]any); len(tags) != 2 || tags[0] != "dragons" || tags[1] != "training" {
+		t.Fatalf("tags not normalized: %v", tags)
+	}
+	for _, f := range []string{"createdAt", "updatedAt"} {
+		if !isoMillis.MatchString(created[f].(string)) {
+			t.Fatalf("%s %q is not ISO 8601 with milliseconds", f, created[f])
+		}
+	}
+	for _, f := range []string{"favorited", "favoritesCount", "readsCount", "collected", "collectsCount", "body", "description", "author"} {
+		if _, ok := created[f]; !ok {
+			t.Fatalf("article lacks %q: %v", f, created)
+		}
+	}
+	// Same title again: a distinct, still URL-safe slug.
+	second := articleOf(t, app.do("POST", "/api/articles", author, newArticle("How to train your dragon")).expect(t, http.StatusCreated))
+	if s := second["slug"].(string); s == "how-to-train-your-dragon" || !strings.HasPrefix(s, "how-to-train-your-dragon-") {
+		t.Fatalf("second slug %q", s)
+	}
+
+	// Read anonymously and as a reader.
+	got := articleOf(t, app.do("GET", "/api/articles/how-to-train-your-dragon", "", nil).expect(t, http.StatusOK))
+	if got["body"] != "body of How to train your dragon" || got["author"].(map[string]any)["username"] != "author1" {
+		t.Fatalf("get %v", got)
+	}
+
+	// Favorite twice counts once; unfavorite twice is harmless.
+	for range 2 {
+		f := articleOf(t, app.do("POST", "/api/articles/how-to-train-your-dragon/favorite", reader, nil).expect(t, http.StatusOK))
+		if f["favorited"] != true || f["favoritesCount"] != 1.0 {
+			t.Fatalf("favorite %v", f)
+		}
+	}
+	if f := articleOf(t, app.do("GET", "/api/articles/how-to-train-your-dragon", reader, nil).expect(t, 200)); f["favorited"] != true || f["favoritesCount"] != 1.0 {
+		t.Fatalf("after favorite %v", f)
+	}
+	list, n := articlesOf(t, app.do("GET", "/api/articles?favorited=reader1", "", nil).expect(t, 200))
+	if n != 1 || len(list) != 1 || list[0]["slug"] != "how-to-train-your-dragon" {
+		t.Fatalf("favorited filter: %d %v", int(n), list)
+	}
+	for range 2 {
+		f := articleOf(t, app.do("DELETE", "/api/articles/how-to-train-your-dragon/favorite", reader, nil).expect(t, http.StatusOK))
+		if f["favorited"] != false || f["favoritesCount"] != 0.0 {
+			t.Fatalf("unfavorite %v", f)
+		}
+	}
+
+	// Update: the slug stays, the version moves; a stale version is 409.
+	upd := articleOf(t, app.do("PUT", "/api/articles/how-to-train-your-dragon", author, map[string]any{"article": map[string]any{
+		"title": "Did you train your dragon?", "version": 1,
+	}}).expect(t, http.StatusOK))
+	if upd["slug"] != "how-to-train-your-dragon" || upd["title"] != "Did you train your dragon?" || upd["version"] != 2.0 {
+		t.Fatalf("update %v", upd)
+	}
+	stale := app.do("PUT", "/api/articles/how-to-train-your-dragon", author, map[string]any{"article": map[string]any{"body": "x", "version": 1}}).expect(t, http.StatusConflict)
+	if _, ok := errorsOf(t, stale)["version"]; !ok {
+		t.Fatalf("stale version error %s", stale.Body)
+	}
+	app.do("PUT", "/api/articles/how-to-train-your-dragon", reader, map[string]any{"article": map[string]any{"body": "mine now"}}).expect(t, http.StatusForbidden)
+	app.do("DELETE", "/api/articles/how-to-train-your-dragon", reader, nil).expect(t, http.StatusForbidden)
+
+	// Comments: numbered, listed, paged with after=, deleted only by their author.
+	var ids []string
+	for i := 1; i <= 3; i++ {
+		c := app.do("POST", "/api/articles/how-to-train-your-dragon/comments", reader, map[string]any{"comment": map[string]any{"body": fmt.Sprintf("comment %d", i)}}).expect(t, http.StatusOK)
+		cm := c.JSON(t)["comment"].(map[string]any)
+		if cm["seq"] != float64(i) || cm["author"].(map[string]any)["username"] != "reader1" {
+			t.Fatalf("comment %d: %v", i, cm)
+		}
+		ids = append(ids, fmt.Sprint(int64(cm["id"].(float64))))
+	}
+	all := app.do("GET", "/api/articles/how-to-train-your-dragon/comments", "", nil).expect(t, 200).JSON(t)["comments"].([]any)
+	if len(all) != 3 {
+		t.Fatalf("comments %v", all)
+	}
+	more := app.do("GET", "/api/articles/how-to-train-your-dragon/comments?after=1&limit=1", "", nil).expect(t, 200).JSON(t)["comments"].([]any)
+	if len(more) != 1 || more[0].(map[string]any)["seq"] != 2.0 {
+		t.Fatalf("load-more %v", more)
+	}
+	app.do("DELETE", "/api/articles/how-to-train-your-dragon/comments/"+ids[0], author, nil).expect(t, http.StatusForbidden)
+	if r := app.do("DELETE", "/api/articles/how-to-train-your-dragon/comments/"+ids[0], reader, nil).expect(t, http.StatusNoContent); len(r.Body) != 0 {
+		t.Fatalf("204 with a body: %s", r.Body)
+	}
+	app.do("DELETE", "/api/articles/how-to-train-your-dragon/comments/"+ids[0], reader, nil).expect(t, http.StatusNotFound)
+	app.do("DELETE", "/api/articles/"+second["slug"].(string)+"/comments/"+ids[1], reader, nil).expect(t, http.StatusNotFound)
+
+	// Tags, lists and filters.
+	if tags := app.do("GET", "/api/tags", "", nil).expect(t, 200).JSON(t)["tags"].([]any); len(tags) != 2 {
+		t.Fatalf("tags %v", tags)
+	}
+	list, n = articlesOf(t, app.do("GET", "/api/articles?tag=dragons", "", nil).expect(t, 200))
+	if n != 1 || list[0]["body"] == nil {
+		t.Fatalf("tag filter %v (lists must carry bodies)", list)
+	}
+	if _, n = articlesOf(t, app.do("GET", "/api/articles?author=author1", "", nil).expect(t, 200)); n != 2 {
+		t.Fatalf("author filter count %v", n)
+	}
+	if l, n := articlesOf(t, app.do("GET", "/api/articles?author=nobody", "", nil).expect(t, 200)); n != 0 || len(l) != 0 {
+		t.Fatalf("unknown author %v", l)
+	}
+
+	// Feed: empty until the reader follows the author.
+	if _, n = articlesOf(t, app.do("GET", "/api/articles/feed", reader, nil).expect(t, 200)); n != 0 {
+		t.Fatalf("feed before follow %v", n)
+	}
+	app.do("POST", "/api/profiles/author1/follow", reader, nil).expect(t, 200)
+	feed, n := articlesOf(t, app.do("GET", "/api/articles/feed", reader, nil).expect(t, 200))
+	if n != 2 || feed[0]["author"].(map[string]any)["following"] != true {
+		t.Fatalf("feed after follow %v", feed)
+	}
+	app.do("GET", "/api/articles/feed", "", nil).expect(t, http.StatusUnauthorized)
+
+	// Delete: 204, then 404 for everyone.
+	app.do("DELETE", "/api/articles/how-to-train-your-dragon", author, nil).expect(t, http.StatusNoContent)
+	app.do("GET", "/api/articles/how-to-train-your-dragon", author, nil).expect(t, http.StatusNotFound)
+	app.do("GET", "/api/articles/how-to-train-your-dragon/comments", "", nil).expect(t, http.StatusNotFound)
+}
+
+func TestArticleDraftsAndPublishing(t *testing.T) {
+	t.Parallel()
+	app := startApp(t)
+	author := app.register("writer")
+	reader := app.register("onlooker")
+
+	draft := articleOf(t, app.do("POST", "/api/articles", author, map[string]any{"article": map[string]any{
+		"title": "Secret plans", "description": "d", "body": "b", "draft": true,
+	}}).expect(t, http.StatusCreated))
+	if draft["status"] != "draft" {
+		t.Fatalf("draft %v", draft)
+	}
+	path := "/api/articles/" + draft["slug"].(string)
+
+	// Readers cannot see, favorite or comment on a draft; the author can see it.
+	app.do("GET", path, "", nil).expect(t, 404)
+	app.do("GET", path, reader, nil).expect(t, 404)
+	app.do("POST", path+"/favorite", reader, nil).expect(t, 404)
+	app.do("POST", path+"/comments", reader, map[string]any{"comment": map[string]any{"body": "hi"}}).expect(t, 404)
+	app.do("POST", path+"/publish", reader, nil).expect(t, 404)
+	app.do("GET", path, author, nil).expect(t, 200)
+	if _, n := articlesOf(t, app.do("GET", "/api/articles", "", nil).expect(t, 200)); n != 0 {
+		t.Fatalf("draft listed publicly")
+	}
+	mine, n := articlesOf(t, app.do("GET", "/api/user/articles?status=draft", author, nil).expect(t, 200))
+	if n != 1 || mine[0]["status"] != "draft" {
+		t.Fatalf("own drafts %v", mine)
+	}
+	if _, hasBody := mine[0]["body"]; hasBody {
+		t.Fatalf("the author's list is summaries without bodies: %v", mine[0])
+	}
+
+	// Withdrawing a draft is illegal; publishing it works once.
+	app.do("POST", path+"/withdraw", author, nil).expect(t, http.StatusConflict)
+	pub := articleOf(t, app.do("POST", path+"/publish", author, nil).expect(t, 200))
+	if pub["status"] != "published" {
+		t.Fatalf("publish %v", pub)
+	}
+	conflict := app.do("POST", path+"/publish", author, nil).expect(t, http.StatusConflict)
+	if _, ok := errorsOf(t, conflict)["status"]; !ok {
+		t.Fatalf("illegal transition error %s", conflict.Body)
+	}
+	app.do("GET", path, reader, nil).expect(t, 200)
+	// The author's cached first page was invalidated by the publish.
+	if mine, _ := articlesOf(t, app.do("GET", "/api/user/articles", author, nil).expect(t, 200)); mine[0]["status"] != "published" {
+		t.Fatalf("stale author page %v", mine)
+	}
+
+	// Withdraw: readers get 404 again, the author still sees it.
+	app.do("POST", path+"/withdraw", reader, nil).expect(t, http.StatusForbidden)
+	app.do("POST", path+"/withdraw", author, nil).expect(t, 200)
+	app.do("GET", path, reader, nil).expect(t, 404)
+	app.do("GET", path, author, nil).expect(t, 200)
+	app.do("POST", path+"/publish", author, nil).expect(t, 200)
+
+	// Unauthenticated writes.
+	app.do("POST", path+"/publish", "", nil).expect(t, 401)
+	app.do("POST", "/api/articles", "", newArticle("x")).expect(t, 401)
+	app.do("GET", "/api/user/articles", "", nil).expect(t, 401)
+}
+
+func TestArticlesBadInput(t *testing.T) {
+	t.Parallel()
+	app := startApp(t)
+	author := app.register("badinput")
+	other := app.register("otherone")
+	app.do("POST", "/api/articles", author, newArticle("Existing article")).expect(t, 201)
+
+	art := func(fields map[string]any) map[string]any { return map[string]any{"article": fields} }
+	cases := []struct {
+		name, method, path, token string
+		body                      any
+		status                    int
+		field                     string
+	}{
+		{"create missing fields", "POST", "/api/articles", author, art(map[string]any{}), 422, "title"},
+		{"create blank body", "POST", "/api/articles", author, art(map[string]any{"title": "t", "description": "d", "body": "   "}), 422, "body"},
+		{"create punctuation title", "POST", "/api/articles", author, art(map[string]any{"title": "!!!", "description": "d", "body": "b"}), 422, "title"},
+		{"create oversize title", "POST", "/api/articles", author, art(map[string]any{"title": strings.Repeat("t", 201), "description": "d", "body": "b"}), 422, "title"},
+		{"create too many tags", "POST", "/api/articles", author, art(map[string]any{"title": "t", "description": "d", "body": "b", "tagList": strings.Split("a b c d e f g h i j k", " ")}), 422, "tagList"},
+		{"create tagList wrong type", "POST", "/api/articles", author, `{"article":{"title":"t","description":"d","body":"b","tagList":"x"}}`, 422, "tagList"},
+		{"create malformed JSON", "POST", "/api/articles", author, `{"article":`, 422, "body"},
+		{"create oversize body", "POST", "/api/articles", author, `{"article":{"body":"` + strings.Repeat("b", 1<<20) + `"}}`, 413, "body"},
+		{"update unknown slug", "PUT", "/api/articles/no-such-article", author, art(map[string]any{"body": "x"}), 404, "body"},
+		{"update someone else's", "PUT", "/api/articles/existing-article", other, art(map[string]any{"body": "x"}), 403, "body"},
+		{"update empty title", "PUT", "/api/articles/existing-article", author, art(map[string]any{"title": ""}), 422, "title"},
+		{"update stale version", "PUT", "/api/articles/existing-article", author, art(map[string]any{"body": "x", "version": 7}), 409, "version"},
+		{"get unknown slug", "GET", "/api/articles/no-such-article", "", nil, 404, "body"},
+		{"delete unknown slug", "DELETE", "/api/articles/no-such-article", author, nil, 404, "body"},
+		{"favorite unknown slug", "POST", "/api/articles/no-such-article/favorite", author, nil, 404, "body"},
+		{"comment empty", "POST", "/api/articles/existing-article/comments", other, map[string]any{"comment": map[string]any{"body": ""}}, 422, "body"},
+		{"comment oversize", "POST", "/api/articles/existing-article/comments", other, map[string]any{"comment": map[string]any{"body": strings.Repeat("c", 10_001)}}, 422, "body"},
+		{"comment without token", "POST", "/api/articles/existing-article/comments", "", map[string]any{"comment": map[string]any{"body": "hi"}}, 401, "token"},
+		{"comment on unknown slug", "POST", "/api/articles/no-such-article/comments", other, map[string]any{"comment": map[string]any{"body": "hi"}}, 404, "body"},
+		{"comments bad after", "GET", "/api/articles/existing-article/comments?after=-1", "", nil, 422, "after"},
+		{"delete comment bad id", "DELETE", "/api/articles/existing-article/comments/abc", author, nil, 404, "body"},
+		{"list limit zero", "GET", "/api/articles?limit=0", "", nil, 422, "limit"},
+		{"list limit too big", "GET", "/api/articles?limit=101", "", nil, 422, "limit"},
+		{"list limit not a number", "GET", "/api/articles?limit=ten", "", nil, 422, "limit"},
+		{"list negative offset", "GET", "/api/articles?offset=-1", "", nil, 422, "offset"},
+		{"list garbage cursor", "GET", "/api/articles?cursor=bm90LWEtY3Vyc29y", "", nil, 422, "cursor"},
+		{"feed bad limit", "GET", "/api/articles/feed?limit=-5", author, nil, 422, "limit"},
+		{"own list bad status", "GET", "/api/user/articles?status=archived", author, nil, 422, "status"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := app.do(tc.method, tc.path, tc.token, tc.body)
+			if res.Status != tc.status {
+				t.Fatalf("status %d, want %d; body %s", res.Status, tc.status, res.Body)
+			}
+			if _, ok := errorsOf(t, res)[tc.field]; !ok {
+				t.Fatalf("errors lack %q: %s", tc.field, res.Body)
+			}
+		})
+	}
+	t.Run("rejected writes leave nothing behind", func(t *testing.T) {
+		if _, n := articlesOf(t, app.do("GET", "/api/articles?author=badinput", "", nil).expect(t, 200)); n != 1 {
+			t.Fatalf("%v articles, want only the one created", n)
+		}
+	})
+}
+
+func TestArticleKeysetPaging(t *testing.T) {
+	t.Parallel()
+	app := startApp(t)
+	author := app.register("pager")
+	for i := range 7 {
+		app.do("POST", "/api/articles", author, newArticle(fmt.Sprintf("Paged article %d", i))).expect(t, 201)
+	}
+	seen := map[string]bool{}
+	path := "/api/articles?limit=3"
+	for page := 0; ; page++ {
+		res := app.do("GET", path, "", nil).expect(t, 200)
+		list, total := articlesOf(t, res)
+		if total != 7 {
+			t.Fatalf("articlesCount %v", total)
+		}
+		for _, a := range list {
+			if seen[a["slug"].(string)] {
+				t.Fatalf("duplicate %s across pages", a["slug"])
+			}
+			seen[a["slug"].(string)] = true
+		}
+		next, _ := res.JSON(t)["nextCursor"].(string)
+		if next == "" {
+			break
+		}
+		if page > 5 {
+			t.Fatal("cursor paging does not end")
+		}
+		path = "/api/articles?limit=3&cursor=" + next
+	}
+	if len(seen) != 7 {
+		t.Fatalf("saw %d of 7 articles", len(seen))
+	}
+}
+
+func TestConcurrentFavoritesAndComments(t *testing.T) {
+	t.Parallel()
+	app := startApp(t)
+	author := app.register("popular")
+	app.do("POST", "/api/articles", author, newArticle("Hot take")).expect(t, 201)
+	const n = 20
+	tokens := make([]string, n)
+	for i := range tokens {
+		tokens[i] = app.register(fmt.Sprintf("fan%d", i))
+	}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			<-start
+			app.do("POST", "/api/articles/hot-take/favorite", tokens[i], nil).expect(t, 200)
+		}()
+		go func() {
+			defer wg.Done()
+			<-start
+			app.do("POST", "/api/articles/hot-take/comments", tokens[i], map[string]any{"comment": map[string]any{"body": "first!"}}).expect(t, 200)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if a := articleOf(t, app.do("GET", "/api/articles/hot-take", "", nil).expect(t, 200)); a["favoritesCount"] != float64(n) {
+		t.Fatalf("favoritesCount %v, want %d", a["favoritesCount"], n)
+	}
+	comments := app.do("GET", "/api/articles/hot-take/comments", "", nil).expect(t, 200).JSON(t)["comments"].([]any)
+	for i, c := range comments {
+		if c.(map[string]any)["seq"] != float64(i+1) {
+			t.Fatalf("comment %d has seq %v", i, c.(map[string]any)["seq"])
+		}
+	}
+	if len(comments) != n {
+		t.Fatalf("%d comments, want %d", len(comments), n)
+	}
+}
+
+func TestCORS(t *testing.T) {
+	t.Parallel()
+	app := startApp(t, func(c *ioc.Config) { c.Env = "prod"; c.CORSOrigins = "https://conduit.example" })
+	pre := app.do("OPTIONS", "/api/articles", "", nil, "Origin", "https://conduit.example", "Access-Control-Request-Method", "POST",
+		"Access-Control-Request-Headers", "authorization,content-type")
+	if pre.Status != http.StatusNoContent || pre.Header.Get("Access-Control-Allow-Origin") != "https://conduit.example" ||
+		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "Authorization") {
+		t.Fatalf("preflight: %d %v", pre.Status, pre.Header)
+	}
+	if got := app.do("GET", "/api/tags", "", nil, "Origin", "https://evil.example").Header.Get("Access-Control-Allow-Origin"); got != "" {
+		t.Fatalf("disallowed origin got %q", got)
+	}
+	if got := app.do("GET", "/api/tags", "", nil, "Origin", "https://conduit.example").Header.Get("Access-Control-Allow-Origin"); got != "https://conduit.example" {
+		t.Fatalf("allowed origin got %q", got)
+	}
+}
