@@ -9,6 +9,7 @@ import (
 
 	"inkwell/auth"
 	"inkwell/cache"
+	"inkwell/events"
 	"inkwell/ioc"
 	"inkwell/repository"
 	"inkwell/service"
@@ -18,7 +19,7 @@ import (
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService,
-	service.NewCommentService)
+	service.NewCommentService, service.NewReadService, service.NewCollectionService)
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
@@ -34,6 +35,11 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)),
 	wire.Bind(new(web.ArticleService), new(*service.ArticleService)),
 	wire.Bind(new(web.CommentService), new(*service.CommentService)),
+	wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)),
+	wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)),
+	wire.Bind(new(service.ReadRecorder), new(*events.Publisher)),
+	wire.Bind(new(web.CollectionService), new(*service.CollectionService)),
+	wire.Bind(new(web.HistoryService), new(*service.ReadService)),
 )
 
 // initApp wires the whole process from its configuration.

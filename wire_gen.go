@@ -10,6 +10,7 @@ import (
 	"github.com/google/wire"
 	"inkwell/auth"
 	"inkwell/cache"
+	"inkwell/events"
 	"inkwell/ioc"
 	"inkwell/repository"
 	"inkwell/service"
@@ -60,23 +61,32 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	articleRepository := repository.NewArticleRepository(pool, querier, articleCache, authorPageCache, tagsCache, log)
 	countersCache := cache.NewCountersCache(universalClient, keyspace, policy)
 	interactiveRepository := repository.NewInteractiveRepository(pool, querier, countersCache, log)
+	readStream := ioc.NewReadStream(keyspace)
+	publisher := ioc.NewReadPublisher(cfg, universalClient, readStream, log)
 	slugSuffix := ioc.NewSlugSuffix()
-	articleService := service.NewArticleService(articleRepository, interactiveRepository, userRepository, followRepository, slugSuffix)
+	articleService := service.NewArticleService(articleRepository, interactiveRepository, userRepository, followRepository, publisher, slugSuffix)
 	articleHandler := web.NewArticleHandler(articleService, log)
 	commentRepository := repository.NewCommentRepository(pool, querier)
 	commentService := service.NewCommentService(articleRepository, commentRepository, userRepository, followRepository)
 	commentHandler := web.NewCommentHandler(commentService, log)
+	collectionRepository := repository.NewCollectionRepository(pool, querier, countersCache, log)
+	collectionService := service.NewCollectionService(collectionRepository, articleService)
+	readRepository := repository.NewReadRepository(querier, countersCache, log)
+	readService := service.NewReadService(readRepository, articleService)
+	collectionHandler := web.NewCollectionHandler(collectionService, readService, log)
 	handlers := web.Handlers{
-		Auth:     authenticator,
-		Users:    userHandler,
-		Profiles: profileHandler,
-		Articles: articleHandler,
-		Comments: commentHandler,
+		Auth:        authenticator,
+		Users:       userHandler,
+		Profiles:    profileHandler,
+		Articles:    articleHandler,
+		Comments:    commentHandler,
+		Collections: collectionHandler,
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
 	cron := ioc.NewCron(log)
-	app := ioc.NewApp(cfg, server, cron, log)
+	workers := ioc.NewWorkers(cfg, universalClient, readStream, publisher, readService, log)
+	app := ioc.NewApp(cfg, server, cron, workers, log)
 	return app, func() {
 		cleanup2()
 		cleanup()
@@ -87,7 +97,7 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
-var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService)
+var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService)
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)))
+var appSet = wire.NewSet(ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)))

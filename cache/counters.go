@@ -117,3 +117,21 @@ func toInt(v any) int64 {
 	}
 	return n
 }
+
+// IncrMany adds deltas to one counter field of many items, each only if its hash exists, in one
+// pipelined round trip of the same script Incr uses.
+func (c *CountersCache) IncrMany(ctx context.Context, biz domain.Biz, field string, deltas map[int64]int64) error {
+	if len(deltas) == 0 {
+		return nil
+	}
+	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for id, d := range deltas {
+			incrIfExists.Eval(ctx, p, []string{c.Key(biz, id)}, field, d)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("counters: incr %s of %d items: %w", field, len(deltas), err)
+	}
+	return nil
+}

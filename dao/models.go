@@ -30,6 +30,21 @@ type ArticleCommentSeq struct {
 	LastSeq   int64
 }
 
+type Collection struct {
+	ID          int64
+	OwnerID     int64
+	Name        string
+	Description string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+type CollectionItem struct {
+	CollectionID int64
+	ArticleID    int64
+	CreatedAt    time.Time
+}
+
 type Comment struct {
 	ID        int64
 	ArticleID int64
@@ -44,6 +59,12 @@ type Follow struct {
 	FollowerID int64
 	FolloweeID int64
 	CreatedAt  time.Time
+}
+
+type Inbox struct {
+	Consumer   string
+	EventID    string
+	ReceivedAt time.Time
 }
 
 type Interactive struct {
@@ -62,6 +83,12 @@ type Like struct {
 	Liked     bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+type ReadingHistory struct {
+	UserID     int64
+	ArticleID  int64
+	LastReadAt time.Time
 }
 
 type User struct {

@@ -6,6 +6,7 @@ package dao
 
 import (
 	"context"
+	"time"
 )
 
 type Querier interface {
@@ -14,6 +15,7 @@ type Querier interface {
 	ArticleCountPublished(ctx context.Context, arg ArticleCountPublishedParams) (int64, error)
 	ArticleDelete(ctx context.Context, id int64) (int64, error)
 	ArticleGetByIDForUpdate(ctx context.Context, id int64) (Article, error)
+	ArticleGetByIDs(ctx context.Context, ids []int64) ([]Article, error)
 	ArticleGetBySlug(ctx context.Context, slug string) (Article, error)
 	ArticleInsert(ctx context.Context, arg ArticleInsertParams) (Article, error)
 	ArticleListByAuthor(ctx context.Context, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error)
@@ -26,6 +28,16 @@ type Querier interface {
 	ArticleTransition(ctx context.Context, arg ArticleTransitionParams) (Article, error)
 	// The version guard makes a lost update impossible even if a caller skipped the row lock.
 	ArticleUpdateContent(ctx context.Context, arg ArticleUpdateContentParams) (Article, error)
+	// Deletes the folder and returns the articles it held, whose collect counters must go down.
+	CollectionDelete(ctx context.Context, id int64) ([]int64, error)
+	CollectionGetByID(ctx context.Context, id int64) (Collection, error)
+	CollectionInsert(ctx context.Context, arg CollectionInsertParams) (Collection, error)
+	CollectionItemCollectedAmong(ctx context.Context, arg CollectionItemCollectedAmongParams) ([]int64, error)
+	CollectionItemDelete(ctx context.Context, arg CollectionItemDeleteParams) (int64, error)
+	CollectionItemInsert(ctx context.Context, arg CollectionItemInsertParams) (int64, error)
+	CollectionItemList(ctx context.Context, arg CollectionItemListParams) ([]CollectionItemListRow, error)
+	CollectionListByOwner(ctx context.Context, ownerID int64) ([]CollectionListByOwnerRow, error)
+	CollectionUpdate(ctx context.Context, arg CollectionUpdateParams) (Collection, error)
 	CommentDelete(ctx context.Context, id int64) (int64, error)
 	CommentGetByID(ctx context.Context, id int64) (Comment, error)
 	CommentInsert(ctx context.Context, arg CommentInsertParams) (Comment, error)
@@ -38,6 +50,8 @@ type Querier interface {
 	FollowExists(ctx context.Context, arg FollowExistsParams) (bool, error)
 	FollowInsert(ctx context.Context, arg FollowInsertParams) error
 	FollowListFolloweesAmong(ctx context.Context, arg FollowListFolloweesAmongParams) ([]int64, error)
+	InboxPrune(ctx context.Context, before time.Time) (int64, error)
+	InteractiveAddCollects(ctx context.Context, arg InteractiveAddCollectsParams) error
 	InteractiveAddLikes(ctx context.Context, arg InteractiveAddLikesParams) error
 	InteractiveDelete(ctx context.Context, arg InteractiveDeleteParams) error
 	InteractiveGetMany(ctx context.Context, arg InteractiveGetManyParams) ([]Interactive, error)
@@ -46,6 +60,14 @@ type Querier interface {
 	LikeOff(ctx context.Context, arg LikeOffParams) (int64, error)
 	// Affects a row only when the like is new or was off, so liking twice counts once.
 	LikeOn(ctx context.Context, arg LikeOnParams) (int64, error)
+	// Applies one batch of read events in one statement (and so one transaction): records the event
+	// ids in the inbox, keeps only those not seen before, and adds their per-article counts to the
+	// counters. Returns the increments applied, for the Redis mirror.
+	ReadEventsApply(ctx context.Context, arg ReadEventsApplyParams) ([]ReadEventsApplyRow, error)
+	// Upserts (user, article, last read at) for a batch; replaying a batch changes nothing because
+	// the newest timestamp wins.
+	ReadHistoryApply(ctx context.Context, arg ReadHistoryApplyParams) error
+	ReadHistoryList(ctx context.Context, arg ReadHistoryListParams) ([]ReadHistoryListRow, error)
 	TagListPopular(ctx context.Context, lim int32) ([]string, error)
 	UserGetByEmail(ctx context.Context, email string) (User, error)
 	UserGetByID(ctx context.Context, id int64) (User, error)

@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"strings"
 	"time"
 	"unicode"
@@ -142,12 +144,14 @@ func NormalizeTags(tags []string) []string {
 
 // Slugify turns a title into a URL-safe slug: lower-case letters and digits separated by single
 // hyphens, at most MaxSlugBaseLen bytes. Letters outside ASCII are kept (browsers percent-encode
-// them); everything else becomes a separator.
+// them), and so are combining marks that follow a letter or digit (Devanagari vowel signs, a
+// decomposed accent), so such words are not torn apart; everything else becomes a separator.
 func Slugify(title string) string {
 	var b strings.Builder
 	pendingDash := false
 	for _, r := range strings.ToLower(title) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+		inWord := b.Len() > 0 && !pendingDash
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || (inWord && unicode.Is(unicode.M, r)) {
 			if pendingDash && b.Len() > 0 {
 				b.WriteByte('-')
 			}
@@ -191,4 +195,26 @@ func ValidateComment(v *ValidationError, body string) {
 	case utf8.RuneCountInString(body) > MaxCommentLen:
 		v.Add("body", "is too long (maximum is 10000 characters)")
 	}
+}
+
+// ReadEvent records that someone read a published article. UserID is 0 for an anonymous reader.
+type ReadEvent struct {
+	ID        string
+	ArticleID int64
+	UserID    int64
+	At        time.Time
+}
+
+// HistoryEntry is one article in a reader's history.
+type HistoryEntry struct {
+	ArticleID int64
+	ReadAt    time.Time
+}
+
+// NewEventID returns a random 128-bit event id in hex: unique enough that two events never share
+// one, so consumers can deduplicate redelivered events by id.
+func NewEventID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -88,3 +88,6 @@ var ErrStaleVersion = fmt.Errorf("%w: stale version", ErrConflict)
 // ErrIllegalTransition means the article's current status does not allow the requested change
 // (publishing a published article, withdrawing a draft). It is a conflict.
 var ErrIllegalTransition = fmt.Errorf("%w: illegal status transition", ErrConflict)
+
+// ErrCollectionNameTaken means the owner already has a collection with this name.
+var ErrCollectionNameTaken = errors.New("collection name has already been taken")

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -45,17 +46,18 @@ func NewHTTPServer(cfg *Config, engine *gin.Engine) *http.Server {
 	}
 }
 
-// App is the running process: the HTTP server and the background jobs.
+// App is the running process: the HTTP server, the scheduled jobs and the background workers.
 type App struct {
 	Server          *http.Server
 	Cron            *cron.Cron
+	Workers         Workers
 	Log             *slog.Logger
 	ShutdownTimeout time.Duration
 }
 
 // NewApp assembles the App.
-func NewApp(cfg *Config, srv *http.Server, c *cron.Cron, log *slog.Logger) *App {
-	return &App{Server: srv, Cron: c, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
+func NewApp(cfg *Config, srv *http.Server, c *cron.Cron, workers Workers, log *slog.Logger) *App {
+	return &App{Server: srv, Cron: c, Workers: workers, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
 }
 
 // Run listens on the configured address and serves until ctx ends.
@@ -68,9 +70,25 @@ func (a *App) Run(ctx context.Context) error {
 }
 
 // Serve serves on ln until ctx ends, then shuts down gracefully: stop accepting, let in-flight
-// requests finish, stop the jobs and wait for running ones, all within ShutdownTimeout. Closing
-// the pools is left to the cleanup function that built the App.
+// requests finish, stop the jobs and the workers (after the requests, so events they produced are
+// still flushed) and wait for them, all within ShutdownTimeout. Closing the pools is left to the
+// cleanup function that built the App.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWorkers()
+	var workers sync.WaitGroup
+	for _, w := range a.Workers {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			if err := w.Run(wctx); err != nil {
+				a.Log.Error("background worker stopped", "worker", fmt.Sprintf("%T", w), "err", err)
+			}
+		}()
+	}
+	workersDone := make(chan struct{})
+	go func() { workers.Wait(); close(workersDone) }()
+
 	a.Cron.Start()
 	errc := make(chan error, 1)
 	go func() { errc <- a.Server.Serve(ln) }()
@@ -79,6 +97,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	select {
 	case err := <-errc:
 		<-a.Cron.Stop().Done()
+		stopWorkers()
+		<-workersDone
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
@@ -89,10 +109,16 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err := a.Server.Shutdown(sctx); err != nil {
 		errs = append(errs, fmt.Errorf("drain requests: %w", err))
 	}
+	stopWorkers()
 	select {
 	case <-a.Cron.Stop().Done():
 	case <-sctx.Done():
 		errs = append(errs, errors.New("jobs still running at shutdown deadline"))
+	}
+	select {
+	case <-workersDone:
+	case <-sctx.Done():
+		errs = append(errs, errors.New("background workers still running at shutdown deadline"))
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		errs = append(errs, err)

@@ -43,6 +43,16 @@ type Config struct {
 	MaxBodyBytes int64
 	CORSOrigins  string
 
+	ReadBuffer        int
+	ReadPublishBatch  int
+	ReadPublishFlush  time.Duration
+	ConsumerBatch     int
+	ConsumerWait      time.Duration
+	ConsumerClaimIdle time.Duration
+	ConsumerClaimTick time.Duration
+	StreamMaxLen      int
+	StreamTrimEvery   time.Duration
+
 	// GeneratedJWTSecret is set when no secret was configured in dev and a random one was made.
 	GeneratedJWTSecret bool
 
@@ -85,6 +95,17 @@ func Flags(fs *flag.FlagSet) *Config {
 		}
 		fs.UintVar(p, name, d, usage+" (env "+envName+")")
 	}
+	intf := func(p *int, name, envName string, def int, usage string) {
+		d := def
+		if v, ok := os.LookupEnv(envName); ok {
+			if parsed, err := strconv.Atoi(v); err == nil {
+				d = parsed
+			} else {
+				c.envErrs = append(c.envErrs, fmt.Errorf("%s=%q: not a whole number", envName, v))
+			}
+		}
+		fs.IntVar(p, name, d, usage+" (env "+envName+")")
+	}
 	boolf := func(p *bool, name, envName string, usage string) {
 		d := false
 		if v, ok := os.LookupEnv(envName); ok {
@@ -121,6 +142,16 @@ func Flags(fs *flag.FlagSet) *Config {
 	dur(&c.CacheLoadWait, "cache-load-timeout", "INKWELL_CACHE_LOAD_TIMEOUT", 3*time.Second, "timeout of one cache-miss load from PostgreSQL")
 
 	str(&c.CORSOrigins, "cors-origins", "INKWELL_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the API (e.g. https://conduit.example); '*' allows any; empty means any in dev and none in prod")
+
+	intf(&c.ReadBuffer, "read-buffer", "INKWELL_READ_BUFFER", 10000, "read events held in memory before new ones are dropped")
+	intf(&c.ReadPublishBatch, "read-publish-batch", "INKWELL_READ_PUBLISH_BATCH", 256, "read events sent to the stream in one pipelined round trip")
+	dur(&c.ReadPublishFlush, "read-publish-flush", "INKWELL_READ_PUBLISH_FLUSH", 20*time.Millisecond, "longest wait before a partial batch of read events is sent")
+	intf(&c.ConsumerBatch, "consumer-batch", "INKWELL_CONSUMER_BATCH", 1000, "stream entries a consumer applies in one batch (N)")
+	dur(&c.ConsumerWait, "consumer-wait", "INKWELL_CONSUMER_WAIT", 200*time.Millisecond, "longest wait for a consumer batch to fill (T)")
+	dur(&c.ConsumerClaimIdle, "consumer-claim-idle", "INKWELL_CONSUMER_CLAIM_IDLE", 30*time.Second, "how long an entry stays unacknowledged before another consumer reclaims it")
+	dur(&c.ConsumerClaimTick, "consumer-claim-every", "INKWELL_CONSUMER_CLAIM_EVERY", 10*time.Second, "how often a consumer looks for entries to reclaim")
+	intf(&c.StreamMaxLen, "stream-maxlen", "INKWELL_STREAM_MAXLEN", 100000, "approximate length the read-event stream is trimmed to (never past unacknowledged entries)")
+	dur(&c.StreamTrimEvery, "stream-trim-every", "INKWELL_STREAM_TRIM_EVERY", 10*time.Second, "how often the read-event stream is trimmed")
 
 	c.MaxBodyBytes = 1 << 20
 	c.Argon2MaxConcurrent = 8
@@ -159,6 +190,12 @@ func (c *Config) Validate(log *slog.Logger) error {
 	}
 	if c.CacheTTL <= 0 || c.CacheNullTTL <= 0 || c.CacheJitter < 0 || c.CacheLoadWait <= 0 {
 		errs = append(errs, errors.New("cache TTLs and the load timeout must be positive (jitter may be 0)"))
+	}
+	if c.ReadBuffer < 1 || c.ReadPublishBatch < 1 || c.ConsumerBatch < 1 || c.StreamMaxLen < 1 {
+		errs = append(errs, errors.New("read-event buffer, batch sizes and stream length must be at least 1"))
+	}
+	if c.ReadPublishFlush <= 0 || c.ConsumerWait <= 0 || c.ConsumerClaimIdle <= 0 || c.ConsumerClaimTick <= 0 || c.StreamTrimEvery <= 0 {
+		errs = append(errs, errors.New("read-event intervals must be positive"))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("INKWELL_SHUTDOWN_TIMEOUT must be positive"))

@@ -7,4 +7,5 @@ var ProviderSet = wire.NewSet(
 	NewPgPool, NewRedis, NewKeyspace, NewCachePolicy, NewSlugSuffix,
 	NewPasswordHasher, NewJWTManager,
 	NewCron, NewRouterConfig, NewHTTPServer, NewApp,
+	NewReadStream, NewReadPublisher, NewWorkers,
 )

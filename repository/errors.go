@@ -17,6 +17,8 @@ var constraintErrors = map[string]error{
 	"users_email_key":    domain.ErrEmailTaken,
 	"users_username_key": domain.ErrUsernameTaken,
 	"articles_slug_key":  domain.ErrSlugTaken,
+
+	"collections_owner_name_key": domain.ErrCollectionNameTaken,
 }
 
 // translate turns a driver error into a domain error, keeping the original text for logs.

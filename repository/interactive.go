@@ -120,3 +120,19 @@ func (r *InteractiveRepository) Liked(ctx context.Context, userID int64, biz dom
 	}
 	return out, nil
 }
+
+// Collected returns which of ids are in any of userID's collections, in one query.
+func (r *InteractiveRepository) Collected(ctx context.Context, userID int64, biz domain.Biz, ids []int64) (map[int64]bool, error) {
+	out := make(map[int64]bool, len(ids))
+	if len(ids) == 0 || userID == 0 || biz != domain.BizArticle {
+		return out, nil
+	}
+	found, err := r.q.CollectionItemCollectedAmong(ctx, dao.CollectionItemCollectedAmongParams{OwnerID: userID, ArticleIds: ids})
+	if err != nil {
+		return nil, wrapf(err, "list collected of %d", userID)
+	}
+	for _, id := range found {
+		out[id] = true
+	}
+	return out, nil
+}

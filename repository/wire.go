@@ -12,4 +12,4 @@ func NewQuerier(pool *pgxpool.Pool) dao.Querier { return dao.New(pool) }
 
 // ProviderSet builds the repositories.
 var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewFollowRepository,
-	NewArticleRepository, NewInteractiveRepository, NewCommentRepository)
+	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"inkwell/domain"
 )
@@ -15,13 +16,15 @@ type ArticleService struct {
 	inter    InteractiveRepository
 	users    UserRepository
 	follows  FollowRepository
+	reads    ReadRecorder
 	suffix   func() string // random slug suffix for colliding titles
+	now      func() time.Time
 }
 
 // NewArticleService returns an ArticleService over its ports. suffix makes the random tail that
 // disambiguates two articles with the same title.
-func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, suffix SlugSuffix) *ArticleService {
-	return &ArticleService{articles: articles, inter: inter, users: users, follows: follows, suffix: suffix}
+func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, reads ReadRecorder, suffix SlugSuffix) *ArticleService {
+	return &ArticleService{articles: articles, inter: inter, users: users, follows: follows, reads: reads, suffix: suffix, now: time.Now}
 }
 
 // SlugSuffix returns a short random string for slug collisions.
@@ -59,6 +62,7 @@ const maxSlugAttempts = 5
 
 // Create validates and stores a new article written by viewerID.
 func (s *ArticleService) Create(ctx context.Context, viewerID int64, in CreateArticleInput) (domain.ArticleView, error) {
+	in.Tags = domain.NormalizeTags(in.Tags)
 	v := &domain.ValidationError{}
 	domain.ValidateArticle(v, &in.Title, &in.Description, &in.Body, in.Tags)
 	if err := v.OrNil(); err != nil {
@@ -87,17 +91,24 @@ func (s *ArticleService) Create(ctx context.Context, viewerID int64, in CreateAr
 			break
 		}
 	}
-	if errors.Is(err, domain.ErrNotFound) { // the author's account vanished mid-request
+	switch {
+	case errors.Is(err, domain.ErrNotFound): // the author's account vanished mid-request
 		return domain.ArticleView{}, domain.ErrUnauthorized
+	case errors.Is(err, domain.ErrSlugTaken):
+		return domain.ArticleView{}, domain.NewValidationError("title", "is used by too many articles; choose another title")
 	}
 	return domain.ArticleView{}, err
 }
 
 // Get returns one article as viewerID sees it; drafts and withdrawn articles only to their author.
+// Reading a published article records a read event; the counting happens off the request path.
 func (s *ArticleService) Get(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error) {
 	a, err := s.visible(ctx, viewerID, slug)
 	if err != nil {
 		return domain.ArticleView{}, err
+	}
+	if a.Status == domain.StatusPublished {
+		s.reads.Record(domain.ReadEvent{ID: domain.NewEventID(), ArticleID: a.ID, UserID: viewerID, At: s.now()})
 	}
 	return s.view(ctx, viewerID, a)
 }
@@ -106,7 +117,8 @@ func (s *ArticleService) Get(ctx context.Context, viewerID int64, slug string) (
 func (s *ArticleService) Update(ctx context.Context, viewerID int64, slug string, in UpdateArticleInput) (domain.ArticleView, error) {
 	var tags []string
 	if in.Tags != nil {
-		tags = *in.Tags
+		tags = domain.NormalizeTags(*in.Tags)
+		in.Tags = &tags
 	}
 	v := &domain.ValidationError{}
 	domain.ValidateArticle(v, in.Title, in.Description, in.Body, tags)
@@ -235,13 +247,17 @@ func (s *ArticleService) Feed(ctx context.Context, viewerID int64, p domain.Page
 	return s.list(ctx, viewerID, arts, total, p)
 }
 
-// Mine returns viewerID's own articles in every status (or only status, when set).
+// Mine returns viewerID's own articles in every status (or only status, when set). It pages by
+// offset only: ListByAuthor does not page by cursor, so no NextCursor is offered (a client that
+// followed one would be served the first page again, forever).
 func (s *ArticleService) Mine(ctx context.Context, viewerID int64, status domain.ArticleStatus, p domain.Page) (ArticleList, error) {
 	arts, total, err := s.articles.ListByAuthor(ctx, viewerID, status, p)
 	if err != nil {
 		return ArticleList{}, err
 	}
-	return s.list(ctx, viewerID, arts, total, p)
+	l, err := s.list(ctx, viewerID, arts, total, p)
+	l.NextCursor = nil
+	return l, err
 }
 
 // Tags returns the tags in use on published articles, most used first.
@@ -319,7 +335,7 @@ func (s *ArticleService) assemble(ctx context.Context, viewerID int64, arts []do
 	if err != nil {
 		return nil, err
 	}
-	var following, liked map[int64]bool
+	var following, liked, collected map[int64]bool
 	if viewerID != 0 {
 		authorIDs := make([]int64, 0, len(authors))
 		for id := range authors {
@@ -335,6 +351,9 @@ func (s *ArticleService) assemble(ctx context.Context, viewerID int64, arts []do
 		if liked, err = s.inter.Liked(ctx, viewerID, domain.BizArticle, ids); err != nil {
 			return nil, err
 		}
+		if collected, err = s.inter.Collected(ctx, viewerID, domain.BizArticle, ids); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]domain.ArticleView, 0, len(arts))
 	for _, a := range arts {
@@ -347,6 +366,7 @@ func (s *ArticleService) assemble(ctx context.Context, viewerID int64, arts []do
 			Author:    domain.ProfileOf(author, following[a.AuthorID]),
 			Counters:  counters[a.ID],
 			Favorited: liked[a.ID],
+			Collected: collected[a.ID],
 		})
 	}
 	return out, nil
@@ -363,3 +383,4 @@ func uniqueIDs[T any](items []T, id func(T) int64) []int64 {
 	}
 	return out
 }
+

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"reflect"
+	"sync"
 	"testing"
 
 	"inkwell/domain"
@@ -41,4 +42,22 @@ func requireNoValidation(t *testing.T, err error) {
 	if err == nil || errors.As(err, &verr) {
 		t.Fatalf("error = %v, want a non-validation error", err)
 	}
+}
+
+// recordedReads is a ReadRecorder that keeps what it was given.
+type recordedReads struct {
+	mu  sync.Mutex
+	evs []domain.ReadEvent
+}
+
+func (r *recordedReads) Record(ev domain.ReadEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.evs = append(r.evs, ev)
+}
+
+func (r *recordedReads) events() []domain.ReadEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]domain.ReadEvent(nil), r.evs...)
 }

@@ -7,6 +7,8 @@ import (
 )
 
 //go:generate go tool mockgen -source=ports.go -destination=mocks/ports_mock.go -package=mocks
+//go:generate go tool mockgen -source=reads.go -destination=mocks/reads_mock.go -package=mocks
+//go:generate go tool mockgen -source=collection.go -destination=mocks/collection_mock.go -package=mocks
 
 // UserRepository stores accounts. Implementations return domain.ErrNotFound for a missing user,
 // domain.ErrEmailTaken / domain.ErrUsernameTaken when a uniqueness rule is violated.
@@ -63,6 +65,8 @@ type ArticleRepository interface {
 	// Create inserts the article; domain.ErrSlugTaken when the slug exists.
 	Create(ctx context.Context, a domain.Article) (domain.Article, error)
 	GetBySlug(ctx context.Context, slug string) (domain.Article, error)
+	// GetByIDs returns the articles among ids that exist, in any order, in one query.
+	GetByIDs(ctx context.Context, ids []int64) ([]domain.Article, error)
 	// Update locks the article with id, applies change and stores title, description, body and
 	// tags with the version guard, in one transaction.
 	Update(ctx context.Context, id int64, change func(*domain.Article) error) (domain.Article, error)
@@ -86,6 +90,8 @@ type InteractiveRepository interface {
 	Counters(ctx context.Context, biz domain.Biz, ids []int64) (map[int64]domain.Counters, error)
 	// Liked returns which of ids userID currently likes.
 	Liked(ctx context.Context, userID int64, biz domain.Biz, ids []int64) (map[int64]bool, error)
+	// Collected returns which of ids are in any of userID's collections.
+	Collected(ctx context.Context, userID int64, biz domain.Biz, ids []int64) (map[int64]bool, error)
 }
 
 // CommentRepository stores comments, numbering each article's comments 1, 2, 3, ...

@@ -185,10 +185,14 @@ func (h *ArticleHandler) Feed(c *gin.Context) {
 	h.respondList(c, l, err, true)
 }
 
-// Mine handles GET /api/user/articles?status=&limit=&offset=.
+// Mine handles GET /api/user/articles?status=&limit=&offset=. It pages by offset only.
 func (h *ArticleHandler) Mine(c *gin.Context) {
 	p, ok := pageParams(c)
 	if !ok {
+		return
+	}
+	if p.Cursor != nil {
+		abortWith(c, http.StatusUnprocessableEntity, "cursor", "is not supported here; page with offset")
 		return
 	}
 	var status domain.ArticleStatus

@@ -47,3 +47,19 @@ type CommentService interface {
 	List(ctx context.Context, viewerID int64, slug string, afterSeq int64, limit int) ([]domain.CommentView, error)
 	Delete(ctx context.Context, viewerID int64, slug string, commentID int64) error
 }
+
+// CollectionService is what the collection handlers need.
+type CollectionService interface {
+	Create(ctx context.Context, viewerID int64, in service.CollectionInput) (domain.Collection, error)
+	List(ctx context.Context, viewerID int64) ([]domain.Collection, error)
+	Update(ctx context.Context, viewerID, id int64, in service.CollectionInput) (domain.Collection, error)
+	Delete(ctx context.Context, viewerID, id int64) error
+	Collect(ctx context.Context, viewerID int64, slug string, collectionID int64) (domain.ArticleView, error)
+	Uncollect(ctx context.Context, viewerID int64, slug string, collectionID int64) (domain.ArticleView, error)
+	Articles(ctx context.Context, viewerID, id int64, p domain.Page) (service.ArticleList, error)
+}
+
+// HistoryService is what the reading-history handler needs.
+type HistoryService interface {
+	History(ctx context.Context, viewerID int64, p domain.Page) (service.ArticleList, error)
+}

@@ -10,7 +10,7 @@ import (
 
 // ProviderSet builds the handlers and the router.
 var ProviderSet = wire.NewSet(NewAuthenticator, NewUserHandler, NewProfileHandler, NewArticleHandler,
-	NewCommentHandler, wire.Struct(new(Handlers), "*"), NewRouter)
+	NewCommentHandler, NewCollectionHandler, wire.Struct(new(Handlers), "*"), NewRouter)
 
 // RouterConfig holds the HTTP settings the router needs.
 type RouterConfig struct {
@@ -20,11 +20,12 @@ type RouterConfig struct {
 
 // Handlers are every handler the router mounts.
 type Handlers struct {
-	Auth     *Authenticator
-	Users    *UserHandler
-	Profiles *ProfileHandler
-	Articles *ArticleHandler
-	Comments *CommentHandler
+	Auth        *Authenticator
+	Users       *UserHandler
+	Profiles    *ProfileHandler
+	Articles    *ArticleHandler
+	Comments    *CommentHandler
+	Collections *CollectionHandler
 }
 
 // NewRouter returns the gin engine with every route of the API.
@@ -66,5 +67,14 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	api.POST("/articles/:slug/comments", authed, h.Comments.Add)
 	api.DELETE("/articles/:slug/comments/:id", authed, h.Comments.Delete)
 	api.GET("/tags", h.Articles.Tags)
+
+	api.POST("/articles/:slug/collect", authed, h.Collections.Collect)
+	api.DELETE("/articles/:slug/collect", authed, h.Collections.Uncollect)
+	api.POST("/collections", authed, h.Collections.Create)
+	api.GET("/collections", authed, h.Collections.List)
+	api.PATCH("/collections/:id", authed, h.Collections.Update)
+	api.DELETE("/collections/:id", authed, h.Collections.Delete)
+	api.GET("/collections/:id/articles", authed, h.Collections.Articles)
+	api.GET("/user/history", authed, h.Collections.History)
 	return r
 }

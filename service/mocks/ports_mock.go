@@ -406,6 +406,21 @@ func (mr *MockArticleRepositoryMockRecorder) Feed(ctx, followerID, p any) *gomoc
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Feed", reflect.TypeOf((*MockArticleRepository)(nil).Feed), ctx, followerID, p)
 }
 
+// GetByIDs mocks base method.
+func (m *MockArticleRepository) GetByIDs(ctx context.Context, ids []int64) ([]domain.Article, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "GetByIDs", ctx, ids)
+	ret0, _ := ret[0].([]domain.Article)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// GetByIDs indicates an expected call of GetByIDs.
+func (mr *MockArticleRepositoryMockRecorder) GetByIDs(ctx, ids any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "GetByIDs", reflect.TypeOf((*MockArticleRepository)(nil).GetByIDs), ctx, ids)
+}
+
 // GetBySlug mocks base method.
 func (m *MockArticleRepository) GetBySlug(ctx context.Context, slug string) (domain.Article, error) {
 	m.ctrl.T.Helper()
@@ -520,6 +535,21 @@ func NewMockInteractiveRepository(ctrl *gomock.Controller) *MockInteractiveRepos
 // EXPECT returns an object that allows the caller to indicate expected use.
 func (m *MockInteractiveRepository) EXPECT() *MockInteractiveRepositoryMockRecorder {
 	return m.recorder
+}
+
+// Collected mocks base method.
+func (m *MockInteractiveRepository) Collected(ctx context.Context, userID int64, biz domain.Biz, ids []int64) (map[int64]bool, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Collected", ctx, userID, biz, ids)
+	ret0, _ := ret[0].(map[int64]bool)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Collected indicates an expected call of Collected.
+func (mr *MockInteractiveRepositoryMockRecorder) Collected(ctx, userID, biz, ids any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Collected", reflect.TypeOf((*MockInteractiveRepository)(nil).Collected), ctx, userID, biz, ids)
 }
 
 // Counters mocks base method.

@@ -456,3 +456,170 @@ func (mr *MockCommentServiceMockRecorder) List(ctx, viewerID, slug, afterSeq, li
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "List", reflect.TypeOf((*MockCommentService)(nil).List), ctx, viewerID, slug, afterSeq, limit)
 }
+
+// MockCollectionService is a mock of CollectionService interface.
+type MockCollectionService struct {
+	ctrl     *gomock.Controller
+	recorder *MockCollectionServiceMockRecorder
+	isgomock struct{}
+}
+
+// MockCollectionServiceMockRecorder is the mock recorder for MockCollectionService.
+type MockCollectionServiceMockRecorder struct {
+	mock *MockCollectionService
+}
+
+// NewMockCollectionService creates a new mock instance.
+func NewMockCollectionService(ctrl *gomock.Controller) *MockCollectionService {
+	mock := &MockCollectionService{ctrl: ctrl}
+	mock.recorder = &MockCollectionServiceMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockCollectionService) EXPECT() *MockCollectionServiceMockRecorder {
+	return m.recorder
+}
+
+// Articles mocks base method.
+func (m *MockCollectionService) Articles(ctx context.Context, viewerID, id int64, p domain.Page) (service.ArticleList, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Articles", ctx, viewerID, id, p)
+	ret0, _ := ret[0].(service.ArticleList)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Articles indicates an expected call of Articles.
+func (mr *MockCollectionServiceMockRecorder) Articles(ctx, viewerID, id, p any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Articles", reflect.TypeOf((*MockCollectionService)(nil).Articles), ctx, viewerID, id, p)
+}
+
+// Collect mocks base method.
+func (m *MockCollectionService) Collect(ctx context.Context, viewerID int64, slug string, collectionID int64) (domain.ArticleView, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Collect", ctx, viewerID, slug, collectionID)
+	ret0, _ := ret[0].(domain.ArticleView)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Collect indicates an expected call of Collect.
+func (mr *MockCollectionServiceMockRecorder) Collect(ctx, viewerID, slug, collectionID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Collect", reflect.TypeOf((*MockCollectionService)(nil).Collect), ctx, viewerID, slug, collectionID)
+}
+
+// Create mocks base method.
+func (m *MockCollectionService) Create(ctx context.Context, viewerID int64, in service.CollectionInput) (domain.Collection, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Create", ctx, viewerID, in)
+	ret0, _ := ret[0].(domain.Collection)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Create indicates an expected call of Create.
+func (mr *MockCollectionServiceMockRecorder) Create(ctx, viewerID, in any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockCollectionService)(nil).Create), ctx, viewerID, in)
+}
+
+// Delete mocks base method.
+func (m *MockCollectionService) Delete(ctx context.Context, viewerID, id int64) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Delete", ctx, viewerID, id)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Delete indicates an expected call of Delete.
+func (mr *MockCollectionServiceMockRecorder) Delete(ctx, viewerID, id any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Delete", reflect.TypeOf((*MockCollectionService)(nil).Delete), ctx, viewerID, id)
+}
+
+// List mocks base method.
+func (m *MockCollectionService) List(ctx context.Context, viewerID int64) ([]domain.Collection, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "List", ctx, viewerID)
+	ret0, _ := ret[0].([]domain.Collection)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// List indicates an expected call of List.
+func (mr *MockCollectionServiceMockRecorder) List(ctx, viewerID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "List", reflect.TypeOf((*MockCollectionService)(nil).List), ctx, viewerID)
+}
+
+// Uncollect mocks base method.
+func (m *MockCollectionService) Uncollect(ctx context.Context, viewerID int64, slug string, collectionID int64) (domain.ArticleView, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Uncollect", ctx, viewerID, slug, collectionID)
+	ret0, _ := ret[0].(domain.ArticleView)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Uncollect indicates an expected call of Uncollect.
+func (mr *MockCollectionServiceMockRecorder) Uncollect(ctx, viewerID, slug, collectionID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Uncollect", reflect.TypeOf((*MockCollectionService)(nil).Uncollect), ctx, viewerID, slug, collectionID)
+}
+
+// Update mocks base method.
+func (m *MockCollectionService) Update(ctx context.Context, viewerID, id int64, in service.CollectionInput) (domain.Collection, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Update", ctx, viewerID, id, in)
+	ret0, _ := ret[0].(domain.Collection)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Update indicates an expected call of Update.
+func (mr *MockCollectionServiceMockRecorder) Update(ctx, viewerID, id, in any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Update", reflect.TypeOf((*MockCollectionService)(nil).Update), ctx, viewerID, id, in)
+}
+
+// MockHistoryService is a mock of HistoryService interface.
+type MockHistoryService struct {
+	ctrl     *gomock.Controller
+	recorder *MockHistoryServiceMockRecorder
+	isgomock struct{}
+}
+
+// MockHistoryServiceMockRecorder is the mock recorder for MockHistoryService.
+type MockHistoryServiceMockRecorder struct {
+	mock *MockHistoryService
+}
+
+// NewMockHistoryService creates a new mock instance.
+func NewMockHistoryService(ctrl *gomock.Controller) *MockHistoryService {
+	mock := &MockHistoryService{ctrl: ctrl}
+	mock.recorder = &MockHistoryServiceMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockHistoryService) EXPECT() *MockHistoryServiceMockRecorder {
+	return m.recorder
+}
+
+// History mocks base method.
+func (m *MockHistoryService) History(ctx context.Context, viewerID int64, p domain.Page) (service.ArticleList, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "History", ctx, viewerID, p)
+	ret0, _ := ret[0].(service.ArticleList)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// History indicates an expected call of History.
+func (mr *MockHistoryServiceMockRecorder) History(ctx, viewerID, p any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "History", reflect.TypeOf((*MockHistoryService)(nil).History), ctx, viewerID, p)
+}

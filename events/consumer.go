@@ -1,0 +1,192 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Handler processes one batch of stream entries. Returning nil lets the consumer acknowledge the
+// whole batch; an error leaves it pending, to be reclaimed and retried. Handlers must therefore be
+// idempotent (the read consumers dedupe through the inbox table).
+type Handler func(ctx context.Context, msgs []redis.XMessage) error
+
+// ConsumerConfig configures one consumer of one consumer group.
+type ConsumerConfig struct {
+	Stream    string
+	Group     string
+	Name      string        // this consumer's name within the group; unique per process
+	BatchSize int           // at most this many entries per batch
+	BatchWait time.Duration // a partial batch is handed over after this long
+	// ClaimIdle is how long an entry must sit unacknowledged before another consumer takes it
+	// over with XAUTOCLAIM; ClaimEvery is how often this consumer looks for such entries.
+	ClaimIdle  time.Duration
+	ClaimEvery time.Duration
+	// Backoff is the pause after a failed read or batch, so an outage is not a busy loop.
+	Backoff time.Duration
+}
+
+// ConsumerStats counts a consumer's work. Values only grow.
+type ConsumerStats struct {
+	Batches, Entries, Acked, Reclaimed, Failures atomic.Int64
+}
+
+// Consumer reads a stream through a consumer group in batches and acknowledges what its handler
+// processed.
+type Consumer struct {
+	rdb    redis.UniversalClient
+	cfg    ConsumerConfig
+	handle Handler
+	log    *slog.Logger
+	Stats  ConsumerStats
+}
+
+// NewConsumer returns a consumer; call Run to start it.
+func NewConsumer(rdb redis.UniversalClient, cfg ConsumerConfig, handle Handler, log *slog.Logger) *Consumer {
+	if cfg.BatchSize < 1 {
+		cfg.BatchSize = 1
+	}
+	if cfg.BatchWait <= 0 {
+		cfg.BatchWait = 100 * time.Millisecond
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = time.Second
+	}
+	return &Consumer{rdb: rdb, cfg: cfg, handle: handle, log: log.With("stream", cfg.Stream, "group", cfg.Group, "consumer", cfg.Name)}
+}
+
+// Run consumes until ctx ends. Errors from Redis or the handler are logged and retried after a
+// pause; Run returns only when ctx is done.
+func (c *Consumer) Run(ctx context.Context) error {
+	var lastClaim time.Time
+	for ctx.Err() == nil {
+		if err := c.ensureGroup(ctx); err != nil {
+			c.pause(ctx, "create consumer group", err)
+			continue
+		}
+		if time.Since(lastClaim) >= c.cfg.ClaimEvery {
+			if err := c.reclaim(ctx); err != nil {
+				c.pause(ctx, "reclaim pending entries", err)
+				continue
+			}
+			lastClaim = time.Now()
+		}
+		msgs, err := c.readBatch(ctx)
+		if err != nil {
+			c.pause(ctx, "read stream", err)
+			continue
+		}
+		if len(msgs) > 0 {
+			c.process(ctx, msgs)
+		}
+	}
+	return nil
+}
+
+// ensureGroup creates the group (and the stream) once; a group created later than the stream
+// still starts from the stream's beginning, so no event written before the first start is missed.
+func (c *Consumer) ensureGroup(ctx context.Context) error {
+	err := c.rdb.XGroupCreateMkStream(ctx, c.cfg.Stream, c.cfg.Group, "0").Err()
+	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		return err
+	}
+	return nil
+}
+
+// readBatch collects up to BatchSize new entries, waiting at most BatchWait for a batch to fill.
+// BLOCK takes a time.Duration; go-redis extends the connection's read deadline by the block time,
+// so a long block never trips the client's read timeout.
+func (c *Consumer) readBatch(ctx context.Context) ([]redis.XMessage, error) {
+	deadline := time.Now().Add(c.cfg.BatchWait)
+	var out []redis.XMessage
+	for len(out) < c.cfg.BatchSize {
+		wait := time.Until(deadline)
+		if wait < time.Millisecond {
+			break
+		}
+		res, err := c.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: c.cfg.Group, Consumer: c.cfg.Name, Streams: []string{c.cfg.Stream, ">"},
+			Count: int64(c.cfg.BatchSize - len(out)), Block: wait,
+		}).Result()
+		if errors.Is(err, redis.Nil) {
+			break
+		}
+		if err != nil {
+			if len(out) > 0 && ctx.Err() == nil {
+				break // hand over what we have; the error will show again on the next read
+			}
+			return out, err
+		}
+		for _, s := range res {
+			out = append(out, s.Messages...)
+		}
+	}
+	return out, nil
+}
+
+// reclaim takes over entries other consumers (or an earlier life of this one) read but never
+// acknowledged, and processes them again.
+func (c *Consumer) reclaim(ctx context.Context) error {
+	start := "0-0"
+	for {
+		msgs, next, err := c.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+			Stream: c.cfg.Stream, Group: c.cfg.Group, Consumer: c.cfg.Name,
+			MinIdle: c.cfg.ClaimIdle, Start: start, Count: int64(c.cfg.BatchSize),
+		}).Result()
+		if err != nil {
+			return err
+		}
+		if len(msgs) > 0 {
+			c.Stats.Reclaimed.Add(int64(len(msgs)))
+			c.log.InfoContext(ctx, "reclaimed pending entries", "entries", len(msgs))
+			if !c.process(ctx, msgs) {
+				return nil
+			}
+		}
+		if next == "0-0" || next == "" {
+			return nil
+		}
+		start = next
+	}
+}
+
+// process hands a batch to the handler and acknowledges it on success.
+func (c *Consumer) process(ctx context.Context, msgs []redis.XMessage) bool {
+	c.Stats.Batches.Add(1)
+	c.Stats.Entries.Add(int64(len(msgs)))
+	if err := c.handle(ctx, msgs); err != nil {
+		c.Stats.Failures.Add(1)
+		c.pause(ctx, "handle batch (left pending for retry)", err)
+		return false
+	}
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	if err := c.rdb.XAck(ctx, c.cfg.Stream, c.cfg.Group, ids...).Err(); err != nil {
+		// The effect is committed; the entries stay pending and a later reclaim re-delivers them,
+		// which the handler's dedupe turns into a no-op.
+		c.pause(ctx, "acknowledge batch", err)
+		return false
+	}
+	c.Stats.Acked.Add(int64(len(ids)))
+	return true
+}
+
+func (c *Consumer) pause(ctx context.Context, what string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	c.log.WarnContext(ctx, "stream consumer: "+what+" failed", "err", err)
+	t := time.NewTimer(c.cfg.Backoff)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

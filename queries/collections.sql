@@ -1,0 +1,61 @@
+-- name: CollectionInsert :one
+INSERT INTO collections (owner_id, name, description)
+VALUES (@owner_id::bigint, @name::text, @description::text)
+RETURNING *;
+
+-- name: CollectionGetByID :one
+SELECT * FROM collections WHERE id = @id::bigint;
+
+-- name: CollectionListByOwner :many
+SELECT c.*, (SELECT count(*) FROM collection_items i WHERE i.collection_id = c.id)::bigint AS article_count
+FROM collections c
+WHERE c.owner_id = @owner_id::bigint
+ORDER BY c.created_at, c.id;
+
+-- name: CollectionUpdate :one
+UPDATE collections
+SET name = @name::text, description = @description::text, updated_at = now()
+WHERE id = @id::bigint
+RETURNING *;
+
+-- name: CollectionDelete :many
+-- Deletes the folder and returns the articles it held, whose collect counters must go down.
+WITH gone AS (
+    DELETE FROM collection_items WHERE collection_id = @id::bigint RETURNING article_id
+), folder AS (
+    DELETE FROM collections WHERE id = @id::bigint RETURNING id
+)
+SELECT gone.article_id::bigint AS article_id FROM gone;
+
+-- name: CollectionItemInsert :execrows
+INSERT INTO collection_items (collection_id, article_id)
+VALUES (@collection_id::bigint, @article_id::bigint)
+ON CONFLICT DO NOTHING;
+
+-- name: CollectionItemDelete :execrows
+DELETE FROM collection_items WHERE collection_id = @collection_id::bigint AND article_id = @article_id::bigint;
+
+-- name: CollectionItemList :many
+SELECT i.article_id, i.created_at
+FROM collection_items i
+JOIN articles a ON a.id = i.article_id
+WHERE i.collection_id = @collection_id::bigint
+  AND (sqlc.narg(before_created_at)::timestamptz IS NULL
+       OR (i.created_at, i.article_id) < (sqlc.narg(before_created_at)::timestamptz, sqlc.narg(before_article_id)::bigint))
+ORDER BY i.created_at DESC, i.article_id DESC
+LIMIT @lim::int;
+
+-- name: CollectionItemCollectedAmong :many
+SELECT DISTINCT i.article_id
+FROM collection_items i
+JOIN collections c ON c.id = i.collection_id
+WHERE c.owner_id = @owner_id::bigint AND i.article_id = ANY (@article_ids::bigint[]);
+
+-- name: InteractiveAddCollects :exec
+INSERT INTO interactives (biz, biz_id, collect_cnt)
+VALUES (@biz::text, @biz_id::bigint, GREATEST(@delta::bigint, 0))
+ON CONFLICT (biz, biz_id) DO UPDATE
+SET collect_cnt = GREATEST(interactives.collect_cnt + @delta::bigint, 0), updated_at = now();
+
+-- name: ArticleGetByIDs :many
+SELECT * FROM articles WHERE id = ANY (@ids::bigint[]);

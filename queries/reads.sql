@@ -1,0 +1,56 @@
+-- name: ReadEventsApply :many
+-- Applies one batch of read events in one statement (and so one transaction): records the event
+-- ids in the inbox, keeps only those not seen before, and adds their per-article counts to the
+-- counters. Returns the increments applied, for the Redis mirror.
+WITH batch AS (
+    -- Two unnests in one select list advance together (zip), pairing ids with articles.
+    SELECT unnest(@event_ids::text[]) AS event_id, unnest(@article_ids::bigint[]) AS article_id
+),
+fresh AS (
+    INSERT INTO inbox (consumer, event_id)
+    SELECT @consumer::text, b.event_id FROM batch b
+    ON CONFLICT DO NOTHING
+    RETURNING event_id
+),
+sums AS (
+    SELECT b.article_id, count(*)::bigint AS reads
+    FROM batch b JOIN fresh f ON f.event_id = b.event_id
+    JOIN articles a ON a.id = b.article_id
+    GROUP BY b.article_id
+),
+applied AS (
+    INSERT INTO interactives (biz, biz_id, read_cnt)
+    SELECT 'article', s.article_id, s.reads FROM sums s
+    ON CONFLICT (biz, biz_id) DO UPDATE
+    SET read_cnt = interactives.read_cnt + EXCLUDED.read_cnt, updated_at = now()
+    RETURNING biz_id
+)
+SELECT s.article_id::bigint AS article_id, s.reads::bigint AS reads FROM sums s;
+
+-- name: ReadHistoryApply :exec
+-- Upserts (user, article, last read at) for a batch; replaying a batch changes nothing because
+-- the newest timestamp wins.
+WITH h AS (
+    SELECT unnest(@user_ids::bigint[]) AS user_id, unnest(@article_ids::bigint[]) AS article_id,
+           unnest(@read_ats::timestamptz[]) AS read_at
+)
+INSERT INTO reading_history (user_id, article_id, last_read_at)
+SELECT DISTINCT ON (h.user_id, h.article_id) h.user_id, h.article_id, h.read_at
+FROM h
+JOIN articles a ON a.id = h.article_id
+JOIN users u ON u.id = h.user_id
+ORDER BY h.user_id, h.article_id, h.read_at DESC
+ON CONFLICT (user_id, article_id) DO UPDATE
+SET last_read_at = GREATEST(reading_history.last_read_at, EXCLUDED.last_read_at);
+
+-- name: ReadHistoryList :many
+SELECT h.article_id, h.last_read_at
+FROM reading_history h
+WHERE h.user_id = @user_id::bigint
+  AND (sqlc.narg(before_read_at)::timestamptz IS NULL
+       OR (h.last_read_at, h.article_id) < (sqlc.narg(before_read_at)::timestamptz, sqlc.narg(before_article_id)::bigint))
+ORDER BY h.last_read_at DESC, h.article_id DESC
+LIMIT @lim::int;
+
+-- name: InboxPrune :execrows
+DELETE FROM inbox WHERE received_at < @before::timestamptz;

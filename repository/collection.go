@@ -1,0 +1,162 @@
+package repository
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"inkwell/cache"
+	"inkwell/dao"
+	"inkwell/domain"
+)
+
+// CollectionRepository stores collection folders and their items. Adding or removing an item
+// changes the article's collect_cnt in the same transaction, and then the Redis hash through the
+// same check-and-increment script as likes.
+type CollectionRepository struct {
+	pool     *pgxpool.Pool
+	q        dao.Querier
+	counters *cache.CountersCache
+	log      *slog.Logger
+}
+
+// NewCollectionRepository returns the repository.
+func NewCollectionRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.CountersCache, log *slog.Logger) *CollectionRepository {
+	return &CollectionRepository{pool: pool, q: q, counters: counters, log: log}
+}
+
+// Create inserts a folder; domain.ErrCollectionNameTaken if the owner has one of that name.
+func (r *CollectionRepository) Create(ctx context.Context, c domain.Collection) (domain.Collection, error) {
+	row, err := r.q.CollectionInsert(ctx, dao.CollectionInsertParams{OwnerID: c.OwnerID, Name: c.Name, Description: c.Description})
+	if err != nil {
+		return domain.Collection{}, wrapf(err, "insert collection")
+	}
+	return collectionFromRow(row, 0), nil
+}
+
+// Get returns one folder (without its article count).
+func (r *CollectionRepository) Get(ctx context.Context, id int64) (domain.Collection, error) {
+	row, err := r.q.CollectionGetByID(ctx, id)
+	if err != nil {
+		return domain.Collection{}, wrapf(err, "get collection %d", id)
+	}
+	return collectionFromRow(row, 0), nil
+}
+
+// ListByOwner returns the owner's folders, oldest first, with their article counts.
+func (r *CollectionRepository) ListByOwner(ctx context.Context, ownerID int64) ([]domain.Collection, error) {
+	rows, err := r.q.CollectionListByOwner(ctx, ownerID)
+	if err != nil {
+		return nil, wrapf(err, "list collections of %d", ownerID)
+	}
+	out := make([]domain.Collection, len(rows))
+	for i, row := range rows {
+		out[i] = collectionFromRow(dao.Collection{ID: row.ID, OwnerID: row.OwnerID, Name: row.Name, Description: row.Description,
+			CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt}, row.ArticleCount)
+	}
+	return out, nil
+}
+
+// Update renames or re-describes a folder.
+func (r *CollectionRepository) Update(ctx context.Context, c domain.Collection) (domain.Collection, error) {
+	row, err := r.q.CollectionUpdate(ctx, dao.CollectionUpdateParams{ID: c.ID, Name: c.Name, Description: c.Description})
+	if err != nil {
+		return domain.Collection{}, wrapf(err, "update collection %d", c.ID)
+	}
+	return collectionFromRow(row, 0), nil
+}
+
+// Delete removes a folder and its items, lowering each item's collect counter, in one transaction.
+func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
+	var articles []int64
+	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
+		var err error
+		if articles, err = q.CollectionDelete(ctx, id); err != nil {
+			return wrapf(err, "delete collection %d", id)
+		}
+		for _, a := range articles {
+			if err := q.InteractiveAddCollects(ctx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: a, Delta: -1}); err != nil {
+				return wrapf(err, "uncount collect of article %d", a)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	deltas := make(map[int64]int64, len(articles))
+	for _, a := range articles {
+		deltas[a] = -1
+	}
+	r.mirror(ctx, deltas)
+	return nil
+}
+
+// Add puts an article into a folder; adding it twice changes nothing. It reports whether it added.
+func (r *CollectionRepository) Add(ctx context.Context, collectionID, articleID int64) (bool, error) {
+	return r.setItem(ctx, collectionID, articleID, true)
+}
+
+// Remove takes an article out of a folder; removing an absent item changes nothing.
+func (r *CollectionRepository) Remove(ctx context.Context, collectionID, articleID int64) (bool, error) {
+	return r.setItem(ctx, collectionID, articleID, false)
+}
+
+func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articleID int64, add bool) (bool, error) {
+	var changed bool
+	delta := int64(1)
+	if !add {
+		delta = -1
+	}
+	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
+		var n int64
+		var err error
+		if add {
+			n, err = q.CollectionItemInsert(ctx, dao.CollectionItemInsertParams{CollectionID: collectionID, ArticleID: articleID})
+		} else {
+			n, err = q.CollectionItemDelete(ctx, dao.CollectionItemDeleteParams{CollectionID: collectionID, ArticleID: articleID})
+		}
+		if err != nil || n == 0 {
+			return wrapf(err, "set item %d of collection %d", articleID, collectionID)
+		}
+		changed = true
+		return wrapf(q.InteractiveAddCollects(ctx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: articleID, Delta: delta}),
+			"count collect of article %d", articleID)
+	})
+	if err != nil || !changed {
+		return false, err
+	}
+	r.mirror(ctx, map[int64]int64{articleID: delta})
+	return true, nil
+}
+
+// Items lists a folder's articles, newest first, after the cursor (added at, article id).
+func (r *CollectionRepository) Items(ctx context.Context, collectionID int64, after *domain.Cursor, limit int) ([]domain.CollectionItem, error) {
+	p := dao.CollectionItemListParams{CollectionID: collectionID, Lim: int32(limit)}
+	if after != nil {
+		p.BeforeCreatedAt = pgtype.Timestamptz{Time: after.CreatedAt, Valid: true}
+		p.BeforeArticleID = pgtype.Int8{Int64: after.ID, Valid: true}
+	}
+	rows, err := r.q.CollectionItemList(ctx, p)
+	if err != nil {
+		return nil, wrapf(err, "list items of collection %d", collectionID)
+	}
+	out := make([]domain.CollectionItem, len(rows))
+	for i, row := range rows {
+		out[i] = domain.CollectionItem{ArticleID: row.ArticleID, AddedAt: row.CreatedAt}
+	}
+	return out, nil
+}
+
+func (r *CollectionRepository) mirror(ctx context.Context, deltas map[int64]int64) {
+	if err := r.counters.IncrMany(context.WithoutCancel(ctx), domain.BizArticle, cache.FieldCollects, deltas); err != nil {
+		r.log.WarnContext(ctx, "collect counter cache update failed", "err", err)
+	}
+}
+
+func collectionFromRow(row dao.Collection, count int64) domain.Collection {
+	return domain.Collection{ID: row.ID, OwnerID: row.OwnerID, Name: row.Name, Description: row.Description,
+		ArticleCount: count, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt}
+}

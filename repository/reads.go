@@ -1,0 +1,91 @@
+package repository
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"inkwell/cache"
+	"inkwell/dao"
+	"inkwell/domain"
+)
+
+// ReadRepository applies batches of read events and serves reading history.
+type ReadRepository struct {
+	q        dao.Querier
+	counters *cache.CountersCache
+	log      *slog.Logger
+}
+
+// NewReadRepository returns the repository.
+func NewReadRepository(q dao.Querier, counters *cache.CountersCache, log *slog.Logger) *ReadRepository {
+	return &ReadRepository{q: q, counters: counters, log: log}
+}
+
+// ApplyReads counts a batch of read events once each: one statement records the event ids in the
+// inbox under consumer, keeps only the new ones and adds their per-article sums to read_cnt. Then
+// the Redis hashes get the same increments. It returns how many events were new.
+func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []domain.ReadEvent) (int64, error) {
+	if len(evs) == 0 {
+		return 0, nil
+	}
+	ids := make([]string, len(evs))
+	articles := make([]int64, len(evs))
+	for i, ev := range evs {
+		ids[i], articles[i] = ev.ID, ev.ArticleID
+	}
+	rows, err := r.q.ReadEventsApply(ctx, dao.ReadEventsApplyParams{Consumer: consumer, EventIds: ids, ArticleIds: articles})
+	if err != nil {
+		return 0, wrapf(err, "apply %d read events", len(evs))
+	}
+	deltas := make(map[int64]int64, len(rows))
+	var applied int64
+	for _, row := range rows {
+		deltas[row.ArticleID] = row.Reads
+		applied += row.Reads
+	}
+	// PostgreSQL has committed. A failure here leaves the Redis hashes behind until they expire;
+	// it must not fail the batch, or a retry would find the events already in the inbox and the
+	// hashes would never catch up anyway.
+	if err := r.counters.IncrMany(context.WithoutCancel(ctx), domain.BizArticle, cache.FieldReads, deltas); err != nil {
+		r.log.WarnContext(ctx, "read counter cache update failed", "articles", len(deltas), "err", err)
+	}
+	return applied, nil
+}
+
+// ApplyHistory records, for each signed-in reader in the batch, when they last read each article.
+func (r *ReadRepository) ApplyHistory(ctx context.Context, evs []domain.ReadEvent) error {
+	var users, articles []int64
+	var ats []time.Time
+	for _, ev := range evs {
+		if ev.UserID == 0 {
+			continue
+		}
+		users, articles, ats = append(users, ev.UserID), append(articles, ev.ArticleID), append(ats, ev.At)
+	}
+	if len(users) == 0 {
+		return nil
+	}
+	return wrapf(r.q.ReadHistoryApply(ctx, dao.ReadHistoryApplyParams{UserIds: users, ArticleIds: articles, ReadAts: ats}),
+		"apply %d history entries", len(users))
+}
+
+// History lists userID's reads, most recent first, after the cursor (read time, article id).
+func (r *ReadRepository) History(ctx context.Context, userID int64, after *domain.Cursor, limit int) ([]domain.HistoryEntry, error) {
+	p := dao.ReadHistoryListParams{UserID: userID, Lim: int32(limit)}
+	if after != nil {
+		p.BeforeReadAt = pgtype.Timestamptz{Time: after.CreatedAt, Valid: true}
+		p.BeforeArticleID = pgtype.Int8{Int64: after.ID, Valid: true}
+	}
+	rows, err := r.q.ReadHistoryList(ctx, p)
+	if err != nil {
+		return nil, wrapf(err, "list history of %d", userID)
+	}
+	out := make([]domain.HistoryEntry, len(rows))
+	for i, row := range rows {
+		out[i] = domain.HistoryEntry{ArticleID: row.ArticleID, ReadAt: row.LastReadAt}
+	}
+	return out, nil
+}

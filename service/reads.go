@@ -1,0 +1,62 @@
+package service
+
+import (
+	"context"
+
+	"inkwell/domain"
+)
+
+// ReadRecorder takes read events off the request path. Record must not block and must not fail:
+// counting a read is never worth failing or slowing the read.
+type ReadRecorder interface {
+	Record(ev domain.ReadEvent)
+}
+
+// ReadRepository applies batches of read events and serves reading history.
+type ReadRepository interface {
+	// ApplyReads counts each event of the batch at most once per consumer (even when the batch is
+	// delivered again) and returns how many were new.
+	ApplyReads(ctx context.Context, consumer string, evs []domain.ReadEvent) (int64, error)
+	// ApplyHistory records the signed-in readers' last read of each article; replaying is harmless.
+	ApplyHistory(ctx context.Context, evs []domain.ReadEvent) error
+	History(ctx context.Context, userID int64, after *domain.Cursor, limit int) ([]domain.HistoryEntry, error)
+}
+
+// ReadService applies read events delivered by the stream consumers and lists reading history.
+type ReadService struct {
+	reads    ReadRepository
+	articles *ArticleService
+}
+
+// NewReadService returns a ReadService.
+func NewReadService(reads ReadRepository, articles *ArticleService) *ReadService {
+	return &ReadService{reads: reads, articles: articles}
+}
+
+// CountReads applies a batch to the read counters, deduplicated under consumer.
+func (s *ReadService) CountReads(ctx context.Context, consumer string, evs []domain.ReadEvent) (int64, error) {
+	return s.reads.ApplyReads(ctx, consumer, evs)
+}
+
+// RecordHistory applies a batch to the readers' histories.
+func (s *ReadService) RecordHistory(ctx context.Context, evs []domain.ReadEvent) error {
+	return s.reads.ApplyHistory(ctx, evs)
+}
+
+// History lists the articles viewerID read, most recent first, paged by cursor.
+func (s *ReadService) History(ctx context.Context, viewerID int64, p domain.Page) (ArticleList, error) {
+	entries, err := s.reads.History(ctx, viewerID, p.Cursor, p.Limit)
+	if err != nil {
+		return ArticleList{}, err
+	}
+	list, err := articlesByIDs(ctx, s.articles, viewerID, entries, func(e domain.HistoryEntry) (int64, domain.Cursor) {
+		return e.ArticleID, domain.Cursor{CreatedAt: e.ReadAt, ID: e.ArticleID}
+	})
+	if err != nil {
+		return ArticleList{}, err
+	}
+	if len(entries) < p.Limit {
+		list.NextCursor = nil
+	}
+	return list, nil
+}
