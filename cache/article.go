@@ -75,6 +75,12 @@ func (c *ArticleCache) Preload(ctx context.Context, a domain.Article, ttl time.D
 	return c.rt.Put(ctx, c.key(a.Slug), toCachedArticle(a), ttl, true)
 }
 
+// Has reports whether an entry (value or null marker) exists for slug.
+func (c *ArticleCache) Has(ctx context.Context, slug string) (bool, error) {
+	n, err := c.rt.rdb.Exists(ctx, c.key(slug)).Result()
+	return n > 0, err
+}
+
 // Invalidate drops the entry of slug.
 func (c *ArticleCache) Invalidate(ctx context.Context, slug string) error {
 	return c.rt.Delete(ctx, c.key(slug))

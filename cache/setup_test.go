@@ -25,10 +25,11 @@ type article struct {
 }
 
 type env struct {
-	rdb  redis.UniversalClient // raw client, to look at what the cache wrote
-	ks   cache.Keyspace
-	rt   *cache.ReadThrough[article]
-	cmds *commandCounter // what the cache's own client sent
+	rdb    redis.UniversalClient // raw client, to look at what the cache wrote
+	ks     cache.Keyspace
+	rt     *cache.ReadThrough[article]
+	cmds   *commandCounter       // what the cache's own client sent
+	client redis.UniversalClient // the cache's own client (dead with DeadRedis), for other caches under test
 }
 
 type envOpts struct {
@@ -50,10 +51,11 @@ func setup(t *testing.T, o envOpts) *env {
 	cmds := &commandCounter{}
 	rdb.AddHook(cmds)
 	return &env{
-		rdb:  r.Client,
-		ks:   cache.Keyspace(r.Prefix),
-		rt:   cache.NewReadThrough[article](rdb, "article", o.Policy, testenv.Logger(t)),
-		cmds: cmds,
+		rdb:    r.Client,
+		ks:     cache.Keyspace(r.Prefix),
+		rt:     cache.NewReadThrough[article](rdb, "article", o.Policy, testenv.Logger(t)),
+		cmds:   cmds,
+		client: rdb,
 	}
 }
 
@@ -196,4 +198,22 @@ func checkShortNullPTTL(t *testing.T, d time.Duration, p cache.Policy, since tim
 	default:
 		t.Logf("marker expired before its PTTL was read (%v later); bounds unchecked", time.Since(since))
 	}
+}
+
+// together runs fn(0..n-1) in n goroutines that all start before any of them is let go, and waits
+// for every one to return.
+func together(n int, fn func(i int)) {
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	ready.Add(n)
+	for i := range n {
+		done.Go(func() {
+			ready.Done()
+			<-start
+			fn(i)
+		})
+	}
+	ready.Wait()
+	close(start)
+	done.Wait()
 }

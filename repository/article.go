@@ -240,6 +240,9 @@ func (r *ArticleRepository) preload(ctx context.Context, arts []domain.Article) 
 		defer r.bg.Done()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
+		if cached, err := r.cache.Has(ctx, slug); err != nil || cached {
+			return // already warm, or Redis is failing: either way nothing to gain
+		}
 		row, err := r.q.ArticleGetBySlug(ctx, slug)
 		if err == nil {
 			err = r.cache.Preload(ctx, articleFromRow(row), preloadTTL)

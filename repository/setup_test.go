@@ -34,11 +34,19 @@ type env struct {
 	q       *countingQuerier
 	users   *repository.UserRepository
 	follows *repository.FollowRepository
+
+	artCache *cache.ArticleCache
+	pages    *cache.AuthorPageCache
+	counters *cache.CountersCache
+	articles *repository.ArticleRepository
+	inter    *repository.InteractiveRepository
+	comments *repository.CommentRepository
 }
 
 type envOpts struct {
-	Policy    cache.Policy // zero: testPolicy
-	DeadRedis bool         // the cache talks to a port where nothing listens
+	Policy    cache.Policy  // zero: testPolicy
+	DeadRedis bool          // the cache talks to a port where nothing listens
+	Pool      *pgxpool.Pool // nil: the database's own pool (querycount_test passes a traced one)
 }
 
 func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
@@ -51,19 +59,32 @@ func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
 	if o.DeadRedis {
 		cacheRDB = testenv.DeadRedis(t)
 	}
+	pool := db.Pool
+	if o.Pool != nil {
+		pool = o.Pool
+	}
 	log := testenv.Logger(t)
 	ks := cache.Keyspace(r.Prefix)
 	uc := cache.NewUserCache(cacheRDB, ks, o.Policy, log)
-	q := &countingQuerier{Querier: dao.New(db.Pool)}
-	return &env{
-		pool:    db.Pool,
-		rdb:     r.Client,
-		ks:      ks,
-		cache:   uc,
-		q:       q,
-		users:   repository.NewUserRepository(db.Pool, q, uc, log),
-		follows: repository.NewFollowRepository(dao.New(db.Pool)),
+	q := &countingQuerier{Querier: dao.New(pool)}
+	e := &env{
+		pool:     pool,
+		rdb:      r.Client,
+		ks:       ks,
+		cache:    uc,
+		q:        q,
+		users:    repository.NewUserRepository(pool, q, uc, log),
+		follows:  repository.NewFollowRepository(dao.New(pool)),
+		artCache: cache.NewArticleCache(cacheRDB, ks, o.Policy, log),
+		pages:    cache.NewAuthorPageCache(cacheRDB, ks, o.Policy),
+		counters: cache.NewCountersCache(cacheRDB, ks, o.Policy),
 	}
+	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), log)
+	e.inter = repository.NewInteractiveRepository(pool, q, e.counters, log)
+	e.comments = repository.NewCommentRepository(pool, q)
+	// Registered after the Redis cleanup, so it runs first: no preload outlives the test's keys.
+	t.Cleanup(e.articles.WaitBackground)
+	return e
 }
 
 func (e *env) idKey(id int64) string { return e.ks.Key("user", "id", strconv.FormatInt(id, 10)) }
@@ -88,12 +109,45 @@ func (e *env) pttl(t *testing.T, key string) time.Duration {
 	return d
 }
 
-// countingQuerier is the real sqlc querier, counting the user reads the cache is meant to save and
-// optionally holding them at a gate.
+// countingQuerier is the real sqlc querier, counting the reads the caches are meant to save and
+// optionally holding user and article loads at a gate.
 type countingQuerier struct {
 	dao.Querier
 	byID, byName, byEmail atomic.Int64
-	gate                  *gate // nil: no hold; set before the goroutines that use it start
+	bySlug                atomic.Int64 // ArticleGetBySlug: detail loads and preloads
+	listByAuthor          atomic.Int64 // ArticleListByAuthor
+	countByAuthor         atomic.Int64 // ArticleCountByAuthor
+	tagLists              atomic.Int64 // TagListPopular
+	counterLoads          atomic.Int64 // InteractiveGetMany
+	gate                  *gate        // nil: no hold; set before the goroutines that use it start
+}
+
+func (q *countingQuerier) ArticleGetBySlug(ctx context.Context, slug string) (dao.Article, error) {
+	q.bySlug.Add(1)
+	if err := q.hold(ctx); err != nil {
+		return dao.Article{}, err
+	}
+	return q.Querier.ArticleGetBySlug(ctx, slug)
+}
+
+func (q *countingQuerier) ArticleListByAuthor(ctx context.Context, arg dao.ArticleListByAuthorParams) ([]dao.ArticleListByAuthorRow, error) {
+	q.listByAuthor.Add(1)
+	return q.Querier.ArticleListByAuthor(ctx, arg)
+}
+
+func (q *countingQuerier) ArticleCountByAuthor(ctx context.Context, arg dao.ArticleCountByAuthorParams) (int64, error) {
+	q.countByAuthor.Add(1)
+	return q.Querier.ArticleCountByAuthor(ctx, arg)
+}
+
+func (q *countingQuerier) TagListPopular(ctx context.Context, lim int32) ([]string, error) {
+	q.tagLists.Add(1)
+	return q.Querier.TagListPopular(ctx, lim)
+}
+
+func (q *countingQuerier) InteractiveGetMany(ctx context.Context, arg dao.InteractiveGetManyParams) ([]dao.Interactive, error) {
+	q.counterLoads.Add(1)
+	return q.Querier.InteractiveGetMany(ctx, arg)
 }
 
 func (q *countingQuerier) UserGetByID(ctx context.Context, id int64) (dao.User, error) {
@@ -235,4 +289,73 @@ func checkShortNullPTTL(t *testing.T, d time.Duration, p cache.Policy, since tim
 	default:
 		t.Logf("marker expired before its PTTL was read (%v later); bounds unchecked", time.Since(since))
 	}
+}
+
+// articleOpts are the fields of an article to create; empty ones get unique defaults.
+type articleOpts struct {
+	Author      domain.User // zero: a new user
+	Title       string      // empty: unique
+	Slug        string      // empty: the slugified title plus a random tail
+	Description string
+	Body        string
+	Tags        []string
+	Status      domain.ArticleStatus // empty: published
+}
+
+func createArticle(t *testing.T, e *env, o articleOpts) domain.Article {
+	t.Helper()
+	if o.Author.ID == 0 {
+		o.Author = createUser(t, e.users, userOpts{})
+	}
+	if o.Title == "" {
+		o.Title = "Article " + testenv.RandomID(4)
+	}
+	if o.Slug == "" {
+		o.Slug = domain.Slugify(o.Title) + "-" + testenv.RandomID(4)
+	}
+	if o.Description == "" {
+		o.Description = "About " + o.Title
+	}
+	if o.Body == "" {
+		o.Body = "The body of " + o.Title
+	}
+	if o.Status == "" {
+		o.Status = domain.StatusPublished
+	}
+	a, err := e.articles.Create(t.Context(), domain.Article{
+		Slug: o.Slug, AuthorID: o.Author.ID, Title: o.Title, Description: o.Description, Body: o.Body,
+		Tags: o.Tags, Status: o.Status,
+	})
+	if err != nil {
+		t.Fatalf("create article %q: %v", o.Slug, err)
+	}
+	return a
+}
+
+// count runs a SELECT count(*) (or any single bigint) straight on PostgreSQL.
+func (e *env) count(t *testing.T, sql string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := e.pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// together runs fn(0..n-1) in n goroutines that all start before any of them is let go, and waits
+// for every one to return.
+func together(n int, fn func(i int)) {
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	ready.Add(n)
+	for i := range n {
+		done.Go(func() {
+			ready.Done()
+			<-start
+			fn(i)
+		})
+	}
+	ready.Wait()
+	close(start)
+	done.Wait()
 }

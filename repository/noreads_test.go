@@ -1,0 +1,8 @@
+package repository_test
+
+import "inkwell/domain"
+
+// noReads is a ReadRecorder that discards read events (these tests count queries, not reads).
+type noReads struct{}
+
+func (noReads) Record(domain.ReadEvent) {}
