@@ -16,6 +16,7 @@ import (
 
 	"inkwell/ioc"
 	"inkwell/migrations"
+	"inkwell/repository"
 )
 
 const usage = `inkwell — content-platform backend (RealWorld API superset)
@@ -24,6 +25,8 @@ Usage:
   inkwell [serve] [flags]         serve the HTTP API and run background jobs (default)
   inkwell migrate up [flags]      apply pending database migrations
   inkwell migrate status [flags]  list migrations and whether each is applied
+  inkwell rank [flags]            run one hot-list ranking pass now (takes the same lock as the job)
+  inkwell seed [flags]            bulk-load demo users, published articles and like counts
 
 Every flag can also be set through the environment variable named in its description.
 Run 'inkwell serve --help' for the list of settings.
@@ -51,6 +54,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, args, stdout, stderr)
 	case "migrate":
 		return migrate(ctx, args, stdout, stderr)
+	case "rank":
+		return rank(ctx, args, stdout, stderr)
+	case "seed":
+		return seed(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -60,11 +67,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 }
 
-// parseConfig parses the flags of one command into a validated Config and a logger.
-func parseConfig(name string, args []string, stdout, stderr io.Writer) (*ioc.Config, *slog.Logger, []string, error) {
+// parseConfig parses the flags of one command into a validated Config and a logger. extra, when
+// given, registers the command's own flags.
+func parseConfig(name string, args []string, stdout, stderr io.Writer, extra ...func(*flag.FlagSet)) (*ioc.Config, *slog.Logger, []string, error) {
 	fs := flag.NewFlagSet("inkwell "+name, flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	cfg := ioc.Flags(fs)
+	for _, f := range extra {
+		f(fs)
+	}
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: inkwell %s [flags]\n\nSettings (flag, then environment variable, then default):\n", name)
 		fs.PrintDefaults()
@@ -145,5 +156,62 @@ func migrateUp(ctx context.Context, cfg *ioc.Config, log *slog.Logger) error {
 		return err
 	}
 	log.Info("database is up to date", "applied", n)
+	return nil
+}
+
+func rank(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, log, _, err := parseConfig("rank", args, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	app, cleanup, err := initApp(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	start := time.Now()
+	outcome, err := app.Rank.RunOnce(ctx)
+	if err != nil {
+		return fmt.Errorf("ranking pass: %w", err)
+	}
+	fmt.Fprintf(stdout, "ranking pass: %s in %v, %d articles in the hot list\n", outcome,
+		time.Since(start).Round(time.Millisecond), app.Rank.Metrics.LastEntries.Load())
+	return nil
+}
+
+func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	opts := repository.SeedOptions{}
+	cfg, log, _, err := parseConfig("seed", args, stdout, stderr, func(fs *flag.FlagSet) {
+		fs.IntVar(&opts.Articles, "articles", 10_000, "published articles to load")
+		fs.IntVar(&opts.Users, "users", 100, "users to load (authors of the articles); their password is \"password123\"")
+		fs.IntVar(&opts.Days, "days", 14, "articles are published at random times over this many past days")
+	})
+	if err != nil {
+		return err
+	}
+	if opts.Articles < 0 || opts.Users < 1 || opts.Days < 1 {
+		return errors.New("seed: --articles must be ≥ 0, --users and --days ≥ 1")
+	}
+	hasher, err := ioc.NewPasswordHasher(cfg)
+	if err != nil {
+		return err
+	}
+	if opts.PasswordHash, err = hasher.Hash("password123"); err != nil {
+		return err
+	}
+	pool, cleanup, err := ioc.NewPgPool(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	opts.Now = time.Now()
+	start := time.Now()
+	err = repository.NewSeeder(pool).Seed(ctx, opts, func(what string, done, total int) {
+		fmt.Fprintf(stdout, "seed: %-8s %9d / %d  (%v)\n", what, done, total, time.Since(start).Round(time.Millisecond))
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "seed: done in %v\n", time.Since(start).Round(time.Millisecond))
 	return nil
 }

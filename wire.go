@@ -19,7 +19,7 @@ import (
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService,
-	service.NewCommentService, service.NewReadService, service.NewCollectionService)
+	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService)
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
@@ -40,6 +40,9 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.ReadRecorder), new(*events.Publisher)),
 	wire.Bind(new(web.CollectionService), new(*service.CollectionService)),
 	wire.Bind(new(web.HistoryService), new(*service.ReadService)),
+	wire.Bind(new(service.RankSource), new(*repository.RankRepository)),
+	wire.Bind(new(service.HotListStore), new(*cache.HotListCache)),
+	wire.Bind(new(web.HotService), new(*service.RankService)),
 )
 
 // initApp wires the whole process from its configuration.

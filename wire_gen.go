@@ -74,6 +74,12 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	readRepository := repository.NewReadRepository(querier, countersCache, log)
 	readService := service.NewReadService(readRepository, articleService)
 	collectionHandler := web.NewCollectionHandler(collectionService, readService, log)
+	rankRepository := repository.NewRankRepository(querier)
+	v := ioc.NewClock()
+	hotListCache := ioc.NewHotListCache(cfg, universalClient, keyspace, v, log)
+	rankConfig := ioc.NewRankConfig(cfg)
+	rankService := service.NewRankService(rankRepository, hotListCache, userRepository, interactiveRepository, followRepository, rankConfig, v)
+	hotHandler := web.NewHotHandler(rankService, log)
 	handlers := web.Handlers{
 		Auth:        authenticator,
 		Users:       userHandler,
@@ -81,12 +87,21 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 		Articles:    articleHandler,
 		Comments:    commentHandler,
 		Collections: collectionHandler,
+		Hot:         hotHandler,
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
 	cron := ioc.NewCron(log)
+	locker := cache.NewLocker(universalClient, keyspace)
+	rankJob := ioc.NewRankJob(cfg, rankService, locker, log, v)
+	cronJobs, err := ioc.NewCronJobs(cfg, cron, rankJob, log)
+	if err != nil {
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
 	workers := ioc.NewWorkers(cfg, universalClient, readStream, publisher, readService, log)
-	app := ioc.NewApp(cfg, server, cron, workers, log)
+	app := ioc.NewApp(cfg, server, cron, cronJobs, workers, rankJob, log)
 	return app, func() {
 		cleanup2()
 		cleanup()
@@ -97,7 +112,7 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
-var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService)
+var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService)
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)))
+var appSet = wire.NewSet(ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(web.HotService), new(*service.RankService)))

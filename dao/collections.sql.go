@@ -284,11 +284,25 @@ func (q *Queries) CollectionListByOwner(ctx context.Context, ownerID int64) ([]C
 	return items, nil
 }
 
+const collectionLockForDelete = `-- name: CollectionLockForDelete :one
+SELECT id FROM collections WHERE id = $1::bigint FOR UPDATE
+`
+
+// Locks the folder before CollectionDelete. An Add in flight holds a key-share lock on the folder
+// (its item's foreign key), so this waits for it to commit, and CollectionDelete, a later
+// statement, then sees (and uncounts) its item; an Add arriving later waits and finds no folder.
+func (q *Queries) CollectionLockForDelete(ctx context.Context, id int64) (int64, error) {
+	row := q.db.QueryRow(ctx, collectionLockForDelete, id)
+	var id_2 int64
+	err := row.Scan(&id_2)
+	return id_2, err
+}
+
 const collectionUpdate = `-- name: CollectionUpdate :one
-UPDATE collections
+UPDATE collections c
 SET name = $1::text, description = $2::text, updated_at = now()
-WHERE id = $3::bigint
-RETURNING id, owner_id, name, description, created_at, updated_at
+WHERE c.id = $3::bigint
+RETURNING c.id, c.owner_id, c.name, c.description, c.created_at, c.updated_at, (SELECT count(*) FROM collection_items i WHERE i.collection_id = c.id)::bigint AS article_count
 `
 
 type CollectionUpdateParams struct {
@@ -297,9 +311,20 @@ type CollectionUpdateParams struct {
 	ID          int64
 }
 
-func (q *Queries) CollectionUpdate(ctx context.Context, arg CollectionUpdateParams) (Collection, error) {
+type CollectionUpdateRow struct {
+	ID           int64
+	OwnerID      int64
+	Name         string
+	Description  string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	ArticleCount int64
+}
+
+// Returns the folder with its article count, as the list shows it.
+func (q *Queries) CollectionUpdate(ctx context.Context, arg CollectionUpdateParams) (CollectionUpdateRow, error) {
 	row := q.db.QueryRow(ctx, collectionUpdate, arg.Name, arg.Description, arg.ID)
-	var i Collection
+	var i CollectionUpdateRow
 	err := row.Scan(
 		&i.ID,
 		&i.OwnerID,
@@ -307,6 +332,7 @@ func (q *Queries) CollectionUpdate(ctx context.Context, arg CollectionUpdatePara
 		&i.Description,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ArticleCount,
 	)
 	return i, err
 }

@@ -23,6 +23,11 @@ type Querier interface {
 	// Published articles, newest first, optionally filtered; paged by offset or by the keyset cursor
 	// (before_created_at, before_id). Bodies are included: RealWorld clients expect them in lists.
 	ArticleListPublished(ctx context.Context, arg ArticleListPublishedParams) ([]Article, error)
+	// One batch of ranking candidates, newest-published first, after the keyset position
+	// (before_published_at, before_id), never older than since. Only what scoring needs: the winners'
+	// summaries are loaded once, at the end.
+	ArticleRankScan(ctx context.Context, arg ArticleRankScanParams) ([]ArticleRankScanRow, error)
+	ArticleSummariesByIDs(ctx context.Context, ids []int64) ([]ArticleSummariesByIDsRow, error)
 	// Status changes are guarded in SQL: the row changes only if its status is one of from_statuses,
 	// so an illegal or concurrent transition updates nothing.
 	ArticleTransition(ctx context.Context, arg ArticleTransitionParams) (Article, error)
@@ -37,7 +42,12 @@ type Querier interface {
 	CollectionItemInsert(ctx context.Context, arg CollectionItemInsertParams) (int64, error)
 	CollectionItemList(ctx context.Context, arg CollectionItemListParams) ([]CollectionItemListRow, error)
 	CollectionListByOwner(ctx context.Context, ownerID int64) ([]CollectionListByOwnerRow, error)
-	CollectionUpdate(ctx context.Context, arg CollectionUpdateParams) (Collection, error)
+	// Locks the folder before CollectionDelete. An Add in flight holds a key-share lock on the folder
+	// (its item's foreign key), so this waits for it to commit, and CollectionDelete, a later
+	// statement, then sees (and uncounts) its item; an Add arriving later waits and finds no folder.
+	CollectionLockForDelete(ctx context.Context, id int64) (int64, error)
+	// Returns the folder with its article count, as the list shows it.
+	CollectionUpdate(ctx context.Context, arg CollectionUpdateParams) (CollectionUpdateRow, error)
 	CommentDelete(ctx context.Context, id int64) (int64, error)
 	CommentGetByID(ctx context.Context, id int64) (Comment, error)
 	CommentInsert(ctx context.Context, arg CommentInsertParams) (Comment, error)
@@ -55,6 +65,7 @@ type Querier interface {
 	InteractiveAddLikes(ctx context.Context, arg InteractiveAddLikesParams) error
 	InteractiveDelete(ctx context.Context, arg InteractiveDeleteParams) error
 	InteractiveGetMany(ctx context.Context, arg InteractiveGetManyParams) ([]Interactive, error)
+	InteractiveLikesMany(ctx context.Context, arg InteractiveLikesManyParams) ([]InteractiveLikesManyRow, error)
 	LikeDeleteByItem(ctx context.Context, arg LikeDeleteByItemParams) error
 	LikeListLikedAmong(ctx context.Context, arg LikeListLikedAmongParams) ([]int64, error)
 	LikeOff(ctx context.Context, arg LikeOffParams) (int64, error)

@@ -142,6 +142,13 @@ func NormalizeTags(tags []string) []string {
 	return out
 }
 
+// reservedSlugs are path segments under /api/articles/ that name endpoints, not articles; an
+// article whose title slugifies to one of them gets a suffix.
+var reservedSlugs = map[string]bool{"feed": true, "hot": true}
+
+// IsReservedSlug reports whether slug would be shadowed by an endpoint.
+func IsReservedSlug(slug string) bool { return reservedSlugs[slug] }
+
 // Slugify turns a title into a URL-safe slug: lower-case letters and digits separated by single
 // hyphens, at most MaxSlugBaseLen bytes. Letters outside ASCII are kept (browsers percent-encode
 // them), and so are combining marks that follow a letter or digit (Devanagari vowel signs, a

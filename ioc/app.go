@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/robfig/cron/v3"
 
+	"inkwell/job"
 	"inkwell/web"
 )
 
@@ -51,13 +52,14 @@ type App struct {
 	Server          *http.Server
 	Cron            *cron.Cron
 	Workers         Workers
+	Rank            *job.RankJob
 	Log             *slog.Logger
 	ShutdownTimeout time.Duration
 }
 
 // NewApp assembles the App.
-func NewApp(cfg *Config, srv *http.Server, c *cron.Cron, workers Workers, log *slog.Logger) *App {
-	return &App{Server: srv, Cron: c, Workers: workers, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
+func NewApp(cfg *Config, srv *http.Server, c *cron.Cron, _ CronJobs, workers Workers, rank *job.RankJob, log *slog.Logger) *App {
+	return &App{Server: srv, Cron: c, Workers: workers, Rank: rank, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
 }
 
 // Run listens on the configured address and serves until ctx ends.

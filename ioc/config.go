@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/robfig/cron/v3"
 )
 
 // Config is every setting of inkwell. Each one comes from a command-line flag, else from the
@@ -52,6 +54,13 @@ type Config struct {
 	ConsumerClaimTick time.Duration
 	StreamMaxLen      int
 	StreamTrimEvery   time.Duration
+
+	RankSchedule string
+	RankTopN     int
+	RankBatch    int
+	RankCutoff   time.Duration
+	RankTimeout  time.Duration
+	RankLockTTL  time.Duration
 
 	// GeneratedJWTSecret is set when no secret was configured in dev and a random one was made.
 	GeneratedJWTSecret bool
@@ -153,6 +162,13 @@ func Flags(fs *flag.FlagSet) *Config {
 	intf(&c.StreamMaxLen, "stream-maxlen", "INKWELL_STREAM_MAXLEN", 100000, "approximate length the read-event stream is trimmed to (never past unacknowledged entries)")
 	dur(&c.StreamTrimEvery, "stream-trim-every", "INKWELL_STREAM_TRIM_EVERY", 10*time.Second, "how often the read-event stream is trimmed")
 
+	str(&c.RankSchedule, "rank-schedule", "INKWELL_RANK_SCHEDULE", "@every 1m", "when the hot-list ranking job runs (cron syntax, or @every <duration>)")
+	intf(&c.RankTopN, "rank-top-n", "INKWELL_RANK_TOP_N", 100, "size of the hot list")
+	intf(&c.RankBatch, "rank-batch", "INKWELL_RANK_BATCH", 10000, "articles the ranking job scans per query")
+	dur(&c.RankCutoff, "rank-cutoff", "INKWELL_RANK_CUTOFF", 7*24*time.Hour, "articles published longer ago are not ranked")
+	dur(&c.RankTimeout, "rank-timeout", "INKWELL_RANK_TIMEOUT", 30*time.Second, "a ranking run that takes longer is cancelled and keeps the previous list")
+	dur(&c.RankLockTTL, "rank-lock-ttl", "INKWELL_RANK_LOCK_TTL", 15*time.Second, "lease of the ranking lock, renewed every third of it while a run lasts")
+
 	c.MaxBodyBytes = 1 << 20
 	c.Argon2MaxConcurrent = 8
 	return c
@@ -196,6 +212,15 @@ func (c *Config) Validate(log *slog.Logger) error {
 	}
 	if c.ReadPublishFlush <= 0 || c.ConsumerWait <= 0 || c.ConsumerClaimIdle <= 0 || c.ConsumerClaimTick <= 0 || c.StreamTrimEvery <= 0 {
 		errs = append(errs, errors.New("read-event intervals must be positive"))
+	}
+	if c.RankTopN < 1 || c.RankTopN > 10000 || c.RankBatch < 1 {
+		errs = append(errs, errors.New("INKWELL_RANK_TOP_N must be 1..10000 and INKWELL_RANK_BATCH at least 1"))
+	}
+	if c.RankCutoff <= 0 || c.RankTimeout <= 0 || c.RankLockTTL < 300*time.Millisecond {
+		errs = append(errs, errors.New("ranking cutoff and timeout must be positive and the lock TTL at least 300ms"))
+	}
+	if _, err := cron.ParseStandard(c.RankSchedule); err != nil {
+		errs = append(errs, fmt.Errorf("INKWELL_RANK_SCHEDULE %q: %v", c.RankSchedule, err))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("INKWELL_SHUTDOWN_TIMEOUT must be positive"))

@@ -8,4 +8,5 @@ var ProviderSet = wire.NewSet(
 	NewPasswordHasher, NewJWTManager,
 	NewCron, NewRouterConfig, NewHTTPServer, NewApp,
 	NewReadStream, NewReadPublisher, NewWorkers,
+	NewRankConfig, NewClock, NewHotListCache, NewRankJob, NewCronJobs,
 )

@@ -13,10 +13,17 @@ WHERE c.owner_id = @owner_id::bigint
 ORDER BY c.created_at, c.id;
 
 -- name: CollectionUpdate :one
-UPDATE collections
+-- Returns the folder with its article count, as the list shows it.
+UPDATE collections c
 SET name = @name::text, description = @description::text, updated_at = now()
-WHERE id = @id::bigint
-RETURNING *;
+WHERE c.id = @id::bigint
+RETURNING c.*, (SELECT count(*) FROM collection_items i WHERE i.collection_id = c.id)::bigint AS article_count;
+
+-- name: CollectionLockForDelete :one
+-- Locks the folder before CollectionDelete. An Add in flight holds a key-share lock on the folder
+-- (its item's foreign key), so this waits for it to commit, and CollectionDelete, a later
+-- statement, then sees (and uncounts) its item; an Add arriving later waits and finds no folder.
+SELECT id FROM collections WHERE id = @id::bigint FOR UPDATE;
 
 -- name: CollectionDelete :many
 -- Deletes the folder and returns the articles it held, whose collect counters must go down.

@@ -59,19 +59,26 @@ func (r *CollectionRepository) ListByOwner(ctx context.Context, ownerID int64) (
 	return out, nil
 }
 
-// Update renames or re-describes a folder.
+// Update renames or re-describes a folder and returns it with its article count.
 func (r *CollectionRepository) Update(ctx context.Context, c domain.Collection) (domain.Collection, error) {
 	row, err := r.q.CollectionUpdate(ctx, dao.CollectionUpdateParams{ID: c.ID, Name: c.Name, Description: c.Description})
 	if err != nil {
 		return domain.Collection{}, wrapf(err, "update collection %d", c.ID)
 	}
-	return collectionFromRow(row, 0), nil
+	return collectionFromRow(dao.Collection{ID: row.ID, OwnerID: row.OwnerID, Name: row.Name, Description: row.Description,
+		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt}, row.ArticleCount), nil
 }
 
-// Delete removes a folder and its items, lowering each item's collect counter, in one transaction.
+// Delete removes a folder and its items, lowering each item's collect counter, in one transaction;
+// domain.ErrNotFound if the folder does not exist (any more).
 func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 	var articles []int64
 	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
+		// Lock first: an Add committing while CollectionDelete ran would have its item removed by
+		// the cascade without being in CollectionDelete's snapshot, so its count would stay up.
+		if _, err := q.CollectionLockForDelete(ctx, id); err != nil {
+			return wrapf(err, "lock collection %d", id)
+		}
 		var err error
 		if articles, err = q.CollectionDelete(ctx, id); err != nil {
 			return wrapf(err, "delete collection %d", id)

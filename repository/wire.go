@@ -12,4 +12,5 @@ func NewQuerier(pool *pgxpool.Pool) dao.Querier { return dao.New(pool) }
 
 // ProviderSet builds the repositories.
 var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewFollowRepository,
-	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository)
+	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
+	NewRankRepository)

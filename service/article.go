@@ -79,7 +79,7 @@ func (s *ArticleService) Create(ctx context.Context, viewerID int64, in CreateAr
 	var err error
 	for attempt := 0; attempt < maxSlugAttempts; attempt++ {
 		a.Slug = base
-		if attempt > 0 {
+		if attempt > 0 || domain.IsReservedSlug(base) {
 			a.Slug = base + "-" + s.suffix()
 		}
 		var created domain.Article

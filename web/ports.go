@@ -63,3 +63,8 @@ type CollectionService interface {
 type HistoryService interface {
 	History(ctx context.Context, viewerID int64, p domain.Page) (service.ArticleList, error)
 }
+
+// HotService is what the hot-list handler needs.
+type HotService interface {
+	Hot(ctx context.Context, viewerID int64, limit int) ([]service.HotView, error)
+}

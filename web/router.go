@@ -10,7 +10,7 @@ import (
 
 // ProviderSet builds the handlers and the router.
 var ProviderSet = wire.NewSet(NewAuthenticator, NewUserHandler, NewProfileHandler, NewArticleHandler,
-	NewCommentHandler, NewCollectionHandler, wire.Struct(new(Handlers), "*"), NewRouter)
+	NewCommentHandler, NewCollectionHandler, NewHotHandler, wire.Struct(new(Handlers), "*"), NewRouter)
 
 // RouterConfig holds the HTTP settings the router needs.
 type RouterConfig struct {
@@ -26,6 +26,7 @@ type Handlers struct {
 	Articles    *ArticleHandler
 	Comments    *CommentHandler
 	Collections *CollectionHandler
+	Hot         *HotHandler
 }
 
 // NewRouter returns the gin engine with every route of the API.
@@ -56,6 +57,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	api.GET("/articles", optional, h.Articles.List)
 	api.POST("/articles", authed, h.Articles.Create)
 	api.GET("/articles/feed", authed, h.Articles.Feed)
+	api.GET("/articles/hot", optional, h.Hot.List)
 	api.GET("/articles/:slug", optional, h.Articles.Get)
 	api.PUT("/articles/:slug", authed, h.Articles.Update)
 	api.DELETE("/articles/:slug", authed, h.Articles.Delete)

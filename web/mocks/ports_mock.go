@@ -623,3 +623,42 @@ func (mr *MockHistoryServiceMockRecorder) History(ctx, viewerID, p any) *gomock.
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "History", reflect.TypeOf((*MockHistoryService)(nil).History), ctx, viewerID, p)
 }
+
+// MockHotService is a mock of HotService interface.
+type MockHotService struct {
+	ctrl     *gomock.Controller
+	recorder *MockHotServiceMockRecorder
+	isgomock struct{}
+}
+
+// MockHotServiceMockRecorder is the mock recorder for MockHotService.
+type MockHotServiceMockRecorder struct {
+	mock *MockHotService
+}
+
+// NewMockHotService creates a new mock instance.
+func NewMockHotService(ctrl *gomock.Controller) *MockHotService {
+	mock := &MockHotService{ctrl: ctrl}
+	mock.recorder = &MockHotServiceMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockHotService) EXPECT() *MockHotServiceMockRecorder {
+	return m.recorder
+}
+
+// Hot mocks base method.
+func (m *MockHotService) Hot(ctx context.Context, viewerID int64, limit int) ([]service.HotView, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Hot", ctx, viewerID, limit)
+	ret0, _ := ret[0].([]service.HotView)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Hot indicates an expected call of Hot.
+func (mr *MockHotServiceMockRecorder) Hot(ctx, viewerID, limit any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Hot", reflect.TypeOf((*MockHotService)(nil).Hot), ctx, viewerID, limit)
+}

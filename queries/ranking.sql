@@ -1,0 +1,21 @@
+-- name: ArticleRankScan :many
+-- One batch of ranking candidates, newest-published first, after the keyset position
+-- (before_published_at, before_id), never older than since. Only what scoring needs: the winners'
+-- summaries are loaded once, at the end.
+SELECT a.id, a.published_at
+FROM articles a
+WHERE a.status = 'published'
+  AND a.published_at >= @since::timestamptz
+  AND (sqlc.narg(before_published_at)::timestamptz IS NULL
+       OR (a.published_at, a.id) < (sqlc.narg(before_published_at)::timestamptz, sqlc.narg(before_id)::bigint))
+ORDER BY a.published_at DESC, a.id DESC
+LIMIT @lim::int;
+
+-- name: InteractiveLikesMany :many
+SELECT biz_id, like_cnt FROM interactives WHERE biz = @biz::text AND biz_id = ANY (@biz_ids::bigint[]);
+
+-- name: ArticleSummariesByIDs :many
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
+FROM articles a
+WHERE a.id = ANY (@ids::bigint[]);
