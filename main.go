@@ -11,9 +11,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
+	"inkwell/domain"
 	"inkwell/ioc"
 	"inkwell/migrations"
 	"inkwell/repository"
@@ -27,6 +30,9 @@ Usage:
   inkwell migrate status [flags]  list migrations and whether each is applied
   inkwell rank [flags]            run one hot-list ranking pass now (takes the same lock as the job)
   inkwell seed [flags]            bulk-load demo users, published articles and like counts
+  inkwell jobs list [flags]       list background jobs, dead ones first (--queue, --status, --limit)
+  inkwell jobs retry ID           make a dead job ready again with fresh attempts
+  inkwell jobs discard ID         delete a dead or done job
 
 Every flag can also be set through the environment variable named in its description.
 Run 'inkwell serve --help' for the list of settings.
@@ -58,6 +64,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return rank(ctx, args, stdout, stderr)
 	case "seed":
 		return seed(ctx, args, stdout, stderr)
+	case "jobs":
+		return jobs(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -214,4 +222,75 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "seed: done in %v\n", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+func jobs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	sub := ""
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		sub, args = args[0], args[1:]
+	}
+	var queue, status string
+	var limit int
+	cfg, log, rest, err := parseConfig("jobs "+sub, args, stdout, stderr, func(fs *flag.FlagSet) {
+		if sub == "list" {
+			fs.StringVar(&queue, "queue", "", "only this queue")
+			fs.StringVar(&status, "status", "", "only this status: ready, running, done or dead")
+			fs.IntVar(&limit, "limit", 50, "at most this many jobs")
+		}
+	})
+	if err != nil {
+		return err
+	}
+	pool, cleanup, err := ioc.NewPgPool(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	q := repository.NewJobQueue(pool, repository.NewQuerier(pool))
+	idArg := func() (int64, error) {
+		if len(rest) != 1 {
+			return 0, fmt.Errorf("usage: inkwell jobs %s ID", sub)
+		}
+		id, err := strconv.ParseInt(rest[0], 10, 64)
+		if err != nil || id <= 0 {
+			return 0, fmt.Errorf("job id %q is not a positive number", rest[0])
+		}
+		return id, nil
+	}
+	switch sub {
+	case "list":
+		list, err := q.List(ctx, queue, domain.JobStatus(status), limit)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tQUEUE\tKIND\tSTATUS\tATTEMPTS\tUPDATED\tLAST ERROR")
+		for _, j := range list {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%s\t%s\n", j.ID, j.Queue, j.Kind, j.Status, j.Attempts, j.MaxAttempts,
+				j.UpdatedAt.Format(time.RFC3339), j.LastError)
+		}
+		return tw.Flush()
+	case "retry":
+		id, err := idArg()
+		if err != nil {
+			return err
+		}
+		if err := q.Retry(ctx, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "job %d is ready again\n", id)
+		return nil
+	case "discard":
+		id, err := idArg()
+		if err != nil {
+			return err
+		}
+		if err := q.Discard(ctx, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "job %d discarded\n", id)
+		return nil
+	default:
+		return fmt.Errorf("usage: inkwell jobs list|retry|discard (got %q)", sub)
+	}
 }

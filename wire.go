@@ -19,7 +19,8 @@ import (
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService,
-	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService)
+	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
+	service.NewNotificationService, service.NewCodeLoginService)
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
@@ -43,6 +44,12 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.RankSource), new(*repository.RankRepository)),
 	wire.Bind(new(service.HotListStore), new(*cache.HotListCache)),
 	wire.Bind(new(web.HotService), new(*service.RankService)),
+	wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)),
+	wire.Bind(new(service.CodeStore), new(*cache.CodeStore)),
+	wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)),
+	wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)),
+	wire.Bind(new(web.NotificationService), new(*service.NotificationService)),
+	wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)),
 )
 
 // initApp wires the whole process from its configuration.

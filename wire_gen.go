@@ -80,14 +80,24 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	rankConfig := ioc.NewRankConfig(cfg)
 	rankService := service.NewRankService(rankRepository, hotListCache, userRepository, interactiveRepository, followRepository, rankConfig, v)
 	hotHandler := web.NewHotHandler(rankService, log)
+	notificationRepository := repository.NewNotificationRepository(pool, querier)
+	notificationService := service.NewNotificationService(notificationRepository)
+	notificationHandler := web.NewNotificationHandler(notificationService, log)
+	codePolicy := ioc.NewCodePolicy()
+	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
+	jobQueue := repository.NewJobQueue(pool, querier)
+	codeLoginService := service.NewCodeLoginService(codeStore, jobQueue, userRepository, argon2Hasher, jwtManager, log)
+	codeLoginHandler := web.NewCodeLoginHandler(codeLoginService, log)
 	handlers := web.Handlers{
-		Auth:        authenticator,
-		Users:       userHandler,
-		Profiles:    profileHandler,
-		Articles:    articleHandler,
-		Comments:    commentHandler,
-		Collections: collectionHandler,
-		Hot:         hotHandler,
+		Auth:          authenticator,
+		Users:         userHandler,
+		Profiles:      profileHandler,
+		Articles:      articleHandler,
+		Comments:      commentHandler,
+		Collections:   collectionHandler,
+		Hot:           hotHandler,
+		Notifications: notificationHandler,
+		CodeLogin:     codeLoginHandler,
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
@@ -100,7 +110,11 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	workers := ioc.NewWorkers(cfg, universalClient, readStream, publisher, readService, log)
+	outbox := repository.NewOutbox(pool, querier)
+	outboxStream := ioc.NewOutboxStream(keyspace)
+	resilient := ioc.NewCodeSender(cfg, log)
+	durable := ioc.NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, resilient, notificationService, v, log)
+	workers := ioc.NewWorkers(cfg, universalClient, readStream, publisher, readService, durable, log)
 	app := ioc.NewApp(cfg, server, cron, cronJobs, workers, rankJob, log)
 	return app, func() {
 		cleanup2()
@@ -112,7 +126,7 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
-var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService)
+var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService)
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(web.HotService), new(*service.RankService)))
+var appSet = wire.NewSet(ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*cache.CodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)))

@@ -3,4 +3,4 @@ package cache
 import "github.com/google/wire"
 
 // ProviderSet builds the typed caches.
-var ProviderSet = wire.NewSet(NewUserCache, NewArticleCache, NewTagsCache, NewCountersCache, NewAuthorPageCache, NewLocker)
+var ProviderSet = wire.NewSet(NewUserCache, NewArticleCache, NewTagsCache, NewCountersCache, NewAuthorPageCache, NewLocker, NewCodeStore)

@@ -76,6 +76,26 @@ type Interactive struct {
 	UpdatedAt  time.Time
 }
 
+type Job struct {
+	ID              int64
+	Queue           string
+	Kind            string
+	Payload         []byte
+	Status          string
+	Priority        int32
+	AvailableAt     time.Time
+	LeaseOwner      pgtype.Text
+	LeaseUntil      pgtype.Timestamptz
+	LeaseGeneration int64
+	Attempts        int32
+	MaxAttempts     int32
+	LastError       pgtype.Text
+	UniqueKey       pgtype.Text
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	FinishedAt      pgtype.Timestamptz
+}
+
 type Like struct {
 	UserID    int64
 	Biz       string
@@ -83,6 +103,29 @@ type Like struct {
 	Liked     bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+type Notification struct {
+	ID        int64
+	UserID    int64
+	Kind      string
+	ActorID   pgtype.Int8
+	ArticleID pgtype.Int8
+	EventID   string
+	CreatedAt time.Time
+	ReadAt    pgtype.Timestamptz
+}
+
+type Outbox struct {
+	ID              int64
+	Topic           string
+	AggregateID     int64
+	Payload         []byte
+	CreatedAt       time.Time
+	PublishedAt     pgtype.Timestamptz
+	LeaseOwner      pgtype.Text
+	LeaseUntil      pgtype.Timestamptz
+	LeaseGeneration int64
 }
 
 type ReadingHistory struct {
@@ -100,4 +143,5 @@ type User struct {
 	Image        string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+	Phone        pgtype.Text
 }

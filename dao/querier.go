@@ -60,17 +60,51 @@ type Querier interface {
 	FollowExists(ctx context.Context, arg FollowExistsParams) (bool, error)
 	FollowInsert(ctx context.Context, arg FollowInsertParams) error
 	FollowListFolloweesAmong(ctx context.Context, arg FollowListFolloweesAmongParams) ([]int64, error)
+	InboxInsert(ctx context.Context, arg InboxInsertParams) (int64, error)
 	InboxPrune(ctx context.Context, before time.Time) (int64, error)
 	InteractiveAddCollects(ctx context.Context, arg InteractiveAddCollectsParams) error
 	InteractiveAddLikes(ctx context.Context, arg InteractiveAddLikesParams) error
 	InteractiveDelete(ctx context.Context, arg InteractiveDeleteParams) error
 	InteractiveGetMany(ctx context.Context, arg InteractiveGetManyParams) ([]Interactive, error)
 	InteractiveLikesMany(ctx context.Context, arg InteractiveLikesManyParams) ([]InteractiveLikesManyRow, error)
+	JobAck(ctx context.Context, arg JobAckParams) (int64, error)
+	// Claims up to lim ready jobs: SKIP LOCKED lets concurrent workers claim disjoint sets without
+	// waiting on each other; each claim bumps the generation that fences the holder's later writes.
+	JobClaim(ctx context.Context, arg JobClaimParams) ([]Job, error)
+	JobDiscard(ctx context.Context, id int64) (int64, error)
+	// With a unique_key, enqueueing the same job twice inserts nothing and returns no row.
+	JobEnqueue(ctx context.Context, arg JobEnqueueParams) (int64, error)
+	// Retries later, or buries the job when it is out of attempts or the failure is permanent.
+	JobFail(ctx context.Context, arg JobFailParams) (int64, error)
+	JobGet(ctx context.Context, id int64) (Job, error)
+	// Operator listing: dead jobs first, then the rest, newest first.
+	JobList(ctx context.Context, arg JobListParams) ([]Job, error)
+	// Wakes workers listening for this queue; delivered only if the transaction commits.
+	JobNotify(ctx context.Context, queue string) (string, error)
+	// Returns jobs whose lease ran out (their worker died) to the ready set, or buries them when that
+	// attempt was their last.
+	JobReap(ctx context.Context, now time.Time) ([]JobReapRow, error)
+	JobRenew(ctx context.Context, arg JobRenewParams) (int64, error)
+	JobRetry(ctx context.Context, id int64) (int64, error)
+	JobStats(ctx context.Context) ([]JobStatsRow, error)
 	LikeDeleteByItem(ctx context.Context, arg LikeDeleteByItemParams) error
 	LikeListLikedAmong(ctx context.Context, arg LikeListLikedAmongParams) ([]int64, error)
 	LikeOff(ctx context.Context, arg LikeOffParams) (int64, error)
 	// Affects a row only when the like is new or was off, so liking twice counts once.
 	LikeOn(ctx context.Context, arg LikeOnParams) (int64, error)
+	// Notifies one page of an author's followers (keyset on follower id), skipping any already
+	// notified of this event, and returns the page's last follower id to continue from.
+	NotificationFanOut(ctx context.Context, arg NotificationFanOutParams) ([]int64, error)
+	NotificationList(ctx context.Context, arg NotificationListParams) ([]NotificationListRow, error)
+	NotificationMarkRead(ctx context.Context, arg NotificationMarkReadParams) (int64, error)
+	NotificationUnreadCount(ctx context.Context, userID int64) (int64, error)
+	OutboxBacklog(ctx context.Context) (int64, error)
+	// Claims unpublished events whose lease is free or expired, fenced by a generation bump.
+	OutboxClaim(ctx context.Context, arg OutboxClaimParams) ([]Outbox, error)
+	OutboxInsert(ctx context.Context, arg OutboxInsertParams) (int64, error)
+	OutboxMarkPublished(ctx context.Context, arg OutboxMarkPublishedParams) (int64, error)
+	// Wakes relays listening on the channel; delivered only if the transaction commits.
+	OutboxNotify(ctx context.Context) error
 	// Applies one batch of read events in one statement (and so one transaction): records the event
 	// ids in the inbox, keeps only those not seen before, and adds their per-article counts to the
 	// counters. Returns the increments applied, for the Redis mirror.
@@ -84,8 +118,10 @@ type Querier interface {
 	UserGetByID(ctx context.Context, id int64) (User, error)
 	UserGetByIDForUpdate(ctx context.Context, id int64) (User, error)
 	UserGetByIDs(ctx context.Context, ids []int64) ([]User, error)
+	UserGetByPhone(ctx context.Context, phone string) (User, error)
 	UserGetByUsername(ctx context.Context, username string) (User, error)
 	UserInsert(ctx context.Context, arg UserInsertParams) (User, error)
+	UserInsertWithPhone(ctx context.Context, arg UserInsertWithPhoneParams) (User, error)
 	UserUpdate(ctx context.Context, arg UserUpdateParams) (User, error)
 	UserUpdatePasswordHash(ctx context.Context, arg UserUpdatePasswordHashParams) error
 }

@@ -7,10 +7,12 @@ package dao
 
 import (
 	"context"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const userGetByEmail = `-- name: UserGetByEmail :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at FROM users WHERE email = $1::text
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE email = $1::text
 `
 
 func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error) {
@@ -25,12 +27,13 @@ func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error
 		&i.Image,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Phone,
 	)
 	return i, err
 }
 
 const userGetByID = `-- name: UserGetByID :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at FROM users WHERE id = $1::bigint
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE id = $1::bigint
 `
 
 func (q *Queries) UserGetByID(ctx context.Context, id int64) (User, error) {
@@ -45,12 +48,13 @@ func (q *Queries) UserGetByID(ctx context.Context, id int64) (User, error) {
 		&i.Image,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Phone,
 	)
 	return i, err
 }
 
 const userGetByIDForUpdate = `-- name: UserGetByIDForUpdate :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at FROM users WHERE id = $1::bigint FOR UPDATE
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE id = $1::bigint FOR UPDATE
 `
 
 func (q *Queries) UserGetByIDForUpdate(ctx context.Context, id int64) (User, error) {
@@ -65,12 +69,13 @@ func (q *Queries) UserGetByIDForUpdate(ctx context.Context, id int64) (User, err
 		&i.Image,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Phone,
 	)
 	return i, err
 }
 
 const userGetByIDs = `-- name: UserGetByIDs :many
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at FROM users WHERE id = ANY ($1::bigint[])
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE id = ANY ($1::bigint[])
 `
 
 func (q *Queries) UserGetByIDs(ctx context.Context, ids []int64) ([]User, error) {
@@ -91,6 +96,7 @@ func (q *Queries) UserGetByIDs(ctx context.Context, ids []int64) ([]User, error)
 			&i.Image,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Phone,
 		); err != nil {
 			return nil, err
 		}
@@ -102,8 +108,29 @@ func (q *Queries) UserGetByIDs(ctx context.Context, ids []int64) ([]User, error)
 	return items, nil
 }
 
+const userGetByPhone = `-- name: UserGetByPhone :one
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE phone = $1::text
+`
+
+func (q *Queries) UserGetByPhone(ctx context.Context, phone string) (User, error) {
+	row := q.db.QueryRow(ctx, userGetByPhone, phone)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Username,
+		&i.PasswordHash,
+		&i.Bio,
+		&i.Image,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Phone,
+	)
+	return i, err
+}
+
 const userGetByUsername = `-- name: UserGetByUsername :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at FROM users WHERE lower(username) = lower($1::text)
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE lower(username) = lower($1::text)
 `
 
 func (q *Queries) UserGetByUsername(ctx context.Context, username string) (User, error) {
@@ -118,6 +145,7 @@ func (q *Queries) UserGetByUsername(ctx context.Context, username string) (User,
 		&i.Image,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Phone,
 	)
 	return i, err
 }
@@ -125,7 +153,7 @@ func (q *Queries) UserGetByUsername(ctx context.Context, username string) (User,
 const userInsert = `-- name: UserInsert :one
 INSERT INTO users (email, username, password_hash, bio, image)
 VALUES ($1::text, $2::text, $3::text, $4::text, $5::text)
-RETURNING id, email, username, password_hash, bio, image, created_at, updated_at
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone
 `
 
 type UserInsertParams struct {
@@ -154,6 +182,42 @@ func (q *Queries) UserInsert(ctx context.Context, arg UserInsertParams) (User, e
 		&i.Image,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Phone,
+	)
+	return i, err
+}
+
+const userInsertWithPhone = `-- name: UserInsertWithPhone :one
+INSERT INTO users (email, username, password_hash, phone)
+VALUES ($1::text, $2::text, $3::text, $4::text)
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone
+`
+
+type UserInsertWithPhoneParams struct {
+	Email        string
+	Username     string
+	PasswordHash string
+	Phone        pgtype.Text
+}
+
+func (q *Queries) UserInsertWithPhone(ctx context.Context, arg UserInsertWithPhoneParams) (User, error) {
+	row := q.db.QueryRow(ctx, userInsertWithPhone,
+		arg.Email,
+		arg.Username,
+		arg.PasswordHash,
+		arg.Phone,
+	)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Username,
+		&i.PasswordHash,
+		&i.Bio,
+		&i.Image,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Phone,
 	)
 	return i, err
 }
@@ -167,7 +231,7 @@ SET email         = $1::text,
     image         = $5::text,
     updated_at    = now()
 WHERE id = $6::bigint
-RETURNING id, email, username, password_hash, bio, image, created_at, updated_at
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone
 `
 
 type UserUpdateParams struct {
@@ -198,6 +262,7 @@ func (q *Queries) UserUpdate(ctx context.Context, arg UserUpdateParams) (User, e
 		&i.Image,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Phone,
 	)
 	return i, err
 }

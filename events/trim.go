@@ -15,7 +15,8 @@ import (
 // Trimmer keeps a stream near MaxLen entries without ever removing an entry that some consumer
 // group has not acknowledged (or not even read yet). XADD MAXLEN cannot promise that, so the
 // trimmer computes the cut itself: the entry at about position len-MaxLen, or the oldest entry any
-// group still needs, whichever is older, and trims with XTRIM MINID ~.
+// group still needs, whichever is older, and trims with XTRIM MINID ~ (without Redis's default
+// cap of 100 macro nodes per call, so one pass removes the whole excess).
 type Trimmer struct {
 	rdb    redis.UniversalClient
 	stream string
@@ -60,7 +61,10 @@ func (t *Trimmer) TrimOnce(ctx context.Context) (int64, error) {
 	if info.Length <= t.maxLen {
 		return 0, nil
 	}
-	cut := positionalCut(info.FirstEntry.ID, info.LastGeneratedID, info.Length, t.maxLen)
+	cut, err := t.positionalCut(ctx, info)
+	if err != nil {
+		return 0, err
+	}
 	safe, err := t.oldestNeeded(ctx)
 	if err != nil {
 		return 0, err
@@ -71,7 +75,35 @@ func (t *Trimmer) TrimOnce(ctx context.Context) (int64, error) {
 	if lessID(safe, cut) {
 		cut = safe
 	}
-	return t.rdb.XTrimMinIDApprox(ctx, t.stream, cut, 0).Result()
+	// Without LIMIT, XTRIM ~ removes at most 100 macro nodes (10,000 entries by default) per call,
+	// fewer than a busy stream gains between two trims.
+	return t.rdb.XTrimMinIDApprox(ctx, t.stream, cut, redis.XTrimLimitDisabled).Result()
+}
+
+// exactCutLimit is the largest excess whose cut is found exactly, by reading the ids of the
+// excess entries (XRANGE COUNT excess+1); a larger one is interpolated from the ids' timestamps.
+const exactCutLimit = 10_000
+
+// positionalCut returns the id of about the entry at position length-maxLen: the first to keep.
+func (t *Trimmer) positionalCut(ctx context.Context, info *redis.XInfoStream) (string, error) {
+	excess := info.Length - t.maxLen
+	if excess > exactCutLimit {
+		cut := interpolatedCut(info.FirstEntry.ID, info.LastGeneratedID, info.Length, t.maxLen)
+		if lessID(info.FirstEntry.ID, cut) {
+			return cut, nil
+		}
+		// The ids span too few milliseconds to interpolate (a burst): cut exactly as far as the
+		// limit allows now; the next pass goes on.
+		excess = exactCutLimit
+	}
+	msgs, err := t.rdb.XRangeN(ctx, t.stream, "-", "+", excess+1).Result()
+	if err != nil {
+		return "", fmt.Errorf("xrange: %w", err)
+	}
+	if len(msgs) == 0 {
+		return info.FirstEntry.ID, nil
+	}
+	return msgs[len(msgs)-1].ID, nil
 }
 
 // oldestNeeded returns the smallest entry id any group still needs: its oldest pending entry, or
@@ -130,9 +162,10 @@ func nextID(id string) string {
 	return s.String()
 }
 
-// positionalCut estimates the id of the entry at position length-maxLen by interpolating the
-// millisecond timestamps of the first and last ids. It is approximate by design, like MAXLEN ~.
-func positionalCut(first, last string, length, maxLen int64) string {
+// interpolatedCut estimates the id of the entry at position length-maxLen by interpolating the
+// millisecond timestamps of the first and last ids. It is approximate by design, like MAXLEN ~, and
+// useless when the ids share (nearly) one millisecond: then it returns first.
+func interpolatedCut(first, last string, length, maxLen int64) string {
 	f, l := parseID(first), parseID(last)
 	if l.ms <= f.ms || length <= 0 {
 		return first

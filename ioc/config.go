@@ -55,6 +55,14 @@ type Config struct {
 	StreamMaxLen      int
 	StreamTrimEvery   time.Duration
 
+	QueueConcurrency int
+	QueueLease       time.Duration
+	QueuePoll        time.Duration
+	QueueReapEvery   time.Duration
+	OutboxPoll       time.Duration
+	CodeSender       string
+	CodeWebhookURL   string
+
 	RankSchedule string
 	RankTopN     int
 	RankBatch    int
@@ -169,6 +177,14 @@ func Flags(fs *flag.FlagSet) *Config {
 	dur(&c.RankTimeout, "rank-timeout", "INKWELL_RANK_TIMEOUT", 30*time.Second, "a ranking run that takes longer is cancelled and keeps the previous list")
 	dur(&c.RankLockTTL, "rank-lock-ttl", "INKWELL_RANK_LOCK_TTL", 15*time.Second, "lease of the ranking lock, renewed every third of it while a run lasts")
 
+	intf(&c.QueueConcurrency, "queue-concurrency", "INKWELL_QUEUE_CONCURRENCY", 4, "jobs this process runs at once per queue")
+	dur(&c.QueueLease, "queue-lease", "INKWELL_QUEUE_LEASE", 30*time.Second, "lease of a claimed job; renewed while its handler runs")
+	dur(&c.QueuePoll, "queue-poll", "INKWELL_QUEUE_POLL", time.Second, "how often idle workers look for jobs (LISTEN/NOTIFY wakes them sooner)")
+	dur(&c.QueueReapEvery, "queue-reap-every", "INKWELL_QUEUE_REAP_EVERY", 5*time.Second, "how often expired job leases are returned to the queue")
+	dur(&c.OutboxPoll, "outbox-poll", "INKWELL_OUTBOX_POLL", time.Second, "how often the outbox relay looks for events (LISTEN/NOTIFY wakes it sooner)")
+	str(&c.CodeSender, "code-sender", "INKWELL_CODE_SENDER", "log", "how login codes are delivered: log (development: written to the log) or webhook")
+	str(&c.CodeWebhookURL, "code-webhook-url", "INKWELL_CODE_WEBHOOK_URL", "", "URL the webhook code sender POSTs {channel, to, code} to")
+
 	c.MaxBodyBytes = 1 << 20
 	c.Argon2MaxConcurrent = 8
 	return c
@@ -221,6 +237,21 @@ func (c *Config) Validate(log *slog.Logger) error {
 	}
 	if _, err := cron.ParseStandard(c.RankSchedule); err != nil {
 		errs = append(errs, fmt.Errorf("INKWELL_RANK_SCHEDULE %q: %v", c.RankSchedule, err))
+	}
+	if c.QueueConcurrency < 1 || c.QueueLease < time.Second || c.QueuePoll <= 0 || c.QueueReapEvery <= 0 || c.OutboxPoll <= 0 {
+		errs = append(errs, errors.New("queue concurrency must be at least 1, the lease at least 1s, and intervals positive"))
+	}
+	switch c.CodeSender {
+	case "log":
+		if c.Env == "prod" {
+			errs = append(errs, errors.New("INKWELL_CODE_SENDER=log only logs codes; in prod use webhook with INKWELL_CODE_WEBHOOK_URL"))
+		}
+	case "webhook":
+		if !strings.HasPrefix(c.CodeWebhookURL, "http://") && !strings.HasPrefix(c.CodeWebhookURL, "https://") {
+			errs = append(errs, errors.New("INKWELL_CODE_SENDER=webhook needs INKWELL_CODE_WEBHOOK_URL (http or https)"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("INKWELL_CODE_SENDER must be log or webhook, not %q", c.CodeSender))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("INKWELL_SHUTDOWN_TIMEOUT must be positive"))

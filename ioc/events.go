@@ -36,9 +36,9 @@ func NewReadPublisher(cfg *Config, rdb redis.UniversalClient, stream ReadStream,
 	}, log)
 }
 
-// NewWorkers returns every background task: the read-event publisher, its two consumer groups and
-// the stream trimmer.
-func NewWorkers(cfg *Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, reads *service.ReadService, log *slog.Logger) Workers {
+// NewWorkers returns every background task: the read-event publisher, its two consumer groups,
+// the stream trimmer, and the durable (Postgres-backed) work.
+func NewWorkers(cfg *Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, reads *service.ReadService, durable Durable, log *slog.Logger) Workers {
 	consumer := func(group string, h events.Handler) *events.Consumer {
 		return events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: group, Name: consumerName(),
@@ -46,13 +46,13 @@ func NewWorkers(cfg *Config, rdb redis.UniversalClient, stream ReadStream, pub *
 			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick,
 		}, h, log)
 	}
-	return Workers{
+	return append(Workers{
 		pub,
 		consumer(job.GroupReadCount, job.ReadCountHandler(reads, log)),
 		consumer(job.GroupReadHistory, job.ReadHistoryHandler(reads, log)),
 		events.NewTrimmer(rdb, string(stream), []string{job.GroupReadCount, job.GroupReadHistory},
 			int64(cfg.StreamMaxLen), cfg.StreamTrimEvery, log),
-	}
+	}, durable...)
 }
 
 // consumerName is unique per process, so two instances never share pending entries by accident.

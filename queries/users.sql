@@ -33,3 +33,11 @@ WHERE id = @id::bigint AND password_hash = @old_password_hash::text;
 
 -- name: UserGetByIDs :many
 SELECT * FROM users WHERE id = ANY (@ids::bigint[]);
+
+-- name: UserGetByPhone :one
+SELECT * FROM users WHERE phone = @phone::text;
+
+-- name: UserInsertWithPhone :one
+INSERT INTO users (email, username, password_hash, phone)
+VALUES (@email::text, @username::text, @password_hash::text, sqlc.narg(phone)::text)
+RETURNING *;

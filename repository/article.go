@@ -42,7 +42,8 @@ func NewArticleRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.ArticleCac
 	return &ArticleRepository{pool: pool, q: q, cache: c, pages: pages, tags: tags, log: log}
 }
 
-// Create inserts the article and its comment counter in one transaction.
+// Create inserts the article, its comment counter and, when it is published at once, the publish
+// event for the outbox, in one transaction.
 func (r *ArticleRepository) Create(ctx context.Context, a domain.Article) (domain.Article, error) {
 	var row dao.Article
 	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
@@ -54,7 +55,13 @@ func (r *ArticleRepository) Create(ctx context.Context, a domain.Article) (domai
 		if err != nil {
 			return wrapf(err, "insert article %q", a.Slug)
 		}
-		return wrapf(q.CommentSeqInit(ctx, row.ID), "init comment numbering of article %d", row.ID)
+		if err := q.CommentSeqInit(ctx, row.ID); err != nil {
+			return wrapf(err, "init comment numbering of article %d", row.ID)
+		}
+		if row.Status == string(domain.StatusPublished) {
+			return writeArticleEvent(ctx, q, domain.TopicArticlePublished, articleFromRow(row))
+		}
+		return nil
 	})
 	if err != nil {
 		return domain.Article{}, err
@@ -106,25 +113,39 @@ func (r *ArticleRepository) Update(ctx context.Context, id int64, change func(*d
 	return updated, nil
 }
 
-// Transition changes the status only from one of the allowed statuses; the guard is in the SQL.
+// Transition changes the status only from one of the allowed statuses (the guard is in the SQL)
+// and records the matching event in the outbox, in one transaction.
 func (r *ArticleRepository) Transition(ctx context.Context, id int64, from []domain.ArticleStatus, to domain.ArticleStatus) (domain.Article, error) {
 	fromNames := make([]string, len(from))
 	for i, s := range from {
 		fromNames[i] = string(s)
 	}
-	row, err := r.q.ArticleTransition(ctx, dao.ArticleTransitionParams{ID: id, ToStatus: string(to), FromStatuses: fromNames})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return domain.Article{}, fmt.Errorf("%w: article %d cannot move to %s from its current status", domain.ErrIllegalTransition, id, to)
-	}
+	var row dao.Article
+	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
+		var err error
+		row, err = q.ArticleTransition(ctx, dao.ArticleTransitionParams{ID: id, ToStatus: string(to), FromStatuses: fromNames})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("%w: article %d cannot move to %s from its current status", domain.ErrIllegalTransition, id, to)
+		}
+		if err != nil {
+			return wrapf(err, "move article %d to %s", id, to)
+		}
+		topic := domain.TopicArticlePublished
+		if to == domain.StatusWithdrawn {
+			topic = domain.TopicArticleWithdrawn
+		}
+		return writeArticleEvent(ctx, q, topic, articleFromRow(row))
+	})
 	if err != nil {
-		return domain.Article{}, wrapf(err, "move article %d to %s", id, to)
+		return domain.Article{}, err
 	}
 	a := articleFromRow(row)
 	r.afterWrite(ctx, a, a.Slug)
 	return a, nil
 }
 
-// Delete removes the article; comments go by cascade, likes and counters in the same transaction.
+// Delete removes the article; comments go by cascade, likes, counters and the outbox event in the
+// same transaction.
 func (r *ArticleRepository) Delete(ctx context.Context, a domain.Article) error {
 	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
 		n, err := q.ArticleDelete(ctx, a.ID)
@@ -138,7 +159,10 @@ func (r *ArticleRepository) Delete(ctx context.Context, a domain.Article) error 
 		if err := q.LikeDeleteByItem(ctx, dao.LikeDeleteByItemParams{Biz: item, BizID: a.ID}); err != nil {
 			return wrapf(err, "delete likes of article %d", a.ID)
 		}
-		return wrapf(q.InteractiveDelete(ctx, dao.InteractiveDeleteParams{Biz: item, BizID: a.ID}), "delete counters of article %d", a.ID)
+		if err := q.InteractiveDelete(ctx, dao.InteractiveDeleteParams{Biz: item, BizID: a.ID}); err != nil {
+			return wrapf(err, "delete counters of article %d", a.ID)
+		}
+		return writeArticleEvent(ctx, q, domain.TopicArticleDeleted, a)
 	})
 	if err != nil {
 		return err

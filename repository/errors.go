@@ -17,6 +17,7 @@ var constraintErrors = map[string]error{
 	"users_email_key":    domain.ErrEmailTaken,
 	"users_username_key": domain.ErrUsernameTaken,
 	"articles_slug_key":  domain.ErrSlugTaken,
+	"users_phone_key":    domain.ErrConflict,
 
 	"collections_owner_name_key": domain.ErrCollectionNameTaken,
 }

@@ -2,7 +2,14 @@ package repository
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -137,4 +144,43 @@ func (r *UserRepository) GetByIDs(ctx context.Context, ids []int64) (map[int64]d
 		out[u.ID] = u
 	}
 	return out, nil
+}
+
+// FindOrCreateByTarget returns the user with the code login's email or phone, creating one on first
+// login. Two first logins racing both insert; the loser's unique violation sends it to read the
+// winner's row, so exactly one account exists.
+func (r *UserRepository) FindOrCreateByTarget(ctx context.Context, t domain.CodeTarget, passwordHash string) (domain.User, error) {
+	find := func() (dao.User, error) {
+		if t.Channel == "phone" {
+			return r.q.UserGetByPhone(ctx, t.Address)
+		}
+		return r.q.UserGetByEmail(ctx, t.Address)
+	}
+	row, err := find()
+	if err == nil {
+		return userFromRow(row), nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return domain.User{}, wrapf(err, "find code-login user")
+	}
+	email, phone := t.Address, pgtype.Text{}
+	if t.Channel == "phone" {
+		// Accounts need an email; a phone account gets one under the reserved .invalid domain.
+		email, phone = strings.TrimPrefix(t.Address, "+")+"@phone.invalid", pgtype.Text{String: t.Address, Valid: true}
+	}
+	suffix := make([]byte, 5)
+	_, _ = rand.Read(suffix)
+	row, err = r.q.UserInsertWithPhone(ctx, dao.UserInsertWithPhoneParams{
+		Email: email, Username: fmt.Sprintf("user_%x", suffix), PasswordHash: passwordHash, Phone: phone,
+	})
+	if err == nil {
+		r.invalidate(ctx, row.ID, row.Username)
+		return userFromRow(row), nil
+	}
+	if terr := translate(err); errors.Is(terr, domain.ErrEmailTaken) || errors.Is(terr, domain.ErrConflict) {
+		if row, err = find(); err == nil {
+			return userFromRow(row), nil
+		}
+	}
+	return domain.User{}, wrapf(err, "create code-login user")
 }

@@ -13,4 +13,4 @@ func NewQuerier(pool *pgxpool.Pool) dao.Querier { return dao.New(pool) }
 // ProviderSet builds the repositories.
 var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewFollowRepository,
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
-	NewRankRepository)
+	NewRankRepository, NewJobQueue, NewOutbox, NewNotificationRepository)

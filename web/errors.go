@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -25,9 +26,17 @@ func abortWith(c *gin.Context, status int, field, message string) {
 // generic 500, so internal error text never reaches a client.
 func writeError(c *gin.Context, log *slog.Logger, err error) {
 	var verr *domain.ValidationError
+	var cerr *domain.CodeError
 	switch {
 	case errors.As(err, &verr):
 		c.AbortWithStatusJSON(http.StatusUnprocessableEntity, errorBody{Errors: verr.Fields})
+	case errors.As(err, &cerr):
+		if cerr.Reason == domain.CodeTooSoon {
+			c.Header("Retry-After", strconv.Itoa(int(cerr.RetryAfter.Seconds())))
+			abortWith(c, http.StatusTooManyRequests, "code", cerr.Message())
+			return
+		}
+		abortWith(c, http.StatusUnauthorized, "code", cerr.Message())
 	case errors.Is(err, domain.ErrInvalidCredentials):
 		abortWith(c, http.StatusUnauthorized, "email or password", "is invalid")
 	case errors.Is(err, domain.ErrUnauthorized):

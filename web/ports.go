@@ -68,3 +68,15 @@ type HistoryService interface {
 type HotService interface {
 	Hot(ctx context.Context, viewerID int64, limit int) ([]service.HotView, error)
 }
+
+// NotificationService is what the notification handlers need.
+type NotificationService interface {
+	List(ctx context.Context, viewerID int64, p domain.Page) (service.NotificationList, error)
+	MarkRead(ctx context.Context, viewerID int64, ids []int64) (int64, error)
+}
+
+// CodeLoginService is what the one-time code login handlers need.
+type CodeLoginService interface {
+	Send(ctx context.Context, email, phone string) error
+	Login(ctx context.Context, email, phone, code string) (service.Session, error)
+}

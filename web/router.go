@@ -10,7 +10,8 @@ import (
 
 // ProviderSet builds the handlers and the router.
 var ProviderSet = wire.NewSet(NewAuthenticator, NewUserHandler, NewProfileHandler, NewArticleHandler,
-	NewCommentHandler, NewCollectionHandler, NewHotHandler, wire.Struct(new(Handlers), "*"), NewRouter)
+	NewCommentHandler, NewCollectionHandler, NewHotHandler, NewNotificationHandler,
+	NewCodeLoginHandler, wire.Struct(new(Handlers), "*"), NewRouter)
 
 // RouterConfig holds the HTTP settings the router needs.
 type RouterConfig struct {
@@ -20,13 +21,15 @@ type RouterConfig struct {
 
 // Handlers are every handler the router mounts.
 type Handlers struct {
-	Auth        *Authenticator
-	Users       *UserHandler
-	Profiles    *ProfileHandler
-	Articles    *ArticleHandler
-	Comments    *CommentHandler
-	Collections *CollectionHandler
-	Hot         *HotHandler
+	Auth          *Authenticator
+	Users         *UserHandler
+	Profiles      *ProfileHandler
+	Articles      *ArticleHandler
+	Comments      *CommentHandler
+	Collections   *CollectionHandler
+	Hot           *HotHandler
+	Notifications *NotificationHandler
+	CodeLogin     *CodeLoginHandler
 }
 
 // NewRouter returns the gin engine with every route of the API.
@@ -46,6 +49,8 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	api := r.Group("/api")
 	api.POST("/users", h.Users.Register)
 	api.POST("/users/login", h.Users.Login)
+	api.POST("/users/login/code/send", h.CodeLogin.Send)
+	api.POST("/users/login/code", h.CodeLogin.Login)
 	api.GET("/user", authed, h.Users.Current)
 	api.PUT("/user", authed, h.Users.Update)
 	api.GET("/user/articles", authed, h.Articles.Mine)
@@ -78,5 +83,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	api.DELETE("/collections/:id", authed, h.Collections.Delete)
 	api.GET("/collections/:id/articles", authed, h.Collections.Articles)
 	api.GET("/user/history", authed, h.Collections.History)
+	api.GET("/user/notifications", authed, h.Notifications.List)
+	api.POST("/user/notifications/read", authed, h.Notifications.MarkRead)
 	return r
 }

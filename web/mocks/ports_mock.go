@@ -662,3 +662,110 @@ func (mr *MockHotServiceMockRecorder) Hot(ctx, viewerID, limit any) *gomock.Call
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Hot", reflect.TypeOf((*MockHotService)(nil).Hot), ctx, viewerID, limit)
 }
+
+// MockNotificationService is a mock of NotificationService interface.
+type MockNotificationService struct {
+	ctrl     *gomock.Controller
+	recorder *MockNotificationServiceMockRecorder
+	isgomock struct{}
+}
+
+// MockNotificationServiceMockRecorder is the mock recorder for MockNotificationService.
+type MockNotificationServiceMockRecorder struct {
+	mock *MockNotificationService
+}
+
+// NewMockNotificationService creates a new mock instance.
+func NewMockNotificationService(ctrl *gomock.Controller) *MockNotificationService {
+	mock := &MockNotificationService{ctrl: ctrl}
+	mock.recorder = &MockNotificationServiceMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockNotificationService) EXPECT() *MockNotificationServiceMockRecorder {
+	return m.recorder
+}
+
+// List mocks base method.
+func (m *MockNotificationService) List(ctx context.Context, viewerID int64, p domain.Page) (service.NotificationList, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "List", ctx, viewerID, p)
+	ret0, _ := ret[0].(service.NotificationList)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// List indicates an expected call of List.
+func (mr *MockNotificationServiceMockRecorder) List(ctx, viewerID, p any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "List", reflect.TypeOf((*MockNotificationService)(nil).List), ctx, viewerID, p)
+}
+
+// MarkRead mocks base method.
+func (m *MockNotificationService) MarkRead(ctx context.Context, viewerID int64, ids []int64) (int64, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "MarkRead", ctx, viewerID, ids)
+	ret0, _ := ret[0].(int64)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// MarkRead indicates an expected call of MarkRead.
+func (mr *MockNotificationServiceMockRecorder) MarkRead(ctx, viewerID, ids any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "MarkRead", reflect.TypeOf((*MockNotificationService)(nil).MarkRead), ctx, viewerID, ids)
+}
+
+// MockCodeLoginService is a mock of CodeLoginService interface.
+type MockCodeLoginService struct {
+	ctrl     *gomock.Controller
+	recorder *MockCodeLoginServiceMockRecorder
+	isgomock struct{}
+}
+
+// MockCodeLoginServiceMockRecorder is the mock recorder for MockCodeLoginService.
+type MockCodeLoginServiceMockRecorder struct {
+	mock *MockCodeLoginService
+}
+
+// NewMockCodeLoginService creates a new mock instance.
+func NewMockCodeLoginService(ctrl *gomock.Controller) *MockCodeLoginService {
+	mock := &MockCodeLoginService{ctrl: ctrl}
+	mock.recorder = &MockCodeLoginServiceMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockCodeLoginService) EXPECT() *MockCodeLoginServiceMockRecorder {
+	return m.recorder
+}
+
+// Login mocks base method.
+func (m *MockCodeLoginService) Login(ctx context.Context, email, phone, code string) (service.Session, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Login", ctx, email, phone, code)
+	ret0, _ := ret[0].(service.Session)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Login indicates an expected call of Login.
+func (mr *MockCodeLoginServiceMockRecorder) Login(ctx, email, phone, code any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Login", reflect.TypeOf((*MockCodeLoginService)(nil).Login), ctx, email, phone, code)
+}
+
+// Send mocks base method.
+func (m *MockCodeLoginService) Send(ctx context.Context, email, phone string) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Send", ctx, email, phone)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Send indicates an expected call of Send.
+func (mr *MockCodeLoginServiceMockRecorder) Send(ctx, email, phone any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Send", reflect.TypeOf((*MockCodeLoginService)(nil).Send), ctx, email, phone)
+}

@@ -1,0 +1,109 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+)
+
+// ResilienceConfig tunes the wrapper.
+type ResilienceConfig struct {
+	Timeout     time.Duration // per attempt
+	Retries     int           // extra attempts for transient failures
+	RetryDelay  time.Duration // doubled after each retry
+	MaxInFlight int           // bulkhead: sends running at once
+	// Breaker: after FailuresToOpen consecutive failures the breaker opens and refuses sends for
+	// OpenFor; then it lets one trial through (half-open) and closes again if it succeeds.
+	FailuresToOpen uint32
+	OpenFor        time.Duration
+}
+
+// ErrBreakerOpen means the gateway failed repeatedly and sends are refused for a while.
+var ErrBreakerOpen = errors.New("delivery gateway unavailable (circuit open)")
+
+// ErrBusy means too many sends are running; the caller (a queued job) retries later.
+var ErrBusy = errors.New("delivery busy: too many sends in flight")
+
+// Resilient wraps a Sender with a timeout per attempt, retries for transient errors, a circuit
+// breaker and a bulkhead, so a slow or failing gateway can neither hold many goroutines nor be
+// hammered while it is down.
+type Resilient struct {
+	next    Sender
+	cfg     ResilienceConfig
+	breaker *gobreaker.CircuitBreaker[struct{}]
+	slots   chan struct{}
+	sleep   func(ctx context.Context, d time.Duration) error
+}
+
+// NewResilient wraps next.
+func NewResilient(next Sender, cfg ResilienceConfig) *Resilient {
+	if cfg.MaxInFlight < 1 {
+		cfg.MaxInFlight = 1
+	}
+	cb := gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
+		Name:    "code-delivery",
+		Timeout: cfg.OpenFor,
+		ReadyToTrip: func(c gobreaker.Counts) bool {
+			return c.ConsecutiveFailures >= cfg.FailuresToOpen
+		},
+		// A rejected message says nothing about the gateway's health.
+		IsSuccessful: func(err error) bool { return err == nil || errors.Is(err, ErrRejected) },
+	})
+	return &Resilient{next: next, cfg: cfg, breaker: cb, slots: make(chan struct{}, cfg.MaxInFlight), sleep: sleepCtx}
+}
+
+// Send delivers m or reports why not.
+func (r *Resilient) Send(ctx context.Context, m Message) error {
+	select {
+	case r.slots <- struct{}{}:
+		defer func() { <-r.slots }()
+	default:
+		return ErrBusy
+	}
+	delay := r.cfg.RetryDelay
+	var err error
+	for attempt := 0; attempt <= r.cfg.Retries; attempt++ {
+		if attempt > 0 {
+			if serr := r.sleep(ctx, delay); serr != nil {
+				return errors.Join(err, serr)
+			}
+			delay *= 2
+		}
+		_, err = r.breaker.Execute(func() (struct{}, error) {
+			actx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+			defer cancel()
+			return struct{}{}, r.next.Send(actx, m)
+		})
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
+			return fmt.Errorf("%w: %v", ErrBreakerOpen, err)
+		case errors.Is(err, ErrRejected):
+			return err
+		}
+	}
+	return err
+}
+
+// State is the breaker's state (closed, half-open, open), for metrics and tests.
+func (r *Resilient) State() string { return r.breaker.State().String() }
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// SendCode delivers a login code (the job layer's port).
+func (r *Resilient) SendCode(ctx context.Context, channel, address, code string) error {
+	return r.Send(ctx, Message{Channel: channel, Address: address, Code: code})
+}

@@ -1,0 +1,44 @@
+package domain
+
+import (
+	"strconv"
+	"time"
+)
+
+// Topics of the article events the outbox carries.
+const (
+	TopicArticlePublished = "article.published"
+	TopicArticleWithdrawn = "article.withdrawn"
+	TopicArticleDeleted   = "article.deleted"
+)
+
+// OutboxEvent is an event written in the same transaction as the change it describes.
+type OutboxEvent struct {
+	ID          int64
+	Topic       string
+	AggregateID int64
+	Payload     []byte
+	Generation  int64
+}
+
+// EventID is the id consumers deduplicate by.
+func (e OutboxEvent) EventID() string { return "outbox-" + strconv.FormatInt(e.ID, 10) }
+
+// ArticleEvent is the payload of the article topics.
+type ArticleEvent struct {
+	ArticleID int64  `json:"articleId"`
+	AuthorID  int64  `json:"authorId"`
+	Slug      string `json:"slug"`
+	Title     string `json:"title"`
+}
+
+// Notification is something a user is told about.
+type Notification struct {
+	ID            int64
+	Kind          string // e.g. TopicArticlePublished
+	ActorUsername string
+	ArticleSlug   string
+	ArticleTitle  string
+	CreatedAt     time.Time
+	ReadAt        *time.Time
+}

@@ -1,0 +1,144 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"inkwell/domain"
+)
+
+// OutboxStore is what the relay needs of the outbox table.
+type OutboxStore interface {
+	Claim(ctx context.Context, owner string, n int, now, leaseUntil time.Time) ([]domain.OutboxEvent, error)
+	MarkPublished(ctx context.Context, id, generation int64, now time.Time) (bool, error)
+}
+
+// StreamAdder appends entries to a stream (events.StreamWriter in production).
+type StreamAdder interface {
+	Add(ctx context.Context, stream string, values map[string]any) error
+}
+
+// RelayConfig tunes the outbox relay.
+type RelayConfig struct {
+	Stream string
+	Batch  int
+	Lease  time.Duration
+	Poll   time.Duration
+}
+
+// RelayStats counts the relay's work. Values only grow.
+type RelayStats struct{ Published, LostLeases, Failures atomic.Int64 }
+
+// Relay moves outbox events to a Redis stream, at least once: it claims a batch under a fenced
+// lease, appends each event (carrying its id) to the stream, then marks it published. A crash
+// anywhere in between re-delivers the event later; consumers deduplicate by its id.
+type Relay struct {
+	store  OutboxStore
+	stream StreamAdder
+	cfg    RelayConfig
+	owner  string
+	now    func() time.Time
+	log    *slog.Logger
+	wake   chan struct{}
+	Stats  RelayStats
+}
+
+// NewRelay returns a relay.
+func NewRelay(store OutboxStore, stream StreamAdder, cfg RelayConfig, owner string, now func() time.Time, log *slog.Logger) *Relay {
+	return &Relay{store: store, stream: stream, cfg: cfg, owner: owner, now: now, log: log.With("worker", "outbox-relay"), wake: make(chan struct{}, 1)}
+}
+
+// Wake makes an idle relay look for events now (LISTEN/NOTIFY).
+func (r *Relay) Wake() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run relays until ctx ends.
+func (r *Relay) Run(ctx context.Context) error {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for ctx.Err() == nil {
+		n, err := r.RelayOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			r.Stats.Failures.Add(1)
+			r.log.Warn("outbox relay pass failed", "err", err)
+		}
+		if n == r.cfg.Batch && err == nil {
+			continue
+		}
+		t.Reset(r.cfg.Poll)
+		select {
+		case <-ctx.Done():
+		case <-r.wake:
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// RelayOnce relays one batch and returns how many events it claimed.
+func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
+	now := r.now()
+	evs, err := r.store.Claim(ctx, r.owner, r.cfg.Batch, now, now.Add(r.cfg.Lease))
+	if err != nil {
+		return 0, err
+	}
+	for _, ev := range evs {
+		if err := r.stream.Add(ctx, r.cfg.Stream, map[string]any{
+			"id": ev.EventID(), "topic": ev.Topic, "aggregate": strconv.FormatInt(ev.AggregateID, 10), "payload": string(ev.Payload),
+		}); err != nil {
+			return len(evs), err // unmarked events are claimed again when their lease ends
+		}
+		ok, err := r.store.MarkPublished(ctx, ev.ID, ev.Generation, r.now())
+		if err != nil {
+			return len(evs), err
+		}
+		if !ok {
+			r.Stats.LostLeases.Add(1)
+			r.log.Warn("outbox event was re-claimed by another relay before it was marked; it may be delivered twice", "event", ev.ID)
+			continue
+		}
+		r.Stats.Published.Add(1)
+	}
+	return len(evs), nil
+}
+
+// ArticleEventApplier applies one article event (the notification service).
+type ArticleEventApplier interface {
+	OnArticleEvent(ctx context.Context, consumer, eventID, topic string, ev domain.ArticleEvent) error
+}
+
+// GroupNotifications is the consumer group (and inbox consumer name) that turns article events
+// into notifications.
+const GroupNotifications = "notifications"
+
+// NotificationsHandler returns the outbox stream handler that notifies followers. Each event is
+// applied in its own transaction with its inbox record, so a batch that fails halfway is retried
+// without repeating what succeeded.
+func NotificationsHandler(svc ArticleEventApplier, log *slog.Logger) func(ctx context.Context, msgs []redis.XMessage) error {
+	return func(ctx context.Context, msgs []redis.XMessage) error {
+		for _, m := range msgs {
+			id, _ := m.Values["id"].(string)
+			topic, _ := m.Values["topic"].(string)
+			raw, _ := m.Values["payload"].(string)
+			var ev domain.ArticleEvent
+			if id == "" || json.Unmarshal([]byte(raw), &ev) != nil {
+				log.WarnContext(ctx, "skipping malformed outbox entry", "entry", m.ID)
+				continue
+			}
+			if err := svc.OnArticleEvent(ctx, GroupNotifications, id, topic, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,26 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"inkwell/domain"
+	"inkwell/service"
+)
+
+// CodeSender delivers a login code. Errors wrapping domain.ErrPermanent are not retried.
+type CodeSender interface {
+	SendCode(ctx context.Context, channel, address, code string) error
+}
+
+// SendCodeHandler returns the handler of send_code jobs.
+func SendCodeHandler(sender CodeSender) JobHandler {
+	return func(ctx context.Context, j domain.Job) error {
+		var p service.SendCodePayload
+		if err := json.Unmarshal(j.Payload, &p); err != nil || p.Address == "" || p.Code == "" {
+			return fmt.Errorf("%w: malformed send_code payload", domain.ErrPermanent)
+		}
+		return sender.SendCode(ctx, p.Channel, p.Address, p.Code)
+	}
+}

@@ -1,0 +1,88 @@
+-- name: JobEnqueue :one
+-- With a unique_key, enqueueing the same job twice inserts nothing and returns no row.
+INSERT INTO jobs (queue, kind, payload, priority, available_at, max_attempts, unique_key)
+VALUES (@queue::text, @kind::text, @payload::jsonb, @priority::int, @available_at::timestamptz,
+        @max_attempts::int, sqlc.narg(unique_key)::text)
+ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+RETURNING id;
+
+-- name: JobClaim :many
+-- Claims up to lim ready jobs: SKIP LOCKED lets concurrent workers claim disjoint sets without
+-- waiting on each other; each claim bumps the generation that fences the holder's later writes.
+WITH picked AS (
+    SELECT id FROM jobs
+    WHERE queue = @queue::text AND status = 'ready' AND available_at <= @now::timestamptz
+    ORDER BY priority DESC, available_at, id
+    LIMIT @lim::int
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE jobs j
+SET status = 'running', lease_owner = @owner::text, lease_until = @lease_until::timestamptz,
+    lease_generation = j.lease_generation + 1, attempts = j.attempts + 1, updated_at = @now::timestamptz
+FROM picked
+WHERE j.id = picked.id
+RETURNING j.*;
+
+-- name: JobAck :execrows
+UPDATE jobs
+SET status = 'done', finished_at = @now::timestamptz, updated_at = @now::timestamptz,
+    lease_owner = NULL, lease_until = NULL, last_error = NULL
+WHERE id = @id::bigint AND lease_generation = @generation::bigint AND status = 'running';
+
+-- name: JobFail :execrows
+-- Retries later, or buries the job when it is out of attempts or the failure is permanent.
+UPDATE jobs
+SET status       = CASE WHEN @permanent::boolean OR attempts >= max_attempts THEN 'dead' ELSE 'ready' END,
+    available_at = @retry_at::timestamptz,
+    last_error   = @last_error::text,
+    lease_owner  = NULL,
+    lease_until  = NULL,
+    updated_at   = @now::timestamptz,
+    finished_at  = CASE WHEN @permanent::boolean OR attempts >= max_attempts THEN @now::timestamptz END
+WHERE id = @id::bigint AND lease_generation = @generation::bigint AND status = 'running';
+
+-- name: JobRenew :execrows
+UPDATE jobs
+SET lease_until = @lease_until::timestamptz, updated_at = @now::timestamptz
+WHERE id = @id::bigint AND lease_generation = @generation::bigint AND status = 'running';
+
+-- name: JobReap :many
+-- Returns jobs whose lease ran out (their worker died) to the ready set, or buries them when that
+-- attempt was their last.
+UPDATE jobs
+SET status      = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'ready' END,
+    lease_owner = NULL,
+    lease_until = NULL,
+    last_error  = 'lease expired: the worker stopped without finishing',
+    updated_at  = @now::timestamptz,
+    finished_at = CASE WHEN attempts >= max_attempts THEN @now::timestamptz END
+WHERE status = 'running' AND lease_until < @now::timestamptz
+RETURNING id, status;
+
+-- name: JobList :many
+-- Operator listing: dead jobs first, then the rest, newest first.
+SELECT * FROM jobs
+WHERE (sqlc.narg(queue)::text IS NULL OR queue = sqlc.narg(queue)::text)
+  AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
+ORDER BY (status = 'dead') DESC, updated_at DESC, id DESC
+LIMIT @lim::int;
+
+-- name: JobRetry :execrows
+UPDATE jobs
+SET status = 'ready', attempts = 0, available_at = now(), last_error = NULL, finished_at = NULL, updated_at = now()
+WHERE id = @id::bigint AND status = 'dead';
+
+-- name: JobDiscard :execrows
+DELETE FROM jobs WHERE id = @id::bigint AND status IN ('dead', 'done');
+
+-- name: JobGet :one
+SELECT * FROM jobs WHERE id = @id::bigint;
+
+-- name: JobStats :many
+SELECT queue, status, count(*)::bigint AS jobs, COALESCE(min(available_at), now())::timestamptz AS oldest_available
+FROM jobs
+GROUP BY queue, status;
+
+-- name: JobNotify :one
+-- Wakes workers listening for this queue; delivered only if the transaction commits.
+SELECT pg_notify('inkwell_jobs', @queue::text)::text;

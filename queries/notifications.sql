@@ -1,0 +1,33 @@
+-- name: NotificationFanOut :many
+-- Notifies one page of an author's followers (keyset on follower id), skipping any already
+-- notified of this event, and returns the page's last follower id to continue from.
+INSERT INTO notifications (user_id, kind, actor_id, article_id, event_id)
+SELECT f.follower_id, @kind::text, @actor_id::bigint, @article_id::bigint, @event_id::text
+FROM follows f
+WHERE f.followee_id = @actor_id::bigint AND f.follower_id > @after_follower::bigint
+ORDER BY f.follower_id
+LIMIT @lim::int
+ON CONFLICT (user_id, event_id) DO NOTHING
+RETURNING user_id;
+
+-- name: NotificationList :many
+SELECT n.*, u.username AS actor_username, a.slug AS article_slug, a.title AS article_title
+FROM notifications n
+LEFT JOIN users u ON u.id = n.actor_id
+LEFT JOIN articles a ON a.id = n.article_id
+WHERE n.user_id = @user_id::bigint
+  AND (sqlc.narg(before_created_at)::timestamptz IS NULL
+       OR (n.created_at, n.id) < (sqlc.narg(before_created_at)::timestamptz, sqlc.narg(before_id)::bigint))
+ORDER BY n.created_at DESC, n.id DESC
+LIMIT @lim::int;
+
+-- name: NotificationMarkRead :execrows
+UPDATE notifications SET read_at = now()
+WHERE user_id = @user_id::bigint AND read_at IS NULL
+  AND (cardinality(@ids::bigint[]) = 0 OR id = ANY (@ids::bigint[]));
+
+-- name: NotificationUnreadCount :one
+SELECT count(*)::bigint FROM notifications WHERE user_id = @user_id::bigint AND read_at IS NULL;
+
+-- name: InboxInsert :execrows
+INSERT INTO inbox (consumer, event_id) VALUES (@consumer::text, @event_id::text) ON CONFLICT DO NOTHING;

@@ -1,0 +1,99 @@
+package repository
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"inkwell/dao"
+	"inkwell/domain"
+)
+
+// fanOutPage is how many followers one INSERT notifies: a famous author's millions of followers
+// are notified page by page instead of in one giant statement.
+const fanOutPage = 1000
+
+// NotificationRepository stores notifications.
+type NotificationRepository struct {
+	pool *pgxpool.Pool
+	q    dao.Querier
+}
+
+// NewNotificationRepository returns the repository.
+func NewNotificationRepository(pool *pgxpool.Pool, q dao.Querier) *NotificationRepository {
+	return &NotificationRepository{pool: pool, q: q}
+}
+
+// NotifyFollowers tells every follower of actorID about the event, once: the event id goes into
+// the inbox under consumer in the same transaction as the notifications, so a redelivered event
+// finds itself there and changes nothing. It returns how many followers were notified.
+func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, eventID, kind string, actorID, articleID int64) (int, error) {
+	notified := 0
+	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
+		fresh, err := q.InboxInsert(ctx, dao.InboxInsertParams{Consumer: consumer, EventID: eventID})
+		if err != nil {
+			return wrapf(err, "record event %s", eventID)
+		}
+		if fresh == 0 {
+			return nil // applied before
+		}
+		after := int64(0)
+		for {
+			ids, err := q.NotificationFanOut(ctx, dao.NotificationFanOutParams{
+				Kind: kind, ActorID: actorID, ArticleID: articleID, EventID: eventID, AfterFollower: after, Lim: fanOutPage,
+			})
+			if err != nil {
+				return wrapf(err, "notify followers of %d", actorID)
+			}
+			notified += len(ids)
+			if len(ids) < fanOutPage {
+				return nil
+			}
+			for _, id := range ids {
+				after = max(after, id)
+			}
+		}
+	})
+	return notified, err
+}
+
+// List returns userID's notifications, newest first, after the cursor (created at, id).
+func (r *NotificationRepository) List(ctx context.Context, userID int64, after *domain.Cursor, limit int) ([]domain.Notification, error) {
+	p := dao.NotificationListParams{UserID: userID, Lim: int32(limit)}
+	if after != nil {
+		p.BeforeCreatedAt = pgtype.Timestamptz{Time: after.CreatedAt, Valid: true}
+		p.BeforeID = pgtype.Int8{Int64: after.ID, Valid: true}
+	}
+	rows, err := r.q.NotificationList(ctx, p)
+	if err != nil {
+		return nil, wrapf(err, "list notifications of %d", userID)
+	}
+	out := make([]domain.Notification, len(rows))
+	for i, row := range rows {
+		n := domain.Notification{ID: row.ID, Kind: row.Kind, ActorUsername: row.ActorUsername.String,
+			ArticleSlug: row.ArticleSlug.String, ArticleTitle: row.ArticleTitle.String, CreatedAt: row.CreatedAt}
+		if row.ReadAt.Valid {
+			t := row.ReadAt.Time
+			n.ReadAt = &t
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+// MarkRead marks the given notifications of userID read (all of them when ids is empty) and
+// returns how many changed.
+func (r *NotificationRepository) MarkRead(ctx context.Context, userID int64, ids []int64) (int64, error) {
+	if ids == nil {
+		ids = []int64{}
+	}
+	n, err := r.q.NotificationMarkRead(ctx, dao.NotificationMarkReadParams{UserID: userID, Ids: ids})
+	return n, wrapf(err, "mark notifications of %d read", userID)
+}
+
+// Unread counts userID's unread notifications.
+func (r *NotificationRepository) Unread(ctx context.Context, userID int64) (int64, error) {
+	n, err := r.q.NotificationUnreadCount(ctx, userID)
+	return n, wrapf(err, "count unread notifications of %d", userID)
+}

@@ -1,0 +1,72 @@
+package service
+
+import (
+	"context"
+
+	"inkwell/domain"
+)
+
+//go:generate go tool mockgen -source=notification.go -destination=mocks/notification_mock.go -package=mocks
+
+// NotificationRepository stores notifications.
+type NotificationRepository interface {
+	// NotifyFollowers notifies every follower of actorID of eventID once, deduplicated under
+	// consumer, and returns how many were notified.
+	NotifyFollowers(ctx context.Context, consumer, eventID, kind string, actorID, articleID int64) (int, error)
+	List(ctx context.Context, userID int64, after *domain.Cursor, limit int) ([]domain.Notification, error)
+	MarkRead(ctx context.Context, userID int64, ids []int64) (int64, error)
+	Unread(ctx context.Context, userID int64) (int64, error)
+}
+
+// NotificationService turns article events into notifications and serves them.
+type NotificationService struct {
+	repo NotificationRepository
+}
+
+// NewNotificationService returns the service.
+func NewNotificationService(repo NotificationRepository) *NotificationService {
+	return &NotificationService{repo: repo}
+}
+
+// OnArticleEvent applies one outbox event: a publication notifies the author's followers. Other
+// topics notify nobody (yet).
+func (s *NotificationService) OnArticleEvent(ctx context.Context, consumer, eventID, topic string, ev domain.ArticleEvent) error {
+	if topic != domain.TopicArticlePublished {
+		return nil
+	}
+	_, err := s.repo.NotifyFollowers(ctx, consumer, eventID, topic, ev.AuthorID, ev.ArticleID)
+	return err
+}
+
+// NotificationList is one page of notifications.
+type NotificationList struct {
+	Items      []domain.Notification
+	Unread     int64
+	NextCursor *domain.Cursor
+}
+
+// List returns viewerID's notifications, newest first.
+func (s *NotificationService) List(ctx context.Context, viewerID int64, p domain.Page) (NotificationList, error) {
+	items, err := s.repo.List(ctx, viewerID, p.Cursor, p.Limit)
+	if err != nil {
+		return NotificationList{}, err
+	}
+	unread, err := s.repo.Unread(ctx, viewerID)
+	if err != nil {
+		return NotificationList{}, err
+	}
+	out := NotificationList{Items: items, Unread: unread}
+	if len(items) == p.Limit && len(items) > 0 {
+		last := items[len(items)-1]
+		out.NextCursor = &domain.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+	return out, nil
+}
+
+// MarkRead marks viewerID's notifications ids read (all when ids is empty).
+func (s *NotificationService) MarkRead(ctx context.Context, viewerID int64, ids []int64) (int64, error) {
+	if len(ids) > 1000 {
+		return 0, domain.NewValidationError("ids", "too many at once (maximum is 1000)")
+	}
+	return s.repo.MarkRead(ctx, viewerID, ids)
+}
