@@ -370,7 +370,10 @@ func TestConcurrentFavoritesAndComments(t *testing.T) {
 
 func TestCORS(t *testing.T) {
 	t.Parallel()
-	app := startApp(t, func(c *ioc.Config) { c.Env = "prod"; c.CORSOrigins = "https://conduit.example" })
+	app := startApp(t, func(c *ioc.Config) {
+		c.Env, c.CORSOrigins = "prod", "https://conduit.example"
+		c.CodeSender, c.CodeWebhookURL = "webhook", "http://127.0.0.1:1/codes"
+	})
 	pre := app.do("OPTIONS", "/api/articles", "", nil, "Origin", "https://conduit.example", "Access-Control-Request-Method", "POST",
 		"Access-Control-Request-Headers", "authorization,content-type")
 	if pre.Status != http.StatusNoContent || pre.Header.Get("Access-Control-Allow-Origin") != "https://conduit.example" ||

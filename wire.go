@@ -20,7 +20,7 @@ import (
 // library.
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService,
 	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
-	service.NewNotificationService, service.NewCodeLoginService)
+	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService)
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
@@ -50,6 +50,13 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)),
 	wire.Bind(new(web.NotificationService), new(*service.NotificationService)),
 	wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)),
+	wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)),
+	wire.Bind(new(service.RevocationCache), new(*cache.Revocations)),
+	wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)),
+	wire.Bind(new(service.SessionManager), new(*service.SessionService)),
+	wire.Bind(new(web.SessionService), new(*service.SessionService)),
+	wire.Bind(new(web.IdempotencyService), new(*repository.IdempotencyStore)),
+	wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)),
 )
 
 // initApp wires the whole process from its configuration.

@@ -43,13 +43,19 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
+	sessionRepository := repository.NewSessionRepository(pool, querier)
+	revocations := cache.NewRevocations(universalClient, keyspace)
 	jwtManager, err := ioc.NewJWTManager(cfg)
 	if err != nil {
 		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
-	userService := service.NewUserService(userRepository, argon2Hasher, jwtManager, log)
+	apiKeyRepository := repository.NewAPIKeyRepository(querier)
+	sessionConfig := ioc.NewSessionConfig(cfg)
+	v := ioc.NewClock()
+	sessionService := service.NewSessionService(sessionRepository, revocations, jwtManager, apiKeyRepository, sessionConfig, v, log)
+	userService := service.NewUserService(userRepository, argon2Hasher, sessionService, log)
 	authenticator := web.NewAuthenticator(userService, log)
 	userHandler := web.NewUserHandler(userService, log)
 	followRepository := repository.NewFollowRepository(querier)
@@ -75,7 +81,6 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	readService := service.NewReadService(readRepository, articleService)
 	collectionHandler := web.NewCollectionHandler(collectionService, readService, log)
 	rankRepository := repository.NewRankRepository(querier)
-	v := ioc.NewClock()
 	hotListCache := ioc.NewHotListCache(cfg, universalClient, keyspace, v, log)
 	rankConfig := ioc.NewRankConfig(cfg)
 	rankService := service.NewRankService(rankRepository, hotListCache, userRepository, interactiveRepository, followRepository, rankConfig, v)
@@ -86,8 +91,12 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	codePolicy := ioc.NewCodePolicy()
 	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
 	jobQueue := repository.NewJobQueue(pool, querier)
-	codeLoginService := service.NewCodeLoginService(codeStore, jobQueue, userRepository, argon2Hasher, jwtManager, log)
+	codeLoginService := service.NewCodeLoginService(codeStore, jobQueue, userRepository, argon2Hasher, sessionService, log)
 	codeLoginHandler := web.NewCodeLoginHandler(codeLoginService, log)
+	sessionHandler := web.NewSessionHandler(sessionService, userService, log)
+	idempotencyStore := repository.NewIdempotencyStore(pool, querier)
+	idempotency := web.NewIdempotency(idempotencyStore, log)
+	rateLimiter := cache.NewRateLimiter(universalClient, keyspace)
 	handlers := web.Handlers{
 		Auth:          authenticator,
 		Users:         userHandler,
@@ -98,13 +107,16 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 		Hot:           hotHandler,
 		Notifications: notificationHandler,
 		CodeLogin:     codeLoginHandler,
+		Sessions:      sessionHandler,
+		Idempotency:   idempotency,
+		Limiter:       rateLimiter,
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
 	cron := ioc.NewCron(log)
 	locker := cache.NewLocker(universalClient, keyspace)
 	rankJob := ioc.NewRankJob(cfg, rankService, locker, log, v)
-	cronJobs, err := ioc.NewCronJobs(cfg, cron, rankJob, log)
+	cronJobs, err := ioc.NewCronJobs(cfg, cron, rankJob, idempotencyStore, log)
 	if err != nil {
 		cleanup2()
 		cleanup()
@@ -126,7 +138,7 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
-var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService)
+var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService)
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*cache.CodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)))
+var appSet = wire.NewSet(ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*cache.CodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(web.IdempotencyService), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)))

@@ -36,21 +36,32 @@ func NewJWTManager(cfg JWTConfig, now func() time.Time) (*JWTManager, error) {
 	return &JWTManager{cfg: cfg, now: now}, nil
 }
 
-// Issue returns a signed token for userID with iat, exp, iss and sub set.
-func (m *JWTManager) Issue(userID int64) (string, error) {
-	now := m.now()
-	claims := jwt.RegisteredClaims{
-		Issuer:    m.cfg.Issuer,
-		Subject:   strconv.FormatInt(userID, 10),
-		IssuedAt:  jwt.NewNumericDate(now),
-		ExpiresAt: jwt.NewNumericDate(now.Add(m.cfg.Lifetime)),
-	}
-	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(m.cfg.Secret)
+// claims are the registered claims plus the login session (refresh-token family) the token
+// belongs to, so revoking the session revokes its access tokens.
+type claims struct {
+	jwt.RegisteredClaims
+	SessionID string `json:"sid,omitempty"`
 }
 
-// Verify checks signature, algorithm, issuer and times, and returns the subject's user id.
-func (m *JWTManager) Verify(token string) (int64, error) {
-	var claims jwt.RegisteredClaims
+// Issue returns a signed token for userID in sessionID with iat, exp, iss, sub and sid set.
+func (m *JWTManager) Issue(userID int64, sessionID string) (string, error) {
+	now := m.now()
+	c := claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    m.cfg.Issuer,
+			Subject:   strconv.FormatInt(userID, 10),
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(m.cfg.Lifetime)),
+		},
+		SessionID: sessionID,
+	}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(m.cfg.Secret)
+}
+
+// Verify checks signature, algorithm, issuer and times, and returns the subject's user id and
+// the token's session.
+func (m *JWTManager) Verify(token string) (int64, string, error) {
+	var claims claims
 	parsed, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return m.cfg.Secret, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithIssuer(m.cfg.Issuer),
@@ -59,11 +70,11 @@ func (m *JWTManager) Verify(token string) (int64, error) {
 		jwt.WithTimeFunc(m.now),
 	)
 	if err != nil || !parsed.Valid {
-		return 0, fmt.Errorf("%w: %v", domain.ErrUnauthorized, err)
+		return 0, "", fmt.Errorf("%w: %v", domain.ErrUnauthorized, err)
 	}
 	id, err := strconv.ParseInt(claims.Subject, 10, 64)
 	if err != nil || id <= 0 {
-		return 0, fmt.Errorf("%w: bad subject", domain.ErrUnauthorized)
+		return 0, "", fmt.Errorf("%w: bad subject", domain.ErrUnauthorized)
 	}
-	return id, nil
+	return id, claims.SessionID, nil
 }

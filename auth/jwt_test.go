@@ -58,13 +58,13 @@ func TestJWTManager_IssueVerifyRoundTrip(t *testing.T) {
 	clock := t0
 	m := newJWT(t, &clock)
 
-	token, err := m.Issue(42)
+	token, err := m.Issue(42, "session-1")
 	if err != nil {
 		t.Fatalf("Issue: %v", err)
 	}
-	id, err := m.Verify(token)
-	if err != nil || id != 42 {
-		t.Fatalf("Verify(issued token) = (%d, %v), want (42, nil)", id, err)
+	id, sid, err := m.Verify(token)
+	if err != nil || id != 42 || sid != "session-1" {
+		t.Fatalf("Verify(issued token) = (%d, %q, %v), want (42, session-1, nil)", id, sid, err)
 	}
 
 	// The token is what the manager says it is: HS256 with iss, sub, iat and exp.
@@ -104,13 +104,13 @@ func TestJWTManager_Lifetime(t *testing.T) {
 			t.Parallel()
 			clock := t0
 			m := newJWT(t, &clock)
-			token, err := m.Issue(42)
+			token, err := m.Issue(42, "session-1")
 			if err != nil {
 				t.Fatalf("Issue: %v", err)
 			}
 
 			clock = t0.Add(tc.advance)
-			id, err := m.Verify(token)
+			id, _, err := m.Verify(token)
 			switch {
 			case tc.wantOK && (err != nil || id != 42):
 				t.Errorf("Verify after %v = (%d, %v), want (42, nil)", tc.advance, id, err)
@@ -210,7 +210,7 @@ func TestJWTManager_VerifyRefuses(t *testing.T) {
 			clock := t0
 			m := newJWT(t, &clock)
 			token := tc.token(t)
-			id, err := m.Verify(token)
+			id, _, err := m.Verify(token)
 			if !errors.Is(err, domain.ErrUnauthorized) || id != 0 {
 				t.Errorf("Verify(%q) = (%d, %v), want (0, ErrUnauthorized)", token, id, err)
 			}
@@ -221,7 +221,7 @@ func TestJWTManager_VerifyRefuses(t *testing.T) {
 		t.Parallel()
 		clock := t0
 		m := newJWT(t, &clock)
-		id, err := m.Verify(sign(t, jwt.SigningMethodHS256, validClaims(), testSecret))
+		id, _, err := m.Verify(sign(t, jwt.SigningMethodHS256, validClaims(), testSecret))
 		if err != nil || id != 42 {
 			t.Errorf("Verify(valid foreign-built token) = (%d, %v), want (42, nil)", id, err)
 		}

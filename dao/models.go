@@ -10,6 +10,17 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type ApiKey struct {
+	ID         int64
+	UserID     int64
+	Name       string
+	Prefix     string
+	KeyHash    []byte
+	CreatedAt  time.Time
+	LastUsedAt pgtype.Timestamptz
+	RevokedAt  pgtype.Timestamptz
+}
+
 type Article struct {
 	ID          int64
 	Slug        string
@@ -59,6 +70,15 @@ type Follow struct {
 	FollowerID int64
 	FolloweeID int64
 	CreatedAt  time.Time
+}
+
+type IdempotencyKey struct {
+	Scope          string
+	Key            string
+	RequestHash    string
+	ResponseStatus int32
+	ResponseBody   []byte
+	CreatedAt      time.Time
 }
 
 type Inbox struct {
@@ -132,6 +152,21 @@ type ReadingHistory struct {
 	UserID     int64
 	ArticleID  int64
 	LastReadAt time.Time
+}
+
+type RefreshToken struct {
+	TokenHash []byte
+	SessionID string
+	ExpiresAt time.Time
+	SpentAt   pgtype.Timestamptz
+	CreatedAt time.Time
+}
+
+type Session struct {
+	ID        string
+	UserID    int64
+	CreatedAt time.Time
+	RevokedAt pgtype.Timestamptz
 }
 
 type User struct {

@@ -10,6 +10,11 @@ import (
 )
 
 type Querier interface {
+	// Finds a live key by hash and notes its use, at most once a minute so busy keys cost no write per request.
+	APIKeyAuthenticate(ctx context.Context, keyHash []byte) (int64, error)
+	APIKeyInsert(ctx context.Context, arg APIKeyInsertParams) (ApiKey, error)
+	APIKeyListByUser(ctx context.Context, userID int64) ([]ApiKey, error)
+	APIKeyRevoke(ctx context.Context, arg APIKeyRevokeParams) (int64, error)
 	ArticleCountByAuthor(ctx context.Context, arg ArticleCountByAuthorParams) (int64, error)
 	ArticleCountFeed(ctx context.Context, followerID int64) (int64, error)
 	ArticleCountPublished(ctx context.Context, arg ArticleCountPublishedParams) (int64, error)
@@ -60,6 +65,12 @@ type Querier interface {
 	FollowExists(ctx context.Context, arg FollowExistsParams) (bool, error)
 	FollowInsert(ctx context.Context, arg FollowInsertParams) error
 	FollowListFolloweesAmong(ctx context.Context, arg FollowListFolloweesAmongParams) ([]int64, error)
+	IdempotencyGet(ctx context.Context, arg IdempotencyGetParams) (IdempotencyKey, error)
+	IdempotencyPrune(ctx context.Context, before time.Time) (int64, error)
+	IdempotencyPut(ctx context.Context, arg IdempotencyPutParams) error
+	// A transaction-scoped advisory lock on the key: a second request with the same key while the
+	// first is in flight fails to take it (and is told 409) instead of waiting.
+	IdempotencyTryLock(ctx context.Context, arg IdempotencyTryLockParams) (bool, error)
 	InboxInsert(ctx context.Context, arg InboxInsertParams) (int64, error)
 	InboxPrune(ctx context.Context, before time.Time) (int64, error)
 	InteractiveAddCollects(ctx context.Context, arg InteractiveAddCollectsParams) error
@@ -113,6 +124,13 @@ type Querier interface {
 	// the newest timestamp wins.
 	ReadHistoryApply(ctx context.Context, arg ReadHistoryApplyParams) error
 	ReadHistoryList(ctx context.Context, arg ReadHistoryListParams) ([]ReadHistoryListRow, error)
+	// Locks the token row so two concurrent uses of one token are decided one after the other.
+	RefreshTokenGetForUpdate(ctx context.Context, tokenHash []byte) (RefreshTokenGetForUpdateRow, error)
+	RefreshTokenInsert(ctx context.Context, arg RefreshTokenInsertParams) error
+	RefreshTokenSpend(ctx context.Context, tokenHash []byte) error
+	SessionInsert(ctx context.Context, arg SessionInsertParams) error
+	SessionIsRevoked(ctx context.Context, id string) (bool, error)
+	SessionRevoke(ctx context.Context, id string) (int64, error)
 	TagListPopular(ctx context.Context, lim int32) ([]string, error)
 	UserGetByEmail(ctx context.Context, email string) (User, error)
 	UserGetByID(ctx context.Context, id int64) (User, error)

@@ -17,8 +17,10 @@ SELECT a.id, a.published_at
 FROM articles a
 WHERE a.status = 'published'
   AND a.published_at >= $1::timestamptz
-  AND ($2::timestamptz IS NULL
-       OR (a.published_at, a.id) < ($2::timestamptz, $3::bigint))
+  -- No "cursor IS NULL OR ...": an OR hides the keyset bound from the index, and a generic (prepared)
+  -- plan would then read every newer row again for each batch. The first batch starts at +infinity.
+  AND (a.published_at, a.id) < (COALESCE($2::timestamptz, 'infinity'::timestamptz),
+                                 COALESCE($3::bigint, 9223372036854775807::bigint))
 ORDER BY a.published_at DESC, a.id DESC
 LIMIT $4::int
 `

@@ -26,12 +26,18 @@ func (q *Queries) InboxPrune(ctx context.Context, before time.Time) (int64, erro
 
 const readEventsApply = `-- name: ReadEventsApply :many
 WITH batch AS (
-    -- Two unnests in one select list advance together (zip), pairing ids with articles.
-    SELECT unnest($1::text[]) AS event_id, unnest($2::bigint[]) AS article_id
+    -- Two unnests in one select list advance together (zip), pairing ids with articles. An id can
+    -- come twice in one batch (a retried XADD pipeline writes its events again): it counts once.
+    SELECT DISTINCT ON (z.event_id) z.event_id, z.article_id
+    FROM (SELECT unnest($1::text[]) AS event_id, unnest($2::bigint[]) AS article_id) z
+    ORDER BY z.event_id
 ),
 fresh AS (
+    -- In id order, so two batches sharing ids (a reclaim racing the consumer it took over from)
+    -- wait on each other instead of deadlocking.
     INSERT INTO inbox (consumer, event_id)
     SELECT $3::text, b.event_id FROM batch b
+    ORDER BY b.event_id
     ON CONFLICT DO NOTHING
     RETURNING event_id
 ),
@@ -42,8 +48,12 @@ sums AS (
     GROUP BY b.article_id
 ),
 applied AS (
+    -- Counter rows are locked in article order: concurrent batches over the same articles then
+    -- queue on the first row they share instead of deadlocking (hash aggregation's order differs
+    -- from batch to batch).
     INSERT INTO interactives (biz, biz_id, read_cnt)
     SELECT 'article', s.article_id, s.reads FROM sums s
+    ORDER BY s.article_id
     ON CONFLICT (biz, biz_id) DO UPDATE
     SET read_cnt = interactives.read_cnt + EXCLUDED.read_cnt, updated_at = now()
     RETURNING biz_id

@@ -91,3 +91,12 @@ var ErrIllegalTransition = fmt.Errorf("%w: illegal status transition", ErrConfli
 
 // ErrCollectionNameTaken means the owner already has a collection with this name.
 var ErrCollectionNameTaken = errors.New("collection name has already been taken")
+
+// ErrIdempotencyInFlight means a request with the same Idempotency-Key is still being processed.
+var ErrIdempotencyInFlight = fmt.Errorf("%w: a request with this Idempotency-Key is still in flight", ErrConflict)
+
+// ErrIdempotencyMismatch means an Idempotency-Key was reused for a different request.
+var ErrIdempotencyMismatch = errors.New("idempotency key reused with a different request")
+
+// ErrRefreshInvalid means a refresh token is unknown, expired, spent or of a revoked session.
+var ErrRefreshInvalid = fmt.Errorf("%w: refresh token is invalid", ErrUnauthorized)

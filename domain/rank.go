@@ -39,8 +39,8 @@ type TopN struct {
 	h scoredHeap
 }
 
-// NewTopN keeps at most n candidates.
-func NewTopN(n int) *TopN { return &TopN{n: n, h: make(scoredHeap, 0, n)} }
+// NewTopN keeps at most n candidates (none when n ≤ 0).
+func NewTopN(n int) *TopN { return &TopN{n: n, h: make(scoredHeap, 0, max(n, 0))} }
 
 // Offer considers one candidate.
 func (t *TopN) Offer(s Scored) {

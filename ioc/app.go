@@ -31,6 +31,15 @@ func NewRouterConfig(cfg *Config) web.RouterConfig {
 	if cfg.CORSOrigins == "" && cfg.Env == "dev" {
 		rc.CORS.AllowAll = true
 	}
+	n, w, _ := ParseRate(cfg.RateAuth)
+	rc.RateLimits.Auth = web.RateRule{Name: "auth", Limit: n, Window: w}
+	n, w, _ = ParseRate(cfg.RateWrites)
+	rc.RateLimits.Writes = web.RateRule{Name: "writes", Limit: n, Window: w}
+	for _, p := range strings.Split(cfg.TrustedProxies, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			rc.TrustedProxies = append(rc.TrustedProxies, p)
+		}
+	}
 	return rc
 }
 

@@ -28,9 +28,13 @@ type Config struct {
 	LogFormat       string
 	ShutdownTimeout time.Duration
 
-	JWTSecret   string
-	JWTIssuer   string
-	JWTLifetime time.Duration
+	JWTSecret       string
+	JWTIssuer       string
+	JWTLifetime     time.Duration
+	RefreshLifetime time.Duration
+	RateAuth        string
+	RateWrites      string
+	TrustedProxies  string
 
 	Argon2MemoryKiB     uint
 	Argon2Iterations    uint
@@ -147,7 +151,11 @@ func Flags(fs *flag.FlagSet) *Config {
 
 	str(&c.JWTSecret, "jwt-secret", "INKWELL_JWT_SECRET", "", "HS256 signing secret for access tokens, at least 32 bytes (required in prod)")
 	str(&c.JWTIssuer, "jwt-issuer", "INKWELL_JWT_ISSUER", "inkwell", "issuer (iss) written into and required of access tokens")
-	dur(&c.JWTLifetime, "jwt-lifetime", "INKWELL_JWT_LIFETIME", 24*time.Hour, "access token lifetime")
+	dur(&c.JWTLifetime, "jwt-lifetime", "INKWELL_JWT_LIFETIME", 15*time.Minute, "access token lifetime (RealWorld front ends never refresh: raise it, e.g. 24h, when serving one)")
+	dur(&c.RefreshLifetime, "refresh-lifetime", "INKWELL_REFRESH_LIFETIME", 30*24*time.Hour, "refresh token lifetime")
+	str(&c.RateAuth, "rate-auth", "INKWELL_RATE_AUTH", "60/1m", "per-client-IP limit on registration, login and code login (N/duration; 0 disables)")
+	str(&c.RateWrites, "rate-writes", "INKWELL_RATE_WRITES", "300/1m", "per-user limit on writes (N/duration; 0 disables)")
+	str(&c.TrustedProxies, "trusted-proxies", "INKWELL_TRUSTED_PROXIES", "", "comma-separated proxy IPs/CIDRs whose X-Forwarded-For names the client")
 
 	uintf(&c.Argon2MemoryKiB, "argon2-memory-kib", "INKWELL_ARGON2_MEMORY_KIB", 19*1024, "Argon2id memory per hash in KiB (minimum 19456)")
 	uintf(&c.Argon2Iterations, "argon2-iterations", "INKWELL_ARGON2_ITERATIONS", 2, "Argon2id iterations (minimum 2)")
@@ -214,8 +222,13 @@ func (c *Config) Validate(log *slog.Logger) error {
 	} else if len(c.JWTSecret) < 32 {
 		errs = append(errs, errors.New("INKWELL_JWT_SECRET must be at least 32 bytes"))
 	}
-	if c.JWTLifetime <= 0 {
-		errs = append(errs, errors.New("INKWELL_JWT_LIFETIME must be positive"))
+	if c.JWTLifetime <= 0 || c.RefreshLifetime <= 0 {
+		errs = append(errs, errors.New("INKWELL_JWT_LIFETIME and INKWELL_REFRESH_LIFETIME must be positive"))
+	}
+	for name, v := range map[string]string{"INKWELL_RATE_AUTH": c.RateAuth, "INKWELL_RATE_WRITES": c.RateWrites} {
+		if _, _, err := ParseRate(v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %v", name, err))
+		}
 	}
 	if !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") {
 		errs = append(errs, fmt.Errorf("REDIS_URL must look like redis://host:port/db, not %q", c.RedisURL))
@@ -257,4 +270,21 @@ func (c *Config) Validate(log *slog.Logger) error {
 		errs = append(errs, errors.New("INKWELL_SHUTDOWN_TIMEOUT must be positive"))
 	}
 	return errors.Join(errs...)
+}
+
+// ParseRate reads a limit like "60/1m" (60 requests per minute); "0" disables the limit.
+func ParseRate(s string) (int, time.Duration, error) {
+	if s == "0" || s == "" {
+		return 0, 0, nil
+	}
+	n, w, ok := strings.Cut(s, "/")
+	limit, err := strconv.Atoi(n)
+	if !ok || err != nil || limit < 0 {
+		return 0, 0, fmt.Errorf("%q: want N/duration, e.g. 60/1m", s)
+	}
+	window, err := time.ParseDuration(w)
+	if err != nil || window <= 0 {
+		return 0, 0, fmt.Errorf("%q: want N/duration, e.g. 60/1m", s)
+	}
+	return limit, window, nil
 }

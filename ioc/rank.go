@@ -10,6 +10,7 @@ import (
 
 	"inkwell/cache"
 	"inkwell/job"
+	"inkwell/repository"
 	"inkwell/service"
 )
 
@@ -48,12 +49,29 @@ type CronJobs struct{}
 
 // NewCronJobs registers every scheduled job. A run still going when its next turn comes is not
 // started twice.
-func NewCronJobs(cfg *Config, c *cron.Cron, rank *job.RankJob, log *slog.Logger) (CronJobs, error) {
-	wrapped := cron.NewChain(cron.SkipIfStillRunning(cronLogger{log})).Then(rank)
-	if _, err := c.AddJob(cfg.RankSchedule, wrapped); err != nil {
+func NewCronJobs(cfg *Config, c *cron.Cron, rank *job.RankJob, idem *repository.IdempotencyStore, log *slog.Logger) (CronJobs, error) {
+	once := cron.NewChain(cron.SkipIfStillRunning(cronLogger{log}))
+	if _, err := c.AddJob(cfg.RankSchedule, once.Then(rank)); err != nil {
+		return CronJobs{}, err
+	}
+	// Idempotency keys are kept 24 hours; an hourly sweep deletes the older ones.
+	if _, err := c.AddJob("@every 1h", once.Then(cron.FuncJob(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if n, err := idem.Prune(ctx); err != nil {
+			log.Warn("idempotency key cleanup failed", "err", err)
+		} else if n > 0 {
+			log.Info("expired idempotency keys deleted", "keys", n)
+		}
+	}))); err != nil {
 		return CronJobs{}, err
 	}
 	return CronJobs{}, nil
+}
+
+// NewSessionConfig returns token lifetimes.
+func NewSessionConfig(cfg *Config) service.SessionConfig {
+	return service.SessionConfig{AccessTTL: cfg.JWTLifetime, RefreshTTL: cfg.RefreshLifetime}
 }
 
 // lockerAdapter lets the job layer use cache.Locker through its own small interface.

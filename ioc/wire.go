@@ -9,5 +9,5 @@ var ProviderSet = wire.NewSet(
 	NewCron, NewRouterConfig, NewHTTPServer, NewApp,
 	NewReadStream, NewReadPublisher, NewWorkers,
 	NewRankConfig, NewClock, NewHotListCache, NewRankJob, NewCronJobs,
-	NewCodeSender, NewCodePolicy, NewOutboxStream, NewDurable,
+	NewCodeSender, NewCodePolicy, NewOutboxStream, NewDurable, NewSessionConfig,
 )

@@ -6,8 +6,10 @@ SELECT a.id, a.published_at
 FROM articles a
 WHERE a.status = 'published'
   AND a.published_at >= @since::timestamptz
-  AND (sqlc.narg(before_published_at)::timestamptz IS NULL
-       OR (a.published_at, a.id) < (sqlc.narg(before_published_at)::timestamptz, sqlc.narg(before_id)::bigint))
+  -- No "cursor IS NULL OR ...": an OR hides the keyset bound from the index, and a generic (prepared)
+  -- plan would then read every newer row again for each batch. The first batch starts at +infinity.
+  AND (a.published_at, a.id) < (COALESCE(sqlc.narg(before_published_at)::timestamptz, 'infinity'::timestamptz),
+                                 COALESCE(sqlc.narg(before_id)::bigint, 9223372036854775807::bigint))
 ORDER BY a.published_at DESC, a.id DESC
 LIMIT @lim::int;
 

@@ -3,12 +3,18 @@
 -- ids in the inbox, keeps only those not seen before, and adds their per-article counts to the
 -- counters. Returns the increments applied, for the Redis mirror.
 WITH batch AS (
-    -- Two unnests in one select list advance together (zip), pairing ids with articles.
-    SELECT unnest(@event_ids::text[]) AS event_id, unnest(@article_ids::bigint[]) AS article_id
+    -- Two unnests in one select list advance together (zip), pairing ids with articles. An id can
+    -- come twice in one batch (a retried XADD pipeline writes its events again): it counts once.
+    SELECT DISTINCT ON (z.event_id) z.event_id, z.article_id
+    FROM (SELECT unnest(@event_ids::text[]) AS event_id, unnest(@article_ids::bigint[]) AS article_id) z
+    ORDER BY z.event_id
 ),
 fresh AS (
+    -- In id order, so two batches sharing ids (a reclaim racing the consumer it took over from)
+    -- wait on each other instead of deadlocking.
     INSERT INTO inbox (consumer, event_id)
     SELECT @consumer::text, b.event_id FROM batch b
+    ORDER BY b.event_id
     ON CONFLICT DO NOTHING
     RETURNING event_id
 ),
@@ -19,8 +25,12 @@ sums AS (
     GROUP BY b.article_id
 ),
 applied AS (
+    -- Counter rows are locked in article order: concurrent batches over the same articles then
+    -- queue on the first row they share instead of deadlocking (hash aggregation's order differs
+    -- from batch to batch).
     INSERT INTO interactives (biz, biz_id, read_cnt)
     SELECT 'article', s.article_id, s.reads FROM sums s
+    ORDER BY s.article_id
     ON CONFLICT (biz, biz_id) DO UPDATE
     SET read_cnt = interactives.read_cnt + EXCLUDED.read_cnt, updated_at = now()
     RETURNING biz_id

@@ -75,7 +75,7 @@ func (r *ArticleRepository) Create(ctx context.Context, a domain.Article) (domai
 
 // GetBySlug returns the full article through the cache.
 func (r *ArticleRepository) GetBySlug(ctx context.Context, slug string) (domain.Article, error) {
-	return r.cache.BySlug(ctx, slug, func(ctx context.Context) (domain.Article, error) {
+	return r.cache.BySlug(withoutTx(ctx), slug, func(ctx context.Context) (domain.Article, error) {
 		row, err := r.q.ArticleGetBySlug(ctx, slug)
 		if err != nil {
 			return domain.Article{}, wrapf(err, "get article %q", slug)
@@ -243,7 +243,7 @@ func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, st
 
 // Tags returns the most used tags of published articles, through the cache.
 func (r *ArticleRepository) Tags(ctx context.Context) ([]string, error) {
-	return r.tags.Get(ctx, func(ctx context.Context) ([]string, error) {
+	return r.tags.Get(withoutTx(ctx), func(ctx context.Context) ([]string, error) {
 		tags, err := r.q.TagListPopular(ctx, maxTags)
 		return tags, wrapf(err, "list tags")
 	})
@@ -262,7 +262,7 @@ func (r *ArticleRepository) preload(ctx context.Context, arts []domain.Article) 
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		ctx, cancel := context.WithTimeout(withoutTx(context.WithoutCancel(ctx)), 2*time.Second)
 		defer cancel()
 		if cached, err := r.cache.Has(ctx, slug); err != nil || cached {
 			return // already warm, or Redis is failing: either way nothing to gain

@@ -24,6 +24,9 @@ func NewReadRepository(q dao.Querier, counters *cache.CountersCache, log *slog.L
 	return &ReadRepository{q: q, counters: counters, log: log}
 }
 
+// applyTimeout bounds one batch statement, which runs detached from its caller's cancellation.
+const applyTimeout = 30 * time.Second
+
 // ApplyReads counts a batch of read events once each: one statement records the event ids in the
 // inbox under consumer, keeps only the new ones and adds their per-article sums to read_cnt. Then
 // the Redis hashes get the same increments. It returns how many events were new.
@@ -36,7 +39,13 @@ func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []
 	for i, ev := range evs {
 		ids[i], articles[i] = ev.ID, ev.ArticleID
 	}
-	rows, err := r.q.ReadEventsApply(ctx, dao.ReadEventsApplyParams{Consumer: consumer, EventIds: ids, ArticleIds: articles})
+	// The statement does not die with ctx. A consumer stopped between PostgreSQL's commit and its
+	// answer would otherwise fail here without touching Redis, and the retry would find every id
+	// in the inbox: the hashes would stay behind until they expire. Only the timeout (or a lost
+	// connection) can still end the statement that way.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyTimeout)
+	defer cancel()
+	rows, err := r.q.ReadEventsApply(sctx, dao.ReadEventsApplyParams{Consumer: consumer, EventIds: ids, ArticleIds: articles})
 	if err != nil {
 		return 0, wrapf(err, "apply %d read events", len(evs))
 	}

@@ -49,7 +49,7 @@ func (r *UserRepository) Create(ctx context.Context, u domain.User) (domain.User
 
 // GetByID returns the user with id, through the cache.
 func (r *UserRepository) GetByID(ctx context.Context, id int64) (domain.User, error) {
-	return r.cache.ByID(ctx, id, func(ctx context.Context) (domain.User, error) {
+	return r.cache.ByID(withoutTx(ctx), id, func(ctx context.Context) (domain.User, error) {
 		row, err := r.q.UserGetByID(ctx, id)
 		if err != nil {
 			return domain.User{}, wrapf(err, "get user %d", id)
@@ -60,7 +60,7 @@ func (r *UserRepository) GetByID(ctx context.Context, id int64) (domain.User, er
 
 // GetByUsername returns the user with username (case-insensitive), through the cache.
 func (r *UserRepository) GetByUsername(ctx context.Context, username string) (domain.User, error) {
-	return r.cache.ByUsername(ctx, username, func(ctx context.Context) (domain.User, error) {
+	return r.cache.ByUsername(withoutTx(ctx), username, func(ctx context.Context) (domain.User, error) {
 		row, err := r.q.UserGetByUsername(ctx, username)
 		if err != nil {
 			return domain.User{}, wrapf(err, "get user %q", username)

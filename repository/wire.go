@@ -7,10 +7,12 @@ import (
 	"inkwell/dao"
 )
 
-// NewQuerier returns the sqlc queries bound to the pool.
-func NewQuerier(pool *pgxpool.Pool) dao.Querier { return dao.New(pool) }
+// NewQuerier returns the sqlc queries bound to the pool; a statement whose context carries a
+// transaction (WithTx) runs in it.
+func NewQuerier(pool *pgxpool.Pool) dao.Querier { return dao.New(ctxDB{pool: pool}) }
 
 // ProviderSet builds the repositories.
 var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewFollowRepository,
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
-	NewRankRepository, NewJobQueue, NewOutbox, NewNotificationRepository)
+	NewRankRepository, NewJobQueue, NewOutbox, NewNotificationRepository,
+	NewSessionRepository, NewAPIKeyRepository, NewIdempotencyStore)

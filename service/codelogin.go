@@ -53,13 +53,13 @@ type CodeLoginService struct {
 	jobs     JobEnqueuer
 	accounts CodeAccounts
 	hasher   PasswordHasher
-	tokens   TokenManager
+	sessions SessionManager
 	log      *slog.Logger
 }
 
 // NewCodeLoginService returns the service.
-func NewCodeLoginService(codes CodeStore, jobs JobEnqueuer, accounts CodeAccounts, hasher PasswordHasher, tokens TokenManager, log *slog.Logger) *CodeLoginService {
-	return &CodeLoginService{codes: codes, jobs: jobs, accounts: accounts, hasher: hasher, tokens: tokens, log: log}
+func NewCodeLoginService(codes CodeStore, jobs JobEnqueuer, accounts CodeAccounts, hasher PasswordHasher, sessions SessionManager, log *slog.Logger) *CodeLoginService {
+	return &CodeLoginService{codes: codes, jobs: jobs, accounts: accounts, hasher: hasher, sessions: sessions, log: log}
 }
 
 // Send makes a code for the email or phone, stores it and queues its delivery.
@@ -110,11 +110,11 @@ func (s *CodeLoginService) Login(ctx context.Context, email, phone, code string)
 	if err != nil {
 		return Session{}, err
 	}
-	token, err := s.tokens.Issue(u.ID)
+	tokens, err := s.sessions.Start(ctx, u.ID)
 	if err != nil {
 		return Session{}, err
 	}
-	return Session{User: u, Token: token}, nil
+	return Session{User: u, Token: tokens.Access, Refresh: tokens.Refresh}, nil
 }
 
 // IsCodeError reports whether err is a refused code step.

@@ -43,11 +43,17 @@ type PasswordHasher interface {
 	Verify(password, encoded string) (match, needsRehash bool, err error)
 }
 
-// TokenManager issues and verifies access tokens. Verify returns domain.ErrUnauthorized for any
-// token that is not acceptable, whatever the reason.
+// TokenManager issues and verifies access tokens, each tied to a login session. Verify returns
+// domain.ErrUnauthorized for any token that is not acceptable, whatever the reason.
 type TokenManager interface {
-	Issue(userID int64) (string, error)
-	Verify(token string) (userID int64, err error)
+	Issue(userID int64, sessionID string) (string, error)
+	Verify(token string) (userID int64, sessionID string, err error)
+}
+
+// SessionManager starts sessions and authenticates credentials (SessionService).
+type SessionManager interface {
+	Start(ctx context.Context, userID int64) (domain.Tokens, error)
+	Authenticate(ctx context.Context, token string) (int64, error)
 }
 
 // ArticleQuery filters the public article list. Empty strings mean "no filter"; AuthorID and

@@ -13,17 +13,17 @@ import (
 // UserService registers accounts, logs users in and manages the current user's settings.
 type UserService struct {
 	users  UserRepository
-	hasher PasswordHasher
-	tokens TokenManager
-	log    *slog.Logger
+	hasher   PasswordHasher
+	sessions SessionManager
+	log      *slog.Logger
 
 	dummyOnce sync.Once
 	dummyHash string
 }
 
 // NewUserService returns a UserService over its ports.
-func NewUserService(users UserRepository, hasher PasswordHasher, tokens TokenManager, log *slog.Logger) *UserService {
-	return &UserService{users: users, hasher: hasher, tokens: tokens, log: log}
+func NewUserService(users UserRepository, hasher PasswordHasher, sessions SessionManager, log *slog.Logger) *UserService {
+	return &UserService{users: users, hasher: hasher, sessions: sessions, log: log}
 }
 
 // RegisterInput is what a new account needs.
@@ -42,10 +42,11 @@ type UpdateUserInput struct {
 	Image    *string
 }
 
-// Session is a user together with a freshly issued access token.
+// Session is a user together with a freshly issued access token and refresh token.
 type Session struct {
-	User  domain.User
-	Token string
+	User    domain.User
+	Token   string
+	Refresh string
 }
 
 // Register validates the input, creates the account and returns it with an access token.
@@ -66,7 +67,7 @@ func (s *UserService) Register(ctx context.Context, in RegisterInput) (Session, 
 	if err != nil {
 		return Session{}, uniquenessAsValidation(err)
 	}
-	return s.session(u)
+	return s.session(ctx, u)
 }
 
 // Login checks an email and password. Unknown emails and wrong passwords both give
@@ -105,14 +106,17 @@ func (s *UserService) Login(ctx context.Context, email, password string) (Sessio
 	if needsRehash {
 		s.rehash(ctx, u, password)
 	}
-	return s.session(u)
+	return s.session(ctx, u)
 }
 
-// Authenticate turns an access token into the id of an existing user.
+// Authenticate turns an access token or API key into the id of an existing user.
 func (s *UserService) Authenticate(ctx context.Context, token string) (int64, error) {
-	id, err := s.tokens.Verify(token)
+	id, err := s.sessions.Authenticate(ctx, token)
 	if err != nil {
-		return 0, domain.ErrUnauthorized
+		if errors.Is(err, domain.ErrUnauthorized) {
+			return 0, domain.ErrUnauthorized
+		}
+		return 0, err
 	}
 	// A token may outlive its account; such a token authenticates nobody.
 	if _, err := s.users.GetByID(ctx, id); err != nil {
@@ -193,12 +197,12 @@ func (s *UserService) Update(ctx context.Context, userID int64, in UpdateUserInp
 	return u, nil
 }
 
-func (s *UserService) session(u domain.User) (Session, error) {
-	token, err := s.tokens.Issue(u.ID)
+func (s *UserService) session(ctx context.Context, u domain.User) (Session, error) {
+	t, err := s.sessions.Start(ctx, u.ID)
 	if err != nil {
-		return Session{}, fmt.Errorf("issue token for user %d: %w", u.ID, err)
+		return Session{}, fmt.Errorf("start session for user %d: %w", u.ID, err)
 	}
-	return Session{User: u, Token: token}, nil
+	return Session{User: u, Token: t.Access, Refresh: t.Refresh}, nil
 }
 
 // rehash upgrades a stored hash to the current parameters. Failure only costs the upgrade, so it

@@ -19,7 +19,7 @@ import (
 type userDeps struct {
 	repo   *mocks.MockUserRepository
 	hasher *mocks.MockPasswordHasher
-	tokens *mocks.MockTokenManager
+	tokens *mocks.MockSessionManager
 }
 
 func newUserService(t *testing.T) (*service.UserService, userDeps) {
@@ -28,7 +28,7 @@ func newUserService(t *testing.T) (*service.UserService, userDeps) {
 	d := userDeps{
 		repo:   mocks.NewMockUserRepository(ctrl),
 		hasher: mocks.NewMockPasswordHasher(ctrl),
-		tokens: mocks.NewMockTokenManager(ctrl),
+		tokens: mocks.NewMockSessionManager(ctrl),
 	}
 	return service.NewUserService(d.repo, d.hasher, d.tokens, discardLogger), d
 }
@@ -40,7 +40,7 @@ func untouched(d userDeps) {
 	d.repo.EXPECT().Update(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	d.hasher.EXPECT().Hash(gomock.Any()).Times(0)
 	d.hasher.EXPECT().Verify(gomock.Any(), gomock.Any()).Times(0)
-	d.tokens.EXPECT().Issue(gomock.Any()).Times(0)
+	d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 }
 
 var jake = domain.User{
@@ -73,14 +73,14 @@ func TestUserService_Register(t *testing.T) {
 					d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil),
 					d.repo.EXPECT().Create(gomock.Any(), domain.User{Email: "jake@jake.jake", Username: "jake", PasswordHash: "HASH"}).
 						Return(created, nil),
-					d.tokens.EXPECT().Issue(int64(7)).Return("TOKEN", nil),
+					d.tokens.EXPECT().Start(gomock.Any(), int64(7)).Return(domain.Tokens{Access: "TOKEN", Refresh: "REFRESH"}, nil),
 				)
 			},
 			check: func(t *testing.T, s service.Session, err error) {
 				if err != nil {
 					t.Fatalf("Register: %v", err)
 				}
-				if want := (service.Session{User: created, Token: "TOKEN"}); !reflect.DeepEqual(s, want) {
+				if want := (service.Session{User: created, Token: "TOKEN", Refresh: "REFRESH"}); !reflect.DeepEqual(s, want) {
 					t.Errorf("session = %+v, want %+v", s, want)
 				}
 			},
@@ -127,7 +127,7 @@ func TestUserService_Register(t *testing.T) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
 				d.repo.EXPECT().Create(gomock.Any(), gomock.Any()).
 					Return(domain.User{}, fmt.Errorf("insert user: %w", domain.ErrEmailTaken))
-				d.tokens.EXPECT().Issue(gomock.Any()).Times(0)
+				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ service.Session, err error) {
 				requireValidation(t, err, map[string][]string{"email": {"has already been taken"}})
@@ -140,7 +140,7 @@ func TestUserService_Register(t *testing.T) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
 				d.repo.EXPECT().Create(gomock.Any(), gomock.Any()).
 					Return(domain.User{}, fmt.Errorf("insert user: %w", domain.ErrUsernameTaken))
-				d.tokens.EXPECT().Issue(gomock.Any()).Times(0)
+				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ service.Session, err error) {
 				requireValidation(t, err, map[string][]string{"username": {"has already been taken"}})
@@ -153,7 +153,7 @@ func TestUserService_Register(t *testing.T) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
 				d.repo.EXPECT().Create(gomock.Any(), gomock.Any()).
 					Return(domain.User{}, errors.Join(domain.ErrEmailTaken, domain.ErrUsernameTaken))
-				d.tokens.EXPECT().Issue(gomock.Any()).Times(0)
+				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ service.Session, err error) {
 				requireValidation(t, err, map[string][]string{
@@ -169,7 +169,7 @@ func TestUserService_Register(t *testing.T) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
 				d.repo.EXPECT().Create(gomock.Any(), gomock.Any()).
 					Return(domain.User{}, fmt.Errorf("insert user: %w", domain.ErrUnavailable))
-				d.tokens.EXPECT().Issue(gomock.Any()).Times(0)
+				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ service.Session, err error) {
 				requireErrorIs(t, err, domain.ErrUnavailable)
@@ -181,7 +181,7 @@ func TestUserService_Register(t *testing.T) {
 			buildStubs: func(d userDeps) {
 				d.hasher.EXPECT().Hash("jakejake").Return("", errors.New("entropy exhausted"))
 				d.repo.EXPECT().Create(gomock.Any(), gomock.Any()).Times(0)
-				d.tokens.EXPECT().Issue(gomock.Any()).Times(0)
+				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ service.Session, err error) {
 				requireNoValidation(t, err)
@@ -193,7 +193,7 @@ func TestUserService_Register(t *testing.T) {
 			buildStubs: func(d userDeps) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
 				d.repo.EXPECT().Create(gomock.Any(), gomock.Any()).Return(created, nil)
-				d.tokens.EXPECT().Issue(int64(7)).Return("", errors.New("signing failed"))
+				d.tokens.EXPECT().Start(gomock.Any(), int64(7)).Return(domain.Tokens{}, errors.New("signing failed"))
 			},
 			check: func(t *testing.T, s service.Session, err error) {
 				requireNoValidation(t, err)
@@ -234,13 +234,13 @@ func TestUserService_Login(t *testing.T) {
 				d.hasher.EXPECT().Verify(password, jake.PasswordHash).Return(true, false, nil)
 				d.hasher.EXPECT().Hash(gomock.Any()).Times(0)
 				d.repo.EXPECT().ReplacePasswordHash(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
-				d.tokens.EXPECT().Issue(jake.ID).Return("TOKEN", nil)
+				d.tokens.EXPECT().Start(gomock.Any(), jake.ID).Return(domain.Tokens{Access: "TOKEN", Refresh: "REFRESH"}, nil)
 			},
 			check: func(t *testing.T, s service.Session, err error) {
 				if err != nil {
 					t.Fatalf("Login: %v", err)
 				}
-				if want := (service.Session{User: jake, Token: "TOKEN"}); !reflect.DeepEqual(s, want) {
+				if want := (service.Session{User: jake, Token: "TOKEN", Refresh: "REFRESH"}); !reflect.DeepEqual(s, want) {
 					t.Errorf("session = %+v, want %+v", s, want)
 				}
 			},
@@ -254,7 +254,7 @@ func TestUserService_Login(t *testing.T) {
 					Return(domain.User{}, fmt.Errorf("get user: %w", domain.ErrNotFound))
 				d.hasher.EXPECT().Hash(gomock.Any()).Return("DUMMY", nil)
 				d.hasher.EXPECT().Verify(password, "DUMMY").Return(false, false, nil).Times(1)
-				d.tokens.EXPECT().Issue(gomock.Any()).Times(0)
+				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ service.Session, err error) {
 				requireErrorIs(t, err, domain.ErrInvalidCredentials)
@@ -269,7 +269,7 @@ func TestUserService_Login(t *testing.T) {
 				d.hasher.EXPECT().Verify("wrong-password", jake.PasswordHash).Return(false, false, nil)
 				d.hasher.EXPECT().Hash(gomock.Any()).Times(0)
 				d.repo.EXPECT().ReplacePasswordHash(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
-				d.tokens.EXPECT().Issue(gomock.Any()).Times(0)
+				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ service.Session, err error) {
 				requireErrorIs(t, err, domain.ErrInvalidCredentials)
@@ -284,7 +284,7 @@ func TestUserService_Login(t *testing.T) {
 				d.hasher.EXPECT().Verify(password, jake.PasswordHash).Return(true, true, nil)
 				d.hasher.EXPECT().Hash(password).Return("NEWHASH", nil)
 				d.repo.EXPECT().ReplacePasswordHash(gomock.Any(), jake.ID, jake.PasswordHash, "NEWHASH").Return(nil)
-				d.tokens.EXPECT().Issue(jake.ID).Return("TOKEN", nil)
+				d.tokens.EXPECT().Start(gomock.Any(), jake.ID).Return(domain.Tokens{Access: "TOKEN", Refresh: "REFRESH"}, nil)
 			},
 			check: func(t *testing.T, s service.Session, err error) {
 				if err != nil || s.Token != "TOKEN" {
@@ -302,7 +302,7 @@ func TestUserService_Login(t *testing.T) {
 				d.hasher.EXPECT().Hash(password).Return("NEWHASH", nil)
 				d.repo.EXPECT().ReplacePasswordHash(gomock.Any(), jake.ID, jake.PasswordHash, "NEWHASH").
 					Return(errors.New("connection reset"))
-				d.tokens.EXPECT().Issue(jake.ID).Return("TOKEN", nil)
+				d.tokens.EXPECT().Start(gomock.Any(), jake.ID).Return(domain.Tokens{Access: "TOKEN", Refresh: "REFRESH"}, nil)
 			},
 			check: func(t *testing.T, s service.Session, err error) {
 				if err != nil || s.Token != "TOKEN" {
@@ -319,7 +319,7 @@ func TestUserService_Login(t *testing.T) {
 				d.hasher.EXPECT().Verify(password, jake.PasswordHash).Return(true, true, nil)
 				d.hasher.EXPECT().Hash(password).Return("", errors.New("entropy exhausted"))
 				d.repo.EXPECT().ReplacePasswordHash(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
-				d.tokens.EXPECT().Issue(jake.ID).Return("TOKEN", nil)
+				d.tokens.EXPECT().Start(gomock.Any(), jake.ID).Return(domain.Tokens{Access: "TOKEN", Refresh: "REFRESH"}, nil)
 			},
 			check: func(t *testing.T, s service.Session, err error) {
 				if err != nil || s.Token != "TOKEN" {
@@ -365,7 +365,7 @@ func TestUserService_Login(t *testing.T) {
 				d.repo.EXPECT().GetByEmail(gomock.Any(), "jake@jake.jake").
 					Return(domain.User{}, fmt.Errorf("get user: %w", domain.ErrUnavailable))
 				d.hasher.EXPECT().Verify(gomock.Any(), gomock.Any()).Times(0)
-				d.tokens.EXPECT().Issue(gomock.Any()).Times(0)
+				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ service.Session, err error) {
 				requireErrorIs(t, err, domain.ErrUnavailable)
@@ -378,7 +378,7 @@ func TestUserService_Login(t *testing.T) {
 			buildStubs: func(d userDeps) {
 				d.repo.EXPECT().GetByEmail(gomock.Any(), "jake@jake.jake").Return(jake, nil)
 				d.hasher.EXPECT().Verify(password, jake.PasswordHash).Return(false, false, errors.New("malformed hash"))
-				d.tokens.EXPECT().Issue(gomock.Any()).Times(0)
+				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ service.Session, err error) {
 				requireNoValidation(t, err)
@@ -423,7 +423,7 @@ func TestUserService_Authenticate(t *testing.T) {
 		{
 			name: "valid token for an existing user",
 			buildStubs: func(d userDeps) {
-				d.tokens.EXPECT().Verify("TOKEN").Return(jake.ID, nil)
+				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(jake.ID, nil)
 				d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(jake, nil)
 			},
 			wantID: jake.ID,
@@ -431,23 +431,23 @@ func TestUserService_Authenticate(t *testing.T) {
 		{
 			name: "bad token",
 			buildStubs: func(d userDeps) {
-				d.tokens.EXPECT().Verify("TOKEN").Return(int64(0), fmt.Errorf("%w: token is expired", domain.ErrUnauthorized))
+				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(int64(0), fmt.Errorf("%w: token is expired", domain.ErrUnauthorized))
 				d.repo.EXPECT().GetByID(gomock.Any(), gomock.Any()).Times(0)
 			},
 			wantErr: domain.ErrUnauthorized,
 		},
 		{
-			name: "any token error is unauthorized",
+			name: "a storage failure while checking the session is passed on, not passed off as unauthorized",
 			buildStubs: func(d userDeps) {
-				d.tokens.EXPECT().Verify("TOKEN").Return(int64(0), errors.New("surprise"))
+				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(int64(0), errSurprise)
 				d.repo.EXPECT().GetByID(gomock.Any(), gomock.Any()).Times(0)
 			},
-			wantErr: domain.ErrUnauthorized,
+			wantErr: errSurprise,
 		},
 		{
 			name: "token of a deleted user",
 			buildStubs: func(d userDeps) {
-				d.tokens.EXPECT().Verify("TOKEN").Return(jake.ID, nil)
+				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(jake.ID, nil)
 				d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(domain.User{}, fmt.Errorf("get user: %w", domain.ErrNotFound))
 			},
 			wantErr: domain.ErrUnauthorized,
@@ -455,7 +455,7 @@ func TestUserService_Authenticate(t *testing.T) {
 		{
 			name: "storage outage is not reported as a bad token",
 			buildStubs: func(d userDeps) {
-				d.tokens.EXPECT().Verify("TOKEN").Return(jake.ID, nil)
+				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(jake.ID, nil)
 				d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(domain.User{}, fmt.Errorf("get user: %w", domain.ErrUnavailable))
 			},
 			wantErr: domain.ErrUnavailable,
@@ -672,3 +672,5 @@ func wantUser(want domain.User) func(t *testing.T, u domain.User, err error) {
 		}
 	}
 }
+
+var errSurprise = errors.New("surprise")

@@ -64,5 +64,5 @@ func (h *CodeLoginHandler) Login(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, userResponse(s.User, s.Token))
+	c.JSON(http.StatusOK, sessionResponse(s))
 }

@@ -63,3 +63,5 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		abortWith(c, http.StatusInternalServerError, "body", "internal server error")
 	}
 }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

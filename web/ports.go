@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"time"
 
 	"inkwell/domain"
 	"inkwell/service"
@@ -79,4 +80,23 @@ type NotificationService interface {
 type CodeLoginService interface {
 	Send(ctx context.Context, email, phone string) error
 	Login(ctx context.Context, email, phone, code string) (service.Session, error)
+}
+
+// SessionService is what the session and API-key handlers need.
+type SessionService interface {
+	Refresh(ctx context.Context, refresh string) (int64, domain.Tokens, error)
+	Logout(ctx context.Context, accessToken string) error
+	CreateAPIKey(ctx context.Context, userID int64, name string) (domain.APIKey, string, error)
+	ListAPIKeys(ctx context.Context, userID int64) ([]domain.APIKey, error)
+	RevokeAPIKey(ctx context.Context, userID, id int64) error
+}
+
+// IdempotencyService runs a request at most once per (scope, key); see repository.IdempotencyStore.
+type IdempotencyService interface {
+	Do(ctx context.Context, scope, key, hash string, run func(ctx context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error)
+}
+
+// RateLimiter counts a request against a limit per window.
+type RateLimiter interface {
+	Allow(ctx context.Context, key string, limit int, window time.Duration) (domain.RateDecision, error)
 }

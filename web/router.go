@@ -11,12 +11,14 @@ import (
 // ProviderSet builds the handlers and the router.
 var ProviderSet = wire.NewSet(NewAuthenticator, NewUserHandler, NewProfileHandler, NewArticleHandler,
 	NewCommentHandler, NewCollectionHandler, NewHotHandler, NewNotificationHandler,
-	NewCodeLoginHandler, wire.Struct(new(Handlers), "*"), NewRouter)
+	NewCodeLoginHandler, NewSessionHandler, NewIdempotency, wire.Struct(new(Handlers), "*"), NewRouter)
 
 // RouterConfig holds the HTTP settings the router needs.
 type RouterConfig struct {
-	MaxBodyBytes int64
-	CORS         CORSConfig
+	MaxBodyBytes   int64
+	CORS           CORSConfig
+	RateLimits     RateLimits
+	TrustedProxies []string // proxies whose X-Forwarded-For names the client; none by default
 }
 
 // Handlers are every handler the router mounts.
@@ -30,6 +32,9 @@ type Handlers struct {
 	Hot           *HotHandler
 	Notifications *NotificationHandler
 	CodeLogin     *CodeLoginHandler
+	Sessions      *SessionHandler
+	Idempotency   *Idempotency
+	Limiter       RateLimiter
 }
 
 // NewRouter returns the gin engine with every route of the API.
@@ -37,6 +42,9 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
+	// The client IP keys rate limits and registration idempotency: trust X-Forwarded-For only from
+	// configured proxies, or any client could pick its own IP.
+	_ = r.SetTrustedProxies(cfg.TrustedProxies)
 	r.Use(recoverJSON(log), accessLog(log), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes))
 	r.NoRoute(func(c *gin.Context) { abortWith(c, http.StatusNotFound, "body", "no such endpoint") })
 	r.NoMethod(func(c *gin.Context) {
@@ -45,45 +53,72 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 
-	authed, optional := h.Auth.Required(), h.Auth.Optional()
+	pass := func(c *gin.Context) { c.Next() }
+	// Writes by a signed-in user count against the user's write budget; reads do not.
+	writeLimit, authLimit := gin.HandlerFunc(pass), gin.HandlerFunc(pass)
+	if h.Limiter != nil {
+		limit := rateLimit(h.Limiter, cfg.RateLimits.Writes, byUser, log)
+		writeLimit = func(c *gin.Context) {
+			if c.Request.Method == http.MethodGet {
+				c.Next()
+				return
+			}
+			limit(c)
+		}
+		authLimit = rateLimit(h.Limiter, cfg.RateLimits.Auth, byClientIP, log)
+	}
+	idemUser, idemClient := gin.HandlerFunc(pass), gin.HandlerFunc(pass)
+	if h.Idempotency != nil {
+		idemUser, idemClient = h.Idempotency.ForUser(), h.Idempotency.ForClient()
+	}
+
 	api := r.Group("/api")
-	api.POST("/users", h.Users.Register)
-	api.POST("/users/login", h.Users.Login)
-	api.POST("/users/login/code/send", h.CodeLogin.Send)
-	api.POST("/users/login/code", h.CodeLogin.Login)
-	api.GET("/user", authed, h.Users.Current)
-	api.PUT("/user", authed, h.Users.Update)
-	api.GET("/user/articles", authed, h.Articles.Mine)
+	pub := api.Group("", h.Auth.Optional())              // anyone; a valid token adds the viewer's flags
+	auth := api.Group("", h.Auth.Required(), writeLimit) // a signed-in user
 
-	api.GET("/profiles/:username", optional, h.Profiles.Get)
-	api.POST("/profiles/:username/follow", authed, h.Profiles.Follow)
-	api.DELETE("/profiles/:username/follow", authed, h.Profiles.Unfollow)
+	api.POST("/users", authLimit, idemClient, h.Users.Register)
+	api.POST("/users/login", authLimit, h.Users.Login)
+	api.POST("/users/login/code/send", authLimit, h.CodeLogin.Send)
+	api.POST("/users/login/code", authLimit, h.CodeLogin.Login)
+	api.POST("/users/refresh", authLimit, h.Sessions.Refresh)
+	auth.POST("/users/logout", h.Sessions.Logout)
 
-	api.GET("/articles", optional, h.Articles.List)
-	api.POST("/articles", authed, h.Articles.Create)
-	api.GET("/articles/feed", authed, h.Articles.Feed)
-	api.GET("/articles/hot", optional, h.Hot.List)
-	api.GET("/articles/:slug", optional, h.Articles.Get)
-	api.PUT("/articles/:slug", authed, h.Articles.Update)
-	api.DELETE("/articles/:slug", authed, h.Articles.Delete)
-	api.POST("/articles/:slug/publish", authed, h.Articles.Publish)
-	api.POST("/articles/:slug/withdraw", authed, h.Articles.Withdraw)
-	api.POST("/articles/:slug/favorite", authed, h.Articles.Favorite)
-	api.DELETE("/articles/:slug/favorite", authed, h.Articles.Unfavorite)
-	api.GET("/articles/:slug/comments", optional, h.Comments.List)
-	api.POST("/articles/:slug/comments", authed, h.Comments.Add)
-	api.DELETE("/articles/:slug/comments/:id", authed, h.Comments.Delete)
+	auth.GET("/user", h.Users.Current)
+	auth.PUT("/user", h.Users.Update)
+	auth.GET("/user/articles", h.Articles.Mine)
+	auth.GET("/user/history", h.Collections.History)
+	auth.GET("/user/notifications", h.Notifications.List)
+	auth.POST("/user/notifications/read", h.Notifications.MarkRead)
+	auth.POST("/user/api-keys", h.Sessions.CreateAPIKey)
+	auth.GET("/user/api-keys", h.Sessions.ListAPIKeys)
+	auth.DELETE("/user/api-keys/:id", h.Sessions.RevokeAPIKey)
+
+	pub.GET("/profiles/:username", h.Profiles.Get)
+	auth.POST("/profiles/:username/follow", h.Profiles.Follow)
+	auth.DELETE("/profiles/:username/follow", h.Profiles.Unfollow)
+
+	pub.GET("/articles", h.Articles.List)
+	auth.POST("/articles", idemUser, h.Articles.Create)
+	auth.GET("/articles/feed", h.Articles.Feed)
+	pub.GET("/articles/hot", h.Hot.List)
+	pub.GET("/articles/:slug", h.Articles.Get)
+	auth.PUT("/articles/:slug", h.Articles.Update)
+	auth.DELETE("/articles/:slug", h.Articles.Delete)
+	auth.POST("/articles/:slug/publish", h.Articles.Publish)
+	auth.POST("/articles/:slug/withdraw", h.Articles.Withdraw)
+	auth.POST("/articles/:slug/favorite", h.Articles.Favorite)
+	auth.DELETE("/articles/:slug/favorite", h.Articles.Unfavorite)
+	pub.GET("/articles/:slug/comments", h.Comments.List)
+	auth.POST("/articles/:slug/comments", idemUser, h.Comments.Add)
+	auth.DELETE("/articles/:slug/comments/:id", h.Comments.Delete)
+	auth.POST("/articles/:slug/collect", h.Collections.Collect)
+	auth.DELETE("/articles/:slug/collect", h.Collections.Uncollect)
 	api.GET("/tags", h.Articles.Tags)
 
-	api.POST("/articles/:slug/collect", authed, h.Collections.Collect)
-	api.DELETE("/articles/:slug/collect", authed, h.Collections.Uncollect)
-	api.POST("/collections", authed, h.Collections.Create)
-	api.GET("/collections", authed, h.Collections.List)
-	api.PATCH("/collections/:id", authed, h.Collections.Update)
-	api.DELETE("/collections/:id", authed, h.Collections.Delete)
-	api.GET("/collections/:id/articles", authed, h.Collections.Articles)
-	api.GET("/user/history", authed, h.Collections.History)
-	api.GET("/user/notifications", authed, h.Notifications.List)
-	api.POST("/user/notifications/read", authed, h.Notifications.MarkRead)
+	auth.POST("/collections", h.Collections.Create)
+	auth.GET("/collections", h.Collections.List)
+	auth.PATCH("/collections/:id", h.Collections.Update)
+	auth.DELETE("/collections/:id", h.Collections.Delete)
+	auth.GET("/collections/:id/articles", h.Collections.Articles)
 	return r
 }

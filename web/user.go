@@ -22,11 +22,12 @@ func NewUserHandler(users UserService, log *slog.Logger) *UserHandler {
 }
 
 type userJSON struct {
-	Email    string `json:"email"`
-	Token    string `json:"token"`
-	Username string `json:"username"`
-	Bio      string `json:"bio"`
-	Image    string `json:"image"`
+	Email        string `json:"email"`
+	Token        string `json:"token"`
+	Username     string `json:"username"`
+	Bio          string `json:"bio"`
+	Image        string `json:"image"`
+	RefreshToken string `json:"refreshToken,omitempty"` // EXT: on login, registration and refresh
 }
 
 type userEnvelope struct {
@@ -35,6 +36,12 @@ type userEnvelope struct {
 
 func userResponse(u domain.User, token string) userEnvelope {
 	return userEnvelope{User: userJSON{Email: u.Email, Token: token, Username: u.Username, Bio: u.Bio, Image: u.Image}}
+}
+
+func sessionResponse(s service.Session) userEnvelope {
+	e := userResponse(s.User, s.Token)
+	e.User.RefreshToken = s.Refresh
+	return e
 }
 
 type registerRequest struct {
@@ -58,7 +65,7 @@ func (h *UserHandler) Register(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusCreated, userResponse(s.User, s.Token))
+	c.JSON(http.StatusCreated, sessionResponse(s))
 }
 
 type loginRequest struct {
@@ -79,7 +86,7 @@ func (h *UserHandler) Login(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, userResponse(s.User, s.Token))
+	c.JSON(http.StatusOK, sessionResponse(s))
 }
 
 // Current handles GET /api/user.

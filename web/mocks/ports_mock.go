@@ -14,6 +14,7 @@ import (
 	domain "inkwell/domain"
 	service "inkwell/service"
 	reflect "reflect"
+	time "time"
 
 	gomock "go.uber.org/mock/gomock"
 )
@@ -768,4 +769,182 @@ func (m *MockCodeLoginService) Send(ctx context.Context, email, phone string) er
 func (mr *MockCodeLoginServiceMockRecorder) Send(ctx, email, phone any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Send", reflect.TypeOf((*MockCodeLoginService)(nil).Send), ctx, email, phone)
+}
+
+// MockSessionService is a mock of SessionService interface.
+type MockSessionService struct {
+	ctrl     *gomock.Controller
+	recorder *MockSessionServiceMockRecorder
+	isgomock struct{}
+}
+
+// MockSessionServiceMockRecorder is the mock recorder for MockSessionService.
+type MockSessionServiceMockRecorder struct {
+	mock *MockSessionService
+}
+
+// NewMockSessionService creates a new mock instance.
+func NewMockSessionService(ctrl *gomock.Controller) *MockSessionService {
+	mock := &MockSessionService{ctrl: ctrl}
+	mock.recorder = &MockSessionServiceMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockSessionService) EXPECT() *MockSessionServiceMockRecorder {
+	return m.recorder
+}
+
+// CreateAPIKey mocks base method.
+func (m *MockSessionService) CreateAPIKey(ctx context.Context, userID int64, name string) (domain.APIKey, string, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "CreateAPIKey", ctx, userID, name)
+	ret0, _ := ret[0].(domain.APIKey)
+	ret1, _ := ret[1].(string)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// CreateAPIKey indicates an expected call of CreateAPIKey.
+func (mr *MockSessionServiceMockRecorder) CreateAPIKey(ctx, userID, name any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateAPIKey", reflect.TypeOf((*MockSessionService)(nil).CreateAPIKey), ctx, userID, name)
+}
+
+// ListAPIKeys mocks base method.
+func (m *MockSessionService) ListAPIKeys(ctx context.Context, userID int64) ([]domain.APIKey, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "ListAPIKeys", ctx, userID)
+	ret0, _ := ret[0].([]domain.APIKey)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// ListAPIKeys indicates an expected call of ListAPIKeys.
+func (mr *MockSessionServiceMockRecorder) ListAPIKeys(ctx, userID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ListAPIKeys", reflect.TypeOf((*MockSessionService)(nil).ListAPIKeys), ctx, userID)
+}
+
+// Logout mocks base method.
+func (m *MockSessionService) Logout(ctx context.Context, accessToken string) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Logout", ctx, accessToken)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Logout indicates an expected call of Logout.
+func (mr *MockSessionServiceMockRecorder) Logout(ctx, accessToken any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Logout", reflect.TypeOf((*MockSessionService)(nil).Logout), ctx, accessToken)
+}
+
+// Refresh mocks base method.
+func (m *MockSessionService) Refresh(ctx context.Context, refresh string) (int64, domain.Tokens, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Refresh", ctx, refresh)
+	ret0, _ := ret[0].(int64)
+	ret1, _ := ret[1].(domain.Tokens)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// Refresh indicates an expected call of Refresh.
+func (mr *MockSessionServiceMockRecorder) Refresh(ctx, refresh any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Refresh", reflect.TypeOf((*MockSessionService)(nil).Refresh), ctx, refresh)
+}
+
+// RevokeAPIKey mocks base method.
+func (m *MockSessionService) RevokeAPIKey(ctx context.Context, userID, id int64) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "RevokeAPIKey", ctx, userID, id)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// RevokeAPIKey indicates an expected call of RevokeAPIKey.
+func (mr *MockSessionServiceMockRecorder) RevokeAPIKey(ctx, userID, id any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RevokeAPIKey", reflect.TypeOf((*MockSessionService)(nil).RevokeAPIKey), ctx, userID, id)
+}
+
+// MockIdempotencyService is a mock of IdempotencyService interface.
+type MockIdempotencyService struct {
+	ctrl     *gomock.Controller
+	recorder *MockIdempotencyServiceMockRecorder
+	isgomock struct{}
+}
+
+// MockIdempotencyServiceMockRecorder is the mock recorder for MockIdempotencyService.
+type MockIdempotencyServiceMockRecorder struct {
+	mock *MockIdempotencyService
+}
+
+// NewMockIdempotencyService creates a new mock instance.
+func NewMockIdempotencyService(ctrl *gomock.Controller) *MockIdempotencyService {
+	mock := &MockIdempotencyService{ctrl: ctrl}
+	mock.recorder = &MockIdempotencyServiceMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockIdempotencyService) EXPECT() *MockIdempotencyServiceMockRecorder {
+	return m.recorder
+}
+
+// Do mocks base method.
+func (m *MockIdempotencyService) Do(ctx context.Context, scope, key, hash string, run func(context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Do", ctx, scope, key, hash, run)
+	ret0, _ := ret[0].(domain.StoredResponse)
+	ret1, _ := ret[1].(bool)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// Do indicates an expected call of Do.
+func (mr *MockIdempotencyServiceMockRecorder) Do(ctx, scope, key, hash, run any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Do", reflect.TypeOf((*MockIdempotencyService)(nil).Do), ctx, scope, key, hash, run)
+}
+
+// MockRateLimiter is a mock of RateLimiter interface.
+type MockRateLimiter struct {
+	ctrl     *gomock.Controller
+	recorder *MockRateLimiterMockRecorder
+	isgomock struct{}
+}
+
+// MockRateLimiterMockRecorder is the mock recorder for MockRateLimiter.
+type MockRateLimiterMockRecorder struct {
+	mock *MockRateLimiter
+}
+
+// NewMockRateLimiter creates a new mock instance.
+func NewMockRateLimiter(ctrl *gomock.Controller) *MockRateLimiter {
+	mock := &MockRateLimiter{ctrl: ctrl}
+	mock.recorder = &MockRateLimiterMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockRateLimiter) EXPECT() *MockRateLimiterMockRecorder {
+	return m.recorder
+}
+
+// Allow mocks base method.
+func (m *MockRateLimiter) Allow(ctx context.Context, key string, limit int, window time.Duration) (domain.RateDecision, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Allow", ctx, key, limit, window)
+	ret0, _ := ret[0].(domain.RateDecision)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Allow indicates an expected call of Allow.
+func (mr *MockRateLimiterMockRecorder) Allow(ctx, key, limit, window any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Allow", reflect.TypeOf((*MockRateLimiter)(nil).Allow), ctx, key, limit, window)
 }

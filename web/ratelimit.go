@@ -1,0 +1,56 @@
+package web
+
+import (
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// RateRule is one limit: Limit requests per Window.
+type RateRule struct {
+	Name   string
+	Limit  int
+	Window time.Duration
+}
+
+// RateLimits are the rules the router applies.
+type RateLimits struct {
+	Auth   RateRule // per client IP: registration, login, code sending and code login
+	Writes RateRule // per user: every authenticated write
+}
+
+// rateLimit counts each request against rule for the key keyOf gives, answers 429 with
+// Retry-After when it is over, and always sets the X-RateLimit-* headers. When the limiter fails
+// (Redis down) requests pass: an outage of the limiter must not become an outage of the API.
+func rateLimit(l RateLimiter, rule RateRule, keyOf func(*gin.Context) string, log *slog.Logger) gin.HandlerFunc {
+	if rule.Limit <= 0 {
+		return func(c *gin.Context) { c.Next() }
+	}
+	return func(c *gin.Context) {
+		d, err := l.Allow(c.Request.Context(), rule.Name+":"+keyOf(c), rule.Limit, rule.Window)
+		if err != nil {
+			log.WarnContext(c.Request.Context(), "rate limiter unavailable; letting the request through", "rule", rule.Name, "err", err)
+			c.Next()
+			return
+		}
+		reset := strconv.Itoa(int(math.Ceil(d.Reset.Seconds())))
+		h := c.Writer.Header()
+		h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
+		h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
+		h.Set("X-RateLimit-Reset", reset)
+		if !d.Allowed {
+			h.Set("Retry-After", reset)
+			abortWith(c, http.StatusTooManyRequests, "body", "too many requests; retry after "+reset+" seconds")
+			return
+		}
+		c.Next()
+	}
+}
+
+func byClientIP(c *gin.Context) string { return "ip:" + c.ClientIP() }
+
+func byUser(c *gin.Context) string { return "user:" + strconv.FormatInt(viewerID(c), 10) }
