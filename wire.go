@@ -11,6 +11,7 @@ import (
 	"inkwell/cache"
 	"inkwell/events"
 	"inkwell/ioc"
+	"inkwell/metrics"
 	"inkwell/repository"
 	"inkwell/service"
 	"inkwell/web"
@@ -57,6 +58,8 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.SessionService), new(*service.SessionService)),
 	wire.Bind(new(web.IdempotencyService), new(*repository.IdempotencyStore)),
 	wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)),
+	wire.Bind(new(web.RequestObserver), new(*metrics.Registry)),
+	wire.Bind(new(web.ReadinessChecker), new(*ioc.Readiness)),
 )
 
 // initApp wires the whole process from its configuration.

@@ -190,3 +190,6 @@ func (c *Consumer) pause(ctx context.Context, what string, err error) {
 	case <-t.C:
 	}
 }
+
+// Group is the consumer group this consumer belongs to.
+func (c *Consumer) Group() string { return c.cfg.Group }

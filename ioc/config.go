@@ -67,6 +67,8 @@ type Config struct {
 	CodeSender       string
 	CodeWebhookURL   string
 
+	PprofAddr string
+
 	RankSchedule string
 	RankTopN     int
 	RankBatch    int
@@ -193,6 +195,8 @@ func Flags(fs *flag.FlagSet) *Config {
 	str(&c.CodeSender, "code-sender", "INKWELL_CODE_SENDER", "log", "how login codes are delivered: log (development: written to the log) or webhook")
 	str(&c.CodeWebhookURL, "code-webhook-url", "INKWELL_CODE_WEBHOOK_URL", "", "URL the webhook code sender POSTs {channel, to, code} to")
 
+	str(&c.PprofAddr, "pprof-addr", "INKWELL_PPROF_ADDR", "", "serve /debug/pprof on this loopback address (e.g. 127.0.0.1:6060); empty disables")
+
 	c.MaxBodyBytes = 1 << 20
 	c.Argon2MaxConcurrent = 8
 	return c
@@ -265,6 +269,9 @@ func (c *Config) Validate(log *slog.Logger) error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("INKWELL_CODE_SENDER must be log or webhook, not %q", c.CodeSender))
+	}
+	if err := validatePprofAddr(c.PprofAddr); err != nil {
+		errs = append(errs, err)
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("INKWELL_SHUTDOWN_TIMEOUT must be positive"))

@@ -46,13 +46,17 @@ func NewWorkers(cfg *Config, rdb redis.UniversalClient, stream ReadStream, pub *
 			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick,
 		}, h, log)
 	}
-	return append(Workers{
+	ws := append(Workers{
 		pub,
 		consumer(job.GroupReadCount, job.ReadCountHandler(reads, log)),
 		consumer(job.GroupReadHistory, job.ReadHistoryHandler(reads, log)),
 		events.NewTrimmer(rdb, string(stream), []string{job.GroupReadCount, job.GroupReadHistory},
 			int64(cfg.StreamMaxLen), cfg.StreamTrimEvery, log),
 	}, durable...)
+	if cfg.PprofAddr != "" {
+		ws = append(ws, pprofServer{addr: cfg.PprofAddr, log: log})
+	}
+	return ws
 }
 
 // consumerName is unique per process, so two instances never share pending entries by accident.

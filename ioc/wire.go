@@ -10,4 +10,5 @@ var ProviderSet = wire.NewSet(
 	NewReadStream, NewReadPublisher, NewWorkers,
 	NewRankConfig, NewClock, NewHotListCache, NewRankJob, NewCronJobs,
 	NewCodeSender, NewCodePolicy, NewOutboxStream, NewDurable, NewSessionConfig,
+	NewMetrics, NewMetricsHandler, NewReadiness,
 )

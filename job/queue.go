@@ -265,3 +265,6 @@ func (p *Reaper) Run(ctx context.Context) error {
 		}
 	}
 }
+
+// Queue is the queue this runner works.
+func (r *Runner) Queue() string { return r.cfg.Queue }

@@ -3,9 +3,25 @@
 // always matches what the database is migrated to.
 package migrations
 
-import "embed"
+import (
+	"embed"
+	"fmt"
+)
 
 // FS is every migration file, in goose's NNNNN_name.sql format.
 //
 //go:embed *.sql
 var FS embed.FS
+
+// LatestVersion is the highest version among the embedded migrations.
+func LatestVersion() int64 {
+	entries, _ := FS.ReadDir(".")
+	var latest int64
+	for _, e := range entries {
+		var v int64
+		if _, err := fmt.Sscanf(e.Name(), "%d_", &v); err == nil && v > latest {
+			latest = v
+		}
+	}
+	return latest
+}

@@ -191,3 +191,30 @@ func jobFromRow(r dao.Job) domain.Job {
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
+
+// QueueStat is one (queue, status) group of jobs.
+type QueueStat struct {
+	Queue, Status string
+	Jobs          int64
+	OldestReady   time.Time
+}
+
+// Stats counts jobs per queue and status, and the oldest ready job's availability time.
+func (j *JobQueue) Stats(ctx context.Context) ([]QueueStat, error) {
+	rows, err := j.q.JobStats(ctx)
+	if err != nil {
+		return nil, wrapf(err, "job stats")
+	}
+	out := make([]QueueStat, len(rows))
+	for i, r := range rows {
+		out[i] = QueueStat{Queue: r.Queue, Status: r.Status, Jobs: r.Jobs, OldestReady: r.OldestAvailable}
+	}
+	return out, nil
+}
+
+// SchemaVersion is the highest migration version applied to the database.
+func SchemaVersion(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
+	var v int64
+	err := pool.QueryRow(ctx, "SELECT COALESCE(max(version_id), 0) FROM goose_db_version WHERE is_applied").Scan(&v)
+	return v, err
+}

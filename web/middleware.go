@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"inkwell/internal/requestid"
 )
 
 const (
@@ -35,8 +37,28 @@ func recoverJSON(log *slog.Logger) gin.HandlerFunc {
 	})
 }
 
-// accessLog writes one line per request.
-func accessLog(log *slog.Logger) gin.HandlerFunc {
+// RequestObserver records each request's route template, method, status and duration (metrics).
+type RequestObserver interface {
+	ObserveRequest(route, method string, status int, d time.Duration)
+}
+
+// requestID takes the request id from X-Request-Id (when it is a sane value) or makes one, echoes
+// it in the response, and puts it in the context so every log line of the request carries it.
+func requestID() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id := c.GetHeader("X-Request-Id")
+		if !requestid.Valid(id) {
+			id = requestid.New()
+		}
+		c.Header("X-Request-Id", id)
+		c.Request = c.Request.WithContext(requestid.With(c.Request.Context(), id))
+		c.Next()
+	}
+}
+
+// accessLog writes one line per request and reports it to the observer. The route is the template
+// (/api/articles/:slug), never the raw path, so metrics stay bounded and no slug ends up a label.
+func accessLog(log *slog.Logger, obs RequestObserver) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
@@ -44,8 +66,12 @@ func accessLog(log *slog.Logger) gin.HandlerFunc {
 		if route == "" {
 			route = "unmatched"
 		}
+		d := time.Since(start)
+		if obs != nil {
+			obs.ObserveRequest(route, c.Request.Method, c.Writer.Status(), d)
+		}
 		log.InfoContext(c.Request.Context(), "request", "method", c.Request.Method, "route", route,
-			"status", c.Writer.Status(), "duration_ms", time.Since(start).Milliseconds())
+			"status", c.Writer.Status(), "duration_ms", d.Milliseconds())
 	}
 }
 

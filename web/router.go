@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
@@ -35,6 +36,14 @@ type Handlers struct {
 	Sessions      *SessionHandler
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
+	Observer      RequestObserver // nil: no metrics
+	Metrics       http.Handler    // GET /metrics; nil: not served
+	Readiness     ReadinessChecker
+}
+
+// ReadinessChecker reports whether the dependencies answer: name → nil when ready.
+type ReadinessChecker interface {
+	Ready(ctx context.Context) map[string]error
 }
 
 // NewRouter returns the gin engine with every route of the API.
@@ -45,13 +54,17 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	// The client IP keys rate limits and registration idempotency: trust X-Forwarded-For only from
 	// configured proxies, or any client could pick its own IP.
 	_ = r.SetTrustedProxies(cfg.TrustedProxies)
-	r.Use(recoverJSON(log), accessLog(log), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes))
+	r.Use(requestID(), recoverJSON(log), accessLog(log, h.Observer), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes))
 	r.NoRoute(func(c *gin.Context) { abortWith(c, http.StatusNotFound, "body", "no such endpoint") })
 	r.NoMethod(func(c *gin.Context) {
 		abortWith(c, http.StatusMethodNotAllowed, "body", "method not allowed on this endpoint")
 	})
 
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/readyz", readyz(h.Readiness, log))
+	if h.Metrics != nil {
+		r.GET("/metrics", gin.WrapH(h.Metrics))
+	}
 
 	pass := func(c *gin.Context) { c.Next() }
 	// Writes by a signed-in user count against the user's write budget; reads do not.

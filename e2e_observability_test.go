@@ -1,0 +1,64 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"inkwell/ioc"
+)
+
+func TestObservability(t *testing.T) {
+	t.Parallel()
+	app := startApp(t)
+
+	t.Run("request ids are echoed, or made up when missing or unsafe", func(t *testing.T) {
+		if got := app.do("GET", "/api/tags", "", nil, "X-Request-Id", "trace-42").Header.Get("X-Request-Id"); got != "trace-42" {
+			t.Fatalf("echoed %q", got)
+		}
+		if got := app.do("GET", "/api/tags", "", nil).Header.Get("X-Request-Id"); len(got) < 16 {
+			t.Fatalf("generated %q", got)
+		}
+		if got := app.do("GET", "/api/tags", "", nil, "X-Request-Id", "bad id\twith spaces").Header.Get("X-Request-Id"); strings.ContainsAny(got, " \t") {
+			t.Fatalf("unsafe id echoed: %q", got)
+		}
+	})
+	t.Run("readyz checks the dependencies", func(t *testing.T) {
+		r := app.do("GET", "/readyz", "", nil).expect(t, http.StatusOK)
+		for _, check := range []string{"postgres", "redis", "migrations"} {
+			if !strings.Contains(string(r.Body), `"`+check+`":"ok"`) {
+				t.Fatalf("readyz %s lacks %s ok", r.Body, check)
+			}
+		}
+	})
+	t.Run("metrics label routes by template, never by raw path", func(t *testing.T) {
+		token := app.register("metricsuser")
+		app.do("POST", "/api/articles", token, newArticle("Measured article")).expect(t, http.StatusCreated)
+		app.do("GET", "/api/articles/measured-article", "", nil).expect(t, http.StatusOK)
+		app.do("GET", "/api/articles/no-such-article", "", nil).expect(t, http.StatusNotFound)
+		body := string(app.do("GET", "/metrics", "", nil).expect(t, http.StatusOK).Body)
+		for _, want := range []string{
+			`route="/api/articles/:slug",status="200"`, `route="/api/articles/:slug",status="404"`,
+			"inkwell_cache_hits_total", "inkwell_singleflight_shared_total", "inkwell_pgxpool_total_conns",
+			"inkwell_read_events_published_total", "inkwell_rank_runs_total", "inkwell_jobs_done_total",
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("metrics lack %s", want)
+			}
+		}
+		if strings.Contains(body, "measured-article") || strings.Contains(body, "no-such-article") {
+			t.Error("a raw path leaked into a metric label")
+		}
+	})
+}
+
+func TestReadyzWithRedisDown(t *testing.T) {
+	t.Parallel()
+	app := startApp(t, func(c *ioc.Config) { c.RedisURL = "redis://127.0.0.1:1/0" })
+	r := app.do("GET", "/readyz", "", nil).expect(t, http.StatusServiceUnavailable)
+	if !strings.Contains(string(r.Body), `"redis":"failing"`) || strings.Contains(string(r.Body), "connection refused") {
+		t.Fatalf("readyz %s: want redis failing, without internal error text", r.Body)
+	}
+	// The API itself still answers from PostgreSQL.
+	app.do("GET", "/api/tags", "", nil).expect(t, http.StatusOK)
+}

@@ -1,0 +1,133 @@
+package ioc
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"inkwell/cache"
+	"inkwell/events"
+	"inkwell/job"
+	"inkwell/metrics"
+	"inkwell/migrations"
+	"inkwell/repository"
+)
+
+// NewMetrics builds the Prometheus registry and exposes every component's counters.
+func NewMetrics(pool *pgxpool.Pool, rdb redis.UniversalClient, users *cache.UserCache, articles *cache.ArticleCache,
+	workers Workers, rank *job.RankJob, queue *repository.JobQueue, outbox *repository.Outbox,
+	reads ReadStream, outboxStream OutboxStream, log *slog.Logger) *metrics.Registry {
+	m := metrics.New(log)
+	for name, st := range map[string]*cache.Stats{"user": users.Stats(), "article": articles.Stats()} {
+		l := prometheus.Labels{"cache": name}
+		m.Counter("inkwell_cache_hits_total", "Read-through cache hits.", l, &st.Hits)
+		m.Counter("inkwell_cache_misses_total", "Read-through cache misses.", l, &st.Misses)
+		m.Counter("inkwell_cache_null_hits_total", "Reads answered by a 'does not exist' marker.", l, &st.NullHits)
+		m.Counter("inkwell_cache_fallbacks_total", "Reads served from PostgreSQL because Redis failed.", l, &st.Fallbacks)
+		m.Counter("inkwell_cache_loads_total", "Loads from PostgreSQL.", l, &st.Loads)
+		m.Counter("inkwell_singleflight_shared_total", "Callers that shared another caller's load.", l, &st.SharedLoads)
+	}
+	for _, w := range workers {
+		switch w := w.(type) {
+		case *events.Publisher:
+			m.Counter("inkwell_read_events_published_total", "Read events written to the stream.", nil, &w.Stats.Published)
+			m.Counter("inkwell_read_events_dropped_total", "Read events dropped: buffer full.", nil, &w.Stats.Dropped)
+			m.Counter("inkwell_read_events_failed_total", "Read events lost: the stream write failed.", nil, &w.Stats.Failed)
+		case *events.Consumer:
+			l := prometheus.Labels{"group": w.Group()}
+			m.Counter("inkwell_stream_batches_total", "Batches handled by stream consumers.", l, &w.Stats.Batches)
+			m.Counter("inkwell_stream_entries_total", "Entries handled (batch sizes add up here).", l, &w.Stats.Entries)
+			m.Counter("inkwell_stream_reclaimed_total", "Entries reclaimed from dead consumers.", l, &w.Stats.Reclaimed)
+			m.Counter("inkwell_stream_failures_total", "Batches that failed and stay pending.", l, &w.Stats.Failures)
+		case *job.Runner:
+			l := prometheus.Labels{"queue": w.Queue()}
+			m.Counter("inkwell_jobs_done_total", "Jobs finished.", l, &w.Stats.Done)
+			m.Counter("inkwell_jobs_retried_total", "Job attempts that failed and will retry.", l, &w.Stats.Retried)
+			m.Counter("inkwell_jobs_dead_total", "Jobs that ran out of attempts or failed permanently.", l, &w.Stats.Dead)
+			m.Counter("inkwell_jobs_lost_leases_total", "Job outcomes refused because the lease was lost.", l, &w.Stats.LostLeases)
+		case *job.Relay:
+			m.Counter("inkwell_outbox_relayed_total", "Outbox events written to the stream.", nil, &w.Stats.Published)
+		}
+	}
+	m.Counter("inkwell_rank_runs_total", "Ranking runs by outcome.", prometheus.Labels{"outcome": string(job.OutcomeSuccess)}, &rank.Metrics.Success)
+	m.Counter("inkwell_rank_runs_total", "Ranking runs by outcome.", prometheus.Labels{"outcome": string(job.OutcomeFailure)}, &rank.Metrics.Failure)
+	m.Counter("inkwell_rank_runs_total", "Ranking runs by outcome.", prometheus.Labels{"outcome": string(job.OutcomeNotLeader)}, &rank.Metrics.NotLeader)
+	m.Gauge("inkwell_rank_last_duration_seconds", "Duration of the last ranking run.", nil,
+		func() float64 { return time.Duration(rank.Metrics.LastDurationNanos.Load()).Seconds() })
+
+	m.Gauge("inkwell_pgxpool_acquired_conns", "PostgreSQL connections in use.", nil, func() float64 { return float64(pool.Stat().AcquiredConns()) })
+	m.Gauge("inkwell_pgxpool_idle_conns", "Idle PostgreSQL connections.", nil, func() float64 { return float64(pool.Stat().IdleConns()) })
+	m.Gauge("inkwell_pgxpool_total_conns", "PostgreSQL connections open.", nil, func() float64 { return float64(pool.Stat().TotalConns()) })
+	m.Gauge("inkwell_pgxpool_empty_acquire_total", "Acquires that had to wait for a connection.", nil, func() float64 { return float64(pool.Stat().EmptyAcquireCount()) })
+	if c, ok := rdb.(*redis.Client); ok {
+		m.Gauge("inkwell_redis_pool_total_conns", "Redis connections open.", nil, func() float64 { return float64(c.PoolStats().TotalConns) })
+		m.Gauge("inkwell_redis_pool_idle_conns", "Idle Redis connections.", nil, func() float64 { return float64(c.PoolStats().IdleConns) })
+		m.Gauge("inkwell_redis_pool_timeouts_total", "Waits for a Redis connection that timed out.", nil, func() float64 { return float64(c.PoolStats().Timeouts) })
+	}
+
+	depth := prometheus.NewDesc("inkwell_jobs", "Jobs by queue and status.", []string{"queue", "status"}, nil)
+	oldest := prometheus.NewDesc("inkwell_jobs_oldest_ready_age_seconds", "Age of the oldest ready job.", []string{"queue"}, nil)
+	backlog := prometheus.NewDesc("inkwell_outbox_backlog", "Outbox events not yet relayed.", nil, nil)
+	lag := prometheus.NewDesc("inkwell_stream_lag", "Entries not yet delivered to a consumer group.", []string{"stream", "group"}, nil)
+	pending := prometheus.NewDesc("inkwell_stream_pending", "Entries delivered but not acknowledged.", []string{"stream", "group"}, nil)
+	m.Scraped([]*prometheus.Desc{depth, oldest, backlog, lag, pending}, func(ctx context.Context, emit func(*prometheus.Desc, float64, ...string)) error {
+		stats, err := queue.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		for _, s := range stats {
+			emit(depth, float64(s.Jobs), s.Queue, s.Status)
+			if s.Status == "ready" {
+				emit(oldest, max(time.Since(s.OldestReady).Seconds(), 0), s.Queue)
+			}
+		}
+		n, err := outbox.Backlog(ctx)
+		if err != nil {
+			return err
+		}
+		emit(backlog, float64(n))
+		for _, stream := range []string{string(reads), string(outboxStream)} {
+			groups, err := rdb.XInfoGroups(ctx, stream).Result()
+			if err != nil {
+				continue // the stream may not exist yet
+			}
+			for _, g := range groups {
+				emit(lag, float64(g.Lag), stream, g.Name)
+				emit(pending, float64(g.Pending), stream, g.Name)
+			}
+		}
+		return nil
+	})
+	return m
+}
+
+// Readiness checks PostgreSQL, Redis and the schema version.
+type Readiness struct {
+	pool *pgxpool.Pool
+	rdb  redis.UniversalClient
+}
+
+// NewReadiness returns the checker.
+func NewReadiness(pool *pgxpool.Pool, rdb redis.UniversalClient) *Readiness {
+	return &Readiness{pool: pool, rdb: rdb}
+}
+
+// Ready reports each dependency: nil when it answers.
+func (r *Readiness) Ready(ctx context.Context) map[string]error {
+	out := map[string]error{"postgres": r.pool.Ping(ctx), "redis": r.rdb.Ping(ctx).Err()}
+	v, err := repository.SchemaVersion(ctx, r.pool)
+	if err == nil && v < migrations.LatestVersion() {
+		err = fmt.Errorf("database at migration %d, binary expects %d: run `inkwell migrate up`", v, migrations.LatestVersion())
+	}
+	out["migrations"] = err
+	return out
+}
+
+// NewMetricsHandler serves GET /metrics.
+func NewMetricsHandler(m *metrics.Registry) http.Handler { return m.Handler() }

@@ -1,0 +1,90 @@
+package metrics
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Registry holds inkwell's metrics.
+type Registry struct {
+	reg     *prometheus.Registry
+	http    *prometheus.HistogramVec
+	log     *slog.Logger
+	timeout time.Duration
+}
+
+// New returns a registry with the Go runtime and process collectors.
+func New(log *slog.Logger) *Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "inkwell_http_request_duration_seconds",
+		Help:    "HTTP requests by route template, method and status.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+	}, []string{"route", "method", "status"})
+	reg.MustRegister(h)
+	return &Registry{reg: reg, http: h, log: log, timeout: 2 * time.Second}
+}
+
+// ObserveRequest records one HTTP request (web.RequestObserver).
+func (r *Registry) ObserveRequest(route, method string, status int, d time.Duration) {
+	r.http.WithLabelValues(route, method, strconv.Itoa(status)).Observe(d.Seconds())
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (r *Registry) Handler() http.Handler {
+	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{ErrorLog: slogAdapter{r.log}})
+}
+
+// Counter exposes an atomic counter the adapters keep, read at scrape time.
+func (r *Registry) Counter(name, help string, labels prometheus.Labels, v *atomic.Int64) {
+	r.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
+		func() float64 { return float64(v.Load()) }))
+}
+
+// Gauge exposes a value computed at scrape time.
+func (r *Registry) Gauge(name, help string, labels prometheus.Labels, f func() float64) {
+	r.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, f))
+}
+
+// Scraped registers a collector that queries a store at scrape time (queue depth, stream lag):
+// fn fills the values; a failing query only costs that scrape its values.
+func (r *Registry) Scraped(desc []*prometheus.Desc, fn func(ctx context.Context, emit func(desc *prometheus.Desc, v float64, labels ...string)) error) {
+	r.reg.MustRegister(&scraped{descs: desc, fn: fn, log: r.log, timeout: r.timeout})
+}
+
+type scraped struct {
+	descs   []*prometheus.Desc
+	fn      func(ctx context.Context, emit func(desc *prometheus.Desc, v float64, labels ...string)) error
+	log     *slog.Logger
+	timeout time.Duration
+}
+
+func (s *scraped) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range s.descs {
+		ch <- d
+	}
+}
+
+func (s *scraped) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	err := s.fn(ctx, func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	})
+	if err != nil {
+		s.log.Warn("metrics scrape query failed", "err", err)
+	}
+}
+
+type slogAdapter struct{ log *slog.Logger }
+
+func (a slogAdapter) Println(v ...any) { a.log.Warn("metrics handler", "err", v) }
