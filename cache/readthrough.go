@@ -22,11 +22,17 @@ type Policy struct {
 	NullTTL     time.Duration // base lifetime of a "does not exist" marker; keep it short
 	Jitter      time.Duration // up to this much is added at random to every value's TTL, so entries written together do not expire together (null markers get up to NullTTL/4)
 	LoadTimeout time.Duration // a load runs detached from its callers, bounded by this
+	// LocalTTL, when positive, keeps entries in process for this long in front of Redis (at most
+	// LocalMax of them): a hot key then costs no round trip. Other instances' writes reach this
+	// tier only by expiry, so keep it short (seconds).
+	LocalTTL time.Duration
+	LocalMax int
 }
 
 // Stats counts what a ReadThrough did. Values only grow.
 type Stats struct {
 	Hits, Misses, NullHits, Fallbacks, Loads, SharedLoads atomic.Int64
+	LocalHits                                             atomic.Int64 // answered by the in-process tier (also counted as Hits or NullHits)
 }
 
 // nullMarker is stored for keys whose value does not exist. JSON never starts with a NUL byte, so
@@ -49,6 +55,7 @@ type ReadThrough[V any] struct {
 	name   string
 	log    *slog.Logger
 	group  singleflight.Group
+	local  *local[V] // nil unless Policy.LocalTTL > 0
 	Stats  Stats
 }
 
@@ -57,7 +64,18 @@ func NewReadThrough[V any](rdb redis.UniversalClient, name string, policy Policy
 	if policy.LoadTimeout <= 0 {
 		policy.LoadTimeout = 5 * time.Second
 	}
-	return &ReadThrough[V]{rdb: rdb, policy: policy, name: name, log: log}
+	c := &ReadThrough[V]{rdb: rdb, policy: policy, name: name, log: log}
+	if policy.LocalTTL > 0 {
+		c.local = newLocal[V](policy.LocalTTL, policy.LocalMax)
+	}
+	return c
+}
+
+// remember keeps a value (or a null marker) in the in-process tier, if there is one.
+func (c *ReadThrough[V]) remember(key string, v V, null bool) {
+	if c.local != nil {
+		c.local.set(key, v, null)
+	}
 }
 
 type lookupResult int
@@ -72,13 +90,26 @@ const (
 // Get returns the value under key, loading it with load on a miss.
 func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.Context) (V, error)) (V, error) {
 	var zero V
+	if c.local != nil {
+		if e, ok := c.local.get(key); ok {
+			c.Stats.LocalHits.Add(1)
+			if e.null {
+				c.Stats.NullHits.Add(1)
+				return zero, domain.ErrNotFound
+			}
+			c.Stats.Hits.Add(1)
+			return e.v, nil
+		}
+	}
 	v, res := c.lookup(ctx, key)
 	switch res {
 	case lookupHit:
 		c.Stats.Hits.Add(1)
+		c.remember(key, v, false)
 		return v, nil
 	case lookupNull:
 		c.Stats.NullHits.Add(1)
+		c.remember(key, zero, true)
 		return zero, domain.ErrNotFound
 	case lookupFailed:
 		if err := ctx.Err(); err != nil {
@@ -109,6 +140,7 @@ func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.
 		// fills the key.
 		switch {
 		case errors.Is(err, domain.ErrNotFound):
+			c.remember(key, zero, true)
 			if !redisFailed {
 				c.store(lctx, key, nullMarker, c.policy.NullTTL, c.policy.NullTTL/4)
 			}
@@ -116,8 +148,11 @@ func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.
 		case err != nil:
 			return zero, err
 		case redisFailed:
+			// While Redis is down the in-process tier spares PostgreSQL the repeats.
+			c.remember(key, v, false)
 			return v, nil
 		}
+		c.remember(key, v, false)
 		if raw, err := json.Marshal(v); err != nil {
 			c.log.ErrorContext(lctx, "cache encode failed", "cache", c.name, "key", key, "err", err)
 		} else {
@@ -142,6 +177,13 @@ func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.
 // Put stores v under key for ttl plus jitter. With onlyIfAbsent it leaves an existing entry
 // alone (used to preload without overwriting fresher data).
 func (c *ReadThrough[V]) Put(ctx context.Context, key string, v V, ttl time.Duration, onlyIfAbsent bool) error {
+	if c.local != nil {
+		if onlyIfAbsent {
+			c.local.delete(key) // the Redis entry decides; the next read picks it up
+		} else {
+			c.local.set(key, v, false)
+		}
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("cache %s: encode: %w", c.name, err)
@@ -166,6 +208,9 @@ func (c *ReadThrough[V]) Put(ctx context.Context, key string, v V, ttl time.Dura
 func (c *ReadThrough[V]) Delete(ctx context.Context, keys ...string) error {
 	if len(keys) == 0 {
 		return nil
+	}
+	if c.local != nil {
+		c.local.delete(keys...)
 	}
 	if err := c.rdb.Del(ctx, keys...).Err(); err != nil {
 		return fmt.Errorf("cache %s: delete: %w", c.name, err)
