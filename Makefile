@@ -60,7 +60,11 @@ build: ## Build bin/inkwell
 	go build -o bin/inkwell .
 
 .PHONY: bench
-bench: ## Run the Go benchmarks
+bench: ## Load-test the API read paths against bare gin; rewrites docs/BENCHMARKS.md (~1.5 min)
+	BENCH_WRITE=1 BENCH_COMMAND='make bench' scripts/bench.sh
+
+.PHONY: bench-go
+bench-go: ## Run the Go micro-benchmarks (go test -bench)
 	go test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: fmt

@@ -1,0 +1,383 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Bounds that keep a run small whatever the flags say.
+const (
+	maxConcurrency = 256
+	maxDuration    = 60 * time.Second
+	maxWarmup      = 30 * time.Second
+	maxTargets     = 10
+)
+
+type target struct {
+	Name string
+	URL  string
+	Path string // method and path shown in the table
+}
+
+// result is one measured target.
+type result struct {
+	Name        string             `json:"name"`
+	Request     string             `json:"request"`
+	URL         string             `json:"url"`
+	Concurrency int                `json:"concurrency"`
+	Seconds     float64            `json:"seconds"`
+	Requests    int                `json:"requests"` // successful responses completed inside the window
+	Errors      int                `json:"errors"`
+	ErrorSample string             `json:"errorSample,omitempty"`
+	RPS         float64            `json:"rps"`
+	MeanMs      float64            `json:"meanMs"`
+	P50Ms       float64            `json:"p50Ms"`
+	P90Ms       float64            `json:"p90Ms"`
+	P99Ms       float64            `json:"p99Ms"`
+	MaxMs       float64            `json:"maxMs"`
+	BytesPerRsp float64            `json:"bytesPerResponse"`
+	CPU         *cpuDelta          `json:"cpu,omitempty"`
+	CPUPerReqUs map[string]float64 `json:"cpuMicrosPerRequest,omitempty"`
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+type runConfig struct {
+	concurrency int
+	duration    time.Duration
+	warmup      time.Duration
+	timeout     time.Duration
+	cpuSets     []procSet
+}
+
+func runMain(args []string) error {
+	fs := flag.NewFlagSet("loadgen run", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: loadgen run [flags] NAME=URL...\n\nMeasures each URL in turn: a warm-up, then a measured window, with C workers each sending\nits next request as soon as the previous answer is read (closed loop). Flags:")
+		fs.PrintDefaults()
+	}
+	c := fs.Int("c", 32, fmt.Sprintf("concurrent workers (connections), 1..%d", maxConcurrency))
+	d := fs.Duration("d", 10*time.Second, fmt.Sprintf("measured window per target, up to %s", maxDuration))
+	w := fs.Duration("warmup", 2*time.Second, fmt.Sprintf("unmeasured warm-up per target, up to %s", maxWarmup))
+	timeout := fs.Duration("timeout", 5*time.Second, "per-request timeout; a timeout counts as an error")
+	ref := fs.String("ref", "ceiling", "target NAME every req/s is compared with (the 'vs ceiling' column)")
+	goal := fs.String("goal", "", "NAME=RATIO: report whether NAME reaches RATIO of -ref's req/s (e.g. article=0.5)")
+	jsonOut := fs.String("json", "", "also write the results as JSON to this file")
+	var cpuFlags multiFlag
+	fs.Var(&cpuFlags, "cpu", "LABEL=PID[,PID...] or LABEL=comm:NAME: report the CPU these processes use per request (repeatable; Linux)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg := runConfig{concurrency: *c, duration: *d, warmup: *w, timeout: *timeout}
+	switch {
+	case cfg.concurrency < 1 || cfg.concurrency > maxConcurrency:
+		return fmt.Errorf("-c must be 1..%d", maxConcurrency)
+	case cfg.duration <= 0 || cfg.duration > maxDuration:
+		return fmt.Errorf("-d must be in (0, %s]", maxDuration)
+	case cfg.warmup < 0 || cfg.warmup > maxWarmup:
+		return fmt.Errorf("-warmup must be in [0, %s]", maxWarmup)
+	case cfg.timeout <= 0 || cfg.timeout > 30*time.Second:
+		return errors.New("-timeout must be in (0, 30s]")
+	case fs.NArg() == 0:
+		fs.Usage()
+		return errors.New("no targets: give NAME=URL arguments")
+	case fs.NArg() > maxTargets:
+		return fmt.Errorf("at most %d targets", maxTargets)
+	}
+	var targets []target
+	for _, a := range fs.Args() {
+		name, raw, ok := strings.Cut(a, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("target %q: want NAME=URL", a)
+		}
+		u, err := checkLoopbackURL(raw)
+		if err != nil {
+			return err
+		}
+		targets = append(targets, target{Name: name, URL: u.String(), Path: "GET " + u.RequestURI()})
+	}
+	cfg.cpuSets = []procSet{{Label: "loadgen", pids: []int{os.Getpid()}}}
+	for _, s := range cpuFlags {
+		ps, err := parseProcSet(s)
+		if err != nil {
+			return err
+		}
+		cfg.cpuSets = append(cfg.cpuSets, ps)
+	}
+
+	var results []result
+	for _, t := range targets {
+		fmt.Fprintf(os.Stderr, "run: %-10s %s  (c=%d, warm-up %s, measure %s)\n", t.Name, t.URL, cfg.concurrency, cfg.warmup, cfg.duration)
+		r := measure(t, cfg)
+		fmt.Fprintf(os.Stderr, "run: %-10s %.0f req/s, p50 %s ms, p99 %s ms, %d errors\n", t.Name, r.RPS, ms(r.P50Ms), ms(r.P99Ms), r.Errors)
+		results = append(results, r)
+	}
+
+	printTables(os.Stdout, results, cfg, *ref)
+	if *goal != "" {
+		if err := printGoal(os.Stdout, results, *ref, *goal); err != nil {
+			return err
+		}
+	}
+	if *jsonOut != "" {
+		raw, err := json.MarshalIndent(results, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonOut, append(raw, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, r := range results {
+		if r.Errors > 0 || r.Requests == 0 {
+			return fmt.Errorf("%s: %d errors, %d successful requests (first error: %s); the numbers above are not valid", r.Name, r.Errors, r.Requests, r.ErrorSample)
+		}
+	}
+	return nil
+}
+
+// workerStats is what one worker saw inside the measured window.
+type workerStats struct {
+	lat      []time.Duration
+	bytes    int64
+	errs     int
+	firstErr string
+}
+
+// measure runs one target: C workers in a closed loop for warm-up plus duration. Only requests
+// that both start and finish inside the measured window count, so neither the warm-up nor the
+// requests cut off at the end bias the figures.
+func measure(t target, cfg runConfig) result {
+	tr := &http.Transport{
+		MaxIdleConns:        cfg.concurrency,
+		MaxIdleConnsPerHost: cfg.concurrency,
+		MaxConnsPerHost:     cfg.concurrency,
+		IdleConnTimeout:     30 * time.Second,
+		DisableCompression:  true, // the server does not compress either; keep the bytes comparable
+	}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: cfg.timeout}
+
+	start := time.Now()
+	mStart := start.Add(cfg.warmup)
+	mEnd := mStart.Add(cfg.duration)
+
+	var cpuA, cpuB cpuSample
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		time.Sleep(time.Until(mStart))
+		cpuA = takeCPUSample(cfg.cpuSets)
+		time.Sleep(time.Until(mEnd))
+		cpuB = takeCPUSample(cfg.cpuSets)
+	}()
+
+	stats := make([]workerStats, cfg.concurrency)
+	var wg sync.WaitGroup
+	for i := range stats {
+		ws := &stats[i]
+		ws.lat = make([]time.Duration, 0, 1<<14)
+		wg.Go(func() {
+			req, err := http.NewRequest(http.MethodGet, t.URL, nil)
+			if err != nil {
+				ws.errs, ws.firstErr = 1, err.Error()
+				return
+			}
+			req.Header.Set("Accept", "application/json")
+			for {
+				t0 := time.Now()
+				if !t0.Before(mEnd) {
+					return
+				}
+				n, err := doOne(client, req)
+				t1 := time.Now()
+				if err != nil {
+					time.Sleep(10 * time.Millisecond) // no hot spin against a refusing server
+				}
+				if t0.Before(mStart) || t1.After(mEnd) {
+					continue
+				}
+				if err != nil {
+					if ws.errs == 0 {
+						ws.firstErr = err.Error()
+					}
+					ws.errs++
+					continue
+				}
+				ws.lat = append(ws.lat, t1.Sub(t0))
+				ws.bytes += n
+			}
+		})
+	}
+	wg.Wait()
+	<-sampled
+
+	r := result{Name: t.Name, Request: t.Path, URL: t.URL, Concurrency: cfg.concurrency, Seconds: cfg.duration.Seconds()}
+	var all []time.Duration
+	var bytes int64
+	for _, ws := range stats {
+		all = append(all, ws.lat...)
+		bytes += ws.bytes
+		r.Errors += ws.errs
+		if r.ErrorSample == "" {
+			r.ErrorSample = ws.firstErr
+		}
+	}
+	slices.Sort(all)
+	r.Requests = len(all)
+	r.RPS = float64(len(all)) / cfg.duration.Seconds()
+	if len(all) > 0 {
+		var sum time.Duration
+		for _, l := range all {
+			sum += l
+		}
+		r.MeanMs = toMs(sum / time.Duration(len(all)))
+		r.P50Ms = toMs(percentile(all, 0.50))
+		r.P90Ms = toMs(percentile(all, 0.90))
+		r.P99Ms = toMs(percentile(all, 0.99))
+		r.MaxMs = toMs(all[len(all)-1])
+		r.BytesPerRsp = float64(bytes) / float64(len(all))
+	}
+	if d, ok := diffCPU(cpuA, cpuB, cfg.cpuSets); ok {
+		r.CPU = &d
+		if r.Requests > 0 {
+			r.CPUPerReqUs = map[string]float64{}
+			var tracked float64
+			for label, s := range d.Seconds {
+				r.CPUPerReqUs[label] = s * 1e6 / float64(r.Requests)
+				tracked += s
+			}
+			r.CPUPerReqUs["kernel irq"] = d.MachineIRQ * 1e6 / float64(r.Requests)
+			r.CPUPerReqUs["other"] = max(0, d.MachineBusy-d.MachineIRQ-tracked) * 1e6 / float64(r.Requests)
+		}
+	}
+	return r
+}
+
+// doOne sends req and reads the whole body; anything but 200 is an error.
+func doOne(client *http.Client, req *http.Request) (int64, error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return n, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return n, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return n, nil
+}
+
+// percentile returns the q-quantile of sorted (nearest rank).
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func toMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func ms(v float64) string {
+	if v < 1 {
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func printTables(w io.Writer, results []result, cfg runConfig, ref string) {
+	var refRPS float64
+	for _, r := range results {
+		if r.Name == ref {
+			refRPS = r.RPS
+		}
+	}
+	fmt.Fprintf(w, "Closed loop, %d connections, %s warm-up then %s measured per row, one row after another.\n\n",
+		cfg.concurrency, cfg.warmup, cfg.duration)
+	fmt.Fprintln(w, "| Case | Request | req/s | p50 ms | p90 ms | p99 ms | max ms | errors | bytes/resp | vs "+ref+" |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, r := range results {
+		vs := "–"
+		if refRPS > 0 {
+			vs = fmt.Sprintf("%.0f%%", 100*r.RPS/refRPS)
+		}
+		fmt.Fprintf(w, "| %s | `%s` | %.0f | %s | %s | %s | %s | %d | %.0f | %s |\n",
+			r.Name, r.Request, r.RPS, ms(r.P50Ms), ms(r.P90Ms), ms(r.P99Ms), ms(r.MaxMs), r.Errors, r.BytesPerRsp, vs)
+	}
+
+	// CPU per request, by process group, when /proc was readable.
+	labels := make([]string, 0, len(cfg.cpuSets)+1)
+	for _, s := range cfg.cpuSets {
+		if s.Label != "loadgen" {
+			labels = append(labels, s.Label)
+		}
+	}
+	labels = append(labels, "loadgen", "kernel irq", "other")
+	var haveCPU bool
+	for _, r := range results {
+		haveCPU = haveCPU || r.CPUPerReqUs != nil
+	}
+	if !haveCPU {
+		return
+	}
+	fmt.Fprintf(w, "\nCPU time per request in µs, by process (from /proc: \"kernel irq\" is irq+softirq time, mostly loopback TCP, charged to no process; \"other\" is the rest of the machine's busy time), how many of the %d cores were busy, and how much the hypervisor stole:\n\n", runtime.NumCPU())
+	fmt.Fprintf(w, "| Case | %s | cores busy | steal |\n", strings.Join(labels, " | "))
+	fmt.Fprintf(w, "|---|%s--:|--:|\n", strings.Repeat("--:|", len(labels)))
+	for _, r := range results {
+		if r.CPUPerReqUs == nil {
+			continue
+		}
+		cells := make([]string, len(labels))
+		for i, l := range labels {
+			cells[i] = fmt.Sprintf("%.0f", r.CPUPerReqUs[l])
+		}
+		fmt.Fprintf(w, "| %s | %s | %.2f | %.0f%% |\n", r.Name, strings.Join(cells, " | "), r.CPU.MachineBusy/r.Seconds,
+			100*r.CPU.MachineSteal/(r.Seconds*float64(runtime.NumCPU())))
+	}
+}
+
+func printGoal(w io.Writer, results []result, ref, goal string) error {
+	name, raw, ok := strings.Cut(goal, "=")
+	ratio, err := strconv.ParseFloat(raw, 64)
+	if !ok || err != nil || ratio <= 0 {
+		return fmt.Errorf("-goal %q: want NAME=RATIO", goal)
+	}
+	var got, base *result
+	for i := range results {
+		switch results[i].Name {
+		case name:
+			got = &results[i]
+		case ref:
+			base = &results[i]
+		}
+	}
+	if got == nil || base == nil || base.RPS == 0 {
+		return fmt.Errorf("-goal %q: need measured targets %q and %q", goal, name, ref)
+	}
+	have := got.RPS / base.RPS
+	verdict := "met"
+	if have < ratio {
+		verdict = "NOT met"
+	}
+	fmt.Fprintf(w, "\n**%s / %s = %.0f / %.0f req/s = %.2f** (goal ≥ %.2f: %s).\n", name, ref, got.RPS, base.RPS, have, ratio, verdict)
+	return nil
+}
