@@ -22,6 +22,7 @@ type testApp struct {
 	URL  string
 	Cfg  *ioc.Config
 	DB   *testenv.DB
+	App  *ioc.App // the wired app, to drive its jobs (App.Rank.RunOnce) directly
 	http *http.Client
 }
 
@@ -64,7 +65,7 @@ func startApp(t *testing.T, tweak ...func(*ioc.Config)) *testApp {
 		}
 		cleanup()
 	})
-	return &testApp{t: t, URL: "http://" + ln.Addr().String(), Cfg: cfg, DB: db, http: &http.Client{}}
+	return &testApp{t: t, URL: "http://" + ln.Addr().String(), Cfg: cfg, DB: db, App: app, http: &http.Client{}}
 }
 
 // response is a decoded HTTP answer.

@@ -103,7 +103,8 @@ func (c *HotListCache) Load(ctx context.Context) (domain.HotList, error) {
 		return loc.list, nil
 	}
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return domain.HotList{}, fmt.Errorf("hot list: read: %w", err)
+		// Never computed here and Redis cannot say: a dependency outage (503), not a bug.
+		return domain.HotList{}, fmt.Errorf("%w: hot list: read: %v", domain.ErrUnavailable, err)
 	}
 	return domain.HotList{}, domain.ErrNotFound
 }
