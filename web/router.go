@@ -65,6 +65,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	if h.Metrics != nil {
 		r.GET("/metrics", gin.WrapH(h.Metrics))
 	}
+	r.GET("/api/openapi.yaml", serveOpenAPI)
 
 	pass := func(c *gin.Context) { c.Next() }
 	// Writes by a signed-in user count against the user's write budget; reads do not.

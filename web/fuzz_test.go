@@ -1,0 +1,832 @@
+package web_test
+
+// Fuzz targets over the request decoding of every endpoint: JSON bodies, query parameters and
+// path parameters, sent through the whole router over services mocked to accept anything. The
+// property: no panic and no 5xx; every error in the RealWorld shape; and, when the services
+// succeed, only statuses the OpenAPI document lists for the operation.
+//
+// Each target's small seed corpus runs under `go test` like any test, and so does the full seed
+// matrix (Test*SeedMatrix), every seed under every mode that matters. To fuzz one target for a
+// bounded time:
+//
+//	go test ./web -run '^$' -fuzz '^FuzzJSONBodies$' -fuzztime 20s
+//	go test ./web -run '^$' -fuzz '^FuzzQueryParams$' -fuzztime 20s
+//	go test ./web -run '^$' -fuzz '^FuzzPathParams$' -fuzztime 20s
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/mock/gomock"
+
+	"inkwell/domain"
+	"inkwell/service"
+	"inkwell/web"
+)
+
+// fuzzMaxBody is the body limit of the fuzzed router, small so the fuzzer reaches the 413 paths.
+const fuzzMaxBody = 4096
+
+// fuzzMode packs into one fuzzed integer what the mocks answer and how the request is sent.
+type fuzzMode uint16
+
+const (
+	outcomeMask fuzzMode = 0x000f // index into fuzzOutcomes
+
+	idemMask     fuzzMode = 0x0030 // what the idempotency store does with a keyed request
+	idemRuns     fuzzMode = 0x0000 // runs it
+	idemReplayed fuzzMode = 0x0010 // runs it and calls the answer a replay
+	idemInFlight fuzzMode = 0x0020 // the key is busy
+	idemMismatch fuzzMode = 0x0030 // the key was used for another request
+
+	modeRateDenied fuzzMode = 1 << 6  // the rate limiter refuses
+	modeRateFails  fuzzMode = 1 << 7  // the rate limiter is down (requests pass)
+	modeIdemKey    fuzzMode = 1 << 8  // send an Idempotency-Key
+	modeChunked    fuzzMode = 1 << 9  // send the body without a Content-Length
+	modeAnonymous  fuzzMode = 1 << 10 // send no Authorization
+	modeBadAuth    fuzzMode = 1 << 11 // send a malformed Authorization
+	modeLongKey    fuzzMode = 1 << 12 // the Idempotency-Key is over 255 characters
+	modeOversized  fuzzMode = 1 << 13 // pad a non-empty body past the body limit
+
+	outcomeZero fuzzMode = 0 // services succeed with zero values
+	outcomeRich fuzzMode = 1 // services succeed with realistic values
+)
+
+type fuzzOutcome struct {
+	rich bool
+	err  error
+}
+
+// fuzzOutcomes are what every service method answers: success, or an error the API maps to a
+// 4xx. Errors that become a 5xx by design (an unreachable dependency, an unknown error) are left
+// out: the property is that client input alone never causes a 5xx.
+var fuzzOutcomes = []fuzzOutcome{
+	{},
+	{rich: true},
+	{err: domain.ErrNotFound},
+	{err: domain.ErrForbidden},
+	{err: domain.ErrUnauthorized},
+	{err: domain.ErrInvalidCredentials},
+	{err: domain.ErrRefreshInvalid},
+	{err: domain.ErrConflict},
+	{err: domain.ErrStaleVersion},
+	{err: domain.ErrIllegalTransition},
+	{err: domain.NewValidationError("title", "can't be blank")},
+	{err: &domain.CodeError{Reason: domain.CodeTooSoon, RetryAfter: 42 * time.Second}},
+	{err: &domain.CodeError{Reason: domain.CodeWrong, AttemptsLeft: 2}},
+	{err: &domain.CodeError{Reason: domain.CodeBurned}},
+	{err: &domain.CodeError{Reason: domain.CodeMissing}},
+	{err: fmt.Errorf("load article: %w", domain.ErrNotFound)},
+}
+
+func (m fuzzMode) outcome() fuzzOutcome { return fuzzOutcomes[int(m&outcomeMask)%len(fuzzOutcomes)] }
+func (m fuzzMode) idem() fuzzMode       { return m & idemMask }
+
+// Realistic service answers.
+var (
+	fxTime    = time.Date(2026, 11, 30, 3, 42, 4, 902_000_000, time.UTC)
+	fxCursor  = &domain.Cursor{CreatedAt: fxTime, ID: 1}
+	fxProfile = domain.Profile{Username: "jake", Bio: "I work at statefarm", Image: "https://i.stack.imgur.com/xHWG8.jpg", Following: true}
+	fxUser    = domain.User{ID: authedID, Email: "jake@jake.jake", Username: "jake", Bio: fxProfile.Bio, Image: fxProfile.Image,
+		CreatedAt: fxTime, UpdatedAt: fxTime}
+	fxArticle = domain.ArticleView{
+		Article: domain.Article{ID: 1, Slug: "how-to-train-your-dragon", AuthorID: authedID, Title: "How to train your dragon",
+			Description: "Ever wonder how?", Body: "It takes a Jacobian", Tags: []string{"dragons", "training"},
+			Status: domain.StatusPublished, Version: 2, CreatedAt: fxTime, UpdatedAt: fxTime},
+		Author: fxProfile, Counters: domain.Counters{Reads: 10, Likes: 3, Collects: 1}, Favorited: true, Collected: true,
+	}
+	fxComment = domain.CommentView{Comment: domain.Comment{ID: 5, ArticleID: 1, Seq: 1, AuthorID: authedID, Body: "Thank you so much!",
+		CreatedAt: fxTime, UpdatedAt: fxTime}, Author: fxProfile}
+	fxCollection = domain.Collection{ID: 3, OwnerID: authedID, Name: "later", Description: "read later", ArticleCount: 1,
+		CreatedAt: fxTime, UpdatedAt: fxTime}
+	fxNotifications = service.NotificationList{Items: []domain.Notification{
+		{ID: 9, Kind: domain.TopicArticlePublished, ActorUsername: "jake", ArticleSlug: fxArticle.Slug, ArticleTitle: fxArticle.Title, CreatedAt: fxTime},
+		{ID: 8, Kind: domain.TopicArticlePublished, ActorUsername: "jake", CreatedAt: fxTime, ReadAt: &fxTime},
+	}, Unread: 1, NextCursor: fxCursor}
+	fxKeys = []domain.APIKey{
+		{ID: 4, UserID: authedID, Name: "ci", Prefix: "iw_abcd", CreatedAt: fxTime, LastUsedAt: &fxTime},
+		{ID: 5, UserID: authedID, Name: "laptop", Prefix: "iw_efgh", CreatedAt: fxTime},
+	}
+	fxTokens = domain.Tokens{Access: "header.payload.signature", Refresh: "refresh-token"}
+)
+
+// newFuzzRouter is the full router over mocks that accept any call any number of times and answer
+// as mode says; with args set, they record the arguments they get.
+func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Handler {
+	ctrl := gomock.NewController(rep)
+	m := newAllMocks(ctrl)
+	oc := mode.outcome()
+	err := oc.err
+
+	var (
+		user     domain.User
+		session  service.Session
+		profile  domain.Profile
+		article  domain.ArticleView
+		list     service.ArticleList
+		tags     []string
+		comment  domain.CommentView
+		comments []domain.CommentView
+		col      domain.Collection
+		cols     []domain.Collection
+		hot      []service.HotView
+		notes    service.NotificationList
+		marked   int64
+		uid      int64
+		tokens   domain.Tokens
+		key      domain.APIKey
+		secret   string
+		keys     []domain.APIKey
+	)
+	if oc.rich {
+		user, profile, article = fxUser, fxProfile, fxArticle
+		session = service.Session{User: fxUser, Token: fxTokens.Access, Refresh: fxTokens.Refresh}
+		list = service.ArticleList{Articles: []domain.ArticleView{fxArticle}, Total: 1, NextCursor: fxCursor}
+		tags = []string{"dragons", "training"}
+		comment, comments = fxComment, []domain.CommentView{fxComment}
+		col, cols = fxCollection, []domain.Collection{fxCollection}
+		hot = []service.HotView{{ArticleView: fxArticle, Score: 12.5}}
+		notes, marked = fxNotifications, 2
+		uid, tokens = authedID, fxTokens
+		key, secret, keys = fxKeys[1], "iw_efgh_secret", fxKeys
+	}
+
+	var a gomock.Matcher = gomock.Any()
+	if args != nil {
+		a = args
+	}
+	m.users.EXPECT().Authenticate(a, a).DoAndReturn(func(_ context.Context, token string) (int64, error) {
+		if token == "TOKEN" {
+			return authedID, nil
+		}
+		return 0, domain.ErrUnauthorized
+	}).AnyTimes()
+	m.users.EXPECT().Register(a, a).Return(session, err).AnyTimes()
+	m.users.EXPECT().Login(a, a, a).Return(session, err).AnyTimes()
+	m.users.EXPECT().Current(a, a).Return(user, err).AnyTimes()
+	m.users.EXPECT().Update(a, a, a).Return(user, err).AnyTimes()
+
+	m.profiles.EXPECT().Get(a, a, a).Return(profile, err).AnyTimes()
+	m.profiles.EXPECT().Follow(a, a, a).Return(profile, err).AnyTimes()
+	m.profiles.EXPECT().Unfollow(a, a, a).Return(profile, err).AnyTimes()
+
+	m.articles.EXPECT().Create(a, a, a).Return(article, err).AnyTimes()
+	m.articles.EXPECT().Get(a, a, a).Return(article, err).AnyTimes()
+	m.articles.EXPECT().Update(a, a, a, a).Return(article, err).AnyTimes()
+	m.articles.EXPECT().Publish(a, a, a).Return(article, err).AnyTimes()
+	m.articles.EXPECT().Withdraw(a, a, a).Return(article, err).AnyTimes()
+	m.articles.EXPECT().Delete(a, a, a).Return(err).AnyTimes()
+	m.articles.EXPECT().Favorite(a, a, a).Return(article, err).AnyTimes()
+	m.articles.EXPECT().Unfavorite(a, a, a).Return(article, err).AnyTimes()
+	m.articles.EXPECT().List(a, a, a).Return(list, err).AnyTimes()
+	m.articles.EXPECT().Feed(a, a, a).Return(list, err).AnyTimes()
+	m.articles.EXPECT().Mine(a, a, a, a).Return(list, err).AnyTimes()
+	m.articles.EXPECT().Tags(a).Return(tags, err).AnyTimes()
+
+	m.comments.EXPECT().Add(a, a, a, a).Return(comment, err).AnyTimes()
+	m.comments.EXPECT().List(a, a, a, a, a).Return(comments, err).AnyTimes()
+	m.comments.EXPECT().Delete(a, a, a, a).Return(err).AnyTimes()
+
+	m.collections.EXPECT().Create(a, a, a).Return(col, err).AnyTimes()
+	m.collections.EXPECT().List(a, a).Return(cols, err).AnyTimes()
+	m.collections.EXPECT().Update(a, a, a, a).Return(col, err).AnyTimes()
+	m.collections.EXPECT().Delete(a, a, a).Return(err).AnyTimes()
+	m.collections.EXPECT().Collect(a, a, a, a).Return(article, err).AnyTimes()
+	m.collections.EXPECT().Uncollect(a, a, a, a).Return(article, err).AnyTimes()
+	m.collections.EXPECT().Articles(a, a, a, a).Return(list, err).AnyTimes()
+	m.history.EXPECT().History(a, a, a).Return(list, err).AnyTimes()
+	m.hot.EXPECT().Hot(a, a, a).Return(hot, err).AnyTimes()
+
+	m.notifications.EXPECT().List(a, a, a).Return(notes, err).AnyTimes()
+	m.notifications.EXPECT().MarkRead(a, a, a).Return(marked, err).AnyTimes()
+
+	m.codeLogin.EXPECT().Send(a, a, a).Return(err).AnyTimes()
+	m.codeLogin.EXPECT().Login(a, a, a, a).Return(session, err).AnyTimes()
+
+	m.sessions.EXPECT().Refresh(a, a).Return(uid, tokens, err).AnyTimes()
+	m.sessions.EXPECT().Logout(a, a).Return(err).AnyTimes()
+	m.sessions.EXPECT().CreateAPIKey(a, a, a).Return(key, secret, err).AnyTimes()
+	m.sessions.EXPECT().ListAPIKeys(a, a).Return(keys, err).AnyTimes()
+	m.sessions.EXPECT().RevokeAPIKey(a, a, a).Return(err).AnyTimes()
+
+	m.idempotency.EXPECT().Do(a, a, a, a, a).DoAndReturn(
+		func(ctx context.Context, _, _, _ string, run func(context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error) {
+			switch mode.idem() {
+			case idemInFlight:
+				return domain.StoredResponse{}, false, domain.ErrIdempotencyInFlight
+			case idemMismatch:
+				return domain.StoredResponse{}, false, domain.ErrIdempotencyMismatch
+			default:
+				return run(ctx), mode.idem() == idemReplayed, nil
+			}
+		}).AnyTimes()
+	m.limiter.EXPECT().Allow(a, a, a, a).DoAndReturn(func(_ context.Context, _ string, limit int, _ time.Duration) (domain.RateDecision, error) {
+		switch {
+		case mode&modeRateFails != 0:
+			return domain.RateDecision{}, errors.New("redis: connection refused")
+		case mode&modeRateDenied != 0:
+			return domain.RateDecision{Allowed: false, Limit: limit, Remaining: 0, Reset: 1500 * time.Millisecond}, nil
+		default:
+			return domain.RateDecision{Allowed: true, Limit: limit, Remaining: limit - 1, Reset: 30 * time.Second}, nil
+		}
+	}).AnyTimes()
+
+	rule := func(name string) web.RateRule { return web.RateRule{Name: name, Limit: 10, Window: time.Minute} }
+	logger := slog.New(slog.DiscardHandler)
+	return web.NewRouter(web.RouterConfig{MaxBodyBytes: fuzzMaxBody, RateLimits: web.RateLimits{Auth: rule("auth"), Writes: rule("writes")}},
+		logger, m.handlers(logger))
+}
+
+// argLog is a matcher that matches anything and records it: the arguments the services got.
+type argLog struct {
+	mu   sync.Mutex
+	args []any
+}
+
+func (l *argLog) Matches(x any) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.args = append(l.args, x)
+	return true
+}
+
+func (l *argLog) String() string { return "is anything (recorded)" }
+
+// JSON renders the recorded arguments, contexts and functions left out.
+func (l *argLog) JSON() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var parts []string
+	for _, x := range l.args {
+		if _, ok := x.(context.Context); ok {
+			continue
+		}
+		if b, err := json.Marshal(x); err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// mockBits are the mode bits the mocks read; the others only shape the request.
+const mockBits = outcomeMask | idemMask | modeRateDenied | modeRateFails
+
+// fuzzRouters caches a router per mock configuration. Building the mocks costs a stack walk per
+// expectation, far more than serving a request, so a fuzz run builds each configuration once.
+// Requests through the cache are served one at a time; mock failures go to the current test.
+var fuzzRouters = struct {
+	sync.Mutex
+	byMode map[fuzzMode]http.Handler
+	cur    *testing.T
+}{byMode: map[fuzzMode]http.Handler{}}
+
+// fuzzReporter reports to the test whose request fuzzRouters is serving.
+type fuzzReporter struct{}
+
+func (fuzzReporter) Errorf(format string, args ...any) { fuzzRouters.cur.Errorf(format, args...) }
+func (fuzzReporter) Fatalf(format string, args ...any) { fuzzRouters.cur.Fatalf(format, args...) }
+
+// serveFuzz sends one request, built without URL parsing so any path and query reach the router.
+// With args set, it uses a router of its own whose services record the arguments they get.
+func serveFuzz(t *testing.T, mode fuzzMode, method, path, rawQuery string, body []byte, args *argLog) *httptest.ResponseRecorder {
+	t.Helper()
+	if mode&modeOversized != 0 && len(body) > 0 {
+		body = append(slices.Clip(body), bytes.Repeat([]byte(" "), fuzzMaxBody)...)
+	}
+	req := httptest.NewRequest(method, "/", bytes.NewReader(body))
+	req.URL.Path, req.URL.RawPath, req.URL.RawQuery = path, "", rawQuery
+	if len(body) > 0 {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if mode&modeChunked != 0 {
+		req.ContentLength = -1
+	}
+	switch {
+	case mode&modeAnonymous != 0:
+	case mode&modeBadAuth != 0:
+		req.Header.Set("Authorization", "Bearer")
+	default:
+		req.Header.Set("Authorization", "Token TOKEN")
+	}
+	if mode&modeIdemKey != 0 {
+		k := "fuzz-key"
+		if mode&modeLongKey != 0 {
+			k = strings.Repeat("k", 256)
+		}
+		req.Header.Set("Idempotency-Key", k)
+	}
+	rec := httptest.NewRecorder()
+	if args != nil {
+		newFuzzRouter(t, mode, args).ServeHTTP(rec, req)
+		return rec
+	}
+	fuzzRouters.Lock()
+	defer fuzzRouters.Unlock()
+	fuzzRouters.cur = t
+	router, ok := fuzzRouters.byMode[mode&mockBits]
+	if !ok {
+		router = newFuzzRouter(fuzzReporter{}, mode&mockBits, nil)
+		fuzzRouters.byMode[mode&mockBits] = router
+	}
+	router.ServeHTTP(rec, req)
+	return rec
+}
+
+// checkFuzzResponse fails on a 5xx, on an error body not in the RealWorld shape, on a 429 without
+// Retry-After and on a success body that is not the JSON it claims. With opKey set and the
+// services succeeding, it also fails on a status the document does not list for the operation.
+func checkFuzzResponse(t *testing.T, req string, rec *httptest.ResponseRecorder, mode fuzzMode, opKey string) {
+	t.Helper()
+	if rec.Code >= 500 {
+		t.Fatalf("%s: status %d; body %s", req, rec.Code, rec.Body)
+	}
+	ct := rec.Header().Get("Content-Type")
+	if rec.Code >= 400 {
+		if !strings.HasPrefix(ct, "application/json") {
+			t.Fatalf("%s: status %d with Content-Type %q; body %s", req, rec.Code, ct, rec.Body)
+		}
+		var body struct {
+			Errors map[string][]string `json:"errors"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(rec.Body.Bytes()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil || len(body.Errors) == 0 {
+			t.Fatalf("%s: status %d body %s is not {\"errors\":{field:[messages]}} (%v)", req, rec.Code, rec.Body, err)
+		}
+		for field, msgs := range body.Errors {
+			if field == "" || len(msgs) == 0 || slices.Contains(msgs, "") {
+				t.Fatalf("%s: status %d: empty field or message in %s", req, rec.Code, rec.Body)
+			}
+		}
+	}
+	if rec.Code == http.StatusTooManyRequests && rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("%s: 429 without Retry-After", req)
+	}
+	if rec.Code < 300 && strings.HasPrefix(ct, "application/json") && !json.Valid(rec.Body.Bytes()) {
+		t.Fatalf("%s: status %d body is not JSON: %q", req, rec.Code, rec.Body)
+	}
+	if opKey != "" && mode.outcome().err == nil {
+		d := mustOpenAPI(t)
+		o, ok := d.byKey[opKey]
+		if !ok {
+			t.Fatalf("%s: %s is not in %s", req, opKey, openAPIFile)
+		}
+		if !d.statuses(o)[rec.Code] {
+			t.Fatalf("%s: status %d is not documented for %s (documented: %v); body %s",
+				req, rec.Code, opKey, slices.Sorted(maps.Keys(d.statuses(o))), rec.Body)
+		}
+	}
+}
+
+// defaultPathValues name things that exist as far as the mocks are concerned.
+var defaultPathValues = map[string]string{"slug": "how-to-train-your-dragon", "id": "3", "username": "jake"}
+
+// concretePath substitutes values for the {params} of a template.
+func concretePath(template string, values map[string]string) string {
+	for k, v := range values {
+		template = strings.ReplaceAll(template, "{"+k+"}", v)
+	}
+	return template
+}
+
+func splitKey(key string) (method, template string) {
+	method, template, _ = strings.Cut(key, " ")
+	return method, template
+}
+
+// bodyRoute is an operation that reads a JSON body, with its seed bodies. The good ones are well
+// formed and, together, use every field the document declares, each with a value that must reach
+// the service (TestOpenAPIRequestBodiesMatchHandlers); the bad ones are edge cases.
+type bodyRoute struct {
+	key       string
+	good, bad []string
+}
+
+var bodyRoutes = []bodyRoute{
+	{"POST /api/users",
+		[]string{`{"user":{"username":"jake","email":"jake@jake.jake","password":"jakejake"}}`},
+		[]string{`{"user":{"username":"","email":"not-an-email","password":"1"}}`}},
+	{"POST /api/users/login",
+		[]string{`{"user":{"email":"jake@jake.jake","password":"jakejake"}}`},
+		[]string{`{"user":{"email":["jake@jake.jake"],"password":{"x":1}}}`}},
+	{"POST /api/users/login/code/send",
+		[]string{`{"email":"jake@jake.jake"}`, `{"phone":"+4915112345678"}`, `{"user":{"email":"jane@jane.jane","phone":"+4915100000000"}}`},
+		[]string{`{"email":"jake@jake.jake","phone":"+4915112345678","user":null}`, `{"user":"jake"}`}},
+	{"POST /api/users/login/code",
+		[]string{`{"email":"jake@jake.jake","code":"123456"}`, `{"phone":"+4915112345678","code":"654321"}`,
+			`{"user":{"email":"jane@jane.jane","phone":"+4915100000000","code":"111222"}}`},
+		[]string{`{"user":{"phone":"+4915112345678","code":"12345x"}}`, `{"code":123456}`}},
+	{"POST /api/users/refresh",
+		[]string{`{"refreshToken":"refresh-token"}`},
+		[]string{`{"refreshToken":""}`, `{"refreshToken":null}`, `{"refreshToken":7}`}},
+	{"PUT /api/user",
+		[]string{`{"user":{"email":"jake@jake.jake","username":"jake","password":"new-password-123","bio":"I like to skateboard","image":"https://i.stack.imgur.com/xHWG8.jpg"}}`},
+		[]string{`{"user":{"password":""}}`, `{"user":{"bio":null,"image":null}}`, `{"user":{"bio":1}}`}},
+	{"POST /api/user/notifications/read",
+		[]string{`{"ids":[11,12,13]}`},
+		[]string{`{"ids":[]}`, `{"ids":[-1,0,9223372036854775807]}`, `{"ids":[9223372036854775808]}`}},
+	{"POST /api/user/api-keys",
+		[]string{`{"apiKey":{"name":"deploy-bot"}}`},
+		[]string{`{"apiKey":{"name":""}}`, `{"apiKey":"ci"}`}},
+	{"POST /api/articles",
+		[]string{`{"article":{"title":"How to train your dragon","description":"Ever wonder how?","body":"You have to believe","tagList":["reactjs","angularjs","dragons"],"draft":true}}`},
+		[]string{`{"article":{"title":"t","description":"d","body":"b","tagList":null,"draft":"yes"}}`, `{"article":{"tagList":[1,2]}}`}},
+	{"PUT /api/articles/{slug}",
+		[]string{`{"article":{"title":"Did you train your dragon?","description":"Yes","body":"With a Jacobian","tagList":["dragons"],"version":41}}`},
+		[]string{`{"article":{"tagList":[],"body":""}}`, `{"article":{"version":2147483648}}`, `{"article":{"version":-1.5}}`}},
+	{"POST /api/articles/{slug}/comments",
+		[]string{`{"comment":{"body":"Thank you so much!"}}`},
+		[]string{`{"comment":{"body":""}}`, `{"comment":{"body":"\u0000\ud800"}}`}},
+	{"POST /api/articles/{slug}/collect",
+		[]string{`{"collectionId":31337}`},
+		[]string{`{"collectionId":0}`, `{"collectionId":"3"}`, `{"collectionId":1e400}`}},
+	{"DELETE /api/articles/{slug}/collect",
+		[]string{`{"collectionId":31337}`},
+		[]string{`{"collectionId":-3}`, `{"collectionId":3.5}`}},
+	{"POST /api/collections",
+		[]string{`{"collection":{"name":"later","description":"read later"}}`},
+		[]string{`{"collection":{"name":""}}`, `{"collection":{"name":7}}`}},
+	{"PATCH /api/collections/{id}",
+		[]string{`{"collection":{"name":"renamed","description":"still later"}}`},
+		[]string{`{"collection":{"description":null}}`, `{"collection":{}}`}},
+}
+
+func bodyRouteFor(key string) (bodyRoute, bool) {
+	i := slices.IndexFunc(bodyRoutes, func(r bodyRoute) bool { return r.key == key })
+	if i < 0 {
+		return bodyRoute{}, false
+	}
+	return bodyRoutes[i], true
+}
+
+// genericBodies are malformed or surprising bodies every JSON route gets as seeds.
+var genericBodies = []string{
+	"", " ", "{}", "null", "[]", `"user"`, "0", "true", "-", "{", `{"a":`, "{} {}", "{}garbage", "{}\n\n",
+	`{"user":null}`, `{"user":[]}`, `{"user":"x"}`, `{"article":7}`, `{"comment":{"body":["x"]}}`,
+	`{"user":{"email":"a","email":"b"}}`, `{"ids":"all"}`, `{"ids":[1.5]}`, `{"ids":[null]}`,
+	"\xff\xfe\xfd", `{"user":{"email":"\ud800"}}`, `{"\u0000":1}`,
+	strings.Repeat("[", 3000), strings.Repeat(`{"a":`, 700) + "1" + strings.Repeat("}", 700),
+	`{"collectionId":99999999999999999999}`, `{"article":{"version":1e10}}`,
+}
+
+type jsonInput struct {
+	route uint8
+	mode  fuzzMode
+	body  string
+}
+
+// jsonMatrix is every seed body of every JSON route under every mode that matters: the
+// well-formed body under each conformance mode and each service error, the other seeds and the
+// generic bodies with and without a Content-Length. TestFuzzJSONBodiesSeedMatrix runs it all.
+func jsonMatrix() []jsonInput {
+	var in []jsonInput
+	for i, r := range bodyRoutes {
+		for _, mode := range conformanceModes {
+			in = append(in, jsonInput{uint8(i), mode, r.good[0]})
+		}
+		for o := 2; o < len(fuzzOutcomes); o++ {
+			in = append(in, jsonInput{uint8(i), fuzzMode(o), r.good[0]})
+		}
+		for _, b := range append(slices.Clone(r.good[1:]), r.bad...) {
+			in = append(in, jsonInput{uint8(i), outcomeRich, b}, jsonInput{uint8(i), outcomeZero | modeChunked | modeIdemKey, b})
+		}
+		for _, b := range genericBodies {
+			in = append(in, jsonInput{uint8(i), outcomeRich, b}, jsonInput{uint8(i), outcomeZero | modeChunked, b})
+		}
+	}
+	return in
+}
+
+// jsonCorpus is FuzzJSONBodies' seed corpus: each route's seeds once, the generic bodies spread
+// over the routes. It is kept small because the fuzzing engine replays the whole corpus before it
+// starts mutating, at a few dozen inputs a second for a binary this size.
+func jsonCorpus() []jsonInput {
+	var in []jsonInput
+	for i, r := range bodyRoutes {
+		in = append(in, jsonInput{uint8(i), outcomeRich | modeIdemKey, r.good[0]})
+		for j, b := range append(slices.Clone(r.good[1:]), r.bad...) {
+			in = append(in, jsonInput{uint8(i), conformanceModes[j%len(conformanceModes)], b})
+		}
+	}
+	for j, b := range genericBodies {
+		in = append(in, jsonInput{uint8(j % len(bodyRoutes)), outcomeZero | modeChunked, b})
+	}
+	return in
+}
+
+// FuzzJSONBodies sends arbitrary bytes as the body of every operation that reads JSON.
+func FuzzJSONBodies(f *testing.F) {
+	for _, in := range jsonCorpus() {
+		f.Add(in.route, uint16(in.mode), []byte(in.body))
+	}
+	f.Fuzz(checkJSONBody)
+}
+
+func TestFuzzJSONBodiesSeedMatrix(t *testing.T) {
+	t.Parallel()
+	for _, in := range jsonMatrix() {
+		checkJSONBody(t, in.route, uint16(in.mode), []byte(in.body))
+	}
+}
+
+func checkJSONBody(t *testing.T, route uint8, mode uint16, body []byte) {
+	r := bodyRoutes[int(route)%len(bodyRoutes)]
+	method, template := splitKey(r.key)
+	m := fuzzMode(mode)
+	rec := serveFuzz(t, m, method, concretePath(template, defaultPathValues), "", body, nil)
+	checkFuzzResponse(t, fmt.Sprintf("%s mode %#x body %q", r.key, mode, truncate(body)), rec, m, r.key)
+}
+
+// queryRoutes are the operations that read query parameters.
+var queryRoutes = []string{
+	"GET /api/articles",
+	"GET /api/articles/feed",
+	"GET /api/articles/hot",
+	"GET /api/user/articles",
+	"GET /api/user/history",
+	"GET /api/user/notifications",
+	"GET /api/articles/{slug}/comments",
+	"GET /api/collections/{id}/articles",
+	"DELETE /api/articles/{slug}/collect",
+}
+
+// fuzzedQueryNames are the query parameters FuzzQueryParams sets by name.
+var fuzzedQueryNames = []string{"limit", "offset", "cursor", "after", "status", "tag", "author", "favorited", "collectionId"}
+
+type queryValues struct {
+	limit, offset, cursor, after, status, tag, author, favorited, collectionID, extra string
+}
+
+func rawCursor(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+var querySeeds = []queryValues{
+	{},
+	{limit: "20", offset: "0"},
+	{limit: "1", offset: "100000", tag: "dragons", author: "jake", favorited: "jane"},
+	{limit: "100", cursor: rawCursor("1795924924902000:1"), status: "draft"},
+	{status: "published", after: "0", collectionID: "3"},
+	{status: "withdrawn", after: "9007199254740992", limit: "1000"},
+	{limit: "0"}, {limit: "101"}, {limit: "-1"}, {limit: "abc"}, {limit: "1e2"}, {limit: " 20"}, {limit: "99999999999999999999"},
+	{offset: "-1"}, {offset: "100001"}, {offset: "0x10"},
+	{cursor: "!!!"}, {cursor: rawCursor("a:b")}, {cursor: rawCursor("1:0")}, {cursor: rawCursor("1:-5")}, {cursor: rawCursor("nocolon")},
+	{cursor: rawCursor("-9223372036854775808:9223372036854775807")}, {cursor: rawCursor("9223372036854775807:1")}, {cursor: "===="},
+	{after: "-1"}, {after: "9007199254740993"}, {after: "x"},
+	{status: "bogus"}, {status: "DRAFT"}, {status: "draft,published"},
+	{collectionID: "abc"}, {collectionID: "-5"}, {collectionID: "0"}, {collectionID: "99999999999999999999"},
+	{tag: "\x00", author: "%", favorited: strings.Repeat("x", 2000)},
+	{extra: "limit="}, {extra: "limit=5&limit=500"}, {extra: "cursor=&offset="}, {extra: "a;b=c&%zz=1"}, {extra: "status=draft&status=bogus"},
+	{extra: "collectionId="}, {extra: "&&&==&"},
+}
+
+type queryInput struct {
+	route uint8
+	mode  fuzzMode
+	q     queryValues
+}
+
+// queryMatrix is every query seed on every query route, signed in and anonymous.
+func queryMatrix() []queryInput {
+	var in []queryInput
+	for i := range queryRoutes {
+		for _, q := range querySeeds {
+			in = append(in, queryInput{uint8(i), outcomeRich, q}, queryInput{uint8(i), outcomeZero | modeAnonymous, q})
+		}
+		in = append(in, queryInput{uint8(i), fuzzMode(2), queryValues{}}) // not found
+	}
+	return in
+}
+
+// queryCorpus is FuzzQueryParams' seed corpus: each query seed once, spread over the routes, and
+// the well-formed ones on every route.
+func queryCorpus() []queryInput {
+	var in []queryInput
+	for i := range queryRoutes {
+		in = append(in, queryInput{uint8(i), outcomeRich, querySeeds[1]}, queryInput{uint8(i), outcomeRich, querySeeds[3]})
+	}
+	for j, q := range querySeeds {
+		in = append(in, queryInput{uint8(j % len(queryRoutes)), outcomeZero, q})
+	}
+	return in
+}
+
+// FuzzQueryParams sends arbitrary values for every query parameter to every operation that reads
+// one (each operation gets all of them; it ignores the ones it does not read).
+func FuzzQueryParams(f *testing.F) {
+	for _, in := range queryCorpus() {
+		q := in.q
+		f.Add(in.route, uint16(in.mode), q.limit, q.offset, q.cursor, q.after, q.status, q.tag, q.author, q.favorited, q.collectionID, q.extra)
+	}
+	f.Fuzz(checkQueryParams)
+}
+
+func TestFuzzQueryParamsSeedMatrix(t *testing.T) {
+	t.Parallel()
+	for _, in := range queryMatrix() {
+		q := in.q
+		checkQueryParams(t, in.route, uint16(in.mode), q.limit, q.offset, q.cursor, q.after, q.status, q.tag, q.author, q.favorited, q.collectionID, q.extra)
+	}
+}
+
+func checkQueryParams(t *testing.T, route uint8, mode uint16, limit, offset, cursor, after, status, tag, author, favorited, collectionID, extra string) {
+	key := queryRoutes[int(route)%len(queryRoutes)]
+	method, template := splitKey(key)
+	q := url.Values{}
+	for name, v := range map[string]string{"limit": limit, "offset": offset, "cursor": cursor, "after": after, "status": status,
+		"tag": tag, "author": author, "favorited": favorited, "collectionId": collectionID} {
+		if v != "" {
+			q.Set(name, v)
+		}
+	}
+	raw := q.Encode()
+	if extra != "" {
+		raw += "&" + extra
+	}
+	var body []byte
+	if r, ok := bodyRouteFor(key); ok {
+		body = []byte(r.good[0])
+	}
+	m := fuzzMode(mode)
+	rec := serveFuzz(t, m, method, concretePath(template, defaultPathValues), raw, body, nil)
+	checkFuzzResponse(t, fmt.Sprintf("%s?%s mode %#x", key, raw, mode), rec, m, key)
+}
+
+// pathRoutes are the operations with path parameters.
+var pathRoutes = []string{
+	"DELETE /api/user/api-keys/{id}",
+	"GET /api/profiles/{username}",
+	"POST /api/profiles/{username}/follow",
+	"DELETE /api/profiles/{username}/follow",
+	"GET /api/articles/{slug}",
+	"PUT /api/articles/{slug}",
+	"DELETE /api/articles/{slug}",
+	"POST /api/articles/{slug}/publish",
+	"POST /api/articles/{slug}/withdraw",
+	"POST /api/articles/{slug}/favorite",
+	"DELETE /api/articles/{slug}/favorite",
+	"GET /api/articles/{slug}/comments",
+	"POST /api/articles/{slug}/comments",
+	"DELETE /api/articles/{slug}/comments/{id}",
+	"POST /api/articles/{slug}/collect",
+	"DELETE /api/articles/{slug}/collect",
+	"PATCH /api/collections/{id}",
+	"DELETE /api/collections/{id}",
+	"GET /api/collections/{id}/articles",
+}
+
+// plainSegment is a path value that cannot change which route the path matches.
+var plainSegment = regexp.MustCompile(`^[A-Za-z0-9_~-]+$`)
+
+func isPlainSegment(s string) bool { return plainSegment.MatchString(s) && s != "feed" && s != "hot" }
+
+var pathSeeds = [][3]string{ // slug, id, username
+	{"how-to-train-your-dragon", "3", "jake"},
+	{"", "", ""},
+	{"feed", "0", "feed"},
+	{"hot", "-1", "hot"},
+	{"a/b", "1/2", "a/b"},
+	{"..", "..", ".."},
+	{".", "%2F", "%2F"},
+	{"ünïcödé-🐉", "９", "ünï"},
+	{strings.Repeat("a", 2000), "9223372036854775807", strings.Repeat("b", 2000)},
+	{"x", "9223372036854775808", "x"},
+	{"\x00\r\n", " 1", "a b"},
+	{"slug?x=1#frag", "1e3", "user;x"},
+	{"*", "0x1F", ":username"},
+}
+
+type pathInput struct {
+	route  uint8
+	mode   fuzzMode
+	values [3]string // slug, id, username
+}
+
+// pathMatrix is every path seed on every path route, signed in, anonymous and with the services
+// answering "not found".
+func pathMatrix() []pathInput {
+	var in []pathInput
+	for i := range pathRoutes {
+		for _, v := range pathSeeds {
+			for _, mode := range []fuzzMode{outcomeRich, outcomeZero | modeAnonymous, fuzzMode(2)} {
+				in = append(in, pathInput{uint8(i), mode, v})
+			}
+		}
+	}
+	return in
+}
+
+// pathCorpus is FuzzPathParams' seed corpus: the well-formed values on every route and each path
+// seed once, spread over the routes.
+func pathCorpus() []pathInput {
+	var in []pathInput
+	for i := range pathRoutes {
+		in = append(in, pathInput{uint8(i), outcomeRich, pathSeeds[0]})
+	}
+	for j, v := range pathSeeds[1:] {
+		in = append(in, pathInput{uint8(j % len(pathRoutes)), outcomeZero, v})
+	}
+	return in
+}
+
+// FuzzPathParams sends arbitrary slugs, ids and usernames to every operation with path
+// parameters. Values that are single plain segments must keep to the operation's documented
+// statuses; others (slashes, dots, "feed") may route elsewhere and only must not fail.
+func FuzzPathParams(f *testing.F) {
+	for _, in := range pathCorpus() {
+		f.Add(in.route, uint16(in.mode), in.values[0], in.values[1], in.values[2])
+	}
+	f.Fuzz(checkPathParams)
+}
+
+func TestFuzzPathParamsSeedMatrix(t *testing.T) {
+	t.Parallel()
+	for _, in := range pathMatrix() {
+		checkPathParams(t, in.route, uint16(in.mode), in.values[0], in.values[1], in.values[2])
+	}
+}
+
+func checkPathParams(t *testing.T, route uint8, mode uint16, slug, id, username string) {
+	key := pathRoutes[int(route)%len(pathRoutes)]
+	method, template := splitKey(key)
+	path := concretePath(template, map[string]string{"slug": slug, "id": id, "username": username})
+	var body []byte
+	if r, ok := bodyRouteFor(key); ok {
+		body = []byte(r.good[0])
+	}
+	opKey := key
+	for _, v := range []struct{ name, value string }{{"slug", slug}, {"id", id}, {"username", username}} {
+		if strings.Contains(template, "{"+v.name+"}") && !isPlainSegment(v.value) {
+			opKey = ""
+		}
+	}
+	m := fuzzMode(mode)
+	rec := serveFuzz(t, m, method, path, "", body, nil)
+	checkFuzzResponse(t, fmt.Sprintf("%s %q mode %#x", method, path, mode), rec, m, opKey)
+}
+
+// TestFuzzTablesCoverOpenAPI keeps the fuzz targets complete: every documented operation with a
+// request body, a query parameter or a path parameter is fuzzed, and every query parameter the
+// document names is one FuzzQueryParams sets.
+func TestFuzzTablesCoverOpenAPI(t *testing.T) {
+	t.Parallel()
+	d := mustOpenAPI(t)
+	var wantBody, wantQuery, wantPath []string
+	for _, o := range d.ops() {
+		if _, ok := o.Op["requestBody"]; ok {
+			wantBody = append(wantBody, o.key())
+		}
+		if names := d.paramNames(o, "query"); len(names) > 0 {
+			wantQuery = append(wantQuery, o.key())
+			for _, n := range names {
+				if !slices.Contains(fuzzedQueryNames, n) {
+					t.Errorf("%s reads query parameter %q, which FuzzQueryParams does not set", o.key(), n)
+				}
+			}
+		}
+		if len(d.paramNames(o, "path")) > 0 {
+			wantPath = append(wantPath, o.key())
+		}
+	}
+	var gotBody []string
+	for _, r := range bodyRoutes {
+		gotBody = append(gotBody, r.key)
+		if len(r.good) == 0 {
+			t.Errorf("%s has no well-formed seed body", r.key)
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		got, want []string
+	}{
+		{"bodyRoutes", gotBody, wantBody},
+		{"queryRoutes", slices.Clone(queryRoutes), wantQuery},
+		{"pathRoutes", slices.Clone(pathRoutes), wantPath},
+	} {
+		slices.Sort(c.got)
+		slices.Sort(c.want)
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("%s = %v\nthe document has %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func truncate(b []byte) []byte {
+	if len(b) > 200 {
+		return b[:200]
+	}
+	return b
+}
