@@ -50,6 +50,13 @@ test: ## Start services, check generated code, vet, then run all tests with -rac
 	scripts/check-generated.sh
 	go vet ./...
 	go test -race -count=1 -timeout 20m ./...
+	$(MAKE) fuzz FUZZTIME=10s
+
+.PHONY: fuzz
+fuzz: ## Fuzz the HTTP decoders and parameters for a bounded time each (FUZZTIME, default 20s)
+	go test ./web -run '^$$' -fuzz '^FuzzJSONBodies$$' -fuzztime $(or $(FUZZTIME),20s)
+	go test ./web -run '^$$' -fuzz '^FuzzQueryParams$$' -fuzztime $(or $(FUZZTIME),20s)
+	go test ./web -run '^$$' -fuzz '^FuzzPathParams$$' -fuzztime $(or $(FUZZTIME),20s)
 
 .PHONY: generate
 generate: ## Regenerate code (sqlc, wire, mocks)
