@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 
 	"github.com/jackc/pgx/v5"
@@ -50,7 +51,9 @@ func translate(err error) error {
 	}
 	var connectErr *pgconn.ConnectError
 	var netErr net.Error
-	if errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.Timeout(err) {
+	// A connection that broke mid-query reads EOF; one the driver already closed says so.
+	broken := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, pgconn.ErrConnClosed)
+	if broken || errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.Timeout(err) {
 		return fmt.Errorf("%w: %v", domain.ErrUnavailable, err)
 	}
 	return err

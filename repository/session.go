@@ -194,9 +194,25 @@ func (s *IdempotencyStore) Do(ctx context.Context, scope, key, hash string, run 
 		case !errors.Is(err, pgx.ErrNoRows):
 			return wrapf(err, "read idempotency key")
 		}
+		// The request's writes run after a savepoint: when one of its statements fails outside a
+		// savepoint of its own (a single-statement insert hitting a unique key), the transaction is
+		// aborted, and only rolling back to here lets the rejection be stored.
+		if _, err := tx.Exec(ctx, "SAVEPOINT idempotent_request"); err != nil {
+			return wrapf(err, "savepoint before the request")
+		}
 		res = run(WithTx(ctx, tx))
 		if res.Status >= 500 {
 			return errServerError
+		}
+		if tx.Conn().PgConn().TxStatus() == 'E' { // a statement of the request failed
+			if res.Status < 400 {
+				// A success over writes that did not happen: neither answer nor store it.
+				return errors.New("idempotent request answered success after a failed statement")
+			}
+			// Rejected, as without a key; none of its writes stand, its answer is kept.
+			if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT idempotent_request"); err != nil {
+				return wrapf(err, "roll back the rejected request")
+			}
 		}
 		return wrapf(q.IdempotencyPut(ctx, dao.IdempotencyPutParams{
 			Scope: scope, Key: key, RequestHash: hash, ResponseStatus: int32(res.Status), ResponseBody: res.Body,

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"inkwell/dao"
+	"inkwell/domain"
 )
 
 // ErrCommitUnknown means COMMIT failed in a way that leaves its outcome unknown (the connection
@@ -79,18 +80,25 @@ func RunTx(ctx context.Context, pool *pgxpool.Pool, p RetryPolicy, fn func(ctx c
 func runOnce(ctx context.Context, pool *pgxpool.Pool, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
-		return err
+		return translate(err) // PostgreSQL unreachable: domain.ErrUnavailable
 	}
+	// Rolls back when fn fails or panics (a panicking handler under an Idempotency-Key would
+	// otherwise leak the connection, its open transaction and the key's advisory lock); a no-op
+	// once Commit ran.
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	if err := fn(ctx, tx); err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) {
+			if errors.Is(translate(err), domain.ErrUnavailable) { // e.g. 57P01: the server is shutting down
+				return fmt.Errorf("%w: %w", domain.ErrUnavailable, err)
+			}
 			return err // the server answered: the transaction was rolled back
 		}
-		return fmt.Errorf("%w: %v", ErrCommitUnknown, err)
+		// Unknown outcome, and PostgreSQL unreachable: a 503 for the client, not a 500.
+		return fmt.Errorf("%w: %w: %v", ErrCommitUnknown, domain.ErrUnavailable, err)
 	}
 	return nil
 }

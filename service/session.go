@@ -186,4 +186,3 @@ func (s *SessionService) ListAPIKeys(ctx context.Context, userID int64) ([]domai
 func (s *SessionService) RevokeAPIKey(ctx context.Context, userID, id int64) error {
 	return s.keys.Revoke(ctx, userID, id)
 }
-

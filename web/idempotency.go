@@ -66,15 +66,19 @@ func (m *Idempotency) handle(scope func(*gin.Context) string) gin.HandlerFunc {
 			abortWith(c, http.StatusBadRequest, "body", "could not read the request body")
 			return
 		}
-		hash := requestHash(c.Request.Method, c.FullPath(), body)
+		// The request's own path, not the route pattern: the same key and body sent to another
+		// article's comments is another request (422), not a replay of the first.
+		hash := requestHash(c.Request.Method, c.Request.URL.RequestURI(), body)
 		rec := &recorder{ResponseWriter: c.Writer, status: http.StatusOK}
 		res, replayed, err := m.svc.Do(c.Request.Context(), scope(c), key, hash, func(ctx context.Context) domain.StoredResponse {
 			c.Request = c.Request.WithContext(ctx)
 			c.Request.Body = io.NopCloser(bytes.NewReader(body))
 			orig := c.Writer
 			c.Writer = rec
+			// Restored even when a handler panics, so the recovery middleware's 500 reaches the
+			// client instead of the recorder.
+			defer func() { c.Writer = orig }()
 			c.Next()
-			c.Writer = orig
 			return domain.StoredResponse{Status: rec.status, Body: rec.buf.Bytes()}
 		})
 		switch {
@@ -96,10 +100,10 @@ func (m *Idempotency) handle(scope func(*gin.Context) string) gin.HandlerFunc {
 	}
 }
 
-// requestHash fingerprints a request: method, route and body, the body canonicalized (object keys
+// requestHash fingerprints a request: method, path and body, the body canonicalized (object keys
 // sorted, insignificant whitespace dropped) when it is JSON, so a retry that re-encodes the same
 // JSON still matches.
-func requestHash(method, route string, body []byte) string {
+func requestHash(method, path string, body []byte) string {
 	canonical := body
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -110,7 +114,7 @@ func requestHash(method, route string, body []byte) string {
 		}
 	}
 	h := sha256.New()
-	h.Write([]byte(method + "\n" + route + "\n"))
+	h.Write([]byte(method + "\n" + path + "\n"))
 	h.Write(canonical)
 	return hex.EncodeToString(h.Sum(nil))
 }

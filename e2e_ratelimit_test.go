@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"inkwell/internal/testenv"
+	"inkwell/ioc"
+)
+
+// startReplica wires and serves one more inkwell instance on an existing database and Redis key
+// prefix, as a second replica behind a load balancer would run: what it shares with the others
+// lives in PostgreSQL and Redis only.
+func startReplica(t *testing.T, db *testenv.DB, redisURL, prefix string, tweak ...func(*ioc.Config)) *testApp {
+	t.Helper()
+	cfg := ioc.Flags(flag.NewFlagSet("test", flag.ContinueOnError))
+	cfg.DatabaseURL = db.URL
+	cfg.RedisURL = redisURL
+	cfg.RedisPrefix = prefix
+	cfg.JWTSecret = testJWTSecret
+	cfg.Addr = "127.0.0.1:0"
+	for _, f := range tweak {
+		f(cfg)
+	}
+	log := testenv.Logger(t)
+	if err := cfg.Validate(log); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	app, cleanup, err := initApp(cfg, log)
+	if err != nil {
+		t.Fatalf("wire app: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		cleanup()
+	})
+	return &testApp{t: t, URL: "http://" + ln.Addr().String(), Cfg: cfg, DB: db, App: app, http: &http.Client{}}
+}
+
+// rateHeaders are the limiter's headers of one answer.
+type rateHeaders struct {
+	limit, remaining, reset, retryAfter string
+}
+
+func rateOf(r response) rateHeaders {
+	return rateHeaders{r.Header.Get("X-RateLimit-Limit"), r.Header.Get("X-RateLimit-Remaining"),
+		r.Header.Get("X-RateLimit-Reset"), r.Header.Get("Retry-After")}
+}
+
+func atoi(t *testing.T, what, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%s = %q, not a number", what, s)
+	}
+	return n
+}
+
+func TestRateLimitAcrossInstances(t *testing.T) {
+	t.Parallel()
+	const limit, requests = 50, 200
+	db := testenv.NewDB(t)
+	rds := testenv.NewRedis(t)
+	tweak := func(c *ioc.Config) { c.RateAuth = strconv.Itoa(limit) + "/1m" }
+	apps := []*testApp{
+		startReplica(t, db, testenv.RedisURL(), rds.Prefix, tweak),
+		startReplica(t, db, testenv.RedisURL(), rds.Prefix, tweak),
+	}
+	client := burstClient(t)
+	// Refused credentials, refused cheaply: a password over the maximum length is a 401 without
+	// an Argon2 verification, so the burst measures the limiter, not the hasher (50 Argon2 runs
+	// under -race on a small machine outlast the server's 30 s write timeout).
+	badLogin := map[string]any{"user": map[string]any{"email": "nobody@example.com", "password": strings.Repeat("p", 300)}}
+
+	results := make([]response, requests)
+	errs := make([]error, requests)
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range requests {
+		wg.Go(func() {
+			<-gate
+			results[i], errs[i] = apps[i%2].fetch(client, "POST", "/api/users/login", "", badLogin)
+		})
+	}
+	close(gate)
+	wg.Wait()
+
+	var allowed, limited int
+	perApp := [2][2]int{} // [app][allowed, limited]
+	var remaining []int
+	for i, r := range results {
+		if errs[i] != nil {
+			t.Fatalf("request %d: %v", i, errs[i])
+		}
+		h := rateOf(r)
+		if h.limit != strconv.Itoa(limit) {
+			t.Fatalf("request %d: X-RateLimit-Limit = %q, want %d", i, h.limit, limit)
+		}
+		if reset := atoi(t, "X-RateLimit-Reset", h.reset); reset < 1 || reset > 60 {
+			t.Fatalf("request %d: X-RateLimit-Reset = %d, want 1..60 seconds", i, reset)
+		}
+		switch r.Status {
+		case http.StatusTooManyRequests:
+			limited++
+			perApp[i%2][1]++
+			if h.retryAfter == "" || h.retryAfter != h.reset || h.remaining != "0" {
+				t.Fatalf("429 with Retry-After %q, Reset %q, Remaining %q", h.retryAfter, h.reset, h.remaining)
+			}
+			requireErrorField(t, r, http.StatusTooManyRequests, "body")
+		case http.StatusUnauthorized: // bad credentials: counted, and answered
+			allowed++
+			perApp[i%2][0]++
+			if h.retryAfter != "" {
+				t.Fatalf("an allowed request carries Retry-After %q", h.retryAfter)
+			}
+			remaining = append(remaining, atoi(t, "X-RateLimit-Remaining", h.remaining))
+		default:
+			t.Fatalf("request %d: %d %s", i, r.Status, r.Body)
+		}
+	}
+	if allowed != limit || limited != requests-limit {
+		t.Fatalf("%d allowed and %d limited, want exactly %d and %d", allowed, limited, limit, requests-limit)
+	}
+	// One counter for both instances: the allowed requests saw 49, 48, ..., 0 remaining, each once.
+	slices.Sort(remaining)
+	for i, r := range remaining {
+		if r != i {
+			t.Fatalf("Remaining values of the allowed requests = %v, want 0..%d each once", remaining, limit-1)
+		}
+	}
+	t.Logf("instance A: %d allowed, %d limited; instance B: %d allowed, %d limited", perApp[0][0], perApp[0][1], perApp[1][0], perApp[1][1])
+
+	// Still limited, on either instance, for registration too (same auth budget, same client IP).
+	for _, app := range apps {
+		app.call(t, "POST", "/api/users", "", map[string]any{"user": map[string]any{
+			"username": "late" + testenv.RandomID(3), "email": "late" + testenv.RandomID(3) + "@example.com", "password": "correct horse battery",
+		}}).expect(t, http.StatusTooManyRequests)
+	}
+}
+
+func TestRateLimitPerUserWrites(t *testing.T) {
+	t.Parallel()
+	app := startApp(t, func(c *ioc.Config) { c.RateWrites, c.RateAuth = "3/1m", "0" })
+	a, b := signUp(t, app, accountOpts{}), signUp(t, app, accountOpts{})
+
+	for want := 2; want >= 0; want-- {
+		res := app.call(t, "POST", "/api/articles", a.Token, newArticle("Limited "+testenv.RandomID(4))).expect(t, http.StatusCreated)
+		if h := rateOf(res); h.limit != "3" || h.remaining != strconv.Itoa(want) || h.retryAfter != "" {
+			t.Fatalf("write headers %+v, want limit 3, remaining %d", h, want)
+		}
+	}
+	for _, w := range []struct{ method, path string }{
+		{"POST", "/api/articles"}, {"PUT", "/api/user"}, {"POST", "/api/user/api-keys"},
+	} {
+		res := app.call(t, w.method, w.path, a.Token, map[string]any{"article": map[string]any{"title": "x"}})
+		requireErrorField(t, res, http.StatusTooManyRequests, "body")
+		if h := rateOf(res); h.retryAfter == "" || atoi(t, "Retry-After", h.retryAfter) < 1 {
+			t.Fatalf("%s %s: 429 without Retry-After: %+v", w.method, w.path, h)
+		}
+	}
+	// Reads are never counted, even past the write budget.
+	for range 10 {
+		for _, path := range []string{"/api/user", "/api/articles/feed", "/api/user/articles", "/api/user/api-keys"} {
+			res := app.call(t, "GET", path, a.Token, nil).expect(t, http.StatusOK)
+			if h := rateOf(res); h.limit != "" {
+				t.Fatalf("GET %s carries rate-limit headers %+v", path, h)
+			}
+		}
+	}
+	// The budget is per user.
+	app.call(t, "POST", "/api/articles", b.Token, newArticle("Other user "+testenv.RandomID(4))).expect(t, http.StatusCreated)
+	if n := app.pgCount(t, `SELECT count(*) FROM articles a JOIN users u ON u.id = a.author_id WHERE u.username = $1`, a.Username); n != 3 {
+		t.Fatalf("%d articles by the limited user, want 3", n)
+	}
+}
+
+func TestRateLimitFailsOpenWithRedisDown(t *testing.T) {
+	t.Parallel()
+	redisSrv := testenv.StartRedisServer(t)
+	app := startApp(t, func(c *ioc.Config) {
+		c.RedisURL = redisSrv.URL()
+		c.RateAuth, c.RateWrites = "2/1m", "2/1m"
+	})
+	acc := signUp(t, app, accountOpts{})
+	// Redis up: the limits count.
+	if h := rateOf(app.call(t, "POST", "/api/articles", acc.Token, newArticle("Before "+testenv.RandomID(4))).expect(t, http.StatusCreated)); h.limit != "2" {
+		t.Fatalf("with Redis up, write headers %+v", h)
+	}
+
+	redisSrv.Stop()
+	login := map[string]any{"user": map[string]any{"email": acc.Email, "password": acc.Password}}
+	for i := range 5 { // more than either budget
+		res := app.call(t, "POST", "/api/users/login", "", login)
+		if res.Status != http.StatusOK {
+			t.Fatalf("login %d with Redis down: %d %s", i, res.Status, res.Body)
+		}
+		if h := rateOf(res); h != (rateHeaders{}) {
+			t.Fatalf("rate-limit headers %+v without a limiter", h)
+		}
+		res = app.call(t, "POST", "/api/articles", acc.Token, newArticle("During "+testenv.RandomID(4)))
+		if res.Status != http.StatusCreated {
+			t.Fatalf("write %d with Redis down: %d %s", i, res.Status, res.Body)
+		}
+	}
+	app.call(t, "GET", "/api/user", acc.Token, nil).expect(t, http.StatusOK)
+}

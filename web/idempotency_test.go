@@ -1,0 +1,482 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/mock/gomock"
+
+	"inkwell/domain"
+	"inkwell/service"
+	"inkwell/web"
+	"inkwell/web/mocks"
+)
+
+// safetyBundle is a router with the Idempotency-Key middleware and the rate limiter mounted, each
+// behind a mock, plus the services the routes under test call.
+type safetyBundle struct {
+	users    *mocks.MockUserService
+	articles *mocks.MockArticleService
+	comments *mocks.MockCommentService
+	idem     *mocks.MockIdempotencyService
+	limiter  *mocks.MockRateLimiter
+	router   http.Handler
+}
+
+// setupSafety builds the router with limits (zero rules: no limiting).
+func setupSafety(t *testing.T, limits web.RateLimits) safetyBundle {
+	t.Helper()
+	ctrl := gomock.NewController(t)
+	logger := slog.New(slog.DiscardHandler)
+	b := safetyBundle{
+		users:    mocks.NewMockUserService(ctrl),
+		articles: mocks.NewMockArticleService(ctrl),
+		comments: mocks.NewMockCommentService(ctrl),
+		idem:     mocks.NewMockIdempotencyService(ctrl),
+		limiter:  mocks.NewMockRateLimiter(ctrl),
+	}
+	b.router = web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes, RateLimits: limits}, logger, web.Handlers{
+		Auth:        web.NewAuthenticator(b.users, logger),
+		Users:       web.NewUserHandler(b.users, logger),
+		Articles:    web.NewArticleHandler(b.articles, logger),
+		Comments:    web.NewCommentHandler(b.comments, logger),
+		Idempotency: web.NewIdempotency(b.idem, logger),
+		Limiter:     b.limiter,
+	})
+	return b
+}
+
+func (b safetyBundle) do(req *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	b.router.ServeHTTP(rec, req)
+	return rec
+}
+
+type doFunc = func(ctx context.Context, scope, key, hash string, run func(context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error)
+
+// runsRequest is a store with nothing stored: it runs the request and hands its answer back,
+// reporting what it was given to seen (when not nil).
+func runsRequest(seen func(scope, key, hash string, res domain.StoredResponse)) doFunc {
+	return func(ctx context.Context, scope, key, hash string, run func(context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error) {
+		res := run(ctx)
+		if seen != nil {
+			seen(scope, key, hash, res)
+		}
+		return res, false, nil
+	}
+}
+
+// safetyCase is one request through the safety middlewares: what is sent, the calls the mocks
+// expect, and what the response must be.
+type safetyCase struct {
+	name          string
+	method        string // default: the table's
+	target        string // default: the table's
+	body          string
+	headers       map[string]string
+	limits        web.RateLimits
+	buildStubs    func(t *testing.T, b safetyBundle)
+	checkResponse func(t *testing.T, rec *httptest.ResponseRecorder)
+}
+
+func runSafetyCases(t *testing.T, method, target string, tests []safetyCase) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupSafety(t, tc.limits)
+			tc.buildStubs(t, b)
+			m, u := method, target
+			if tc.method != "" {
+				m = tc.method
+			}
+			if tc.target != "" {
+				u = tc.target
+			}
+			tc.checkResponse(t, b.do(newRequest(m, u, tc.body, tc.headers)))
+		})
+	}
+}
+
+func with(h map[string]string, kv ...string) map[string]string {
+	out := make(map[string]string, len(h)+len(kv)/2)
+	for k, v := range h {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
+var (
+	idemArticleBody = `{"article":{"title":"Keyed","description":"d","body":"b"}}`
+	idemArticleIn   = service.CreateArticleInput{Title: "Keyed", Description: "d", Body: "b"}
+	keyed           = domain.ArticleView{
+		Article: domain.Article{ID: 5, Slug: "keyed", AuthorID: authedID, Title: "Keyed", Description: "d", Body: "b",
+			Status: domain.StatusPublished, Version: 1,
+			CreatedAt: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)},
+		Author: domain.Profile{Username: "jake"},
+	}
+	storedArticle = domain.StoredResponse{Status: http.StatusCreated, Body: []byte(`{"article":{"slug":"stored-earlier"}}`)}
+)
+
+func requireNotReplayed(t *testing.T, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	if h := rec.Header().Get("Idempotent-Replayed"); h != "" {
+		t.Errorf("Idempotent-Replayed = %q on a response that was not replayed", h)
+	}
+}
+
+func requireSlug(t *testing.T, rec *httptest.ResponseRecorder, status int, slug string) {
+	t.Helper()
+	requireStatus(t, rec, status)
+	if !strings.Contains(rec.Body.String(), `"slug":"`+slug+`"`) {
+		t.Fatalf("body %s lacks slug %q", rec.Body, slug)
+	}
+}
+
+func TestIdempotencyKeyMiddleware(t *testing.T) {
+	t.Parallel()
+	key := with(authHeader, "Idempotency-Key", "key-1")
+	neverRuns := func(b safetyBundle) {
+		b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+		b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+	}
+
+	runSafetyCases(t, http.MethodPost, "/api/articles", []safetyCase{
+		{
+			name:    "without a key the request runs as usual, outside the store",
+			body:    idemArticleBody,
+			headers: authHeader,
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				expectAuth(b.users)
+				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				b.articles.EXPECT().Create(gomock.Any(), authedID, idemArticleIn).Return(keyed, nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireSlug(t, rec, http.StatusCreated, "keyed")
+				requireNotReplayed(t, rec)
+			},
+		},
+		{
+			name:    "a key runs the request through the store, scoped to the user, and the answer is what it stored",
+			body:    idemArticleBody,
+			headers: key,
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				expectAuth(b.users)
+				b.idem.EXPECT().Do(gomock.Any(), "user:7", "key-1", gomock.Any(), gomock.Any()).DoAndReturn(runsRequest(
+					func(_, _, hash string, res domain.StoredResponse) {
+						if len(hash) != 64 {
+							t.Errorf("hash %q is not a hex SHA-256", hash)
+						}
+						if res.Status != http.StatusCreated || !strings.Contains(string(res.Body), `"slug":"keyed"`) {
+							t.Errorf("the store was handed %d %s", res.Status, res.Body)
+						}
+					}))
+				b.articles.EXPECT().Create(gomock.Any(), authedID, idemArticleIn).Return(keyed, nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireSlug(t, rec, http.StatusCreated, "keyed")
+				requireNotReplayed(t, rec)
+				if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+					t.Errorf("Content-Type = %q", ct)
+				}
+			},
+		},
+		{
+			name:    "a replay answers the stored bytes and says so, without running the handler",
+			body:    idemArticleBody,
+			headers: key,
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				expectAuth(b.users)
+				b.idem.EXPECT().Do(gomock.Any(), "user:7", "key-1", gomock.Any(), gomock.Any()).Return(storedArticle, true, nil)
+				b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireStatus(t, rec, http.StatusCreated)
+				if got := rec.Body.String(); got != string(storedArticle.Body) {
+					t.Fatalf("body = %s, want the stored bytes %s", got, storedArticle.Body)
+				}
+				if h := rec.Header().Get("Idempotent-Replayed"); h != "true" {
+					t.Fatalf("Idempotent-Replayed = %q, want true", h)
+				}
+				if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+					t.Errorf("Content-Type = %q", ct)
+				}
+			},
+		},
+		{
+			name:    "a replayed 204 has no body",
+			body:    idemArticleBody,
+			headers: key,
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				expectAuth(b.users)
+				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).
+					Return(domain.StoredResponse{Status: http.StatusNoContent}, true, nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireStatus(t, rec, http.StatusNoContent)
+				if rec.Body.Len() != 0 || rec.Header().Get("Idempotent-Replayed") != "true" {
+					t.Fatalf("204 replay: body %q, header %q", rec.Body, rec.Header().Get("Idempotent-Replayed"))
+				}
+			},
+		},
+		{
+			name:    "the key while the first request is still running: 409",
+			body:    idemArticleBody,
+			headers: key,
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				expectAuth(b.users)
+				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).
+					Return(domain.StoredResponse{}, false, domain.ErrIdempotencyInFlight)
+				b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusConflict, map[string][]string{
+					"Idempotency-Key": {"a request with this key is still being processed; retry later"}})
+				requireNotReplayed(t, rec)
+			},
+		},
+		{
+			name:    "the key with a different request: 422",
+			body:    idemArticleBody,
+			headers: key,
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				expectAuth(b.users)
+				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).
+					Return(domain.StoredResponse{}, false, domain.ErrIdempotencyMismatch)
+				b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusUnprocessableEntity, map[string][]string{
+					"Idempotency-Key": {"was already used for a different request"}})
+			},
+		},
+		{
+			name:    "the store failing is a generic 500",
+			body:    idemArticleBody,
+			headers: key,
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				expectAuth(b.users)
+				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).
+					Return(domain.StoredResponse{}, false, errInternal)
+			},
+			checkResponse: requireInternalError,
+		},
+		{
+			name:       "a key longer than 255 characters: 400, neither store nor service touched",
+			body:       idemArticleBody,
+			headers:    with(authHeader, "Idempotency-Key", strings.Repeat("k", 256)),
+			buildStubs: func(t *testing.T, b safetyBundle) { expectAuth(b.users); neverRuns(b) },
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusBadRequest, map[string][]string{"Idempotency-Key": {"must be at most 255 characters"}})
+			},
+		},
+		{
+			name:    "a key of exactly 255 characters is accepted",
+			body:    idemArticleBody,
+			headers: with(authHeader, "Idempotency-Key", strings.Repeat("k", 255)),
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				expectAuth(b.users)
+				b.idem.EXPECT().Do(gomock.Any(), "user:7", strings.Repeat("k", 255), gomock.Any(), gomock.Any()).DoAndReturn(runsRequest(nil))
+				b.articles.EXPECT().Create(gomock.Any(), authedID, idemArticleIn).Return(keyed, nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireSlug(t, rec, http.StatusCreated, "keyed") },
+		},
+		{
+			name:    "without a token the key is never looked at: 401",
+			body:    idemArticleBody,
+			headers: map[string]string{"Idempotency-Key": "key-1"},
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				b.users.EXPECT().Authenticate(gomock.Any(), gomock.Any()).Times(0)
+				neverRuns(b)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireStatus(t, rec, http.StatusUnauthorized) },
+		},
+		{
+			name:    "a rejection is what the store is handed, and what the client gets",
+			body:    `{"article":{"title":"","description":"d","body":"b"}}`,
+			headers: key,
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				expectAuth(b.users)
+				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(runsRequest(
+					func(_, _, _ string, res domain.StoredResponse) {
+						if res.Status != http.StatusUnprocessableEntity || string(res.Body) != `{"errors":{"title":["can't be blank"]}}` {
+							t.Errorf("the store was handed %d %s", res.Status, res.Body)
+						}
+					}))
+				b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Return(domain.ArticleView{}, domain.NewValidationError("title", "can't be blank"))
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusUnprocessableEntity, map[string][]string{"title": {"can't be blank"}})
+			},
+		},
+		{
+			name:    "a panic under a key still reaches the client as a 500",
+			body:    idemArticleBody,
+			headers: key,
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				expectAuth(b.users)
+				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(runsRequest(nil))
+				b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
+					func(context.Context, int64, service.CreateArticleInput) (domain.ArticleView, error) {
+						panic("pq: secret internal detail")
+					})
+			},
+			checkResponse: requireInternalError,
+		},
+		{
+			name:    "the request reaches the handler with the body intact and the store's context",
+			body:    idemArticleBody,
+			headers: key,
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				type marker struct{}
+				expectAuth(b.users)
+				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
+					func(ctx context.Context, _, _, _ string, run func(context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error) {
+						return run(context.WithValue(ctx, marker{}, "tx")), false, nil
+					})
+				b.articles.EXPECT().Create(gomock.Any(), authedID, idemArticleIn).DoAndReturn(
+					func(ctx context.Context, _ int64, _ service.CreateArticleInput) (domain.ArticleView, error) {
+						if ctx.Value(marker{}) != "tx" {
+							t.Error("the handler did not run with the context the store passed (its transaction)")
+						}
+						return keyed, nil
+					})
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireSlug(t, rec, http.StatusCreated, "keyed") },
+		},
+	})
+}
+
+func TestIdempotencyKeyScopes(t *testing.T) {
+	t.Parallel()
+	regBody := `{"user":{"username":"jake","email":"jake@jake.jake","password":"jakejakejake"}}`
+	runSafetyCases(t, http.MethodPost, "", []safetyCase{
+		{
+			name:    "registration is scoped by client IP",
+			target:  "/api/users",
+			body:    regBody,
+			headers: map[string]string{"Idempotency-Key": "reg-1"},
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				b.idem.EXPECT().Do(gomock.Any(), "ip:192.0.2.1", "reg-1", gomock.Any(), gomock.Any()).DoAndReturn(runsRequest(nil))
+				b.users.EXPECT().Register(gomock.Any(), service.RegisterInput{Username: "jake", Email: "jake@jake.jake", Password: "jakejakejake"}).
+					Return(service.Session{User: domain.User{ID: 7, Username: "jake", Email: "jake@jake.jake"}, Token: "T", Refresh: "R"}, nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireJSON(t, rec, http.StatusCreated,
+					`{"user":{"email":"jake@jake.jake","token":"T","username":"jake","bio":"","image":"","refreshToken":"R"}}`)
+			},
+		},
+		{
+			name:    "registration does not trust X-Forwarded-For from an untrusted peer",
+			target:  "/api/users",
+			body:    regBody,
+			headers: map[string]string{"Idempotency-Key": "reg-1", "X-Forwarded-For": "203.0.113.9"},
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				b.idem.EXPECT().Do(gomock.Any(), "ip:192.0.2.1", "reg-1", gomock.Any(), gomock.Any()).Return(storedArticle, true, nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireStatus(t, rec, http.StatusCreated) },
+		},
+		{
+			name:    "comments are scoped by user and replay",
+			target:  "/api/articles/keyed/comments",
+			body:    `{"comment":{"body":"first"}}`,
+			headers: with(authHeader, "Idempotency-Key", "c-1"),
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				expectAuth(b.users)
+				b.idem.EXPECT().Do(gomock.Any(), "user:7", "c-1", gomock.Any(), gomock.Any()).
+					Return(domain.StoredResponse{Status: 200, Body: []byte(`{"comment":{"id":1}}`)}, true, nil)
+				b.comments.EXPECT().Add(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireJSON(t, rec, http.StatusOK, `{"comment":{"id":1}}`)
+				if rec.Header().Get("Idempotent-Replayed") != "true" {
+					t.Fatal("no Idempotent-Replayed header")
+				}
+			},
+		},
+		{
+			name:    "routes without idempotency ignore the header",
+			method:  http.MethodPut,
+			target:  "/api/articles/keyed",
+			body:    `{"article":{"body":"x"}}`,
+			headers: with(authHeader, "Idempotency-Key", "ignored"),
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				expectAuth(b.users)
+				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				b.articles.EXPECT().Update(gomock.Any(), authedID, "keyed", gomock.Any()).Return(keyed, nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireSlug(t, rec, http.StatusOK, "keyed") },
+		},
+	})
+}
+
+func TestIdempotencyKeyOversizeBody(t *testing.T) {
+	t.Parallel()
+	b := setupSafety(t, web.RateLimits{})
+	expectAuth(b.users)
+	b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+	b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+	// No Content-Length: the limit is only found while reading.
+	req := newRequest(http.MethodPost, "/api/articles", "", with(authHeader, "Idempotency-Key", "big"))
+	req.Body = io.NopCloser(strings.NewReader(`{"article":{"body":"` + strings.Repeat("b", maxBodyBytes) + `"}}`))
+	req.ContentLength = -1
+	requireErrors(t, b.do(req), http.StatusRequestEntityTooLarge, map[string][]string{"body": {"request body is too large"}})
+}
+
+// TestIdempotencyRequestHash checks the fingerprint the store compares: the same JSON however it
+// is encoded hashes the same; another body, route, method or path does not.
+func TestIdempotencyRequestHash(t *testing.T) {
+	t.Parallel()
+	hashOf := func(t *testing.T, method, target, body string) string {
+		t.Helper()
+		b := setupSafety(t, web.RateLimits{})
+		b.users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(authedID, nil).AnyTimes()
+		var hash string
+		b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
+			func(_ context.Context, _, _, h string, _ func(context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error) {
+				hash = h
+				return storedArticle, true, nil
+			})
+		requireStatus(t, b.do(newRequest(method, target, body, with(authHeader, "Idempotency-Key", "h"))), storedArticle.Status)
+		return hash
+	}
+	const base = `{"article":{"title":"T","description":"D","body":"B","tagList":["a","b"],"n":1.50}}`
+	tests := []struct {
+		name           string
+		method, target string
+		body           string
+		same           bool
+	}{
+		{"identical", "POST", "/api/articles", base, true},
+		{"keys in another order, other whitespace", "POST", "/api/articles",
+			"{\n  \"article\" : {\"n\": 1.50, \"tagList\": [ \"a\", \"b\" ],\t\"body\":\"B\",\"description\":\"D\", \"title\":\"T\"}\n}\n", true},
+		{"another value", "POST", "/api/articles", strings.Replace(base, `"B"`, `"C"`, 1), false},
+		{"array order matters", "POST", "/api/articles", strings.Replace(base, `["a","b"]`, `["b","a"]`, 1), false},
+		{"another route", "POST", "/api/articles/t/comments", base, false},
+		{"the same route on another article", "POST", "/api/articles/other/comments", base, false},
+	}
+	want := hashOf(t, "POST", "/api/articles", base)
+	comments := hashOf(t, "POST", "/api/articles/t/comments", base)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := hashOf(t, tc.method, tc.target, tc.body)
+			ref := want
+			if tc.name == "the same route on another article" {
+				ref = comments // /api/articles/t/comments vs /api/articles/other/comments
+			}
+			if (got == ref) != tc.same {
+				t.Fatalf("hash %s vs %s: same = %v, want %v", got, ref, got == ref, tc.same)
+			}
+		})
+	}
+}
