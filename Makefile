@@ -52,6 +52,16 @@ test: ## Start services, check generated code, vet, then run all tests with -rac
 	go test -race -count=1 -timeout 20m ./...
 	$(MAKE) fuzz FUZZTIME=10s
 
+# Packages `make test-cluster` runs on a throwaway Redis Cluster; they need no PostgreSQL.
+CLUSTER_TEST_PKGS ?= ./cache/... ./events/...
+
+.PHONY: test-cluster
+test-cluster: ## Run the Redis integration tests on a throwaway 3-master Redis Cluster (ports 7101-7103)
+	trap 'scripts/redis-cluster.sh stop' EXIT; \
+	scripts/redis-cluster.sh start; \
+	TEST_REDIS_MODE=cluster TEST_REDIS_URL="$$(scripts/redis-cluster.sh url)" \
+	  go test -race -count=1 -timeout 15m $(CLUSTER_TEST_PKGS)
+
 .PHONY: fuzz
 fuzz: ## Fuzz the HTTP decoders and parameters for a bounded time each (FUZZTIME, default 20s)
 	go test ./web -run '^$$' -fuzz '^FuzzJSONBodies$$' -fuzztime $(or $(FUZZTIME),20s)

@@ -36,7 +36,7 @@ func startApp(t *testing.T, tweak ...func(*ioc.Config)) *testApp {
 
 	cfg := ioc.Flags(flag.NewFlagSet("test", flag.ContinueOnError))
 	cfg.DatabaseURL = db.URL
-	cfg.RedisURL = testenv.RedisURL()
+	cfg.RedisURL, cfg.RedisMode = testenv.RedisURL(), testenv.RedisMode()
 	cfg.RedisPrefix = rds.Prefix
 	cfg.JWTSecret = testJWTSecret
 	cfg.Addr = "127.0.0.1:0"

@@ -22,7 +22,13 @@ const (
 //go:embed lua/incr_if_exists.lua
 var incrIfExistsSrc string
 
-var incrIfExists = redis.NewScript(incrIfExistsSrc)
+//go:embed lua/counters_fill.lua
+var countersFillSrc string
+
+var (
+	incrIfExists = redis.NewScript(incrIfExistsSrc)
+	countersFill = redis.NewScript(countersFillSrc)
+)
 
 // CountersCache mirrors the interaction counters in one Redis hash per item. PostgreSQL holds the
 // truth; a missing hash is filled from it on the next read.
@@ -72,16 +78,53 @@ func (c *CountersCache) Get(ctx context.Context, biz domain.Biz, ids []int64) (m
 	return found, missing, nil
 }
 
-// Fill writes whole hashes, each with its TTL, atomically per hash (no hash without expiry).
+// Fill writes whole hashes, each with its TTL, atomically per hash (no hash without expiry): one
+// script per hash sets the fields and the expiry, and the scripts go in one plain pipeline. (Not
+// MULTI/EXEC: a transaction over many keys is refused by a Redis Cluster when they lie in several
+// slots; a pipeline is split by node.)
 func (c *CountersCache) Fill(ctx context.Context, biz domain.Biz, counters map[int64]domain.Counters) error {
 	if len(counters) == 0 {
 		return nil
 	}
-	_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for id, n := range counters {
-			key := c.Key(biz, id)
-			p.HSet(ctx, key, FieldReads, n.Reads, FieldLikes, n.Likes, FieldCollects, n.Collects)
-			p.Expire(ctx, key, jittered(c.ttl, c.jitter))
+	type fill struct {
+		key  string
+		args []any
+	}
+	fills := make([]fill, 0, len(counters))
+	for id, n := range counters {
+		ttl := max(jittered(c.ttl, c.jitter).Milliseconds(), 1)
+		fills = append(fills, fill{key: c.Key(biz, id),
+			args: []any{ttl, FieldReads, n.Reads, FieldLikes, n.Likes, FieldCollects, n.Collects}})
+	}
+	// EVALSHA first (the script is not resent with every hash); the nodes that do not have the
+	// script yet answer NOSCRIPT, and those hashes are sent again with the script itself (EVAL),
+	// which also caches it there.
+	cmds := make([]*redis.Cmd, len(fills))
+	_, perr := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, f := range fills {
+			cmds[i] = countersFill.EvalSha(ctx, p, []string{f.key}, f.args...)
+		}
+		return nil
+	})
+	var again []fill
+	for i, cmd := range cmds {
+		switch err := cmd.Err(); {
+		case err == nil:
+		case redis.HasErrorPrefix(err, "NOSCRIPT"):
+			again = append(again, fills[i])
+		default:
+			return fmt.Errorf("counters: fill: %w", err)
+		}
+	}
+	if len(again) == 0 {
+		if perr != nil { // not reported by any command (go-redis puts a failure on each)
+			return fmt.Errorf("counters: fill: %w", perr)
+		}
+		return nil
+	}
+	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, f := range again {
+			countersFill.Eval(ctx, p, []string{f.key}, f.args...)
 		}
 		return nil
 	})

@@ -10,6 +10,7 @@ import (
 
 	"inkwell/cache"
 	"inkwell/domain"
+	"inkwell/internal/testenv"
 )
 
 func newCountersCache(t *testing.T, o envOpts) (*env, *cache.CountersCache) {
@@ -34,12 +35,8 @@ func (e *env) hash(t *testing.T, cc *cache.CountersCache, id int64) map[string]s
 // keys lists every key under the test's prefix.
 func (e *env) keys(t *testing.T) []string {
 	t.Helper()
-	var out []string
-	iter := e.rdb.Scan(context.Background(), 0, string(e.ks)+"*", 1000).Iterator()
-	for iter.Next(context.Background()) {
-		out = append(out, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
+	out, err := testenv.ScanKeys(context.Background(), e.rdb, string(e.ks)+"*") // every master of a cluster
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out

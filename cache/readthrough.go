@@ -212,7 +212,20 @@ func (c *ReadThrough[V]) Delete(ctx context.Context, keys ...string) error {
 	if c.local != nil {
 		c.local.delete(keys...)
 	}
-	if err := c.rdb.Del(ctx, keys...).Err(); err != nil {
+	var err error
+	if len(keys) == 1 {
+		err = c.rdb.Del(ctx, keys[0]).Err()
+	} else {
+		// One DEL per key, pipelined: on a Redis Cluster the keys may lie in different slots,
+		// which one DEL cannot span (CROSSSLOT); go-redis sends each node its share.
+		_, err = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, k := range keys {
+				p.Del(ctx, k)
+			}
+			return nil
+		})
+	}
+	if err != nil {
 		return fmt.Errorf("cache %s: delete: %w", c.name, err)
 	}
 	return nil

@@ -137,14 +137,10 @@ func TestConsumer(t *testing.T) {
 	t.Run("a Block longer than the client's read timeout does not break reading", func(t *testing.T) {
 		t.Parallel()
 		e := setup(t)
-		opts, err := redis.ParseURL(testenv.RedisURL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts.ReadTimeout = 100 * time.Millisecond
-		opts.MaxRetries = -1
-		client := redis.NewClient(opts)
-		t.Cleanup(func() { _ = client.Close() })
+		client := testenv.NewRedisClient(t, func(o *redis.UniversalOptions) {
+			o.ReadTimeout = 100 * time.Millisecond
+			o.MaxRetries = -1
+		})
 		// Every XREADGROUP is reported: when it was sent, and how it ended.
 		firstRead := make(chan struct{})
 		type readResult struct {

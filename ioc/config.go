@@ -22,6 +22,8 @@ type Config struct {
 	Addr            string
 	DatabaseURL     string
 	RedisURL        string
+	RedisMode       string // "single", "cluster" or "sentinel": how RedisURL is read
+	RedisMaster     string // Sentinel mode: the name the Sentinels know the master by
 	RedisPrefix     string
 	MigrateOnStart  bool
 	LogLevel        string
@@ -45,6 +47,7 @@ type Config struct {
 	CacheNullTTL  time.Duration
 	CacheJitter   time.Duration
 	CacheLoadWait time.Duration
+	CacheLocalTTL time.Duration
 
 	MaxBodyBytes int64
 	CORSOrigins  string
@@ -144,7 +147,9 @@ func Flags(fs *flag.FlagSet) *Config {
 	str(&c.Env, "env", "INKWELL_ENV", "dev", "environment: dev or prod; prod refuses to start without a JWT secret")
 	str(&c.Addr, "addr", "INKWELL_ADDR", ":8080", "HTTP listen address")
 	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/inkwell?sslmode=disable", "PostgreSQL connection URL")
-	str(&c.RedisURL, "redis-url", "REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL, redis://[user:password@]host:port/db")
+	str(&c.RedisURL, "redis-url", "REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL, redis://[user:password@]host:port/db; in cluster and sentinel mode more nodes follow as ?addr=host:port&addr=host:port")
+	str(&c.RedisMode, "redis-mode", "INKWELL_REDIS_MODE", "single", "how REDIS_URL is used: single (one server), cluster (seed nodes of a Redis Cluster) or sentinel (Sentinel addresses; needs INKWELL_REDIS_SENTINEL_MASTER)")
+	str(&c.RedisMaster, "redis-sentinel-master", "INKWELL_REDIS_SENTINEL_MASTER", "", "sentinel mode: name of the master the Sentinels monitor")
 	str(&c.RedisPrefix, "redis-prefix", "INKWELL_REDIS_PREFIX", "inkwell:", "prefix of every Redis key this instance writes")
 	boolf(&c.MigrateOnStart, "migrate-on-start", "INKWELL_MIGRATE_ON_START", "apply pending migrations before serving")
 	str(&c.LogLevel, "log-level", "INKWELL_LOG_LEVEL", "info", "log level: debug, info, warn or error")
@@ -167,6 +172,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	dur(&c.CacheJitter, "cache-ttl-jitter", "INKWELL_CACHE_TTL_JITTER", 2*time.Minute, "random extra added to each cached entry's lifetime")
 	dur(&c.CacheNullTTL, "cache-null-ttl", "INKWELL_CACHE_NULL_TTL", 30*time.Second, "lifetime of 'does not exist' markers")
 	dur(&c.CacheLoadWait, "cache-load-timeout", "INKWELL_CACHE_LOAD_TIMEOUT", 3*time.Second, "timeout of one cache-miss load from PostgreSQL")
+	dur(&c.CacheLocalTTL, "cache-local-ttl", "INKWELL_CACHE_LOCAL_TTL", 2*time.Second, "in-process copy of hot user and article entries in front of Redis (0 disables); other instances' writes show after at most this long")
 
 	str(&c.CORSOrigins, "cors-origins", "INKWELL_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the API (e.g. https://conduit.example); '*' allows any; empty means any in dev and none in prod")
 
@@ -234,10 +240,21 @@ func (c *Config) Validate(log *slog.Logger) error {
 			errs = append(errs, fmt.Errorf("%s: %v", name, err))
 		}
 	}
+	redisMode := true
+	switch c.RedisMode {
+	case "", RedisSingle, RedisCluster, RedisSentinel: // empty means single
+	default:
+		redisMode = false
+		errs = append(errs, fmt.Errorf("INKWELL_REDIS_MODE must be single, cluster or sentinel, not %q", c.RedisMode))
+	}
 	if !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") {
 		errs = append(errs, fmt.Errorf("REDIS_URL must look like redis://host:port/db, not %q", c.RedisURL))
+	} else if redisMode {
+		if _, err := RedisOptions(c); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if c.CacheTTL <= 0 || c.CacheNullTTL <= 0 || c.CacheJitter < 0 || c.CacheLoadWait <= 0 {
+	if c.CacheTTL <= 0 || c.CacheNullTTL <= 0 || c.CacheJitter < 0 || c.CacheLoadWait <= 0 || c.CacheLocalTTL < 0 {
 		errs = append(errs, errors.New("cache TTLs and the load timeout must be positive (jitter may be 0)"))
 	}
 	if c.ReadBuffer < 1 || c.ReadPublishBatch < 1 || c.ConsumerBatch < 1 || c.StreamMaxLen < 1 {

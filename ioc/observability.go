@@ -65,11 +65,9 @@ func NewMetrics(pool *pgxpool.Pool, rdb redis.UniversalClient, users *cache.User
 	m.Gauge("inkwell_pgxpool_idle_conns", "Idle PostgreSQL connections.", nil, func() float64 { return float64(pool.Stat().IdleConns()) })
 	m.Gauge("inkwell_pgxpool_total_conns", "PostgreSQL connections open.", nil, func() float64 { return float64(pool.Stat().TotalConns()) })
 	m.Gauge("inkwell_pgxpool_empty_acquire_total", "Acquires that had to wait for a connection.", nil, func() float64 { return float64(pool.Stat().EmptyAcquireCount()) })
-	if c, ok := rdb.(*redis.Client); ok {
-		m.Gauge("inkwell_redis_pool_total_conns", "Redis connections open.", nil, func() float64 { return float64(c.PoolStats().TotalConns) })
-		m.Gauge("inkwell_redis_pool_idle_conns", "Idle Redis connections.", nil, func() float64 { return float64(c.PoolStats().IdleConns) })
-		m.Gauge("inkwell_redis_pool_timeouts_total", "Waits for a Redis connection that timed out.", nil, func() float64 { return float64(c.PoolStats().Timeouts) })
-	}
+	m.Gauge("inkwell_redis_pool_total_conns", "Redis connections open.", nil, func() float64 { return float64(rdb.PoolStats().TotalConns) })
+	m.Gauge("inkwell_redis_pool_idle_conns", "Idle Redis connections.", nil, func() float64 { return float64(rdb.PoolStats().IdleConns) })
+	m.Gauge("inkwell_redis_pool_timeouts_total", "Waits for a Redis connection that timed out.", nil, func() float64 { return float64(rdb.PoolStats().Timeouts) })
 
 	depth := prometheus.NewDesc("inkwell_jobs", "Jobs by queue and status.", []string{"queue", "status"}, nil)
 	oldest := prometheus.NewDesc("inkwell_jobs_oldest_ready_age_seconds", "Age of the oldest ready job.", []string{"queue"}, nil)

@@ -2,9 +2,12 @@ package ioc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -34,24 +37,122 @@ func NewPgPool(cfg *Config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	return pool, func() { pool.Close(); log.Info("postgres pool closed") }, nil
 }
 
-// NewRedis opens the Redis client. A Redis that does not answer at start is logged, not fatal:
-// every Redis use falls back or fails open, so the service works (slower) until Redis returns.
-func NewRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), error) {
-	opts, err := redis.ParseURL(cfg.RedisURL)
-	if err != nil {
-		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+// The Redis modes of INKWELL_REDIS_MODE.
+const (
+	RedisSingle   = "single"   // REDIS_URL names one server
+	RedisCluster  = "cluster"  // REDIS_URL names seed nodes of a Redis Cluster
+	RedisSentinel = "sentinel" // REDIS_URL names Sentinels, which name the master
+)
+
+// RedisOptions reads REDIS_URL the way INKWELL_REDIS_MODE says, into options for
+// redis.NewUniversalClient that carry inkwell's short timeouts:
+//
+//   - single: redis://[user:password@]host:port/db, one server.
+//   - cluster: redis://[user:password@]host:port?addr=host:port&addr=host:port, seed nodes of a
+//     Redis Cluster (one that answers is enough: the client learns the others). Database 0 only.
+//   - sentinel: redis://[user:password@]host:port/db?addr=host:port&addr=host:port, the Sentinels;
+//     the master's name is INKWELL_REDIS_SENTINEL_MASTER. The URL's user:password log in to the
+//     Sentinels; the master's own credentials are the query parameters username= and password=.
+func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
+	mode := cfg.RedisMode
+	if mode == "" {
+		mode = RedisSingle
+	}
+	if cfg.RedisMaster != "" && mode != RedisSentinel {
+		return nil, fmt.Errorf("INKWELL_REDIS_SENTINEL_MASTER is set but INKWELL_REDIS_MODE is %s: it only applies with INKWELL_REDIS_MODE=sentinel", mode)
+	}
+	var o *redis.UniversalOptions
+	switch mode {
+	case RedisSingle:
+		if u, err := url.Parse(cfg.RedisURL); err == nil && u.Query().Has("addr") {
+			return nil, errors.New("REDIS_URL lists more nodes (?addr=) but INKWELL_REDIS_MODE is single: set INKWELL_REDIS_MODE=cluster or sentinel")
+		}
+		p, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		if p.Network != "tcp" {
+			return nil, fmt.Errorf("REDIS_URL: want redis:// or rediss://, not %s", p.Network)
+		}
+		o = &redis.UniversalOptions{
+			Addrs: []string{p.Addr}, DB: p.DB, Username: p.Username, Password: p.Password, TLSConfig: p.TLSConfig,
+			ClientName: p.ClientName, Protocol: p.Protocol, MinRetryBackoff: p.MinRetryBackoff, MaxRetryBackoff: p.MaxRetryBackoff,
+			PoolFIFO: p.PoolFIFO, PoolSize: p.PoolSize, PoolTimeout: p.PoolTimeout, MinIdleConns: p.MinIdleConns,
+			MaxIdleConns: p.MaxIdleConns, MaxActiveConns: p.MaxActiveConns, MaxConcurrentDials: p.MaxConcurrentDials,
+			ConnMaxIdleTime: p.ConnMaxIdleTime, ConnMaxLifetime: p.ConnMaxLifetime, ConnMaxLifetimeJitter: p.ConnMaxLifetimeJitter,
+			PipelinePoolSize: p.PipelinePoolSize, PipelineReadBufferSize: p.PipelineReadBufferSize, PipelineWriteBufferSize: p.PipelineWriteBufferSize,
+		}
+	case RedisCluster:
+		p, err := redis.ParseClusterURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL (INKWELL_REDIS_MODE=cluster): %w", err)
+		}
+		if u, err := url.Parse(cfg.RedisURL); err == nil && strings.Trim(u.Path, "/") != "" && strings.Trim(u.Path, "/") != "0" {
+			return nil, fmt.Errorf("REDIS_URL (INKWELL_REDIS_MODE=cluster): a Redis Cluster has only database 0, drop %q from the URL", u.Path)
+		}
+		o = &redis.UniversalOptions{
+			Addrs: p.Addrs, IsClusterMode: true, Username: p.Username, Password: p.Password, TLSConfig: p.TLSConfig,
+			ClientName: p.ClientName, Protocol: p.Protocol, MinRetryBackoff: p.MinRetryBackoff, MaxRetryBackoff: p.MaxRetryBackoff,
+			MaxRedirects: p.MaxRedirects, ReadOnly: p.ReadOnly, RouteByLatency: p.RouteByLatency,
+			RouteByLatencyTolerance: p.RouteByLatencyTolerance, RouteRandomly: p.RouteRandomly, FailingTimeoutSeconds: p.FailingTimeoutSeconds,
+			PoolFIFO: p.PoolFIFO, PoolSize: p.PoolSize, PoolTimeout: p.PoolTimeout, MinIdleConns: p.MinIdleConns,
+			MaxIdleConns: p.MaxIdleConns, MaxActiveConns: p.MaxActiveConns, MaxConcurrentDials: p.MaxConcurrentDials,
+			ConnMaxIdleTime: p.ConnMaxIdleTime, ConnMaxLifetime: p.ConnMaxLifetime, ConnMaxLifetimeJitter: p.ConnMaxLifetimeJitter,
+			PipelinePoolSize: p.PipelinePoolSize, PipelineReadBufferSize: p.PipelineReadBufferSize, PipelineWriteBufferSize: p.PipelineWriteBufferSize,
+		}
+	case RedisSentinel:
+		p, err := redis.ParseFailoverURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL (INKWELL_REDIS_MODE=sentinel): %w", err)
+		}
+		master := cfg.RedisMaster
+		switch {
+		case master == "" && p.MasterName == "":
+			return nil, errors.New("INKWELL_REDIS_MODE=sentinel needs INKWELL_REDIS_SENTINEL_MASTER, the name the Sentinels monitor the master under")
+		case master == "":
+			master = p.MasterName
+		case p.MasterName != "" && p.MasterName != master:
+			return nil, fmt.Errorf("REDIS_URL names master %q but INKWELL_REDIS_SENTINEL_MASTER is %q", p.MasterName, master)
+		}
+		o = &redis.UniversalOptions{
+			Addrs: p.SentinelAddrs, MasterName: master, DB: p.DB, Username: p.Username, Password: p.Password,
+			SentinelUsername: p.SentinelUsername, SentinelPassword: p.SentinelPassword, TLSConfig: p.TLSConfig,
+			ClientName: p.ClientName, Protocol: p.Protocol, MinRetryBackoff: p.MinRetryBackoff, MaxRetryBackoff: p.MaxRetryBackoff,
+			ReadOnly: p.ReplicaOnly, RouteByLatency: p.RouteByLatency, RouteByLatencyTolerance: p.RouteByLatencyTolerance,
+			RouteRandomly: p.RouteRandomly, DisableIdentity: p.DisableIdentity, IdentitySuffix: p.IdentitySuffix,
+			PoolFIFO: p.PoolFIFO, PoolSize: p.PoolSize, PoolTimeout: p.PoolTimeout, MinIdleConns: p.MinIdleConns,
+			MaxIdleConns: p.MaxIdleConns, MaxActiveConns: p.MaxActiveConns, MaxConcurrentDials: p.MaxConcurrentDials,
+			ConnMaxIdleTime: p.ConnMaxIdleTime, ConnMaxLifetime: p.ConnMaxLifetime, ConnMaxLifetimeJitter: p.ConnMaxLifetimeJitter,
+			PipelinePoolSize: p.PipelinePoolSize, PipelineReadBufferSize: p.PipelineReadBufferSize, PipelineWriteBufferSize: p.PipelineWriteBufferSize,
+		}
+	default:
+		return nil, fmt.Errorf("INKWELL_REDIS_MODE must be single, cluster or sentinel, not %q", cfg.RedisMode)
 	}
 	// Short timeouts: a slow Redis must cost a request milliseconds, then the fallback path runs.
-	opts.DialTimeout = time.Second
-	opts.ReadTimeout = 500 * time.Millisecond
-	opts.WriteTimeout = 500 * time.Millisecond
-	opts.MaxRetries = 1
-	opts.DialerRetries = 1 // go-redis would otherwise retry a refused dial 5 times, 100 ms apart
-	rdb := redis.NewClient(opts)
+	// They apply to every node a cluster or Sentinel client talks to.
+	o.DialTimeout = time.Second
+	o.ReadTimeout = 500 * time.Millisecond
+	o.WriteTimeout = 500 * time.Millisecond
+	o.MaxRetries = 1
+	o.DialerRetries = 1 // go-redis would otherwise retry a refused dial 5 times, 100 ms apart
+	return o, nil
+}
+
+// NewRedis opens the Redis client: one server, a Redis Cluster or a Sentinel-managed master,
+// as INKWELL_REDIS_MODE says (see RedisOptions). A Redis that does not answer at start is logged,
+// not fatal: every Redis use falls back or fails open, so the service works (slower) until Redis
+// returns.
+func NewRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), error) {
+	opts, err := RedisOptions(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	rdb := redis.NewUniversalClient(opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		log.Warn("redis does not answer; serving from PostgreSQL until it does", "addr", opts.Addr, "err", err)
+		log.Warn("redis does not answer; serving from PostgreSQL until it does", "mode", cfg.RedisMode,
+			"addr", strings.Join(opts.Addrs, ","), "err", err)
 	}
 	return rdb, func() { _ = rdb.Close(); log.Info("redis client closed") }, nil
 }
@@ -61,7 +162,8 @@ func NewKeyspace(cfg *Config) cache.Keyspace { return cache.Keyspace(cfg.RedisPr
 
 // NewCachePolicy returns the read-through cache policy.
 func NewCachePolicy(cfg *Config) cache.Policy {
-	return cache.Policy{TTL: cfg.CacheTTL, NullTTL: cfg.CacheNullTTL, Jitter: cfg.CacheJitter, LoadTimeout: cfg.CacheLoadWait}
+	return cache.Policy{TTL: cfg.CacheTTL, NullTTL: cfg.CacheNullTTL, Jitter: cfg.CacheJitter, LoadTimeout: cfg.CacheLoadWait,
+		LocalTTL: cfg.CacheLocalTTL, LocalMax: 10_000}
 }
 
 // NewSlugSuffix returns the random tail added to a slug whose title is already taken: six

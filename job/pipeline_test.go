@@ -15,6 +15,7 @@ import (
 
 	"inkwell/domain"
 	"inkwell/events"
+	"inkwell/internal/testenv"
 	"inkwell/job"
 	"inkwell/service"
 )
@@ -123,9 +124,8 @@ func TestReadPipeline_ConsumersKilledMidStream_CountsEveryReadOnce(t *testing.T)
 
 	// The client the consumers use: its hook kills a consumer right after a read.
 	k := &killer{rng: rand.New(rand.NewPCG(seed, 0x5eed)), budget: 40}
-	consumerRDB := redis.NewClient(e.rdb.(*redis.Client).Options())
+	consumerRDB := testenv.NewRedisClient(t, nil) // a single-node or cluster client, as the test Redis is
 	consumerRDB.AddHook(killHook{k})
-	t.Cleanup(func() { _ = consumerRDB.Close() })
 
 	pub := events.NewPublisher(e.rdb, events.PublisherConfig{
 		Stream: e.stream, Buffer: reads, BatchSize: 256, FlushEvery: 5 * time.Millisecond,

@@ -85,4 +85,3 @@ func (s *RedisServer) Port() int {
 	n, _ := strconv.Atoi(p)
 	return n
 }
-

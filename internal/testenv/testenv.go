@@ -4,17 +4,23 @@
 // TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) names a server and a
 // maintenance database to create test databases from; TEST_REDIS_URL (default
 // redis://127.0.0.1:6379/0) names the Redis. `make test` starts both when they are not running.
+//
+// With TEST_REDIS_MODE=cluster (or when TEST_REDIS_URL lists more nodes as ?addr=host:port, the
+// form of go-redis's ParseClusterURL) TEST_REDIS_URL names the seed nodes of a Redis Cluster and
+// the clients are cluster clients; `make test-cluster` starts one (scripts/redis-cluster.sh).
 package testenv
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -114,6 +120,98 @@ func NewEmptyDB(t testing.TB) *DB {
 	return db
 }
 
+// RedisMode is how TEST_REDIS_URL is read: "cluster" when TEST_REDIS_MODE=cluster or the URL
+// lists more nodes (?addr=), else "single".
+func RedisMode() string {
+	switch m := os.Getenv("TEST_REDIS_MODE"); m {
+	case "", "single":
+	default:
+		return m // "cluster", or a mistake that RedisOptions reports
+	}
+	if u, err := url.Parse(RedisURL()); err == nil && u.Query().Has("addr") {
+		return "cluster"
+	}
+	return "single"
+}
+
+// RedisOptions returns the options of a client on the test Redis (a cluster client's when
+// RedisMode is "cluster"), for redis.NewUniversalClient; tests that need a client tuned their
+// own way change them (NewRedisClient does that and closes the client at the end).
+func RedisOptions() (*redis.UniversalOptions, error) {
+	switch mode := RedisMode(); mode {
+	case "single":
+		p, err := redis.ParseURL(RedisURL())
+		if err != nil {
+			return nil, fmt.Errorf("parse TEST_REDIS_URL: %w", err)
+		}
+		return &redis.UniversalOptions{Addrs: []string{p.Addr}, DB: p.DB, Username: p.Username, Password: p.Password,
+			TLSConfig: p.TLSConfig, Protocol: p.Protocol, ClientName: p.ClientName, MaxRetries: p.MaxRetries,
+			DialTimeout: p.DialTimeout, ReadTimeout: p.ReadTimeout, WriteTimeout: p.WriteTimeout, PoolSize: p.PoolSize}, nil
+	case "cluster":
+		p, err := redis.ParseClusterURL(RedisURL())
+		if err != nil {
+			return nil, fmt.Errorf("parse TEST_REDIS_URL as a cluster URL: %w", err)
+		}
+		return &redis.UniversalOptions{Addrs: p.Addrs, IsClusterMode: true, Username: p.Username, Password: p.Password,
+			TLSConfig: p.TLSConfig, Protocol: p.Protocol, ClientName: p.ClientName, MaxRetries: p.MaxRetries,
+			DialTimeout: p.DialTimeout, ReadTimeout: p.ReadTimeout, WriteTimeout: p.WriteTimeout, PoolSize: p.PoolSize,
+			MaxRedirects: p.MaxRedirects}, nil
+	default:
+		return nil, fmt.Errorf("TEST_REDIS_MODE must be single or cluster, not %q", mode)
+	}
+}
+
+// NewRedisClient returns a client on the test Redis (a cluster client in cluster mode), built
+// from RedisOptions after tune (which may be nil) has changed them. It fails the test when Redis
+// does not answer, and is closed when the test ends. It owns no key prefix: see NewRedis.
+func NewRedisClient(t testing.TB, tune func(*redis.UniversalOptions)) redis.UniversalClient {
+	t.Helper()
+	opts, err := RedisOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tune != nil {
+		tune(opts)
+	}
+	rdb := redis.NewUniversalClient(opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		_ = rdb.Close()
+		t.Fatalf("connect to Redis (%s) at TEST_REDIS_URL=%s: %v (run `make test`, which starts it; for a cluster, scripts/redis-cluster.sh start)",
+			RedisMode(), RedisURL(), err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+// ScanKeys returns every key matching pattern. On a cluster client it scans every master (a
+// SCAN sent through a cluster client reaches one node only).
+func ScanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string) ([]string, error) {
+	scan := func(ctx context.Context, c redis.UniversalClient) ([]string, error) {
+		var keys []string
+		iter := c.Scan(ctx, 0, pattern, 500).Iterator()
+		for iter.Next(ctx) {
+			keys = append(keys, iter.Val())
+		}
+		return keys, iter.Err()
+	}
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return scan(ctx, rdb)
+	}
+	var mu sync.Mutex
+	var keys []string
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		k, err := scan(ctx, node)
+		mu.Lock()
+		keys = append(keys, k...)
+		mu.Unlock()
+		return err
+	})
+	return keys, err
+}
+
 // Redis is a client on the test Redis plus a key prefix no other test uses. Every key under the
 // prefix is deleted when the test ends.
 type Redis struct {
@@ -121,28 +219,23 @@ type Redis struct {
 	Prefix string
 }
 
-// NewRedis returns a Redis client and a unique key prefix for t.
+// NewRedis returns a Redis client and a unique key prefix for t. On a cluster (RedisMode) the
+// client is a *redis.ClusterClient, and the keys are cleaned up on every master.
 func NewRedis(t testing.TB) *Redis {
 	t.Helper()
-	opts, err := redis.ParseURL(RedisURL())
-	if err != nil {
-		t.Fatalf("parse TEST_REDIS_URL: %v", err)
-	}
-	rdb := redis.NewClient(opts)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		t.Fatalf("connect to Redis at TEST_REDIS_URL=%s: %v (run `make test`, which starts it)", RedisURL(), err)
-	}
+	rdb := NewRedisClient(t, nil)
 	prefix := "inkwelltest:" + sanitize(t.Name()) + ":" + RandomID(4) + ":"
+	// Registered after the client's Close, so it runs first.
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		iter := rdb.Scan(ctx, 0, prefix+"*", 500).Iterator()
-		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
+		keys, err := ScanKeys(ctx, rdb, prefix+"*")
+		if err != nil {
+			t.Logf("clean up Redis keys %s*: %v", prefix, err)
 		}
-		_ = rdb.Close()
+		for _, k := range keys {
+			rdb.Del(ctx, k) // one key a command: keys in different cluster slots cannot share a DEL
+		}
 	})
 	return &Redis{Client: rdb, Prefix: prefix}
 }
