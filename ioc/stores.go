@@ -23,6 +23,12 @@ func NewPgPool(cfg *Config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
+	// pgxpool's default (4 on a small machine) is too few here: two connections sit in LISTEN for
+	// the job queue and the outbox, and workers, consumers and requests share the rest. An explicit
+	// pool_max_conns in DATABASE_URL wins.
+	if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
+		pcfg.MaxConns = 20
+	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to PostgreSQL: %w", err)
