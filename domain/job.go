@@ -63,6 +63,10 @@ func Backoff(attempt int, base, max time.Duration, rnd float64) time.Duration {
 	}
 	d := base
 	for i := 1; i < attempt && d < max; i++ {
+		if d > max/2 { // doubling would pass max (or overflow when max is near the largest duration)
+			d = max
+			break
+		}
 		d *= 2
 	}
 	if d > max || d <= 0 {

@@ -1,0 +1,333 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/mock/gomock"
+
+	"inkwell/cache"
+	"inkwell/dao"
+	"inkwell/domain"
+	"inkwell/internal/testenv"
+	"inkwell/repository"
+	"inkwell/service"
+	"inkwell/service/mocks"
+)
+
+type codeDeps struct {
+	codes    *mocks.MockCodeStore
+	jobs     *mocks.MockJobEnqueuer
+	accounts *mocks.MockCodeAccounts
+	hasher   *mocks.MockPasswordHasher
+	sessions *mocks.MockSessionManager
+}
+
+func newCodeLoginService(t *testing.T) (*service.CodeLoginService, codeDeps) {
+	t.Helper()
+	ctrl := gomock.NewController(t)
+	d := codeDeps{
+		codes: mocks.NewMockCodeStore(ctrl), jobs: mocks.NewMockJobEnqueuer(ctrl), accounts: mocks.NewMockCodeAccounts(ctrl),
+		hasher: mocks.NewMockPasswordHasher(ctrl), sessions: mocks.NewMockSessionManager(ctrl),
+	}
+	return service.NewCodeLoginService(d.codes, d.jobs, d.accounts, d.hasher, d.sessions, discardLogger), d
+}
+
+func TestCodeLogin_Send(t *testing.T) {
+	t.Parallel()
+
+	// Bad input never reaches the store or the queue (the mocks expect nothing).
+	for _, tc := range []struct {
+		name, email, phone, field string
+	}{
+		{"bad_email", "not-an-email", "", "email"},
+		{"bad_phone", "", "0151 1234", "phone"},
+		{"phone_without_country_code", "", "15112345678", "phone"},
+		{"both", "a@example.com", "+4915112345678", "body"},
+		{"neither", "", "  ", "body"},
+	} {
+		t.Run("invalid/"+tc.name, func(t *testing.T) {
+			t.Parallel()
+			svc, _ := newCodeLoginService(t)
+			err := svc.Send(context.Background(), tc.email, tc.phone)
+			var verr *domain.ValidationError
+			if !errors.As(err, &verr) || len(verr.Fields[tc.field]) == 0 {
+				t.Fatalf("error = %v, want a validation error on %q", err, tc.field)
+			}
+		})
+	}
+
+	t.Run("stores_a_six_digit_code_and_queues_its_delivery", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			email, phone, target, channel, address string
+		}{
+			{email: "  Alice@Example.COM ", target: "email:alice@example.com", channel: "email", address: "alice@example.com"},
+			{phone: "+49 151 1234 5678", target: "phone:+4915112345678", channel: "phone", address: "+4915112345678"},
+		} {
+			svc, d := newCodeLoginService(t)
+			var stored string
+			d.codes.EXPECT().Put(gomock.Any(), tc.target, gomock.Any()).DoAndReturn(func(_ context.Context, _, code string) error {
+				stored = code
+				return nil
+			})
+			d.jobs.EXPECT().Enqueue(gomock.Any(), gomock.Any()).DoAndReturn(func(_ context.Context, j domain.NewJob) (bool, error) {
+				var p service.SendCodePayload
+				if err := json.Unmarshal(j.Payload, &p); err != nil {
+					t.Fatalf("payload %s: %v", j.Payload, err)
+				}
+				want := service.SendCodePayload{Channel: tc.channel, Address: tc.address, Code: stored}
+				if j.Queue != service.QueueDefault || j.Kind != service.JobKindSendCode || p != want || j.MaxAttempts < 1 {
+					t.Fatalf("enqueued %+v with payload %+v, want a %s job carrying %+v", j, p, service.JobKindSendCode, want)
+				}
+				return true, nil
+			})
+			if err := svc.Send(context.Background(), tc.email, tc.phone); err != nil {
+				t.Fatalf("send to %s: %v", tc.target, err)
+			}
+			if domain.ValidateCode(stored) != nil {
+				t.Fatalf("stored code %q is not six digits", stored)
+			}
+		}
+	})
+	t.Run("codes_differ_between_sends", func(t *testing.T) {
+		t.Parallel()
+		svc, d := newCodeLoginService(t)
+		seen := map[string]bool{}
+		d.codes.EXPECT().Put(gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(func(_ context.Context, _, code string) error {
+			seen[code] = true
+			return nil
+		}).Times(20)
+		d.jobs.EXPECT().Enqueue(gomock.Any(), gomock.Any()).Return(true, nil).Times(20)
+		for i := range 20 {
+			if err := svc.Send(context.Background(), fmt.Sprintf("u%d@example.com", i), ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(seen) < 18 { // 20 draws from a million collide with probability ~2e-4
+			t.Fatalf("only %d distinct codes in 20 sends", len(seen))
+		}
+	})
+	t.Run("too_soon_is_returned_and_nothing_is_queued", func(t *testing.T) {
+		t.Parallel()
+		svc, d := newCodeLoginService(t)
+		tooSoon := &domain.CodeError{Reason: domain.CodeTooSoon, RetryAfter: time.Minute}
+		d.codes.EXPECT().Put(gomock.Any(), "email:a@example.com", gomock.Any()).Return(tooSoon)
+		err := svc.Send(context.Background(), "a@example.com", "")
+		var ce *domain.CodeError
+		if !errors.As(err, &ce) || ce.Reason != domain.CodeTooSoon || !service.IsCodeError(err) {
+			t.Fatalf("error = %v, want the too-soon code error", err)
+		}
+	})
+	t.Run("store_and_queue_failures_are_system_errors", func(t *testing.T) {
+		t.Parallel()
+		svc, d := newCodeLoginService(t)
+		down := errors.New("redis: connection refused")
+		d.codes.EXPECT().Put(gomock.Any(), gomock.Any(), gomock.Any()).Return(down)
+		if err := svc.Send(context.Background(), "a@example.com", ""); !errors.Is(err, down) || service.IsCodeError(err) {
+			t.Fatalf("store failure: %v", err)
+		}
+		full := errors.New("pg: too many connections")
+		d.codes.EXPECT().Put(gomock.Any(), gomock.Any(), gomock.Any()).Return(nil)
+		d.jobs.EXPECT().Enqueue(gomock.Any(), gomock.Any()).Return(false, full)
+		if err := svc.Send(context.Background(), "a@example.com", ""); !errors.Is(err, full) || service.IsCodeError(err) {
+			t.Fatalf("queue failure: %v", err)
+		}
+	})
+}
+
+func TestCodeLogin_Login(t *testing.T) {
+	t.Parallel()
+	user := domain.User{ID: 7, Email: "alice@example.com", Username: "user_ab12"}
+	tokens := domain.Tokens{Access: "access-token", Refresh: "refresh-token"}
+
+	t.Run("right_code_logs_in_creating_the_account", func(t *testing.T) {
+		t.Parallel()
+		svc, d := newCodeLoginService(t)
+		target := domain.CodeTarget{Channel: "email", Address: "alice@example.com"}
+		gomock.InOrder(
+			d.codes.EXPECT().Check(gomock.Any(), target.Key(), "012345").Return(nil),
+			d.hasher.EXPECT().Hash(gomock.Any()).DoAndReturn(func(secret string) (string, error) {
+				if len(secret) < 32 {
+					t.Fatalf("the account's secret %q is too short", secret)
+				}
+				return "hashed", nil
+			}),
+			d.accounts.EXPECT().FindOrCreateByTarget(gomock.Any(), target, "hashed").Return(user, nil),
+			d.sessions.EXPECT().Start(gomock.Any(), user.ID).Return(tokens, nil),
+		)
+		s, err := svc.Login(context.Background(), " ALICE@example.com", "", "012345")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.User != user || s.Token != tokens.Access || s.Refresh != tokens.Refresh {
+			t.Fatalf("session %+v", s)
+		}
+	})
+	t.Run("phone_login", func(t *testing.T) {
+		t.Parallel()
+		svc, d := newCodeLoginService(t)
+		target := domain.CodeTarget{Channel: "phone", Address: "+4915112345678"}
+		d.codes.EXPECT().Check(gomock.Any(), "phone:+4915112345678", "999999").Return(nil)
+		d.hasher.EXPECT().Hash(gomock.Any()).Return("hashed", nil)
+		d.accounts.EXPECT().FindOrCreateByTarget(gomock.Any(), target, "hashed").Return(user, nil)
+		d.sessions.EXPECT().Start(gomock.Any(), user.ID).Return(tokens, nil)
+		if _, err := svc.Login(context.Background(), "", "+49 151 12345678", "999999"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for _, tc := range []struct {
+		name, email, phone, code, field string
+	}{
+		{"short_code", "a@example.com", "", "12345", "code"},
+		{"letters_in_code", "a@example.com", "", "12a456", "code"},
+		{"no_target", "", "", "123456", "body"},
+		{"bad_email", "nope", "", "123456", "email"},
+	} {
+		t.Run("invalid/"+tc.name, func(t *testing.T) {
+			t.Parallel()
+			svc, _ := newCodeLoginService(t) // nothing may be called
+			_, err := svc.Login(context.Background(), tc.email, tc.phone, tc.code)
+			var verr *domain.ValidationError
+			if !errors.As(err, &verr) || len(verr.Fields[tc.field]) == 0 {
+				t.Fatalf("error = %v, want a validation error on %q", err, tc.field)
+			}
+		})
+	}
+	for _, reason := range []domain.CodeReason{domain.CodeWrong, domain.CodeBurned, domain.CodeMissing} {
+		t.Run("refused/"+string(reason), func(t *testing.T) {
+			t.Parallel()
+			svc, d := newCodeLoginService(t)
+			d.codes.EXPECT().Check(gomock.Any(), gomock.Any(), gomock.Any()).Return(&domain.CodeError{Reason: reason, AttemptsLeft: 1})
+			_, err := svc.Login(context.Background(), "a@example.com", "", "123456")
+			var ce *domain.CodeError
+			if !errors.As(err, &ce) || ce.Reason != reason {
+				t.Fatalf("error = %v, want code error %s (and no account touched)", err, reason)
+			}
+		})
+	}
+	t.Run("account_failure_starts_no_session", func(t *testing.T) {
+		t.Parallel()
+		svc, d := newCodeLoginService(t)
+		down := errors.New("pg down")
+		d.codes.EXPECT().Check(gomock.Any(), gomock.Any(), gomock.Any()).Return(nil)
+		d.hasher.EXPECT().Hash(gomock.Any()).Return("hashed", nil)
+		d.accounts.EXPECT().FindOrCreateByTarget(gomock.Any(), gomock.Any(), gomock.Any()).Return(domain.User{}, down)
+		if _, err := svc.Login(context.Background(), "a@example.com", "", "123456"); !errors.Is(err, down) {
+			t.Fatalf("error = %v", err)
+		}
+	})
+}
+
+// ---- concurrent first logins against the real accounts ----------------------------------------
+
+// acceptingCodes passes every code: the race under test is the account creation behind it.
+type acceptingCodes struct{}
+
+func (acceptingCodes) Put(context.Context, string, string) error   { return nil }
+func (acceptingCodes) Check(context.Context, string, string) error { return nil }
+
+type plainHasher struct{}
+
+func (plainHasher) Hash(p string) (string, error) { return "plain:" + p, nil }
+func (plainHasher) Verify(p, enc string) (bool, bool, error) {
+	return enc == "plain:"+p, false, nil
+}
+
+// userSessions starts a "session" that names its user.
+type userSessions struct{}
+
+func (userSessions) Start(_ context.Context, userID int64) (domain.Tokens, error) {
+	return domain.Tokens{Access: fmt.Sprintf("access-%d", userID), Refresh: fmt.Sprintf("refresh-%d", userID)}, nil
+}
+func (userSessions) Authenticate(context.Context, string) (int64, error) {
+	return 0, domain.ErrUnauthorized
+}
+
+// TestCodeLogin_ConcurrentFirstLogins: twenty first logins racing for one new email (or phone),
+// written in different ways, create exactly one account and all log into it.
+func TestCodeLogin_ConcurrentFirstLogins(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	rds := testenv.NewRedis(t)
+	log := testenv.Logger(t)
+	users := repository.NewUserRepository(db.Pool, dao.New(db.Pool),
+		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
+	svc := service.NewCodeLoginService(acceptingCodes{}, nil, users, plainHasher{}, userSessions{}, log)
+
+	for _, tc := range []struct {
+		name    string
+		spell   func(i int) (email, phone string)
+		column  string
+		address string
+	}{
+		{
+			name: "email",
+			spell: func(i int) (string, string) {
+				return []string{"racer@example.com", " Racer@Example.com", "RACER@EXAMPLE.COM "}[i%3], ""
+			},
+			column: "email", address: "racer@example.com",
+		},
+		{
+			name: "phone",
+			spell: func(i int) (string, string) {
+				return "", []string{"+4915199887766", "+49 151 99887766", "+49 1519 9887 766"}[i%3]
+			},
+			column: "phone", address: "+4915199887766",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			const n = 20
+			ids := make([]int64, n)
+			errs := make([]error, n)
+			var ready, done sync.WaitGroup
+			start := make(chan struct{})
+			ready.Add(n)
+			for i := range n {
+				done.Go(func() {
+					email, phone := tc.spell(i)
+					ready.Done()
+					<-start
+					s, err := svc.Login(context.Background(), email, phone, "123456")
+					ids[i], errs[i] = s.User.ID, err
+					if err == nil && s.Token != fmt.Sprintf("access-%d", s.User.ID) {
+						errs[i] = fmt.Errorf("session %+v is not the user's", s)
+					}
+				})
+			}
+			ready.Wait()
+			close(start)
+			done.Wait()
+			for i := range n {
+				if errs[i] != nil {
+					t.Fatalf("login %d: %v", i, errs[i])
+				}
+				if ids[i] != ids[0] {
+					t.Fatalf("logins landed in different accounts: %v", ids)
+				}
+			}
+			var count int64
+			if err := db.Pool.QueryRow(context.Background(),
+				"SELECT count(*) FROM users WHERE "+tc.column+" = $1", tc.address).Scan(&count); err != nil {
+				t.Fatal(err)
+			}
+			if count != 1 {
+				t.Fatalf("%d accounts for %s, want 1", count, tc.address)
+			}
+			var email string
+			if err := db.Pool.QueryRow(context.Background(), "SELECT email FROM users WHERE id = $1", ids[0]).Scan(&email); err != nil {
+				t.Fatal(err)
+			}
+			if tc.column == "phone" && !strings.HasSuffix(email, "@phone.invalid") {
+				t.Fatalf("phone account's email %q, want one under .invalid", email)
+			}
+		})
+	}
+}
