@@ -267,7 +267,13 @@ func (s *ArticleService) Tags(ctx context.Context) ([]string, error) {
 
 // visible loads an article and hides it (ErrNotFound) from anyone who may not read it.
 func (s *ArticleService) visible(ctx context.Context, viewerID int64, slug string) (domain.Article, error) {
-	a, err := s.articles.GetBySlug(ctx, slug)
+	return loadVisible(ctx, s.articles, viewerID, slug)
+}
+
+// loadVisible loads the article with slug; drafts and withdrawn articles are ErrNotFound for
+// everyone but their author.
+func loadVisible(ctx context.Context, articles ArticleRepository, viewerID int64, slug string) (domain.Article, error) {
+	a, err := articles.GetBySlug(ctx, slug)
 	if err != nil {
 		return domain.Article{}, err
 	}

@@ -80,14 +80,7 @@ func (s *CommentService) Delete(ctx context.Context, viewerID int64, slug string
 }
 
 func (s *CommentService) readable(ctx context.Context, viewerID int64, slug string) (domain.Article, error) {
-	a, err := s.articles.GetBySlug(ctx, slug)
-	if err != nil {
-		return domain.Article{}, err
-	}
-	if !a.VisibleTo(viewerID) {
-		return domain.Article{}, domain.ErrNotFound
-	}
-	return a, nil
+	return loadVisible(ctx, s.articles, viewerID, slug)
 }
 
 func (s *CommentService) views(ctx context.Context, viewerID int64, cs []domain.Comment) ([]domain.CommentView, error) {
