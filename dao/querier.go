@@ -66,11 +66,11 @@ type Querier interface {
 	FollowInsert(ctx context.Context, arg FollowInsertParams) error
 	FollowListFolloweesAmong(ctx context.Context, arg FollowListFolloweesAmongParams) ([]int64, error)
 	IdempotencyGet(ctx context.Context, arg IdempotencyGetParams) (IdempotencyKey, error)
+	// A transaction-scoped advisory lock on the key: a second request with the same key waits for the
+	// first (up to the transaction's lock_timeout, then it is told 409) and then replays its answer.
+	IdempotencyLock(ctx context.Context, arg IdempotencyLockParams) error
 	IdempotencyPrune(ctx context.Context, before time.Time) (int64, error)
 	IdempotencyPut(ctx context.Context, arg IdempotencyPutParams) error
-	// A transaction-scoped advisory lock on the key: a second request with the same key while the
-	// first is in flight fails to take it (and is told 409) instead of waiting.
-	IdempotencyTryLock(ctx context.Context, arg IdempotencyTryLockParams) (bool, error)
 	InboxInsert(ctx context.Context, arg InboxInsertParams) (int64, error)
 	InboxPrune(ctx context.Context, before time.Time) (int64, error)
 	InteractiveAddCollects(ctx context.Context, arg InteractiveAddCollectsParams) error

@@ -139,6 +139,22 @@ func (q *Queries) IdempotencyGet(ctx context.Context, arg IdempotencyGetParams) 
 	return i, err
 }
 
+const idempotencyLock = `-- name: IdempotencyLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended($1::text || ':' || $2::text, 0))::text
+`
+
+type IdempotencyLockParams struct {
+	Scope string
+	Key   string
+}
+
+// A transaction-scoped advisory lock on the key: a second request with the same key waits for the
+// first (up to the transaction's lock_timeout, then it is told 409) and then replays its answer.
+func (q *Queries) IdempotencyLock(ctx context.Context, arg IdempotencyLockParams) error {
+	_, err := q.db.Exec(ctx, idempotencyLock, arg.Scope, arg.Key)
+	return err
+}
+
 const idempotencyPrune = `-- name: IdempotencyPrune :execrows
 DELETE FROM idempotency_keys WHERE created_at < $1::timestamptz
 `
@@ -176,24 +192,6 @@ func (q *Queries) IdempotencyPut(ctx context.Context, arg IdempotencyPutParams) 
 		arg.ResponseBody,
 	)
 	return err
-}
-
-const idempotencyTryLock = `-- name: IdempotencyTryLock :one
-SELECT pg_try_advisory_xact_lock(hashtextextended($1::text || ':' || $2::text, 0))::boolean
-`
-
-type IdempotencyTryLockParams struct {
-	Scope string
-	Key   string
-}
-
-// A transaction-scoped advisory lock on the key: a second request with the same key while the
-// first is in flight fails to take it (and is told 409) instead of waiting.
-func (q *Queries) IdempotencyTryLock(ctx context.Context, arg IdempotencyTryLockParams) (bool, error) {
-	row := q.db.QueryRow(ctx, idempotencyTryLock, arg.Scope, arg.Key)
-	var column_1 bool
-	err := row.Scan(&column_1)
-	return column_1, err
 }
 
 const refreshTokenGetForUpdate = `-- name: RefreshTokenGetForUpdate :one

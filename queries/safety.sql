@@ -1,7 +1,7 @@
--- name: IdempotencyTryLock :one
--- A transaction-scoped advisory lock on the key: a second request with the same key while the
--- first is in flight fails to take it (and is told 409) instead of waiting.
-SELECT pg_try_advisory_xact_lock(hashtextextended(@scope::text || ':' || @key::text, 0))::boolean;
+-- name: IdempotencyLock :exec
+-- A transaction-scoped advisory lock on the key: a second request with the same key waits for the
+-- first (up to the transaction's lock_timeout, then it is told 409) and then replays its answer.
+SELECT pg_advisory_xact_lock(hashtextextended(@scope::text || ':' || @key::text, 0))::text;
 
 -- name: IdempotencyGet :one
 SELECT * FROM idempotency_keys

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"inkwell/dao"
@@ -157,11 +159,12 @@ type IdempotencyStore struct {
 	pool   *pgxpool.Pool
 	q      dao.Querier
 	maxAge time.Duration
+	wait   time.Duration // how long a duplicate waits for the request holding its key
 }
 
 // NewIdempotencyStore returns the store; keys older than 24 hours are forgotten.
 func NewIdempotencyStore(pool *pgxpool.Pool, q dao.Querier) *IdempotencyStore {
-	return &IdempotencyStore{pool: pool, q: q, maxAge: 24 * time.Hour}
+	return &IdempotencyStore{pool: pool, q: q, maxAge: 24 * time.Hour, wait: 3 * time.Second}
 }
 
 // Do runs the request run at most once per (scope, key): in one transaction it takes an advisory
@@ -176,12 +179,21 @@ func (s *IdempotencyStore) Do(ctx context.Context, scope, key, hash string, run 
 	errServerError := errors.New("not stored: server error")
 	err := RunTx(ctx, s.pool, RetryPolicy{Attempts: 1}, func(ctx context.Context, tx pgx.Tx) error {
 		q := dao.New(tx)
-		locked, err := q.IdempotencyTryLock(ctx, dao.IdempotencyTryLockParams{Scope: scope, Key: key})
-		if err != nil {
+		// Wait a little for a request with the same key that is still running: retries of a quick
+		// request then get its answer instead of a 409. Only a request still running after the
+		// wait is refused as in flight.
+		if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", strconv.FormatInt(s.wait.Milliseconds(), 10)); err != nil {
+			return wrapf(err, "set lock timeout")
+		}
+		if err := q.IdempotencyLock(ctx, dao.IdempotencyLockParams{Scope: scope, Key: key}); err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available
+				return domain.ErrIdempotencyInFlight
+			}
 			return wrapf(err, "lock idempotency key")
 		}
-		if !locked {
-			return domain.ErrIdempotencyInFlight
+		if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', '0', true)"); err != nil {
+			return wrapf(err, "reset lock timeout")
 		}
 		prev, err := q.IdempotencyGet(ctx, dao.IdempotencyGetParams{Scope: scope, Key: key, NotBefore: time.Now().Add(-s.maxAge)})
 		switch {
