@@ -37,11 +37,34 @@ type CountersCache struct {
 	ks     Keyspace
 	ttl    time.Duration
 	jitter time.Duration
+	local  *local[domain.Counters] // nil unless Policy.LocalTTL > 0
 }
 
-// NewCountersCache returns the counters cache; hashes live for the policy's TTL plus jitter.
+// countersLocalTTL caps the in-process tier for counters: counts move far more often than article
+// or user entries, so another instance's likes should show within a second.
+const countersLocalTTL = time.Second
+
+// NewCountersCache returns the counters cache; hashes live for the policy's TTL plus jitter. With
+// Policy.LocalTTL set, counters are also kept in process for up to a second, and every change this
+// process makes (likes, collects, read batches) drops its local copy at once.
 func NewCountersCache(rdb redis.UniversalClient, ks Keyspace, policy Policy) *CountersCache {
-	return &CountersCache{rdb: rdb, ks: ks, ttl: policy.TTL, jitter: policy.Jitter}
+	c := &CountersCache{rdb: rdb, ks: ks, ttl: policy.TTL, jitter: policy.Jitter}
+	if policy.LocalTTL > 0 {
+		c.local = newLocal[domain.Counters](min(policy.LocalTTL, countersLocalTTL), policy.LocalMax)
+	}
+	return c
+}
+
+// forget drops the local copies of items this process just changed.
+func (c *CountersCache) forget(biz domain.Biz, ids ...int64) {
+	if c.local == nil {
+		return
+	}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = c.Key(biz, id)
+	}
+	c.local.delete(keys...)
 }
 
 // Key is the hash of one item (tests inspect it).
@@ -55,6 +78,20 @@ func (c *CountersCache) Get(ctx context.Context, biz domain.Biz, ids []int64) (m
 	found := make(map[int64]domain.Counters, len(ids))
 	if len(ids) == 0 {
 		return found, nil, nil
+	}
+	if c.local != nil {
+		rest := ids[:0:0]
+		for _, id := range ids {
+			if e, ok := c.local.get(c.Key(biz, id)); ok {
+				found[id] = e.v
+				continue
+			}
+			rest = append(rest, id)
+		}
+		if len(rest) == 0 {
+			return found, nil, nil
+		}
+		ids = rest
 	}
 	cmds := make([]*redis.SliceCmd, len(ids))
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -74,6 +111,9 @@ func (c *CountersCache) Get(ctx context.Context, biz domain.Biz, ids []int64) (m
 			continue
 		}
 		found[id] = domain.Counters{Reads: toInt(vals[0]), Likes: toInt(vals[1]), Collects: toInt(vals[2])}
+		if c.local != nil {
+			c.local.set(c.Key(biz, id), found[id], false)
+		}
 	}
 	return found, missing, nil
 }
@@ -85,6 +125,9 @@ func (c *CountersCache) Get(ctx context.Context, biz domain.Biz, ids []int64) (m
 func (c *CountersCache) Fill(ctx context.Context, biz domain.Biz, counters map[int64]domain.Counters) error {
 	if len(counters) == 0 {
 		return nil
+	}
+	for id := range counters {
+		c.forget(biz, id)
 	}
 	type fill struct {
 		key  string
@@ -137,6 +180,7 @@ func (c *CountersCache) Fill(ctx context.Context, biz domain.Biz, counters map[i
 // Incr adds delta to one counter of an item if its hash exists, atomically. It reports whether
 // it did.
 func (c *CountersCache) Incr(ctx context.Context, biz domain.Biz, id int64, field string, delta int64) (bool, error) {
+	c.forget(biz, id)
 	n, err := incrIfExists.Run(ctx, c.rdb, []string{c.Key(biz, id)}, field, delta).Int()
 	if err != nil {
 		return false, fmt.Errorf("counters: incr %s: %w", field, err)
@@ -146,6 +190,7 @@ func (c *CountersCache) Incr(ctx context.Context, biz domain.Biz, id int64, fiel
 
 // Invalidate drops an item's hash.
 func (c *CountersCache) Invalidate(ctx context.Context, biz domain.Biz, id int64) error {
+	c.forget(biz, id)
 	return c.rdb.Del(ctx, c.Key(biz, id)).Err()
 }
 
@@ -166,6 +211,9 @@ func toInt(v any) int64 {
 func (c *CountersCache) IncrMany(ctx context.Context, biz domain.Biz, field string, deltas map[int64]int64) error {
 	if len(deltas) == 0 {
 		return nil
+	}
+	for id := range deltas {
+		c.forget(biz, id)
 	}
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for id, d := range deltas {

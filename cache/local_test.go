@@ -70,3 +70,30 @@ func TestReadThroughLocalTier(t *testing.T) {
 		}
 	})
 }
+
+// TestCountersLocalTier: with a local tier, repeated counter reads stay in process, and this
+// process's own increments are visible at once (the local copy is dropped on every change).
+func TestCountersLocalTier(t *testing.T) {
+	t.Parallel()
+	rds := testenv.NewRedis(t)
+	c := cache.NewCountersCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, LocalTTL: time.Minute})
+	ctx := context.Background()
+	if err := c.Fill(ctx, domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := c.Get(ctx, domain.BizArticle, []int64{7}); got[7].Likes != 1 {
+		t.Fatalf("likes %d", got[7].Likes)
+	}
+	// Behind the cache's back: the local copy answers.
+	rds.Client.HSet(ctx, c.Key(domain.BizArticle, 7), cache.FieldLikes, 99)
+	if got, _, _ := c.Get(ctx, domain.BizArticle, []int64{7}); got[7].Likes != 1 {
+		t.Fatalf("local tier bypassed: likes %d", got[7].Likes)
+	}
+	// This process's own change is seen at once.
+	if _, err := c.Incr(ctx, domain.BizArticle, 7, cache.FieldLikes, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := c.Get(ctx, domain.BizArticle, []int64{7}); got[7].Likes != 100 {
+		t.Fatalf("after incr: likes %d, want 100", got[7].Likes)
+	}
+}
