@@ -389,4 +389,3 @@ func uniqueIDs[T any](items []T, id func(T) int64) []int64 {
 	}
 	return out
 }
-

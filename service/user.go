@@ -12,7 +12,7 @@ import (
 
 // UserService registers accounts, logs users in and manages the current user's settings.
 type UserService struct {
-	users  UserRepository
+	users    UserRepository
 	hasher   PasswordHasher
 	sessions SessionManager
 	log      *slog.Logger
