@@ -2,7 +2,11 @@ package repository
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -18,6 +22,8 @@ type InteractiveRepository struct {
 	q        dao.Querier
 	counters *cache.CountersCache
 	log      *slog.Logger
+	repair   mirrorRepair
+	writes   likeWrites
 }
 
 // NewInteractiveRepository returns the repository.
@@ -37,6 +43,7 @@ func (r *InteractiveRepository) Unlike(ctx context.Context, biz domain.Biz, id, 
 }
 
 func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id, userID int64, on bool) error {
+	defer r.writes.begin(mirrorItem{biz, id})() // until the hash is incremented, a refill may race it
 	var changed bool
 	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
 		var n int64
@@ -57,6 +64,11 @@ func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id,
 		return wrapf(q.InteractiveAddLikes(ctx, dao.InteractiveAddLikesParams{Biz: string(biz), BizID: id, Delta: delta}),
 			"count like of %s %d", biz, id)
 	})
+	if errors.Is(err, ErrCommitUnknown) {
+		// The like may have been committed without its increment: once PostgreSQL answers again,
+		// drop the hash (not before: while PostgreSQL is down the hash is what serves reads).
+		r.repair.add(biz, id, true)
+	}
 	if err != nil || !changed {
 		return err
 	}
@@ -65,10 +77,146 @@ func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id,
 		delta = -1
 	}
 	if _, err := r.counters.Incr(context.WithoutCancel(ctx), biz, id, cache.FieldLikes, delta); err != nil {
-		// The hash may now be off by one until it expires; PostgreSQL is right.
+		// The increment did not run, or ran and timed out (and a retry may have run it twice): the
+		// hash is no longer to be trusted. It is dropped as soon as Redis answers again, and the
+		// next read refills it from PostgreSQL, which is right.
 		r.log.WarnContext(ctx, "counter cache update failed", "biz", biz, "id", id, "err", err)
+		r.repair.add(biz, id, false)
+		return nil
 	}
+	r.dropDistrusted(ctx, true) // both stores just answered
 	return nil
+}
+
+// likeWrites tracks the likes under way in this process, from before their transaction until their
+// increment of the counter hash is done, so a read that refills a hash can tell whether one raced
+// it.
+type likeWrites struct {
+	mu       sync.Mutex
+	inFlight map[mirrorItem]int
+	began    map[mirrorItem]time.Time // when the latest like of the item began
+}
+
+// begin records the start of a like of it and returns the function that records its end.
+func (w *likeWrites) begin(it mirrorItem) func() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.inFlight == nil {
+		w.inFlight, w.began = make(map[mirrorItem]int), make(map[mirrorItem]time.Time)
+	}
+	now := time.Now()
+	if len(w.began) >= 10000 { // forget items idle for a minute: no refill takes that long
+		for k, at := range w.began {
+			if w.inFlight[k] == 0 && now.Sub(at) > time.Minute {
+				delete(w.began, k)
+			}
+		}
+	}
+	w.inFlight[it]++
+	w.began[it] = now
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.inFlight[it]--; w.inFlight[it] <= 0 {
+			delete(w.inFlight, it)
+		}
+	}
+}
+
+// busy returns the items among ids with a like under way, or begun since since (when not zero).
+func (w *likeWrites) busy(biz domain.Biz, ids []int64, since time.Time) map[mirrorItem]bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[mirrorItem]bool)
+	for _, id := range ids {
+		it := mirrorItem{biz, id}
+		if w.inFlight[it] > 0 || (!since.IsZero() && !w.began[it].Before(since)) {
+			out[it] = true
+		}
+	}
+	return out
+}
+
+// mirrorRepair remembers the items whose Redis counter hash may be wrong, until their hash is
+// dropped. Without it a hash missed by an increment (Redis down or timing out) or a like whose
+// commit outcome is unknown would show a wrong count until the hash expires.
+type mirrorRepair struct {
+	n        atomic.Int64 // len(items), read without the lock on every counter read
+	failedAt atomic.Int64 // unix nanoseconds of the last failed drop: wait a little before the next try
+	mu       sync.Mutex
+	items    map[mirrorItem]bool // true: drop only once PostgreSQL answers (the hash serves reads until then)
+}
+
+type mirrorItem struct {
+	biz domain.Biz
+	id  int64
+}
+
+// maxMirrorRepairs bounds the memory a long Redis outage under many writes can take; items past
+// it keep a stale count until their hash expires, as before (and a warning says so).
+const maxMirrorRepairs = 100000
+
+func (m *mirrorRepair) add(biz domain.Biz, id int64, afterPostgres bool) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.items == nil {
+		m.items = make(map[mirrorItem]bool)
+	}
+	it := mirrorItem{biz, id}
+	if _, ok := m.items[it]; !ok && len(m.items) >= maxMirrorRepairs {
+		return false
+	}
+	m.items[it] = m.items[it] || afterPostgres
+	m.n.Store(int64(len(m.items)))
+	return true
+}
+
+// take removes and returns the items that may be dropped now: all when PostgreSQL has just
+// answered, else those that only waited for Redis.
+func (m *mirrorRepair) take(postgresUp bool) map[mirrorItem]bool {
+	if m.n.Load() == 0 {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[mirrorItem]bool)
+	for it, afterPostgres := range m.items {
+		if postgresUp || !afterPostgres {
+			out[it] = afterPostgres
+			delete(m.items, it)
+		}
+	}
+	m.n.Store(int64(len(m.items)))
+	return out
+}
+
+// dropDistrusted drops the hashes of distrusted items (see mirrorRepair) and returns those it
+// dropped. Call it only right after Redis answered, and with postgresUp only right after
+// PostgreSQL did too; what cannot be dropped now is kept for later.
+func (r *InteractiveRepository) dropDistrusted(ctx context.Context, postgresUp bool) map[mirrorItem]bool {
+	if r.repair.n.Load() == 0 || time.Since(time.Unix(0, r.repair.failedAt.Load())) < 500*time.Millisecond {
+		return nil // nothing to drop, or Redis just failed: a read served in process says nothing of it
+	}
+	items := r.repair.take(postgresUp)
+	dropped := make(map[mirrorItem]bool, len(items))
+	var failed error
+	for it, afterPostgres := range items {
+		if failed == nil {
+			failed = r.counters.Invalidate(context.WithoutCancel(ctx), it.biz, it.id)
+		}
+		if failed != nil {
+			if !r.repair.add(it.biz, it.id, afterPostgres) {
+				r.log.WarnContext(ctx, "too many counter hashes to repair; this one stays stale until it expires", "biz", it.biz, "id", it.id)
+			}
+			continue
+		}
+		dropped[it] = true
+	}
+	if failed != nil {
+		r.repair.failedAt.Store(time.Now().UnixNano())
+		r.log.WarnContext(ctx, "dropping distrusted counter hashes failed; retrying later", "err", failed)
+	}
+	return dropped
 }
 
 // Counters returns every item's counters: from Redis where cached, the rest with one query (and
@@ -79,13 +227,26 @@ func (r *InteractiveRepository) Counters(ctx context.Context, biz domain.Biz, id
 	if redisDown {
 		r.log.WarnContext(ctx, "counter cache read failed, serving from the database", "err", err)
 		found, missing = make(map[int64]domain.Counters, len(ids)), ids
+	} else if dropped := r.dropDistrusted(ctx, false); len(dropped) > 0 {
+		// Redis answers again (or the in-process tier did; then the drop fails and waits): what
+		// was just read of a dropped hash is stale, load it instead.
+		for _, id := range ids {
+			if _, ok := found[id]; ok && dropped[mirrorItem{biz, id}] {
+				delete(found, id)
+				missing = append(missing, id)
+			}
+		}
 	}
 	if len(missing) == 0 {
 		return found, nil
 	}
+	readAt, writing := time.Now(), r.writes.busy(biz, missing, time.Time{})
 	rows, err := r.q.InteractiveGetMany(ctx, dao.InteractiveGetManyParams{Biz: string(biz), BizIds: missing})
 	if err != nil {
 		return nil, wrapf(err, "get counters of %d %s items", len(missing), biz)
+	}
+	if !redisDown {
+		r.dropDistrusted(ctx, true) // both stores just answered
 	}
 	loaded := make(map[int64]domain.Counters, len(missing))
 	for _, id := range missing {
@@ -97,6 +258,19 @@ func (r *InteractiveRepository) Counters(ctx context.Context, biz domain.Biz, id
 	if !redisDown {
 		if err := r.counters.Fill(context.WithoutCancel(ctx), biz, loaded); err != nil {
 			r.log.WarnContext(ctx, "counter cache fill failed", "err", err)
+		}
+		// A like of a filled item that was under way while this read and filled may have found no
+		// hash to increment (the fill then holds the count before it) or incremented a fill that
+		// already counted it: either way the hash is wrong, so drop it and let the next read fill
+		// it again. (Likes served by other processes are not seen here.)
+		for it := range r.writes.busy(biz, missing, readAt) {
+			writing[it] = true
+		}
+		for it := range writing {
+			r.repair.add(it.biz, it.id, false)
+		}
+		if len(writing) > 0 {
+			r.dropDistrusted(ctx, false)
 		}
 	}
 	for id, c := range loaded {
