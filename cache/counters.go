@@ -79,9 +79,12 @@ func (c *CountersCache) Get(ctx context.Context, biz domain.Biz, ids []int64) (m
 	if len(ids) == 0 {
 		return found, nil, nil
 	}
+	var stamps map[int64]uint64
 	if c.local != nil {
+		stamps = make(map[int64]uint64, len(ids))
 		rest := ids[:0:0]
 		for _, id := range ids {
+			stamps[id] = c.local.stamp(c.Key(biz, id))
 			if e, ok := c.local.get(c.Key(biz, id)); ok {
 				found[id] = e.v
 				continue
@@ -112,7 +115,7 @@ func (c *CountersCache) Get(ctx context.Context, biz domain.Biz, ids []int64) (m
 		}
 		found[id] = domain.Counters{Reads: toInt(vals[0]), Likes: toInt(vals[1]), Collects: toInt(vals[2])}
 		if c.local != nil {
-			c.local.set(c.Key(biz, id), found[id], false)
+			c.local.setIfUnchanged(c.Key(biz, id), found[id], false, stamps[id])
 		}
 	}
 	return found, missing, nil
@@ -126,9 +129,13 @@ func (c *CountersCache) Fill(ctx context.Context, biz domain.Biz, counters map[i
 	if len(counters) == 0 {
 		return nil
 	}
-	for id := range counters {
-		c.forget(biz, id)
+	forgetAll := func() {
+		for id := range counters {
+			c.forget(biz, id)
+		}
 	}
+	forgetAll()
+	defer forgetAll()
 	type fill struct {
 		key  string
 		args []any
@@ -181,6 +188,7 @@ func (c *CountersCache) Fill(ctx context.Context, biz domain.Biz, counters map[i
 // it did.
 func (c *CountersCache) Incr(ctx context.Context, biz domain.Biz, id int64, field string, delta int64) (bool, error) {
 	c.forget(biz, id)
+	defer c.forget(biz, id) // again once Redis has it: a read that fetched before must not keep its copy
 	n, err := incrIfExists.Run(ctx, c.rdb, []string{c.Key(biz, id)}, field, delta).Int()
 	if err != nil {
 		return false, fmt.Errorf("counters: incr %s: %w", field, err)
@@ -191,6 +199,7 @@ func (c *CountersCache) Incr(ctx context.Context, biz domain.Biz, id int64, fiel
 // Invalidate drops an item's hash.
 func (c *CountersCache) Invalidate(ctx context.Context, biz domain.Biz, id int64) error {
 	c.forget(biz, id)
+	defer c.forget(biz, id)
 	return c.rdb.Del(ctx, c.Key(biz, id)).Err()
 }
 
@@ -212,9 +221,13 @@ func (c *CountersCache) IncrMany(ctx context.Context, biz domain.Biz, field stri
 	if len(deltas) == 0 {
 		return nil
 	}
-	for id := range deltas {
-		c.forget(biz, id)
+	forgetAll := func() {
+		for id := range deltas {
+			c.forget(biz, id)
+		}
 	}
+	forgetAll()
+	defer forgetAll() // again once Redis has them: a read that fetched before must not keep its copy
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for id, d := range deltas {
 			incrIfExists.Eval(ctx, p, []string{c.Key(biz, id)}, field, d)

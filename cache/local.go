@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"hash/maphash"
 	"sync"
 	"time"
 )
@@ -9,6 +10,11 @@ import (
 // no network round trip for LocalTTL. It is bounded (when full, a slice of entries is evicted)
 // and short-lived, because other instances' writes only reach it by expiry; this instance's own
 // writes delete from it at once.
+//
+// A read that fetched a value from Redis (or PostgreSQL) before this instance's write deleted the
+// key must not store that older value after the delete. So readers take a stamp before they
+// fetch and store only if no delete touched the key's stripe since (setIfUnchanged): the stripes
+// keep the bookkeeping bounded, at the price of a rare needless miss when two keys share one.
 type local[V any] struct {
 	ttl time.Duration
 	max int
@@ -16,7 +22,14 @@ type local[V any] struct {
 
 	mu      sync.Mutex
 	entries map[string]localEntry[V]
+	epochs  [localStripes]uint64 // bumped by every delete of a key in the stripe
 }
+
+const localStripes = 256
+
+var localSeed = maphash.MakeSeed()
+
+func stripe(key string) int { return int(maphash.String(localSeed, key) % localStripes) }
 
 type localEntry[V any] struct {
 	v       V
@@ -45,9 +58,32 @@ func (l *local[V]) get(key string) (localEntry[V], bool) {
 	return e, true
 }
 
+// stamp is taken before fetching a value for key from further away; see setIfUnchanged.
+func (l *local[V]) stamp(key string) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.epochs[stripe(key)]
+}
+
+// setIfUnchanged stores a fetched value unless a delete touched key's stripe after stamp was
+// taken (the value may predate this instance's own write).
+func (l *local[V]) setIfUnchanged(key string, v V, null bool, stamp uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.epochs[stripe(key)] != stamp {
+		return
+	}
+	l.store(key, v, null)
+}
+
+// set stores a value this instance has just written itself.
 func (l *local[V]) set(key string, v V, null bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.store(key, v, null)
+}
+
+func (l *local[V]) store(key string, v V, null bool) {
 	if len(l.entries) >= l.max {
 		// Evict about a tenth, in map order (random enough); cheaper than keeping an LRU list.
 		n := l.max / 10
@@ -66,5 +102,6 @@ func (l *local[V]) delete(keys ...string) {
 	defer l.mu.Unlock()
 	for _, k := range keys {
 		delete(l.entries, k)
+		l.epochs[stripe(k)]++
 	}
 }

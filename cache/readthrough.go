@@ -71,10 +71,11 @@ func NewReadThrough[V any](rdb redis.UniversalClient, name string, policy Policy
 	return c
 }
 
-// remember keeps a value (or a null marker) in the in-process tier, if there is one.
-func (c *ReadThrough[V]) remember(key string, v V, null bool) {
+// remember keeps a value (or a null marker) fetched after stamp in the in-process tier, if there
+// is one and no write of this instance has dropped the key since.
+func (c *ReadThrough[V]) remember(key string, v V, null bool, stamp uint64) {
 	if c.local != nil {
-		c.local.set(key, v, null)
+		c.local.setIfUnchanged(key, v, null, stamp)
 	}
 }
 
@@ -90,7 +91,9 @@ const (
 // Get returns the value under key, loading it with load on a miss.
 func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.Context) (V, error)) (V, error) {
 	var zero V
+	var stamp uint64
 	if c.local != nil {
+		stamp = c.local.stamp(key)
 		if e, ok := c.local.get(key); ok {
 			c.Stats.LocalHits.Add(1)
 			if e.null {
@@ -105,11 +108,11 @@ func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.
 	switch res {
 	case lookupHit:
 		c.Stats.Hits.Add(1)
-		c.remember(key, v, false)
+		c.remember(key, v, false, stamp)
 		return v, nil
 	case lookupNull:
 		c.Stats.NullHits.Add(1)
-		c.remember(key, zero, true)
+		c.remember(key, zero, true, stamp)
 		return zero, domain.ErrNotFound
 	case lookupFailed:
 		if err := ctx.Err(); err != nil {
@@ -140,7 +143,7 @@ func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.
 		// fills the key.
 		switch {
 		case errors.Is(err, domain.ErrNotFound):
-			c.remember(key, zero, true)
+			c.remember(key, zero, true, stamp)
 			if !redisFailed {
 				c.store(lctx, key, nullMarker, c.policy.NullTTL, c.policy.NullTTL/4)
 			}
@@ -149,10 +152,10 @@ func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.
 			return zero, err
 		case redisFailed:
 			// While Redis is down the in-process tier spares PostgreSQL the repeats.
-			c.remember(key, v, false)
+			c.remember(key, v, false, stamp)
 			return v, nil
 		}
-		c.remember(key, v, false)
+		c.remember(key, v, false, stamp)
 		if raw, err := json.Marshal(v); err != nil {
 			c.log.ErrorContext(lctx, "cache encode failed", "cache", c.name, "key", key, "err", err)
 		} else {
@@ -176,13 +179,17 @@ func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.
 
 // Put stores v under key for ttl plus jitter. With onlyIfAbsent it leaves an existing entry
 // alone (used to preload without overwriting fresher data).
-func (c *ReadThrough[V]) Put(ctx context.Context, key string, v V, ttl time.Duration, onlyIfAbsent bool) error {
+func (c *ReadThrough[V]) Put(ctx context.Context, key string, v V, ttl time.Duration, onlyIfAbsent bool) (err error) {
 	if c.local != nil {
-		if onlyIfAbsent {
-			c.local.delete(key) // the Redis entry decides; the next read picks it up
-		} else {
-			c.local.set(key, v, false)
-		}
+		// Dropped now and again after the write (a read that fetched the old entry in between
+		// must not keep it); this instance's own value is kept only once Redis has it too.
+		c.local.delete(key)
+		defer func() {
+			c.local.delete(key)
+			if err == nil && !onlyIfAbsent {
+				c.local.set(key, v, false)
+			}
+		}()
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -211,6 +218,9 @@ func (c *ReadThrough[V]) Delete(ctx context.Context, keys ...string) error {
 	}
 	if c.local != nil {
 		c.local.delete(keys...)
+		// Again once Redis has dropped them: a read that fetched the old entry in between must
+		// not keep it (see local).
+		defer c.local.delete(keys...)
 	}
 	var err error
 	if len(keys) == 1 {
