@@ -246,7 +246,7 @@ func jobs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cleanup()
-	q := repository.NewJobQueue(pool, repository.NewQuerier(pool))
+	q := repository.NewJobQueue(repository.QueuePool{Pool: pool})
 	idArg := func() (int64, error) {
 		if len(rest) != 1 {
 			return 0, fmt.Errorf("usage: inkwell jobs %s ID", sub)

@@ -29,7 +29,8 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 		return nil, nil, err
 	}
 	querier := repository.NewQuerier(pool)
-	universalClient, cleanup2, err := ioc.NewRedis(cfg, log)
+	breaker := ioc.NewRedisBreaker(cfg, log)
+	universalClient, cleanup2, err := ioc.NewRedis(cfg, breaker, log)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -91,7 +92,13 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	notificationHandler := web.NewNotificationHandler(notificationService, log)
 	codePolicy := ioc.NewCodePolicy()
 	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
-	jobQueue := repository.NewJobQueue(pool, querier)
+	queuePool, cleanup3, err := ioc.NewQueuePgPool(cfg, log)
+	if err != nil {
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	jobQueue := repository.NewJobQueue(queuePool)
 	codeLoginService := service.NewCodeLoginService(codeStore, jobQueue, userRepository, argon2Hasher, sessionService, log)
 	codeLoginHandler := web.NewCodeLoginHandler(codeLoginService, log)
 	sessionHandler := web.NewSessionHandler(sessionService, userService, log)
@@ -105,7 +112,7 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	workers := ioc.NewWorkers(cfg, universalClient, readStream, publisher, readService, durable, log)
 	locker := cache.NewLocker(universalClient, keyspace)
 	rankJob := ioc.NewRankJob(cfg, rankService, locker, log, v)
-	registry := ioc.NewMetrics(pool, universalClient, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream, log)
+	registry := ioc.NewMetrics(pool, queuePool, universalClient, breaker, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream, log)
 	handler := ioc.NewMetricsHandler(registry)
 	readiness := ioc.NewReadiness(pool, universalClient)
 	handlers := web.Handlers{
@@ -130,12 +137,14 @@ func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	cron := ioc.NewCron(log)
 	cronJobs, err := ioc.NewCronJobs(cfg, cron, rankJob, idempotencyStore, log)
 	if err != nil {
+		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
 	app := ioc.NewApp(cfg, server, cron, cronJobs, workers, rankJob, log)
 	return app, func() {
+		cleanup3()
 		cleanup2()
 		cleanup()
 	}, nil

@@ -12,69 +12,87 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const jobAck = `-- name: JobAck :execrows
-UPDATE jobs
-SET status = 'done', finished_at = $1::timestamptz, updated_at = $1::timestamptz,
-    lease_owner = NULL, lease_until = NULL, last_error = NULL
-WHERE id = $2::bigint AND lease_generation = $3::bigint AND status = 'running'
-`
-
-type JobAckParams struct {
-	Now        time.Time
-	ID         int64
-	Generation int64
-}
-
-func (q *Queries) JobAck(ctx context.Context, arg JobAckParams) (int64, error) {
-	result, err := q.db.Exec(ctx, jobAck, arg.Now, arg.ID, arg.Generation)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const jobClaim = `-- name: JobClaim :many
-WITH picked AS (
+const jobAckAndClaim = `-- name: JobAckAndClaim :many
+WITH acked AS (
+    UPDATE jobs j
+    SET status = 'done', finished_at = $1::timestamptz, updated_at = $1::timestamptz,
+        lease_owner = NULL, lease_until = NULL, last_error = NULL
+    FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::bigint[]) AS generation) AS held
+    WHERE j.id = ANY($2::bigint[]) AND j.id = held.id AND j.lease_generation = held.generation AND j.lease_owner IS NOT NULL
+    RETURNING j.id
+), picked AS (
     SELECT id FROM jobs
-    WHERE queue = $4::text AND status = 'ready' AND available_at <= $3::timestamptz
+    WHERE queue = $4::text AND status = 'ready' AND available_at <= $1::timestamptz
     ORDER BY priority DESC, available_at, id
     LIMIT $5::int
     FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE jobs j
+    SET status = 'running', lease_owner = $6::text, lease_until = $7::timestamptz,
+        lease_generation = j.lease_generation + 1, attempts = j.attempts + 1, updated_at = $1::timestamptz
+    WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
+    RETURNING j.id, j.queue, j.kind, j.payload, j.status, j.priority, j.available_at, j.lease_owner, j.lease_until, j.lease_generation, j.attempts, j.max_attempts, j.last_error, j.unique_key, j.created_at, j.updated_at, j.finished_at
 )
-UPDATE jobs j
-SET status = 'running', lease_owner = $1::text, lease_until = $2::timestamptz,
-    lease_generation = j.lease_generation + 1, attempts = j.attempts + 1, updated_at = $3::timestamptz
-FROM picked
-WHERE j.id = picked.id
-RETURNING j.id, j.queue, j.kind, j.payload, j.status, j.priority, j.available_at, j.lease_owner, j.lease_until, j.lease_generation, j.attempts, j.max_attempts, j.last_error, j.unique_key, j.created_at, j.updated_at, j.finished_at
+SELECT (SELECT coalesce(array_agg(id), '{}') FROM acked)::bigint[] AS acked_ids, claimed.id, claimed.queue, claimed.kind, claimed.payload, claimed.status, claimed.priority, claimed.available_at, claimed.lease_owner, claimed.lease_until, claimed.lease_generation, claimed.attempts, claimed.max_attempts, claimed.last_error, claimed.unique_key, claimed.created_at, claimed.updated_at, claimed.finished_at
+FROM (SELECT 1) AS always_one_row
+LEFT JOIN claimed ON true
 `
 
-type JobClaimParams struct {
-	Owner      string
-	LeaseUntil time.Time
-	Now        time.Time
-	Queue      string
-	Lim        int32
+type JobAckAndClaimParams struct {
+	Now         time.Time
+	Ids         []int64
+	Generations []int64
+	Queue       string
+	Lim         int32
+	Owner       string
+	LeaseUntil  time.Time
 }
 
-// Claims up to lim ready jobs: SKIP LOCKED lets concurrent workers claim disjoint sets without
-// waiting on each other; each claim bumps the generation that fences the holder's later writes.
-func (q *Queries) JobClaim(ctx context.Context, arg JobClaimParams) ([]Job, error) {
-	rows, err := q.db.Query(ctx, jobClaim,
-		arg.Owner,
-		arg.LeaseUntil,
+type JobAckAndClaimRow struct {
+	AckedIds        []int64
+	ID              pgtype.Int8
+	Queue           pgtype.Text
+	Kind            pgtype.Text
+	Payload         []byte
+	Status          pgtype.Text
+	Priority        pgtype.Int4
+	AvailableAt     pgtype.Timestamptz
+	LeaseOwner      pgtype.Text
+	LeaseUntil      pgtype.Timestamptz
+	LeaseGeneration pgtype.Int8
+	Attempts        pgtype.Int4
+	MaxAttempts     pgtype.Int4
+	LastError       pgtype.Text
+	UniqueKey       pgtype.Text
+	CreatedAt       pgtype.Timestamptz
+	UpdatedAt       pgtype.Timestamptz
+	FinishedAt      pgtype.Timestamptz
+}
+
+// One worker cycle in one statement (one round trip, one commit): acknowledge the jobs it
+// finished, fenced by their claim's generation, and claim up to lim more. SKIP LOCKED lets
+// concurrent workers claim disjoint sets without waiting on each other; each claim bumps the
+// generation that fences the holder's later writes. Every row carries the ids whose ack took (a
+// lost lease matches no row); when nothing was claimed, one row comes back with NULL job columns.
+func (q *Queries) JobAckAndClaim(ctx context.Context, arg JobAckAndClaimParams) ([]JobAckAndClaimRow, error) {
+	rows, err := q.db.Query(ctx, jobAckAndClaim,
 		arg.Now,
+		arg.Ids,
+		arg.Generations,
 		arg.Queue,
 		arg.Lim,
+		arg.Owner,
+		arg.LeaseUntil,
 	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Job{}
+	items := []JobAckAndClaimRow{}
 	for rows.Next() {
-		var i Job
+		var i JobAckAndClaimRow
 		if err := rows.Scan(
+			&i.AckedIds,
 			&i.ID,
 			&i.Queue,
 			&i.Kind,
@@ -158,7 +176,7 @@ SET status       = CASE WHEN $1::boolean OR attempts >= max_attempts THEN 'dead'
     lease_until  = NULL,
     updated_at   = $4::timestamptz,
     finished_at  = CASE WHEN $1::boolean OR attempts >= max_attempts THEN $4::timestamptz END
-WHERE id = $5::bigint AND lease_generation = $6::bigint AND status = 'running'
+WHERE id = $5::bigint AND lease_generation = $6::bigint AND lease_owner IS NOT NULL
 `
 
 type JobFailParams struct {
@@ -171,6 +189,8 @@ type JobFailParams struct {
 }
 
 // Retries later, or buries the job when it is out of attempts or the failure is permanent.
+// Like the ack and the renewal, it is fenced by the claim's generation and a held lease
+// (lease_owner IS NOT NULL, which is status = 'running': see migration 00007).
 func (q *Queries) JobFail(ctx context.Context, arg JobFailParams) (int64, error) {
 	result, err := q.db.Exec(ctx, jobFail,
 		arg.Permanent,
@@ -322,7 +342,7 @@ func (q *Queries) JobReap(ctx context.Context, now time.Time) ([]JobReapRow, err
 const jobRenew = `-- name: JobRenew :execrows
 UPDATE jobs
 SET lease_until = $1::timestamptz, updated_at = $2::timestamptz
-WHERE id = $3::bigint AND lease_generation = $4::bigint AND status = 'running'
+WHERE id = $3::bigint AND lease_generation = $4::bigint AND lease_owner IS NOT NULL
 `
 
 type JobRenewParams struct {

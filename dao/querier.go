@@ -78,14 +78,18 @@ type Querier interface {
 	InteractiveDelete(ctx context.Context, arg InteractiveDeleteParams) error
 	InteractiveGetMany(ctx context.Context, arg InteractiveGetManyParams) ([]Interactive, error)
 	InteractiveLikesMany(ctx context.Context, arg InteractiveLikesManyParams) ([]InteractiveLikesManyRow, error)
-	JobAck(ctx context.Context, arg JobAckParams) (int64, error)
-	// Claims up to lim ready jobs: SKIP LOCKED lets concurrent workers claim disjoint sets without
-	// waiting on each other; each claim bumps the generation that fences the holder's later writes.
-	JobClaim(ctx context.Context, arg JobClaimParams) ([]Job, error)
+	// One worker cycle in one statement (one round trip, one commit): acknowledge the jobs it
+	// finished, fenced by their claim's generation, and claim up to lim more. SKIP LOCKED lets
+	// concurrent workers claim disjoint sets without waiting on each other; each claim bumps the
+	// generation that fences the holder's later writes. Every row carries the ids whose ack took (a
+	// lost lease matches no row); when nothing was claimed, one row comes back with NULL job columns.
+	JobAckAndClaim(ctx context.Context, arg JobAckAndClaimParams) ([]JobAckAndClaimRow, error)
 	JobDiscard(ctx context.Context, id int64) (int64, error)
 	// With a unique_key, enqueueing the same job twice inserts nothing and returns no row.
 	JobEnqueue(ctx context.Context, arg JobEnqueueParams) (int64, error)
 	// Retries later, or buries the job when it is out of attempts or the failure is permanent.
+	// Like the ack and the renewal, it is fenced by the claim's generation and a held lease
+	// (lease_owner IS NOT NULL, which is status = 'running': see migration 00007).
 	JobFail(ctx context.Context, arg JobFailParams) (int64, error)
 	JobGet(ctx context.Context, id int64) (Job, error)
 	// Operator listing: dead jobs first, then the rest, newest first.

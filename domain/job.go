@@ -47,6 +47,14 @@ type NewJob struct {
 	UniqueKey   string
 }
 
+// JobClaim asks for up to Limit ready jobs of Queue (best priority, oldest first), leased to
+// Owner until LeaseUntil.
+type JobClaim struct {
+	Queue, Owner    string
+	Limit           int
+	Now, LeaseUntil time.Time
+}
+
 // DefaultMaxAttempts is how often a job runs before it is dead, unless it says otherwise.
 const DefaultMaxAttempts = 5
 

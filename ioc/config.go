@@ -18,17 +18,20 @@ import (
 // Config is every setting of inkwell. Each one comes from a command-line flag, else from the
 // environment variable named in its help text, else from its default.
 type Config struct {
-	Env             string // "dev" or "prod"
-	Addr            string
-	DatabaseURL     string
-	RedisURL        string
-	RedisMode       string // "single", "cluster" or "sentinel": how RedisURL is read
-	RedisMaster     string // Sentinel mode: the name the Sentinels know the master by
-	RedisPrefix     string
-	MigrateOnStart  bool
-	LogLevel        string
-	LogFormat       string
-	ShutdownTimeout time.Duration
+	Env         string // "dev" or "prod"
+	Addr        string
+	DatabaseURL string
+	RedisURL    string
+	RedisMode   string // "single", "cluster" or "sentinel": how RedisURL is read
+	RedisMaster string // Sentinel mode: the name the Sentinels know the master by
+	RedisPrefix string
+	// The Redis circuit breaker: consecutive failures that open it, and how long it stays open.
+	RedisBreakerFailures int
+	RedisBreakerOpen     time.Duration
+	MigrateOnStart       bool
+	LogLevel             string
+	LogFormat            string
+	ShutdownTimeout      time.Duration
 
 	JWTSecret       string
 	JWTIssuer       string
@@ -151,6 +154,8 @@ func Flags(fs *flag.FlagSet) *Config {
 	str(&c.RedisMode, "redis-mode", "INKWELL_REDIS_MODE", "single", "how REDIS_URL is used: single (one server), cluster (seed nodes of a Redis Cluster) or sentinel (Sentinel addresses; needs INKWELL_REDIS_SENTINEL_MASTER)")
 	str(&c.RedisMaster, "redis-sentinel-master", "INKWELL_REDIS_SENTINEL_MASTER", "", "sentinel mode: name of the master the Sentinels monitor")
 	str(&c.RedisPrefix, "redis-prefix", "INKWELL_REDIS_PREFIX", "inkwell:", "prefix of every Redis key this instance writes")
+	intf(&c.RedisBreakerFailures, "redis-breaker-failures", "INKWELL_REDIS_BREAKER_FAILURES", 5, "consecutive Redis timeouts or connection failures after which Redis calls fail fast (served from PostgreSQL)")
+	dur(&c.RedisBreakerOpen, "redis-breaker-open", "INKWELL_REDIS_BREAKER_OPEN", time.Second, "how long Redis calls fail fast before one probe call tries Redis again")
 	boolf(&c.MigrateOnStart, "migrate-on-start", "INKWELL_MIGRATE_ON_START", "apply pending migrations before serving")
 	str(&c.LogLevel, "log-level", "INKWELL_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "INKWELL_LOG_FORMAT", "json", "log format: json or text")
@@ -292,6 +297,9 @@ func (c *Config) Validate(log *slog.Logger) error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("INKWELL_SHUTDOWN_TIMEOUT must be positive"))
+	}
+	if c.RedisBreakerFailures < 1 || c.RedisBreakerOpen < 10*time.Millisecond {
+		errs = append(errs, errors.New("INKWELL_REDIS_BREAKER_FAILURES must be at least 1 and INKWELL_REDIS_BREAKER_OPEN at least 10ms"))
 	}
 	return errors.Join(errs...)
 }

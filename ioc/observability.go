@@ -20,7 +20,7 @@ import (
 )
 
 // NewMetrics builds the Prometheus registry and exposes every component's counters.
-func NewMetrics(pool *pgxpool.Pool, rdb redis.UniversalClient, users *cache.UserCache, articles *cache.ArticleCache,
+func NewMetrics(pool *pgxpool.Pool, queuePool repository.QueuePool, rdb redis.UniversalClient, breaker *cache.Breaker, users *cache.UserCache, articles *cache.ArticleCache,
 	workers Workers, rank *job.RankJob, queue *repository.JobQueue, outbox *repository.Outbox,
 	reads ReadStream, outboxStream OutboxStream, log *slog.Logger) *metrics.Registry {
 	m := metrics.New(log)
@@ -61,10 +61,21 @@ func NewMetrics(pool *pgxpool.Pool, rdb redis.UniversalClient, users *cache.User
 	m.Gauge("inkwell_rank_last_duration_seconds", "Duration of the last ranking run.", nil,
 		func() float64 { return time.Duration(rank.Metrics.LastDurationNanos.Load()).Seconds() })
 
-	m.Gauge("inkwell_pgxpool_acquired_conns", "PostgreSQL connections in use.", nil, func() float64 { return float64(pool.Stat().AcquiredConns()) })
-	m.Gauge("inkwell_pgxpool_idle_conns", "Idle PostgreSQL connections.", nil, func() float64 { return float64(pool.Stat().IdleConns()) })
-	m.Gauge("inkwell_pgxpool_total_conns", "PostgreSQL connections open.", nil, func() float64 { return float64(pool.Stat().TotalConns()) })
-	m.Gauge("inkwell_pgxpool_empty_acquire_total", "Acquires that had to wait for a connection.", nil, func() float64 { return float64(pool.Stat().EmptyAcquireCount()) })
+	for name, pool := range map[string]*pgxpool.Pool{"api": pool, "queue": queuePool.Pool} {
+		l := prometheus.Labels{"pool": name}
+		m.Gauge("inkwell_pgxpool_acquired_conns", "PostgreSQL connections in use.", l, func() float64 { return float64(pool.Stat().AcquiredConns()) })
+		m.Gauge("inkwell_pgxpool_idle_conns", "Idle PostgreSQL connections.", l, func() float64 { return float64(pool.Stat().IdleConns()) })
+		m.Gauge("inkwell_pgxpool_total_conns", "PostgreSQL connections open.", l, func() float64 { return float64(pool.Stat().TotalConns()) })
+		m.Gauge("inkwell_pgxpool_empty_acquire_total", "Acquires that had to wait for a connection.", l, func() float64 { return float64(pool.Stat().EmptyAcquireCount()) })
+	}
+	m.Gauge("inkwell_redis_breaker_open", "1 while the Redis circuit breaker refuses calls (Redis failing; requests use PostgreSQL).", nil,
+		func() float64 {
+			if breaker.Open() {
+				return 1
+			}
+			return 0
+		})
+	m.Counter("inkwell_redis_breaker_rejected_total", "Redis calls refused by the open circuit breaker.", nil, &breaker.Rejected)
 	m.Gauge("inkwell_redis_pool_total_conns", "Redis connections open.", nil, func() float64 { return float64(rdb.PoolStats().TotalConns) })
 	m.Gauge("inkwell_redis_pool_idle_conns", "Idle Redis connections.", nil, func() float64 { return float64(rdb.PoolStats().IdleConns) })
 	m.Gauge("inkwell_redis_pool_timeouts_total", "Waits for a Redis connection that timed out.", nil, func() float64 { return float64(rdb.PoolStats().Timeouts) })

@@ -14,21 +14,37 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"inkwell/cache"
+	"inkwell/repository"
 	"inkwell/service"
 )
 
 // NewPgPool opens the PostgreSQL pool and checks it answers. The cleanup closes it.
 func NewPgPool(cfg *Config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
+	// pgxpool's default (4 on a small machine) is too few here: a connection sits in LISTEN for
+	// the outbox, and consumers and requests share the rest. An explicit pool_max_conns in
+	// DATABASE_URL wins.
+	return openPgPool(cfg, "postgres pool", 20, func(*pgxpool.Config) {}, log)
+}
+
+// NewQueuePgPool opens the job queue's own pool: one connection held in LISTEN, one for the
+// runner's cycle, one for the reaper, and one for every four job slots' lease renewals and
+// failures (each slot renews every third of a lease and fails rarely; a busy pool only makes
+// them wait a moment).
+func NewQueuePgPool(cfg *Config, log *slog.Logger) (repository.QueuePool, func(), error) {
+	maxConns := int32(3 + (cfg.QueueConcurrency+3)/4)
+	pool, cleanup, err := openPgPool(cfg, "job queue pool", maxConns, repository.ConfigureQueuePool, log)
+	return repository.QueuePool{Pool: pool}, cleanup, err
+}
+
+func openPgPool(cfg *Config, name string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
 		return nil, nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
-	// pgxpool's default (4 on a small machine) is too few here: two connections sit in LISTEN for
-	// the job queue and the outbox, and workers, consumers and requests share the rest. An explicit
-	// pool_max_conns in DATABASE_URL wins.
 	if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
-		pcfg.MaxConns = 20
+		pcfg.MaxConns = maxConns
 	}
+	configure(pcfg)
 	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to PostgreSQL: %w", err)
@@ -40,7 +56,7 @@ func NewPgPool(cfg *Config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
 		return nil, nil, fmt.Errorf("PostgreSQL at %s:%d does not answer (is it running? `make run` starts one): %w",
 			pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, err)
 	}
-	return pool, func() { pool.Close(); log.Info("postgres pool closed") }, nil
+	return pool, func() { pool.Close(); log.Info(name + " closed") }, nil
 }
 
 // The Redis modes of INKWELL_REDIS_MODE.
@@ -134,12 +150,16 @@ func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
 	default:
 		return nil, fmt.Errorf("INKWELL_REDIS_MODE must be single, cluster or sentinel, not %q", cfg.RedisMode)
 	}
-	// Short timeouts: a slow Redis must cost a request milliseconds, then the fallback path runs.
-	// They apply to every node a cluster or Sentinel client talks to.
+	// Short timeouts and no retries: a Redis call that fails costs a request at most one timeout,
+	// then the fallback path runs (go-redis retries timeouts too, which doubled the cost of a slow
+	// Redis; a pooled connection that Redis closed is found by the pool's health check before
+	// use, so retries are not needed for that). After a few failures in a row the circuit breaker
+	// (NewRedisBreaker) stops calling Redis at all for a while. The settings apply to every node a
+	// cluster or Sentinel client talks to.
 	o.DialTimeout = time.Second
-	o.ReadTimeout = 500 * time.Millisecond
-	o.WriteTimeout = 500 * time.Millisecond
-	o.MaxRetries = 1
+	o.ReadTimeout = 300 * time.Millisecond
+	o.WriteTimeout = 300 * time.Millisecond
+	o.MaxRetries = -1   // go-redis: 0 would mean its default of 3
 	o.DialerRetries = 1 // go-redis would otherwise retry a refused dial 5 times, 100 ms apart
 	return o, nil
 }
@@ -148,12 +168,13 @@ func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
 // as INKWELL_REDIS_MODE says (see RedisOptions). A Redis that does not answer at start is logged,
 // not fatal: every Redis use falls back or fails open, so the service works (slower) until Redis
 // returns.
-func NewRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), error) {
+func NewRedis(cfg *Config, breaker *cache.Breaker, log *slog.Logger) (redis.UniversalClient, func(), error) {
 	opts, err := RedisOptions(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	rdb := redis.NewUniversalClient(opts)
+	rdb.AddHook(breaker)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {
@@ -161,6 +182,11 @@ func NewRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), err
 			"addr", strings.Join(opts.Addrs, ","), "err", err)
 	}
 	return rdb, func() { _ = rdb.Close(); log.Info("redis client closed") }, nil
+}
+
+// NewRedisBreaker returns the circuit breaker every Redis call goes through (see cache.Breaker).
+func NewRedisBreaker(cfg *Config, log *slog.Logger) *cache.Breaker {
+	return cache.NewBreaker(cache.BreakerConfig{FailuresToOpen: uint32(cfg.RedisBreakerFailures), OpenFor: cfg.RedisBreakerOpen}, log)
 }
 
 // NewKeyspace returns the Redis key prefix.

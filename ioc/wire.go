@@ -4,7 +4,7 @@ import "github.com/google/wire"
 
 // ProviderSet builds the infrastructure.
 var ProviderSet = wire.NewSet(
-	NewPgPool, NewRedis, NewKeyspace, NewCachePolicy, NewSlugSuffix,
+	NewPgPool, NewQueuePgPool, NewRedisBreaker, NewRedis, NewKeyspace, NewCachePolicy, NewSlugSuffix,
 	NewPasswordHasher, NewJWTManager,
 	NewCron, NewRouterConfig, NewHTTPServer, NewApp,
 	NewReadStream, NewReadPublisher, NewWorkers,

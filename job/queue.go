@@ -15,8 +15,9 @@ import (
 
 // JobStore is the durable queue the runner works from (repository.JobQueue).
 type JobStore interface {
-	Claim(ctx context.Context, queue, owner string, n int, now, leaseUntil time.Time) ([]domain.Job, error)
-	Ack(ctx context.Context, id, generation int64, now time.Time) (bool, error)
+	// AckAndClaim records the done jobs and claims up to c.Limit more in one transaction;
+	// acked[i] is false when done[i]'s lease was lost.
+	AckAndClaim(ctx context.Context, done []domain.Job, c domain.JobClaim) (acked []bool, claimed []domain.Job, err error)
 	Fail(ctx context.Context, id, generation int64, lastErr string, permanent bool, retryAt, now time.Time) (bool, error)
 	Renew(ctx context.Context, id, generation int64, leaseUntil, now time.Time) (bool, error)
 	Reap(ctx context.Context, now time.Time) (int, error)
@@ -36,6 +37,9 @@ type QueueConfig struct {
 	BackoffBase time.Duration
 	BackoffMax  time.Duration
 	Grace       time.Duration // on shutdown, running jobs get this long before their contexts end
+	// AckWait bounds how long a finished job waits for its ack to be batched with others (zero:
+	// 2ms). Its slot stays taken meanwhile; it is recorded at once when nothing else is running.
+	AckWait time.Duration
 }
 
 // QueueStats counts a runner's work. Values only grow.
@@ -61,6 +65,9 @@ func NewRunner(store JobStore, cfg QueueConfig, handlers map[string]JobHandler, 
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 1
 	}
+	if cfg.AckWait <= 0 {
+		cfg.AckWait = 2 * time.Millisecond
+	}
 	return &Runner{store: store, cfg: cfg, handlers: handlers, owner: owner, now: now, rnd: rand.Float64,
 		log: log.With("queue", cfg.Queue, "owner", owner), wake: make(chan struct{}, 1)}
 }
@@ -76,69 +83,172 @@ func (r *Runner) Wake() {
 // Run works until ctx ends, then stops claiming, gives running jobs Grace to finish, and cancels
 // what is still running. Cancelled jobs are not acknowledged: their leases expire and the reaper
 // hands them to another worker.
+//
+// A job holds one of the Concurrency slots from its claim until its outcome is recorded. The loop
+// records the acks of the jobs that finished and claims work for every free slot in one
+// transaction, so a busy runner pays one commit per batch rather than two per job. Finished jobs
+// wait for their ack until every running job has finished or AckWait has passed since the first
+// of them finished, whichever is sooner; failures are recorded by the job's own goroutine (they
+// are rare and carry more state).
 func (r *Runner) Run(ctx context.Context) error {
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHandlers()
-	slots := make(chan struct{}, r.cfg.Concurrency)
-	var running sync.WaitGroup
-	poll := time.NewTimer(0)
+	// Recording outcomes outlives ctx (a shutdown still acknowledges finished work).
+	storeCtx, cancelStore := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelStore()
+
+	finished := make(chan domain.Job, r.cfg.Concurrency) // succeeded, awaiting their ack
+	freed := make(chan struct{}, r.cfg.Concurrency)      // failed, lost or cancelled: nothing left to record
+	inFlight := 0                                        // claimed jobs whose outcome the loop has not settled
+	var toAck []domain.Job
+	mayHaveWork := true // the last claim filled every slot, or a wake-up or poll came since
+	storeFailed := false
+	poll := time.NewTimer(r.cfg.Poll)
 	defer poll.Stop()
-	for ctx.Err() == nil {
-		free := cap(slots) - len(slots)
-		if free == 0 {
-			select { // wait for a slot
-			case slots <- struct{}{}:
-				<-slots
-				continue
-			case <-ctx.Done():
-				continue
+	ackWait := time.NewTimer(time.Hour)
+	ackWait.Stop()
+	ackDue := false
+	var graceOver <-chan time.Time // set once ctx ends
+	took := func(j domain.Job) {
+		if len(toAck) == 0 {
+			ackWait.Reset(r.cfg.AckWait)
+			ackDue = false
+		}
+		toAck = append(toAck, j)
+	}
+
+	for {
+		for drained := false; !drained; { // take in everything that finished meanwhile
+			select {
+			case j := <-finished:
+				took(j)
+			case <-freed:
+				inFlight--
+			default:
+				drained = true
 			}
 		}
-		now := r.now()
-		jobs, err := r.store.Claim(ctx, r.cfg.Queue, r.owner, free, now, now.Add(r.cfg.Lease))
-		if err != nil && ctx.Err() == nil {
-			r.log.WarnContext(ctx, "claim failed", "err", err)
+		stopping := ctx.Err() != nil
+		if stopping && graceOver == nil {
+			t := time.NewTimer(r.cfg.Grace)
+			defer t.Stop()
+			graceOver = t.C
 		}
-		for _, j := range jobs {
-			r.Stats.Claimed.Add(1)
-			slots <- struct{}{}
-			running.Add(1)
-			go func() {
-				defer func() { <-slots; running.Done() }()
-				r.execute(handlerCtx, j)
-			}()
+		free := 0 // slots not even waiting for an ack
+		if !stopping && mayHaveWork {
+			free = r.cfg.Concurrency - inFlight
 		}
-		if len(jobs) == free && err == nil {
-			continue // there may be more
+		flush := len(toAck) > 0 && (ackDue || stopping || inFlight == len(toAck))
+		if !storeFailed && (free > 0 || flush) {
+			want := 0
+			if !stopping && mayHaveWork {
+				want = free + len(toAck) // acked slots are free again at commit
+			}
+			now := r.now()
+			acked, jobs, err := r.store.AckAndClaim(storeCtx, toAck, domain.JobClaim{
+				Queue: r.cfg.Queue, Owner: r.owner, Limit: want, Now: now, LeaseUntil: now.Add(r.cfg.Lease)})
+			if err != nil {
+				// Nothing was recorded: keep the acks and try again after the poll interval.
+				storeFailed = true
+				r.log.Warn("recording finished jobs or claiming more failed; retrying after the poll interval",
+					"err", err, "unacknowledged", len(toAck))
+			} else {
+				r.settleAcks(toAck, acked)
+				inFlight -= len(toAck)
+				toAck = toAck[:0]
+				ackWait.Stop()
+				mayHaveWork = want > 0 && len(jobs) == want
+				for _, j := range jobs {
+					r.Stats.Claimed.Add(1)
+					inFlight++
+					go func() {
+						if r.execute(handlerCtx, j) {
+							finished <- j
+						} else {
+							freed <- struct{}{}
+						}
+					}()
+				}
+				continue // more may have finished during the commit
+			}
 		}
-		poll.Reset(r.cfg.Poll)
+		if stopping && inFlight == 0 {
+			return nil
+		}
+		if handlerCtx.Err() != nil && inFlight == len(toAck) {
+			// After the grace period every handler has returned: one last, bounded try to record
+			// the finished ones; the rest run again when their leases expire.
+			r.finalAck(storeCtx, toAck)
+			return nil
+		}
 		select {
-		case <-ctx.Done():
+		case j := <-finished:
+			took(j)
+		case <-freed:
+			inFlight--
+		case <-ackWait.C:
+			ackDue = true
 		case <-r.wake:
+			mayHaveWork, storeFailed = true, false
 		case <-poll.C:
+			poll.Reset(r.cfg.Poll)
+			mayHaveWork, storeFailed = true, false
+		case <-doneOrNil(ctx, graceOver):
+			// ctx just ended: the next turn starts the grace period and stops claiming.
+		case <-graceOver:
+			graceOver = make(chan time.Time) // never fires again
+			r.log.Warn("shutdown grace over; cancelling running jobs (their leases will expire and they will be retried)")
+			cancelHandlers()
 		}
 	}
-	done := make(chan struct{})
-	go func() { running.Wait(); close(done) }()
-	grace := time.NewTimer(r.cfg.Grace)
-	defer grace.Stop()
-	select {
-	case <-done:
-	case <-grace.C:
-		r.log.Warn("shutdown grace over; cancelling running jobs (their leases will expire and they will be retried)")
-		cancelHandlers()
-		<-done
-	}
-	return nil
 }
 
-// execute runs one job under its lease and records the outcome, fenced by the claim's generation.
-func (r *Runner) execute(parent context.Context, j domain.Job) {
+// doneOrNil is ctx.Done() until the grace period has started, then nil (so the ended context
+// does not wake the loop over and over).
+func doneOrNil(ctx context.Context, graceOver <-chan time.Time) <-chan struct{} {
+	if graceOver != nil {
+		return nil
+	}
+	return ctx.Done()
+}
+
+// finalAck records finished jobs once more at shutdown, with a deadline; what fails is run again
+// after its lease expires.
+func (r *Runner) finalAck(ctx context.Context, done []domain.Job) {
+	if len(done) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	acked, _, err := r.store.AckAndClaim(ctx, done, domain.JobClaim{Queue: r.cfg.Queue, Owner: r.owner, Now: r.now()})
+	if err != nil {
+		r.log.Error("finished jobs could not be acknowledged at shutdown; they will run again after their leases expire",
+			"err", err, "jobs", len(done))
+		return
+	}
+	r.settleAcks(done, acked)
+}
+
+// settleAcks counts recorded acks and reports the lost leases.
+func (r *Runner) settleAcks(done []domain.Job, acked []bool) {
+	for i, j := range done {
+		if acked[i] {
+			r.Stats.Done.Add(1)
+			continue
+		}
+		r.Stats.LostLeases.Add(1)
+		r.log.Warn("job ack changed nothing: the lease was lost (reaped and claimed again)", "job_id", j.ID, "kind", j.Kind)
+	}
+}
+
+// execute runs one job under its lease. It reports whether the job succeeded and still needs its
+// ack; failures are recorded here, fenced by the claim's generation.
+func (r *Runner) execute(parent context.Context, j domain.Job) (ack bool) {
 	log := r.log.With("job_id", j.ID, "kind", j.Kind, "attempt", j.Attempts)
 	h, ok := r.handlers[j.Kind]
 	if !ok {
-		r.finish(parent, log, j, fmt.Errorf("%w: no handler for kind %q", domain.ErrPermanent, j.Kind))
-		return
+		r.fail(parent, log, j, fmt.Errorf("%w: no handler for kind %q", domain.ErrPermanent, j.Kind))
+		return false
 	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
@@ -149,12 +259,18 @@ func (r *Runner) execute(parent context.Context, j domain.Job) {
 	if leaseLost.Load() {
 		r.Stats.LostLeases.Add(1)
 		log.Warn("job lease lost while running; leaving the outcome to its new holder")
-		return
+		return false
 	}
-	if parent.Err() != nil && err != nil {
-		return // shutdown cancelled it: the lease expires and it runs again elsewhere
+	if parent.Err() != nil {
+		// Shutdown cancelled it: whatever it returned, it may not have finished its work, so
+		// nothing is recorded; the lease expires and it runs again elsewhere.
+		return false
 	}
-	r.finish(parent, log, j, err)
+	if err == nil {
+		return true
+	}
+	r.fail(parent, log, j, err)
+	return false
 }
 
 // keepLease ends the handler's context shortly before the lease would expire, and renews the
@@ -201,21 +317,8 @@ func (r *Runner) keepLease(ctx context.Context, cancel context.CancelFunc, j dom
 	return func() { close(quit); wg.Wait() }
 }
 
-func (r *Runner) finish(ctx context.Context, log *slog.Logger, j domain.Job, err error) {
+func (r *Runner) fail(ctx context.Context, log *slog.Logger, j domain.Job, err error) {
 	now := r.now()
-	if err == nil {
-		ok, aerr := r.store.Ack(ctx, j.ID, j.Generation, now)
-		switch {
-		case aerr != nil:
-			log.Error("job ack failed; it will run again after its lease expires", "err", aerr)
-		case !ok:
-			r.Stats.LostLeases.Add(1)
-			log.Warn("job ack changed nothing: the lease was lost (reaped and claimed again)")
-		default:
-			r.Stats.Done.Add(1)
-		}
-		return
-	}
 	permanent := errors.Is(err, domain.ErrPermanent)
 	retryAt := now.Add(domain.Backoff(j.Attempts, r.cfg.BackoffBase, r.cfg.BackoffMax, r.rnd()))
 	ok, ferr := r.store.Fail(ctx, j.ID, j.Generation, err.Error(), permanent, retryAt, now)

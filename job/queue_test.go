@@ -14,7 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"inkwell/dao"
 	"inkwell/domain"
 	"inkwell/internal/testenv"
 	"inkwell/job"
@@ -44,6 +43,7 @@ func newQueueEnv(t testing.TB, maxConns int32) *queueEnv {
 		t.Fatal(err)
 	}
 	cfg.MaxConns = maxConns
+	repository.ConfigureQueuePool(cfg)
 	// INKWELL_TEST_SYNCHRONOUS_COMMIT=off shows how much of the queue's cost is waiting for WAL
 	// flushes (a diagnostic for BenchmarkQueueThroughput; never the default).
 	if v := os.Getenv("INKWELL_TEST_SYNCHRONOUS_COMMIT"); v != "" {
@@ -54,7 +54,7 @@ func newQueueEnv(t testing.TB, maxConns int32) *queueEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return &queueEnv{db: db, pool: pool, queue: repository.NewJobQueue(pool, dao.New(pool))}
+	return &queueEnv{db: db, pool: pool, queue: repository.NewJobQueue(repository.QueuePool{Pool: pool})}
 }
 
 // jobOpts are the fields of a job to enqueue; empty ones get defaults.
@@ -110,7 +110,12 @@ type queueClock struct {
 	t  time.Time
 }
 
-func newQueueClock() *queueClock { return &queueClock{t: time.Now().Truncate(time.Millisecond)} }
+// newQueueClock starts a fake clock at the next whole millisecond: never before the real time a
+// job enqueued just before was stamped with (truncating to the millisecond could put the clock
+// before it, and the job would not be claimable until the clock moved).
+func newQueueClock() *queueClock {
+	return &queueClock{t: time.Now().Truncate(time.Millisecond).Add(time.Millisecond)}
+}
 
 func (c *queueClock) Now() time.Time {
 	c.mu.Lock()
@@ -132,27 +137,33 @@ type hookedStore struct {
 	beforeAck  func(ctx context.Context, id int64) error // a non-nil error is returned instead of acking
 	afterAck   func(ctx context.Context, id int64, ok bool, err error)
 	afterFail  func(id int64, lastErr string, permanent bool, retryAt, now time.Time, ok bool)
+	// beforeCycle sees every AckAndClaim call's arguments.
+	beforeCycle func(done []domain.Job, c domain.JobClaim)
 }
 
-func (s *hookedStore) Claim(ctx context.Context, queue, owner string, n int, now, leaseUntil time.Time) ([]domain.Job, error) {
-	jobs, err := s.JobStore.Claim(ctx, queue, owner, n, now, leaseUntil)
-	if s.afterClaim != nil {
-		s.afterClaim(ctx, jobs, err)
+// AckAndClaim runs beforeAck for every job to acknowledge (any error aborts the whole call, as a
+// failed transaction would), then the real call, then afterAck per job and afterClaim.
+func (s *hookedStore) AckAndClaim(ctx context.Context, done []domain.Job, c domain.JobClaim) ([]bool, []domain.Job, error) {
+	if s.beforeCycle != nil {
+		s.beforeCycle(done, c)
 	}
-	return jobs, err
-}
-
-func (s *hookedStore) Ack(ctx context.Context, id, generation int64, now time.Time) (bool, error) {
 	if s.beforeAck != nil {
-		if err := s.beforeAck(ctx, id); err != nil {
-			return false, err
+		for _, j := range done {
+			if err := s.beforeAck(ctx, j.ID); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
-	ok, err := s.JobStore.Ack(ctx, id, generation, now)
+	acked, jobs, err := s.JobStore.AckAndClaim(ctx, done, c)
 	if s.afterAck != nil {
-		s.afterAck(ctx, id, ok, err)
+		for i, j := range done {
+			s.afterAck(ctx, j.ID, err == nil && acked[i], err)
+		}
 	}
-	return ok, err
+	if s.afterClaim != nil && c.Limit > 0 {
+		s.afterClaim(ctx, jobs, err)
+	}
+	return acked, jobs, err
 }
 
 func (s *hookedStore) Fail(ctx context.Context, id, generation int64, lastErr string, permanent bool, retryAt, now time.Time) (bool, error) {
@@ -173,6 +184,7 @@ type runnerOpts struct {
 	BackoffBase time.Duration
 	BackoffMax  time.Duration
 	Grace       time.Duration // zero: a minute; negative: none at all
+	AckWait     time.Duration // zero: the runner's default
 	Now         func() time.Time
 }
 
@@ -207,7 +219,7 @@ func newRunner(t testing.TB, store job.JobStore, o runnerOpts, handlers map[stri
 	}
 	return job.NewRunner(store, job.QueueConfig{
 		Queue: o.Queue, Concurrency: o.Concurrency, Lease: o.Lease, Poll: o.Poll,
-		BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax, Grace: o.Grace,
+		BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax, Grace: o.Grace, AckWait: o.AckWait,
 	}, handlers, o.Owner, o.Now, testenv.Logger(t))
 }
 

@@ -6,31 +6,40 @@ VALUES (@queue::text, @kind::text, @payload::jsonb, @priority::int, @available_a
 ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
 RETURNING id;
 
--- name: JobClaim :many
--- Claims up to lim ready jobs: SKIP LOCKED lets concurrent workers claim disjoint sets without
--- waiting on each other; each claim bumps the generation that fences the holder's later writes.
-WITH picked AS (
+-- name: JobAckAndClaim :many
+-- One worker cycle in one statement (one round trip, one commit): acknowledge the jobs it
+-- finished, fenced by their claim's generation, and claim up to lim more. SKIP LOCKED lets
+-- concurrent workers claim disjoint sets without waiting on each other; each claim bumps the
+-- generation that fences the holder's later writes. Every row carries the ids whose ack took (a
+-- lost lease matches no row); when nothing was claimed, one row comes back with NULL job columns.
+WITH acked AS (
+    UPDATE jobs j
+    SET status = 'done', finished_at = @now::timestamptz, updated_at = @now::timestamptz,
+        lease_owner = NULL, lease_until = NULL, last_error = NULL
+    FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@generations::bigint[]) AS generation) AS held
+    WHERE j.id = ANY(@ids::bigint[]) AND j.id = held.id AND j.lease_generation = held.generation AND j.lease_owner IS NOT NULL
+    RETURNING j.id
+), picked AS (
     SELECT id FROM jobs
     WHERE queue = @queue::text AND status = 'ready' AND available_at <= @now::timestamptz
     ORDER BY priority DESC, available_at, id
     LIMIT @lim::int
     FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE jobs j
+    SET status = 'running', lease_owner = @owner::text, lease_until = @lease_until::timestamptz,
+        lease_generation = j.lease_generation + 1, attempts = j.attempts + 1, updated_at = @now::timestamptz
+    WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
+    RETURNING j.*
 )
-UPDATE jobs j
-SET status = 'running', lease_owner = @owner::text, lease_until = @lease_until::timestamptz,
-    lease_generation = j.lease_generation + 1, attempts = j.attempts + 1, updated_at = @now::timestamptz
-FROM picked
-WHERE j.id = picked.id
-RETURNING j.*;
-
--- name: JobAck :execrows
-UPDATE jobs
-SET status = 'done', finished_at = @now::timestamptz, updated_at = @now::timestamptz,
-    lease_owner = NULL, lease_until = NULL, last_error = NULL
-WHERE id = @id::bigint AND lease_generation = @generation::bigint AND status = 'running';
+SELECT (SELECT coalesce(array_agg(id), '{}') FROM acked)::bigint[] AS acked_ids, claimed.*
+FROM (SELECT 1) AS always_one_row
+LEFT JOIN claimed ON true;
 
 -- name: JobFail :execrows
 -- Retries later, or buries the job when it is out of attempts or the failure is permanent.
+-- Like the ack and the renewal, it is fenced by the claim's generation and a held lease
+-- (lease_owner IS NOT NULL, which is status = 'running': see migration 00007).
 UPDATE jobs
 SET status       = CASE WHEN @permanent::boolean OR attempts >= max_attempts THEN 'dead' ELSE 'ready' END,
     available_at = @retry_at::timestamptz,
@@ -39,12 +48,12 @@ SET status       = CASE WHEN @permanent::boolean OR attempts >= max_attempts THE
     lease_until  = NULL,
     updated_at   = @now::timestamptz,
     finished_at  = CASE WHEN @permanent::boolean OR attempts >= max_attempts THEN @now::timestamptz END
-WHERE id = @id::bigint AND lease_generation = @generation::bigint AND status = 'running';
+WHERE id = @id::bigint AND lease_generation = @generation::bigint AND lease_owner IS NOT NULL;
 
 -- name: JobRenew :execrows
 UPDATE jobs
 SET lease_until = @lease_until::timestamptz, updated_at = @now::timestamptz
-WHERE id = @id::bigint AND lease_generation = @generation::bigint AND status = 'running';
+WHERE id = @id::bigint AND lease_generation = @generation::bigint AND lease_owner IS NOT NULL;
 
 -- name: JobReap :many
 -- Returns jobs whose lease ran out (their worker died) to the ready set, or buries them when that

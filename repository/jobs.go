@@ -21,8 +21,24 @@ type JobQueue struct {
 	q    dao.Querier
 }
 
-// NewJobQueue returns the queue.
-func NewJobQueue(pool *pgxpool.Pool, q dao.Querier) *JobQueue { return &JobQueue{pool: pool, q: q} }
+// QueuePool is the connection pool the job queue works through. It is not the API's pool, so
+// that workers and requests cannot take each other's connections, and its sessions plan
+// statements once (ConfigureQueuePool).
+type QueuePool struct{ *pgxpool.Pool }
+
+// ConfigureQueuePool makes the pool's sessions keep one generic plan per prepared statement. The
+// queue's statements are written so that their plan never depends on their parameters (primary
+// key lookups and partial-index scans), and letting PostgreSQL plan the claim afresh for every
+// call cost about 0.6 ms of a 1.3 ms worker cycle — most of the throughput (docs/BENCHMARKS.md).
+// TestJobQueueGenericPlans holds the statements to index scans.
+func ConfigureQueuePool(c *pgxpool.Config) {
+	c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+}
+
+// NewJobQueue returns the queue. A statement whose context carries a transaction (WithTx) runs in it.
+func NewJobQueue(pool QueuePool) *JobQueue {
+	return &JobQueue{pool: pool.Pool, q: dao.New(ctxDB{pool: pool.Pool})}
+}
 
 // jobsChannel is the LISTEN/NOTIFY channel enqueues signal; the payload is the queue name.
 const jobsChannel = "inkwell_jobs"
@@ -68,21 +84,56 @@ func EnqueueTx(ctx context.Context, q *dao.Queries, nj domain.NewJob) (bool, err
 
 // Claim leases up to n ready jobs of queue to owner until leaseUntil.
 func (j *JobQueue) Claim(ctx context.Context, queue, owner string, n int, now, leaseUntil time.Time) ([]domain.Job, error) {
-	rows, err := j.q.JobClaim(ctx, dao.JobClaimParams{Queue: queue, Now: now, Lim: int32(n), Owner: owner, LeaseUntil: leaseUntil})
-	if err != nil {
-		return nil, wrapf(err, "claim from %s", queue)
-	}
-	out := make([]domain.Job, len(rows))
-	for i, r := range rows {
-		out[i] = jobFromRow(r)
-	}
-	return out, nil
+	_, claimed, err := j.AckAndClaim(ctx, nil, domain.JobClaim{Queue: queue, Owner: owner, Limit: n, Now: now, LeaseUntil: leaseUntil})
+	return claimed, err
 }
 
-// Ack marks a job done; false when the lease was lost (0 rows).
+// Ack marks a job done; false when the lease was lost (the generation no longer matches).
 func (j *JobQueue) Ack(ctx context.Context, id, generation int64, now time.Time) (bool, error) {
-	n, err := j.q.JobAck(ctx, dao.JobAckParams{ID: id, Generation: generation, Now: now})
-	return n == 1, wrapf(err, "ack job %d", id)
+	acked, _, err := j.AckAndClaim(ctx, []domain.Job{{ID: id, Generation: generation}}, domain.JobClaim{Now: now})
+	if err != nil {
+		return false, err
+	}
+	return acked[0], nil
+}
+
+// AckAndClaim marks the done jobs done and claims up to c.Limit more in one statement, so a
+// worker's whole cycle — a batch of outcomes and the next batch of work — costs one round trip
+// and one commit. acked[i] is false when done[i]'s lease was lost (it was reaped and claimed
+// again, and its new holder decides the outcome). On error nothing was recorded or claimed.
+func (j *JobQueue) AckAndClaim(ctx context.Context, done []domain.Job, c domain.JobClaim) (acked []bool, claimed []domain.Job, err error) {
+	if len(done) == 0 && c.Limit <= 0 {
+		return nil, nil, nil
+	}
+	ids := make([]int64, len(done))
+	gens := make([]int64, len(done))
+	for i, d := range done {
+		ids[i], gens[i] = d.ID, d.Generation
+	}
+	rows, err := j.q.JobAckAndClaim(ctx, dao.JobAckAndClaimParams{
+		Ids: ids, Generations: gens, Now: c.Now,
+		Queue: c.Queue, Lim: int32(max(c.Limit, 0)), Owner: c.Owner, LeaseUntil: c.LeaseUntil,
+	})
+	if err != nil {
+		return nil, nil, wrapf(err, "ack %d jobs and claim up to %d from %q", len(done), c.Limit, c.Queue)
+	}
+	stillHeld := map[int64]bool{}
+	if len(rows) > 0 {
+		for _, id := range rows[0].AckedIds {
+			stillHeld[id] = true
+		}
+	}
+	acked = make([]bool, len(done))
+	for i, d := range done {
+		acked[i] = stillHeld[d.ID]
+	}
+	claimed = make([]domain.Job, 0, len(rows))
+	for _, r := range rows {
+		if r.ID.Valid {
+			claimed = append(claimed, claimedJob(r))
+		}
+	}
+	return acked, claimed, nil
 }
 
 // Fail records a failed attempt: ready again at retryAt, or dead when permanent or out of
@@ -181,6 +232,17 @@ func listen(ctx context.Context, pool *pgxpool.Pool, channel string, wake func(p
 		}
 		wake(n.Payload)
 	}
+}
+
+// claimedJob is a job row as the claim returned it (its columns are nullable only because the
+// claim may return none).
+func claimedJob(r dao.JobAckAndClaimRow) domain.Job {
+	return jobFromRow(dao.Job{
+		ID: r.ID.Int64, Queue: r.Queue.String, Kind: r.Kind.String, Payload: r.Payload, Status: r.Status.String,
+		Priority: r.Priority.Int32, AvailableAt: r.AvailableAt.Time, LeaseOwner: r.LeaseOwner, LeaseUntil: r.LeaseUntil,
+		LeaseGeneration: r.LeaseGeneration.Int64, Attempts: r.Attempts.Int32, MaxAttempts: r.MaxAttempts.Int32,
+		LastError: r.LastError, UniqueKey: r.UniqueKey, CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time, FinishedAt: r.FinishedAt,
+	})
 }
 
 func jobFromRow(r dao.Job) domain.Job {

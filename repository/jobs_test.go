@@ -32,7 +32,7 @@ type jobsEnv struct {
 func newJobsEnv(t *testing.T) *jobsEnv {
 	t.Helper()
 	db := testenv.NewDB(t)
-	return &jobsEnv{pool: db.Pool, queue: repository.NewJobQueue(db.Pool, dao.New(db.Pool))}
+	return &jobsEnv{pool: db.Pool, queue: repository.NewJobQueue(repository.QueuePool{Pool: db.Pool})}
 }
 
 // newJob is a job to enqueue; empty fields get defaults.

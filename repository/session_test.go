@@ -37,7 +37,7 @@ func setupSafety(t *testing.T, db *testenv.DB) safetyEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.MaxConns = 40
+	cfg.MaxConns = 16 // bounded: every package's tests share the server's max_connections (100 by default)
 	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
