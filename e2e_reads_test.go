@@ -347,7 +347,8 @@ func newReadStack(t *testing.T) *readStack {
 	articles := repository.NewArticleRepository(pool, q, cache.NewArticleCache(rds.Client, ks, policy, log),
 		cache.NewAuthorPageCache(rds.Client, ks, policy), cache.NewTagsCache(rds.Client, ks, policy, log), log)
 	t.Cleanup(articles.WaitBackground)
-	inter := repository.NewInteractiveRepository(pool, q, counters, log)
+	mirror := repository.NewCounterMirror()
+	inter := repository.NewInteractiveRepository(pool, q, counters, mirror, log)
 	hasher, err := ioc.NewPasswordHasher(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -361,8 +362,8 @@ func newReadStack(t *testing.T) *readStack {
 		repository.NewAPIKeyRepository(q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, log)
 	userSvc := service.NewUserService(users, hasher, sessions, log)
 	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, ioc.NewSlugSuffix())
-	readSvc := service.NewReadService(repository.NewReadRepository(q, counters, log), articleSvc)
-	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters, log), articleSvc)
+	readSvc := service.NewReadService(repository.NewReadRepository(q, counters, mirror, log), articleSvc)
+	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters, mirror, log), articleSvc)
 	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: 1 << 20}, log, web.Handlers{
 		Auth:        web.NewAuthenticator(userSvc, log),
 		Users:       web.NewUserHandler(userSvc, log),

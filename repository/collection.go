@@ -19,12 +19,13 @@ type CollectionRepository struct {
 	pool     *pgxpool.Pool
 	q        dao.Querier
 	counters *cache.CountersCache
+	mirror   *CounterMirror
 	log      *slog.Logger
 }
 
 // NewCollectionRepository returns the repository.
-func NewCollectionRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.CountersCache, log *slog.Logger) *CollectionRepository {
-	return &CollectionRepository{pool: pool, q: q, counters: counters, log: log}
+func NewCollectionRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.CountersCache, mirror *CounterMirror, log *slog.Logger) *CollectionRepository {
+	return &CollectionRepository{pool: pool, q: q, counters: counters, mirror: mirror, log: log}
 }
 
 // Create inserts a folder; domain.ErrCollectionNameTaken if the owner has one of that name.
@@ -73,6 +74,14 @@ func (r *CollectionRepository) Update(ctx context.Context, c domain.Collection) 
 // domain.ErrNotFound if the folder does not exist (any more).
 func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 	var articles []int64
+	// The folder's articles are known only inside the transaction; their count changes are
+	// registered there, before the commit, so that a refill racing them is distrusted.
+	var endChange func()
+	defer func() {
+		if endChange != nil {
+			endChange()
+		}
+	}()
 	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
 		// Lock first: an Add committing while CollectionDelete ran would have its item removed by
 		// the cascade without being in CollectionDelete's snapshot, so its count would stay up.
@@ -83,6 +92,10 @@ func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 		if articles, err = q.CollectionDelete(ctx, id); err != nil {
 			return wrapf(err, "delete collection %d", id)
 		}
+		if endChange != nil { // a retried transaction
+			endChange()
+		}
+		endChange = r.mirror.changing(domain.BizArticle, articles...)
 		for _, a := range articles {
 			if err := q.InteractiveAddCollects(ctx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: a, Delta: -1}); err != nil {
 				return wrapf(err, "uncount collect of article %d", a)
@@ -97,7 +110,7 @@ func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 	for _, a := range articles {
 		deltas[a] = -1
 	}
-	r.mirror(ctx, deltas)
+	r.incr(ctx, deltas)
 	return nil
 }
 
@@ -112,6 +125,7 @@ func (r *CollectionRepository) Remove(ctx context.Context, collectionID, article
 }
 
 func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articleID int64, add bool) (bool, error) {
+	defer r.mirror.changing(domain.BizArticle, articleID)() // until the hash is incremented, a refill may race it
 	var changed bool
 	delta := int64(1)
 	if !add {
@@ -135,7 +149,7 @@ func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articl
 	if err != nil || !changed {
 		return false, err
 	}
-	r.mirror(ctx, map[int64]int64{articleID: delta})
+	r.incr(ctx, map[int64]int64{articleID: delta})
 	return true, nil
 }
 
@@ -157,9 +171,14 @@ func (r *CollectionRepository) Items(ctx context.Context, collectionID int64, af
 	return out, nil
 }
 
-func (r *CollectionRepository) mirror(ctx context.Context, deltas map[int64]int64) {
+// incr mirrors committed collect changes into the Redis hashes. A failed increment (which may
+// also have run) leaves them untrustworthy: they are dropped once Redis answers again.
+func (r *CollectionRepository) incr(ctx context.Context, deltas map[int64]int64) {
 	if err := r.counters.IncrMany(context.WithoutCancel(ctx), domain.BizArticle, cache.FieldCollects, deltas); err != nil {
 		r.log.WarnContext(ctx, "collect counter cache update failed", "err", err)
+		for id := range deltas {
+			r.mirror.distrust(ctx, r.log, domain.BizArticle, id)
+		}
 	}
 }
 

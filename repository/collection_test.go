@@ -46,8 +46,8 @@ func setupCollections(t *testing.T, db *testenv.DB) colEnv {
 	calls := &atomic.Int64{}
 	return colEnv{
 		env:       e,
-		cols:      repository.NewCollectionRepository(e.pool, e.q, e.counters, log),
-		inter:     repository.NewInteractiveRepository(e.pool, collectedCounter{Querier: e.q, calls: calls}, e.counters, log),
+		cols:      repository.NewCollectionRepository(e.pool, e.q, e.counters, e.mirror, log),
+		inter:     repository.NewInteractiveRepository(e.pool, collectedCounter{Querier: e.q, calls: calls}, e.counters, e.mirror, log),
 		collected: calls,
 	}
 }

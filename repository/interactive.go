@@ -22,13 +22,54 @@ type InteractiveRepository struct {
 	q        dao.Querier
 	counters *cache.CountersCache
 	log      *slog.Logger
-	repair   mirrorRepair
-	writes   likeWrites
+	repair   *mirrorRepair
+	writes   *counterWrites
 }
 
-// NewInteractiveRepository returns the repository.
-func NewInteractiveRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.CountersCache, log *slog.Logger) *InteractiveRepository {
-	return &InteractiveRepository{pool: pool, q: q, counters: counters, log: log}
+// NewInteractiveRepository returns the repository. The mirror is shared with the other
+// repositories that change counts (collections, reads).
+func NewInteractiveRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.CountersCache, mirror *CounterMirror, log *slog.Logger) *InteractiveRepository {
+	return &InteractiveRepository{pool: pool, q: q, counters: counters, log: log, repair: &mirror.repair, writes: &mirror.writes}
+}
+
+// CounterMirror is what keeps the Redis counter hashes honest across the repositories that change
+// counts (likes, collects, reads), one per process: the count changes under way, so that a
+// refill racing one is distrusted, and the hashes to drop once Redis answers again, which the
+// counter reads do (InteractiveRepository.Counters).
+type CounterMirror struct {
+	writes counterWrites
+	repair mirrorRepair
+}
+
+// NewCounterMirror returns an empty mirror.
+func NewCounterMirror() *CounterMirror { return &CounterMirror{} }
+
+// changing records count changes of ids under way, from before their transaction until their
+// Redis increment is done; call the returned function then.
+func (m *CounterMirror) changing(biz domain.Biz, ids ...int64) (done func()) {
+	seen := make(map[int64]bool, len(ids))
+	ends := make([]func(), 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			ends = append(ends, m.writes.begin(mirrorItem{biz, id}))
+		}
+	}
+	return func() {
+		for _, end := range ends {
+			end()
+		}
+	}
+}
+
+// distrust marks the hashes of ids as possibly wrong (their increment failed, or the change
+// raced a refill): they are dropped once Redis answers again.
+func (m *CounterMirror) distrust(ctx context.Context, log *slog.Logger, biz domain.Biz, ids ...int64) {
+	for _, id := range ids {
+		if !m.repair.add(biz, id, false) {
+			log.WarnContext(ctx, "too many counter hashes to repair; this one stays stale until it expires", "biz", biz, "id", id)
+		}
+	}
 }
 
 // Like turns userID's like of the item on. Only a real change (off or absent → on) moves the
@@ -88,24 +129,28 @@ func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id,
 	return nil
 }
 
-// likeWrites tracks the likes under way in this process, from before their transaction until their
-// increment of the counter hash is done, so a read that refills a hash can tell whether one raced
-// it.
-type likeWrites struct {
-	mu       sync.Mutex
-	inFlight map[mirrorItem]int
-	began    map[mirrorItem]time.Time // when the latest like of the item began
+// counterWrites tracks the count changes under way in this process (likes, collects, reads), from
+// before their transaction until their increment of the counter hash is done, so a read that
+// refills a hash can tell whether one raced it.
+type counterWrites struct {
+	mu        sync.Mutex
+	inFlight  map[mirrorItem]int
+	began     map[mirrorItem]time.Time // when the latest change of the item began
+	lastSweep time.Time
 }
 
-// begin records the start of a like of it and returns the function that records its end.
-func (w *likeWrites) begin(it mirrorItem) func() {
+// begin records the start of a count change of it and returns the function that records its end.
+func (w *counterWrites) begin(it mirrorItem) func() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.inFlight == nil {
 		w.inFlight, w.began = make(map[mirrorItem]int), make(map[mirrorItem]time.Time)
 	}
 	now := time.Now()
-	if len(w.began) >= 10000 { // forget items idle for a minute: no refill takes that long
+	// Forget items idle for a minute (no refill takes that long), sweeping at most every 10 s so
+	// that a read batch touching thousands of articles does not scan the map for each.
+	if len(w.began) >= 10000 && now.Sub(w.lastSweep) > 10*time.Second {
+		w.lastSweep = now
 		for k, at := range w.began {
 			if w.inFlight[k] == 0 && now.Sub(at) > time.Minute {
 				delete(w.began, k)
@@ -123,8 +168,8 @@ func (w *likeWrites) begin(it mirrorItem) func() {
 	}
 }
 
-// busy returns the items among ids with a like under way, or begun since since (when not zero).
-func (w *likeWrites) busy(biz domain.Biz, ids []int64, since time.Time) map[mirrorItem]bool {
+// busy returns the items among ids with a change under way, or begun since since (when not zero).
+func (w *counterWrites) busy(biz domain.Biz, ids []int64, since time.Time) map[mirrorItem]bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := make(map[mirrorItem]bool)

@@ -16,12 +16,13 @@ import (
 type ReadRepository struct {
 	q        dao.Querier
 	counters *cache.CountersCache
+	mirror   *CounterMirror
 	log      *slog.Logger
 }
 
 // NewReadRepository returns the repository.
-func NewReadRepository(q dao.Querier, counters *cache.CountersCache, log *slog.Logger) *ReadRepository {
-	return &ReadRepository{q: q, counters: counters, log: log}
+func NewReadRepository(q dao.Querier, counters *cache.CountersCache, mirror *CounterMirror, log *slog.Logger) *ReadRepository {
+	return &ReadRepository{q: q, counters: counters, mirror: mirror, log: log}
 }
 
 // applyTimeout bounds one batch statement, which runs detached from its caller's cancellation.
@@ -39,6 +40,7 @@ func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []
 	for i, ev := range evs {
 		ids[i], articles[i] = ev.ID, ev.ArticleID
 	}
+	defer r.mirror.changing(domain.BizArticle, articles...)() // until the hashes are incremented, a refill may race them
 	// The statement does not die with ctx. A consumer stopped between PostgreSQL's commit and its
 	// answer would otherwise fail here without touching Redis, and the retry would find every id
 	// in the inbox: the hashes would stay behind until they expire. Only the timeout (or a lost
@@ -55,11 +57,14 @@ func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []
 		deltas[row.ArticleID] = row.Reads
 		applied += row.Reads
 	}
-	// PostgreSQL has committed. A failure here leaves the Redis hashes behind until they expire;
-	// it must not fail the batch, or a retry would find the events already in the inbox and the
-	// hashes would never catch up anyway.
+	// PostgreSQL has committed. A failure here must not fail the batch (a retry would find the
+	// events already in the inbox); the hashes are distrusted instead, and dropped once Redis
+	// answers again.
 	if err := r.counters.IncrMany(context.WithoutCancel(ctx), domain.BizArticle, cache.FieldReads, deltas); err != nil {
 		r.log.WarnContext(ctx, "read counter cache update failed", "articles", len(deltas), "err", err)
+		for id := range deltas {
+			r.mirror.distrust(ctx, r.log, domain.BizArticle, id)
+		}
 	}
 	return applied, nil
 }

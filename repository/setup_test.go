@@ -38,6 +38,7 @@ type env struct {
 	artCache *cache.ArticleCache
 	pages    *cache.AuthorPageCache
 	counters *cache.CountersCache
+	mirror   *repository.CounterMirror // shared by the repositories that change counts
 	articles *repository.ArticleRepository
 	inter    *repository.InteractiveRepository
 	comments *repository.CommentRepository
@@ -47,6 +48,7 @@ type envOpts struct {
 	Policy    cache.Policy  // zero: testPolicy
 	DeadRedis bool          // the cache talks to a port where nothing listens
 	Pool      *pgxpool.Pool // nil: the database's own pool (querycount_test passes a traced one)
+	RedisHook redis.Hook    // installed on a client of the caches' own (to inject faults)
 }
 
 func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
@@ -58,6 +60,10 @@ func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
 	cacheRDB := r.Client
 	if o.DeadRedis {
 		cacheRDB = testenv.DeadRedis(t)
+	}
+	if o.RedisHook != nil {
+		cacheRDB = testenv.NewRedisClient(t, nil)
+		cacheRDB.AddHook(o.RedisHook)
 	}
 	pool := db.Pool
 	if o.Pool != nil {
@@ -78,9 +84,10 @@ func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
 		artCache: cache.NewArticleCache(cacheRDB, ks, o.Policy, log),
 		pages:    cache.NewAuthorPageCache(cacheRDB, ks, o.Policy),
 		counters: cache.NewCountersCache(cacheRDB, ks, o.Policy),
+		mirror:   repository.NewCounterMirror(),
 	}
 	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), log)
-	e.inter = repository.NewInteractiveRepository(pool, q, e.counters, log)
+	e.inter = repository.NewInteractiveRepository(pool, q, e.counters, e.mirror, log)
 	e.comments = repository.NewCommentRepository(pool, q)
 	// Registered after the Redis cleanup, so it runs first: no preload outlives the test's keys.
 	t.Cleanup(e.articles.WaitBackground)

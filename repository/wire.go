@@ -14,5 +14,5 @@ func NewQuerier(pool *pgxpool.Pool) dao.Querier { return dao.New(ctxDB{pool: poo
 // ProviderSet builds the repositories.
 var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewFollowRepository,
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
-	NewRankRepository, NewJobQueue, NewOutbox, NewNotificationRepository,
+	NewRankRepository, NewCounterMirror, NewJobQueue, NewOutbox, NewNotificationRepository,
 	NewSessionRepository, NewAPIKeyRepository, NewIdempotencyStore)
