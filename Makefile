@@ -77,7 +77,7 @@ build: ## Build bin/inkwell
 	go build -o bin/inkwell .
 
 .PHONY: bench
-bench: ## Load-test the API read paths against bare gin; rewrites docs/BENCHMARKS.md (~1.5 min)
+bench: ## Run every load test (API reads and writes vs bare gin, read events, job queue, ranking pass); rewrites docs/BENCHMARKS.md (~2.5 min)
 	BENCH_WRITE=1 BENCH_COMMAND='make bench' scripts/bench.sh
 
 .PHONY: bench-go

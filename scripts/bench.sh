@@ -1,34 +1,48 @@
 #!/usr/bin/env bash
-# Benchmark inkwell's API read paths against a bare-gin ceiling on this machine (docs/BENCHMARKS.md).
+# Benchmark inkwell on this machine (docs/BENCHMARKS.md): every load test of the project in one
+# run, next to a bare-gin ceiling measured in the same run.
 #
-#   scripts/bench.sh            measure and print the results as markdown
+#   scripts/bench.sh                 measure and print the results as markdown
 #   BENCH_WRITE=1 scripts/bench.sh   ... and rewrite the results section of docs/BENCHMARKS.md
 #
 # Settings (environment):
-#   BENCH_CONCURRENCY  connections per measurement (default 32, at most 256)
-#   BENCH_DURATION     measured window per endpoint (default 10s, at most 60s)
-#   BENCH_WARMUP       unmeasured warm-up before each window (default 2s)
-#   BENCH_WRITE        1: rewrite docs/BENCHMARKS.md between its results markers
-#   BENCH_REF          a git revision (e.g. HEAD): build the server from that commit instead of the
-#                      working tree (measure a clean snapshot while the tree is being edited)
-#   BENCH_COMMAND      the command recorded in docs/BENCHMARKS.md (make bench sets "make bench")
+#   BENCH_CONCURRENCY    connections per HTTP measurement (default 32, at most 256)
+#   BENCH_DURATION       measured window per HTTP row (default 10s, at most 60s)
+#   BENCH_WARMUP         unmeasured warm-up before each window (default 2s)
+#   BENCH_RANK_ARTICLES  articles bulk-seeded for the ranking pass (default 100000, 1000..1000000)
+#   BENCH_BUDGET         the whole run's time limit in seconds (default 600, at most 1800); every
+#                        step also has its own limit, and the run fails when either runs out
+#   BENCH_WRITE          1: rewrite docs/BENCHMARKS.md between its results markers
+#   BENCH_REF            a git revision (e.g. HEAD): build the server and run the Go benchmarks from
+#                        that commit instead of the working tree (measure a clean snapshot while the
+#                        tree is being edited)
+#   BENCH_COMMAND        the command recorded in docs/BENCHMARKS.md (make bench sets "make bench")
 #
-# It runs scripts/services.sh, builds bin/inkwell and bin/loadgen, creates a fresh database
-# inkwell_bench (dropped first if it exists, dropped again at the end), starts inkwell on
-# 127.0.0.1:18080 with its own Redis key prefix and the bare-gin ceiling on 127.0.0.1:18090, seeds
-# through the public API, then measures one endpoint after another. All load stays on loopback; the
-# run takes about a minute and a half with the defaults.
+# It runs scripts/services.sh, builds bin/inkwell, bin/loadgen and the job package's tests, creates
+# a fresh database inkwell_bench (dropped first if it exists, dropped again at the end), starts
+# inkwell on 127.0.0.1:18080 with its own Redis key prefix and the bare-gin ceiling on
+# 127.0.0.1:18090, seeds through the public API (plus one writer user per connection), then:
+#   1. HTTP, one row after another: ceiling, healthz, cached article, list, tags, likes
+#      (favorite/unfavorite), comments;
+#   2. with both servers stopped: the read-event consumer and the job queue (their Go benchmarks,
+#      which make and drop their own databases), and one ranking pass over BENCH_RANK_ARTICLES
+#      articles bulk-seeded into inkwell_bench.
+# All load stays on loopback; the run takes about two and a half minutes with the defaults.
 set -euo pipefail
 
 ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT_DIR"
 
+SECONDS=0
 CONCURRENCY=${BENCH_CONCURRENCY:-32}
 DURATION=${BENCH_DURATION:-10s}
 WARMUP=${BENCH_WARMUP:-2s}
 WRITE=${BENCH_WRITE:-0}
 COMMAND=${BENCH_COMMAND:-scripts/bench.sh}
 REF=${BENCH_REF:-}
+RANK_ARTICLES=${BENCH_RANK_ARTICLES:-100000}
+RANK_USERS=1000
+BUDGET=${BENCH_BUDGET:-600}
 
 API_ADDR=127.0.0.1:18080
 CEILING_ADDR=127.0.0.1:18090
@@ -40,9 +54,11 @@ REDIS_PREFIX="inkwellbench:$(od -An -N4 -tx4 /dev/urandom | tr -d ' \n'):"
 JWT_SECRET=inkwell-bench-jwt-secret-0123456789abcdef # fixed: the bench's own throwaway server
 DOC=docs/BENCHMARKS.md
 
-say() { printf 'bench: %s\n' "$*" >&2; }
+# Messages go to fd 3 (the terminal's stderr), so they show even from inside redirected steps.
+exec 3>&2
+say() { printf 'bench: %s\n' "$*" >&3; }
 die() {
-	printf 'bench: %s\n' "$*" >&2
+	printf 'bench: FAILED: %s\n' "$*" >&3
 	exit 1
 }
 
@@ -53,12 +69,18 @@ fi
 dur_ok() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?(ms|s)$ ]]; }
 dur_ok "$DURATION" || die "BENCH_DURATION must look like 10s or 500ms, not '$DURATION'"
 dur_ok "$WARMUP" || die "BENCH_WARMUP must look like 2s or 500ms, not '$WARMUP'"
+if ! [[ $RANK_ARTICLES =~ ^[0-9]+$ ]] || ((RANK_ARTICLES < 1000 || RANK_ARTICLES > 1000000)); then
+	die "BENCH_RANK_ARTICLES must be 1000..1000000, not '$RANK_ARTICLES'"
+fi
+if ! [[ $BUDGET =~ ^[0-9]+$ ]] || ((BUDGET < 60 || BUDGET > 1800)); then
+	die "BENCH_BUDGET must be 60..1800 seconds, not '$BUDGET'"
+fi
 if [[ $WRITE == 1 ]]; then
 	if ! grep -q '^<!-- results:start -->$' "$DOC" || ! grep -q '^<!-- results:end -->$' "$DOC"; then
 		die "$DOC lacks the <!-- results:start --> / <!-- results:end --> marker lines"
 	fi
 fi
-for tool in psql curl; do
+for tool in psql curl timeout; do
 	command -v "$tool" >/dev/null 2>&1 || die "$tool is required"
 done
 
@@ -70,7 +92,7 @@ done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/inkwell-bench.XXXXXX")
 API_PID="" CEILING_PID=""
 
-psql_admin() { PGCONNECT_TIMEOUT=5 psql -X -q -v ON_ERROR_STOP=1 "$PG_ADMIN_URL" "$@"; }
+psql_admin() { PGCONNECT_TIMEOUT=5 PGOPTIONS='-c client_min_messages=warning' psql -X -q -v ON_ERROR_STOP=1 "$PG_ADMIN_URL" "$@"; }
 
 stop_pid() { # stop_pid PID NAME: SIGTERM one process we started, wait up to 10 s, then SIGKILL it
 	local pid=$1 i
@@ -90,11 +112,12 @@ stop_pid() { # stop_pid PID NAME: SIGTERM one process we started, wait up to 10 
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
+	if ((rc != 0)); then say "the run failed after ${SECONDS}s; cleaning up"; fi
 	stop_pid "$API_PID" inkwell
 	stop_pid "$CEILING_PID" ceiling
 	if [[ $rc -ne 0 && -s $WORK/inkwell.log ]]; then
 		say "last lines of the inkwell log:"
-		tail -n 20 "$WORK/inkwell.log" >&2 || true
+		tail -n 20 "$WORK/inkwell.log" >&3 || true
 	fi
 	psql_admin -c "DROP DATABASE IF EXISTS $BENCH_DB WITH (FORCE)" >/dev/null 2>&1 ||
 		say "could not drop database $BENCH_DB"
@@ -108,6 +131,42 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# step [-v] NAME CAP CMD...: run CMD (an executable, not a shell function) under `timeout`, with a
+# limit of CAP seconds or what is left of the run's BENCH_BUDGET, whichever is less. Its stdout goes
+# to $WORK/NAME.out, its stderr to $WORK/NAME.err (with -v: to the terminal, to watch progress). A
+# failure or a timeout ends the run, naming the step and showing the end of its output.
+step() {
+	local live=0 name cap limit rc=0 left f
+	if [[ $1 == -v ]]; then
+		live=1
+		shift
+	fi
+	name=$1 cap=$2
+	shift 2
+	left=$((BUDGET - SECONDS))
+	((left > 5)) || die "the run's time budget (BENCH_BUDGET=${BUDGET}s) ran out before step '$name'"
+	limit=$((left < cap ? left : cap))
+	if ((live)); then
+		timeout -k 10 "$limit" "$@" >"$WORK/$name.out" 2>&3 || rc=$?
+	else
+		timeout -k 10 "$limit" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || rc=$?
+	fi
+	((rc == 0)) && return 0
+	for f in "$WORK/$name.err" "$WORK/$name.out"; do
+		if [[ -s $f ]]; then
+			printf 'bench: last lines of %s:\n' "${f##*/}" >&3
+			tail -n 25 "$f" >&3
+		fi
+	done
+	if ((rc == 124 || rc == 137)); then
+		if ((limit < cap)); then
+			die "step '$name' was stopped after ${limit}s: the run's time budget (BENCH_BUDGET=${BUDGET}s) ran out"
+		fi
+		die "step '$name' timed out after ${limit}s ($*)"
+	fi
+	die "step '$name' failed with exit status $rc ($*)"
+}
 
 # wait_http SECONDS URL PID NAME: until URL answers 200, failing early if PID exits.
 wait_http() {
@@ -133,35 +192,67 @@ machine_busy() {
 	}'
 }
 
-# 1. Services and binaries.
-DATABASE_URL=$PG_ADMIN_URL REDIS_URL=$BENCH_REDIS_URL scripts/services.sh >&2
+# go_seconds DURATION: a Go duration as printed by time.Duration (1m2.5s, 1.2s, 350ms, 900µs) in s.
+go_seconds() {
+	awk -v d="$1" 'BEGIN {
+		t = 0; ok = 0
+		while (match(d, /^[0-9.]+(h|m|s|ms|µs|us|ns)/)) {
+			part = substr(d, 1, RLENGTH); d = substr(d, RLENGTH + 1)
+			match(part, /^[0-9.]+/); v = substr(part, 1, RLENGTH); u = substr(part, RLENGTH + 1)
+			t += v * (u == "h" ? 3600 : u == "m" ? 60 : u == "s" ? 1 : u == "ms" ? 1e-3 : u == "ns" ? 1e-9 : 1e-6)
+			ok = 1
+		}
+		if (!ok || d != "") exit 1
+		printf "%.3f", t
+	}'
+}
+
+# bench_metric FILE UNIT: the value reported before UNIT on the benchmark line of go test output.
+bench_metric() {
+	awk -v unit="$2" '/^Benchmark/ { for (i = 2; i <= NF; i++) if ($i == unit) v = $(i - 1) } END { if (v == "") exit 1; print v }' "$1"
+}
+
+# 1. Services and binaries (the job package's tests too: a compile error fails the run here, not
+#    after the HTTP rows).
+step services 120 env DATABASE_URL="$PG_ADMIN_URL" REDIS_URL="$BENCH_REDIS_URL" scripts/services.sh
+SRC=$ROOT_DIR
 if [[ -n $REF ]]; then
 	commit=$(git rev-parse --verify --quiet "$REF^{commit}") || die "BENCH_REF=$REF is not a commit"
 	BUILT_REV=$(git rev-parse --short "$commit")
-	say "building bin/inkwell from $REF ($BUILT_REV) and bin/loadgen from the working tree"
-	mkdir -p "$WORK/src"
-	git archive "$commit" | tar -x -C "$WORK/src"
-	(cd "$WORK/src" && go build -o "$ROOT_DIR/bin/inkwell" .)
+	say "building bin/inkwell and the Go benchmarks from $REF ($BUILT_REV), bin/loadgen from the working tree"
+	SRC=$WORK/src
+	mkdir -p "$SRC"
+	git archive "$commit" | tar -x -C "$SRC"
 else
 	BUILT_REV=$(git rev-parse --short HEAD 2>/dev/null || echo "?")
 	if [[ -n $(git status --porcelain 2>/dev/null) ]]; then BUILT_REV="$BUILT_REV (with uncommitted changes)"; fi
-	say "building bin/inkwell and bin/loadgen from the working tree ($BUILT_REV)"
-	go build -o bin/inkwell .
+	say "building bin/inkwell, bin/loadgen and the job package's tests from the working tree ($BUILT_REV)"
 fi
-go build -o bin/loadgen ./bench/loadgen
+mkdir -p bin
+step build-inkwell 300 go -C "$SRC" build -o "$ROOT_DIR/bin/inkwell" .
+step build-loadgen 300 go build -o bin/loadgen ./bench/loadgen
+step build-jobtests 300 go -C "$SRC" test -c -o "$WORK/job.test" ./job/
+rm -f "$WORK/job.test"
 
-# 2. A fresh database, and the server on it.
+# 2. A fresh database, and the server on it. Rate limits off (the write rows would hit the per-user
+#    limit within a second, and seeding registers more users than the per-IP limit allows); tokens
+#    live an hour, so the writers' tokens outlast the run.
 psql_admin -c "DROP DATABASE IF EXISTS $BENCH_DB WITH (FORCE)" >/dev/null
 psql_admin -c "CREATE DATABASE $BENCH_DB" >/dev/null
 say "starting inkwell on $API_ADDR (database $BENCH_DB, redis prefix $REDIS_PREFIX)"
 INKWELL_ADDR=$API_ADDR DATABASE_URL=$BENCH_DATABASE_URL REDIS_URL=$BENCH_REDIS_URL \
 	INKWELL_REDIS_PREFIX=$REDIS_PREFIX INKWELL_MIGRATE_ON_START=true INKWELL_LOG_LEVEL=warn \
-	INKWELL_JWT_SECRET=$JWT_SECRET bin/inkwell serve >"$WORK/inkwell.log" 2>&1 &
+	INKWELL_JWT_SECRET=$JWT_SECRET INKWELL_JWT_LIFETIME=1h INKWELL_RATE_WRITES=0 INKWELL_RATE_AUTH=0 \
+	bin/inkwell serve >"$WORK/inkwell.log" 2>&1 &
 API_PID=$!
 wait_http 30 "http://$API_ADDR/healthz" "$API_PID" inkwell
 
-# 3. Seed through the public API; the slug printed is the article we read.
-SLUG=$(timeout 120 bin/loadgen seed -base "http://$API_ADDR" -users 20 -articles 200 -tags 8 -workers 4)
+# 3. Seed through the public API; the slug printed is the article we read, like and comment on. The
+#    writers are one extra user per connection, for the write rows.
+say "seeding through the API (20 users, 200 articles, $CONCURRENCY writers)"
+step seed 180 bin/loadgen seed -base "http://$API_ADDR" -users 20 -articles 200 -tags 8 -workers 4 \
+	-writers "$CONCURRENCY" -tokens "$WORK/tokens"
+SLUG=$(head -n 1 "$WORK/seed.out")
 [[ -n $SLUG ]] || die "seeding printed no slug"
 
 # 4. The bare-gin ceiling.
@@ -169,9 +260,11 @@ bin/loadgen ceiling -addr "$CEILING_ADDR" 2>"$WORK/ceiling.log" &
 CEILING_PID=$!
 wait_http 10 "http://$CEILING_ADDR/ceiling" "$CEILING_PID" ceiling
 
-# 5. Warm the article's cache entries (article, author, counters), then measure one endpoint after
+# 5. Warm the article's cache entries (article, author, counters), then measure one HTTP row after
 #    another. healthz runs inkwell's middleware chain and nothing else: it separates the cost of
-#    the chain from the cost of the handlers.
+#    the chain from the cost of the handlers. The write rows come last, so the reads see the seeded
+#    data only. likes: each connection's own user favorites and unfavorites the article in turn,
+#    so every request changes state; comments: each connection's user comments on it.
 for _ in 1 2 3; do
 	curl -sf -o /dev/null "http://$API_ADDR/api/articles/$SLUG" || die "cannot read article $SLUG"
 	curl -sf -o /dev/null "http://$API_ADDR/api/tags" || die "cannot read tags"
@@ -182,18 +275,80 @@ say "machine busy before measuring: $BUSY_BEFORE of $(nproc) cores (other work o
 REDIS_PID=$(ss -ltnpH 'sport = :6379' 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2 || true)
 cpu_flags=(-cpu "ceiling=$CEILING_PID" -cpu "inkwell=$API_PID" -cpu postgres=comm:postgres)
 if [[ -n $REDIS_PID ]]; then cpu_flags+=(-cpu "redis=$REDIS_PID"); fi
+targets=(
+	"ceiling=http://$CEILING_ADDR/ceiling"
+	"healthz=http://$API_ADDR/healthz"
+	"article=http://$API_ADDR/api/articles/$SLUG"
+	"list=http://$API_ADDR/api/articles?limit=20"
+	"tags=http://$API_ADDR/api/tags"
+	"likes=POST+DELETE http://$API_ADDR/api/articles/$SLUG/favorite"
+	"comments=POST http://$API_ADDR/api/articles/$SLUG/comments"
+)
+COMMENT_BODY='{"comment":{"body":"A benchmark comment: long enough to look like a real one, short enough to stay a single line of text."}}'
 dur_s() { awk -v d="$1" 'BEGIN { if (d ~ /ms$/) print substr(d, 1, length(d) - 2) / 1000; else print substr(d, 1, length(d) - 1) }'; }
-RUN_LIMIT=$(awk -v d="$(dur_s "$DURATION")" -v w="$(dur_s "$WARMUP")" 'BEGIN { printf "%d", 5 * (d + w + 10) + 30 }')
-say "measuring 5 endpoints, ${WARMUP} + ${DURATION} each, $CONCURRENCY connections"
-timeout "$RUN_LIMIT" bin/loadgen run -c "$CONCURRENCY" -d "$DURATION" -warmup "$WARMUP" \
+RUN_LIMIT=$(awk -v n="${#targets[@]}" -v d="$(dur_s "$DURATION")" -v w="$(dur_s "$WARMUP")" 'BEGIN { printf "%d", n * (d + w + 10) + 30 }')
+say "measuring ${#targets[@]} HTTP rows, ${WARMUP} + ${DURATION} each, $CONCURRENCY connections"
+HTTP_START=$SECONDS
+step -v http "$RUN_LIMIT" bin/loadgen run -c "$CONCURRENCY" -d "$DURATION" -warmup "$WARMUP" \
 	-ref ceiling -goal article=0.5 -json bin/bench-results.json "${cpu_flags[@]}" \
-	"ceiling=http://$CEILING_ADDR/ceiling" \
-	"healthz=http://$API_ADDR/healthz" \
-	"article=http://$API_ADDR/api/articles/$SLUG" \
-	"list=http://$API_ADDR/api/articles?limit=20" \
-	"tags=http://$API_ADDR/api/tags" >"$WORK/table.md"
+	-tokens "$WORK/tokens" -body "comments=$COMMENT_BODY" "${targets[@]}"
+HTTP_SECS=$((SECONDS - HTTP_START))
 
-# 6. Report.
+# 6. Stop both servers: the rest runs without them (and inkwell's own ranking job would compete
+#    for the ranking lock).
+stop_pid "$API_PID" inkwell
+stop_pid "$CEILING_PID" ceiling
+API_PID="" CEILING_PID=""
+
+# 7. The loads without HTTP in front. The Go benchmarks make and drop their own databases and Redis
+#    keys (internal/testenv); the ranking pass runs over articles bulk-seeded into inkwell_bench.
+OTHER_START=$SECONDS
+BUSY_OTHER=$(machine_busy 2)
+say "machine busy before the non-HTTP loads: $BUSY_OTHER of $(nproc) cores"
+gotest_env=(env TEST_DATABASE_URL="$PG_ADMIN_URL" TEST_REDIS_URL="$BENCH_REDIS_URL")
+READ_CMD="go test -run '^\$' -bench BenchmarkReadCountConsumer -benchtime 50000x ./job/"
+say "read-event consumer: $READ_CMD"
+step readevents 240 "${gotest_env[@]}" go -C "$SRC" test -count 1 -run '^$' \
+	-bench '^BenchmarkReadCountConsumer$' -benchtime 50000x ./job/
+READ_EPS=$(bench_metric "$WORK/readevents.out" events/s) || die "no events/s in the read-event benchmark's output ($WORK/readevents.out)"
+READ_STMTS=$(bench_metric "$WORK/readevents.out" stmts/1000events) || READ_STMTS="?"
+
+QUEUE_CMD="go test -run '^\$' -bench 'BenchmarkQueueThroughput/runners=1/' -benchtime 20000x ./job/"
+say "job queue: $QUEUE_CMD"
+step jobqueue 240 "${gotest_env[@]}" go -C "$SRC" test -count 1 -run '^$' \
+	-bench '^BenchmarkQueueThroughput$/^runners=1/^concurrency=8$' -benchtime 20000x ./job/
+QUEUE_JPS=$(bench_metric "$WORK/jobqueue.out" jobs/s) || die "no jobs/s in the job-queue benchmark's output ($WORK/jobqueue.out): was BenchmarkQueueThroughput/runners=1/concurrency=8 renamed?"
+QUEUE_JPC=$(bench_metric "$WORK/jobqueue.out" jobs/cycle) || QUEUE_JPC="?"
+QUEUE_MSPC=$(bench_metric "$WORK/jobqueue.out" ms/cycle) || QUEUE_MSPC="?"
+
+rank_env=(env DATABASE_URL="$BENCH_DATABASE_URL" REDIS_URL="$BENCH_REDIS_URL" INKWELL_REDIS_PREFIX="$REDIS_PREFIX"
+	INKWELL_LOG_LEVEL=warn INKWELL_JWT_SECRET="$JWT_SECRET")
+say "ranking pass: bulk-seeding $RANK_ARTICLES articles and $RANK_USERS users into $BENCH_DB"
+t0=$(date +%s.%N)
+step rankseed 300 "${rank_env[@]}" bin/inkwell seed --articles "$RANK_ARTICLES" --users "$RANK_USERS"
+RANK_SEED_S=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+RANK_WINDOW=$(PGCONNECT_TIMEOUT=5 psql -X -q "$BENCH_DATABASE_URL" -tAc "SELECT count(*) FROM articles WHERE status = 'published' AND published_at >= now() - interval '168 hours'" 2>/dev/null) || RANK_WINDOW="?"
+t0=$(date +%s.%N)
+step rank 120 "${rank_env[@]}" bin/inkwell rank
+RANK_WALL_S=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+# "ranking pass: success in 312.5ms, 100 articles in the hot list"
+rank_line=$(grep -m 1 '^ranking pass:' "$WORK/rank.out") || die "inkwell rank printed no 'ranking pass:' line ($(head -c 300 "$WORK/rank.out"))"
+[[ $rank_line =~ ^ranking\ pass:\ success\ in\ ([^,]+),\ ([0-9]+)\ articles ]] || die "the ranking pass did not succeed: $rank_line"
+RANK_S=$(go_seconds "${BASH_REMATCH[1]}") || die "cannot read the duration in: $rank_line"
+RANK_TOP=${BASH_REMATCH[2]}
+OTHER_SECS=$((SECONDS - OTHER_START))
+
+# 8. Report.
+fmt_int() { # 12345.6 -> 12,346; anything else (e.g. "?") unchanged
+	awk -v v="$1" 'BEGIN {
+		if (v !~ /^[0-9]+(\.[0-9]*)?$/) { print v; exit }
+		s = sprintf("%.0f", v); n = length(s); out = ""
+		for (i = 1; i <= n; i++) { out = out substr(s, i, 1); if (i < n && (n - i) % 3 == 0) out = out "," }
+		print out
+	}'
+}
+mmss() { printf '%d min %02d s' $(($1 / 60)) $(($1 % 60)); }
+WALL=$SECONDS
 mem_gib=$(awk '/^MemTotal:/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo 2>/dev/null || echo "?")
 cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo "?")
 pg_ver=$(psql_admin -tAc 'SHOW server_version' 2>/dev/null | awk '{ print $1 }' || echo "?")
@@ -203,10 +358,20 @@ redis_ver=$(redis-cli -u "$BENCH_REDIS_URL" info server 2>/dev/null | awk -F: '/
 	printf 'Measured %s on commit `%s`.\n\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$BUILT_REV"
 	printf -- '- Machine: %s cores (`nproc`), %s, %s GiB RAM, %s\n' "$(nproc)" "$cpu_model" "$mem_gib" "$(uname -sr)"
 	printf -- '- Software: %s, PostgreSQL %s, Redis %s\n' "$(go version | awk '{ print $3 }')" "$pg_ver" "$redis_ver"
-	printf -- '- Command: `%s` (BENCH_CONCURRENCY=%s BENCH_DURATION=%s BENCH_WARMUP=%s%s)\n' "$COMMAND" "$CONCURRENCY" "$DURATION" "$WARMUP" "${REF:+ BENCH_REF=$REF}"
-	printf -- '- Idle check: %s of %s cores busy in the 2 s before measuring (all processes; ~0 means a quiet machine)\n' "${BUSY_BEFORE:-?}" "$(nproc)"
-	printf -- '- Data: 20 users, 200 articles (250–450-byte bodies, 2–4 of 8 tags), 60 follows, 200 favorites; anonymous reads; the article row reads `%s`\n\n' "$SLUG"
-	cat "$WORK/table.md"
+	printf -- '- Command: `%s` (BENCH_CONCURRENCY=%s BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_RANK_ARTICLES=%s%s)\n' "$COMMAND" "$CONCURRENCY" "$DURATION" "$WARMUP" "$RANK_ARTICLES" "${REF:+ BENCH_REF=$REF}"
+	printf -- '- Wall time: %s for the whole run (services, builds, seeding, %s of HTTP rows, %s of non-HTTP loads; clean-up not counted)\n' "$(mmss "$WALL")" "$(mmss "$HTTP_SECS")" "$(mmss "$OTHER_SECS")"
+	printf -- '- Idle check: %s of %s cores busy in the 2 s before the HTTP rows, %s before the non-HTTP loads (all processes; ~0 means a quiet machine)\n' "${BUSY_BEFORE:-?}" "$(nproc)" "${BUSY_OTHER:-?}"
+	printf -- '- Data: 20 users, 200 articles (250–450-byte bodies, 2–4 of 8 tags), 60 follows, 200 favorites, all through the API; anonymous reads; the article, likes and comments rows use `%s`; %s writer users, one per connection, send the likes and comments\n\n' "$SLUG" "$CONCURRENCY"
+	cat "$WORK/http.out"
+	printf '\nWithout HTTP in front, measured after the HTTP rows with both servers stopped, one after another:\n\n'
+	printf '| Case | Unit | Value | What ran | Command |\n'
+	printf '|---|---|--:|---|---|\n'
+	printf '| read events | events/s | %s | one `read-count` consumer draining 50,000 read events from the Redis stream in batches of 1,000 (one SQL statement and one Redis script per batch, then `XACK`); %s SQL statements per 1,000 events | `%s` |\n' \
+		"$(fmt_int "$READ_EPS")" "$READ_STMTS" "$READ_CMD"
+	printf '| job queue | jobs/s | %s | 20,000 no-op jobs claimed and acknowledged by 1 runner × 8 slots against PostgreSQL; %s jobs and %s ms per ack-and-claim cycle | `%s` |\n' \
+		"$(fmt_int "$QUEUE_JPS")" "$QUEUE_JPC" "$QUEUE_MSPC" "$QUEUE_CMD"
+	printf '| ranking pass | s | %s | one hot-list pass over %s published articles bulk-seeded over 14 days (%s inside the 7-day cutoff), %s users, batches of 10,000, top %s; the whole `inkwell rank` process took %s s, the seed %s s | `inkwell seed --articles %s --users %s && inkwell rank` |\n' \
+		"$RANK_S" "$(fmt_int "$RANK_ARTICLES")" "$(fmt_int "$RANK_WINDOW")" "$(fmt_int "$RANK_USERS")" "$RANK_TOP" "$RANK_WALL_S" "$RANK_SEED_S" "$RANK_ARTICLES" "$RANK_USERS"
 } >"$WORK/results.md"
 
 echo
@@ -220,3 +385,4 @@ if [[ $WRITE == 1 ]]; then
 	cat "$WORK/doc.md" >"$DOC"
 	say "rewrote the results section of $DOC"
 fi
+say "done in $(mmss "$SECONDS")"

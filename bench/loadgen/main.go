@@ -3,7 +3,11 @@
 //
 //	loadgen seed    [flags]             fill a running inkwell through its public API
 //	loadgen ceiling [flags]             serve GET /ceiling with bare gin (the machine's ceiling)
-//	loadgen run     [flags] NAME=URL... measure each URL in turn with a closed-loop generator
+//	loadgen run     [flags] TARGET...   measure each target in turn with a closed-loop generator
+//
+// A target is NAME=URL (anonymous GETs) or "NAME=METHOD[+METHOD...] URL" (writes: each worker
+// cycles through the methods as its own user, with a token from the file `loadgen seed -writers`
+// writes).
 //
 // All traffic goes to loopback only: every URL and listen address must be 127.0.0.1, ::1 or
 // localhost, and concurrency, duration and target count are capped, so a typo cannot turn it into
@@ -25,7 +29,8 @@ const usage = `loadgen — inkwell's benchmark tool (loopback only)
 Usage:
   loadgen seed    [flags]              fill a running inkwell through its public API
   loadgen ceiling [flags]              serve GET /ceiling with bare gin (no middleware)
-  loadgen run     [flags] NAME=URL...  measure each URL in turn (closed loop, C workers, D seconds)
+  loadgen run     [flags] TARGET...    measure each target in turn (closed loop, C workers, D seconds);
+                                       TARGET is NAME=URL (GET) or 'NAME=POST+DELETE URL' (writes)
 
 Run 'loadgen MODE -h' for the flags of a mode.
 `

@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -106,5 +109,172 @@ func TestMeasure(t *testing.T) {
 	bad := measure(target{Name: "bad", URL: srv.URL + "/fail"}, cfg)
 	if bad.Requests != 0 || bad.Errors == 0 || !strings.Contains(bad.ErrorSample, "500") {
 		t.Errorf("failing target: %+v", bad)
+	}
+}
+
+func TestParseTarget(t *testing.T) {
+	t.Parallel()
+	for arg, want := range map[string]target{
+		"article=http://127.0.0.1:18080/api/articles/a": {
+			Name: "article", URL: "http://127.0.0.1:18080/api/articles/a", Methods: []string{"GET"}, Path: "GET /api/articles/a",
+		},
+		"list=http://localhost:1/api/articles?limit=20": {
+			Name: "list", URL: "http://localhost:1/api/articles?limit=20", Methods: []string{"GET"}, Path: "GET /api/articles?limit=20",
+		},
+		"likes=POST+DELETE http://127.0.0.1:18080/api/articles/a/favorite": {
+			Name: "likes", URL: "http://127.0.0.1:18080/api/articles/a/favorite", Methods: []string{"POST", "DELETE"},
+			Path: "POST+DELETE /api/articles/a/favorite",
+		},
+		"comments=POST  http://[::1]:18080/api/articles/a/comments": {
+			Name: "comments", URL: "http://[::1]:18080/api/articles/a/comments", Methods: []string{"POST"},
+			Path: "POST /api/articles/a/comments",
+		},
+	} {
+		got, err := parseTarget(arg)
+		if err != nil {
+			t.Errorf("parseTarget(%q): %v", arg, err)
+			continue
+		}
+		if got.Name != want.Name || got.URL != want.URL || got.Path != want.Path || strings.Join(got.Methods, "+") != strings.Join(want.Methods, "+") {
+			t.Errorf("parseTarget(%q) = %+v, want %+v", arg, got, want)
+		}
+		if got.writes() != (want.Name == "likes" || want.Name == "comments") {
+			t.Errorf("parseTarget(%q).writes() = %v", arg, got.writes())
+		}
+	}
+	for _, bad := range []string{
+		"http://127.0.0.1/",                               // no name
+		"=http://127.0.0.1/",                              // empty name
+		"a b=http://127.0.0.1/",                           // name with a space
+		"x=",                                              // no URL
+		"x=post http://127.0.0.1/",                        // lower-case method
+		"x=GET+CONNECT http://127.0.0.1/",                 // method not allowed
+		"x=POST+ http://127.0.0.1/",                       // empty method
+		"x=GET+GET+GET+GET+GET http://127.0.0.1/",         // cycle too long
+		"x=POST http://10.0.0.1/api",                      // not loopback
+		"likes=POST+DELETE https://127.0.0.1/x",           // not http
+		"x=POST",                                          // method, no URL
+		"x=http://example.com/",                           // not loopback
+		"x=POST+DELETE http://127.0.0.1:1/ http://x.com/", // trailing junk makes a bad URL
+	} {
+		if got, err := parseTarget(bad); err == nil {
+			t.Errorf("parseTarget(%q) = %+v, want an error", bad, got)
+		}
+	}
+}
+
+func TestParseTargetsBodies(t *testing.T) {
+	t.Parallel()
+	args := []string{"read=http://127.0.0.1:1/r", "comments=POST http://127.0.0.1:1/c", "likes=POST+DELETE http://127.0.0.1:1/l"}
+	ts, err := parseTargets(args, []string{`comments={"comment":{"body":"a=b"}}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(ts[1].Body) != `{"comment":{"body":"a=b"}}` || ts[0].Body != nil || ts[2].Body != nil {
+		t.Errorf("bodies: %q %q %q", ts[0].Body, ts[1].Body, ts[2].Body)
+	}
+	for name, bodies := range map[string][]string{
+		"unknown target":   {`nope={}`},
+		"not JSON":         {`comments={"comment":`},
+		"no name":          {`{}`},
+		"twice":            {`comments={}`, `comments={}`},
+		"GET cannot carry": {`read={}`},
+	} {
+		if _, err := parseTargets(args, bodies); err == nil {
+			t.Errorf("%s: parseTargets(%q) = nil error", name, bodies)
+		}
+	}
+	if _, err := parseTargets(append(args, "read=http://127.0.0.1:1/other"), nil); err == nil {
+		t.Error("a name used twice: nil error")
+	}
+}
+
+func TestTokens(t *testing.T) {
+	t.Parallel()
+	toks, err := readTokens(strings.NewReader("# writers\n a \n\nb\nc\n"))
+	if err != nil || strings.Join(toks, ",") != "a,b,c" {
+		t.Errorf("readTokens = %q, %v", toks, err)
+	}
+	if _, err := readTokens(strings.NewReader("a\nb\na\n")); err == nil || !strings.Contains(err.Error(), "lines 1 and 3") {
+		t.Errorf("duplicate token: %v", err)
+	}
+	if _, err := readTokens(strings.NewReader("a b\n")); err == nil {
+		t.Error("token with a space: nil error")
+	}
+
+	file := t.TempDir() + "/tokens"
+	if err := os.WriteFile(file, []byte("t1\nt2\nt3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reads, _ := parseTargets([]string{"r=http://127.0.0.1:1/"}, nil)
+	writes, _ := parseTargets([]string{"r=http://127.0.0.1:1/", "w=POST+DELETE http://127.0.0.1:1/"}, nil)
+	if got, err := workerTokens(reads, "", 32); err != nil || got != nil {
+		t.Errorf("reads only: %q, %v (no tokens needed)", got, err)
+	}
+	if _, err := workerTokens(writes, "", 2); err == nil || !strings.Contains(err.Error(), "-tokens") {
+		t.Errorf("writes without -tokens: %v", err)
+	}
+	if got, err := workerTokens(writes, file, 2); err != nil || strings.Join(got, ",") != "t1,t2" {
+		t.Errorf("2 workers, 3 tokens: %q, %v", got, err)
+	}
+	if _, err := workerTokens(writes, file, 4); err == nil || !strings.Contains(err.Error(), "holds 3 tokens") {
+		t.Errorf("4 workers, 3 tokens: %v", err)
+	}
+	if _, err := workerTokens(writes, file+".missing", 1); err == nil {
+		t.Error("missing file: nil error")
+	}
+}
+
+// A write target: each worker cycles through its methods as its own user, sending the body with
+// POST; every request is a success only if the server answered 200.
+func TestMeasureWrites(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	state := map[string]bool{} // token -> favorited
+	var bad atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Token ")
+		if !ok {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if string(body) != `{"x":1}` || r.Header.Get("Content-Type") != "application/json" {
+				bad.Add(1)
+				http.Error(w, "bad body", http.StatusBadRequest)
+				return
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		// Every request must change the state: POST on a favorited article means two workers
+		// share a user or the cycle broke.
+		if want := r.Method == http.MethodPost; state[tok] == want {
+			bad.Add(1)
+			http.Error(w, "no change", http.StatusConflict)
+			return
+		}
+		state[tok] = r.Method == http.MethodPost
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	ts, err := parseTargets([]string{"likes=POST+DELETE " + srv.URL + "/fav"}, []string{`likes={"x":1}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := runConfig{concurrency: 3, duration: 200 * time.Millisecond, warmup: 20 * time.Millisecond, timeout: time.Second,
+		tokens: []string{"u1", "u2", "u3"}}
+	r := measure(ts[0], cfg)
+	if r.Requests == 0 || r.Errors != 0 || bad.Load() != 0 || !r.Writes {
+		t.Errorf("likes: %+v, %d bad requests", r, bad.Load())
+	}
+	if len(state) != 3 {
+		t.Errorf("%d users seen, want 3 (one per worker)", len(state))
+	}
+	// A read target is sent without a token even when tokens are configured.
+	rd, _ := parseTargets([]string{"read=GET " + srv.URL + "/r"}, nil)
+	if r := measure(rd[0], cfg); r.Requests != 0 || !strings.Contains(r.ErrorSample, "401") {
+		t.Errorf("read target sent a token: %+v", r)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -25,16 +26,11 @@ const (
 	maxTargets     = 10
 )
 
-type target struct {
-	Name string
-	URL  string
-	Path string // method and path shown in the table
-}
-
 // result is one measured target.
 type result struct {
 	Name        string             `json:"name"`
 	Request     string             `json:"request"`
+	Writes      bool               `json:"writes,omitempty"` // sent as signed-in users
 	URL         string             `json:"url"`
 	Concurrency int                `json:"concurrency"`
 	Seconds     float64            `json:"seconds"`
@@ -63,12 +59,36 @@ type runConfig struct {
 	warmup      time.Duration
 	timeout     time.Duration
 	cpuSets     []procSet
+	tokens      []string // worker i of a write target signs with tokens[i]
 }
+
+const runUsage = `Usage: loadgen run [flags] TARGET...
+
+Measures each target in turn: a warm-up, then a measured window, with C workers each sending its
+next request as soon as the previous answer is read (closed loop). Only 200 answers count as
+successes; anything else is an error, and any error makes the run exit non-zero.
+
+A TARGET is one of
+  NAME=URL                          GET URL, anonymously
+  'NAME=METHOD[+METHOD...] URL'     each worker sends the methods in turn (e.g. POST+DELETE),
+                                    one request each, as its own user (see -tokens)
+URLs must be http:// on a loopback host. Requests other than GET carry worker i's token from
+-tokens ("Authorization: Token ..."), and POST, PUT and PATCH the target's -body.
+
+Example:
+  loadgen run -c 32 -tokens tokens.txt \
+    -body 'comments={"comment":{"body":"hello"}}' \
+    ceiling=http://127.0.0.1:18090/ceiling \
+    'likes=POST+DELETE http://127.0.0.1:18080/api/articles/SLUG/favorite' \
+    'comments=POST http://127.0.0.1:18080/api/articles/SLUG/comments'
+
+Flags:
+`
 
 func runMain(args []string) error {
 	fs := flag.NewFlagSet("loadgen run", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: loadgen run [flags] NAME=URL...\n\nMeasures each URL in turn: a warm-up, then a measured window, with C workers each sending\nits next request as soon as the previous answer is read (closed loop). Flags:")
+		fmt.Fprint(fs.Output(), runUsage)
 		fs.PrintDefaults()
 	}
 	c := fs.Int("c", 32, fmt.Sprintf("concurrent workers (connections), 1..%d", maxConcurrency))
@@ -78,6 +98,9 @@ func runMain(args []string) error {
 	ref := fs.String("ref", "ceiling", "target NAME every req/s is compared with (the 'vs ceiling' column)")
 	goal := fs.String("goal", "", "NAME=RATIO: report whether NAME reaches RATIO of -ref's req/s (e.g. article=0.5)")
 	jsonOut := fs.String("json", "", "also write the results as JSON to this file")
+	tokenFile := fs.String("tokens", "", "file of access tokens, one per line: worker i of a write target signs with line i (needs at least -c distinct tokens)")
+	var bodyFlags multiFlag
+	fs.Var(&bodyFlags, "body", "NAME=JSON: the body target NAME sends with POST, PUT and PATCH (repeatable)")
 	var cpuFlags multiFlag
 	fs.Var(&cpuFlags, "cpu", "LABEL=PID[,PID...] or LABEL=comm:NAME: report the CPU these processes use per request (repeatable; Linux)")
 	if err := fs.Parse(args); err != nil {
@@ -95,21 +118,16 @@ func runMain(args []string) error {
 		return errors.New("-timeout must be in (0, 30s]")
 	case fs.NArg() == 0:
 		fs.Usage()
-		return errors.New("no targets: give NAME=URL arguments")
+		return errNoTargets
 	case fs.NArg() > maxTargets:
 		return fmt.Errorf("at most %d targets", maxTargets)
 	}
-	var targets []target
-	for _, a := range fs.Args() {
-		name, raw, ok := strings.Cut(a, "=")
-		if !ok || name == "" {
-			return fmt.Errorf("target %q: want NAME=URL", a)
-		}
-		u, err := checkLoopbackURL(raw)
-		if err != nil {
-			return err
-		}
-		targets = append(targets, target{Name: name, URL: u.String(), Path: "GET " + u.RequestURI()})
+	targets, err := parseTargets(fs.Args(), bodyFlags)
+	if err != nil {
+		return err
+	}
+	if cfg.tokens, err = workerTokens(targets, *tokenFile, cfg.concurrency); err != nil {
+		return err
 	}
 	cfg.cpuSets = []procSet{{Label: "loadgen", pids: []int{os.Getpid()}}}
 	for _, s := range cpuFlags {
@@ -122,7 +140,7 @@ func runMain(args []string) error {
 
 	var results []result
 	for _, t := range targets {
-		fmt.Fprintf(os.Stderr, "run: %-10s %s  (c=%d, warm-up %s, measure %s)\n", t.Name, t.URL, cfg.concurrency, cfg.warmup, cfg.duration)
+		fmt.Fprintf(os.Stderr, "run: %-10s %s %s  (c=%d, warm-up %s, measure %s)\n", t.Name, strings.Join(t.Methods, "+"), t.URL, cfg.concurrency, cfg.warmup, cfg.duration)
 		r := measure(t, cfg)
 		fmt.Fprintf(os.Stderr, "run: %-10s %.0f req/s, p50 %s ms, p99 %s ms, %d errors\n", t.Name, r.RPS, ms(r.P50Ms), ms(r.P99Ms), r.Errors)
 		results = append(results, r)
@@ -192,19 +210,22 @@ func measure(t target, cfg runConfig) result {
 	for i := range stats {
 		ws := &stats[i]
 		ws.lat = make([]time.Duration, 0, 1<<14)
+		token := ""
+		if t.writes() {
+			token = cfg.tokens[i]
+		}
 		wg.Go(func() {
-			req, err := http.NewRequest(http.MethodGet, t.URL, nil)
+			send, err := newSender(t, token)
 			if err != nil {
 				ws.errs, ws.firstErr = 1, err.Error()
 				return
 			}
-			req.Header.Set("Accept", "application/json")
-			for {
+			for k := 0; ; k++ {
 				t0 := time.Now()
 				if !t0.Before(mEnd) {
 					return
 				}
-				n, err := doOne(client, req)
+				n, err := doOne(client, send(k))
 				t1 := time.Now()
 				if err != nil {
 					time.Sleep(10 * time.Millisecond) // no hot spin against a refusing server
@@ -227,7 +248,7 @@ func measure(t target, cfg runConfig) result {
 	wg.Wait()
 	<-sampled
 
-	r := result{Name: t.Name, Request: t.Path, URL: t.URL, Concurrency: cfg.concurrency, Seconds: cfg.duration.Seconds()}
+	r := result{Name: t.Name, Request: t.Path, Writes: t.writes(), URL: t.URL, Concurrency: cfg.concurrency, Seconds: cfg.duration.Seconds()}
 	var all []time.Duration
 	var bytes int64
 	for _, ws := range stats {
@@ -269,19 +290,59 @@ func measure(t target, cfg runConfig) result {
 	return r
 }
 
-// doOne sends req and reads the whole body; anything but 200 is an error.
+// newSender returns the k-th request of a worker of t: t.Methods[k%len] in turn. Requests without
+// a body are built once and reused; a request with a body is built anew each time, since the
+// transport may still hold the previous one's body when Do returns.
+func newSender(t target, token string) (func(k int) *http.Request, error) {
+	methods := t.Methods
+	if len(methods) == 0 {
+		methods = []string{http.MethodGet}
+	}
+	reqs := make([]*http.Request, len(methods))
+	for j, m := range methods {
+		req, err := http.NewRequest(m, t.URL, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Token "+token)
+		}
+		if hasBody(m) && t.Body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		reqs[j] = req
+	}
+	return func(k int) *http.Request {
+		req := reqs[k%len(reqs)]
+		if !hasBody(req.Method) || t.Body == nil {
+			return req
+		}
+		r := req.Clone(req.Context())
+		r.Body = io.NopCloser(bytes.NewReader(t.Body))
+		r.ContentLength = int64(len(t.Body))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(t.Body)), nil }
+		return r
+	}, nil
+}
+
+// doOne sends req and reads the whole body; anything but 200 is an error (its method and status,
+// and the start of the answer, make the error sample).
 func doOne(client *http.Client, req *http.Request) (int64, error) {
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err
 	}
+	if resp.StatusCode != http.StatusOK {
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return int64(len(head)), fmt.Errorf("%s: status %d: %s", req.Method, resp.StatusCode, strings.TrimSpace(string(head)))
+	}
 	n, err := io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if err != nil {
 		return n, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return n, fmt.Errorf("status %d", resp.StatusCode)
 	}
 	return n, nil
 }
@@ -311,8 +372,19 @@ func printTables(w io.Writer, results []result, cfg runConfig, ref string) {
 			refRPS = r.RPS
 		}
 	}
-	fmt.Fprintf(w, "Closed loop, %d connections, %s warm-up then %s measured per row, one row after another.\n\n",
+	fmt.Fprintf(w, "Closed loop, %d connections, %s warm-up then %s measured per row, one row after another.",
 		cfg.concurrency, cfg.warmup, cfg.duration)
+	var writes []string
+	for _, r := range results {
+		if r.Writes {
+			writes = append(writes, r.Name)
+		}
+	}
+	if len(writes) > 0 {
+		fmt.Fprintf(w, " Reads are anonymous; in the write rows (%s) each connection is its own signed-in user, cycling through the methods shown (each one a request).",
+			strings.Join(writes, ", "))
+	}
+	fmt.Fprint(w, "\n\n")
 	fmt.Fprintln(w, "| Case | Request | req/s | p50 ms | p90 ms | p99 ms | max ms | errors | bytes/resp | vs "+ref+" |")
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, r := range results {

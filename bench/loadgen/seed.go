@@ -31,6 +31,8 @@ type seedConfig struct {
 	users, articles, tags, follows, favs int
 	workers                              int
 	pick                                 int
+	writers                              int    // extra users who do nothing but sign write loads
+	tokenFile                            string // where the writers' tokens go
 	password                             string
 	client                               *http.Client
 	requests                             atomic.Int64
@@ -48,6 +50,8 @@ func seedMain(args []string) error {
 	workers := fs.Int("workers", 4, "concurrent requests while seeding (1..16)")
 	pick := fs.Int("pick", 100, "index of the article whose slug is printed on stdout")
 	seed := fs.Uint64("seed", 1, "random seed (the data set is deterministic for a given seed)")
+	writers := fs.Int("writers", 0, fmt.Sprintf("extra users to register for write loads, one per 'loadgen run' worker (0..%d); needs -tokens", maxTokens))
+	tokenFile := fs.String("tokens", "", "write the -writers users' access tokens to this file, one per line (for 'loadgen run -tokens')")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -70,10 +74,14 @@ func seedMain(args []string) error {
 		return errors.New("-follows must be 0..users-1")
 	case *favs < 0 || *favs > *articles:
 		return errors.New("-favorites must be 0..articles")
+	case *writers < 0 || *writers > maxTokens:
+		return fmt.Errorf("-writers must be 0..%d", maxTokens)
+	case (*writers > 0) != (*tokenFile != ""):
+		return errors.New("-writers and -tokens go together: the writers' tokens must go somewhere")
 	}
 	s := &seedConfig{
 		base: u, users: *users, articles: *articles, tags: *tags, follows: *follows, favs: *favs,
-		workers: *workers, pick: *pick, password: "bench-password-1", seedRand: *seed,
+		workers: *workers, pick: *pick, writers: *writers, tokenFile: *tokenFile, password: "bench-password-1", seedRand: *seed,
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *workers}},
 	}
 	return s.run()
@@ -88,13 +96,8 @@ func (s *seedConfig) run() error {
 	names := make([]string, s.users)
 	err := parallel(s.users, s.workers, func(i int) error {
 		names[i] = fmt.Sprintf("bench%d_%03d", run, i)
-		var out struct {
-			User struct{ Token string } `json:"user"`
-		}
-		err := s.call(http.MethodPost, "/api/users", "", map[string]any{"user": map[string]string{
-			"username": names[i], "email": names[i] + "@bench.invalid", "password": s.password,
-		}}, http.StatusCreated, &out)
-		tokens[i] = out.User.Token
+		var err error
+		tokens[i], err = s.register(names[i])
 		return err
 	})
 	if err != nil {
@@ -146,11 +149,42 @@ func (s *seedConfig) run() error {
 		return fmt.Errorf("follows and favorites: %w", err)
 	}
 
-	fmt.Fprintf(os.Stderr, "seed: %d users, %d articles, %d tags, %d follows, %d favorites: %d requests in %s\n",
-		s.users, s.articles, s.tags, s.users*s.follows, s.users*s.favs, s.requests.Load(),
+	// 4. Writers: users with nothing of their own, one per load-generator worker, whose tokens sign
+	//    the write loads (each worker its own user, so a like and an unlike always change state).
+	if s.writers > 0 {
+		wtokens := make([]string, s.writers)
+		err = parallel(s.writers, s.workers, func(i int) error {
+			var err error
+			wtokens[i], err = s.register(fmt.Sprintf("bench%d_w%03d", run, i))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("register writers: %w", err)
+		}
+		if err := os.WriteFile(s.tokenFile, []byte(strings.Join(wtokens, "\n")+"\n"), 0o600); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintf(os.Stderr, "seed: %d users, %d articles, %d tags, %d follows, %d favorites, %d writers: %d requests in %s\n",
+		s.users, s.articles, s.tags, s.users*s.follows, s.users*s.favs, s.writers, s.requests.Load(),
 		time.Since(start).Round(10*time.Millisecond))
 	fmt.Println(slugs[s.pick])
 	return nil
+}
+
+// register signs a user up and returns its access token.
+func (s *seedConfig) register(name string) (string, error) {
+	var out struct {
+		User struct{ Token string } `json:"user"`
+	}
+	err := s.call(http.MethodPost, "/api/users", "", map[string]any{"user": map[string]string{
+		"username": name, "email": name + "@bench.invalid", "password": s.password,
+	}}, http.StatusCreated, &out)
+	if err == nil && out.User.Token == "" {
+		err = fmt.Errorf("registering %s answered no token", name)
+	}
+	return out.User.Token, err
 }
 
 // call sends one JSON request and decodes the response into out (when not nil).

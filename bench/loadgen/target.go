@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// A target is one row of a run: a URL and the methods each worker cycles through. A read target
+// (GET only) is sent anonymously; a write target (any other method) is sent by each worker as its
+// own user, with the token on the worker's line of -tokens.
+
+const (
+	maxCycle     = 4       // methods in one target's cycle
+	maxBodyBytes = 1 << 16 // request body of a target
+	maxTokens    = maxConcurrency
+)
+
+var (
+	targetName  = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
+	allowedVerb = map[string]bool{
+		http.MethodGet: true, http.MethodPost: true, http.MethodPut: true, http.MethodPatch: true, http.MethodDelete: true,
+	}
+)
+
+type target struct {
+	Name    string
+	URL     string
+	Methods []string // each worker sends Methods[0], Methods[1], ... and starts over
+	Body    []byte   // sent with POST, PUT and PATCH (as application/json)
+	Path    string   // methods and path shown in the table
+}
+
+// writes reports whether the target changes state, so its workers need users.
+func (t target) writes() bool {
+	for _, m := range t.Methods {
+		if m != http.MethodGet {
+			return true
+		}
+	}
+	return false
+}
+
+func hasBody(method string) bool {
+	return method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch
+}
+
+// parseTarget reads NAME=URL (GET) or NAME=METHOD[+METHOD...] URL, e.g.
+// "likes=POST+DELETE http://127.0.0.1:18080/api/articles/x/favorite".
+func parseTarget(arg string) (target, error) {
+	name, spec, ok := strings.Cut(arg, "=")
+	if !ok || name == "" || spec == "" {
+		return target{}, fmt.Errorf("target %q: want NAME=URL or NAME=METHOD[+METHOD...] URL", arg)
+	}
+	if !targetName.MatchString(name) {
+		return target{}, fmt.Errorf("target %q: NAME must be 1-32 letters, digits, '_', '.' or '-'", arg)
+	}
+	methods := []string{http.MethodGet}
+	raw := spec
+	if verbs, rest, ok := strings.Cut(spec, " "); ok {
+		raw = strings.TrimSpace(rest)
+		methods = strings.Split(verbs, "+")
+		if len(methods) > maxCycle {
+			return target{}, fmt.Errorf("target %q: at most %d methods in a cycle", arg, maxCycle)
+		}
+		for _, m := range methods {
+			if !allowedVerb[m] {
+				return target{}, fmt.Errorf("target %q: method %q: want GET, POST, PUT, PATCH or DELETE (upper case), joined by '+'", arg, m)
+			}
+		}
+	}
+	if strings.ContainsAny(raw, " \t\r\n") {
+		return target{}, fmt.Errorf("target %q: want one URL after the methods (spaces in it must be escaped as %%20)", arg)
+	}
+	u, err := checkLoopbackURL(raw)
+	if err != nil {
+		return target{}, fmt.Errorf("target %s: %w", name, err)
+	}
+	return target{Name: name, URL: u.String(), Methods: methods, Path: strings.Join(methods, "+") + " " + u.RequestURI()}, nil
+}
+
+// parseTargets parses every target argument and attaches the -body values (NAME=JSON) to them.
+func parseTargets(args, bodies []string) ([]target, error) {
+	var targets []target
+	index := map[string]int{}
+	for _, a := range args {
+		t, err := parseTarget(a)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := index[t.Name]; dup {
+			return nil, fmt.Errorf("target %q is named twice", t.Name)
+		}
+		index[t.Name] = len(targets)
+		targets = append(targets, t)
+	}
+	for _, b := range bodies {
+		name, body, ok := strings.Cut(b, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("-body %q: want NAME=JSON", b)
+		}
+		i, found := index[name]
+		switch {
+		case !found:
+			return nil, fmt.Errorf("-body %q: no target named %q", b, name)
+		case targets[i].Body != nil:
+			return nil, fmt.Errorf("-body: target %q has two bodies", name)
+		case len(body) > maxBodyBytes:
+			return nil, fmt.Errorf("-body for %q: longer than %d bytes", name, maxBodyBytes)
+		case !json.Valid([]byte(body)):
+			return nil, fmt.Errorf("-body for %q: not valid JSON: %s", name, body)
+		}
+		var sends bool
+		for _, m := range targets[i].Methods {
+			sends = sends || hasBody(m)
+		}
+		if !sends {
+			return nil, fmt.Errorf("-body for %q: the target sends no POST, PUT or PATCH to carry it", name)
+		}
+		targets[i].Body = []byte(body)
+	}
+	return targets, nil
+}
+
+// readTokens reads one access token per line (blank lines and lines starting with '#' skipped).
+// Worker i of a write target signs its requests with token i, so tokens must be distinct: two
+// workers sharing a user would undo each other's likes.
+func readTokens(r io.Reader) ([]string, error) {
+	var tokens []string
+	seen := map[string]int{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 16<<10)
+	for line := 1; sc.Scan(); line++ {
+		tok := strings.TrimSpace(sc.Text())
+		if tok == "" || strings.HasPrefix(tok, "#") {
+			continue
+		}
+		if strings.ContainsAny(tok, " \t") {
+			return nil, fmt.Errorf("line %d: a token has no spaces", line)
+		}
+		if prev, dup := seen[tok]; dup {
+			return nil, fmt.Errorf("lines %d and %d hold the same token (every worker needs its own user)", prev, line)
+		}
+		if len(tokens) == maxTokens {
+			return nil, fmt.Errorf("more than %d tokens", maxTokens)
+		}
+		seen[tok] = line
+		tokens = append(tokens, tok)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return tokens, nil
+}
+
+// workerTokens checks that every write target can give each of c workers its own user.
+func workerTokens(targets []target, tokenFile string, c int) ([]string, error) {
+	var writers []string
+	for _, t := range targets {
+		if t.writes() {
+			writers = append(writers, t.Name)
+		}
+	}
+	if len(writers) == 0 {
+		return nil, nil
+	}
+	if tokenFile == "" {
+		return nil, fmt.Errorf("targets %s send writes: give -tokens FILE with one access token per worker (loadgen seed -writers %d -tokens FILE writes one)",
+			strings.Join(writers, ", "), c)
+	}
+	f, err := os.Open(tokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("-tokens: %w", err)
+	}
+	defer f.Close()
+	tokens, err := readTokens(f)
+	if err != nil {
+		return nil, fmt.Errorf("-tokens %s: %w", tokenFile, err)
+	}
+	if len(tokens) < c {
+		return nil, fmt.Errorf("-tokens %s holds %d tokens; the write targets (%s) need one per worker: %d (-c)",
+			tokenFile, len(tokens), strings.Join(writers, ", "), c)
+	}
+	return tokens[:c], nil
+}
+
+// errNoTargets is returned when run is given nothing to measure.
+var errNoTargets = errors.New("no targets: give NAME=URL or NAME=METHOD[+METHOD...] URL arguments")
