@@ -58,8 +58,13 @@ func (m *JWTManager) Issue(userID int64, sessionID string) (string, error) {
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(m.cfg.Secret)
 }
 
-// Verify checks signature, algorithm, issuer and times, and returns the subject's user id and
-// the token's session.
+// clockSkew is how far apart the clocks of the instances that issue and verify tokens may be: a
+// token another instance issued "in the future" by its clock, or that expired a moment ago by
+// this one's, is still accepted within it.
+const clockSkew = 5 * time.Second
+
+// Verify checks signature, algorithm, issuer and times (allowing clockSkew), and returns the
+// subject's user id and the token's session.
 func (m *JWTManager) Verify(token string) (int64, string, error) {
 	var claims claims
 	parsed, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return m.cfg.Secret, nil },
@@ -67,6 +72,7 @@ func (m *JWTManager) Verify(token string) (int64, string, error) {
 		jwt.WithIssuer(m.cfg.Issuer),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
+		jwt.WithLeeway(clockSkew),
 		jwt.WithTimeFunc(m.now),
 	)
 	if err != nil || !parsed.Valid {

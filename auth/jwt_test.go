@@ -95,8 +95,11 @@ func TestJWTManager_Lifetime(t *testing.T) {
 		wantOK  bool
 	}{
 		{name: "just issued", advance: 0, wantOK: true},
+		// Another instance issued it with its clock 2 s ahead of this one's (clock skew).
+		{name: "issued 2s in this clock's future", advance: -2 * time.Second, wantOK: true},
 		{name: "one second before expiry", advance: testLifetime - time.Second, wantOK: true},
-		{name: "exactly at expiry", advance: testLifetime, wantOK: false},
+		{name: "expired 4s ago, within the clock skew", advance: testLifetime + 4*time.Second, wantOK: true},
+		{name: "expired by the clock skew", advance: testLifetime + 5*time.Second, wantOK: false},
 		{name: "past expiry", advance: testLifetime + time.Minute, wantOK: false},
 	}
 	for _, tc := range tests {

@@ -17,9 +17,13 @@ var codeSendSrc string
 //go:embed lua/code_verify.lua
 var codeVerifySrc string
 
+//go:embed lua/code_withdraw.lua
+var codeWithdrawSrc string
+
 var (
-	codeSend   = redis.NewScript(codeSendSrc)
-	codeVerify = redis.NewScript(codeVerifySrc)
+	codeSend     = redis.NewScript(codeSendSrc)
+	codeVerify   = redis.NewScript(codeVerifySrc)
+	codeWithdraw = redis.NewScript(codeWithdrawSrc)
 )
 
 // CodePolicy is the one-time code policy.
@@ -62,6 +66,15 @@ func (s *CodeStore) Put(ctx context.Context, target, code string) error {
 	default:
 		return fmt.Errorf("store login code: key %s has no expiry", s.keys(target)[0])
 	}
+}
+
+// Withdraw deletes target's code if it is still code (a newer one is left alone), lifting the
+// resend interval: used when the code's delivery could not be queued.
+func (s *CodeStore) Withdraw(ctx context.Context, target, code string) error {
+	if err := codeWithdraw.Run(ctx, s.rdb, s.keys(target), code).Err(); err != nil {
+		return fmt.Errorf("withdraw login code: %w", err)
+	}
+	return nil
 }
 
 // Check verifies code for target.

@@ -156,6 +156,34 @@ func TestCodeStore_Send(t *testing.T) {
 			t.Fatalf("attempts = %q, want a fresh 3", got)
 		}
 	})
+	t.Run("withdrawn_code_is_gone_and_a_resend_is_allowed_at_once", func(t *testing.T) {
+		t.Parallel()
+		target := "email:undelivered@example.com"
+		e.put(t, target, "111111")
+		if err := e.store.Withdraw(ctx, target, "111111"); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{e.codeKey(target), e.attemptsKey(target)} {
+			if _, ok := e.get(t, k); ok {
+				t.Fatalf("%s still exists after the withdrawal", k)
+			}
+		}
+		e.put(t, target, "222222") // no resend interval to wait out
+	})
+	t.Run("withdrawing_an_older_code_leaves_the_current_one", func(t *testing.T) {
+		t.Parallel()
+		target := "email:newer@example.com"
+		e.put(t, target, "222222")
+		if err := e.store.Withdraw(ctx, target, "111111"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := e.get(t, e.codeKey(target)); got != "222222" {
+			t.Fatalf("code = %q, want the current one kept", got)
+		}
+		if got, _ := e.get(t, e.attemptsKey(target)); got != "3" {
+			t.Fatalf("attempts = %q, want 3 kept", got)
+		}
+	})
 	t.Run("code_key_without_expiry_is_a_system_error", func(t *testing.T) {
 		t.Parallel()
 		target := "email:forever@example.com"

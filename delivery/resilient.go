@@ -49,11 +49,15 @@ func NewResilient(next Sender, cfg ResilienceConfig) *Resilient {
 		ReadyToTrip: func(c gobreaker.Counts) bool {
 			return c.ConsecutiveFailures >= cfg.FailuresToOpen
 		},
-		// A rejected message says nothing about the gateway's health.
+		// A rejected message says nothing about the gateway's health, nor does a caller that gave up.
 		IsSuccessful: func(err error) bool { return err == nil || errors.Is(err, ErrRejected) },
+		IsExcluded:   func(err error) bool { return errors.Is(err, errCallerGone) },
 	})
 	return &Resilient{next: next, cfg: cfg, breaker: cb, slots: make(chan struct{}, cfg.MaxInFlight), sleep: sleepCtx}
 }
+
+// errCallerGone marks a failure that happened because the caller's context ended.
+var errCallerGone = errors.New("delivery abandoned: the caller's context ended")
 
 // Send delivers m or reports why not.
 func (r *Resilient) Send(ctx context.Context, m Message) error {
@@ -75,11 +79,18 @@ func (r *Resilient) Send(ctx context.Context, m Message) error {
 		_, err = r.breaker.Execute(func() (struct{}, error) {
 			actx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 			defer cancel()
-			return struct{}{}, r.next.Send(actx, m)
+			err := r.next.Send(actx, m)
+			if err != nil && ctx.Err() != nil {
+				// The caller gave up (a shutdown, a lost lease): that says nothing of the gateway.
+				return struct{}{}, fmt.Errorf("%w (%w): %w", errCallerGone, ctx.Err(), err)
+			}
+			return struct{}{}, err
 		})
 		switch {
 		case err == nil:
 			return nil
+		case errors.Is(err, errCallerGone):
+			return err
 		case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
 			return fmt.Errorf("%w: %v", ErrBreakerOpen, err)
 		case errors.Is(err, ErrRejected):

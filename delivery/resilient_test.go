@@ -149,6 +149,24 @@ func TestResilient_Breaker(t *testing.T) {
 			t.Fatalf("the gateway was called %d times, want 3: an open breaker must not call it", f.callCount())
 		}
 	})
+	t.Run("callers_that_give_up_do_not_open_it", func(t *testing.T) {
+		t.Parallel()
+		f := &fakeSender{hold: make(chan struct{})} // every call waits until its context ends
+		r, _ := newResilient(f, resilientOpts{FailuresToOpen: 1})
+		for i := range 3 {
+			ctx, cancel := context.WithCancel(context.Background())
+			f.onCall = func(int) { cancel() } // the caller gives up while the gateway is working
+			if err := r.Send(ctx, msg); !errors.Is(err, context.Canceled) {
+				t.Fatalf("send %d: %v, want the caller's cancellation", i+1, err)
+			}
+		}
+		if r.State() != "closed" {
+			t.Fatalf("state %s after callers gave up, want closed: that says nothing of the gateway", r.State())
+		}
+		if f.callCount() != 3 {
+			t.Fatalf("the gateway was called %d times, want 3 (one per send, no retries after the caller left)", f.callCount())
+		}
+	})
 	t.Run("half_opens_after_open_for_and_one_success_closes_it", func(t *testing.T) {
 		t.Parallel()
 		f := &fakeSender{results: []error{errGateway}}

@@ -20,6 +20,8 @@ import (
 type CodeStore interface {
 	Put(ctx context.Context, target, code string) error
 	Check(ctx context.Context, target, code string) error
+	// Withdraw deletes target's code if it is still code, lifting the resend interval.
+	Withdraw(ctx context.Context, target, code string) error
 }
 
 // JobEnqueuer puts work on the durable queue.
@@ -80,6 +82,10 @@ func (s *CodeLoginService) Send(ctx context.Context, email, phone string) error 
 		return err
 	}
 	if _, err := s.jobs.Enqueue(ctx, domain.NewJob{Queue: QueueDefault, Kind: JobKindSendCode, Payload: payload, MaxAttempts: 5}); err != nil {
+		// The code will never be sent: withdraw it, or the user could not ask again for a minute.
+		if werr := s.codes.Withdraw(context.WithoutCancel(ctx), t.Key(), code); werr != nil {
+			s.log.WarnContext(ctx, "withdrawing an undeliverable login code failed; the next send waits out the resend interval", "err", werr)
+		}
 		return fmt.Errorf("queue code delivery: %w", err)
 	}
 	return nil

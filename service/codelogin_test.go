@@ -134,8 +134,19 @@ func TestCodeLogin_Send(t *testing.T) {
 			t.Fatalf("store failure: %v", err)
 		}
 		full := errors.New("pg: too many connections")
-		d.codes.EXPECT().Put(gomock.Any(), gomock.Any(), gomock.Any()).Return(nil)
+		var stored string
+		d.codes.EXPECT().Put(gomock.Any(), "email:a@example.com", gomock.Any()).DoAndReturn(func(_ context.Context, _, code string) error {
+			stored = code
+			return nil
+		})
 		d.jobs.EXPECT().Enqueue(gomock.Any(), gomock.Any()).Return(false, full)
+		// The code that will never be delivered is withdrawn, so the user may ask again at once.
+		d.codes.EXPECT().Withdraw(gomock.Any(), "email:a@example.com", gomock.Any()).DoAndReturn(func(_ context.Context, _, code string) error {
+			if code != stored {
+				t.Errorf("withdrew %q, want the stored code %q", code, stored)
+			}
+			return nil
+		})
 		if err := svc.Send(context.Background(), "a@example.com", ""); !errors.Is(err, full) || service.IsCodeError(err) {
 			t.Fatalf("queue failure: %v", err)
 		}
@@ -230,8 +241,9 @@ func TestCodeLogin_Login(t *testing.T) {
 // acceptingCodes passes every code: the race under test is the account creation behind it.
 type acceptingCodes struct{}
 
-func (acceptingCodes) Put(context.Context, string, string) error   { return nil }
-func (acceptingCodes) Check(context.Context, string, string) error { return nil }
+func (acceptingCodes) Put(context.Context, string, string) error      { return nil }
+func (acceptingCodes) Check(context.Context, string, string) error    { return nil }
+func (acceptingCodes) Withdraw(context.Context, string, string) error { return nil }
 
 type plainHasher struct{}
 

@@ -69,6 +69,20 @@ func (mr *MockCodeStoreMockRecorder) Put(ctx, target, code any) *gomock.Call {
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Put", reflect.TypeOf((*MockCodeStore)(nil).Put), ctx, target, code)
 }
 
+// Withdraw mocks base method.
+func (m *MockCodeStore) Withdraw(ctx context.Context, target, code string) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Withdraw", ctx, target, code)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Withdraw indicates an expected call of Withdraw.
+func (mr *MockCodeStoreMockRecorder) Withdraw(ctx, target, code any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Withdraw", reflect.TypeOf((*MockCodeStore)(nil).Withdraw), ctx, target, code)
+}
+
 // MockJobEnqueuer is a mock of JobEnqueuer interface.
 type MockJobEnqueuer struct {
 	ctrl     *gomock.Controller
