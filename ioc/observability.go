@@ -47,6 +47,7 @@ func NewMetrics(pool *pgxpool.Pool, queuePool repository.QueuePool, rdb redis.Un
 			m.Counter("inkwell_stream_failures_total", "Batches that failed and stay pending.", l, &w.Stats.Failures)
 		case *job.Runner:
 			l := prometheus.Labels{"queue": w.Queue()}
+			m.Counter("inkwell_jobs_attempts_total", "Job attempts started (every claim of a job is one).", l, &w.Stats.Claimed)
 			m.Counter("inkwell_jobs_done_total", "Jobs finished.", l, &w.Stats.Done)
 			m.Counter("inkwell_jobs_retried_total", "Job attempts that failed and will retry.", l, &w.Stats.Retried)
 			m.Counter("inkwell_jobs_dead_total", "Jobs that ran out of attempts or failed permanently.", l, &w.Stats.Dead)
