@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/redis/go-redis/v9"
 
 	"inkwell/internal/testenv"
 	"inkwell/ioc"
@@ -324,6 +325,25 @@ func TestSessionRevocationWithRedisDown(t *testing.T) {
 	// Live sessions keep working.
 	app.call(t, "GET", "/api/user", alive.Access, nil).expect(t, http.StatusOK)
 	refreshOf(t, app.refresh(t, alive.Refresh))
+
+	// Redis comes back empty (it keeps nothing on disk): it lost before's revocation and never got
+	// during's. Once it answers again it must not be taken at its word ("not revoked").
+	redisSrv.Start()
+	app.waitFor("Redis answers the service again", func() bool {
+		return app.call(t, "GET", "/readyz", "", nil).Status == http.StatusOK
+	})
+	app.call(t, "GET", "/api/user", before.Access, nil).expect(t, http.StatusUnauthorized)
+	app.call(t, "GET", "/api/user", during.Access, nil).expect(t, http.StatusUnauthorized)
+	app.call(t, "GET", "/api/user", alive.Access, nil).expect(t, http.StatusOK)
+	// The first check refilled Redis from PostgreSQL: it has both revocations again.
+	rdb := redis.NewClient(&redis.Options{Addr: redisSrv.Addr})
+	defer rdb.Close()
+	for _, access := range []string{before.Access, during.Access} {
+		sid, _ := claimsOf(t, access)["sid"].(string)
+		if n, err := rdb.Exists(t.Context(), app.Cfg.RedisPrefix+"revoked:"+sid).Result(); err != nil || n != 1 {
+			t.Fatalf("revocation of session %q in Redis after the refill: %d, %v", sid, n, err)
+		}
+	}
 }
 
 func TestAPIKeys(t *testing.T) {

@@ -54,8 +54,41 @@ func (r *Revocations) Revoke(ctx context.Context, sessionID string, ttl time.Dur
 	return r.rdb.Set(ctx, r.ks.Key("revoked", sessionID), 1, ttl).Err()
 }
 
-// IsRevoked reports whether sessionID is marked revoked; an error means Redis could not say.
-func (r *Revocations) IsRevoked(ctx context.Context, sessionID string) (bool, error) {
-	n, err := r.rdb.Exists(ctx, r.ks.Key("revoked", sessionID)).Result()
-	return n > 0, err
+// completeKey marks the revocation keys as complete: it exists only after a Fill, so a Redis that
+// lost its data (or a prefix never filled) says so instead of answering "not revoked".
+func (r *Revocations) completeKey() string { return r.ks.Key("revocations-complete") }
+
+// IsRevoked reports whether sessionID is marked revoked, and whether the marks are complete (see
+// completeKey), in one round trip; an error means Redis could not say.
+func (r *Revocations) IsRevoked(ctx context.Context, sessionID string) (revoked, complete bool, err error) {
+	var marked, filled *redis.IntCmd
+	_, err = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		marked = p.Exists(ctx, r.ks.Key("revoked", sessionID))
+		filled = p.Exists(ctx, r.completeKey())
+		return nil
+	})
+	if err != nil {
+		return false, false, err
+	}
+	return marked.Val() > 0, filled.Val() > 0, nil
+}
+
+// Fill marks every one of sessionIDs revoked for ttl and then, only if all of that worked,
+// declares the marks complete.
+func (r *Revocations) Fill(ctx context.Context, sessionIDs []string, ttl time.Duration) error {
+	if len(sessionIDs) > 0 {
+		_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, id := range sessionIDs {
+				p.Set(ctx, r.ks.Key("revoked", id), 1, ttl)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("fill revocations: %w", err)
+		}
+	}
+	if err := r.rdb.Set(ctx, r.completeKey(), 1, 0).Err(); err != nil {
+		return fmt.Errorf("mark revocations complete: %w", err)
+	}
+	return nil
 }

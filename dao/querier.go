@@ -135,6 +135,8 @@ type Querier interface {
 	SessionInsert(ctx context.Context, arg SessionInsertParams) error
 	SessionIsRevoked(ctx context.Context, id string) (bool, error)
 	SessionRevoke(ctx context.Context, id string) (int64, error)
+	// The sessions revoked at or after since, to rebuild the revocation cache (sessions_revoked_idx).
+	SessionRevokedSince(ctx context.Context, since time.Time) ([]string, error)
 	TagListPopular(ctx context.Context, lim int32) ([]string, error)
 	UserGetByEmail(ctx context.Context, email string) (User, error)
 	UserGetByID(ctx context.Context, id int64) (User, error)

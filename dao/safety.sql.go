@@ -285,3 +285,28 @@ func (q *Queries) SessionRevoke(ctx context.Context, id string) (int64, error) {
 	err := row.Scan(&user_id)
 	return user_id, err
 }
+
+const sessionRevokedSince = `-- name: SessionRevokedSince :many
+SELECT id FROM sessions WHERE revoked_at >= $1::timestamptz ORDER BY revoked_at
+`
+
+// The sessions revoked at or after since, to rebuild the revocation cache (sessions_revoked_idx).
+func (q *Queries) SessionRevokedSince(ctx context.Context, since time.Time) ([]string, error) {
+	rows, err := q.db.Query(ctx, sessionRevokedSince, since)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -60,3 +60,7 @@ WITH k AS (
     FROM k WHERE a.id = k.id AND (a.last_used_at IS NULL OR a.last_used_at < now() - interval '1 minute')
 )
 SELECT k.user_id FROM k;
+
+-- name: SessionRevokedSince :many
+-- The sessions revoked at or after since, to rebuild the revocation cache (sessions_revoked_idx).
+SELECT id FROM sessions WHERE revoked_at >= @since::timestamptz ORDER BY revoked_at;

@@ -96,6 +96,12 @@ func (r *SessionRepository) IsRevoked(ctx context.Context, sessionID string) (bo
 	return revoked, wrapf(err, "check session")
 }
 
+// RevokedSince lists the sessions revoked at or after since.
+func (r *SessionRepository) RevokedSince(ctx context.Context, since time.Time) ([]string, error) {
+	ids, err := r.q.SessionRevokedSince(ctx, since)
+	return ids, wrapf(err, "list sessions revoked since %s", since.Format(time.RFC3339))
+}
+
 // APIKeyRepository stores API keys by hash.
 type APIKeyRepository struct{ q dao.Querier }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"inkwell/domain"
@@ -22,13 +24,20 @@ type SessionRepository interface {
 	// Revoke ends a session; revoking twice is harmless.
 	Revoke(ctx context.Context, sessionID string) error
 	IsRevoked(ctx context.Context, sessionID string) (bool, error)
+	// RevokedSince lists the sessions revoked at or after since (to rebuild the revocation cache).
+	RevokedSince(ctx context.Context, since time.Time) ([]string, error)
 }
 
 // RevocationCache remembers revoked sessions for as long as their access tokens can live, so
 // access tokens stop working at once without a database read per request.
 type RevocationCache interface {
 	Revoke(ctx context.Context, sessionID string, ttl time.Duration) error
-	IsRevoked(ctx context.Context, sessionID string) (bool, error)
+	// IsRevoked reports whether sessionID is marked revoked. complete is false when the cache
+	// cannot vouch for "not revoked": it lost its contents (a Redis restart without persistence)
+	// or was never filled.
+	IsRevoked(ctx context.Context, sessionID string) (revoked, complete bool, err error)
+	// Fill marks every one of sessionIDs revoked for ttl, then declares the cache complete.
+	Fill(ctx context.Context, sessionIDs []string, ttl time.Duration) error
 }
 
 // APIKeyRepository stores API keys as hashes.
@@ -57,6 +66,9 @@ type SessionService struct {
 	cfg     SessionConfig
 	now     func() time.Time
 	log     *slog.Logger
+
+	refilling sync.Mutex  // one refill of the revocation cache at a time
+	stale     atomic.Bool // a revocation of this process did not reach the cache: refill before trusting it
 }
 
 // NewSessionService returns the service.
@@ -115,11 +127,39 @@ func (s *SessionService) Logout(ctx context.Context, accessToken string) error {
 }
 
 // remember records a revoked session in Redis for the lifetime of its access tokens. If Redis is
-// down, Authenticate falls back to PostgreSQL, so revocation still holds.
+// down, Authenticate falls back to PostgreSQL, so revocation still holds; and once Redis answers
+// again this process refills it from PostgreSQL before trusting its "not revoked".
 func (s *SessionService) remember(ctx context.Context, sid string) {
 	if err := s.revoked.Revoke(context.WithoutCancel(ctx), sid, s.cfg.AccessTTL); err != nil {
-		s.log.WarnContext(ctx, "revocation cache write failed; PostgreSQL still has it", "err", err)
+		s.stale.Store(true)
+		s.log.WarnContext(ctx, "revocation cache write failed; PostgreSQL has it, and the cache is refilled from there", "err", err)
 	}
+}
+
+// revocationWindow is how far back a revocation still matters: a token issued just before it
+// lives AccessTTL (plus the clock skew the token check allows, and a margin).
+func (s *SessionService) revocationWindow() time.Duration { return s.cfg.AccessTTL + time.Minute }
+
+// refill copies the revocations that still matter from PostgreSQL into the cache and declares it
+// complete. Concurrent callers do not wait: they ask PostgreSQL about their own session meanwhile.
+func (s *SessionService) refill(ctx context.Context) {
+	if !s.refilling.TryLock() {
+		return
+	}
+	defer s.refilling.Unlock()
+	wasStale := s.stale.Swap(false) // before reading PostgreSQL: a write failing later marks it again
+	ids, err := s.repo.RevokedSince(ctx, s.now().Add(-s.revocationWindow()))
+	if err == nil {
+		err = s.revoked.Fill(context.WithoutCancel(ctx), ids, s.revocationWindow())
+	}
+	if err != nil {
+		if wasStale {
+			s.stale.Store(true)
+		}
+		s.log.WarnContext(ctx, "refilling the revocation cache failed; checking sessions in PostgreSQL meanwhile", "err", err)
+		return
+	}
+	s.log.InfoContext(ctx, "revocation cache refilled from PostgreSQL", "revoked_sessions", len(ids))
 }
 
 // Authenticate returns the user an access token or API key speaks for.
@@ -134,9 +174,15 @@ func (s *SessionService) Authenticate(ctx context.Context, token string) (int64,
 	if sid == "" {
 		return uid, nil
 	}
-	revoked, err := s.revoked.IsRevoked(ctx, sid)
-	if err != nil {
-		// Redis is down: ask the system of record rather than let a revoked token through.
+	revoked, complete, err := s.revoked.IsRevoked(ctx, sid)
+	askPostgres := err != nil // Redis is down: ask the system of record rather than let a revoked token through
+	if err == nil && !revoked && (!complete || s.stale.Load()) {
+		// Redis answers but may have lost revocations (restarted empty, or missed a write of
+		// ours): rebuild it, and decide this request by PostgreSQL.
+		s.refill(ctx)
+		askPostgres = true
+	}
+	if askPostgres {
 		if revoked, err = s.repo.IsRevoked(ctx, sid); err != nil {
 			return 0, err
 		}

@@ -324,7 +324,7 @@ func TestSessionService_Authenticate(t *testing.T) {
 			token: "JWT",
 			buildStubs: func(d sessionDeps) {
 				jwt(d)
-				d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, nil)
+				d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, true, nil)
 				d.repo.EXPECT().IsRevoked(gomock.Any(), gomock.Any()).Times(0)
 			},
 			wantID: 7,
@@ -334,7 +334,7 @@ func TestSessionService_Authenticate(t *testing.T) {
 			token: "JWT",
 			buildStubs: func(d sessionDeps) {
 				jwt(d)
-				d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(true, nil)
+				d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(true, true, nil)
 				d.repo.EXPECT().IsRevoked(gomock.Any(), gomock.Any()).Times(0)
 			},
 			wantErr: domain.ErrUnauthorized,
@@ -345,7 +345,7 @@ func TestSessionService_Authenticate(t *testing.T) {
 			buildStubs: func(d sessionDeps) {
 				jwt(d)
 				gomock.InOrder(
-					d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, errRedis),
+					d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, false, errRedis),
 					d.repo.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(true, nil),
 				)
 			},
@@ -356,17 +356,55 @@ func TestSessionService_Authenticate(t *testing.T) {
 			token: "JWT",
 			buildStubs: func(d sessionDeps) {
 				jwt(d)
-				d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, errRedis)
+				d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, false, errRedis)
 				d.repo.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, nil)
 			},
 			wantID: 7,
+		},
+		{
+			name:  "Redis lost its revocations (restarted empty): refilled from PostgreSQL, which decides this request",
+			token: "JWT",
+			buildStubs: func(d sessionDeps) {
+				jwt(d)
+				window := sessionCfg.AccessTTL + time.Minute
+				gomock.InOrder(
+					d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, false, nil),
+					d.repo.EXPECT().RevokedSince(gomock.Any(), sessionNow.Add(-window)).Return([]string{"sid-0", "sid-1"}, nil),
+					d.revoked.EXPECT().Fill(gomock.Any(), []string{"sid-0", "sid-1"}, window).Return(nil),
+					d.repo.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(true, nil),
+				)
+			},
+			wantErr: domain.ErrUnauthorized,
+		},
+		{
+			name:  "Redis lost its revocations and the refill fails: PostgreSQL still decides",
+			token: "JWT",
+			buildStubs: func(d sessionDeps) {
+				jwt(d)
+				d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, false, nil)
+				d.repo.EXPECT().RevokedSince(gomock.Any(), gomock.Any()).Return(nil, errDB)
+				d.revoked.EXPECT().Fill(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.repo.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, nil)
+			},
+			wantID: 7,
+		},
+		{
+			name:  "a revoked mark is trusted even when the marks are incomplete",
+			token: "JWT",
+			buildStubs: func(d sessionDeps) {
+				jwt(d)
+				d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(true, false, nil)
+				d.repo.EXPECT().RevokedSince(gomock.Any(), gomock.Any()).Times(0)
+				d.repo.EXPECT().IsRevoked(gomock.Any(), gomock.Any()).Times(0)
+			},
+			wantErr: domain.ErrUnauthorized,
 		},
 		{
 			name:  "Redis and PostgreSQL down: an error, never a user",
 			token: "JWT",
 			buildStubs: func(d sessionDeps) {
 				jwt(d)
-				d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, errRedis)
+				d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, false, errRedis)
 				d.repo.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, errDB)
 			},
 			anyErr: true,
@@ -536,4 +574,34 @@ func TestSessionService_APIKeys(t *testing.T) {
 type storedKey struct {
 	prefix string
 	hash   []byte
+}
+
+// TestSessionService_RevocationMissedByRedis: a logout whose Redis write failed leaves Redis
+// answering "not revoked" once it is back; the process that saw the failure refills Redis from
+// PostgreSQL before trusting it again, so the logged-out token stays refused.
+func TestSessionService_RevocationMissedByRedis(t *testing.T) {
+	t.Parallel()
+	s, d := newSessionService(t)
+	window := sessionCfg.AccessTTL + time.Minute
+	d.tokens.EXPECT().Verify("ACCESS").Return(int64(7), "sid-1", nil).Times(3)
+	gomock.InOrder(
+		// Logout: PostgreSQL has it, the Redis write fails.
+		d.repo.EXPECT().Revoke(gomock.Any(), "sid-1").Return(nil),
+		d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).Return(errRedis),
+		// Redis is back and complete, but without the mark: refill first, decide by PostgreSQL.
+		d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, true, nil),
+		d.repo.EXPECT().RevokedSince(gomock.Any(), sessionNow.Add(-window)).Return([]string{"sid-1"}, nil),
+		d.revoked.EXPECT().Fill(gomock.Any(), []string{"sid-1"}, window).Return(nil),
+		d.repo.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(true, nil),
+		// Refilled: Redis decides again, and has the mark.
+		d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(true, true, nil),
+	)
+	if err := s.Logout(t.Context(), "ACCESS"); err != nil {
+		t.Fatalf("Logout with Redis failing: %v (PostgreSQL has it: it must succeed)", err)
+	}
+	for i := range 2 {
+		if id, err := s.Authenticate(t.Context(), "ACCESS"); !errors.Is(err, domain.ErrUnauthorized) || id != 0 {
+			t.Fatalf("request %d after the logout: %d, %v; want ErrUnauthorized", i+1, id, err)
+		}
+	}
 }

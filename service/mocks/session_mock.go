@@ -85,6 +85,21 @@ func (mr *MockSessionRepositoryMockRecorder) Revoke(ctx, sessionID any) *gomock.
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Revoke", reflect.TypeOf((*MockSessionRepository)(nil).Revoke), ctx, sessionID)
 }
 
+// RevokedSince mocks base method.
+func (m *MockSessionRepository) RevokedSince(ctx context.Context, since time.Time) ([]string, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "RevokedSince", ctx, since)
+	ret0, _ := ret[0].([]string)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// RevokedSince indicates an expected call of RevokedSince.
+func (mr *MockSessionRepositoryMockRecorder) RevokedSince(ctx, since any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RevokedSince", reflect.TypeOf((*MockSessionRepository)(nil).RevokedSince), ctx, since)
+}
+
 // Rotate mocks base method.
 func (m *MockSessionRepository) Rotate(ctx context.Context, hash, nextHash []byte, nextExpires, now time.Time) (int64, string, bool, error) {
 	m.ctrl.T.Helper()
@@ -126,13 +141,28 @@ func (m *MockRevocationCache) EXPECT() *MockRevocationCacheMockRecorder {
 	return m.recorder
 }
 
+// Fill mocks base method.
+func (m *MockRevocationCache) Fill(ctx context.Context, sessionIDs []string, ttl time.Duration) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Fill", ctx, sessionIDs, ttl)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Fill indicates an expected call of Fill.
+func (mr *MockRevocationCacheMockRecorder) Fill(ctx, sessionIDs, ttl any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Fill", reflect.TypeOf((*MockRevocationCache)(nil).Fill), ctx, sessionIDs, ttl)
+}
+
 // IsRevoked mocks base method.
-func (m *MockRevocationCache) IsRevoked(ctx context.Context, sessionID string) (bool, error) {
+func (m *MockRevocationCache) IsRevoked(ctx context.Context, sessionID string) (bool, bool, error) {
 	m.ctrl.T.Helper()
 	ret := m.ctrl.Call(m, "IsRevoked", ctx, sessionID)
 	ret0, _ := ret[0].(bool)
-	ret1, _ := ret[1].(error)
-	return ret0, ret1
+	ret1, _ := ret[1].(bool)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
 }
 
 // IsRevoked indicates an expected call of IsRevoked.
