@@ -277,10 +277,14 @@ func (r *ArticleRepository) preload(ctx context.Context, arts []domain.Article) 
 	}()
 }
 
-// afterWrite brings the caches in line with a committed write: drop (or, on publish, warm) the
-// detail entry and drop the author's cached pages. Failures only cost freshness until the TTL, so
-// they are logged.
+// afterWrite brings the caches in line with a committed write — once it is committed, when it ran
+// inside a request's transaction (afterTx): drop (or, on publish, warm) the detail entry and drop
+// the author's cached pages. Failures only cost freshness until the TTL, so they are logged.
 func (r *ArticleRepository) afterWrite(ctx context.Context, a domain.Article, invalidateSlug string) {
+	afterTx(ctx, func(ctx context.Context) { r.syncCaches(ctx, a, invalidateSlug) }, nil)
+}
+
+func (r *ArticleRepository) syncCaches(ctx context.Context, a domain.Article, invalidateSlug string) {
 	ctx = context.WithoutCancel(ctx)
 	if invalidateSlug != "" {
 		if err := r.cache.Invalidate(ctx, invalidateSlug); err != nil {

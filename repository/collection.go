@@ -77,11 +77,11 @@ func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 	// The folder's articles are known only inside the transaction; their count changes are
 	// registered there, before the commit, so that a refill racing them is distrusted.
 	var endChange func()
-	defer func() {
+	endChanges := func() {
 		if endChange != nil {
 			endChange()
 		}
-	}()
+	}
 	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
 		// Lock first: an Add committing while CollectionDelete ran would have its item removed by
 		// the cascade without being in CollectionDelete's snapshot, so its count would stay up.
@@ -104,13 +104,14 @@ func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 		return nil
 	})
 	if err != nil {
+		endChanges()
 		return err
 	}
 	deltas := make(map[int64]int64, len(articles))
 	for _, a := range articles {
 		deltas[a] = -1
 	}
-	r.incr(ctx, deltas)
+	afterTx(ctx, func(ctx context.Context) { r.incr(ctx, deltas) }, endChanges)
 	return nil
 }
 
@@ -125,7 +126,7 @@ func (r *CollectionRepository) Remove(ctx context.Context, collectionID, article
 }
 
 func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articleID int64, add bool) (bool, error) {
-	defer r.mirror.changing(domain.BizArticle, articleID)() // until the hash is incremented, a refill may race it
+	end := r.mirror.changing(domain.BizArticle, articleID) // until the hash is incremented, a refill may race it
 	var changed bool
 	delta := int64(1)
 	if !add {
@@ -147,9 +148,11 @@ func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articl
 			"count collect of article %d", articleID)
 	})
 	if err != nil || !changed {
+		end()
 		return false, err
 	}
-	r.incr(ctx, map[int64]int64{articleID: delta})
+	// Inside a request's transaction the increment waits for its commit (afterTx).
+	afterTx(ctx, func(ctx context.Context) { r.incr(ctx, map[int64]int64{articleID: delta}) }, end)
 	return true, nil
 }
 

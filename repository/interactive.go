@@ -84,7 +84,7 @@ func (r *InteractiveRepository) Unlike(ctx context.Context, biz domain.Biz, id, 
 }
 
 func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id, userID int64, on bool) error {
-	defer r.writes.begin(mirrorItem{biz, id})() // until the hash is incremented, a refill may race it
+	end := r.writes.begin(mirrorItem{biz, id}) // until the hash is incremented, a refill may race it
 	var changed bool
 	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
 		var n int64
@@ -111,21 +111,26 @@ func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id,
 		r.repair.add(biz, id, true)
 	}
 	if err != nil || !changed {
+		end()
 		return err
 	}
 	delta := int64(1)
 	if !on {
 		delta = -1
 	}
-	if _, err := r.counters.Incr(context.WithoutCancel(ctx), biz, id, cache.FieldLikes, delta); err != nil {
-		// The increment did not run, or ran and timed out (and a retry may have run it twice): the
-		// hash is no longer to be trusted. It is dropped as soon as Redis answers again, and the
-		// next read refills it from PostgreSQL, which is right.
-		r.log.WarnContext(ctx, "counter cache update failed", "biz", biz, "id", id, "err", err)
-		r.repair.add(biz, id, false)
-		return nil
-	}
-	r.dropDistrusted(ctx, true) // both stores just answered
+	// Inside a request's transaction the increment waits for its commit (afterTx): before it, a
+	// refill would read the count without this like.
+	afterTx(ctx, func(ctx context.Context) {
+		if _, err := r.counters.Incr(context.WithoutCancel(ctx), biz, id, cache.FieldLikes, delta); err != nil {
+			// The increment did not run, or ran and timed out: the hash is no longer to be
+			// trusted. It is dropped as soon as Redis answers again, and the next read refills it
+			// from PostgreSQL, which is right.
+			r.log.WarnContext(ctx, "counter cache update failed", "biz", biz, "id", id, "err", err)
+			r.repair.add(biz, id, false)
+			return
+		}
+		r.dropDistrusted(ctx, true) // both stores just answered
+	}, end)
 	return nil
 }
 

@@ -183,6 +183,10 @@ func (s *IdempotencyStore) Do(ctx context.Context, scope, key, hash string, run 
 	var res domain.StoredResponse
 	var replayed bool
 	errServerError := errors.New("not stored: server error")
+	// The request's cache changes, run once its transaction has committed (dropped if it did not:
+	// a rollback, or a panic on the way out).
+	hooks := &txHooks{}
+	defer func() { hooks.finish(ctx, false) }()
 	err := RunTx(ctx, s.pool, RetryPolicy{Attempts: 1}, func(ctx context.Context, tx pgx.Tx) error {
 		q := dao.New(tx)
 		// Wait a little for a request with the same key that is still running: retries of a quick
@@ -218,7 +222,7 @@ func (s *IdempotencyStore) Do(ctx context.Context, scope, key, hash string, run 
 		if _, err := tx.Exec(ctx, "SAVEPOINT idempotent_request"); err != nil {
 			return wrapf(err, "savepoint before the request")
 		}
-		res = run(WithTx(ctx, tx))
+		res = run(withTxHooks(WithTx(ctx, tx), hooks))
 		if res.Status >= 500 {
 			return errServerError
 		}
@@ -236,6 +240,9 @@ func (s *IdempotencyStore) Do(ctx context.Context, scope, key, hash string, run 
 			Scope: scope, Key: key, RequestHash: hash, ResponseStatus: int32(res.Status), ResponseBody: res.Body,
 		}), "store idempotent response")
 	})
+	// Committed: the request's cache changes may run now. Rolled back (or of unknown outcome):
+	// none of its writes can be assumed, so they are dropped.
+	hooks.finish(ctx, err == nil)
 	if errors.Is(err, errServerError) {
 		return res, false, nil
 	}

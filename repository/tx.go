@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -109,14 +110,70 @@ func WithTx(ctx context.Context, tx pgx.Tx) context.Context {
 	return context.WithValue(ctx, txKey{}, tx)
 }
 
+// txHooks holds what repository calls inside an ambient transaction want done once it ends: cache
+// changes that must not run before the commit (a reader could refill a cache from the
+// not-yet-committed state in between) nor at all after a rollback.
+type txHooks struct {
+	mu       sync.Mutex
+	onCommit []func(ctx context.Context)
+	always   []func()
+}
+
+type txHooksKey struct{}
+
+// withTxHooks returns a context whose afterTx calls are collected in h.
+func withTxHooks(ctx context.Context, h *txHooks) context.Context {
+	return context.WithValue(ctx, txHooksKey{}, h)
+}
+
+// afterTx runs onCommit (may be nil) once the caller's writes are committed, and always (may be
+// nil) after that or after a rollback. Without an ambient transaction collecting hooks, the
+// writes have already committed when a repository calls this, so both run now.
+func afterTx(ctx context.Context, onCommit func(ctx context.Context), always func()) {
+	if h, ok := ctx.Value(txHooksKey{}).(*txHooks); ok && h != nil {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if onCommit != nil {
+			h.onCommit = append(h.onCommit, onCommit)
+		}
+		if always != nil {
+			h.always = append(h.always, always)
+		}
+		return
+	}
+	if onCommit != nil {
+		onCommit(ctx)
+	}
+	if always != nil {
+		always()
+	}
+}
+
+// finish runs the hooks once the transaction has ended; committed says how.
+func (h *txHooks) finish(ctx context.Context, committed bool) {
+	h.mu.Lock()
+	onCommit, always := h.onCommit, h.always
+	h.onCommit, h.always = nil, nil
+	h.mu.Unlock()
+	ctx = withoutTx(context.WithoutCancel(ctx))
+	if committed {
+		for _, fn := range onCommit {
+			fn(ctx)
+		}
+	}
+	for _, fn := range always {
+		fn()
+	}
+}
+
 // withoutTx drops an ambient transaction: cache loads and background work must never run on a
 // request's transaction (another goroutine may still use it, and shared loads must not see its
 // uncommitted rows).
 func withoutTx(ctx context.Context) context.Context {
-	if ctx.Value(txKey{}) == nil {
+	if ctx.Value(txKey{}) == nil && ctx.Value(txHooksKey{}) == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, txKey{}, nil)
+	return context.WithValue(context.WithValue(ctx, txKey{}, nil), txHooksKey{}, nil)
 }
 
 // ctxDB routes single statements to the context's transaction when there is one, else to the pool.

@@ -114,10 +114,13 @@ func (r *UserRepository) ReplacePasswordHash(ctx context.Context, id int64, oldH
 
 // invalidate drops cached entries after a write. PostgreSQL already has the truth, so a failure only
 // leaves a stale entry for at most one TTL: it is logged, not returned.
+// Inside a request's transaction it waits for the commit (afterTx).
 func (r *UserRepository) invalidate(ctx context.Context, id int64, usernames ...string) {
-	if err := r.cache.Invalidate(context.WithoutCancel(ctx), id, usernames...); err != nil {
-		r.log.WarnContext(ctx, "user cache invalidation failed", "user_id", id, "err", err)
-	}
+	afterTx(ctx, func(ctx context.Context) {
+		if err := r.cache.Invalidate(context.WithoutCancel(ctx), id, usernames...); err != nil {
+			r.log.WarnContext(ctx, "user cache invalidation failed", "user_id", id, "err", err)
+		}
+	}, nil)
 }
 
 func userFromRow(row dao.User) domain.User {
