@@ -49,7 +49,9 @@ test: ## Start services, check generated code, vet, then run all tests with -rac
 	DATABASE_URL='$(TEST_DATABASE_URL)' REDIS_URL='$(TEST_REDIS_URL)' scripts/services.sh
 	scripts/check-generated.sh
 	go vet ./...
-	go test -race -count=1 -timeout 20m ./...
+	# -p 1: one package's tests at a time. Their databases and connection pools add up, and two
+	# storage-heavy packages side by side reached PostgreSQL's default max_connections (100).
+	go test -race -count=1 -p 1 -timeout 20m ./...
 	$(MAKE) fuzz FUZZTIME=10s
 
 # Packages `make test-cluster` runs on a throwaway Redis Cluster; they need no PostgreSQL.

@@ -55,7 +55,7 @@ func counterFields(c domain.Counters) map[string]string {
 func TestCountersCache_IncrOnlyWhenHashExists(t *testing.T) {
 	t.Parallel()
 
-	t.Run("missing hash: false, no hash created, and the item's epoch moves", func(t *testing.T) {
+	t.Run("missing hash: false, and no key created", func(t *testing.T) {
 		t.Parallel()
 		e, cc := newCountersCache(t, envOpts{})
 		for _, delta := range []int64{1, -1} {
@@ -64,15 +64,8 @@ func TestCountersCache_IncrOnlyWhenHashExists(t *testing.T) {
 				t.Fatalf("Incr(%+d) on a missing hash = %v, %v; want false, nil", delta, ok, err)
 			}
 		}
-		epoch := cc.Key(domain.BizArticle, 1) + ":epoch"
-		if keys := e.keys(t); len(keys) != 1 || keys[0] != epoch {
-			t.Fatalf("Incr on a missing hash left keys %v, want only %s", keys, epoch)
-		}
-		if got, err := cc.Epochs(t.Context(), domain.BizArticle, []int64{1, 2}); err != nil || got[1] != 2 || got[2] != 0 {
-			t.Fatalf("Epochs = %v, %v; want 2 for the item incremented twice, 0 for another", got, err)
-		}
-		if ttl := e.rdb.PTTL(t.Context(), epoch).Val(); ttl <= 0 || ttl > time.Minute {
-			t.Fatalf("the epoch lives %v, want a bounded lifetime", ttl)
+		if keys := e.keys(t); len(keys) != 0 {
+			t.Fatalf("Incr on a missing hash left keys %v", keys)
 		}
 	})
 
@@ -80,7 +73,7 @@ func TestCountersCache_IncrOnlyWhenHashExists(t *testing.T) {
 		t.Parallel()
 		e, cc := newCountersCache(t, envOpts{})
 		start := domain.Counters{Reads: 10, Likes: 20, Collects: 30}
-		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{7: start}, nil); err != nil {
+		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{7: start}); err != nil {
 			t.Fatal(err)
 		}
 		for _, step := range []struct {
@@ -112,7 +105,7 @@ func TestCountersCache_IncrOnlyWhenHashExists(t *testing.T) {
 	t.Run("100 concurrent increments all count", func(t *testing.T) {
 		t.Parallel()
 		e, cc := newCountersCache(t, envOpts{})
-		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{1: {}}, nil); err != nil {
+		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{1: {}}); err != nil {
 			t.Fatal(err)
 		}
 		const n = 100
@@ -133,7 +126,7 @@ func TestCountersCache_IncrOnlyWhenHashExists(t *testing.T) {
 		p := testPolicy
 		p.TTL, p.Jitter = 50*time.Millisecond, 0
 		e, cc := newCountersCache(t, envOpts{Policy: p})
-		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{1: {Likes: 3}}, nil); err != nil {
+		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{1: {Likes: 3}}); err != nil {
 			t.Fatal(err)
 		}
 		key := cc.Key(domain.BizArticle, 1)
@@ -152,7 +145,7 @@ func TestCountersCache_GetReportsMissing(t *testing.T) {
 	t.Parallel()
 	_, cc := newCountersCache(t, envOpts{})
 	stored := map[int64]domain.Counters{1: {Reads: 1, Likes: 2, Collects: 3}, 3: {}, 5: {Likes: 9}}
-	if err := cc.Fill(t.Context(), domain.BizArticle, stored, nil); err != nil {
+	if err := cc.Fill(t.Context(), domain.BizArticle, stored); err != nil {
 		t.Fatal(err)
 	}
 	found, missing, err := cc.Get(t.Context(), domain.BizArticle, []int64{1, 2, 3, 4, 5, 6})
@@ -192,7 +185,7 @@ func TestCountersCache_FillSetsEveryFieldAndTTL(t *testing.T) {
 		want[100+i] = domain.Counters{Reads: i, Likes: 2 * i, Collects: 3 * i}
 	}
 	start := time.Now()
-	if err := cc.Fill(t.Context(), domain.BizArticle, want, nil); err != nil {
+	if err := cc.Fill(t.Context(), domain.BizArticle, want); err != nil {
 		t.Fatal(err)
 	}
 	ttls := make([]time.Duration, 0, n)
@@ -205,13 +198,13 @@ func TestCountersCache_FillSetsEveryFieldAndTTL(t *testing.T) {
 	checkSpread(t, ttls, p.TTL-time.Since(start)-time.Millisecond, p.TTL+p.Jitter, p.Jitter/4)
 
 	// Filling again overwrites the values.
-	if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{100: {Likes: 77}}, nil); err != nil {
+	if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{100: {Likes: 77}}); err != nil {
 		t.Fatal(err)
 	}
 	if h := e.hash(t, cc, 100); !maps.Equal(h, counterFields(domain.Counters{Likes: 77})) {
 		t.Errorf("refilled hash = %v", h)
 	}
-	if err := cc.Fill(t.Context(), domain.BizArticle, nil, nil); err != nil {
+	if err := cc.Fill(t.Context(), domain.BizArticle, nil); err != nil {
 		t.Errorf("Fill of nothing: %v", err)
 	}
 
@@ -231,7 +224,7 @@ func TestCountersCache_RedisDownReturnsErrors(t *testing.T) {
 	if _, _, err := cc.Get(ctx, domain.BizArticle, []int64{1}); err == nil {
 		t.Error("Get: nil error")
 	}
-	if err := cc.Fill(ctx, domain.BizArticle, map[int64]domain.Counters{1: {}}, nil); err == nil {
+	if err := cc.Fill(ctx, domain.BizArticle, map[int64]domain.Counters{1: {}}); err == nil {
 		t.Error("Fill: nil error")
 	}
 	if ok, err := cc.Incr(ctx, domain.BizArticle, 1, cache.FieldLikes, 1); err == nil || ok {

@@ -111,7 +111,7 @@ func TestLocalTierKeepsNoValueOlderThanItsOwnWrite(t *testing.T) {
 		client.AddHook(pause)
 		t.Cleanup(pause.release)
 		c := cache.NewCountersCache(client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, LocalTTL: time.Minute})
-		if err := c.Fill(ctx, domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}, nil); err != nil {
+		if err := c.Fill(ctx, domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
 			t.Fatal(err)
 		}
 		read := make(chan int64, 1)

@@ -78,7 +78,7 @@ func TestCountersLocalTier(t *testing.T) {
 	rds := testenv.NewRedis(t)
 	c := cache.NewCountersCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, LocalTTL: time.Minute})
 	ctx := context.Background()
-	if err := c.Fill(ctx, domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}, nil); err != nil {
+	if err := c.Fill(ctx, domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _, _ := c.Get(ctx, domain.BizArticle, []int64{7}); got[7].Likes != 1 {

@@ -97,7 +97,7 @@ func (e *env) articles(tb testing.TB, n int) []int64 {
 		}
 		fill[ids[i]] = domain.Counters{}
 	}
-	if err := e.counters.Fill(ctx, domain.BizArticle, fill, nil); err != nil {
+	if err := e.counters.Fill(ctx, domain.BizArticle, fill); err != nil {
 		tb.Fatal(err)
 	}
 	return ids

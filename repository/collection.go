@@ -77,12 +77,7 @@ func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 	// The folder's articles are known only inside the transaction; their count changes are
 	// registered there, before the commit, so that a refill racing them is distrusted.
 	var endChange func()
-	var endWrite func(incremented bool)
-	incremented := false
 	endChanges := func() {
-		if endWrite != nil {
-			endWrite(incremented)
-		}
 		if endChange != nil {
 			endChange()
 		}
@@ -97,9 +92,10 @@ func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 		if articles, err = q.CollectionDelete(ctx, id); err != nil {
 			return wrapf(err, "delete collection %d", id)
 		}
-		endChanges() // a retried transaction registered them already
+		if endChange != nil { // a retried transaction
+			endChange()
+		}
 		endChange = r.mirror.changing(domain.BizArticle, articles...)
-		endWrite = beginCounterWrite(ctx, r.counters, r.log, domain.BizArticle, articles...)
 		for _, a := range articles {
 			if err := q.InteractiveAddCollects(ctx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: a, Delta: -1}); err != nil {
 				return wrapf(err, "uncount collect of article %d", a)
@@ -115,7 +111,7 @@ func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 	for _, a := range articles {
 		deltas[a] = -1
 	}
-	afterTx(ctx, func(ctx context.Context) { incremented = true; r.incr(ctx, deltas) }, endChanges)
+	afterTx(ctx, func(ctx context.Context) { r.incr(ctx, deltas) }, endChanges)
 	return nil
 }
 
@@ -130,10 +126,7 @@ func (r *CollectionRepository) Remove(ctx context.Context, collectionID, article
 }
 
 func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articleID int64, add bool) (bool, error) {
-	// Until the hash is incremented a refill may race the change: this process tracks it, and
-	// Redis holds off every instance's fills.
-	endChange := r.mirror.changing(domain.BizArticle, articleID)
-	endWrite := beginCounterWrite(ctx, r.counters, r.log, domain.BizArticle, articleID)
+	end := r.mirror.changing(domain.BizArticle, articleID) // until the hash is incremented, a refill may race it
 	var changed bool
 	delta := int64(1)
 	if !add {
@@ -155,19 +148,11 @@ func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articl
 			"count collect of article %d", articleID)
 	})
 	if err != nil || !changed {
-		endWrite(false)
-		endChange()
+		end()
 		return false, err
 	}
 	// Inside a request's transaction the increment waits for its commit (afterTx).
-	incremented := false
-	afterTx(ctx, func(ctx context.Context) {
-		incremented = true
-		r.incr(ctx, map[int64]int64{articleID: delta})
-	}, func() {
-		endWrite(incremented)
-		endChange()
-	})
+	afterTx(ctx, func(ctx context.Context) { r.incr(ctx, map[int64]int64{articleID: delta}) }, end)
 	return true, nil
 }
 

@@ -84,10 +84,7 @@ func (r *InteractiveRepository) Unlike(ctx context.Context, biz domain.Biz, id, 
 }
 
 func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id, userID int64, on bool) error {
-	// Until the hash is incremented a refill may race the like: this process tracks it (writes),
-	// and Redis holds off every instance's fills (BeginWrite).
-	endTracking := r.writes.begin(mirrorItem{biz, id})
-	endWrite := beginCounterWrite(ctx, r.counters, r.log, biz, id)
+	end := r.writes.begin(mirrorItem{biz, id}) // until the hash is incremented, a refill may race it
 	var changed bool
 	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
 		var n int64
@@ -114,8 +111,7 @@ func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id,
 		r.repair.add(biz, id, true)
 	}
 	if err != nil || !changed {
-		endWrite(false)
-		endTracking()
+		end()
 		return err
 	}
 	delta := int64(1)
@@ -124,9 +120,7 @@ func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id,
 	}
 	// Inside a request's transaction the increment waits for its commit (afterTx): before it, a
 	// refill would read the count without this like.
-	incremented := false
 	afterTx(ctx, func(ctx context.Context) {
-		incremented = true // the increment script ends the begun write, whatever it finds
 		if _, err := r.counters.Incr(context.WithoutCancel(ctx), biz, id, cache.FieldLikes, delta); err != nil {
 			// The increment did not run, or ran and timed out: the hash is no longer to be
 			// trusted. It is dropped as soon as Redis answers again, and the next read refills it
@@ -136,31 +130,8 @@ func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id,
 			return
 		}
 		r.dropDistrusted(ctx, true) // both stores just answered
-	}, func() {
-		endWrite(incremented)
-		endTracking()
-	})
+	}, end)
 	return nil
-}
-
-// beginCounterWrite announces count changes of ids to the counter cache (no instance fills their
-// hashes meanwhile) and returns the function that ends them: with incremented, the increment
-// script already did; otherwise the write is aborted. A Redis failure is only logged: fills then
-// go unguarded for this write, and its increment most likely fails too, which distrusts the hash.
-func beginCounterWrite(ctx context.Context, counters *cache.CountersCache, log *slog.Logger, biz domain.Biz, ids ...int64) (end func(incremented bool)) {
-	ctx = withoutTx(context.WithoutCancel(ctx))
-	if err := counters.BeginWrite(ctx, biz, ids...); err != nil {
-		log.WarnContext(ctx, "counter cache: announcing a write failed", "biz", biz, "items", len(ids), "err", err)
-		return func(bool) {}
-	}
-	return func(incremented bool) {
-		if incremented {
-			return
-		}
-		if err := counters.AbortWrite(ctx, biz, ids...); err != nil {
-			log.WarnContext(ctx, "counter cache: ending an aborted write failed; fills of the item resume when it expires", "biz", biz, "err", err)
-		}
-	}
 }
 
 // counterWrites tracks the count changes under way in this process (likes, collects, reads), from
@@ -319,14 +290,6 @@ func (r *InteractiveRepository) Counters(ctx context.Context, biz domain.Biz, id
 	if len(missing) == 0 {
 		return found, nil
 	}
-	// The epochs before the load: a fill is refused if another instance's write found no hash to
-	// increment in between (the load may miss it). Without them, nothing is filled.
-	var epochs map[int64]int64
-	if !redisDown {
-		if epochs, err = r.counters.Epochs(withoutTx(ctx), biz, missing); err != nil {
-			r.log.WarnContext(ctx, "counter cache epochs read failed; serving from the database without filling", "err", err)
-		}
-	}
 	readAt, writing := time.Now(), r.writes.busy(biz, missing, time.Time{})
 	rows, err := r.q.InteractiveGetMany(ctx, dao.InteractiveGetManyParams{Biz: string(biz), BizIds: missing})
 	if err != nil {
@@ -342,15 +305,14 @@ func (r *InteractiveRepository) Counters(ctx context.Context, biz domain.Biz, id
 	for _, row := range rows {
 		loaded[row.BizID] = domain.Counters{Reads: row.ReadCnt, Likes: row.LikeCnt, Collects: row.CollectCnt}
 	}
-	if !redisDown && epochs != nil {
-		if err := r.counters.Fill(context.WithoutCancel(ctx), biz, loaded, epochs); err != nil {
+	if !redisDown {
+		if err := r.counters.Fill(context.WithoutCancel(ctx), biz, loaded); err != nil {
 			r.log.WarnContext(ctx, "counter cache fill failed", "err", err)
 		}
-		// Redis refuses the fills that a write raced (counters_fill.lua), whichever instance made
-		// it. This process's own writes are also tracked here, which covers a write that could not
-		// announce itself to Redis: a change of a filled item under way while this read and
-		// filled may have found no hash to increment or incremented a fill that already counted
-		// it, so the hash is dropped and the next read fills it again.
+		// A like of a filled item that was under way while this read and filled may have found no
+		// hash to increment (the fill then holds the count before it) or incremented a fill that
+		// already counted it: either way the hash is wrong, so drop it and let the next read fill
+		// it again. (Likes served by other processes are not seen here.)
 		for it := range r.writes.busy(biz, missing, readAt) {
 			writing[it] = true
 		}

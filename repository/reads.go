@@ -40,18 +40,7 @@ func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []
 	for i, ev := range evs {
 		ids[i], articles[i] = ev.ID, ev.ArticleID
 	}
-	// Until the hashes are incremented a refill may race the batch: this process tracks it, and
-	// Redis holds off every instance's fills of these articles.
-	defer r.mirror.changing(domain.BizArticle, articles...)()
-	distinct := make([]int64, 0, len(articles))
-	seen := make(map[int64]bool, len(articles))
-	for _, a := range articles {
-		if !seen[a] {
-			seen[a] = true
-			distinct = append(distinct, a)
-		}
-	}
-	endWrite := beginCounterWrite(ctx, r.counters, r.log, domain.BizArticle, distinct...)
+	defer r.mirror.changing(domain.BizArticle, articles...)() // until the hashes are incremented, a refill may race them
 	// The statement does not die with ctx. A consumer stopped between PostgreSQL's commit and its
 	// answer would otherwise fail here without touching Redis, and the retry would find every id
 	// in the inbox: the hashes would stay behind until they expire. Only the timeout (or a lost
@@ -60,7 +49,6 @@ func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []
 	defer cancel()
 	rows, err := r.q.ReadEventsApply(sctx, dao.ReadEventsApplyParams{Consumer: consumer, EventIds: ids, ArticleIds: articles})
 	if err != nil {
-		endWrite(false)
 		return 0, wrapf(err, "apply %d read events", len(evs))
 	}
 	deltas := make(map[int64]int64, len(rows))
@@ -68,19 +56,6 @@ func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []
 	for _, row := range rows {
 		deltas[row.ArticleID] = row.Reads
 		applied += row.Reads
-	}
-	// Articles with no new event here (replays, unknown articles) end their write unchanged; the
-	// increments below end the others.
-	var unchanged []int64
-	for _, a := range distinct {
-		if _, ok := deltas[a]; !ok {
-			unchanged = append(unchanged, a)
-		}
-	}
-	if len(unchanged) > 0 {
-		if err := r.counters.AbortWrite(withoutTx(context.WithoutCancel(ctx)), domain.BizArticle, unchanged...); err != nil {
-			r.log.WarnContext(ctx, "counter cache: ending unchanged writes failed", "articles", len(unchanged), "err", err)
-		}
 	}
 	// PostgreSQL has committed. A failure here must not fail the batch (a retry would find the
 	// events already in the inbox); the hashes are distrusted instead, and dropped once Redis

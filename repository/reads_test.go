@@ -164,7 +164,7 @@ func (e *readsEnv) setReads(t *testing.T, db *testenv.DB, base map[int64]int64) 
 			ON CONFLICT (biz, biz_id) DO UPDATE SET read_cnt = EXCLUDED.read_cnt`, id, n)
 		fill[id] = domain.Counters{Reads: n}
 	}
-	if err := e.counters.Fill(context.Background(), domain.BizArticle, fill, nil); err != nil {
+	if err := e.counters.Fill(context.Background(), domain.BizArticle, fill); err != nil {
 		t.Fatal(err)
 	}
 }
