@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"slices"
 	"sort"
@@ -200,44 +198,6 @@ func hotCmp(a, b float64) int {
 	return 0
 }
 
-// startAppOn wires and serves another inkwell instance, as `inkwell serve` on a second machine
-// would be: on the database db and under the Redis key prefix of the others.
-func startAppOn(t *testing.T, db *testenv.DB, prefix string, tweak ...func(*ioc.Config)) *testApp {
-	t.Helper()
-	cfg := ioc.Flags(flag.NewFlagSet("test", flag.ContinueOnError))
-	cfg.DatabaseURL = db.URL
-	cfg.RedisURL = testenv.RedisURL()
-	cfg.RedisPrefix = prefix
-	cfg.JWTSecret = testJWTSecret
-	cfg.Addr = "127.0.0.1:0"
-	for _, f := range tweak {
-		f(cfg)
-	}
-	log := testenv.Logger(t)
-	if err := cfg.Validate(log); err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	app, cleanup, err := initApp(cfg, log)
-	if err != nil {
-		t.Fatalf("wire app: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- app.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		cleanup()
-	})
-	return &testApp{t: t, URL: "http://" + ln.Addr().String(), Cfg: cfg, DB: db, App: app, http: &http.Client{}}
-}
-
 type rankRunOutcome struct {
 	instance int
 	outcome  job.Outcome
@@ -288,7 +248,7 @@ func TestHotList_TwoInstancesRankOneAtATime(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	rds := testenv.NewRedis(t)
-	apps := []*testApp{startAppOn(t, db, rds.Prefix, noCron), startAppOn(t, db, rds.Prefix, noCron)}
+	apps := []*testApp{startReplica(t, db, rds.Prefix, noCron), startReplica(t, db, rds.Prefix, noCron)}
 
 	// Some articles and likes, written through the first instance.
 	author := apps[0].register("twinauthor")

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-	"flag"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,45 +11,6 @@ import (
 	"inkwell/internal/testenv"
 	"inkwell/ioc"
 )
-
-// startReplica wires and serves one more inkwell instance on an existing database and Redis key
-// prefix, as a second replica behind a load balancer would run: what it shares with the others
-// lives in PostgreSQL and Redis only.
-func startReplica(t *testing.T, db *testenv.DB, redisURL, prefix string, tweak ...func(*ioc.Config)) *testApp {
-	t.Helper()
-	cfg := ioc.Flags(flag.NewFlagSet("test", flag.ContinueOnError))
-	cfg.DatabaseURL = db.URL
-	cfg.RedisURL = redisURL
-	cfg.RedisPrefix = prefix
-	cfg.JWTSecret = testJWTSecret
-	cfg.Addr = "127.0.0.1:0"
-	for _, f := range tweak {
-		f(cfg)
-	}
-	log := testenv.Logger(t)
-	if err := cfg.Validate(log); err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	app, cleanup, err := initApp(cfg, log)
-	if err != nil {
-		t.Fatalf("wire app: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- app.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		cleanup()
-	})
-	return &testApp{t: t, URL: "http://" + ln.Addr().String(), Cfg: cfg, DB: db, App: app, http: &http.Client{}}
-}
 
 // rateHeaders are the limiter's headers of one answer.
 type rateHeaders struct {
@@ -80,8 +38,8 @@ func TestRateLimitAcrossInstances(t *testing.T) {
 	rds := testenv.NewRedis(t)
 	tweak := func(c *ioc.Config) { c.RateAuth = strconv.Itoa(limit) + "/1m" }
 	apps := []*testApp{
-		startReplica(t, db, testenv.RedisURL(), rds.Prefix, tweak),
-		startReplica(t, db, testenv.RedisURL(), rds.Prefix, tweak),
+		startReplica(t, db, rds.Prefix, tweak),
+		startReplica(t, db, rds.Prefix, tweak),
 	}
 	client := burstClient(t)
 	// Refused credentials, refused cheaply: a password over the maximum length is a 401 without

@@ -28,16 +28,22 @@ type testApp struct {
 
 const testJWTSecret = "e2e-test-secret-e2e-test-secret-0123456789"
 
-// startApp wires the app exactly as `inkwell serve` does and serves it until the test ends.
+// startApp wires the app exactly as `inkwell serve` does and serves it until the test ends, on a
+// database and Redis key prefix of its own.
 func startApp(t *testing.T, tweak ...func(*ioc.Config)) *testApp {
 	t.Helper()
-	db := testenv.NewDB(t)
-	rds := testenv.NewRedis(t)
+	return startReplica(t, testenv.NewDB(t), testenv.NewRedis(t).Prefix, tweak...)
+}
 
+// startReplica wires and serves one inkwell instance on the database db and under the Redis key
+// prefix, as `inkwell serve` on another machine behind a load balancer would run: what it shares
+// with other instances on them lives in PostgreSQL and Redis only.
+func startReplica(t *testing.T, db *testenv.DB, prefix string, tweak ...func(*ioc.Config)) *testApp {
+	t.Helper()
 	cfg := ioc.Flags(flag.NewFlagSet("test", flag.ContinueOnError))
 	cfg.DatabaseURL = db.URL
 	cfg.RedisURL, cfg.RedisMode = testenv.RedisURL(), testenv.RedisMode()
-	cfg.RedisPrefix = rds.Prefix
+	cfg.RedisPrefix = prefix
 	cfg.JWTSecret = testJWTSecret
 	cfg.Addr = "127.0.0.1:0"
 	for _, f := range tweak {
