@@ -84,11 +84,12 @@ func (c *CountersCache) Get(ctx context.Context, biz domain.Biz, ids []int64) (m
 		stamps = make(map[int64]uint64, len(ids))
 		rest := ids[:0:0]
 		for _, id := range ids {
-			stamps[id] = c.local.stamp(c.Key(biz, id))
-			if e, ok := c.local.get(c.Key(biz, id)); ok {
+			e, ok, stamp := c.local.get(c.Key(biz, id))
+			if ok {
 				found[id] = e.v
 				continue
 			}
+			stamps[id] = stamp
 			rest = append(rest, id)
 		}
 		if len(rest) == 0 {

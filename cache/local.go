@@ -44,25 +44,19 @@ func newLocal[V any](ttl time.Duration, max int) *local[V] {
 	return &local[V]{ttl: ttl, max: max, now: time.Now, entries: make(map[string]localEntry[V])}
 }
 
-func (l *local[V]) get(key string) (localEntry[V], bool) {
+// get returns key's live entry; on a miss it returns the stamp to fetch the value under (see
+// setIfUnchanged), taken in the same critical section.
+func (l *local[V]) get(key string) (e localEntry[V], ok bool, stamp uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e, ok := l.entries[key]
-	if !ok {
-		return e, false
+	e, ok = l.entries[key]
+	if ok && !l.now().After(e.expires) {
+		return e, true, 0
 	}
-	if l.now().After(e.expires) {
+	if ok {
 		delete(l.entries, key)
-		return e, false
 	}
-	return e, true
-}
-
-// stamp is taken before fetching a value for key from further away; see setIfUnchanged.
-func (l *local[V]) stamp(key string) uint64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.epochs[stripe(key)]
+	return localEntry[V]{}, false, l.epochs[stripe(key)]
 }
 
 // setIfUnchanged stores a fetched value unless a delete touched key's stripe after stamp was

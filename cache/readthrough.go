@@ -93,8 +93,9 @@ func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.
 	var zero V
 	var stamp uint64
 	if c.local != nil {
-		stamp = c.local.stamp(key)
-		if e, ok := c.local.get(key); ok {
+		var e localEntry[V]
+		var ok bool
+		if e, ok, stamp = c.local.get(key); ok {
 			c.Stats.LocalHits.Add(1)
 			if e.null {
 				c.Stats.NullHits.Add(1)
