@@ -31,19 +31,6 @@ func newBreakerClient(t *testing.T, opts *redis.Options, cfg cache.BreakerConfig
 	return &breakerClient{rdb: rdb, breaker: b, passed: passed}
 }
 
-// waitForState polls the breaker until it reports state: leaving the open state is a matter of
-// time passing (gobreaker reads the wall clock).
-func waitForState(t *testing.T, b *cache.Breaker, state string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for b.State() != state {
-		if time.Now().After(deadline) {
-			t.Fatalf("breaker still %s after 10 s, want %s", b.State(), state)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestBreaker(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -126,7 +113,7 @@ func TestBreaker(t *testing.T) {
 			}
 		}
 		// Still down when the probe goes: it fails and the breaker opens again.
-		waitForState(t, c.breaker, "half-open")
+		waitUntil(t, "the breaker half-opens", func() bool { return c.breaker.State() == "half-open" })
 		if err := c.rdb.Get(ctx, "k").Err(); err == nil || errors.Is(err, cache.ErrRedisUnavailable) {
 			t.Fatalf("the probe: %v, want it sent and failing", err)
 		}
@@ -135,7 +122,7 @@ func TestBreaker(t *testing.T) {
 		}
 		// Back: the next probe succeeds and closes it.
 		srv.Start()
-		waitForState(t, c.breaker, "half-open")
+		waitUntil(t, "the breaker half-opens", func() bool { return c.breaker.State() == "half-open" })
 		if err := c.rdb.Ping(ctx).Err(); err != nil {
 			t.Fatalf("the probe with Redis back: %v", err)
 		}
