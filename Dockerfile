@@ -11,7 +11,7 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/inkwell .
+    CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/inkwell ./cmd/inkwell
 
 # bookworm-slim rather than distroless: it has bash, which the compose healthcheck uses to probe
 # GET /healthz without curl.

@@ -38,11 +38,11 @@ services-stop: ## Stop the project-local PostgreSQL/Redis that `services` starte
 
 .PHONY: run
 run: services ## Start the API server (migrates on start; INKWELL_ADDR defaults to :8080)
-	INKWELL_MIGRATE_ON_START=true go run . serve
+	INKWELL_MIGRATE_ON_START=true go run ./cmd/inkwell serve
 
 .PHONY: migrate
 migrate: services ## Apply database migrations to DATABASE_URL
-	go run . migrate up
+	go run ./cmd/inkwell migrate up
 
 .PHONY: test
 test: ## Start services, check generated code, vet, then run all tests with -race
@@ -76,7 +76,7 @@ generate: ## Regenerate code (sqlc, wire, mocks)
 
 .PHONY: build
 build: ## Build bin/inkwell
-	go build -o bin/inkwell .
+	go build -o bin/inkwell ./cmd/inkwell
 
 .PHONY: bench
 bench: ## Run every load test (API reads and writes vs bare gin, read events, job queue, ranking pass); rewrites docs/BENCHMARKS.md (~2.5 min)

@@ -1,4 +1,4 @@
-package main
+package inkwell
 
 import (
 	"os/exec"
@@ -14,14 +14,14 @@ func TestDependencyRule(t *testing.T) {
 		"github.com/jackc/pgx",
 		"github.com/redis/go-redis",
 		"github.com/gin-gonic/gin",
-		"inkwell/dao",
-		"inkwell/cache",
-		"inkwell/web",
-		"inkwell/repository",
-		"inkwell/auth",
-		"inkwell/ioc",
+		"github.com/inkwell-dev/inkwell/dao",
+		"github.com/inkwell-dev/inkwell/cache",
+		"github.com/inkwell-dev/inkwell/web",
+		"github.com/inkwell-dev/inkwell/repository",
+		"github.com/inkwell-dev/inkwell/auth",
+		"github.com/inkwell-dev/inkwell/ioc",
 	}
-	for _, pkg := range []string{"inkwell/domain", "inkwell/service"} {
+	for _, pkg := range []string{"github.com/inkwell-dev/inkwell/domain", "github.com/inkwell-dev/inkwell/service"} {
 		t.Run(pkg, func(t *testing.T) {
 			t.Parallel()
 			out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", pkg).CombinedOutput()
@@ -42,12 +42,12 @@ func TestDependencyRule(t *testing.T) {
 // TestDomainImportsStandardLibraryOnly keeps domain free of any third-party module.
 func TestDomainImportsStandardLibraryOnly(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "inkwell/domain").CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "github.com/inkwell-dev/inkwell/domain").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		if dep != "inkwell/domain" {
+		if dep != "github.com/inkwell-dev/inkwell/domain" {
 			t.Errorf("domain depends on non-standard package %s", dep)
 		}
 	}

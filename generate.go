@@ -1,4 +1,4 @@
-package main
+package inkwell
 
 // Code generation for the whole module: `go generate ./...` (make generate) runs sqlc here, wire
 // through the directive wire writes into wire_gen.go, and the mockgen lines beside each port.

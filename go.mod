@@ -1,4 +1,4 @@
-module inkwell
+module github.com/inkwell-dev/inkwell
 
 go 1.26.0
 

@@ -1,20 +1,20 @@
 //go:build wireinject
 
-package main
+package inkwell
 
 import (
 	"log/slog"
 
 	"github.com/google/wire"
 
-	"inkwell/auth"
-	"inkwell/cache"
-	"inkwell/events"
-	"inkwell/ioc"
-	"inkwell/metrics"
-	"inkwell/repository"
-	"inkwell/service"
-	"inkwell/web"
+	"github.com/inkwell-dev/inkwell/auth"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/metrics"
+	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/service"
+	"github.com/inkwell-dev/inkwell/web"
 )
 
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
@@ -62,8 +62,8 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.ReadinessChecker), new(*ioc.Readiness)),
 )
 
-// initApp wires the whole process from its configuration.
-func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
+// InitApp wires the whole process from its configuration.
+func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	wire.Build(appSet)
 	return nil, nil, nil
 }

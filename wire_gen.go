@@ -4,25 +4,25 @@
 //go:build !wireinject
 // +build !wireinject
 
-package main
+package inkwell
 
 import (
 	"github.com/google/wire"
-	"inkwell/auth"
-	"inkwell/cache"
-	"inkwell/events"
-	"inkwell/ioc"
-	"inkwell/metrics"
-	"inkwell/repository"
-	"inkwell/service"
-	"inkwell/web"
+	"github.com/inkwell-dev/inkwell/auth"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/metrics"
+	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/service"
+	"github.com/inkwell-dev/inkwell/web"
 	"log/slog"
 )
 
 // Injectors from wire.go:
 
-// initApp wires the whole process from its configuration.
-func initApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
+// InitApp wires the whole process from its configuration.
+func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	routerConfig := ioc.NewRouterConfig(cfg)
 	pool, cleanup, err := ioc.NewPgPool(cfg, log)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/crypto/argon2"
 
-	"inkwell/auth"
+	"github.com/inkwell-dev/inkwell/auth"
 )
 
 // Every Argon2 derivation at the OWASP minimum costs ~19 MiB and tens of milliseconds, so these

@@ -9,8 +9,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"inkwell/auth"
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/auth"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 const testIssuer = "inkwell-test"

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/cache"
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 func newAuthorPageCache(t *testing.T, o envOpts) (*env, *cache.AuthorPageCache) {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/cache"
-	"inkwell/domain"
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // The one-time code scripts run on the real Redis; every branch of code_send.lua and

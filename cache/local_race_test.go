@@ -8,9 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/cache"
-	"inkwell/domain"
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // pauseAfterReply holds the first command (or pipeline) that match accepts right after Redis has

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/cache"
-	"inkwell/domain"
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // TestReadThroughLocalTier: with LocalTTL set, repeated reads of a key are answered in process

@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/cache"
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // These tests run against the real Redis: the lock's guarantees are Redis's (SET NX PX, and the

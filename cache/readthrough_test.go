@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/cache"
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 func TestReadThrough_ConcurrentFirstReadsShareOneLoad(t *testing.T) {

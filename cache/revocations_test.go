@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/cache"
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // TestRevocations: marks are only vouched for after a Fill; a Redis that lost its keys (here: the

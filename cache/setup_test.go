@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/cache"
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // These tests run against the real Redis (TEST_REDIS_URL); each test gets its own key prefix.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/cache"
-	"inkwell/domain"
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 func newUserCache(t *testing.T, p cache.Policy) (*env, *cache.UserCache) {

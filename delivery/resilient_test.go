@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // These tests are inside the package to replace the retry sleep with a recorder: retries are

@@ -9,7 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // Message is one code to deliver.

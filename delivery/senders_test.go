@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // gateway is an httptest server answering every POST with status and recording what it got.

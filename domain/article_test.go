@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 func TestSlugify(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // cappedExp is min(base·2^(attempt-1), max) computed without overflow, the delay Backoff jitters.

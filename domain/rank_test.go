@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 var topNSeed = flag.Uint64("topn-seed", 0, "seed of TestTopN_MatchesFullSort (0: a new one, logged)")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 func TestConsumer(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/domain"
-	"inkwell/events"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/events"
 )
 
 func TestDecodeReadEvent(t *testing.T) {

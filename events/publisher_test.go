@@ -8,9 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/domain"
-	"inkwell/events"
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // publisherOpts configures a publisher made by newPublisher; zero values get defaults.

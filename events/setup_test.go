@@ -13,9 +13,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/domain"
-	"inkwell/events"
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // These tests run against the real Redis (TEST_REDIS_URL): each test has its own key prefix and

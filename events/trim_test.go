@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/events"
+	"github.com/inkwell-dev/inkwell/events"
 )
 
 var trimGroups = []string{"count", "history"}

@@ -3,7 +3,7 @@ package ioc
 import (
 	"time"
 
-	"inkwell/auth"
+	"github.com/inkwell-dev/inkwell/auth"
 )
 
 // NewPasswordHasher returns the Argon2id hasher with the configured parameters.

@@ -8,12 +8,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/cache"
-	"inkwell/delivery"
-	"inkwell/events"
-	"inkwell/job"
-	"inkwell/repository"
-	"inkwell/service"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/delivery"
+	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // NewCodeSender returns the login-code sender, wrapped for resilience.

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"strings"
 
-	"inkwell/internal/requestid"
+	"github.com/inkwell-dev/inkwell/internal/requestid"
 )
 
 // NewLogger returns the process logger writing to w in the configured level and format.

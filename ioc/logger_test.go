@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"inkwell/internal/requestid"
+	"github.com/inkwell-dev/inkwell/internal/requestid"
 )
 
 func TestLogLinesCarryTheRequestID(t *testing.T) {

@@ -11,12 +11,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/cache"
-	"inkwell/events"
-	"inkwell/job"
-	"inkwell/metrics"
-	"inkwell/migrations"
-	"inkwell/repository"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/metrics"
+	"github.com/inkwell-dev/inkwell/migrations"
+	"github.com/inkwell-dev/inkwell/repository"
 )
 
 // NewMetrics builds the Prometheus registry and exposes every component's counters.

@@ -8,10 +8,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/robfig/cron/v3"
 
-	"inkwell/cache"
-	"inkwell/job"
-	"inkwell/repository"
-	"inkwell/service"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // NewRankConfig returns the ranking pass settings.

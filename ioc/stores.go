@@ -13,9 +13,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/cache"
-	"inkwell/repository"
-	"inkwell/service"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // NewPgPool opens the PostgreSQL pool and checks it answers. The cleanup closes it.

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/events"
-	"inkwell/job"
-	"inkwell/service"
+	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // BenchmarkReadCountConsumer measures one read-count consumer end to end: stream → PostgreSQL

@@ -13,14 +13,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/cache"
-	"inkwell/dao"
-	"inkwell/domain"
-	"inkwell/events"
-	"inkwell/internal/testenv"
-	"inkwell/job"
-	"inkwell/repository"
-	"inkwell/service"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // ---- relay wrappers that kill their relay at chosen points ------------------------------------

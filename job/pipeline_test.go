@@ -13,11 +13,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/domain"
-	"inkwell/events"
-	"inkwell/internal/testenv"
-	"inkwell/job"
-	"inkwell/service"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // killKey carries a consumer incarnation's cancel func in its context, so the handler wrapper and

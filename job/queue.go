@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // JobStore is the durable queue the runner works from (repository.JobQueue).

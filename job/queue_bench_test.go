@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/domain"
-	"inkwell/job"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/job"
 )
 
 // BenchmarkQueueThroughput measures jobs claimed and acknowledged per second by eight worker slots

@@ -14,10 +14,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"inkwell/domain"
-	"inkwell/internal/testenv"
-	"inkwell/job"
-	"inkwell/repository"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/repository"
 )
 
 // These tests run the job runner against the real PostgreSQL queue (TEST_DATABASE_URL). Each

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // Ranker computes and stores the hot list.

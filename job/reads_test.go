@@ -11,11 +11,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/domain"
-	"inkwell/events"
-	"inkwell/internal/testenv"
-	"inkwell/job"
-	"inkwell/service"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // fakeReads records what the handlers hand to the service.

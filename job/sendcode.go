@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"inkwell/domain"
-	"inkwell/service"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // CodeSender delivers a login code. Errors wrapping domain.ErrPermanent are not retried.

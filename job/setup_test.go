@@ -13,11 +13,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/cache"
-	"inkwell/dao"
-	"inkwell/domain"
-	"inkwell/internal/testenv"
-	"inkwell/repository"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository"
 )
 
 // TestMain silences go-redis's own logger (it reports every failed dial and every command a

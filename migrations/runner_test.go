@@ -8,8 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"inkwell/internal/testenv"
-	"inkwell/migrations"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/migrations"
 )
 
 // These tests run against the real PostgreSQL (TEST_DATABASE_URL), each on a database of its own.

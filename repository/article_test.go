@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/domain"
-	"inkwell/internal/testenv"
-	"inkwell/service"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // preloadTTL mirrors repository.preloadTTL: a preloaded detail lives this long plus at most a

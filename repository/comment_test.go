@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"inkwell/domain"
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // Acceptance: comments are numbered 1, 2, 3, ... per article with no gaps or duplicates however

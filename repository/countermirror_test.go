@@ -9,9 +9,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/domain"
-	"inkwell/internal/testenv"
-	"inkwell/repository"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository"
 )
 
 // redisOutage fails every command while it is on, as a Redis that stopped answering would.

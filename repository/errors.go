@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // constraintErrors maps unique constraints to the domain error a violation means.

@@ -3,7 +3,7 @@ package repository
 import (
 	"context"
 
-	"inkwell/dao"
+	"github.com/inkwell-dev/inkwell/dao"
 )
 
 // FollowRepository stores follow edges in PostgreSQL.

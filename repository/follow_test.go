@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"inkwell/domain"
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // Acceptance: follow edges are idempotent, and an edge to a user that does not exist is

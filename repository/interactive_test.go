@@ -10,9 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/cache"
-	"inkwell/domain"
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // pgLikes is the article's like_cnt in PostgreSQL; ok is false when it has no interactives row.

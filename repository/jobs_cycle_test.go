@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"inkwell/domain"
-	"inkwell/internal/testenv"
-	"inkwell/repository"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository"
 )
 
 // TestJobQueue_AckAndClaim: one call acknowledges a batch — reporting, per job, whether its lease

@@ -1,6 +1,6 @@
 package repository_test
 
-import "inkwell/domain"
+import "github.com/inkwell-dev/inkwell/domain"
 
 // noReads is a ReadRecorder that discards read events (these tests count queries, not reads).
 type noReads struct{}

@@ -6,8 +6,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"inkwell/dao"
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // fanOutPage is how many followers one INSERT notifies: a famous author's millions of followers

@@ -14,10 +14,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"inkwell/dao"
-	"inkwell/domain"
-	"inkwell/internal/testenv"
-	"inkwell/repository"
+	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository"
 )
 
 // The ranking repository reads articles and counters straight from PostgreSQL. The subtests share

@@ -7,9 +7,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"inkwell/cache"
-	"inkwell/dao"
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // ReadRepository applies batches of read events and serves reading history.

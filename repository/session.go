@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"inkwell/dao"
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // SessionRepository stores login sessions and their refresh tokens (hashed).

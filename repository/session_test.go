@@ -10,10 +10,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"inkwell/cache"
-	"inkwell/domain"
-	"inkwell/internal/testenv"
-	"inkwell/repository"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository"
 )
 
 // safetyEnv is the repositories of sessions, API keys and idempotency keys on one database, wired

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"inkwell/dao"
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // ErrCommitUnknown means COMMIT failed in a way that leaves its outcome unknown (the connection

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"inkwell/domain"
-	"inkwell/internal/testenv"
-	"inkwell/repository"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository"
 )
 
 // TestIdempotentRequestCacheChangesWaitForCommit: a write made inside an idempotent request's

@@ -13,9 +13,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"inkwell/cache"
-	"inkwell/dao"
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // UserRepository stores accounts in PostgreSQL and reads them by id and username through the user

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/domain"
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // readConcurrently runs read in n goroutines at once against a cold cache. The first PostgreSQL

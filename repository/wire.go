@@ -4,7 +4,7 @@ import (
 	"github.com/google/wire"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"inkwell/dao"
+	"github.com/inkwell-dev/inkwell/dao"
 )
 
 // NewQuerier returns the sqlc queries bound to the pool; a statement whose context carries a

@@ -229,7 +229,9 @@ else
 	say "building bin/inkwell, bin/loadgen and the job package's tests from the working tree ($BUILT_REV)"
 fi
 mkdir -p bin
-step build-inkwell 300 go -C "$SRC" build -o "$ROOT_DIR/bin/inkwell" .
+main_pkg=./cmd/inkwell
+[[ -d "$SRC/cmd/inkwell" ]] || main_pkg=. # refs from before the binary moved to cmd/inkwell
+step build-inkwell 300 go -C "$SRC" build -o "$ROOT_DIR/bin/inkwell" "$main_pkg"
 step build-loadgen 300 go build -o bin/loadgen ./bench/loadgen
 step build-jobtests 300 go -C "$SRC" test -c -o "$WORK/job.test" ./job/
 rm -f "$WORK/job.test"

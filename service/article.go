@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // ArticleService writes, publishes, lists and likes articles.

@@ -3,7 +3,7 @@ package service
 import (
 	"context"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // articlesByIDs turns a page of references (history entries, folder items) into article views,

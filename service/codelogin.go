@@ -9,7 +9,7 @@ import (
 	"log/slog"
 	"math/big"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 //go:generate go tool mockgen -source=codelogin.go -destination=mocks/codelogin_mock.go -package=mocks

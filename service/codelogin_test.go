@@ -12,13 +12,13 @@ import (
 
 	"go.uber.org/mock/gomock"
 
-	"inkwell/cache"
-	"inkwell/dao"
-	"inkwell/domain"
-	"inkwell/internal/testenv"
-	"inkwell/repository"
-	"inkwell/service"
-	"inkwell/service/mocks"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/service"
+	"github.com/inkwell-dev/inkwell/service/mocks"
 )
 
 type codeDeps struct {

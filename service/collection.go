@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strings"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // CollectionRepository stores collection folders and their items.

@@ -11,9 +11,9 @@ import (
 
 	"go.uber.org/mock/gomock"
 
-	"inkwell/domain"
-	"inkwell/service"
-	"inkwell/service/mocks"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
+	"github.com/inkwell-dev/inkwell/service/mocks"
 )
 
 // colDeps are the collection service's mocks: its repository and those of the article service

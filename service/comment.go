@@ -3,7 +3,7 @@ package service
 import (
 	"context"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // CommentService adds, lists and deletes comments on articles.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 var discardLogger = slog.New(slog.DiscardHandler)

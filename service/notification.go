@@ -3,7 +3,7 @@ package service
 import (
 	"context"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 //go:generate go tool mockgen -source=notification.go -destination=mocks/notification_mock.go -package=mocks

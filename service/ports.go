@@ -3,7 +3,7 @@ package service
 import (
 	"context"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 //go:generate go tool mockgen -source=ports.go -destination=mocks/ports_mock.go -package=mocks

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // ProfileService shows public profiles and manages follows.

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 //go:generate go tool mockgen -source=rank.go -destination=mocks/rank_mock.go -package=mocks

@@ -3,7 +3,7 @@ package service
 import (
 	"context"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // ReadRecorder takes read events off the request path. Record must not block and must not fail:

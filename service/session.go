@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 //go:generate go tool mockgen -source=session.go -destination=mocks/session_mock.go -package=mocks

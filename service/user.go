@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // UserService registers accounts, logs users in and manages the current user's settings.

@@ -12,8 +12,8 @@ import (
 
 	"go.uber.org/mock/gomock"
 
-	"inkwell/domain"
-	"inkwell/service"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // apiCase is one request to an article or comment route: what is sent, the service calls it must

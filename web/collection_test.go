@@ -12,10 +12,10 @@ import (
 
 	"go.uber.org/mock/gomock"
 
-	"inkwell/domain"
-	"inkwell/service"
-	"inkwell/web"
-	"inkwell/web/mocks"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
+	"github.com/inkwell-dev/inkwell/web"
+	"github.com/inkwell-dev/inkwell/web/mocks"
 )
 
 // colBundle is one test's router with the collection and history services mocked (the shared

@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/mock/gomock"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 var (

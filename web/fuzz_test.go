@@ -34,9 +34,9 @@ import (
 
 	"go.uber.org/mock/gomock"
 
-	"inkwell/domain"
-	"inkwell/service"
-	"inkwell/web"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
+	"github.com/inkwell-dev/inkwell/web"
 )
 
 // fuzzMaxBody is the body limit of the fuzzed router, small so the fuzzer reaches the 413 paths.

@@ -12,8 +12,8 @@ import (
 
 	"go.uber.org/mock/gomock"
 
-	"inkwell/web"
-	"inkwell/web/mocks"
+	"github.com/inkwell-dev/inkwell/web"
+	"github.com/inkwell-dev/inkwell/web/mocks"
 )
 
 const maxBodyBytes = 1 << 20

@@ -12,10 +12,10 @@ import (
 
 	"go.uber.org/mock/gomock"
 
-	"inkwell/domain"
-	"inkwell/service"
-	"inkwell/web"
-	"inkwell/web/mocks"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
+	"github.com/inkwell-dev/inkwell/web"
+	"github.com/inkwell-dev/inkwell/web/mocks"
 )
 
 // safetyBundle is a router with the Idempotency-Key middleware and the rate limiter mounted, each

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"inkwell/internal/requestid"
+	"github.com/inkwell-dev/inkwell/internal/requestid"
 )
 
 const (

@@ -25,8 +25,8 @@ import (
 	"go.uber.org/mock/gomock"
 	"gopkg.in/yaml.v3"
 
-	"inkwell/web"
-	"inkwell/web/mocks"
+	"github.com/inkwell-dev/inkwell/web"
+	"github.com/inkwell-dev/inkwell/web/mocks"
 )
 
 // openAPIFile is the document the router embeds and serves at GET /api/openapi.yaml.

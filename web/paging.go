@@ -10,7 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"inkwell/domain"
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // encodeCursor makes the opaque keyset cursor a client passes back as ?cursor=.

@@ -13,8 +13,8 @@ import (
 
 	"go.uber.org/mock/gomock"
 
-	"inkwell/domain"
-	"inkwell/service"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // base64URL is a cursor as the API makes them: unpadded URL-safe base64 of s.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"inkwell/domain"
-	"inkwell/service"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 //go:generate go tool mockgen -source=ports.go -destination=mocks/ports_mock.go -package=mocks

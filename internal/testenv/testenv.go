@@ -28,7 +28,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/migrations"
+	"github.com/inkwell-dev/inkwell/migrations"
 )
 
 // DatabaseURL is the server URL tests create their databases on.

@@ -11,8 +11,8 @@ package mocks
 
 import (
 	context "context"
-	domain "inkwell/domain"
-	service "inkwell/service"
+	domain "github.com/inkwell-dev/inkwell/domain"
+	service "github.com/inkwell-dev/inkwell/service"
 	reflect "reflect"
 
 	gomock "go.uber.org/mock/gomock"

@@ -11,7 +11,7 @@ package mocks
 
 import (
 	context "context"
-	domain "inkwell/domain"
+	domain "github.com/inkwell-dev/inkwell/domain"
 	reflect "reflect"
 	time "time"
 

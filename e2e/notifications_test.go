@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"net/http"
@@ -14,11 +14,11 @@ type notificationPage struct {
 }
 
 func (a *testApp) notifications(token, query string) notificationPage {
-	a.t.Helper()
-	m := a.do("GET", "/api/user/notifications"+query, token, nil).expect(a.t, http.StatusOK).JSON(a.t)
+	a.T.Helper()
+	m := a.Do("GET", "/api/user/notifications"+query, token, nil).Expect(a.T, http.StatusOK).JSON(a.T)
 	raw, ok := m["notifications"].([]any)
 	if !ok {
-		a.t.Fatalf("no notifications list in %v", m)
+		a.T.Fatalf("no notifications list in %v", m)
 	}
 	p := notificationPage{Unread: m["unreadCount"].(float64)}
 	for _, n := range raw {
@@ -31,14 +31,14 @@ func (a *testApp) notifications(token, query string) notificationPage {
 // awaitNotifications waits until token's first page holds n notifications (the outbox relay and
 // the notifications consumer work asynchronously) and returns it.
 func (a *testApp) awaitNotifications(token string, n int) notificationPage {
-	a.t.Helper()
+	a.T.Helper()
 	var p notificationPage
 	a.waitFor("the reader has notifications", func() bool {
 		p = a.notifications(token, "?limit=50")
 		return len(p.Items) >= n
 	})
 	if len(p.Items) != n {
-		a.t.Fatalf("%d notifications, want %d: %v", len(p.Items), n, p.Items)
+		a.T.Fatalf("%d notifications, want %d: %v", len(p.Items), n, p.Items)
 	}
 	return p
 }
@@ -52,20 +52,20 @@ func slugOfNotification(n map[string]any) string {
 func TestNotificationsJourney(t *testing.T) {
 	t.Parallel()
 	app := startApp(t)
-	author := app.register("notifying_author")
-	reader := app.register("loyal_reader")
-	bystander := app.register("bystander")
-	app.do("POST", "/api/profiles/notifying_author/follow", reader, nil).expect(t, http.StatusOK)
+	author := app.Register("notifying_author")
+	reader := app.Register("loyal_reader")
+	bystander := app.Register("bystander")
+	app.Do("POST", "/api/profiles/notifying_author/follow", reader, nil).Expect(t, http.StatusOK)
 
 	// Without a token there is nothing to see or mark.
-	app.do("GET", "/api/user/notifications", "", nil).expect(t, http.StatusUnauthorized)
-	app.do("POST", "/api/user/notifications/read", "", nil).expect(t, http.StatusUnauthorized)
+	app.Do("GET", "/api/user/notifications", "", nil).Expect(t, http.StatusUnauthorized)
+	app.Do("POST", "/api/user/notifications/read", "", nil).Expect(t, http.StatusUnauthorized)
 
 	// A draft notifies nobody; a publication notifies the followers.
-	draft := articleOf(t, app.do("POST", "/api/articles", author, map[string]any{"article": map[string]any{
+	draft := articleOf(t, app.Do("POST", "/api/articles", author, map[string]any{"article": map[string]any{
 		"title": "Work in progress", "description": "d", "body": "b", "draft": true,
-	}}).expect(t, http.StatusCreated))
-	first := articleOf(t, app.do("POST", "/api/articles", author, newArticle("Hello followers")).expect(t, http.StatusCreated))
+	}}).Expect(t, http.StatusCreated))
+	first := articleOf(t, app.Do("POST", "/api/articles", author, newArticle("Hello followers")).Expect(t, http.StatusCreated))
 	p := app.awaitNotifications(reader, 1)
 	n := p.Items[0]
 	if n["kind"] != "article.published" || n["actor"] != "notifying_author" || slugOfNotification(n) != first["slug"] ||
@@ -83,7 +83,7 @@ func TestNotificationsJourney(t *testing.T) {
 	}
 
 	// Marking all read.
-	if m := app.do("POST", "/api/user/notifications/read", reader, nil).expect(t, http.StatusOK).JSON(t); m["marked"] != 1.0 {
+	if m := app.Do("POST", "/api/user/notifications/read", reader, nil).Expect(t, http.StatusOK).JSON(t); m["marked"] != 1.0 {
 		t.Fatalf("marked %v", m)
 	}
 	p = app.notifications(reader, "")
@@ -93,15 +93,15 @@ func TestNotificationsJourney(t *testing.T) {
 
 	// Publishing the draft notifies; withdrawing an article does not. Three more publications
 	// follow, so that the withdrawal (written before them) has certainly been relayed by the end.
-	app.do("POST", "/api/articles/"+draft["slug"].(string)+"/publish", author, nil).expect(t, http.StatusOK)
+	app.Do("POST", "/api/articles/"+draft["slug"].(string)+"/publish", author, nil).Expect(t, http.StatusOK)
 	p = app.awaitNotifications(reader, 2)
 	if slugOfNotification(p.Items[0]) != draft["slug"] || p.Items[0]["read"] != false || p.Unread != 1 {
 		t.Fatalf("newest notification %v, unread %v; want the published draft, unread", p.Items[0], p.Unread)
 	}
-	app.do("POST", "/api/articles/"+first["slug"].(string)+"/withdraw", author, nil).expect(t, http.StatusOK)
+	app.Do("POST", "/api/articles/"+first["slug"].(string)+"/withdraw", author, nil).Expect(t, http.StatusOK)
 	var later []string
 	for _, title := range []string{"Second thoughts", "Third time", "Fourth wall"} {
-		later = append(later, articleOf(t, app.do("POST", "/api/articles", author, newArticle(title)).expect(t, http.StatusCreated))["slug"].(string))
+		later = append(later, articleOf(t, app.Do("POST", "/api/articles", author, newArticle(title)).Expect(t, http.StatusCreated))["slug"].(string))
 	}
 	p = app.awaitNotifications(reader, 5)
 	if p.Unread != 4 {
@@ -135,11 +135,11 @@ func TestNotificationsJourney(t *testing.T) {
 	if len(pages) != 3 || len(pages[2]) != 1 || !equalStrings(slugs, want) {
 		t.Fatalf("pages of %v: %v, want %v", []int{len(pages[0]), len(pages[len(pages)-1])}, slugs, want)
 	}
-	app.do("GET", "/api/user/notifications?cursor=not-a-cursor", reader, nil).expect(t, http.StatusUnprocessableEntity)
+	app.Do("GET", "/api/user/notifications?cursor=not-a-cursor", reader, nil).Expect(t, http.StatusUnprocessableEntity)
 
 	// Marking some read by id.
 	newest := pages[0][0]["id"].(float64)
-	if m := app.do("POST", "/api/user/notifications/read", reader, map[string]any{"ids": []float64{newest}}).expect(t, http.StatusOK).JSON(t); m["marked"] != 1.0 {
+	if m := app.Do("POST", "/api/user/notifications/read", reader, map[string]any{"ids": []float64{newest}}).Expect(t, http.StatusOK).JSON(t); m["marked"] != 1.0 {
 		t.Fatalf("marked %v", m)
 	}
 	p = app.notifications(reader, "")
@@ -147,7 +147,7 @@ func TestNotificationsJourney(t *testing.T) {
 		t.Fatalf("after marking the newest read: unread %v, %v", p.Unread, p.Items[:2])
 	}
 	// Someone else's ids change nothing.
-	if m := app.do("POST", "/api/user/notifications/read", bystander, map[string]any{"ids": []float64{newest}}).expect(t, http.StatusOK).JSON(t); m["marked"] != 0.0 {
+	if m := app.Do("POST", "/api/user/notifications/read", bystander, map[string]any{"ids": []float64{newest}}).Expect(t, http.StatusOK).JSON(t); m["marked"] != 0.0 {
 		t.Fatalf("a stranger marked %v", m)
 	}
 }

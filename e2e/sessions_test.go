@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/redis/go-redis/v9"
 
-	"inkwell/internal/testenv"
-	"inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/ioc"
 )
 
 // noAuthLimit keeps the per-IP login budget out of tests that log in and refresh many times.
@@ -31,7 +31,7 @@ func logIn(t *testing.T, app *testApp, acc account) session {
 	t.Helper()
 	res := app.call(t, "POST", "/api/users/login", "", map[string]any{"user": map[string]any{
 		"email": acc.Email, "password": acc.Password,
-	}}).expect(t, http.StatusOK)
+	}}).Expect(t, http.StatusOK)
 	u := userOf(t, res)
 	s := session{Access: u["token"].(string)}
 	s.Refresh, _ = u["refreshToken"].(string)
@@ -44,7 +44,7 @@ func logIn(t *testing.T, app *testApp, acc account) session {
 // refreshOf parses a successful refresh answer.
 func refreshOf(t *testing.T, r response) session {
 	t.Helper()
-	r.expect(t, http.StatusOK)
+	r.Expect(t, http.StatusOK)
 	u := userOf(t, r)
 	s := session{Access: u["token"].(string), Refresh: u["refreshToken"].(string)}
 	if s.Access == "" || s.Refresh == "" {
@@ -108,8 +108,8 @@ func TestSessions(t *testing.T) {
 		if regSID == "" || regSID == nil || regSID == loginSID {
 			t.Fatalf("sessions %v and %v: want two distinct session ids", regSID, loginSID)
 		}
-		app.call(t, "GET", "/api/user", acc.Token, nil).expect(t, http.StatusOK)
-		app.call(t, "GET", "/api/user", s.Access, nil).expect(t, http.StatusOK)
+		app.call(t, "GET", "/api/user", acc.Token, nil).Expect(t, http.StatusOK)
+		app.call(t, "GET", "/api/user", s.Access, nil).Expect(t, http.StatusOK)
 	})
 
 	t.Run("refresh rotates; replaying a spent refresh token revokes the whole family", func(t *testing.T) {
@@ -125,7 +125,7 @@ func TestSessions(t *testing.T) {
 		if claimsOf(t, s1.Access)["sid"] != claimsOf(t, s0.Access)["sid"] {
 			t.Fatal("the new access token belongs to another session")
 		}
-		if u := userOf(t, app.call(t, "GET", "/api/user", s1.Access, nil).expect(t, http.StatusOK)); u["username"] != acc.Username {
+		if u := userOf(t, app.call(t, "GET", "/api/user", s1.Access, nil).Expect(t, http.StatusOK)); u["username"] != acc.Username {
 			t.Fatalf("new access token is %v", u["username"])
 		}
 		s2 := refreshOf(t, app.refresh(t, s1.Refresh)) // the chain goes on
@@ -135,10 +135,10 @@ func TestSessions(t *testing.T) {
 		requireRefreshRefused(t, app.refresh(t, s2.Refresh)) // the newest one dies too
 		requireRefreshRefused(t, app.refresh(t, s1.Refresh))
 		untilUnauthorized(t, app, s2.Access)
-		app.call(t, "GET", "/api/user", s0.Access, nil).expect(t, http.StatusUnauthorized)
+		app.call(t, "GET", "/api/user", s0.Access, nil).Expect(t, http.StatusUnauthorized)
 
 		// The user's other session is untouched.
-		app.call(t, "GET", "/api/user", other.Access, nil).expect(t, http.StatusOK)
+		app.call(t, "GET", "/api/user", other.Access, nil).Expect(t, http.StatusOK)
 		refreshOf(t, app.refresh(t, other.Refresh))
 	})
 
@@ -191,7 +191,7 @@ func TestSessions(t *testing.T) {
 		acc := signUp(t, app, accountOpts{})
 		mine, other := logIn(t, app, acc), logIn(t, app, acc)
 
-		res := app.call(t, "POST", "/api/users/logout", mine.Access, nil).expect(t, http.StatusNoContent)
+		res := app.call(t, "POST", "/api/users/logout", mine.Access, nil).Expect(t, http.StatusNoContent)
 		if len(res.Body) != 0 {
 			t.Fatalf("204 with a body: %s", res.Body)
 		}
@@ -199,8 +199,8 @@ func TestSessions(t *testing.T) {
 		requireRefreshRefused(t, app.refresh(t, mine.Refresh))
 		requireErrorField(t, app.call(t, "POST", "/api/users/logout", mine.Access, nil), http.StatusUnauthorized, "token")
 
-		app.call(t, "GET", "/api/user", other.Access, nil).expect(t, http.StatusOK)
-		app.call(t, "GET", "/api/user", acc.Token, nil).expect(t, http.StatusOK) // the registration's session
+		app.call(t, "GET", "/api/user", other.Access, nil).Expect(t, http.StatusOK)
+		app.call(t, "GET", "/api/user", acc.Token, nil).Expect(t, http.StatusOK) // the registration's session
 		refreshOf(t, app.refresh(t, other.Refresh))
 	})
 
@@ -233,7 +233,7 @@ func TestSessions(t *testing.T) {
 		acc := signUp(t, app, accountOpts{})
 		live := claimsOf(t, acc.Token)
 		gone := signUp(t, app, accountOpts{})
-		app.call(t, "POST", "/api/users/logout", gone.Token, nil).expect(t, http.StatusNoContent)
+		app.call(t, "POST", "/api/users/logout", gone.Token, nil).Expect(t, http.StatusNoContent)
 
 		now := time.Now()
 		secret := []byte(testJWTSecret)
@@ -313,17 +313,17 @@ func TestSessionRevocationWithRedisDown(t *testing.T) {
 	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.RedisURL = redisSrv.URL() })
 	acc := signUp(t, app, accountOpts{})
 	before, during, alive := logIn(t, app, acc), logIn(t, app, acc), logIn(t, app, acc)
-	app.call(t, "POST", "/api/users/logout", before.Access, nil).expect(t, http.StatusNoContent) // Redis has it
+	app.call(t, "POST", "/api/users/logout", before.Access, nil).Expect(t, http.StatusNoContent) // Redis has it
 
 	redisSrv.Stop()
 	// Revoked while Redis was up: Redis cannot say now, PostgreSQL can.
-	app.call(t, "GET", "/api/user", before.Access, nil).expect(t, http.StatusUnauthorized)
+	app.call(t, "GET", "/api/user", before.Access, nil).Expect(t, http.StatusUnauthorized)
 	// Revoked while Redis is down: only PostgreSQL has it.
-	app.call(t, "POST", "/api/users/logout", during.Access, nil).expect(t, http.StatusNoContent)
-	app.call(t, "GET", "/api/user", during.Access, nil).expect(t, http.StatusUnauthorized)
+	app.call(t, "POST", "/api/users/logout", during.Access, nil).Expect(t, http.StatusNoContent)
+	app.call(t, "GET", "/api/user", during.Access, nil).Expect(t, http.StatusUnauthorized)
 	requireRefreshRefused(t, app.refresh(t, during.Refresh))
 	// Live sessions keep working.
-	app.call(t, "GET", "/api/user", alive.Access, nil).expect(t, http.StatusOK)
+	app.call(t, "GET", "/api/user", alive.Access, nil).Expect(t, http.StatusOK)
 	refreshOf(t, app.refresh(t, alive.Refresh))
 
 	// Redis comes back empty (it keeps nothing on disk): it lost before's revocation and never got
@@ -332,9 +332,9 @@ func TestSessionRevocationWithRedisDown(t *testing.T) {
 	app.waitFor("Redis answers the service again", func() bool {
 		return app.call(t, "GET", "/readyz", "", nil).Status == http.StatusOK
 	})
-	app.call(t, "GET", "/api/user", before.Access, nil).expect(t, http.StatusUnauthorized)
-	app.call(t, "GET", "/api/user", during.Access, nil).expect(t, http.StatusUnauthorized)
-	app.call(t, "GET", "/api/user", alive.Access, nil).expect(t, http.StatusOK)
+	app.call(t, "GET", "/api/user", before.Access, nil).Expect(t, http.StatusUnauthorized)
+	app.call(t, "GET", "/api/user", during.Access, nil).Expect(t, http.StatusUnauthorized)
+	app.call(t, "GET", "/api/user", alive.Access, nil).Expect(t, http.StatusOK)
 	// The first check refilled Redis from PostgreSQL: it has both revocations again.
 	rdb := redis.NewClient(&redis.Options{Addr: redisSrv.Addr})
 	defer rdb.Close()
@@ -352,7 +352,7 @@ func TestAPIKeys(t *testing.T) {
 	owner, stranger := signUp(t, app, accountOpts{}), signUp(t, app, accountOpts{})
 
 	created := app.call(t, "POST", "/api/user/api-keys", owner.Token, map[string]any{"apiKey": map[string]any{"name": "ci"}}).
-		expect(t, http.StatusCreated)
+		Expect(t, http.StatusCreated)
 	k := created.JSON(t)["apiKey"].(map[string]any)
 	key, _ := k["key"].(string)
 	id := int64(k["id"].(float64))
@@ -364,7 +364,7 @@ func TestAPIKeys(t *testing.T) {
 
 	list := func(t *testing.T) map[string]any {
 		t.Helper()
-		res := app.call(t, "GET", "/api/user/api-keys", owner.Token, nil).expect(t, http.StatusOK)
+		res := app.call(t, "GET", "/api/user/api-keys", owner.Token, nil).Expect(t, http.StatusOK)
 		if strings.Contains(string(res.Body), key) || strings.Contains(string(res.Body), key[9:]) {
 			t.Fatalf("the list shows the key: %s", res.Body)
 		}
@@ -403,13 +403,13 @@ func TestAPIKeys(t *testing.T) {
 
 	t.Run("it authenticates as its owner with Bearer and Token", func(t *testing.T) {
 		for _, scheme := range []string{"Bearer", "Token"} {
-			res := app.call(t, "GET", "/api/user", "", nil, "Authorization", scheme+" "+key).expect(t, http.StatusOK)
+			res := app.call(t, "GET", "/api/user", "", nil, "Authorization", scheme+" "+key).Expect(t, http.StatusOK)
 			if userOf(t, res)["username"] != owner.Username {
 				t.Fatalf("%s: answered %s", scheme, res.Body)
 			}
 		}
 		title := "By key " + testenv.RandomID(4)
-		a := articleOf(t, app.call(t, "POST", "/api/articles", "", newArticle(title), "Authorization", "Bearer "+key).expect(t, http.StatusCreated))
+		a := articleOf(t, app.call(t, "POST", "/api/articles", "", newArticle(title), "Authorization", "Bearer "+key).Expect(t, http.StatusCreated))
 		if a["author"].(map[string]any)["username"] != owner.Username {
 			t.Fatalf("article by %v", a["author"])
 		}
@@ -423,27 +423,27 @@ func TestAPIKeys(t *testing.T) {
 	})
 
 	t.Run("a key cannot log out a session", func(t *testing.T) {
-		app.call(t, "POST", "/api/users/logout", "", nil, "Authorization", "Bearer "+key).expect(t, http.StatusUnauthorized)
+		app.call(t, "POST", "/api/users/logout", "", nil, "Authorization", "Bearer "+key).Expect(t, http.StatusUnauthorized)
 	})
 
 	t.Run("unknown keys and bad names", func(t *testing.T) {
-		app.call(t, "GET", "/api/user", "iw_never-issued-never-issued-never-issued", nil).expect(t, http.StatusUnauthorized)
+		app.call(t, "GET", "/api/user", "iw_never-issued-never-issued-never-issued", nil).Expect(t, http.StatusUnauthorized)
 		requireErrorField(t, app.call(t, "POST", "/api/user/api-keys", owner.Token, map[string]any{"apiKey": map[string]any{"name": ""}}),
 			http.StatusUnprocessableEntity, "name")
-		app.call(t, "DELETE", path, stranger.Token, nil).expect(t, http.StatusNotFound) // not theirs
-		app.call(t, "GET", "/api/user", key, nil).expect(t, http.StatusOK)
+		app.call(t, "DELETE", path, stranger.Token, nil).Expect(t, http.StatusNotFound) // not theirs
+		app.call(t, "GET", "/api/user", key, nil).Expect(t, http.StatusOK)
 	})
 
 	t.Run("revoked: the key is refused at once", func(t *testing.T) {
-		app.call(t, "DELETE", path, owner.Token, nil).expect(t, http.StatusNoContent)
+		app.call(t, "DELETE", path, owner.Token, nil).Expect(t, http.StatusNoContent)
 		for _, scheme := range []string{"Bearer", "Token"} {
 			requireErrorField(t, app.call(t, "GET", "/api/user", "", nil, "Authorization", scheme+" "+key), http.StatusUnauthorized, "token")
 		}
-		app.call(t, "DELETE", path, owner.Token, nil).expect(t, http.StatusNotFound)
-		if keys := app.call(t, "GET", "/api/user/api-keys", owner.Token, nil).expect(t, http.StatusOK).JSON(t)["apiKeys"].([]any); len(keys) != 0 {
+		app.call(t, "DELETE", path, owner.Token, nil).Expect(t, http.StatusNotFound)
+		if keys := app.call(t, "GET", "/api/user/api-keys", owner.Token, nil).Expect(t, http.StatusOK).JSON(t)["apiKeys"].([]any); len(keys) != 0 {
 			t.Fatalf("revoked key still listed: %v", keys)
 		}
 		// The owner's sessions are not affected.
-		app.call(t, "GET", "/api/user", owner.Token, nil).expect(t, http.StatusOK)
+		app.call(t, "GET", "/api/user", owner.Token, nil).Expect(t, http.StatusOK)
 	})
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/cache"
-	"inkwell/domain"
-	"inkwell/internal/testenv"
-	"inkwell/ioc"
-	"inkwell/job"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/job"
 )
 
 // noCron keeps the scheduled ranking out of the way: the tests run passes themselves, with
@@ -67,15 +67,15 @@ func TestHotList_EndToEnd(t *testing.T) {
 	app := startApp(t, noCron)
 
 	// Before any ranking pass: an empty list, not an error.
-	list, n := hotArticles(t, app.do("GET", "/api/articles/hot", "", nil).expect(t, http.StatusOK))
+	list, n := hotArticles(t, app.Do("GET", "/api/articles/hot", "", nil).Expect(t, http.StatusOK))
 	if n != 0 || list == nil {
 		t.Fatalf("before any pass: %v", list)
 	}
 
-	authors := []string{app.register("hotwriter1"), app.register("hotwriter2")}
+	authors := []string{app.Register("hotwriter1"), app.Register("hotwriter2")}
 	likers := make([]string, 6)
 	for i := range likers {
-		likers[i] = app.register(fmt.Sprintf("hotliker%d", i+1))
+		likers[i] = app.Register(fmt.Sprintf("hotliker%d", i+1))
 	}
 	// Created in an order that is neither the expected one nor its reverse.
 	cases := []hotCase{
@@ -92,9 +92,9 @@ func TestHotList_EndToEnd(t *testing.T) {
 	for i, c := range cases {
 		body := newArticle(c.title, "hot")
 		body["article"].(map[string]any)["draft"] = c.draft
-		slugs[i] = articleOf(t, app.do("POST", "/api/articles", authors[i%2], body).expect(t, http.StatusCreated))["slug"].(string)
+		slugs[i] = articleOf(t, app.Do("POST", "/api/articles", authors[i%2], body).Expect(t, http.StatusCreated))["slug"].(string)
 		for l := range c.likes {
-			liked := articleOf(t, app.do("POST", "/api/articles/"+slugs[i]+"/favorite", likers[l], nil).expect(t, http.StatusOK))
+			liked := articleOf(t, app.Do("POST", "/api/articles/"+slugs[i]+"/favorite", likers[l], nil).Expect(t, http.StatusOK))
 			if liked["favoritesCount"] != float64(l+1) {
 				t.Fatalf("%s: favoritesCount %v after %d likes", c.title, liked["favoritesCount"], l+1)
 			}
@@ -107,7 +107,7 @@ func TestHotList_EndToEnd(t *testing.T) {
 		}
 	}
 
-	outcome, err := app.App.Rank.RunOnce(t.Context())
+	outcome, err := app.Wired.Rank.RunOnce(t.Context())
 	if err != nil || outcome != job.OutcomeSuccess {
 		t.Fatalf("ranking pass: %q, %v", outcome, err)
 	}
@@ -136,7 +136,7 @@ func TestHotList_EndToEnd(t *testing.T) {
 		wantSlugs[i] = w.slug
 	}
 
-	list, n = hotArticles(t, app.do("GET", "/api/articles/hot", "", nil).expect(t, http.StatusOK))
+	list, n = hotArticles(t, app.Do("GET", "/api/articles/hot", "", nil).Expect(t, http.StatusOK))
 	if got := hotSlugs(list); !slices.Equal(got, wantSlugs) {
 		t.Fatalf("hot list %v, want %v (by the formula)", got, wantSlugs)
 	}
@@ -164,7 +164,7 @@ func TestHotList_EndToEnd(t *testing.T) {
 	}
 
 	// A signed-in reader sees their own likes.
-	list, _ = hotArticles(t, app.do("GET", "/api/articles/hot", likers[2], nil).expect(t, http.StatusOK))
+	list, _ = hotArticles(t, app.Do("GET", "/api/articles/hot", likers[2], nil).Expect(t, http.StatusOK))
 	for _, a := range list {
 		likedByThird := a["favoritesCount"].(float64) >= 3 // liker 3 liked every article with 3 or more likes
 		if a["favorited"] != likedByThird {
@@ -173,17 +173,17 @@ func TestHotList_EndToEnd(t *testing.T) {
 	}
 
 	// limit= cuts the list; out-of-range limits are rejected.
-	list, n = hotArticles(t, app.do("GET", "/api/articles/hot?limit=2", "", nil).expect(t, http.StatusOK))
+	list, n = hotArticles(t, app.Do("GET", "/api/articles/hot?limit=2", "", nil).Expect(t, http.StatusOK))
 	if n != 2 || !slices.Equal(hotSlugs(list), wantSlugs[:2]) {
 		t.Fatalf("limit=2: %v", hotSlugs(list))
 	}
 	for _, bad := range []string{"0", "101", "-1", "lots"} {
-		res := app.do("GET", "/api/articles/hot?limit="+bad, "", nil).expect(t, http.StatusUnprocessableEntity)
+		res := app.Do("GET", "/api/articles/hot?limit="+bad, "", nil).Expect(t, http.StatusUnprocessableEntity)
 		if _, ok := errorsOf(t, res)["limit"]; !ok {
 			t.Fatalf("limit=%s: errors %s", bad, res.Body)
 		}
 	}
-	if _, n := hotArticles(t, app.do("GET", "/api/articles/hot?limit=100", "", nil).expect(t, http.StatusOK)); n != len(want) {
+	if _, n := hotArticles(t, app.Do("GET", "/api/articles/hot?limit=100", "", nil).Expect(t, http.StatusOK)); n != len(want) {
 		t.Fatalf("limit=100: %d articles, want %d", n, len(want))
 	}
 }
@@ -215,7 +215,7 @@ func runRanksTogether(ctx context.Context, apps ...*testApp) <-chan rankRunOutco
 		go func() {
 			ready.Done()
 			<-start
-			o, err := a.App.Rank.RunOnce(ctx)
+			o, err := a.Wired.Rank.RunOnce(ctx)
 			out <- rankRunOutcome{i, o, err}
 		}()
 	}
@@ -251,14 +251,14 @@ func TestHotList_TwoInstancesRankOneAtATime(t *testing.T) {
 	apps := []*testApp{startReplica(t, db, rds.Prefix, noCron), startReplica(t, db, rds.Prefix, noCron)}
 
 	// Some articles and likes, written through the first instance.
-	author := apps[0].register("twinauthor")
-	fan := apps[1].register("twinfan")
+	author := apps[0].Register("twinauthor")
+	fan := apps[1].Register("twinfan")
 	var slugs []string
 	for i := range 4 {
-		s := articleOf(t, apps[0].do("POST", "/api/articles", author, newArticle(fmt.Sprintf("Twin article %d", i))).expect(t, http.StatusCreated))["slug"].(string)
+		s := articleOf(t, apps[0].Do("POST", "/api/articles", author, newArticle(fmt.Sprintf("Twin article %d", i))).Expect(t, http.StatusCreated))["slug"].(string)
 		slugs = append(slugs, s)
 		if i%2 == 1 {
-			apps[1].do("POST", "/api/articles/"+s+"/favorite", fan, nil).expect(t, http.StatusOK)
+			apps[1].Do("POST", "/api/articles/"+s+"/favorite", fan, nil).Expect(t, http.StatusOK)
 		}
 	}
 
@@ -306,9 +306,9 @@ func TestHotList_TwoInstancesRankOneAtATime(t *testing.T) {
 
 	var success, notLeader, failure int64
 	for _, a := range apps {
-		success += a.App.Rank.Metrics.Success.Load()
-		notLeader += a.App.Rank.Metrics.NotLeader.Load()
-		failure += a.App.Rank.Metrics.Failure.Load()
+		success += a.Wired.Rank.Metrics.Success.Load()
+		notLeader += a.Wired.Rank.Metrics.NotLeader.Load()
+		failure += a.Wired.Rank.Metrics.Failure.Load()
 	}
 	// Each round one success and one skip; the first phase added two skips.
 	if success != rounds || notLeader != rounds+2 || failure != 0 {
@@ -319,8 +319,8 @@ func TestHotList_TwoInstancesRankOneAtATime(t *testing.T) {
 	}
 
 	// Both instances serve the same list, whichever ranked last.
-	a, _ := hotArticles(t, apps[0].do("GET", "/api/articles/hot", "", nil).expect(t, http.StatusOK))
-	b, _ := hotArticles(t, apps[1].do("GET", "/api/articles/hot", "", nil).expect(t, http.StatusOK))
+	a, _ := hotArticles(t, apps[0].Do("GET", "/api/articles/hot", "", nil).Expect(t, http.StatusOK))
+	b, _ := hotArticles(t, apps[1].Do("GET", "/api/articles/hot", "", nil).Expect(t, http.StatusOK))
 	if !slices.Equal(hotSlugs(a), hotSlugs(b)) || len(a) != len(slugs) {
 		t.Fatalf("the instances serve different hot lists: %v and %v", hotSlugs(a), hotSlugs(b))
 	}

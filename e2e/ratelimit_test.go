@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"net/http"
@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"inkwell/internal/testenv"
-	"inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/ioc"
 )
 
 // rateHeaders are the limiter's headers of one answer.
@@ -109,7 +109,7 @@ func TestRateLimitAcrossInstances(t *testing.T) {
 	for _, app := range apps {
 		app.call(t, "POST", "/api/users", "", map[string]any{"user": map[string]any{
 			"username": "late" + testenv.RandomID(3), "email": "late" + testenv.RandomID(3) + "@example.com", "password": "correct horse battery",
-		}}).expect(t, http.StatusTooManyRequests)
+		}}).Expect(t, http.StatusTooManyRequests)
 	}
 }
 
@@ -119,7 +119,7 @@ func TestRateLimitPerUserWrites(t *testing.T) {
 	a, b := signUp(t, app, accountOpts{}), signUp(t, app, accountOpts{})
 
 	for want := 2; want >= 0; want-- {
-		res := app.call(t, "POST", "/api/articles", a.Token, newArticle("Limited "+testenv.RandomID(4))).expect(t, http.StatusCreated)
+		res := app.call(t, "POST", "/api/articles", a.Token, newArticle("Limited "+testenv.RandomID(4))).Expect(t, http.StatusCreated)
 		if h := rateOf(res); h.limit != "3" || h.remaining != strconv.Itoa(want) || h.retryAfter != "" {
 			t.Fatalf("write headers %+v, want limit 3, remaining %d", h, want)
 		}
@@ -136,14 +136,14 @@ func TestRateLimitPerUserWrites(t *testing.T) {
 	// Reads are never counted, even past the write budget.
 	for range 10 {
 		for _, path := range []string{"/api/user", "/api/articles/feed", "/api/user/articles", "/api/user/api-keys"} {
-			res := app.call(t, "GET", path, a.Token, nil).expect(t, http.StatusOK)
+			res := app.call(t, "GET", path, a.Token, nil).Expect(t, http.StatusOK)
 			if h := rateOf(res); h.limit != "" {
 				t.Fatalf("GET %s carries rate-limit headers %+v", path, h)
 			}
 		}
 	}
 	// The budget is per user.
-	app.call(t, "POST", "/api/articles", b.Token, newArticle("Other user "+testenv.RandomID(4))).expect(t, http.StatusCreated)
+	app.call(t, "POST", "/api/articles", b.Token, newArticle("Other user "+testenv.RandomID(4))).Expect(t, http.StatusCreated)
 	if n := app.pgCount(t, `SELECT count(*) FROM articles a JOIN users u ON u.id = a.author_id WHERE u.username = $1`, a.Username); n != 3 {
 		t.Fatalf("%d articles by the limited user, want 3", n)
 	}
@@ -158,7 +158,7 @@ func TestRateLimitFailsOpenWithRedisDown(t *testing.T) {
 	})
 	acc := signUp(t, app, accountOpts{})
 	// Redis up: the limits count.
-	if h := rateOf(app.call(t, "POST", "/api/articles", acc.Token, newArticle("Before "+testenv.RandomID(4))).expect(t, http.StatusCreated)); h.limit != "2" {
+	if h := rateOf(app.call(t, "POST", "/api/articles", acc.Token, newArticle("Before "+testenv.RandomID(4))).Expect(t, http.StatusCreated)); h.limit != "2" {
 		t.Fatalf("with Redis up, write headers %+v", h)
 	}
 
@@ -177,5 +177,5 @@ func TestRateLimitFailsOpenWithRedisDown(t *testing.T) {
 			t.Fatalf("write %d with Redis down: %d %s", i, res.Status, res.Body)
 		}
 	}
-	app.call(t, "GET", "/api/user", acc.Token, nil).expect(t, http.StatusOK)
+	app.call(t, "GET", "/api/user", acc.Token, nil).Expect(t, http.StatusOK)
 }

@@ -16,10 +16,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"inkwell/domain"
-	"inkwell/ioc"
-	"inkwell/migrations"
-	"inkwell/repository"
+	"github.com/inkwell-dev/inkwell"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/migrations"
+	"github.com/inkwell-dev/inkwell/repository"
 )
 
 const usage = `inkwell — content-platform backend (RealWorld API superset)
@@ -114,7 +115,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	app, cleanup, err := initApp(cfg, log)
+	app, cleanup, err := inkwell.InitApp(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -172,7 +173,7 @@ func rank(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	app, cleanup, err := initApp(cfg, log)
+	app, cleanup, err := inkwell.InitApp(cfg, log)
 	if err != nil {
 		return err
 	}

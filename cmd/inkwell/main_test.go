@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 func TestHelpListsEverySetting(t *testing.T) {

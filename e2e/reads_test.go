@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -16,13 +16,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"inkwell/cache"
-	"inkwell/domain"
-	"inkwell/internal/testenv"
-	"inkwell/ioc"
-	"inkwell/repository"
-	"inkwell/service"
-	"inkwell/web"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/apptest"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/service"
+	"github.com/inkwell-dev/inkwell/web"
 )
 
 // pollLimit bounds every wait for the asynchronous read consumers.
@@ -47,8 +48,8 @@ func poll[T any](t *testing.T, what string, probe func() (T, bool)) T {
 // readsCounts are the readsCount of an author's published articles as the public list shows
 // them. Listing records no read, so polling it does not move what it watches.
 func (a *testApp) readsCounts(author string) map[string]float64 {
-	a.t.Helper()
-	list, _ := articlesOf(a.t, a.do("GET", "/api/articles?limit=100&author="+author, "", nil).expect(a.t, http.StatusOK))
+	a.T.Helper()
+	list, _ := articlesOf(a.T, a.Do("GET", "/api/articles?limit=100&author="+author, "", nil).Expect(a.T, http.StatusOK))
 	out := make(map[string]float64, len(list))
 	for _, art := range list {
 		out[art["slug"].(string)] = art["readsCount"].(float64)
@@ -58,12 +59,12 @@ func (a *testApp) readsCounts(author string) map[string]float64 {
 
 // pgReads is the article's read_cnt in PostgreSQL (0 without an interactives row).
 func (a *testApp) pgReads(slug string) int64 {
-	a.t.Helper()
+	a.T.Helper()
 	var n int64
 	err := a.DB.Pool.QueryRow(context.Background(), `SELECT coalesce((SELECT i.read_cnt FROM interactives i
 		JOIN articles ar ON ar.id = i.biz_id AND i.biz = 'article' WHERE ar.slug = $1), 0)`, slug).Scan(&n)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	return n
 }
@@ -81,25 +82,25 @@ func (a *testApp) streamLen(t *testing.T) int64 {
 
 // history is the slugs of one page of the viewer's reading history and its nextCursor.
 func (a *testApp) history(token, query string) ([]string, string) {
-	a.t.Helper()
-	got, _, next := slugsOf(a.t, a.do("GET", "/api/user/history"+query, token, nil).expect(a.t, http.StatusOK))
+	a.T.Helper()
+	got, _, next := slugsOf(a.T, a.Do("GET", "/api/user/history"+query, token, nil).Expect(a.T, http.StatusOK))
 	return got, next
 }
 
 func TestReadsAreCounted(t *testing.T) {
 	t.Parallel()
 	app := startApp(t)
-	author := app.register("wordsmith")
-	reader := app.register("bookworm")
+	author := app.Register("wordsmith")
+	reader := app.Register("bookworm")
 	slug := app.publish(author, "Read me")
 	other := app.publish(author, "Read me too")
-	draft := articleOf(t, app.do("POST", "/api/articles", author, map[string]any{"article": map[string]any{
+	draft := articleOf(t, app.Do("POST", "/api/articles", author, map[string]any{"article": map[string]any{
 		"title": "Not yet", "description": "d", "body": "b", "draft": true,
-	}}).expect(t, http.StatusCreated))["slug"].(string)
+	}}).Expect(t, http.StatusCreated))["slug"].(string)
 
 	// The author reading their draft first: no event, so nothing to count, ever.
 	for range 3 {
-		app.do("GET", "/api/articles/"+draft, author, nil).expect(t, http.StatusOK)
+		app.Do("GET", "/api/articles/"+draft, author, nil).Expect(t, http.StatusOK)
 	}
 	// Then N reads of one article, anonymous and signed in, some at once; and one of another.
 	const anonymous, signedIn = 4, 3
@@ -110,7 +111,7 @@ func TestReadsAreCounted(t *testing.T) {
 		if i >= anonymous {
 			token = reader
 		}
-		wg.Go(func() { statuses[i] = app.do("GET", "/api/articles/"+slug, token, nil).Status })
+		wg.Go(func() { statuses[i] = app.Do("GET", "/api/articles/"+slug, token, nil).Status })
 	}
 	wg.Wait()
 	for i, st := range statuses {
@@ -118,7 +119,7 @@ func TestReadsAreCounted(t *testing.T) {
 			t.Fatalf("read %d: status %d", i, st)
 		}
 	}
-	app.do("GET", "/api/articles/"+other, author, nil).expect(t, http.StatusOK) // the author's own read counts too
+	app.Do("GET", "/api/articles/"+other, author, nil).Expect(t, http.StatusOK) // the author's own read counts too
 
 	const n = anonymous + signedIn
 	counts := poll(t, fmt.Sprintf("readsCount of %s reaches %d", slug, n), func() (map[string]float64, bool) {
@@ -138,13 +139,13 @@ func TestReadsAreCounted(t *testing.T) {
 	if got := app.streamLen(t); got != n+1 {
 		t.Errorf("%d read events on the stream, want %d (drafts read by their author send none)", got, n+1)
 	}
-	if a := articleOf(t, app.do("GET", "/api/articles/"+draft, author, nil).expect(t, http.StatusOK)); a["readsCount"] != 0.0 {
+	if a := articleOf(t, app.Do("GET", "/api/articles/"+draft, author, nil).Expect(t, http.StatusOK)); a["readsCount"] != 0.0 {
 		t.Errorf("the draft shows readsCount %v, want 0", a["readsCount"])
 	}
 
 	// Published, the former draft counts from then on.
-	app.do("POST", "/api/articles/"+draft+"/publish", author, nil).expect(t, http.StatusOK)
-	app.do("GET", "/api/articles/"+draft, "", nil).expect(t, http.StatusOK)
+	app.Do("POST", "/api/articles/"+draft+"/publish", author, nil).Expect(t, http.StatusOK)
+	app.Do("GET", "/api/articles/"+draft, "", nil).Expect(t, http.StatusOK)
 	poll(t, "the published draft's first read is counted", func() (float64, bool) {
 		c := app.readsCounts("wordsmith")[draft]
 		return c, c == 1
@@ -154,16 +155,16 @@ func TestReadsAreCounted(t *testing.T) {
 func TestReadingHistory(t *testing.T) {
 	t.Parallel()
 	app := startApp(t)
-	author := app.register("novelist")
-	reader := app.register("devourer")
-	bystander := app.register("bystander")
+	author := app.Register("novelist")
+	reader := app.Register("devourer")
+	bystander := app.Register("bystander")
 	a, b, c := app.publish(author, "Chapter A"), app.publish(author, "Chapter B"), app.publish(author, "Chapter C")
-	draft := articleOf(t, app.do("POST", "/api/articles", author, map[string]any{"article": map[string]any{
+	draft := articleOf(t, app.Do("POST", "/api/articles", author, map[string]any{"article": map[string]any{
 		"title": "Chapter D", "description": "d", "body": "b", "draft": true,
-	}}).expect(t, http.StatusCreated))["slug"].(string)
+	}}).Expect(t, http.StatusCreated))["slug"].(string)
 	read := func(token, slug string) {
 		t.Helper()
-		app.do("GET", "/api/articles/"+slug, token, nil).expect(t, http.StatusOK)
+		app.Do("GET", "/api/articles/"+slug, token, nil).Expect(t, http.StatusOK)
 	}
 	historyIs := func(token string, want ...string) {
 		t.Helper()
@@ -173,7 +174,7 @@ func TestReadingHistory(t *testing.T) {
 		})
 	}
 
-	app.do("GET", "/api/user/history", "", nil).expect(t, http.StatusUnauthorized)
+	app.Do("GET", "/api/user/history", "", nil).Expect(t, http.StatusUnauthorized)
 	if got, next := app.history(reader, ""); len(got) != 0 || next != "" {
 		t.Fatalf("history before reading: %v %q", got, next)
 	}
@@ -213,15 +214,15 @@ func TestReadingHistory(t *testing.T) {
 	if !slices.Equal(page2, []string{b}) || next2 != "" {
 		t.Fatalf("second page %v, cursor %q", page2, next2)
 	}
-	app.do("GET", "/api/user/history?cursor=garbage", reader, nil).expect(t, http.StatusUnprocessableEntity)
-	app.do("GET", "/api/user/history?limit=0", reader, nil).expect(t, http.StatusUnprocessableEntity)
+	app.Do("GET", "/api/user/history?cursor=garbage", reader, nil).Expect(t, http.StatusUnprocessableEntity)
+	app.Do("GET", "/api/user/history?limit=0", reader, nil).Expect(t, http.StatusUnprocessableEntity)
 
 	// A withdrawn article drops out of the reader's history, and returns when republished.
-	app.do("POST", "/api/articles/"+a+"/withdraw", author, nil).expect(t, http.StatusOK)
+	app.Do("POST", "/api/articles/"+a+"/withdraw", author, nil).Expect(t, http.StatusOK)
 	if got, _ := app.history(reader, ""); !slices.Equal(got, []string{c, b}) {
 		t.Fatalf("history with A withdrawn: %v", got)
 	}
-	app.do("POST", "/api/articles/"+a+"/publish", author, nil).expect(t, http.StatusOK)
+	app.Do("POST", "/api/articles/"+a+"/publish", author, nil).Expect(t, http.StatusOK)
 	if got, _ := app.history(reader, ""); !slices.Equal(got, []string{c, a, b}) {
 		t.Fatalf("history with A republished: %v", got)
 	}
@@ -379,7 +380,7 @@ func newReadStack(t *testing.T) *readStack {
 }
 
 // app is a testApp view of the stack, for the shared request helpers.
-func (s *readStack) app() *testApp { return &testApp{t: s.t, URL: s.url, http: s.client} }
+func (s *readStack) app() *testApp { return &testApp{&apptest.App{T: s.t, URL: s.url, HTTP: s.client}} }
 
 // coldCaches deletes every key the stack wrote to Redis (its own prefix only).
 func (s *readStack) coldCaches(t *testing.T) {
@@ -404,16 +405,16 @@ func TestReadsZeroWritesOnRequestPath(t *testing.T) {
 	t.Parallel()
 	s := newReadStack(t)
 	app := s.app()
-	author := app.register("quill")
-	reader := app.register("glancer")
+	author := app.Register("quill")
+	reader := app.Register("glancer")
 	slug := app.publish(author, "Zero writes")
-	draft := articleOf(t, app.do("POST", "/api/articles", author, map[string]any{"article": map[string]any{
+	draft := articleOf(t, app.Do("POST", "/api/articles", author, map[string]any{"article": map[string]any{
 		"title": "Zero writes draft", "description": "d", "body": "b", "draft": true,
-	}}).expect(t, http.StatusCreated))["slug"].(string)
+	}}).Expect(t, http.StatusCreated))["slug"].(string)
 	// The reader has collected and liked it, so every flag lookup runs.
 	folder := app.createFolder(reader, "Kept")
-	app.do("POST", "/api/articles/"+slug+"/collect", reader, map[string]any{"collectionId": folderID(folder)}).expect(t, http.StatusOK)
-	app.do("POST", "/api/articles/"+slug+"/favorite", reader, nil).expect(t, http.StatusOK)
+	app.Do("POST", "/api/articles/"+slug+"/collect", reader, map[string]any{"collectionId": folderID(folder)}).Expect(t, http.StatusOK)
+	app.Do("POST", "/api/articles/"+slug+"/favorite", reader, nil).Expect(t, http.StatusOK)
 	if setup := s.sql.take(); !slices.ContainsFunc(setup, func(st string) bool { return !isPureRead(st) }) {
 		t.Fatalf("the tracer saw no write among the %d statements that created users and articles: it is not wired", len(setup))
 	}
@@ -437,7 +438,7 @@ func TestReadsZeroWritesOnRequestPath(t *testing.T) {
 			s.coldCaches(t)
 		}
 		s.sql.take()
-		got := articleOf(t, app.do("GET", "/api/articles/"+tc.slug, tc.token, nil).expect(t, http.StatusOK))
+		got := articleOf(t, app.Do("GET", "/api/articles/"+tc.slug, tc.token, nil).Expect(t, http.StatusOK))
 		stmts := s.sql.take()
 		for _, st := range stmts {
 			if !isPureRead(st) {

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -48,8 +48,8 @@ func str(s string) *string { return &s }
 
 // createFolder makes a folder through the API and returns its path, /api/collections/<id>.
 func (a *testApp) createFolder(token, name string) string {
-	a.t.Helper()
-	c := folderOf(a.t, a.do("POST", "/api/collections", token, folderBody(&name, nil)).expect(a.t, http.StatusCreated))
+	a.T.Helper()
+	c := folderOf(a.T, a.Do("POST", "/api/collections", token, folderBody(&name, nil)).Expect(a.T, http.StatusCreated))
 	return fmt.Sprintf("/api/collections/%d", int64(c["id"].(float64)))
 }
 
@@ -62,8 +62,8 @@ func folderID(path string) int64 {
 
 // publish creates a published article through the API and returns its slug.
 func (a *testApp) publish(token, title string) string {
-	a.t.Helper()
-	return articleOf(a.t, a.do("POST", "/api/articles", token, newArticle(title)).expect(a.t, http.StatusCreated))["slug"].(string)
+	a.T.Helper()
+	return articleOf(a.T, a.Do("POST", "/api/articles", token, newArticle(title)).Expect(a.T, http.StatusCreated))["slug"].(string)
 }
 
 // collectState is what a viewer sees of an article's collect fields.
@@ -88,11 +88,11 @@ func wantCollect(t *testing.T, what string, a map[string]any, collected bool, n 
 func TestCollectionsJourney(t *testing.T) {
 	t.Parallel()
 	app := startApp(t)
-	owner := app.register("collector")
-	other := app.register("stranger")
+	owner := app.Register("collector")
+	other := app.Register("stranger")
 
 	// Create: 201 with every field.
-	created := folderOf(t, app.do("POST", "/api/collections", owner, folderBody(str("  Reading list "), str("later"))).expect(t, http.StatusCreated))
+	created := folderOf(t, app.Do("POST", "/api/collections", owner, folderBody(str("  Reading list "), str("later"))).Expect(t, http.StatusCreated))
 	if created["id"].(float64) <= 0 || created["name"] != "Reading list" || created["description"] != "later" || created["articlesCount"] != 0.0 {
 		t.Fatalf("created %v", created)
 	}
@@ -107,31 +107,31 @@ func TestCollectionsJourney(t *testing.T) {
 
 	// List, rename, delete (before the parallel subtests below, which leave these folders alone).
 	scratch := app.createFolder(owner, "Scratch")
-	list := foldersOf(t, app.do("GET", "/api/collections", owner, nil).expect(t, http.StatusOK))
+	list := foldersOf(t, app.Do("GET", "/api/collections", owner, nil).Expect(t, http.StatusOK))
 	if len(list) != 3 || list[0]["name"] != "Reading list" || list[1]["name"] != "Second" || list[2]["name"] != "Scratch" {
 		t.Fatalf("owner's folders %v, want [Reading list, Second, Scratch] oldest first", list)
 	}
-	if l := foldersOf(t, app.do("GET", "/api/collections", other, nil).expect(t, http.StatusOK)); len(l) != 1 || l[0]["id"] == list[0]["id"] {
+	if l := foldersOf(t, app.Do("GET", "/api/collections", other, nil).Expect(t, http.StatusOK)); len(l) != 1 || l[0]["id"] == list[0]["id"] {
 		t.Fatalf("other's folders %v", l)
 	}
-	renamed := folderOf(t, app.do("PATCH", scratch, owner, folderBody(str("Renamed"), nil)).expect(t, http.StatusOK))
+	renamed := folderOf(t, app.Do("PATCH", scratch, owner, folderBody(str("Renamed"), nil)).Expect(t, http.StatusOK))
 	if renamed["name"] != "Renamed" || renamed["description"] != "" || renamed["id"] != list[2]["id"] {
 		t.Fatalf("renamed %v", renamed)
 	}
-	described := folderOf(t, app.do("PATCH", scratch, owner, folderBody(nil, str("now described"))).expect(t, http.StatusOK))
+	described := folderOf(t, app.Do("PATCH", scratch, owner, folderBody(nil, str("now described"))).Expect(t, http.StatusOK))
 	if described["name"] != "Renamed" || described["description"] != "now described" {
 		t.Fatalf("re-described %v (the name must stay)", described)
 	}
-	if r := app.do("DELETE", scratch, owner, nil).expect(t, http.StatusNoContent); len(r.Body) != 0 {
+	if r := app.Do("DELETE", scratch, owner, nil).Expect(t, http.StatusNoContent); len(r.Body) != 0 {
 		t.Fatalf("204 with a body: %s", r.Body)
 	}
-	app.do("DELETE", scratch, owner, nil).expect(t, http.StatusNotFound)
-	app.do("GET", scratch+"/articles", owner, nil).expect(t, http.StatusNotFound)
-	if l := foldersOf(t, app.do("GET", "/api/collections", owner, nil).expect(t, http.StatusOK)); len(l) != 2 {
+	app.Do("DELETE", scratch, owner, nil).Expect(t, http.StatusNotFound)
+	app.Do("GET", scratch+"/articles", owner, nil).Expect(t, http.StatusNotFound)
+	if l := foldersOf(t, app.Do("GET", "/api/collections", owner, nil).Expect(t, http.StatusOK)); len(l) != 2 {
 		t.Fatalf("after delete %v", l)
 	}
-	app.do("DELETE", app.createFolder(owner, "Renamed"), owner, nil).expect(t, http.StatusNoContent)                // the name is free again
-	app.do("DELETE", app.createFolder(owner, strings.Repeat("é", 100)), owner, nil).expect(t, http.StatusNoContent) // 100 characters is fine
+	app.Do("DELETE", app.createFolder(owner, "Renamed"), owner, nil).Expect(t, http.StatusNoContent)                // the name is free again
+	app.Do("DELETE", app.createFolder(owner, strings.Repeat("é", 100)), owner, nil).Expect(t, http.StatusNoContent) // 100 characters is fine
 
 	t.Run("validation", func(t *testing.T) {
 		t.Parallel()
@@ -150,7 +150,7 @@ func TestCollectionsJourney(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
-				res := app.do(tc.method, tc.path, owner, tc.body).expect(t, http.StatusUnprocessableEntity)
+				res := app.Do(tc.method, tc.path, owner, tc.body).Expect(t, http.StatusUnprocessableEntity)
 				if _, ok := errorsOf(t, res)["name"]; !ok {
 					t.Fatalf("errors lack name: %s", res.Body)
 				}
@@ -184,7 +184,7 @@ func TestCollectionsJourney(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
-				app.do(tc.method, tc.path, owner, tc.body).expect(t, tc.status)
+				app.Do(tc.method, tc.path, owner, tc.body).Expect(t, tc.status)
 			})
 		}
 	})
@@ -195,7 +195,7 @@ func TestCollectionsJourney(t *testing.T) {
 			{"POST", "/api/collections"}, {"GET", "/api/collections"}, {"PATCH", reading}, {"DELETE", reading},
 			{"GET", reading + "/articles"}, {"POST", "/api/articles/x/collect"}, {"DELETE", "/api/articles/x/collect?collectionId=1"},
 		} {
-			res := app.do(r.method, r.path, "", folderBody(str("x"), nil)).expect(t, http.StatusUnauthorized)
+			res := app.Do(r.method, r.path, "", folderBody(str("x"), nil)).Expect(t, http.StatusUnauthorized)
 			if _, ok := errorsOf(t, res)["token"]; !ok {
 				t.Fatalf("%s %s: errors lack token: %s", r.method, r.path, res.Body)
 			}
@@ -207,24 +207,24 @@ func TestCollectionsJourney(t *testing.T) {
 func TestCollectCounts(t *testing.T) {
 	t.Parallel()
 	app := startApp(t)
-	author := app.register("scribe")
-	owner := app.register("hoarder")
-	other := app.register("passerby")
+	author := app.Register("scribe")
+	owner := app.Register("hoarder")
+	other := app.Register("passerby")
 	slug := app.publish(author, "Worth keeping")
 	path := "/api/articles/" + slug
 	f1, f2 := app.createFolder(owner, "One"), app.createFolder(owner, "Two")
 	collect := func(folder string) map[string]any {
 		t.Helper()
-		return articleOf(t, app.do("POST", path+"/collect", owner, map[string]any{"collectionId": folderID(folder)}).expect(t, http.StatusOK))
+		return articleOf(t, app.Do("POST", path+"/collect", owner, map[string]any{"collectionId": folderID(folder)}).Expect(t, http.StatusOK))
 	}
 	get := func(token string) map[string]any {
 		t.Helper()
-		return articleOf(t, app.do("GET", path, token, nil).expect(t, http.StatusOK))
+		return articleOf(t, app.Do("GET", path, token, nil).Expect(t, http.StatusOK))
 	}
 	folderCounts := func() map[string]float64 {
 		t.Helper()
 		out := map[string]float64{}
-		for _, c := range foldersOf(t, app.do("GET", "/api/collections", owner, nil).expect(t, http.StatusOK)) {
+		for _, c := range foldersOf(t, app.Do("GET", "/api/collections", owner, nil).Expect(t, http.StatusOK)) {
 			out[c["name"].(string)] = c["articlesCount"].(float64)
 		}
 		return out
@@ -240,33 +240,33 @@ func TestCollectCounts(t *testing.T) {
 		t.Fatalf("folder counts %v", c)
 	}
 	// A rename answers with the folder as it is, items included.
-	if r := folderOf(t, app.do("PATCH", f1, owner, folderBody(str("One"), str("renamed"))).expect(t, http.StatusOK)); r["articlesCount"] != 1.0 {
+	if r := folderOf(t, app.Do("PATCH", f1, owner, folderBody(str("One"), str("renamed"))).Expect(t, http.StatusOK)); r["articlesCount"] != 1.0 {
 		t.Errorf("PATCH answered articlesCount %v for a folder holding 1", r["articlesCount"])
 	}
 
 	// Uncollect, by body and by query; doing it twice is harmless.
 	wantCollect(t, "uncollect by body",
-		articleOf(t, app.do("DELETE", path+"/collect", owner, map[string]any{"collectionId": folderID(f1)}).expect(t, http.StatusOK)), true, 1)
+		articleOf(t, app.Do("DELETE", path+"/collect", owner, map[string]any{"collectionId": folderID(f1)}).Expect(t, http.StatusOK)), true, 1)
 	for range 2 {
 		wantCollect(t, "uncollect by query",
-			articleOf(t, app.do("DELETE", fmt.Sprintf("%s/collect?collectionId=%d", path, folderID(f2)), owner, nil).expect(t, http.StatusOK)), false, 0)
+			articleOf(t, app.Do("DELETE", fmt.Sprintf("%s/collect?collectionId=%d", path, folderID(f2)), owner, nil).Expect(t, http.StatusOK)), false, 0)
 	}
 	wantCollect(t, "another reader after uncollecting", get(other), false, 0)
 
 	// Deleting folders lowers the counts of what they held.
 	collect(f1)
 	wantCollect(t, "collected into both again", collect(f2), true, 2)
-	app.do("DELETE", f2, owner, nil).expect(t, http.StatusNoContent)
+	app.Do("DELETE", f2, owner, nil).Expect(t, http.StatusNoContent)
 	wantCollect(t, "after deleting one folder", get(owner), true, 1)
-	app.do("DELETE", f1, owner, nil).expect(t, http.StatusNoContent)
+	app.Do("DELETE", f1, owner, nil).Expect(t, http.StatusNoContent)
 	wantCollect(t, "after deleting both", get(owner), false, 0)
 	wantCollect(t, "another reader after the deletes", get(other), false, 0)
 
 	t.Run("bad input", func(t *testing.T) {
 		folder := app.createFolder(owner, "Three")
-		draft := articleOf(t, app.do("POST", "/api/articles", author, map[string]any{"article": map[string]any{
+		draft := articleOf(t, app.Do("POST", "/api/articles", author, map[string]any{"article": map[string]any{
 			"title": "Unfinished", "description": "d", "body": "b", "draft": true,
-		}}).expect(t, http.StatusCreated))["slug"].(string)
+		}}).Expect(t, http.StatusCreated))["slug"].(string)
 		cases := []struct {
 			name, method, path string
 			body               any
@@ -282,7 +282,7 @@ func TestCollectCounts(t *testing.T) {
 			{"uncollect, neither body nor query", "DELETE", path + "/collect", nil, 422, "body"},
 		}
 		for _, tc := range cases {
-			res := app.do(tc.method, tc.path, owner, tc.body).expect(t, tc.status)
+			res := app.Do(tc.method, tc.path, owner, tc.body).Expect(t, tc.status)
 			if _, ok := errorsOf(t, res)[tc.field]; !ok {
 				t.Fatalf("%s: errors lack %q: %s", tc.name, tc.field, res.Body)
 			}
@@ -301,7 +301,7 @@ func TestCollectCounts(t *testing.T) {
 		for i := range statuses {
 			wg.Go(func() {
 				<-start
-				statuses[i] = app.do("POST", path+"/collect", owner, map[string]any{"collectionId": folderID(folder)}).Status
+				statuses[i] = app.Do("POST", path+"/collect", owner, map[string]any{"collectionId": folderID(folder)}).Status
 			})
 		}
 		close(start)
@@ -336,13 +336,13 @@ func slugsOf(t *testing.T, r response) ([]string, float64, string) {
 func TestCollectionArticlesPaging(t *testing.T) {
 	t.Parallel()
 	app := startApp(t)
-	author := app.register("prolific")
-	owner := app.register("curator")
+	author := app.Register("prolific")
+	owner := app.Register("curator")
 	folder := app.createFolder(owner, "Best of")
 	slugs := make([]string, 5)
 	for i := range slugs {
 		slugs[i] = app.publish(author, fmt.Sprintf("Essay number %d", i))
-		app.do("POST", "/api/articles/"+slugs[i]+"/collect", owner, map[string]any{"collectionId": folderID(folder)}).expect(t, http.StatusOK)
+		app.Do("POST", "/api/articles/"+slugs[i]+"/collect", owner, map[string]any{"collectionId": folderID(folder)}).Expect(t, http.StatusOK)
 	}
 	newestFirst := []string{slugs[4], slugs[3], slugs[2], slugs[1], slugs[0]}
 
@@ -353,7 +353,7 @@ func TestCollectionArticlesPaging(t *testing.T) {
 		if page > 5 {
 			t.Fatal("cursor paging does not end")
 		}
-		got, n, next := slugsOf(t, app.do("GET", target, owner, nil).expect(t, http.StatusOK))
+		got, n, next := slugsOf(t, app.Do("GET", target, owner, nil).Expect(t, http.StatusOK))
 		if int(n) != len(got) {
 			t.Errorf("page %d: articlesCount %v for %d articles", page, n, len(got))
 		}
@@ -369,32 +369,32 @@ func TestCollectionArticlesPaging(t *testing.T) {
 	if strings.Join(seen, ",") != strings.Join(newestFirst, ",") {
 		t.Fatalf("paged %v, want %v", seen, newestFirst)
 	}
-	all, _, _ := slugsOf(t, app.do("GET", folder+"/articles", owner, nil).expect(t, http.StatusOK))
+	all, _, _ := slugsOf(t, app.Do("GET", folder+"/articles", owner, nil).Expect(t, http.StatusOK))
 	if strings.Join(all, ",") != strings.Join(newestFirst, ",") {
 		t.Fatalf("one page %v, want %v", all, newestFirst)
 	}
-	if list, _ := articlesOf(t, app.do("GET", folder+"/articles", owner, nil).expect(t, http.StatusOK)); list[0]["collected"] != true {
+	if list, _ := articlesOf(t, app.Do("GET", folder+"/articles", owner, nil).Expect(t, http.StatusOK)); list[0]["collected"] != true {
 		t.Fatalf("folder items must show collected: %v", list[0])
 	}
 
 	// Withdrawn: gone from the folder's list, though still in the folder; republished: back in place.
-	app.do("POST", "/api/articles/"+slugs[2]+"/withdraw", author, nil).expect(t, http.StatusOK)
-	without, _, _ := slugsOf(t, app.do("GET", folder+"/articles", owner, nil).expect(t, http.StatusOK))
+	app.Do("POST", "/api/articles/"+slugs[2]+"/withdraw", author, nil).Expect(t, http.StatusOK)
+	without, _, _ := slugsOf(t, app.Do("GET", folder+"/articles", owner, nil).Expect(t, http.StatusOK))
 	if want := []string{slugs[4], slugs[3], slugs[1], slugs[0]}; strings.Join(without, ",") != strings.Join(want, ",") {
 		t.Fatalf("with one withdrawn: %v, want %v", without, want)
 	}
-	app.do("POST", "/api/articles/"+slugs[2]+"/publish", author, nil).expect(t, http.StatusOK)
-	back, _, _ := slugsOf(t, app.do("GET", folder+"/articles", owner, nil).expect(t, http.StatusOK))
+	app.Do("POST", "/api/articles/"+slugs[2]+"/publish", author, nil).Expect(t, http.StatusOK)
+	back, _, _ := slugsOf(t, app.Do("GET", folder+"/articles", owner, nil).Expect(t, http.StatusOK))
 	if strings.Join(back, ",") != strings.Join(newestFirst, ",") {
 		t.Fatalf("republished: %v, want %v", back, newestFirst)
 	}
 
 	// A deleted article leaves the folder for good.
-	app.do("DELETE", "/api/articles/"+slugs[0], author, nil).expect(t, http.StatusNoContent)
-	if left, _, _ := slugsOf(t, app.do("GET", folder+"/articles", owner, nil).expect(t, http.StatusOK)); len(left) != 4 {
+	app.Do("DELETE", "/api/articles/"+slugs[0], author, nil).Expect(t, http.StatusNoContent)
+	if left, _, _ := slugsOf(t, app.Do("GET", folder+"/articles", owner, nil).Expect(t, http.StatusOK)); len(left) != 4 {
 		t.Fatalf("after deleting an article: %v", left)
 	}
-	if c := foldersOf(t, app.do("GET", "/api/collections", owner, nil).expect(t, http.StatusOK)); c[0]["articlesCount"] != 4.0 {
+	if c := foldersOf(t, app.Do("GET", "/api/collections", owner, nil).Expect(t, http.StatusOK)); c[0]["articlesCount"] != 4.0 {
 		t.Fatalf("folder count after deleting an article: %v", c[0]["articlesCount"])
 	}
 }

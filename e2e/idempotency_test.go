@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/internal/testenv"
-	"inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/ioc"
 )
 
 // burstClient is an HTTP client for many requests at once: it keeps enough idle connections that
@@ -28,7 +28,7 @@ func burstClient(t *testing.T) *http.Client {
 }
 
 // fetch is testApp.do for any goroutine: failures come back as errors, never as t.Fatal (which
-// only the test's own goroutine may call). client nil means a.http.
+// only the test's own goroutine may call). client nil means a.HTTP.
 func (a *testApp) fetch(client *http.Client, method, path, token string, body any, headers ...string) (response, error) {
 	var r io.Reader
 	switch b := body.(type) {
@@ -56,7 +56,7 @@ func (a *testApp) fetch(client *http.Client, method, path, token string, body an
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	if client == nil {
-		client = a.http
+		client = a.HTTP
 	}
 	res, err := client.Do(req)
 	if err != nil {
@@ -104,7 +104,7 @@ func signUp(t *testing.T, app *testApp, o accountOpts) account {
 	acc := account{Username: o.Username, Email: strings.ToLower(o.Username) + "@example.com", Password: o.Password}
 	res := app.call(t, "POST", "/api/users", "", map[string]any{"user": map[string]any{
 		"username": acc.Username, "email": acc.Email, "password": acc.Password,
-	}}, o.Headers...).expect(t, http.StatusCreated)
+	}}, o.Headers...).Expect(t, http.StatusCreated)
 	u := userOf(t, res)
 	acc.Token, _ = u["token"].(string)
 	acc.Refresh, _ = u["refreshToken"].(string)
@@ -136,7 +136,7 @@ func (a *testApp) pgCount(t *testing.T, sql string, args ...any) int64 {
 
 func requireErrorField(t *testing.T, r response, status int, field string) {
 	t.Helper()
-	r.expect(t, status)
+	r.Expect(t, status)
 	if _, ok := errorsOf(t, r)[field]; !ok {
 		t.Fatalf("errors lack %q: %s", field, r.Body)
 	}
@@ -271,7 +271,7 @@ func TestIdempotencyKeys(t *testing.T) {
 		t.Parallel()
 		acc := signUp(t, app, accountOpts{})
 		title := "Mismatch " + testenv.RandomID(4)
-		app.call(t, "POST", "/api/articles", acc.Token, newArticle(title), "Idempotency-Key", "mismatch").expect(t, http.StatusCreated)
+		app.call(t, "POST", "/api/articles", acc.Token, newArticle(title), "Idempotency-Key", "mismatch").Expect(t, http.StatusCreated)
 		res := app.call(t, "POST", "/api/articles", acc.Token, newArticle(title+" edited"), "Idempotency-Key", "mismatch")
 		requireErrorField(t, res, http.StatusUnprocessableEntity, "Idempotency-Key")
 		if n := app.pgCount(t, `SELECT count(*) FROM articles WHERE title LIKE $1`, title+"%"); n != 1 {
@@ -284,7 +284,7 @@ func TestIdempotencyKeys(t *testing.T) {
 		acc := signUp(t, app, accountOpts{})
 		title := "Encoded " + testenv.RandomID(4)
 		first := app.call(t, "POST", "/api/articles", acc.Token,
-			fmt.Sprintf(`{"article":{"title":%q,"description":"d","body":"b"}}`, title), "Idempotency-Key", "enc").expect(t, http.StatusCreated)
+			fmt.Sprintf(`{"article":{"title":%q,"description":"d","body":"b"}}`, title), "Idempotency-Key", "enc").Expect(t, http.StatusCreated)
 		again := app.call(t, "POST", "/api/articles", acc.Token,
 			fmt.Sprintf("{ \"article\" : {\n\"body\": \"b\", \"description\": \"d\",\t\"title\": %q } }", title), "Idempotency-Key", "enc")
 		requireReplay(t, again, first)
@@ -299,15 +299,15 @@ func TestIdempotencyKeys(t *testing.T) {
 		if n := app.pgCount(t, `SELECT count(*) FROM articles WHERE title = $1`, title); n != 0 {
 			t.Fatal("a request with a refused key was run")
 		}
-		app.call(t, "POST", "/api/articles", acc.Token, newArticle(title), "Idempotency-Key", strings.Repeat("k", 255)).expect(t, http.StatusCreated)
+		app.call(t, "POST", "/api/articles", acc.Token, newArticle(title), "Idempotency-Key", strings.Repeat("k", 255)).Expect(t, http.StatusCreated)
 	})
 
 	t.Run("keys are per user", func(t *testing.T) {
 		t.Parallel()
 		a, b := signUp(t, app, accountOpts{}), signUp(t, app, accountOpts{})
 		title := "Per user " + testenv.RandomID(4)
-		ra := app.call(t, "POST", "/api/articles", a.Token, newArticle(title), "Idempotency-Key", "shared").expect(t, http.StatusCreated)
-		rb := app.call(t, "POST", "/api/articles", b.Token, newArticle(title), "Idempotency-Key", "shared").expect(t, http.StatusCreated)
+		ra := app.call(t, "POST", "/api/articles", a.Token, newArticle(title), "Idempotency-Key", "shared").Expect(t, http.StatusCreated)
+		rb := app.call(t, "POST", "/api/articles", b.Token, newArticle(title), "Idempotency-Key", "shared").Expect(t, http.StatusCreated)
 		requireFresh(t, rb)
 		if articleOf(t, ra)["slug"] == articleOf(t, rb)["slug"] {
 			t.Fatal("the second user got the first user's article")
@@ -321,11 +321,11 @@ func TestIdempotencyKeys(t *testing.T) {
 			return map[string]any{"user": map[string]any{"username": name, "email": name + "@example.com", "password": "correct horse battery"}}
 		}
 		const ipA, ipB = "198.51.100.1", "198.51.100.2"
-		first := app.call(t, "POST", "/api/users", "", body(name1), "Idempotency-Key", "signup", "X-Forwarded-For", ipA).expect(t, http.StatusCreated)
+		first := app.call(t, "POST", "/api/users", "", body(name1), "Idempotency-Key", "signup", "X-Forwarded-For", ipA).Expect(t, http.StatusCreated)
 		requireFresh(t, first)
 		requireReplay(t, app.call(t, "POST", "/api/users", "", body(name1), "Idempotency-Key", "signup", "X-Forwarded-For", ipA), first)
 		// Another client may use the same key for its own registration.
-		other := app.call(t, "POST", "/api/users", "", body(name2), "Idempotency-Key", "signup", "X-Forwarded-For", ipB).expect(t, http.StatusCreated)
+		other := app.call(t, "POST", "/api/users", "", body(name2), "Idempotency-Key", "signup", "X-Forwarded-For", ipB).Expect(t, http.StatusCreated)
 		requireFresh(t, other)
 		// The first client may not reuse it for another one.
 		requireErrorField(t, app.call(t, "POST", "/api/users", "", body(name2), "Idempotency-Key", "signup", "X-Forwarded-For", ipA),
@@ -352,10 +352,10 @@ func TestIdempotencyKeys(t *testing.T) {
 	t.Run("comments with a key replay; the same key on another article is another request", func(t *testing.T) {
 		t.Parallel()
 		author, reader := signUp(t, app, accountOpts{}), signUp(t, app, accountOpts{})
-		one := articleOf(t, app.call(t, "POST", "/api/articles", author.Token, newArticle("Commented "+testenv.RandomID(4))).expect(t, http.StatusCreated))["slug"].(string)
-		two := articleOf(t, app.call(t, "POST", "/api/articles", author.Token, newArticle("Commented "+testenv.RandomID(4))).expect(t, http.StatusCreated))["slug"].(string)
+		one := articleOf(t, app.call(t, "POST", "/api/articles", author.Token, newArticle("Commented "+testenv.RandomID(4))).Expect(t, http.StatusCreated))["slug"].(string)
+		two := articleOf(t, app.call(t, "POST", "/api/articles", author.Token, newArticle("Commented "+testenv.RandomID(4))).Expect(t, http.StatusCreated))["slug"].(string)
 		comment := map[string]any{"comment": map[string]any{"body": "+1"}}
-		first := app.call(t, "POST", "/api/articles/"+one+"/comments", reader.Token, comment, "Idempotency-Key", "c1").expect(t, http.StatusOK)
+		first := app.call(t, "POST", "/api/articles/"+one+"/comments", reader.Token, comment, "Idempotency-Key", "c1").Expect(t, http.StatusOK)
 		requireFresh(t, first)
 		requireReplay(t, app.call(t, "POST", "/api/articles/"+one+"/comments", reader.Token, comment, "Idempotency-Key", "c1"), first)
 		requireErrorField(t, app.call(t, "POST", "/api/articles/"+two+"/comments", reader.Token, comment, "Idempotency-Key", "c1"),
@@ -376,7 +376,7 @@ func TestIdempotencyKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		title := "Anew " + testenv.RandomID(4)
-		res := app.call(t, "POST", "/api/articles", acc.Token, newArticle(title), "Idempotency-Key", "yesterday").expect(t, http.StatusCreated)
+		res := app.call(t, "POST", "/api/articles", acc.Token, newArticle(title), "Idempotency-Key", "yesterday").Expect(t, http.StatusCreated)
 		requireFresh(t, res)
 		if articleOf(t, res)["title"] != title {
 			t.Fatalf("answered %s, want the new article", res.Body)

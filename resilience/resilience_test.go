@@ -1,4 +1,4 @@
-package main
+package resilience
 
 import (
 	"bytes"
@@ -16,10 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/cache"
-	"inkwell/domain"
-	"inkwell/internal/testenv"
-	"inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/apptest"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/ioc"
 )
 
 // TestResilience injects real network faults between the app and its stores through an
@@ -44,7 +45,7 @@ func TestResilience(t *testing.T) {
 	pgProxy := faults.PostgresProxy()
 	redisProxy := faults.RedisProxy()
 
-	app := startApp(t, func(c *ioc.Config) {
+	app := apptest.Start(t, func(c *ioc.Config) {
 		c.DatabaseURL = pgProxy.Rewrite(c.DatabaseURL)
 		c.RedisURL = redisProxy.Rewrite(c.RedisURL)
 		c.RateWrites = "100000/1m" // the limiter runs (and fails open under Redis faults) but never limits the load
@@ -140,7 +141,7 @@ type likeState struct {
 
 // resWorld is the seeded data and what the load has been told, across faults.
 type resWorld struct {
-	app      *testApp
+	app      *apptest.App
 	client   *http.Client
 	users    []resUser
 	articles []resArticle
@@ -159,26 +160,26 @@ type likeOp struct {
 	on, ok  bool
 }
 
-func seedWorld(t *testing.T, app *testApp) *resWorld {
+func seedWorld(t *testing.T, app *apptest.App) *resWorld {
 	t.Helper()
 	w := &resWorld{app: app, likes: map[likeKey]*likeState{},
 		client: &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	t.Cleanup(w.client.CloseIdleConnections)
-	author := app.register("res_author")
+	author := app.Register("res_author")
 	for i := range 4 {
-		a := articleOf(t, app.do("POST", "/api/articles", author, newArticle(fmt.Sprintf("Resilience %d", i))).expect(t, 201))
+		a := app.Do("POST", "/api/articles", author, apptest.NewArticle(fmt.Sprintf("Resilience %d", i))).Expect(t, 201).Article(t)
 		w.articles = append(w.articles, resArticle{slug: a["slug"].(string)})
 	}
 	for i := range 6 {
 		name := fmt.Sprintf("res_fan%d", i)
-		w.users = append(w.users, resUser{name: name, token: app.register(name)})
+		w.users = append(w.users, resUser{name: name, token: app.Register(name)})
 	}
 	ctx := context.Background()
 	for i := range w.articles {
 		if err := app.DB.Pool.QueryRow(ctx, `SELECT id FROM articles WHERE slug = $1`, w.articles[i].slug).Scan(&w.articles[i].id); err != nil {
 			t.Fatal(err)
 		}
-		app.do("GET", "/api/articles/"+w.articles[i].slug, "", nil).expect(t, 200) // warm the caches
+		app.Do("GET", "/api/articles/"+w.articles[i].slug, "", nil).Expect(t, 200) // warm the caches
 	}
 	for i := range w.users {
 		if err := app.DB.Pool.QueryRow(ctx, `SELECT id FROM users WHERE username = $1`, w.users[i].name).Scan(&w.users[i].id); err != nil {

@@ -1,11 +1,11 @@
-package main
+package e2e
 
 import (
 	"net/http"
 	"strings"
 	"testing"
 
-	"inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/ioc"
 )
 
 func TestObservability(t *testing.T) {
@@ -13,18 +13,18 @@ func TestObservability(t *testing.T) {
 	app := startApp(t)
 
 	t.Run("request ids are echoed, or made up when missing or unsafe", func(t *testing.T) {
-		if got := app.do("GET", "/api/tags", "", nil, "X-Request-Id", "trace-42").Header.Get("X-Request-Id"); got != "trace-42" {
+		if got := app.Do("GET", "/api/tags", "", nil, "X-Request-Id", "trace-42").Header.Get("X-Request-Id"); got != "trace-42" {
 			t.Fatalf("echoed %q", got)
 		}
-		if got := app.do("GET", "/api/tags", "", nil).Header.Get("X-Request-Id"); len(got) < 16 {
+		if got := app.Do("GET", "/api/tags", "", nil).Header.Get("X-Request-Id"); len(got) < 16 {
 			t.Fatalf("generated %q", got)
 		}
-		if got := app.do("GET", "/api/tags", "", nil, "X-Request-Id", "bad id\twith spaces").Header.Get("X-Request-Id"); strings.ContainsAny(got, " \t") {
+		if got := app.Do("GET", "/api/tags", "", nil, "X-Request-Id", "bad id\twith spaces").Header.Get("X-Request-Id"); strings.ContainsAny(got, " \t") {
 			t.Fatalf("unsafe id echoed: %q", got)
 		}
 	})
 	t.Run("readyz checks the dependencies", func(t *testing.T) {
-		r := app.do("GET", "/readyz", "", nil).expect(t, http.StatusOK)
+		r := app.Do("GET", "/readyz", "", nil).Expect(t, http.StatusOK)
 		for _, check := range []string{"postgres", "redis", "migrations"} {
 			if !strings.Contains(string(r.Body), `"`+check+`":"ok"`) {
 				t.Fatalf("readyz %s lacks %s ok", r.Body, check)
@@ -32,11 +32,11 @@ func TestObservability(t *testing.T) {
 		}
 	})
 	t.Run("metrics label routes by template, never by raw path", func(t *testing.T) {
-		token := app.register("metricsuser")
-		app.do("POST", "/api/articles", token, newArticle("Measured article")).expect(t, http.StatusCreated)
-		app.do("GET", "/api/articles/measured-article", "", nil).expect(t, http.StatusOK)
-		app.do("GET", "/api/articles/no-such-article", "", nil).expect(t, http.StatusNotFound)
-		body := string(app.do("GET", "/metrics", "", nil).expect(t, http.StatusOK).Body)
+		token := app.Register("metricsuser")
+		app.Do("POST", "/api/articles", token, newArticle("Measured article")).Expect(t, http.StatusCreated)
+		app.Do("GET", "/api/articles/measured-article", "", nil).Expect(t, http.StatusOK)
+		app.Do("GET", "/api/articles/no-such-article", "", nil).Expect(t, http.StatusNotFound)
+		body := string(app.Do("GET", "/metrics", "", nil).Expect(t, http.StatusOK).Body)
 		for _, want := range []string{
 			`route="/api/articles/:slug",status="200"`, `route="/api/articles/:slug",status="404"`,
 			"inkwell_cache_hits_total", "inkwell_singleflight_shared_total", "inkwell_pgxpool_total_conns",
@@ -57,10 +57,10 @@ func TestObservability(t *testing.T) {
 func TestReadyzWithRedisDown(t *testing.T) {
 	t.Parallel()
 	app := startApp(t, func(c *ioc.Config) { c.RedisURL = "redis://127.0.0.1:1/0" })
-	r := app.do("GET", "/readyz", "", nil).expect(t, http.StatusServiceUnavailable)
+	r := app.Do("GET", "/readyz", "", nil).Expect(t, http.StatusServiceUnavailable)
 	if !strings.Contains(string(r.Body), `"redis":"failing"`) || strings.Contains(string(r.Body), "connection refused") {
 		t.Fatalf("readyz %s: want redis failing, without internal error text", r.Body)
 	}
 	// The API itself still answers from PostgreSQL.
-	app.do("GET", "/api/tags", "", nil).expect(t, http.StatusOK)
+	app.Do("GET", "/api/tags", "", nil).Expect(t, http.StatusOK)
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"net/http"
@@ -33,81 +33,81 @@ func TestAccountsJourney(t *testing.T) {
 	app := startApp(t)
 
 	// Register.
-	reg := app.do("POST", "/api/users", "", map[string]any{"user": map[string]any{
+	reg := app.Do("POST", "/api/users", "", map[string]any{"user": map[string]any{
 		"username": "Jake", "email": "Jake@Jake.jake", "password": "jakejakejake",
-	}}).expect(t, http.StatusCreated)
+	}}).Expect(t, http.StatusCreated)
 	u := userOf(t, reg)
 	if u["email"] != "jake@jake.jake" || u["username"] != "Jake" || u["bio"] != "" || u["image"] != "" || u["token"] == "" {
 		t.Fatalf("register answered %s", reg.Body)
 	}
 
 	// Login (email case-insensitive).
-	login := app.do("POST", "/api/users/login", "", map[string]any{"user": map[string]any{
+	login := app.Do("POST", "/api/users/login", "", map[string]any{"user": map[string]any{
 		"email": "JAKE@jake.jake", "password": "jakejakejake",
-	}}).expect(t, http.StatusOK)
+	}}).Expect(t, http.StatusOK)
 	token := userOf(t, login)["token"].(string)
 
 	// Current user, with both header schemes.
-	cur := app.do("GET", "/api/user", token, nil).expect(t, http.StatusOK)
+	cur := app.Do("GET", "/api/user", token, nil).Expect(t, http.StatusOK)
 	if userOf(t, cur)["username"] != "Jake" || userOf(t, cur)["token"] != token {
 		t.Fatalf("current user answered %s", cur.Body)
 	}
-	app.do("GET", "/api/user", "", nil, "Authorization", "Bearer "+token).expect(t, http.StatusOK)
+	app.Do("GET", "/api/user", "", nil, "Authorization", "Bearer "+token).Expect(t, http.StatusOK)
 
 	// Update: bio, image, username and password; the old password stops working.
-	upd := app.do("PUT", "/api/user", token, map[string]any{"user": map[string]any{
+	upd := app.Do("PUT", "/api/user", token, map[string]any{"user": map[string]any{
 		"bio": "I like to skateboard", "image": "https://i.stack.imgur.com/xHWG8.jpg",
 		"username": "jake2", "password": "newpassword1",
-	}}).expect(t, http.StatusOK)
+	}}).Expect(t, http.StatusOK)
 	if u := userOf(t, upd); u["bio"] != "I like to skateboard" || u["username"] != "jake2" || u["image"] != "https://i.stack.imgur.com/xHWG8.jpg" {
 		t.Fatalf("update answered %s", upd.Body)
 	}
-	app.do("POST", "/api/users/login", "", map[string]any{"user": map[string]any{
+	app.Do("POST", "/api/users/login", "", map[string]any{"user": map[string]any{
 		"email": "jake@jake.jake", "password": "jakejakejake",
-	}}).expect(t, http.StatusUnauthorized)
-	app.do("POST", "/api/users/login", "", map[string]any{"user": map[string]any{
+	}}).Expect(t, http.StatusUnauthorized)
+	app.Do("POST", "/api/users/login", "", map[string]any{"user": map[string]any{
 		"email": "jake@jake.jake", "password": "newpassword1",
-	}}).expect(t, http.StatusOK)
+	}}).Expect(t, http.StatusOK)
 	// The cache was invalidated: the current user shows the new data.
-	if u := userOf(t, app.do("GET", "/api/user", token, nil).expect(t, http.StatusOK)); u["username"] != "jake2" {
+	if u := userOf(t, app.Do("GET", "/api/user", token, nil).Expect(t, http.StatusOK)); u["username"] != "jake2" {
 		t.Fatalf("stale current user: %v", u)
 	}
 
 	// Profiles: old username is gone, new one resolves (any case).
-	app.do("GET", "/api/profiles/Jake", "", nil).expect(t, http.StatusNotFound)
-	p := app.do("GET", "/api/profiles/JAKE2", "", nil).expect(t, http.StatusOK).JSON(t)["profile"].(map[string]any)
+	app.Do("GET", "/api/profiles/Jake", "", nil).Expect(t, http.StatusNotFound)
+	p := app.Do("GET", "/api/profiles/JAKE2", "", nil).Expect(t, http.StatusOK).JSON(t)["profile"].(map[string]any)
 	if p["username"] != "jake2" || p["bio"] != "I like to skateboard" || p["following"] != false {
 		t.Fatalf("profile answered %v", p)
 	}
 
 	// Follow and unfollow, both idempotent.
-	other := app.register("celeb")
+	other := app.Register("celeb")
 	for range 2 {
-		f := app.do("POST", "/api/profiles/jake2/follow", other, nil).expect(t, http.StatusOK).JSON(t)["profile"].(map[string]any)
+		f := app.Do("POST", "/api/profiles/jake2/follow", other, nil).Expect(t, http.StatusOK).JSON(t)["profile"].(map[string]any)
 		if f["following"] != true {
 			t.Fatalf("follow answered %v", f)
 		}
 	}
-	if f := app.do("GET", "/api/profiles/jake2", other, nil).expect(t, http.StatusOK).JSON(t)["profile"].(map[string]any); f["following"] != true {
+	if f := app.Do("GET", "/api/profiles/jake2", other, nil).Expect(t, http.StatusOK).JSON(t)["profile"].(map[string]any); f["following"] != true {
 		t.Fatalf("profile after follow: %v", f)
 	}
 	for range 2 {
-		f := app.do("DELETE", "/api/profiles/jake2/follow", other, nil).expect(t, http.StatusOK).JSON(t)["profile"].(map[string]any)
+		f := app.Do("DELETE", "/api/profiles/jake2/follow", other, nil).Expect(t, http.StatusOK).JSON(t)["profile"].(map[string]any)
 		if f["following"] != false {
 			t.Fatalf("unfollow answered %v", f)
 		}
 	}
-	if f := app.do("GET", "/api/profiles/jake2", other, nil).expect(t, http.StatusOK).JSON(t)["profile"].(map[string]any); f["following"] != false {
+	if f := app.Do("GET", "/api/profiles/jake2", other, nil).Expect(t, http.StatusOK).JSON(t)["profile"].(map[string]any); f["following"] != false {
 		t.Fatalf("profile after unfollow: %v", f)
 	}
-	app.do("POST", "/api/profiles/jake2/follow", token, nil).expect(t, http.StatusUnprocessableEntity)
-	app.do("POST", "/api/profiles/nobody-here/follow", token, nil).expect(t, http.StatusNotFound)
+	app.Do("POST", "/api/profiles/jake2/follow", token, nil).Expect(t, http.StatusUnprocessableEntity)
+	app.Do("POST", "/api/profiles/nobody-here/follow", token, nil).Expect(t, http.StatusNotFound)
 }
 
 func TestAccountsBadInput(t *testing.T) {
 	t.Parallel()
 	app := startApp(t)
-	token := app.register("existing")
+	token := app.Register("existing")
 
 	signWith := func(method jwt.SigningMethod, key any, claims jwt.MapClaims) string {
 		s, err := jwt.NewWithClaims(method, claims).SignedString(key)
@@ -172,7 +172,7 @@ func TestAccountsBadInput(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := app.do(tc.method, tc.path, tc.token, tc.body, tc.headers...)
+			res := app.Do(tc.method, tc.path, tc.token, tc.body, tc.headers...)
 			if res.Status != tc.status {
 				t.Fatalf("status %d, want %d; body %s", res.Status, tc.status, res.Body)
 			}
@@ -187,18 +187,18 @@ func TestAccountsBadInput(t *testing.T) {
 
 	t.Run("no partial write on a rejected registration", func(t *testing.T) {
 		t.Parallel()
-		app.do("POST", "/api/users", "", user(map[string]any{"username": "partial", "email": "bad", "password": "longenough"})).expect(t, 422)
-		app.do("GET", "/api/profiles/partial", "", nil).expect(t, 404)
+		app.Do("POST", "/api/users", "", user(map[string]any{"username": "partial", "email": "bad", "password": "longenough"})).Expect(t, 422)
+		app.Do("GET", "/api/profiles/partial", "", nil).Expect(t, 404)
 	})
 	t.Run("token of a user id that does not exist", func(t *testing.T) {
 		t.Parallel()
 		ghost := signWith(jwt.SigningMethodHS256, []byte(testJWTSecret), claims(func(c jwt.MapClaims) { c["sub"] = strconv.Itoa(1 << 40) }))
-		app.do("GET", "/api/user", ghost, nil).expect(t, 401)
+		app.Do("GET", "/api/user", ghost, nil).Expect(t, 401)
 	})
 }
 
 func TestHealthz(t *testing.T) {
 	t.Parallel()
 	app := startApp(t)
-	app.do("GET", "/healthz", "", nil).expect(t, http.StatusOK)
+	app.Do("GET", "/healthz", "", nil).Expect(t, http.StatusOK)
 }

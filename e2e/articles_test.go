@@ -1,8 +1,9 @@
-package main
+package e2e
 
 import (
 	"fmt"
-	"inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/internal/apptest"
+	"github.com/inkwell-dev/inkwell/ioc"
 	"net/http"
 	"regexp"
 	"strings"
@@ -12,11 +13,7 @@ import (
 
 func articleOf(t *testing.T, r response) map[string]any {
 	t.Helper()
-	a, ok := r.JSON(t)["article"].(map[string]any)
-	if !ok {
-		t.Fatalf("no article in %s", r.Body)
-	}
-	return a
+	return r.Article(t)
 }
 
 func articlesOf(t *testing.T, r response) ([]map[string]any, float64) {
@@ -34,9 +31,7 @@ func articlesOf(t *testing.T, r response) ([]map[string]any, float64) {
 }
 
 func newArticle(title string, tags ...string) map[string]any {
-	return map[string]any{"article": map[string]any{
-		"title": title, "description": "about " + title, "body": "body of " + title, "tagList": tags,
-	}}
+	return apptest.NewArticle(title, tags...)
 }
 
 var isoMillis = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
@@ -44,11 +39,11 @@ var isoMillis = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z
 func TestArticlesJourney(t *testing.T) {
 	t.Parallel()
 	app := startApp(t)
-	author := app.register("author1")
-	reader := app.register("reader1")
+	author := app.Register("author1")
+	reader := app.Register("reader1")
 
 	// Create: 201, slug from the title, every RW and EXT field present.
-	created := articleOf(t, app.do("POST", "/api/articles", author, newArticle("How to train your dragon", "dragons", "training", "dragons")).expect(t, http.StatusCreated))
+	created := articleOf(t, app.Do("POST", "/api/articles", author, newArticle("How to train your dragon", "dragons", "training", "dragons")).Expect(t, http.StatusCreated))
 	if created["slug"] != "how-to-train-your-dragon" || created["status"] != "published" || created["version"] != 1.0 {
 		t.Fatalf("created %v", created)
 	}
@@ -66,134 +61,134 @@ func TestArticlesJourney(t *testing.T) {
 		}
 	}
 	// Same title again: a distinct, still URL-safe slug.
-	second := articleOf(t, app.do("POST", "/api/articles", author, newArticle("How to train your dragon")).expect(t, http.StatusCreated))
+	second := articleOf(t, app.Do("POST", "/api/articles", author, newArticle("How to train your dragon")).Expect(t, http.StatusCreated))
 	if s := second["slug"].(string); s == "how-to-train-your-dragon" || !strings.HasPrefix(s, "how-to-train-your-dragon-") {
 		t.Fatalf("second slug %q", s)
 	}
 
 	// Read anonymously and as a reader.
-	got := articleOf(t, app.do("GET", "/api/articles/how-to-train-your-dragon", "", nil).expect(t, http.StatusOK))
+	got := articleOf(t, app.Do("GET", "/api/articles/how-to-train-your-dragon", "", nil).Expect(t, http.StatusOK))
 	if got["body"] != "body of How to train your dragon" || got["author"].(map[string]any)["username"] != "author1" {
 		t.Fatalf("get %v", got)
 	}
 
 	// Favorite twice counts once; unfavorite twice is harmless.
 	for range 2 {
-		f := articleOf(t, app.do("POST", "/api/articles/how-to-train-your-dragon/favorite", reader, nil).expect(t, http.StatusOK))
+		f := articleOf(t, app.Do("POST", "/api/articles/how-to-train-your-dragon/favorite", reader, nil).Expect(t, http.StatusOK))
 		if f["favorited"] != true || f["favoritesCount"] != 1.0 {
 			t.Fatalf("favorite %v", f)
 		}
 	}
-	if f := articleOf(t, app.do("GET", "/api/articles/how-to-train-your-dragon", reader, nil).expect(t, 200)); f["favorited"] != true || f["favoritesCount"] != 1.0 {
+	if f := articleOf(t, app.Do("GET", "/api/articles/how-to-train-your-dragon", reader, nil).Expect(t, 200)); f["favorited"] != true || f["favoritesCount"] != 1.0 {
 		t.Fatalf("after favorite %v", f)
 	}
-	list, n := articlesOf(t, app.do("GET", "/api/articles?favorited=reader1", "", nil).expect(t, 200))
+	list, n := articlesOf(t, app.Do("GET", "/api/articles?favorited=reader1", "", nil).Expect(t, 200))
 	if n != 1 || len(list) != 1 || list[0]["slug"] != "how-to-train-your-dragon" {
 		t.Fatalf("favorited filter: %d %v", int(n), list)
 	}
 	for range 2 {
-		f := articleOf(t, app.do("DELETE", "/api/articles/how-to-train-your-dragon/favorite", reader, nil).expect(t, http.StatusOK))
+		f := articleOf(t, app.Do("DELETE", "/api/articles/how-to-train-your-dragon/favorite", reader, nil).Expect(t, http.StatusOK))
 		if f["favorited"] != false || f["favoritesCount"] != 0.0 {
 			t.Fatalf("unfavorite %v", f)
 		}
 	}
 
 	// Update: the slug stays, the version moves; a stale version is 409.
-	upd := articleOf(t, app.do("PUT", "/api/articles/how-to-train-your-dragon", author, map[string]any{"article": map[string]any{
+	upd := articleOf(t, app.Do("PUT", "/api/articles/how-to-train-your-dragon", author, map[string]any{"article": map[string]any{
 		"title": "Did you train your dragon?", "version": 1,
-	}}).expect(t, http.StatusOK))
+	}}).Expect(t, http.StatusOK))
 	if upd["slug"] != "how-to-train-your-dragon" || upd["title"] != "Did you train your dragon?" || upd["version"] != 2.0 {
 		t.Fatalf("update %v", upd)
 	}
-	stale := app.do("PUT", "/api/articles/how-to-train-your-dragon", author, map[string]any{"article": map[string]any{"body": "x", "version": 1}}).expect(t, http.StatusConflict)
+	stale := app.Do("PUT", "/api/articles/how-to-train-your-dragon", author, map[string]any{"article": map[string]any{"body": "x", "version": 1}}).Expect(t, http.StatusConflict)
 	if _, ok := errorsOf(t, stale)["version"]; !ok {
 		t.Fatalf("stale version error %s", stale.Body)
 	}
-	app.do("PUT", "/api/articles/how-to-train-your-dragon", reader, map[string]any{"article": map[string]any{"body": "mine now"}}).expect(t, http.StatusForbidden)
-	app.do("DELETE", "/api/articles/how-to-train-your-dragon", reader, nil).expect(t, http.StatusForbidden)
+	app.Do("PUT", "/api/articles/how-to-train-your-dragon", reader, map[string]any{"article": map[string]any{"body": "mine now"}}).Expect(t, http.StatusForbidden)
+	app.Do("DELETE", "/api/articles/how-to-train-your-dragon", reader, nil).Expect(t, http.StatusForbidden)
 
 	// Comments: numbered, listed, paged with after=, deleted only by their author.
 	var ids []string
 	for i := 1; i <= 3; i++ {
-		c := app.do("POST", "/api/articles/how-to-train-your-dragon/comments", reader, map[string]any{"comment": map[string]any{"body": fmt.Sprintf("comment %d", i)}}).expect(t, http.StatusOK)
+		c := app.Do("POST", "/api/articles/how-to-train-your-dragon/comments", reader, map[string]any{"comment": map[string]any{"body": fmt.Sprintf("comment %d", i)}}).Expect(t, http.StatusOK)
 		cm := c.JSON(t)["comment"].(map[string]any)
 		if cm["seq"] != float64(i) || cm["author"].(map[string]any)["username"] != "reader1" {
 			t.Fatalf("comment %d: %v", i, cm)
 		}
 		ids = append(ids, fmt.Sprint(int64(cm["id"].(float64))))
 	}
-	all := app.do("GET", "/api/articles/how-to-train-your-dragon/comments", "", nil).expect(t, 200).JSON(t)["comments"].([]any)
+	all := app.Do("GET", "/api/articles/how-to-train-your-dragon/comments", "", nil).Expect(t, 200).JSON(t)["comments"].([]any)
 	if len(all) != 3 {
 		t.Fatalf("comments %v", all)
 	}
-	more := app.do("GET", "/api/articles/how-to-train-your-dragon/comments?after=1&limit=1", "", nil).expect(t, 200).JSON(t)["comments"].([]any)
+	more := app.Do("GET", "/api/articles/how-to-train-your-dragon/comments?after=1&limit=1", "", nil).Expect(t, 200).JSON(t)["comments"].([]any)
 	if len(more) != 1 || more[0].(map[string]any)["seq"] != 2.0 {
 		t.Fatalf("load-more %v", more)
 	}
-	app.do("DELETE", "/api/articles/how-to-train-your-dragon/comments/"+ids[0], author, nil).expect(t, http.StatusForbidden)
-	if r := app.do("DELETE", "/api/articles/how-to-train-your-dragon/comments/"+ids[0], reader, nil).expect(t, http.StatusNoContent); len(r.Body) != 0 {
+	app.Do("DELETE", "/api/articles/how-to-train-your-dragon/comments/"+ids[0], author, nil).Expect(t, http.StatusForbidden)
+	if r := app.Do("DELETE", "/api/articles/how-to-train-your-dragon/comments/"+ids[0], reader, nil).Expect(t, http.StatusNoContent); len(r.Body) != 0 {
 		t.Fatalf("204 with a body: %s", r.Body)
 	}
-	app.do("DELETE", "/api/articles/how-to-train-your-dragon/comments/"+ids[0], reader, nil).expect(t, http.StatusNotFound)
-	app.do("DELETE", "/api/articles/"+second["slug"].(string)+"/comments/"+ids[1], reader, nil).expect(t, http.StatusNotFound)
+	app.Do("DELETE", "/api/articles/how-to-train-your-dragon/comments/"+ids[0], reader, nil).Expect(t, http.StatusNotFound)
+	app.Do("DELETE", "/api/articles/"+second["slug"].(string)+"/comments/"+ids[1], reader, nil).Expect(t, http.StatusNotFound)
 
 	// Tags, lists and filters.
-	if tags := app.do("GET", "/api/tags", "", nil).expect(t, 200).JSON(t)["tags"].([]any); len(tags) != 2 {
+	if tags := app.Do("GET", "/api/tags", "", nil).Expect(t, 200).JSON(t)["tags"].([]any); len(tags) != 2 {
 		t.Fatalf("tags %v", tags)
 	}
-	list, n = articlesOf(t, app.do("GET", "/api/articles?tag=dragons", "", nil).expect(t, 200))
+	list, n = articlesOf(t, app.Do("GET", "/api/articles?tag=dragons", "", nil).Expect(t, 200))
 	if n != 1 || list[0]["body"] == nil {
 		t.Fatalf("tag filter %v (lists must carry bodies)", list)
 	}
-	if _, n = articlesOf(t, app.do("GET", "/api/articles?author=author1", "", nil).expect(t, 200)); n != 2 {
+	if _, n = articlesOf(t, app.Do("GET", "/api/articles?author=author1", "", nil).Expect(t, 200)); n != 2 {
 		t.Fatalf("author filter count %v", n)
 	}
-	if l, n := articlesOf(t, app.do("GET", "/api/articles?author=nobody", "", nil).expect(t, 200)); n != 0 || len(l) != 0 {
+	if l, n := articlesOf(t, app.Do("GET", "/api/articles?author=nobody", "", nil).Expect(t, 200)); n != 0 || len(l) != 0 {
 		t.Fatalf("unknown author %v", l)
 	}
 
 	// Feed: empty until the reader follows the author.
-	if _, n = articlesOf(t, app.do("GET", "/api/articles/feed", reader, nil).expect(t, 200)); n != 0 {
+	if _, n = articlesOf(t, app.Do("GET", "/api/articles/feed", reader, nil).Expect(t, 200)); n != 0 {
 		t.Fatalf("feed before follow %v", n)
 	}
-	app.do("POST", "/api/profiles/author1/follow", reader, nil).expect(t, 200)
-	feed, n := articlesOf(t, app.do("GET", "/api/articles/feed", reader, nil).expect(t, 200))
+	app.Do("POST", "/api/profiles/author1/follow", reader, nil).Expect(t, 200)
+	feed, n := articlesOf(t, app.Do("GET", "/api/articles/feed", reader, nil).Expect(t, 200))
 	if n != 2 || feed[0]["author"].(map[string]any)["following"] != true {
 		t.Fatalf("feed after follow %v", feed)
 	}
-	app.do("GET", "/api/articles/feed", "", nil).expect(t, http.StatusUnauthorized)
+	app.Do("GET", "/api/articles/feed", "", nil).Expect(t, http.StatusUnauthorized)
 
 	// Delete: 204, then 404 for everyone.
-	app.do("DELETE", "/api/articles/how-to-train-your-dragon", author, nil).expect(t, http.StatusNoContent)
-	app.do("GET", "/api/articles/how-to-train-your-dragon", author, nil).expect(t, http.StatusNotFound)
-	app.do("GET", "/api/articles/how-to-train-your-dragon/comments", "", nil).expect(t, http.StatusNotFound)
+	app.Do("DELETE", "/api/articles/how-to-train-your-dragon", author, nil).Expect(t, http.StatusNoContent)
+	app.Do("GET", "/api/articles/how-to-train-your-dragon", author, nil).Expect(t, http.StatusNotFound)
+	app.Do("GET", "/api/articles/how-to-train-your-dragon/comments", "", nil).Expect(t, http.StatusNotFound)
 }
 
 func TestArticleDraftsAndPublishing(t *testing.T) {
 	t.Parallel()
 	app := startApp(t)
-	author := app.register("writer")
-	reader := app.register("onlooker")
+	author := app.Register("writer")
+	reader := app.Register("onlooker")
 
-	draft := articleOf(t, app.do("POST", "/api/articles", author, map[string]any{"article": map[string]any{
+	draft := articleOf(t, app.Do("POST", "/api/articles", author, map[string]any{"article": map[string]any{
 		"title": "Secret plans", "description": "d", "body": "b", "draft": true,
-	}}).expect(t, http.StatusCreated))
+	}}).Expect(t, http.StatusCreated))
 	if draft["status"] != "draft" {
 		t.Fatalf("draft %v", draft)
 	}
 	path := "/api/articles/" + draft["slug"].(string)
 
 	// Readers cannot see, favorite or comment on a draft; the author can see it.
-	app.do("GET", path, "", nil).expect(t, 404)
-	app.do("GET", path, reader, nil).expect(t, 404)
-	app.do("POST", path+"/favorite", reader, nil).expect(t, 404)
-	app.do("POST", path+"/comments", reader, map[string]any{"comment": map[string]any{"body": "hi"}}).expect(t, 404)
-	app.do("POST", path+"/publish", reader, nil).expect(t, 404)
-	app.do("GET", path, author, nil).expect(t, 200)
-	if _, n := articlesOf(t, app.do("GET", "/api/articles", "", nil).expect(t, 200)); n != 0 {
+	app.Do("GET", path, "", nil).Expect(t, 404)
+	app.Do("GET", path, reader, nil).Expect(t, 404)
+	app.Do("POST", path+"/favorite", reader, nil).Expect(t, 404)
+	app.Do("POST", path+"/comments", reader, map[string]any{"comment": map[string]any{"body": "hi"}}).Expect(t, 404)
+	app.Do("POST", path+"/publish", reader, nil).Expect(t, 404)
+	app.Do("GET", path, author, nil).Expect(t, 200)
+	if _, n := articlesOf(t, app.Do("GET", "/api/articles", "", nil).Expect(t, 200)); n != 0 {
 		t.Fatalf("draft listed publicly")
 	}
-	mine, n := articlesOf(t, app.do("GET", "/api/user/articles?status=draft", author, nil).expect(t, 200))
+	mine, n := articlesOf(t, app.Do("GET", "/api/user/articles?status=draft", author, nil).Expect(t, 200))
 	if n != 1 || mine[0]["status"] != "draft" {
 		t.Fatalf("own drafts %v", mine)
 	}
@@ -202,40 +197,40 @@ func TestArticleDraftsAndPublishing(t *testing.T) {
 	}
 
 	// Withdrawing a draft is illegal; publishing it works once.
-	app.do("POST", path+"/withdraw", author, nil).expect(t, http.StatusConflict)
-	pub := articleOf(t, app.do("POST", path+"/publish", author, nil).expect(t, 200))
+	app.Do("POST", path+"/withdraw", author, nil).Expect(t, http.StatusConflict)
+	pub := articleOf(t, app.Do("POST", path+"/publish", author, nil).Expect(t, 200))
 	if pub["status"] != "published" {
 		t.Fatalf("publish %v", pub)
 	}
-	conflict := app.do("POST", path+"/publish", author, nil).expect(t, http.StatusConflict)
+	conflict := app.Do("POST", path+"/publish", author, nil).Expect(t, http.StatusConflict)
 	if _, ok := errorsOf(t, conflict)["status"]; !ok {
 		t.Fatalf("illegal transition error %s", conflict.Body)
 	}
-	app.do("GET", path, reader, nil).expect(t, 200)
+	app.Do("GET", path, reader, nil).Expect(t, 200)
 	// The author's cached first page was invalidated by the publish.
-	if mine, _ := articlesOf(t, app.do("GET", "/api/user/articles", author, nil).expect(t, 200)); mine[0]["status"] != "published" {
+	if mine, _ := articlesOf(t, app.Do("GET", "/api/user/articles", author, nil).Expect(t, 200)); mine[0]["status"] != "published" {
 		t.Fatalf("stale author page %v", mine)
 	}
 
 	// Withdraw: readers get 404 again, the author still sees it.
-	app.do("POST", path+"/withdraw", reader, nil).expect(t, http.StatusForbidden)
-	app.do("POST", path+"/withdraw", author, nil).expect(t, 200)
-	app.do("GET", path, reader, nil).expect(t, 404)
-	app.do("GET", path, author, nil).expect(t, 200)
-	app.do("POST", path+"/publish", author, nil).expect(t, 200)
+	app.Do("POST", path+"/withdraw", reader, nil).Expect(t, http.StatusForbidden)
+	app.Do("POST", path+"/withdraw", author, nil).Expect(t, 200)
+	app.Do("GET", path, reader, nil).Expect(t, 404)
+	app.Do("GET", path, author, nil).Expect(t, 200)
+	app.Do("POST", path+"/publish", author, nil).Expect(t, 200)
 
 	// Unauthenticated writes.
-	app.do("POST", path+"/publish", "", nil).expect(t, 401)
-	app.do("POST", "/api/articles", "", newArticle("x")).expect(t, 401)
-	app.do("GET", "/api/user/articles", "", nil).expect(t, 401)
+	app.Do("POST", path+"/publish", "", nil).Expect(t, 401)
+	app.Do("POST", "/api/articles", "", newArticle("x")).Expect(t, 401)
+	app.Do("GET", "/api/user/articles", "", nil).Expect(t, 401)
 }
 
 func TestArticlesBadInput(t *testing.T) {
 	t.Parallel()
 	app := startApp(t)
-	author := app.register("badinput")
-	other := app.register("otherone")
-	app.do("POST", "/api/articles", author, newArticle("Existing article")).expect(t, 201)
+	author := app.Register("badinput")
+	other := app.Register("otherone")
+	app.Do("POST", "/api/articles", author, newArticle("Existing article")).Expect(t, 201)
 
 	art := func(fields map[string]any) map[string]any { return map[string]any{"article": fields} }
 	cases := []struct {
@@ -276,7 +271,7 @@ func TestArticlesBadInput(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := app.do(tc.method, tc.path, tc.token, tc.body)
+			res := app.Do(tc.method, tc.path, tc.token, tc.body)
 			if res.Status != tc.status {
 				t.Fatalf("status %d, want %d; body %s", res.Status, tc.status, res.Body)
 			}
@@ -286,7 +281,7 @@ func TestArticlesBadInput(t *testing.T) {
 		})
 	}
 	t.Run("rejected writes leave nothing behind", func(t *testing.T) {
-		if _, n := articlesOf(t, app.do("GET", "/api/articles?author=badinput", "", nil).expect(t, 200)); n != 1 {
+		if _, n := articlesOf(t, app.Do("GET", "/api/articles?author=badinput", "", nil).Expect(t, 200)); n != 1 {
 			t.Fatalf("%v articles, want only the one created", n)
 		}
 	})
@@ -295,14 +290,14 @@ func TestArticlesBadInput(t *testing.T) {
 func TestArticleKeysetPaging(t *testing.T) {
 	t.Parallel()
 	app := startApp(t)
-	author := app.register("pager")
+	author := app.Register("pager")
 	for i := range 7 {
-		app.do("POST", "/api/articles", author, newArticle(fmt.Sprintf("Paged article %d", i))).expect(t, 201)
+		app.Do("POST", "/api/articles", author, newArticle(fmt.Sprintf("Paged article %d", i))).Expect(t, 201)
 	}
 	seen := map[string]bool{}
 	path := "/api/articles?limit=3"
 	for page := 0; ; page++ {
-		res := app.do("GET", path, "", nil).expect(t, 200)
+		res := app.Do("GET", path, "", nil).Expect(t, 200)
 		list, total := articlesOf(t, res)
 		if total != 7 {
 			t.Fatalf("articlesCount %v", total)
@@ -330,12 +325,12 @@ func TestArticleKeysetPaging(t *testing.T) {
 func TestConcurrentFavoritesAndComments(t *testing.T) {
 	t.Parallel()
 	app := startApp(t)
-	author := app.register("popular")
-	app.do("POST", "/api/articles", author, newArticle("Hot take")).expect(t, 201)
+	author := app.Register("popular")
+	app.Do("POST", "/api/articles", author, newArticle("Hot take")).Expect(t, 201)
 	const n = 20
 	tokens := make([]string, n)
 	for i := range tokens {
-		tokens[i] = app.register(fmt.Sprintf("fan%d", i))
+		tokens[i] = app.Register(fmt.Sprintf("fan%d", i))
 	}
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -344,20 +339,20 @@ func TestConcurrentFavoritesAndComments(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			app.do("POST", "/api/articles/hot-take/favorite", tokens[i], nil).expect(t, 200)
+			app.Do("POST", "/api/articles/hot-take/favorite", tokens[i], nil).Expect(t, 200)
 		}()
 		go func() {
 			defer wg.Done()
 			<-start
-			app.do("POST", "/api/articles/hot-take/comments", tokens[i], map[string]any{"comment": map[string]any{"body": "first!"}}).expect(t, 200)
+			app.Do("POST", "/api/articles/hot-take/comments", tokens[i], map[string]any{"comment": map[string]any{"body": "first!"}}).Expect(t, 200)
 		}()
 	}
 	close(start)
 	wg.Wait()
-	if a := articleOf(t, app.do("GET", "/api/articles/hot-take", "", nil).expect(t, 200)); a["favoritesCount"] != float64(n) {
+	if a := articleOf(t, app.Do("GET", "/api/articles/hot-take", "", nil).Expect(t, 200)); a["favoritesCount"] != float64(n) {
 		t.Fatalf("favoritesCount %v, want %d", a["favoritesCount"], n)
 	}
-	comments := app.do("GET", "/api/articles/hot-take/comments", "", nil).expect(t, 200).JSON(t)["comments"].([]any)
+	comments := app.Do("GET", "/api/articles/hot-take/comments", "", nil).Expect(t, 200).JSON(t)["comments"].([]any)
 	for i, c := range comments {
 		if c.(map[string]any)["seq"] != float64(i+1) {
 			t.Fatalf("comment %d has seq %v", i, c.(map[string]any)["seq"])
@@ -374,16 +369,16 @@ func TestCORS(t *testing.T) {
 		c.Env, c.CORSOrigins = "prod", "https://conduit.example"
 		c.CodeSender, c.CodeWebhookURL = "webhook", "http://127.0.0.1:1/codes"
 	})
-	pre := app.do("OPTIONS", "/api/articles", "", nil, "Origin", "https://conduit.example", "Access-Control-Request-Method", "POST",
+	pre := app.Do("OPTIONS", "/api/articles", "", nil, "Origin", "https://conduit.example", "Access-Control-Request-Method", "POST",
 		"Access-Control-Request-Headers", "authorization,content-type")
 	if pre.Status != http.StatusNoContent || pre.Header.Get("Access-Control-Allow-Origin") != "https://conduit.example" ||
 		!strings.Contains(pre.Header.Get("Access-Control-Allow-Headers"), "Authorization") {
 		t.Fatalf("preflight: %d %v", pre.Status, pre.Header)
 	}
-	if got := app.do("GET", "/api/tags", "", nil, "Origin", "https://evil.example").Header.Get("Access-Control-Allow-Origin"); got != "" {
+	if got := app.Do("GET", "/api/tags", "", nil, "Origin", "https://evil.example").Header.Get("Access-Control-Allow-Origin"); got != "" {
 		t.Fatalf("disallowed origin got %q", got)
 	}
-	if got := app.do("GET", "/api/tags", "", nil, "Origin", "https://conduit.example").Header.Get("Access-Control-Allow-Origin"); got != "https://conduit.example" {
+	if got := app.Do("GET", "/api/tags", "", nil, "Origin", "https://conduit.example").Header.Get("Access-Control-Allow-Origin"); got != "https://conduit.example" {
 		t.Fatalf("allowed origin got %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -7,17 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // codeOf reads the code the app stored for a target ("email:<addr>" or "phone:<number>") from
 // Redis, and checks that the send_code job delivered that very code (through the LogSender).
 func (a *testApp) codeOf(target string) string {
-	a.t.Helper()
-	rdb := testenv.NewRedis(a.t).Client
+	a.T.Helper()
+	rdb := testenv.NewRedis(a.T).Client
 	code, err := rdb.Get(context.Background(), a.Cfg.RedisPrefix+"code:{"+target+"}").Result()
 	if err != nil {
-		a.t.Fatalf("no code stored for %s: %v", target, err)
+		a.T.Fatalf("no code stored for %s: %v", target, err)
 	}
 	channel, address, _ := strings.Cut(target, ":")
 	a.waitFor("the send_code job for "+target+" is done", func() bool {
@@ -33,11 +33,11 @@ func (a *testApp) codeOf(target string) string {
 
 // waitFor polls cond until it holds, for what the app's background workers are about to do.
 func (a *testApp) waitFor(what string, cond func() bool) {
-	a.t.Helper()
+	a.T.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			a.t.Fatalf("gave up waiting until %s", what)
+			a.T.Fatalf("gave up waiting until %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -48,11 +48,11 @@ func TestCodeLoginJourney(t *testing.T) {
 	app := startApp(t)
 
 	// Ask for a code: accepted, and a second ask within the minute is refused with Retry-After.
-	sent := app.do("POST", "/api/users/login/code/send", "", map[string]any{"email": "  New.Reader@Example.com"}).expect(t, http.StatusAccepted).JSON(t)
+	sent := app.Do("POST", "/api/users/login/code/send", "", map[string]any{"email": "  New.Reader@Example.com"}).Expect(t, http.StatusAccepted).JSON(t)
 	if sent["sent"] != true {
 		t.Fatalf("send answered %v", sent)
 	}
-	again := app.do("POST", "/api/users/login/code/send", "", map[string]any{"email": "new.reader@example.com"}).expect(t, http.StatusTooManyRequests)
+	again := app.Do("POST", "/api/users/login/code/send", "", map[string]any{"email": "new.reader@example.com"}).Expect(t, http.StatusTooManyRequests)
 	if again.Header.Get("Retry-After") != "60" {
 		t.Fatalf("Retry-After %q, want 60", again.Header.Get("Retry-After"))
 	}
@@ -66,22 +66,22 @@ func TestCodeLoginJourney(t *testing.T) {
 	if code == wrong {
 		wrong = "000001"
 	}
-	bad := app.do("POST", "/api/users/login/code", "", map[string]any{"email": "new.reader@example.com", "code": wrong}).expect(t, http.StatusUnauthorized)
+	bad := app.Do("POST", "/api/users/login/code", "", map[string]any{"email": "new.reader@example.com", "code": wrong}).Expect(t, http.StatusUnauthorized)
 	if msg, _ := errorsOf(t, bad)["code"].([]any); len(msg) != 1 || !strings.Contains(msg[0].(string), "2 attempt") {
 		t.Fatalf("wrong-code error %s", bad.Body)
 	}
-	user := app.do("POST", "/api/users/login/code", "", map[string]any{"email": "New.Reader@example.com", "code": code}).
-		expect(t, http.StatusOK).JSON(t)["user"].(map[string]any)
+	user := app.Do("POST", "/api/users/login/code", "", map[string]any{"email": "New.Reader@example.com", "code": code}).
+		Expect(t, http.StatusOK).JSON(t)["user"].(map[string]any)
 	token, _ := user["token"].(string)
 	if user["email"] != "new.reader@example.com" || token == "" || !strings.HasPrefix(user["username"].(string), "user_") {
 		t.Fatalf("code login user %v", user)
 	}
-	me := app.do("GET", "/api/user", token, nil).expect(t, http.StatusOK).JSON(t)["user"].(map[string]any)
+	me := app.Do("GET", "/api/user", token, nil).Expect(t, http.StatusOK).JSON(t)["user"].(map[string]any)
 	if me["email"] != "new.reader@example.com" {
 		t.Fatalf("the token is for %v", me)
 	}
 	// The code is spent.
-	app.do("POST", "/api/users/login/code", "", map[string]any{"email": "new.reader@example.com", "code": code}).expect(t, http.StatusUnauthorized)
+	app.Do("POST", "/api/users/login/code", "", map[string]any{"email": "new.reader@example.com", "code": code}).Expect(t, http.StatusUnauthorized)
 
 	// Once the resend interval has passed (the keys dropped here), a new code logs into the same account.
 	rdb := testenv.NewRedis(t).Client
@@ -89,10 +89,10 @@ func TestCodeLoginJourney(t *testing.T) {
 		app.Cfg.RedisPrefix+"code:{email:new.reader@example.com}:attempts").Err(); err != nil {
 		t.Fatal(err)
 	}
-	app.do("POST", "/api/users/login/code/send", "", map[string]any{"user": map[string]any{"email": "new.reader@example.com"}}).expect(t, http.StatusAccepted)
+	app.Do("POST", "/api/users/login/code/send", "", map[string]any{"user": map[string]any{"email": "new.reader@example.com"}}).Expect(t, http.StatusAccepted)
 	code2 := app.codeOf("email:new.reader@example.com")
-	again2 := app.do("POST", "/api/users/login/code", "", map[string]any{"user": map[string]any{"email": "new.reader@example.com", "code": code2}}).
-		expect(t, http.StatusOK).JSON(t)["user"].(map[string]any)
+	again2 := app.Do("POST", "/api/users/login/code", "", map[string]any{"user": map[string]any{"email": "new.reader@example.com", "code": code2}}).
+		Expect(t, http.StatusOK).JSON(t)["user"].(map[string]any)
 	if again2["username"] != user["username"] {
 		t.Fatalf("second login landed in %v, want %v", again2["username"], user["username"])
 	}
@@ -102,10 +102,10 @@ func TestCodeLoginJourney(t *testing.T) {
 	}
 
 	// A phone works the same way; its account gets a placeholder email.
-	app.do("POST", "/api/users/login/code/send", "", map[string]any{"phone": "+49 151 23456789"}).expect(t, http.StatusAccepted)
+	app.Do("POST", "/api/users/login/code/send", "", map[string]any{"phone": "+49 151 23456789"}).Expect(t, http.StatusAccepted)
 	phoneCode := app.codeOf("phone:+4915123456789")
-	phoneUser := app.do("POST", "/api/users/login/code", "", map[string]any{"phone": "+4915123456789", "code": phoneCode}).
-		expect(t, http.StatusOK).JSON(t)["user"].(map[string]any)
+	phoneUser := app.Do("POST", "/api/users/login/code", "", map[string]any{"phone": "+4915123456789", "code": phoneCode}).
+		Expect(t, http.StatusOK).JSON(t)["user"].(map[string]any)
 	if !strings.HasSuffix(phoneUser["email"].(string), "@phone.invalid") || phoneUser["token"] == "" {
 		t.Fatalf("phone user %v", phoneUser)
 	}
@@ -141,7 +141,7 @@ func TestCodeLoginRefusals(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
-				res := app.do("POST", "/api/users/login/code"+tc.path, "", tc.body).expect(t, tc.status)
+				res := app.Do("POST", "/api/users/login/code"+tc.path, "", tc.body).Expect(t, tc.status)
 				errs := errorsOf(t, res)
 				if _, ok := errs[tc.field]; tc.field != "" && !ok {
 					t.Fatalf("errors %v lack %q", errs, tc.field)

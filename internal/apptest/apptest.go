@@ -1,0 +1,170 @@
+// Package apptest serves the fully wired inkwell on a loopback port for end-to-end and
+// fault-injection tests, each on its own database and Redis key space.
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/inkwell-dev/inkwell"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/ioc"
+)
+
+// App is the fully wired inkwell serving on a loopback port, on its own database and Redis
+// key space.
+type App struct {
+	T     *testing.T
+	URL   string
+	Cfg   *ioc.Config
+	DB    *testenv.DB
+	Wired *ioc.App // the wired process, to drive its jobs (Wired.Rank.RunOnce) directly
+	HTTP  *http.Client
+}
+
+const JWTSecret = "e2e-test-secret-e2e-test-secret-0123456789"
+
+// Start wires the app exactly as `inkwell serve` does and serves it until the test ends, on a
+// database and Redis key prefix of its own.
+func Start(t *testing.T, tweak ...func(*ioc.Config)) *App {
+	t.Helper()
+	return StartReplica(t, testenv.NewDB(t), testenv.NewRedis(t).Prefix, tweak...)
+}
+
+// StartReplica wires and serves one inkwell instance on the database db and under the Redis key
+// prefix, as `inkwell serve` on another machine behind a load balancer would run: what it shares
+// with other instances on them lives in PostgreSQL and Redis only.
+func StartReplica(t *testing.T, db *testenv.DB, prefix string, tweak ...func(*ioc.Config)) *App {
+	t.Helper()
+	cfg := ioc.Flags(flag.NewFlagSet("test", flag.ContinueOnError))
+	cfg.DatabaseURL = db.URL
+	cfg.RedisURL, cfg.RedisMode = testenv.RedisURL(), testenv.RedisMode()
+	cfg.RedisPrefix = prefix
+	cfg.JWTSecret = JWTSecret
+	cfg.Addr = "127.0.0.1:0"
+	for _, f := range tweak {
+		f(cfg)
+	}
+	log := testenv.Logger(t)
+	if err := cfg.Validate(log); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	app, cleanup, err := inkwell.InitApp(cfg, log)
+	if err != nil {
+		t.Fatalf("wire app: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		cleanup()
+	})
+	return &App{T: t, URL: "http://" + ln.Addr().String(), Cfg: cfg, DB: db, Wired: app, HTTP: &http.Client{}}
+}
+
+// Response is a decoded HTTP answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map.
+func (r Response) JSON(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("response is not a JSON object: %v\n%s", err, r.Body)
+	}
+	return m
+}
+
+// Do sends a request; body may be nil, a string (sent as is) or any value (sent as JSON).
+func (a *App) Do(method, path, token string, body any, headers ...string) Response {
+	a.T.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			a.T.Fatal(err)
+		}
+		r = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, a.URL+path, r)
+	if err != nil {
+		a.T.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Token "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := a.HTTP.Do(req)
+	if err != nil {
+		a.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		a.T.Fatal(err)
+	}
+	return Response{Status: res.StatusCode, Header: res.Header, Body: raw}
+}
+
+// Expect fails the test when the status differs, showing the body.
+func (r Response) Expect(t *testing.T, status int) Response {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d; body: %s", r.Status, status, r.Body)
+	}
+	return r
+}
+
+// Register creates a user through the API and returns its token.
+func (a *App) Register(username string) string {
+	a.T.Helper()
+	res := a.Do("POST", "/api/users", "", map[string]any{"user": map[string]any{
+		"username": username, "email": username + "@example.com", "password": "correct horse battery",
+	}}).Expect(a.T, http.StatusCreated)
+	return res.JSON(a.T)["user"].(map[string]any)["token"].(string)
+}
+
+// Article returns the "article" object of a response, failing the test when there is none.
+func (r Response) Article(t *testing.T) map[string]any {
+	t.Helper()
+	a, ok := r.JSON(t)["article"].(map[string]any)
+	if !ok {
+		t.Fatalf("no article in %s", r.Body)
+	}
+	return a
+}
+
+// NewArticle is the body of a create-article request with the given title and tags.
+func NewArticle(title string, tags ...string) map[string]any {
+	return map[string]any{"article": map[string]any{
+		"title": title, "description": "about " + title, "body": "body of " + title, "tagList": tags,
+	}}
+}
