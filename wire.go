@@ -56,7 +56,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)),
 	wire.Bind(new(service.SessionManager), new(*service.SessionService)),
 	wire.Bind(new(web.SessionService), new(*service.SessionService)),
-	wire.Bind(new(web.IdempotencyService), new(*repository.IdempotencyStore)),
+	wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)),
 	wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)),
 	wire.Bind(new(web.RequestObserver), new(*metrics.Registry)),
 	wire.Bind(new(web.ReadinessChecker), new(*ioc.Readiness)),

@@ -28,7 +28,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	querier := repository.NewQuerier(pool)
+	querier := repository.NewQuerier()
 	breaker := ioc.NewRedisBreaker(cfg, log)
 	universalClient, cleanup2, err := ioc.NewRedis(cfg, breaker, log)
 	if err != nil {
@@ -53,14 +53,15 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	apiKeyRepository := repository.NewAPIKeyRepository(querier)
+	apiKeyRepository := repository.NewAPIKeyRepository(pool, querier)
 	sessionConfig := ioc.NewSessionConfig(cfg)
 	v := ioc.NewClock()
 	sessionService := service.NewSessionService(sessionRepository, revocations, jwtManager, apiKeyRepository, sessionConfig, v, log)
-	userService := service.NewUserService(userRepository, argon2Hasher, sessionService, log)
+	idempotencyStore := repository.NewIdempotencyStore(pool, querier)
+	userService := service.NewUserService(userRepository, argon2Hasher, sessionService, idempotencyStore, log)
 	authenticator := web.NewAuthenticator(userService, log)
 	userHandler := web.NewUserHandler(userService, log)
-	followRepository := repository.NewFollowRepository(querier)
+	followRepository := repository.NewFollowRepository(pool, querier)
 	profileService := service.NewProfileService(userRepository, followRepository)
 	profileHandler := web.NewProfileHandler(profileService, log)
 	articleCache := cache.NewArticleCache(universalClient, keyspace, policy, log)
@@ -73,17 +74,17 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	readStream := ioc.NewReadStream(keyspace)
 	publisher := ioc.NewReadPublisher(cfg, universalClient, readStream, log)
 	slugSuffix := ioc.NewSlugSuffix()
-	articleService := service.NewArticleService(articleRepository, interactiveRepository, userRepository, followRepository, publisher, slugSuffix)
+	articleService := service.NewArticleService(articleRepository, interactiveRepository, userRepository, followRepository, publisher, slugSuffix, idempotencyStore)
 	articleHandler := web.NewArticleHandler(articleService, log)
 	commentRepository := repository.NewCommentRepository(pool, querier)
-	commentService := service.NewCommentService(articleRepository, commentRepository, userRepository, followRepository)
+	commentService := service.NewCommentService(articleRepository, commentRepository, userRepository, followRepository, idempotencyStore)
 	commentHandler := web.NewCommentHandler(commentService, log)
 	collectionRepository := repository.NewCollectionRepository(pool, querier, countersCache, counterMirror, log)
 	collectionService := service.NewCollectionService(collectionRepository, articleService)
-	readRepository := repository.NewReadRepository(querier, countersCache, counterMirror, log)
+	readRepository := repository.NewReadRepository(pool, querier, countersCache, counterMirror, log)
 	readService := service.NewReadService(readRepository, articleService)
 	collectionHandler := web.NewCollectionHandler(collectionService, readService, log)
-	rankRepository := repository.NewRankRepository(querier)
+	rankRepository := repository.NewRankRepository(pool, querier)
 	hotListCache := ioc.NewHotListCache(cfg, universalClient, keyspace, v, log)
 	rankConfig := ioc.NewRankConfig(cfg)
 	rankService := service.NewRankService(rankRepository, hotListCache, userRepository, interactiveRepository, followRepository, rankConfig, v)
@@ -103,8 +104,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	codeLoginService := service.NewCodeLoginService(codeStore, jobQueue, userRepository, argon2Hasher, sessionService, log)
 	codeLoginHandler := web.NewCodeLoginHandler(codeLoginService, log)
 	sessionHandler := web.NewSessionHandler(sessionService, userService, log)
-	idempotencyStore := repository.NewIdempotencyStore(pool, querier)
-	idempotency := web.NewIdempotency(idempotencyStore, log)
+	idempotency := web.NewIdempotency()
 	rateLimiter := cache.NewRateLimiter(universalClient, keyspace)
 	outbox := repository.NewOutbox(pool, querier)
 	outboxStream := ioc.NewOutboxStream(keyspace)
@@ -158,4 +158,4 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService)
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*cache.CodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(web.IdempotencyService), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*ioc.Readiness)))
+var appSet = wire.NewSet(ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*cache.CodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*ioc.Readiness)))

@@ -24,8 +24,8 @@ type ArticleCountByAuthorParams struct {
 	Status   pgtype.Text
 }
 
-func (q *Queries) ArticleCountByAuthor(ctx context.Context, arg ArticleCountByAuthorParams) (int64, error) {
-	row := q.db.QueryRow(ctx, articleCountByAuthor, arg.AuthorID, arg.Status)
+func (q *Queries) ArticleCountByAuthor(ctx context.Context, db DBTX, arg ArticleCountByAuthorParams) (int64, error) {
+	row := db.QueryRow(ctx, articleCountByAuthor, arg.AuthorID, arg.Status)
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -38,8 +38,8 @@ JOIN follows f ON f.followee_id = a.author_id AND f.follower_id = $1::bigint
 WHERE a.status = 'published'
 `
 
-func (q *Queries) ArticleCountFeed(ctx context.Context, followerID int64) (int64, error) {
-	row := q.db.QueryRow(ctx, articleCountFeed, followerID)
+func (q *Queries) ArticleCountFeed(ctx context.Context, db DBTX, followerID int64) (int64, error) {
+	row := db.QueryRow(ctx, articleCountFeed, followerID)
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -62,8 +62,8 @@ type ArticleCountPublishedParams struct {
 	FavoritedBy pgtype.Int8
 }
 
-func (q *Queries) ArticleCountPublished(ctx context.Context, arg ArticleCountPublishedParams) (int64, error) {
-	row := q.db.QueryRow(ctx, articleCountPublished, arg.Tag, arg.AuthorID, arg.FavoritedBy)
+func (q *Queries) ArticleCountPublished(ctx context.Context, db DBTX, arg ArticleCountPublishedParams) (int64, error) {
+	row := db.QueryRow(ctx, articleCountPublished, arg.Tag, arg.AuthorID, arg.FavoritedBy)
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -73,8 +73,8 @@ const articleDelete = `-- name: ArticleDelete :execrows
 DELETE FROM articles WHERE id = $1::bigint
 `
 
-func (q *Queries) ArticleDelete(ctx context.Context, id int64) (int64, error) {
-	result, err := q.db.Exec(ctx, articleDelete, id)
+func (q *Queries) ArticleDelete(ctx context.Context, db DBTX, id int64) (int64, error) {
+	result, err := db.Exec(ctx, articleDelete, id)
 	if err != nil {
 		return 0, err
 	}
@@ -85,8 +85,8 @@ const articleGetByIDForUpdate = `-- name: ArticleGetByIDForUpdate :one
 SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at FROM articles WHERE id = $1::bigint FOR UPDATE
 `
 
-func (q *Queries) ArticleGetByIDForUpdate(ctx context.Context, id int64) (Article, error) {
-	row := q.db.QueryRow(ctx, articleGetByIDForUpdate, id)
+func (q *Queries) ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (Article, error) {
+	row := db.QueryRow(ctx, articleGetByIDForUpdate, id)
 	var i Article
 	err := row.Scan(
 		&i.ID,
@@ -109,8 +109,8 @@ const articleGetBySlug = `-- name: ArticleGetBySlug :one
 SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at FROM articles WHERE slug = $1::text
 `
 
-func (q *Queries) ArticleGetBySlug(ctx context.Context, slug string) (Article, error) {
-	row := q.db.QueryRow(ctx, articleGetBySlug, slug)
+func (q *Queries) ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (Article, error) {
+	row := db.QueryRow(ctx, articleGetBySlug, slug)
 	var i Article
 	err := row.Scan(
 		&i.ID,
@@ -146,8 +146,8 @@ type ArticleInsertParams struct {
 	Status      string
 }
 
-func (q *Queries) ArticleInsert(ctx context.Context, arg ArticleInsertParams) (Article, error) {
-	row := q.db.QueryRow(ctx, articleInsert,
+func (q *Queries) ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (Article, error) {
+	row := db.QueryRow(ctx, articleInsert,
 		arg.Slug,
 		arg.AuthorID,
 		arg.Title,
@@ -205,8 +205,8 @@ type ArticleListByAuthorRow struct {
 	PublishedAt pgtype.Timestamptz
 }
 
-func (q *Queries) ArticleListByAuthor(ctx context.Context, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error) {
-	rows, err := q.db.Query(ctx, articleListByAuthor,
+func (q *Queries) ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error) {
+	rows, err := db.Query(ctx, articleListByAuthor,
 		arg.AuthorID,
 		arg.Status,
 		arg.Off,
@@ -261,8 +261,8 @@ type ArticleListFeedParams struct {
 	Lim             int32
 }
 
-func (q *Queries) ArticleListFeed(ctx context.Context, arg ArticleListFeedParams) ([]Article, error) {
-	rows, err := q.db.Query(ctx, articleListFeed,
+func (q *Queries) ArticleListFeed(ctx context.Context, db DBTX, arg ArticleListFeedParams) ([]Article, error) {
+	rows, err := db.Query(ctx, articleListFeed,
 		arg.FollowerID,
 		arg.BeforeCreatedAt,
 		arg.BeforeID,
@@ -327,8 +327,8 @@ type ArticleListPublishedParams struct {
 
 // Published articles, newest first, optionally filtered; paged by offset or by the keyset cursor
 // (before_created_at, before_id). Bodies are included: RealWorld clients expect them in lists.
-func (q *Queries) ArticleListPublished(ctx context.Context, arg ArticleListPublishedParams) ([]Article, error) {
-	rows, err := q.db.Query(ctx, articleListPublished,
+func (q *Queries) ArticleListPublished(ctx context.Context, db DBTX, arg ArticleListPublishedParams) ([]Article, error) {
+	rows, err := db.Query(ctx, articleListPublished,
 		arg.Tag,
 		arg.AuthorID,
 		arg.FavoritedBy,
@@ -386,8 +386,8 @@ type ArticleTransitionParams struct {
 
 // Status changes are guarded in SQL: the row changes only if its status is one of from_statuses,
 // so an illegal or concurrent transition updates nothing.
-func (q *Queries) ArticleTransition(ctx context.Context, arg ArticleTransitionParams) (Article, error) {
-	row := q.db.QueryRow(ctx, articleTransition, arg.ToStatus, arg.ID, arg.FromStatuses)
+func (q *Queries) ArticleTransition(ctx context.Context, db DBTX, arg ArticleTransitionParams) (Article, error) {
+	row := db.QueryRow(ctx, articleTransition, arg.ToStatus, arg.ID, arg.FromStatuses)
 	var i Article
 	err := row.Scan(
 		&i.ID,
@@ -428,8 +428,8 @@ type ArticleUpdateContentParams struct {
 }
 
 // The version guard makes a lost update impossible even if a caller skipped the row lock.
-func (q *Queries) ArticleUpdateContent(ctx context.Context, arg ArticleUpdateContentParams) (Article, error) {
-	row := q.db.QueryRow(ctx, articleUpdateContent,
+func (q *Queries) ArticleUpdateContent(ctx context.Context, db DBTX, arg ArticleUpdateContentParams) (Article, error) {
+	row := db.QueryRow(ctx, articleUpdateContent,
 		arg.Title,
 		arg.Description,
 		arg.Body,
@@ -464,8 +464,8 @@ ORDER BY count(*) DESC, t.tag
 LIMIT $1::int
 `
 
-func (q *Queries) TagListPopular(ctx context.Context, lim int32) ([]string, error) {
-	rows, err := q.db.Query(ctx, tagListPopular, lim)
+func (q *Queries) TagListPopular(ctx context.Context, db DBTX, lim int32) ([]string, error) {
+	rows, err := db.Query(ctx, tagListPopular, lim)
 	if err != nil {
 		return nil, err
 	}

@@ -16,8 +16,8 @@ const articleGetByIDs = `-- name: ArticleGetByIDs :many
 SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at FROM articles WHERE id = ANY ($1::bigint[])
 `
 
-func (q *Queries) ArticleGetByIDs(ctx context.Context, ids []int64) ([]Article, error) {
-	rows, err := q.db.Query(ctx, articleGetByIDs, ids)
+func (q *Queries) ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]Article, error) {
+	rows, err := db.Query(ctx, articleGetByIDs, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -59,8 +59,8 @@ SELECT gone.article_id::bigint AS article_id FROM gone
 `
 
 // Deletes the folder and returns the articles it held, whose collect counters must go down.
-func (q *Queries) CollectionDelete(ctx context.Context, id int64) ([]int64, error) {
-	rows, err := q.db.Query(ctx, collectionDelete, id)
+func (q *Queries) CollectionDelete(ctx context.Context, db DBTX, id int64) ([]int64, error) {
+	rows, err := db.Query(ctx, collectionDelete, id)
 	if err != nil {
 		return nil, err
 	}
@@ -83,8 +83,8 @@ const collectionGetByID = `-- name: CollectionGetByID :one
 SELECT id, owner_id, name, description, created_at, updated_at FROM collections WHERE id = $1::bigint
 `
 
-func (q *Queries) CollectionGetByID(ctx context.Context, id int64) (Collection, error) {
-	row := q.db.QueryRow(ctx, collectionGetByID, id)
+func (q *Queries) CollectionGetByID(ctx context.Context, db DBTX, id int64) (Collection, error) {
+	row := db.QueryRow(ctx, collectionGetByID, id)
 	var i Collection
 	err := row.Scan(
 		&i.ID,
@@ -109,8 +109,8 @@ type CollectionInsertParams struct {
 	Description string
 }
 
-func (q *Queries) CollectionInsert(ctx context.Context, arg CollectionInsertParams) (Collection, error) {
-	row := q.db.QueryRow(ctx, collectionInsert, arg.OwnerID, arg.Name, arg.Description)
+func (q *Queries) CollectionInsert(ctx context.Context, db DBTX, arg CollectionInsertParams) (Collection, error) {
+	row := db.QueryRow(ctx, collectionInsert, arg.OwnerID, arg.Name, arg.Description)
 	var i Collection
 	err := row.Scan(
 		&i.ID,
@@ -135,8 +135,8 @@ type CollectionItemCollectedAmongParams struct {
 	ArticleIds []int64
 }
 
-func (q *Queries) CollectionItemCollectedAmong(ctx context.Context, arg CollectionItemCollectedAmongParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, collectionItemCollectedAmong, arg.OwnerID, arg.ArticleIds)
+func (q *Queries) CollectionItemCollectedAmong(ctx context.Context, db DBTX, arg CollectionItemCollectedAmongParams) ([]int64, error) {
+	rows, err := db.Query(ctx, collectionItemCollectedAmong, arg.OwnerID, arg.ArticleIds)
 	if err != nil {
 		return nil, err
 	}
@@ -164,8 +164,8 @@ type CollectionItemDeleteParams struct {
 	ArticleID    int64
 }
 
-func (q *Queries) CollectionItemDelete(ctx context.Context, arg CollectionItemDeleteParams) (int64, error) {
-	result, err := q.db.Exec(ctx, collectionItemDelete, arg.CollectionID, arg.ArticleID)
+func (q *Queries) CollectionItemDelete(ctx context.Context, db DBTX, arg CollectionItemDeleteParams) (int64, error) {
+	result, err := db.Exec(ctx, collectionItemDelete, arg.CollectionID, arg.ArticleID)
 	if err != nil {
 		return 0, err
 	}
@@ -183,8 +183,8 @@ type CollectionItemInsertParams struct {
 	ArticleID    int64
 }
 
-func (q *Queries) CollectionItemInsert(ctx context.Context, arg CollectionItemInsertParams) (int64, error) {
-	result, err := q.db.Exec(ctx, collectionItemInsert, arg.CollectionID, arg.ArticleID)
+func (q *Queries) CollectionItemInsert(ctx context.Context, db DBTX, arg CollectionItemInsertParams) (int64, error) {
+	result, err := db.Exec(ctx, collectionItemInsert, arg.CollectionID, arg.ArticleID)
 	if err != nil {
 		return 0, err
 	}
@@ -214,8 +214,8 @@ type CollectionItemListRow struct {
 	CreatedAt time.Time
 }
 
-func (q *Queries) CollectionItemList(ctx context.Context, arg CollectionItemListParams) ([]CollectionItemListRow, error) {
-	rows, err := q.db.Query(ctx, collectionItemList,
+func (q *Queries) CollectionItemList(ctx context.Context, db DBTX, arg CollectionItemListParams) ([]CollectionItemListRow, error) {
+	rows, err := db.Query(ctx, collectionItemList,
 		arg.CollectionID,
 		arg.BeforeCreatedAt,
 		arg.BeforeArticleID,
@@ -256,8 +256,8 @@ type CollectionListByOwnerRow struct {
 	ArticleCount int64
 }
 
-func (q *Queries) CollectionListByOwner(ctx context.Context, ownerID int64) ([]CollectionListByOwnerRow, error) {
-	rows, err := q.db.Query(ctx, collectionListByOwner, ownerID)
+func (q *Queries) CollectionListByOwner(ctx context.Context, db DBTX, ownerID int64) ([]CollectionListByOwnerRow, error) {
+	rows, err := db.Query(ctx, collectionListByOwner, ownerID)
 	if err != nil {
 		return nil, err
 	}
@@ -291,8 +291,8 @@ SELECT id FROM collections WHERE id = $1::bigint FOR UPDATE
 // Locks the folder before CollectionDelete. An Add in flight holds a key-share lock on the folder
 // (its item's foreign key), so this waits for it to commit, and CollectionDelete, a later
 // statement, then sees (and uncounts) its item; an Add arriving later waits and finds no folder.
-func (q *Queries) CollectionLockForDelete(ctx context.Context, id int64) (int64, error) {
-	row := q.db.QueryRow(ctx, collectionLockForDelete, id)
+func (q *Queries) CollectionLockForDelete(ctx context.Context, db DBTX, id int64) (int64, error) {
+	row := db.QueryRow(ctx, collectionLockForDelete, id)
 	var id_2 int64
 	err := row.Scan(&id_2)
 	return id_2, err
@@ -322,8 +322,8 @@ type CollectionUpdateRow struct {
 }
 
 // Returns the folder with its article count, as the list shows it.
-func (q *Queries) CollectionUpdate(ctx context.Context, arg CollectionUpdateParams) (CollectionUpdateRow, error) {
-	row := q.db.QueryRow(ctx, collectionUpdate, arg.Name, arg.Description, arg.ID)
+func (q *Queries) CollectionUpdate(ctx context.Context, db DBTX, arg CollectionUpdateParams) (CollectionUpdateRow, error) {
+	row := db.QueryRow(ctx, collectionUpdate, arg.Name, arg.Description, arg.ID)
 	var i CollectionUpdateRow
 	err := row.Scan(
 		&i.ID,
@@ -350,7 +350,7 @@ type InteractiveAddCollectsParams struct {
 	Delta int64
 }
 
-func (q *Queries) InteractiveAddCollects(ctx context.Context, arg InteractiveAddCollectsParams) error {
-	_, err := q.db.Exec(ctx, interactiveAddCollects, arg.Biz, arg.BizID, arg.Delta)
+func (q *Queries) InteractiveAddCollects(ctx context.Context, db DBTX, arg InteractiveAddCollectsParams) error {
+	_, err := db.Exec(ctx, interactiveAddCollects, arg.Biz, arg.BizID, arg.Delta)
 	return err
 }

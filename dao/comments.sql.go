@@ -13,8 +13,8 @@ const commentDelete = `-- name: CommentDelete :execrows
 DELETE FROM comments WHERE id = $1::bigint
 `
 
-func (q *Queries) CommentDelete(ctx context.Context, id int64) (int64, error) {
-	result, err := q.db.Exec(ctx, commentDelete, id)
+func (q *Queries) CommentDelete(ctx context.Context, db DBTX, id int64) (int64, error) {
+	result, err := db.Exec(ctx, commentDelete, id)
 	if err != nil {
 		return 0, err
 	}
@@ -25,8 +25,8 @@ const commentGetByID = `-- name: CommentGetByID :one
 SELECT id, article_id, seq, author_id, body, created_at, updated_at FROM comments WHERE id = $1::bigint
 `
 
-func (q *Queries) CommentGetByID(ctx context.Context, id int64) (Comment, error) {
-	row := q.db.QueryRow(ctx, commentGetByID, id)
+func (q *Queries) CommentGetByID(ctx context.Context, db DBTX, id int64) (Comment, error) {
+	row := db.QueryRow(ctx, commentGetByID, id)
 	var i Comment
 	err := row.Scan(
 		&i.ID,
@@ -53,8 +53,8 @@ type CommentInsertParams struct {
 	Body      string
 }
 
-func (q *Queries) CommentInsert(ctx context.Context, arg CommentInsertParams) (Comment, error) {
-	row := q.db.QueryRow(ctx, commentInsert,
+func (q *Queries) CommentInsert(ctx context.Context, db DBTX, arg CommentInsertParams) (Comment, error) {
+	row := db.QueryRow(ctx, commentInsert,
 		arg.ArticleID,
 		arg.Seq,
 		arg.AuthorID,
@@ -86,8 +86,8 @@ type CommentListByArticleParams struct {
 	Lim       int32
 }
 
-func (q *Queries) CommentListByArticle(ctx context.Context, arg CommentListByArticleParams) ([]Comment, error) {
-	rows, err := q.db.Query(ctx, commentListByArticle, arg.ArticleID, arg.AfterSeq, arg.Lim)
+func (q *Queries) CommentListByArticle(ctx context.Context, db DBTX, arg CommentListByArticleParams) ([]Comment, error) {
+	rows, err := db.Query(ctx, commentListByArticle, arg.ArticleID, arg.AfterSeq, arg.Lim)
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +118,8 @@ const commentSeqInit = `-- name: CommentSeqInit :exec
 INSERT INTO article_comment_seqs (article_id, last_seq) VALUES ($1::bigint, 0)
 `
 
-func (q *Queries) CommentSeqInit(ctx context.Context, articleID int64) error {
-	_, err := q.db.Exec(ctx, commentSeqInit, articleID)
+func (q *Queries) CommentSeqInit(ctx context.Context, db DBTX, articleID int64) error {
+	_, err := db.Exec(ctx, commentSeqInit, articleID)
 	return err
 }
 
@@ -132,8 +132,8 @@ RETURNING last_seq
 
 // One atomic statement hands out the next number: concurrent writers queue on the row lock and
 // each gets its own value, with no gaps and no duplicates (max(seq)+1 would give duplicates).
-func (q *Queries) CommentSeqNext(ctx context.Context, articleID int64) (int64, error) {
-	row := q.db.QueryRow(ctx, commentSeqNext, articleID)
+func (q *Queries) CommentSeqNext(ctx context.Context, db DBTX, articleID int64) (int64, error) {
+	row := db.QueryRow(ctx, commentSeqNext, articleID)
 	var last_seq int64
 	err := row.Scan(&last_seq)
 	return last_seq, err

@@ -19,8 +19,8 @@ type FollowDeleteParams struct {
 	FolloweeID int64
 }
 
-func (q *Queries) FollowDelete(ctx context.Context, arg FollowDeleteParams) error {
-	_, err := q.db.Exec(ctx, followDelete, arg.FollowerID, arg.FolloweeID)
+func (q *Queries) FollowDelete(ctx context.Context, db DBTX, arg FollowDeleteParams) error {
+	_, err := db.Exec(ctx, followDelete, arg.FollowerID, arg.FolloweeID)
 	return err
 }
 
@@ -36,8 +36,8 @@ type FollowExistsParams struct {
 	FolloweeID int64
 }
 
-func (q *Queries) FollowExists(ctx context.Context, arg FollowExistsParams) (bool, error) {
-	row := q.db.QueryRow(ctx, followExists, arg.FollowerID, arg.FolloweeID)
+func (q *Queries) FollowExists(ctx context.Context, db DBTX, arg FollowExistsParams) (bool, error) {
+	row := db.QueryRow(ctx, followExists, arg.FollowerID, arg.FolloweeID)
 	var following bool
 	err := row.Scan(&following)
 	return following, err
@@ -54,8 +54,8 @@ type FollowInsertParams struct {
 	FolloweeID int64
 }
 
-func (q *Queries) FollowInsert(ctx context.Context, arg FollowInsertParams) error {
-	_, err := q.db.Exec(ctx, followInsert, arg.FollowerID, arg.FolloweeID)
+func (q *Queries) FollowInsert(ctx context.Context, db DBTX, arg FollowInsertParams) error {
+	_, err := db.Exec(ctx, followInsert, arg.FollowerID, arg.FolloweeID)
 	return err
 }
 
@@ -69,8 +69,8 @@ type FollowListFolloweesAmongParams struct {
 	FolloweeIds []int64
 }
 
-func (q *Queries) FollowListFolloweesAmong(ctx context.Context, arg FollowListFolloweesAmongParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, followListFolloweesAmong, arg.FollowerID, arg.FolloweeIds)
+func (q *Queries) FollowListFolloweesAmong(ctx context.Context, db DBTX, arg FollowListFolloweesAmongParams) ([]int64, error) {
+	rows, err := db.Query(ctx, followListFolloweesAmong, arg.FollowerID, arg.FolloweeIds)
 	if err != nil {
 		return nil, err
 	}

@@ -22,8 +22,8 @@ type InteractiveAddLikesParams struct {
 	Delta int64
 }
 
-func (q *Queries) InteractiveAddLikes(ctx context.Context, arg InteractiveAddLikesParams) error {
-	_, err := q.db.Exec(ctx, interactiveAddLikes, arg.Biz, arg.BizID, arg.Delta)
+func (q *Queries) InteractiveAddLikes(ctx context.Context, db DBTX, arg InteractiveAddLikesParams) error {
+	_, err := db.Exec(ctx, interactiveAddLikes, arg.Biz, arg.BizID, arg.Delta)
 	return err
 }
 
@@ -36,8 +36,8 @@ type InteractiveDeleteParams struct {
 	BizID int64
 }
 
-func (q *Queries) InteractiveDelete(ctx context.Context, arg InteractiveDeleteParams) error {
-	_, err := q.db.Exec(ctx, interactiveDelete, arg.Biz, arg.BizID)
+func (q *Queries) InteractiveDelete(ctx context.Context, db DBTX, arg InteractiveDeleteParams) error {
+	_, err := db.Exec(ctx, interactiveDelete, arg.Biz, arg.BizID)
 	return err
 }
 
@@ -50,8 +50,8 @@ type InteractiveGetManyParams struct {
 	BizIds []int64
 }
 
-func (q *Queries) InteractiveGetMany(ctx context.Context, arg InteractiveGetManyParams) ([]Interactive, error) {
-	rows, err := q.db.Query(ctx, interactiveGetMany, arg.Biz, arg.BizIds)
+func (q *Queries) InteractiveGetMany(ctx context.Context, db DBTX, arg InteractiveGetManyParams) ([]Interactive, error) {
+	rows, err := db.Query(ctx, interactiveGetMany, arg.Biz, arg.BizIds)
 	if err != nil {
 		return nil, err
 	}
@@ -86,8 +86,8 @@ type LikeDeleteByItemParams struct {
 	BizID int64
 }
 
-func (q *Queries) LikeDeleteByItem(ctx context.Context, arg LikeDeleteByItemParams) error {
-	_, err := q.db.Exec(ctx, likeDeleteByItem, arg.Biz, arg.BizID)
+func (q *Queries) LikeDeleteByItem(ctx context.Context, db DBTX, arg LikeDeleteByItemParams) error {
+	_, err := db.Exec(ctx, likeDeleteByItem, arg.Biz, arg.BizID)
 	return err
 }
 
@@ -102,8 +102,8 @@ type LikeListLikedAmongParams struct {
 	BizIds []int64
 }
 
-func (q *Queries) LikeListLikedAmong(ctx context.Context, arg LikeListLikedAmongParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, likeListLikedAmong, arg.UserID, arg.Biz, arg.BizIds)
+func (q *Queries) LikeListLikedAmong(ctx context.Context, db DBTX, arg LikeListLikedAmongParams) ([]int64, error) {
+	rows, err := db.Query(ctx, likeListLikedAmong, arg.UserID, arg.Biz, arg.BizIds)
 	if err != nil {
 		return nil, err
 	}
@@ -133,8 +133,8 @@ type LikeOffParams struct {
 	BizID  int64
 }
 
-func (q *Queries) LikeOff(ctx context.Context, arg LikeOffParams) (int64, error) {
-	result, err := q.db.Exec(ctx, likeOff, arg.UserID, arg.Biz, arg.BizID)
+func (q *Queries) LikeOff(ctx context.Context, db DBTX, arg LikeOffParams) (int64, error) {
+	result, err := db.Exec(ctx, likeOff, arg.UserID, arg.Biz, arg.BizID)
 	if err != nil {
 		return 0, err
 	}
@@ -156,8 +156,8 @@ type LikeOnParams struct {
 }
 
 // Affects a row only when the like is new or was off, so liking twice counts once.
-func (q *Queries) LikeOn(ctx context.Context, arg LikeOnParams) (int64, error) {
-	result, err := q.db.Exec(ctx, likeOn, arg.UserID, arg.Biz, arg.BizID)
+func (q *Queries) LikeOn(ctx context.Context, db DBTX, arg LikeOnParams) (int64, error) {
+	result, err := db.Exec(ctx, likeOn, arg.UserID, arg.Biz, arg.BizID)
 	if err != nil {
 		return 0, err
 	}

@@ -74,8 +74,8 @@ type JobAckAndClaimRow struct {
 // concurrent workers claim disjoint sets without waiting on each other; each claim bumps the
 // generation that fences the holder's later writes. Every row carries the ids whose ack took (a
 // lost lease matches no row); when nothing was claimed, one row comes back with NULL job columns.
-func (q *Queries) JobAckAndClaim(ctx context.Context, arg JobAckAndClaimParams) ([]JobAckAndClaimRow, error) {
-	rows, err := q.db.Query(ctx, jobAckAndClaim,
+func (q *Queries) JobAckAndClaim(ctx context.Context, db DBTX, arg JobAckAndClaimParams) ([]JobAckAndClaimRow, error) {
+	rows, err := db.Query(ctx, jobAckAndClaim,
 		arg.Now,
 		arg.Ids,
 		arg.Generations,
@@ -125,8 +125,8 @@ const jobDiscard = `-- name: JobDiscard :execrows
 DELETE FROM jobs WHERE id = $1::bigint AND status IN ('dead', 'done')
 `
 
-func (q *Queries) JobDiscard(ctx context.Context, id int64) (int64, error) {
-	result, err := q.db.Exec(ctx, jobDiscard, id)
+func (q *Queries) JobDiscard(ctx context.Context, db DBTX, id int64) (int64, error) {
+	result, err := db.Exec(ctx, jobDiscard, id)
 	if err != nil {
 		return 0, err
 	}
@@ -152,8 +152,8 @@ type JobEnqueueParams struct {
 }
 
 // With a unique_key, enqueueing the same job twice inserts nothing and returns no row.
-func (q *Queries) JobEnqueue(ctx context.Context, arg JobEnqueueParams) (int64, error) {
-	row := q.db.QueryRow(ctx, jobEnqueue,
+func (q *Queries) JobEnqueue(ctx context.Context, db DBTX, arg JobEnqueueParams) (int64, error) {
+	row := db.QueryRow(ctx, jobEnqueue,
 		arg.Queue,
 		arg.Kind,
 		arg.Payload,
@@ -191,8 +191,8 @@ type JobFailParams struct {
 // Retries later, or buries the job when it is out of attempts or the failure is permanent.
 // Like the ack and the renewal, it is fenced by the claim's generation and a held lease
 // (lease_owner IS NOT NULL, which is status = 'running': see migration 00007).
-func (q *Queries) JobFail(ctx context.Context, arg JobFailParams) (int64, error) {
-	result, err := q.db.Exec(ctx, jobFail,
+func (q *Queries) JobFail(ctx context.Context, db DBTX, arg JobFailParams) (int64, error) {
+	result, err := db.Exec(ctx, jobFail,
 		arg.Permanent,
 		arg.RetryAt,
 		arg.LastError,
@@ -210,8 +210,8 @@ const jobGet = `-- name: JobGet :one
 SELECT id, queue, kind, payload, status, priority, available_at, lease_owner, lease_until, lease_generation, attempts, max_attempts, last_error, unique_key, created_at, updated_at, finished_at FROM jobs WHERE id = $1::bigint
 `
 
-func (q *Queries) JobGet(ctx context.Context, id int64) (Job, error) {
-	row := q.db.QueryRow(ctx, jobGet, id)
+func (q *Queries) JobGet(ctx context.Context, db DBTX, id int64) (Job, error) {
+	row := db.QueryRow(ctx, jobGet, id)
 	var i Job
 	err := row.Scan(
 		&i.ID,
@@ -250,8 +250,8 @@ type JobListParams struct {
 }
 
 // Operator listing: dead jobs first, then the rest, newest first.
-func (q *Queries) JobList(ctx context.Context, arg JobListParams) ([]Job, error) {
-	rows, err := q.db.Query(ctx, jobList, arg.Queue, arg.Status, arg.Lim)
+func (q *Queries) JobList(ctx context.Context, db DBTX, arg JobListParams) ([]Job, error) {
+	rows, err := db.Query(ctx, jobList, arg.Queue, arg.Status, arg.Lim)
 	if err != nil {
 		return nil, err
 	}
@@ -293,8 +293,8 @@ SELECT pg_notify('inkwell_jobs', $1::text)::text
 `
 
 // Wakes workers listening for this queue; delivered only if the transaction commits.
-func (q *Queries) JobNotify(ctx context.Context, queue string) (string, error) {
-	row := q.db.QueryRow(ctx, jobNotify, queue)
+func (q *Queries) JobNotify(ctx context.Context, db DBTX, queue string) (string, error) {
+	row := db.QueryRow(ctx, jobNotify, queue)
 	var column_1 string
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -319,8 +319,8 @@ type JobReapRow struct {
 
 // Returns jobs whose lease ran out (their worker died) to the ready set, or buries them when that
 // attempt was their last.
-func (q *Queries) JobReap(ctx context.Context, now time.Time) ([]JobReapRow, error) {
-	rows, err := q.db.Query(ctx, jobReap, now)
+func (q *Queries) JobReap(ctx context.Context, db DBTX, now time.Time) ([]JobReapRow, error) {
+	rows, err := db.Query(ctx, jobReap, now)
 	if err != nil {
 		return nil, err
 	}
@@ -352,8 +352,8 @@ type JobRenewParams struct {
 	Generation int64
 }
 
-func (q *Queries) JobRenew(ctx context.Context, arg JobRenewParams) (int64, error) {
-	result, err := q.db.Exec(ctx, jobRenew,
+func (q *Queries) JobRenew(ctx context.Context, db DBTX, arg JobRenewParams) (int64, error) {
+	result, err := db.Exec(ctx, jobRenew,
 		arg.LeaseUntil,
 		arg.Now,
 		arg.ID,
@@ -371,8 +371,8 @@ SET status = 'ready', attempts = 0, available_at = now(), last_error = NULL, fin
 WHERE id = $1::bigint AND status = 'dead'
 `
 
-func (q *Queries) JobRetry(ctx context.Context, id int64) (int64, error) {
-	result, err := q.db.Exec(ctx, jobRetry, id)
+func (q *Queries) JobRetry(ctx context.Context, db DBTX, id int64) (int64, error) {
+	result, err := db.Exec(ctx, jobRetry, id)
 	if err != nil {
 		return 0, err
 	}
@@ -392,8 +392,8 @@ type JobStatsRow struct {
 	OldestAvailable time.Time
 }
 
-func (q *Queries) JobStats(ctx context.Context) ([]JobStatsRow, error) {
-	rows, err := q.db.Query(ctx, jobStats)
+func (q *Queries) JobStats(ctx context.Context, db DBTX) ([]JobStatsRow, error) {
+	rows, err := db.Query(ctx, jobStats)
 	if err != nil {
 		return nil, err
 	}

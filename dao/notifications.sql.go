@@ -21,8 +21,8 @@ type InboxInsertParams struct {
 	EventID  string
 }
 
-func (q *Queries) InboxInsert(ctx context.Context, arg InboxInsertParams) (int64, error) {
-	result, err := q.db.Exec(ctx, inboxInsert, arg.Consumer, arg.EventID)
+func (q *Queries) InboxInsert(ctx context.Context, db DBTX, arg InboxInsertParams) (int64, error) {
+	result, err := db.Exec(ctx, inboxInsert, arg.Consumer, arg.EventID)
 	if err != nil {
 		return 0, err
 	}
@@ -51,8 +51,8 @@ type NotificationFanOutParams struct {
 
 // Notifies one page of an author's followers (keyset on follower id), skipping any already
 // notified of this event, and returns the page's last follower id to continue from.
-func (q *Queries) NotificationFanOut(ctx context.Context, arg NotificationFanOutParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, notificationFanOut,
+func (q *Queries) NotificationFanOut(ctx context.Context, db DBTX, arg NotificationFanOutParams) ([]int64, error) {
+	rows, err := db.Query(ctx, notificationFanOut,
 		arg.Kind,
 		arg.ActorID,
 		arg.ArticleID,
@@ -111,8 +111,8 @@ type NotificationListRow struct {
 	ArticleTitle  pgtype.Text
 }
 
-func (q *Queries) NotificationList(ctx context.Context, arg NotificationListParams) ([]NotificationListRow, error) {
-	rows, err := q.db.Query(ctx, notificationList,
+func (q *Queries) NotificationList(ctx context.Context, db DBTX, arg NotificationListParams) ([]NotificationListRow, error) {
+	rows, err := db.Query(ctx, notificationList,
 		arg.UserID,
 		arg.BeforeCreatedAt,
 		arg.BeforeID,
@@ -159,8 +159,8 @@ type NotificationMarkReadParams struct {
 	Ids    []int64
 }
 
-func (q *Queries) NotificationMarkRead(ctx context.Context, arg NotificationMarkReadParams) (int64, error) {
-	result, err := q.db.Exec(ctx, notificationMarkRead, arg.UserID, arg.Ids)
+func (q *Queries) NotificationMarkRead(ctx context.Context, db DBTX, arg NotificationMarkReadParams) (int64, error) {
+	result, err := db.Exec(ctx, notificationMarkRead, arg.UserID, arg.Ids)
 	if err != nil {
 		return 0, err
 	}
@@ -171,8 +171,8 @@ const notificationUnreadCount = `-- name: NotificationUnreadCount :one
 SELECT count(*)::bigint FROM notifications WHERE user_id = $1::bigint AND read_at IS NULL
 `
 
-func (q *Queries) NotificationUnreadCount(ctx context.Context, userID int64) (int64, error) {
-	row := q.db.QueryRow(ctx, notificationUnreadCount, userID)
+func (q *Queries) NotificationUnreadCount(ctx context.Context, db DBTX, userID int64) (int64, error) {
+	row := db.QueryRow(ctx, notificationUnreadCount, userID)
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err

@@ -14,8 +14,8 @@ const outboxBacklog = `-- name: OutboxBacklog :one
 SELECT count(*)::bigint FROM outbox WHERE published_at IS NULL
 `
 
-func (q *Queries) OutboxBacklog(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, outboxBacklog)
+func (q *Queries) OutboxBacklog(ctx context.Context, db DBTX) (int64, error) {
+	row := db.QueryRow(ctx, outboxBacklog)
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -44,8 +44,8 @@ type OutboxClaimParams struct {
 }
 
 // Claims unpublished events whose lease is free or expired, fenced by a generation bump.
-func (q *Queries) OutboxClaim(ctx context.Context, arg OutboxClaimParams) ([]Outbox, error) {
-	rows, err := q.db.Query(ctx, outboxClaim,
+func (q *Queries) OutboxClaim(ctx context.Context, db DBTX, arg OutboxClaimParams) ([]Outbox, error) {
+	rows, err := db.Query(ctx, outboxClaim,
 		arg.Owner,
 		arg.LeaseUntil,
 		arg.Now,
@@ -91,8 +91,8 @@ type OutboxInsertParams struct {
 	Payload     []byte
 }
 
-func (q *Queries) OutboxInsert(ctx context.Context, arg OutboxInsertParams) (int64, error) {
-	row := q.db.QueryRow(ctx, outboxInsert, arg.Topic, arg.AggregateID, arg.Payload)
+func (q *Queries) OutboxInsert(ctx context.Context, db DBTX, arg OutboxInsertParams) (int64, error) {
+	row := db.QueryRow(ctx, outboxInsert, arg.Topic, arg.AggregateID, arg.Payload)
 	var id int64
 	err := row.Scan(&id)
 	return id, err
@@ -110,8 +110,8 @@ type OutboxMarkPublishedParams struct {
 	Generation int64
 }
 
-func (q *Queries) OutboxMarkPublished(ctx context.Context, arg OutboxMarkPublishedParams) (int64, error) {
-	result, err := q.db.Exec(ctx, outboxMarkPublished, arg.Now, arg.ID, arg.Generation)
+func (q *Queries) OutboxMarkPublished(ctx context.Context, db DBTX, arg OutboxMarkPublishedParams) (int64, error) {
+	result, err := db.Exec(ctx, outboxMarkPublished, arg.Now, arg.ID, arg.Generation)
 	if err != nil {
 		return 0, err
 	}
@@ -123,7 +123,7 @@ SELECT pg_notify('inkwell_outbox', '')::text
 `
 
 // Wakes relays listening on the channel; delivered only if the transaction commits.
-func (q *Queries) OutboxNotify(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, outboxNotify)
+func (q *Queries) OutboxNotify(ctx context.Context, db DBTX) error {
+	_, err := db.Exec(ctx, outboxNotify)
 	return err
 }

@@ -11,143 +11,143 @@ import (
 
 type Querier interface {
 	// Finds a live key by hash and notes its use, at most once a minute so busy keys cost no write per request.
-	APIKeyAuthenticate(ctx context.Context, keyHash []byte) (int64, error)
-	APIKeyInsert(ctx context.Context, arg APIKeyInsertParams) (ApiKey, error)
-	APIKeyListByUser(ctx context.Context, userID int64) ([]ApiKey, error)
-	APIKeyRevoke(ctx context.Context, arg APIKeyRevokeParams) (int64, error)
-	ArticleCountByAuthor(ctx context.Context, arg ArticleCountByAuthorParams) (int64, error)
-	ArticleCountFeed(ctx context.Context, followerID int64) (int64, error)
-	ArticleCountPublished(ctx context.Context, arg ArticleCountPublishedParams) (int64, error)
-	ArticleDelete(ctx context.Context, id int64) (int64, error)
-	ArticleGetByIDForUpdate(ctx context.Context, id int64) (Article, error)
-	ArticleGetByIDs(ctx context.Context, ids []int64) ([]Article, error)
-	ArticleGetBySlug(ctx context.Context, slug string) (Article, error)
-	ArticleInsert(ctx context.Context, arg ArticleInsertParams) (Article, error)
-	ArticleListByAuthor(ctx context.Context, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error)
-	ArticleListFeed(ctx context.Context, arg ArticleListFeedParams) ([]Article, error)
+	APIKeyAuthenticate(ctx context.Context, db DBTX, keyHash []byte) (int64, error)
+	APIKeyInsert(ctx context.Context, db DBTX, arg APIKeyInsertParams) (ApiKey, error)
+	APIKeyListByUser(ctx context.Context, db DBTX, userID int64) ([]ApiKey, error)
+	APIKeyRevoke(ctx context.Context, db DBTX, arg APIKeyRevokeParams) (int64, error)
+	ArticleCountByAuthor(ctx context.Context, db DBTX, arg ArticleCountByAuthorParams) (int64, error)
+	ArticleCountFeed(ctx context.Context, db DBTX, followerID int64) (int64, error)
+	ArticleCountPublished(ctx context.Context, db DBTX, arg ArticleCountPublishedParams) (int64, error)
+	ArticleDelete(ctx context.Context, db DBTX, id int64) (int64, error)
+	ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (Article, error)
+	ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]Article, error)
+	ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (Article, error)
+	ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (Article, error)
+	ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error)
+	ArticleListFeed(ctx context.Context, db DBTX, arg ArticleListFeedParams) ([]Article, error)
 	// Published articles, newest first, optionally filtered; paged by offset or by the keyset cursor
 	// (before_created_at, before_id). Bodies are included: RealWorld clients expect them in lists.
-	ArticleListPublished(ctx context.Context, arg ArticleListPublishedParams) ([]Article, error)
+	ArticleListPublished(ctx context.Context, db DBTX, arg ArticleListPublishedParams) ([]Article, error)
 	// One batch of ranking candidates, newest-published first, after the keyset position
 	// (before_published_at, before_id), never older than since. Only what scoring needs: the winners'
 	// summaries are loaded once, at the end.
-	ArticleRankScan(ctx context.Context, arg ArticleRankScanParams) ([]ArticleRankScanRow, error)
-	ArticleSummariesByIDs(ctx context.Context, ids []int64) ([]ArticleSummariesByIDsRow, error)
+	ArticleRankScan(ctx context.Context, db DBTX, arg ArticleRankScanParams) ([]ArticleRankScanRow, error)
+	ArticleSummariesByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleSummariesByIDsRow, error)
 	// Status changes are guarded in SQL: the row changes only if its status is one of from_statuses,
 	// so an illegal or concurrent transition updates nothing.
-	ArticleTransition(ctx context.Context, arg ArticleTransitionParams) (Article, error)
+	ArticleTransition(ctx context.Context, db DBTX, arg ArticleTransitionParams) (Article, error)
 	// The version guard makes a lost update impossible even if a caller skipped the row lock.
-	ArticleUpdateContent(ctx context.Context, arg ArticleUpdateContentParams) (Article, error)
+	ArticleUpdateContent(ctx context.Context, db DBTX, arg ArticleUpdateContentParams) (Article, error)
 	// Deletes the folder and returns the articles it held, whose collect counters must go down.
-	CollectionDelete(ctx context.Context, id int64) ([]int64, error)
-	CollectionGetByID(ctx context.Context, id int64) (Collection, error)
-	CollectionInsert(ctx context.Context, arg CollectionInsertParams) (Collection, error)
-	CollectionItemCollectedAmong(ctx context.Context, arg CollectionItemCollectedAmongParams) ([]int64, error)
-	CollectionItemDelete(ctx context.Context, arg CollectionItemDeleteParams) (int64, error)
-	CollectionItemInsert(ctx context.Context, arg CollectionItemInsertParams) (int64, error)
-	CollectionItemList(ctx context.Context, arg CollectionItemListParams) ([]CollectionItemListRow, error)
-	CollectionListByOwner(ctx context.Context, ownerID int64) ([]CollectionListByOwnerRow, error)
+	CollectionDelete(ctx context.Context, db DBTX, id int64) ([]int64, error)
+	CollectionGetByID(ctx context.Context, db DBTX, id int64) (Collection, error)
+	CollectionInsert(ctx context.Context, db DBTX, arg CollectionInsertParams) (Collection, error)
+	CollectionItemCollectedAmong(ctx context.Context, db DBTX, arg CollectionItemCollectedAmongParams) ([]int64, error)
+	CollectionItemDelete(ctx context.Context, db DBTX, arg CollectionItemDeleteParams) (int64, error)
+	CollectionItemInsert(ctx context.Context, db DBTX, arg CollectionItemInsertParams) (int64, error)
+	CollectionItemList(ctx context.Context, db DBTX, arg CollectionItemListParams) ([]CollectionItemListRow, error)
+	CollectionListByOwner(ctx context.Context, db DBTX, ownerID int64) ([]CollectionListByOwnerRow, error)
 	// Locks the folder before CollectionDelete. An Add in flight holds a key-share lock on the folder
 	// (its item's foreign key), so this waits for it to commit, and CollectionDelete, a later
 	// statement, then sees (and uncounts) its item; an Add arriving later waits and finds no folder.
-	CollectionLockForDelete(ctx context.Context, id int64) (int64, error)
+	CollectionLockForDelete(ctx context.Context, db DBTX, id int64) (int64, error)
 	// Returns the folder with its article count, as the list shows it.
-	CollectionUpdate(ctx context.Context, arg CollectionUpdateParams) (CollectionUpdateRow, error)
-	CommentDelete(ctx context.Context, id int64) (int64, error)
-	CommentGetByID(ctx context.Context, id int64) (Comment, error)
-	CommentInsert(ctx context.Context, arg CommentInsertParams) (Comment, error)
-	CommentListByArticle(ctx context.Context, arg CommentListByArticleParams) ([]Comment, error)
-	CommentSeqInit(ctx context.Context, articleID int64) error
+	CollectionUpdate(ctx context.Context, db DBTX, arg CollectionUpdateParams) (CollectionUpdateRow, error)
+	CommentDelete(ctx context.Context, db DBTX, id int64) (int64, error)
+	CommentGetByID(ctx context.Context, db DBTX, id int64) (Comment, error)
+	CommentInsert(ctx context.Context, db DBTX, arg CommentInsertParams) (Comment, error)
+	CommentListByArticle(ctx context.Context, db DBTX, arg CommentListByArticleParams) ([]Comment, error)
+	CommentSeqInit(ctx context.Context, db DBTX, articleID int64) error
 	// One atomic statement hands out the next number: concurrent writers queue on the row lock and
 	// each gets its own value, with no gaps and no duplicates (max(seq)+1 would give duplicates).
-	CommentSeqNext(ctx context.Context, articleID int64) (int64, error)
-	FollowDelete(ctx context.Context, arg FollowDeleteParams) error
-	FollowExists(ctx context.Context, arg FollowExistsParams) (bool, error)
-	FollowInsert(ctx context.Context, arg FollowInsertParams) error
-	FollowListFolloweesAmong(ctx context.Context, arg FollowListFolloweesAmongParams) ([]int64, error)
-	IdempotencyGet(ctx context.Context, arg IdempotencyGetParams) (IdempotencyKey, error)
+	CommentSeqNext(ctx context.Context, db DBTX, articleID int64) (int64, error)
+	FollowDelete(ctx context.Context, db DBTX, arg FollowDeleteParams) error
+	FollowExists(ctx context.Context, db DBTX, arg FollowExistsParams) (bool, error)
+	FollowInsert(ctx context.Context, db DBTX, arg FollowInsertParams) error
+	FollowListFolloweesAmong(ctx context.Context, db DBTX, arg FollowListFolloweesAmongParams) ([]int64, error)
+	IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGetParams) (IdempotencyKey, error)
 	// A transaction-scoped advisory lock on the key: a second request with the same key waits for the
 	// first (up to the transaction's lock_timeout, then it is told 409) and then replays its answer.
-	IdempotencyLock(ctx context.Context, arg IdempotencyLockParams) error
-	IdempotencyPrune(ctx context.Context, before time.Time) (int64, error)
-	IdempotencyPut(ctx context.Context, arg IdempotencyPutParams) error
-	InboxInsert(ctx context.Context, arg InboxInsertParams) (int64, error)
-	InboxPrune(ctx context.Context, before time.Time) (int64, error)
-	InteractiveAddCollects(ctx context.Context, arg InteractiveAddCollectsParams) error
-	InteractiveAddLikes(ctx context.Context, arg InteractiveAddLikesParams) error
-	InteractiveDelete(ctx context.Context, arg InteractiveDeleteParams) error
-	InteractiveGetMany(ctx context.Context, arg InteractiveGetManyParams) ([]Interactive, error)
-	InteractiveLikesMany(ctx context.Context, arg InteractiveLikesManyParams) ([]InteractiveLikesManyRow, error)
+	IdempotencyLock(ctx context.Context, db DBTX, arg IdempotencyLockParams) error
+	IdempotencyPrune(ctx context.Context, db DBTX, before time.Time) (int64, error)
+	IdempotencyPut(ctx context.Context, db DBTX, arg IdempotencyPutParams) error
+	InboxInsert(ctx context.Context, db DBTX, arg InboxInsertParams) (int64, error)
+	InboxPrune(ctx context.Context, db DBTX, before time.Time) (int64, error)
+	InteractiveAddCollects(ctx context.Context, db DBTX, arg InteractiveAddCollectsParams) error
+	InteractiveAddLikes(ctx context.Context, db DBTX, arg InteractiveAddLikesParams) error
+	InteractiveDelete(ctx context.Context, db DBTX, arg InteractiveDeleteParams) error
+	InteractiveGetMany(ctx context.Context, db DBTX, arg InteractiveGetManyParams) ([]Interactive, error)
+	InteractiveLikesMany(ctx context.Context, db DBTX, arg InteractiveLikesManyParams) ([]InteractiveLikesManyRow, error)
 	// One worker cycle in one statement (one round trip, one commit): acknowledge the jobs it
 	// finished, fenced by their claim's generation, and claim up to lim more. SKIP LOCKED lets
 	// concurrent workers claim disjoint sets without waiting on each other; each claim bumps the
 	// generation that fences the holder's later writes. Every row carries the ids whose ack took (a
 	// lost lease matches no row); when nothing was claimed, one row comes back with NULL job columns.
-	JobAckAndClaim(ctx context.Context, arg JobAckAndClaimParams) ([]JobAckAndClaimRow, error)
-	JobDiscard(ctx context.Context, id int64) (int64, error)
+	JobAckAndClaim(ctx context.Context, db DBTX, arg JobAckAndClaimParams) ([]JobAckAndClaimRow, error)
+	JobDiscard(ctx context.Context, db DBTX, id int64) (int64, error)
 	// With a unique_key, enqueueing the same job twice inserts nothing and returns no row.
-	JobEnqueue(ctx context.Context, arg JobEnqueueParams) (int64, error)
+	JobEnqueue(ctx context.Context, db DBTX, arg JobEnqueueParams) (int64, error)
 	// Retries later, or buries the job when it is out of attempts or the failure is permanent.
 	// Like the ack and the renewal, it is fenced by the claim's generation and a held lease
 	// (lease_owner IS NOT NULL, which is status = 'running': see migration 00007).
-	JobFail(ctx context.Context, arg JobFailParams) (int64, error)
-	JobGet(ctx context.Context, id int64) (Job, error)
+	JobFail(ctx context.Context, db DBTX, arg JobFailParams) (int64, error)
+	JobGet(ctx context.Context, db DBTX, id int64) (Job, error)
 	// Operator listing: dead jobs first, then the rest, newest first.
-	JobList(ctx context.Context, arg JobListParams) ([]Job, error)
+	JobList(ctx context.Context, db DBTX, arg JobListParams) ([]Job, error)
 	// Wakes workers listening for this queue; delivered only if the transaction commits.
-	JobNotify(ctx context.Context, queue string) (string, error)
+	JobNotify(ctx context.Context, db DBTX, queue string) (string, error)
 	// Returns jobs whose lease ran out (their worker died) to the ready set, or buries them when that
 	// attempt was their last.
-	JobReap(ctx context.Context, now time.Time) ([]JobReapRow, error)
-	JobRenew(ctx context.Context, arg JobRenewParams) (int64, error)
-	JobRetry(ctx context.Context, id int64) (int64, error)
-	JobStats(ctx context.Context) ([]JobStatsRow, error)
-	LikeDeleteByItem(ctx context.Context, arg LikeDeleteByItemParams) error
-	LikeListLikedAmong(ctx context.Context, arg LikeListLikedAmongParams) ([]int64, error)
-	LikeOff(ctx context.Context, arg LikeOffParams) (int64, error)
+	JobReap(ctx context.Context, db DBTX, now time.Time) ([]JobReapRow, error)
+	JobRenew(ctx context.Context, db DBTX, arg JobRenewParams) (int64, error)
+	JobRetry(ctx context.Context, db DBTX, id int64) (int64, error)
+	JobStats(ctx context.Context, db DBTX) ([]JobStatsRow, error)
+	LikeDeleteByItem(ctx context.Context, db DBTX, arg LikeDeleteByItemParams) error
+	LikeListLikedAmong(ctx context.Context, db DBTX, arg LikeListLikedAmongParams) ([]int64, error)
+	LikeOff(ctx context.Context, db DBTX, arg LikeOffParams) (int64, error)
 	// Affects a row only when the like is new or was off, so liking twice counts once.
-	LikeOn(ctx context.Context, arg LikeOnParams) (int64, error)
+	LikeOn(ctx context.Context, db DBTX, arg LikeOnParams) (int64, error)
 	// Notifies one page of an author's followers (keyset on follower id), skipping any already
 	// notified of this event, and returns the page's last follower id to continue from.
-	NotificationFanOut(ctx context.Context, arg NotificationFanOutParams) ([]int64, error)
-	NotificationList(ctx context.Context, arg NotificationListParams) ([]NotificationListRow, error)
-	NotificationMarkRead(ctx context.Context, arg NotificationMarkReadParams) (int64, error)
-	NotificationUnreadCount(ctx context.Context, userID int64) (int64, error)
-	OutboxBacklog(ctx context.Context) (int64, error)
+	NotificationFanOut(ctx context.Context, db DBTX, arg NotificationFanOutParams) ([]int64, error)
+	NotificationList(ctx context.Context, db DBTX, arg NotificationListParams) ([]NotificationListRow, error)
+	NotificationMarkRead(ctx context.Context, db DBTX, arg NotificationMarkReadParams) (int64, error)
+	NotificationUnreadCount(ctx context.Context, db DBTX, userID int64) (int64, error)
+	OutboxBacklog(ctx context.Context, db DBTX) (int64, error)
 	// Claims unpublished events whose lease is free or expired, fenced by a generation bump.
-	OutboxClaim(ctx context.Context, arg OutboxClaimParams) ([]Outbox, error)
-	OutboxInsert(ctx context.Context, arg OutboxInsertParams) (int64, error)
-	OutboxMarkPublished(ctx context.Context, arg OutboxMarkPublishedParams) (int64, error)
+	OutboxClaim(ctx context.Context, db DBTX, arg OutboxClaimParams) ([]Outbox, error)
+	OutboxInsert(ctx context.Context, db DBTX, arg OutboxInsertParams) (int64, error)
+	OutboxMarkPublished(ctx context.Context, db DBTX, arg OutboxMarkPublishedParams) (int64, error)
 	// Wakes relays listening on the channel; delivered only if the transaction commits.
-	OutboxNotify(ctx context.Context) error
+	OutboxNotify(ctx context.Context, db DBTX) error
 	// Applies one batch of read events in one statement (and so one transaction): records the event
 	// ids in the inbox, keeps only those not seen before, and adds their per-article counts to the
 	// counters. Returns the increments applied, for the Redis mirror.
-	ReadEventsApply(ctx context.Context, arg ReadEventsApplyParams) ([]ReadEventsApplyRow, error)
+	ReadEventsApply(ctx context.Context, db DBTX, arg ReadEventsApplyParams) ([]ReadEventsApplyRow, error)
 	// Upserts (user, article, last read at) for a batch; replaying a batch changes nothing because
 	// the newest timestamp wins.
-	ReadHistoryApply(ctx context.Context, arg ReadHistoryApplyParams) error
-	ReadHistoryList(ctx context.Context, arg ReadHistoryListParams) ([]ReadHistoryListRow, error)
+	ReadHistoryApply(ctx context.Context, db DBTX, arg ReadHistoryApplyParams) error
+	ReadHistoryList(ctx context.Context, db DBTX, arg ReadHistoryListParams) ([]ReadHistoryListRow, error)
 	// Locks the token row so two concurrent uses of one token are decided one after the other.
-	RefreshTokenGetForUpdate(ctx context.Context, tokenHash []byte) (RefreshTokenGetForUpdateRow, error)
-	RefreshTokenInsert(ctx context.Context, arg RefreshTokenInsertParams) error
-	RefreshTokenSpend(ctx context.Context, tokenHash []byte) error
-	SessionInsert(ctx context.Context, arg SessionInsertParams) error
-	SessionIsRevoked(ctx context.Context, id string) (bool, error)
-	SessionRevoke(ctx context.Context, id string) (int64, error)
+	RefreshTokenGetForUpdate(ctx context.Context, db DBTX, tokenHash []byte) (RefreshTokenGetForUpdateRow, error)
+	RefreshTokenInsert(ctx context.Context, db DBTX, arg RefreshTokenInsertParams) error
+	RefreshTokenSpend(ctx context.Context, db DBTX, tokenHash []byte) error
+	SessionInsert(ctx context.Context, db DBTX, arg SessionInsertParams) error
+	SessionIsRevoked(ctx context.Context, db DBTX, id string) (bool, error)
+	SessionRevoke(ctx context.Context, db DBTX, id string) (int64, error)
 	// The sessions revoked at or after since, to rebuild the revocation cache (sessions_revoked_idx).
-	SessionRevokedSince(ctx context.Context, since time.Time) ([]string, error)
-	TagListPopular(ctx context.Context, lim int32) ([]string, error)
-	UserGetByEmail(ctx context.Context, email string) (User, error)
-	UserGetByID(ctx context.Context, id int64) (User, error)
-	UserGetByIDForUpdate(ctx context.Context, id int64) (User, error)
-	UserGetByIDs(ctx context.Context, ids []int64) ([]User, error)
-	UserGetByPhone(ctx context.Context, phone string) (User, error)
-	UserGetByUsername(ctx context.Context, username string) (User, error)
-	UserInsert(ctx context.Context, arg UserInsertParams) (User, error)
-	UserInsertWithPhone(ctx context.Context, arg UserInsertWithPhoneParams) (User, error)
-	UserUpdate(ctx context.Context, arg UserUpdateParams) (User, error)
-	UserUpdatePasswordHash(ctx context.Context, arg UserUpdatePasswordHashParams) error
+	SessionRevokedSince(ctx context.Context, db DBTX, since time.Time) ([]string, error)
+	TagListPopular(ctx context.Context, db DBTX, lim int32) ([]string, error)
+	UserGetByEmail(ctx context.Context, db DBTX, email string) (User, error)
+	UserGetByID(ctx context.Context, db DBTX, id int64) (User, error)
+	UserGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (User, error)
+	UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]User, error)
+	UserGetByPhone(ctx context.Context, db DBTX, phone string) (User, error)
+	UserGetByUsername(ctx context.Context, db DBTX, username string) (User, error)
+	UserInsert(ctx context.Context, db DBTX, arg UserInsertParams) (User, error)
+	UserInsertWithPhone(ctx context.Context, db DBTX, arg UserInsertWithPhoneParams) (User, error)
+	UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams) (User, error)
+	UserUpdatePasswordHash(ctx context.Context, db DBTX, arg UserUpdatePasswordHashParams) error
 }
 
 var _ Querier = (*Queries)(nil)

@@ -40,8 +40,8 @@ type ArticleRankScanRow struct {
 // One batch of ranking candidates, newest-published first, after the keyset position
 // (before_published_at, before_id), never older than since. Only what scoring needs: the winners'
 // summaries are loaded once, at the end.
-func (q *Queries) ArticleRankScan(ctx context.Context, arg ArticleRankScanParams) ([]ArticleRankScanRow, error) {
-	rows, err := q.db.Query(ctx, articleRankScan,
+func (q *Queries) ArticleRankScan(ctx context.Context, db DBTX, arg ArticleRankScanParams) ([]ArticleRankScanRow, error) {
+	rows, err := db.Query(ctx, articleRankScan,
 		arg.Since,
 		arg.BeforePublishedAt,
 		arg.BeforeID,
@@ -86,8 +86,8 @@ type ArticleSummariesByIDsRow struct {
 	PublishedAt pgtype.Timestamptz
 }
 
-func (q *Queries) ArticleSummariesByIDs(ctx context.Context, ids []int64) ([]ArticleSummariesByIDsRow, error) {
-	rows, err := q.db.Query(ctx, articleSummariesByIDs, ids)
+func (q *Queries) ArticleSummariesByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleSummariesByIDsRow, error) {
+	rows, err := db.Query(ctx, articleSummariesByIDs, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -132,8 +132,8 @@ type InteractiveLikesManyRow struct {
 	LikeCnt int64
 }
 
-func (q *Queries) InteractiveLikesMany(ctx context.Context, arg InteractiveLikesManyParams) ([]InteractiveLikesManyRow, error) {
-	rows, err := q.db.Query(ctx, interactiveLikesMany, arg.Biz, arg.BizIds)
+func (q *Queries) InteractiveLikesMany(ctx context.Context, db DBTX, arg InteractiveLikesManyParams) ([]InteractiveLikesManyRow, error) {
+	rows, err := db.Query(ctx, interactiveLikesMany, arg.Biz, arg.BizIds)
 	if err != nil {
 		return nil, err
 	}

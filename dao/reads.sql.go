@@ -16,8 +16,8 @@ const inboxPrune = `-- name: InboxPrune :execrows
 DELETE FROM inbox WHERE received_at < $1::timestamptz
 `
 
-func (q *Queries) InboxPrune(ctx context.Context, before time.Time) (int64, error) {
-	result, err := q.db.Exec(ctx, inboxPrune, before)
+func (q *Queries) InboxPrune(ctx context.Context, db DBTX, before time.Time) (int64, error) {
+	result, err := db.Exec(ctx, inboxPrune, before)
 	if err != nil {
 		return 0, err
 	}
@@ -75,8 +75,8 @@ type ReadEventsApplyRow struct {
 // Applies one batch of read events in one statement (and so one transaction): records the event
 // ids in the inbox, keeps only those not seen before, and adds their per-article counts to the
 // counters. Returns the increments applied, for the Redis mirror.
-func (q *Queries) ReadEventsApply(ctx context.Context, arg ReadEventsApplyParams) ([]ReadEventsApplyRow, error) {
-	rows, err := q.db.Query(ctx, readEventsApply, arg.EventIds, arg.ArticleIds, arg.Consumer)
+func (q *Queries) ReadEventsApply(ctx context.Context, db DBTX, arg ReadEventsApplyParams) ([]ReadEventsApplyRow, error) {
+	rows, err := db.Query(ctx, readEventsApply, arg.EventIds, arg.ArticleIds, arg.Consumer)
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +118,8 @@ type ReadHistoryApplyParams struct {
 
 // Upserts (user, article, last read at) for a batch; replaying a batch changes nothing because
 // the newest timestamp wins.
-func (q *Queries) ReadHistoryApply(ctx context.Context, arg ReadHistoryApplyParams) error {
-	_, err := q.db.Exec(ctx, readHistoryApply, arg.UserIds, arg.ArticleIds, arg.ReadAts)
+func (q *Queries) ReadHistoryApply(ctx context.Context, db DBTX, arg ReadHistoryApplyParams) error {
+	_, err := db.Exec(ctx, readHistoryApply, arg.UserIds, arg.ArticleIds, arg.ReadAts)
 	return err
 }
 
@@ -145,8 +145,8 @@ type ReadHistoryListRow struct {
 	LastReadAt time.Time
 }
 
-func (q *Queries) ReadHistoryList(ctx context.Context, arg ReadHistoryListParams) ([]ReadHistoryListRow, error) {
-	rows, err := q.db.Query(ctx, readHistoryList,
+func (q *Queries) ReadHistoryList(ctx context.Context, db DBTX, arg ReadHistoryListParams) ([]ReadHistoryListRow, error) {
+	rows, err := db.Query(ctx, readHistoryList,
 		arg.UserID,
 		arg.BeforeReadAt,
 		arg.BeforeArticleID,

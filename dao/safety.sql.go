@@ -23,8 +23,8 @@ SELECT k.user_id FROM k
 `
 
 // Finds a live key by hash and notes its use, at most once a minute so busy keys cost no write per request.
-func (q *Queries) APIKeyAuthenticate(ctx context.Context, keyHash []byte) (int64, error) {
-	row := q.db.QueryRow(ctx, aPIKeyAuthenticate, keyHash)
+func (q *Queries) APIKeyAuthenticate(ctx context.Context, db DBTX, keyHash []byte) (int64, error) {
+	row := db.QueryRow(ctx, aPIKeyAuthenticate, keyHash)
 	var user_id int64
 	err := row.Scan(&user_id)
 	return user_id, err
@@ -43,8 +43,8 @@ type APIKeyInsertParams struct {
 	KeyHash []byte
 }
 
-func (q *Queries) APIKeyInsert(ctx context.Context, arg APIKeyInsertParams) (ApiKey, error) {
-	row := q.db.QueryRow(ctx, aPIKeyInsert,
+func (q *Queries) APIKeyInsert(ctx context.Context, db DBTX, arg APIKeyInsertParams) (ApiKey, error) {
+	row := db.QueryRow(ctx, aPIKeyInsert,
 		arg.UserID,
 		arg.Name,
 		arg.Prefix,
@@ -68,8 +68,8 @@ const aPIKeyListByUser = `-- name: APIKeyListByUser :many
 SELECT id, user_id, name, prefix, key_hash, created_at, last_used_at, revoked_at FROM api_keys WHERE user_id = $1::bigint AND revoked_at IS NULL ORDER BY created_at DESC, id DESC
 `
 
-func (q *Queries) APIKeyListByUser(ctx context.Context, userID int64) ([]ApiKey, error) {
-	rows, err := q.db.Query(ctx, aPIKeyListByUser, userID)
+func (q *Queries) APIKeyListByUser(ctx context.Context, db DBTX, userID int64) ([]ApiKey, error) {
+	rows, err := db.Query(ctx, aPIKeyListByUser, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -106,8 +106,8 @@ type APIKeyRevokeParams struct {
 	UserID int64
 }
 
-func (q *Queries) APIKeyRevoke(ctx context.Context, arg APIKeyRevokeParams) (int64, error) {
-	result, err := q.db.Exec(ctx, aPIKeyRevoke, arg.ID, arg.UserID)
+func (q *Queries) APIKeyRevoke(ctx context.Context, db DBTX, arg APIKeyRevokeParams) (int64, error) {
+	result, err := db.Exec(ctx, aPIKeyRevoke, arg.ID, arg.UserID)
 	if err != nil {
 		return 0, err
 	}
@@ -125,8 +125,8 @@ type IdempotencyGetParams struct {
 	NotBefore time.Time
 }
 
-func (q *Queries) IdempotencyGet(ctx context.Context, arg IdempotencyGetParams) (IdempotencyKey, error) {
-	row := q.db.QueryRow(ctx, idempotencyGet, arg.Scope, arg.Key, arg.NotBefore)
+func (q *Queries) IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGetParams) (IdempotencyKey, error) {
+	row := db.QueryRow(ctx, idempotencyGet, arg.Scope, arg.Key, arg.NotBefore)
 	var i IdempotencyKey
 	err := row.Scan(
 		&i.Scope,
@@ -150,8 +150,8 @@ type IdempotencyLockParams struct {
 
 // A transaction-scoped advisory lock on the key: a second request with the same key waits for the
 // first (up to the transaction's lock_timeout, then it is told 409) and then replays its answer.
-func (q *Queries) IdempotencyLock(ctx context.Context, arg IdempotencyLockParams) error {
-	_, err := q.db.Exec(ctx, idempotencyLock, arg.Scope, arg.Key)
+func (q *Queries) IdempotencyLock(ctx context.Context, db DBTX, arg IdempotencyLockParams) error {
+	_, err := db.Exec(ctx, idempotencyLock, arg.Scope, arg.Key)
 	return err
 }
 
@@ -159,8 +159,8 @@ const idempotencyPrune = `-- name: IdempotencyPrune :execrows
 DELETE FROM idempotency_keys WHERE created_at < $1::timestamptz
 `
 
-func (q *Queries) IdempotencyPrune(ctx context.Context, before time.Time) (int64, error) {
-	result, err := q.db.Exec(ctx, idempotencyPrune, before)
+func (q *Queries) IdempotencyPrune(ctx context.Context, db DBTX, before time.Time) (int64, error) {
+	result, err := db.Exec(ctx, idempotencyPrune, before)
 	if err != nil {
 		return 0, err
 	}
@@ -183,8 +183,8 @@ type IdempotencyPutParams struct {
 	ResponseBody   []byte
 }
 
-func (q *Queries) IdempotencyPut(ctx context.Context, arg IdempotencyPutParams) error {
-	_, err := q.db.Exec(ctx, idempotencyPut,
+func (q *Queries) IdempotencyPut(ctx context.Context, db DBTX, arg IdempotencyPutParams) error {
+	_, err := db.Exec(ctx, idempotencyPut,
 		arg.Scope,
 		arg.Key,
 		arg.RequestHash,
@@ -211,8 +211,8 @@ type RefreshTokenGetForUpdateRow struct {
 }
 
 // Locks the token row so two concurrent uses of one token are decided one after the other.
-func (q *Queries) RefreshTokenGetForUpdate(ctx context.Context, tokenHash []byte) (RefreshTokenGetForUpdateRow, error) {
-	row := q.db.QueryRow(ctx, refreshTokenGetForUpdate, tokenHash)
+func (q *Queries) RefreshTokenGetForUpdate(ctx context.Context, db DBTX, tokenHash []byte) (RefreshTokenGetForUpdateRow, error) {
+	row := db.QueryRow(ctx, refreshTokenGetForUpdate, tokenHash)
 	var i RefreshTokenGetForUpdateRow
 	err := row.Scan(
 		&i.TokenHash,
@@ -236,8 +236,8 @@ type RefreshTokenInsertParams struct {
 	ExpiresAt time.Time
 }
 
-func (q *Queries) RefreshTokenInsert(ctx context.Context, arg RefreshTokenInsertParams) error {
-	_, err := q.db.Exec(ctx, refreshTokenInsert, arg.TokenHash, arg.SessionID, arg.ExpiresAt)
+func (q *Queries) RefreshTokenInsert(ctx context.Context, db DBTX, arg RefreshTokenInsertParams) error {
+	_, err := db.Exec(ctx, refreshTokenInsert, arg.TokenHash, arg.SessionID, arg.ExpiresAt)
 	return err
 }
 
@@ -245,8 +245,8 @@ const refreshTokenSpend = `-- name: RefreshTokenSpend :exec
 UPDATE refresh_tokens SET spent_at = now() WHERE token_hash = $1::bytea
 `
 
-func (q *Queries) RefreshTokenSpend(ctx context.Context, tokenHash []byte) error {
-	_, err := q.db.Exec(ctx, refreshTokenSpend, tokenHash)
+func (q *Queries) RefreshTokenSpend(ctx context.Context, db DBTX, tokenHash []byte) error {
+	_, err := db.Exec(ctx, refreshTokenSpend, tokenHash)
 	return err
 }
 
@@ -259,8 +259,8 @@ type SessionInsertParams struct {
 	UserID int64
 }
 
-func (q *Queries) SessionInsert(ctx context.Context, arg SessionInsertParams) error {
-	_, err := q.db.Exec(ctx, sessionInsert, arg.ID, arg.UserID)
+func (q *Queries) SessionInsert(ctx context.Context, db DBTX, arg SessionInsertParams) error {
+	_, err := db.Exec(ctx, sessionInsert, arg.ID, arg.UserID)
 	return err
 }
 
@@ -268,8 +268,8 @@ const sessionIsRevoked = `-- name: SessionIsRevoked :one
 SELECT (revoked_at IS NOT NULL)::boolean FROM sessions WHERE id = $1::text
 `
 
-func (q *Queries) SessionIsRevoked(ctx context.Context, id string) (bool, error) {
-	row := q.db.QueryRow(ctx, sessionIsRevoked, id)
+func (q *Queries) SessionIsRevoked(ctx context.Context, db DBTX, id string) (bool, error) {
+	row := db.QueryRow(ctx, sessionIsRevoked, id)
 	var column_1 bool
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -279,8 +279,8 @@ const sessionRevoke = `-- name: SessionRevoke :one
 UPDATE sessions SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1::text RETURNING user_id
 `
 
-func (q *Queries) SessionRevoke(ctx context.Context, id string) (int64, error) {
-	row := q.db.QueryRow(ctx, sessionRevoke, id)
+func (q *Queries) SessionRevoke(ctx context.Context, db DBTX, id string) (int64, error) {
+	row := db.QueryRow(ctx, sessionRevoke, id)
 	var user_id int64
 	err := row.Scan(&user_id)
 	return user_id, err
@@ -291,8 +291,8 @@ SELECT id FROM sessions WHERE revoked_at >= $1::timestamptz ORDER BY revoked_at
 `
 
 // The sessions revoked at or after since, to rebuild the revocation cache (sessions_revoked_idx).
-func (q *Queries) SessionRevokedSince(ctx context.Context, since time.Time) ([]string, error) {
-	rows, err := q.db.Query(ctx, sessionRevokedSince, since)
+func (q *Queries) SessionRevokedSince(ctx context.Context, db DBTX, since time.Time) ([]string, error) {
+	rows, err := db.Query(ctx, sessionRevokedSince, since)
 	if err != nil {
 		return nil, err
 	}

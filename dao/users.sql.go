@@ -15,8 +15,8 @@ const userGetByEmail = `-- name: UserGetByEmail :one
 SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE email = $1::text
 `
 
-func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error) {
-	row := q.db.QueryRow(ctx, userGetByEmail, email)
+func (q *Queries) UserGetByEmail(ctx context.Context, db DBTX, email string) (User, error) {
+	row := db.QueryRow(ctx, userGetByEmail, email)
 	var i User
 	err := row.Scan(
 		&i.ID,
@@ -36,8 +36,8 @@ const userGetByID = `-- name: UserGetByID :one
 SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE id = $1::bigint
 `
 
-func (q *Queries) UserGetByID(ctx context.Context, id int64) (User, error) {
-	row := q.db.QueryRow(ctx, userGetByID, id)
+func (q *Queries) UserGetByID(ctx context.Context, db DBTX, id int64) (User, error) {
+	row := db.QueryRow(ctx, userGetByID, id)
 	var i User
 	err := row.Scan(
 		&i.ID,
@@ -57,8 +57,8 @@ const userGetByIDForUpdate = `-- name: UserGetByIDForUpdate :one
 SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE id = $1::bigint FOR UPDATE
 `
 
-func (q *Queries) UserGetByIDForUpdate(ctx context.Context, id int64) (User, error) {
-	row := q.db.QueryRow(ctx, userGetByIDForUpdate, id)
+func (q *Queries) UserGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (User, error) {
+	row := db.QueryRow(ctx, userGetByIDForUpdate, id)
 	var i User
 	err := row.Scan(
 		&i.ID,
@@ -78,8 +78,8 @@ const userGetByIDs = `-- name: UserGetByIDs :many
 SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE id = ANY ($1::bigint[])
 `
 
-func (q *Queries) UserGetByIDs(ctx context.Context, ids []int64) ([]User, error) {
-	rows, err := q.db.Query(ctx, userGetByIDs, ids)
+func (q *Queries) UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]User, error) {
+	rows, err := db.Query(ctx, userGetByIDs, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -112,8 +112,8 @@ const userGetByPhone = `-- name: UserGetByPhone :one
 SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE phone = $1::text
 `
 
-func (q *Queries) UserGetByPhone(ctx context.Context, phone string) (User, error) {
-	row := q.db.QueryRow(ctx, userGetByPhone, phone)
+func (q *Queries) UserGetByPhone(ctx context.Context, db DBTX, phone string) (User, error) {
+	row := db.QueryRow(ctx, userGetByPhone, phone)
 	var i User
 	err := row.Scan(
 		&i.ID,
@@ -133,8 +133,8 @@ const userGetByUsername = `-- name: UserGetByUsername :one
 SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE lower(username) = lower($1::text)
 `
 
-func (q *Queries) UserGetByUsername(ctx context.Context, username string) (User, error) {
-	row := q.db.QueryRow(ctx, userGetByUsername, username)
+func (q *Queries) UserGetByUsername(ctx context.Context, db DBTX, username string) (User, error) {
+	row := db.QueryRow(ctx, userGetByUsername, username)
 	var i User
 	err := row.Scan(
 		&i.ID,
@@ -164,8 +164,8 @@ type UserInsertParams struct {
 	Image        string
 }
 
-func (q *Queries) UserInsert(ctx context.Context, arg UserInsertParams) (User, error) {
-	row := q.db.QueryRow(ctx, userInsert,
+func (q *Queries) UserInsert(ctx context.Context, db DBTX, arg UserInsertParams) (User, error) {
+	row := db.QueryRow(ctx, userInsert,
 		arg.Email,
 		arg.Username,
 		arg.PasswordHash,
@@ -200,8 +200,8 @@ type UserInsertWithPhoneParams struct {
 	Phone        pgtype.Text
 }
 
-func (q *Queries) UserInsertWithPhone(ctx context.Context, arg UserInsertWithPhoneParams) (User, error) {
-	row := q.db.QueryRow(ctx, userInsertWithPhone,
+func (q *Queries) UserInsertWithPhone(ctx context.Context, db DBTX, arg UserInsertWithPhoneParams) (User, error) {
+	row := db.QueryRow(ctx, userInsertWithPhone,
 		arg.Email,
 		arg.Username,
 		arg.PasswordHash,
@@ -243,8 +243,8 @@ type UserUpdateParams struct {
 	ID           int64
 }
 
-func (q *Queries) UserUpdate(ctx context.Context, arg UserUpdateParams) (User, error) {
-	row := q.db.QueryRow(ctx, userUpdate,
+func (q *Queries) UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams) (User, error) {
+	row := db.QueryRow(ctx, userUpdate,
 		arg.Email,
 		arg.Username,
 		arg.PasswordHash,
@@ -279,7 +279,7 @@ type UserUpdatePasswordHashParams struct {
 	OldPasswordHash string
 }
 
-func (q *Queries) UserUpdatePasswordHash(ctx context.Context, arg UserUpdatePasswordHashParams) error {
-	_, err := q.db.Exec(ctx, userUpdatePasswordHash, arg.PasswordHash, arg.ID, arg.OldPasswordHash)
+func (q *Queries) UserUpdatePasswordHash(ctx context.Context, db DBTX, arg UserUpdatePasswordHashParams) error {
+	_, err := db.Exec(ctx, userUpdatePasswordHash, arg.PasswordHash, arg.ID, arg.OldPasswordHash)
 	return err
 }

@@ -341,10 +341,10 @@ func newReadStack(t *testing.T) *readStack {
 
 	ks := cache.Keyspace(rds.Prefix)
 	policy := cache.Policy{TTL: 10 * time.Minute, NullTTL: time.Minute, Jitter: time.Minute, LoadTimeout: 30 * time.Second}
-	q := repository.NewQuerier(pool)
+	q := repository.NewQuerier()
 	counters := cache.NewCountersCache(rds.Client, ks, policy)
 	users := repository.NewUserRepository(pool, q, cache.NewUserCache(rds.Client, ks, policy, log), log)
-	follows := repository.NewFollowRepository(q)
+	follows := repository.NewFollowRepository(pool, q)
 	articles := repository.NewArticleRepository(pool, q, cache.NewArticleCache(rds.Client, ks, policy, log),
 		cache.NewAuthorPageCache(rds.Client, ks, policy), cache.NewTagsCache(rds.Client, ks, policy, log), log)
 	t.Cleanup(articles.WaitBackground)
@@ -360,17 +360,17 @@ func newReadStack(t *testing.T) *readStack {
 	}
 	reads := &recordedReadEvents{}
 	sessions := service.NewSessionService(repository.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks), tokens,
-		repository.NewAPIKeyRepository(q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, log)
-	userSvc := service.NewUserService(users, hasher, sessions, log)
-	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, ioc.NewSlugSuffix())
-	readSvc := service.NewReadService(repository.NewReadRepository(q, counters, mirror, log), articleSvc)
+		repository.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, log)
+	userSvc := service.NewUserService(users, hasher, sessions, repository.NewIdempotencyStore(pool, q), log)
+	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, ioc.NewSlugSuffix(), repository.NewIdempotencyStore(pool, q))
+	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters, mirror, log), articleSvc)
 	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters, mirror, log), articleSvc)
 	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: 1 << 20}, log, web.Handlers{
 		Auth:        web.NewAuthenticator(userSvc, log),
 		Users:       web.NewUserHandler(userSvc, log),
 		Profiles:    web.NewProfileHandler(service.NewProfileService(users, follows), log),
 		Articles:    web.NewArticleHandler(articleSvc, log),
-		Comments:    web.NewCommentHandler(service.NewCommentService(articles, repository.NewCommentRepository(pool, q), users, follows), log),
+		Comments:    web.NewCommentHandler(service.NewCommentService(articles, repository.NewCommentRepository(pool, q), users, follows, repository.NewIdempotencyStore(pool, q)), log),
 		Collections: web.NewCollectionHandler(colSvc, readSvc, log),
 		Sessions:    web.NewSessionHandler(sessions, userSvc, log),
 	})

@@ -186,8 +186,8 @@ func TestOutbox_PublishesSurviveKilledRelaysAndConsumers(t *testing.T) {
 	clock := newQueueClock()
 	var xadds atomic.Int64
 	var lives atomic.Int64
-	outbox := repository.NewOutbox(e.pool, dao.New(e.pool))
-	notifications := service.NewNotificationService(repository.NewNotificationRepository(e.pool, dao.New(e.pool)))
+	outbox := repository.NewOutbox(e.pool, dao.New())
+	notifications := service.NewNotificationService(repository.NewNotificationRepository(e.pool, dao.New()))
 	writer := events.NewStreamWriter(rds.Client)
 
 	root, stopAll := context.WithCancel(ctx)
@@ -230,7 +230,7 @@ func TestOutbox_PublishesSurviveKilledRelaysAndConsumers(t *testing.T) {
 	}
 
 	// Publish from four goroutines while all of that runs, then withdraw a few.
-	repo := repository.NewArticleRepository(e.pool, dao.New(e.pool),
+	repo := repository.NewArticleRepository(e.pool, dao.New(),
 		cache.NewArticleCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log),
 		cache.NewAuthorPageCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy),
 		cache.NewTagsCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log), log)
@@ -356,7 +356,7 @@ func TestRelay_RelayOnce(t *testing.T) {
 	e := newQueueEnv(t, 8)
 	rds := testenv.NewRedis(t)
 	ctx := context.Background()
-	outbox := repository.NewOutbox(e.pool, dao.New(e.pool))
+	outbox := repository.NewOutbox(e.pool, dao.New())
 	stream := rds.Prefix + "stream:relay-once"
 	insert := func(n int) {
 		t.Helper()

@@ -72,7 +72,7 @@ func setup(tb testing.TB, o envOpts) *env {
 		tb.Cleanup(e.pool.Close) // before the database is dropped
 	}
 	e.counters = cache.NewCountersCache(r.Client, cache.Keyspace(r.Prefix), testPolicy)
-	e.reads = repository.NewReadRepository(dao.New(e.pool), e.counters, repository.NewCounterMirror(), e.log)
+	e.reads = repository.NewReadRepository(e.pool, dao.New(), e.counters, repository.NewCounterMirror(), e.log)
 	return e
 }
 

@@ -42,24 +42,37 @@ func NewArticleRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.ArticleCac
 	return &ArticleRepository{pool: pool, q: q, cache: c, pages: pages, tags: tags, log: log}
 }
 
-// Create inserts the article, its comment counter and, when it is published at once, the publish
-// event for the outbox, in one transaction.
+// Create inserts the article in a unit of work of its own (see CreateIn).
 func (r *ArticleRepository) Create(ctx context.Context, a domain.Article) (domain.Article, error) {
-	var row dao.Article
-	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
+	var created domain.Article
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
 		var err error
-		row, err = q.ArticleInsert(ctx, dao.ArticleInsertParams{
+		created, err = r.CreateIn(ctx, tx, a)
+		return err
+	})
+	return created, err
+}
+
+// CreateIn inserts the article, its comment counter and, when it is published at once, the
+// publish event for the outbox, in the caller's unit of work. Its statements run in a savepoint,
+// so a taken slug (domain.ErrSlugTaken) leaves the unit of work usable for another try.
+func (r *ArticleRepository) CreateIn(ctx context.Context, stx service.Tx, a domain.Article) (domain.Article, error) {
+	tx := txOf(stx)
+	var row dao.Article
+	err := tx.savepoint(ctx, func(db pgx.Tx) error {
+		var err error
+		row, err = queries.ArticleInsert(ctx, db, dao.ArticleInsertParams{
 			Slug: a.Slug, AuthorID: a.AuthorID, Title: a.Title, Description: a.Description, Body: a.Body,
 			TagList: nonNilTags(a.Tags), Status: string(a.Status),
 		})
 		if err != nil {
 			return wrapf(err, "insert article %q", a.Slug)
 		}
-		if err := q.CommentSeqInit(ctx, row.ID); err != nil {
+		if err := queries.CommentSeqInit(ctx, db, row.ID); err != nil {
 			return wrapf(err, "init comment numbering of article %d", row.ID)
 		}
 		if row.Status == string(domain.StatusPublished) {
-			return writeArticleEvent(ctx, q, domain.TopicArticlePublished, articleFromRow(row))
+			return writeArticleEvent(ctx, db, domain.TopicArticlePublished, articleFromRow(row))
 		}
 		return nil
 	})
@@ -69,14 +82,14 @@ func (r *ArticleRepository) Create(ctx context.Context, a domain.Article) (domai
 	created := articleFromRow(row)
 	// A read of this slug just before the insert may have left a null marker behind; a published
 	// article replaces it by warming, a draft must drop it or its author gets 404 until it expires.
-	r.afterWrite(ctx, created, created.Slug)
+	r.afterWrite(tx, created, created.Slug)
 	return created, nil
 }
 
 // GetBySlug returns the full article through the cache.
 func (r *ArticleRepository) GetBySlug(ctx context.Context, slug string) (domain.Article, error) {
-	return r.cache.BySlug(withoutTx(ctx), slug, func(ctx context.Context) (domain.Article, error) {
-		row, err := r.q.ArticleGetBySlug(ctx, slug)
+	return r.cache.BySlug(ctx, slug, func(ctx context.Context) (domain.Article, error) {
+		row, err := r.q.ArticleGetBySlug(ctx, r.pool, slug)
 		if err != nil {
 			return domain.Article{}, wrapf(err, "get article %q", slug)
 		}
@@ -87,8 +100,8 @@ func (r *ArticleRepository) GetBySlug(ctx context.Context, slug string) (domain.
 // Update locks the article, applies change and writes the content guarded by the version it read.
 func (r *ArticleRepository) Update(ctx context.Context, id int64, change func(*domain.Article) error) (domain.Article, error) {
 	var row dao.Article
-	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
-		locked, err := q.ArticleGetByIDForUpdate(ctx, id)
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+		locked, err := queries.ArticleGetByIDForUpdate(ctx, tx, id)
 		if err != nil {
 			return wrapf(err, "lock article %d", id)
 		}
@@ -96,21 +109,23 @@ func (r *ArticleRepository) Update(ctx context.Context, id int64, change func(*d
 		if err := change(&a); err != nil {
 			return err
 		}
-		row, err = q.ArticleUpdateContent(ctx, dao.ArticleUpdateContentParams{
+		row, err = queries.ArticleUpdateContent(ctx, tx, dao.ArticleUpdateContentParams{
 			ID: id, ExpectedVersion: locked.Version,
 			Title: a.Title, Description: a.Description, Body: a.Body, TagList: nonNilTags(a.Tags),
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%w: article %d changed concurrently", domain.ErrStaleVersion, id)
 		}
-		return wrapf(err, "update article %d", id)
+		if err != nil {
+			return wrapf(err, "update article %d", id)
+		}
+		r.afterWrite(tx, articleFromRow(row), row.Slug)
+		return nil
 	})
 	if err != nil {
 		return domain.Article{}, err
 	}
-	updated := articleFromRow(row)
-	r.afterWrite(ctx, updated, updated.Slug)
-	return updated, nil
+	return articleFromRow(row), nil
 }
 
 // Transition changes the status only from one of the allowed statuses (the guard is in the SQL)
@@ -121,9 +136,9 @@ func (r *ArticleRepository) Transition(ctx context.Context, id int64, from []dom
 		fromNames[i] = string(s)
 	}
 	var row dao.Article
-	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
 		var err error
-		row, err = q.ArticleTransition(ctx, dao.ArticleTransitionParams{ID: id, ToStatus: string(to), FromStatuses: fromNames})
+		row, err = queries.ArticleTransition(ctx, tx, dao.ArticleTransitionParams{ID: id, ToStatus: string(to), FromStatuses: fromNames})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%w: article %d cannot move to %s from its current status", domain.ErrIllegalTransition, id, to)
 		}
@@ -134,21 +149,20 @@ func (r *ArticleRepository) Transition(ctx context.Context, id int64, from []dom
 		if to == domain.StatusWithdrawn {
 			topic = domain.TopicArticleWithdrawn
 		}
-		return writeArticleEvent(ctx, q, topic, articleFromRow(row))
+		r.afterWrite(tx, articleFromRow(row), row.Slug)
+		return writeArticleEvent(ctx, tx, topic, articleFromRow(row))
 	})
 	if err != nil {
 		return domain.Article{}, err
 	}
-	a := articleFromRow(row)
-	r.afterWrite(ctx, a, a.Slug)
-	return a, nil
+	return articleFromRow(row), nil
 }
 
 // Delete removes the article; comments go by cascade, likes, counters and the outbox event in the
 // same transaction.
 func (r *ArticleRepository) Delete(ctx context.Context, a domain.Article) error {
-	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
-		n, err := q.ArticleDelete(ctx, a.ID)
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+		n, err := queries.ArticleDelete(ctx, tx, a.ID)
 		if err != nil {
 			return wrapf(err, "delete article %d", a.ID)
 		}
@@ -156,33 +170,30 @@ func (r *ArticleRepository) Delete(ctx context.Context, a domain.Article) error 
 			return domain.ErrNotFound
 		}
 		item := string(domain.BizArticle)
-		if err := q.LikeDeleteByItem(ctx, dao.LikeDeleteByItemParams{Biz: item, BizID: a.ID}); err != nil {
+		if err := queries.LikeDeleteByItem(ctx, tx, dao.LikeDeleteByItemParams{Biz: item, BizID: a.ID}); err != nil {
 			return wrapf(err, "delete likes of article %d", a.ID)
 		}
-		if err := q.InteractiveDelete(ctx, dao.InteractiveDeleteParams{Biz: item, BizID: a.ID}); err != nil {
+		if err := queries.InteractiveDelete(ctx, tx, dao.InteractiveDeleteParams{Biz: item, BizID: a.ID}); err != nil {
 			return wrapf(err, "delete counters of article %d", a.ID)
 		}
-		return writeArticleEvent(ctx, q, domain.TopicArticleDeleted, a)
+		r.afterWrite(tx, domain.Article{AuthorID: a.AuthorID}, a.Slug)
+		return writeArticleEvent(ctx, tx, domain.TopicArticleDeleted, a)
 	})
-	if err != nil {
-		return err
-	}
-	r.afterWrite(ctx, domain.Article{AuthorID: a.AuthorID}, a.Slug)
-	return nil
+	return err
 }
 
 // ListPublished lists published articles (with bodies) and the filter's total.
 func (r *ArticleRepository) ListPublished(ctx context.Context, q service.ArticleQuery) ([]domain.Article, int64, error) {
 	tag, author, fav := optText(q.Tag), optInt(q.AuthorID), optInt(q.FavoritedBy)
 	before, beforeID, off := keyset(q.Page)
-	rows, err := r.q.ArticleListPublished(ctx, dao.ArticleListPublishedParams{
+	rows, err := r.q.ArticleListPublished(ctx, r.pool, dao.ArticleListPublishedParams{
 		Tag: tag, AuthorID: author, FavoritedBy: fav, BeforeCreatedAt: before, BeforeID: beforeID,
 		Lim: int32(q.Page.Limit), Off: off,
 	})
 	if err != nil {
 		return nil, 0, wrapf(err, "list articles")
 	}
-	total, err := r.q.ArticleCountPublished(ctx, dao.ArticleCountPublishedParams{Tag: tag, AuthorID: author, FavoritedBy: fav})
+	total, err := r.q.ArticleCountPublished(ctx, r.pool, dao.ArticleCountPublishedParams{Tag: tag, AuthorID: author, FavoritedBy: fav})
 	if err != nil {
 		return nil, 0, wrapf(err, "count articles")
 	}
@@ -192,13 +203,13 @@ func (r *ArticleRepository) ListPublished(ctx context.Context, q service.Article
 // Feed lists published articles (with bodies) by the authors followerID follows.
 func (r *ArticleRepository) Feed(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, int64, error) {
 	before, beforeID, off := keyset(p)
-	rows, err := r.q.ArticleListFeed(ctx, dao.ArticleListFeedParams{
+	rows, err := r.q.ArticleListFeed(ctx, r.pool, dao.ArticleListFeedParams{
 		FollowerID: followerID, BeforeCreatedAt: before, BeforeID: beforeID, Lim: int32(p.Limit), Off: off,
 	})
 	if err != nil {
 		return nil, 0, wrapf(err, "list feed of %d", followerID)
 	}
-	total, err := r.q.ArticleCountFeed(ctx, followerID)
+	total, err := r.q.ArticleCountFeed(ctx, r.pool, followerID)
 	if err != nil {
 		return nil, 0, wrapf(err, "count feed of %d", followerID)
 	}
@@ -220,11 +231,11 @@ func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, st
 		}
 	}
 	st := pgtype.Text{String: string(status), Valid: status != ""}
-	rows, err := r.q.ArticleListByAuthor(ctx, dao.ArticleListByAuthorParams{AuthorID: authorID, Status: st, Lim: int32(p.Limit), Off: int32(p.Offset)})
+	rows, err := r.q.ArticleListByAuthor(ctx, r.pool, dao.ArticleListByAuthorParams{AuthorID: authorID, Status: st, Lim: int32(p.Limit), Off: int32(p.Offset)})
 	if err != nil {
 		return nil, 0, wrapf(err, "list articles of %d", authorID)
 	}
-	total, err := r.q.ArticleCountByAuthor(ctx, dao.ArticleCountByAuthorParams{AuthorID: authorID, Status: st})
+	total, err := r.q.ArticleCountByAuthor(ctx, r.pool, dao.ArticleCountByAuthorParams{AuthorID: authorID, Status: st})
 	if err != nil {
 		return nil, 0, wrapf(err, "count articles of %d", authorID)
 	}
@@ -243,8 +254,8 @@ func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, st
 
 // Tags returns the most used tags of published articles, through the cache.
 func (r *ArticleRepository) Tags(ctx context.Context) ([]string, error) {
-	return r.tags.Get(withoutTx(ctx), func(ctx context.Context) ([]string, error) {
-		tags, err := r.q.TagListPopular(ctx, maxTags)
+	return r.tags.Get(ctx, func(ctx context.Context) ([]string, error) {
+		tags, err := r.q.TagListPopular(ctx, r.pool, maxTags)
 		return tags, wrapf(err, "list tags")
 	})
 }
@@ -262,12 +273,12 @@ func (r *ArticleRepository) preload(ctx context.Context, arts []domain.Article) 
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		ctx, cancel := context.WithTimeout(withoutTx(context.WithoutCancel(ctx)), 2*time.Second)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 		if cached, err := r.cache.Has(ctx, slug); err != nil || cached {
 			return // already warm, or Redis is failing: either way nothing to gain
 		}
-		row, err := r.q.ArticleGetBySlug(ctx, slug)
+		row, err := r.q.ArticleGetBySlug(ctx, r.pool, slug)
 		if err == nil {
 			err = r.cache.Preload(ctx, articleFromRow(row), preloadTTL)
 		}
@@ -277,11 +288,11 @@ func (r *ArticleRepository) preload(ctx context.Context, arts []domain.Article) 
 	}()
 }
 
-// afterWrite brings the caches in line with a committed write — once it is committed, when it ran
-// inside a request's transaction (afterTx): drop (or, on publish, warm) the detail entry and drop
-// the author's cached pages. Failures only cost freshness until the TTL, so they are logged.
-func (r *ArticleRepository) afterWrite(ctx context.Context, a domain.Article, invalidateSlug string) {
-	afterTx(ctx, func(ctx context.Context) { r.syncCaches(ctx, a, invalidateSlug) }, nil)
+// afterWrite brings the caches in line with tx's write once it has committed: drop (or, on
+// publish, warm) the detail entry and drop the author's cached pages. Failures only cost freshness
+// until the TTL, so they are logged.
+func (r *ArticleRepository) afterWrite(tx *Tx, a domain.Article, invalidateSlug string) {
+	tx.AfterCommit(func(ctx context.Context) { r.syncCaches(ctx, a, invalidateSlug) })
 }
 
 func (r *ArticleRepository) syncCaches(ctx context.Context, a domain.Article, invalidateSlug string) {
@@ -356,7 +367,7 @@ func (r *ArticleRepository) GetByIDs(ctx context.Context, ids []int64) ([]domain
 	if len(ids) == 0 {
 		return []domain.Article{}, nil
 	}
-	rows, err := r.q.ArticleGetByIDs(ctx, ids)
+	rows, err := r.q.ArticleGetByIDs(ctx, r.pool, ids)
 	if err != nil {
 		return nil, wrapf(err, "get %d articles", len(ids))
 	}

@@ -30,7 +30,7 @@ func NewCollectionRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.
 
 // Create inserts a folder; domain.ErrCollectionNameTaken if the owner has one of that name.
 func (r *CollectionRepository) Create(ctx context.Context, c domain.Collection) (domain.Collection, error) {
-	row, err := r.q.CollectionInsert(ctx, dao.CollectionInsertParams{OwnerID: c.OwnerID, Name: c.Name, Description: c.Description})
+	row, err := r.q.CollectionInsert(ctx, r.pool, dao.CollectionInsertParams{OwnerID: c.OwnerID, Name: c.Name, Description: c.Description})
 	if err != nil {
 		return domain.Collection{}, wrapf(err, "insert collection")
 	}
@@ -39,7 +39,7 @@ func (r *CollectionRepository) Create(ctx context.Context, c domain.Collection) 
 
 // Get returns one folder (without its article count).
 func (r *CollectionRepository) Get(ctx context.Context, id int64) (domain.Collection, error) {
-	row, err := r.q.CollectionGetByID(ctx, id)
+	row, err := r.q.CollectionGetByID(ctx, r.pool, id)
 	if err != nil {
 		return domain.Collection{}, wrapf(err, "get collection %d", id)
 	}
@@ -48,7 +48,7 @@ func (r *CollectionRepository) Get(ctx context.Context, id int64) (domain.Collec
 
 // ListByOwner returns the owner's folders, oldest first, with their article counts.
 func (r *CollectionRepository) ListByOwner(ctx context.Context, ownerID int64) ([]domain.Collection, error) {
-	rows, err := r.q.CollectionListByOwner(ctx, ownerID)
+	rows, err := r.q.CollectionListByOwner(ctx, r.pool, ownerID)
 	if err != nil {
 		return nil, wrapf(err, "list collections of %d", ownerID)
 	}
@@ -62,7 +62,7 @@ func (r *CollectionRepository) ListByOwner(ctx context.Context, ownerID int64) (
 
 // Update renames or re-describes a folder and returns it with its article count.
 func (r *CollectionRepository) Update(ctx context.Context, c domain.Collection) (domain.Collection, error) {
-	row, err := r.q.CollectionUpdate(ctx, dao.CollectionUpdateParams{ID: c.ID, Name: c.Name, Description: c.Description})
+	row, err := r.q.CollectionUpdate(ctx, r.pool, dao.CollectionUpdateParams{ID: c.ID, Name: c.Name, Description: c.Description})
 	if err != nil {
 		return domain.Collection{}, wrapf(err, "update collection %d", c.ID)
 	}
@@ -82,14 +82,14 @@ func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 			endChange()
 		}
 	}
-	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
 		// Lock first: an Add committing while CollectionDelete ran would have its item removed by
 		// the cascade without being in CollectionDelete's snapshot, so its count would stay up.
-		if _, err := q.CollectionLockForDelete(ctx, id); err != nil {
+		if _, err := queries.CollectionLockForDelete(ctx, tx, id); err != nil {
 			return wrapf(err, "lock collection %d", id)
 		}
 		var err error
-		if articles, err = q.CollectionDelete(ctx, id); err != nil {
+		if articles, err = queries.CollectionDelete(ctx, tx, id); err != nil {
 			return wrapf(err, "delete collection %d", id)
 		}
 		if endChange != nil { // a retried transaction
@@ -97,7 +97,7 @@ func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 		}
 		endChange = r.mirror.changing(domain.BizArticle, articles...)
 		for _, a := range articles {
-			if err := q.InteractiveAddCollects(ctx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: a, Delta: -1}); err != nil {
+			if err := queries.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: a, Delta: -1}); err != nil {
 				return wrapf(err, "uncount collect of article %d", a)
 			}
 		}
@@ -111,7 +111,9 @@ func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 	for _, a := range articles {
 		deltas[a] = -1
 	}
-	afterTx(ctx, func(ctx context.Context) { r.incr(ctx, deltas) }, endChanges)
+	// Committed: the hashes follow, then refills may trust them again.
+	r.incr(ctx, deltas)
+	endChanges()
 	return nil
 }
 
@@ -132,27 +134,27 @@ func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articl
 	if !add {
 		delta = -1
 	}
-	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
 		var n int64
 		var err error
 		if add {
-			n, err = q.CollectionItemInsert(ctx, dao.CollectionItemInsertParams{CollectionID: collectionID, ArticleID: articleID})
+			n, err = queries.CollectionItemInsert(ctx, tx, dao.CollectionItemInsertParams{CollectionID: collectionID, ArticleID: articleID})
 		} else {
-			n, err = q.CollectionItemDelete(ctx, dao.CollectionItemDeleteParams{CollectionID: collectionID, ArticleID: articleID})
+			n, err = queries.CollectionItemDelete(ctx, tx, dao.CollectionItemDeleteParams{CollectionID: collectionID, ArticleID: articleID})
 		}
 		if err != nil || n == 0 {
 			return wrapf(err, "set item %d of collection %d", articleID, collectionID)
 		}
 		changed = true
-		return wrapf(q.InteractiveAddCollects(ctx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: articleID, Delta: delta}),
+		return wrapf(queries.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: articleID, Delta: delta}),
 			"count collect of article %d", articleID)
 	})
 	if err != nil || !changed {
 		end()
 		return false, err
 	}
-	// Inside a request's transaction the increment waits for its commit (afterTx).
-	afterTx(ctx, func(ctx context.Context) { r.incr(ctx, map[int64]int64{articleID: delta}) }, end)
+	r.incr(ctx, map[int64]int64{articleID: delta})
+	end()
 	return true, nil
 }
 
@@ -163,7 +165,7 @@ func (r *CollectionRepository) Items(ctx context.Context, collectionID int64, af
 		p.BeforeCreatedAt = pgtype.Timestamptz{Time: after.CreatedAt, Valid: true}
 		p.BeforeArticleID = pgtype.Int8{Int64: after.ID, Valid: true}
 	}
-	rows, err := r.q.CollectionItemList(ctx, p)
+	rows, err := r.q.CollectionItemList(ctx, r.pool, p)
 	if err != nil {
 		return nil, wrapf(err, "list items of collection %d", collectionID)
 	}

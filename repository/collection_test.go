@@ -34,9 +34,9 @@ type collectedCounter struct {
 	calls *atomic.Int64
 }
 
-func (q collectedCounter) CollectionItemCollectedAmong(ctx context.Context, arg dao.CollectionItemCollectedAmongParams) ([]int64, error) {
+func (q collectedCounter) CollectionItemCollectedAmong(ctx context.Context, db dao.DBTX, arg dao.CollectionItemCollectedAmongParams) ([]int64, error) {
 	q.calls.Add(1)
-	return q.Querier.CollectionItemCollectedAmong(ctx, arg)
+	return q.Querier.CollectionItemCollectedAmong(ctx, db, arg)
 }
 
 func setupCollections(t *testing.T, db *testenv.DB) colEnv {
@@ -484,11 +484,11 @@ func TestCollectionRepository_DeleteRacingAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(context.Background()) }()
-	q := dao.New(tx)
-	if n, err := q.CollectionItemInsert(t.Context(), dao.CollectionItemInsertParams{CollectionID: col.ID, ArticleID: late.ID}); err != nil || n != 1 {
+	q := dao.New()
+	if n, err := q.CollectionItemInsert(t.Context(), tx, dao.CollectionItemInsertParams{CollectionID: col.ID, ArticleID: late.ID}); err != nil || n != 1 {
 		t.Fatalf("insert item: %d, %v", n, err)
 	}
-	if err := q.InteractiveAddCollects(t.Context(), dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: late.ID, Delta: 1}); err != nil {
+	if err := q.InteractiveAddCollects(t.Context(), tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: late.ID, Delta: 1}); err != nil {
 		t.Fatal(err)
 	}
 

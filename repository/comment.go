@@ -9,6 +9,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // CommentRepository stores comments in PostgreSQL.
@@ -22,19 +23,31 @@ func NewCommentRepository(pool *pgxpool.Pool, q dao.Querier) *CommentRepository 
 	return &CommentRepository{pool: pool, q: q}
 }
 
-// Create numbers the comment with its article's next sequence number and stores it, in one
-// transaction: a failed insert gives the number back, so numbers have no gaps.
+// Create numbers the comment with its article's next sequence number and stores it, in a unit
+// of work of its own (see CreateIn).
 func (r *CommentRepository) Create(ctx context.Context, c domain.Comment) (domain.Comment, error) {
+	var created domain.Comment
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+		var err error
+		created, err = r.CreateIn(ctx, tx, c)
+		return err
+	})
+	return created, err
+}
+
+// CreateIn numbers and stores the comment in the caller's unit of work: a failed insert gives the
+// number back, so numbers have no gaps.
+func (r *CommentRepository) CreateIn(ctx context.Context, stx service.Tx, c domain.Comment) (domain.Comment, error) {
 	var row dao.Comment
-	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
-		seq, err := q.CommentSeqNext(ctx, c.ArticleID)
+	err := txOf(stx).savepoint(ctx, func(db pgx.Tx) error {
+		seq, err := queries.CommentSeqNext(ctx, db, c.ArticleID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return domain.ErrNotFound // the article was deleted meanwhile
 		}
 		if err != nil {
 			return wrapf(err, "number comment on article %d", c.ArticleID)
 		}
-		row, err = q.CommentInsert(ctx, dao.CommentInsertParams{ArticleID: c.ArticleID, Seq: seq, AuthorID: c.AuthorID, Body: c.Body})
+		row, err = queries.CommentInsert(ctx, db, dao.CommentInsertParams{ArticleID: c.ArticleID, Seq: seq, AuthorID: c.AuthorID, Body: c.Body})
 		return wrapf(err, "insert comment on article %d", c.ArticleID)
 	})
 	if err != nil {
@@ -45,7 +58,7 @@ func (r *CommentRepository) Create(ctx context.Context, c domain.Comment) (domai
 
 // List returns the article's comments numbered after afterSeq, in order, at most limit.
 func (r *CommentRepository) List(ctx context.Context, articleID, afterSeq int64, limit int) ([]domain.Comment, error) {
-	rows, err := r.q.CommentListByArticle(ctx, dao.CommentListByArticleParams{ArticleID: articleID, AfterSeq: afterSeq, Lim: int32(limit)})
+	rows, err := r.q.CommentListByArticle(ctx, r.pool, dao.CommentListByArticleParams{ArticleID: articleID, AfterSeq: afterSeq, Lim: int32(limit)})
 	if err != nil {
 		return nil, wrapf(err, "list comments of article %d", articleID)
 	}
@@ -58,7 +71,7 @@ func (r *CommentRepository) List(ctx context.Context, articleID, afterSeq int64,
 
 // Get returns one comment.
 func (r *CommentRepository) Get(ctx context.Context, id int64) (domain.Comment, error) {
-	row, err := r.q.CommentGetByID(ctx, id)
+	row, err := r.q.CommentGetByID(ctx, r.pool, id)
 	if err != nil {
 		return domain.Comment{}, wrapf(err, "get comment %d", id)
 	}
@@ -67,7 +80,7 @@ func (r *CommentRepository) Get(ctx context.Context, id int64) (domain.Comment, 
 
 // Delete removes one comment.
 func (r *CommentRepository) Delete(ctx context.Context, id int64) error {
-	n, err := r.q.CommentDelete(ctx, id)
+	n, err := r.q.CommentDelete(ctx, r.pool, id)
 	if err != nil {
 		return wrapf(err, "delete comment %d", id)
 	}

@@ -54,7 +54,7 @@ func TestCountersExactAfterLostIncrements(t *testing.T) {
 	e := setup(t, db, envOpts{RedisHook: outage})
 	log := testenv.Logger(t)
 	cols := repository.NewCollectionRepository(e.pool, e.q, e.counters, e.mirror, log)
-	reads := repository.NewReadRepository(e.q, e.counters, e.mirror, log)
+	reads := repository.NewReadRepository(e.pool, e.q, e.counters, e.mirror, log)
 	ctx := t.Context()
 
 	t.Run("collects", func(t *testing.T) {

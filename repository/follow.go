@@ -3,32 +3,37 @@ package repository
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/inkwell-dev/inkwell/dao"
 )
 
 // FollowRepository stores follow edges in PostgreSQL.
 type FollowRepository struct {
-	q dao.Querier
+	pool *pgxpool.Pool
+	q    dao.Querier
 }
 
 // NewFollowRepository returns the repository.
-func NewFollowRepository(q dao.Querier) *FollowRepository { return &FollowRepository{q: q} }
+func NewFollowRepository(pool *pgxpool.Pool, q dao.Querier) *FollowRepository {
+	return &FollowRepository{pool: pool, q: q}
+}
 
 // Follow records that followerID follows followeeID; doing it twice changes nothing.
 func (r *FollowRepository) Follow(ctx context.Context, followerID, followeeID int64) error {
-	return wrapf(r.q.FollowInsert(ctx, dao.FollowInsertParams{FollowerID: followerID, FolloweeID: followeeID}),
+	return wrapf(r.q.FollowInsert(ctx, r.pool, dao.FollowInsertParams{FollowerID: followerID, FolloweeID: followeeID}),
 		"follow %d -> %d", followerID, followeeID)
 }
 
 // Unfollow removes the edge if it exists.
 func (r *FollowRepository) Unfollow(ctx context.Context, followerID, followeeID int64) error {
-	return wrapf(r.q.FollowDelete(ctx, dao.FollowDeleteParams{FollowerID: followerID, FolloweeID: followeeID}),
+	return wrapf(r.q.FollowDelete(ctx, r.pool, dao.FollowDeleteParams{FollowerID: followerID, FolloweeID: followeeID}),
 		"unfollow %d -> %d", followerID, followeeID)
 }
 
 // IsFollowing reports whether followerID follows followeeID.
 func (r *FollowRepository) IsFollowing(ctx context.Context, followerID, followeeID int64) (bool, error) {
-	ok, err := r.q.FollowExists(ctx, dao.FollowExistsParams{FollowerID: followerID, FolloweeID: followeeID})
+	ok, err := r.q.FollowExists(ctx, r.pool, dao.FollowExistsParams{FollowerID: followerID, FolloweeID: followeeID})
 	return ok, wrapf(err, "check follow %d -> %d", followerID, followeeID)
 }
 
@@ -38,7 +43,7 @@ func (r *FollowRepository) FollowingAmong(ctx context.Context, followerID int64,
 	if len(ids) == 0 {
 		return out, nil
 	}
-	followed, err := r.q.FollowListFolloweesAmong(ctx, dao.FollowListFolloweesAmongParams{FollowerID: followerID, FolloweeIds: ids})
+	followed, err := r.q.FollowListFolloweesAmong(ctx, r.pool, dao.FollowListFolloweesAmongParams{FollowerID: followerID, FolloweeIds: ids})
 	if err != nil {
 		return nil, wrapf(err, "list follows of %d", followerID)
 	}

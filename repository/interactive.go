@@ -86,13 +86,13 @@ func (r *InteractiveRepository) Unlike(ctx context.Context, biz domain.Biz, id, 
 func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id, userID int64, on bool) error {
 	end := r.writes.begin(mirrorItem{biz, id}) // until the hash is incremented, a refill may race it
 	var changed bool
-	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
 		var n int64
 		var err error
 		if on {
-			n, err = q.LikeOn(ctx, dao.LikeOnParams{UserID: userID, Biz: string(biz), BizID: id})
+			n, err = queries.LikeOn(ctx, tx, dao.LikeOnParams{UserID: userID, Biz: string(biz), BizID: id})
 		} else {
-			n, err = q.LikeOff(ctx, dao.LikeOffParams{UserID: userID, Biz: string(biz), BizID: id})
+			n, err = queries.LikeOff(ctx, tx, dao.LikeOffParams{UserID: userID, Biz: string(biz), BizID: id})
 		}
 		if err != nil || n == 0 {
 			return wrapf(err, "set like of %s %d by %d", biz, id, userID)
@@ -102,7 +102,7 @@ func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id,
 		if !on {
 			delta = -1
 		}
-		return wrapf(q.InteractiveAddLikes(ctx, dao.InteractiveAddLikesParams{Biz: string(biz), BizID: id, Delta: delta}),
+		return wrapf(queries.InteractiveAddLikes(ctx, tx, dao.InteractiveAddLikesParams{Biz: string(biz), BizID: id, Delta: delta}),
 			"count like of %s %d", biz, id)
 	})
 	if errors.Is(err, ErrCommitUnknown) {
@@ -118,19 +118,18 @@ func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id,
 	if !on {
 		delta = -1
 	}
-	// Inside a request's transaction the increment waits for its commit (afterTx): before it, a
-	// refill would read the count without this like.
-	afterTx(ctx, func(ctx context.Context) {
-		if _, err := r.counters.Incr(context.WithoutCancel(ctx), biz, id, cache.FieldLikes, delta); err != nil {
-			// The increment did not run, or ran and timed out: the hash is no longer to be
-			// trusted. It is dropped as soon as Redis answers again, and the next read refills it
-			// from PostgreSQL, which is right.
-			r.log.WarnContext(ctx, "counter cache update failed", "biz", biz, "id", id, "err", err)
-			r.repair.add(biz, id, false)
-			return
-		}
-		r.dropDistrusted(ctx, true) // both stores just answered
-	}, end)
+	// Committed: the hash follows (before the commit a refill would have read the count without
+	// this like).
+	defer end()
+	if _, err := r.counters.Incr(context.WithoutCancel(ctx), biz, id, cache.FieldLikes, delta); err != nil {
+		// The increment did not run, or ran and timed out: the hash is no longer to be
+		// trusted. It is dropped as soon as Redis answers again, and the next read refills it
+		// from PostgreSQL, which is right.
+		r.log.WarnContext(ctx, "counter cache update failed", "biz", biz, "id", id, "err", err)
+		r.repair.add(biz, id, false)
+		return nil
+	}
+	r.dropDistrusted(ctx, true) // both stores just answered
 	return nil
 }
 
@@ -291,7 +290,7 @@ func (r *InteractiveRepository) Counters(ctx context.Context, biz domain.Biz, id
 		return found, nil
 	}
 	readAt, writing := time.Now(), r.writes.busy(biz, missing, time.Time{})
-	rows, err := r.q.InteractiveGetMany(ctx, dao.InteractiveGetManyParams{Biz: string(biz), BizIds: missing})
+	rows, err := r.q.InteractiveGetMany(ctx, r.pool, dao.InteractiveGetManyParams{Biz: string(biz), BizIds: missing})
 	if err != nil {
 		return nil, wrapf(err, "get counters of %d %s items", len(missing), biz)
 	}
@@ -335,7 +334,7 @@ func (r *InteractiveRepository) Liked(ctx context.Context, userID int64, biz dom
 	if len(ids) == 0 || userID == 0 {
 		return out, nil
 	}
-	liked, err := r.q.LikeListLikedAmong(ctx, dao.LikeListLikedAmongParams{UserID: userID, Biz: string(biz), BizIds: ids})
+	liked, err := r.q.LikeListLikedAmong(ctx, r.pool, dao.LikeListLikedAmongParams{UserID: userID, Biz: string(biz), BizIds: ids})
 	if err != nil {
 		return nil, wrapf(err, "list likes of %d", userID)
 	}
@@ -351,7 +350,7 @@ func (r *InteractiveRepository) Collected(ctx context.Context, userID int64, biz
 	if len(ids) == 0 || userID == 0 || biz != domain.BizArticle {
 		return out, nil
 	}
-	found, err := r.q.CollectionItemCollectedAmong(ctx, dao.CollectionItemCollectedAmongParams{OwnerID: userID, ArticleIds: ids})
+	found, err := r.q.CollectionItemCollectedAmong(ctx, r.pool, dao.CollectionItemCollectedAmongParams{OwnerID: userID, ArticleIds: ids})
 	if err != nil {
 		return nil, wrapf(err, "list collected of %d", userID)
 	}

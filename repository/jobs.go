@@ -35,9 +35,9 @@ func ConfigureQueuePool(c *pgxpool.Config) {
 	c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 }
 
-// NewJobQueue returns the queue. A statement whose context carries a transaction (WithTx) runs in it.
+// NewJobQueue returns the queue.
 func NewJobQueue(pool QueuePool) *JobQueue {
-	return &JobQueue{pool: pool.Pool, q: dao.New(ctxDB{pool: pool.Pool})}
+	return &JobQueue{pool: pool.Pool, q: dao.New()}
 }
 
 // jobsChannel is the LISTEN/NOTIFY channel enqueues signal; the payload is the queue name.
@@ -46,9 +46,9 @@ const jobsChannel = "inkwell_jobs"
 // Enqueue adds a job on its own. It reports false when a job with the same unique key exists.
 func (j *JobQueue) Enqueue(ctx context.Context, nj domain.NewJob) (bool, error) {
 	var added bool
-	err := inTx(ctx, j.pool, func(q *dao.Queries) error {
+	err := inTx(ctx, j.pool, defaultRetry, func(tx *Tx) error {
 		var err error
-		added, err = EnqueueTx(ctx, q, nj)
+		added, err = EnqueueTx(ctx, tx, nj)
 		return err
 	})
 	return added, err
@@ -56,7 +56,7 @@ func (j *JobQueue) Enqueue(ctx context.Context, nj domain.NewJob) (bool, error) 
 
 // EnqueueTx adds a job inside the caller's transaction, so the job exists exactly when the
 // business write it belongs to commits. It also wakes listening workers at commit.
-func EnqueueTx(ctx context.Context, q *dao.Queries, nj domain.NewJob) (bool, error) {
+func EnqueueTx(ctx context.Context, db dao.DBTX, nj domain.NewJob) (bool, error) {
 	if nj.MaxAttempts <= 0 {
 		nj.MaxAttempts = domain.DefaultMaxAttempts
 	}
@@ -66,7 +66,7 @@ func EnqueueTx(ctx context.Context, q *dao.Queries, nj domain.NewJob) (bool, err
 	if len(nj.Payload) == 0 {
 		nj.Payload = []byte("{}")
 	}
-	_, err := q.JobEnqueue(ctx, dao.JobEnqueueParams{
+	_, err := queries.JobEnqueue(ctx, db, dao.JobEnqueueParams{
 		Queue: nj.Queue, Kind: nj.Kind, Payload: nj.Payload, Priority: int32(nj.Priority), AvailableAt: nj.RunAt,
 		MaxAttempts: int32(nj.MaxAttempts), UniqueKey: pgtype.Text{String: nj.UniqueKey, Valid: nj.UniqueKey != ""},
 	})
@@ -76,7 +76,7 @@ func EnqueueTx(ctx context.Context, q *dao.Queries, nj domain.NewJob) (bool, err
 	if err != nil {
 		return false, wrapf(err, "enqueue %s/%s", nj.Queue, nj.Kind)
 	}
-	if _, err := q.JobNotify(ctx, nj.Queue); err != nil {
+	if _, err := queries.JobNotify(ctx, db, nj.Queue); err != nil {
 		return false, wrapf(err, "notify queue %s", nj.Queue)
 	}
 	return true, nil
@@ -110,7 +110,7 @@ func (j *JobQueue) AckAndClaim(ctx context.Context, done []domain.Job, c domain.
 	for i, d := range done {
 		ids[i], gens[i] = d.ID, d.Generation
 	}
-	rows, err := j.q.JobAckAndClaim(ctx, dao.JobAckAndClaimParams{
+	rows, err := j.q.JobAckAndClaim(ctx, j.pool, dao.JobAckAndClaimParams{
 		Ids: ids, Generations: gens, Now: c.Now,
 		Queue: c.Queue, Lim: int32(max(c.Limit, 0)), Owner: c.Owner, LeaseUntil: c.LeaseUntil,
 	})
@@ -139,25 +139,25 @@ func (j *JobQueue) AckAndClaim(ctx context.Context, done []domain.Job, c domain.
 // Fail records a failed attempt: ready again at retryAt, or dead when permanent or out of
 // attempts; false when the lease was lost.
 func (j *JobQueue) Fail(ctx context.Context, id, generation int64, lastErr string, permanent bool, retryAt, now time.Time) (bool, error) {
-	n, err := j.q.JobFail(ctx, dao.JobFailParams{ID: id, Generation: generation, LastError: lastErr, Permanent: permanent, RetryAt: retryAt, Now: now})
+	n, err := j.q.JobFail(ctx, j.pool, dao.JobFailParams{ID: id, Generation: generation, LastError: lastErr, Permanent: permanent, RetryAt: retryAt, Now: now})
 	return n == 1, wrapf(err, "fail job %d", id)
 }
 
 // Renew extends a lease; false when it was lost.
 func (j *JobQueue) Renew(ctx context.Context, id, generation int64, leaseUntil, now time.Time) (bool, error) {
-	n, err := j.q.JobRenew(ctx, dao.JobRenewParams{ID: id, Generation: generation, LeaseUntil: leaseUntil, Now: now})
+	n, err := j.q.JobRenew(ctx, j.pool, dao.JobRenewParams{ID: id, Generation: generation, LeaseUntil: leaseUntil, Now: now})
 	return n == 1, wrapf(err, "renew job %d", id)
 }
 
 // Reap returns expired leases to ready (or buries jobs out of attempts) and says how many.
 func (j *JobQueue) Reap(ctx context.Context, now time.Time) (int, error) {
-	rows, err := j.q.JobReap(ctx, now)
+	rows, err := j.q.JobReap(ctx, j.pool, now)
 	return len(rows), wrapf(err, "reap expired leases")
 }
 
 // List returns jobs for operators, dead ones first.
 func (j *JobQueue) List(ctx context.Context, queue string, status domain.JobStatus, limit int) ([]domain.Job, error) {
-	rows, err := j.q.JobList(ctx, dao.JobListParams{
+	rows, err := j.q.JobList(ctx, j.pool, dao.JobListParams{
 		Queue: pgtype.Text{String: queue, Valid: queue != ""}, Status: pgtype.Text{String: string(status), Valid: status != ""}, Lim: int32(limit),
 	})
 	if err != nil {
@@ -172,7 +172,7 @@ func (j *JobQueue) List(ctx context.Context, queue string, status domain.JobStat
 
 // Retry makes a dead job ready again with a fresh set of attempts.
 func (j *JobQueue) Retry(ctx context.Context, id int64) error {
-	n, err := j.q.JobRetry(ctx, id)
+	n, err := j.q.JobRetry(ctx, j.pool, id)
 	if err != nil {
 		return wrapf(err, "retry job %d", id)
 	}
@@ -184,7 +184,7 @@ func (j *JobQueue) Retry(ctx context.Context, id int64) error {
 
 // Discard deletes a dead or done job.
 func (j *JobQueue) Discard(ctx context.Context, id int64) error {
-	n, err := j.q.JobDiscard(ctx, id)
+	n, err := j.q.JobDiscard(ctx, j.pool, id)
 	if err != nil {
 		return wrapf(err, "discard job %d", id)
 	}
@@ -196,7 +196,7 @@ func (j *JobQueue) Discard(ctx context.Context, id int64) error {
 
 // Get returns one job.
 func (j *JobQueue) Get(ctx context.Context, id int64) (domain.Job, error) {
-	row, err := j.q.JobGet(ctx, id)
+	row, err := j.q.JobGet(ctx, j.pool, id)
 	if err != nil {
 		return domain.Job{}, wrapf(err, "get job %d", id)
 	}
@@ -263,7 +263,7 @@ type QueueStat struct {
 
 // Stats counts jobs per queue and status, and the oldest ready job's availability time.
 func (j *JobQueue) Stats(ctx context.Context) ([]QueueStat, error) {
-	rows, err := j.q.JobStats(ctx)
+	rows, err := j.q.JobStats(ctx, j.pool)
 	if err != nil {
 		return nil, wrapf(err, "job stats")
 	}

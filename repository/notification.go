@@ -30,8 +30,8 @@ func NewNotificationRepository(pool *pgxpool.Pool, q dao.Querier) *NotificationR
 // finds itself there and changes nothing. It returns how many followers were notified.
 func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, eventID, kind string, actorID, articleID int64) (int, error) {
 	notified := 0
-	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
-		fresh, err := q.InboxInsert(ctx, dao.InboxInsertParams{Consumer: consumer, EventID: eventID})
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+		fresh, err := queries.InboxInsert(ctx, tx, dao.InboxInsertParams{Consumer: consumer, EventID: eventID})
 		if err != nil {
 			return wrapf(err, "record event %s", eventID)
 		}
@@ -40,7 +40,7 @@ func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, 
 		}
 		after := int64(0)
 		for {
-			ids, err := q.NotificationFanOut(ctx, dao.NotificationFanOutParams{
+			ids, err := queries.NotificationFanOut(ctx, tx, dao.NotificationFanOutParams{
 				Kind: kind, ActorID: actorID, ArticleID: articleID, EventID: eventID, AfterFollower: after, Lim: fanOutPage,
 			})
 			if err != nil {
@@ -65,7 +65,7 @@ func (r *NotificationRepository) List(ctx context.Context, userID int64, after *
 		p.BeforeCreatedAt = pgtype.Timestamptz{Time: after.CreatedAt, Valid: true}
 		p.BeforeID = pgtype.Int8{Int64: after.ID, Valid: true}
 	}
-	rows, err := r.q.NotificationList(ctx, p)
+	rows, err := r.q.NotificationList(ctx, r.pool, p)
 	if err != nil {
 		return nil, wrapf(err, "list notifications of %d", userID)
 	}
@@ -88,12 +88,12 @@ func (r *NotificationRepository) MarkRead(ctx context.Context, userID int64, ids
 	if ids == nil {
 		ids = []int64{}
 	}
-	n, err := r.q.NotificationMarkRead(ctx, dao.NotificationMarkReadParams{UserID: userID, Ids: ids})
+	n, err := r.q.NotificationMarkRead(ctx, r.pool, dao.NotificationMarkReadParams{UserID: userID, Ids: ids})
 	return n, wrapf(err, "mark notifications of %d read", userID)
 }
 
 // Unread counts userID's unread notifications.
 func (r *NotificationRepository) Unread(ctx context.Context, userID int64) (int64, error) {
-	n, err := r.q.NotificationUnreadCount(ctx, userID)
+	n, err := r.q.NotificationUnreadCount(ctx, r.pool, userID)
 	return n, wrapf(err, "count unread notifications of %d", userID)
 }

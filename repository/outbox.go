@@ -13,15 +13,15 @@ import (
 
 // writeArticleEvent records an article event in the caller's transaction and wakes the relay at
 // commit.
-func writeArticleEvent(ctx context.Context, q *dao.Queries, topic string, a domain.Article) error {
+func writeArticleEvent(ctx context.Context, db dao.DBTX, topic string, a domain.Article) error {
 	payload, err := json.Marshal(domain.ArticleEvent{ArticleID: a.ID, AuthorID: a.AuthorID, Slug: a.Slug, Title: a.Title})
 	if err != nil {
 		return err
 	}
-	if _, err := q.OutboxInsert(ctx, dao.OutboxInsertParams{Topic: topic, AggregateID: a.ID, Payload: payload}); err != nil {
+	if _, err := queries.OutboxInsert(ctx, db, dao.OutboxInsertParams{Topic: topic, AggregateID: a.ID, Payload: payload}); err != nil {
 		return wrapf(err, "write %s event of article %d", topic, a.ID)
 	}
-	return wrapf(q.OutboxNotify(ctx), "notify outbox relay")
+	return wrapf(queries.OutboxNotify(ctx, db), "notify outbox relay")
 }
 
 // Outbox is the relay's view of the outbox table.
@@ -35,7 +35,7 @@ func NewOutbox(pool *pgxpool.Pool, q dao.Querier) *Outbox { return &Outbox{pool:
 
 // Claim leases up to n unpublished events to owner until leaseUntil (SKIP LOCKED, fenced).
 func (o *Outbox) Claim(ctx context.Context, owner string, n int, now, leaseUntil time.Time) ([]domain.OutboxEvent, error) {
-	rows, err := o.q.OutboxClaim(ctx, dao.OutboxClaimParams{Now: now, Lim: int32(n), Owner: owner, LeaseUntil: leaseUntil})
+	rows, err := o.q.OutboxClaim(ctx, o.pool, dao.OutboxClaimParams{Now: now, Lim: int32(n), Owner: owner, LeaseUntil: leaseUntil})
 	if err != nil {
 		return nil, wrapf(err, "claim outbox events")
 	}
@@ -48,13 +48,13 @@ func (o *Outbox) Claim(ctx context.Context, owner string, n int, now, leaseUntil
 
 // MarkPublished records that an event reached the stream; false when the lease was lost.
 func (o *Outbox) MarkPublished(ctx context.Context, id, generation int64, now time.Time) (bool, error) {
-	n, err := o.q.OutboxMarkPublished(ctx, dao.OutboxMarkPublishedParams{ID: id, Generation: generation, Now: now})
+	n, err := o.q.OutboxMarkPublished(ctx, o.pool, dao.OutboxMarkPublishedParams{ID: id, Generation: generation, Now: now})
 	return n == 1, wrapf(err, "mark outbox event %d published", id)
 }
 
 // Backlog counts unpublished events.
 func (o *Outbox) Backlog(ctx context.Context) (int64, error) {
-	n, err := o.q.OutboxBacklog(ctx)
+	n, err := o.q.OutboxBacklog(ctx, o.pool)
 	return n, wrapf(err, "count outbox backlog")
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
@@ -13,11 +14,14 @@ import (
 // RankRepository feeds the ranking job straight from PostgreSQL (no cache: the job reads every
 // recent article once per run, and its like counts must be the truth).
 type RankRepository struct {
-	q dao.Querier
+	pool *pgxpool.Pool
+	q    dao.Querier
 }
 
 // NewRankRepository returns the repository.
-func NewRankRepository(q dao.Querier) *RankRepository { return &RankRepository{q: q} }
+func NewRankRepository(pool *pgxpool.Pool, q dao.Querier) *RankRepository {
+	return &RankRepository{pool: pool, q: q}
+}
 
 // ScanPublished returns one batch of ranking candidates (id and publication time only),
 // newest-published first.
@@ -27,7 +31,7 @@ func (r *RankRepository) ScanPublished(ctx context.Context, since time.Time, aft
 		p.BeforePublishedAt = pgtype.Timestamptz{Time: after.CreatedAt, Valid: true}
 		p.BeforeID = pgtype.Int8{Int64: after.ID, Valid: true}
 	}
-	rows, err := r.q.ArticleRankScan(ctx, p)
+	rows, err := r.q.ArticleRankScan(ctx, r.pool, p)
 	if err != nil {
 		return nil, wrapf(err, "scan published articles")
 	}
@@ -43,7 +47,7 @@ func (r *RankRepository) Summaries(ctx context.Context, ids []int64) ([]domain.A
 	if len(ids) == 0 {
 		return []domain.Article{}, nil
 	}
-	rows, err := r.q.ArticleSummariesByIDs(ctx, ids)
+	rows, err := r.q.ArticleSummariesByIDs(ctx, r.pool, ids)
 	if err != nil {
 		return nil, wrapf(err, "summaries of %d articles", len(ids))
 	}
@@ -60,7 +64,7 @@ func (r *RankRepository) LikeCounts(ctx context.Context, ids []int64) (map[int64
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := r.q.InteractiveLikesMany(ctx, dao.InteractiveLikesManyParams{Biz: string(domain.BizArticle), BizIds: ids})
+	rows, err := r.q.InteractiveLikesMany(ctx, r.pool, dao.InteractiveLikesManyParams{Biz: string(domain.BizArticle), BizIds: ids})
 	if err != nil {
 		return nil, wrapf(err, "like counts of %d articles", len(ids))
 	}

@@ -30,19 +30,19 @@ type rankQuerier struct {
 	scans, likes, summaries atomic.Int64
 }
 
-func (q *rankQuerier) ArticleRankScan(ctx context.Context, arg dao.ArticleRankScanParams) ([]dao.ArticleRankScanRow, error) {
+func (q *rankQuerier) ArticleRankScan(ctx context.Context, db dao.DBTX, arg dao.ArticleRankScanParams) ([]dao.ArticleRankScanRow, error) {
 	q.scans.Add(1)
-	return q.Querier.ArticleRankScan(ctx, arg)
+	return q.Querier.ArticleRankScan(ctx, db, arg)
 }
 
-func (q *rankQuerier) InteractiveLikesMany(ctx context.Context, arg dao.InteractiveLikesManyParams) ([]dao.InteractiveLikesManyRow, error) {
+func (q *rankQuerier) InteractiveLikesMany(ctx context.Context, db dao.DBTX, arg dao.InteractiveLikesManyParams) ([]dao.InteractiveLikesManyRow, error) {
 	q.likes.Add(1)
-	return q.Querier.InteractiveLikesMany(ctx, arg)
+	return q.Querier.InteractiveLikesMany(ctx, db, arg)
 }
 
-func (q *rankQuerier) ArticleSummariesByIDs(ctx context.Context, ids []int64) ([]dao.ArticleSummariesByIDsRow, error) {
+func (q *rankQuerier) ArticleSummariesByIDs(ctx context.Context, db dao.DBTX, ids []int64) ([]dao.ArticleSummariesByIDsRow, error) {
 	q.summaries.Add(1)
-	return q.Querier.ArticleSummariesByIDs(ctx, ids)
+	return q.Querier.ArticleSummariesByIDs(ctx, db, ids)
 }
 
 type rankEnv struct {
@@ -54,8 +54,8 @@ type rankEnv struct {
 
 func newRankEnv(t *testing.T, db *testenv.DB) *rankEnv {
 	t.Helper()
-	q := &rankQuerier{Querier: dao.New(db.Pool)}
-	e := &rankEnv{db: db, q: q, repo: repository.NewRankRepository(q)}
+	q := &rankQuerier{Querier: dao.New()}
+	e := &rankEnv{db: db, q: q, repo: repository.NewRankRepository(db.Pool, q)}
 	name := uniqueName("ranked")
 	if err := db.Pool.QueryRow(t.Context(),
 		`INSERT INTO users (email, username, password_hash) VALUES ($1, $2, 'x') RETURNING id`,
@@ -365,7 +365,7 @@ var errCaptured = errors.New("captured, not run")
 func rankScanSQL(t *testing.T) string {
 	t.Helper()
 	var captured string
-	_, _ = dao.New(sqlCapture{sql: &captured}).ArticleRankScan(t.Context(), dao.ArticleRankScanParams{})
+	_, _ = dao.New().ArticleRankScan(t.Context(), sqlCapture{sql: &captured}, dao.ArticleRankScanParams{})
 	if captured == "" {
 		t.Fatal("could not capture the scan's SQL")
 	}

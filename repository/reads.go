@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
@@ -14,6 +15,7 @@ import (
 
 // ReadRepository applies batches of read events and serves reading history.
 type ReadRepository struct {
+	pool     *pgxpool.Pool
 	q        dao.Querier
 	counters *cache.CountersCache
 	mirror   *CounterMirror
@@ -21,8 +23,8 @@ type ReadRepository struct {
 }
 
 // NewReadRepository returns the repository.
-func NewReadRepository(q dao.Querier, counters *cache.CountersCache, mirror *CounterMirror, log *slog.Logger) *ReadRepository {
-	return &ReadRepository{q: q, counters: counters, mirror: mirror, log: log}
+func NewReadRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.CountersCache, mirror *CounterMirror, log *slog.Logger) *ReadRepository {
+	return &ReadRepository{pool: pool, q: q, counters: counters, mirror: mirror, log: log}
 }
 
 // applyTimeout bounds one batch statement, which runs detached from its caller's cancellation.
@@ -47,7 +49,7 @@ func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []
 	// connection) can still end the statement that way.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyTimeout)
 	defer cancel()
-	rows, err := r.q.ReadEventsApply(sctx, dao.ReadEventsApplyParams{Consumer: consumer, EventIds: ids, ArticleIds: articles})
+	rows, err := r.q.ReadEventsApply(sctx, r.pool, dao.ReadEventsApplyParams{Consumer: consumer, EventIds: ids, ArticleIds: articles})
 	if err != nil {
 		return 0, wrapf(err, "apply %d read events", len(evs))
 	}
@@ -82,7 +84,7 @@ func (r *ReadRepository) ApplyHistory(ctx context.Context, evs []domain.ReadEven
 	if len(users) == 0 {
 		return nil
 	}
-	return wrapf(r.q.ReadHistoryApply(ctx, dao.ReadHistoryApplyParams{UserIds: users, ArticleIds: articles, ReadAts: ats}),
+	return wrapf(r.q.ReadHistoryApply(ctx, r.pool, dao.ReadHistoryApplyParams{UserIds: users, ArticleIds: articles, ReadAts: ats}),
 		"apply %d history entries", len(users))
 }
 
@@ -93,7 +95,7 @@ func (r *ReadRepository) History(ctx context.Context, userID int64, after *domai
 		p.BeforeReadAt = pgtype.Timestamptz{Time: after.CreatedAt, Valid: true}
 		p.BeforeArticleID = pgtype.Int8{Int64: after.ID, Valid: true}
 	}
-	rows, err := r.q.ReadHistoryList(ctx, p)
+	rows, err := r.q.ReadHistoryList(ctx, r.pool, p)
 	if err != nil {
 		return nil, wrapf(err, "list history of %d", userID)
 	}

@@ -59,7 +59,7 @@ func readsSetup(t *testing.T, db *testenv.DB, o readsOpts) *readsEnv {
 	counters := cache.NewCountersCache(rdb, cache.Keyspace(r.Prefix), testPolicy)
 	return &readsEnv{
 		pool: pool, stmts: tracer, rdb: r, counters: counters,
-		repo: repository.NewReadRepository(dao.New(pool), counters, repository.NewCounterMirror(), testenv.Logger(t)),
+		repo: repository.NewReadRepository(pool, dao.New(), counters, repository.NewCounterMirror(), testenv.Logger(t)),
 	}
 }
 
@@ -513,7 +513,7 @@ func TestReadRepository_ApplyReads_CancelledAfterCommit(t *testing.T) {
 	t.Cleanup(pool.Close)
 	r := testenv.NewRedis(t)
 	counters := cache.NewCountersCache(r.Client, cache.Keyspace(r.Prefix), testPolicy)
-	e := &readsEnv{pool: pool, rdb: r, counters: counters, repo: repository.NewReadRepository(dao.New(pool), counters, repository.NewCounterMirror(), testenv.Logger(t))}
+	e := &readsEnv{pool: pool, rdb: r, counters: counters, repo: repository.NewReadRepository(pool, dao.New(), counters, repository.NewCounterMirror(), testenv.Logger(t))}
 	ids := readsArticles(t, db, 1)
 	e.setReads(t, db, map[int64]int64{ids[0]: 0})
 	if _, err := e.repo.ApplyReads(t.Context(), "read-count", readsBatch{Articles: ids, Counts: []int{1}}.events()); err != nil {

@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // SessionRepository stores login sessions and their refresh tokens (hashed).
@@ -26,13 +25,21 @@ func NewSessionRepository(pool *pgxpool.Pool, q dao.Querier) *SessionRepository 
 	return &SessionRepository{pool: pool, q: q}
 }
 
-// Create opens a session with its first refresh token.
+// Create opens a session with its first refresh token, in a unit of work of its own.
 func (r *SessionRepository) Create(ctx context.Context, sessionID string, userID int64, refreshHash []byte, expires time.Time) error {
-	return inTx(ctx, r.pool, func(q *dao.Queries) error {
-		if err := q.SessionInsert(ctx, dao.SessionInsertParams{ID: sessionID, UserID: userID}); err != nil {
+	return inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+		return r.CreateIn(ctx, tx, sessionID, userID, refreshHash, expires)
+	})
+}
+
+// CreateIn opens a session with its first refresh token in the caller's unit of work.
+func (r *SessionRepository) CreateIn(ctx context.Context, stx service.Tx, sessionID string, userID int64, refreshHash []byte, expires time.Time) error {
+	tx := txOf(stx)
+	return tx.savepoint(ctx, func(tx pgx.Tx) error {
+		if err := queries.SessionInsert(ctx, tx, dao.SessionInsertParams{ID: sessionID, UserID: userID}); err != nil {
 			return wrapf(err, "create session")
 		}
-		return wrapf(q.RefreshTokenInsert(ctx, dao.RefreshTokenInsertParams{TokenHash: refreshHash, SessionID: sessionID, ExpiresAt: expires}), "store refresh token")
+		return wrapf(queries.RefreshTokenInsert(ctx, tx, dao.RefreshTokenInsertParams{TokenHash: refreshHash, SessionID: sessionID, ExpiresAt: expires}), "store refresh token")
 	})
 }
 
@@ -46,8 +53,8 @@ func (r *SessionRepository) Rotate(ctx context.Context, hash, nextHash []byte, n
 	var userID int64
 	var sessionID string
 	var revoked bool
-	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
-		row, err := q.RefreshTokenGetForUpdate(ctx, hash)
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+		row, err := queries.RefreshTokenGetForUpdate(ctx, tx, hash)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return domain.ErrRefreshInvalid
 		}
@@ -59,7 +66,7 @@ func (r *SessionRepository) Rotate(ctx context.Context, hash, nextHash []byte, n
 		case row.RevokedAt.Valid:
 			return domain.ErrRefreshInvalid
 		case row.SpentAt.Valid:
-			if _, err := q.SessionRevoke(ctx, row.SessionID); err != nil {
+			if _, err := queries.SessionRevoke(ctx, tx, row.SessionID); err != nil {
 				return wrapf(err, "revoke session")
 			}
 			revoked = true
@@ -67,10 +74,10 @@ func (r *SessionRepository) Rotate(ctx context.Context, hash, nextHash []byte, n
 		case !row.ExpiresAt.After(now) || !bytes.Equal(row.TokenHash, hash):
 			return domain.ErrRefreshInvalid
 		}
-		if err := q.RefreshTokenSpend(ctx, hash); err != nil {
+		if err := queries.RefreshTokenSpend(ctx, tx, hash); err != nil {
 			return wrapf(err, "spend refresh token")
 		}
-		return wrapf(q.RefreshTokenInsert(ctx, dao.RefreshTokenInsertParams{TokenHash: nextHash, SessionID: row.SessionID, ExpiresAt: nextExpires}), "store refresh token")
+		return wrapf(queries.RefreshTokenInsert(ctx, tx, dao.RefreshTokenInsertParams{TokenHash: nextHash, SessionID: row.SessionID, ExpiresAt: nextExpires}), "store refresh token")
 	})
 	if err == nil && revoked {
 		err = domain.ErrRefreshInvalid
@@ -80,7 +87,7 @@ func (r *SessionRepository) Rotate(ctx context.Context, hash, nextHash []byte, n
 
 // Revoke ends a session.
 func (r *SessionRepository) Revoke(ctx context.Context, sessionID string) error {
-	_, err := r.q.SessionRevoke(ctx, sessionID)
+	_, err := r.q.SessionRevoke(ctx, r.pool, sessionID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
@@ -89,7 +96,7 @@ func (r *SessionRepository) Revoke(ctx context.Context, sessionID string) error 
 
 // IsRevoked reports whether a session was revoked (an unknown session counts as revoked).
 func (r *SessionRepository) IsRevoked(ctx context.Context, sessionID string) (bool, error) {
-	revoked, err := r.q.SessionIsRevoked(ctx, sessionID)
+	revoked, err := r.q.SessionIsRevoked(ctx, r.pool, sessionID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return true, nil
 	}
@@ -98,19 +105,24 @@ func (r *SessionRepository) IsRevoked(ctx context.Context, sessionID string) (bo
 
 // RevokedSince lists the sessions revoked at or after since.
 func (r *SessionRepository) RevokedSince(ctx context.Context, since time.Time) ([]string, error) {
-	ids, err := r.q.SessionRevokedSince(ctx, since)
+	ids, err := r.q.SessionRevokedSince(ctx, r.pool, since)
 	return ids, wrapf(err, "list sessions revoked since %s", since.Format(time.RFC3339))
 }
 
 // APIKeyRepository stores API keys by hash.
-type APIKeyRepository struct{ q dao.Querier }
+type APIKeyRepository struct {
+	pool *pgxpool.Pool
+	q    dao.Querier
+}
 
 // NewAPIKeyRepository returns the repository.
-func NewAPIKeyRepository(q dao.Querier) *APIKeyRepository { return &APIKeyRepository{q: q} }
+func NewAPIKeyRepository(pool *pgxpool.Pool, q dao.Querier) *APIKeyRepository {
+	return &APIKeyRepository{pool: pool, q: q}
+}
 
 // Create stores a new key's hash and prefix.
 func (r *APIKeyRepository) Create(ctx context.Context, userID int64, name, prefix string, hash []byte) (domain.APIKey, error) {
-	row, err := r.q.APIKeyInsert(ctx, dao.APIKeyInsertParams{UserID: userID, Name: name, Prefix: prefix, KeyHash: hash})
+	row, err := r.q.APIKeyInsert(ctx, r.pool, dao.APIKeyInsertParams{UserID: userID, Name: name, Prefix: prefix, KeyHash: hash})
 	if err != nil {
 		return domain.APIKey{}, wrapf(err, "create api key")
 	}
@@ -119,7 +131,7 @@ func (r *APIKeyRepository) Create(ctx context.Context, userID int64, name, prefi
 
 // List returns userID's live keys.
 func (r *APIKeyRepository) List(ctx context.Context, userID int64) ([]domain.APIKey, error) {
-	rows, err := r.q.APIKeyListByUser(ctx, userID)
+	rows, err := r.q.APIKeyListByUser(ctx, r.pool, userID)
 	if err != nil {
 		return nil, wrapf(err, "list api keys")
 	}
@@ -132,7 +144,7 @@ func (r *APIKeyRepository) List(ctx context.Context, userID int64) ([]domain.API
 
 // Revoke revokes userID's key id.
 func (r *APIKeyRepository) Revoke(ctx context.Context, userID, id int64) error {
-	n, err := r.q.APIKeyRevoke(ctx, dao.APIKeyRevokeParams{ID: id, UserID: userID})
+	n, err := r.q.APIKeyRevoke(ctx, r.pool, dao.APIKeyRevokeParams{ID: id, UserID: userID})
 	if err != nil {
 		return wrapf(err, "revoke api key")
 	}
@@ -144,7 +156,7 @@ func (r *APIKeyRepository) Revoke(ctx context.Context, userID, id int64) error {
 
 // Authenticate returns the owner of the live key with hash.
 func (r *APIKeyRepository) Authenticate(ctx context.Context, hash []byte) (int64, error) {
-	uid, err := r.q.APIKeyAuthenticate(ctx, hash)
+	uid, err := r.q.APIKeyAuthenticate(ctx, r.pool, hash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, domain.ErrUnauthorized
 	}
@@ -158,99 +170,4 @@ func apiKeyFromRow(row dao.ApiKey) domain.APIKey {
 		k.LastUsedAt = &t
 	}
 	return k
-}
-
-// IdempotencyStore keeps Idempotency-Key results.
-type IdempotencyStore struct {
-	pool   *pgxpool.Pool
-	q      dao.Querier
-	maxAge time.Duration
-	wait   time.Duration // how long a duplicate waits for the request holding its key
-}
-
-// NewIdempotencyStore returns the store; keys older than 24 hours are forgotten.
-func NewIdempotencyStore(pool *pgxpool.Pool, q dao.Querier) *IdempotencyStore {
-	return &IdempotencyStore{pool: pool, q: q, maxAge: 24 * time.Hour, wait: 3 * time.Second}
-}
-
-// Do runs the request run at most once per (scope, key): in one transaction it takes an advisory
-// lock on the key (another request holding it means "in flight": domain.ErrIdempotencyInFlight),
-// replays a stored response for the same request hash (domain.ErrIdempotencyMismatch for another
-// hash), or runs run with the transaction in its context, so the business write and the stored
-// response commit together. Responses of 500 and up are not stored: the transaction rolls back
-// and a retry runs again.
-func (s *IdempotencyStore) Do(ctx context.Context, scope, key, hash string, run func(ctx context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error) {
-	var res domain.StoredResponse
-	var replayed bool
-	errServerError := errors.New("not stored: server error")
-	// The request's cache changes, run once its transaction has committed (dropped if it did not:
-	// a rollback, or a panic on the way out).
-	hooks := &txHooks{}
-	defer func() { hooks.finish(ctx, false) }()
-	err := RunTx(ctx, s.pool, RetryPolicy{Attempts: 1}, func(ctx context.Context, tx pgx.Tx) error {
-		q := dao.New(tx)
-		// Wait a little for a request with the same key that is still running: retries of a quick
-		// request then get its answer instead of a 409. Only a request still running after the
-		// wait is refused as in flight.
-		if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", strconv.FormatInt(s.wait.Milliseconds(), 10)); err != nil {
-			return wrapf(err, "set lock timeout")
-		}
-		if err := q.IdempotencyLock(ctx, dao.IdempotencyLockParams{Scope: scope, Key: key}); err != nil {
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available
-				return domain.ErrIdempotencyInFlight
-			}
-			return wrapf(err, "lock idempotency key")
-		}
-		if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', '0', true)"); err != nil {
-			return wrapf(err, "reset lock timeout")
-		}
-		prev, err := q.IdempotencyGet(ctx, dao.IdempotencyGetParams{Scope: scope, Key: key, NotBefore: time.Now().Add(-s.maxAge)})
-		switch {
-		case err == nil:
-			if prev.RequestHash != hash {
-				return domain.ErrIdempotencyMismatch
-			}
-			res, replayed = domain.StoredResponse{Status: int(prev.ResponseStatus), Body: prev.ResponseBody}, true
-			return nil
-		case !errors.Is(err, pgx.ErrNoRows):
-			return wrapf(err, "read idempotency key")
-		}
-		// The request's writes run after a savepoint: when one of its statements fails outside a
-		// savepoint of its own (a single-statement insert hitting a unique key), the transaction is
-		// aborted, and only rolling back to here lets the rejection be stored.
-		if _, err := tx.Exec(ctx, "SAVEPOINT idempotent_request"); err != nil {
-			return wrapf(err, "savepoint before the request")
-		}
-		res = run(withTxHooks(WithTx(ctx, tx), hooks))
-		if res.Status >= 500 {
-			return errServerError
-		}
-		if tx.Conn().PgConn().TxStatus() == 'E' { // a statement of the request failed
-			if res.Status < 400 {
-				// A success over writes that did not happen: neither answer nor store it.
-				return errors.New("idempotent request answered success after a failed statement")
-			}
-			// Rejected, as without a key; none of its writes stand, its answer is kept.
-			if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT idempotent_request"); err != nil {
-				return wrapf(err, "roll back the rejected request")
-			}
-		}
-		return wrapf(q.IdempotencyPut(ctx, dao.IdempotencyPutParams{
-			Scope: scope, Key: key, RequestHash: hash, ResponseStatus: int32(res.Status), ResponseBody: res.Body,
-		}), "store idempotent response")
-	})
-	// Committed: the request's cache changes may run now. Rolled back (or of unknown outcome):
-	// none of its writes can be assumed, so they are dropped.
-	hooks.finish(ctx, err == nil)
-	if errors.Is(err, errServerError) {
-		return res, false, nil
-	}
-	return res, replayed, err
-}
-
-// Prune forgets keys older than 24 hours and says how many.
-func (s *IdempotencyStore) Prune(ctx context.Context) (int64, error) {
-	n, err := s.q.IdempotencyPrune(ctx, time.Now().Add(-s.maxAge))
-	return n, wrapf(err, "prune idempotency keys")
 }

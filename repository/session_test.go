@@ -14,6 +14,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // safetyEnv is the repositories of sessions, API keys and idempotency keys on one database, wired
@@ -43,13 +44,13 @@ func setupSafety(t *testing.T, db *testenv.DB) safetyEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	q := repository.NewQuerier(pool)
+	q := repository.NewQuerier()
 	uc := cache.NewUserCache(r.Client, cache.Keyspace(r.Prefix), testPolicy, log)
 	return safetyEnv{
 		pool:     pool,
 		users:    repository.NewUserRepository(pool, q, uc, log),
 		sessions: repository.NewSessionRepository(pool, q),
-		keys:     repository.NewAPIKeyRepository(q),
+		keys:     repository.NewAPIKeyRepository(pool, q),
 		idem:     repository.NewIdempotencyStore(pool, q),
 	}
 }
@@ -340,18 +341,18 @@ func TestIdempotencyStore(t *testing.T) {
 	ctx := t.Context()
 	newScope := func() string { return "user:" + testenv.RandomID(6) }
 	created := domain.StoredResponse{Status: 201, Body: []byte(`{"article":{"slug":"x"}}`)}
-	answer := func(r domain.StoredResponse) func(context.Context) domain.StoredResponse {
-		return func(context.Context) domain.StoredResponse { return r }
+	answer := func(r domain.StoredResponse) func(context.Context, service.Tx) domain.StoredResponse {
+		return func(context.Context, service.Tx) domain.StoredResponse { return r }
 	}
-	never := func(t *testing.T) func(context.Context) domain.StoredResponse {
-		return func(context.Context) domain.StoredResponse {
+	never := func(t *testing.T) func(context.Context, service.Tx) domain.StoredResponse {
+		return func(context.Context, service.Tx) domain.StoredResponse {
 			t.Error("run called, want the stored response")
 			return domain.StoredResponse{Status: 599}
 		}
 	}
-	do := func(t *testing.T, scope, key, hash string, run func(context.Context) domain.StoredResponse) idemCall {
+	do := func(t *testing.T, scope, key, hash string, run func(context.Context, service.Tx) domain.StoredResponse) idemCall {
 		t.Helper()
-		res, replayed, err := s.idem.Do(ctx, scope, key, hash, run)
+		res, replayed, err := s.idem.Do(ctx, service.IdempotencyKey{Scope: scope, Key: key, RequestHash: hash}, run)
 		return idemCall{res, replayed, err}
 	}
 	requireCall := func(t *testing.T, got idemCall, want domain.StoredResponse, replayed bool) {
@@ -397,7 +398,7 @@ func TestIdempotencyStore(t *testing.T) {
 		entered, release := make(chan struct{}), make(chan struct{})
 		first := make(chan idemCall, 1)
 		go func() {
-			res, replayed, err := s.idem.Do(ctx, scope, "busy", "h1", func(context.Context) domain.StoredResponse {
+			res, replayed, err := s.idem.Do(ctx, service.IdempotencyKey{Scope: scope, Key: "busy", RequestHash: "h1"}, func(context.Context, service.Tx) domain.StoredResponse {
 				close(entered)
 				<-release
 				return created
@@ -429,12 +430,12 @@ func TestIdempotencyStore(t *testing.T) {
 		u := createUser(t, s.users, userOpts{})
 		var sids []string
 		runs := 0
-		run := func(status int) func(context.Context) domain.StoredResponse {
-			return func(ctx context.Context) domain.StoredResponse {
+		run := func(status int) func(context.Context, service.Tx) domain.StoredResponse {
+			return func(ctx context.Context, tx service.Tx) domain.StoredResponse {
 				runs++
 				sid := domain.NewSessionID()
 				sids = append(sids, sid)
-				if err := s.sessions.Create(ctx, sid, u.ID, domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
+				if err := s.sessions.CreateIn(ctx, tx, sid, u.ID, domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
 					t.Errorf("write inside the request: %v", err)
 				}
 				return domain.StoredResponse{Status: status, Body: []byte(`{"status":"` + time.Now().String() + `"}`)}
@@ -470,8 +471,8 @@ func TestIdempotencyStore(t *testing.T) {
 		scope := newScope()
 		u := createUser(t, s.users, userOpts{})
 		sid := domain.NewSessionID()
-		requireCall(t, do(t, scope, "k", "h", func(ctx context.Context) domain.StoredResponse {
-			if err := s.sessions.Create(ctx, sid, u.ID, domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
+		requireCall(t, do(t, scope, "k", "h", func(ctx context.Context, tx service.Tx) domain.StoredResponse {
+			if err := s.sessions.CreateIn(ctx, tx, sid, u.ID, domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
 				t.Errorf("write inside the request: %v", err)
 			}
 			// Not visible outside the transaction yet.
@@ -491,13 +492,13 @@ func TestIdempotencyStore(t *testing.T) {
 		taken := createUser(t, s.users, userOpts{})
 		rejected := domain.StoredResponse{Status: 422, Body: []byte(`{"errors":{"email":["has already been taken"]}}`)}
 		sid := domain.NewSessionID()
-		got := do(t, scope, "k", "h", func(ctx context.Context) domain.StoredResponse {
-			// A write that succeeds, then one that fails inside the request's transaction (a
-			// single statement, no savepoint of its own), as a registration with a taken email does.
-			if err := s.sessions.Create(ctx, sid, taken.ID, domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
+		got := do(t, scope, "k", "h", func(ctx context.Context, tx service.Tx) domain.StoredResponse {
+			// A write that succeeds, then one that fails inside the request's unit of work, as a
+			// registration with a taken email does.
+			if err := s.sessions.CreateIn(ctx, tx, sid, taken.ID, domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
 				t.Errorf("first write: %v", err)
 			}
-			_, err := s.users.Create(ctx, domain.User{Email: taken.Email, Username: uniqueName("dup"), PasswordHash: "x"})
+			_, err := s.users.CreateIn(ctx, tx, domain.User{Email: taken.Email, Username: uniqueName("dup"), PasswordHash: "x"})
 			if !errors.Is(err, domain.ErrEmailTaken) {
 				t.Errorf("duplicate insert = %v, want ErrEmailTaken", err)
 			}
@@ -514,9 +515,10 @@ func TestIdempotencyStore(t *testing.T) {
 		t.Parallel()
 		scope := newScope()
 		taken := createUser(t, s.users, userOpts{})
-		got := do(t, scope, "k", "h", func(ctx context.Context) domain.StoredResponse {
-			_, _ = s.users.Create(ctx, domain.User{Email: taken.Email, Username: uniqueName("dup"), PasswordHash: "x"})
-			return created // a handler that swallowed the error
+		got := do(t, scope, "k", "h", func(ctx context.Context, tx service.Tx) domain.StoredResponse {
+			// A statement that fails outside any savepoint aborts the whole unit of work.
+			_, _ = tx.(*repository.Tx).Exec(ctx, "INSERT INTO users (email, username, password_hash) VALUES ($1, $2, 'x')", taken.Email, uniqueName("dup"))
+			return created // a use case that swallowed the error
 		})
 		if got.err == nil {
 			t.Fatalf("Do = %+v, want an error: the transaction is aborted, its writes are gone", got)
@@ -535,7 +537,7 @@ func TestIdempotencyStore(t *testing.T) {
 					t.Error("the panic did not propagate")
 				}
 			}()
-			_, _, _ = s.idem.Do(ctx, scope, "k", "h", func(context.Context) domain.StoredResponse { panic("handler bug") })
+			_, _, _ = s.idem.Do(ctx, service.IdempotencyKey{Scope: scope, Key: "k", RequestHash: "h"}, func(context.Context, service.Tx) domain.StoredResponse { panic("handler bug") })
 		}()
 		// Not "in flight" forever: the transaction and its advisory lock were released.
 		requireCall(t, do(t, scope, "k", "h", answer(created)), created, false)
@@ -578,7 +580,7 @@ func TestIdempotencyStore(t *testing.T) {
 		var runs atomic.Int64
 		calls := make([]idemCall, n)
 		together(n, func(i int) {
-			res, replayed, err := s.idem.Do(ctx, scope, "k", "h", func(context.Context) domain.StoredResponse {
+			res, replayed, err := s.idem.Do(ctx, service.IdempotencyKey{Scope: scope, Key: "k", RequestHash: "h"}, func(context.Context, service.Tx) domain.StoredResponse {
 				runs.Add(1)
 				return created
 			})

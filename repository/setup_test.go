@@ -72,7 +72,7 @@ func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
 	log := testenv.Logger(t)
 	ks := cache.Keyspace(r.Prefix)
 	uc := cache.NewUserCache(cacheRDB, ks, o.Policy, log)
-	q := &countingQuerier{Querier: dao.New(pool)}
+	q := &countingQuerier{Querier: dao.New()}
 	e := &env{
 		pool:     pool,
 		rdb:      r.Client,
@@ -80,7 +80,7 @@ func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
 		cache:    uc,
 		q:        q,
 		users:    repository.NewUserRepository(pool, q, uc, log),
-		follows:  repository.NewFollowRepository(dao.New(pool)),
+		follows:  repository.NewFollowRepository(pool, dao.New()),
 		artCache: cache.NewArticleCache(cacheRDB, ks, o.Policy, log),
 		pages:    cache.NewAuthorPageCache(cacheRDB, ks, o.Policy),
 		counters: cache.NewCountersCache(cacheRDB, ks, o.Policy),
@@ -129,53 +129,53 @@ type countingQuerier struct {
 	gate                  *gate        // nil: no hold; set before the goroutines that use it start
 }
 
-func (q *countingQuerier) ArticleGetBySlug(ctx context.Context, slug string) (dao.Article, error) {
+func (q *countingQuerier) ArticleGetBySlug(ctx context.Context, db dao.DBTX, slug string) (dao.Article, error) {
 	q.bySlug.Add(1)
 	if err := q.hold(ctx); err != nil {
 		return dao.Article{}, err
 	}
-	return q.Querier.ArticleGetBySlug(ctx, slug)
+	return q.Querier.ArticleGetBySlug(ctx, db, slug)
 }
 
-func (q *countingQuerier) ArticleListByAuthor(ctx context.Context, arg dao.ArticleListByAuthorParams) ([]dao.ArticleListByAuthorRow, error) {
+func (q *countingQuerier) ArticleListByAuthor(ctx context.Context, db dao.DBTX, arg dao.ArticleListByAuthorParams) ([]dao.ArticleListByAuthorRow, error) {
 	q.listByAuthor.Add(1)
-	return q.Querier.ArticleListByAuthor(ctx, arg)
+	return q.Querier.ArticleListByAuthor(ctx, db, arg)
 }
 
-func (q *countingQuerier) ArticleCountByAuthor(ctx context.Context, arg dao.ArticleCountByAuthorParams) (int64, error) {
+func (q *countingQuerier) ArticleCountByAuthor(ctx context.Context, db dao.DBTX, arg dao.ArticleCountByAuthorParams) (int64, error) {
 	q.countByAuthor.Add(1)
-	return q.Querier.ArticleCountByAuthor(ctx, arg)
+	return q.Querier.ArticleCountByAuthor(ctx, db, arg)
 }
 
-func (q *countingQuerier) TagListPopular(ctx context.Context, lim int32) ([]string, error) {
+func (q *countingQuerier) TagListPopular(ctx context.Context, db dao.DBTX, lim int32) ([]string, error) {
 	q.tagLists.Add(1)
-	return q.Querier.TagListPopular(ctx, lim)
+	return q.Querier.TagListPopular(ctx, db, lim)
 }
 
-func (q *countingQuerier) InteractiveGetMany(ctx context.Context, arg dao.InteractiveGetManyParams) ([]dao.Interactive, error) {
+func (q *countingQuerier) InteractiveGetMany(ctx context.Context, db dao.DBTX, arg dao.InteractiveGetManyParams) ([]dao.Interactive, error) {
 	q.counterLoads.Add(1)
-	return q.Querier.InteractiveGetMany(ctx, arg)
+	return q.Querier.InteractiveGetMany(ctx, db, arg)
 }
 
-func (q *countingQuerier) UserGetByID(ctx context.Context, id int64) (dao.User, error) {
+func (q *countingQuerier) UserGetByID(ctx context.Context, db dao.DBTX, id int64) (dao.User, error) {
 	q.byID.Add(1)
 	if err := q.hold(ctx); err != nil {
 		return dao.User{}, err
 	}
-	return q.Querier.UserGetByID(ctx, id)
+	return q.Querier.UserGetByID(ctx, db, id)
 }
 
-func (q *countingQuerier) UserGetByUsername(ctx context.Context, username string) (dao.User, error) {
+func (q *countingQuerier) UserGetByUsername(ctx context.Context, db dao.DBTX, username string) (dao.User, error) {
 	q.byName.Add(1)
 	if err := q.hold(ctx); err != nil {
 		return dao.User{}, err
 	}
-	return q.Querier.UserGetByUsername(ctx, username)
+	return q.Querier.UserGetByUsername(ctx, db, username)
 }
 
-func (q *countingQuerier) UserGetByEmail(ctx context.Context, email string) (dao.User, error) {
+func (q *countingQuerier) UserGetByEmail(ctx context.Context, db dao.DBTX, email string) (dao.User, error) {
 	q.byEmail.Add(1)
-	return q.Querier.UserGetByEmail(ctx, email)
+	return q.Querier.UserGetByEmail(ctx, db, email)
 }
 
 func (q *countingQuerier) hold(ctx context.Context) error {

@@ -461,46 +461,64 @@ func TestRunTx_CommitOutcomeUnknown(t *testing.T) {
 	})
 }
 
-func TestWithTx_RepositoryCallsJoinTheTransaction(t *testing.T) {
+func TestUnitOfWork_RepositoryCallsJoinTheTransaction(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	s := setupSafety(t, db)
+	uow := repository.NewUnitOfWork(s.pool)
 	errRollback := errors.New("roll it all back")
 
 	tests := []struct {
 		name    string
-		outcome error // what the outer transaction's fn returns
-		want    int64 // sessions and api keys that exist afterwards
+		outcome error // what the unit of work's fn returns
+		want    int64 // users and sessions that exist afterwards
 	}{
-		{name: "outer commit keeps both writes", outcome: nil, want: 1},
-		{name: "outer rollback undoes both, the savepoint write and the single statement", outcome: errRollback, want: 0},
+		{name: "commit keeps both writes", outcome: nil, want: 1},
+		{name: "rollback undoes both", outcome: errRollback, want: 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			u := createUser(t, s.users, userOpts{})
+			name := uniqueName("uow")
 			sid := domain.NewSessionID()
-			err := repository.RunTx(t.Context(), s.pool, repository.RetryPolicy{Attempts: 1}, func(ctx context.Context, tx pgx.Tx) error {
-				ctx = repository.WithTx(ctx, tx)
-				// inTx under an ambient transaction: a savepoint of it.
-				if err := s.sessions.Create(ctx, sid, u.ID, domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
+			err := uow.InTx(t.Context(), func(tx *repository.Tx) error {
+				u, err := s.users.CreateIn(t.Context(), tx, domain.User{Email: name + "@example.com", Username: name, PasswordHash: "x"})
+				if err != nil {
 					return err
 				}
-				// A single statement: routed to the ambient transaction by ctxDB.
-				if _, err := s.keys.Create(ctx, u.ID, "k", "iw_xxxxxx", domain.HashSecret("iw_"+sid)); err != nil {
+				if err := s.sessions.CreateIn(t.Context(), tx, sid, u.ID, domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
 					return err
 				}
 				return tc.outcome
 			})
 			if !errors.Is(err, tc.outcome) {
-				t.Fatalf("RunTx = %v, want %v", err, tc.outcome)
+				t.Fatalf("InTx = %v, want %v", err, tc.outcome)
+			}
+			if n := s.count(t, `SELECT count(*) FROM users WHERE username = $1`, name); n != tc.want {
+				t.Errorf("%d users, want %d", n, tc.want)
 			}
 			if n := s.count(t, `SELECT count(*) FROM sessions WHERE id = $1`, sid); n != tc.want {
 				t.Errorf("%d sessions, want %d", n, tc.want)
 			}
-			if n := s.count(t, `SELECT count(*) FROM api_keys WHERE user_id = $1`, u.ID); n != tc.want {
-				t.Errorf("%d api keys, want %d", n, tc.want)
-			}
 		})
 	}
+
+	t.Run("a rejected write in a savepoint leaves the unit of work usable", func(t *testing.T) {
+		t.Parallel()
+		taken := createUser(t, s.users, userOpts{})
+		name := uniqueName("after")
+		err := uow.InTx(t.Context(), func(tx *repository.Tx) error {
+			if _, err := s.users.CreateIn(t.Context(), tx, domain.User{Email: taken.Email, Username: uniqueName("dup"), PasswordHash: "x"}); !errors.Is(err, domain.ErrEmailTaken) {
+				t.Errorf("duplicate email = %v, want ErrEmailTaken", err)
+			}
+			_, err := s.users.CreateIn(t.Context(), tx, domain.User{Email: name + "@example.com", Username: name, PasswordHash: "x"})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("InTx = %v", err)
+		}
+		if n := s.count(t, `SELECT count(*) FROM users WHERE username = $1`, name); n != 1 {
+			t.Fatalf("%d users written after the rejection, want 1", n)
+		}
+	})
 }

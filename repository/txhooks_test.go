@@ -2,82 +2,178 @@ package repository_test
 
 import (
 	"context"
+	"errors"
+	"net"
+	"strconv"
+	"sync/atomic"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
 )
 
-// TestIdempotentRequestCacheChangesWaitForCommit: a write made inside an idempotent request's
-// transaction changes the caches only once that transaction has committed — before it, a reader
-// could refill a cache from the state without the write — and not at all when it rolls back.
-func TestIdempotentRequestCacheChangesWaitForCommit(t *testing.T) {
+// TestUnitOfWorkHooks: what a unit of work registers with AfterCommit runs once COMMIT has
+// succeeded, and never after a rollback or a COMMIT whose outcome is unknown; Finally runs
+// either way; a retried attempt's hooks go with the attempt.
+func TestUnitOfWorkHooks(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	ctx := t.Context()
+	errRollback := errors.New("roll back")
+
+	type counts struct{ committed, finally atomic.Int64 }
+	register := func(tx *repository.Tx, c *counts, committedBefore *bool) {
+		tx.AfterCommit(func(ctx context.Context) {
+			if ctx.Err() != nil {
+				t.Error("a commit hook got a cancelled context")
+			}
+			c.committed.Add(1)
+		})
+		tx.Finally(func() { c.finally.Add(1) })
+		if committedBefore != nil {
+			*committedBefore = c.committed.Load() > 0
+		}
+	}
+
+	t.Run("run after commit, not before", func(t *testing.T) {
+		t.Parallel()
+		var c counts
+		var early bool
+		err := repository.NewUnitOfWork(db.Pool).InTx(ctx, func(tx *repository.Tx) error {
+			register(tx, &c, &early)
+			_, err := tx.Exec(ctx, `SELECT 1`)
+			return err
+		})
+		if err != nil || early || c.committed.Load() != 1 || c.finally.Load() != 1 {
+			t.Fatalf("InTx = %v; ran before commit %v; commit hooks %d, finally %d; want 1 and 1 after the commit",
+				err, early, c.committed.Load(), c.finally.Load())
+		}
+	})
+
+	t.Run("dropped on rollback", func(t *testing.T) {
+		t.Parallel()
+		var c counts
+		err := repository.NewUnitOfWork(db.Pool).InTx(ctx, func(tx *repository.Tx) error {
+			register(tx, &c, nil)
+			return errRollback
+		})
+		if !errors.Is(err, errRollback) || c.committed.Load() != 0 || c.finally.Load() != 1 {
+			t.Fatalf("InTx = %v; commit hooks %d, finally %d; want 0 and 1", err, c.committed.Load(), c.finally.Load())
+		}
+	})
+
+	t.Run("dropped with an attempt that lost a race and was retried", func(t *testing.T) {
+		t.Parallel()
+		var c counts
+		attempts := 0
+		err := repository.NewUnitOfWork(db.Pool).InTx(ctx, func(tx *repository.Tx) error {
+			attempts++
+			register(tx, &c, nil)
+			if attempts == 1 {
+				return pgErr("40001")
+			}
+			return nil
+		})
+		if err != nil || attempts != 2 || c.committed.Load() != 1 || c.finally.Load() != 2 {
+			t.Fatalf("InTx = %v after %d attempts; commit hooks %d, finally %d; want 1 (the committed attempt's) and 2",
+				err, attempts, c.committed.Load(), c.finally.Load())
+		}
+	})
+
+	t.Run("dropped when the outcome of COMMIT is unknown", func(t *testing.T) {
+		t.Parallel()
+		cfg, err := pgxpool.ParseConfig(db.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy := newCutProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
+		host, port, _ := net.SplitHostPort(proxy.ln.Addr().String())
+		p, _ := strconv.Atoi(port)
+		cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
+		cfg.MaxConns = 1
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		var c counts
+		err = repository.NewUnitOfWork(pool).InTx(ctx, func(tx *repository.Tx) error {
+			register(tx, &c, nil)
+			proxy.cut() // COMMIT goes into a dead socket
+			return nil
+		})
+		if !errors.Is(err, repository.ErrCommitUnknown) || c.committed.Load() != 0 || c.finally.Load() != 1 {
+			t.Fatalf("InTx = %v; commit hooks %d, finally %d; want ErrCommitUnknown, 0 and 1", err, c.committed.Load(), c.finally.Load())
+		}
+	})
+}
+
+// TestCacheChangesWaitForCommit: a repository write made in a caller's unit of work changes the
+// caches only once the unit of work has committed — before it, a reader could refill a cache from
+// the state without the write — and not at all when it rolls back.
+func TestCacheChangesWaitForCommit(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	e := setup(t, db, envOpts{})
-	store := repository.NewIdempotencyStore(e.pool, e.q)
+	uow := repository.NewUnitOfWork(e.pool)
 	ctx := t.Context()
-	respond := func(status int) domain.StoredResponse {
-		return domain.StoredResponse{Status: status, Body: []byte("{}")}
-	}
+	errRollback := errors.New("roll back")
 
-	t.Run("like", func(t *testing.T) {
-		a := createArticle(t, e, articleOpts{})
-		fan := createUser(t, e.users, userOpts{})
-		e.countersOf(t, a.ID) // the hash exists, so an increment would show
-		_, _, err := store.Do(ctx, "user:like", testenv.RandomID(8), "h", func(ctx context.Context) domain.StoredResponse {
-			if err := e.inter.Like(ctx, domain.BizArticle, a.ID, fan.ID); err != nil {
-				t.Errorf("Like: %v", err)
+	t.Run("published article is warmed after the commit", func(t *testing.T) {
+		author := createUser(t, e.users, userOpts{})
+		slug := "uow-" + testenv.RandomID(6)
+		err := uow.InTx(ctx, func(tx *repository.Tx) error {
+			if _, err := e.articles.CreateIn(ctx, tx, domain.Article{Slug: slug, AuthorID: author.ID, Title: "T", Description: "D", Body: "B", Status: domain.StatusPublished}); err != nil {
+				return err
 			}
-			if n, _ := e.redisLikes(t, a.ID); n != 0 {
-				t.Errorf("Redis like_cnt = %d inside the transaction, want 0 until it commits", n)
+			if _, ok := e.cachedArticle(t, slug); ok {
+				t.Error("the article is in the cache before its unit of work committed")
 			}
-			return respond(200)
+			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.checkLikes(t, a.ID, 1)
+		if _, ok := e.cachedArticle(t, slug); !ok {
+			t.Fatal("the published article was not warmed after the commit")
+		}
 	})
 
-	t.Run("like_rolled_back", func(t *testing.T) {
-		a := createArticle(t, e, articleOpts{})
-		fan := createUser(t, e.users, userOpts{})
-		e.countersOf(t, a.ID)
-		_, _, err := store.Do(ctx, "user:like", testenv.RandomID(8), "h", func(ctx context.Context) domain.StoredResponse {
-			if err := e.inter.Like(ctx, domain.BizArticle, a.ID, fan.ID); err != nil {
-				t.Errorf("Like: %v", err)
+	t.Run("rolled back article leaves the cache alone", func(t *testing.T) {
+		author := createUser(t, e.users, userOpts{})
+		slug := "uow-" + testenv.RandomID(6)
+		err := uow.InTx(ctx, func(tx *repository.Tx) error {
+			if _, err := e.articles.CreateIn(ctx, tx, domain.Article{Slug: slug, AuthorID: author.ID, Title: "T", Description: "D", Body: "B", Status: domain.StatusPublished}); err != nil {
+				return err
 			}
-			return respond(503) // a server error: the transaction rolls back
+			return errRollback
 		})
-		if err != nil {
+		if !errors.Is(err, errRollback) {
 			t.Fatal(err)
 		}
-		e.checkLikes(t, a.ID, 0)
+		if c, ok := e.cachedArticle(t, slug); ok {
+			t.Fatalf("a rolled back article was cached: %+v", c)
+		}
 	})
 
-	t.Run("article_update", func(t *testing.T) {
-		a := createArticle(t, e, articleOpts{})
-		e.getArticle(t, a.Slug) // cached
-		_, _, err := store.Do(ctx, "user:edit", testenv.RandomID(8), "h", func(ctx context.Context) domain.StoredResponse {
-			_, err := e.articles.Update(ctx, a.ID, func(x *domain.Article) error {
-				x.Title = "Changed in an idempotent request"
-				return nil
-			})
-			if err != nil {
-				t.Errorf("Update: %v", err)
-			}
-			if c, ok := e.cachedArticle(t, a.Slug); !ok || c.Title != a.Title {
-				t.Errorf("cache entry inside the transaction: %+v (present %v), want the old one until the commit", c, ok)
-			}
-			return respond(200)
+	t.Run("user cache entries drop after the commit", func(t *testing.T) {
+		name := uniqueName("late")
+		// A lookup before the insert leaves a null marker behind.
+		if _, err := e.users.GetByUsername(ctx, name); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("GetByUsername = %v, want ErrNotFound", err)
+		}
+		err := uow.InTx(ctx, func(tx *repository.Tx) error {
+			_, err := e.users.CreateIn(ctx, tx, domain.User{Email: name + "@example.com", Username: name, PasswordHash: "x"})
+			return err
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := e.getArticle(t, a.Slug); got.Title != "Changed in an idempotent request" {
-			t.Fatalf("after the commit the article reads %q: the cache kept the old entry", got.Title)
+		if _, err := e.users.GetByUsername(ctx, name); err != nil {
+			t.Fatalf("after the commit GetByUsername = %v: the null marker survived", err)
 		}
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // UserRepository stores accounts in PostgreSQL and reads them by id and username through the user
@@ -36,21 +37,41 @@ func NewUserRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.UserCache, lo
 
 // Create inserts a new user.
 func (r *UserRepository) Create(ctx context.Context, u domain.User) (domain.User, error) {
-	row, err := r.q.UserInsert(ctx, dao.UserInsertParams{
-		Email: u.Email, Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image,
-	})
+	row, err := r.q.UserInsert(ctx, r.pool, userInsertParams(u))
 	if err != nil {
 		return domain.User{}, wrapf(err, "insert user")
 	}
 	// A lookup of this username just before the insert may have left a null marker behind.
-	r.invalidate(ctx, row.ID, row.Username)
+	r.invalidateNow(ctx, row.ID, row.Username)
 	return userFromRow(row), nil
+}
+
+// CreateIn inserts a new user in the caller's unit of work. The insert runs in a savepoint, so a
+// taken email or username (domain.ErrEmailTaken, domain.ErrUsernameTaken) leaves the unit of work
+// usable, for storing that answer.
+func (r *UserRepository) CreateIn(ctx context.Context, stx service.Tx, u domain.User) (domain.User, error) {
+	tx := txOf(stx)
+	var row dao.User
+	err := tx.savepoint(ctx, func(db pgx.Tx) error {
+		var err error
+		row, err = queries.UserInsert(ctx, db, userInsertParams(u))
+		return err
+	})
+	if err != nil {
+		return domain.User{}, wrapf(err, "insert user")
+	}
+	tx.AfterCommit(func(ctx context.Context) { r.invalidateNow(ctx, row.ID, row.Username) })
+	return userFromRow(row), nil
+}
+
+func userInsertParams(u domain.User) dao.UserInsertParams {
+	return dao.UserInsertParams{Email: u.Email, Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image}
 }
 
 // GetByID returns the user with id, through the cache.
 func (r *UserRepository) GetByID(ctx context.Context, id int64) (domain.User, error) {
-	return r.cache.ByID(withoutTx(ctx), id, func(ctx context.Context) (domain.User, error) {
-		row, err := r.q.UserGetByID(ctx, id)
+	return r.cache.ByID(ctx, id, func(ctx context.Context) (domain.User, error) {
+		row, err := r.q.UserGetByID(ctx, r.pool, id)
 		if err != nil {
 			return domain.User{}, wrapf(err, "get user %d", id)
 		}
@@ -60,8 +81,8 @@ func (r *UserRepository) GetByID(ctx context.Context, id int64) (domain.User, er
 
 // GetByUsername returns the user with username (case-insensitive), through the cache.
 func (r *UserRepository) GetByUsername(ctx context.Context, username string) (domain.User, error) {
-	return r.cache.ByUsername(withoutTx(ctx), username, func(ctx context.Context) (domain.User, error) {
-		row, err := r.q.UserGetByUsername(ctx, username)
+	return r.cache.ByUsername(ctx, username, func(ctx context.Context) (domain.User, error) {
+		row, err := r.q.UserGetByUsername(ctx, r.pool, username)
 		if err != nil {
 			return domain.User{}, wrapf(err, "get user %q", username)
 		}
@@ -71,7 +92,7 @@ func (r *UserRepository) GetByUsername(ctx context.Context, username string) (do
 
 // GetByEmail returns the user with email, password hash included. It bypasses the cache.
 func (r *UserRepository) GetByEmail(ctx context.Context, email string) (domain.User, error) {
-	row, err := r.q.UserGetByEmail(ctx, email)
+	row, err := r.q.UserGetByEmail(ctx, r.pool, email)
 	if err != nil {
 		return domain.User{}, wrapf(err, "get user by email")
 	}
@@ -82,8 +103,8 @@ func (r *UserRepository) GetByEmail(ctx context.Context, email string) (domain.U
 // it drops the cache entries under the old and the new username.
 func (r *UserRepository) Update(ctx context.Context, id int64, change func(*domain.User) error) (domain.User, error) {
 	var before, after dao.User
-	err := inTx(ctx, r.pool, func(q *dao.Queries) error {
-		row, err := q.UserGetByIDForUpdate(ctx, id)
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+		row, err := queries.UserGetByIDForUpdate(ctx, tx, id)
 		if err != nil {
 			return wrapf(err, "lock user %d", id)
 		}
@@ -92,35 +113,35 @@ func (r *UserRepository) Update(ctx context.Context, id int64, change func(*doma
 		if err := change(&u); err != nil {
 			return err
 		}
-		after, err = q.UserUpdate(ctx, dao.UserUpdateParams{
+		after, err = queries.UserUpdate(ctx, tx, dao.UserUpdateParams{
 			ID: id, Email: u.Email, Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image,
 		})
-		return wrapf(err, "update user %d", id)
+		if err != nil {
+			return wrapf(err, "update user %d", id)
+		}
+		tx.AfterCommit(func(ctx context.Context) { r.invalidateNow(ctx, id, before.Username, after.Username) })
+		return nil
 	})
 	if err != nil {
 		return domain.User{}, err
 	}
-	r.invalidate(ctx, id, before.Username, after.Username)
 	return userFromRow(after), nil
 }
 
 // ReplacePasswordHash swaps the hash only if it still equals oldHash. Hashes are never cached, so
 // no cache entry changes.
 func (r *UserRepository) ReplacePasswordHash(ctx context.Context, id int64, oldHash, newHash string) error {
-	return wrapf(r.q.UserUpdatePasswordHash(ctx, dao.UserUpdatePasswordHashParams{
+	return wrapf(r.q.UserUpdatePasswordHash(ctx, r.pool, dao.UserUpdatePasswordHashParams{
 		ID: id, OldPasswordHash: oldHash, PasswordHash: newHash,
 	}), "replace password hash of user %d", id)
 }
 
-// invalidate drops cached entries after a write. PostgreSQL already has the truth, so a failure only
-// leaves a stale entry for at most one TTL: it is logged, not returned.
-// Inside a request's transaction it waits for the commit (afterTx).
-func (r *UserRepository) invalidate(ctx context.Context, id int64, usernames ...string) {
-	afterTx(ctx, func(ctx context.Context) {
-		if err := r.cache.Invalidate(context.WithoutCancel(ctx), id, usernames...); err != nil {
-			r.log.WarnContext(ctx, "user cache invalidation failed", "user_id", id, "err", err)
-		}
-	}, nil)
+// invalidateNow drops cached entries after a committed write. PostgreSQL already has the truth, so
+// a failure only leaves a stale entry for at most one TTL: it is logged, not returned.
+func (r *UserRepository) invalidateNow(ctx context.Context, id int64, usernames ...string) {
+	if err := r.cache.Invalidate(context.WithoutCancel(ctx), id, usernames...); err != nil {
+		r.log.WarnContext(ctx, "user cache invalidation failed", "user_id", id, "err", err)
+	}
 }
 
 func userFromRow(row dao.User) domain.User {
@@ -137,7 +158,7 @@ func (r *UserRepository) GetByIDs(ctx context.Context, ids []int64) (map[int64]d
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := r.q.UserGetByIDs(ctx, ids)
+	rows, err := r.q.UserGetByIDs(ctx, r.pool, ids)
 	if err != nil {
 		return nil, wrapf(err, "get %d users", len(ids))
 	}
@@ -155,9 +176,9 @@ func (r *UserRepository) GetByIDs(ctx context.Context, ids []int64) (map[int64]d
 func (r *UserRepository) FindOrCreateByTarget(ctx context.Context, t domain.CodeTarget, passwordHash string) (domain.User, error) {
 	find := func() (dao.User, error) {
 		if t.Channel == "phone" {
-			return r.q.UserGetByPhone(ctx, t.Address)
+			return r.q.UserGetByPhone(ctx, r.pool, t.Address)
 		}
-		return r.q.UserGetByEmail(ctx, t.Address)
+		return r.q.UserGetByEmail(ctx, r.pool, t.Address)
 	}
 	row, err := find()
 	if err == nil {
@@ -173,11 +194,11 @@ func (r *UserRepository) FindOrCreateByTarget(ctx context.Context, t domain.Code
 	}
 	suffix := make([]byte, 5)
 	_, _ = rand.Read(suffix)
-	row, err = r.q.UserInsertWithPhone(ctx, dao.UserInsertWithPhoneParams{
+	row, err = r.q.UserInsertWithPhone(ctx, r.pool, dao.UserInsertWithPhoneParams{
 		Email: email, Username: fmt.Sprintf("user_%x", suffix), PasswordHash: passwordHash, Phone: phone,
 	})
 	if err == nil {
-		r.invalidate(ctx, row.ID, row.Username)
+		r.invalidateNow(ctx, row.ID, row.Username)
 		return userFromRow(row), nil
 	}
 	if terr := translate(err); errors.Is(terr, domain.ErrEmailTaken) || errors.Is(terr, domain.ErrConflict) {

@@ -18,13 +18,14 @@ type ArticleService struct {
 	follows  FollowRepository
 	reads    ReadRecorder
 	suffix   func() string // random slug suffix for colliding titles
+	idem     IdempotencyStore
 	now      func() time.Time
 }
 
 // NewArticleService returns an ArticleService over its ports. suffix makes the random tail that
 // disambiguates two articles with the same title.
-func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, reads ReadRecorder, suffix SlugSuffix) *ArticleService {
-	return &ArticleService{articles: articles, inter: inter, users: users, follows: follows, reads: reads, suffix: suffix, now: time.Now}
+func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, reads ReadRecorder, suffix SlugSuffix, idem IdempotencyStore) *ArticleService {
+	return &ArticleService{articles: articles, inter: inter, users: users, follows: follows, reads: reads, suffix: suffix, idem: idem, now: time.Now}
 }
 
 // SlugSuffix returns a short random string for slug collisions.
@@ -62,19 +63,48 @@ const maxSlugAttempts = 5
 
 // Create validates and stores a new article written by viewerID.
 func (s *ArticleService) Create(ctx context.Context, viewerID int64, in CreateArticleInput) (domain.ArticleView, error) {
+	a, err := newArticle(viewerID, in)
+	if err != nil {
+		return domain.ArticleView{}, err
+	}
+	return s.create(ctx, viewerID, a, s.articles.Create)
+}
+
+// CreateIdempotent is Create under an Idempotency-Key: the article and the rendered answer commit
+// together, and a retry gets that answer back.
+func (s *ArticleService) CreateIdempotent(ctx context.Context, viewerID int64, in CreateArticleInput, idem Idempotent[domain.ArticleView]) (domain.StoredResponse, bool, error) {
+	return runIdempotent(ctx, s.idem, idem,
+		func() (domain.Article, error) { return newArticle(viewerID, in) },
+		func(ctx context.Context, tx Tx, a domain.Article) (domain.ArticleView, error) {
+			return s.create(ctx, viewerID, a, func(ctx context.Context, a domain.Article) (domain.Article, error) {
+				return s.articles.CreateIn(ctx, tx, a)
+			})
+		})
+}
+
+// newArticle validates the input and builds the article viewerID is about to write.
+func newArticle(viewerID int64, in CreateArticleInput) (domain.Article, error) {
 	in.Tags = domain.NormalizeTags(in.Tags)
 	v := &domain.ValidationError{}
 	domain.ValidateArticle(v, &in.Title, &in.Description, &in.Body, in.Tags)
 	if err := v.OrNil(); err != nil {
-		return domain.ArticleView{}, err
+		return domain.Article{}, err
 	}
 	a := domain.Article{
 		AuthorID: viewerID, Title: strings.TrimSpace(in.Title), Description: strings.TrimSpace(in.Description),
-		Body: in.Body, Tags: domain.NormalizeTags(in.Tags), Status: domain.StatusPublished,
+		Body: in.Body, Tags: in.Tags, Status: domain.StatusPublished,
 	}
 	if in.Draft {
 		a.Status = domain.StatusDraft
 	}
+	return a, nil
+}
+
+// create stores a under its title's slug, or with a random suffix when the slug is taken or
+// reserved, through insert.
+func (s *ArticleService) create(ctx context.Context, viewerID int64, a domain.Article,
+	insert func(ctx context.Context, a domain.Article) (domain.Article, error),
+) (domain.ArticleView, error) {
 	base := domain.Slugify(a.Title)
 	var err error
 	for attempt := 0; attempt < maxSlugAttempts; attempt++ {
@@ -83,7 +113,7 @@ func (s *ArticleService) Create(ctx context.Context, viewerID int64, in CreateAr
 			a.Slug = base + "-" + s.suffix()
 		}
 		var created domain.Article
-		created, err = s.articles.Create(ctx, a)
+		created, err = insert(ctx, a)
 		if err == nil {
 			return s.view(ctx, viewerID, created)
 		}

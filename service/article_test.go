@@ -23,6 +23,7 @@ type articleDeps struct {
 	users    *mocks.MockUserRepository
 	follows  *mocks.MockFollowRepository
 	reads    *recordedReads
+	idem     *mocks.MockIdempotencyStore
 }
 
 // newArticleService returns the service over fresh mocks. Its slug suffix function returns
@@ -36,6 +37,7 @@ func newArticleService(t *testing.T, suffixes ...string) (*service.ArticleServic
 		users:    mocks.NewMockUserRepository(ctrl),
 		follows:  mocks.NewMockFollowRepository(ctrl),
 		reads:    &recordedReads{},
+		idem:     mocks.NewMockIdempotencyStore(ctrl),
 	}
 	var mu sync.Mutex
 	next := 0
@@ -49,7 +51,7 @@ func newArticleService(t *testing.T, suffixes ...string) (*service.ArticleServic
 		next++
 		return suffixes[next-1]
 	}
-	return service.NewArticleService(d.articles, d.inter, d.users, d.follows, d.reads, suffix), d
+	return service.NewArticleService(d.articles, d.inter, d.users, d.follows, d.reads, suffix, d.idem), d
 }
 
 // The people in these tests: writer writes most articles, reader reads them, critic is a third

@@ -258,6 +258,9 @@ type userSessions struct{}
 func (userSessions) Start(_ context.Context, userID int64) (domain.Tokens, error) {
 	return domain.Tokens{Access: fmt.Sprintf("access-%d", userID), Refresh: fmt.Sprintf("refresh-%d", userID)}, nil
 }
+func (u userSessions) StartIn(ctx context.Context, _ service.Tx, userID int64) (domain.Tokens, error) {
+	return u.Start(ctx, userID)
+}
 func (userSessions) Authenticate(context.Context, string) (int64, error) {
 	return 0, domain.ErrUnauthorized
 }
@@ -269,7 +272,7 @@ func TestCodeLogin_ConcurrentFirstLogins(t *testing.T) {
 	db := testenv.NewDB(t)
 	rds := testenv.NewRedis(t)
 	log := testenv.Logger(t)
-	users := repository.NewUserRepository(db.Pool, dao.New(db.Pool),
+	users := repository.NewUserRepository(db.Pool, dao.New(),
 		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
 	svc := service.NewCodeLoginService(acceptingCodes{}, nil, users, plainHasher{}, userSessions{}, log)
 

@@ -12,11 +12,12 @@ type CommentService struct {
 	comments CommentRepository
 	users    UserRepository
 	follows  FollowRepository
+	idem     IdempotencyStore
 }
 
 // NewCommentService returns a CommentService over its ports.
-func NewCommentService(articles ArticleRepository, comments CommentRepository, users UserRepository, follows FollowRepository) *CommentService {
-	return &CommentService{articles: articles, comments: comments, users: users, follows: follows}
+func NewCommentService(articles ArticleRepository, comments CommentRepository, users UserRepository, follows FollowRepository, idem IdempotencyStore) *CommentService {
+	return &CommentService{articles: articles, comments: comments, users: users, follows: follows, idem: idem}
 }
 
 // MaxCommentsPerRequest bounds one list of comments, also when the client asks for "all".
@@ -24,20 +25,47 @@ const MaxCommentsPerRequest = 1000
 
 // Add comments on a readable article as viewerID; the comment gets the article's next number.
 func (s *CommentService) Add(ctx context.Context, viewerID int64, slug, body string) (domain.CommentView, error) {
+	a, err := s.commentable(ctx, viewerID, slug, body)
+	if err != nil {
+		return domain.CommentView{}, err
+	}
+	return s.add(ctx, viewerID, domain.Comment{ArticleID: a.ID, AuthorID: viewerID, Body: body}, s.comments.Create)
+}
+
+// AddIdempotent is Add under an Idempotency-Key: the comment and the rendered answer commit
+// together, and a retry gets that answer back.
+func (s *CommentService) AddIdempotent(ctx context.Context, viewerID int64, slug, body string, idem Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error) {
+	return runIdempotent(ctx, s.idem, idem,
+		func() (domain.Comment, error) {
+			a, err := s.commentable(ctx, viewerID, slug, body)
+			return domain.Comment{ArticleID: a.ID, AuthorID: viewerID, Body: body}, err
+		},
+		func(ctx context.Context, tx Tx, c domain.Comment) (domain.CommentView, error) {
+			return s.add(ctx, viewerID, c, func(ctx context.Context, c domain.Comment) (domain.Comment, error) {
+				return s.comments.CreateIn(ctx, tx, c)
+			})
+		})
+}
+
+// commentable validates a comment's body and returns the article it goes on, if viewerID may
+// read it.
+func (s *CommentService) commentable(ctx context.Context, viewerID int64, slug, body string) (domain.Article, error) {
 	v := &domain.ValidationError{}
 	domain.ValidateComment(v, body)
 	if err := v.OrNil(); err != nil {
-		return domain.CommentView{}, err
+		return domain.Article{}, err
 	}
-	a, err := s.readable(ctx, viewerID, slug)
+	return s.readable(ctx, viewerID, slug)
+}
+
+func (s *CommentService) add(ctx context.Context, viewerID int64, c domain.Comment,
+	insert func(ctx context.Context, c domain.Comment) (domain.Comment, error),
+) (domain.CommentView, error) {
+	created, err := insert(ctx, c)
 	if err != nil {
 		return domain.CommentView{}, err
 	}
-	c, err := s.comments.Create(ctx, domain.Comment{ArticleID: a.ID, AuthorID: viewerID, Body: body})
-	if err != nil {
-		return domain.CommentView{}, err
-	}
-	views, err := s.views(ctx, viewerID, []domain.Comment{c})
+	views, err := s.views(ctx, viewerID, []domain.Comment{created})
 	if err != nil {
 		return domain.CommentView{}, err
 	}

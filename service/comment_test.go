@@ -20,6 +20,7 @@ type commentDeps struct {
 	comments *mocks.MockCommentRepository
 	users    *mocks.MockUserRepository
 	follows  *mocks.MockFollowRepository
+	idem     *mocks.MockIdempotencyStore
 }
 
 func newCommentService(t *testing.T) (*service.CommentService, commentDeps) {
@@ -30,8 +31,9 @@ func newCommentService(t *testing.T) (*service.CommentService, commentDeps) {
 		comments: mocks.NewMockCommentRepository(ctrl),
 		users:    mocks.NewMockUserRepository(ctrl),
 		follows:  mocks.NewMockFollowRepository(ctrl),
+		idem:     mocks.NewMockIdempotencyStore(ctrl),
 	}
-	return service.NewCommentService(d.articles, d.comments, d.users, d.follows), d
+	return service.NewCommentService(d.articles, d.comments, d.users, d.follows, d.idem), d
 }
 
 // commentOn is comment id, number seq on articleID, by authorID.

@@ -14,6 +14,8 @@ import (
 // domain.ErrEmailTaken / domain.ErrUsernameTaken when a uniqueness rule is violated.
 type UserRepository interface {
 	Create(ctx context.Context, u domain.User) (domain.User, error)
+	// CreateIn is Create in the caller's unit of work; a uniqueness rejection leaves tx usable.
+	CreateIn(ctx context.Context, tx Tx, u domain.User) (domain.User, error)
 	GetByID(ctx context.Context, id int64) (domain.User, error)
 	GetByEmail(ctx context.Context, email string) (domain.User, error)
 	GetByUsername(ctx context.Context, username string) (domain.User, error)
@@ -53,6 +55,8 @@ type TokenManager interface {
 // SessionManager starts sessions and authenticates credentials (SessionService).
 type SessionManager interface {
 	Start(ctx context.Context, userID int64) (domain.Tokens, error)
+	// StartIn is Start in the caller's unit of work.
+	StartIn(ctx context.Context, tx Tx, userID int64) (domain.Tokens, error)
 	Authenticate(ctx context.Context, token string) (int64, error)
 }
 
@@ -70,6 +74,8 @@ type ArticleQuery struct {
 type ArticleRepository interface {
 	// Create inserts the article; domain.ErrSlugTaken when the slug exists.
 	Create(ctx context.Context, a domain.Article) (domain.Article, error)
+	// CreateIn is Create in the caller's unit of work; a taken slug leaves tx usable.
+	CreateIn(ctx context.Context, tx Tx, a domain.Article) (domain.Article, error)
 	GetBySlug(ctx context.Context, slug string) (domain.Article, error)
 	// GetByIDs returns the articles among ids that exist, in any order, in one query.
 	GetByIDs(ctx context.Context, ids []int64) ([]domain.Article, error)
@@ -103,6 +109,8 @@ type InteractiveRepository interface {
 // CommentRepository stores comments, numbering each article's comments 1, 2, 3, ...
 type CommentRepository interface {
 	Create(ctx context.Context, c domain.Comment) (domain.Comment, error)
+	// CreateIn is Create in the caller's unit of work.
+	CreateIn(ctx context.Context, tx Tx, c domain.Comment) (domain.Comment, error)
 	List(ctx context.Context, articleID, afterSeq int64, limit int) ([]domain.Comment, error)
 	Get(ctx context.Context, id int64) (domain.Comment, error)
 	Delete(ctx context.Context, id int64) error

@@ -16,6 +16,8 @@ import (
 // SessionRepository stores login sessions (refresh-token families) and their refresh tokens.
 type SessionRepository interface {
 	Create(ctx context.Context, sessionID string, userID int64, refreshHash []byte, expires time.Time) error
+	// CreateIn is Create in the caller's unit of work.
+	CreateIn(ctx context.Context, tx Tx, sessionID string, userID int64, refreshHash []byte, expires time.Time) error
 	// Rotate spends the refresh token with hash and stores the next one in its session, atomically,
 	// returning the session's user and id. A token that was already spent revokes its whole
 	// session (someone replayed it: theft) and is domain.ErrRefreshInvalid, as is an unknown,
@@ -78,9 +80,22 @@ func NewSessionService(repo SessionRepository, revoked RevocationCache, tokens T
 
 // Start opens a session for userID: a new refresh-token family and an access token tied to it.
 func (s *SessionService) Start(ctx context.Context, userID int64) (domain.Tokens, error) {
+	return s.start(userID, func(sid string, hash []byte, expires time.Time) error {
+		return s.repo.Create(ctx, sid, userID, hash, expires)
+	})
+}
+
+// StartIn is Start in the caller's unit of work: the session exists exactly when tx commits.
+func (s *SessionService) StartIn(ctx context.Context, tx Tx, userID int64) (domain.Tokens, error) {
+	return s.start(userID, func(sid string, hash []byte, expires time.Time) error {
+		return s.repo.CreateIn(ctx, tx, sid, userID, hash, expires)
+	})
+}
+
+func (s *SessionService) start(userID int64, store func(sid string, refreshHash []byte, expires time.Time) error) (domain.Tokens, error) {
 	sid := domain.NewSessionID()
 	refresh := domain.NewSecret(32)
-	if err := s.repo.Create(ctx, sid, userID, domain.HashSecret(refresh), s.now().Add(s.cfg.RefreshTTL)); err != nil {
+	if err := store(sid, domain.HashSecret(refresh), s.now().Add(s.cfg.RefreshTTL)); err != nil {
 		return domain.Tokens{}, err
 	}
 	access, err := s.tokens.Issue(userID, sid)

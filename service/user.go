@@ -15,6 +15,7 @@ type UserService struct {
 	users    UserRepository
 	hasher   PasswordHasher
 	sessions SessionManager
+	idem     IdempotencyStore
 	log      *slog.Logger
 
 	dummyOnce sync.Once
@@ -22,8 +23,8 @@ type UserService struct {
 }
 
 // NewUserService returns a UserService over its ports.
-func NewUserService(users UserRepository, hasher PasswordHasher, sessions SessionManager, log *slog.Logger) *UserService {
-	return &UserService{users: users, hasher: hasher, sessions: sessions, log: log}
+func NewUserService(users UserRepository, hasher PasswordHasher, sessions SessionManager, idem IdempotencyStore, log *slog.Logger) *UserService {
+	return &UserService{users: users, hasher: hasher, sessions: sessions, idem: idem, log: log}
 }
 
 // RegisterInput is what a new account needs.
@@ -51,23 +52,51 @@ type Session struct {
 
 // Register validates the input, creates the account and returns it with an access token.
 func (s *UserService) Register(ctx context.Context, in RegisterInput) (Session, error) {
+	u, err := s.newAccount(in)
+	if err != nil {
+		return Session{}, err
+	}
+	created, err := s.users.Create(ctx, u)
+	if err != nil {
+		return Session{}, uniquenessAsValidation(err)
+	}
+	return s.session(ctx, created)
+}
+
+// RegisterIdempotent is Register under an Idempotency-Key: the account, its session and the
+// rendered answer commit together, and a retry gets that answer back. The password is hashed
+// before the unit of work opens, so no connection waits on it.
+func (s *UserService) RegisterIdempotent(ctx context.Context, in RegisterInput, idem Idempotent[Session]) (domain.StoredResponse, bool, error) {
+	return runIdempotent(ctx, s.idem, idem,
+		func() (domain.User, error) { return s.newAccount(in) },
+		func(ctx context.Context, tx Tx, u domain.User) (Session, error) {
+			created, err := s.users.CreateIn(ctx, tx, u)
+			if err != nil {
+				return Session{}, uniquenessAsValidation(err)
+			}
+			t, err := s.sessions.StartIn(ctx, tx, created.ID)
+			if err != nil {
+				return Session{}, fmt.Errorf("start session for user %d: %w", created.ID, err)
+			}
+			return Session{User: created, Token: t.Access, Refresh: t.Refresh}, nil
+		})
+}
+
+// newAccount validates a registration and hashes its password: the work that needs no database.
+func (s *UserService) newAccount(in RegisterInput) (domain.User, error) {
 	in.Email = domain.NormalizeEmail(in.Email)
 	v := &domain.ValidationError{}
 	domain.ValidateUsername(v, in.Username)
 	domain.ValidateEmail(v, in.Email)
 	domain.ValidatePassword(v, in.Password)
 	if err := v.OrNil(); err != nil {
-		return Session{}, err
+		return domain.User{}, err
 	}
 	hash, err := s.hasher.Hash(in.Password)
 	if err != nil {
-		return Session{}, fmt.Errorf("hash password: %w", err)
+		return domain.User{}, fmt.Errorf("hash password: %w", err)
 	}
-	u, err := s.users.Create(ctx, domain.User{Email: in.Email, Username: in.Username, PasswordHash: hash})
-	if err != nil {
-		return Session{}, uniquenessAsValidation(err)
-	}
-	return s.session(ctx, u)
+	return domain.User{Email: in.Email, Username: in.Username, PasswordHash: hash}, nil
 }
 
 // Login checks an email and password. Unknown emails and wrong passwords both give

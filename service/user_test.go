@@ -20,6 +20,7 @@ type userDeps struct {
 	repo   *mocks.MockUserRepository
 	hasher *mocks.MockPasswordHasher
 	tokens *mocks.MockSessionManager
+	idem   *mocks.MockIdempotencyStore
 }
 
 func newUserService(t *testing.T) (*service.UserService, userDeps) {
@@ -29,8 +30,9 @@ func newUserService(t *testing.T) (*service.UserService, userDeps) {
 		repo:   mocks.NewMockUserRepository(ctrl),
 		hasher: mocks.NewMockPasswordHasher(ctrl),
 		tokens: mocks.NewMockSessionManager(ctrl),
+		idem:   mocks.NewMockIdempotencyStore(ctrl),
 	}
-	return service.NewUserService(d.repo, d.hasher, d.tokens, discardLogger), d
+	return service.NewUserService(d.repo, d.hasher, d.tokens, d.idem, discardLogger), d
 }
 
 // untouched proves that rejected input reaches neither storage, the hasher nor the token issuer.

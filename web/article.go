@@ -95,10 +95,14 @@ func (h *ArticleHandler) Create(c *gin.Context) {
 		return
 	}
 	a := req.Article
-	v, err := h.articles.Create(c.Request.Context(), viewerID(c), service.CreateArticleInput{
-		Title: a.Title, Description: a.Description, Body: a.Body, Tags: a.TagList, Draft: a.Draft,
-	})
-	h.respondOne(c, http.StatusCreated, v, err)
+	in := service.CreateArticleInput{Title: a.Title, Description: a.Description, Body: a.Body, Tags: a.TagList, Draft: a.Draft}
+	respond := func(v domain.ArticleView, err error) { h.respondOne(c, http.StatusCreated, v, err) }
+	if key, ok := idempotencyKeyOf(c); ok {
+		res, replayed, err := h.articles.CreateIdempotent(c.Request.Context(), viewerID(c), in, idempotent(c, key, respond))
+		writeStored(c, h.log, res, replayed, err)
+		return
+	}
+	respond(h.articles.Create(c.Request.Context(), viewerID(c), in))
 }
 
 // Get handles GET /api/articles/:slug.

@@ -48,12 +48,19 @@ func (h *CommentHandler) Add(c *gin.Context) {
 	if !bindJSON(c, &req) {
 		return
 	}
-	v, err := h.comments.Add(c.Request.Context(), viewerID(c), c.Param("slug"), req.Comment.Body)
-	if err != nil {
-		writeError(c, h.log, err)
+	respond := func(v domain.CommentView, err error) {
+		if err != nil {
+			writeError(c, h.log, err)
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"comment": commentOf(v)})
+	}
+	if key, ok := idempotencyKeyOf(c); ok {
+		res, replayed, err := h.comments.AddIdempotent(c.Request.Context(), viewerID(c), c.Param("slug"), req.Comment.Body, idempotent(c, key, respond))
+		writeStored(c, h.log, res, replayed, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"comment": commentOf(v)})
+	respond(h.comments.Add(c.Request.Context(), viewerID(c), c.Param("slug"), req.Comment.Body))
 }
 
 // List handles GET /api/articles/:slug/comments, all of them (RealWorld) or, with ?after=<seq>

@@ -224,16 +224,28 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.sessions.EXPECT().ListAPIKeys(a, a).Return(keys, err).AnyTimes()
 	m.sessions.EXPECT().RevokeAPIKey(a, a, a).Return(err).AnyTimes()
 
-	m.idempotency.EXPECT().Do(a, a, a, a, a).DoAndReturn(
-		func(ctx context.Context, _, _, _ string, run func(context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error) {
-			switch mode.idem() {
-			case idemInFlight:
-				return domain.StoredResponse{}, false, domain.ErrIdempotencyInFlight
-			case idemMismatch:
-				return domain.StoredResponse{}, false, domain.ErrIdempotencyMismatch
-			default:
-				return run(ctx), mode.idem() == idemReplayed, nil
-			}
+	// A keyed create: the stored answer's kinds of outcome, the fresh one rendered by the handler.
+	keyed := func(render func() domain.StoredResponse) (domain.StoredResponse, bool, error) {
+		switch mode.idem() {
+		case idemInFlight:
+			return domain.StoredResponse{}, false, domain.ErrIdempotencyInFlight
+		case idemMismatch:
+			return domain.StoredResponse{}, false, domain.ErrIdempotencyMismatch
+		default:
+			return render(), mode.idem() == idemReplayed, nil
+		}
+	}
+	m.users.EXPECT().RegisterIdempotent(a, a, a).DoAndReturn(
+		func(_ context.Context, _ service.RegisterInput, idem service.Idempotent[service.Session]) (domain.StoredResponse, bool, error) {
+			return keyed(func() domain.StoredResponse { return idem.Render(session, err) })
+		}).AnyTimes()
+	m.articles.EXPECT().CreateIdempotent(a, a, a, a).DoAndReturn(
+		func(_ context.Context, _ int64, _ service.CreateArticleInput, idem service.Idempotent[domain.ArticleView]) (domain.StoredResponse, bool, error) {
+			return keyed(func() domain.StoredResponse { return idem.Render(article, err) })
+		}).AnyTimes()
+	m.comments.EXPECT().AddIdempotent(a, a, a, a, a).DoAndReturn(
+		func(_ context.Context, _ int64, _, _ string, idem service.Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error) {
+			return keyed(func() domain.StoredResponse { return idem.Render(comment, err) })
 		}).AnyTimes()
 	m.limiter.EXPECT().Allow(a, a, a, a).DoAndReturn(func(_ context.Context, _ string, limit int, _ time.Duration) (domain.RateDecision, error) {
 		switch {

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,25 +14,25 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // maxIdempotencyKeyLen bounds the Idempotency-Key header.
 const maxIdempotencyKeyLen = 255
 
-// Idempotency makes creating requests safe to retry. With an Idempotency-Key header, the request
-// runs inside a transaction that also stores its response under (caller, key); a retry with the
-// same key and the same request replays that response byte for byte (Idempotent-Replayed: true),
-// the same key with a different request is 422, and the same key while the first is still running
-// is 409. Without the header, the request runs as usual.
-type Idempotency struct {
-	svc IdempotencyService
-	log *slog.Logger
-}
+// Idempotency reads the Idempotency-Key of a creating request. It only parses: it checks the
+// header, fingerprints the request (method, path, canonical body) and leaves the key for the
+// handler, whose use case stores the answer with its write (service.Idempotent). A retry with
+// the same key and request gets that answer byte for byte (Idempotent-Replayed: true), the same
+// key with another request is 422, and the same key while the first is still running is 409
+// (after a short wait for it). Without the header, the request runs as usual.
+type Idempotency struct{}
 
 // NewIdempotency returns the middleware factory.
-func NewIdempotency(svc IdempotencyService, log *slog.Logger) *Idempotency {
-	return &Idempotency{svc: svc, log: log}
-}
+func NewIdempotency() *Idempotency { return &Idempotency{} }
+
+// idempotencyKeyName is where the middleware leaves the parsed key in the gin context.
+const idempotencyKeyName = "inkwell.idempotency-key"
 
 // ForUser scopes keys to the signed-in user (use after Authenticator.Required).
 func (m *Idempotency) ForUser() gin.HandlerFunc {
@@ -66,38 +65,64 @@ func (m *Idempotency) handle(scope func(*gin.Context) string) gin.HandlerFunc {
 			abortWith(c, http.StatusBadRequest, "body", "could not read the request body")
 			return
 		}
+		c.Request.Body = io.NopCloser(bytes.NewReader(body))
 		// The request's own path, not the route pattern: the same key and body sent to another
 		// article's comments is another request (422), not a replay of the first.
-		hash := requestHash(c.Request.Method, c.Request.URL.RequestURI(), body)
-		rec := &recorder{ResponseWriter: c.Writer, status: http.StatusOK}
-		res, replayed, err := m.svc.Do(c.Request.Context(), scope(c), key, hash, func(ctx context.Context) domain.StoredResponse {
-			c.Request = c.Request.WithContext(ctx)
-			c.Request.Body = io.NopCloser(bytes.NewReader(body))
-			orig := c.Writer
-			c.Writer = rec
-			// Restored even when a handler panics, so the recovery middleware's 500 reaches the
-			// client instead of the recorder.
-			defer func() { c.Writer = orig }()
-			c.Next()
-			return domain.StoredResponse{Status: rec.status, Body: rec.buf.Bytes()}
+		c.Set(idempotencyKeyName, service.IdempotencyKey{
+			Scope: scope(c), Key: key, RequestHash: requestHash(c.Request.Method, c.Request.URL.RequestURI(), body),
 		})
-		switch {
-		case errors.Is(err, domain.ErrIdempotencyInFlight):
-			abortWith(c, http.StatusConflict, "Idempotency-Key", "a request with this key is still being processed; retry later")
-			return
-		case errors.Is(err, domain.ErrIdempotencyMismatch):
-			abortWith(c, http.StatusUnprocessableEntity, "Idempotency-Key", "was already used for a different request")
-			return
-		case err != nil:
-			writeError(c, m.log, err)
-			return
-		}
-		if replayed {
-			c.Header("Idempotent-Replayed", "true")
-		}
-		c.Data(res.Status, "application/json; charset=utf-8", res.Body)
-		c.Abort()
+		c.Next()
 	}
+}
+
+// idempotencyKeyOf returns the request's parsed Idempotency-Key, if it was sent one.
+func idempotencyKeyOf(c *gin.Context) (service.IdempotencyKey, bool) {
+	v, ok := c.Get(idempotencyKeyName)
+	if !ok {
+		return service.IdempotencyKey{}, false
+	}
+	k, ok := v.(service.IdempotencyKey)
+	return k, ok
+}
+
+// idempotent builds a use case's service.Idempotent: respond is the handler's own answer for an
+// outcome, captured rather than sent, so the stored answer is exactly what a request without a
+// key would have got.
+func idempotent[T any](c *gin.Context, key service.IdempotencyKey, respond func(v T, err error)) service.Idempotent[T] {
+	return service.Idempotent[T]{Key: key, Render: func(v T, err error) domain.StoredResponse {
+		return capture(c, func() { respond(v, err) })
+	}}
+}
+
+// capture runs respond against a recorder instead of the client and returns what it wrote.
+func capture(c *gin.Context, respond func()) domain.StoredResponse {
+	rec := &recorder{ResponseWriter: c.Writer, status: http.StatusOK}
+	orig := c.Writer
+	c.Writer = rec
+	// Restored even when respond panics, so the recovery middleware's 500 reaches the client.
+	defer func() { c.Writer = orig }()
+	respond()
+	return domain.StoredResponse{Status: rec.status, Body: bytes.Clone(rec.buf.Bytes())}
+}
+
+// writeStored sends the answer of a keyed request, or what keeps it from having one.
+func writeStored(c *gin.Context, log *slog.Logger, res domain.StoredResponse, replayed bool, err error) {
+	switch {
+	case errors.Is(err, domain.ErrIdempotencyInFlight):
+		abortWith(c, http.StatusConflict, "Idempotency-Key", "a request with this key is still being processed; retry later")
+		return
+	case errors.Is(err, domain.ErrIdempotencyMismatch):
+		abortWith(c, http.StatusUnprocessableEntity, "Idempotency-Key", "was already used for a different request")
+		return
+	case err != nil:
+		writeError(c, log, err)
+		return
+	}
+	if replayed {
+		c.Header("Idempotent-Replayed", "true")
+	}
+	c.Data(res.Status, "application/json; charset=utf-8", res.Body)
+	c.Abort()
 }
 
 // requestHash fingerprints a request: method, path and body, the body canonicalized (object keys
@@ -120,7 +145,7 @@ func requestHash(method, path string, body []byte) string {
 }
 
 // recorder holds a response back: under an idempotency key nothing may reach the client before
-// the transaction that stores it commits.
+// the unit of work that stores it commits.
 type recorder struct {
 	gin.ResponseWriter
 	buf     bytes.Buffer

@@ -24,7 +24,6 @@ type safetyBundle struct {
 	users    *mocks.MockUserService
 	articles *mocks.MockArticleService
 	comments *mocks.MockCommentService
-	idem     *mocks.MockIdempotencyService
 	limiter  *mocks.MockRateLimiter
 	router   http.Handler
 }
@@ -38,7 +37,6 @@ func setupSafety(t *testing.T, limits web.RateLimits) safetyBundle {
 		users:    mocks.NewMockUserService(ctrl),
 		articles: mocks.NewMockArticleService(ctrl),
 		comments: mocks.NewMockCommentService(ctrl),
-		idem:     mocks.NewMockIdempotencyService(ctrl),
 		limiter:  mocks.NewMockRateLimiter(ctrl),
 	}
 	b.router = web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes, RateLimits: limits}, logger, web.Handlers{
@@ -46,7 +44,7 @@ func setupSafety(t *testing.T, limits web.RateLimits) safetyBundle {
 		Users:       web.NewUserHandler(b.users, logger),
 		Articles:    web.NewArticleHandler(b.articles, logger),
 		Comments:    web.NewCommentHandler(b.comments, logger),
-		Idempotency: web.NewIdempotency(b.idem, logger),
+		Idempotency: web.NewIdempotency(),
 		Limiter:     b.limiter,
 	})
 	return b
@@ -58,18 +56,27 @@ func (b safetyBundle) do(req *http.Request) *httptest.ResponseRecorder {
 	return rec
 }
 
-type doFunc = func(ctx context.Context, scope, key, hash string, run func(context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error)
+type createFunc = func(ctx context.Context, viewerID int64, in service.CreateArticleInput, idem service.Idempotent[domain.ArticleView]) (domain.StoredResponse, bool, error)
 
-// runsRequest is a store with nothing stored: it runs the request and hands its answer back,
-// reporting what it was given to seen (when not nil).
-func runsRequest(seen func(scope, key, hash string, res domain.StoredResponse)) doFunc {
-	return func(ctx context.Context, scope, key, hash string, run func(context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error) {
-		res := run(ctx)
+// createsArticle is a use case with nothing stored under the key: it creates v (or fails with
+// err), renders the outcome through the handler's Render, and reports the key and what was
+// rendered to seen (when not nil).
+func createsArticle(v domain.ArticleView, err error, seen func(k service.IdempotencyKey, res domain.StoredResponse)) createFunc {
+	return func(_ context.Context, _ int64, _ service.CreateArticleInput, idem service.Idempotent[domain.ArticleView]) (domain.StoredResponse, bool, error) {
+		res := idem.Render(v, err)
 		if seen != nil {
-			seen(scope, key, hash, res)
+			seen(idem.Key, res)
 		}
 		return res, false, nil
 	}
+}
+
+// keyIs matches a service.Idempotent by its key's scope and key.
+func keyIs[T any](scope, key string) gomock.Matcher {
+	return gomock.Cond(func(x any) bool {
+		idem, ok := x.(service.Idempotent[T])
+		return ok && idem.Key.Scope == scope && idem.Key.Key == key && idem.Render != nil
+	})
 }
 
 // safetyCase is one request through the safety middlewares: what is sent, the calls the mocks
@@ -146,18 +153,21 @@ func TestIdempotencyKeyMiddleware(t *testing.T) {
 	t.Parallel()
 	key := with(authHeader, "Idempotency-Key", "key-1")
 	neverRuns := func(b safetyBundle) {
-		b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+		b.articles.EXPECT().CreateIdempotent(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 		b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+	}
+	anyIdem := func(b safetyBundle) *gomock.Call {
+		return b.articles.EXPECT().CreateIdempotent(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any())
 	}
 
 	runSafetyCases(t, http.MethodPost, "/api/articles", []safetyCase{
 		{
-			name:    "without a key the request runs as usual, outside the store",
+			name:    "without a key the request runs as usual",
 			body:    idemArticleBody,
 			headers: authHeader,
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				expectAuth(b.users)
-				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				anyIdem(b).Times(0)
 				b.articles.EXPECT().Create(gomock.Any(), authedID, idemArticleIn).Return(keyed, nil)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
@@ -166,21 +176,21 @@ func TestIdempotencyKeyMiddleware(t *testing.T) {
 			},
 		},
 		{
-			name:    "a key runs the request through the store, scoped to the user, and the answer is what it stored",
+			name:    "a key goes to the use case, scoped to the user, and the answer is what it rendered to store",
 			body:    idemArticleBody,
 			headers: key,
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				expectAuth(b.users)
-				b.idem.EXPECT().Do(gomock.Any(), "user:7", "key-1", gomock.Any(), gomock.Any()).DoAndReturn(runsRequest(
-					func(_, _, hash string, res domain.StoredResponse) {
-						if len(hash) != 64 {
-							t.Errorf("hash %q is not a hex SHA-256", hash)
+				b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				b.articles.EXPECT().CreateIdempotent(gomock.Any(), authedID, idemArticleIn, keyIs[domain.ArticleView]("user:7", "key-1")).DoAndReturn(
+					createsArticle(keyed, nil, func(k service.IdempotencyKey, res domain.StoredResponse) {
+						if len(k.RequestHash) != 64 {
+							t.Errorf("hash %q is not a hex SHA-256", k.RequestHash)
 						}
 						if res.Status != http.StatusCreated || !strings.Contains(string(res.Body), `"slug":"keyed"`) {
-							t.Errorf("the store was handed %d %s", res.Status, res.Body)
+							t.Errorf("the handler rendered %d %s to store", res.Status, res.Body)
 						}
 					}))
-				b.articles.EXPECT().Create(gomock.Any(), authedID, idemArticleIn).Return(keyed, nil)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireSlug(t, rec, http.StatusCreated, "keyed")
@@ -191,12 +201,12 @@ func TestIdempotencyKeyMiddleware(t *testing.T) {
 			},
 		},
 		{
-			name:    "a replay answers the stored bytes and says so, without running the handler",
+			name:    "a replay answers the stored bytes and says so",
 			body:    idemArticleBody,
 			headers: key,
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				expectAuth(b.users)
-				b.idem.EXPECT().Do(gomock.Any(), "user:7", "key-1", gomock.Any(), gomock.Any()).Return(storedArticle, true, nil)
+				b.articles.EXPECT().CreateIdempotent(gomock.Any(), authedID, idemArticleIn, keyIs[domain.ArticleView]("user:7", "key-1")).Return(storedArticle, true, nil)
 				b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
@@ -218,8 +228,7 @@ func TestIdempotencyKeyMiddleware(t *testing.T) {
 			headers: key,
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				expectAuth(b.users)
-				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).
-					Return(domain.StoredResponse{Status: http.StatusNoContent}, true, nil)
+				anyIdem(b).Return(domain.StoredResponse{Status: http.StatusNoContent}, true, nil)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireStatus(t, rec, http.StatusNoContent)
@@ -234,9 +243,7 @@ func TestIdempotencyKeyMiddleware(t *testing.T) {
 			headers: key,
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				expectAuth(b.users)
-				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).
-					Return(domain.StoredResponse{}, false, domain.ErrIdempotencyInFlight)
-				b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				anyIdem(b).Return(domain.StoredResponse{}, false, domain.ErrIdempotencyInFlight)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireErrors(t, rec, http.StatusConflict, map[string][]string{
@@ -250,9 +257,7 @@ func TestIdempotencyKeyMiddleware(t *testing.T) {
 			headers: key,
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				expectAuth(b.users)
-				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).
-					Return(domain.StoredResponse{}, false, domain.ErrIdempotencyMismatch)
-				b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				anyIdem(b).Return(domain.StoredResponse{}, false, domain.ErrIdempotencyMismatch)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireErrors(t, rec, http.StatusUnprocessableEntity, map[string][]string{
@@ -265,13 +270,12 @@ func TestIdempotencyKeyMiddleware(t *testing.T) {
 			headers: key,
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				expectAuth(b.users)
-				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).
-					Return(domain.StoredResponse{}, false, errInternal)
+				anyIdem(b).Return(domain.StoredResponse{}, false, errInternal)
 			},
 			checkResponse: requireInternalError,
 		},
 		{
-			name:       "a key longer than 255 characters: 400, neither store nor service touched",
+			name:       "a key longer than 255 characters: 400, the use case never called",
 			body:       idemArticleBody,
 			headers:    with(authHeader, "Idempotency-Key", strings.Repeat("k", 256)),
 			buildStubs: func(t *testing.T, b safetyBundle) { expectAuth(b.users); neverRuns(b) },
@@ -285,8 +289,8 @@ func TestIdempotencyKeyMiddleware(t *testing.T) {
 			headers: with(authHeader, "Idempotency-Key", strings.Repeat("k", 255)),
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				expectAuth(b.users)
-				b.idem.EXPECT().Do(gomock.Any(), "user:7", strings.Repeat("k", 255), gomock.Any(), gomock.Any()).DoAndReturn(runsRequest(nil))
-				b.articles.EXPECT().Create(gomock.Any(), authedID, idemArticleIn).Return(keyed, nil)
+				b.articles.EXPECT().CreateIdempotent(gomock.Any(), authedID, idemArticleIn, keyIs[domain.ArticleView]("user:7", strings.Repeat("k", 255))).
+					DoAndReturn(createsArticle(keyed, nil, nil))
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireSlug(t, rec, http.StatusCreated, "keyed") },
 		},
@@ -301,22 +305,31 @@ func TestIdempotencyKeyMiddleware(t *testing.T) {
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireStatus(t, rec, http.StatusUnauthorized) },
 		},
 		{
-			name:    "a rejection is what the store is handed, and what the client gets",
+			name:    "a rejection is rendered to be stored, and is what the client gets",
 			body:    `{"article":{"title":"","description":"d","body":"b"}}`,
 			headers: key,
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				expectAuth(b.users)
-				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(runsRequest(
-					func(_, _, _ string, res domain.StoredResponse) {
+				anyIdem(b).DoAndReturn(createsArticle(domain.ArticleView{}, domain.NewValidationError("title", "can't be blank"),
+					func(_ service.IdempotencyKey, res domain.StoredResponse) {
 						if res.Status != http.StatusUnprocessableEntity || string(res.Body) != `{"errors":{"title":["can't be blank"]}}` {
-							t.Errorf("the store was handed %d %s", res.Status, res.Body)
+							t.Errorf("the handler rendered %d %s to store", res.Status, res.Body)
 						}
 					}))
-				b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Return(domain.ArticleView{}, domain.NewValidationError("title", "can't be blank"))
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireErrors(t, rec, http.StatusUnprocessableEntity, map[string][]string{"title": {"can't be blank"}})
 			},
+		},
+		{
+			name:    "an internal error is rendered as the generic 500, its text kept from the client",
+			body:    idemArticleBody,
+			headers: key,
+			buildStubs: func(t *testing.T, b safetyBundle) {
+				expectAuth(b.users)
+				anyIdem(b).DoAndReturn(createsArticle(domain.ArticleView{}, errInternal, nil))
+			},
+			checkResponse: requireInternalError,
 		},
 		{
 			name:    "a panic under a key still reaches the client as a 500",
@@ -324,34 +337,11 @@ func TestIdempotencyKeyMiddleware(t *testing.T) {
 			headers: key,
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				expectAuth(b.users)
-				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(runsRequest(nil))
-				b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
-					func(context.Context, int64, service.CreateArticleInput) (domain.ArticleView, error) {
-						panic("pq: secret internal detail")
-					})
+				anyIdem(b).DoAndReturn(func(context.Context, int64, service.CreateArticleInput, service.Idempotent[domain.ArticleView]) (domain.StoredResponse, bool, error) {
+					panic("pq: secret internal detail")
+				})
 			},
 			checkResponse: requireInternalError,
-		},
-		{
-			name:    "the request reaches the handler with the body intact and the store's context",
-			body:    idemArticleBody,
-			headers: key,
-			buildStubs: func(t *testing.T, b safetyBundle) {
-				type marker struct{}
-				expectAuth(b.users)
-				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
-					func(ctx context.Context, _, _, _ string, run func(context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error) {
-						return run(context.WithValue(ctx, marker{}, "tx")), false, nil
-					})
-				b.articles.EXPECT().Create(gomock.Any(), authedID, idemArticleIn).DoAndReturn(
-					func(ctx context.Context, _ int64, _ service.CreateArticleInput) (domain.ArticleView, error) {
-						if ctx.Value(marker{}) != "tx" {
-							t.Error("the handler did not run with the context the store passed (its transaction)")
-						}
-						return keyed, nil
-					})
-			},
-			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireSlug(t, rec, http.StatusCreated, "keyed") },
 		},
 	})
 }
@@ -359,6 +349,7 @@ func TestIdempotencyKeyMiddleware(t *testing.T) {
 func TestIdempotencyKeyScopes(t *testing.T) {
 	t.Parallel()
 	regBody := `{"user":{"username":"jake","email":"jake@jake.jake","password":"jakejakejake"}}`
+	regIn := service.RegisterInput{Username: "jake", Email: "jake@jake.jake", Password: "jakejakejake"}
 	runSafetyCases(t, http.MethodPost, "", []safetyCase{
 		{
 			name:    "registration is scoped by client IP",
@@ -366,9 +357,11 @@ func TestIdempotencyKeyScopes(t *testing.T) {
 			body:    regBody,
 			headers: map[string]string{"Idempotency-Key": "reg-1"},
 			buildStubs: func(t *testing.T, b safetyBundle) {
-				b.idem.EXPECT().Do(gomock.Any(), "ip:192.0.2.1", "reg-1", gomock.Any(), gomock.Any()).DoAndReturn(runsRequest(nil))
-				b.users.EXPECT().Register(gomock.Any(), service.RegisterInput{Username: "jake", Email: "jake@jake.jake", Password: "jakejakejake"}).
-					Return(service.Session{User: domain.User{ID: 7, Username: "jake", Email: "jake@jake.jake"}, Token: "T", Refresh: "R"}, nil)
+				b.users.EXPECT().Register(gomock.Any(), gomock.Any()).Times(0)
+				b.users.EXPECT().RegisterIdempotent(gomock.Any(), regIn, keyIs[service.Session]("ip:192.0.2.1", "reg-1")).DoAndReturn(
+					func(_ context.Context, _ service.RegisterInput, idem service.Idempotent[service.Session]) (domain.StoredResponse, bool, error) {
+						return idem.Render(service.Session{User: domain.User{ID: 7, Username: "jake", Email: "jake@jake.jake"}, Token: "T", Refresh: "R"}, nil), false, nil
+					})
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireJSON(t, rec, http.StatusCreated,
@@ -381,7 +374,7 @@ func TestIdempotencyKeyScopes(t *testing.T) {
 			body:    regBody,
 			headers: map[string]string{"Idempotency-Key": "reg-1", "X-Forwarded-For": "203.0.113.9"},
 			buildStubs: func(t *testing.T, b safetyBundle) {
-				b.idem.EXPECT().Do(gomock.Any(), "ip:192.0.2.1", "reg-1", gomock.Any(), gomock.Any()).Return(storedArticle, true, nil)
+				b.users.EXPECT().RegisterIdempotent(gomock.Any(), regIn, keyIs[service.Session]("ip:192.0.2.1", "reg-1")).Return(storedArticle, true, nil)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireStatus(t, rec, http.StatusCreated) },
 		},
@@ -392,7 +385,7 @@ func TestIdempotencyKeyScopes(t *testing.T) {
 			headers: with(authHeader, "Idempotency-Key", "c-1"),
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				expectAuth(b.users)
-				b.idem.EXPECT().Do(gomock.Any(), "user:7", "c-1", gomock.Any(), gomock.Any()).
+				b.comments.EXPECT().AddIdempotent(gomock.Any(), authedID, "keyed", "first", keyIs[domain.CommentView]("user:7", "c-1")).
 					Return(domain.StoredResponse{Status: 200, Body: []byte(`{"comment":{"id":1}}`)}, true, nil)
 				b.comments.EXPECT().Add(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
@@ -411,7 +404,6 @@ func TestIdempotencyKeyScopes(t *testing.T) {
 			headers: with(authHeader, "Idempotency-Key", "ignored"),
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				expectAuth(b.users)
-				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 				b.articles.EXPECT().Update(gomock.Any(), authedID, "keyed", gomock.Any()).Return(keyed, nil)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireSlug(t, rec, http.StatusOK, "keyed") },
@@ -423,7 +415,7 @@ func TestIdempotencyKeyOversizeBody(t *testing.T) {
 	t.Parallel()
 	b := setupSafety(t, web.RateLimits{})
 	expectAuth(b.users)
-	b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+	b.articles.EXPECT().CreateIdempotent(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	// No Content-Length: the limit is only found while reading.
 	req := newRequest(http.MethodPost, "/api/articles", "", with(authHeader, "Idempotency-Key", "big"))
@@ -441,11 +433,16 @@ func TestIdempotencyRequestHash(t *testing.T) {
 		b := setupSafety(t, web.RateLimits{})
 		b.users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(authedID, nil).AnyTimes()
 		var hash string
-		b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
-			func(_ context.Context, _, _, h string, _ func(context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error) {
-				hash = h
+		b.articles.EXPECT().CreateIdempotent(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
+			func(_ context.Context, _ int64, _ service.CreateArticleInput, idem service.Idempotent[domain.ArticleView]) (domain.StoredResponse, bool, error) {
+				hash = idem.Key.RequestHash
 				return storedArticle, true, nil
-			})
+			}).AnyTimes()
+		b.comments.EXPECT().AddIdempotent(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
+			func(_ context.Context, _ int64, _, _ string, idem service.Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error) {
+				hash = idem.Key.RequestHash
+				return storedArticle, true, nil
+			}).AnyTimes()
 		requireStatus(t, b.do(newRequest(method, target, body, with(authHeader, "Idempotency-Key", "h"))), storedArticle.Status)
 		return hash
 	}

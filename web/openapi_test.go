@@ -857,7 +857,6 @@ type allMocks struct {
 	notifications *mocks.MockNotificationService
 	codeLogin     *mocks.MockCodeLoginService
 	sessions      *mocks.MockSessionService
-	idempotency   *mocks.MockIdempotencyService
 	limiter       *mocks.MockRateLimiter
 }
 
@@ -873,7 +872,6 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		notifications: mocks.NewMockNotificationService(ctrl),
 		codeLogin:     mocks.NewMockCodeLoginService(ctrl),
 		sessions:      mocks.NewMockSessionService(ctrl),
-		idempotency:   mocks.NewMockIdempotencyService(ctrl),
 		limiter:       mocks.NewMockRateLimiter(ctrl),
 	}
 }
@@ -891,7 +889,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Notifications: web.NewNotificationHandler(m.notifications, logger),
 		CodeLogin:     web.NewCodeLoginHandler(m.codeLogin, logger),
 		Sessions:      web.NewSessionHandler(m.sessions, m.users, logger),
-		Idempotency:   web.NewIdempotency(m.idempotency, logger),
+		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,
 		Observer:      nopObserver{},
 		Metrics:       fakeMetrics,

@@ -13,6 +13,7 @@ import (
 // UserService is what the account handlers need.
 type UserService interface {
 	Register(ctx context.Context, in service.RegisterInput) (service.Session, error)
+	RegisterIdempotent(ctx context.Context, in service.RegisterInput, idem service.Idempotent[service.Session]) (domain.StoredResponse, bool, error)
 	Login(ctx context.Context, email, password string) (service.Session, error)
 	Authenticate(ctx context.Context, token string) (int64, error)
 	Current(ctx context.Context, userID int64) (domain.User, error)
@@ -29,6 +30,7 @@ type ProfileService interface {
 // ArticleService is what the article handlers need.
 type ArticleService interface {
 	Create(ctx context.Context, viewerID int64, in service.CreateArticleInput) (domain.ArticleView, error)
+	CreateIdempotent(ctx context.Context, viewerID int64, in service.CreateArticleInput, idem service.Idempotent[domain.ArticleView]) (domain.StoredResponse, bool, error)
 	Get(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error)
 	Update(ctx context.Context, viewerID int64, slug string, in service.UpdateArticleInput) (domain.ArticleView, error)
 	Publish(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error)
@@ -45,6 +47,7 @@ type ArticleService interface {
 // CommentService is what the comment handlers need.
 type CommentService interface {
 	Add(ctx context.Context, viewerID int64, slug, body string) (domain.CommentView, error)
+	AddIdempotent(ctx context.Context, viewerID int64, slug, body string, idem service.Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error)
 	List(ctx context.Context, viewerID int64, slug string, afterSeq int64, limit int) ([]domain.CommentView, error)
 	Delete(ctx context.Context, viewerID int64, slug string, commentID int64) error
 }
@@ -89,11 +92,6 @@ type SessionService interface {
 	CreateAPIKey(ctx context.Context, userID int64, name string) (domain.APIKey, string, error)
 	ListAPIKeys(ctx context.Context, userID int64) ([]domain.APIKey, error)
 	RevokeAPIKey(ctx context.Context, userID, id int64) error
-}
-
-// IdempotencyService runs a request at most once per (scope, key); see repository.IdempotencyStore.
-type IdempotencyService interface {
-	Do(ctx context.Context, scope, key, hash string, run func(ctx context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error)
 }
 
 // RateLimiter counts a request against a limit per window.

@@ -129,7 +129,7 @@ func TestRateLimitAuth(t *testing.T) {
 			limits:  testLimits,
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				allow(domain.RateDecision{Allowed: false, Limit: 5, Remaining: 0, Reset: time.Second}, nil)(t, b)
-				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				b.users.EXPECT().RegisterIdempotent(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 				b.users.EXPECT().Register(gomock.Any(), gomock.Any()).Times(0)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
@@ -241,7 +241,7 @@ func TestRateLimitWrites(t *testing.T) {
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				expectAuth(b.users)
 				writes(denied, nil)(b)
-				b.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				b.articles.EXPECT().CreateIdempotent(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireStatus(t, rec, http.StatusTooManyRequests) },
 		},

@@ -58,14 +58,20 @@ func (h *UserHandler) Register(c *gin.Context) {
 	if !bindJSON(c, &req) {
 		return
 	}
-	s, err := h.users.Register(c.Request.Context(), service.RegisterInput{
-		Username: req.User.Username, Email: req.User.Email, Password: req.User.Password,
-	})
-	if err != nil {
-		writeError(c, h.log, err)
+	in := service.RegisterInput{Username: req.User.Username, Email: req.User.Email, Password: req.User.Password}
+	respond := func(s service.Session, err error) {
+		if err != nil {
+			writeError(c, h.log, err)
+			return
+		}
+		c.JSON(http.StatusCreated, sessionResponse(s))
+	}
+	if key, ok := idempotencyKeyOf(c); ok {
+		res, replayed, err := h.users.RegisterIdempotent(c.Request.Context(), in, idempotent(c, key, respond))
+		writeStored(c, h.log, res, replayed, err)
 		return
 	}
-	c.JSON(http.StatusCreated, sessionResponse(s))
+	respond(h.users.Register(c.Request.Context(), in))
 }
 
 type loginRequest struct {

@@ -11,10 +11,10 @@ package mocks
 
 import (
 	context "context"
-	domain "github.com/inkwell-dev/inkwell/domain"
-	service "github.com/inkwell-dev/inkwell/service"
 	reflect "reflect"
 
+	domain "github.com/inkwell-dev/inkwell/domain"
+	service "github.com/inkwell-dev/inkwell/service"
 	gomock "go.uber.org/mock/gomock"
 )
 
@@ -55,6 +55,21 @@ func (m *MockUserRepository) Create(ctx context.Context, u domain.User) (domain.
 func (mr *MockUserRepositoryMockRecorder) Create(ctx, u any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockUserRepository)(nil).Create), ctx, u)
+}
+
+// CreateIn mocks base method.
+func (m *MockUserRepository) CreateIn(ctx context.Context, tx service.Tx, u domain.User) (domain.User, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "CreateIn", ctx, tx, u)
+	ret0, _ := ret[0].(domain.User)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// CreateIn indicates an expected call of CreateIn.
+func (mr *MockUserRepositoryMockRecorder) CreateIn(ctx, tx, u any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateIn", reflect.TypeOf((*MockUserRepository)(nil).CreateIn), ctx, tx, u)
 }
 
 // GetByEmail mocks base method.
@@ -392,6 +407,21 @@ func (mr *MockSessionManagerMockRecorder) Start(ctx, userID any) *gomock.Call {
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Start", reflect.TypeOf((*MockSessionManager)(nil).Start), ctx, userID)
 }
 
+// StartIn mocks base method.
+func (m *MockSessionManager) StartIn(ctx context.Context, tx service.Tx, userID int64) (domain.Tokens, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "StartIn", ctx, tx, userID)
+	ret0, _ := ret[0].(domain.Tokens)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// StartIn indicates an expected call of StartIn.
+func (mr *MockSessionManagerMockRecorder) StartIn(ctx, tx, userID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "StartIn", reflect.TypeOf((*MockSessionManager)(nil).StartIn), ctx, tx, userID)
+}
+
 // MockArticleRepository is a mock of ArticleRepository interface.
 type MockArticleRepository struct {
 	ctrl     *gomock.Controller
@@ -429,6 +459,21 @@ func (m *MockArticleRepository) Create(ctx context.Context, a domain.Article) (d
 func (mr *MockArticleRepositoryMockRecorder) Create(ctx, a any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockArticleRepository)(nil).Create), ctx, a)
+}
+
+// CreateIn mocks base method.
+func (m *MockArticleRepository) CreateIn(ctx context.Context, tx service.Tx, a domain.Article) (domain.Article, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "CreateIn", ctx, tx, a)
+	ret0, _ := ret[0].(domain.Article)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// CreateIn indicates an expected call of CreateIn.
+func (mr *MockArticleRepositoryMockRecorder) CreateIn(ctx, tx, a any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateIn", reflect.TypeOf((*MockArticleRepository)(nil).CreateIn), ctx, tx, a)
 }
 
 // Delete mocks base method.
@@ -702,6 +747,21 @@ func (m *MockCommentRepository) Create(ctx context.Context, c domain.Comment) (d
 func (mr *MockCommentRepositoryMockRecorder) Create(ctx, c any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockCommentRepository)(nil).Create), ctx, c)
+}
+
+// CreateIn mocks base method.
+func (m *MockCommentRepository) CreateIn(ctx context.Context, tx service.Tx, c domain.Comment) (domain.Comment, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "CreateIn", ctx, tx, c)
+	ret0, _ := ret[0].(domain.Comment)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// CreateIn indicates an expected call of CreateIn.
+func (mr *MockCommentRepositoryMockRecorder) CreateIn(ctx, tx, c any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateIn", reflect.TypeOf((*MockCommentRepository)(nil).CreateIn), ctx, tx, c)
 }
 
 // Delete mocks base method.

@@ -11,10 +11,11 @@ package mocks
 
 import (
 	context "context"
-	domain "github.com/inkwell-dev/inkwell/domain"
 	reflect "reflect"
 	time "time"
 
+	domain "github.com/inkwell-dev/inkwell/domain"
+	service "github.com/inkwell-dev/inkwell/service"
 	gomock "go.uber.org/mock/gomock"
 )
 
@@ -54,6 +55,20 @@ func (m *MockSessionRepository) Create(ctx context.Context, sessionID string, us
 func (mr *MockSessionRepositoryMockRecorder) Create(ctx, sessionID, userID, refreshHash, expires any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockSessionRepository)(nil).Create), ctx, sessionID, userID, refreshHash, expires)
+}
+
+// CreateIn mocks base method.
+func (m *MockSessionRepository) CreateIn(ctx context.Context, tx service.Tx, sessionID string, userID int64, refreshHash []byte, expires time.Time) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "CreateIn", ctx, tx, sessionID, userID, refreshHash, expires)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// CreateIn indicates an expected call of CreateIn.
+func (mr *MockSessionRepositoryMockRecorder) CreateIn(ctx, tx, sessionID, userID, refreshHash, expires any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateIn", reflect.TypeOf((*MockSessionRepository)(nil).CreateIn), ctx, tx, sessionID, userID, refreshHash, expires)
 }
 
 // IsRevoked mocks base method.

@@ -11,11 +11,11 @@ package mocks
 
 import (
 	context "context"
-	domain "github.com/inkwell-dev/inkwell/domain"
-	service "github.com/inkwell-dev/inkwell/service"
 	reflect "reflect"
 	time "time"
 
+	domain "github.com/inkwell-dev/inkwell/domain"
+	service "github.com/inkwell-dev/inkwell/service"
 	gomock "go.uber.org/mock/gomock"
 )
 
@@ -101,6 +101,22 @@ func (m *MockUserService) Register(ctx context.Context, in service.RegisterInput
 func (mr *MockUserServiceMockRecorder) Register(ctx, in any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Register", reflect.TypeOf((*MockUserService)(nil).Register), ctx, in)
+}
+
+// RegisterIdempotent mocks base method.
+func (m *MockUserService) RegisterIdempotent(ctx context.Context, in service.RegisterInput, idem service.Idempotent[service.Session]) (domain.StoredResponse, bool, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "RegisterIdempotent", ctx, in, idem)
+	ret0, _ := ret[0].(domain.StoredResponse)
+	ret1, _ := ret[1].(bool)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// RegisterIdempotent indicates an expected call of RegisterIdempotent.
+func (mr *MockUserServiceMockRecorder) RegisterIdempotent(ctx, in, idem any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RegisterIdempotent", reflect.TypeOf((*MockUserService)(nil).RegisterIdempotent), ctx, in, idem)
 }
 
 // Update mocks base method.
@@ -224,6 +240,22 @@ func (m *MockArticleService) Create(ctx context.Context, viewerID int64, in serv
 func (mr *MockArticleServiceMockRecorder) Create(ctx, viewerID, in any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockArticleService)(nil).Create), ctx, viewerID, in)
+}
+
+// CreateIdempotent mocks base method.
+func (m *MockArticleService) CreateIdempotent(ctx context.Context, viewerID int64, in service.CreateArticleInput, idem service.Idempotent[domain.ArticleView]) (domain.StoredResponse, bool, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "CreateIdempotent", ctx, viewerID, in, idem)
+	ret0, _ := ret[0].(domain.StoredResponse)
+	ret1, _ := ret[1].(bool)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// CreateIdempotent indicates an expected call of CreateIdempotent.
+func (mr *MockArticleServiceMockRecorder) CreateIdempotent(ctx, viewerID, in, idem any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateIdempotent", reflect.TypeOf((*MockArticleService)(nil).CreateIdempotent), ctx, viewerID, in, idem)
 }
 
 // Delete mocks base method.
@@ -427,6 +459,22 @@ func (m *MockCommentService) Add(ctx context.Context, viewerID int64, slug, body
 func (mr *MockCommentServiceMockRecorder) Add(ctx, viewerID, slug, body any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Add", reflect.TypeOf((*MockCommentService)(nil).Add), ctx, viewerID, slug, body)
+}
+
+// AddIdempotent mocks base method.
+func (m *MockCommentService) AddIdempotent(ctx context.Context, viewerID int64, slug, body string, idem service.Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "AddIdempotent", ctx, viewerID, slug, body, idem)
+	ret0, _ := ret[0].(domain.StoredResponse)
+	ret1, _ := ret[1].(bool)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// AddIdempotent indicates an expected call of AddIdempotent.
+func (mr *MockCommentServiceMockRecorder) AddIdempotent(ctx, viewerID, slug, body, idem any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "AddIdempotent", reflect.TypeOf((*MockCommentService)(nil).AddIdempotent), ctx, viewerID, slug, body, idem)
 }
 
 // Delete mocks base method.
@@ -868,46 +916,6 @@ func (m *MockSessionService) RevokeAPIKey(ctx context.Context, userID, id int64)
 func (mr *MockSessionServiceMockRecorder) RevokeAPIKey(ctx, userID, id any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RevokeAPIKey", reflect.TypeOf((*MockSessionService)(nil).RevokeAPIKey), ctx, userID, id)
-}
-
-// MockIdempotencyService is a mock of IdempotencyService interface.
-type MockIdempotencyService struct {
-	ctrl     *gomock.Controller
-	recorder *MockIdempotencyServiceMockRecorder
-	isgomock struct{}
-}
-
-// MockIdempotencyServiceMockRecorder is the mock recorder for MockIdempotencyService.
-type MockIdempotencyServiceMockRecorder struct {
-	mock *MockIdempotencyService
-}
-
-// NewMockIdempotencyService creates a new mock instance.
-func NewMockIdempotencyService(ctrl *gomock.Controller) *MockIdempotencyService {
-	mock := &MockIdempotencyService{ctrl: ctrl}
-	mock.recorder = &MockIdempotencyServiceMockRecorder{mock}
-	return mock
-}
-
-// EXPECT returns an object that allows the caller to indicate expected use.
-func (m *MockIdempotencyService) EXPECT() *MockIdempotencyServiceMockRecorder {
-	return m.recorder
-}
-
-// Do mocks base method.
-func (m *MockIdempotencyService) Do(ctx context.Context, scope, key, hash string, run func(context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error) {
-	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Do", ctx, scope, key, hash, run)
-	ret0, _ := ret[0].(domain.StoredResponse)
-	ret1, _ := ret[1].(bool)
-	ret2, _ := ret[2].(error)
-	return ret0, ret1, ret2
-}
-
-// Do indicates an expected call of Do.
-func (mr *MockIdempotencyServiceMockRecorder) Do(ctx, scope, key, hash, run any) *gomock.Call {
-	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Do", reflect.TypeOf((*MockIdempotencyService)(nil).Do), ctx, scope, key, hash, run)
 }
 
 // MockRateLimiter is a mock of RateLimiter interface.
