@@ -66,11 +66,12 @@ type Querier interface {
 	FollowInsert(ctx context.Context, db DBTX, arg FollowInsertParams) error
 	FollowListFolloweesAmong(ctx context.Context, db DBTX, arg FollowListFolloweesAmongParams) ([]int64, error)
 	IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGetParams) (IdempotencyKey, error)
-	// A transaction-scoped advisory lock on the key: a second request with the same key waits for the
-	// first (up to the transaction's lock_timeout, then it is told 409) and then replays its answer.
-	IdempotencyLock(ctx context.Context, db DBTX, arg IdempotencyLockParams) error
 	IdempotencyPrune(ctx context.Context, db DBTX, before time.Time) (int64, error)
 	IdempotencyPut(ctx context.Context, db DBTX, arg IdempotencyPutParams) error
+	// A transaction-scoped advisory lock on the key, if no other transaction holds it. A second request
+	// with the same key does not wait on a connection: it lets the connection go and tries again
+	// until the first has finished (then it replays its answer) or its wait is over (409).
+	IdempotencyTryLock(ctx context.Context, db DBTX, arg IdempotencyTryLockParams) (bool, error)
 	InboxInsert(ctx context.Context, db DBTX, arg InboxInsertParams) (int64, error)
 	InboxPrune(ctx context.Context, db DBTX, before time.Time) (int64, error)
 	InteractiveAddCollects(ctx context.Context, db DBTX, arg InteractiveAddCollectsParams) error

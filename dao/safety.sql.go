@@ -139,22 +139,6 @@ func (q *Queries) IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGe
 	return i, err
 }
 
-const idempotencyLock = `-- name: IdempotencyLock :exec
-SELECT pg_advisory_xact_lock(hashtextextended($1::text || ':' || $2::text, 0))::text
-`
-
-type IdempotencyLockParams struct {
-	Scope string
-	Key   string
-}
-
-// A transaction-scoped advisory lock on the key: a second request with the same key waits for the
-// first (up to the transaction's lock_timeout, then it is told 409) and then replays its answer.
-func (q *Queries) IdempotencyLock(ctx context.Context, db DBTX, arg IdempotencyLockParams) error {
-	_, err := db.Exec(ctx, idempotencyLock, arg.Scope, arg.Key)
-	return err
-}
-
 const idempotencyPrune = `-- name: IdempotencyPrune :execrows
 DELETE FROM idempotency_keys WHERE created_at < $1::timestamptz
 `
@@ -192,6 +176,25 @@ func (q *Queries) IdempotencyPut(ctx context.Context, db DBTX, arg IdempotencyPu
 		arg.ResponseBody,
 	)
 	return err
+}
+
+const idempotencyTryLock = `-- name: IdempotencyTryLock :one
+SELECT pg_try_advisory_xact_lock(hashtextextended($1::text || ':' || $2::text, 0))::bool AS locked
+`
+
+type IdempotencyTryLockParams struct {
+	Scope string
+	Key   string
+}
+
+// A transaction-scoped advisory lock on the key, if no other transaction holds it. A second request
+// with the same key does not wait on a connection: it lets the connection go and tries again
+// until the first has finished (then it replays its answer) or its wait is over (409).
+func (q *Queries) IdempotencyTryLock(ctx context.Context, db DBTX, arg IdempotencyTryLockParams) (bool, error) {
+	row := db.QueryRow(ctx, idempotencyTryLock, arg.Scope, arg.Key)
+	var locked bool
+	err := row.Scan(&locked)
+	return locked, err
 }
 
 const refreshTokenGetForUpdate = `-- name: RefreshTokenGetForUpdate :one

@@ -1,7 +1,8 @@
--- name: IdempotencyLock :exec
--- A transaction-scoped advisory lock on the key: a second request with the same key waits for the
--- first (up to the transaction's lock_timeout, then it is told 409) and then replays its answer.
-SELECT pg_advisory_xact_lock(hashtextextended(@scope::text || ':' || @key::text, 0))::text;
+-- name: IdempotencyTryLock :one
+-- A transaction-scoped advisory lock on the key, if no other transaction holds it. A second request
+-- with the same key does not wait on a connection: it lets the connection go and tries again
+-- until the first has finished (then it replays its answer) or its wait is over (409).
+SELECT pg_try_advisory_xact_lock(hashtextextended(@scope::text || ':' || @key::text, 0))::bool AS locked;
 
 -- name: IdempotencyGet :one
 SELECT * FROM idempotency_keys

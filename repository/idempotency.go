@@ -3,11 +3,10 @@ package repository
 import (
 	"context"
 	"errors"
-	"strconv"
+	"math/rand/v2"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/dao"
@@ -44,33 +43,55 @@ func (s *IdempotencyStore) Lookup(ctx context.Context, k service.IdempotencyKey)
 	return domain.StoredResponse{Status: int(prev.ResponseStatus), Body: prev.ResponseBody}, true, nil
 }
 
-// Do runs write at most once per key, in one unit of work: it takes an advisory lock on the key
-// (waiting up to the store's wait for a request holding it, then domain.ErrIdempotencyInFlight),
+// Do runs write at most once per key, in one unit of work: it takes an advisory lock on the key,
 // replays a stored answer for the same request hash (domain.ErrIdempotencyMismatch for another
 // hash), or runs write and stores the answer it returns, so the business write and the stored
 // answer commit together. Answers of 500 and up are not stored: the unit of work rolls back and a
 // retry runs again. Hooks write registered run only after the commit.
+//
+// A request whose key is held by another waits up to the store's wait for it, then gets
+// domain.ErrIdempotencyInFlight. It waits without a connection: the lock is only tried, and
+// between tries the connection goes back to the pool. Waiting on the lock itself would let a
+// burst of duplicates take every connection while the request they wait for needs one more to
+// finish (its reads run beside its unit of work).
 func (s *IdempotencyStore) Do(ctx context.Context, k service.IdempotencyKey, write func(ctx context.Context, tx service.Tx) domain.StoredResponse) (domain.StoredResponse, bool, error) {
+	deadline := time.Now().Add(s.wait)
+	pause := 5 * time.Millisecond
+	for {
+		res, replayed, err := s.once(ctx, k, write)
+		if !errors.Is(err, errKeyBusy) {
+			return res, replayed, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return domain.StoredResponse{}, false, domain.ErrIdempotencyInFlight
+		}
+		t := time.NewTimer(min(left, pause/2+rand.N(pause/2+1)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return domain.StoredResponse{}, false, ctx.Err()
+		case <-t.C:
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+// errKeyBusy says another request holds the key's lock right now.
+var errKeyBusy = errors.New("idempotency key busy")
+
+// once is one try of Do: errKeyBusy when the key's lock is taken.
+func (s *IdempotencyStore) once(ctx context.Context, k service.IdempotencyKey, write func(ctx context.Context, tx service.Tx) domain.StoredResponse) (domain.StoredResponse, bool, error) {
 	var res domain.StoredResponse
 	var replayed bool
 	errServerError := errors.New("not stored: server error")
 	err := inTx(ctx, s.pool, RetryPolicy{Attempts: 1}, func(tx *Tx) error {
-		res, replayed = domain.StoredResponse{}, false
-		// Wait a little for a request with the same key that is still running: retries of a quick
-		// request then get its answer instead of a 409. Only a request still running after the
-		// wait is refused as in flight.
-		if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", strconv.FormatInt(s.wait.Milliseconds(), 10)); err != nil {
-			return wrapf(err, "set lock timeout")
-		}
-		if err := queries.IdempotencyLock(ctx, tx, dao.IdempotencyLockParams{Scope: k.Scope, Key: k.Key}); err != nil {
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available
-				return domain.ErrIdempotencyInFlight
-			}
+		locked, err := queries.IdempotencyTryLock(ctx, tx, dao.IdempotencyTryLockParams{Scope: k.Scope, Key: k.Key})
+		if err != nil {
 			return wrapf(err, "lock idempotency key")
 		}
-		if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', '0', true)"); err != nil {
-			return wrapf(err, "reset lock timeout")
+		if !locked {
+			return errKeyBusy
 		}
 		prev, err := queries.IdempotencyGet(ctx, tx, dao.IdempotencyGetParams{Scope: k.Scope, Key: k.Key, NotBefore: time.Now().Add(-s.maxAge)})
 		switch {
@@ -92,15 +113,14 @@ func (s *IdempotencyStore) Do(ctx context.Context, k service.IdempotencyKey, wri
 		if res.Status >= 500 {
 			return errServerError
 		}
-		if tx.tx.Conn().PgConn().TxStatus() == 'E' { // a statement of the write failed outside its own savepoint
-			if res.Status < 400 {
-				// A success over writes that did not happen: neither answer nor store it.
-				return errors.New("idempotent request answered success after a failed statement")
-			}
+		if tx.tx.Conn().PgConn().TxStatus() == 'E' && res.Status < 400 {
+			// A statement of the write failed outside its own savepoint, and the use case answered
+			// success over writes that did not happen: neither answer nor store it.
+			return errors.New("idempotent request answered success after a failed statement")
 		}
 		if res.Status >= 400 {
 			// Rejected, as without a key: none of its writes stand, its answer is kept. The
-			// commit hooks of writes that are undone go with them.
+			// commit hooks of the writes undone go with them.
 			if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT idempotent_request"); err != nil {
 				return wrapf(err, "roll back the rejected request")
 			}
