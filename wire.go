@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/google/wire"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/inkwell-dev/inkwell/auth"
 	"github.com/inkwell-dev/inkwell/cache"
@@ -23,9 +24,20 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService)
 
+// rootSet builds what this package adds: the App, the background workers, the metrics and the
+// settings each layer takes from the configuration.
+var rootSet = wire.NewSet(
+	NewApp, NewRouterConfig, NewPasswordHasher, NewJWTManager, NewSessionConfig,
+	NewRedisBreaker, NewKeyspace, NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewQueuePgPool,
+	NewReadStream, NewReadPublisher, NewWorkers, NewCodeSender, NewOutboxStream, NewDurable,
+	NewRankConfig, NewHotListCache, NewRankJob, NewCronJobs,
+	NewMetrics, NewMetricsHandler, NewReadiness,
+)
+
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
-	ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet,
+	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet,
+	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(service.UserRepository), new(*repository.UserRepository)),
 	wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)),
 	wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)),
@@ -59,11 +71,11 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.IdempotencyService), new(*repository.IdempotencyStore)),
 	wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)),
 	wire.Bind(new(web.RequestObserver), new(*metrics.Registry)),
-	wire.Bind(new(web.ReadinessChecker), new(*ioc.Readiness)),
+	wire.Bind(new(web.ReadinessChecker), new(*Readiness)),
 )
 
 // InitApp wires the whole process from its configuration.
-func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
+func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	wire.Build(appSet)
 	return nil, nil, nil
 }

@@ -16,30 +16,31 @@ import (
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
+	"github.com/redis/go-redis/v9"
 	"log/slog"
 )
 
 // Injectors from wire.go:
 
 // InitApp wires the whole process from its configuration.
-func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
-	routerConfig := ioc.NewRouterConfig(cfg)
+func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
+	routerConfig := NewRouterConfig(cfg)
 	pool, cleanup, err := ioc.NewPgPool(cfg, log)
 	if err != nil {
 		return nil, nil, err
 	}
 	querier := repository.NewQuerier(pool)
-	breaker := ioc.NewRedisBreaker(cfg, log)
+	breaker := NewRedisBreaker(cfg, log)
 	universalClient, cleanup2, err := ioc.NewRedis(cfg, breaker, log)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	keyspace := ioc.NewKeyspace(cfg)
-	policy := ioc.NewCachePolicy(cfg)
+	keyspace := NewKeyspace(cfg)
+	policy := NewCachePolicy(cfg)
 	userCache := cache.NewUserCache(universalClient, keyspace, policy, log)
 	userRepository := repository.NewUserRepository(pool, querier, userCache, log)
-	argon2Hasher, err := ioc.NewPasswordHasher(cfg)
+	argon2Hasher, err := NewPasswordHasher(cfg)
 	if err != nil {
 		cleanup2()
 		cleanup()
@@ -47,14 +48,14 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	}
 	sessionRepository := repository.NewSessionRepository(pool, querier)
 	revocations := cache.NewRevocations(universalClient, keyspace)
-	jwtManager, err := ioc.NewJWTManager(cfg)
+	jwtManager, err := NewJWTManager(cfg)
 	if err != nil {
 		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
 	apiKeyRepository := repository.NewAPIKeyRepository(querier)
-	sessionConfig := ioc.NewSessionConfig(cfg)
+	sessionConfig := NewSessionConfig(cfg)
 	v := ioc.NewClock()
 	sessionService := service.NewSessionService(sessionRepository, revocations, jwtManager, apiKeyRepository, sessionConfig, v, log)
 	userService := service.NewUserService(userRepository, argon2Hasher, sessionService, log)
@@ -70,9 +71,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	countersCache := cache.NewCountersCache(universalClient, keyspace, policy)
 	counterMirror := repository.NewCounterMirror()
 	interactiveRepository := repository.NewInteractiveRepository(pool, querier, countersCache, counterMirror, log)
-	readStream := ioc.NewReadStream(keyspace)
-	publisher := ioc.NewReadPublisher(cfg, universalClient, readStream, log)
-	slugSuffix := ioc.NewSlugSuffix()
+	readStream := NewReadStream(keyspace)
+	publisher := NewReadPublisher(cfg, universalClient, readStream, log)
+	slugSuffix := NewSlugSuffix()
 	articleService := service.NewArticleService(articleRepository, interactiveRepository, userRepository, followRepository, publisher, slugSuffix)
 	articleHandler := web.NewArticleHandler(articleService, log)
 	commentRepository := repository.NewCommentRepository(pool, querier)
@@ -84,16 +85,16 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	readService := service.NewReadService(readRepository, articleService)
 	collectionHandler := web.NewCollectionHandler(collectionService, readService, log)
 	rankRepository := repository.NewRankRepository(querier)
-	hotListCache := ioc.NewHotListCache(cfg, universalClient, keyspace, v, log)
-	rankConfig := ioc.NewRankConfig(cfg)
+	hotListCache := NewHotListCache(cfg, universalClient, keyspace, v, log)
+	rankConfig := NewRankConfig(cfg)
 	rankService := service.NewRankService(rankRepository, hotListCache, userRepository, interactiveRepository, followRepository, rankConfig, v)
 	hotHandler := web.NewHotHandler(rankService, log)
 	notificationRepository := repository.NewNotificationRepository(pool, querier)
 	notificationService := service.NewNotificationService(notificationRepository)
 	notificationHandler := web.NewNotificationHandler(notificationService, log)
-	codePolicy := ioc.NewCodePolicy()
+	codePolicy := NewCodePolicy()
 	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
-	queuePool, cleanup3, err := ioc.NewQueuePgPool(cfg, log)
+	queuePool, cleanup3, err := NewQueuePgPool(cfg, log)
 	if err != nil {
 		cleanup2()
 		cleanup()
@@ -107,15 +108,15 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	idempotency := web.NewIdempotency(idempotencyStore, log)
 	rateLimiter := cache.NewRateLimiter(universalClient, keyspace)
 	outbox := repository.NewOutbox(pool, querier)
-	outboxStream := ioc.NewOutboxStream(keyspace)
-	resilient := ioc.NewCodeSender(cfg, log)
-	durable := ioc.NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, resilient, notificationService, v, log)
-	workers := ioc.NewWorkers(cfg, universalClient, readStream, publisher, readService, durable, log)
+	outboxStream := NewOutboxStream(keyspace)
+	resilient := NewCodeSender(cfg, log)
+	durable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, resilient, notificationService, v, log)
+	workers := NewWorkers(cfg, universalClient, readStream, publisher, readService, durable, log)
 	locker := cache.NewLocker(universalClient, keyspace)
-	rankJob := ioc.NewRankJob(cfg, rankService, locker, log, v)
-	registry := ioc.NewMetrics(pool, queuePool, universalClient, breaker, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream, log)
-	handler := ioc.NewMetricsHandler(registry)
-	readiness := ioc.NewReadiness(pool, universalClient)
+	rankJob := NewRankJob(cfg, rankService, locker, log, v)
+	registry := NewMetrics(pool, queuePool, universalClient, breaker, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream, log)
+	handler := NewMetricsHandler(registry)
+	readiness := NewReadiness(pool, universalClient)
 	handlers := web.Handlers{
 		Auth:          authenticator,
 		Users:         userHandler,
@@ -136,14 +137,14 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
 	cron := ioc.NewCron(log)
-	cronJobs, err := ioc.NewCronJobs(cfg, cron, rankJob, idempotencyStore, log)
+	cronJobs, err := NewCronJobs(cfg, cron, rankJob, idempotencyStore, log)
 	if err != nil {
 		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
-	app := ioc.NewApp(cfg, server, cron, cronJobs, workers, rankJob, log)
+	app := NewApp(cfg, server, cron, cronJobs, workers, rankJob, log)
 	return app, func() {
 		cleanup3()
 		cleanup2()
@@ -157,5 +158,15 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 // library.
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService)
 
+// rootSet builds what this package adds: the App, the background workers, the metrics and the
+// settings each layer takes from the configuration.
+var rootSet = wire.NewSet(
+	NewApp, NewRouterConfig, NewPasswordHasher, NewJWTManager, NewSessionConfig,
+	NewRedisBreaker, NewKeyspace, NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewQueuePgPool,
+	NewReadStream, NewReadPublisher, NewWorkers, NewCodeSender, NewOutboxStream, NewDurable,
+	NewRankConfig, NewHotListCache, NewRankJob, NewCronJobs,
+	NewMetrics, NewMetricsHandler, NewReadiness,
+)
+
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*cache.CodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(web.IdempotencyService), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*ioc.Readiness)))
+var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*cache.CodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(web.IdempotencyService), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)))

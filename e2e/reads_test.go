@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/inkwell-dev/inkwell"
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/apptest"
@@ -350,11 +351,11 @@ func newReadStack(t *testing.T) *readStack {
 	t.Cleanup(articles.WaitBackground)
 	mirror := repository.NewCounterMirror()
 	inter := repository.NewInteractiveRepository(pool, q, counters, mirror, log)
-	hasher, err := ioc.NewPasswordHasher(cfg)
+	hasher, err := inkwell.NewPasswordHasher(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := ioc.NewJWTManager(cfg)
+	tokens, err := inkwell.NewJWTManager(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +363,7 @@ func newReadStack(t *testing.T) *readStack {
 	sessions := service.NewSessionService(repository.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks), tokens,
 		repository.NewAPIKeyRepository(q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, log)
 	userSvc := service.NewUserService(users, hasher, sessions, log)
-	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, ioc.NewSlugSuffix())
+	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix())
 	readSvc := service.NewReadService(repository.NewReadRepository(q, counters, mirror, log), articleSvc)
 	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters, mirror, log), articleSvc)
 	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: 1 << 20}, log, web.Handlers{

@@ -201,7 +201,7 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if opts.Articles < 0 || opts.Users < 1 || opts.Days < 1 {
 		return errors.New("seed: --articles must be ≥ 0, --users and --days ≥ 1")
 	}
-	hasher, err := ioc.NewPasswordHasher(cfg)
+	hasher, err := inkwell.NewPasswordHasher(cfg)
 	if err != nil {
 		return err
 	}

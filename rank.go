@@ -1,4 +1,4 @@
-package ioc
+package inkwell
 
 import (
 	"context"
@@ -9,22 +9,20 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
 // NewRankConfig returns the ranking pass settings.
-func NewRankConfig(cfg *Config) service.RankConfig {
+func NewRankConfig(cfg *ioc.Config) service.RankConfig {
 	return service.RankConfig{TopN: cfg.RankTopN, BatchSize: cfg.RankBatch, Cutoff: cfg.RankCutoff}
 }
 
-// NewClock is the wall clock; tests inject their own where time matters.
-func NewClock() func() time.Time { return time.Now }
-
 // NewHotListCache returns the two-level hot-list cache: Redis keeps a list for ten ranking
 // intervals (at least an hour), the process for about one interval.
-func NewHotListCache(cfg *Config, rdb redis.UniversalClient, ks cache.Keyspace, now func() time.Time, log *slog.Logger) *cache.HotListCache {
+func NewHotListCache(cfg *ioc.Config, rdb redis.UniversalClient, ks cache.Keyspace, now func() time.Time, log *slog.Logger) *cache.HotListCache {
 	interval := scheduleInterval(cfg.RankSchedule)
 	return cache.NewHotListCache(rdb, ks, cache.HotListTTLs{Redis: max(10*interval, time.Hour), Local: interval}, now, log)
 }
@@ -40,7 +38,7 @@ func scheduleInterval(spec string) time.Duration {
 }
 
 // NewRankJob returns the ranking job; NewCronJobs schedules it.
-func NewRankJob(cfg *Config, ranker *service.RankService, locker *cache.Locker, log *slog.Logger, now func() time.Time) *job.RankJob {
+func NewRankJob(cfg *ioc.Config, ranker *service.RankService, locker *cache.Locker, log *slog.Logger, now func() time.Time) *job.RankJob {
 	return job.NewRankJob(ranker, lockerAdapter{locker}, job.RankJobConfig{LockTTL: cfg.RankLockTTL, Timeout: cfg.RankTimeout}, log, now)
 }
 
@@ -49,8 +47,8 @@ type CronJobs struct{}
 
 // NewCronJobs registers every scheduled job. A run still going when its next turn comes is not
 // started twice.
-func NewCronJobs(cfg *Config, c *cron.Cron, rank *job.RankJob, idem *repository.IdempotencyStore, log *slog.Logger) (CronJobs, error) {
-	once := cron.NewChain(cron.SkipIfStillRunning(cronLogger{log}))
+func NewCronJobs(cfg *ioc.Config, c *cron.Cron, rank *job.RankJob, idem *repository.IdempotencyStore, log *slog.Logger) (CronJobs, error) {
+	once := cron.NewChain(cron.SkipIfStillRunning(ioc.CronLogger(log)))
 	if _, err := c.AddJob(cfg.RankSchedule, once.Then(rank)); err != nil {
 		return CronJobs{}, err
 	}
@@ -67,11 +65,6 @@ func NewCronJobs(cfg *Config, c *cron.Cron, rank *job.RankJob, idem *repository.
 		return CronJobs{}, err
 	}
 	return CronJobs{}, nil
-}
-
-// NewSessionConfig returns token lifetimes.
-func NewSessionConfig(cfg *Config) service.SessionConfig {
-	return service.SessionConfig{AccessTTL: cfg.JWTLifetime, RefreshTTL: cfg.RefreshLifetime}
 }
 
 // lockerAdapter lets the job layer use cache.Locker through its own small interface.

@@ -1,9 +1,12 @@
-package ioc
+package inkwell
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -11,13 +14,56 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/delivery"
 	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
+// ReadStream is the key of the read-event stream.
+type ReadStream string
+
+// NewReadStream returns the stream key under the instance's prefix.
+func NewReadStream(ks cache.Keyspace) ReadStream { return ReadStream(ks.Key("stream", "reads")) }
+
+// NewReadPublisher returns the publisher that takes read events off the request path.
+func NewReadPublisher(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, log *slog.Logger) *events.Publisher {
+	return events.NewPublisher(rdb, events.PublisherConfig{
+		Stream: string(stream), Buffer: cfg.ReadBuffer, BatchSize: cfg.ReadPublishBatch, FlushEvery: cfg.ReadPublishFlush,
+	}, log)
+}
+
+// NewWorkers returns every background task: the read-event publisher, its two consumer groups,
+// the stream trimmer, and the durable (Postgres-backed) work.
+func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, reads *service.ReadService, durable Durable, log *slog.Logger) Workers {
+	consumer := func(group string, h events.Handler) *events.Consumer {
+		return events.NewConsumer(rdb, events.ConsumerConfig{
+			Stream: string(stream), Group: group, Name: consumerName(),
+			BatchSize: cfg.ConsumerBatch, BatchWait: cfg.ConsumerWait,
+			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick,
+		}, h, log)
+	}
+	ws := append(Workers{
+		pub,
+		consumer(job.GroupReadCount, job.ReadCountHandler(reads, log)),
+		consumer(job.GroupReadHistory, job.ReadHistoryHandler(reads, log)),
+		events.NewTrimmer(rdb, string(stream), []string{job.GroupReadCount, job.GroupReadHistory},
+			int64(cfg.StreamMaxLen), cfg.StreamTrimEvery, log),
+	}, durable...)
+	if cfg.PprofAddr != "" {
+		ws = append(ws, ioc.NewPprofServer(cfg.PprofAddr, log))
+	}
+	return ws
+}
+
+// consumerName is unique per process, so two instances never share pending entries by accident.
+func consumerName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.IntN(1<<16))
+}
+
 // NewCodeSender returns the login-code sender, wrapped for resilience.
-func NewCodeSender(cfg *Config, log *slog.Logger) *delivery.Resilient {
+func NewCodeSender(cfg *ioc.Config, log *slog.Logger) *delivery.Resilient {
 	var next delivery.Sender = delivery.LogSender{Log: log}
 	if cfg.CodeSender == "webhook" {
 		next = delivery.WebhookSender{URL: cfg.CodeWebhookURL, Client: &http.Client{}}
@@ -26,11 +72,6 @@ func NewCodeSender(cfg *Config, log *slog.Logger) *delivery.Resilient {
 		Timeout: 5 * time.Second, Retries: 2, RetryDelay: 200 * time.Millisecond, MaxInFlight: 16,
 		FailuresToOpen: 5, OpenFor: 30 * time.Second,
 	})
-}
-
-// NewCodePolicy is the one-time code policy: valid 10 minutes, one send a minute, 3 wrong tries.
-func NewCodePolicy() cache.CodePolicy {
-	return cache.CodePolicy{Validity: 10 * time.Minute, Resend: time.Minute, Attempts: 3}
 }
 
 // OutboxStream is the key of the stream the outbox relay writes to.
@@ -44,7 +85,7 @@ func NewOutboxStream(ks cache.Keyspace) OutboxStream { return OutboxStream(ks.Ke
 type Durable Workers
 
 // NewDurable builds the durable-work workers.
-func NewDurable(cfg *Config, rdb redis.UniversalClient, queue *repository.JobQueue, outbox *repository.Outbox, stream OutboxStream,
+func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.JobQueue, outbox *repository.Outbox, stream OutboxStream,
 	sender *delivery.Resilient, notifications *service.NotificationService, now func() time.Time, log *slog.Logger) Durable {
 	owner := consumerName()
 	runner := job.NewRunner(queue, job.QueueConfig{
