@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/robfig/cron/v3"
 
 	"github.com/inkwell-dev/inkwell/cache"
@@ -20,11 +19,11 @@ func NewRankConfig(cfg *ioc.Config) service.RankConfig {
 	return service.RankConfig{TopN: cfg.RankTopN, BatchSize: cfg.RankBatch, Cutoff: cfg.RankCutoff}
 }
 
-// NewHotListCache returns the two-level hot-list cache: Redis keeps a list for ten ranking
-// intervals (at least an hour), the process for about one interval.
-func NewHotListCache(cfg *ioc.Config, rdb redis.UniversalClient, ks cache.Keyspace, now func() time.Time, log *slog.Logger) *cache.HotListCache {
+// NewHotListTTLs returns how long the two-level hot-list cache keeps a list: Redis for ten
+// ranking intervals (at least an hour), the process for about one interval.
+func NewHotListTTLs(cfg *ioc.Config) cache.HotListTTLs {
 	interval := scheduleInterval(cfg.RankSchedule)
-	return cache.NewHotListCache(rdb, ks, cache.HotListTTLs{Redis: max(10*interval, time.Hour), Local: interval}, now, log)
+	return cache.HotListTTLs{Redis: max(10*interval, time.Hour), Local: interval}
 }
 
 // scheduleInterval estimates the time between two runs of a cron schedule.
@@ -37,10 +36,13 @@ func scheduleInterval(spec string) time.Duration {
 	return max(sched.Next(first).Sub(first), time.Second)
 }
 
-// NewRankJob returns the ranking job; NewCronJobs schedules it.
-func NewRankJob(cfg *ioc.Config, ranker *service.RankService, locker *cache.Locker, log *slog.Logger, now func() time.Time) *job.RankJob {
-	return job.NewRankJob(ranker, lockerAdapter{locker}, job.RankJobConfig{LockTTL: cfg.RankLockTTL, Timeout: cfg.RankTimeout}, log, now)
+// NewRankJobConfig returns the ranking job's settings; NewCronJobs schedules the job.
+func NewRankJobConfig(cfg *ioc.Config) job.RankJobConfig {
+	return job.RankJobConfig{LockTTL: cfg.RankLockTTL, Timeout: cfg.RankTimeout}
 }
+
+// NewRankLocker is the lock the ranking job takes: cache.Locker.
+func NewRankLocker(l *cache.Locker) job.Locker { return lockerAdapter{l} }
 
 // CronJobs marks that the scheduled jobs are registered on the cron runner.
 type CronJobs struct{}

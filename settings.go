@@ -1,7 +1,6 @@
 package inkwell
 
 import (
-	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -38,18 +37,18 @@ func NewRouterConfig(cfg *ioc.Config) web.RouterConfig {
 	return rc
 }
 
-// NewPasswordHasher returns the Argon2id hasher with the configured parameters.
-func NewPasswordHasher(cfg *ioc.Config) (*auth.Argon2Hasher, error) {
+// NewHasherConfig returns the Argon2id settings: OWASP's minimum raised to the configured cost.
+func NewHasherConfig(cfg *ioc.Config) auth.HasherConfig {
 	p := auth.OWASPMinimum
 	p.MemoryKiB = uint32(cfg.Argon2MemoryKiB)
 	p.Iterations = uint32(cfg.Argon2Iterations)
 	p.Parallelism = uint8(cfg.Argon2Parallelism)
-	return auth.NewArgon2Hasher(p, cfg.Argon2MaxConcurrent)
+	return auth.HasherConfig{Params: p, MaxConcurrent: cfg.Argon2MaxConcurrent}
 }
 
-// NewJWTManager returns the access-token manager on the wall clock.
-func NewJWTManager(cfg *ioc.Config) (*auth.JWTManager, error) {
-	return auth.NewJWTManager(auth.JWTConfig{Secret: []byte(cfg.JWTSecret), Issuer: cfg.JWTIssuer, Lifetime: cfg.JWTLifetime}, time.Now)
+// NewJWTConfig returns the access-token settings.
+func NewJWTConfig(cfg *ioc.Config) auth.JWTConfig {
+	return auth.JWTConfig{Secret: []byte(cfg.JWTSecret), Issuer: cfg.JWTIssuer, Lifetime: cfg.JWTLifetime}
 }
 
 // NewSessionConfig returns token lifetimes.
@@ -57,9 +56,10 @@ func NewSessionConfig(cfg *ioc.Config) service.SessionConfig {
 	return service.SessionConfig{AccessTTL: cfg.JWTLifetime, RefreshTTL: cfg.RefreshLifetime}
 }
 
-// NewRedisBreaker returns the circuit breaker every Redis call goes through (see cache.Breaker).
-func NewRedisBreaker(cfg *ioc.Config, log *slog.Logger) *cache.Breaker {
-	return cache.NewBreaker(cache.BreakerConfig{FailuresToOpen: uint32(cfg.RedisBreakerFailures), OpenFor: cfg.RedisBreakerOpen}, log)
+// NewBreakerConfig returns the settings of the circuit breaker every Redis call goes through
+// (see cache.Breaker).
+func NewBreakerConfig(cfg *ioc.Config) cache.BreakerConfig {
+	return cache.BreakerConfig{FailuresToOpen: uint32(cfg.RedisBreakerFailures), OpenFor: cfg.RedisBreakerOpen}
 }
 
 // NewKeyspace returns the Redis key prefix.

@@ -10,8 +10,10 @@ import (
 	"github.com/google/wire"
 	"github.com/inkwell-dev/inkwell/auth"
 	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/delivery"
 	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/service"
@@ -30,7 +32,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		return nil, nil, err
 	}
 	querier := repository.NewQuerier(pool)
-	breaker := NewRedisBreaker(cfg, log)
+	breakerConfig := NewBreakerConfig(cfg)
+	breaker := cache.NewBreaker(breakerConfig, log)
 	universalClient, cleanup2, err := ioc.NewRedis(cfg, breaker, log)
 	if err != nil {
 		cleanup()
@@ -40,7 +43,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	policy := NewCachePolicy(cfg)
 	userCache := cache.NewUserCache(universalClient, keyspace, policy, log)
 	userRepository := repository.NewUserRepository(pool, querier, userCache, log)
-	argon2Hasher, err := NewPasswordHasher(cfg)
+	hasherConfig := NewHasherConfig(cfg)
+	argon2Hasher, err := auth.NewHasher(hasherConfig)
 	if err != nil {
 		cleanup2()
 		cleanup()
@@ -48,7 +52,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	sessionRepository := repository.NewSessionRepository(pool, querier)
 	revocations := cache.NewRevocations(universalClient, keyspace)
-	jwtManager, err := NewJWTManager(cfg)
+	jwtConfig := NewJWTConfig(cfg)
+	v := ioc.NewClock()
+	jwtManager, err := auth.NewJWTManager(jwtConfig, v)
 	if err != nil {
 		cleanup2()
 		cleanup()
@@ -56,7 +62,6 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	apiKeyRepository := repository.NewAPIKeyRepository(querier)
 	sessionConfig := NewSessionConfig(cfg)
-	v := ioc.NewClock()
 	sessionService := service.NewSessionService(sessionRepository, revocations, jwtManager, apiKeyRepository, sessionConfig, v, log)
 	userService := service.NewUserService(userRepository, argon2Hasher, sessionService, log)
 	authenticator := web.NewAuthenticator(userService, log)
@@ -72,7 +77,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	counterMirror := repository.NewCounterMirror()
 	interactiveRepository := repository.NewInteractiveRepository(pool, querier, countersCache, counterMirror, log)
 	readStream := NewReadStream(keyspace)
-	publisher := NewReadPublisher(cfg, universalClient, readStream, log)
+	publisherConfig := NewPublisherConfig(cfg, readStream)
+	publisher := events.NewPublisher(universalClient, publisherConfig, log)
 	slugSuffix := NewSlugSuffix()
 	articleService := service.NewArticleService(articleRepository, interactiveRepository, userRepository, followRepository, publisher, slugSuffix)
 	articleHandler := web.NewArticleHandler(articleService, log)
@@ -85,7 +91,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	readService := service.NewReadService(readRepository, articleService)
 	collectionHandler := web.NewCollectionHandler(collectionService, readService, log)
 	rankRepository := repository.NewRankRepository(querier)
-	hotListCache := NewHotListCache(cfg, universalClient, keyspace, v, log)
+	hotListTTLs := NewHotListTTLs(cfg)
+	hotListCache := cache.NewHotListCache(universalClient, keyspace, hotListTTLs, v, log)
 	rankConfig := NewRankConfig(cfg)
 	rankService := service.NewRankService(rankRepository, hotListCache, userRepository, interactiveRepository, followRepository, rankConfig, v)
 	hotHandler := web.NewHotHandler(rankService, log)
@@ -107,15 +114,20 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	idempotencyStore := repository.NewIdempotencyStore(pool, querier)
 	idempotency := web.NewIdempotency(idempotencyStore, log)
 	rateLimiter := cache.NewRateLimiter(universalClient, keyspace)
+	registry := metrics.New(log)
 	outbox := repository.NewOutbox(pool, querier)
 	outboxStream := NewOutboxStream(keyspace)
-	resilient := NewCodeSender(cfg, log)
-	durable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, resilient, notificationService, v, log)
+	streamWriter := events.NewStreamWriter(universalClient)
+	sender := NewCodeGateway(cfg, log)
+	resilienceConfig := NewDeliveryConfig()
+	resilient := delivery.NewResilient(sender, resilienceConfig)
+	durable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, notificationService, v, log)
 	workers := NewWorkers(cfg, universalClient, readStream, publisher, readService, durable, log)
 	locker := cache.NewLocker(universalClient, keyspace)
-	rankJob := NewRankJob(cfg, rankService, locker, log, v)
-	registry := NewMetrics(pool, queuePool, universalClient, breaker, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream, log)
-	handler := NewMetricsHandler(registry)
+	jobLocker := NewRankLocker(locker)
+	rankJobConfig := NewRankJobConfig(cfg)
+	rankJob := job.NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	handler := NewMetricsHandler(registry, pool, queuePool, universalClient, breaker, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream)
 	readiness := NewReadiness(pool, universalClient)
 	handlers := web.Handlers{
 		Auth:          authenticator,
@@ -158,15 +170,15 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 // library.
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService)
 
-// rootSet builds what this package adds: the App, the background workers, the metrics and the
-// settings each layer takes from the configuration.
+// rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
+// metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
 var rootSet = wire.NewSet(
-	NewApp, NewRouterConfig, NewPasswordHasher, NewJWTManager, NewSessionConfig,
-	NewRedisBreaker, NewKeyspace, NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewQueuePgPool,
-	NewReadStream, NewReadPublisher, NewWorkers, NewCodeSender, NewOutboxStream, NewDurable,
-	NewRankConfig, NewHotListCache, NewRankJob, NewCronJobs,
-	NewMetrics, NewMetricsHandler, NewReadiness,
+	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewCronJobs,
+	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
+	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
+	NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewPublisherConfig, NewDeliveryConfig,
+	NewRankConfig, NewHotListTTLs, NewRankJobConfig,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*cache.CodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(web.IdempotencyService), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)))
+var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, job.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*cache.CodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(web.IdempotencyService), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)))

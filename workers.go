@@ -26,11 +26,12 @@ type ReadStream string
 // NewReadStream returns the stream key under the instance's prefix.
 func NewReadStream(ks cache.Keyspace) ReadStream { return ReadStream(ks.Key("stream", "reads")) }
 
-// NewReadPublisher returns the publisher that takes read events off the request path.
-func NewReadPublisher(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, log *slog.Logger) *events.Publisher {
-	return events.NewPublisher(rdb, events.PublisherConfig{
+// NewPublisherConfig returns the settings of the publisher that takes read events off the request
+// path.
+func NewPublisherConfig(cfg *ioc.Config, stream ReadStream) events.PublisherConfig {
+	return events.PublisherConfig{
 		Stream: string(stream), Buffer: cfg.ReadBuffer, BatchSize: cfg.ReadPublishBatch, FlushEvery: cfg.ReadPublishFlush,
-	}, log)
+	}
 }
 
 // NewWorkers returns every background task: the read-event publisher, its two consumer groups,
@@ -62,16 +63,21 @@ func consumerName() string {
 	return fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.IntN(1<<16))
 }
 
-// NewCodeSender returns the login-code sender, wrapped for resilience.
-func NewCodeSender(cfg *ioc.Config, log *slog.Logger) *delivery.Resilient {
-	var next delivery.Sender = delivery.LogSender{Log: log}
+// NewCodeGateway returns the configured login-code sender, which delivery.NewResilient wraps:
+// nothing sends through it unwrapped.
+func NewCodeGateway(cfg *ioc.Config, log *slog.Logger) delivery.Sender {
 	if cfg.CodeSender == "webhook" {
-		next = delivery.WebhookSender{URL: cfg.CodeWebhookURL, Client: &http.Client{}}
+		return delivery.WebhookSender{URL: cfg.CodeWebhookURL, Client: &http.Client{}}
 	}
-	return delivery.NewResilient(next, delivery.ResilienceConfig{
+	return delivery.LogSender{Log: log}
+}
+
+// NewDeliveryConfig returns the resilience settings of login-code delivery.
+func NewDeliveryConfig() delivery.ResilienceConfig {
+	return delivery.ResilienceConfig{
 		Timeout: 5 * time.Second, Retries: 2, RetryDelay: 200 * time.Millisecond, MaxInFlight: 16,
 		FailuresToOpen: 5, OpenFor: 30 * time.Second,
-	})
+	}
 }
 
 // OutboxStream is the key of the stream the outbox relay writes to.
@@ -86,13 +92,13 @@ type Durable Workers
 
 // NewDurable builds the durable-work workers.
 func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.JobQueue, outbox *repository.Outbox, stream OutboxStream,
-	sender *delivery.Resilient, notifications *service.NotificationService, now func() time.Time, log *slog.Logger) Durable {
+	writer *events.StreamWriter, sender *delivery.Resilient, notifications *service.NotificationService, now func() time.Time, log *slog.Logger) Durable {
 	owner := consumerName()
 	runner := job.NewRunner(queue, job.QueueConfig{
 		Queue: service.QueueDefault, Concurrency: cfg.QueueConcurrency, Lease: cfg.QueueLease, Poll: cfg.QueuePoll,
 		BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Grace: cfg.ShutdownTimeout / 2,
 	}, map[string]job.JobHandler{service.JobKindSendCode: job.SendCodeHandler(sender)}, owner, now, log)
-	relay := job.NewRelay(outbox, events.NewStreamWriter(rdb), job.RelayConfig{
+	relay := job.NewRelay(outbox, writer, job.RelayConfig{
 		Stream: string(stream), Batch: 100, Lease: 30 * time.Second, Poll: cfg.OutboxPoll,
 	}, owner, now, log)
 	return Durable{

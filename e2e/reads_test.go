@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell"
+	"github.com/inkwell-dev/inkwell/auth"
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/apptest"
@@ -351,11 +352,11 @@ func newReadStack(t *testing.T) *readStack {
 	t.Cleanup(articles.WaitBackground)
 	mirror := repository.NewCounterMirror()
 	inter := repository.NewInteractiveRepository(pool, q, counters, mirror, log)
-	hasher, err := inkwell.NewPasswordHasher(cfg)
+	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := inkwell.NewJWTManager(cfg)
+	tokens, err := auth.NewJWTManager(inkwell.NewJWTConfig(cfg), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

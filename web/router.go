@@ -6,13 +6,7 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/wire"
 )
-
-// ProviderSet builds the handlers and the router.
-var ProviderSet = wire.NewSet(NewAuthenticator, NewUserHandler, NewProfileHandler, NewArticleHandler,
-	NewCommentHandler, NewCollectionHandler, NewHotHandler, NewNotificationHandler,
-	NewCodeLoginHandler, NewSessionHandler, NewIdempotency, wire.Struct(new(Handlers), "*"), NewRouter)
 
 // RouterConfig holds the HTTP settings the router needs.
 type RouterConfig struct {
