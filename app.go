@@ -34,8 +34,8 @@ type App struct {
 	ShutdownTimeout time.Duration
 }
 
-// NewApp assembles the App.
-func NewApp(cfg *ioc.Config, srv *http.Server, c *cron.Cron, _ CronJobs, workers Workers, rank *job.RankJob, log *slog.Logger) *App {
+// NewApp assembles the App; c has the scheduled jobs on it (NewScheduler).
+func NewApp(cfg *ioc.Config, srv *http.Server, c *cron.Cron, workers Workers, rank *job.RankJob, log *slog.Logger) *App {
 	return &App{Server: srv, Cron: c, Workers: workers, Rank: rank, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
 }
 

@@ -2,7 +2,6 @@ package inkwell
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -10,7 +9,6 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
-	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -36,38 +34,13 @@ func scheduleInterval(spec string) time.Duration {
 	return max(sched.Next(first).Sub(first), time.Second)
 }
 
-// NewRankJobConfig returns the ranking job's settings; NewCronJobs schedules the job.
+// NewRankJobConfig returns the ranking job's settings; NewScheduler schedules the job.
 func NewRankJobConfig(cfg *ioc.Config) job.RankJobConfig {
 	return job.RankJobConfig{LockTTL: cfg.RankLockTTL, Timeout: cfg.RankTimeout}
 }
 
 // NewRankLocker is the lock the ranking job takes: cache.Locker.
 func NewRankLocker(l *cache.Locker) job.Locker { return lockerAdapter{l} }
-
-// CronJobs marks that the scheduled jobs are registered on the cron runner.
-type CronJobs struct{}
-
-// NewCronJobs registers every scheduled job. A run still going when its next turn comes is not
-// started twice.
-func NewCronJobs(cfg *ioc.Config, c *cron.Cron, rank *job.RankJob, idem *repository.IdempotencyStore, log *slog.Logger) (CronJobs, error) {
-	once := cron.NewChain(cron.SkipIfStillRunning(ioc.CronLogger(log)))
-	if _, err := c.AddJob(cfg.RankSchedule, once.Then(rank)); err != nil {
-		return CronJobs{}, err
-	}
-	// Idempotency keys are kept 24 hours; an hourly sweep deletes the older ones.
-	if _, err := c.AddJob("@every 1h", once.Then(cron.FuncJob(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if n, err := idem.Prune(ctx); err != nil {
-			log.Warn("idempotency key cleanup failed", "err", err)
-		} else if n > 0 {
-			log.Info("expired idempotency keys deleted", "keys", n)
-		}
-	}))); err != nil {
-		return CronJobs{}, err
-	}
-	return CronJobs{}, nil
-}
 
 // lockerAdapter lets the job layer use cache.Locker through its own small interface.
 type lockerAdapter struct{ l *cache.Locker }

@@ -148,15 +148,14 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
-	cron := ioc.NewCron(log)
-	cronJobs, err := NewCronJobs(cfg, cron, rankJob, idempotencyStore, log)
+	cron, err := NewScheduler(cfg, rankJob, idempotencyStore, log)
 	if err != nil {
 		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
-	app := NewApp(cfg, server, cron, cronJobs, workers, rankJob, log)
+	app := NewApp(cfg, server, cron, workers, rankJob, log)
 	return app, func() {
 		cleanup3()
 		cleanup2()
@@ -173,7 +172,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
 var rootSet = wire.NewSet(
-	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewCronJobs,
+	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewScheduler,
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewPublisherConfig, NewDeliveryConfig,
