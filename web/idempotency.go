@@ -17,6 +17,13 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 )
 
+//go:generate go tool mockgen -source=idempotency.go -destination=mocks/idempotency_mock.go -package=mocks
+
+// IdempotencyService runs a request at most once per (scope, key); see repository.IdempotencyStore.
+type IdempotencyService interface {
+	Do(ctx context.Context, scope, key, hash string, run func(ctx context.Context) domain.StoredResponse) (domain.StoredResponse, bool, error)
+}
+
 // maxIdempotencyKeyLen bounds the Idempotency-Key header.
 const maxIdempotencyKeyLen = 255
 

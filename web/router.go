@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 
@@ -33,11 +32,6 @@ type Handlers struct {
 	Observer      RequestObserver // nil: no metrics
 	Metrics       http.Handler    // GET /metrics; nil: not served
 	Readiness     ReadinessChecker
-}
-
-// ReadinessChecker reports whether the dependencies answer: name → nil when ready.
-type ReadinessChecker interface {
-	Ready(ctx context.Context) map[string]error
 }
 
 // NewRouter returns the gin engine with every route of the API.
