@@ -52,3 +52,19 @@ func TestDomainImportsStandardLibraryOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestInfrastructureImportsNoLayer keeps ioc/ to infrastructure built from libraries: it may use
+// the module's internal helpers, never one of inkwell's layers (the root package wires those).
+func TestInfrastructureImportsNoLayer(t *testing.T) {
+	t.Parallel()
+	const module = "github.com/inkwell-dev/inkwell"
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", module+"/ioc").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if (dep == module || strings.HasPrefix(dep, module+"/")) && dep != module+"/ioc" && !strings.HasPrefix(dep, module+"/internal/") {
+			t.Errorf("ioc depends on %s; it may import only libraries and %s/internal/...", dep, module)
+		}
+	}
+}

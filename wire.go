@@ -6,11 +6,14 @@ import (
 	"log/slog"
 
 	"github.com/google/wire"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/inkwell-dev/inkwell/auth"
 	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/delivery"
 	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/service"
@@ -23,9 +26,22 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService)
 
+// rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
+// metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
+var rootSet = wire.NewSet(
+	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewScheduler,
+	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
+	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
+	NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewPublisherConfig, NewDeliveryConfig,
+	NewRankConfig, NewHotListTTLs, NewRankJobConfig,
+)
+
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
-	ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet,
+	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet,
+	auth.ProviderSet, events.ProviderSet, job.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
+	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
+	wire.Bind(new(job.Ranker), new(*service.RankService)),
 	wire.Bind(new(service.UserRepository), new(*repository.UserRepository)),
 	wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)),
 	wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)),
@@ -59,11 +75,11 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)),
 	wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)),
 	wire.Bind(new(web.RequestObserver), new(*metrics.Registry)),
-	wire.Bind(new(web.ReadinessChecker), new(*ioc.Readiness)),
+	wire.Bind(new(web.ReadinessChecker), new(*Readiness)),
 )
 
 // InitApp wires the whole process from its configuration.
-func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
+func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	wire.Build(appSet)
 	return nil, nil, nil
 }

@@ -10,36 +10,41 @@ import (
 	"github.com/google/wire"
 	"github.com/inkwell-dev/inkwell/auth"
 	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/delivery"
 	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
+	"github.com/redis/go-redis/v9"
 	"log/slog"
 )
 
 // Injectors from wire.go:
 
 // InitApp wires the whole process from its configuration.
-func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
-	routerConfig := ioc.NewRouterConfig(cfg)
+func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
+	routerConfig := NewRouterConfig(cfg)
 	pool, cleanup, err := ioc.NewPgPool(cfg, log)
 	if err != nil {
 		return nil, nil, err
 	}
 	querier := repository.NewQuerier()
-	breaker := ioc.NewRedisBreaker(cfg, log)
+	breakerConfig := NewBreakerConfig(cfg)
+	breaker := cache.NewBreaker(breakerConfig, log)
 	universalClient, cleanup2, err := ioc.NewRedis(cfg, breaker, log)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	keyspace := ioc.NewKeyspace(cfg)
-	policy := ioc.NewCachePolicy(cfg)
+	keyspace := NewKeyspace(cfg)
+	policy := NewCachePolicy(cfg)
 	userCache := cache.NewUserCache(universalClient, keyspace, policy, log)
 	userRepository := repository.NewUserRepository(pool, querier, userCache, log)
-	argon2Hasher, err := ioc.NewPasswordHasher(cfg)
+	hasherConfig := NewHasherConfig(cfg)
+	argon2Hasher, err := auth.NewHasher(hasherConfig)
 	if err != nil {
 		cleanup2()
 		cleanup()
@@ -47,15 +52,16 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	}
 	sessionRepository := repository.NewSessionRepository(pool, querier)
 	revocations := cache.NewRevocations(universalClient, keyspace)
-	jwtManager, err := ioc.NewJWTManager(cfg)
+	jwtConfig := NewJWTConfig(cfg)
+	v := ioc.NewClock()
+	jwtManager, err := auth.NewJWTManager(jwtConfig, v)
 	if err != nil {
 		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
 	apiKeyRepository := repository.NewAPIKeyRepository(pool, querier)
-	sessionConfig := ioc.NewSessionConfig(cfg)
-	v := ioc.NewClock()
+	sessionConfig := NewSessionConfig(cfg)
 	sessionService := service.NewSessionService(sessionRepository, revocations, jwtManager, apiKeyRepository, sessionConfig, v, log)
 	idempotencyStore := repository.NewIdempotencyStore(pool, querier)
 	userService := service.NewUserService(userRepository, argon2Hasher, sessionService, idempotencyStore, log)
@@ -71,9 +77,10 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	countersCache := cache.NewCountersCache(universalClient, keyspace, policy)
 	counterMirror := repository.NewCounterMirror()
 	interactiveRepository := repository.NewInteractiveRepository(pool, querier, countersCache, counterMirror, log)
-	readStream := ioc.NewReadStream(keyspace)
-	publisher := ioc.NewReadPublisher(cfg, universalClient, readStream, log)
-	slugSuffix := ioc.NewSlugSuffix()
+	readStream := NewReadStream(keyspace)
+	publisherConfig := NewPublisherConfig(cfg, readStream)
+	publisher := events.NewPublisher(universalClient, publisherConfig, log)
+	slugSuffix := NewSlugSuffix()
 	articleService := service.NewArticleService(articleRepository, interactiveRepository, userRepository, followRepository, publisher, slugSuffix, idempotencyStore)
 	articleHandler := web.NewArticleHandler(articleService, log)
 	commentRepository := repository.NewCommentRepository(pool, querier)
@@ -85,16 +92,17 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	readService := service.NewReadService(readRepository, articleService)
 	collectionHandler := web.NewCollectionHandler(collectionService, readService, log)
 	rankRepository := repository.NewRankRepository(pool, querier)
-	hotListCache := ioc.NewHotListCache(cfg, universalClient, keyspace, v, log)
-	rankConfig := ioc.NewRankConfig(cfg)
+	hotListTTLs := NewHotListTTLs(cfg)
+	hotListCache := cache.NewHotListCache(universalClient, keyspace, hotListTTLs, v, log)
+	rankConfig := NewRankConfig(cfg)
 	rankService := service.NewRankService(rankRepository, hotListCache, userRepository, interactiveRepository, followRepository, rankConfig, v)
 	hotHandler := web.NewHotHandler(rankService, log)
 	notificationRepository := repository.NewNotificationRepository(pool, querier)
 	notificationService := service.NewNotificationService(notificationRepository)
 	notificationHandler := web.NewNotificationHandler(notificationService, log)
-	codePolicy := ioc.NewCodePolicy()
+	codePolicy := NewCodePolicy()
 	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
-	queuePool, cleanup3, err := ioc.NewQueuePgPool(cfg, log)
+	queuePool, cleanup3, err := NewQueuePgPool(cfg, log)
 	if err != nil {
 		cleanup2()
 		cleanup()
@@ -106,16 +114,21 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	sessionHandler := web.NewSessionHandler(sessionService, userService, log)
 	idempotency := web.NewIdempotency()
 	rateLimiter := cache.NewRateLimiter(universalClient, keyspace)
+	registry := metrics.New(log)
 	outbox := repository.NewOutbox(pool, querier)
-	outboxStream := ioc.NewOutboxStream(keyspace)
-	resilient := ioc.NewCodeSender(cfg, log)
-	durable := ioc.NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, resilient, notificationService, v, log)
-	workers := ioc.NewWorkers(cfg, universalClient, readStream, publisher, readService, durable, log)
+	outboxStream := NewOutboxStream(keyspace)
+	streamWriter := events.NewStreamWriter(universalClient)
+	sender := NewCodeGateway(cfg, log)
+	resilienceConfig := NewDeliveryConfig()
+	resilient := delivery.NewResilient(sender, resilienceConfig)
+	durable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, notificationService, v, log)
+	workers := NewWorkers(cfg, universalClient, readStream, publisher, readService, durable, log)
 	locker := cache.NewLocker(universalClient, keyspace)
-	rankJob := ioc.NewRankJob(cfg, rankService, locker, log, v)
-	registry := ioc.NewMetrics(pool, queuePool, universalClient, breaker, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream, log)
-	handler := ioc.NewMetricsHandler(registry)
-	readiness := ioc.NewReadiness(pool, universalClient)
+	jobLocker := NewRankLocker(locker)
+	rankJobConfig := NewRankJobConfig(cfg)
+	rankJob := job.NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	handler := NewMetricsHandler(registry, pool, queuePool, universalClient, breaker, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream)
+	readiness := NewReadiness(pool, universalClient)
 	handlers := web.Handlers{
 		Auth:          authenticator,
 		Users:         userHandler,
@@ -135,15 +148,14 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
-	cron := ioc.NewCron(log)
-	cronJobs, err := ioc.NewCronJobs(cfg, cron, rankJob, idempotencyStore, log)
+	cron, err := NewScheduler(cfg, rankJob, idempotencyStore, log)
 	if err != nil {
 		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
-	app := ioc.NewApp(cfg, server, cron, cronJobs, workers, rankJob, log)
+	app := NewApp(cfg, server, cron, workers, rankJob, log)
 	return app, func() {
 		cleanup3()
 		cleanup2()
@@ -157,5 +169,15 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*ioc.App, func(), error) {
 // library.
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService)
 
+// rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
+// metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
+var rootSet = wire.NewSet(
+	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewScheduler,
+	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
+	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
+	NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewPublisherConfig, NewDeliveryConfig,
+	NewRankConfig, NewHotListTTLs, NewRankJobConfig,
+)
+
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*cache.CodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*ioc.Readiness)))
+var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, job.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*cache.CodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)))

@@ -4,4 +4,4 @@ import "github.com/google/wire"
 
 // ProviderSet builds the typed caches.
 var ProviderSet = wire.NewSet(NewUserCache, NewArticleCache, NewTagsCache, NewCountersCache, NewAuthorPageCache, NewLocker, NewCodeStore, NewRateLimiter,
-	NewRevocations)
+	NewRevocations, NewBreaker, NewHotListCache)

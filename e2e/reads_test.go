@@ -16,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/inkwell-dev/inkwell"
+	"github.com/inkwell-dev/inkwell/auth"
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/apptest"
@@ -350,11 +352,11 @@ func newReadStack(t *testing.T) *readStack {
 	t.Cleanup(articles.WaitBackground)
 	mirror := repository.NewCounterMirror()
 	inter := repository.NewInteractiveRepository(pool, q, counters, mirror, log)
-	hasher, err := ioc.NewPasswordHasher(cfg)
+	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := ioc.NewJWTManager(cfg)
+	tokens, err := auth.NewJWTManager(inkwell.NewJWTConfig(cfg), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +364,7 @@ func newReadStack(t *testing.T) *readStack {
 	sessions := service.NewSessionService(repository.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks), tokens,
 		repository.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, log)
 	userSvc := service.NewUserService(users, hasher, sessions, repository.NewIdempotencyStore(pool, q), log)
-	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, ioc.NewSlugSuffix(), repository.NewIdempotencyStore(pool, q))
+	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), repository.NewIdempotencyStore(pool, q))
 	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters, mirror, log), articleSvc)
 	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters, mirror, log), articleSvc)
 	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: 1 << 20}, log, web.Handlers{

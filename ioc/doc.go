@@ -1,4 +1,6 @@
-// Package ioc builds inkwell's infrastructure from its configuration: logger, PostgreSQL pool,
-// Redis client, HTTP server, cron runner, and the App that runs them. Each constructor that opens
-// something returns a cleanup function, which wire chains in reverse order of construction.
+// Package ioc builds inkwell's infrastructure from its configuration: the settings themselves,
+// the logger, the PostgreSQL pools, the Redis client, the cron runner, the HTTP server and the
+// pprof listener, all from libraries. It imports none of inkwell's layers: the root package
+// inkwell wires those onto this infrastructure. Each constructor that opens something returns a
+// cleanup function, which wire chains in reverse order of construction.
 package ioc

@@ -11,11 +11,16 @@ import (
 	"time"
 )
 
-// pprofServer serves /debug/pprof on a separate, loopback-only listener when enabled, so
-// profiling is never reachable through the public port.
-type pprofServer struct {
+// PprofServer serves /debug/pprof on a separate, loopback-only listener when enabled, so
+// profiling is never reachable through the public port. Config.Validate refuses any other address.
+type PprofServer struct {
 	addr string
 	log  *slog.Logger
+}
+
+// NewPprofServer returns the server for addr; Run serves until its context ends.
+func NewPprofServer(addr string, log *slog.Logger) PprofServer {
+	return PprofServer{addr: addr, log: log}
 }
 
 // validatePprofAddr refuses any address that is not on the loopback interface.
@@ -33,7 +38,7 @@ func validatePprofAddr(addr string) error {
 	return nil
 }
 
-func (p pprofServer) Run(ctx context.Context) error {
+func (p PprofServer) Run(ctx context.Context) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

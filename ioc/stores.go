@@ -5,17 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/inkwell-dev/inkwell/cache"
-	"github.com/inkwell-dev/inkwell/repository"
-	"github.com/inkwell-dev/inkwell/service"
 )
 
 // NewPgPool opens the PostgreSQL pool and checks it answers. The cleanup closes it.
@@ -23,20 +18,13 @@ func NewPgPool(cfg *Config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	// pgxpool's default (4 on a small machine) is too few here: a connection sits in LISTEN for
 	// the outbox, and consumers and requests share the rest. An explicit pool_max_conns in
 	// DATABASE_URL wins.
-	return openPgPool(cfg, "postgres pool", 20, func(*pgxpool.Config) {}, log)
+	return OpenPgPool(cfg, "postgres pool", 20, func(*pgxpool.Config) {}, log)
 }
 
-// NewQueuePgPool opens the job queue's own pool: one connection held in LISTEN, one for the
-// runner's cycle, one for the reaper, and one for every four job slots' lease renewals and
-// failures (each slot renews every third of a lease and fails rarely; a busy pool only makes
-// them wait a moment).
-func NewQueuePgPool(cfg *Config, log *slog.Logger) (repository.QueuePool, func(), error) {
-	maxConns := int32(3 + (cfg.QueueConcurrency+3)/4)
-	pool, cleanup, err := openPgPool(cfg, "job queue pool", maxConns, repository.ConfigureQueuePool, log)
-	return repository.QueuePool{Pool: pool}, cleanup, err
-}
-
-func openPgPool(cfg *Config, name string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) (*pgxpool.Pool, func(), error) {
+// OpenPgPool opens a PostgreSQL pool named name (in the log) of at most maxConns connections,
+// unless DATABASE_URL sets pool_max_conns, after configure has adjusted its settings, and checks
+// it answers. The cleanup closes it.
+func OpenPgPool(cfg *Config, name string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
 		return nil, nil, fmt.Errorf("DATABASE_URL: %w", err)
@@ -154,8 +142,8 @@ func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
 	// then the fallback path runs (go-redis retries timeouts too, which doubled the cost of a slow
 	// Redis; a pooled connection that Redis closed is found by the pool's health check before
 	// use, so retries are not needed for that). After a few failures in a row the circuit breaker
-	// (NewRedisBreaker) stops calling Redis at all for a while. The settings apply to every node a
-	// cluster or Sentinel client talks to.
+	// (the hook NewRedis installs) stops calling Redis at all for a while. The settings apply to
+	// every node a cluster or Sentinel client talks to.
 	o.DialTimeout = time.Second
 	o.ReadTimeout = 300 * time.Millisecond
 	o.WriteTimeout = 300 * time.Millisecond
@@ -167,14 +155,14 @@ func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
 // NewRedis opens the Redis client: one server, a Redis Cluster or a Sentinel-managed master,
 // as INKWELL_REDIS_MODE says (see RedisOptions). A Redis that does not answer at start is logged,
 // not fatal: every Redis use falls back or fails open, so the service works (slower) until Redis
-// returns.
-func NewRedis(cfg *Config, breaker *cache.Breaker, log *slog.Logger) (redis.UniversalClient, func(), error) {
+// returns. Every call goes through hook (inkwell's circuit breaker).
+func NewRedis(cfg *Config, hook redis.Hook, log *slog.Logger) (redis.UniversalClient, func(), error) {
 	opts, err := RedisOptions(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	rdb := redis.NewUniversalClient(opts)
-	rdb.AddHook(breaker)
+	rdb.AddHook(hook)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {
@@ -182,31 +170,4 @@ func NewRedis(cfg *Config, breaker *cache.Breaker, log *slog.Logger) (redis.Univ
 			"addr", strings.Join(opts.Addrs, ","), "err", err)
 	}
 	return rdb, func() { _ = rdb.Close(); log.Info("redis client closed") }, nil
-}
-
-// NewRedisBreaker returns the circuit breaker every Redis call goes through (see cache.Breaker).
-func NewRedisBreaker(cfg *Config, log *slog.Logger) *cache.Breaker {
-	return cache.NewBreaker(cache.BreakerConfig{FailuresToOpen: uint32(cfg.RedisBreakerFailures), OpenFor: cfg.RedisBreakerOpen}, log)
-}
-
-// NewKeyspace returns the Redis key prefix.
-func NewKeyspace(cfg *Config) cache.Keyspace { return cache.Keyspace(cfg.RedisPrefix) }
-
-// NewCachePolicy returns the read-through cache policy.
-func NewCachePolicy(cfg *Config) cache.Policy {
-	return cache.Policy{TTL: cfg.CacheTTL, NullTTL: cfg.CacheNullTTL, Jitter: cfg.CacheJitter, LoadTimeout: cfg.CacheLoadWait,
-		LocalTTL: cfg.CacheLocalTTL, LocalMax: 10_000}
-}
-
-// NewSlugSuffix returns the random tail added to a slug whose title is already taken: six
-// base-36 characters, so collisions among suffixes of one title are rare.
-func NewSlugSuffix() service.SlugSuffix {
-	return func() string {
-		const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-		b := make([]byte, 6)
-		for i := range b {
-			b[i] = alphabet[rand.IntN(len(alphabet))]
-		}
-		return string(b)
-	}
 }

@@ -2,13 +2,6 @@ package ioc
 
 import "github.com/google/wire"
 
-// ProviderSet builds the infrastructure.
-var ProviderSet = wire.NewSet(
-	NewPgPool, NewQueuePgPool, NewRedisBreaker, NewRedis, NewKeyspace, NewCachePolicy, NewSlugSuffix,
-	NewPasswordHasher, NewJWTManager,
-	NewCron, NewRouterConfig, NewHTTPServer, NewApp,
-	NewReadStream, NewReadPublisher, NewWorkers,
-	NewRankConfig, NewClock, NewHotListCache, NewRankJob, NewCronJobs,
-	NewCodeSender, NewCodePolicy, NewOutboxStream, NewDurable, NewSessionConfig,
-	NewMetrics, NewMetricsHandler, NewReadiness,
-)
+// ProviderSet builds the infrastructure: the PostgreSQL pool, the Redis client, the HTTP server and
+// the wall clock. The cron runner (NewCron) is built by the provider that registers its jobs.
+var ProviderSet = wire.NewSet(NewPgPool, NewRedis, NewHTTPServer, NewClock)

@@ -309,7 +309,7 @@ func TestRankJob_RenewalFailureCancelsTheRun(t *testing.T) {
 
 // ---- With the real Redis lock ----
 
-// rankRedisLocker wraps cache.Locker as ioc.lockerAdapter does, and records for the test the token
+// rankRedisLocker wraps cache.Locker as inkwell.lockerAdapter does, and records for the test the token
 // each lease wrote and each renewal.
 type rankRedisLocker struct {
 	l       *cache.Locker

@@ -10,6 +10,56 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 )
 
+//go:generate go tool mockgen -source=article.go -destination=mocks/article_mock.go -package=mocks
+
+// ArticleQuery filters the public article list. Empty strings mean "no filter"; AuthorID and
+// FavoritedBy are resolved user ids.
+type ArticleQuery struct {
+	Tag         string
+	AuthorID    int64
+	FavoritedBy int64
+	Page        domain.Page
+}
+
+// ArticleRepository stores articles. Lists return the total count of the filter (ignoring paging);
+// ListByAuthor returns summaries (empty Body), the public lists full articles. Shared with the
+// comment use case (comment.go), which finds the article commented on.
+type ArticleRepository interface {
+	// Create inserts the article; domain.ErrSlugTaken when the slug exists.
+	Create(ctx context.Context, a domain.Article) (domain.Article, error)
+	// CreateIn is Create in the caller's unit of work; a taken slug leaves tx usable.
+	CreateIn(ctx context.Context, tx Tx, a domain.Article) (domain.Article, error)
+	GetBySlug(ctx context.Context, slug string) (domain.Article, error)
+	// GetByIDs returns the articles among ids that exist, in any order, in one query.
+	GetByIDs(ctx context.Context, ids []int64) ([]domain.Article, error)
+	// Update locks the article with id, applies change and stores title, description, body and
+	// tags with the version guard, in one transaction.
+	Update(ctx context.Context, id int64, change func(*domain.Article) error) (domain.Article, error)
+	// Transition moves the article to status to if its current status is one of from; otherwise
+	// domain.ErrConflict.
+	Transition(ctx context.Context, id int64, from []domain.ArticleStatus, to domain.ArticleStatus) (domain.Article, error)
+	Delete(ctx context.Context, a domain.Article) error
+	ListPublished(ctx context.Context, q ArticleQuery) ([]domain.Article, int64, error)
+	Feed(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, int64, error)
+	// ListByAuthor lists an author's own articles, all statuses unless status is set.
+	ListByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) ([]domain.Article, int64, error)
+	Tags(ctx context.Context) ([]string, error)
+}
+
+// InteractiveRepository stores likes and interaction counters. Shared with ranking (rank.go),
+// which reads the counters.
+type InteractiveRepository interface {
+	// Like and Unlike are idempotent: only a change of state moves the counter.
+	Like(ctx context.Context, biz domain.Biz, id, userID int64) error
+	Unlike(ctx context.Context, biz domain.Biz, id, userID int64) error
+	// Counters returns counters for every id (zeros for items never interacted with).
+	Counters(ctx context.Context, biz domain.Biz, ids []int64) (map[int64]domain.Counters, error)
+	// Liked returns which of ids userID currently likes.
+	Liked(ctx context.Context, userID int64, biz domain.Biz, ids []int64) (map[int64]bool, error)
+	// Collected returns which of ids are in any of userID's collections.
+	Collected(ctx context.Context, userID int64, biz domain.Biz, ids []int64) (map[int64]bool, error)
+}
+
 // ArticleService writes, publishes, lists and likes articles.
 type ArticleService struct {
 	articles ArticleRepository

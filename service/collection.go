@@ -8,6 +8,8 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 )
 
+//go:generate go tool mockgen -source=collection.go -destination=mocks/collection_mock.go -package=mocks
+
 // CollectionRepository stores collection folders and their items.
 type CollectionRepository interface {
 	// Create returns domain.ErrCollectionNameTaken when the owner has a folder of that name.

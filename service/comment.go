@@ -6,6 +6,18 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 )
 
+//go:generate go tool mockgen -source=comment.go -destination=mocks/comment_mock.go -package=mocks
+
+// CommentRepository stores comments, numbering each article's comments 1, 2, 3, ...
+type CommentRepository interface {
+	Create(ctx context.Context, c domain.Comment) (domain.Comment, error)
+	// CreateIn is Create in the caller's unit of work.
+	CreateIn(ctx context.Context, tx Tx, c domain.Comment) (domain.Comment, error)
+	List(ctx context.Context, articleID, afterSeq int64, limit int) ([]domain.Comment, error)
+	Get(ctx context.Context, id int64) (domain.Comment, error)
+	Delete(ctx context.Context, id int64) error
+}
+
 // CommentService adds, lists and deletes comments on articles.
 type CommentService struct {
 	articles ArticleRepository

@@ -1,5 +1,6 @@
-// Package service holds inkwell's use cases. It declares the ports it needs (repositories, password
-// hashing, tokens) as interfaces in ports.go; adapters in repository/, cache/ and auth/ implement
-// them. It imports domain and the standard library (plus golang.org/x/sync) only — never a storage
-// or transport package; arch_test.go at the module root enforces that.
+// Package service holds inkwell's use cases. Each use case's file declares the ports it needs
+// (repositories, password hashing, tokens) as interfaces at its top; a port several use cases
+// share lives in the file of the main one and says so. Adapters in repository/, cache/, auth/ and
+// events/ implement them. It imports domain and the standard library (plus golang.org/x/sync) only
+// — never a storage or transport package; arch_test.go at the module root enforces that.
 package service

@@ -7,6 +7,18 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 )
 
+//go:generate go tool mockgen -source=profile.go -destination=mocks/profile_mock.go -package=mocks
+
+// FollowRepository stores who follows whom. Follow and Unfollow are idempotent. Shared: the
+// article, comment and rank use cases read follow flags through it too.
+type FollowRepository interface {
+	Follow(ctx context.Context, followerID, followeeID int64) error
+	Unfollow(ctx context.Context, followerID, followeeID int64) error
+	IsFollowing(ctx context.Context, followerID, followeeID int64) (bool, error)
+	// FollowingAmong returns which of ids followerID follows, in one query.
+	FollowingAmong(ctx context.Context, followerID int64, ids []int64) (map[int64]bool, error)
+}
+
 // ProfileService shows public profiles and manages follows.
 type ProfileService struct {
 	users   UserRepository

@@ -6,6 +6,8 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 )
 
+//go:generate go tool mockgen -source=reads.go -destination=mocks/reads_mock.go -package=mocks
+
 // ReadRecorder takes read events off the request path. Record must not block and must not fail:
 // counting a read is never worth failing or slowing the read.
 type ReadRecorder interface {

@@ -52,6 +52,13 @@ type APIKeyRepository interface {
 	Authenticate(ctx context.Context, hash []byte) (int64, error)
 }
 
+// TokenManager issues and verifies access tokens, each tied to a login session. Verify returns
+// domain.ErrUnauthorized for any token that is not acceptable, whatever the reason.
+type TokenManager interface {
+	Issue(userID int64, sessionID string) (string, error)
+	Verify(token string) (userID int64, sessionID string, err error)
+}
+
 // SessionConfig sets token lifetimes.
 type SessionConfig struct {
 	AccessTTL  time.Duration

@@ -10,6 +10,45 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 )
 
+//go:generate go tool mockgen -source=user.go -destination=mocks/user_mock.go -package=mocks
+
+// UserRepository stores accounts. Implementations return domain.ErrNotFound for a missing user,
+// domain.ErrEmailTaken / domain.ErrUsernameTaken when a uniqueness rule is violated. Shared: the
+// profile, article, comment and rank use cases look users up through it too.
+type UserRepository interface {
+	Create(ctx context.Context, u domain.User) (domain.User, error)
+	// CreateIn is Create in the caller's unit of work; a uniqueness rejection leaves tx usable.
+	CreateIn(ctx context.Context, tx Tx, u domain.User) (domain.User, error)
+	GetByID(ctx context.Context, id int64) (domain.User, error)
+	GetByEmail(ctx context.Context, email string) (domain.User, error)
+	GetByUsername(ctx context.Context, username string) (domain.User, error)
+	// Update loads the user, applies change to it inside one transaction and stores the result.
+	// An error from change aborts the transaction and is returned unchanged.
+	Update(ctx context.Context, id int64, change func(*domain.User) error) (domain.User, error)
+	// GetByIDs returns the users among ids that exist, keyed by id, in one query.
+	GetByIDs(ctx context.Context, ids []int64) (map[int64]domain.User, error)
+	// ReplacePasswordHash swaps the stored hash only if it still equals oldHash, so a rehash on
+	// login can never overwrite a password changed concurrently.
+	ReplacePasswordHash(ctx context.Context, id int64, oldHash, newHash string) error
+}
+
+// PasswordHasher hashes and verifies passwords. Verify reports needsRehash when the stored hash
+// was made with weaker parameters than the hasher's current ones. Shared with code login
+// (codelogin.go).
+type PasswordHasher interface {
+	Hash(password string) (string, error)
+	Verify(password, encoded string) (match, needsRehash bool, err error)
+}
+
+// SessionManager starts sessions and authenticates credentials (SessionService). Shared with code
+// login (codelogin.go).
+type SessionManager interface {
+	Start(ctx context.Context, userID int64) (domain.Tokens, error)
+	// StartIn is Start in the caller's unit of work.
+	StartIn(ctx context.Context, tx Tx, userID int64) (domain.Tokens, error)
+	Authenticate(ctx context.Context, token string) (int64, error)
+}
+
 // UserService registers accounts, logs users in and manages the current user's settings.
 type UserService struct {
 	users    UserRepository

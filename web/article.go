@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
@@ -9,6 +10,25 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/service"
 )
+
+//go:generate go tool mockgen -source=article.go -destination=mocks/article_mock.go -package=mocks
+
+// ArticleService is what the article handlers need.
+type ArticleService interface {
+	Create(ctx context.Context, viewerID int64, in service.CreateArticleInput) (domain.ArticleView, error)
+	CreateIdempotent(ctx context.Context, viewerID int64, in service.CreateArticleInput, idem service.Idempotent[domain.ArticleView]) (domain.StoredResponse, bool, error)
+	Get(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error)
+	Update(ctx context.Context, viewerID int64, slug string, in service.UpdateArticleInput) (domain.ArticleView, error)
+	Publish(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error)
+	Withdraw(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error)
+	Delete(ctx context.Context, viewerID int64, slug string) error
+	Favorite(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error)
+	Unfavorite(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error)
+	List(ctx context.Context, viewerID int64, in service.ListInput) (service.ArticleList, error)
+	Feed(ctx context.Context, viewerID int64, p domain.Page) (service.ArticleList, error)
+	Mine(ctx context.Context, viewerID int64, status domain.ArticleStatus, p domain.Page) (service.ArticleList, error)
+	Tags(ctx context.Context) ([]string, error)
+}
 
 // ArticleHandler serves articles, the feed, favorites and tags.
 type ArticleHandler struct {

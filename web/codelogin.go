@@ -1,11 +1,22 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/inkwell-dev/inkwell/service"
 )
+
+//go:generate go tool mockgen -source=codelogin.go -destination=mocks/codelogin_mock.go -package=mocks
+
+// CodeLoginService is what the one-time code login handlers need.
+type CodeLoginService interface {
+	Send(ctx context.Context, email, phone string) error
+	Login(ctx context.Context, email, phone, code string) (service.Session, error)
+}
 
 // CodeLoginHandler serves one-time code login.
 type CodeLoginHandler struct {

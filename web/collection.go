@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -10,6 +11,24 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/service"
 )
+
+//go:generate go tool mockgen -source=collection.go -destination=mocks/collection_mock.go -package=mocks
+
+// CollectionService is what the collection handlers need.
+type CollectionService interface {
+	Create(ctx context.Context, viewerID int64, in service.CollectionInput) (domain.Collection, error)
+	List(ctx context.Context, viewerID int64) ([]domain.Collection, error)
+	Update(ctx context.Context, viewerID, id int64, in service.CollectionInput) (domain.Collection, error)
+	Delete(ctx context.Context, viewerID, id int64) error
+	Collect(ctx context.Context, viewerID int64, slug string, collectionID int64) (domain.ArticleView, error)
+	Uncollect(ctx context.Context, viewerID int64, slug string, collectionID int64) (domain.ArticleView, error)
+	Articles(ctx context.Context, viewerID, id int64, p domain.Page) (service.ArticleList, error)
+}
+
+// HistoryService is what the reading-history handler needs.
+type HistoryService interface {
+	History(ctx context.Context, viewerID int64, p domain.Page) (service.ArticleList, error)
+}
 
 // CollectionHandler serves collection folders, collecting, and the reading history.
 type CollectionHandler struct {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -10,6 +11,16 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/service"
 )
+
+//go:generate go tool mockgen -source=comment.go -destination=mocks/comment_mock.go -package=mocks
+
+// CommentService is what the comment handlers need.
+type CommentService interface {
+	Add(ctx context.Context, viewerID int64, slug, body string) (domain.CommentView, error)
+	AddIdempotent(ctx context.Context, viewerID int64, slug, body string, idem service.Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error)
+	List(ctx context.Context, viewerID int64, slug string, afterSeq int64, limit int) ([]domain.CommentView, error)
+	Delete(ctx context.Context, viewerID int64, slug string, commentID int64) error
+}
 
 // CommentHandler serves comments on articles.
 type CommentHandler struct {

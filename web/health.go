@@ -9,6 +9,11 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
+// ReadinessChecker reports whether the dependencies answer: name → nil when ready.
+type ReadinessChecker interface {
+	Ready(ctx context.Context) map[string]error
+}
+
 // readyz answers 200 when every dependency answers (PostgreSQL, Redis, migrations current) and
 // 503 naming the ones that do not; the error details go to the log, not to the caller.
 func readyz(checker ReadinessChecker, log *slog.Logger) gin.HandlerFunc {

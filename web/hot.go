@@ -1,13 +1,22 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
 )
+
+//go:generate go tool mockgen -source=hot.go -destination=mocks/hot_mock.go -package=mocks
+
+// HotService is what the hot-list handler needs.
+type HotService interface {
+	Hot(ctx context.Context, viewerID int64, limit int) ([]service.HotView, error)
+}
 
 // HotHandler serves the hot list computed by the ranking job.
 type HotHandler struct {

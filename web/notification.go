@@ -1,13 +1,23 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
 )
+
+//go:generate go tool mockgen -source=notification.go -destination=mocks/notification_mock.go -package=mocks
+
+// NotificationService is what the notification handlers need.
+type NotificationService interface {
+	List(ctx context.Context, viewerID int64, p domain.Page) (service.NotificationList, error)
+	MarkRead(ctx context.Context, viewerID int64, ids []int64) (int64, error)
+}
 
 // NotificationHandler serves the signed-in user's notifications.
 type NotificationHandler struct {

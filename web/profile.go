@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
@@ -8,6 +9,15 @@ import (
 
 	"github.com/inkwell-dev/inkwell/domain"
 )
+
+//go:generate go tool mockgen -source=profile.go -destination=mocks/profile_mock.go -package=mocks
+
+// ProfileService is what the profile handlers need.
+type ProfileService interface {
+	Get(ctx context.Context, viewerID int64, username string) (domain.Profile, error)
+	Follow(ctx context.Context, viewerID int64, username string) (domain.Profile, error)
+	Unfollow(ctx context.Context, viewerID int64, username string) (domain.Profile, error)
+}
 
 // ProfileHandler serves public profiles and follows.
 type ProfileHandler struct {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"math"
 	"net/http"
@@ -8,7 +9,16 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/inkwell-dev/inkwell/domain"
 )
+
+//go:generate go tool mockgen -source=ratelimit.go -destination=mocks/ratelimit_mock.go -package=mocks
+
+// RateLimiter counts a request against a limit per window.
+type RateLimiter interface {
+	Allow(ctx context.Context, key string, limit int, window time.Duration) (domain.RateDecision, error)
+}
 
 // RateRule is one limit: Limit requests per Window.
 type RateRule struct {

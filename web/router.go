@@ -1,18 +1,11 @@
 package web
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/wire"
 )
-
-// ProviderSet builds the handlers and the router.
-var ProviderSet = wire.NewSet(NewAuthenticator, NewUserHandler, NewProfileHandler, NewArticleHandler,
-	NewCommentHandler, NewCollectionHandler, NewHotHandler, NewNotificationHandler,
-	NewCodeLoginHandler, NewSessionHandler, NewIdempotency, wire.Struct(new(Handlers), "*"), NewRouter)
 
 // RouterConfig holds the HTTP settings the router needs.
 type RouterConfig struct {
@@ -39,11 +32,6 @@ type Handlers struct {
 	Observer      RequestObserver // nil: no metrics
 	Metrics       http.Handler    // GET /metrics; nil: not served
 	Readiness     ReadinessChecker
-}
-
-// ReadinessChecker reports whether the dependencies answer: name → nil when ready.
-type ReadinessChecker interface {
-	Ready(ctx context.Context) map[string]error
 }
 
 // NewRouter returns the gin engine with every route of the API.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
@@ -9,6 +10,17 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/service"
 )
+
+//go:generate go tool mockgen -source=session.go -destination=mocks/session_mock.go -package=mocks
+
+// SessionService is what the session and API-key handlers need.
+type SessionService interface {
+	Refresh(ctx context.Context, refresh string) (int64, domain.Tokens, error)
+	Logout(ctx context.Context, accessToken string) error
+	CreateAPIKey(ctx context.Context, userID int64, name string) (domain.APIKey, string, error)
+	ListAPIKeys(ctx context.Context, userID int64) ([]domain.APIKey, error)
+	RevokeAPIKey(ctx context.Context, userID, id int64) error
+}
 
 // SessionHandler serves token refresh, logout and API keys.
 type SessionHandler struct {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
@@ -9,6 +10,19 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/service"
 )
+
+//go:generate go tool mockgen -source=user.go -destination=mocks/user_mock.go -package=mocks
+
+// UserService is what the account handlers need. Shared: the Authenticator (middleware.go) calls
+// Authenticate, the SessionHandler (session.go) Current.
+type UserService interface {
+	Register(ctx context.Context, in service.RegisterInput) (service.Session, error)
+	RegisterIdempotent(ctx context.Context, in service.RegisterInput, idem service.Idempotent[service.Session]) (domain.StoredResponse, bool, error)
+	Login(ctx context.Context, email, password string) (service.Session, error)
+	Authenticate(ctx context.Context, token string) (int64, error)
+	Current(ctx context.Context, userID int64) (domain.User, error)
+	Update(ctx context.Context, userID int64, in service.UpdateUserInput) (domain.User, error)
+}
 
 // UserHandler serves registration, login and the current user.
 type UserHandler struct {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/inkwell-dev/inkwell"
+	"github.com/inkwell-dev/inkwell/auth"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/migrations"
@@ -201,7 +202,7 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if opts.Articles < 0 || opts.Users < 1 || opts.Days < 1 {
 		return errors.New("seed: --articles must be ≥ 0, --users and --days ≥ 1")
 	}
-	hasher, err := ioc.NewPasswordHasher(cfg)
+	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg))
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ type App struct {
 	URL   string
 	Cfg   *ioc.Config
 	DB    *testenv.DB
-	Wired *ioc.App // the wired process, to drive its jobs (Wired.Rank.RunOnce) directly
+	Wired *inkwell.App // the wired process, to drive its jobs (Wired.Rank.RunOnce) directly
 	HTTP  *http.Client
 }
 

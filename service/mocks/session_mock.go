@@ -282,3 +282,58 @@ func (mr *MockAPIKeyRepositoryMockRecorder) Revoke(ctx, userID, id any) *gomock.
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Revoke", reflect.TypeOf((*MockAPIKeyRepository)(nil).Revoke), ctx, userID, id)
 }
+
+// MockTokenManager is a mock of TokenManager interface.
+type MockTokenManager struct {
+	ctrl     *gomock.Controller
+	recorder *MockTokenManagerMockRecorder
+	isgomock struct{}
+}
+
+// MockTokenManagerMockRecorder is the mock recorder for MockTokenManager.
+type MockTokenManagerMockRecorder struct {
+	mock *MockTokenManager
+}
+
+// NewMockTokenManager creates a new mock instance.
+func NewMockTokenManager(ctrl *gomock.Controller) *MockTokenManager {
+	mock := &MockTokenManager{ctrl: ctrl}
+	mock.recorder = &MockTokenManagerMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockTokenManager) EXPECT() *MockTokenManagerMockRecorder {
+	return m.recorder
+}
+
+// Issue mocks base method.
+func (m *MockTokenManager) Issue(userID int64, sessionID string) (string, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Issue", userID, sessionID)
+	ret0, _ := ret[0].(string)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Issue indicates an expected call of Issue.
+func (mr *MockTokenManagerMockRecorder) Issue(userID, sessionID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Issue", reflect.TypeOf((*MockTokenManager)(nil).Issue), userID, sessionID)
+}
+
+// Verify mocks base method.
+func (m *MockTokenManager) Verify(token string) (int64, string, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Verify", token)
+	ret0, _ := ret[0].(int64)
+	ret1, _ := ret[1].(string)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// Verify indicates an expected call of Verify.
+func (mr *MockTokenManagerMockRecorder) Verify(token any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Verify", reflect.TypeOf((*MockTokenManager)(nil).Verify), token)
+}

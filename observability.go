@@ -1,9 +1,8 @@
-package ioc
+package inkwell
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -19,11 +18,11 @@ import (
 	"github.com/inkwell-dev/inkwell/repository"
 )
 
-// NewMetrics builds the Prometheus registry and exposes every component's counters.
-func NewMetrics(pool *pgxpool.Pool, queuePool repository.QueuePool, rdb redis.UniversalClient, breaker *cache.Breaker, users *cache.UserCache, articles *cache.ArticleCache,
-	workers Workers, rank *job.RankJob, queue *repository.JobQueue, outbox *repository.Outbox,
-	reads ReadStream, outboxStream OutboxStream, log *slog.Logger) *metrics.Registry {
-	m := metrics.New(log)
+// NewMetricsHandler exposes every component's counters on the Prometheus registry (which also
+// records the HTTP requests) and serves them at GET /metrics.
+func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool repository.QueuePool, rdb redis.UniversalClient, breaker *cache.Breaker,
+	users *cache.UserCache, articles *cache.ArticleCache, workers Workers, rank *job.RankJob, queue *repository.JobQueue, outbox *repository.Outbox,
+	reads ReadStream, outboxStream OutboxStream) http.Handler {
 	for name, st := range map[string]*cache.Stats{"user": users.Stats(), "article": articles.Stats()} {
 		l := prometheus.Labels{"cache": name}
 		m.Counter("inkwell_cache_hits_total", "Read-through cache hits.", l, &st.Hits)
@@ -114,7 +113,7 @@ func NewMetrics(pool *pgxpool.Pool, queuePool repository.QueuePool, rdb redis.Un
 		}
 		return nil
 	})
-	return m
+	return m.Handler()
 }
 
 // Readiness checks PostgreSQL, Redis and the schema version.
@@ -138,6 +137,3 @@ func (r *Readiness) Ready(ctx context.Context) map[string]error {
 	out["migrations"] = err
 	return out
 }
-
-// NewMetricsHandler serves GET /metrics.
-func NewMetricsHandler(m *metrics.Registry) http.Handler { return m.Handler() }

@@ -1,4 +1,4 @@
-package ioc
+package inkwell
 
 import (
 	"context"
@@ -7,54 +7,22 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/robfig/cron/v3"
 
+	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
-	"github.com/inkwell-dev/inkwell/web"
 )
 
-// NewRouterConfig returns the router's settings.
-func NewRouterConfig(cfg *Config) web.RouterConfig {
-	rc := web.RouterConfig{MaxBodyBytes: cfg.MaxBodyBytes}
-	for _, o := range strings.Split(cfg.CORSOrigins, ",") {
-		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o == "*" {
-			rc.CORS.AllowAll = true
-		} else if o != "" {
-			rc.CORS.Origins = append(rc.CORS.Origins, o)
-		}
-	}
-	if cfg.CORSOrigins == "" && cfg.Env == "dev" {
-		rc.CORS.AllowAll = true
-	}
-	n, w, _ := ParseRate(cfg.RateAuth)
-	rc.RateLimits.Auth = web.RateRule{Name: "auth", Limit: n, Window: w}
-	n, w, _ = ParseRate(cfg.RateWrites)
-	rc.RateLimits.Writes = web.RateRule{Name: "writes", Limit: n, Window: w}
-	for _, p := range strings.Split(cfg.TrustedProxies, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			rc.TrustedProxies = append(rc.TrustedProxies, p)
-		}
-	}
-	return rc
+// Worker is a long-running background task; Run returns when its context ends.
+type Worker interface {
+	Run(ctx context.Context) error
 }
 
-// NewHTTPServer returns the HTTP server around the router, with timeouts that stop slow clients
-// from holding connections forever.
-func NewHTTPServer(cfg *Config, engine *gin.Engine) *http.Server {
-	return &http.Server{
-		Addr:              cfg.Addr,
-		Handler:           engine,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
-}
+// Workers are the background tasks the App runs beside the HTTP server.
+type Workers []Worker
 
 // App is the running process: the HTTP server, the scheduled jobs and the background workers.
 type App struct {
@@ -66,8 +34,8 @@ type App struct {
 	ShutdownTimeout time.Duration
 }
 
-// NewApp assembles the App.
-func NewApp(cfg *Config, srv *http.Server, c *cron.Cron, _ CronJobs, workers Workers, rank *job.RankJob, log *slog.Logger) *App {
+// NewApp assembles the App; c has the scheduled jobs on it (NewScheduler).
+func NewApp(cfg *ioc.Config, srv *http.Server, c *cron.Cron, workers Workers, rank *job.RankJob, log *slog.Logger) *App {
 	return &App{Server: srv, Cron: c, Workers: workers, Rank: rank, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
 }
 

@@ -1,8 +1,9 @@
-package ioc
+package inkwell
 
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/robfig/cron/v3"
 )
+
+var discard = slog.New(slog.DiscardHandler)
 
 // TestGracefulShutdownDrainsRequests proves that cancelling the app's context lets a request
 // already being served finish with its full answer before Serve returns.

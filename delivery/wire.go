@@ -1,0 +1,6 @@
+package delivery
+
+import "github.com/google/wire"
+
+// ProviderSet wraps the configured Sender for resilience.
+var ProviderSet = wire.NewSet(NewResilient)

@@ -1,0 +1,54 @@
+package inkwell
+
+import (
+	"context"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/service"
+)
+
+// NewRankConfig returns the ranking pass settings.
+func NewRankConfig(cfg *ioc.Config) service.RankConfig {
+	return service.RankConfig{TopN: cfg.RankTopN, BatchSize: cfg.RankBatch, Cutoff: cfg.RankCutoff}
+}
+
+// NewHotListTTLs returns how long the two-level hot-list cache keeps a list: Redis for ten
+// ranking intervals (at least an hour), the process for about one interval.
+func NewHotListTTLs(cfg *ioc.Config) cache.HotListTTLs {
+	interval := scheduleInterval(cfg.RankSchedule)
+	return cache.HotListTTLs{Redis: max(10*interval, time.Hour), Local: interval}
+}
+
+// scheduleInterval estimates the time between two runs of a cron schedule.
+func scheduleInterval(spec string) time.Duration {
+	sched, err := cron.ParseStandard(spec)
+	if err != nil {
+		return time.Minute
+	}
+	first := sched.Next(time.Now())
+	return max(sched.Next(first).Sub(first), time.Second)
+}
+
+// NewRankJobConfig returns the ranking job's settings; NewScheduler schedules the job.
+func NewRankJobConfig(cfg *ioc.Config) job.RankJobConfig {
+	return job.RankJobConfig{LockTTL: cfg.RankLockTTL, Timeout: cfg.RankTimeout}
+}
+
+// NewRankLocker is the lock the ranking job takes: cache.Locker.
+func NewRankLocker(l *cache.Locker) job.Locker { return lockerAdapter{l} }
+
+// lockerAdapter lets the job layer use cache.Locker through its own small interface.
+type lockerAdapter struct{ l *cache.Locker }
+
+func (a lockerAdapter) TryLock(ctx context.Context, name string, ttl time.Duration) (job.Lease, bool, error) {
+	lk, ok, err := a.l.TryLock(ctx, name, ttl)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	return lk, true, nil
+}

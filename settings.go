@@ -1,0 +1,90 @@
+package inkwell
+
+import (
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/inkwell-dev/inkwell/auth"
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/service"
+	"github.com/inkwell-dev/inkwell/web"
+)
+
+// NewRouterConfig returns the router's settings.
+func NewRouterConfig(cfg *ioc.Config) web.RouterConfig {
+	rc := web.RouterConfig{MaxBodyBytes: cfg.MaxBodyBytes}
+	for _, o := range strings.Split(cfg.CORSOrigins, ",") {
+		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o == "*" {
+			rc.CORS.AllowAll = true
+		} else if o != "" {
+			rc.CORS.Origins = append(rc.CORS.Origins, o)
+		}
+	}
+	if cfg.CORSOrigins == "" && cfg.Env == "dev" {
+		rc.CORS.AllowAll = true
+	}
+	n, w, _ := ioc.ParseRate(cfg.RateAuth)
+	rc.RateLimits.Auth = web.RateRule{Name: "auth", Limit: n, Window: w}
+	n, w, _ = ioc.ParseRate(cfg.RateWrites)
+	rc.RateLimits.Writes = web.RateRule{Name: "writes", Limit: n, Window: w}
+	for _, p := range strings.Split(cfg.TrustedProxies, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			rc.TrustedProxies = append(rc.TrustedProxies, p)
+		}
+	}
+	return rc
+}
+
+// NewHasherConfig returns the Argon2id settings: OWASP's minimum raised to the configured cost.
+func NewHasherConfig(cfg *ioc.Config) auth.HasherConfig {
+	p := auth.OWASPMinimum
+	p.MemoryKiB = uint32(cfg.Argon2MemoryKiB)
+	p.Iterations = uint32(cfg.Argon2Iterations)
+	p.Parallelism = uint8(cfg.Argon2Parallelism)
+	return auth.HasherConfig{Params: p, MaxConcurrent: cfg.Argon2MaxConcurrent}
+}
+
+// NewJWTConfig returns the access-token settings.
+func NewJWTConfig(cfg *ioc.Config) auth.JWTConfig {
+	return auth.JWTConfig{Secret: []byte(cfg.JWTSecret), Issuer: cfg.JWTIssuer, Lifetime: cfg.JWTLifetime}
+}
+
+// NewSessionConfig returns token lifetimes.
+func NewSessionConfig(cfg *ioc.Config) service.SessionConfig {
+	return service.SessionConfig{AccessTTL: cfg.JWTLifetime, RefreshTTL: cfg.RefreshLifetime}
+}
+
+// NewBreakerConfig returns the settings of the circuit breaker every Redis call goes through
+// (see cache.Breaker).
+func NewBreakerConfig(cfg *ioc.Config) cache.BreakerConfig {
+	return cache.BreakerConfig{FailuresToOpen: uint32(cfg.RedisBreakerFailures), OpenFor: cfg.RedisBreakerOpen}
+}
+
+// NewKeyspace returns the Redis key prefix.
+func NewKeyspace(cfg *ioc.Config) cache.Keyspace { return cache.Keyspace(cfg.RedisPrefix) }
+
+// NewCachePolicy returns the read-through cache policy.
+func NewCachePolicy(cfg *ioc.Config) cache.Policy {
+	return cache.Policy{TTL: cfg.CacheTTL, NullTTL: cfg.CacheNullTTL, Jitter: cfg.CacheJitter, LoadTimeout: cfg.CacheLoadWait,
+		LocalTTL: cfg.CacheLocalTTL, LocalMax: 10_000}
+}
+
+// NewCodePolicy is the one-time code policy: valid 10 minutes, one send a minute, 3 wrong tries.
+func NewCodePolicy() cache.CodePolicy {
+	return cache.CodePolicy{Validity: 10 * time.Minute, Resend: time.Minute, Attempts: 3}
+}
+
+// NewSlugSuffix returns the random tail added to a slug whose title is already taken: six
+// base-36 characters, so collisions among suffixes of one title are rare.
+func NewSlugSuffix() service.SlugSuffix {
+	return func() string {
+		const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+		b := make([]byte, 6)
+		for i := range b {
+			b[i] = alphabet[rand.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+}

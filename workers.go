@@ -1,0 +1,144 @@
+package inkwell
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/delivery"
+	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/service"
+)
+
+// ReadStream is the key of the read-event stream.
+type ReadStream string
+
+// NewReadStream returns the stream key under the instance's prefix.
+func NewReadStream(ks cache.Keyspace) ReadStream { return ReadStream(ks.Key("stream", "reads")) }
+
+// NewPublisherConfig returns the settings of the publisher that takes read events off the request
+// path.
+func NewPublisherConfig(cfg *ioc.Config, stream ReadStream) events.PublisherConfig {
+	return events.PublisherConfig{
+		Stream: string(stream), Buffer: cfg.ReadBuffer, BatchSize: cfg.ReadPublishBatch, FlushEvery: cfg.ReadPublishFlush,
+	}
+}
+
+// NewWorkers returns every background task: the read-event publisher, its two consumer groups,
+// the stream trimmer, and the durable (Postgres-backed) work.
+func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, reads *service.ReadService, durable Durable, log *slog.Logger) Workers {
+	consumer := func(group string, h events.Handler) *events.Consumer {
+		return events.NewConsumer(rdb, events.ConsumerConfig{
+			Stream: string(stream), Group: group, Name: consumerName(),
+			BatchSize: cfg.ConsumerBatch, BatchWait: cfg.ConsumerWait,
+			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick,
+		}, h, log)
+	}
+	ws := append(Workers{
+		pub,
+		consumer(job.GroupReadCount, job.ReadCountHandler(reads, log)),
+		consumer(job.GroupReadHistory, job.ReadHistoryHandler(reads, log)),
+		events.NewTrimmer(rdb, string(stream), []string{job.GroupReadCount, job.GroupReadHistory},
+			int64(cfg.StreamMaxLen), cfg.StreamTrimEvery, log),
+	}, durable...)
+	if cfg.PprofAddr != "" {
+		ws = append(ws, ioc.NewPprofServer(cfg.PprofAddr, log))
+	}
+	return ws
+}
+
+// consumerName is unique per process, so two instances never share pending entries by accident.
+func consumerName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.IntN(1<<16))
+}
+
+// NewCodeGateway returns the configured login-code sender, which delivery.NewResilient wraps:
+// nothing sends through it unwrapped.
+func NewCodeGateway(cfg *ioc.Config, log *slog.Logger) delivery.Sender {
+	if cfg.CodeSender == "webhook" {
+		return delivery.WebhookSender{URL: cfg.CodeWebhookURL, Client: &http.Client{}}
+	}
+	return delivery.LogSender{Log: log}
+}
+
+// NewDeliveryConfig returns the resilience settings of login-code delivery.
+func NewDeliveryConfig() delivery.ResilienceConfig {
+	return delivery.ResilienceConfig{
+		Timeout: 5 * time.Second, Retries: 2, RetryDelay: 200 * time.Millisecond, MaxInFlight: 16,
+		FailuresToOpen: 5, OpenFor: 30 * time.Second,
+	}
+}
+
+// OutboxStream is the key of the stream the outbox relay writes to.
+type OutboxStream string
+
+// NewOutboxStream returns the outbox stream key under the instance's prefix.
+func NewOutboxStream(ks cache.Keyspace) OutboxStream { return OutboxStream(ks.Key("stream", "outbox")) }
+
+// Durable is the Postgres-backed background work: the default queue's runner, the lease reaper,
+// the outbox relay, their LISTEN wake-ups, and the notifications consumer.
+type Durable Workers
+
+// NewDurable builds the durable-work workers.
+func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.JobQueue, outbox *repository.Outbox, stream OutboxStream,
+	writer *events.StreamWriter, sender *delivery.Resilient, notifications *service.NotificationService, now func() time.Time, log *slog.Logger) Durable {
+	owner := consumerName()
+	runner := job.NewRunner(queue, job.QueueConfig{
+		Queue: service.QueueDefault, Concurrency: cfg.QueueConcurrency, Lease: cfg.QueueLease, Poll: cfg.QueuePoll,
+		BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Grace: cfg.ShutdownTimeout / 2,
+	}, map[string]job.JobHandler{service.JobKindSendCode: job.SendCodeHandler(sender)}, owner, now, log)
+	relay := job.NewRelay(outbox, writer, job.RelayConfig{
+		Stream: string(stream), Batch: 100, Lease: 30 * time.Second, Poll: cfg.OutboxPoll,
+	}, owner, now, log)
+	return Durable{
+		runner,
+		job.NewReaper(queue, cfg.QueueReapEvery, now, log),
+		relay,
+		listener{name: "jobs", log: log, listen: func(ctx context.Context) error {
+			return queue.Listen(ctx, func(q string) {
+				if q == service.QueueDefault {
+					runner.Wake()
+				}
+			})
+		}},
+		listener{name: "outbox", log: log, listen: func(ctx context.Context) error { return outbox.Listen(ctx, relay.Wake) }},
+		events.NewConsumer(rdb, events.ConsumerConfig{
+			Stream: string(stream), Group: job.GroupNotifications, Name: owner, BatchSize: 100, BatchWait: 100 * time.Millisecond,
+			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick,
+		}, job.NotificationsHandler(notifications, log), log),
+	}
+}
+
+// listener keeps a LISTEN connection open, reconnecting after failures. Notifications only wake
+// workers that poll anyway, so an outage here only adds latency.
+type listener struct {
+	name   string
+	log    *slog.Logger
+	listen func(ctx context.Context) error
+}
+
+func (l listener) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		if err := l.listen(ctx); err != nil && ctx.Err() == nil {
+			l.log.Warn("LISTEN connection lost; reconnecting", "channel", l.name, "err", err)
+			t := time.NewTimer(time.Second)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
+	}
+	return nil
+}
