@@ -60,8 +60,10 @@ func (t *Tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 
 // savepoint runs fn in a savepoint of t: when one of fn's statements fails, only fn's writes are
 // rolled back and t stays usable (a unit of work that stores a rejection, or tries another slug).
+// Errors of the SAVEPOINT and RELEASE statements themselves are translated like any statement's
+// (a broken connection is domain.ErrUnavailable).
 func (t *Tx) savepoint(ctx context.Context, fn func(db pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, t.tx, fn)
+	return translate(pgx.BeginFunc(ctx, t.tx, fn))
 }
 
 // dropHooks forgets the commit hooks registered so far: the writes they follow were rolled back
