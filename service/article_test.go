@@ -1258,3 +1258,137 @@ func TestArticleService_Tags(t *testing.T) {
 		t.Errorf("Tags = (%v, %v), want ([go rust], nil)", tags, err)
 	}
 }
+
+// fakeTx is a unit of work handle as a use case sees it; the tests check it is passed through.
+type fakeTx struct{ id int }
+
+func (*fakeTx) AfterCommit(func(context.Context)) {}
+
+func TestArticleService_CreateIdempotent(t *testing.T) {
+	t.Parallel()
+	in := service.CreateArticleInput{Title: "Keyed", Description: "d", Body: "b"}
+	insert := func(slug string) domain.Article {
+		return domain.Article{AuthorID: writer.ID, Slug: slug, Title: "Keyed", Description: "d", Body: "b", Tags: []string{}, Status: domain.StatusPublished}
+	}
+	stored := func(a domain.Article) domain.Article {
+		a.ID, a.Version, a.CreatedAt, a.UpdatedAt = 1, 1, articleEpoch, articleEpoch
+		return a
+	}
+	key := service.IdempotencyKey{Scope: "user:1", Key: "k", RequestHash: "h"}
+	replay := domain.StoredResponse{Status: 201, Body: []byte(`{"stored":true}`)}
+	tx := &fakeTx{id: 1}
+	// runsWrite is a store with nothing under the key: Do runs write in tx and answers with it.
+	runsWrite := func(_ context.Context, _ service.IdempotencyKey, write func(context.Context, service.Tx) domain.StoredResponse) (domain.StoredResponse, bool, error) {
+		return write(context.Background(), tx), false, nil
+	}
+
+	type rendered struct {
+		v   domain.ArticleView
+		err error
+	}
+	tests := []struct {
+		name       string
+		in         service.CreateArticleInput
+		suffixes   []string
+		buildStubs func(d articleDeps)
+		wantRes    domain.StoredResponse
+		wantReplay bool
+		wantErr    error
+		check      func(t *testing.T, got []rendered)
+	}{
+		{
+			name: "a stored answer is replayed before any validation, write or view",
+			in:   in,
+			buildStubs: func(d articleDeps) {
+				d.idem.EXPECT().Lookup(gomock.Any(), key).Return(replay, true, nil)
+				d.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.articles.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				noWrites(d)
+				noView(d)
+			},
+			wantRes: replay, wantReplay: true,
+			check: func(t *testing.T, got []rendered) {
+				if len(got) != 0 {
+					t.Fatalf("rendered %d outcomes for a replay, want none", len(got))
+				}
+			},
+		},
+		{
+			name: "a key used for another request is refused before anything runs",
+			in:   in,
+			buildStubs: func(d articleDeps) {
+				d.idem.EXPECT().Lookup(gomock.Any(), key).Return(domain.StoredResponse{}, false, domain.ErrIdempotencyMismatch)
+				d.idem.EXPECT().Do(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				noWrites(d)
+			},
+			wantErr: domain.ErrIdempotencyMismatch,
+		},
+		{
+			name:     "a fresh key: slug retries run in the caller's unit of work and the view is what is rendered",
+			in:       in,
+			suffixes: []string{"x1y2"},
+			buildStubs: func(d articleDeps) {
+				d.idem.EXPECT().Lookup(gomock.Any(), key).Return(domain.StoredResponse{}, false, nil)
+				d.idem.EXPECT().Do(gomock.Any(), key, gomock.Any()).DoAndReturn(runsWrite)
+				gomock.InOrder(
+					d.articles.EXPECT().CreateIn(gomock.Any(), tx, insert("keyed")).Return(domain.Article{}, domain.ErrSlugTaken),
+					d.articles.EXPECT().CreateIn(gomock.Any(), tx, insert("keyed-x1y2")).Return(stored(insert("keyed-x1y2")), nil),
+				)
+				noWrites(d) // never outside the unit of work
+				expectView(d, writer.ID, stored(insert("keyed-x1y2")), writer, flags{})
+			},
+			wantRes: domain.StoredResponse{Status: 201},
+			check: func(t *testing.T, got []rendered) {
+				want := viewOf(stored(insert("keyed-x1y2")), writer, flags{})
+				if len(got) != 1 || got[0].err != nil || !reflect.DeepEqual(got[0].v, want) {
+					t.Fatalf("rendered %+v, want the one view %+v", got, want)
+				}
+			},
+		},
+		{
+			name: "invalid input is rendered as the rejection to store, and nothing is written",
+			in:   service.CreateArticleInput{Title: " ", Description: "d", Body: "b"},
+			buildStubs: func(d articleDeps) {
+				d.idem.EXPECT().Lookup(gomock.Any(), key).Return(domain.StoredResponse{}, false, nil)
+				d.idem.EXPECT().Do(gomock.Any(), key, gomock.Any()).DoAndReturn(runsWrite)
+				d.articles.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				noWrites(d)
+				noView(d)
+			},
+			wantRes: domain.StoredResponse{Status: 422},
+			check: func(t *testing.T, got []rendered) {
+				if len(got) != 1 {
+					t.Fatalf("rendered %d outcomes, want 1", len(got))
+				}
+				requireValidation(t, got[0].err, map[string][]string{"title": {"can't be blank"}})
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, d := newArticleService(t, tc.suffixes...)
+			tc.buildStubs(d)
+			var got []rendered
+			idem := service.Idempotent[domain.ArticleView]{Key: key, Render: func(v domain.ArticleView, err error) domain.StoredResponse {
+				got = append(got, rendered{v, err})
+				if err != nil {
+					return domain.StoredResponse{Status: 422}
+				}
+				return domain.StoredResponse{Status: 201}
+			}}
+			res, replayed, err := s.CreateIdempotent(context.Background(), writer.ID, tc.in, idem)
+			if tc.wantErr != nil {
+				requireErrorIs(t, err, tc.wantErr)
+				return
+			}
+			if err != nil || replayed != tc.wantReplay || res.Status != tc.wantRes.Status || string(res.Body) != string(tc.wantRes.Body) {
+				t.Fatalf("CreateIdempotent = %d %s replayed=%v err=%v; want %d %s replayed=%v",
+					res.Status, res.Body, replayed, err, tc.wantRes.Status, tc.wantRes.Body, tc.wantReplay)
+			}
+			if tc.check != nil {
+				tc.check(t, got)
+			}
+		})
+	}
+}
