@@ -264,10 +264,10 @@ else
 	say "INKWELL_JWT_SECRET is not set: every instance signs tokens with the dev secret file ${INKWELL_DEV_SECRET_FILE:-.data/jwt-secret}"
 fi
 
+rm -f "$FLEET_DIR"/app-*.log # a larger fleet's last run left more
 for ((i = 1; i <= FLEET_SIZE; i++)); do
 	port=$((FLEET_BASE_PORT + i - 1))
 	log="$FLEET_DIR/app-$i.log"
-	: >"$log"
 	env -u INKWELL_PPROF_ADDR INKWELL_ADDR="127.0.0.1:$port" INKWELL_MIGRATE_ON_START=true \
 		INKWELL_TRUSTED_PROXIES="${INKWELL_TRUSTED_PROXIES:-127.0.0.1}" \
 		"$BIN" serve >>"$log" 2>&1 &
