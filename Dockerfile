@@ -18,8 +18,12 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 FROM debian:bookworm-slim
 RUN groupadd --system --gid 10001 inkwell \
     && useradd --system --uid 10001 --gid inkwell --no-create-home --home-dir /nonexistent \
-        --shell /usr/sbin/nologin inkwell
+        --shell /usr/sbin/nologin inkwell \
+    && mkdir -p /var/lib/inkwell && chown 10001:10001 /var/lib/inkwell && chmod 700 /var/lib/inkwell
 COPY --from=build /out/inkwell /inkwell
+# A writable working directory: in dev without INKWELL_JWT_SECRET the secret is kept in
+# .data/jwt-secret under it (it survives restarts of the container, not its re-creation).
+WORKDIR /var/lib/inkwell
 USER 10001:10001
 ENV INKWELL_ADDR=:8080
 EXPOSE 8080

@@ -95,3 +95,7 @@ lint: ## go vet, and fail on unformatted Go files
 	go vet ./...
 	@unformatted=$$(git ls-files -z --cached --others --exclude-standard '*.go' | xargs -0 -r gofmt -l); \
 	if [[ -n $$unformatted ]]; then echo "not gofmt-ed (run make fmt):"; echo "$$unformatted"; exit 1; fi
+
+.PHONY: fleet
+fleet: ## Run FLEET_SIZE (3) instances on ports 8081.. behind HAProxy on 127.0.0.1:8080 (FLEET_PORT); Ctrl-C stops them
+	scripts/fleet.sh

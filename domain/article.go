@@ -3,6 +3,7 @@ package domain
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -127,19 +128,18 @@ func ValidateArticle(v *ValidationError, title, description, body *string, tags 
 	}
 }
 
-// NormalizeTags trims tags and drops duplicates, keeping the first occurrence's order.
+// NormalizeTags trims tags, drops blank ones and duplicates, and sorts them (byte order, so case
+// is significant and "Go" precedes "go"): an article's tagList reads in alphabetical order, as
+// RealWorld clients expect, whatever order it was written in.
 func NormalizeTags(tags []string) []string {
 	out := make([]string, 0, len(tags))
-	seen := make(map[string]bool, len(tags))
 	for _, t := range tags {
-		t = strings.TrimSpace(t)
-		if t == "" || seen[t] {
-			continue
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
 		}
-		seen[t] = true
-		out = append(out, t)
 	}
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // reservedSlugs are path segments under /api/articles/ that name endpoints, not articles; an

@@ -89,18 +89,27 @@ func TestNormalizeTags(t *testing.T) {
 		want []string
 	}{
 		{name: "nil gives an empty, non-nil list", in: nil, want: []string{}},
-		{name: "order is kept", in: []string{"rust", "go", "zig"}, want: []string{"rust", "go", "zig"}},
+		{name: "sorted alphabetically", in: []string{"training", "dragons"}, want: []string{"dragons", "training"}},
+		{name: "any order comes out sorted", in: []string{"rust", "go", "zig"}, want: []string{"go", "rust", "zig"}},
+		{name: "already sorted stays", in: []string{"a", "b", "c"}, want: []string{"a", "b", "c"}},
 		{name: "tags are trimmed", in: []string{"  go ", "\trust\n"}, want: []string{"go", "rust"}},
-		{name: "duplicates keep the first occurrence", in: []string{"go", "rust", "go", " rust ", "zig"}, want: []string{"go", "rust", "zig"}},
+		{name: "trimmed before sorting", in: []string{" zig", "b", "  a"}, want: []string{"a", "b", "zig"}},
+		{name: "duplicates are dropped", in: []string{"go", "rust", "go", " rust ", "zig"}, want: []string{"go", "rust", "zig"}},
 		{name: "blank tags are dropped", in: []string{"", "go", "   "}, want: []string{"go"}},
-		{name: "case is significant", in: []string{"Go", "go"}, want: []string{"Go", "go"}},
+		{name: "only blanks give an empty, non-nil list", in: []string{" ", ""}, want: []string{}},
+		{name: "case is significant, upper case first", in: []string{"go", "Go"}, want: []string{"Go", "go"}},
+		{name: "byte order beyond ASCII", in: []string{"épée", "zen", "art"}, want: []string{"art", "zen", "épée"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			in := append([]string(nil), tc.in...)
 			got := domain.NormalizeTags(tc.in)
 			if got == nil || !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("NormalizeTags(%q) = %#v, want %#v", tc.in, got, tc.want)
+			}
+			if !reflect.DeepEqual(in, tc.in) {
+				t.Errorf("NormalizeTags changed its argument: %q, was %q", tc.in, in)
 			}
 		})
 	}

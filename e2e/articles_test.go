@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"github.com/inkwell-dev/inkwell/internal/apptest"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"net/http"
 	"regexp"
@@ -162,6 +163,64 @@ func TestArticlesJourney(t *testing.T) {
 	app.Do("DELETE", "/api/articles/how-to-train-your-dragon", author, nil).Expect(t, http.StatusNoContent)
 	app.Do("GET", "/api/articles/how-to-train-your-dragon", author, nil).Expect(t, http.StatusNotFound)
 	app.Do("GET", "/api/articles/how-to-train-your-dragon/comments", "", nil).Expect(t, http.StatusNotFound)
+}
+
+// TestArticlesTagListSorted: tagList reads alphabetically wherever an article appears, whatever
+// order it was written in (the RealWorld collection expects ["dragons","training"]), and so does
+// an article stored before tags were sorted on write.
+func TestArticlesTagListSorted(t *testing.T) {
+	t.Parallel()
+	app := startApp(t)
+	author := app.Register("tagger")
+	reader := app.Register("tagreader")
+	app.Do("POST", "/api/profiles/tagger/follow", reader, nil).Expect(t, http.StatusOK)
+	want := []any{"dragons", "training"}
+	requireTags := func(what string, got any) {
+		t.Helper()
+		if tags, ok := got.([]any); !ok || fmt.Sprint(tags) != fmt.Sprint(want) {
+			t.Fatalf("%s: tagList %v, want %v", what, got, want)
+		}
+	}
+	requireListTags := func(what, path, token string) {
+		t.Helper()
+		list, _ := articlesOf(t, app.Do("GET", path, token, nil).Expect(t, http.StatusOK))
+		if len(list) != 1 {
+			t.Fatalf("%s: %d articles, want 1", what, len(list))
+		}
+		requireTags(what, list[0]["tagList"])
+	}
+
+	created := articleOf(t, app.Do("POST", "/api/articles", author, newArticle("Sorted tags", "training", "dragons")).Expect(t, http.StatusCreated))
+	requireTags("create", created["tagList"])
+	slug := created["slug"].(string)
+	for i := range 2 { // the second read is served from the caches
+		requireTags(fmt.Sprintf("get #%d", i+1), articleOf(t, app.Do("GET", "/api/articles/"+slug, "", nil).Expect(t, http.StatusOK))["tagList"])
+	}
+	requireListTags("list", "/api/articles", "")
+	requireListTags("list by tag", "/api/articles?tag=training", "")
+	requireListTags("list by author", "/api/articles?author=tagger", "")
+	requireListTags("feed", "/api/articles/feed", reader)
+	requireListTags("own list", "/api/user/articles", author)
+
+	want = []any{"apple", "zebra"}
+	updated := articleOf(t, app.Do("PUT", "/api/articles/"+slug, author, map[string]any{"article": map[string]any{
+		"tagList": []string{"zebra", "apple", "zebra"},
+	}}).Expect(t, http.StatusOK))
+	requireTags("update", updated["tagList"])
+	requireTags("get after update", articleOf(t, app.Do("GET", "/api/articles/"+slug, "", nil).Expect(t, http.StatusOK))["tagList"])
+
+	// A row written before the change keeps its order in PostgreSQL; an instance with empty caches
+	// (a Redis prefix of its own) reads it from there and still answers in order.
+	if _, err := app.DB.Pool.Exec(t.Context(), "UPDATE articles SET tag_list = ARRAY['zebra', 'apple'] WHERE slug = $1", slug); err != nil {
+		t.Fatal(err)
+	}
+	fresh := startReplica(t, app.DB, testenv.NewRedis(t).Prefix)
+	requireTags("legacy row, get", articleOf(t, fresh.Do("GET", "/api/articles/"+slug, "", nil).Expect(t, http.StatusOK))["tagList"])
+	list, _ := articlesOf(t, fresh.Do("GET", "/api/articles?author=tagger", "", nil).Expect(t, http.StatusOK))
+	if len(list) != 1 {
+		t.Fatalf("legacy row, list: %v", list)
+	}
+	requireTags("legacy row, list", list[0]["tagList"])
 }
 
 func TestArticleDraftsAndPublishing(t *testing.T) {

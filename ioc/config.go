@@ -1,13 +1,12 @@
 package ioc
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -82,8 +81,12 @@ type Config struct {
 	RankTimeout  time.Duration
 	RankLockTTL  time.Duration
 
-	// GeneratedJWTSecret is set when no secret was configured in dev and a random one was made.
-	GeneratedJWTSecret bool
+	// DevSecretFile holds the JWT secret in dev when JWTSecret is not set: created once, then read
+	// by every process started with the same path, so tokens survive restarts and work on every
+	// instance of a local fleet.
+	DevSecretFile string
+	// JWTSecretFromFile is set when the JWT secret was read from (or created in) DevSecretFile.
+	JWTSecretFromFile bool
 
 	envErrs []error // environment values that could not be parsed, reported by Validate
 }
@@ -162,6 +165,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "INKWELL_SHUTDOWN_TIMEOUT", 15*time.Second, "how long graceful shutdown waits for requests and jobs to finish")
 
 	str(&c.JWTSecret, "jwt-secret", "INKWELL_JWT_SECRET", "", "HS256 signing secret for access tokens, at least 32 bytes (required in prod)")
+	str(&c.DevSecretFile, "dev-secret-file", "INKWELL_DEV_SECRET_FILE", DefaultDevSecretFile, "dev without INKWELL_JWT_SECRET: file holding the JWT secret (relative to the working directory), created once with 32 random bytes (mode 0600) and reused by every restart and every instance started with it")
 	str(&c.JWTIssuer, "jwt-issuer", "INKWELL_JWT_ISSUER", "inkwell", "issuer (iss) written into and required of access tokens")
 	dur(&c.JWTLifetime, "jwt-lifetime", "INKWELL_JWT_LIFETIME", 15*time.Minute, "access token lifetime (RealWorld front ends never refresh: raise it, e.g. 24h, when serving one)")
 	dur(&c.RefreshLifetime, "refresh-lifetime", "INKWELL_REFRESH_LIFETIME", 30*24*time.Hour, "refresh token lifetime")
@@ -225,14 +229,6 @@ func (c *Config) Validate(log *slog.Logger) error {
 	if c.JWTSecret == "" {
 		if c.Env == "prod" {
 			errs = append(errs, errors.New("INKWELL_JWT_SECRET is required when INKWELL_ENV=prod (use at least 32 random bytes, e.g. `openssl rand -hex 32`)"))
-		} else {
-			buf := make([]byte, 32)
-			_, _ = rand.Read(buf)
-			c.JWTSecret = hex.EncodeToString(buf)
-			c.GeneratedJWTSecret = true
-			if log != nil {
-				log.Warn("INKWELL_JWT_SECRET is not set: using a random secret; tokens will not survive a restart (set it, or INKWELL_ENV=prod will refuse to start)")
-			}
 		}
 	} else if len(c.JWTSecret) < 32 {
 		errs = append(errs, errors.New("INKWELL_JWT_SECRET must be at least 32 bytes"))
@@ -300,6 +296,27 @@ func (c *Config) Validate(log *slog.Logger) error {
 	}
 	if c.RedisBreakerFailures < 1 || c.RedisBreakerOpen < 10*time.Millisecond {
 		errs = append(errs, errors.New("INKWELL_REDIS_BREAKER_FAILURES must be at least 1 and INKWELL_REDIS_BREAKER_OPEN at least 10ms"))
+	}
+	// Last, and only for an otherwise valid dev configuration: a process that will not start
+	// leaves no secret file behind.
+	if len(errs) == 0 && c.JWTSecret == "" && c.Env == "dev" {
+		secret, created, err := LoadDevSecret(c.DevSecretFile)
+		if err != nil {
+			return err
+		}
+		c.JWTSecret, c.JWTSecretFromFile = secret, true
+		if log != nil {
+			verb := "read"
+			if created {
+				verb = "created"
+			}
+			file := c.DevSecretFile
+			if abs, err := filepath.Abs(file); err == nil {
+				file = abs
+			}
+			log.Warn("INKWELL_JWT_SECRET is not set: signing tokens with the dev secret file; every instance started with this file shares its tokens (INKWELL_ENV=prod refuses to start without INKWELL_JWT_SECRET)",
+				"file", file, "action", verb)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -1,15 +1,24 @@
 package ioc
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
+// parse reads a Config from env and args. The dev secret file defaults to one in a temporary
+// directory of the test's, so that no test writes into the repository's .data/.
 func parse(t *testing.T, env map[string]string, args ...string) *Config {
 	t.Helper()
+	t.Setenv("INKWELL_DEV_SECRET_FILE", filepath.Join(t.TempDir(), "jwt-secret"))
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
@@ -32,8 +41,161 @@ func TestConfigDefaults(t *testing.T) {
 	if err := cfg.Validate(discard); err != nil {
 		t.Fatal(err)
 	}
-	if !cfg.GeneratedJWTSecret || len(cfg.JWTSecret) < 32 {
-		t.Fatal("dev without a secret must generate one")
+	if !cfg.JWTSecretFromFile || len(cfg.JWTSecret) < 32 {
+		t.Fatal("dev without a secret must take one from the dev secret file")
+	}
+	if def := parse(t, nil); flagDefault(t, "dev-secret-file") != DefaultDevSecretFile || def.DevSecretFile == DefaultDevSecretFile {
+		t.Fatalf("dev secret file: default %q, in tests %q", flagDefault(t, "dev-secret-file"), def.DevSecretFile)
+	}
+}
+
+// flagDefault is the default of the named flag when its environment variable is unset.
+func flagDefault(t *testing.T, name string) string {
+	t.Helper()
+	t.Setenv("INKWELL_DEV_SECRET_FILE", "")
+	os.Unsetenv("INKWELL_DEV_SECRET_FILE") // t.Setenv restores it when the test ends
+	fs := flag.NewFlagSet("defaults", flag.ContinueOnError)
+	Flags(fs)
+	return fs.Lookup(name).DefValue
+}
+
+// TestDevSecretFileSurvivesRestarts: the first dev start creates the file (0600, in a new 0700
+// directory) and logs that it did; the next start reads the same secret from it.
+func TestDevSecretFileSurvivesRestarts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "jwt-secret")
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+
+	first := parse(t, nil, "-dev-secret-file", path)
+	if err := first.Validate(log); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("secret file not created: %v", err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o600 {
+		t.Errorf("secret file mode %04o, want 0600", perm)
+	}
+	if di, err := os.Stat(filepath.Dir(path)); err != nil || di.Mode().Perm() != 0o700 {
+		t.Errorf("secret directory: %v, %v; want mode 0700", di.Mode(), err)
+	}
+	data, _ := os.ReadFile(path)
+	if got := strings.TrimSpace(string(data)); got != first.JWTSecret || len(got) != 64 {
+		t.Errorf("file holds %q, config has %q; want the same 64 hex digits", got, first.JWTSecret)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "action=created") ||
+		!strings.Contains(logs.String(), path) {
+		t.Errorf("creation not logged as a warning naming the file: %s", logs.String())
+	}
+	if n := strings.Count(logs.String(), "\n"); n != 1 {
+		t.Errorf("%d log lines, want 1: %s", n, logs.String())
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+
+	logs.Reset()
+	second := parse(t, nil, "-dev-secret-file", path)
+	if err := second.Validate(log); err != nil {
+		t.Fatal(err)
+	}
+	if second.JWTSecret != first.JWTSecret {
+		t.Fatal("a restart got a different secret")
+	}
+	if !strings.Contains(logs.String(), "action=read") {
+		t.Errorf("reuse not logged: %s", logs.String())
+	}
+}
+
+// TestDevSecretFileConcurrentStarts: instances started at the same moment on an empty directory
+// all end up with one secret, the one in the file.
+func TestDevSecretFileConcurrentStarts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".data", "jwt-secret")
+	const n = 16
+	cfgs := make([]*Config, n)
+	for i := range cfgs {
+		cfgs[i] = parse(t, nil, "-dev-secret-file", path)
+	}
+	gate := make(chan struct{})
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for _, cfg := range cfgs {
+		wg.Go(func() {
+			<-gate
+			errs <- cfg.Validate(discard)
+		})
+	}
+	close(gate)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, cfg := range cfgs {
+		if cfg.JWTSecret != strings.TrimSpace(string(data)) {
+			t.Fatalf("instance %d has secret %q, the file holds %q", i, cfg.JWTSecret, data)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+func TestDevSecretFileRefused(t *testing.T) {
+	long := strings.Repeat("s", 64)
+	for name, tc := range map[string]struct {
+		content string
+		mode    os.FileMode
+		want    string
+	}{
+		"world-readable": {long, 0o644, "chmod 600"},
+		"group-readable": {long, 0o640, "chmod 600"},
+		"too short":      {"short\n", 0o600, "fewer than the 32"},
+		"empty":          {"", 0o600, "fewer than the 32"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "jwt-secret")
+			if err := os.WriteFile(path, []byte(tc.content), tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(path, tc.mode); err != nil { // past the umask
+				t.Fatal(err)
+			}
+			cfg := parse(t, nil, "-dev-secret-file", path)
+			err := cfg.Validate(discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("Validate = %v, want an error naming %s and saying %q", err, path, tc.want)
+			}
+			if data, _ := os.ReadFile(path); string(data) != tc.content {
+				t.Error("a refused file was changed")
+			}
+		})
+	}
+	t.Run("a directory", func(t *testing.T) {
+		cfg := parse(t, nil, "-dev-secret-file", t.TempDir())
+		if err := cfg.Validate(discard); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("Validate = %v", err)
+		}
+	})
+}
+
+// A configured secret wins: the dev secret file is neither read nor created.
+func TestDevSecretFileUnusedWithSecret(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jwt-secret")
+	cfg := parse(t, map[string]string{"INKWELL_JWT_SECRET": strings.Repeat("k", 32)}, "-dev-secret-file", path)
+	if err := cfg.Validate(discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) || cfg.JWTSecretFromFile {
+		t.Fatalf("dev secret file used although INKWELL_JWT_SECRET is set: %v", err)
 	}
 }
 
@@ -51,10 +213,25 @@ func TestConfigFromEnvironmentAndFlags(t *testing.T) {
 }
 
 func TestConfigProdRequiresSecret(t *testing.T) {
-	cfg := parse(t, map[string]string{"INKWELL_ENV": "prod"})
+	// Even with a usable dev secret file: prod takes its secret from INKWELL_JWT_SECRET only.
+	path := filepath.Join(t.TempDir(), "jwt-secret")
+	if err := os.WriteFile(path, []byte(strings.Repeat("s", 64)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := parse(t, map[string]string{"INKWELL_ENV": "prod", "INKWELL_DEV_SECRET_FILE": path})
 	err := cfg.Validate(discard)
 	if err == nil || !strings.Contains(err.Error(), "INKWELL_JWT_SECRET is required") {
 		t.Fatalf("prod without a secret: %v", err)
+	}
+	if cfg.JWTSecret != "" || cfg.JWTSecretFromFile {
+		t.Fatal("prod took the dev secret file")
+	}
+	// Nor does it create one.
+	missing := filepath.Join(t.TempDir(), "jwt-secret")
+	cfg = parse(t, map[string]string{"INKWELL_ENV": "prod", "INKWELL_DEV_SECRET_FILE": missing})
+	_ = cfg.Validate(discard)
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("prod created a dev secret file: %v", err)
 	}
 }
 

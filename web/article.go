@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 
@@ -61,20 +62,35 @@ type articleJSON struct {
 
 func articleOf(v domain.ArticleView, withBody bool) articleJSON {
 	out := articleJSON{
-		Slug: v.Slug, Title: v.Title, Description: v.Description, TagList: v.Tags,
+		Slug: v.Slug, Title: v.Title, Description: v.Description, TagList: sortedTags(v.Tags),
 		CreatedAt: timestamp(v.CreatedAt), UpdatedAt: timestamp(v.UpdatedAt),
 		Favorited: v.Favorited, FavoritesCount: v.Counters.Likes,
 		Author: profileResponse(v.Author).Profile,
 		Status: string(v.Status), Version: v.Version,
 		ReadsCount: v.Counters.Reads, Collected: v.Collected, CollectsCount: v.Counters.Collects,
 	}
-	if out.TagList == nil {
-		out.TagList = []string{}
-	}
 	if withBody {
 		body := v.Body
 		out.Body = &body
 	}
+	return out
+}
+
+// sortedTags is an article's tagList as every answer shows it: in alphabetical (byte) order, as
+// RealWorld clients expect, and never null. Writes already store tags sorted
+// (domain.NormalizeTags); this covers what was stored before, in PostgreSQL and in cached
+// entries alike, which is why it sits here, where every article answer (single, lists, feed, hot
+// list, collections, history) is rendered, rather than in one of the ways articles are loaded.
+// tags is never sorted in place: an in-process cache may share it with other requests.
+func sortedTags(tags []string) []string {
+	switch {
+	case tags == nil:
+		return []string{}
+	case slices.IsSorted(tags):
+		return tags
+	}
+	out := slices.Clone(tags)
+	slices.Sort(out)
 	return out
 }
 

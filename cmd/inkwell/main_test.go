@@ -5,11 +5,28 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
+
+// TestMain points the dev secret file into a temporary directory: commands run here in dev without
+// INKWELL_JWT_SECRET would otherwise create cmd/inkwell/.data/jwt-secret in the repository.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "inkwell-cmd-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("INKWELL_DEV_SECRET_FILE", filepath.Join(dir, "jwt-secret"))
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 func TestHelpListsEverySetting(t *testing.T) {
 	var out, errOut bytes.Buffer
@@ -17,7 +34,7 @@ func TestHelpListsEverySetting(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("--help: %v", err)
 	}
-	for _, env := range []string{"DATABASE_URL", "REDIS_URL", "INKWELL_ADDR", "INKWELL_JWT_SECRET", "INKWELL_ENV", "INKWELL_MIGRATE_ON_START"} {
+	for _, env := range []string{"DATABASE_URL", "REDIS_URL", "INKWELL_ADDR", "INKWELL_JWT_SECRET", "INKWELL_DEV_SECRET_FILE", "INKWELL_ENV", "INKWELL_MIGRATE_ON_START"} {
 		if !strings.Contains(out.String(), env) {
 			t.Errorf("--help does not mention %s:\n%s", env, out.String())
 		}
