@@ -342,14 +342,13 @@ func newReadStack(t *testing.T) *readStack {
 	ks := cache.Keyspace(rds.Prefix)
 	policy := cache.Policy{TTL: 10 * time.Minute, NullTTL: time.Minute, Jitter: time.Minute, LoadTimeout: 30 * time.Second}
 	q := repository.NewQuerier()
-	counters := cache.NewCountersCache(rds.Client, ks, policy)
+	counters := cache.NewCounters(rds.Client, ks, policy, log)
 	users := repository.NewUserRepository(pool, q, cache.NewUserCache(rds.Client, ks, policy, log), log)
 	follows := repository.NewFollowRepository(pool, q)
 	articles := repository.NewArticleRepository(pool, q, cache.NewArticleCache(rds.Client, ks, policy, log),
 		cache.NewAuthorPageCache(rds.Client, ks, policy), cache.NewTagsCache(rds.Client, ks, policy, log), log)
 	t.Cleanup(articles.WaitBackground)
-	mirror := repository.NewCounterMirror()
-	inter := repository.NewInteractiveRepository(pool, q, counters, mirror, log)
+	inter := repository.NewInteractiveRepository(pool, q, counters)
 	hasher, err := ioc.NewPasswordHasher(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -363,8 +362,8 @@ func newReadStack(t *testing.T) *readStack {
 		repository.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, log)
 	userSvc := service.NewUserService(users, hasher, sessions, repository.NewIdempotencyStore(pool, q), log)
 	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, ioc.NewSlugSuffix(), repository.NewIdempotencyStore(pool, q))
-	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters, mirror, log), articleSvc)
-	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters, mirror, log), articleSvc)
+	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters), articleSvc)
+	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters), articleSvc)
 	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: 1 << 20}, log, web.Handlers{
 		Auth:        web.NewAuthenticator(userSvc, log),
 		Users:       web.NewUserHandler(userSvc, log),

@@ -37,8 +37,7 @@ type env struct {
 
 	artCache *cache.ArticleCache
 	pages    *cache.AuthorPageCache
-	counters *cache.CountersCache
-	mirror   *repository.CounterMirror // shared by the repositories that change counts
+	counters *cache.Counters // shared by the repositories that change counts
 	articles *repository.ArticleRepository
 	inter    *repository.InteractiveRepository
 	comments *repository.CommentRepository
@@ -83,11 +82,10 @@ func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
 		follows:  repository.NewFollowRepository(pool, dao.New()),
 		artCache: cache.NewArticleCache(cacheRDB, ks, o.Policy, log),
 		pages:    cache.NewAuthorPageCache(cacheRDB, ks, o.Policy),
-		counters: cache.NewCountersCache(cacheRDB, ks, o.Policy),
-		mirror:   repository.NewCounterMirror(),
+		counters: cache.NewCounters(cacheRDB, ks, o.Policy, log),
 	}
 	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), log)
-	e.inter = repository.NewInteractiveRepository(pool, q, e.counters, e.mirror, log)
+	e.inter = repository.NewInteractiveRepository(pool, q, e.counters)
 	e.comments = repository.NewCommentRepository(pool, q)
 	// Registered after the Redis cleanup, so it runs first: no preload outlives the test's keys.
 	t.Cleanup(e.articles.WaitBackground)
