@@ -2,6 +2,7 @@ package repository_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,6 +126,17 @@ type countingQuerier struct {
 	tagLists              atomic.Int64 // TagListPopular
 	counterLoads          atomic.Int64 // InteractiveGetMany
 	gate                  *gate        // nil: no hold; set before the goroutines that use it start
+	counterGate           *gate        // holds counter loads, after they have read; set like gate
+
+	mu         sync.Mutex
+	counterIDs [][]int64 // the ids of each counter load
+}
+
+// counterBatches returns the ids each counter load asked for, in order.
+func (q *countingQuerier) counterBatches() [][]int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Clone(q.counterIDs)
 }
 
 func (q *countingQuerier) ArticleGetBySlug(ctx context.Context, db dao.DBTX, slug string) (dao.Article, error) {
@@ -151,8 +163,15 @@ func (q *countingQuerier) TagListPopular(ctx context.Context, db dao.DBTX, lim i
 }
 
 func (q *countingQuerier) InteractiveGetMany(ctx context.Context, db dao.DBTX, arg dao.InteractiveGetManyParams) ([]dao.Interactive, error) {
+	q.mu.Lock()
+	q.counterIDs = append(q.counterIDs, slices.Clone(arg.BizIds))
+	q.mu.Unlock()
 	q.counterLoads.Add(1)
-	return q.Querier.InteractiveGetMany(ctx, db, arg)
+	rows, err := q.Querier.InteractiveGetMany(ctx, db, arg)
+	if err == nil && q.counterGate != nil {
+		err = q.counterGate.wait(ctx)
+	}
+	return rows, err
 }
 
 func (q *countingQuerier) UserGetByID(ctx context.Context, db dao.DBTX, id int64) (dao.User, error) {
