@@ -11,6 +11,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/service"
@@ -40,6 +41,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)),
 	wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)),
 	wire.Bind(new(service.ReadRecorder), new(*events.Publisher)),
+	wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)),
 	wire.Bind(new(web.CollectionService), new(*service.CollectionService)),
 	wire.Bind(new(web.HistoryService), new(*service.ReadService)),
 	wire.Bind(new(service.RankSource), new(*repository.RankRepository)),

@@ -33,6 +33,12 @@ func NewCodePolicy() cache.CodePolicy {
 	return cache.CodePolicy{Validity: 10 * time.Minute, Resend: time.Minute, Attempts: 3}
 }
 
+// NewArticlePreloader returns the worker that preloads article details off the request path: two
+// workers, up to 64 waiting (more are dropped), 2 s each. The App runs it among the Workers.
+func NewArticlePreloader(articles *repository.ArticleRepository, log *slog.Logger) *job.Preloader {
+	return job.NewPreloader(job.PreloadConfig{Queue: 64, Workers: 2, Timeout: 2 * time.Second}, articles.Preload, log)
+}
+
 // OutboxStream is the key of the stream the outbox relay writes to.
 type OutboxStream string
 

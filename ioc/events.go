@@ -37,8 +37,8 @@ func NewReadPublisher(cfg *Config, rdb redis.UniversalClient, stream ReadStream,
 }
 
 // NewWorkers returns every background task: the read-event publisher, its two consumer groups,
-// the stream trimmer, and the durable (Postgres-backed) work.
-func NewWorkers(cfg *Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, reads *service.ReadService, durable Durable, log *slog.Logger) Workers {
+// the stream trimmer, the article preloader, and the durable (Postgres-backed) work.
+func NewWorkers(cfg *Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, reads *service.ReadService, durable Durable, preload *job.Preloader, log *slog.Logger) Workers {
 	consumer := func(group string, h events.Handler) *events.Consumer {
 		return events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: group, Name: consumerName(),
@@ -52,6 +52,7 @@ func NewWorkers(cfg *Config, rdb redis.UniversalClient, stream ReadStream, pub *
 		consumer(job.GroupReadHistory, job.ReadHistoryHandler(reads, log)),
 		events.NewTrimmer(rdb, string(stream), []string{job.GroupReadCount, job.GroupReadHistory},
 			int64(cfg.StreamMaxLen), cfg.StreamTrimEvery, log),
+		preload,
 	}, durable...)
 	if cfg.PprofAddr != "" {
 		ws = append(ws, pprofServer{addr: cfg.PprofAddr, log: log})

@@ -9,6 +9,6 @@ var ProviderSet = wire.NewSet(
 	NewCron, NewRouterConfig, NewHTTPServer, NewApp,
 	NewReadStream, NewReadPublisher, NewWorkers,
 	NewRankConfig, NewClock, NewHotListCache, NewRankJob, NewCronJobs,
-	NewCodeSender, NewCodePolicy, NewOutboxStream, NewDurable, NewSessionConfig,
+	NewCodeSender, NewCodePolicy, NewOutboxStream, NewDurable, NewSessionConfig, NewArticlePreloader,
 	NewMetrics, NewMetricsHandler, NewReadiness,
 )

@@ -88,8 +88,6 @@ func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
 	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), log)
 	e.inter = repository.NewInteractiveRepository(pool, q, e.counters)
 	e.comments = repository.NewCommentRepository(pool, q)
-	// Registered after the Redis cleanup, so it runs first: no preload outlives the test's keys.
-	t.Cleanup(e.articles.WaitBackground)
 	return e
 }
 
