@@ -43,7 +43,7 @@ var (
 //     tier or Redis (one round trip for the batch); every miss goes through the shared read-through
 //     path: ids this process is already loading are joined, the others are loaded with ONE call of
 //     load, whatever the number of concurrent readers (load runs detached from the caller, bounded
-//     by Policy.LoadTimeout). Ids load does not return count zero, and are cached as zeros. The
+//     by Policy.LoadTimeout). Ids that load leaves out count zero, and are cached as zeros. The
 //     loaded hashes are written back with the policy's TTL plus jitter. When Redis fails, every id
 //     is loaded and nothing is written back; load's error is returned as is.
 //   - Changed(tx, biz, field, deltas) registers on the unit of work tx that field of each id in
@@ -54,7 +54,7 @@ var (
 //     commits. Nothing is returned: failures are logged and repaired.
 //   - Changing(biz, ids...) is the same for a change that is not made in a Tx (a single
 //     autocommitted statement): the counts of ids are about to change. Call it before the
-//     statement runs, then Committed(ctx, field, deltas) once it has (or Unknown() when its
+//     statement runs, then Committed(ctx, field, deltas) once it has (or Unknown(ctx) when its
 //     outcome is unknown), and Done() in every case.
 //   - Fill(ctx, biz, counters) writes whole hashes (for seeding and tests); Key(biz, id) names an
 //     item's hash.

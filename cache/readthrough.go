@@ -56,8 +56,9 @@ type entry[V any] struct {
 //
 // It is also the one place this process's own changes to cached keys pass (changing before Redis
 // is written, changed once it has been): the in-process tier drops its copies there. A cross-
-// instance broadcaster of changes, and switching the in-process tier off while it cannot hear the
-// others, belong here too, and nowhere else.
+// instance broadcaster of changes belongs here too, and nowhere else: changed publishes the keys,
+// the subscription drops them from local, and local is bypassed while the subscription is down.
+// It would reach every readThrough through Policy, which every cache constructor already takes.
 type readThrough[V any] struct {
 	name    string
 	policy  Policy
