@@ -53,6 +53,9 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 			m.Counter("inkwell_jobs_lost_leases_total", "Job outcomes refused because the lease was lost.", l, &w.Stats.LostLeases)
 		case *job.Relay:
 			m.Counter("inkwell_outbox_relayed_total", "Outbox events written to the stream.", nil, &w.Stats.Published)
+		case *job.Preloader:
+			m.Counter("inkwell_preloads_total", "Article detail preloads that ran.", nil, &w.Stats.Done)
+			m.Counter("inkwell_preloads_dropped_total", "Article detail preloads dropped: queue full.", nil, &w.Stats.Dropped)
 		}
 	}
 	m.Counter("inkwell_rank_runs_total", "Ranking runs by outcome.", prometheus.Labels{"outcome": string(job.OutcomeSuccess)}, &rank.Metrics.Success)

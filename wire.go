@@ -33,7 +33,7 @@ var rootSet = wire.NewSet(
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewPublisherConfig, NewDeliveryConfig,
-	NewRankConfig, NewHotListTTLs, NewRankJobConfig,
+	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewArticlePreloader,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
@@ -56,6 +56,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)),
 	wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)),
 	wire.Bind(new(service.ReadRecorder), new(*events.Publisher)),
+	wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)),
 	wire.Bind(new(web.CollectionService), new(*service.CollectionService)),
 	wire.Bind(new(web.HistoryService), new(*service.ReadService)),
 	wire.Bind(new(service.RankSource), new(*repository.RankRepository)),

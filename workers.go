@@ -36,7 +36,7 @@ func NewPublisherConfig(cfg *ioc.Config, stream ReadStream) events.PublisherConf
 
 // NewWorkers returns every background task: the read-event publisher, its two consumer groups,
 // the stream trimmer, and the durable (Postgres-backed) work.
-func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, reads *service.ReadService, durable Durable, log *slog.Logger) Workers {
+func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, reads *service.ReadService, durable Durable, preload *job.Preloader, log *slog.Logger) Workers {
 	consumer := func(group string, h events.Handler) *events.Consumer {
 		return events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: group, Name: consumerName(),
@@ -50,6 +50,7 @@ func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, p
 		consumer(job.GroupReadHistory, job.ReadHistoryHandler(reads, log)),
 		events.NewTrimmer(rdb, string(stream), []string{job.GroupReadCount, job.GroupReadHistory},
 			int64(cfg.StreamMaxLen), cfg.StreamTrimEvery, log),
+		preload,
 	}, durable...)
 	if cfg.PprofAddr != "" {
 		ws = append(ws, ioc.NewPprofServer(cfg.PprofAddr, log))
@@ -78,6 +79,12 @@ func NewDeliveryConfig() delivery.ResilienceConfig {
 		Timeout: 5 * time.Second, Retries: 2, RetryDelay: 200 * time.Millisecond, MaxInFlight: 16,
 		FailuresToOpen: 5, OpenFor: 30 * time.Second,
 	}
+}
+
+// NewArticlePreloader returns the worker that preloads article details off the request path: two
+// workers, up to 64 waiting (more are dropped), 2 s each. The App runs it among the Workers.
+func NewArticlePreloader(articles *repository.ArticleRepository, log *slog.Logger) *job.Preloader {
+	return job.NewPreloader(job.PreloadConfig{Queue: 64, Workers: 2, Timeout: 2 * time.Second}, articles.Preload, log)
 }
 
 // OutboxStream is the key of the stream the outbox relay writes to.

@@ -2,28 +2,34 @@ package cache_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
-func newCountersCache(t *testing.T, o envOpts) (*env, *cache.CountersCache) {
+func newCounters(t *testing.T, o envOpts) (*env, *cache.Counters) {
 	t.Helper()
 	e := setup(t, o)
 	if o.Policy == (cache.Policy{}) {
 		o.Policy = testPolicy
 	}
-	return e, cache.NewCountersCache(e.client, e.ks, o.Policy)
+	return e, cache.NewCounters(e.client, e.ks, o.Policy, testenv.Logger(t))
 }
 
 // hash reads an item's whole counter hash straight from Redis.
-func (e *env) hash(t *testing.T, cc *cache.CountersCache, id int64) map[string]string {
+func (e *env) hash(t *testing.T, cc *cache.Counters, id int64) map[string]string {
 	t.Helper()
 	h, err := e.rdb.HGetAll(context.Background(), cc.Key(domain.BizArticle, id)).Result()
 	if err != nil {
@@ -50,28 +56,137 @@ func counterFields(c domain.Counters) map[string]string {
 	}
 }
 
-// Acceptance: the Lua script increments a counter only when the item's hash exists, so a hash can
-// never be re-created holding a single field (which would then read as zeros for the others).
-func TestCountersCache_IncrOnlyWhenHashExists(t *testing.T) {
+// fakeTx is a unit of work whose end the test decides.
+type fakeTx struct {
+	mu        sync.Mutex
+	onCommit  []func(context.Context)
+	onUnknown []func(context.Context)
+	finally   []func()
+}
+
+func (f *fakeTx) AfterCommit(fn func(context.Context)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.onCommit = append(f.onCommit, fn)
+}
+
+func (f *fakeTx) IfCommitUnknown(fn func(context.Context)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.onUnknown = append(f.onUnknown, fn)
+}
+
+func (f *fakeTx) Finally(fn func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.finally = append(f.finally, fn)
+}
+
+type txEnd int
+
+const (
+	txCommitted txEnd = iota
+	txRolledBack
+	txUnknown
+)
+
+func (f *fakeTx) end(how txEnd) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch how {
+	case txCommitted:
+		for _, fn := range f.onCommit {
+			fn(context.Background())
+		}
+	case txUnknown:
+		for _, fn := range f.onUnknown {
+			fn(context.Background())
+		}
+	}
+	for _, fn := range f.finally {
+		fn()
+	}
+}
+
+// change makes one committed change of field of id by delta, as a repository's unit of work does.
+func change(cc *cache.Counters, id int64, field string, delta int64) {
+	tx := &fakeTx{}
+	cc.Changed(tx, domain.BizArticle, field, map[int64]int64{id: delta})
+	tx.end(txCommitted)
+}
+
+// truth is a fake PostgreSQL: the counters a loader returns, and the loads it served.
+type truth struct {
+	mu     sync.Mutex
+	counts map[int64]domain.Counters
+	loads  [][]int64
+	gate   *gate // nil: answer at once; else hold every load (after reading the counts) until open
+	err    error
+}
+
+func newTruth(counts map[int64]domain.Counters) *truth {
+	return &truth{counts: maps.Clone(counts)}
+}
+
+func (p *truth) set(id int64, c domain.Counters) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.counts[id] = c
+}
+
+func (p *truth) load(ctx context.Context, ids []int64) (map[int64]domain.Counters, error) {
+	p.mu.Lock()
+	p.loads = append(p.loads, slices.Clone(ids))
+	out := make(map[int64]domain.Counters)
+	for _, id := range ids {
+		if c, ok := p.counts[id]; ok {
+			out[id] = c
+		}
+	}
+	err := p.err
+	p.mu.Unlock()
+	if p.gate != nil {
+		if err := p.gate.wait(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return out, err
+}
+
+func (p *truth) seen() [][]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.loads)
+}
+
+func read(t *testing.T, cc *cache.Counters, p *truth, ids ...int64) map[int64]domain.Counters {
+	t.Helper()
+	got, err := cc.Read(t.Context(), domain.BizArticle, ids, p.load)
+	if err != nil {
+		t.Fatalf("Read(%v): %v", ids, err)
+	}
+	return got
+}
+
+// Acceptance: a committed change increments a counter only when the item's hash exists, so a hash
+// can never be re-created holding a single field (which would then read as zeros for the others).
+func TestCounters_IncrementOnlyWhenHashExists(t *testing.T) {
 	t.Parallel()
 
-	t.Run("missing hash: false, and no key created", func(t *testing.T) {
+	t.Run("missing hash: no key created", func(t *testing.T) {
 		t.Parallel()
-		e, cc := newCountersCache(t, envOpts{})
+		e, cc := newCounters(t, envOpts{})
 		for _, delta := range []int64{1, -1} {
-			ok, err := cc.Incr(t.Context(), domain.BizArticle, 1, cache.FieldLikes, delta)
-			if err != nil || ok {
-				t.Fatalf("Incr(%+d) on a missing hash = %v, %v; want false, nil", delta, ok, err)
-			}
+			change(cc, 1, cache.FieldLikes, delta)
 		}
 		if keys := e.keys(t); len(keys) != 0 {
-			t.Fatalf("Incr on a missing hash left keys %v", keys)
+			t.Fatalf("an increment of a missing hash left keys %v", keys)
 		}
 	})
 
-	t.Run("existing hash: true, and only that field moves", func(t *testing.T) {
+	t.Run("existing hash: only that field moves", func(t *testing.T) {
 		t.Parallel()
-		e, cc := newCountersCache(t, envOpts{})
+		e, cc := newCounters(t, envOpts{})
 		start := domain.Counters{Reads: 10, Likes: 20, Collects: 30}
 		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{7: start}); err != nil {
 			t.Fatal(err)
@@ -86,36 +201,28 @@ func TestCountersCache_IncrOnlyWhenHashExists(t *testing.T) {
 			{cache.FieldReads, 1, domain.Counters{Reads: 11, Likes: 24, Collects: 30}},
 			{cache.FieldCollects, 3, domain.Counters{Reads: 11, Likes: 24, Collects: 33}},
 		} {
-			ok, err := cc.Incr(t.Context(), domain.BizArticle, 7, step.field, step.delta)
-			if err != nil || !ok {
-				t.Fatalf("Incr(%s, %+d) = %v, %v; want true, nil", step.field, step.delta, ok, err)
-			}
+			change(cc, 7, step.field, step.delta)
 			if h := e.hash(t, cc, 7); !maps.Equal(h, counterFields(step.want)) {
-				t.Fatalf("after Incr(%s, %+d): hash %v, want %v", step.field, step.delta, h, counterFields(step.want))
+				t.Fatalf("after %s %+d: hash %v, want %v", step.field, step.delta, h, counterFields(step.want))
 			}
 		}
 		if d := e.pttl(t, cc.Key(domain.BizArticle, 7)); d <= 0 {
 			t.Errorf("PTTL after increments = %v: the hash lost its expiry", d)
 		}
-		if ok, err := cc.Incr(t.Context(), domain.BizArticle, 8, cache.FieldLikes, 1); ok || err != nil {
-			t.Errorf("Incr on another item's missing hash = %v, %v", ok, err)
+		change(cc, 8, cache.FieldLikes, 1)
+		if e.exists(t, cc.Key(domain.BizArticle, 8)) {
+			t.Errorf("an increment of another item created its hash: %v", e.hash(t, cc, 8))
 		}
 	})
 
 	t.Run("100 concurrent increments all count", func(t *testing.T) {
 		t.Parallel()
-		e, cc := newCountersCache(t, envOpts{})
+		e, cc := newCounters(t, envOpts{})
 		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{1: {}}); err != nil {
 			t.Fatal(err)
 		}
 		const n = 100
-		oks, errs := make([]bool, n), make([]error, n)
-		together(n, func(i int) { oks[i], errs[i] = cc.Incr(t.Context(), domain.BizArticle, 1, cache.FieldLikes, 1) })
-		for i := range n {
-			if errs[i] != nil || !oks[i] {
-				t.Fatalf("increment %d = %v, %v; want true, nil", i, oks[i], errs[i])
-			}
-		}
+		together(n, func(int) { change(cc, 1, cache.FieldLikes, 1) })
 		if h := e.hash(t, cc, 1); h[cache.FieldLikes] != strconv.Itoa(n) {
 			t.Fatalf("like_cnt = %s, want %d", h[cache.FieldLikes], n)
 		}
@@ -125,77 +232,103 @@ func TestCountersCache_IncrOnlyWhenHashExists(t *testing.T) {
 		t.Parallel()
 		p := testPolicy
 		p.TTL, p.Jitter = 50*time.Millisecond, 0
-		e, cc := newCountersCache(t, envOpts{Policy: p})
+		e, cc := newCounters(t, envOpts{Policy: p})
 		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{1: {Likes: 3}}); err != nil {
 			t.Fatal(err)
 		}
 		key := cc.Key(domain.BizArticle, 1)
 		waitUntil(t, "the hash expired", func() bool { return !e.exists(t, key) })
-		if ok, err := cc.Incr(t.Context(), domain.BizArticle, 1, cache.FieldLikes, 1); ok || err != nil {
-			t.Fatalf("Incr after expiry = %v, %v; want false, nil", ok, err)
-		}
+		change(cc, 1, cache.FieldLikes, 1)
 		if e.exists(t, key) {
-			t.Fatalf("Incr re-created the hash: %v", e.hash(t, cc, 1))
+			t.Fatalf("the increment re-created the hash: %v", e.hash(t, cc, 1))
+		}
+	})
+
+	t.Run("a rolled back change touches nothing", func(t *testing.T) {
+		t.Parallel()
+		e, cc := newCounters(t, envOpts{})
+		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{1: {Likes: 3}}); err != nil {
+			t.Fatal(err)
+		}
+		tx := &fakeTx{}
+		cc.Changed(tx, domain.BizArticle, cache.FieldLikes, map[int64]int64{1: 1})
+		tx.end(txRolledBack)
+		if h := e.hash(t, cc, 1); !maps.Equal(h, counterFields(domain.Counters{Likes: 3})) {
+			t.Fatalf("hash after a rollback: %v", h)
 		}
 	})
 }
 
-// Acceptance: Get reads a batch in one round trip and reports which items have no hash.
-func TestCountersCache_GetReportsMissing(t *testing.T) {
+// Acceptance: Read serves hashes from Redis in one round trip and loads only the missing ones, in
+// one load, in the order asked; what it loaded (zeros for ids the loader did not return) is cached.
+func TestCounters_ReadLoadsOnlyTheMissing(t *testing.T) {
 	t.Parallel()
-	_, cc := newCountersCache(t, envOpts{})
+	e, cc := newCounters(t, envOpts{})
 	stored := map[int64]domain.Counters{1: {Reads: 1, Likes: 2, Collects: 3}, 3: {}, 5: {Likes: 9}}
 	if err := cc.Fill(t.Context(), domain.BizArticle, stored); err != nil {
 		t.Fatal(err)
 	}
-	found, missing, err := cc.Get(t.Context(), domain.BizArticle, []int64{1, 2, 3, 4, 5, 6})
-	if err != nil {
-		t.Fatal(err)
+	p := newTruth(map[int64]domain.Counters{1: {Likes: 100}, 2: {Likes: 8}})
+	got := read(t, cc, p, 1, 2, 3, 4, 5, 6, 2)
+	want := map[int64]domain.Counters{1: {Reads: 1, Likes: 2, Collects: 3}, 2: {Likes: 8}, 3: {}, 4: {}, 5: {Likes: 9}, 6: {}}
+	if !maps.Equal(got, want) {
+		t.Errorf("Read = %v, want %v (a hash of zeros counts as found)", got, want)
 	}
-	if !maps.Equal(found, stored) {
-		t.Errorf("found %v, want %v (a hash of zeros counts as found)", found, stored)
+	if loads := p.seen(); len(loads) != 1 || !slices.Equal(loads[0], []int64{2, 4, 6}) {
+		t.Errorf("loads %v, want one of [2 4 6] in the order asked", loads)
 	}
-	if !slices.Equal(missing, []int64{2, 4, 6}) {
-		t.Errorf("missing %v, want [2 4 6] in the order asked", missing)
+	if again := read(t, cc, p, 2, 4, 6); !maps.Equal(again, map[int64]domain.Counters{2: {Likes: 8}, 4: {}, 6: {}}) || len(p.seen()) != 1 {
+		t.Errorf("second Read = %v after %d loads; want the cached values and no load", again, len(p.seen()))
 	}
-
-	found, missing, err = cc.Get(t.Context(), domain.BizArticle, []int64{2})
-	if err != nil || len(found) != 0 || !slices.Equal(missing, []int64{2}) {
-		t.Errorf("Get of one missing id = %v, %v, %v", found, missing, err)
+	if h := e.hash(t, cc, 4); !maps.Equal(h, counterFields(domain.Counters{})) {
+		t.Errorf("an id the loader did not return is cached as %v, want zeros", h)
 	}
-	found, missing, err = cc.Get(t.Context(), domain.BizArticle, nil)
-	if err != nil || len(found) != 0 || len(missing) != 0 {
-		t.Errorf("Get of no ids = %v, %v, %v; want empty", found, missing, err)
+	if got := read(t, cc, p); len(got) != 0 || len(p.seen()) != 1 {
+		t.Errorf("Read of no ids = %v with %d loads", got, len(p.seen()))
 	}
 	// Another kind of item with the same id has a hash of its own.
-	if _, missing, err := cc.Get(t.Context(), domain.Biz("comment"), []int64{1}); err != nil || !slices.Equal(missing, []int64{1}) {
-		t.Errorf("Get of another biz: missing %v, %v", missing, err)
+	if _, err := cc.Read(t.Context(), domain.Biz("comment"), []int64{1}, p.load); err != nil || len(p.seen()) != 2 {
+		t.Errorf("Read of another biz: %v, %d loads; want a load", err, len(p.seen()))
+	}
+	// A loader's error is the reader's, and nothing is cached.
+	boom := errors.New("database on fire")
+	failing := &truth{counts: map[int64]domain.Counters{}, err: boom}
+	if _, err := cc.Read(t.Context(), domain.BizArticle, []int64{40}, failing.load); !errors.Is(err, boom) {
+		t.Errorf("Read with a failing loader: %v, want %v", err, boom)
+	}
+	if e.exists(t, cc.Key(domain.BizArticle, 40)) {
+		t.Error("a failed load was cached")
 	}
 }
 
-// Acceptance: Fill writes every field of every hash, each with an expiry in [TTL, TTL+Jitter],
-// spread so hashes filled together do not expire together.
-func TestCountersCache_FillSetsEveryFieldAndTTL(t *testing.T) {
+// Acceptance: Fill, and the write-back of Read, write every field of every hash, each with an
+// expiry in [TTL, TTL+Jitter], spread so hashes filled together do not expire together.
+func TestCounters_FillSetsEveryFieldAndTTL(t *testing.T) {
 	t.Parallel()
 	p := testPolicy
-	e, cc := newCountersCache(t, envOpts{Policy: p})
+	e, cc := newCounters(t, envOpts{Policy: p})
 	const n = 50
 	want := make(map[int64]domain.Counters, n)
+	loaded := make(map[int64]domain.Counters, n)
 	for i := range int64(n) {
 		want[100+i] = domain.Counters{Reads: i, Likes: 2 * i, Collects: 3 * i}
+		loaded[200+i] = domain.Counters{Reads: 4 * i, Likes: 5 * i, Collects: 6 * i}
 	}
 	start := time.Now()
 	if err := cc.Fill(t.Context(), domain.BizArticle, want); err != nil {
 		t.Fatal(err)
 	}
-	ttls := make([]time.Duration, 0, n)
-	for id, c := range want {
-		if h := e.hash(t, cc, id); !maps.Equal(h, counterFields(c)) {
-			t.Fatalf("hash of %d = %v, want %v", id, h, counterFields(c))
+	read(t, cc, newTruth(loaded), slices.Collect(maps.Keys(loaded))...)
+	for _, set := range []map[int64]domain.Counters{want, loaded} {
+		ttls := make([]time.Duration, 0, n)
+		for id, c := range set {
+			if h := e.hash(t, cc, id); !maps.Equal(h, counterFields(c)) {
+				t.Fatalf("hash of %d = %v, want %v", id, h, counterFields(c))
+			}
+			ttls = append(ttls, e.pttl(t, cc.Key(domain.BizArticle, id)))
 		}
-		ttls = append(ttls, e.pttl(t, cc.Key(domain.BizArticle, id)))
+		checkSpread(t, ttls, p.TTL-time.Since(start)-time.Millisecond, p.TTL+p.Jitter, p.Jitter/4)
 	}
-	checkSpread(t, ttls, p.TTL-time.Since(start)-time.Millisecond, p.TTL+p.Jitter, p.Jitter/4)
 
 	// Filling again overwrites the values.
 	if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{100: {Likes: 77}}); err != nil {
@@ -207,30 +340,307 @@ func TestCountersCache_FillSetsEveryFieldAndTTL(t *testing.T) {
 	if err := cc.Fill(t.Context(), domain.BizArticle, nil); err != nil {
 		t.Errorf("Fill of nothing: %v", err)
 	}
+}
 
-	if err := cc.Invalidate(t.Context(), domain.BizArticle, 100); err != nil {
-		t.Fatal(err)
+// With Redis down every read is served by the loader, changes do not fail, and Fill reports the
+// failure.
+func TestCounters_RedisDown(t *testing.T) {
+	t.Parallel()
+	dead := testenv.DeadRedis(t)
+	sent := &allCommands{}
+	dead.AddHook(sent)
+	cc := cache.NewCounters(dead, cache.Keyspace("dead:"), testPolicy, testenv.Logger(t))
+	p := newTruth(map[int64]domain.Counters{1: {Likes: 4}})
+	for range 2 {
+		if got := read(t, cc, p, 1, 2); !maps.Equal(got, map[int64]domain.Counters{1: {Likes: 4}, 2: {}}) {
+			t.Fatalf("Read = %v", got)
+		}
 	}
-	if _, missing, err := cc.Get(t.Context(), domain.BizArticle, []int64{100, 101}); err != nil || !slices.Equal(missing, []int64{100}) {
-		t.Errorf("after Invalidate: missing %v, %v; want [100]", missing, err)
+	if n := len(p.seen()); n != 2 {
+		t.Errorf("%d loads, want 2 (every read)", n)
+	}
+	if f := cc.Stats.Fallbacks.Load(); f != 4 {
+		t.Errorf("Stats.Fallbacks = %d, want 4 (two ids, twice)", f)
+	}
+	// Reading a dead Redis costs one pipeline of HMGETs per read, and no write-back.
+	if cmds := sent.names(); len(cmds) != 4 || slices.ContainsFunc(cmds, func(c string) bool { return c != "hmget" }) {
+		t.Errorf("commands sent to the dead Redis: %v, want 4 HMGETs and nothing else", cmds)
+	}
+	change(cc, 1, cache.FieldLikes, 1) // logged, not failed
+	if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{1: {}}); err == nil {
+		t.Error("Fill: nil error")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := cc.Read(ctx, domain.BizArticle, []int64{1}, p.load); !errors.Is(err, context.Canceled) || len(p.seen()) != 2 {
+		t.Errorf("Read by a caller that gave up: %v after %d loads; want context.Canceled and no load", err, len(p.seen()))
 	}
 }
 
-// With Redis down every operation reports the failure, for the repository to fall back.
-func TestCountersCache_RedisDownReturnsErrors(t *testing.T) {
+// Acceptance: 1,000 readers that miss the same hash at once cost one load.
+func TestCounters_ConcurrentMissesShareOneLoad(t *testing.T) {
 	t.Parallel()
-	_, cc := newCountersCache(t, envOpts{DeadRedis: true})
-	ctx := t.Context()
-	if _, _, err := cc.Get(ctx, domain.BizArticle, []int64{1}); err == nil {
-		t.Error("Get: nil error")
+	e, cc := newCounters(t, envOpts{})
+	p := newTruth(map[int64]domain.Counters{7: {Likes: 3}})
+	p.gate = newGate(t)
+	const n = 1000
+	got := make([]map[int64]domain.Counters, n)
+	errs := make([]error, n)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		together(n, func(i int) { got[i], errs[i] = cc.Read(t.Context(), domain.BizArticle, []int64{7}, p.load) })
+	}()
+	recv(t, p.gate.entered, "the first load")
+	// Every reader has looked in Redis and missed; they are queueing behind the held load.
+	waitUntil(t, "all readers missed", func() bool { return cc.Stats.Misses.Load() == n })
+	p.gate.open()
+	recv(t, done, "the readers")
+	for i := range n {
+		if errs[i] != nil || got[i][7] != (domain.Counters{Likes: 3}) {
+			t.Fatalf("reader %d: %v, %v", i, got[i], errs[i])
+		}
 	}
-	if err := cc.Fill(ctx, domain.BizArticle, map[int64]domain.Counters{1: {}}); err == nil {
-		t.Error("Fill: nil error")
+	if loads := p.seen(); len(loads) != 1 {
+		t.Fatalf("%d loads, want 1: %v", len(loads), loads)
 	}
-	if ok, err := cc.Incr(ctx, domain.BizArticle, 1, cache.FieldLikes, 1); err == nil || ok {
-		t.Errorf("Incr = %v, %v; want false and an error", ok, err)
+	if h := e.hash(t, cc, 7); h[cache.FieldLikes] != "3" {
+		t.Errorf("hash after the load: %v", h)
 	}
-	if err := cc.Invalidate(ctx, domain.BizArticle, 1); err == nil {
-		t.Error("Invalidate: nil error")
+	t.Logf("%d concurrent misses: %d load, %d readers shared it", n, len(p.seen()), cc.Stats.SharedLoads.Load())
+}
+
+// Acceptance: batches that overlap while they load join each other's ids and load only the rest,
+// each in one load; no id is loaded twice.
+func TestCounters_OverlappingBatchesLoadEachIDOnce(t *testing.T) {
+	t.Parallel()
+	_, cc := newCounters(t, envOpts{})
+	counts := map[int64]domain.Counters{}
+	for id := range int64(40) {
+		counts[id] = domain.Counters{Reads: id}
 	}
+	p := newTruth(counts)
+	p.gate = newGate(t)
+	span := func(from, to int64) []int64 {
+		var out []int64
+		for i := from; i <= to; i++ {
+			out = append(out, i)
+		}
+		return out
+	}
+	type result struct {
+		got map[int64]domain.Counters
+		err error
+	}
+	batches := [][]int64{span(0, 19), span(10, 29), span(5, 34)}
+	results := make([]chan result, len(batches))
+	for i, ids := range batches {
+		results[i] = make(chan result, 1)
+		go func() {
+			got, err := cc.Read(t.Context(), domain.BizArticle, ids, p.load)
+			results[i] <- result{got, err}
+		}()
+		// Each batch is in flight (its load started) before the next one asks.
+		waitUntil(t, fmt.Sprintf("batch %d loads", i), func() bool { return len(p.seen()) == i+1 })
+	}
+	p.gate.open()
+	for i, ids := range batches {
+		r := recv(t, results[i], "a batch")
+		if r.err != nil || len(r.got) != len(ids) {
+			t.Fatalf("batch %d: %d counters, %v", i, len(r.got), r.err)
+		}
+		for _, id := range ids {
+			if r.got[id] != counts[id] {
+				t.Fatalf("batch %d: id %d = %+v, want %+v", i, id, r.got[id], counts[id])
+			}
+		}
+	}
+	loads := p.seen()
+	want := [][]int64{span(0, 19), span(20, 29), span(30, 34)}
+	if len(loads) != len(want) {
+		t.Fatalf("loads %v, want %v", loads, want)
+	}
+	for i := range want {
+		if !slices.Equal(loads[i], want[i]) {
+			t.Errorf("load %d = %v, want %v (the ids nobody else was loading)", i, loads[i], want[i])
+		}
+	}
+}
+
+// Acceptance: a fill that raced a change of this process — the change under way while the load
+// read PostgreSQL — does not survive, so the hash cannot keep a count that missed the change or
+// counted it twice; a change that was over before the load began keeps the fill.
+func TestCounters_RefillRacingAChange(t *testing.T) {
+	t.Parallel()
+
+	t.Run("the change commits after the load read, and its increment finds no hash", func(t *testing.T) {
+		t.Parallel()
+		e, cc := newCounters(t, envOpts{})
+		p := newTruth(map[int64]domain.Counters{7: {Likes: 1}})
+		p.gate = newGate(t)
+		done := make(chan map[int64]domain.Counters, 1)
+		go func() {
+			got, _ := cc.Read(t.Context(), domain.BizArticle, []int64{7}, p.load)
+			done <- got
+		}()
+		recv(t, p.gate.entered, "the load to have read likes=1") // before the like
+		change(cc, 7, cache.FieldLikes, 1)                       // whole: begun, committed, no hash to increment, ended
+		p.set(7, domain.Counters{Likes: 2})
+		p.gate.open()
+		if got := recv(t, done, "the racing read"); got[7].Likes != 1 {
+			t.Fatalf("the racing read served %+v, want the likes=1 it loaded", got[7])
+		}
+		if e.exists(t, cc.Key(domain.BizArticle, 7)) {
+			t.Fatalf("the fill that missed the like survived: %v", e.hash(t, cc, 7))
+		}
+		p.gate = nil
+		if got := read(t, cc, p, 7); got[7].Likes != 2 {
+			t.Fatalf("next read: likes %d, want 2", got[7].Likes)
+		}
+		if h := e.hash(t, cc, 7); h[cache.FieldLikes] != "2" {
+			t.Fatalf("refilled hash %v, want like_cnt 2", h)
+		}
+	})
+
+	t.Run("the change committed before the load read, and increments the fill", func(t *testing.T) {
+		t.Parallel()
+		e, cc := newCounters(t, envOpts{})
+		p := newTruth(map[int64]domain.Counters{7: {Likes: 2}}) // already counts the like
+		tx := &fakeTx{}
+		cc.Changed(tx, domain.BizArticle, cache.FieldLikes, map[int64]int64{7: 1}) // committed in PostgreSQL, not yet mirrored
+		if got := read(t, cc, p, 7); got[7].Likes != 2 {
+			t.Fatalf("racing read: %+v", got[7])
+		}
+		if e.exists(t, cc.Key(domain.BizArticle, 7)) {
+			t.Fatalf("the fill of a count whose change was under way survived: %v", e.hash(t, cc, 7))
+		}
+		tx.end(txCommitted) // the increment finds no hash: it cannot count the like twice
+		if got := read(t, cc, p, 7); got[7].Likes != 2 {
+			t.Fatalf("next read: likes %d, want 2", got[7].Likes)
+		}
+		if h := e.hash(t, cc, 7); h[cache.FieldLikes] != "2" {
+			t.Fatalf("refilled hash %v, want like_cnt 2", h)
+		}
+	})
+
+	t.Run("a change over before the load began keeps the fill", func(t *testing.T) {
+		t.Parallel()
+		e, cc := newCounters(t, envOpts{})
+		change(cc, 7, cache.FieldLikes, 1)
+		p := newTruth(map[int64]domain.Counters{7: {Likes: 1}})
+		read(t, cc, p, 7)
+		if h := e.hash(t, cc, 7); h[cache.FieldLikes] != "1" {
+			t.Fatalf("hash after a read that raced nothing: %v", h)
+		}
+	})
+}
+
+// allCommands records the commands a client sends, pipelined or not.
+type allCommands struct {
+	mu  sync.Mutex
+	cmd []string
+}
+
+func (a *allCommands) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (a *allCommands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		a.mu.Lock()
+		a.cmd = append(a.cmd, cmd.Name())
+		a.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
+
+func (a *allCommands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		a.mu.Lock()
+		for _, c := range cmds {
+			a.cmd = append(a.cmd, c.Name())
+		}
+		a.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+func (a *allCommands) names() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.cmd)
+}
+
+// redisOutage fails every command while it is on, as a Redis that stopped answering would.
+type redisOutage struct{ on atomic.Bool }
+
+var errOutage = errors.New("injected: redis does not answer")
+
+func (o *redisOutage) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (o *redisOutage) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if o.on.Load() {
+			cmd.SetErr(errOutage)
+			return errOutage
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (o *redisOutage) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if o.on.Load() {
+			for _, c := range cmds {
+				c.SetErr(errOutage)
+			}
+			return errOutage
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// Acceptance: a hash that missed its increment is dropped as soon as Redis answers again; one
+// whose change has an unknown outcome is served until PostgreSQL answers again, then dropped.
+func TestCounters_Repair(t *testing.T) {
+	t.Parallel()
+
+	t.Run("a lost increment", func(t *testing.T) {
+		t.Parallel()
+		rds := testenv.NewRedis(t)
+		outage := &redisOutage{}
+		client := testenv.NewRedisClient(t, nil)
+		client.AddHook(outage)
+		cc := cache.NewCounters(client, cache.Keyspace(rds.Prefix), testPolicy, testenv.Logger(t))
+		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		outage.on.Store(true)
+		change(cc, 7, cache.FieldLikes, 1) // committed in PostgreSQL; the increment fails
+		outage.on.Store(false)
+		p := newTruth(map[int64]domain.Counters{7: {Likes: 2}})
+		if got := read(t, cc, p, 7); got[7].Likes != 2 {
+			t.Fatalf("likes %d after Redis came back, want 2 (the hash missed the increment)", got[7].Likes)
+		}
+		if got := read(t, cc, p, 7); got[7].Likes != 2 || len(p.seen()) != 1 {
+			t.Fatalf("likes %d after %d loads on the next read, want 2 from the refilled hash", got[7].Likes, len(p.seen()))
+		}
+	})
+
+	t.Run("an unknown commit outcome", func(t *testing.T) {
+		t.Parallel()
+		_, cc := newCounters(t, envOpts{})
+		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		tx := &fakeTx{}
+		cc.Changed(tx, domain.BizArticle, cache.FieldLikes, map[int64]int64{7: 1})
+		tx.end(txUnknown)
+		p := newTruth(map[int64]domain.Counters{7: {Likes: 2}, 8: {}})
+		if got := read(t, cc, p, 7); got[7].Likes != 1 || len(p.seen()) != 0 {
+			t.Fatalf("likes %d after %d loads; want the hash's 1 until PostgreSQL answers", got[7].Likes, len(p.seen()))
+		}
+		read(t, cc, p, 8) // a load: PostgreSQL answers
+		if got := read(t, cc, p, 7); got[7].Likes != 2 {
+			t.Fatalf("likes %d once PostgreSQL answered, want 2", got[7].Likes)
+		}
+	})
 }

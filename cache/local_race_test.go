@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -109,24 +110,25 @@ func TestLocalTierKeepsNoValueOlderThanItsOwnWrite(t *testing.T) {
 		pause := newPause(func(name string) bool { return name == "hmget" })
 		client.AddHook(pause)
 		t.Cleanup(pause.release)
-		c := cache.NewCountersCache(client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, LocalTTL: time.Minute})
+		c := cache.NewCounters(client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, LocalTTL: time.Minute}, testenv.Logger(t))
+		noLoad := func(context.Context, []int64) (map[int64]domain.Counters, error) {
+			return nil, errors.New("a cached item was loaded")
+		}
 		if err := c.Fill(ctx, domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
 			t.Fatal(err)
 		}
 		read := make(chan int64, 1)
 		go func() {
-			got, _, _ := c.Get(ctx, domain.BizArticle, []int64{7})
+			got, _ := c.Read(ctx, domain.BizArticle, []int64{7}, noLoad)
 			read <- got[7].Likes
 		}()
 		recv(t, pause.fetched, "the reader to fetch likes=1")
-		if _, err := c.Incr(ctx, domain.BizArticle, 7, cache.FieldLikes, 1); err != nil {
-			t.Fatal(err)
-		}
+		change(c, 7, cache.FieldLikes, 1) // this process's like
 		pause.release()
 		if n := recv(t, read, "the reader"); n != 1 {
 			t.Fatalf("the paused reader got likes=%d, want the 1 it fetched", n)
 		}
-		if got, _, err := c.Get(ctx, domain.BizArticle, []int64{7}); err != nil || got[7].Likes != 2 {
+		if got, err := c.Read(ctx, domain.BizArticle, []int64{7}, noLoad); err != nil || got[7].Likes != 2 {
 			t.Fatalf("after this process's like, likes=%d (%v), want 2: the racing reader's older count was kept", got[7].Likes, err)
 		}
 	})

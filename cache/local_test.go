@@ -76,24 +76,36 @@ func TestReadThroughLocalTier(t *testing.T) {
 func TestCountersLocalTier(t *testing.T) {
 	t.Parallel()
 	rds := testenv.NewRedis(t)
-	c := cache.NewCountersCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, LocalTTL: time.Minute})
+	c := cache.NewCounters(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, LocalTTL: time.Minute}, testenv.Logger(t))
 	ctx := context.Background()
 	if err := c.Fill(ctx, domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, _ := c.Get(ctx, domain.BizArticle, []int64{7}); got[7].Likes != 1 {
-		t.Fatalf("likes %d", got[7].Likes)
+	noLoad := func(context.Context, []int64) (map[int64]domain.Counters, error) {
+		t.Error("a cached item was loaded")
+		return nil, nil
+	}
+	likes := func() int64 {
+		got, err := c.Read(ctx, domain.BizArticle, []int64{7}, noLoad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got[7].Likes
+	}
+	if n := likes(); n != 1 {
+		t.Fatalf("likes %d", n)
 	}
 	// Behind the cache's back: the local copy answers.
 	rds.Client.HSet(ctx, c.Key(domain.BizArticle, 7), cache.FieldLikes, 99)
-	if got, _, _ := c.Get(ctx, domain.BizArticle, []int64{7}); got[7].Likes != 1 {
-		t.Fatalf("local tier bypassed: likes %d", got[7].Likes)
+	if n := likes(); n != 1 {
+		t.Fatalf("local tier bypassed: likes %d", n)
+	}
+	if h := c.Stats.LocalHits.Load(); h != 1 {
+		t.Errorf("Stats.LocalHits = %d, want 1", h)
 	}
 	// This process's own change is seen at once.
-	if _, err := c.Incr(ctx, domain.BizArticle, 7, cache.FieldLikes, 1); err != nil {
-		t.Fatal(err)
-	}
-	if got, _, _ := c.Get(ctx, domain.BizArticle, []int64{7}); got[7].Likes != 100 {
-		t.Fatalf("after incr: likes %d, want 100", got[7].Likes)
+	change(c, 7, cache.FieldLikes, 1)
+	if n := likes(); n != 100 {
+		t.Fatalf("after incr: likes %d, want 100", n)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/inkwell-dev/inkwell/internal/apptest"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
@@ -308,17 +309,17 @@ func (r *recordedReadEvents) take() []domain.ReadEvent {
 	return out
 }
 
-// readStack is the service stack wired by hand over a traced pool, with no background workers:
-// read events go to a recorder and nothing consumes them.
+// readStack is the service stack wired by hand over a traced pool, with no background workers but
+// the article preloader: read events go to a recorder and nothing consumes them.
 type readStack struct {
-	t        *testing.T
-	db       *testenv.DB
-	url      string
-	sql      *sqlLog
-	reads    *recordedReadEvents
-	rds      *testenv.Redis
-	articles *repository.ArticleRepository
-	client   *http.Client
+	t       *testing.T
+	db      *testenv.DB
+	url     string
+	sql     *sqlLog
+	reads   *recordedReadEvents
+	rds     *testenv.Redis
+	preload *job.Preloader
+	client  *http.Client
 }
 
 func newReadStack(t *testing.T) *readStack {
@@ -344,14 +345,17 @@ func newReadStack(t *testing.T) *readStack {
 	ks := cache.Keyspace(rds.Prefix)
 	policy := cache.Policy{TTL: 10 * time.Minute, NullTTL: time.Minute, Jitter: time.Minute, LoadTimeout: 30 * time.Second}
 	q := repository.NewQuerier()
-	counters := cache.NewCountersCache(rds.Client, ks, policy)
+	counters := cache.NewCounters(rds.Client, ks, policy, log)
 	users := repository.NewUserRepository(pool, q, cache.NewUserCache(rds.Client, ks, policy, log), log)
 	follows := repository.NewFollowRepository(pool, q)
 	articles := repository.NewArticleRepository(pool, q, cache.NewArticleCache(rds.Client, ks, policy, log),
 		cache.NewAuthorPageCache(rds.Client, ks, policy), cache.NewTagsCache(rds.Client, ks, policy, log), log)
-	t.Cleanup(articles.WaitBackground)
-	mirror := repository.NewCounterMirror()
-	inter := repository.NewInteractiveRepository(pool, q, counters, mirror, log)
+	preload := inkwell.NewArticlePreloader(articles, log) // as the server runs it
+	pctx, stopPreloads := context.WithCancel(context.Background())
+	preloadsStopped := make(chan error, 1)
+	go func() { preloadsStopped <- preload.Run(pctx) }()
+	t.Cleanup(func() { stopPreloads(); <-preloadsStopped }) // before the Redis and database cleanups
+	inter := repository.NewInteractiveRepository(pool, q, counters)
 	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg))
 	if err != nil {
 		t.Fatal(err)
@@ -364,9 +368,9 @@ func newReadStack(t *testing.T) *readStack {
 	sessions := service.NewSessionService(repository.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks), tokens,
 		repository.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, log)
 	userSvc := service.NewUserService(users, hasher, sessions, repository.NewIdempotencyStore(pool, q), log)
-	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), repository.NewIdempotencyStore(pool, q))
-	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters, mirror, log), articleSvc)
-	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters, mirror, log), articleSvc)
+	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), repository.NewIdempotencyStore(pool, q), preload)
+	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters), articleSvc)
+	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters), articleSvc)
 	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: 1 << 20}, log, web.Handlers{
 		Auth:        web.NewAuthenticator(userSvc, log),
 		Users:       web.NewUserHandler(userSvc, log),
@@ -378,7 +382,7 @@ func newReadStack(t *testing.T) *readStack {
 	})
 	srv := httptest.NewServer(router)
 	t.Cleanup(srv.Close)
-	return &readStack{t: t, db: db, url: srv.URL, sql: sql, reads: reads, rds: rds, articles: articles, client: srv.Client()}
+	return &readStack{t: t, db: db, url: srv.URL, sql: sql, reads: reads, rds: rds, preload: preload, client: srv.Client()}
 }
 
 // app is a testApp view of the stack, for the shared request helpers.
@@ -387,8 +391,10 @@ func (s *readStack) app() *testApp { return &testApp{&apptest.App{T: s.t, URL: s
 // coldCaches deletes every key the stack wrote to Redis (its own prefix only).
 func (s *readStack) coldCaches(t *testing.T) {
 	t.Helper()
-	s.articles.WaitBackground() // no preload may write a key after this
 	ctx := context.Background()
+	if err := s.preload.Flush(ctx); err != nil { // no preload may write a key after this
+		t.Fatal(err)
+	}
 	iter := s.rds.Client.Scan(ctx, 0, s.rds.Prefix+"*", 500).Iterator()
 	for iter.Next(ctx) {
 		if err := s.rds.Client.Del(ctx, iter.Val()).Err(); err != nil {

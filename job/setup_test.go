@@ -2,6 +2,7 @@ package job_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"strconv"
@@ -44,7 +45,7 @@ type env struct {
 	stmts    *stmtCounter  // nil unless traced
 	rdb      redis.UniversalClient
 	stream   string
-	counters *cache.CountersCache
+	counters *cache.Counters
 	reads    *repository.ReadRepository
 	log      *slog.Logger
 }
@@ -71,8 +72,8 @@ func setup(tb testing.TB, o envOpts) *env {
 		}
 		tb.Cleanup(e.pool.Close) // before the database is dropped
 	}
-	e.counters = cache.NewCountersCache(r.Client, cache.Keyspace(r.Prefix), testPolicy)
-	e.reads = repository.NewReadRepository(e.pool, dao.New(), e.counters, repository.NewCounterMirror(), e.log)
+	e.counters = cache.NewCounters(r.Client, cache.Keyspace(r.Prefix), testPolicy, e.log)
+	e.reads = repository.NewReadRepository(e.pool, dao.New(), e.counters)
 	return e
 }
 
@@ -139,13 +140,18 @@ func (e *env) pgTotal(tb testing.TB) int64 {
 // redisReads is read_cnt per article in the counter hashes (missing hashes are absent).
 func (e *env) redisReads(tb testing.TB, ids []int64) map[int64]int64 {
 	tb.Helper()
-	found, _, err := e.counters.Get(context.Background(), domain.BizArticle, ids)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	m := make(map[int64]int64, len(found))
-	for id, c := range found {
-		m[id] = c.Reads
+	m := make(map[int64]int64, len(ids))
+	for _, id := range ids {
+		s, err := e.rdb.HGet(context.Background(), e.counters.Key(domain.BizArticle, id), cache.FieldReads).Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if m[id], err = strconv.ParseInt(s, 10, 64); err != nil {
+			tb.Fatalf("read_cnt %q: %v", s, err)
+		}
 	}
 	return m
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,7 +33,6 @@ type ArticleRepository struct {
 	pages *cache.AuthorPageCache
 	tags  *cache.TagsCache
 	log   *slog.Logger
-	bg    sync.WaitGroup // preloads running after a response
 }
 
 // NewArticleRepository returns the repository.
@@ -217,7 +215,7 @@ func (r *ArticleRepository) Feed(ctx context.Context, followerID int64, p domain
 }
 
 // ListByAuthor lists an author's own summaries. The first page with the default limit is served
-// from the author-page cache; after it is served, the newest article's detail is preloaded.
+// from the author-page cache.
 func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) ([]domain.Article, int64, error) {
 	firstPage := p.Offset == 0 && p.Cursor == nil && p.Limit == domain.DefaultPageLimit
 	if firstPage {
@@ -226,7 +224,6 @@ func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, st
 			r.log.WarnContext(ctx, "author page cache read failed, serving from the database", "author_id", authorID, "err", err)
 		}
 		if ok {
-			r.preload(ctx, arts)
 			return arts, total, nil
 		}
 	}
@@ -247,7 +244,6 @@ func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, st
 		if err := r.pages.Set(ctx, authorID, status, out, total); err != nil {
 			r.log.WarnContext(ctx, "author page cache write failed", "author_id", authorID, "err", err)
 		}
-		r.preload(ctx, out)
 	}
 	return out, total, nil
 }
@@ -260,32 +256,21 @@ func (r *ArticleRepository) Tags(ctx context.Context) ([]string, error) {
 	})
 }
 
-// WaitBackground waits for preloads started by earlier calls (tests, shutdown).
-func (r *ArticleRepository) WaitBackground() { r.bg.Wait() }
-
-// preload puts the first listed article's full detail into the cache, after the response, unless
-// an entry exists. It is a bet, so every failure is only logged.
-func (r *ArticleRepository) preload(ctx context.Context, arts []domain.Article) {
-	if len(arts) == 0 {
-		return
+// Preload puts slug's full detail into the cache for a short while, unless an entry exists (a
+// guess that it will be read soon: it never replaces fresher data). An article that does not
+// exist, or a Redis that fails the check, leaves nothing to do.
+func (r *ArticleRepository) Preload(ctx context.Context, slug string) error {
+	if cached, err := r.cache.Has(ctx, slug); err != nil || cached {
+		return nil // already warm, or Redis is failing: either way nothing to gain
 	}
-	slug := arts[0].Slug
-	r.bg.Add(1)
-	go func() {
-		defer r.bg.Done()
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		if cached, err := r.cache.Has(ctx, slug); err != nil || cached {
-			return // already warm, or Redis is failing: either way nothing to gain
-		}
-		row, err := r.q.ArticleGetBySlug(ctx, r.pool, slug)
-		if err == nil {
-			err = r.cache.Preload(ctx, articleFromRow(row), preloadTTL)
-		}
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			r.log.DebugContext(ctx, "article preload failed", "slug", slug, "err", err)
-		}
-	}()
+	row, err := r.q.ArticleGetBySlug(ctx, r.pool, slug)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return wrapf(err, "preload article %q", slug)
+	}
+	return r.cache.Preload(ctx, articleFromRow(row), preloadTTL)
 }
 
 // afterWrite brings the caches in line with tx's write once it has committed: drop (or, on

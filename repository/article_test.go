@@ -12,6 +12,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -585,7 +586,8 @@ func TestArticleRepository_DetailCache(t *testing.T) {
 }
 
 // Acceptance: the first page of an author's own list (default limit) is cached per status filter,
-// dropped by every write to the author's articles, and serving it preloads the newest detail.
+// dropped by every write to the author's articles, and serving it (ArticleService.Mine) preloads
+// the newest detail.
 func TestArticleRepository_AuthorPageCache(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
@@ -760,7 +762,7 @@ func TestArticleRepository_AuthorPageCache(t *testing.T) {
 		}
 	})
 
-	t.Run("the newest article's detail is preloaded", func(t *testing.T) {
+	t.Run("serving the author's first page preloads the newest detail", func(t *testing.T) {
 		t.Parallel()
 		e := setup(t, db, envOpts{})
 		author := createUser(t, e.users, userOpts{})
@@ -770,8 +772,8 @@ func TestArticleRepository_AuthorPageCache(t *testing.T) {
 		if e.exists(t, key) {
 			t.Fatal("detail cached before the list was read")
 		}
-		list(t, e, author.ID, "", firstPage)
-		e.articles.WaitBackground()
+		mine := e.mineWithPreloads(t)
+		mine(author.ID, firstPage)
 		if d := e.pttl(t, key); d <= 0 || d > preloadTTL+preloadTTL/4 {
 			t.Fatalf("preloaded entry PTTL = %v, want in (0, %v]", d, preloadTTL+preloadTTL/4)
 		}
@@ -786,10 +788,18 @@ func TestArticleRepository_AuthorPageCache(t *testing.T) {
 		if err := e.rdb.Del(t.Context(), key).Err(); err != nil {
 			t.Fatal(err)
 		}
-		list(t, e, author.ID, "", firstPage)
-		e.articles.WaitBackground()
+		mine(author.ID, firstPage)
 		if e.q.listByAuthor.Load() != 1 || !e.exists(t, key) {
 			t.Errorf("after a cached page: %d list queries, detail cached %v; want 1, true", e.q.listByAuthor.Load(), e.exists(t, key))
+		}
+		// Other pages are not a sign the newest article is next.
+		if err := e.rdb.Del(t.Context(), key).Err(); err != nil {
+			t.Fatal(err)
+		}
+		mine(author.ID, domain.Page{Limit: domain.DefaultPageLimit, Offset: 1})
+		mine(author.ID, domain.Page{Limit: 5})
+		if e.exists(t, key) {
+			t.Error("a page other than the first preloaded the newest detail")
 		}
 	})
 
@@ -804,9 +814,11 @@ func TestArticleRepository_AuthorPageCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		arts, _ := list(t, e, author.ID, "", firstPage)
-		e.articles.WaitBackground()
 		if arts[0].Title != "changed behind the cache" {
 			t.Fatalf("list: %+v", arts[0])
+		}
+		if err := e.articles.Preload(t.Context(), newest.Slug); err != nil {
+			t.Fatalf("Preload: %v", err)
 		}
 		if e.q.bySlug.Load() != 1 {
 			t.Fatalf("%d article loads, want 1: the preload must not even load an article that is cached", e.q.bySlug.Load())
@@ -818,6 +830,43 @@ func TestArticleRepository_AuthorPageCache(t *testing.T) {
 			t.Errorf("entry PTTL = %v: the preload replaced its lifetime", d)
 		}
 	})
+
+	t.Run("preload of a missing article stores nothing", func(t *testing.T) {
+		t.Parallel()
+		e := setup(t, db, envOpts{})
+		slug := "never-written-" + testenv.RandomID(4)
+		if err := e.articles.Preload(t.Context(), slug); err != nil {
+			t.Fatalf("Preload: %v", err)
+		}
+		if e.exists(t, e.artCache.Key(slug)) {
+			t.Error("a preload of a missing article left an entry (a null marker would hide its creation)")
+		}
+	})
+}
+
+// mineWithPreloads returns the use case that serves an author's own list (ArticleService.Mine)
+// over the env's repositories, with the server's preloader running; each call returns once the
+// preloads it asked for have ended.
+func (e *env) mineWithPreloads(t *testing.T) func(author int64, p domain.Page) {
+	t.Helper()
+	pre := job.NewPreloader(job.PreloadConfig{Queue: 8, Workers: 1}, e.articles.Preload, testenv.Logger(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- pre.Run(ctx) }()
+	t.Cleanup(func() { // before the Redis cleanup: no preload outlives the test's keys
+		cancel()
+		recv(t, stopped, "the preloader to stop")
+	})
+	svc := service.NewArticleService(e.articles, e.inter, e.users, e.follows, noReads{}, func() string { return testenv.RandomID(3) }, nil, pre)
+	return func(author int64, p domain.Page) {
+		t.Helper()
+		if _, err := svc.Mine(t.Context(), author, "", p); err != nil {
+			t.Fatalf("Mine(%d, %+v): %v", author, p, err)
+		}
+		if err := pre.Flush(t.Context()); err != nil {
+			t.Fatalf("waiting for the preloads: %v", err)
+		}
+	}
 }
 
 // Acceptance: the tag cloud counts published articles only, most used first, and is cached.

@@ -2,7 +2,6 @@ package repository
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -13,19 +12,17 @@ import (
 )
 
 // CollectionRepository stores collection folders and their items. Adding or removing an item
-// changes the article's collect_cnt in the same transaction, and then the Redis hash through the
-// same check-and-increment script as likes.
+// changes the article's collect_cnt in the same transaction, which the counters cache follows once
+// it has committed.
 type CollectionRepository struct {
 	pool     *pgxpool.Pool
 	q        dao.Querier
-	counters *cache.CountersCache
-	mirror   *CounterMirror
-	log      *slog.Logger
+	counters *cache.Counters
 }
 
 // NewCollectionRepository returns the repository.
-func NewCollectionRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.CountersCache, mirror *CounterMirror, log *slog.Logger) *CollectionRepository {
-	return &CollectionRepository{pool: pool, q: q, counters: counters, mirror: mirror, log: log}
+func NewCollectionRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.Counters) *CollectionRepository {
+	return &CollectionRepository{pool: pool, q: q, counters: counters}
 }
 
 // Create inserts a folder; domain.ErrCollectionNameTaken if the owner has one of that name.
@@ -73,29 +70,21 @@ func (r *CollectionRepository) Update(ctx context.Context, c domain.Collection) 
 // Delete removes a folder and its items, lowering each item's collect counter, in one transaction;
 // domain.ErrNotFound if the folder does not exist (any more).
 func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
-	var articles []int64
-	// The folder's articles are known only inside the transaction; their count changes are
-	// registered there, before the commit, so that a refill racing them is distrusted.
-	var endChange func()
-	endChanges := func() {
-		if endChange != nil {
-			endChange()
-		}
-	}
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+	return inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
 		// Lock first: an Add committing while CollectionDelete ran would have its item removed by
 		// the cascade without being in CollectionDelete's snapshot, so its count would stay up.
 		if _, err := queries.CollectionLockForDelete(ctx, tx, id); err != nil {
 			return wrapf(err, "lock collection %d", id)
 		}
-		var err error
-		if articles, err = queries.CollectionDelete(ctx, tx, id); err != nil {
+		articles, err := queries.CollectionDelete(ctx, tx, id)
+		if err != nil {
 			return wrapf(err, "delete collection %d", id)
 		}
-		if endChange != nil { // a retried transaction
-			endChange()
+		deltas := make(map[int64]int64, len(articles))
+		for _, a := range articles {
+			deltas[a] = -1
 		}
-		endChange = r.mirror.changing(domain.BizArticle, articles...)
+		r.counters.Changed(tx, domain.BizArticle, cache.FieldCollects, deltas)
 		for _, a := range articles {
 			if err := queries.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: a, Delta: -1}); err != nil {
 				return wrapf(err, "uncount collect of article %d", a)
@@ -103,18 +92,6 @@ func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 		}
 		return nil
 	})
-	if err != nil {
-		endChanges()
-		return err
-	}
-	deltas := make(map[int64]int64, len(articles))
-	for _, a := range articles {
-		deltas[a] = -1
-	}
-	// Committed: the hashes follow, then refills may trust them again.
-	r.incr(ctx, deltas)
-	endChanges()
-	return nil
 }
 
 // Add puts an article into a folder; adding it twice changes nothing. It reports whether it added.
@@ -128,12 +105,7 @@ func (r *CollectionRepository) Remove(ctx context.Context, collectionID, article
 }
 
 func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articleID int64, add bool) (bool, error) {
-	end := r.mirror.changing(domain.BizArticle, articleID) // until the hash is incremented, a refill may race it
 	var changed bool
-	delta := int64(1)
-	if !add {
-		delta = -1
-	}
 	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
 		var n int64
 		var err error
@@ -142,20 +114,18 @@ func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articl
 		} else {
 			n, err = queries.CollectionItemDelete(ctx, tx, dao.CollectionItemDeleteParams{CollectionID: collectionID, ArticleID: articleID})
 		}
-		if err != nil || n == 0 {
+		if changed = err == nil && n > 0; !changed {
 			return wrapf(err, "set item %d of collection %d", articleID, collectionID)
 		}
-		changed = true
+		delta := int64(1)
+		if !add {
+			delta = -1
+		}
+		r.counters.Changed(tx, domain.BizArticle, cache.FieldCollects, map[int64]int64{articleID: delta})
 		return wrapf(queries.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: articleID, Delta: delta}),
 			"count collect of article %d", articleID)
 	})
-	if err != nil || !changed {
-		end()
-		return false, err
-	}
-	r.incr(ctx, map[int64]int64{articleID: delta})
-	end()
-	return true, nil
+	return changed && err == nil, err
 }
 
 // Items lists a folder's articles, newest first, after the cursor (added at, article id).
@@ -174,17 +144,6 @@ func (r *CollectionRepository) Items(ctx context.Context, collectionID int64, af
 		out[i] = domain.CollectionItem{ArticleID: row.ArticleID, AddedAt: row.CreatedAt}
 	}
 	return out, nil
-}
-
-// incr mirrors committed collect changes into the Redis hashes. A failed increment (which may
-// also have run) leaves them untrustworthy: they are dropped once Redis answers again.
-func (r *CollectionRepository) incr(ctx context.Context, deltas map[int64]int64) {
-	if err := r.counters.IncrMany(context.WithoutCancel(ctx), domain.BizArticle, cache.FieldCollects, deltas); err != nil {
-		r.log.WarnContext(ctx, "collect counter cache update failed", "err", err)
-		for id := range deltas {
-			r.mirror.distrust(ctx, r.log, domain.BizArticle, id)
-		}
-	}
 }
 
 func collectionFromRow(row dao.Collection, count int64) domain.Collection {

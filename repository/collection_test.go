@@ -42,12 +42,11 @@ func (q collectedCounter) CollectionItemCollectedAmong(ctx context.Context, db d
 func setupCollections(t *testing.T, db *testenv.DB) colEnv {
 	t.Helper()
 	e := setup(t, db, envOpts{})
-	log := testenv.Logger(t)
 	calls := &atomic.Int64{}
 	return colEnv{
 		env:       e,
-		cols:      repository.NewCollectionRepository(e.pool, e.q, e.counters, e.mirror, log),
-		inter:     repository.NewInteractiveRepository(e.pool, collectedCounter{Querier: e.q, calls: calls}, e.counters, e.mirror, log),
+		cols:      repository.NewCollectionRepository(e.pool, e.q, e.counters),
+		inter:     repository.NewInteractiveRepository(e.pool, collectedCounter{Querier: e.q, calls: calls}, e.counters),
 		collected: calls,
 	}
 }

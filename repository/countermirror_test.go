@@ -52,9 +52,8 @@ func TestCountersExactAfterLostIncrements(t *testing.T) {
 	db := testenv.NewDB(t)
 	outage := &redisOutage{}
 	e := setup(t, db, envOpts{RedisHook: outage})
-	log := testenv.Logger(t)
-	cols := repository.NewCollectionRepository(e.pool, e.q, e.counters, e.mirror, log)
-	reads := repository.NewReadRepository(e.pool, e.q, e.counters, e.mirror, log)
+	cols := repository.NewCollectionRepository(e.pool, e.q, e.counters)
+	reads := repository.NewReadRepository(e.pool, e.q, e.counters)
 	ctx := t.Context()
 
 	t.Run("collects", func(t *testing.T) {

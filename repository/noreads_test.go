@@ -6,3 +6,9 @@ import "github.com/inkwell-dev/inkwell/domain"
 type noReads struct{}
 
 func (noReads) Record(domain.ReadEvent) {}
+
+// noPreloads is an ArticlePreloader that preloads nothing (these tests count queries on the
+// request path).
+type noPreloads struct{}
+
+func (noPreloads) Preload(string) {}

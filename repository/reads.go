@@ -2,7 +2,6 @@ package repository
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -17,22 +16,20 @@ import (
 type ReadRepository struct {
 	pool     *pgxpool.Pool
 	q        dao.Querier
-	counters *cache.CountersCache
-	mirror   *CounterMirror
-	log      *slog.Logger
+	counters *cache.Counters
 }
 
 // NewReadRepository returns the repository.
-func NewReadRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.CountersCache, mirror *CounterMirror, log *slog.Logger) *ReadRepository {
-	return &ReadRepository{pool: pool, q: q, counters: counters, mirror: mirror, log: log}
+func NewReadRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.Counters) *ReadRepository {
+	return &ReadRepository{pool: pool, q: q, counters: counters}
 }
 
 // applyTimeout bounds one batch statement, which runs detached from its caller's cancellation.
 const applyTimeout = 30 * time.Second
 
 // ApplyReads counts a batch of read events once each: one statement records the event ids in the
-// inbox under consumer, keeps only the new ones and adds their per-article sums to read_cnt. Then
-// the Redis hashes get the same increments. It returns how many events were new.
+// inbox under consumer, keeps only the new ones and adds their per-article sums to read_cnt; the
+// counters cache follows. It returns how many events were new.
 func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []domain.ReadEvent) (int64, error) {
 	if len(evs) == 0 {
 		return 0, nil
@@ -42,7 +39,9 @@ func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []
 	for i, ev := range evs {
 		ids[i], articles[i] = ev.ID, ev.ArticleID
 	}
-	defer r.mirror.changing(domain.BizArticle, articles...)() // until the hashes are incremented, a refill may race them
+	// One autocommitted statement, not a unit of work: the counters cache is told around it.
+	change := r.counters.Changing(domain.BizArticle, articles...)
+	defer change.Done()
 	// The statement does not die with ctx. A consumer stopped between PostgreSQL's commit and its
 	// answer would otherwise fail here without touching Redis, and the retry would find every id
 	// in the inbox: the hashes would stay behind until they expire. Only the timeout (or a lost
@@ -59,15 +58,9 @@ func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []
 		deltas[row.ArticleID] = row.Reads
 		applied += row.Reads
 	}
-	// PostgreSQL has committed. A failure here must not fail the batch (a retry would find the
-	// events already in the inbox); the hashes are distrusted instead, and dropped once Redis
-	// answers again.
-	if err := r.counters.IncrMany(context.WithoutCancel(ctx), domain.BizArticle, cache.FieldReads, deltas); err != nil {
-		r.log.WarnContext(ctx, "read counter cache update failed", "articles", len(deltas), "err", err)
-		for id := range deltas {
-			r.mirror.distrust(ctx, r.log, domain.BizArticle, id)
-		}
-	}
+	// PostgreSQL has committed. The cache's failures do not fail the batch (a retry would find the
+	// events already in the inbox): the cache repairs its hashes itself.
+	change.Committed(ctx, cache.FieldReads, deltas)
 	return applied, nil
 }
 

@@ -2,6 +2,7 @@ package repository_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
@@ -30,7 +32,7 @@ type readsEnv struct {
 	pool     *pgxpool.Pool
 	stmts    *readsTracer
 	rdb      *testenv.Redis
-	counters *cache.CountersCache
+	counters *cache.Counters
 	repo     *repository.ReadRepository
 }
 
@@ -56,10 +58,10 @@ func readsSetup(t *testing.T, db *testenv.DB, o readsOpts) *readsEnv {
 	if o.DeadRedis {
 		rdb = testenv.DeadRedis(t)
 	}
-	counters := cache.NewCountersCache(rdb, cache.Keyspace(r.Prefix), testPolicy)
+	counters := cache.NewCounters(rdb, cache.Keyspace(r.Prefix), testPolicy, testenv.Logger(t))
 	return &readsEnv{
 		pool: pool, stmts: tracer, rdb: r, counters: counters,
-		repo: repository.NewReadRepository(pool, dao.New(), counters, repository.NewCounterMirror(), testenv.Logger(t)),
+		repo: repository.NewReadRepository(pool, dao.New(), counters),
 	}
 }
 
@@ -172,13 +174,18 @@ func (e *readsEnv) setReads(t *testing.T, db *testenv.DB, base map[int64]int64) 
 // cachedReads is read_cnt per article from the Redis hashes; missing hashes are absent.
 func (e *readsEnv) cachedReads(t *testing.T, ids []int64) map[int64]int64 {
 	t.Helper()
-	found, _, err := e.counters.Get(context.Background(), domain.BizArticle, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make(map[int64]int64, len(found))
-	for id, c := range found {
-		out[id] = c.Reads
+	out := make(map[int64]int64, len(ids))
+	for _, id := range ids {
+		s, err := e.rdb.Client.HGet(context.Background(), e.counters.Key(domain.BizArticle, id), cache.FieldReads).Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[id], err = strconv.ParseInt(s, 10, 64); err != nil {
+			t.Fatalf("read_cnt %q: %v", s, err)
+		}
 	}
 	return out
 }
@@ -512,8 +519,8 @@ func TestReadRepository_ApplyReads_CancelledAfterCommit(t *testing.T) {
 	}
 	t.Cleanup(pool.Close)
 	r := testenv.NewRedis(t)
-	counters := cache.NewCountersCache(r.Client, cache.Keyspace(r.Prefix), testPolicy)
-	e := &readsEnv{pool: pool, rdb: r, counters: counters, repo: repository.NewReadRepository(pool, dao.New(), counters, repository.NewCounterMirror(), testenv.Logger(t))}
+	counters := cache.NewCounters(r.Client, cache.Keyspace(r.Prefix), testPolicy, testenv.Logger(t))
+	e := &readsEnv{pool: pool, rdb: r, counters: counters, repo: repository.NewReadRepository(pool, dao.New(), counters)}
 	ids := readsArticles(t, db, 1)
 	e.setReads(t, db, map[int64]int64{ids[0]: 0})
 	if _, err := e.repo.ApplyReads(t.Context(), "read-count", readsBatch{Articles: ids, Counts: []int{1}}.events()); err != nil {

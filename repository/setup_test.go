@@ -2,6 +2,7 @@ package repository_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,8 +38,7 @@ type env struct {
 
 	artCache *cache.ArticleCache
 	pages    *cache.AuthorPageCache
-	counters *cache.CountersCache
-	mirror   *repository.CounterMirror // shared by the repositories that change counts
+	counters *cache.Counters // shared by the repositories that change counts
 	articles *repository.ArticleRepository
 	inter    *repository.InteractiveRepository
 	comments *repository.CommentRepository
@@ -83,14 +83,11 @@ func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
 		follows:  repository.NewFollowRepository(pool, dao.New()),
 		artCache: cache.NewArticleCache(cacheRDB, ks, o.Policy, log),
 		pages:    cache.NewAuthorPageCache(cacheRDB, ks, o.Policy),
-		counters: cache.NewCountersCache(cacheRDB, ks, o.Policy),
-		mirror:   repository.NewCounterMirror(),
+		counters: cache.NewCounters(cacheRDB, ks, o.Policy, log),
 	}
 	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), log)
-	e.inter = repository.NewInteractiveRepository(pool, q, e.counters, e.mirror, log)
+	e.inter = repository.NewInteractiveRepository(pool, q, e.counters)
 	e.comments = repository.NewCommentRepository(pool, q)
-	// Registered after the Redis cleanup, so it runs first: no preload outlives the test's keys.
-	t.Cleanup(e.articles.WaitBackground)
 	return e
 }
 
@@ -127,6 +124,17 @@ type countingQuerier struct {
 	tagLists              atomic.Int64 // TagListPopular
 	counterLoads          atomic.Int64 // InteractiveGetMany
 	gate                  *gate        // nil: no hold; set before the goroutines that use it start
+	counterGate           *gate        // holds counter loads, after they have read; set like gate
+
+	mu         sync.Mutex
+	counterIDs [][]int64 // the ids of each counter load
+}
+
+// counterBatches returns the ids each counter load asked for, in order.
+func (q *countingQuerier) counterBatches() [][]int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Clone(q.counterIDs)
 }
 
 func (q *countingQuerier) ArticleGetBySlug(ctx context.Context, db dao.DBTX, slug string) (dao.Article, error) {
@@ -153,8 +161,15 @@ func (q *countingQuerier) TagListPopular(ctx context.Context, db dao.DBTX, lim i
 }
 
 func (q *countingQuerier) InteractiveGetMany(ctx context.Context, db dao.DBTX, arg dao.InteractiveGetManyParams) ([]dao.Interactive, error) {
+	q.mu.Lock()
+	q.counterIDs = append(q.counterIDs, slices.Clone(arg.BizIds))
+	q.mu.Unlock()
 	q.counterLoads.Add(1)
-	return q.Querier.InteractiveGetMany(ctx, db, arg)
+	rows, err := q.Querier.InteractiveGetMany(ctx, db, arg)
+	if err == nil && q.counterGate != nil {
+		err = q.counterGate.wait(ctx)
+	}
+	return rows, err
 }
 
 func (q *countingQuerier) UserGetByID(ctx context.Context, db dao.DBTX, id int64) (dao.User, error) {

@@ -16,21 +16,30 @@ import (
 )
 
 // TestUnitOfWorkHooks: what a unit of work registers with AfterCommit runs once COMMIT has
-// succeeded, and never after a rollback or a COMMIT whose outcome is unknown; Finally runs
-// either way; a retried attempt's hooks go with the attempt.
+// succeeded, and never after a rollback or a COMMIT whose outcome is unknown; IfCommitUnknown runs
+// only in that last case; Finally runs either way; a retried attempt's hooks go with the attempt.
 func TestUnitOfWorkHooks(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := t.Context()
 	errRollback := errors.New("roll back")
 
-	type counts struct{ committed, finally atomic.Int64 }
+	type counts struct{ committed, unknown, finally atomic.Int64 }
 	register := func(tx *repository.Tx, c *counts, committedBefore *bool) {
 		tx.AfterCommit(func(ctx context.Context) {
 			if ctx.Err() != nil {
 				t.Error("a commit hook got a cancelled context")
 			}
 			c.committed.Add(1)
+		})
+		tx.IfCommitUnknown(func(ctx context.Context) {
+			if ctx.Err() != nil {
+				t.Error("an unknown-outcome hook got a cancelled context")
+			}
+			if c.finally.Load() != 0 {
+				t.Error("an unknown-outcome hook ran after the Finally hooks")
+			}
+			c.unknown.Add(1)
 		})
 		tx.Finally(func() { c.finally.Add(1) })
 		if committedBefore != nil {
@@ -47,9 +56,9 @@ func TestUnitOfWorkHooks(t *testing.T) {
 			_, err := tx.Exec(ctx, `SELECT 1`)
 			return err
 		})
-		if err != nil || early || c.committed.Load() != 1 || c.finally.Load() != 1 {
-			t.Fatalf("InTx = %v; ran before commit %v; commit hooks %d, finally %d; want 1 and 1 after the commit",
-				err, early, c.committed.Load(), c.finally.Load())
+		if err != nil || early || c.committed.Load() != 1 || c.finally.Load() != 1 || c.unknown.Load() != 0 {
+			t.Fatalf("InTx = %v; ran before commit %v; commit hooks %d, unknown-outcome hooks %d, finally %d; want 1, 0 and 1 after the commit",
+				err, early, c.committed.Load(), c.unknown.Load(), c.finally.Load())
 		}
 	})
 
@@ -60,8 +69,8 @@ func TestUnitOfWorkHooks(t *testing.T) {
 			register(tx, &c, nil)
 			return errRollback
 		})
-		if !errors.Is(err, errRollback) || c.committed.Load() != 0 || c.finally.Load() != 1 {
-			t.Fatalf("InTx = %v; commit hooks %d, finally %d; want 0 and 1", err, c.committed.Load(), c.finally.Load())
+		if !errors.Is(err, errRollback) || c.committed.Load() != 0 || c.finally.Load() != 1 || c.unknown.Load() != 0 {
+			t.Fatalf("InTx = %v; commit hooks %d, unknown-outcome hooks %d, finally %d; want 0, 0 and 1", err, c.committed.Load(), c.unknown.Load(), c.finally.Load())
 		}
 	})
 
@@ -77,7 +86,7 @@ func TestUnitOfWorkHooks(t *testing.T) {
 			}
 			return nil
 		})
-		if err != nil || attempts != 2 || c.committed.Load() != 1 || c.finally.Load() != 2 {
+		if err != nil || attempts != 2 || c.committed.Load() != 1 || c.finally.Load() != 2 || c.unknown.Load() != 0 {
 			t.Fatalf("InTx = %v after %d attempts; commit hooks %d, finally %d; want 1 (the committed attempt's) and 2",
 				err, attempts, c.committed.Load(), c.finally.Load())
 		}
@@ -105,8 +114,9 @@ func TestUnitOfWorkHooks(t *testing.T) {
 			proxy.cut() // COMMIT goes into a dead socket
 			return nil
 		})
-		if !errors.Is(err, repository.ErrCommitUnknown) || c.committed.Load() != 0 || c.finally.Load() != 1 {
-			t.Fatalf("InTx = %v; commit hooks %d, finally %d; want ErrCommitUnknown, 0 and 1", err, c.committed.Load(), c.finally.Load())
+		if !errors.Is(err, repository.ErrCommitUnknown) || c.committed.Load() != 0 || c.finally.Load() != 1 || c.unknown.Load() != 1 {
+			t.Fatalf("InTx = %v; commit hooks %d, unknown-outcome hooks %d, finally %d; want ErrCommitUnknown, 0, 1 and 1",
+				err, c.committed.Load(), c.unknown.Load(), c.finally.Load())
 		}
 	})
 }

@@ -2,6 +2,7 @@ package repository
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -15,17 +16,28 @@ import (
 // together, and what must wait for the outcome — cache invalidation, warm-ups, counter mirroring,
 // event wake-ups — is registered with AfterCommit and runs only once COMMIT has succeeded. On a
 // rollback, and when the outcome of COMMIT is unknown, the hooks are dropped: none of the writes
-// may be assumed.
+// may be assumed. What must know that a write may or may not have happened registers with
+// IfCommitUnknown.
 //
 // A Tx belongs to the goroutine that runs the unit of work's function; it is never carried in a
 // context, so a cache load or background job can never pick it up by accident.
 type Tx struct {
 	tx pgx.Tx
 
-	mu       sync.Mutex
-	onCommit []func(ctx context.Context)
-	finally  []func()
+	mu        sync.Mutex
+	onCommit  []func(ctx context.Context)
+	onUnknown []func(ctx context.Context)
+	finally   []func()
 }
+
+// outcome is how a unit of work ended.
+type outcome int
+
+const (
+	rolledBack outcome = iota
+	committed
+	commitUnknown // COMMIT was sent and did not answer: the writes may or may not have happened
+)
 
 var _ service.Tx = (*Tx)(nil)
 
@@ -35,6 +47,15 @@ func (t *Tx) AfterCommit(fn func(ctx context.Context)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.onCommit = append(t.onCommit, fn)
+}
+
+// IfCommitUnknown registers fn to run when the outcome of COMMIT is unknown (the connection broke
+// while it ran): the writes may or may not have been applied. It runs instead of the AfterCommit
+// hooks, before the Finally ones, with a context that outlives the request's cancellation.
+func (t *Tx) IfCommitUnknown(fn func(ctx context.Context)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.onUnknown = append(t.onUnknown, fn)
 }
 
 // Finally registers fn to run when the unit of work has ended, however it ended (after the
@@ -71,18 +92,23 @@ func (t *Tx) savepoint(ctx context.Context, fn func(db pgx.Tx) error) error {
 func (t *Tx) dropHooks() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.onCommit = nil
+	t.onCommit, t.onUnknown = nil, nil
 }
 
-// end runs the hooks once the transaction is over; committed says whether it committed.
-func (t *Tx) end(ctx context.Context, committed bool) {
+// end runs the hooks once the transaction is over, as its outcome says.
+func (t *Tx) end(ctx context.Context, how outcome) {
 	t.mu.Lock()
-	onCommit, finally := t.onCommit, t.finally
-	t.onCommit, t.finally = nil, nil
+	onCommit, onUnknown, finally := t.onCommit, t.onUnknown, t.finally
+	t.onCommit, t.onUnknown, t.finally = nil, nil, nil
 	t.mu.Unlock()
 	ctx = context.WithoutCancel(ctx)
-	if committed {
+	switch how {
+	case committed:
 		for _, fn := range onCommit {
+			fn(ctx)
+		}
+	case commitUnknown:
+		for _, fn := range onUnknown {
 			fn(ctx)
 		}
 	}
@@ -120,13 +146,20 @@ func inTx(ctx context.Context, pool *pgxpool.Pool, p RetryPolicy, fn func(tx *Tx
 	var last *Tx
 	err := RunTx(ctx, pool, p, func(ctx context.Context, ptx pgx.Tx) error {
 		if last != nil {
-			last.end(ctx, false) // the previous attempt rolled back
+			last.end(ctx, rolledBack) // the previous attempt rolled back
 		}
 		last = &Tx{tx: ptx}
 		return fn(last)
 	})
 	if last != nil {
-		last.end(ctx, err == nil)
+		how := rolledBack
+		switch {
+		case err == nil:
+			how = committed
+		case errors.Is(err, ErrCommitUnknown):
+			how = commitUnknown
+		}
+		last.end(ctx, how)
 	}
 	return err
 }

@@ -13,5 +13,5 @@ func NewQuerier() dao.Querier { return dao.New() }
 // ProviderSet builds the repositories.
 var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewFollowRepository,
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
-	NewRankRepository, NewCounterMirror, NewJobQueue, NewOutbox, NewNotificationRepository,
+	NewRankRepository, NewJobQueue, NewOutbox, NewNotificationRepository,
 	NewSessionRepository, NewAPIKeyRepository, NewIdempotencyStore)

@@ -591,7 +591,7 @@ func (w *resWorld) checkWrites(t *testing.T) string {
 		if api != rows {
 			// Say what the Redis hash holds and since when, to tell a hash never repaired (old TTL)
 			// from one refilled with a stale value (fresh TTL).
-			key := cache.NewCountersCache(nil, cache.Keyspace(w.app.Cfg.RedisPrefix), cache.Policy{}).Key(domain.BizArticle, a.id)
+			key := cache.NewCounters(nil, cache.Keyspace(w.app.Cfg.RedisPrefix), cache.Policy{}, nil).Key(domain.BizArticle, a.id)
 			rdb := testenv.NewRedisClient(t, nil)
 			hash, _ := rdb.HGetAll(ctx, key).Result()
 			ttl, _ := rdb.PTTL(ctx, key).Result()

@@ -60,6 +60,13 @@ type InteractiveRepository interface {
 	Collected(ctx context.Context, userID int64, biz domain.Biz, ids []int64) (map[int64]bool, error)
 }
 
+// ArticlePreloader warms an article's detail in the cache ahead of a read a use case expects, off
+// the request path. Preload returns at once: the preload may be dropped, and its failure is never
+// the caller's.
+type ArticlePreloader interface {
+	Preload(slug string)
+}
+
 // ArticleService writes, publishes, lists and likes articles.
 type ArticleService struct {
 	articles ArticleRepository
@@ -69,13 +76,14 @@ type ArticleService struct {
 	reads    ReadRecorder
 	suffix   func() string // random slug suffix for colliding titles
 	idem     IdempotencyStore
+	preload  ArticlePreloader
 	now      func() time.Time
 }
 
 // NewArticleService returns an ArticleService over its ports. suffix makes the random tail that
 // disambiguates two articles with the same title.
-func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, reads ReadRecorder, suffix SlugSuffix, idem IdempotencyStore) *ArticleService {
-	return &ArticleService{articles: articles, inter: inter, users: users, follows: follows, reads: reads, suffix: suffix, idem: idem, now: time.Now}
+func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, reads ReadRecorder, suffix SlugSuffix, idem IdempotencyStore, preload ArticlePreloader) *ArticleService {
+	return &ArticleService{articles: articles, inter: inter, users: users, follows: follows, reads: reads, suffix: suffix, idem: idem, preload: preload, now: time.Now}
 }
 
 // SlugSuffix returns a short random string for slug collisions.
@@ -329,11 +337,15 @@ func (s *ArticleService) Feed(ctx context.Context, viewerID int64, p domain.Page
 
 // Mine returns viewerID's own articles in every status (or only status, when set). It pages by
 // offset only: ListByAuthor does not page by cursor, so no NextCursor is offered (a client that
-// followed one would be served the first page again, forever).
+// followed one would be served the first page again, forever). Serving the first page preloads
+// the newest article's detail: an author looking at their list is likely to open it next.
 func (s *ArticleService) Mine(ctx context.Context, viewerID int64, status domain.ArticleStatus, p domain.Page) (ArticleList, error) {
 	arts, total, err := s.articles.ListByAuthor(ctx, viewerID, status, p)
 	if err != nil {
 		return ArticleList{}, err
+	}
+	if p.Offset == 0 && p.Cursor == nil && p.Limit == domain.DefaultPageLimit && len(arts) > 0 {
+		s.preload.Preload(arts[0].Slug)
 	}
 	l, err := s.list(ctx, viewerID, arts, total, p)
 	l.NextCursor = nil

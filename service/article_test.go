@@ -24,6 +24,7 @@ type articleDeps struct {
 	follows  *mocks.MockFollowRepository
 	reads    *recordedReads
 	idem     *mocks.MockIdempotencyStore
+	preload  *mocks.MockArticlePreloader // no call expected unless a test says so
 }
 
 // newArticleService returns the service over fresh mocks. Its slug suffix function returns
@@ -38,6 +39,7 @@ func newArticleService(t *testing.T, suffixes ...string) (*service.ArticleServic
 		follows:  mocks.NewMockFollowRepository(ctrl),
 		reads:    &recordedReads{},
 		idem:     mocks.NewMockIdempotencyStore(ctrl),
+		preload:  mocks.NewMockArticlePreloader(ctrl),
 	}
 	var mu sync.Mutex
 	next := 0
@@ -51,7 +53,7 @@ func newArticleService(t *testing.T, suffixes ...string) (*service.ArticleServic
 		next++
 		return suffixes[next-1]
 	}
-	return service.NewArticleService(d.articles, d.inter, d.users, d.follows, d.reads, suffix, d.idem), d
+	return service.NewArticleService(d.articles, d.inter, d.users, d.follows, d.reads, suffix, d.idem, d.preload), d
 }
 
 // The people in these tests: writer writes most articles, reader reads them, critic is a third
@@ -1238,6 +1240,55 @@ func TestArticleService_FeedAndMine(t *testing.T) {
 		if len(l.Articles) != 2 || l.Total != 10 || l.NextCursor != nil {
 			t.Errorf("mine = %d articles of %d, cursor %+v; want 2 of 10 and no cursor", len(l.Articles), l.Total, l.NextCursor)
 		}
+	})
+	t.Run("mine's first page preloads the newest article's detail, once", func(t *testing.T) {
+		t.Parallel()
+		s, d := newArticleService(t)
+		arts := []domain.Article{articleBy(1, reader.ID, domain.StatusDraft), articleBy(2, reader.ID, domain.StatusPublished)}
+		first := domain.Page{Limit: domain.DefaultPageLimit}
+		d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.ArticleStatus(""), first).Return(arts, int64(2), nil)
+		d.users.EXPECT().GetByIDs(gomock.Any(), []int64{reader.ID}).Return(map[int64]domain.User{reader.ID: reader}, nil)
+		d.inter.EXPECT().Counters(gomock.Any(), domain.BizArticle, gomock.InAnyOrder([]int64{1, 2})).Return(map[int64]domain.Counters{}, nil)
+		d.inter.EXPECT().Liked(gomock.Any(), reader.ID, domain.BizArticle, gomock.InAnyOrder([]int64{1, 2})).Return(map[int64]bool{}, nil)
+		d.inter.EXPECT().Collected(gomock.Any(), reader.ID, domain.BizArticle, gomock.InAnyOrder([]int64{1, 2})).Return(map[int64]bool{}, nil)
+		d.preload.EXPECT().Preload(arts[0].Slug).Times(1)
+
+		if l, err := s.Mine(context.Background(), reader.ID, "", first); err != nil || len(l.Articles) != 2 {
+			t.Fatalf("Mine = %d articles, %v", len(l.Articles), err)
+		}
+	})
+	t.Run("mine preloads nothing for other pages, an empty page or a failed list", func(t *testing.T) {
+		t.Parallel()
+		for _, p := range []domain.Page{
+			{Limit: domain.DefaultPageLimit, Offset: 20},
+			{Limit: 5},
+			{Limit: domain.DefaultPageLimit, Cursor: &domain.Cursor{CreatedAt: articleEpoch, ID: 9}},
+		} {
+			s, d := newArticleService(t)
+			arts := []domain.Article{articleBy(1, reader.ID, domain.StatusDraft)}
+			d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.ArticleStatus(""), p).Return(arts, int64(1), nil)
+			d.users.EXPECT().GetByIDs(gomock.Any(), []int64{reader.ID}).Return(map[int64]domain.User{reader.ID: reader}, nil)
+			d.inter.EXPECT().Counters(gomock.Any(), domain.BizArticle, []int64{1}).Return(map[int64]domain.Counters{}, nil)
+			d.inter.EXPECT().Liked(gomock.Any(), reader.ID, domain.BizArticle, []int64{1}).Return(map[int64]bool{}, nil)
+			d.inter.EXPECT().Collected(gomock.Any(), reader.ID, domain.BizArticle, []int64{1}).Return(map[int64]bool{}, nil)
+			d.preload.EXPECT().Preload(gomock.Any()).Times(0)
+			if _, err := s.Mine(context.Background(), reader.ID, "", p); err != nil {
+				t.Fatalf("Mine(%+v): %v", p, err)
+			}
+		}
+		first := domain.Page{Limit: domain.DefaultPageLimit}
+		s, d := newArticleService(t)
+		d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.ArticleStatus(""), first).Return([]domain.Article{}, int64(0), nil)
+		d.preload.EXPECT().Preload(gomock.Any()).Times(0)
+		if l, err := s.Mine(context.Background(), reader.ID, "", first); err != nil || len(l.Articles) != 0 {
+			t.Fatalf("Mine of no articles = %+v, %v", l, err)
+		}
+		s, d = newArticleService(t)
+		d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.ArticleStatus(""), first).Return(nil, int64(0), errStorage)
+		d.preload.EXPECT().Preload(gomock.Any()).Times(0)
+		noView(d)
+		_, err := s.Mine(context.Background(), reader.ID, "", first)
+		requireErrorIs(t, err, errStorage)
 	})
 	t.Run("a failing feed query is returned", func(t *testing.T) {
 		t.Parallel()

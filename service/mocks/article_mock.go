@@ -305,3 +305,39 @@ func (mr *MockInteractiveRepositoryMockRecorder) Unlike(ctx, biz, id, userID any
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Unlike", reflect.TypeOf((*MockInteractiveRepository)(nil).Unlike), ctx, biz, id, userID)
 }
+
+// MockArticlePreloader is a mock of ArticlePreloader interface.
+type MockArticlePreloader struct {
+	ctrl     *gomock.Controller
+	recorder *MockArticlePreloaderMockRecorder
+	isgomock struct{}
+}
+
+// MockArticlePreloaderMockRecorder is the mock recorder for MockArticlePreloader.
+type MockArticlePreloaderMockRecorder struct {
+	mock *MockArticlePreloader
+}
+
+// NewMockArticlePreloader creates a new mock instance.
+func NewMockArticlePreloader(ctrl *gomock.Controller) *MockArticlePreloader {
+	mock := &MockArticlePreloader{ctrl: ctrl}
+	mock.recorder = &MockArticlePreloaderMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockArticlePreloader) EXPECT() *MockArticlePreloaderMockRecorder {
+	return m.recorder
+}
+
+// Preload mocks base method.
+func (m *MockArticlePreloader) Preload(slug string) {
+	m.ctrl.T.Helper()
+	m.ctrl.Call(m, "Preload", slug)
+}
+
+// Preload indicates an expected call of Preload.
+func (mr *MockArticlePreloaderMockRecorder) Preload(slug any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Preload", reflect.TypeOf((*MockArticlePreloader)(nil).Preload), slug)
+}
