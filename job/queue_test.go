@@ -660,10 +660,11 @@ func TestRunnerRetriesThenBuries(t *testing.T) {
 				}
 				return nil
 			}})
-		runInBackground(t, r)
+		stop := runInBackground(t, r)
 		if !queueRecv(t, acked, 20*time.Second, "the ack") {
 			t.Fatal("ack changed nothing")
 		}
+		stop() // the hook fires inside AckAndClaim; the runner counts the ack after it returns
 		j := e.get(t, id)
 		if j.Status != domain.JobDone || j.Attempts != 3 || j.LastError != "" {
 			t.Fatalf("job %+v, want done after 3 attempts with no last error", j)
