@@ -55,6 +55,9 @@ func RandomID(n int) string {
 	return hex.EncodeToString(b)
 }
 
+// PoolMaxConns is the size of DB.Pool.
+const PoolMaxConns = 4
+
 // DB is a fresh database for one test (or one package).
 type DB struct {
 	Name string
@@ -102,7 +105,14 @@ func newDB(t testing.TB, template string) *DB {
 	}
 	u.Path = "/" + name
 	db := &DB{Name: name, URL: u.String()}
-	pool, err := pgxpool.New(ctx, db.URL)
+	pcfg, err := pgxpool.ParseConfig(db.URL)
+	if err != nil {
+		t.Fatalf("parse %s: %v", db.URL, err)
+	}
+	// Fixed rather than pgxpool's max(4, CPUs): the Makefile's -p counts on it (every package's
+	// tests share the server's max_connections).
+	pcfg.MaxConns = PoolMaxConns
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		t.Fatalf("open pool on %s: %v", name, err)
 	}
