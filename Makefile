@@ -67,9 +67,10 @@ TEST_PARALLEL ?= 2
 TEST_SLOW_PKGS ?= ./resilience ./e2e ./job ./repository
 
 .PHONY: test
-test: ## Start services, check generated code, vet, then run all tests with -race
+test: ## Start services, check generated code and go.mod tidiness, vet, then run all tests with -race
 	DATABASE_URL='$(TEST_DATABASE_URL)' REDIS_URL='$(TEST_REDIS_URL)' scripts/services.sh
 	scripts/check-generated.sh
+	scripts/check-tidy.sh
 	go vet ./...
 	go test -race -count=1 -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout 20m $(TEST_SLOW_PKGS) ./...
 	$(MAKE) fuzz FUZZTIME=10s
