@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 
@@ -35,7 +36,7 @@ func (h *SessionHandler) Refresh(c *gin.Context) {
 	}
 	uid, tokens, err := h.sessions.Refresh(c.Request.Context(), req.RefreshToken)
 	if err != nil {
-		if err == domain.ErrRefreshInvalid || isUnauthorized(err) {
+		if errors.Is(err, domain.ErrRefreshInvalid) || isUnauthorized(err) {
 			abortWith(c, http.StatusUnauthorized, "refreshToken", "is invalid, expired or already used; log in again")
 			return
 		}
