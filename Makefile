@@ -112,7 +112,12 @@ fmt: ## Format the Go code
 	git ls-files -z --cached --others --exclude-standard '*.go' | xargs -0 -r gofmt -w
 
 .PHONY: lint
-lint: ## go vet, and fail on unformatted Go files
+lint: ## go vet, golangci-lint (.golangci.yml; the version pinned in go.mod), and fail on unformatted Go files
 	go vet ./...
+	go tool golangci-lint run ./...
 	@unformatted=$$(git ls-files -z --cached --others --exclude-standard '*.go' | xargs -0 -r gofmt -l); \
 	if [[ -n $$unformatted ]]; then echo "not gofmt-ed (run make fmt):"; echo "$$unformatted"; exit 1; fi
+
+.PHONY: check
+check: lint ## Every static check: lint, and go.mod/go.sum tidy (.ci/run runs it after make test)
+	scripts/check-tidy.sh
