@@ -11,9 +11,9 @@ package mocks
 
 import (
 	context "context"
-	domain "github.com/inkwell-dev/inkwell/domain"
 	reflect "reflect"
 
+	domain "github.com/inkwell-dev/inkwell/domain"
 	gomock "go.uber.org/mock/gomock"
 )
 

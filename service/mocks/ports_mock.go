@@ -11,10 +11,10 @@ package mocks
 
 import (
 	context "context"
-	domain "github.com/inkwell-dev/inkwell/domain"
-	service "github.com/inkwell-dev/inkwell/service"
 	reflect "reflect"
 
+	domain "github.com/inkwell-dev/inkwell/domain"
+	service "github.com/inkwell-dev/inkwell/service"
 	gomock "go.uber.org/mock/gomock"
 )
 

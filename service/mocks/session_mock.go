@@ -11,10 +11,10 @@ package mocks
 
 import (
 	context "context"
-	domain "github.com/inkwell-dev/inkwell/domain"
 	reflect "reflect"
 	time "time"
 
+	domain "github.com/inkwell-dev/inkwell/domain"
 	gomock "go.uber.org/mock/gomock"
 )
 

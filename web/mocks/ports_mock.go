@@ -11,11 +11,11 @@ package mocks
 
 import (
 	context "context"
-	domain "github.com/inkwell-dev/inkwell/domain"
-	service "github.com/inkwell-dev/inkwell/service"
 	reflect "reflect"
 	time "time"
 
+	domain "github.com/inkwell-dev/inkwell/domain"
+	service "github.com/inkwell-dev/inkwell/service"
 	gomock "go.uber.org/mock/gomock"
 )
 
