@@ -44,14 +44,37 @@ run: services ## Start the API server (migrates on start; INKWELL_ADDR defaults 
 migrate: services ## Apply database migrations to DATABASE_URL
 	go run ./cmd/inkwell migrate up
 
+# How many packages' tests run at once (go test -p), and how many tests at once in each
+# (-parallel; pinned to the 2-core default, so a bigger machine does not multiply connections).
+# They all share PostgreSQL's max_connections (100 by default, and other clients' too), so -p is
+# sized from the connections a package's tests hold at most:
+#   - a test database (testenv.NewDB, a copy of the migrated template): a pool of
+#     testenv.PoolMaxConns = 4, and 1 admin connection while it is created or dropped;
+#   - a wired app instance (internal/apptest): 2 pools (app, job queue) of
+#     apptest.AppPoolMaxConns = 8 each, 2 of them held in LISTEN; e2e keeps several up at once
+#     (a parent test's instance lives while its parallel subtests run);
+#   - test pools of their own: job's queue tests 8-24, repository's safety tests 16, a few of 1.
+# Adding up every cap gives more than the tests ever hold at once (no test fills all its pools),
+# so -p is sized from what they do hold:
+# Peaks sampled from pg_stat_activity (every 30 ms, one package alone): e2e 37, repository 29,
+# job 20, resilience 12, internal/testenv 6, any other 3 or fewer. With -p 2 the worst pair is
+# e2e + repository = 37 + 29 = 66 < 100, leaving a third of the server for everything else
+# (a whole run peaked at 44); -p 3 would add job's 20 (86): too close on a shared server.
+TEST_P ?= 2
+TEST_PARALLEL ?= 2
+# Listed first because go test starts packages in command-line order: the longest ones (tens of
+# seconds each) then overlap instead of one of them running alone at the end, and the busiest on
+# the CPU (resilience, e2e) each run beside one that mostly waits for PostgreSQL (job,
+# repository). ./... adds the rest. (A package renamed or removed must leave this list too.)
+TEST_SLOW_PKGS ?= ./resilience ./job ./e2e ./repository
+
 .PHONY: test
-test: ## Start services, check generated code, vet, then run all tests with -race
+test: ## Start services, check generated code and go.mod tidiness, vet, then run all tests with -race
 	DATABASE_URL='$(TEST_DATABASE_URL)' REDIS_URL='$(TEST_REDIS_URL)' scripts/services.sh
 	scripts/check-generated.sh
+	scripts/check-tidy.sh
 	go vet ./...
-	# -p 1: one package's tests at a time. Their databases and connection pools add up, and two
-	# storage-heavy packages side by side reached PostgreSQL's default max_connections (100).
-	go test -race -count=1 -p 1 -timeout 20m ./...
+	go test -race -count=1 -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout 20m $(TEST_SLOW_PKGS) ./...
 	$(MAKE) fuzz FUZZTIME=10s
 
 # Packages `make test-cluster` runs on a throwaway Redis Cluster; they need no PostgreSQL.
@@ -91,11 +114,16 @@ fmt: ## Format the Go code
 	git ls-files -z --cached --others --exclude-standard '*.go' | xargs -0 -r gofmt -w
 
 .PHONY: lint
-lint: ## go vet, and fail on unformatted Go files
+lint: ## go vet, golangci-lint (.golangci.yml; the version pinned in go.mod), and fail on unformatted Go files
 	go vet ./...
+	go tool golangci-lint run ./...
 	@unformatted=$$(git ls-files -z --cached --others --exclude-standard '*.go' | xargs -0 -r gofmt -l); \
 	if [[ -n $$unformatted ]]; then echo "not gofmt-ed (run make fmt):"; echo "$$unformatted"; exit 1; fi
 
 .PHONY: fleet
 fleet: ## Run FLEET_SIZE (3) instances on ports 8081.. behind HAProxy on 127.0.0.1:8080 (FLEET_PORT); Ctrl-C stops them
 	scripts/fleet.sh
+
+.PHONY: check
+check: lint ## Every static check: lint, and go.mod/go.sum tidy (.ci/run runs it after make test)
+	scripts/check-tidy.sh

@@ -137,8 +137,8 @@ func TestHotList_EndToEnd(t *testing.T) {
 	}
 
 	list, n = hotArticles(t, app.Do("GET", "/api/articles/hot", "", nil).Expect(t, http.StatusOK))
-	if got := hotSlugs(list); !slices.Equal(got, wantSlugs) {
-		t.Fatalf("hot list %v, want %v (by the formula)", got, wantSlugs)
+	if got := hotSlugs(list); !slices.Equal(got, wantSlugs) || n != len(wantSlugs) {
+		t.Fatalf("hot list %v (articlesCount %d), want %v (by the formula)", got, n, wantSlugs)
 	}
 	if byHand := []string{slugs[4], slugs[2], slugs[0], slugs[7], slugs[1], slugs[6]}; !slices.Equal(wantSlugs, byHand) {
 		t.Fatalf("the formula orders %v, the hand-computed scores %v", wantSlugs, byHand)

@@ -354,7 +354,12 @@ func newReadStack(t *testing.T) *readStack {
 	pctx, stopPreloads := context.WithCancel(context.Background())
 	preloadsStopped := make(chan error, 1)
 	go func() { preloadsStopped <- preload.Run(pctx) }()
-	t.Cleanup(func() { stopPreloads(); <-preloadsStopped }) // before the Redis and database cleanups
+	t.Cleanup(func() { // before the Redis and database cleanups
+		stopPreloads()
+		if err := <-preloadsStopped; err != nil {
+			t.Errorf("preloader: %v", err)
+		}
+	})
 	inter := repository.NewInteractiveRepository(pool, q, counters)
 	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg))
 	if err != nil {

@@ -111,7 +111,7 @@ func Flags(fs *flag.FlagSet) *Config {
 			if parsed, err := time.ParseDuration(v); err == nil {
 				d = parsed
 			} else {
-				c.envErrs = append(c.envErrs, fmt.Errorf("%s=%q: %v", envName, v, err))
+				c.envErrs = append(c.envErrs, fmt.Errorf("%s=%q: %w", envName, v, err))
 			}
 		}
 		fs.DurationVar(p, name, d, usage+" (env "+envName+")")
@@ -238,7 +238,7 @@ func (c *Config) Validate(log *slog.Logger) error {
 	}
 	for name, v := range map[string]string{"INKWELL_RATE_AUTH": c.RateAuth, "INKWELL_RATE_WRITES": c.RateWrites} {
 		if _, _, err := ParseRate(v); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %v", name, err))
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
 	}
 	redisMode := true
@@ -271,7 +271,7 @@ func (c *Config) Validate(log *slog.Logger) error {
 		errs = append(errs, errors.New("ranking cutoff and timeout must be positive and the lock TTL at least 300ms"))
 	}
 	if _, err := cron.ParseStandard(c.RankSchedule); err != nil {
-		errs = append(errs, fmt.Errorf("INKWELL_RANK_SCHEDULE %q: %v", c.RankSchedule, err))
+		errs = append(errs, fmt.Errorf("INKWELL_RANK_SCHEDULE %q: %w", c.RankSchedule, err))
 	}
 	if c.QueueConcurrency < 1 || c.QueueLease < time.Second || c.QueuePoll <= 0 || c.QueueReapEvery <= 0 || c.OutboxPoll <= 0 {
 		errs = append(errs, errors.New("queue concurrency must be at least 1, the lease at least 1s, and intervals positive"))

@@ -30,7 +30,7 @@ func validatePprofAddr(addr string) error {
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("INKWELL_PPROF_ADDR %q: %v", addr, err)
+		return fmt.Errorf("INKWELL_PPROF_ADDR %q: %w", addr, err)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return fmt.Errorf("INKWELL_PPROF_ADDR %q must be a loopback address such as 127.0.0.1:6060", addr)

@@ -660,10 +660,11 @@ func TestRunnerRetriesThenBuries(t *testing.T) {
 				}
 				return nil
 			}})
-		runInBackground(t, r)
+		stop := runInBackground(t, r)
 		if !queueRecv(t, acked, 20*time.Second, "the ack") {
 			t.Fatal("ack changed nothing")
 		}
+		stop() // the hook fires inside AckAndClaim; the runner counts the ack after it returns
 		j := e.get(t, id)
 		if j.Status != domain.JobDone || j.Attempts != 3 || j.LastError != "" {
 			t.Fatalf("job %+v, want done after 3 attempts with no last error", j)
@@ -892,7 +893,7 @@ func TestLeaseKeepAlive(t *testing.T) {
 			`UPDATE jobs SET lease_owner = 'thief', lease_generation = lease_generation + 1, lease_until = now() + interval '1 hour' WHERE id = $1`, id); err != nil {
 			t.Fatal(err)
 		}
-		queueRecv(t, ended, 20*time.Second, "the handler's context to end after a renewal found the lease gone")
+		_ = queueRecv(t, ended, 20*time.Second, "the handler's context to end after a renewal found the lease gone") // ctx.Err(): never nil once Done
 		queueWait(t, 20*time.Second, "the runner counts the lost lease", func() bool { return r.Stats.LostLeases.Load() == 1 })
 		j := e.get(t, id)
 		if j.Status != domain.JobRunning || j.LeaseOwner != "thief" || j.Generation != claimed.Generation+1 {

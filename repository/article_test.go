@@ -855,7 +855,9 @@ func (e *env) mineWithPreloads(t *testing.T) func(author int64, p domain.Page) {
 	go func() { stopped <- pre.Run(ctx) }()
 	t.Cleanup(func() { // before the Redis cleanup: no preload outlives the test's keys
 		cancel()
-		recv(t, stopped, "the preloader to stop")
+		if err := recv(t, stopped, "the preloader to stop"); err != nil {
+			t.Errorf("preloader: %v", err)
+		}
 	})
 	svc := service.NewArticleService(e.articles, e.inter, e.users, e.follows, noReads{}, func() string { return testenv.RandomID(3) }, nil, pre)
 	return func(author int64, p domain.Page) {

@@ -43,9 +43,6 @@ func (r *SessionRepository) CreateIn(ctx context.Context, stx service.Tx, sessio
 	})
 }
 
-// errReused carries a reuse out of the transaction that must still commit the revocation.
-var errReused = errors.New("refresh token reused")
-
 // Rotate spends the token with hash and stores nextHash in its session. The token row is locked
 // first, so of two concurrent uses of one token exactly one rotates; the other finds it spent,
 // which is what a replay by a thief looks like, and revokes the session.

@@ -439,7 +439,7 @@ func TestRunTx_CommitOutcomeUnknown(t *testing.T) {
 			var ok bool
 			// Waits (up to 5 s) until the backend is gone.
 			if err := db.Pool.QueryRow(context.Background(), `SELECT pg_terminate_backend($1, 5000)`, pid).Scan(&ok); err != nil || !ok {
-				return fmt.Errorf("terminate backend %d: %v (%v)", pid, ok, err)
+				return fmt.Errorf("terminate backend %d: %v (%w)", pid, ok, err)
 			}
 			return nil
 		})

@@ -166,7 +166,7 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 		key, secret, keys = fxKeys[1], "iw_efgh_secret", fxKeys
 	}
 
-	var a gomock.Matcher = gomock.Any()
+	a := gomock.Any()
 	if args != nil {
 		a = args
 	}

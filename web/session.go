@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 
@@ -47,7 +48,7 @@ func (h *SessionHandler) Refresh(c *gin.Context) {
 	}
 	uid, tokens, err := h.sessions.Refresh(c.Request.Context(), req.RefreshToken)
 	if err != nil {
-		if err == domain.ErrRefreshInvalid || isUnauthorized(err) {
+		if errors.Is(err, domain.ErrRefreshInvalid) || isUnauthorized(err) {
 			abortWith(c, http.StatusUnauthorized, "refreshToken", "is invalid, expired or already used; log in again")
 			return
 		}

@@ -10,6 +10,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,7 +46,7 @@ func Start(t *testing.T, tweak ...func(*ioc.Config)) *App {
 func StartReplica(t *testing.T, db *testenv.DB, prefix string, tweak ...func(*ioc.Config)) *App {
 	t.Helper()
 	cfg := ioc.Flags(flag.NewFlagSet("test", flag.ContinueOnError))
-	cfg.DatabaseURL = db.URL
+	cfg.DatabaseURL = withPoolMaxConns(db.URL, AppPoolMaxConns)
 	cfg.RedisURL, cfg.RedisMode = testenv.RedisURL(), testenv.RedisMode()
 	cfg.RedisPrefix = prefix
 	cfg.JWTSecret = JWTSecret
@@ -75,6 +77,27 @@ func StartReplica(t *testing.T, db *testenv.DB, prefix string, tweak ...func(*io
 		cleanup()
 	})
 	return &App{T: t, URL: "http://" + ln.Addr().String(), Cfg: cfg, DB: db, Wired: app, HTTP: &http.Client{}}
+}
+
+// AppPoolMaxConns caps each of a test instance's two PostgreSQL pools (the app's and the job
+// queue's; `inkwell serve` sizes them 20 and 3+concurrency/4) through pool_max_conns in its
+// DATABASE_URL. Tests of several packages share the server's max_connections (100 by default)
+// while `make test` runs them side by side, and a suite keeps many instances up at once (a parent
+// test's instance lives while its parallel subtests run): the Makefile's -p counts on this cap.
+const AppPoolMaxConns = 8
+
+// withPoolMaxConns sets pool_max_conns=n in a PostgreSQL URL that does not set it already.
+func withPoolMaxConns(databaseURL string, n int) string {
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		return databaseURL // the app reports the bad URL
+	}
+	q := u.Query()
+	if !q.Has("pool_max_conns") {
+		q.Set("pool_max_conns", strconv.Itoa(n))
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
 }
 
 // Response is a decoded HTTP answer.

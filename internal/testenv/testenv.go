@@ -5,6 +5,9 @@
 // maintenance database to create test databases from; TEST_REDIS_URL (default
 // redis://127.0.0.1:6379/0) names the Redis. `make test` starts both when they are not running.
 //
+// NewDB's databases are copies of a template database that is migrated once per migrations
+// content (inkwell_tpl_<hash>, kept across runs; see template.go), not migrated one by one.
+//
 // With TEST_REDIS_MODE=cluster (or when TEST_REDIS_URL lists more nodes as ?addr=host:port, the
 // form of go-redis's ParseClusterURL) TEST_REDIS_URL names the seed nodes of a Redis Cluster and
 // the clients are cluster clients; `make test-cluster` starts one (scripts/redis-cluster.sh).
@@ -27,8 +30,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/inkwell-dev/inkwell/migrations"
 )
 
 // DatabaseURL is the server URL tests create their databases on.
@@ -54,6 +55,9 @@ func RandomID(n int) string {
 	return hex.EncodeToString(b)
 }
 
+// PoolMaxConns is the size of DB.Pool.
+const PoolMaxConns = 4
+
 // DB is a fresh database for one test (or one package).
 type DB struct {
 	Name string
@@ -61,24 +65,27 @@ type DB struct {
 	Pool *pgxpool.Pool
 }
 
-// NewDB creates an empty database named after the test, migrates it, and drops it when the test
-// ends. It fails the test when PostgreSQL is not reachable, saying how to start it.
+// NewDB creates a migrated database named after the test, and drops it when the test ends. It is
+// a copy of the process's template database (see template.go), which the first call migrates
+// unless another test process has already. It fails the test when PostgreSQL is not reachable,
+// saying how to start it.
 func NewDB(t testing.TB) *DB {
 	t.Helper()
-	db := NewEmptyDB(t)
-	r, err := migrations.Open(db.URL)
+	tpl, err := templateDB()
 	if err != nil {
-		t.Fatalf("open migrations: %v", err)
+		t.Fatalf("template database: %v", err)
 	}
-	defer r.Close()
-	if _, err := r.Up(context.Background(), Logger(t)); err != nil {
-		t.Fatalf("migrate test database: %v", err)
-	}
-	return db
+	return newDB(t, tpl)
 }
 
 // NewEmptyDB creates a database without running migrations.
 func NewEmptyDB(t testing.TB) *DB {
+	t.Helper()
+	return newDB(t, "")
+}
+
+// newDB creates a database from template ("": PostgreSQL's default, template1).
+func newDB(t testing.TB, template string) *DB {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -89,7 +96,7 @@ func NewEmptyDB(t testing.TB) *DB {
 	defer admin.Close(ctx)
 
 	name := "inkwell_test_" + sanitize(t.Name()) + "_" + RandomID(4)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+	if err := createDatabase(ctx, admin, name, template); err != nil {
 		t.Fatalf("create database %s: %v", name, err)
 	}
 	u, err := url.Parse(DatabaseURL())
@@ -98,7 +105,14 @@ func NewEmptyDB(t testing.TB) *DB {
 	}
 	u.Path = "/" + name
 	db := &DB{Name: name, URL: u.String()}
-	pool, err := pgxpool.New(ctx, db.URL)
+	pcfg, err := pgxpool.ParseConfig(db.URL)
+	if err != nil {
+		t.Fatalf("parse %s: %v", db.URL, err)
+	}
+	// Fixed rather than pgxpool's max(4, CPUs): the Makefile's -p counts on it (every package's
+	// tests share the server's max_connections).
+	pcfg.MaxConns = PoolMaxConns
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		t.Fatalf("open pool on %s: %v", name, err)
 	}

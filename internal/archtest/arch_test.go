@@ -1,0 +1,195 @@
+// Package archtest checks the module's import graph: which of its packages may import which
+// (an allow-list), and the hexagonal rule that the core (domain, service) depends on no storage,
+// transport or adapter package. It holds tests only.
+package archtest
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/inkwell-dev/inkwell"
+
+// allowed lists, for every package of the module (by its path inside the module; "." is the
+// root), the other module packages it may import directly:
+//
+//   - imports: what its non-test files may import;
+//   - tests: what its _test.go files (in-package and external) may import besides those and the
+//     package itself.
+//
+// A package missing from this table fails the test, and so does an import arrow it does not
+// allow: a new package or a new dependency between packages is a decision to write down here,
+// one line per package. Imports of the standard library and third-party modules are not listed
+// (TestCore... below restrict those for the core). An allowed arrow that no longer exists is only
+// logged (go test -v): drop it when you notice.
+var allowed = map[string]struct{ imports, tests string }{
+	".":                  {imports: "auth cache delivery events ioc job metrics migrations repository service web"},
+	"auth":               {imports: "domain"},
+	"bench/loadgen":      {},
+	"cache":              {imports: "domain", tests: "internal/testenv"},
+	"cmd/inkwell":        {imports: ". auth domain ioc migrations repository", tests: "internal/testenv"},
+	"dao":                {},
+	"delivery":           {imports: "domain"},
+	"domain":             {},
+	"e2e":                {tests: ". auth cache domain internal/apptest internal/testenv ioc job repository service web"},
+	"events":             {imports: "domain", tests: "internal/testenv"},
+	"internal/apptest":   {imports: ". internal/testenv ioc"},
+	"internal/archtest":  {},
+	"internal/requestid": {},
+	"internal/testenv":   {imports: "migrations"},
+	"ioc":                {imports: "internal/requestid"}, // infrastructure only: the root package wires the layers
+	"job":                {imports: "domain events service", tests: "cache dao internal/testenv repository"},
+	"metrics":            {},
+	"migrations":         {tests: "internal/testenv"},
+	"repository":         {imports: "cache dao domain service", tests: "internal/testenv job"},
+	"resilience":         {tests: "cache domain internal/apptest internal/testenv ioc"},
+	"service":            {imports: "domain", tests: "cache dao internal/testenv repository service/mocks"},
+	"service/mocks":      {imports: "domain service"},
+	"web":                {imports: "domain internal/requestid service", tests: "web/mocks"},
+	"web/mocks":          {imports: "domain service"},
+}
+
+// pkg is one package of the module as go list sees it, import paths relative to the module.
+type pkg struct {
+	path        string
+	imports     []string // non-test, module packages only
+	testImports []string // in-package and external test files, module packages only
+}
+
+func listModule(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f",
+		"{{.ImportPath}}\t{{join .Imports \" \"}}\t{{join .TestImports \" \"}} {{join .XTestImports \" \"}}",
+		module+"/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list %s/...: %v\n%s", module, err, out)
+	}
+	var pkgs []pkg
+	for line := range strings.Lines(string(out)) {
+		f := strings.Split(strings.TrimRight(line, "\n"), "\t")
+		if len(f) == 1 && strings.TrimSpace(f[0]) == "" {
+			continue
+		}
+		if len(f) != 3 {
+			t.Fatalf("go list printed %q", line)
+		}
+		pkgs = append(pkgs, pkg{path: rel(f[0]), imports: moduleOnly(f[1]), testImports: moduleOnly(f[2])})
+	}
+	return pkgs
+}
+
+// rel is an import path inside the module ("." for the root), or "" for one outside it.
+func rel(importPath string) string {
+	if importPath == module {
+		return "."
+	}
+	if p, ok := strings.CutPrefix(importPath, module+"/"); ok {
+		return p
+	}
+	return ""
+}
+
+func moduleOnly(list string) []string {
+	var out []string
+	for _, p := range strings.Fields(list) {
+		if r := rel(p); r != "" && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestImportAllowList fails on a package missing from allowed, on a listed package that no
+// longer exists, and on any import between module packages that allowed does not list.
+func TestImportAllowList(t *testing.T) {
+	t.Parallel()
+	pkgs := listModule(t)
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		seen[p.path] = true
+		rule, ok := allowed[p.path]
+		if !ok {
+			t.Errorf("package %s is not in internal/archtest's allow-list: add a line for it with the module packages it imports (%s) and its tests import (%s)",
+				p.path, strings.Join(p.imports, " "), strings.Join(p.testImports, " "))
+			continue
+		}
+		imports, tests := strings.Fields(rule.imports), strings.Fields(rule.tests)
+		for _, imp := range p.imports {
+			if !slices.Contains(imports, imp) {
+				t.Errorf("%s imports %s, which internal/archtest's allow-list does not allow: remove the import, or (if the architecture allows it) add %s to the imports of %s",
+					p.path, imp, imp, p.path)
+			}
+		}
+		for _, imp := range p.testImports {
+			if imp != p.path && !slices.Contains(imports, imp) && !slices.Contains(tests, imp) {
+				t.Errorf("tests of %s import %s, which internal/archtest's allow-list does not allow: remove the import, or add %s to the tests of %s",
+					p.path, imp, imp, p.path)
+			}
+		}
+		for _, a := range imports {
+			if !slices.Contains(p.imports, a) {
+				t.Logf("%s no longer imports %s: its allowance can go", p.path, a)
+			}
+		}
+		for _, a := range tests {
+			if !slices.Contains(p.testImports, a) {
+				t.Logf("tests of %s no longer import %s: the allowance can go", p.path, a)
+			}
+		}
+	}
+	for path := range allowed {
+		if !seen[path] {
+			t.Errorf("internal/archtest's allow-list has %s, which is no longer a package of the module: remove its line", path)
+		}
+	}
+}
+
+// TestCoreDependencyRule enforces the hexagonal dependency rule: domain and service (the core)
+// must not depend, directly or transitively, on storage, transport or adapter packages.
+func TestCoreDependencyRule(t *testing.T) {
+	t.Parallel()
+	forbidden := []string{
+		"github.com/jackc/pgx",
+		"github.com/redis/go-redis",
+		"github.com/gin-gonic/gin",
+		module + "/dao",
+		module + "/cache",
+		module + "/web",
+		module + "/repository",
+		module + "/auth",
+		module + "/ioc",
+	}
+	for _, pkg := range []string{module + "/domain", module + "/service"} {
+		t.Run(pkg, func(t *testing.T) {
+			t.Parallel()
+			out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", pkg).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+			}
+			for _, dep := range strings.Fields(string(out)) {
+				for _, bad := range forbidden {
+					if dep == bad || strings.HasPrefix(dep, bad+"/") {
+						t.Errorf("%s depends on %s; the core may import only the standard library, domain and golang.org/x/sync", pkg, dep)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCoreDomainImportsStandardLibraryOnly keeps domain free of any third-party module.
+func TestCoreDomainImportsStandardLibraryOnly(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/domain").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep != module+"/domain" {
+			t.Errorf("domain depends on non-standard package %s", dep)
+		}
+	}
+}
