@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -569,35 +568,6 @@ func (a *allCommands) names() []string {
 	return slices.Clone(a.cmd)
 }
 
-// redisOutage fails every command while it is on, as a Redis that stopped answering would.
-type redisOutage struct{ on atomic.Bool }
-
-var errOutage = errors.New("injected: redis does not answer")
-
-func (o *redisOutage) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (o *redisOutage) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if o.on.Load() {
-			cmd.SetErr(errOutage)
-			return errOutage
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (o *redisOutage) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if o.on.Load() {
-			for _, c := range cmds {
-				c.SetErr(errOutage)
-			}
-			return errOutage
-		}
-		return next(ctx, cmds)
-	}
-}
-
 // Acceptance: a hash that missed its increment is dropped as soon as Redis answers again; one
 // whose change has an unknown outcome is served until PostgreSQL answers again, then dropped.
 func TestCounters_Repair(t *testing.T) {
@@ -606,16 +576,16 @@ func TestCounters_Repair(t *testing.T) {
 	t.Run("a lost increment", func(t *testing.T) {
 		t.Parallel()
 		rds := testenv.NewRedis(t)
-		outage := &redisOutage{}
+		outage := &testenv.RedisOutage{}
 		client := testenv.NewRedisClient(t, nil)
 		client.AddHook(outage)
 		cc := cache.NewCounters(client, cache.Keyspace(rds.Prefix), testPolicy, testenv.Logger(t))
 		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
 			t.Fatal(err)
 		}
-		outage.on.Store(true)
+		outage.On(true)
 		change(cc, 7, cache.FieldLikes, 1) // committed in PostgreSQL; the increment fails
-		outage.on.Store(false)
+		outage.On(false)
 		p := newTruth(map[int64]domain.Counters{7: {Likes: 2}})
 		if got := read(t, cc, p, 7); got[7].Likes != 2 {
 			t.Fatalf("likes %d after Redis came back, want 2 (the hash missed the increment)", got[7].Likes)

@@ -1,47 +1,13 @@
 package repository_test
 
 import (
-	"context"
-	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
 )
-
-// redisOutage fails every command while it is on, as a Redis that stopped answering would.
-type redisOutage struct{ on atomic.Bool }
-
-var errOutage = errors.New("injected: redis does not answer")
-
-func (o *redisOutage) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (o *redisOutage) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if o.on.Load() {
-			cmd.SetErr(errOutage)
-			return errOutage
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (o *redisOutage) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if o.on.Load() {
-			for _, c := range cmds {
-				c.SetErr(errOutage)
-			}
-			return errOutage
-		}
-		return next(ctx, cmds)
-	}
-}
 
 // TestCountersExactAfterLostIncrements: when the Redis increment that mirrors a committed collect
 // or a batch of reads fails, the cached hash is behind PostgreSQL; the first counter read after
@@ -50,7 +16,7 @@ func (o *redisOutage) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 func TestCountersExactAfterLostIncrements(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
-	outage := &redisOutage{}
+	outage := &testenv.RedisOutage{}
 	e := setup(t, db, envOpts{RedisHook: outage})
 	cols := repository.NewCollectionRepository(e.pool, e.q, e.counters)
 	reads := repository.NewReadRepository(e.pool, e.q, e.counters)
@@ -66,11 +32,11 @@ func TestCountersExactAfterLostIncrements(t *testing.T) {
 		if got := e.countersOf(t, a.ID)[a.ID].Collects; got != 0 { // fills the hash
 			t.Fatalf("collects %d before, want 0", got)
 		}
-		outage.on.Store(true)
+		outage.On(true)
 		if added, err := cols.Add(ctx, col.ID, a.ID); err != nil || !added {
 			t.Fatalf("Add during the outage: added=%v err=%v (PostgreSQL is up: it must succeed)", added, err)
 		}
-		outage.on.Store(false)
+		outage.On(false)
 		if got := e.countersOf(t, a.ID)[a.ID].Collects; got != 1 {
 			t.Fatalf("collects %d after Redis came back, want 1 (the hash missed the increment)", got)
 		}
@@ -84,7 +50,7 @@ func TestCountersExactAfterLostIncrements(t *testing.T) {
 		if got := e.countersOf(t, a.ID)[a.ID].Reads; got != 0 {
 			t.Fatalf("reads %d before, want 0", got)
 		}
-		outage.on.Store(true)
+		outage.On(true)
 		evs := []domain.ReadEvent{
 			{ID: testenv.RandomID(8), ArticleID: a.ID, At: time.Now()},
 			{ID: testenv.RandomID(8), ArticleID: a.ID, At: time.Now()},
@@ -92,7 +58,7 @@ func TestCountersExactAfterLostIncrements(t *testing.T) {
 		if n, err := reads.ApplyReads(ctx, "test-consumer", evs); err != nil || n != 2 {
 			t.Fatalf("ApplyReads during the outage: %d, %v (PostgreSQL is up: it must count both)", n, err)
 		}
-		outage.on.Store(false)
+		outage.On(false)
 		if got := e.countersOf(t, a.ID)[a.ID].Reads; got != 2 {
 			t.Fatalf("reads %d after Redis came back, want 2 (the hash missed the increment)", got)
 		}
