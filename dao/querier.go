@@ -28,6 +28,9 @@ type Querier interface {
 	// Published articles, newest first, optionally filtered; paged by offset or by the keyset cursor
 	// (before_created_at, before_id). Bodies are included: RealWorld clients expect them in lists.
 	ArticleListPublished(ctx context.Context, db DBTX, arg ArticleListPublishedParams) ([]Article, error)
+	// Which of a hot list's articles are still published: a primary-key lookup per id, so its cost is
+	// the list's size, not the table's.
+	ArticlePublishedAmong(ctx context.Context, db DBTX, ids []int64) ([]int64, error)
 	// One batch of ranking candidates, newest-published first, after the keyset position
 	// (before_published_at, before_id), never older than since. Only what scoring needs: the winners'
 	// summaries are loaded once, at the end.

@@ -12,6 +12,32 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const articlePublishedAmong = `-- name: ArticlePublishedAmong :many
+SELECT a.id FROM articles a WHERE a.id = ANY ($1::bigint[]) AND a.status = 'published'
+`
+
+// Which of a hot list's articles are still published: a primary-key lookup per id, so its cost is
+// the list's size, not the table's.
+func (q *Queries) ArticlePublishedAmong(ctx context.Context, db DBTX, ids []int64) ([]int64, error) {
+	rows, err := db.Query(ctx, articlePublishedAmong, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const articleRankScan = `-- name: ArticleRankScan :many
 SELECT a.id, a.published_at
 FROM articles a

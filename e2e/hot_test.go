@@ -328,3 +328,58 @@ func TestHotList_TwoInstancesRankOneAtATime(t *testing.T) {
 		t.Fatalf("the liked articles do not lead the list: %v", hotSlugs(a))
 	}
 }
+
+// TestHotList_HidesWhatReadersMayNotSee: an article withdrawn, deleted or back to draft through
+// one instance disappears from the hot list of every instance on the very next read, without
+// waiting for the next ranking run; publishing it again brings it back.
+func TestHotList_HidesWhatReadersMayNotSee(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	rds := testenv.NewRedis(t)
+	a, b := startReplica(t, db, rds.Prefix, noCron), startReplica(t, db, rds.Prefix, noCron)
+	author, fan := a.Register("hideauthor"), b.Register("hidefan")
+	var slugs []string
+	for i := range 3 {
+		s := articleOf(t, a.Do("POST", "/api/articles", author, newArticle(fmt.Sprintf("Hidden %d", i))).Expect(t, http.StatusCreated))["slug"].(string)
+		slugs = append(slugs, s)
+		b.Do("POST", "/api/articles/"+s+"/favorite", fan, nil).Expect(t, http.StatusOK)
+	}
+	if outcome, err := a.Wired.Rank.RunOnce(t.Context()); err != nil || outcome != job.OutcomeSuccess {
+		t.Fatalf("ranking pass: %q, %v", outcome, err)
+	}
+	hotOn := func(app *testApp, token string) []string {
+		t.Helper()
+		list, _ := hotArticles(t, app.Do("GET", "/api/articles/hot", token, nil).Expect(t, http.StatusOK))
+		got := hotSlugs(list)
+		slices.Sort(got)
+		return got
+	}
+	want := slices.Clone(slugs)
+	slices.Sort(want)
+	for _, app := range []*testApp{a, b} {
+		if got := hotOn(app, ""); !slices.Equal(got, want) {
+			t.Fatalf("hot list before any change = %v, want %v", got, want)
+		}
+	}
+
+	a.Do("POST", "/api/articles/"+slugs[0]+"/withdraw", author, nil).Expect(t, http.StatusOK)
+	a.Do("DELETE", "/api/articles/"+slugs[1], author, nil).Expect(t, http.StatusNoContent)
+	for _, app := range []*testApp{b, a} {
+		for _, token := range []string{"", fan, author} {
+			if got := hotOn(app, token); !slices.Equal(got, []string{slugs[2]}) {
+				t.Fatalf("hot list after withdraw and delete = %v, want only %s", got, slugs[2])
+			}
+		}
+	}
+
+	a.Do("POST", "/api/articles/"+slugs[0]+"/publish", author, nil).Expect(t, http.StatusOK)
+	if got, want := hotOn(b, ""), []string{slugs[0], slugs[2]}; !slices.Equal(got, sortedCopy(want)) {
+		t.Fatalf("hot list after re-publishing = %v, want %v", got, want)
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}

@@ -21,3 +21,8 @@ SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, 
        a.created_at, a.updated_at, a.published_at
 FROM articles a
 WHERE a.id = ANY (@ids::bigint[]);
+
+-- name: ArticlePublishedAmong :many
+-- Which of a hot list's articles are still published: a primary-key lookup per id, so its cost is
+-- the list's size, not the table's.
+SELECT a.id FROM articles a WHERE a.id = ANY (@ids::bigint[]) AND a.status = 'published';

@@ -58,6 +58,22 @@ func (r *RankRepository) Summaries(ctx context.Context, ids []int64) ([]domain.A
 	return out, nil
 }
 
+// PublishedAmong returns which of ids are published articles now, in one query.
+func (r *RankRepository) PublishedAmong(ctx context.Context, ids []int64) (map[int64]bool, error) {
+	out := make(map[int64]bool, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	found, err := r.q.ArticlePublishedAmong(ctx, r.pool, ids)
+	if err != nil {
+		return nil, wrapf(err, "published among %d articles", len(ids))
+	}
+	for _, id := range found {
+		out[id] = true
+	}
+	return out, nil
+}
+
 // LikeCounts returns like counts for ids in one query.
 func (r *RankRepository) LikeCounts(ctx context.Context, ids []int64) (map[int64]int64, error) {
 	out := make(map[int64]int64, len(ids))

@@ -20,6 +20,9 @@ type RankSource interface {
 	// LikeCounts returns like counts for ids from the system of record, in one query; missing ids
 	// have none.
 	LikeCounts(ctx context.Context, ids []int64) (map[int64]int64, error)
+	// PublishedAmong returns which of ids are published now, from the system of record, in one
+	// query.
+	PublishedAmong(ctx context.Context, ids []int64) (map[int64]bool, error)
 }
 
 // HotListStore keeps the latest computed hot list.
@@ -145,9 +148,37 @@ func (s *RankService) describe(ctx context.Context, best []domain.Scored, now ti
 	return list, nil
 }
 
-// Hot returns the best limit articles of the latest list. For a signed-in viewer it adds the
-// viewer's own flags with one batched query per kind; an anonymous read costs no query at all.
-// Before any list was ever computed the answer is empty, not an error.
+// stillPublished drops the entries whose article is no longer published — withdrawn, drafted
+// or deleted since the ranking ran — asking PostgreSQL, so every instance agrees the moment the
+// change commits. When PostgreSQL is unavailable the list is served as ranked: the stored list
+// is what keeps the hot list up through a database outage.
+func (s *RankService) stillPublished(ctx context.Context, entries []domain.HotEntry) ([]domain.HotEntry, error) {
+	if len(entries) == 0 {
+		return entries, nil
+	}
+	ids := make([]int64, len(entries))
+	for i, e := range entries {
+		ids[i] = e.Article.ID
+	}
+	published, err := s.src.PublishedAmong(ctx, ids)
+	if errors.Is(err, domain.ErrUnavailable) {
+		return entries, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]domain.HotEntry, 0, len(entries))
+	for _, e := range entries {
+		if published[e.Article.ID] {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Hot returns the best limit articles of the latest list that are still published (one query
+// by primary key, whatever the viewer). For a signed-in viewer it adds the viewer's own flags with
+// one batched query per kind. Before any list was ever computed the answer is empty, not an error.
 func (s *RankService) Hot(ctx context.Context, viewerID int64, limit int) ([]HotView, error) {
 	l, err := s.store.Load(ctx)
 	if errors.Is(err, domain.ErrNotFound) {
@@ -156,7 +187,10 @@ func (s *RankService) Hot(ctx context.Context, viewerID int64, limit int) ([]Hot
 	if err != nil {
 		return nil, err
 	}
-	entries := l.Entries
+	entries, err := s.stillPublished(ctx, l.Entries)
+	if err != nil {
+		return nil, err
+	}
 	if limit > 0 && len(entries) > limit {
 		entries = entries[:limit]
 	}

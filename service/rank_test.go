@@ -126,6 +126,24 @@ func ids(cs ...candidate) []int64 {
 	return out
 }
 
+// allPublished answers PublishedAmong with every id still published.
+func allPublished(_ context.Context, ids []int64) (map[int64]bool, error) {
+	out := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// published is PublishedAmong's answer when only cs are still published.
+func published(cs ...candidate) map[int64]bool {
+	out := make(map[int64]bool, len(cs))
+	for _, c := range cs {
+		out[c.id] = true
+	}
+	return out
+}
+
 // likesOf is LikeCounts' answer for cs: candidates without likes are missing, as in the database.
 func likesOf(cs ...candidate) map[int64]int64 {
 	m := map[int64]int64{}
@@ -413,6 +431,7 @@ func TestRankService_FailedRunKeepsThePreviousList(t *testing.T) {
 		}
 		return *stored, nil
 	}).AnyTimes()
+	d.src.EXPECT().PublishedAmong(gomock.Any(), gomock.Any()).DoAndReturn(allPublished).AnyTimes()
 
 	// The first run succeeds.
 	gomock.InOrder(
@@ -486,10 +505,11 @@ func TestRankService_Hot(t *testing.T) {
 		wantErr    error
 	}{
 		{
-			name:  "anonymous: the stored list best first, with scores, and no query at all",
+			name:  "anonymous: the stored list best first, with scores, after one check that its articles are still published",
 			limit: 10,
 			buildStubs: func(d rankDeps) {
 				d.store.EXPECT().Load(gomock.Any()).Return(stored, nil).Times(1)
+				d.src.EXPECT().PublishedAmong(gomock.Any(), ids(c3, c1, c5, c2)).Return(published(c3, c1, c5, c2), nil).Times(1)
 				noViewerLookups(d)
 			},
 			want: []service.HotView{hotView(c3, false, false, false), hotView(c1, false, false, false), hotView(c5, false, false, false), hotView(c2, false, false, false)},
@@ -527,6 +547,36 @@ func TestRankService_Hot(t *testing.T) {
 				d.follows.EXPECT().FollowingAmong(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			want: []service.HotView{hotView(c3, false, false, false)},
+		},
+		{
+			name:  "withdrawn, drafted or deleted articles are dropped on the next read, before the limit",
+			limit: 2,
+			buildStubs: func(d rankDeps) {
+				d.store.EXPECT().Load(gomock.Any()).Return(stored, nil)
+				d.src.EXPECT().PublishedAmong(gomock.Any(), ids(c3, c1, c5, c2)).Return(published(c1, c2), nil).Times(1)
+				noViewerLookups(d)
+			},
+			want: []service.HotView{hotView(c1, false, false, false), hotView(c2, false, false, false)},
+		},
+		{
+			name:  "PostgreSQL unavailable: the list is served as ranked",
+			limit: 10,
+			buildStubs: func(d rankDeps) {
+				d.store.EXPECT().Load(gomock.Any()).Return(stored, nil)
+				d.src.EXPECT().PublishedAmong(gomock.Any(), gomock.Any()).Return(nil, fmt.Errorf("published among: %w", domain.ErrUnavailable))
+				noViewerLookups(d)
+			},
+			want: []service.HotView{hotView(c3, false, false, false), hotView(c1, false, false, false), hotView(c5, false, false, false), hotView(c2, false, false, false)},
+		},
+		{
+			name:  "any other failure of the published check is an error",
+			limit: 10,
+			buildStubs: func(d rankDeps) {
+				d.store.EXPECT().Load(gomock.Any()).Return(stored, nil)
+				d.src.EXPECT().PublishedAmong(gomock.Any(), gomock.Any()).Return(nil, errRankStorage)
+				noViewerLookups(d)
+			},
+			wantErr: errRankStorage,
 		},
 		{
 			name:   "no list computed yet: an empty list, not an error",
@@ -576,6 +626,8 @@ func TestRankService_Hot(t *testing.T) {
 			svc, d := newRankService(t, rankOpts{})
 			noRanking(d)
 			tc.buildStubs(d)
+			// Unless a case says otherwise, every ranked article is still published.
+			d.src.EXPECT().PublishedAmong(gomock.Any(), gomock.Any()).DoAndReturn(allPublished).AnyTimes()
 			got, err := svc.Hot(t.Context(), tc.viewer, tc.limit)
 			if tc.wantErr != nil {
 				requireErrorIs(t, err, tc.wantErr)

@@ -57,6 +57,21 @@ func (mr *MockRankSourceMockRecorder) LikeCounts(ctx, ids any) *gomock.Call {
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "LikeCounts", reflect.TypeOf((*MockRankSource)(nil).LikeCounts), ctx, ids)
 }
 
+// PublishedAmong mocks base method.
+func (m *MockRankSource) PublishedAmong(ctx context.Context, ids []int64) (map[int64]bool, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "PublishedAmong", ctx, ids)
+	ret0, _ := ret[0].(map[int64]bool)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// PublishedAmong indicates an expected call of PublishedAmong.
+func (mr *MockRankSourceMockRecorder) PublishedAmong(ctx, ids any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "PublishedAmong", reflect.TypeOf((*MockRankSource)(nil).PublishedAmong), ctx, ids)
+}
+
 // ScanPublished mocks base method.
 func (m *MockRankSource) ScanPublished(ctx context.Context, since time.Time, after *domain.Cursor, limit int) ([]domain.Candidate, error) {
 	m.ctrl.T.Helper()
