@@ -8,8 +8,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// TagsCache caches the tag cloud, which every front-end home page asks for. It is recomputed at
-// most once per short TTL; a tag appearing a few seconds late is harmless.
+// TagsCache caches the tag cloud, which every front-end home page asks for. Every committed
+// article write drops it (Invalidate), so a new tag shows on the next read; the TTL only bounds
+// an entry whose drop failed. It has no in-process tier: the cloud is one key, and a drop made by
+// one instance must count on every instance at once.
 type TagsCache struct {
 	rt  *ReadThrough[[]string]
 	key string
@@ -21,10 +23,16 @@ const TagsTTL = 30 * time.Second
 // NewTagsCache returns the tag cache.
 func NewTagsCache(rdb redis.UniversalClient, ks Keyspace, policy Policy, log *slog.Logger) *TagsCache {
 	policy.TTL, policy.Jitter = TagsTTL, TagsTTL/5
+	policy.LocalTTL = 0
 	return &TagsCache{rt: NewReadThrough[[]string](rdb, "tags", policy, log), key: ks.Key("tags")}
 }
 
 // Get returns the tags, calling load on a miss.
 func (c *TagsCache) Get(ctx context.Context, load func(context.Context) ([]string, error)) ([]string, error) {
 	return c.rt.Get(ctx, c.key, load)
+}
+
+// Invalidate drops the cached cloud; the next read recomputes it.
+func (c *TagsCache) Invalidate(ctx context.Context) error {
+	return c.rt.Delete(ctx, c.key)
 }

@@ -1,15 +1,18 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
-	"github.com/inkwell-dev/inkwell/internal/apptest"
-	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/ioc"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/inkwell-dev/inkwell/internal/apptest"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/ioc"
 )
 
 func articleOf(t *testing.T, r response) map[string]any {
@@ -439,5 +442,34 @@ func TestCORS(t *testing.T) {
 	}
 	if got := app.Do("GET", "/api/tags", "", nil, "Origin", "https://conduit.example").Header.Get("Access-Control-Allow-Origin"); got != "https://conduit.example" {
 		t.Fatalf("allowed origin got %q", got)
+	}
+}
+
+// TestTagsAcrossInstances: a RealWorld front end's "Popular Tags" shows a new tag on the next read,
+// whichever instance serves it, and drops it once its only article is withdrawn.
+func TestTagsAcrossInstances(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t) // alone: the tag cloud is global to the database
+	rds := testenv.NewRedis(t)
+	a, b := startReplica(t, db, rds.Prefix), startReplica(t, db, rds.Prefix)
+	author := a.Register("tagsauthor")
+	tagsOn := func(app *testApp) []string {
+		t.Helper()
+		var body struct{ Tags []string }
+		if err := json.Unmarshal(app.Do("GET", "/api/tags", "", nil).Expect(t, http.StatusOK).Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		return body.Tags
+	}
+	tagsOn(b) // cached, empty
+	slug := articleOf(t, a.Do("POST", "/api/articles", author, newArticle("Tagged", "brandnew")).Expect(t, http.StatusCreated))["slug"].(string)
+	for _, app := range []*testApp{b, a} {
+		if got := tagsOn(app); !slices.Contains(got, "brandnew") {
+			t.Fatalf("tags right after the create = %v, want brandnew among them", got)
+		}
+	}
+	a.Do("POST", "/api/articles/"+slug+"/withdraw", author, nil).Expect(t, http.StatusOK)
+	if got := tagsOn(b); slices.Contains(got, "brandnew") {
+		t.Fatalf("tags right after withdrawing the only article = %v", got)
 	}
 }

@@ -295,6 +295,10 @@ func (r *ArticleRepository) syncCaches(ctx context.Context, a domain.Article, in
 	if err := r.pages.Invalidate(ctx, a.AuthorID); err != nil {
 		r.log.WarnContext(ctx, "author page cache invalidation failed", "author_id", a.AuthorID, "err", err)
 	}
+	// Publish, withdraw, delete and tag edits all change which tags are in use.
+	if err := r.tags.Invalidate(ctx); err != nil {
+		r.log.WarnContext(ctx, "tag cloud invalidation failed", "err", err)
+	}
 }
 
 func articleFromRow(row dao.Article) domain.Article {

@@ -911,6 +911,49 @@ func TestArticleRepository_Tags(t *testing.T) {
 	}
 }
 
+// Acceptance: every committed article write drops the cached tag cloud, so a new tag, or one
+// whose last article was withdrawn or deleted, shows on the next read, not after the TTL.
+func TestArticleRepository_TagsFollowWrites(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t) // alone: the tag cloud is global to the database
+	e := setup(t, db, envOpts{})
+	author := createUser(t, e.users, userOpts{})
+	tags := func(t *testing.T) []string {
+		t.Helper()
+		got, err := e.articles.Tags(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	createArticle(t, e, articleOpts{Author: author, Tags: []string{"old"}})
+	if got := tags(t); !slices.Equal(got, []string{"old"}) {
+		t.Fatalf("tags = %v, want [old]", got)
+	}
+	fresh := createArticle(t, e, articleOpts{Author: author, Tags: []string{"fresh"}})
+	if got := tags(t); !slices.Contains(got, "fresh") {
+		t.Fatalf("after publishing a new tag the cloud is %v (served from the cache)", got)
+	}
+	if _, err := e.articles.Transition(t.Context(), fresh.ID, []domain.ArticleStatus{domain.StatusPublished}, domain.StatusWithdrawn); err != nil {
+		t.Fatal(err)
+	}
+	if got := tags(t); slices.Contains(got, "fresh") {
+		t.Fatalf("after withdrawing its only article the cloud is %v", got)
+	}
+	if _, err := e.articles.Transition(t.Context(), fresh.ID, []domain.ArticleStatus{domain.StatusWithdrawn}, domain.StatusPublished); err != nil {
+		t.Fatal(err)
+	}
+	if got := tags(t); !slices.Contains(got, "fresh") {
+		t.Fatalf("after re-publishing the cloud is %v", got)
+	}
+	if err := e.articles.Delete(t.Context(), fresh); err != nil {
+		t.Fatal(err)
+	}
+	if got := tags(t); !slices.Equal(got, []string{"old"}) {
+		t.Fatalf("after deleting the cloud is %v, want [old]", got)
+	}
+}
+
 // Acceptance: the public list filters by tag, author and favoriting user (alone or combined), its
 // total ignores paging, and its keyset cursor walks every item once even through created_at ties.
 func TestArticleRepository_ListPublished(t *testing.T) {
