@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -27,47 +26,9 @@ func burstClient(t *testing.T) *http.Client {
 	return &http.Client{Transport: tr, Timeout: 60 * time.Second}
 }
 
-// fetch is testApp.do for any goroutine: failures come back as errors, never as t.Fatal (which
-// only the test's own goroutine may call). client nil means a.HTTP.
+// fetch sends a request from any goroutine (apptest.App.Fetch).
 func (a *testApp) fetch(client *http.Client, method, path, token string, body any, headers ...string) (response, error) {
-	var r io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(b)
-	case []byte:
-		r = bytes.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			return response{}, err
-		}
-		r = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, a.URL+path, r)
-	if err != nil {
-		return response{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Token "+token)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	if client == nil {
-		client = a.HTTP
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		return response{}, fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		return response{}, fmt.Errorf("%s %s: read body: %w", method, path, err)
-	}
-	return response{Status: res.StatusCode, Header: res.Header, Body: raw}, nil
+	return a.Fetch(client, method, path, token, body, headers...)
 }
 
 // call is do for subtests: it fails t, the subtest, rather than the test that started the app.

@@ -328,6 +328,27 @@ type cutProxy struct {
 	conns []net.Conn
 }
 
+// poolThroughCutProxy returns a one-connection pool on the database at url whose connection runs
+// through a proxy the test can cut.
+func poolThroughCutProxy(t *testing.T, url string) (*pgxpool.Pool, *cutProxy) {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCutProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
+	host, port, _ := net.SplitHostPort(proxy.ln.Addr().String())
+	p, _ := strconv.Atoi(port)
+	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool, proxy
+}
+
 func newCutProxy(t *testing.T, target string) *cutProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -385,24 +406,11 @@ func TestRunTx_CommitOutcomeUnknown(t *testing.T) {
 
 	t.Run("the connection breaks right before COMMIT: ErrCommitUnknown, not retried", func(t *testing.T) {
 		t.Parallel()
-		cfg, err := pgxpool.ParseConfig(db.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		proxy := newCutProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
-		host, port, _ := net.SplitHostPort(proxy.ln.Addr().String())
-		p, _ := strconv.Atoi(port)
-		cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
-		cfg.MaxConns = 1
-		pool, err := pgxpool.NewWithConfig(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
+		pool, proxy := poolThroughCutProxy(t, db.URL)
 
 		label := testenv.RandomID(6)
 		calls := 0
-		err = repository.RunTx(ctx, pool, fastRetry, func(ctx context.Context, tx pgx.Tx) error {
+		err := repository.RunTx(ctx, pool, fastRetry, func(ctx context.Context, tx pgx.Tx) error {
 			calls++
 			if _, err := tx.Exec(ctx, `INSERT INTO commit_marks VALUES ($1)`, label); err != nil {
 				return err

@@ -3,12 +3,8 @@ package repository_test
 import (
 	"context"
 	"errors"
-	"net"
-	"strconv"
 	"sync/atomic"
 	"testing"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
@@ -94,22 +90,9 @@ func TestUnitOfWorkHooks(t *testing.T) {
 
 	t.Run("dropped when the outcome of COMMIT is unknown", func(t *testing.T) {
 		t.Parallel()
-		cfg, err := pgxpool.ParseConfig(db.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		proxy := newCutProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
-		host, port, _ := net.SplitHostPort(proxy.ln.Addr().String())
-		p, _ := strconv.Atoi(port)
-		cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
-		cfg.MaxConns = 1
-		pool, err := pgxpool.NewWithConfig(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
+		pool, proxy := poolThroughCutProxy(t, db.URL)
 		var c counts
-		err = repository.NewUnitOfWork(pool).InTx(ctx, func(tx *repository.Tx) error {
+		err := repository.NewUnitOfWork(pool).InTx(ctx, func(tx *repository.Tx) error {
 			register(tx, &c, nil)
 			proxy.cut() // COMMIT goes into a dead socket
 			return nil

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -117,9 +118,20 @@ func (r Response) JSON(t *testing.T) map[string]any {
 	return m
 }
 
-// Do sends a request; body may be nil, a string (sent as is) or any value (sent as JSON).
+// Do sends a request; body may be nil, a string (sent as is), bytes or any value (sent as JSON).
+// A request that gets no answer fails the test.
 func (a *App) Do(method, path, token string, body any, headers ...string) Response {
 	a.T.Helper()
+	res, err := a.Fetch(nil, method, path, token, body, headers...)
+	if err != nil {
+		a.T.Fatal(err)
+	}
+	return res
+}
+
+// Fetch is Do for any goroutine: failures come back as errors, never as t.Fatal (which only the
+// test's own goroutine may call). client nil means a.HTTP.
+func (a *App) Fetch(client *http.Client, method, path, token string, body any, headers ...string) (Response, error) {
 	var r io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -130,13 +142,13 @@ func (a *App) Do(method, path, token string, body any, headers ...string) Respon
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
-			a.T.Fatal(err)
+			return Response{}, err
 		}
 		r = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequest(method, a.URL+path, r)
 	if err != nil {
-		a.T.Fatal(err)
+		return Response{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
@@ -145,16 +157,19 @@ func (a *App) Do(method, path, token string, body any, headers ...string) Respon
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	res, err := a.HTTP.Do(req)
+	if client == nil {
+		client = a.HTTP
+	}
+	res, err := client.Do(req)
 	if err != nil {
-		a.T.Fatalf("%s %s: %v", method, path, err)
+		return Response{}, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
-		a.T.Fatal(err)
+		return Response{}, fmt.Errorf("%s %s: read body: %w", method, path, err)
 	}
-	return Response{Status: res.StatusCode, Header: res.Header, Body: raw}
+	return Response{Status: res.StatusCode, Header: res.Header, Body: raw}, nil
 }
 
 // Expect fails the test when the status differs, showing the body.
