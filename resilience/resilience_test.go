@@ -191,7 +191,8 @@ func seedWorld(t *testing.T, app *apptest.App) *resWorld {
 
 // sample is one request of the load.
 type sample struct {
-	class      string        // read (GET article), pg-read (GET comments), write
+	class      string // read (GET article), pg-read (GET comments), write
+	path       string
 	start, end time.Duration // since the load started
 	status     int           // 0: no HTTP answer
 	errText    string        // transport error, or the body of a non-2xx answer
@@ -351,7 +352,7 @@ func (w *resWorld) send(t0 time.Time, class, method, path, token string, body an
 		raw, _ := json.Marshal(body)
 		r = bytes.NewReader(raw)
 	}
-	s := sample{class: class, start: time.Since(t0)}
+	s := sample{class: class, path: path, start: time.Since(t0)}
 	req, err := http.NewRequest(method, w.app.URL+path, r)
 	if err != nil {
 		s.errText = err.Error()
@@ -375,6 +376,23 @@ func (w *resWorld) send(t0 time.Time, class, method, path, token string, body an
 		s.errText = string(raw)
 	}
 	return s, raw
+}
+
+// failures summarizes the failed requests of class: how many per path and answer, so that a
+// failure says which requests failed and how.
+func (run *faultRun) failures(class string) string {
+	counts := map[string]int{}
+	for _, s := range run.samples {
+		if s.class == class && !s.ok() {
+			counts[fmt.Sprintf("%s → %d %.120s", s.path, s.status, s.errText)]++
+		}
+	}
+	var lines []string
+	for k, n := range counts {
+		lines = append(lines, fmt.Sprintf("%d× %s", n, k))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "; ")
 }
 
 // The windows of a fault: before holds the requests that ended before the fault was applied,
@@ -475,7 +493,7 @@ func (w *resWorld) check(t *testing.T, name, store string, run *faultRun) ([]str
 	// Reads of existing articles succeed throughout: a Redis fault falls back to PostgreSQL, and
 	// with PostgreSQL gone they are served from Redis.
 	if ws := run.stats("", "read"); ws.errs > 0 {
-		t.Errorf("%d of %d article reads failed", ws.errs, ws.n)
+		t.Errorf("%d of %d article reads failed; %s", ws.errs, ws.n, run.failures("read"))
 	}
 	before, during, after := run.stats(winBefore, ""), run.stats(winDuring, ""), run.stats(winAfter, "")
 	slack := 2 * before.p99 // how slow the machine is right now (-race, other processes)
