@@ -65,20 +65,23 @@ func (c *ArticleCache) BySlug(ctx context.Context, slug string, load func(contex
 	return ca.domain(), nil
 }
 
-// Warm stores a, replacing any entry (after publishing: the first readers hit a warm cache).
-func (c *ArticleCache) Warm(ctx context.Context, a domain.Article, ttl time.Duration) error {
-	return c.rt.Put(ctx, c.key(a.Slug), toCachedArticle(a), ttl, false)
+// Refresh invalidates slug's entry and loads it again with load (after publishing: the first
+// readers hit a warm cache). The load runs after the invalidation, so what it stores is never
+// older than the write that asked for it (see ReadThrough.Refresh).
+func (c *ArticleCache) Refresh(ctx context.Context, slug string, load func(context.Context) (domain.Article, error)) error {
+	return c.rt.Refresh(ctx, c.key(slug), func(ctx context.Context) (cachedArticle, error) {
+		a, err := load(ctx)
+		return toCachedArticle(a), err
+	})
 }
 
-// Preload stores a only if no entry exists, for a short ttl (a guess that it will be read soon).
-func (c *ArticleCache) Preload(ctx context.Context, a domain.Article, ttl time.Duration) error {
-	return c.rt.Put(ctx, c.key(a.Slug), toCachedArticle(a), ttl, true)
-}
-
-// Has reports whether an entry (value or null marker) exists for slug.
-func (c *ArticleCache) Has(ctx context.Context, slug string) (bool, error) {
-	n, err := c.rt.rdb.Exists(ctx, c.key(slug)).Result()
-	return n > 0, err
+// Preload loads slug's article with load and caches it for a short ttl, unless an entry (or null
+// marker) exists: a guess that it will be read soon, which never replaces fresher data.
+func (c *ArticleCache) Preload(ctx context.Context, slug string, ttl time.Duration, load func(context.Context) (domain.Article, error)) error {
+	return c.rt.Preload(ctx, c.key(slug), ttl, func(ctx context.Context) (cachedArticle, error) {
+		a, err := load(ctx)
+		return toCachedArticle(a), err
+	})
 }
 
 // Invalidate drops the entry of slug.

@@ -43,6 +43,19 @@ func (l *articleLoader) read(t *testing.T, ac *cache.ArticleCache) domain.Articl
 	return a
 }
 
+// gatedArticleLoader returns a after waiting at gate.
+type gatedArticleLoader struct {
+	a    domain.Article
+	gate *gate
+}
+
+func (l *gatedArticleLoader) load(ctx context.Context) (domain.Article, error) {
+	if err := l.gate.wait(ctx); err != nil {
+		return domain.Article{}, err
+	}
+	return l.a, nil
+}
+
 func TestArticleCache(t *testing.T) {
 	t.Parallel()
 
@@ -97,7 +110,7 @@ func TestArticleCache(t *testing.T) {
 		checkShortNullPTTL(t, e.pttl(t, ac.Key("ghost")), testPolicy, before)
 	})
 
-	t.Run("Warm replaces an entry, even a null marker", func(t *testing.T) {
+	t.Run("Refresh replaces an entry, even a null marker, with a fresh load", func(t *testing.T) {
 		t.Parallel()
 		e, ac := newArticleCache(t, envOpts{})
 		a := testArticle(4, domain.StatusPublished)
@@ -105,28 +118,28 @@ func TestArticleCache(t *testing.T) {
 		if _, err := ac.BySlug(t.Context(), a.Slug, missing.load); !errors.Is(err, domain.ErrNotFound) {
 			t.Fatal(err)
 		}
-		const ttl = 4 * time.Minute
+		published := &articleLoader{a: a}
 		start := time.Now()
-		if err := ac.Warm(t.Context(), a, ttl); err != nil {
+		if err := ac.Refresh(t.Context(), a.Slug, published.load); err != nil {
 			t.Fatal(err)
 		}
-		// The jitter is capped at a quarter of the ttl asked for.
-		if d := e.pttl(t, ac.Key(a.Slug)); d < ttl-time.Since(start)-time.Millisecond || d > ttl+ttl/4 {
-			t.Errorf("PTTL after Warm = %v, want in [%v, %v]", d, ttl, ttl+ttl/4)
+		if d := e.pttl(t, ac.Key(a.Slug)); d < testPolicy.TTL-time.Since(start)-time.Millisecond || d > testPolicy.TTL+testPolicy.Jitter {
+			t.Errorf("PTTL after Refresh = %v, want the policy's TTL plus jitter", d)
 		}
 		if got, err := ac.BySlug(t.Context(), a.Slug, missing.load); err != nil || !sameArticle(got, a) {
-			t.Fatalf("read after Warm: %+v, %v; want %+v", got, err, a)
+			t.Fatalf("read after Refresh: %+v, %v; want %+v", got, err, a)
 		}
 		newer := a
 		newer.Title, newer.Version = "Newer", a.Version+1
-		if err := ac.Warm(t.Context(), newer, ttl); err != nil {
+		edited := &articleLoader{a: newer}
+		if err := ac.Refresh(t.Context(), a.Slug, edited.load); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := ac.BySlug(t.Context(), a.Slug, missing.load); !sameArticle(got, newer) {
-			t.Fatalf("read after a second Warm: %+v, want %+v", got, newer)
+			t.Fatalf("read after a second Refresh: %+v, want %+v", got, newer)
 		}
-		if c := missing.calls.Load(); c != 1 {
-			t.Errorf("loaded %d times, want 1", c)
+		if c := missing.calls.Load() + published.calls.Load() + edited.calls.Load(); c != 3 {
+			t.Errorf("loaded %d times, want 3 (the miss and one per Refresh)", c)
 		}
 	})
 
@@ -139,8 +152,12 @@ func TestArticleCache(t *testing.T) {
 		l.read(t, ac) // cached for testPolicy.TTL
 		stale := a
 		stale.Title = "stale guess"
-		if err := ac.Preload(t.Context(), stale, ttl); err != nil {
+		guess := &articleLoader{a: stale}
+		if err := ac.Preload(t.Context(), a.Slug, ttl, guess.load); err != nil {
 			t.Fatalf("Preload over an entry: %v", err)
+		}
+		if c := guess.calls.Load(); c != 0 {
+			t.Errorf("Preload over an entry loaded %d times, want 0", c)
 		}
 		if got := l.read(t, ac); !sameArticle(got, a) {
 			t.Fatalf("Preload overwrote the entry: %+v", got)
@@ -151,7 +168,7 @@ func TestArticleCache(t *testing.T) {
 
 		b := testArticle(6, domain.StatusDraft)
 		start := time.Now()
-		if err := ac.Preload(t.Context(), b, ttl); err != nil {
+		if err := ac.Preload(t.Context(), b.Slug, ttl, (&articleLoader{a: b}).load); err != nil {
 			t.Fatal(err)
 		}
 		if d := e.pttl(t, ac.Key(b.Slug)); d < ttl-time.Since(start)-time.Millisecond || d > ttl+ttl/4 {
@@ -163,7 +180,7 @@ func TestArticleCache(t *testing.T) {
 		}
 	})
 
-	t.Run("Invalidate drops the entry", func(t *testing.T) {
+	t.Run("Invalidate leaves a short tombstone that reads miss and preloads respect", func(t *testing.T) {
 		t.Parallel()
 		e, ac := newArticleCache(t, envOpts{})
 		a := testArticle(7, domain.StatusPublished)
@@ -172,12 +189,41 @@ func TestArticleCache(t *testing.T) {
 		if err := ac.Invalidate(t.Context(), a.Slug); err != nil {
 			t.Fatal(err)
 		}
-		if e.exists(t, ac.Key(a.Slug)) {
-			t.Fatal("entry survived Invalidate")
+		if d := e.pttl(t, ac.Key(a.Slug)); d <= 0 || d > time.Minute {
+			t.Errorf("tombstone PTTL = %v, want at most a minute", d)
 		}
-		l.read(t, ac)
+		// A preload after the invalidation reads the row after the change: it may fill.
+		if err := ac.Preload(t.Context(), a.Slug, time.Minute, l.load); err != nil {
+			t.Fatal(err)
+		}
+		if got := l.read(t, ac); !sameArticle(got, a) {
+			t.Fatalf("read after Invalidate and a preload: %+v, want %+v", got, a)
+		}
 		if c := l.calls.Load(); c != 2 {
-			t.Errorf("loaded %d times, want 2", c)
+			t.Errorf("loaded %d times, want 2 (the first read, the preload)", c)
+		}
+	})
+
+	t.Run("a preload that read before an invalidation is dropped", func(t *testing.T) {
+		t.Parallel()
+		_, ac := newArticleCache(t, envOpts{})
+		a := testArticle(9, domain.StatusPublished)
+		held := &gatedArticleLoader{a: a, gate: newGate(t)}
+		done := make(chan error, 1)
+		go func() { done <- ac.Preload(context.Background(), a.Slug, time.Minute, held.load) }()
+		recv(t, held.gate.entered, "the preload to have read the row")
+		if err := ac.Invalidate(t.Context(), a.Slug); err != nil { // a write committed meanwhile
+			t.Fatal(err)
+		}
+		held.gate.open()
+		if err := recv(t, done, "the preload"); err != nil {
+			t.Fatal(err)
+		}
+		newer := a
+		newer.Title = "after the write"
+		l := &articleLoader{a: newer}
+		if got := l.read(t, ac); !sameArticle(got, newer) || l.calls.Load() != 1 {
+			t.Fatalf("read after the racing preload: %+v with %d loads, want a load of %+v", got, l.calls.Load(), newer)
 		}
 	})
 
@@ -194,11 +240,11 @@ func TestArticleCache(t *testing.T) {
 		if c := l.calls.Load(); c != 2 {
 			t.Errorf("loaded %d times, want 2", c)
 		}
-		if err := ac.Warm(t.Context(), a, time.Minute); err == nil {
-			t.Error("Warm: nil error")
+		if err := ac.Refresh(t.Context(), a.Slug, l.load); err == nil {
+			t.Error("Refresh: nil error")
 		}
-		if err := ac.Preload(t.Context(), a, time.Minute); err == nil {
-			t.Error("Preload: nil error")
+		if err := ac.Preload(t.Context(), a.Slug, time.Minute, l.load); err != nil {
+			t.Errorf("Preload with Redis down: %v, want nothing to do", err)
 		}
 		if err := ac.Invalidate(t.Context(), a.Slug); err == nil {
 			t.Error("Invalidate: nil error")

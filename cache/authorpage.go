@@ -2,8 +2,8 @@ package cache
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -13,9 +13,15 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 )
 
+//go:embed lua/authorpage_fill.lua
+var authorPageFillSrc string
+
+var authorPageFill = redis.NewScript(authorPageFillSrc)
+
 // AuthorPageCache holds the first page of each author's own article list (summaries, no bodies),
 // one Redis hash per author with a field per status filter. Any write to the author's articles
-// deletes the whole hash, so no filter can be served stale.
+// replaces the whole hash with a fresh invalidation token, so no filter can be served stale, and a
+// page loaded before the write cannot be stored after it (see Fill).
 type AuthorPageCache struct {
 	rdb redis.UniversalClient
 	ks  Keyspace
@@ -24,7 +30,6 @@ type AuthorPageCache struct {
 
 // NewAuthorPageCache returns the cache; entries live for the policy TTL, at most five minutes.
 func NewAuthorPageCache(rdb redis.UniversalClient, ks Keyspace, policy Policy) *AuthorPageCache {
-	// Short-lived on purpose: a read racing a write can re-store a page from just before the write.
 	return &AuthorPageCache{rdb: rdb, ks: ks, ttl: min(policy.TTL, 5*time.Minute)}
 }
 
@@ -45,29 +50,43 @@ func field(status domain.ArticleStatus) string {
 	return string(status)
 }
 
-// Get returns the cached first page for the status filter; ok is false on a miss.
-func (c *AuthorPageCache) Get(ctx context.Context, authorID int64, status domain.ArticleStatus) (arts []domain.Article, total int64, ok bool, err error) {
-	raw, err := c.rdb.HGet(ctx, c.Key(authorID), field(status)).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, 0, false, nil
-	}
+// AuthorPage is what Get found: the page when Found, else the state a Fill of it must still find.
+type AuthorPage struct {
+	Articles []domain.Article
+	Total    int64
+	Found    bool
+	guard    string // the hash's invalidation token when Get looked ("" for none)
+}
+
+// Get returns the cached first page for the status filter (Found false on a miss).
+func (c *AuthorPageCache) Get(ctx context.Context, authorID int64, status domain.ArticleStatus) (AuthorPage, error) {
+	vals, err := c.rdb.HMGet(ctx, c.Key(authorID), field(status), "_t").Result()
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("author page: read: %w", err)
+		return AuthorPage{}, fmt.Errorf("author page: read: %w", err)
+	}
+	var miss AuthorPage
+	if tok, ok := vals[1].(string); ok {
+		miss.guard = tok
+	}
+	raw, ok := vals[0].(string)
+	if !ok {
+		return miss, nil
 	}
 	var p cachedPage
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
-		return nil, 0, false, nil // unreadable entry: a miss, overwritten by the next Set
+		return miss, nil // unreadable entry: a miss, overwritten by the next Fill
 	}
-	arts = make([]domain.Article, len(p.Articles))
+	arts := make([]domain.Article, len(p.Articles))
 	for i, a := range p.Articles {
 		arts[i] = a.domain()
 	}
-	return arts, p.Total, true, nil
+	return AuthorPage{Articles: arts, Total: p.Total, Found: true}, nil
 }
 
-// Set stores the first page for the status filter. The hash's TTL is set only when it has none,
-// so a busy author's entries still expire on schedule.
-func (c *AuthorPageCache) Set(ctx context.Context, authorID int64, status domain.ArticleStatus, arts []domain.Article, total int64) error {
+// Fill stores the first page for the status filter, loaded after the lookup that returned seen,
+// unless the author's pages were invalidated since (it reports whether it stored the page). Pass
+// the AuthorPage Get returned, and only when Get did not fail.
+func (c *AuthorPageCache) Fill(ctx context.Context, authorID int64, status domain.ArticleStatus, seen AuthorPage, arts []domain.Article, total int64) (bool, error) {
 	p := cachedPage{Articles: make([]cachedArticle, len(arts)), Total: total}
 	for i, a := range arts {
 		a.Body = ""
@@ -75,23 +94,26 @@ func (c *AuthorPageCache) Set(ctx context.Context, authorID int64, status domain
 	}
 	raw, err := json.Marshal(p)
 	if err != nil {
-		return fmt.Errorf("author page: encode: %w", err)
+		return false, fmt.Errorf("author page: encode: %w", err)
 	}
+	stored, err := authorPageFill.Run(ctx, c.rdb, []string{c.Key(authorID)}, seen.guard, field(status), raw, c.ttl.Milliseconds()).Int()
+	if err != nil {
+		return false, fmt.Errorf("author page: write: %w", err)
+	}
+	return stored == 1, nil
+}
+
+// Invalidate drops every cached page of the author, leaving a token of this invalidation that
+// fills which looked before it cannot match.
+func (c *AuthorPageCache) Invalidate(ctx context.Context, authorID int64) error {
 	key := c.Key(authorID)
-	_, err = c.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-		pipe.HSet(ctx, key, field(status), raw)
-		pipe.ExpireNX(ctx, key, c.ttl)
+	_, err := c.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.Del(ctx, key)
+		pipe.HSet(ctx, key, "_t", newToken())
+		pipe.PExpire(ctx, key, tombstoneTTL)
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("author page: write: %w", err)
-	}
-	return nil
-}
-
-// Invalidate drops every cached page of the author.
-func (c *AuthorPageCache) Invalidate(ctx context.Context, authorID int64) error {
-	if err := c.rdb.Del(ctx, c.Key(authorID)).Err(); err != nil {
 		return fmt.Errorf("author page: invalidate: %w", err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 func newAuthorPageCache(t *testing.T, o envOpts) (*env, *cache.AuthorPageCache) {
@@ -44,13 +45,26 @@ func sameArticle(a, b domain.Article) bool {
 		a.UpdatedAt.Equal(b.UpdatedAt) && samePublished
 }
 
+// setPage fills a page as a read that found the hash absent would.
+func setPage(t *testing.T, pc *cache.AuthorPageCache, author int64, st domain.ArticleStatus, arts []domain.Article, total int64) error {
+	t.Helper()
+	_, err := pc.Fill(t.Context(), author, st, cache.AuthorPage{}, arts, total)
+	return err
+}
+
+func getPage(t *testing.T, pc *cache.AuthorPageCache, author int64, st domain.ArticleStatus) ([]domain.Article, int64, bool, error) {
+	t.Helper()
+	p, err := pc.Get(t.Context(), author, st)
+	return p.Articles, p.Total, p.Found, err
+}
+
 func TestAuthorPageCache(t *testing.T) {
 	t.Parallel()
 
 	t.Run("miss", func(t *testing.T) {
 		t.Parallel()
 		_, pc := newAuthorPageCache(t, envOpts{})
-		arts, total, ok, err := pc.Get(t.Context(), 42, "")
+		arts, total, ok, err := getPage(t, pc, 42, "")
 		if ok || err != nil || arts != nil || total != 0 {
 			t.Fatalf("Get on an empty cache = %v, %d, %v, %v; want a plain miss", arts, total, ok, err)
 		}
@@ -61,13 +75,13 @@ func TestAuthorPageCache(t *testing.T) {
 		_, pc := newAuthorPageCache(t, envOpts{})
 		in := []domain.Article{testArticle(2, domain.StatusPublished), testArticle(1, domain.StatusDraft)}
 		in[1].Tags = nil
-		if err := pc.Set(t.Context(), 42, "", in, 7); err != nil {
+		if err := setPage(t, pc, 42, "", in, 7); err != nil {
 			t.Fatal(err)
 		}
 		if in[0].Body == "" {
 			t.Fatal("Set cleared the caller's bodies")
 		}
-		got, total, ok, err := pc.Get(t.Context(), 42, "")
+		got, total, ok, err := getPage(t, pc, 42, "")
 		if err != nil || !ok || total != 7 || len(got) != len(in) {
 			t.Fatalf("Get = %d articles, total %d, %v, %v", len(got), total, ok, err)
 		}
@@ -91,35 +105,35 @@ func TestAuthorPageCache(t *testing.T) {
 			domain.StatusDraft: {testArticle(2, domain.StatusDraft)},
 		}
 		for st, arts := range pages {
-			if err := pc.Set(t.Context(), 42, st, arts, int64(len(arts))); err != nil {
+			if err := setPage(t, pc, 42, st, arts, int64(len(arts))); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for st, arts := range pages {
-			got, total, ok, err := pc.Get(t.Context(), 42, st)
+			got, total, ok, err := getPage(t, pc, 42, st)
 			if err != nil || !ok || total != int64(len(arts)) || len(got) != len(arts) || got[0].ID != arts[0].ID {
 				t.Errorf("status %q: %d articles, total %d, %v, %v", st, len(got), total, ok, err)
 			}
 		}
-		if _, _, ok, _ := pc.Get(t.Context(), 42, domain.StatusPublished); ok {
+		if _, _, ok, _ := getPage(t, pc, 42, domain.StatusPublished); ok {
 			t.Error("a filter never stored was a hit")
 		}
-		if _, _, ok, _ := pc.Get(t.Context(), 43, ""); ok {
+		if _, _, ok, _ := getPage(t, pc, 43, ""); ok {
 			t.Error("another author's page was a hit")
 		}
 		fields, err := e.rdb.HKeys(t.Context(), pc.Key(42)).Result()
 		slices.Sort(fields)
-		if err != nil || !slices.Equal(fields, []string{"all", "draft"}) {
-			t.Errorf("fields %v, %v; want [all draft]", fields, err)
+		if err != nil || !slices.Equal(fields, []string{"_f", "all", "draft"}) {
+			t.Errorf("fields %v, %v; want [_f all draft]", fields, err)
 		}
 	})
 
 	t.Run("Invalidate drops every filter of one author", func(t *testing.T) {
 		t.Parallel()
-		e, pc := newAuthorPageCache(t, envOpts{})
+		_, pc := newAuthorPageCache(t, envOpts{})
 		for _, author := range []int64{42, 43} {
 			for _, st := range []domain.ArticleStatus{"", domain.StatusDraft, domain.StatusPublished} {
-				if err := pc.Set(t.Context(), author, st, []domain.Article{testArticle(1, domain.StatusDraft)}, 1); err != nil {
+				if err := setPage(t, pc, author, st, []domain.Article{testArticle(1, domain.StatusDraft)}, 1); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -127,10 +141,12 @@ func TestAuthorPageCache(t *testing.T) {
 		if err := pc.Invalidate(t.Context(), 42); err != nil {
 			t.Fatal(err)
 		}
-		if e.exists(t, pc.Key(42)) {
-			t.Fatal("the author's hash survived Invalidate")
+		for _, st := range []domain.ArticleStatus{"", domain.StatusDraft, domain.StatusPublished} {
+			if _, _, ok, _ := getPage(t, pc, 42, st); ok {
+				t.Fatalf("the author's page %q survived Invalidate", st)
+			}
 		}
-		if _, _, ok, err := pc.Get(t.Context(), 43, domain.StatusDraft); !ok || err != nil {
+		if _, _, ok, err := getPage(t, pc, 43, domain.StatusDraft); !ok || err != nil {
 			t.Errorf("another author's page: hit %v, %v; want it kept", ok, err)
 		}
 		if err := pc.Invalidate(t.Context(), 44); err != nil {
@@ -147,7 +163,7 @@ func TestAuthorPageCache(t *testing.T) {
 			p.TTL = c.policyTTL
 			e, pc := newAuthorPageCache(t, envOpts{Policy: p})
 			start := time.Now()
-			if err := pc.Set(t.Context(), 42, "", nil, 0); err != nil {
+			if err := setPage(t, pc, 42, "", nil, 0); err != nil {
 				t.Fatal(err)
 			}
 			if d := e.pttl(t, pc.Key(42)); d > c.want || d < c.want-time.Since(start)-time.Millisecond {
@@ -159,13 +175,13 @@ func TestAuthorPageCache(t *testing.T) {
 	t.Run("a later Set keeps the hash's expiry", func(t *testing.T) {
 		t.Parallel()
 		e, pc := newAuthorPageCache(t, envOpts{})
-		if err := pc.Set(t.Context(), 42, "", nil, 0); err != nil {
+		if err := setPage(t, pc, 42, "", nil, 0); err != nil {
 			t.Fatal(err)
 		}
 		if err := e.rdb.PExpire(t.Context(), pc.Key(42), 30*time.Second).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := pc.Set(t.Context(), 42, domain.StatusDraft, nil, 0); err != nil {
+		if err := setPage(t, pc, 42, domain.StatusDraft, nil, 0); err != nil {
 			t.Fatal(err)
 		}
 		if d := e.pttl(t, pc.Key(42)); d <= 0 || d > 30*time.Second {
@@ -179,7 +195,7 @@ func TestAuthorPageCache(t *testing.T) {
 		if err := e.rdb.HSet(t.Context(), pc.Key(42), "all", "not json").Err(); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, ok, err := pc.Get(t.Context(), 42, ""); ok || err != nil {
+		if _, _, ok, err := getPage(t, pc, 42, ""); ok || err != nil {
 			t.Fatalf("Get = %v, %v; want a miss", ok, err)
 		}
 	})
@@ -187,14 +203,41 @@ func TestAuthorPageCache(t *testing.T) {
 	t.Run("Redis down returns errors", func(t *testing.T) {
 		t.Parallel()
 		_, pc := newAuthorPageCache(t, envOpts{DeadRedis: true})
-		if _, _, ok, err := pc.Get(t.Context(), 42, ""); err == nil || ok {
+		if _, _, ok, err := getPage(t, pc, 42, ""); err == nil || ok {
 			t.Errorf("Get = %v, %v; want an error", ok, err)
 		}
-		if err := pc.Set(t.Context(), 42, "", nil, 0); err == nil {
-			t.Error("Set: nil error")
+		if _, err := pc.Fill(t.Context(), 42, "", cache.AuthorPage{}, nil, 0); err == nil {
+			t.Error("Fill: nil error")
 		}
 		if err := pc.Invalidate(t.Context(), 42); err == nil {
 			t.Error("Invalidate: nil error")
+		}
+	})
+
+	t.Run("a fill loses to an invalidation after its lookup, on any instance", func(t *testing.T) {
+		t.Parallel()
+		e, reader := newAuthorPageCache(t, envOpts{})
+		writer := cache.NewAuthorPageCache(testenv.NewRedisClient(t, nil), e.ks, testPolicy) // another instance
+		if err := setPage(t, reader, 42, domain.StatusDraft, nil, 0); err != nil {           // the hash exists
+			t.Fatal(err)
+		}
+		miss, err := reader.Get(t.Context(), 42, "") // the lookup; then the page is read from PostgreSQL…
+		if err != nil || miss.Found {
+			t.Fatalf("Get = %+v, %v; want a miss", miss, err)
+		}
+		if err := writer.Invalidate(t.Context(), 42); err != nil { // …while another instance's write commits
+			t.Fatal(err)
+		}
+		old := []domain.Article{testArticle(1, domain.StatusDraft)}
+		if stored, err := reader.Fill(t.Context(), 42, "", miss, old, 1); err != nil || stored {
+			t.Fatalf("Fill after the invalidation = %v, %v; want it dropped", stored, err)
+		}
+		if _, _, ok, _ := getPage(t, reader, 42, ""); ok {
+			t.Fatal("the page read before the invalidation was stored after it")
+		}
+		again, _ := reader.Get(t.Context(), 42, "")
+		if stored, err := reader.Fill(t.Context(), 42, "", again, old, 1); err != nil || !stored {
+			t.Fatalf("a fill looked up after the invalidation = %v, %v; want it stored", stored, err)
 		}
 	})
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,21 +21,35 @@ const (
 	FieldCollects = "collect_cnt"
 )
 
-//go:embed lua/incr_if_exists.lua
-var incrIfExistsSrc string
+//go:embed lua/counters_begin.lua
+var countersBeginSrc string
+
+//go:embed lua/counters_end.lua
+var countersEndSrc string
 
 //go:embed lua/counters_fill.lua
 var countersFillSrc string
 
+//go:embed lua/counters_suspect.lua
+var countersSuspectSrc string
+
 var (
-	incrIfExists = redis.NewScript(incrIfExistsSrc)
-	countersFill = redis.NewScript(countersFillSrc)
+	countersBegin   = redis.NewScript(countersBeginSrc)
+	countersEnd     = redis.NewScript(countersEndSrc)
+	countersFill    = redis.NewScript(countersFillSrc)
+	countersSuspect = redis.NewScript(countersSuspectSrc)
 )
 
+// changeMaxInFlight bounds how long a change may stay between its begin and its end: the marker a
+// begin leaves lives this long at least (a process that dies mid-change cannot block fills for
+// longer). Units of work and the read batches end far sooner.
+const changeMaxInFlight = time.Minute
+
 // Counters keeps the interaction counters in Redis — one hash per item, with an in-process tier
-// of up to a second in front — coherent with PostgreSQL, which holds the truth. Repositories say
-// what happened to the counts; Counters decides how Redis and the in-process tier follow. One per
-// process, shared by every repository that reads or changes counts.
+// of up to a second in front — coherent with PostgreSQL, which holds the truth, across every
+// instance sharing the Redis. Repositories say what happened to the counts; Counters decides how
+// Redis and the in-process tier follow. One per process, shared by every repository that reads or
+// changes counts.
 //
 // Its methods' contracts:
 //
@@ -44,29 +58,31 @@ var (
 //     path: ids this process is already loading are joined, the others are loaded with ONE call of
 //     load, whatever the number of concurrent readers (load runs detached from the caller, bounded
 //     by Policy.LoadTimeout). Ids that load leaves out count zero, and are cached as zeros. The
-//     loaded hashes are written back with the policy's TTL plus jitter. When Redis fails, every id
-//     is loaded and nothing is written back; load's error is returned as is.
-//   - Changed(tx, biz, field, deltas) registers on the unit of work tx that field of each id in
-//     deltas moves by its delta when tx commits: from now until tx has ended the counts count as
-//     changing (see Changing); after the commit the hashes are incremented (only where they exist,
-//     so a hash is never re-created holding one field); when the commit's outcome is unknown the
-//     hashes are dropped once PostgreSQL answers again. Call it inside the unit of work, before it
-//     commits. Nothing is returned: failures are logged and repaired.
-//   - Changing(biz, ids...) is the same for a change that is not made in a Tx (a single
-//     autocommitted statement): the counts of ids are about to change. Call it before the
-//     statement runs, then Committed(ctx, field, deltas) once it has (or Unknown(ctx) when its
-//     outcome is unknown), and Done() in every case.
-//   - Fill(ctx, biz, counters) writes whole hashes (for seeding and tests); Key(biz, id) names an
-//     item's hash.
+//     loaded hashes are written back, guarded (below). When Redis fails, every id is loaded and
+//     nothing is written back; when load fails and Redis still holds suspect counts for every id,
+//     those are served; otherwise load's error is returned as is.
+//   - Changed(ctx, tx, biz, field, deltas) registers on the unit of work tx that field of each id
+//     in deltas moves by its delta when tx commits. Call it inside the unit of work, before it
+//     commits: it marks the hashes as changing at once (see Changing); after the commit they are
+//     incremented; when the commit's outcome is unknown they are marked suspect; on rollback the
+//     mark is lifted. Nothing is returned: failures are logged and repaired.
+//   - Changing(ctx, biz, ids...) is the same for a change that is not made in a Tx (a single
+//     autocommitted statement): call it before the statement runs, then Committed(ctx, field,
+//     deltas) once it has (or Unknown(ctx) when its outcome is unknown), and Done() in every case.
+//   - Fill(ctx, biz, counters) writes whole hashes unconditionally (for seeding and tests);
+//     Key(biz, id) names an item's hash.
 //
-// What it guarantees: a hash whose increment failed (Redis down or timing out) is dropped as soon
-// as Redis answers again, and refilled from PostgreSQL by the next read; a fill that raced a
-// change of this process (a like under way while the fill read PostgreSQL) is dropped right away,
-// so it cannot keep a count that missed or doubled the change. Changes made by other instances are
-// not seen (docs/REDIS.md, "Counters across instances").
+// What it guarantees, whichever instances read and write: a fill never overwrites a newer count.
+// Besides the counts (and _v, "counts present"), a hash holds _w, the changes in flight (set
+// before their commit, cleared after their increment), and _g, a generation moved by every change
+// and every suspicion. A read remembers the generation its lookup saw; its fill is dropped if a
+// change is in flight, or if the generation moved, or if the hash already holds trusted counts
+// (scripts in lua/counters_*.lua). An increment that may have been lost (Redis down or timing
+// out, a commit of unknown outcome) marks the hash suspect (_s) as soon as Redis answers: reads
+// then reload it, and serve it as it is only while PostgreSQL cannot answer.
 //
 // Every change of a hash this process makes passes through the read-through path's changing and
-// changed hooks, which is where a cross-instance broadcaster of post-commit changes plugs in.
+// changed hooks, which is where the in-process copies are dropped.
 type Counters struct {
 	rdb    redis.UniversalClient
 	ks     Keyspace
@@ -75,8 +91,7 @@ type Counters struct {
 	log    *slog.Logger
 	rt     *readThrough[domain.Counters]
 
-	changes changeLog // count changes under way, for refills to tell whether one raced them
-	repair  repairSet // hashes that may be wrong, to drop once Redis (and maybe PostgreSQL) answers
+	repair repairSet // hashes whose increment may have been lost, to mark suspect once Redis answers
 
 	Stats Stats
 }
@@ -119,8 +134,8 @@ func (c *Counters) Key(biz domain.Biz, id int64) string {
 // Read returns the counters of every id (see Counters).
 func (c *Counters) Read(ctx context.Context, biz domain.Biz, ids []int64, load CountersLoader) (map[int64]domain.Counters, error) {
 	keys, idOf := c.keys(biz, ids)
-	got, err := c.rt.get(ctx, keys, func(ctx context.Context, keys []string, writeBack bool) (map[string]entry[domain.Counters], error) {
-		return c.fetch(ctx, keys, idOf, writeBack, load)
+	got, err := c.rt.get(ctx, keys, func(ctx context.Context, keys []string, seen map[string]string) (map[string]entry[domain.Counters], error) {
+		return c.fetch(ctx, keys, idOf, seen, load)
 	})
 	if err != nil {
 		return nil, err
@@ -132,13 +147,12 @@ func (c *Counters) Read(ctx context.Context, biz domain.Biz, ids []int64, load C
 	return out, nil
 }
 
-// fetch is one load of missing hashes, and their fill.
-func (c *Counters) fetch(ctx context.Context, keys []string, idOf map[string]int64, writeBack bool, load CountersLoader) (map[string]entry[domain.Counters], error) {
+// fetch is one load of missing hashes, and their guarded fill (when seen is not nil).
+func (c *Counters) fetch(ctx context.Context, keys []string, idOf map[string]int64, seen map[string]string, load CountersLoader) (map[string]entry[domain.Counters], error) {
 	ids := make([]int64, len(keys))
 	for i, k := range keys {
 		ids[i] = idOf[k]
 	}
-	since := c.changes.mark() // before PostgreSQL is read
 	loaded, err := load(ctx, ids)
 	if err != nil {
 		return nil, err
@@ -147,28 +161,17 @@ func (c *Counters) fetch(ctx context.Context, keys []string, idOf map[string]int
 	for _, k := range keys {
 		out[k] = entry[domain.Counters]{v: loaded[idOf[k]]}
 	}
-	if !writeBack {
+	if seen == nil {
 		return out, nil
 	}
-	c.dropDistrusted(ctx, true) // both stores just answered
-	if err := c.fill(ctx, out); err != nil {
+	if err := c.fill(ctx, out, seen); err != nil {
 		c.log.WarnContext(ctx, "counter cache fill failed", "err", err)
-	}
-	// A change of a filled item that was under way while this load read and filled may have found
-	// no hash to increment (the fill then holds the count before it) or incremented a fill that
-	// already counted it: either way the hash is wrong, so drop it, and let the next read fill it
-	// again. What was loaded is still served: it is what PostgreSQL said.
-	if raced := c.changes.raced(keys, since); len(raced) > 0 {
-		for _, k := range raced {
-			c.distrust(ctx, k, false)
-		}
-		c.dropDistrusted(ctx, false)
 	}
 	return out, nil
 }
 
 // Changed registers a count change made in tx (see Counters).
-func (c *Counters) Changed(tx Tx, biz domain.Biz, field string, deltas map[int64]int64) {
+func (c *Counters) Changed(ctx context.Context, tx Tx, biz domain.Biz, field string, deltas map[int64]int64) {
 	if len(deltas) == 0 {
 		return
 	}
@@ -176,7 +179,7 @@ func (c *Counters) Changed(tx Tx, biz domain.Biz, field string, deltas map[int64
 	for id := range deltas {
 		ids = append(ids, id)
 	}
-	ch := c.Changing(biz, ids...)
+	ch := c.Changing(ctx, biz, ids...)
 	tx.AfterCommit(func(ctx context.Context) { ch.Committed(ctx, field, deltas) })
 	tx.IfCommitUnknown(func(ctx context.Context) { ch.Unknown(ctx) })
 	tx.Finally(ch.Done)
@@ -184,70 +187,100 @@ func (c *Counters) Changed(tx Tx, biz domain.Biz, field string, deltas map[int64
 
 // CountChange is a change of counts under way (see Counters.Changing).
 type CountChange struct {
-	c    *Counters
-	biz  domain.Biz
-	keys []string
-	once sync.Once
+	c     *Counters
+	biz   domain.Biz
+	keys  []string
+	ended atomic.Bool
 }
 
-// Changing records that the counts of ids are about to change (see Counters).
-func (c *Counters) Changing(biz domain.Biz, ids ...int64) *CountChange {
+// Changing marks the counts of ids as about to change, in Redis, so that no read fills them until
+// the change has ended (see Counters). If Redis fails, the hashes are marked suspect once it
+// answers again.
+func (c *Counters) Changing(ctx context.Context, biz domain.Biz, ids ...int64) *CountChange {
 	keys, _ := c.keys(biz, ids)
-	c.changes.begin(keys)
+	calls := make([]scriptCall, len(keys))
+	for i, k := range keys {
+		calls[i] = scriptCall{key: k, args: []any{changeMaxInFlight.Milliseconds()}}
+	}
+	if err := runScript(context.WithoutCancel(ctx), c.rdb, countersBegin, calls); err != nil {
+		c.log.WarnContext(ctx, "counter cache: marking a change failed", "biz", biz, "items", len(keys), "err", err)
+		c.distrust(ctx, keys...)
+	}
 	return &CountChange{c: c, biz: biz, keys: keys}
 }
 
 // Committed mirrors the committed change into the hashes: field of each id moves by its delta,
-// where the hash exists. A failed increment (which may also have run) leaves the hashes
-// untrustworthy: they are dropped once Redis answers again.
+// where the hash holds counts, and the change ends. A failed increment (which may also have run)
+// leaves the hashes untrustworthy: they are marked suspect once Redis answers again.
 func (ch *CountChange) Committed(ctx context.Context, field string, deltas map[int64]int64) {
-	c := ch.c
-	ctx = context.WithoutCancel(ctx)
-	keys := make([]string, 0, len(deltas))
-	calls := make([]scriptCall, 0, len(deltas))
+	byKey := make(map[string]int64, len(deltas))
 	for id, d := range deltas {
-		k := c.Key(ch.biz, id)
-		keys = append(keys, k)
-		calls = append(calls, scriptCall{key: k, args: []any{field, d}})
+		byKey[ch.c.Key(ch.biz, id)] = d
 	}
-	c.rt.changing(keys...)
-	err := runScript(ctx, c.rdb, incrIfExists, calls)
-	c.rt.changed(keys...)
-	if err != nil {
-		c.log.WarnContext(ctx, "counter cache update failed", "biz", ch.biz, "field", field, "items", len(deltas), "err", err)
-		for _, k := range keys {
-			c.distrust(ctx, k, false)
-		}
+	calls := make([]scriptCall, len(ch.keys))
+	for i, k := range ch.keys {
+		calls[i] = scriptCall{key: k, args: []any{field, byKey[k], 0}}
+	}
+	ch.end(ctx, calls)
+}
+
+// Unknown ends a change that may or may not have been committed: its hashes are marked suspect,
+// so the next reads reload them from PostgreSQL (and serve them as they are while it is down).
+func (ch *CountChange) Unknown(ctx context.Context) {
+	calls := make([]scriptCall, len(ch.keys))
+	for i, k := range ch.keys {
+		calls[i] = scriptCall{key: k, args: []any{FieldLikes, 0, 1}}
+	}
+	ch.end(ctx, calls)
+}
+
+// Done ends the change if Committed or Unknown has not (a rollback): the counts did not move. It
+// may be called more than once.
+func (ch *CountChange) Done() {
+	calls := make([]scriptCall, len(ch.keys))
+	for i, k := range ch.keys {
+		calls[i] = scriptCall{key: k, args: []any{FieldLikes, 0, 0}}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ch.end(ctx, calls)
+}
+
+func (ch *CountChange) end(ctx context.Context, calls []scriptCall) {
+	if ch.ended.Swap(true) {
 		return
 	}
-	c.dropDistrusted(ctx, true) // both stores just answered
-}
-
-// Unknown records that the change may or may not have been committed: its hashes are dropped
-// once PostgreSQL answers again (not before: while it is down the hashes are what serves reads).
-func (ch *CountChange) Unknown(ctx context.Context) {
-	ch.c.rt.changed(ch.keys...)
-	for _, k := range ch.keys {
-		ch.c.distrust(ctx, k, true)
+	c := ch.c
+	ctx = context.WithoutCancel(ctx)
+	c.rt.changing(ch.keys...)
+	err := runScript(ctx, c.rdb, countersEnd, calls)
+	c.rt.changed(ch.keys...)
+	if err != nil {
+		c.log.WarnContext(ctx, "counter cache update failed", "biz", ch.biz, "items", len(ch.keys), "err", err)
+		c.distrust(ctx, ch.keys...)
+		return
 	}
+	c.suspectDistrusted(ctx) // Redis just answered
 }
-
-// Done ends the change; refills may trust the hashes again. It may be called more than once.
-func (ch *CountChange) Done() { ch.once.Do(func() { ch.c.changes.end(ch.keys) }) }
 
 // Fill writes whole hashes, each with its TTL plus jitter, replacing what they held.
 func (c *Counters) Fill(ctx context.Context, biz domain.Biz, counters map[int64]domain.Counters) error {
 	byKey := make(map[string]entry[domain.Counters], len(counters))
+	seen := make(map[string]string, len(counters))
 	keys := make([]string, 0, len(counters))
 	for id, n := range counters {
 		k := c.Key(biz, id)
 		byKey[k] = entry[domain.Counters]{v: n}
+		seen[k] = fillUnconditionally
 		keys = append(keys, k)
 	}
 	c.rt.changing(keys...)
 	defer c.rt.changed(keys...)
-	return c.fill(ctx, byKey)
+	return c.fill(ctx, byKey, seen)
 }
+
+// fillUnconditionally, as a fill's seen generation, makes the fill replace whatever the hash holds.
+const fillUnconditionally = "*"
 
 // keys returns the hash keys of ids, without repeats, and the id of each key.
 func (c *Counters) keys(biz domain.Biz, ids []int64) ([]string, map[string]int64) {
@@ -263,13 +296,13 @@ func (c *Counters) keys(biz domain.Biz, ids []int64) ([]string, map[string]int64
 	return keys, idOf
 }
 
-// lookup reads the hashes of keys in one round trip. Once Redis has answered, the hashes that
-// were distrusted are dropped; what was just read of them is reported missing.
-func (c *Counters) lookup(ctx context.Context, keys []string) (map[string]entry[domain.Counters], error) {
+// lookup reads the hashes of keys in one round trip. Once Redis has answered, the hashes whose
+// increments may have been lost are marked suspect, and what was just read of them is a miss.
+func (c *Counters) lookup(ctx context.Context, keys []string) (observed[domain.Counters], error) {
 	cmds := make([]*redis.SliceCmd, len(keys))
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
-			cmds[i] = p.HMGet(ctx, k, FieldReads, FieldLikes, FieldCollects)
+			cmds[i] = p.HMGet(ctx, k, FieldReads, FieldLikes, FieldCollects, "_v", "_s", "_g")
 		}
 		return nil
 	})
@@ -277,32 +310,44 @@ func (c *Counters) lookup(ctx context.Context, keys []string) (map[string]entry[
 		if ctx.Err() == nil {
 			c.log.WarnContext(ctx, "counter cache read failed, serving from the database", "err", err)
 		}
-		return nil, fmt.Errorf("counters: read: %w", err)
+		return observed[domain.Counters]{}, fmt.Errorf("counters: read: %w", err)
 	}
-	found := make(map[string]entry[domain.Counters], len(keys))
+	suspected := c.suspectDistrusted(ctx)
+	out := newObserved[domain.Counters](len(keys))
 	for i, k := range keys {
 		vals := cmds[i].Val()
-		if len(vals) != 3 || (vals[0] == nil && vals[1] == nil && vals[2] == nil) {
+		if len(vals) != 6 {
+			out.seen[k] = ""
 			continue
 		}
-		found[k] = entry[domain.Counters]{v: domain.Counters{Reads: toInt(vals[0]), Likes: toInt(vals[1]), Collects: toInt(vals[2])}}
+		counts := domain.Counters{Reads: toInt(vals[0]), Likes: toInt(vals[1]), Collects: toInt(vals[2])}
+		present, suspect := vals[3] != nil, vals[4] != nil || suspected[k]
+		gen, _ := vals[5].(string)
+		switch {
+		case present && !suspect:
+			out.hits[k] = entry[domain.Counters]{v: counts}
+		case present:
+			if out.stale == nil {
+				out.stale = make(map[string]domain.Counters)
+			}
+			out.stale[k] = counts
+			out.seen[k] = gen
+		default:
+			out.seen[k] = gen
+		}
 	}
-	for k := range c.dropDistrusted(ctx, false) {
-		delete(found, k)
-	}
-	return found, nil
+	return out, nil
 }
 
-// fill writes whole hashes, each with its TTL, atomically per hash (no hash without expiry): one
-// script per hash sets the fields and the expiry, and the scripts go in one plain pipeline. (Not
-// MULTI/EXEC: a transaction over many keys is refused by a Redis Cluster when they lie in several
-// slots; a pipeline is split by node.)
-func (c *Counters) fill(ctx context.Context, counters map[string]entry[domain.Counters]) error {
+// fill writes loaded hashes, each only if its guard holds (lua/counters_fill.lua), with its TTL:
+// one script per hash, in one plain pipeline. (Not MULTI/EXEC: a transaction over many keys is
+// refused by a Redis Cluster when they lie in several slots; a pipeline is split by node.)
+func (c *Counters) fill(ctx context.Context, counters map[string]entry[domain.Counters], seen map[string]string) error {
 	calls := make([]scriptCall, 0, len(counters))
 	for k, e := range counters {
 		ttl := max(jittered(c.ttl, c.jitter).Milliseconds(), 1)
 		n := e.v
-		calls = append(calls, scriptCall{key: k, args: []any{ttl, FieldReads, n.Reads, FieldLikes, n.Likes, FieldCollects, n.Collects}})
+		calls = append(calls, scriptCall{key: k, args: []any{ttl, seen[k], n.Reads, n.Likes, n.Collects}})
 	}
 	if err := runScript(ctx, c.rdb, countersFill, calls); err != nil {
 		return fmt.Errorf("counters: fill: %w", err)
@@ -310,11 +355,15 @@ func (c *Counters) fill(ctx context.Context, counters map[string]entry[domain.Co
 	return nil
 }
 
-// drop deletes a hash.
-func (c *Counters) drop(ctx context.Context, key string) error {
-	c.rt.changing(key)
-	defer c.rt.changed(key)
-	return c.rdb.Del(ctx, key).Err()
+// suspect marks hashes suspect (lua/counters_suspect.lua).
+func (c *Counters) suspect(ctx context.Context, keys []string) error {
+	c.rt.changing(keys...)
+	defer c.rt.changed(keys...)
+	calls := make([]scriptCall, len(keys))
+	for i, k := range keys {
+		calls[i] = scriptCall{key: k}
+	}
+	return runScript(ctx, c.rdb, countersSuspect, calls)
 }
 
 // scriptCall is one run of a single-key script.

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,13 +29,33 @@ func newCounters(t *testing.T, o envOpts) (*env, *cache.Counters) {
 }
 
 // hash reads an item's whole counter hash straight from Redis.
+// hash returns the counts an item's hash holds (its bookkeeping fields, _v _w _g _s, left out):
+// empty when it holds none.
 func (e *env) hash(t *testing.T, cc *cache.Counters, id int64) map[string]string {
+	t.Helper()
+	h := e.rawHash(t, cc, id)
+	if h["_v"] == "" {
+		return map[string]string{}
+	}
+	maps.DeleteFunc(h, func(k, _ string) bool { return strings.HasPrefix(k, "_") })
+	return h
+}
+
+// rawHash returns every field of an item's hash.
+func (e *env) rawHash(t *testing.T, cc *cache.Counters, id int64) map[string]string {
 	t.Helper()
 	h, err := e.rdb.HGetAll(context.Background(), cc.Key(domain.BizArticle, id)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// hasCounts reports whether an item's hash holds counts (a hash of bookkeeping alone reads as a
+// miss).
+func (e *env) hasCounts(t *testing.T, cc *cache.Counters, id int64) bool {
+	t.Helper()
+	return len(e.hash(t, cc, id)) > 0
 }
 
 // keys lists every key under the test's prefix.
@@ -110,7 +131,7 @@ func (f *fakeTx) end(how txEnd) {
 // change makes one committed change of field of id by delta, as a repository's unit of work does.
 func change(cc *cache.Counters, id int64, field string, delta int64) {
 	tx := &fakeTx{}
-	cc.Changed(tx, domain.BizArticle, field, map[int64]int64{id: delta})
+	cc.Changed(context.Background(), tx, domain.BizArticle, field, map[int64]int64{id: delta})
 	tx.end(txCommitted)
 }
 
@@ -172,14 +193,17 @@ func read(t *testing.T, cc *cache.Counters, p *truth, ids ...int64) map[int64]do
 func TestCounters_IncrementOnlyWhenHashExists(t *testing.T) {
 	t.Parallel()
 
-	t.Run("missing hash: no key created", func(t *testing.T) {
+	t.Run("missing hash: no counts created", func(t *testing.T) {
 		t.Parallel()
 		e, cc := newCounters(t, envOpts{})
 		for _, delta := range []int64{1, -1} {
 			change(cc, 1, cache.FieldLikes, delta)
 		}
-		if keys := e.keys(t); len(keys) != 0 {
-			t.Fatalf("an increment of a missing hash left keys %v", keys)
+		if e.hasCounts(t, cc, 1) {
+			t.Fatalf("an increment of a missing hash created counts %v", e.rawHash(t, cc, 1))
+		}
+		if d := e.pttl(t, cc.Key(domain.BizArticle, 1)); d <= 0 || d > time.Minute {
+			t.Errorf("the change's marker lives %v, want at most a minute", d)
 		}
 	})
 
@@ -209,8 +233,8 @@ func TestCounters_IncrementOnlyWhenHashExists(t *testing.T) {
 			t.Errorf("PTTL after increments = %v: the hash lost its expiry", d)
 		}
 		change(cc, 8, cache.FieldLikes, 1)
-		if e.exists(t, cc.Key(domain.BizArticle, 8)) {
-			t.Errorf("an increment of another item created its hash: %v", e.hash(t, cc, 8))
+		if e.hasCounts(t, cc, 8) {
+			t.Errorf("an increment of another item created its counts: %v", e.rawHash(t, cc, 8))
 		}
 	})
 
@@ -238,8 +262,8 @@ func TestCounters_IncrementOnlyWhenHashExists(t *testing.T) {
 		key := cc.Key(domain.BizArticle, 1)
 		waitUntil(t, "the hash expired", func() bool { return !e.exists(t, key) })
 		change(cc, 1, cache.FieldLikes, 1)
-		if e.exists(t, key) {
-			t.Fatalf("the increment re-created the hash: %v", e.hash(t, cc, 1))
+		if e.hasCounts(t, cc, 1) {
+			t.Fatalf("the increment re-created the counts: %v", e.rawHash(t, cc, 1))
 		}
 	})
 
@@ -250,7 +274,7 @@ func TestCounters_IncrementOnlyWhenHashExists(t *testing.T) {
 			t.Fatal(err)
 		}
 		tx := &fakeTx{}
-		cc.Changed(tx, domain.BizArticle, cache.FieldLikes, map[int64]int64{1: 1})
+		cc.Changed(t.Context(), tx, domain.BizArticle, cache.FieldLikes, map[int64]int64{1: 1})
 		tx.end(txRolledBack)
 		if h := e.hash(t, cc, 1); !maps.Equal(h, counterFields(domain.Counters{Likes: 3})) {
 			t.Fatalf("hash after a rollback: %v", h)
@@ -295,7 +319,7 @@ func TestCounters_ReadLoadsOnlyTheMissing(t *testing.T) {
 	if _, err := cc.Read(t.Context(), domain.BizArticle, []int64{40}, failing.load); !errors.Is(err, boom) {
 		t.Errorf("Read with a failing loader: %v, want %v", err, boom)
 	}
-	if e.exists(t, cc.Key(domain.BizArticle, 40)) {
+	if e.hasCounts(t, cc, 40) {
 		t.Error("a failed load was cached")
 	}
 }
@@ -466,72 +490,85 @@ func TestCounters_OverlappingBatchesLoadEachIDOnce(t *testing.T) {
 	}
 }
 
-// Acceptance: a fill that raced a change of this process — the change under way while the load
-// read PostgreSQL — does not survive, so the hash cannot keep a count that missed the change or
-// counted it twice; a change that was over before the load began keeps the fill.
+// Acceptance: a fill that raced a change — the change under way while the load read
+// PostgreSQL, made by this process or by another instance on the same Redis — does not survive,
+// so the hash cannot keep a count that missed the change or counted it twice; a change that was
+// over before the load began keeps the fill.
 func TestCounters_RefillRacingAChange(t *testing.T) {
 	t.Parallel()
+	// writer returns the Counters the change is made through: this process's, or another
+	// instance's (its own client, the same keyspace).
+	for _, where := range []string{"this process", "another instance"} {
+		writer := func(e *env, cc *cache.Counters) *cache.Counters {
+			if where == "this process" {
+				return cc
+			}
+			return cache.NewCounters(testenv.NewRedisClient(t, nil), e.ks, testPolicy, testenv.Logger(t))
+		}
 
-	t.Run("the change commits after the load read, and its increment finds no hash", func(t *testing.T) {
-		t.Parallel()
-		e, cc := newCounters(t, envOpts{})
-		p := newTruth(map[int64]domain.Counters{7: {Likes: 1}})
-		p.gate = newGate(t)
-		done := make(chan map[int64]domain.Counters, 1)
-		go func() {
-			got, _ := cc.Read(t.Context(), domain.BizArticle, []int64{7}, p.load)
-			done <- got
-		}()
-		recv(t, p.gate.entered, "the load to have read likes=1") // before the like
-		change(cc, 7, cache.FieldLikes, 1)                       // whole: begun, committed, no hash to increment, ended
-		p.set(7, domain.Counters{Likes: 2})
-		p.gate.open()
-		if got := recv(t, done, "the racing read"); got[7].Likes != 1 {
-			t.Fatalf("the racing read served %+v, want the likes=1 it loaded", got[7])
-		}
-		if e.exists(t, cc.Key(domain.BizArticle, 7)) {
-			t.Fatalf("the fill that missed the like survived: %v", e.hash(t, cc, 7))
-		}
-		p.gate = nil
-		if got := read(t, cc, p, 7); got[7].Likes != 2 {
-			t.Fatalf("next read: likes %d, want 2", got[7].Likes)
-		}
-		if h := e.hash(t, cc, 7); h[cache.FieldLikes] != "2" {
-			t.Fatalf("refilled hash %v, want like_cnt 2", h)
-		}
-	})
+		t.Run(where+": the change commits after the load read, and its increment finds no hash", func(t *testing.T) {
+			t.Parallel()
+			e, cc := newCounters(t, envOpts{})
+			w := writer(e, cc)
+			p := newTruth(map[int64]domain.Counters{7: {Likes: 1}})
+			p.gate = newGate(t)
+			done := make(chan map[int64]domain.Counters, 1)
+			go func() {
+				got, _ := cc.Read(t.Context(), domain.BizArticle, []int64{7}, p.load)
+				done <- got
+			}()
+			recv(t, p.gate.entered, "the load to have read likes=1") // before the like
+			change(w, 7, cache.FieldLikes, 1)                        // whole: begun, committed, no counts to increment, ended
+			p.set(7, domain.Counters{Likes: 2})
+			p.gate.open()
+			if got := recv(t, done, "the racing read"); got[7].Likes != 1 {
+				t.Fatalf("the racing read served %+v, want the likes=1 it loaded", got[7])
+			}
+			if e.hasCounts(t, cc, 7) {
+				t.Fatalf("the fill that missed the like survived: %v", e.rawHash(t, cc, 7))
+			}
+			p.gate = nil
+			if got := read(t, cc, p, 7); got[7].Likes != 2 {
+				t.Fatalf("next read: likes %d, want 2", got[7].Likes)
+			}
+			if h := e.hash(t, cc, 7); h[cache.FieldLikes] != "2" {
+				t.Fatalf("refilled hash %v, want like_cnt 2", h)
+			}
+		})
 
-	t.Run("the change committed before the load read, and increments the fill", func(t *testing.T) {
-		t.Parallel()
-		e, cc := newCounters(t, envOpts{})
-		p := newTruth(map[int64]domain.Counters{7: {Likes: 2}}) // already counts the like
-		tx := &fakeTx{}
-		cc.Changed(tx, domain.BizArticle, cache.FieldLikes, map[int64]int64{7: 1}) // committed in PostgreSQL, not yet mirrored
-		if got := read(t, cc, p, 7); got[7].Likes != 2 {
-			t.Fatalf("racing read: %+v", got[7])
-		}
-		if e.exists(t, cc.Key(domain.BizArticle, 7)) {
-			t.Fatalf("the fill of a count whose change was under way survived: %v", e.hash(t, cc, 7))
-		}
-		tx.end(txCommitted) // the increment finds no hash: it cannot count the like twice
-		if got := read(t, cc, p, 7); got[7].Likes != 2 {
-			t.Fatalf("next read: likes %d, want 2", got[7].Likes)
-		}
-		if h := e.hash(t, cc, 7); h[cache.FieldLikes] != "2" {
-			t.Fatalf("refilled hash %v, want like_cnt 2", h)
-		}
-	})
+		t.Run(where+": the change committed before the load read, and ends after the fill", func(t *testing.T) {
+			t.Parallel()
+			e, cc := newCounters(t, envOpts{})
+			w := writer(e, cc)
+			p := newTruth(map[int64]domain.Counters{7: {Likes: 2}}) // already counts the like
+			tx := &fakeTx{}
+			w.Changed(t.Context(), tx, domain.BizArticle, cache.FieldLikes, map[int64]int64{7: 1}) // committed in PostgreSQL, not yet mirrored
+			if got := read(t, cc, p, 7); got[7].Likes != 2 {
+				t.Fatalf("racing read: %+v", got[7])
+			}
+			if e.hasCounts(t, cc, 7) {
+				t.Fatalf("the fill of a count whose change was under way survived: %v", e.rawHash(t, cc, 7))
+			}
+			tx.end(txCommitted) // the increment finds no counts: it cannot count the like twice
+			if got := read(t, cc, p, 7); got[7].Likes != 2 {
+				t.Fatalf("next read: likes %d, want 2", got[7].Likes)
+			}
+			if h := e.hash(t, cc, 7); h[cache.FieldLikes] != "2" {
+				t.Fatalf("refilled hash %v, want like_cnt 2", h)
+			}
+		})
 
-	t.Run("a change over before the load began keeps the fill", func(t *testing.T) {
-		t.Parallel()
-		e, cc := newCounters(t, envOpts{})
-		change(cc, 7, cache.FieldLikes, 1)
-		p := newTruth(map[int64]domain.Counters{7: {Likes: 1}})
-		read(t, cc, p, 7)
-		if h := e.hash(t, cc, 7); h[cache.FieldLikes] != "1" {
-			t.Fatalf("hash after a read that raced nothing: %v", h)
-		}
-	})
+		t.Run(where+": a change over before the load began keeps the fill", func(t *testing.T) {
+			t.Parallel()
+			e, cc := newCounters(t, envOpts{})
+			change(writer(e, cc), 7, cache.FieldLikes, 1)
+			p := newTruth(map[int64]domain.Counters{7: {Likes: 1}})
+			read(t, cc, p, 7)
+			if h := e.hash(t, cc, 7); h[cache.FieldLikes] != "1" {
+				t.Fatalf("hash after a read that raced nothing: %v", h)
+			}
+		})
+	}
 }
 
 // allCommands records the commands a client sends, pipelined or not.
@@ -568,8 +605,9 @@ func (a *allCommands) names() []string {
 	return slices.Clone(a.cmd)
 }
 
-// Acceptance: a hash that missed its increment is dropped as soon as Redis answers again; one
-// whose change has an unknown outcome is served until PostgreSQL answers again, then dropped.
+// Acceptance: a hash that missed its increment is marked suspect as soon as Redis answers again,
+// and so is one whose change has an unknown outcome: the next read reloads it from PostgreSQL, and
+// serves it as it is only while PostgreSQL cannot answer.
 func TestCounters_Repair(t *testing.T) {
 	t.Parallel()
 
@@ -597,20 +635,32 @@ func TestCounters_Repair(t *testing.T) {
 
 	t.Run("an unknown commit outcome", func(t *testing.T) {
 		t.Parallel()
-		_, cc := newCounters(t, envOpts{})
+		e, cc := newCounters(t, envOpts{})
 		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
 			t.Fatal(err)
 		}
 		tx := &fakeTx{}
-		cc.Changed(tx, domain.BizArticle, cache.FieldLikes, map[int64]int64{7: 1})
+		cc.Changed(t.Context(), tx, domain.BizArticle, cache.FieldLikes, map[int64]int64{7: 1})
 		tx.end(txUnknown)
-		p := newTruth(map[int64]domain.Counters{7: {Likes: 2}, 8: {}})
-		if got := read(t, cc, p, 7); got[7].Likes != 1 || len(p.seen()) != 0 {
-			t.Fatalf("likes %d after %d loads; want the hash's 1 until PostgreSQL answers", got[7].Likes, len(p.seen()))
+		// PostgreSQL cannot answer: the suspect count is what there is, so it is served.
+		down := &truth{counts: map[int64]domain.Counters{}, err: errors.New("connection refused")}
+		for range 2 {
+			if got := read(t, cc, down, 7); got[7].Likes != 1 {
+				t.Fatalf("likes %d while PostgreSQL is down; want the suspect hash's 1", got[7].Likes)
+			}
 		}
-		read(t, cc, p, 8) // a load: PostgreSQL answers
+		if len(down.seen()) != 2 {
+			t.Errorf("%d loads tried while PostgreSQL was down, want one per read", len(down.seen()))
+		}
+		p := newTruth(map[int64]domain.Counters{7: {Likes: 2}})
 		if got := read(t, cc, p, 7); got[7].Likes != 2 {
 			t.Fatalf("likes %d once PostgreSQL answered, want 2", got[7].Likes)
+		}
+		if got := read(t, cc, p, 7); got[7].Likes != 2 || len(p.seen()) != 1 {
+			t.Fatalf("likes %d after %d loads; want the refilled hash's 2", got[7].Likes, len(p.seen()))
+		}
+		if h := e.rawHash(t, cc, 7); h["_s"] != "" {
+			t.Errorf("the refilled hash is still suspect: %v", h)
 		}
 	})
 }

@@ -2,17 +2,10 @@ package cache
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // Policy is how long entries live and how long a load may take.
@@ -32,6 +25,8 @@ type Policy struct {
 type Stats struct {
 	Hits, Misses, NullHits, Fallbacks, Loads, SharedLoads atomic.Int64
 	LocalHits                                             atomic.Int64 // answered by the in-process tier (also counted as Hits or NullHits)
+	StaleServed                                           atomic.Int64 // keys answered with a suspect cached value because their load failed
+	FillsSkipped                                          atomic.Int64 // fills dropped because a change landed after their lookup
 }
 
 // nullMarker is stored for keys whose value does not exist. JSON never starts with a NUL byte, so
@@ -42,6 +37,23 @@ const nullMarker = "\x00"
 type entry[V any] struct {
 	v    V
 	null bool
+}
+
+// observed is what one Redis lookup of a batch of keys found.
+type observed[V any] struct {
+	hits map[string]entry[V] // entries that answer reads
+	// seen holds, for every miss, the state a fill of the key must still find in Redis to be
+	// written (the key's fill guard: "" for an absent key, else a tombstone or generation token).
+	// A change that lands between the lookup and the fill changes that state, so the fill, which
+	// may hold data read before the change committed, is dropped (see ReadThrough's Delete).
+	seen map[string]string
+	// stale holds misses whose old value may still be served when the source of truth fails
+	// (counters marked suspect keep their counts for that).
+	stale map[string]V
+}
+
+func newObserved[V any](n int) observed[V] {
+	return observed[V]{hits: make(map[string]entry[V], n), seen: make(map[string]string, n)}
 }
 
 // readThrough is the one read-through path every cached kind's misses go through (ReadThrough's
@@ -66,18 +78,19 @@ type readThrough[V any] struct {
 	stats   *Stats
 	local   *local[V] // nil unless Policy.LocalTTL > 0
 	flights flights[V]
-	// lookup reads keys from Redis in one round trip: the entries found (values and null markers);
-	// missing keys are absent. An error means Redis failed; lookup logs it.
-	lookup func(ctx context.Context, keys []string) (map[string]entry[V], error)
+	// lookup reads keys from Redis in one round trip: what answers reads, and the fill guard of
+	// every miss. An error means Redis failed; lookup logs it.
+	lookup func(ctx context.Context, keys []string) (observed[V], error)
 }
 
-// fetchFunc loads keys from the source of truth in one go and, when writeBack, stores what it
-// loaded in Redis (a failed write is logged, not returned: the values are right either way). It
-// returns an entry for every key.
-type fetchFunc[V any] func(ctx context.Context, keys []string, writeBack bool) (map[string]entry[V], error)
+// fetchFunc loads keys from the source of truth in one go and, when seen is not nil, stores what
+// it loaded in Redis, each key only if Redis still holds the state seen gives for it (a failed
+// write is logged, not returned: the values are right either way). It returns an entry for every
+// key.
+type fetchFunc[V any] func(ctx context.Context, keys []string, seen map[string]string) (map[string]entry[V], error)
 
 func newReadThroughCore[V any](name string, policy Policy, log *slog.Logger, stats *Stats,
-	lookup func(ctx context.Context, keys []string) (map[string]entry[V], error)) *readThrough[V] {
+	lookup func(ctx context.Context, keys []string) (observed[V], error)) *readThrough[V] {
 	if policy.LoadTimeout <= 0 {
 		policy.LoadTimeout = 5 * time.Second
 	}
@@ -114,7 +127,8 @@ func (c *readThrough[V]) get(ctx context.Context, keys []string, fetch fetchFunc
 			return out, nil
 		}
 	}
-	found, err := c.lookup(ctx, rest)
+	got, err := c.lookup(ctx, rest)
+	found := got.hits
 	redisFailed := err != nil
 	misses := rest
 	if redisFailed {
@@ -167,17 +181,22 @@ func (c *readThrough[V]) get(ctx context.Context, keys []string, fetch fetchFunc
 }
 
 // load is one flight: Redis again (unless it just failed), then fetch for what is still missing.
+// The fill guards come from this second lookup, the last look at Redis before the source of truth
+// is read.
 func (c *readThrough[V]) load(ctx context.Context, keys []string, redisFailed bool, stamps map[string]uint64, fetch fetchFunc[V]) (map[string]entry[V], error) {
 	vals := make(map[string]entry[V], len(keys))
-	writeBack := !redisFailed
+	var got observed[V]
 	if !redisFailed {
-		found, err := c.lookup(ctx, keys)
-		// When Redis fails now, writing to it would most likely fail too: skip the write, the first
-		// read after it recovers fills the keys.
-		writeBack = err == nil
+		var err error
+		// When Redis fails now, writing to it would most likely fail too: got.seen stays nil, so
+		// nothing is written back; the first read after it recovers fills the keys.
+		got, err = c.lookup(ctx, keys)
+		if err != nil {
+			got = observed[V]{}
+		}
 		rest := make([]string, 0, len(keys))
 		for _, k := range keys {
-			if e, ok := found[k]; ok {
+			if e, ok := got.hits[k]; ok {
 				vals[k] = e
 			} else {
 				rest = append(rest, k)
@@ -188,9 +207,9 @@ func (c *readThrough[V]) load(ctx context.Context, keys []string, redisFailed bo
 		}
 	}
 	c.stats.Loads.Add(1)
-	loaded, err := fetch(ctx, keys, writeBack)
+	loaded, err := fetch(ctx, keys, got.seen)
 	if err != nil {
-		return nil, err
+		return c.serveStale(ctx, keys, vals, got.stale, err)
 	}
 	for _, k := range keys {
 		e := loaded[k]
@@ -198,6 +217,23 @@ func (c *readThrough[V]) load(ctx context.Context, keys []string, redisFailed bo
 		// Also while Redis is down: the in-process tier then spares PostgreSQL the repeats.
 		c.remember(k, e, stamps[k])
 	}
+	return vals, nil
+}
+
+// serveStale answers a flight whose load failed with the stale values Redis still held for every
+// one of its keys, if it held one for each; otherwise the load's error stands. Stale values are not
+// kept in process: the next read tries the source of truth again.
+func (c *readThrough[V]) serveStale(ctx context.Context, keys []string, vals map[string]entry[V], stale map[string]V, loadErr error) (map[string]entry[V], error) {
+	for _, k := range keys {
+		if _, ok := stale[k]; !ok {
+			return nil, loadErr
+		}
+	}
+	for _, k := range keys {
+		vals[k] = entry[V]{v: stale[k]}
+	}
+	c.stats.StaleServed.Add(int64(len(keys)))
+	c.log.WarnContext(ctx, "load failed; serving the last cached values", "cache", c.name, "keys", len(keys), "err", loadErr)
 	return vals, nil
 }
 
@@ -230,150 +266,6 @@ func (c *readThrough[V]) changing(keys ...string) {
 func (c *readThrough[V]) changed(keys ...string) {
 	if c.local != nil && len(keys) > 0 {
 		c.local.delete(keys...)
-	}
-}
-
-// ReadThrough is a Redis read-through cache for values of type V, one JSON string per key.
-//
-// A miss calls the loader through the shared read-through path (readThrough), so one process
-// loads a key at most once at a time however many requests want it, on a context detached from
-// the caller (with its own timeout). A loader returning domain.ErrNotFound is cached as a
-// short-lived null marker. When Redis itself fails (not a miss), the value is loaded and served
-// anyway, without trying to write it back. Failures to write the cache are logged, never returned.
-type ReadThrough[V any] struct {
-	rdb   redis.UniversalClient
-	rt    *readThrough[V]
-	Stats Stats
-}
-
-// NewReadThrough returns a read-through cache; name labels its log lines.
-func NewReadThrough[V any](rdb redis.UniversalClient, name string, policy Policy, log *slog.Logger) *ReadThrough[V] {
-	c := &ReadThrough[V]{rdb: rdb}
-	c.rt = newReadThroughCore[V](name, policy, log, &c.Stats, c.lookup)
-	return c
-}
-
-// Get returns the value under key, loading it with load on a miss.
-func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.Context) (V, error)) (V, error) {
-	var zero V
-	got, err := c.rt.get(ctx, []string{key}, func(ctx context.Context, _ []string, writeBack bool) (map[string]entry[V], error) {
-		v, err := load(ctx)
-		switch {
-		case errors.Is(err, domain.ErrNotFound):
-			if writeBack {
-				c.store(ctx, key, nullMarker, c.rt.policy.NullTTL, c.rt.policy.NullTTL/4)
-			}
-			return map[string]entry[V]{key: {null: true}}, nil
-		case err != nil:
-			return nil, err
-		}
-		if writeBack {
-			if raw, err := json.Marshal(v); err != nil {
-				c.rt.log.ErrorContext(ctx, "cache encode failed", "cache", c.rt.name, "key", key, "err", err)
-			} else {
-				c.store(ctx, key, string(raw), c.rt.policy.TTL, c.rt.policy.Jitter)
-			}
-		}
-		return map[string]entry[V]{key: {v: v}}, nil
-	})
-	if err != nil {
-		return zero, err
-	}
-	if e := got[key]; !e.null {
-		return e.v, nil
-	}
-	return zero, domain.ErrNotFound
-}
-
-// Put stores v under key for ttl plus jitter. With onlyIfAbsent it leaves an existing entry
-// alone (used to preload without overwriting fresher data).
-func (c *ReadThrough[V]) Put(ctx context.Context, key string, v V, ttl time.Duration, onlyIfAbsent bool) (err error) {
-	// Dropped now and again after the write (a read that fetched the old entry in between must not
-	// keep it); this instance's own value is kept only once Redis has it too.
-	c.rt.changing(key)
-	defer func() {
-		c.rt.changed(key)
-		if err == nil && !onlyIfAbsent && c.rt.local != nil {
-			c.rt.local.set(key, v, false)
-		}
-	}()
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("cache %s: encode: %w", c.rt.name, err)
-	}
-	exp := jittered(ttl, min(c.rt.policy.Jitter, ttl/4))
-	if onlyIfAbsent {
-		err = c.rdb.SetArgs(ctx, key, raw, redis.SetArgs{Mode: "NX", TTL: exp}).Err()
-		if errors.Is(err, redis.Nil) {
-			err = nil
-		}
-	} else {
-		err = c.rdb.Set(ctx, key, raw, exp).Err()
-	}
-	if err != nil {
-		return fmt.Errorf("cache %s: put: %w", c.rt.name, err)
-	}
-	return nil
-}
-
-// Delete removes keys. Callers write PostgreSQL first and then delete, so a failure here leaves an
-// entry that is at most one TTL stale; the error is returned for the caller to log.
-func (c *ReadThrough[V]) Delete(ctx context.Context, keys ...string) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	c.rt.changing(keys...)
-	defer c.rt.changed(keys...)
-	var err error
-	if len(keys) == 1 {
-		err = c.rdb.Del(ctx, keys[0]).Err()
-	} else {
-		// One DEL per key, pipelined: on a Redis Cluster the keys may lie in different slots,
-		// which one DEL cannot span (CROSSSLOT); go-redis sends each node its share.
-		_, err = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, k := range keys {
-				p.Del(ctx, k)
-			}
-			return nil
-		})
-	}
-	if err != nil {
-		return fmt.Errorf("cache %s: delete: %w", c.rt.name, err)
-	}
-	return nil
-}
-
-// lookup reads keys with one GET each (Get asks for one at a time).
-func (c *ReadThrough[V]) lookup(ctx context.Context, keys []string) (map[string]entry[V], error) {
-	out := make(map[string]entry[V], len(keys))
-	for _, key := range keys {
-		raw, err := c.rdb.Get(ctx, key).Result()
-		switch {
-		case errors.Is(err, redis.Nil):
-			continue
-		case err != nil:
-			if ctx.Err() == nil {
-				c.rt.log.WarnContext(ctx, "cache read failed, serving from the database", "cache", c.rt.name, "key", key, "err", err)
-			}
-			return nil, err
-		case raw == nullMarker:
-			out[key] = entry[V]{null: true}
-			continue
-		}
-		var v V
-		if err := json.Unmarshal([]byte(raw), &v); err != nil {
-			// A value written by an older, incompatible version: treat it as a miss and overwrite it.
-			c.rt.log.WarnContext(ctx, "cache decode failed", "cache", c.rt.name, "key", key, "err", err)
-			continue
-		}
-		out[key] = entry[V]{v: v}
-	}
-	return out, nil
-}
-
-func (c *ReadThrough[V]) store(ctx context.Context, key, value string, ttl, jitter time.Duration) {
-	if err := c.rdb.Set(ctx, key, value, jittered(ttl, jitter)).Err(); err != nil {
-		c.rt.log.WarnContext(ctx, "cache write failed", "cache", c.rt.name, "key", key, "err", err)
 	}
 }
 

@@ -2,6 +2,8 @@ package cache_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -76,6 +78,20 @@ func (e *env) exists(t *testing.T, key string) bool {
 		t.Fatalf("EXISTS %s: %v", key, err)
 	}
 	return n == 1
+}
+
+// holdsEntry reports whether key holds a value or a null marker (a tombstone left by an
+// invalidation holds neither: reads miss it).
+func (e *env) holdsEntry(t *testing.T, key string) bool {
+	t.Helper()
+	raw, err := e.rdb.Get(context.Background(), key).Result()
+	if errors.Is(err, redis.Nil) {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("GET %s: %v", key, err)
+	}
+	return !strings.HasPrefix(raw, "\x01")
 }
 
 // gate holds loads until opened. entered receives once, when the first load reaches the gate.

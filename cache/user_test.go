@@ -143,7 +143,7 @@ func TestUserCache_UsernameIsCaseInsensitiveAndInvalidateDropsAllKeys(t *testing
 	if err := uc.Invalidate(t.Context(), 9, "MixedCase", "Renamed"); err != nil {
 		t.Fatal(err)
 	}
-	if e.exists(t, nameKey) || e.exists(t, idKey) {
+	if e.holdsEntry(t, nameKey) || e.holdsEntry(t, idKey) {
 		t.Fatal("Invalidate left keys behind")
 	}
 }

@@ -19,9 +19,8 @@ import (
 
 // Cache lifetimes chosen by the article repository.
 const (
-	publishWarmTTL = 10 * time.Minute // a just-published article is about to be read by followers
-	preloadTTL     = time.Minute      // a guess: the author will likely open their newest article
-	maxTags        = 100              // size of the tag cloud
+	preloadTTL = time.Minute // a guess: the author will likely open their newest article
+	maxTags    = 100         // size of the tag cloud
 )
 
 // ArticleRepository stores articles in PostgreSQL with a read-through cache for details, a cache
@@ -86,13 +85,18 @@ func (r *ArticleRepository) CreateIn(ctx context.Context, stx service.Tx, a doma
 
 // GetBySlug returns the full article through the cache.
 func (r *ArticleRepository) GetBySlug(ctx context.Context, slug string) (domain.Article, error) {
-	return r.cache.BySlug(ctx, slug, func(ctx context.Context) (domain.Article, error) {
+	return r.cache.BySlug(ctx, slug, r.loadBySlug(slug))
+}
+
+// loadBySlug reads slug's article from PostgreSQL (the cache's loader).
+func (r *ArticleRepository) loadBySlug(slug string) func(context.Context) (domain.Article, error) {
+	return func(ctx context.Context) (domain.Article, error) {
 		row, err := r.q.ArticleGetBySlug(ctx, r.pool, slug)
 		if err != nil {
 			return domain.Article{}, wrapf(err, "get article %q", slug)
 		}
 		return articleFromRow(row), nil
-	})
+	}
 }
 
 // Update locks the article, applies change and writes the content guarded by the version it read.
@@ -218,13 +222,15 @@ func (r *ArticleRepository) Feed(ctx context.Context, followerID int64, p domain
 // from the author-page cache.
 func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) ([]domain.Article, int64, error) {
 	firstPage := p.Offset == 0 && p.Cursor == nil && p.Limit == domain.DefaultPageLimit
+	var cached cache.AuthorPage
 	if firstPage {
-		arts, total, ok, err := r.pages.Get(ctx, authorID, status)
-		if err != nil {
+		var err error
+		if cached, err = r.pages.Get(ctx, authorID, status); err != nil {
 			r.log.WarnContext(ctx, "author page cache read failed, serving from the database", "author_id", authorID, "err", err)
+			firstPage = false // Redis is failing: don't write back
 		}
-		if ok {
-			return arts, total, nil
+		if cached.Found {
+			return cached.Articles, cached.Total, nil
 		}
 	}
 	st := pgtype.Text{String: string(status), Valid: status != ""}
@@ -241,7 +247,7 @@ func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, st
 		out[i] = summaryFromRow(row)
 	}
 	if firstPage {
-		if err := r.pages.Set(ctx, authorID, status, out, total); err != nil {
+		if _, err := r.pages.Fill(ctx, authorID, status, cached, out, total); err != nil {
 			r.log.WarnContext(ctx, "author page cache write failed", "author_id", authorID, "err", err)
 		}
 	}
@@ -258,19 +264,9 @@ func (r *ArticleRepository) Tags(ctx context.Context) ([]string, error) {
 
 // Preload puts slug's full detail into the cache for a short while, unless an entry exists (a
 // guess that it will be read soon: it never replaces fresher data). An article that does not
-// exist, or a Redis that fails the check, leaves nothing to do.
+// exist, or a Redis that fails, leaves nothing to do.
 func (r *ArticleRepository) Preload(ctx context.Context, slug string) error {
-	if cached, err := r.cache.Has(ctx, slug); err != nil || cached {
-		return nil // already warm, or Redis is failing: either way nothing to gain
-	}
-	row, err := r.q.ArticleGetBySlug(ctx, r.pool, slug)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return wrapf(err, "preload article %q", slug)
-	}
-	return r.cache.Preload(ctx, articleFromRow(row), preloadTTL)
+	return r.cache.Preload(ctx, slug, preloadTTL, r.loadBySlug(slug))
 }
 
 // afterWrite brings the caches in line with tx's write once it has committed: drop (or, on
@@ -282,13 +278,14 @@ func (r *ArticleRepository) afterWrite(tx *Tx, a domain.Article, invalidateSlug 
 
 func (r *ArticleRepository) syncCaches(ctx context.Context, a domain.Article, invalidateSlug string) {
 	ctx = context.WithoutCancel(ctx)
-	if invalidateSlug != "" {
+	warm := a.Status == domain.StatusPublished && a.ID != 0
+	if invalidateSlug != "" && (!warm || invalidateSlug != a.Slug) { // a warm-up invalidates its slug itself
 		if err := r.cache.Invalidate(ctx, invalidateSlug); err != nil {
 			r.log.WarnContext(ctx, "article cache invalidation failed", "slug", invalidateSlug, "err", err)
 		}
 	}
-	if a.Status == domain.StatusPublished && a.ID != 0 {
-		if err := r.cache.Warm(ctx, a, publishWarmTTL); err != nil {
+	if warm {
+		if err := r.cache.Refresh(ctx, a.Slug, r.loadBySlug(a.Slug)); err != nil {
 			r.log.WarnContext(ctx, "article cache warm-up failed", "slug", a.Slug, "err", err)
 		}
 	}

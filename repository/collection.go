@@ -84,7 +84,7 @@ func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 		for _, a := range articles {
 			deltas[a] = -1
 		}
-		r.counters.Changed(tx, domain.BizArticle, cache.FieldCollects, deltas)
+		r.counters.Changed(ctx, tx, domain.BizArticle, cache.FieldCollects, deltas)
 		for _, a := range articles {
 			if err := queries.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: a, Delta: -1}); err != nil {
 				return wrapf(err, "uncount collect of article %d", a)
@@ -121,7 +121,7 @@ func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articl
 		if !add {
 			delta = -1
 		}
-		r.counters.Changed(tx, domain.BizArticle, cache.FieldCollects, map[int64]int64{articleID: delta})
+		r.counters.Changed(ctx, tx, domain.BizArticle, cache.FieldCollects, map[int64]int64{articleID: delta})
 		return wrapf(queries.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: articleID, Delta: delta}),
 			"count collect of article %d", articleID)
 	})

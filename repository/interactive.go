@@ -52,7 +52,7 @@ func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id,
 		if !on {
 			delta = -1
 		}
-		r.counters.Changed(tx, biz, cache.FieldLikes, map[int64]int64{id: delta})
+		r.counters.Changed(ctx, tx, biz, cache.FieldLikes, map[int64]int64{id: delta})
 		return wrapf(queries.InteractiveAddLikes(ctx, tx, dao.InteractiveAddLikesParams{Biz: string(biz), BizID: id, Delta: delta}),
 			"count like of %s %d", biz, id)
 	})

@@ -40,7 +40,7 @@ func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []
 		ids[i], articles[i] = ev.ID, ev.ArticleID
 	}
 	// One autocommitted statement, not a unit of work: the counters cache is told around it.
-	change := r.counters.Changing(domain.BizArticle, articles...)
+	change := r.counters.Changing(ctx, domain.BizArticle, articles...)
 	defer change.Done()
 	// The statement does not die with ctx. A consumer stopped between PostgreSQL's commit and its
 	// answer would otherwise fail here without touching Redis, and the retry would find every id

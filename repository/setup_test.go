@@ -2,6 +2,7 @@ package repository_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,13 +96,38 @@ func (e *env) idKey(id int64) string { return e.ks.Key("user", "id", strconv.For
 
 func (e *env) nameKey(name string) string { return e.ks.Key("user", "name", strings.ToLower(name)) }
 
+// exists reports whether key holds a cache entry that reads can use: a value or null marker (not
+// an invalidation's tombstone), or a hash holding counts or pages (not bookkeeping alone: fields
+// starting with "_" are the caches' fill guards).
 func (e *env) exists(t *testing.T, key string) bool {
 	t.Helper()
-	n, err := e.rdb.Exists(context.Background(), key).Result()
+	ctx := context.Background()
+	typ, err := e.rdb.Type(ctx, key).Result()
 	if err != nil {
-		t.Fatalf("EXISTS %s: %v", key, err)
+		t.Fatalf("TYPE %s: %v", key, err)
 	}
-	return n == 1
+	switch typ {
+	case "none":
+		return false
+	case "string":
+		raw, err := e.rdb.Get(ctx, key).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			t.Fatalf("GET %s: %v", key, err)
+		}
+		return err == nil && !strings.HasPrefix(raw, "\x01")
+	case "hash":
+		fields, err := e.rdb.HKeys(ctx, key).Result()
+		if err != nil {
+			t.Fatalf("HKEYS %s: %v", key, err)
+		}
+		for _, f := range fields {
+			if f == "_v" || !strings.HasPrefix(f, "_") {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 func (e *env) pttl(t *testing.T, key string) time.Duration {
