@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,29 +20,23 @@ const (
 	FieldCollects = "collect_cnt"
 )
 
-//go:embed lua/counters_begin.lua
-var countersBeginSrc string
-
-//go:embed lua/counters_end.lua
-var countersEndSrc string
-
-//go:embed lua/counters_fill.lua
-var countersFillSrc string
+//go:embed lua/counters_store.lua
+var countersStoreSrc string
 
 //go:embed lua/counters_suspect.lua
 var countersSuspectSrc string
 
 var (
-	countersBegin   = redis.NewScript(countersBeginSrc)
-	countersEnd     = redis.NewScript(countersEndSrc)
-	countersFill    = redis.NewScript(countersFillSrc)
+	countersStore   = redis.NewScript(countersStoreSrc)
 	countersSuspect = redis.NewScript(countersSuspectSrc)
 )
 
-// changeMaxInFlight bounds how long a change may stay between its begin and its end: the marker a
-// begin leaves lives this long at least (a process that dies mid-change cannot block fills for
-// longer). Units of work and the read batches end far sooner.
-const changeMaxInFlight = time.Minute
+// CounterRow is one item's counter row as PostgreSQL holds it: the counts and the row's version,
+// which every change moves under the row's lock (so versions follow commit order).
+type CounterRow struct {
+	domain.Counters
+	Version int64
+}
 
 // Counters keeps the interaction counters in Redis — one hash per item, with an in-process tier
 // of up to a second in front — coherent with PostgreSQL, which holds the truth, across every
@@ -51,35 +44,36 @@ const changeMaxInFlight = time.Minute
 // Redis and the in-process tier follow. One per process, shared by every repository that reads or
 // changes counts.
 //
+// A hash holds a whole counter row and its version (_ver). Every write of a hash — a read's fill
+// or a committed change's new row — is the row at some version, and is stored only if newer than
+// what the hash holds (lua/counters_store.lua). So no interleaving of loads, commits and writes,
+// on any number of instances, can take a hash back in time: a fill that read the row before a
+// change loses to the change's row, and a change's row that arrives late loses to a fill that
+// already counted it. Changes write their row even when no hash exists, so a read right after a
+// like is a hit.
+//
+// A change whose row could not be written (Redis down or timing out), or whose commit's outcome
+// is unknown, may be missing from the hash: the hash is then marked suspect (_s, with a token) as
+// soon as Redis answers. Reads reload a suspect hash, serve it as it is only while PostgreSQL
+// cannot answer, and lift the mark with a fill whose lookup saw it (the load then read PostgreSQL
+// after the mark).
+//
 // Its methods' contracts:
 //
 //   - Read(ctx, biz, ids, load) returns the counters of every id. Hits come from the in-process
 //     tier or Redis (one round trip for the batch); every miss goes through the shared read-through
 //     path: ids this process is already loading are joined, the others are loaded with ONE call of
 //     load, whatever the number of concurrent readers (load runs detached from the caller, bounded
-//     by Policy.LoadTimeout). Ids that load leaves out count zero, and are cached as zeros. The
-//     loaded hashes are written back, guarded (below). When Redis fails, every id is loaded and
-//     nothing is written back; when load fails and Redis still holds suspect counts for every id,
-//     those are served; otherwise load's error is returned as is.
-//   - Changed(ctx, tx, biz, field, deltas) registers on the unit of work tx that field of each id
-//     in deltas moves by its delta when tx commits. Call it inside the unit of work, before it
-//     commits: it marks the hashes as changing at once (see Changing); after the commit they are
-//     incremented; when the commit's outcome is unknown they are marked suspect; on rollback the
-//     mark is lifted. Nothing is returned: failures are logged and repaired.
-//   - Changing(ctx, biz, ids...) is the same for a change that is not made in a Tx (a single
-//     autocommitted statement): call it before the statement runs, then Committed(ctx, field,
-//     deltas) once it has (or Unknown(ctx) when its outcome is unknown), and Done() in every case.
+//     by Policy.LoadTimeout). Ids that load leaves out count zero at version 0. When Redis fails,
+//     every id is loaded and nothing is written back; when load fails and Redis still holds suspect
+//     counts for every id, those are served; otherwise load's error is returned as is.
+//   - Changed(tx, biz, rows) registers on the unit of work tx the rows its change left (as the
+//     statements returned them): after the commit they are written; when the commit's outcome is
+//     unknown the hashes are marked suspect. Nothing is returned: failures are logged and repaired.
+//   - Stored(ctx, biz, rows) and Suspect(ctx, biz, ids...) do the same for a change not made in a
+//     Tx (one autocommitted statement): after it succeeded, or when its outcome is unknown.
 //   - Fill(ctx, biz, counters) writes whole hashes unconditionally (for seeding and tests);
 //     Key(biz, id) names an item's hash.
-//
-// What it guarantees, whichever instances read and write: a fill never overwrites a newer count.
-// Besides the counts (and _v, "counts present"), a hash holds _w, the changes in flight (set
-// before their commit, cleared after their increment), and _g, a generation moved by every change
-// and every suspicion. A read remembers the generation its lookup saw; its fill is dropped if a
-// change is in flight, or if the generation moved, or if the hash already holds trusted counts
-// (scripts in lua/counters_*.lua). An increment that may have been lost (Redis down or timing
-// out, a commit of unknown outcome) marks the hash suspect (_s) as soon as Redis answers: reads
-// then reload it, and serve it as it is only while PostgreSQL cannot answer.
 //
 // Every change of a hash this process makes passes through the read-through path's changing and
 // changed hooks, which is where the in-process copies are dropped.
@@ -91,7 +85,7 @@ type Counters struct {
 	log    *slog.Logger
 	rt     *readThrough[domain.Counters]
 
-	repair repairSet // hashes whose increment may have been lost, to mark suspect once Redis answers
+	repair repairSet // hashes a change may be missing from, to mark suspect once Redis answers
 
 	Stats Stats
 }
@@ -100,20 +94,19 @@ type Counters struct {
 type Tx interface {
 	AfterCommit(fn func(ctx context.Context))
 	IfCommitUnknown(fn func(ctx context.Context))
-	Finally(fn func())
 }
 
-// CountersLoader loads the counters of ids from PostgreSQL in one query; ids without a row may be
-// left out (they count zero).
-type CountersLoader func(ctx context.Context, ids []int64) (map[int64]domain.Counters, error)
+// CountersLoader loads the counter rows of ids from PostgreSQL in one query; ids without a row may
+// be left out (they count zero, at version 0).
+type CountersLoader func(ctx context.Context, ids []int64) (map[int64]CounterRow, error)
 
 // countersLocalTTL caps the in-process tier for counters: counts move far more often than article
-// or user entries, so another instance's likes should show within a second.
+// or user entries.
 const countersLocalTTL = time.Second
 
-// NewCounters returns the counters component; hashes live for the policy's TTL plus jitter. With
-// Policy.LocalTTL set, counters are also kept in process for up to a second, and every change this
-// process makes drops its local copy at once.
+// NewCounters returns the counters component; hashes live for the policy's TTL plus jitter after
+// their last write. With Policy.LocalTTL set, counters are also kept in process for up to a
+// second, and every change this process makes drops its local copy at once.
 func NewCounters(rdb redis.UniversalClient, ks Keyspace, policy Policy, log *slog.Logger) *Counters {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -147,7 +140,7 @@ func (c *Counters) Read(ctx context.Context, biz domain.Biz, ids []int64, load C
 	return out, nil
 }
 
-// fetch is one load of missing hashes, and their guarded fill (when seen is not nil).
+// fetch is one load of missing hashes, and their fill (when seen is not nil).
 func (c *Counters) fetch(ctx context.Context, keys []string, idOf map[string]int64, seen map[string]string, load CountersLoader) (map[string]entry[domain.Counters], error) {
 	ids := make([]int64, len(keys))
 	for i, k := range keys {
@@ -158,129 +151,90 @@ func (c *Counters) fetch(ctx context.Context, keys []string, idOf map[string]int
 		return nil, err
 	}
 	out := make(map[string]entry[domain.Counters], len(keys))
+	rows := make(map[string]CounterRow, len(keys))
 	for _, k := range keys {
-		out[k] = entry[domain.Counters]{v: loaded[idOf[k]]}
+		row := loaded[idOf[k]]
+		out[k], rows[k] = entry[domain.Counters]{v: row.Counters}, row
 	}
 	if seen == nil {
 		return out, nil
 	}
-	if err := c.fill(ctx, out, seen); err != nil {
+	if err := c.store(ctx, rows, storeFill, seen); err != nil {
 		c.log.WarnContext(ctx, "counter cache fill failed", "err", err)
 	}
 	return out, nil
 }
 
-// Changed registers a count change made in tx (see Counters).
-func (c *Counters) Changed(ctx context.Context, tx Tx, biz domain.Biz, field string, deltas map[int64]int64) {
-	if len(deltas) == 0 {
+// Changed registers a count change made in tx, and the rows it left (see Counters).
+func (c *Counters) Changed(tx Tx, biz domain.Biz, rows map[int64]CounterRow) {
+	if len(rows) == 0 {
 		return
 	}
-	ids := make([]int64, 0, len(deltas))
-	for id := range deltas {
-		ids = append(ids, id)
-	}
-	ch := c.Changing(ctx, biz, ids...)
-	tx.AfterCommit(func(ctx context.Context) { ch.Committed(ctx, field, deltas) })
-	tx.IfCommitUnknown(func(ctx context.Context) { ch.Unknown(ctx) })
-	tx.Finally(ch.Done)
+	tx.AfterCommit(func(ctx context.Context) { c.Stored(ctx, biz, rows) })
+	tx.IfCommitUnknown(func(ctx context.Context) {
+		ids := make([]int64, 0, len(rows))
+		for id := range rows {
+			ids = append(ids, id)
+		}
+		c.Suspect(ctx, biz, ids...)
+	})
 }
 
-// CountChange is a change of counts under way (see Counters.Changing).
-type CountChange struct {
-	c     *Counters
-	biz   domain.Biz
-	keys  []string
-	ended atomic.Bool
-}
-
-// Changing marks the counts of ids as about to change, in Redis, so that no read fills them until
-// the change has ended (see Counters). If Redis fails, the hashes are marked suspect once it
-// answers again.
-func (c *Counters) Changing(ctx context.Context, biz domain.Biz, ids ...int64) *CountChange {
-	keys, _ := c.keys(biz, ids)
-	calls := make([]scriptCall, len(keys))
-	for i, k := range keys {
-		calls[i] = scriptCall{key: k, args: []any{changeMaxInFlight.Milliseconds()}}
-	}
-	if err := runScript(context.WithoutCancel(ctx), c.rdb, countersBegin, calls); err != nil {
-		c.log.WarnContext(ctx, "counter cache: marking a change failed", "biz", biz, "items", len(keys), "err", err)
-		c.distrust(ctx, keys...)
-	}
-	return &CountChange{c: c, biz: biz, keys: keys}
-}
-
-// Committed mirrors the committed change into the hashes: field of each id moves by its delta,
-// where the hash holds counts, and the change ends. A failed increment (which may also have run)
-// leaves the hashes untrustworthy: they are marked suspect once Redis answers again.
-func (ch *CountChange) Committed(ctx context.Context, field string, deltas map[int64]int64) {
-	byKey := make(map[string]int64, len(deltas))
-	for id, d := range deltas {
-		byKey[ch.c.Key(ch.biz, id)] = d
-	}
-	calls := make([]scriptCall, len(ch.keys))
-	for i, k := range ch.keys {
-		calls[i] = scriptCall{key: k, args: []any{field, byKey[k], 0}}
-	}
-	ch.end(ctx, calls)
-}
-
-// Unknown ends a change that may or may not have been committed: its hashes are marked suspect,
-// so the next reads reload them from PostgreSQL (and serve them as they are while it is down).
-func (ch *CountChange) Unknown(ctx context.Context) {
-	calls := make([]scriptCall, len(ch.keys))
-	for i, k := range ch.keys {
-		calls[i] = scriptCall{key: k, args: []any{FieldLikes, 0, 1}}
-	}
-	ch.end(ctx, calls)
-}
-
-// Done ends the change if Committed or Unknown has not (a rollback): the counts did not move. It
-// may be called more than once.
-func (ch *CountChange) Done() {
-	calls := make([]scriptCall, len(ch.keys))
-	for i, k := range ch.keys {
-		calls[i] = scriptCall{key: k, args: []any{FieldLikes, 0, 0}}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	ch.end(ctx, calls)
-}
-
-func (ch *CountChange) end(ctx context.Context, calls []scriptCall) {
-	if ch.ended.Swap(true) {
+// Stored writes the rows a committed change left (see Counters).
+func (c *Counters) Stored(ctx context.Context, biz domain.Biz, rows map[int64]CounterRow) {
+	if len(rows) == 0 {
 		return
 	}
-	c := ch.c
 	ctx = context.WithoutCancel(ctx)
-	c.rt.changing(ch.keys...)
-	err := runScript(ctx, c.rdb, countersEnd, calls)
-	c.rt.changed(ch.keys...)
+	byKey := make(map[string]CounterRow, len(rows))
+	keys := make([]string, 0, len(rows))
+	for id, row := range rows {
+		k := c.Key(biz, id)
+		byKey[k] = row
+		keys = append(keys, k)
+	}
+	c.rt.changing(keys...)
+	err := c.store(ctx, byKey, storeChange, nil)
+	c.rt.changed(keys...)
 	if err != nil {
-		c.log.WarnContext(ctx, "counter cache update failed", "biz", ch.biz, "items", len(ch.keys), "err", err)
-		c.distrust(ctx, ch.keys...)
+		c.log.WarnContext(ctx, "counter cache update failed", "biz", biz, "items", len(rows), "err", err)
+		c.distrust(ctx, keys...)
 		return
 	}
 	c.suspectDistrusted(ctx) // Redis just answered
 }
 
+// Suspect marks the hashes of ids suspect: a change of unknown outcome may be missing from them.
+// If Redis fails, they are marked once it answers again.
+func (c *Counters) Suspect(ctx context.Context, biz domain.Biz, ids ...int64) {
+	keys, _ := c.keys(biz, ids)
+	ctx = context.WithoutCancel(ctx)
+	if err := c.suspect(ctx, keys); err != nil {
+		c.log.WarnContext(ctx, "counter cache: marking hashes suspect failed; retrying once Redis answers", "items", len(keys), "err", err)
+		c.distrust(ctx, keys...)
+	}
+}
+
 // Fill writes whole hashes, each with its TTL plus jitter, replacing what they held.
 func (c *Counters) Fill(ctx context.Context, biz domain.Biz, counters map[int64]domain.Counters) error {
-	byKey := make(map[string]entry[domain.Counters], len(counters))
-	seen := make(map[string]string, len(counters))
+	rows := make(map[string]CounterRow, len(counters))
 	keys := make([]string, 0, len(counters))
 	for id, n := range counters {
 		k := c.Key(biz, id)
-		byKey[k] = entry[domain.Counters]{v: n}
-		seen[k] = fillUnconditionally
+		rows[k] = CounterRow{Counters: n}
 		keys = append(keys, k)
 	}
 	c.rt.changing(keys...)
 	defer c.rt.changed(keys...)
-	return c.fill(ctx, byKey, seen)
+	return c.store(ctx, rows, storeForce, nil)
 }
 
-// fillUnconditionally, as a fill's seen generation, makes the fill replace whatever the hash holds.
-const fillUnconditionally = "*"
+// The modes of lua/counters_store.lua.
+const (
+	storeChange = "change"
+	storeFill   = "fill"
+	storeForce  = "force"
+)
 
 // keys returns the hash keys of ids, without repeats, and the id of each key.
 func (c *Counters) keys(biz domain.Biz, ids []int64) ([]string, map[string]int64) {
@@ -296,13 +250,13 @@ func (c *Counters) keys(biz domain.Biz, ids []int64) ([]string, map[string]int64
 	return keys, idOf
 }
 
-// lookup reads the hashes of keys in one round trip. Once Redis has answered, the hashes whose
-// increments may have been lost are marked suspect, and what was just read of them is a miss.
+// lookup reads the hashes of keys in one round trip. Once Redis has answered, the hashes a change
+// may be missing from are marked suspect, and what was just read of them is a miss.
 func (c *Counters) lookup(ctx context.Context, keys []string) (observed[domain.Counters], error) {
 	cmds := make([]*redis.SliceCmd, len(keys))
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
-			cmds[i] = p.HMGet(ctx, k, FieldReads, FieldLikes, FieldCollects, "_v", "_s", "_g")
+			cmds[i] = p.HMGet(ctx, k, FieldReads, FieldLikes, FieldCollects, "_ver", "_s")
 		}
 		return nil
 	})
@@ -316,54 +270,59 @@ func (c *Counters) lookup(ctx context.Context, keys []string) (observed[domain.C
 	out := newObserved[domain.Counters](len(keys))
 	for i, k := range keys {
 		vals := cmds[i].Val()
-		if len(vals) != 6 {
+		if len(vals) != 5 || vals[3] == nil {
 			out.seen[k] = ""
 			continue
 		}
 		counts := domain.Counters{Reads: toInt(vals[0]), Likes: toInt(vals[1]), Collects: toInt(vals[2])}
-		present, suspect := vals[3] != nil, vals[4] != nil || suspected[k]
-		gen, _ := vals[5].(string)
-		switch {
-		case present && !suspect:
+		token, suspect := vals[4].(string)
+		if !suspect && suspected[k] == "" {
 			out.hits[k] = entry[domain.Counters]{v: counts}
-		case present:
-			if out.stale == nil {
-				out.stale = make(map[string]domain.Counters)
-			}
-			out.stale[k] = counts
-			out.seen[k] = gen
-		default:
-			out.seen[k] = gen
+			continue
 		}
+		if !suspect {
+			token = suspected[k]
+		}
+		if out.stale == nil {
+			out.stale = make(map[string]domain.Counters)
+		}
+		out.stale[k], out.seen[k] = counts, token
 	}
 	return out, nil
 }
 
-// fill writes loaded hashes, each only if its guard holds (lua/counters_fill.lua), with its TTL:
-// one script per hash, in one plain pipeline. (Not MULTI/EXEC: a transaction over many keys is
-// refused by a Redis Cluster when they lie in several slots; a pipeline is split by node.)
-func (c *Counters) fill(ctx context.Context, counters map[string]entry[domain.Counters], seen map[string]string) error {
-	calls := make([]scriptCall, 0, len(counters))
-	for k, e := range counters {
+// store writes rows with lua/counters_store.lua in mode (seen: the suspicion each fill's lookup
+// saw), one script per hash in one plain pipeline. (Not MULTI/EXEC: a transaction over many keys
+// is refused by a Redis Cluster when they lie in several slots; a pipeline is split by node.)
+func (c *Counters) store(ctx context.Context, rows map[string]CounterRow, mode string, seen map[string]string) error {
+	calls := make([]scriptCall, 0, len(rows))
+	for k, row := range rows {
 		ttl := max(jittered(c.ttl, c.jitter).Milliseconds(), 1)
-		n := e.v
-		calls = append(calls, scriptCall{key: k, args: []any{ttl, seen[k], n.Reads, n.Likes, n.Collects}})
+		calls = append(calls, scriptCall{key: k, args: []any{ttl, row.Version, row.Reads, row.Likes, row.Collects, mode, seen[k]}})
 	}
-	if err := runScript(ctx, c.rdb, countersFill, calls); err != nil {
-		return fmt.Errorf("counters: fill: %w", err)
+	if err := runScript(ctx, c.rdb, countersStore, calls); err != nil {
+		return fmt.Errorf("counters: store: %w", err)
 	}
 	return nil
 }
 
-// suspect marks hashes suspect (lua/counters_suspect.lua).
+// suspect marks hashes suspect, each with a token of its own (lua/counters_suspect.lua), and
+// returns the tokens.
 func (c *Counters) suspect(ctx context.Context, keys []string) error {
+	_, err := c.suspectTokens(ctx, keys)
+	return err
+}
+
+func (c *Counters) suspectTokens(ctx context.Context, keys []string) (map[string]string, error) {
 	c.rt.changing(keys...)
 	defer c.rt.changed(keys...)
+	tokens := make(map[string]string, len(keys))
 	calls := make([]scriptCall, len(keys))
 	for i, k := range keys {
-		calls[i] = scriptCall{key: k}
+		tokens[k] = newToken()
+		calls[i] = scriptCall{key: k, args: []any{tokens[k]}}
 	}
-	return runScript(ctx, c.rdb, countersSuspect, calls)
+	return tokens, runScript(ctx, c.rdb, countersSuspect, calls)
 }
 
 // scriptCall is one run of a single-key script.

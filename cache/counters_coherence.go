@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// repairSet remembers the hashes whose increment may have been lost while Redis was failing,
-// until they are marked suspect. Without it such a hash would show a wrong count until it expires.
+// repairSet remembers the hashes a change may be missing from (its write failed while Redis was
+// failing), until they are marked suspect. Without it such a hash would show a wrong count until
+// it expires.
 type repairSet struct {
 	n        atomic.Int64 // len(items), read without the lock on every counter read
 	failedAt atomic.Int64 // unix nanoseconds of the last failed marking: wait a little before the next try
@@ -59,22 +60,19 @@ func (c *Counters) distrust(ctx context.Context, keys ...string) {
 	}
 }
 
-// suspectDistrusted marks the distrusted hashes suspect and returns those it marked. Call it only
-// right after Redis answered; what cannot be marked now is kept for later.
-func (c *Counters) suspectDistrusted(ctx context.Context) map[string]bool {
+// suspectDistrusted marks the distrusted hashes suspect and returns the token each got. Call it
+// only right after Redis answered; what cannot be marked now is kept for later.
+func (c *Counters) suspectDistrusted(ctx context.Context) map[string]string {
 	if c.repair.n.Load() == 0 || time.Since(time.Unix(0, c.repair.failedAt.Load())) < 500*time.Millisecond {
 		return nil // nothing to mark, or Redis just failed
 	}
 	keys := c.repair.take()
-	if err := c.suspect(context.WithoutCancel(ctx), keys); err != nil {
+	tokens, err := c.suspectTokens(context.WithoutCancel(ctx), keys)
+	if err != nil {
 		c.distrust(ctx, keys...)
 		c.repair.failedAt.Store(time.Now().UnixNano())
 		c.log.WarnContext(ctx, "marking distrusted counter hashes failed; retrying later", "err", err)
 		return nil
 	}
-	marked := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		marked[k] = true
-	}
-	return marked
+	return tokens
 }

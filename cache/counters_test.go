@@ -29,12 +29,12 @@ func newCounters(t *testing.T, o envOpts) (*env, *cache.Counters) {
 }
 
 // hash reads an item's whole counter hash straight from Redis.
-// hash returns the counts an item's hash holds (its bookkeeping fields, _v _w _g _s, left out):
+// hash returns the counts an item's hash holds (its bookkeeping fields, _ver and _s, left out):
 // empty when it holds none.
 func (e *env) hash(t *testing.T, cc *cache.Counters, id int64) map[string]string {
 	t.Helper()
 	h := e.rawHash(t, cc, id)
-	if h["_v"] == "" {
+	if h["_ver"] == "" {
 		return map[string]string{}
 	}
 	maps.DeleteFunc(h, func(k, _ string) bool { return strings.HasPrefix(k, "_") })
@@ -128,39 +128,61 @@ func (f *fakeTx) end(how txEnd) {
 	}
 }
 
-// change makes one committed change of field of id by delta, as a repository's unit of work does.
-func change(cc *cache.Counters, id int64, field string, delta int64) {
+// change makes one committed change of field of id by delta in p (the fake PostgreSQL) and hands
+// the row it left to cc, as a repository's unit of work does.
+func change(cc *cache.Counters, p *truth, id int64, field string, delta int64) {
 	tx := &fakeTx{}
-	cc.Changed(context.Background(), tx, domain.BizArticle, field, map[int64]int64{id: delta})
+	cc.Changed(tx, domain.BizArticle, map[int64]cache.CounterRow{id: p.apply(id, field, delta)})
 	tx.end(txCommitted)
 }
 
-// truth is a fake PostgreSQL: the counters a loader returns, and the loads it served.
+// truth is a fake PostgreSQL: the counter rows a loader returns (each change moves a row's
+// version, as the interactives table does), and the loads it served.
 type truth struct {
-	mu     sync.Mutex
-	counts map[int64]domain.Counters
-	loads  [][]int64
-	gate   *gate // nil: answer at once; else hold every load (after reading the counts) until open
-	err    error
+	mu       sync.Mutex
+	counts   map[int64]domain.Counters
+	versions map[int64]int64
+	loads    [][]int64
+	gate     *gate // nil: answer at once; else hold every load (after reading the rows) until open
+	err      error
 }
 
 func newTruth(counts map[int64]domain.Counters) *truth {
-	return &truth{counts: maps.Clone(counts)}
+	return &truth{counts: maps.Clone(counts), versions: map[int64]int64{}}
 }
 
-func (p *truth) set(id int64, c domain.Counters) {
+// set replaces id's counts, as a change would.
+func (p *truth) set(id int64, c domain.Counters) cache.CounterRow {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.counts[id] = c
+	p.versions[id]++
+	return cache.CounterRow{Counters: c, Version: p.versions[id]}
 }
 
-func (p *truth) load(ctx context.Context, ids []int64) (map[int64]domain.Counters, error) {
+// apply moves field of id by delta and returns the row it leaves.
+func (p *truth) apply(id int64, field string, delta int64) cache.CounterRow {
+	p.mu.Lock()
+	c := p.counts[id]
+	p.mu.Unlock()
+	switch field {
+	case cache.FieldReads:
+		c.Reads += delta
+	case cache.FieldLikes:
+		c.Likes += delta
+	default:
+		c.Collects += delta
+	}
+	return p.set(id, c)
+}
+
+func (p *truth) load(ctx context.Context, ids []int64) (map[int64]cache.CounterRow, error) {
 	p.mu.Lock()
 	p.loads = append(p.loads, slices.Clone(ids))
-	out := make(map[int64]domain.Counters)
+	out := make(map[int64]cache.CounterRow)
 	for _, id := range ids {
 		if c, ok := p.counts[id]; ok {
-			out[id] = c
+			out[id] = cache.CounterRow{Counters: c, Version: p.versions[id]}
 		}
 	}
 	err := p.err
@@ -188,32 +210,30 @@ func read(t *testing.T, cc *cache.Counters, p *truth, ids ...int64) map[int64]do
 	return got
 }
 
-// Acceptance: a committed change increments a counter only when the item's hash exists, so a hash
-// can never be re-created holding a single field (which would then read as zeros for the others).
-func TestCounters_IncrementOnlyWhenHashExists(t *testing.T) {
+// Acceptance: a committed change stores the whole row it left, whether or not the item's hash
+// existed, so the next read is a hit; rows arriving out of order never take the hash back.
+func TestCounters_ChangesStoreTheirRows(t *testing.T) {
 	t.Parallel()
+	noLoad := &truth{err: errors.New("a hit was expected, not a load")}
 
-	t.Run("missing hash: no counts created", func(t *testing.T) {
+	t.Run("missing hash: the change's row is stored", func(t *testing.T) {
 		t.Parallel()
 		e, cc := newCounters(t, envOpts{})
-		for _, delta := range []int64{1, -1} {
-			change(cc, 1, cache.FieldLikes, delta)
+		p := newTruth(map[int64]domain.Counters{1: {Reads: 5}})
+		change(cc, p, 1, cache.FieldLikes, 1)
+		if got := read(t, cc, noLoad, 1); got[1] != (domain.Counters{Reads: 5, Likes: 1}) {
+			t.Fatalf("read after the change: %+v", got[1])
 		}
-		if e.hasCounts(t, cc, 1) {
-			t.Fatalf("an increment of a missing hash created counts %v", e.rawHash(t, cc, 1))
-		}
-		if d := e.pttl(t, cc.Key(domain.BizArticle, 1)); d <= 0 || d > time.Minute {
-			t.Errorf("the change's marker lives %v, want at most a minute", d)
+		if d := e.pttl(t, cc.Key(domain.BizArticle, 1)); d <= 0 {
+			t.Errorf("PTTL %v: the hash has no expiry", d)
 		}
 	})
 
-	t.Run("existing hash: only that field moves", func(t *testing.T) {
+	t.Run("existing hash: each change's row replaces it", func(t *testing.T) {
 		t.Parallel()
 		e, cc := newCounters(t, envOpts{})
-		start := domain.Counters{Reads: 10, Likes: 20, Collects: 30}
-		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{7: start}); err != nil {
-			t.Fatal(err)
-		}
+		p := newTruth(map[int64]domain.Counters{7: {Reads: 10, Likes: 20, Collects: 30}})
+		read(t, cc, p, 7) // filled
 		for _, step := range []struct {
 			field string
 			delta int64
@@ -224,46 +244,47 @@ func TestCounters_IncrementOnlyWhenHashExists(t *testing.T) {
 			{cache.FieldReads, 1, domain.Counters{Reads: 11, Likes: 24, Collects: 30}},
 			{cache.FieldCollects, 3, domain.Counters{Reads: 11, Likes: 24, Collects: 33}},
 		} {
-			change(cc, 7, step.field, step.delta)
+			change(cc, p, 7, step.field, step.delta)
 			if h := e.hash(t, cc, 7); !maps.Equal(h, counterFields(step.want)) {
 				t.Fatalf("after %s %+d: hash %v, want %v", step.field, step.delta, h, counterFields(step.want))
 			}
 		}
-		if d := e.pttl(t, cc.Key(domain.BizArticle, 7)); d <= 0 {
-			t.Errorf("PTTL after increments = %v: the hash lost its expiry", d)
-		}
-		change(cc, 8, cache.FieldLikes, 1)
-		if e.hasCounts(t, cc, 8) {
-			t.Errorf("an increment of another item created its counts: %v", e.rawHash(t, cc, 8))
+		if n := len(p.seen()); n != 1 {
+			t.Errorf("%d loads, want the first read's only", n)
 		}
 	})
 
-	t.Run("100 concurrent increments all count", func(t *testing.T) {
+	t.Run("100 concurrent changes, rows stored in any order: the newest wins", func(t *testing.T) {
 		t.Parallel()
 		e, cc := newCounters(t, envOpts{})
-		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{1: {}}); err != nil {
-			t.Fatal(err)
-		}
+		p := newTruth(map[int64]domain.Counters{1: {}})
 		const n = 100
-		together(n, func(int) { change(cc, 1, cache.FieldLikes, 1) })
+		rows := make([]cache.CounterRow, n)
+		for i := range n {
+			rows[i] = p.apply(1, cache.FieldLikes, 1) // the commits, in order
+		}
+		together(n, func(i int) { // their post-commit writes, racing
+			tx := &fakeTx{}
+			cc.Changed(tx, domain.BizArticle, map[int64]cache.CounterRow{1: rows[n-1-i]})
+			tx.end(txCommitted)
+		})
 		if h := e.hash(t, cc, 1); h[cache.FieldLikes] != strconv.Itoa(n) {
 			t.Fatalf("like_cnt = %s, want %d", h[cache.FieldLikes], n)
 		}
 	})
 
-	t.Run("an expired hash is not re-created", func(t *testing.T) {
+	t.Run("an older row never replaces a newer one", func(t *testing.T) {
 		t.Parallel()
-		p := testPolicy
-		p.TTL, p.Jitter = 50*time.Millisecond, 0
-		e, cc := newCounters(t, envOpts{Policy: p})
-		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{1: {Likes: 3}}); err != nil {
-			t.Fatal(err)
+		e, cc := newCounters(t, envOpts{})
+		p := newTruth(map[int64]domain.Counters{1: {}})
+		older, newer := p.apply(1, cache.FieldLikes, 1), p.apply(1, cache.FieldLikes, 1)
+		for _, row := range []cache.CounterRow{newer, older} {
+			tx := &fakeTx{}
+			cc.Changed(tx, domain.BizArticle, map[int64]cache.CounterRow{1: row})
+			tx.end(txCommitted)
 		}
-		key := cc.Key(domain.BizArticle, 1)
-		waitUntil(t, "the hash expired", func() bool { return !e.exists(t, key) })
-		change(cc, 1, cache.FieldLikes, 1)
-		if e.hasCounts(t, cc, 1) {
-			t.Fatalf("the increment re-created the counts: %v", e.rawHash(t, cc, 1))
+		if h := e.hash(t, cc, 1); h[cache.FieldLikes] != "2" {
+			t.Fatalf("hash %v after the newer row then the older: want like_cnt 2", h)
 		}
 	})
 
@@ -274,7 +295,7 @@ func TestCounters_IncrementOnlyWhenHashExists(t *testing.T) {
 			t.Fatal(err)
 		}
 		tx := &fakeTx{}
-		cc.Changed(t.Context(), tx, domain.BizArticle, cache.FieldLikes, map[int64]int64{1: 1})
+		cc.Changed(tx, domain.BizArticle, map[int64]cache.CounterRow{1: {Counters: domain.Counters{Likes: 4}, Version: 1}})
 		tx.end(txRolledBack)
 		if h := e.hash(t, cc, 1); !maps.Equal(h, counterFields(domain.Counters{Likes: 3})) {
 			t.Fatalf("hash after a rollback: %v", h)
@@ -389,7 +410,7 @@ func TestCounters_RedisDown(t *testing.T) {
 	if cmds := sent.names(); len(cmds) != 4 || slices.ContainsFunc(cmds, func(c string) bool { return c != "hmget" }) {
 		t.Errorf("commands sent to the dead Redis: %v, want 4 HMGETs and nothing else", cmds)
 	}
-	change(cc, 1, cache.FieldLikes, 1) // logged, not failed
+	change(cc, p, 1, cache.FieldLikes, 1) // logged, not failed
 	if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{1: {}}); err == nil {
 		t.Error("Fill: nil error")
 	}
@@ -490,10 +511,9 @@ func TestCounters_OverlappingBatchesLoadEachIDOnce(t *testing.T) {
 	}
 }
 
-// Acceptance: a fill that raced a change — the change under way while the load read
-// PostgreSQL, made by this process or by another instance on the same Redis — does not survive,
-// so the hash cannot keep a count that missed the change or counted it twice; a change that was
-// over before the load began keeps the fill.
+// Acceptance (issue #13): a fill that raced a change — made by this process or by another
+// instance on the same Redis — can neither miss the change nor count it twice. The interleavings
+// are forced with a gate on the load.
 func TestCounters_RefillRacingAChange(t *testing.T) {
 	t.Parallel()
 	// writer returns the Counters the change is made through: this process's, or another
@@ -506,7 +526,7 @@ func TestCounters_RefillRacingAChange(t *testing.T) {
 			return cache.NewCounters(testenv.NewRedisClient(t, nil), e.ks, testPolicy, testenv.Logger(t))
 		}
 
-		t.Run(where+": the change commits after the load read, and its increment finds no hash", func(t *testing.T) {
+		t.Run(where+": the load read before the commit, its fill lands after the change's row", func(t *testing.T) {
 			t.Parallel()
 			e, cc := newCounters(t, envOpts{})
 			w := writer(e, cc)
@@ -518,54 +538,33 @@ func TestCounters_RefillRacingAChange(t *testing.T) {
 				done <- got
 			}()
 			recv(t, p.gate.entered, "the load to have read likes=1") // before the like
-			change(w, 7, cache.FieldLikes, 1)                        // whole: begun, committed, no counts to increment, ended
-			p.set(7, domain.Counters{Likes: 2})
+			change(w, p, 7, cache.FieldLikes, 1)                     // committed, its row stored
 			p.gate.open()
 			if got := recv(t, done, "the racing read"); got[7].Likes != 1 {
 				t.Fatalf("the racing read served %+v, want the likes=1 it loaded", got[7])
 			}
-			if e.hasCounts(t, cc, 7) {
-				t.Fatalf("the fill that missed the like survived: %v", e.rawHash(t, cc, 7))
-			}
-			p.gate = nil
-			if got := read(t, cc, p, 7); got[7].Likes != 2 {
-				t.Fatalf("next read: likes %d, want 2", got[7].Likes)
-			}
 			if h := e.hash(t, cc, 7); h[cache.FieldLikes] != "2" {
-				t.Fatalf("refilled hash %v, want like_cnt 2", h)
+				t.Fatalf("hash %v: the fill that missed the like replaced the like's row", h)
 			}
 		})
 
-		t.Run(where+": the change committed before the load read, and ends after the fill", func(t *testing.T) {
+		t.Run(where+": the load read after the commit, the change's row lands after the fill", func(t *testing.T) {
 			t.Parallel()
 			e, cc := newCounters(t, envOpts{})
 			w := writer(e, cc)
-			p := newTruth(map[int64]domain.Counters{7: {Likes: 2}}) // already counts the like
+			p := newTruth(map[int64]domain.Counters{7: {Likes: 1}})
+			row := p.apply(7, cache.FieldLikes, 1) // committed in PostgreSQL, not yet in Redis
 			tx := &fakeTx{}
-			w.Changed(t.Context(), tx, domain.BizArticle, cache.FieldLikes, map[int64]int64{7: 1}) // committed in PostgreSQL, not yet mirrored
-			if got := read(t, cc, p, 7); got[7].Likes != 2 {
+			w.Changed(tx, domain.BizArticle, map[int64]cache.CounterRow{7: row})
+			if got := read(t, cc, p, 7); got[7].Likes != 2 { // loads and fills likes=2
 				t.Fatalf("racing read: %+v", got[7])
 			}
-			if e.hasCounts(t, cc, 7) {
-				t.Fatalf("the fill of a count whose change was under way survived: %v", e.rawHash(t, cc, 7))
-			}
-			tx.end(txCommitted) // the increment finds no counts: it cannot count the like twice
-			if got := read(t, cc, p, 7); got[7].Likes != 2 {
-				t.Fatalf("next read: likes %d, want 2", got[7].Likes)
-			}
+			tx.end(txCommitted) // the change's row arrives: the same version, not stored again
 			if h := e.hash(t, cc, 7); h[cache.FieldLikes] != "2" {
-				t.Fatalf("refilled hash %v, want like_cnt 2", h)
+				t.Fatalf("hash %v: the like was counted twice", h)
 			}
-		})
-
-		t.Run(where+": a change over before the load began keeps the fill", func(t *testing.T) {
-			t.Parallel()
-			e, cc := newCounters(t, envOpts{})
-			change(writer(e, cc), 7, cache.FieldLikes, 1)
-			p := newTruth(map[int64]domain.Counters{7: {Likes: 1}})
-			read(t, cc, p, 7)
-			if h := e.hash(t, cc, 7); h[cache.FieldLikes] != "1" {
-				t.Fatalf("hash after a read that raced nothing: %v", h)
+			if got := read(t, cc, p, 7); got[7].Likes != 2 || len(p.seen()) != 1 {
+				t.Fatalf("next read: likes %d after %d loads, want 2 from the hash", got[7].Likes, len(p.seen()))
 			}
 		})
 	}
@@ -605,30 +604,28 @@ func (a *allCommands) names() []string {
 	return slices.Clone(a.cmd)
 }
 
-// Acceptance: a hash that missed its increment is marked suspect as soon as Redis answers again,
-// and so is one whose change has an unknown outcome: the next read reloads it from PostgreSQL, and
-// serves it as it is only while PostgreSQL cannot answer.
+// Acceptance: a hash a change may be missing from — its row's write failed, or its commit's
+// outcome is unknown — is marked suspect (as soon as Redis answers): the next read reloads it from
+// PostgreSQL, and serves it as it is only while PostgreSQL cannot answer.
 func TestCounters_Repair(t *testing.T) {
 	t.Parallel()
 
-	t.Run("a lost increment", func(t *testing.T) {
+	t.Run("a lost write", func(t *testing.T) {
 		t.Parallel()
 		rds := testenv.NewRedis(t)
 		outage := &testenv.RedisOutage{}
 		client := testenv.NewRedisClient(t, nil)
 		client.AddHook(outage)
 		cc := cache.NewCounters(client, cache.Keyspace(rds.Prefix), testPolicy, testenv.Logger(t))
-		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
-			t.Fatal(err)
-		}
+		p := newTruth(map[int64]domain.Counters{7: {Likes: 1}})
+		read(t, cc, p, 7) // filled
 		outage.On(true)
-		change(cc, 7, cache.FieldLikes, 1) // committed in PostgreSQL; the increment fails
+		change(cc, p, 7, cache.FieldLikes, 1) // committed in PostgreSQL; the write to Redis fails
 		outage.On(false)
-		p := newTruth(map[int64]domain.Counters{7: {Likes: 2}})
 		if got := read(t, cc, p, 7); got[7].Likes != 2 {
-			t.Fatalf("likes %d after Redis came back, want 2 (the hash missed the increment)", got[7].Likes)
+			t.Fatalf("likes %d after Redis came back, want 2 (the hash missed the change)", got[7].Likes)
 		}
-		if got := read(t, cc, p, 7); got[7].Likes != 2 || len(p.seen()) != 1 {
+		if got := read(t, cc, p, 7); got[7].Likes != 2 || len(p.seen()) != 2 {
 			t.Fatalf("likes %d after %d loads on the next read, want 2 from the refilled hash", got[7].Likes, len(p.seen()))
 		}
 	})
@@ -636,14 +633,13 @@ func TestCounters_Repair(t *testing.T) {
 	t.Run("an unknown commit outcome", func(t *testing.T) {
 		t.Parallel()
 		e, cc := newCounters(t, envOpts{})
-		if err := cc.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
-			t.Fatal(err)
-		}
+		p := newTruth(map[int64]domain.Counters{7: {Likes: 1}})
+		read(t, cc, p, 7) // filled
 		tx := &fakeTx{}
-		cc.Changed(t.Context(), tx, domain.BizArticle, cache.FieldLikes, map[int64]int64{7: 1})
+		cc.Changed(tx, domain.BizArticle, map[int64]cache.CounterRow{7: p.apply(7, cache.FieldLikes, 1)})
 		tx.end(txUnknown)
 		// PostgreSQL cannot answer: the suspect count is what there is, so it is served.
-		down := &truth{counts: map[int64]domain.Counters{}, err: errors.New("connection refused")}
+		down := &truth{err: errors.New("connection refused")}
 		for range 2 {
 			if got := read(t, cc, down, 7); got[7].Likes != 1 {
 				t.Fatalf("likes %d while PostgreSQL is down; want the suspect hash's 1", got[7].Likes)
@@ -652,15 +648,49 @@ func TestCounters_Repair(t *testing.T) {
 		if len(down.seen()) != 2 {
 			t.Errorf("%d loads tried while PostgreSQL was down, want one per read", len(down.seen()))
 		}
-		p := newTruth(map[int64]domain.Counters{7: {Likes: 2}})
 		if got := read(t, cc, p, 7); got[7].Likes != 2 {
 			t.Fatalf("likes %d once PostgreSQL answered, want 2", got[7].Likes)
 		}
-		if got := read(t, cc, p, 7); got[7].Likes != 2 || len(p.seen()) != 1 {
+		if got := read(t, cc, p, 7); got[7].Likes != 2 || len(p.seen()) != 2 {
 			t.Fatalf("likes %d after %d loads; want the refilled hash's 2", got[7].Likes, len(p.seen()))
 		}
 		if h := e.rawHash(t, cc, 7); h["_s"] != "" {
 			t.Errorf("the refilled hash is still suspect: %v", h)
+		}
+	})
+
+	t.Run("an unknown outcome that did not commit: a reload at the same version lifts the mark", func(t *testing.T) {
+		t.Parallel()
+		e, cc := newCounters(t, envOpts{})
+		p := newTruth(map[int64]domain.Counters{7: {Likes: 1}})
+		read(t, cc, p, 7)
+		cc.Suspect(t.Context(), domain.BizArticle, 7)
+		if got := read(t, cc, p, 7); got[7].Likes != 1 || len(p.seen()) != 2 {
+			t.Fatalf("likes %d after %d loads, want a reload of 1", got[7].Likes, len(p.seen()))
+		}
+		if h := e.rawHash(t, cc, 7); h["_s"] != "" {
+			t.Fatalf("still suspect after a reload at the same version: %v", h)
+		}
+	})
+
+	t.Run("a fill whose lookup came before the mark does not lift it", func(t *testing.T) {
+		t.Parallel()
+		e, cc := newCounters(t, envOpts{})
+		p := newTruth(map[int64]domain.Counters{7: {Likes: 1}})
+		cc.Suspect(t.Context(), domain.BizArticle, 7) // no hash: nothing to mark
+		p.gate = newGate(t)
+		done := make(chan struct{})
+		go func() { defer close(done); _, _ = cc.Read(t.Context(), domain.BizArticle, []int64{7}, p.load) }()
+		recv(t, p.gate.entered, "the load to have read likes=1")
+		other := cache.NewCounters(testenv.NewRedisClient(t, nil), e.ks, testPolicy, testenv.Logger(t))
+		if err := other.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		other.Suspect(t.Context(), domain.BizArticle, 7) // a change of unknown outcome, after the lookup
+		p.gate.open()
+		recv(t, done, "the read")
+		if h := e.rawHash(t, cc, 7); h["_s"] == "" {
+			t.Fatalf("the mark set after the fill's lookup was lifted: %v", h)
 		}
 	})
 }

@@ -111,7 +111,7 @@ func TestLocalTierKeepsNoValueOlderThanItsOwnWrite(t *testing.T) {
 		client.AddHook(pause)
 		t.Cleanup(pause.release)
 		c := cache.NewCounters(client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, LocalTTL: time.Minute}, testenv.Logger(t))
-		noLoad := func(context.Context, []int64) (map[int64]domain.Counters, error) {
+		noLoad := func(context.Context, []int64) (map[int64]cache.CounterRow, error) {
 			return nil, errors.New("a cached item was loaded")
 		}
 		if err := c.Fill(ctx, domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
@@ -123,7 +123,7 @@ func TestLocalTierKeepsNoValueOlderThanItsOwnWrite(t *testing.T) {
 			read <- got[7].Likes
 		}()
 		recv(t, pause.fetched, "the reader to fetch likes=1")
-		change(c, 7, cache.FieldLikes, 1) // this process's like
+		change(c, newTruth(map[int64]domain.Counters{7: {Likes: 1}}), 7, cache.FieldLikes, 1) // this process's like
 		pause.release()
 		if n := recv(t, read, "the reader"); n != 1 {
 			t.Fatalf("the paused reader got likes=%d, want the 1 it fetched", n)

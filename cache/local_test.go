@@ -81,7 +81,7 @@ func TestCountersLocalTier(t *testing.T) {
 	if err := c.Fill(ctx, domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	noLoad := func(context.Context, []int64) (map[int64]domain.Counters, error) {
+	noLoad := func(context.Context, []int64) (map[int64]cache.CounterRow, error) {
 		t.Error("a cached item was loaded")
 		return nil, nil
 	}
@@ -104,8 +104,8 @@ func TestCountersLocalTier(t *testing.T) {
 		t.Errorf("Stats.LocalHits = %d, want 1", h)
 	}
 	// This process's own change is seen at once.
-	change(c, 7, cache.FieldLikes, 1)
-	if n := likes(); n != 100 {
-		t.Fatalf("after incr: likes %d, want 100", n)
+	change(c, newTruth(map[int64]domain.Counters{7: {Likes: 1}}), 7, cache.FieldLikes, 1) // its row: likes 2
+	if n := likes(); n != 2 {
+		t.Fatalf("after this process's like: likes %d, want 2", n)
 	}
 }

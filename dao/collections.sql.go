@@ -337,11 +337,12 @@ func (q *Queries) CollectionUpdate(ctx context.Context, db DBTX, arg CollectionU
 	return i, err
 }
 
-const interactiveAddCollects = `-- name: InteractiveAddCollects :exec
-INSERT INTO interactives (biz, biz_id, collect_cnt)
-VALUES ($1::text, $2::bigint, GREATEST($3::bigint, 0))
+const interactiveAddCollects = `-- name: InteractiveAddCollects :one
+INSERT INTO interactives (biz, biz_id, collect_cnt, version)
+VALUES ($1::text, $2::bigint, GREATEST($3::bigint, 0), 1)
 ON CONFLICT (biz, biz_id) DO UPDATE
-SET collect_cnt = GREATEST(interactives.collect_cnt + $3::bigint, 0), updated_at = now()
+SET collect_cnt = GREATEST(interactives.collect_cnt + $3::bigint, 0), version = interactives.version + 1, updated_at = now()
+RETURNING read_cnt, like_cnt, collect_cnt, version
 `
 
 type InteractiveAddCollectsParams struct {
@@ -350,7 +351,22 @@ type InteractiveAddCollectsParams struct {
 	Delta int64
 }
 
-func (q *Queries) InteractiveAddCollects(ctx context.Context, db DBTX, arg InteractiveAddCollectsParams) error {
-	_, err := db.Exec(ctx, interactiveAddCollects, arg.Biz, arg.BizID, arg.Delta)
-	return err
+type InteractiveAddCollectsRow struct {
+	ReadCnt    int64
+	LikeCnt    int64
+	CollectCnt int64
+	Version    int64
+}
+
+// Returns the whole row as this change leaves it, version included, for the cache to store.
+func (q *Queries) InteractiveAddCollects(ctx context.Context, db DBTX, arg InteractiveAddCollectsParams) (InteractiveAddCollectsRow, error) {
+	row := db.QueryRow(ctx, interactiveAddCollects, arg.Biz, arg.BizID, arg.Delta)
+	var i InteractiveAddCollectsRow
+	err := row.Scan(
+		&i.ReadCnt,
+		&i.LikeCnt,
+		&i.CollectCnt,
+		&i.Version,
+	)
+	return i, err
 }

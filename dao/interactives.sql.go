@@ -9,11 +9,12 @@ import (
 	"context"
 )
 
-const interactiveAddLikes = `-- name: InteractiveAddLikes :exec
-INSERT INTO interactives (biz, biz_id, like_cnt)
-VALUES ($1::text, $2::bigint, GREATEST($3::bigint, 0))
+const interactiveAddLikes = `-- name: InteractiveAddLikes :one
+INSERT INTO interactives (biz, biz_id, like_cnt, version)
+VALUES ($1::text, $2::bigint, GREATEST($3::bigint, 0), 1)
 ON CONFLICT (biz, biz_id) DO UPDATE
-SET like_cnt = GREATEST(interactives.like_cnt + $3::bigint, 0), updated_at = now()
+SET like_cnt = GREATEST(interactives.like_cnt + $3::bigint, 0), version = interactives.version + 1, updated_at = now()
+RETURNING read_cnt, like_cnt, collect_cnt, version
 `
 
 type InteractiveAddLikesParams struct {
@@ -22,9 +23,24 @@ type InteractiveAddLikesParams struct {
 	Delta int64
 }
 
-func (q *Queries) InteractiveAddLikes(ctx context.Context, db DBTX, arg InteractiveAddLikesParams) error {
-	_, err := db.Exec(ctx, interactiveAddLikes, arg.Biz, arg.BizID, arg.Delta)
-	return err
+type InteractiveAddLikesRow struct {
+	ReadCnt    int64
+	LikeCnt    int64
+	CollectCnt int64
+	Version    int64
+}
+
+// Returns the whole row as this change leaves it, version included, for the cache to store.
+func (q *Queries) InteractiveAddLikes(ctx context.Context, db DBTX, arg InteractiveAddLikesParams) (InteractiveAddLikesRow, error) {
+	row := db.QueryRow(ctx, interactiveAddLikes, arg.Biz, arg.BizID, arg.Delta)
+	var i InteractiveAddLikesRow
+	err := row.Scan(
+		&i.ReadCnt,
+		&i.LikeCnt,
+		&i.CollectCnt,
+		&i.Version,
+	)
+	return i, err
 }
 
 const interactiveDelete = `-- name: InteractiveDelete :exec
@@ -42,7 +58,7 @@ func (q *Queries) InteractiveDelete(ctx context.Context, db DBTX, arg Interactiv
 }
 
 const interactiveGetMany = `-- name: InteractiveGetMany :many
-SELECT biz, biz_id, read_cnt, like_cnt, collect_cnt, updated_at FROM interactives WHERE biz = $1::text AND biz_id = ANY ($2::bigint[])
+SELECT biz, biz_id, read_cnt, like_cnt, collect_cnt, updated_at, version FROM interactives WHERE biz = $1::text AND biz_id = ANY ($2::bigint[])
 `
 
 type InteractiveGetManyParams struct {
@@ -66,6 +82,7 @@ func (q *Queries) InteractiveGetMany(ctx context.Context, db DBTX, arg Interacti
 			&i.LikeCnt,
 			&i.CollectCnt,
 			&i.UpdatedAt,
+			&i.Version,
 		); err != nil {
 			return nil, err
 		}

@@ -94,6 +94,7 @@ type Interactive struct {
 	LikeCnt    int64
 	CollectCnt int64
 	UpdatedAt  time.Time
+	Version    int64
 }
 
 type Job struct {

@@ -77,8 +77,10 @@ type Querier interface {
 	IdempotencyTryLock(ctx context.Context, db DBTX, arg IdempotencyTryLockParams) (bool, error)
 	InboxInsert(ctx context.Context, db DBTX, arg InboxInsertParams) (int64, error)
 	InboxPrune(ctx context.Context, db DBTX, before time.Time) (int64, error)
-	InteractiveAddCollects(ctx context.Context, db DBTX, arg InteractiveAddCollectsParams) error
-	InteractiveAddLikes(ctx context.Context, db DBTX, arg InteractiveAddLikesParams) error
+	// Returns the whole row as this change leaves it, version included, for the cache to store.
+	InteractiveAddCollects(ctx context.Context, db DBTX, arg InteractiveAddCollectsParams) (InteractiveAddCollectsRow, error)
+	// Returns the whole row as this change leaves it, version included, for the cache to store.
+	InteractiveAddLikes(ctx context.Context, db DBTX, arg InteractiveAddLikesParams) (InteractiveAddLikesRow, error)
 	InteractiveDelete(ctx context.Context, db DBTX, arg InteractiveDeleteParams) error
 	InteractiveGetMany(ctx context.Context, db DBTX, arg InteractiveGetManyParams) ([]Interactive, error)
 	InteractiveLikesMany(ctx context.Context, db DBTX, arg InteractiveLikesManyParams) ([]InteractiveLikesManyRow, error)
@@ -127,6 +129,7 @@ type Querier interface {
 	// Applies one batch of read events in one statement (and so one transaction): records the event
 	// ids in the inbox, keeps only those not seen before, and adds their per-article counts to the
 	// counters. Returns the increments applied, for the Redis mirror.
+	// Per article: the reads this batch added, and the whole row as it leaves it (for the cache).
 	ReadEventsApply(ctx context.Context, db DBTX, arg ReadEventsApplyParams) ([]ReadEventsApplyRow, error)
 	// Upserts (user, article, last read at) for a batch; replaying a batch changes nothing because
 	// the newest timestamp wins.

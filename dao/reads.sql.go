@@ -51,14 +51,16 @@ applied AS (
     -- Counter rows are locked in article order: concurrent batches over the same articles then
     -- queue on the first row they share instead of deadlocking (hash aggregation's order differs
     -- from batch to batch).
-    INSERT INTO interactives (biz, biz_id, read_cnt)
-    SELECT 'article', s.article_id, s.reads FROM sums s
+    INSERT INTO interactives (biz, biz_id, read_cnt, version)
+    SELECT 'article', s.article_id, s.reads, 1 FROM sums s
     ORDER BY s.article_id
     ON CONFLICT (biz, biz_id) DO UPDATE
-    SET read_cnt = interactives.read_cnt + EXCLUDED.read_cnt, updated_at = now()
-    RETURNING biz_id
+    SET read_cnt = interactives.read_cnt + EXCLUDED.read_cnt, version = interactives.version + 1, updated_at = now()
+    RETURNING biz_id, read_cnt, like_cnt, collect_cnt, version
 )
-SELECT s.article_id::bigint AS article_id, s.reads::bigint AS reads FROM sums s
+SELECT s.article_id::bigint AS article_id, s.reads::bigint AS reads,
+       a.read_cnt, a.like_cnt, a.collect_cnt, a.version
+FROM sums s JOIN applied a ON a.biz_id = s.article_id
 `
 
 type ReadEventsApplyParams struct {
@@ -68,13 +70,18 @@ type ReadEventsApplyParams struct {
 }
 
 type ReadEventsApplyRow struct {
-	ArticleID int64
-	Reads     int64
+	ArticleID  int64
+	Reads      int64
+	ReadCnt    int64
+	LikeCnt    int64
+	CollectCnt int64
+	Version    int64
 }
 
 // Applies one batch of read events in one statement (and so one transaction): records the event
 // ids in the inbox, keeps only those not seen before, and adds their per-article counts to the
 // counters. Returns the increments applied, for the Redis mirror.
+// Per article: the reads this batch added, and the whole row as it leaves it (for the cache).
 func (q *Queries) ReadEventsApply(ctx context.Context, db DBTX, arg ReadEventsApplyParams) ([]ReadEventsApplyRow, error) {
 	rows, err := db.Query(ctx, readEventsApply, arg.EventIds, arg.ArticleIds, arg.Consumer)
 	if err != nil {
@@ -84,7 +91,14 @@ func (q *Queries) ReadEventsApply(ctx context.Context, db DBTX, arg ReadEventsAp
 	items := []ReadEventsApplyRow{}
 	for rows.Next() {
 		var i ReadEventsApplyRow
-		if err := rows.Scan(&i.ArticleID, &i.Reads); err != nil {
+		if err := rows.Scan(
+			&i.ArticleID,
+			&i.Reads,
+			&i.ReadCnt,
+			&i.LikeCnt,
+			&i.CollectCnt,
+			&i.Version,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

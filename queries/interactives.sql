@@ -1,11 +1,13 @@
 -- name: InteractiveGetMany :many
 SELECT * FROM interactives WHERE biz = @biz::text AND biz_id = ANY (@biz_ids::bigint[]);
 
--- name: InteractiveAddLikes :exec
-INSERT INTO interactives (biz, biz_id, like_cnt)
-VALUES (@biz::text, @biz_id::bigint, GREATEST(@delta::bigint, 0))
+-- name: InteractiveAddLikes :one
+-- Returns the whole row as this change leaves it, version included, for the cache to store.
+INSERT INTO interactives (biz, biz_id, like_cnt, version)
+VALUES (@biz::text, @biz_id::bigint, GREATEST(@delta::bigint, 0), 1)
 ON CONFLICT (biz, biz_id) DO UPDATE
-SET like_cnt = GREATEST(interactives.like_cnt + @delta::bigint, 0), updated_at = now();
+SET like_cnt = GREATEST(interactives.like_cnt + @delta::bigint, 0), version = interactives.version + 1, updated_at = now()
+RETURNING read_cnt, like_cnt, collect_cnt, version;
 
 -- name: InteractiveDelete :exec
 DELETE FROM interactives WHERE biz = @biz::text AND biz_id = @biz_id::bigint;

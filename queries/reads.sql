@@ -28,14 +28,17 @@ applied AS (
     -- Counter rows are locked in article order: concurrent batches over the same articles then
     -- queue on the first row they share instead of deadlocking (hash aggregation's order differs
     -- from batch to batch).
-    INSERT INTO interactives (biz, biz_id, read_cnt)
-    SELECT 'article', s.article_id, s.reads FROM sums s
+    INSERT INTO interactives (biz, biz_id, read_cnt, version)
+    SELECT 'article', s.article_id, s.reads, 1 FROM sums s
     ORDER BY s.article_id
     ON CONFLICT (biz, biz_id) DO UPDATE
-    SET read_cnt = interactives.read_cnt + EXCLUDED.read_cnt, updated_at = now()
-    RETURNING biz_id
+    SET read_cnt = interactives.read_cnt + EXCLUDED.read_cnt, version = interactives.version + 1, updated_at = now()
+    RETURNING biz_id, read_cnt, like_cnt, collect_cnt, version
 )
-SELECT s.article_id::bigint AS article_id, s.reads::bigint AS reads FROM sums s;
+-- Per article: the reads this batch added, and the whole row as it leaves it (for the cache).
+SELECT s.article_id::bigint AS article_id, s.reads::bigint AS reads,
+       a.read_cnt, a.like_cnt, a.collect_cnt, a.version
+FROM sums s JOIN applied a ON a.biz_id = s.article_id;
 
 -- name: ReadHistoryApply :exec
 -- Upserts (user, article, last read at) for a batch; replaying a batch changes nothing because

@@ -80,16 +80,15 @@ func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 		if err != nil {
 			return wrapf(err, "delete collection %d", id)
 		}
-		deltas := make(map[int64]int64, len(articles))
+		rows := make(map[int64]cache.CounterRow, len(articles))
 		for _, a := range articles {
-			deltas[a] = -1
-		}
-		r.counters.Changed(ctx, tx, domain.BizArticle, cache.FieldCollects, deltas)
-		for _, a := range articles {
-			if err := queries.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: a, Delta: -1}); err != nil {
+			row, err := queries.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: a, Delta: -1})
+			if err != nil {
 				return wrapf(err, "uncount collect of article %d", a)
 			}
+			rows[a] = counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)
 		}
+		r.counters.Changed(tx, domain.BizArticle, rows)
 		return nil
 	})
 }
@@ -121,9 +120,12 @@ func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articl
 		if !add {
 			delta = -1
 		}
-		r.counters.Changed(ctx, tx, domain.BizArticle, cache.FieldCollects, map[int64]int64{articleID: delta})
-		return wrapf(queries.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: articleID, Delta: delta}),
-			"count collect of article %d", articleID)
+		row, err := queries.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: articleID, Delta: delta})
+		if err != nil {
+			return wrapf(err, "count collect of article %d", articleID)
+		}
+		r.counters.Changed(tx, domain.BizArticle, map[int64]cache.CounterRow{articleID: counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)})
+		return nil
 	})
 	return changed && err == nil, err
 }

@@ -487,7 +487,7 @@ func TestCollectionRepository_DeleteRacingAdd(t *testing.T) {
 	if n, err := q.CollectionItemInsert(t.Context(), tx, dao.CollectionItemInsertParams{CollectionID: col.ID, ArticleID: late.ID}); err != nil || n != 1 {
 		t.Fatalf("insert item: %d, %v", n, err)
 	}
-	if err := q.InteractiveAddCollects(t.Context(), tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: late.ID, Delta: 1}); err != nil {
+	if _, err := q.InteractiveAddCollects(t.Context(), tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: late.ID, Delta: 1}); err != nil {
 		t.Fatal(err)
 	}
 

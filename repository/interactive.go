@@ -52,26 +52,34 @@ func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id,
 		if !on {
 			delta = -1
 		}
-		r.counters.Changed(ctx, tx, biz, cache.FieldLikes, map[int64]int64{id: delta})
-		return wrapf(queries.InteractiveAddLikes(ctx, tx, dao.InteractiveAddLikesParams{Biz: string(biz), BizID: id, Delta: delta}),
-			"count like of %s %d", biz, id)
+		row, err := queries.InteractiveAddLikes(ctx, tx, dao.InteractiveAddLikesParams{Biz: string(biz), BizID: id, Delta: delta})
+		if err != nil {
+			return wrapf(err, "count like of %s %d", biz, id)
+		}
+		r.counters.Changed(tx, biz, map[int64]cache.CounterRow{id: counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)})
+		return nil
 	})
 }
 
 // Counters returns every item's counters through the counters cache; its misses are loaded with
 // one query. Items never interacted with get zeros.
 func (r *InteractiveRepository) Counters(ctx context.Context, biz domain.Biz, ids []int64) (map[int64]domain.Counters, error) {
-	return r.counters.Read(ctx, biz, ids, func(ctx context.Context, ids []int64) (map[int64]domain.Counters, error) {
+	return r.counters.Read(ctx, biz, ids, func(ctx context.Context, ids []int64) (map[int64]cache.CounterRow, error) {
 		rows, err := r.q.InteractiveGetMany(ctx, r.pool, dao.InteractiveGetManyParams{Biz: string(biz), BizIds: ids})
 		if err != nil {
 			return nil, wrapf(err, "get counters of %d %s items", len(ids), biz)
 		}
-		out := make(map[int64]domain.Counters, len(rows))
+		out := make(map[int64]cache.CounterRow, len(rows))
 		for _, row := range rows {
-			out[row.BizID] = domain.Counters{Reads: row.ReadCnt, Likes: row.LikeCnt, Collects: row.CollectCnt}
+			out[row.BizID] = counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)
 		}
 		return out, nil
 	})
+}
+
+// counterRow is an interactives row as the counters cache keeps it.
+func counterRow(reads, likes, collects, version int64) cache.CounterRow {
+	return cache.CounterRow{Counters: domain.Counters{Reads: reads, Likes: likes, Collects: collects}, Version: version}
 }
 
 // Liked returns which of ids userID currently likes, in one query.

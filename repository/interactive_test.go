@@ -76,6 +76,16 @@ func (e *env) like(t *testing.T, id, userID int64) {
 	}
 }
 
+// dropCounters removes items' counter hashes, so that the next read misses.
+func (e *env) dropCounters(t *testing.T, ids ...int64) {
+	t.Helper()
+	for _, id := range ids {
+		if err := e.rdb.Del(t.Context(), e.counters.Key(domain.BizArticle, id)).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func (e *env) unlike(t *testing.T, id, userID int64) {
 	t.Helper()
 	if err := e.inter.Unlike(t.Context(), domain.BizArticle, id, userID); err != nil {
@@ -264,6 +274,7 @@ func TestInteractiveRepository_Likes(t *testing.T) {
 		e := setup(t, db, envOpts{})
 		cached, cold := createArticle(t, e, articleOpts{}), createArticle(t, e, articleOpts{})
 		e.like(t, cold.ID, createUser(t, e.users, userOpts{}).ID)
+		e.dropCounters(t, cold.ID) // the like stored its row: make the item cold again
 		e.countersOf(t, cached.ID)
 		// Change the cached item's count behind Redis's back: it must be served from the hash.
 		if _, err := e.pool.Exec(t.Context(), "INSERT INTO interactives (biz, biz_id, like_cnt) VALUES ('article', $1, 99)", cached.ID); err != nil {

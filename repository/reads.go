@@ -39,28 +39,26 @@ func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []
 	for i, ev := range evs {
 		ids[i], articles[i] = ev.ID, ev.ArticleID
 	}
-	// One autocommitted statement, not a unit of work: the counters cache is told around it.
-	change := r.counters.Changing(ctx, domain.BizArticle, articles...)
-	defer change.Done()
 	// The statement does not die with ctx. A consumer stopped between PostgreSQL's commit and its
 	// answer would otherwise fail here without touching Redis, and the retry would find every id
-	// in the inbox: the hashes would stay behind until they expire. Only the timeout (or a lost
-	// connection) can still end the statement that way.
+	// in the inbox. Only the timeout (or a lost connection) can still end the statement that way,
+	// and then the hashes are marked suspect: the batch may have committed.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyTimeout)
 	defer cancel()
 	rows, err := r.q.ReadEventsApply(sctx, r.pool, dao.ReadEventsApplyParams{Consumer: consumer, EventIds: ids, ArticleIds: articles})
 	if err != nil {
+		r.counters.Suspect(ctx, domain.BizArticle, articles...)
 		return 0, wrapf(err, "apply %d read events", len(evs))
 	}
-	deltas := make(map[int64]int64, len(rows))
+	stored := make(map[int64]cache.CounterRow, len(rows))
 	var applied int64
 	for _, row := range rows {
-		deltas[row.ArticleID] = row.Reads
+		stored[row.ArticleID] = counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)
 		applied += row.Reads
 	}
 	// PostgreSQL has committed. The cache's failures do not fail the batch (a retry would find the
 	// events already in the inbox): the cache repairs its hashes itself.
-	change.Committed(ctx, cache.FieldReads, deltas)
+	r.counters.Stored(ctx, domain.BizArticle, stored)
 	return applied, nil
 }
 

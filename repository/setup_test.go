@@ -121,7 +121,7 @@ func (e *env) exists(t *testing.T, key string) bool {
 			t.Fatalf("HKEYS %s: %v", key, err)
 		}
 		for _, f := range fields {
-			if f == "_v" || !strings.HasPrefix(f, "_") {
+			if f == "_ver" || !strings.HasPrefix(f, "_") {
 				return true
 			}
 		}

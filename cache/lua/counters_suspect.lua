@@ -1,7 +1,7 @@
--- Marks the counts of hash KEYS[1] suspect (_s) and moves its generation (_g), if it exists: the
--- next read reloads them from PostgreSQL, and serves them as they are only if PostgreSQL cannot
--- answer. Used when an increment of this hash may have been lost. Returns 1 when the hash existed.
+-- Marks the counts in hash KEYS[1] suspect with the token ARGV[1], if the hash exists: a change may
+-- be missing from it (its write to Redis failed, or its commit's outcome is unknown). Reads then
+-- reload it, serve it as it is only while PostgreSQL cannot answer, and lift the mark by a fill
+-- whose lookup saw this token. Returns 1 when the hash existed.
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], '_s', 1)
-redis.call('HINCRBY', KEYS[1], '_g', 1)
+redis.call('HSET', KEYS[1], '_s', ARGV[1])
 return 1
