@@ -61,6 +61,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.HistoryService), new(*service.ReadService)),
 	wire.Bind(new(service.RankSource), new(*repository.RankRepository)),
 	wire.Bind(new(service.HotListStore), new(*cache.HotListCache)),
+	wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)),
 	wire.Bind(new(web.HotService), new(*service.RankService)),
 	wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)),
 	wire.Bind(new(service.CodeStore), new(*cache.CodeStore)),
