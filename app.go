@@ -85,7 +85,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	select {
 	case err := <-errc:
 		<-a.Cron.Stop().Done()
-		a.stopRanking(context.Background())
+		_ = a.stopRanking(context.Background()) // fails only when its context ends, and this one never does
 		stopWorkers()
 		<-workersDone
 		return fmt.Errorf("http server: %w", err)

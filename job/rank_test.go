@@ -438,7 +438,9 @@ func TestRankJob_MetricsAccumulate(t *testing.T) {
 	locker.set(false)
 	tick := ticks.next(t)
 	tick.fire(t)
-	rankRecv(t, lease.renewed, "the failed renewal")
+	if err := rankRecv(t, lease.renewed, "the failed renewal"); err == nil {
+		t.Fatal("the renewal meant to fail succeeded")
+	}
 	tick.requireStopped(t)
 	if o, err := j.RunOnce(t.Context()); o != job.OutcomeNotLeader || err != nil {
 		t.Fatalf("run after the lock was lost: %q, %v", o, err)
@@ -468,7 +470,9 @@ func TestRankJob_RenewalFailureStopsTheHolder(t *testing.T) {
 	lease.renew = errors.New("renew lock: i/o timeout")
 	locker.set(false) // meanwhile another instance takes the lock
 	tick.fire(t)
-	rankRecv(t, lease.renewed, "the failed renewal")
+	if err := rankRecv(t, lease.renewed, "the failed renewal"); err == nil {
+		t.Fatal("the renewal meant to fail succeeded")
+	}
 	tick.requireStopped(t)
 	if n := lease.releases.Load(); n != 1 {
 		t.Fatalf("released %d times after the failed renewal, want 1", n)
