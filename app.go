@@ -39,6 +39,15 @@ func NewApp(cfg *ioc.Config, srv *http.Server, c *cron.Cron, workers Workers, ra
 	return &App{Server: srv, Cron: c, Workers: workers, Rank: rank, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
 }
 
+// stopRanking gives the ranking lock up once the cron has stopped (no run is going on), so another
+// instance takes the ranking over at its next tick rather than when the lease expires.
+func (a *App) stopRanking(ctx context.Context) error {
+	if a.Rank == nil { // an App assembled by hand, without the job
+		return nil
+	}
+	return a.Rank.Stop(ctx)
+}
+
 // Run listens on the configured address and serves until ctx ends.
 func (a *App) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", a.Server.Addr)
@@ -50,7 +59,7 @@ func (a *App) Run(ctx context.Context) error {
 
 // Serve serves on ln until ctx ends, then shuts down gracefully: stop accepting, let in-flight
 // requests finish, stop the jobs and the workers (after the requests, so events they produced are
-// still flushed) and wait for them, all within ShutdownTimeout. Closing the pools is left to the
+// still flushed) and wait for them, then give the ranking lock up, all within ShutdownTimeout. Closing the pools is left to the
 // cleanup function that built the App.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
@@ -76,6 +85,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	select {
 	case err := <-errc:
 		<-a.Cron.Stop().Done()
+		_ = a.stopRanking(context.Background()) // fails only when its context ends, and this one never does
 		stopWorkers()
 		<-workersDone
 		return fmt.Errorf("http server: %w", err)
@@ -93,6 +103,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	case <-a.Cron.Stop().Done():
 	case <-sctx.Done():
 		errs = append(errs, errors.New("jobs still running at shutdown deadline"))
+	}
+	if err := a.stopRanking(sctx); err != nil {
+		errs = append(errs, err)
 	}
 	select {
 	case <-workersDone:

@@ -63,6 +63,13 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 	m.Counter("inkwell_rank_runs_total", "Ranking runs by outcome.", prometheus.Labels{"outcome": string(job.OutcomeNotLeader)}, &rank.Metrics.NotLeader)
 	m.Gauge("inkwell_rank_last_duration_seconds", "Duration of the last ranking run.", nil,
 		func() float64 { return time.Duration(rank.Metrics.LastDurationNanos.Load()).Seconds() })
+	m.Gauge("inkwell_rank_lock_held", "1 while this instance holds the ranking lock (and so ranks at every tick).", nil,
+		func() float64 {
+			if rank.Leader() {
+				return 1
+			}
+			return 0
+		})
 
 	for name, pool := range map[string]*pgxpool.Pool{"api": pool, "queue": queuePool.Pool} {
 		l := prometheus.Labels{"pool": name}

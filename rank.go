@@ -2,6 +2,7 @@ package inkwell
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -37,6 +38,18 @@ func scheduleInterval(spec string) time.Duration {
 // NewRankJobConfig returns the ranking job's settings; NewScheduler schedules the job.
 func NewRankJobConfig(cfg *ioc.Config) job.RankJobConfig {
 	return job.RankJobConfig{LockTTL: cfg.RankLockTTL, Timeout: cfg.RankTimeout}
+}
+
+// NewRankJob returns the ranking job. Its cleanup gives the ranking lock up (App.Serve has done
+// so already when it ran), so `inkwell rank`, or anything else that wires the app without
+// serving, leaves the lock free for the serving instances.
+func NewRankJob(ranker job.Ranker, locker job.Locker, cfg job.RankJobConfig, log *slog.Logger, now func() time.Time) (*job.RankJob, func()) {
+	j := job.NewRankJob(ranker, locker, cfg, log, now)
+	return j, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = j.Stop(ctx) // the lease expires by itself if this fails
+	}
 }
 
 // NewRankLocker is the lock the ranking job takes: cache.Locker.

@@ -33,13 +33,13 @@ var rootSet = wire.NewSet(
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewPublisherConfig, NewDeliveryConfig,
-	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewArticlePreloader,
+	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
 	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet,
-	auth.ProviderSet, events.ProviderSet, job.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
+	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(job.Ranker), new(*service.RankService)),
 	wire.Bind(new(service.UserRepository), new(*repository.UserRepository)),
@@ -61,6 +61,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.HistoryService), new(*service.ReadService)),
 	wire.Bind(new(service.RankSource), new(*repository.RankRepository)),
 	wire.Bind(new(service.HotListStore), new(*cache.HotListCache)),
+	wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)),
 	wire.Bind(new(web.HotService), new(*service.RankService)),
 	wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)),
 	wire.Bind(new(service.CodeStore), new(*cache.CodeStore)),

@@ -94,8 +94,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	rankRepository := repository.NewRankRepository(pool, querier)
 	hotListTTLs := NewHotListTTLs(cfg)
 	hotListCache := cache.NewHotListCache(universalClient, keyspace, hotListTTLs, v, log)
+	hotArticleStore := repository.NewHotArticleStore(pool, querier)
 	rankConfig := NewRankConfig(cfg)
-	rankService := service.NewRankService(rankRepository, hotListCache, userRepository, interactiveRepository, followRepository, rankConfig, v)
+	rankService := service.NewRankService(rankRepository, hotListCache, hotArticleStore, userRepository, interactiveRepository, followRepository, rankConfig, v)
 	hotHandler := web.NewHotHandler(rankService, log)
 	notificationRepository := repository.NewNotificationRepository(pool, querier)
 	notificationService := service.NewNotificationService(notificationRepository)
@@ -126,7 +127,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig(cfg)
-	rankJob := job.NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	rankJob, cleanup4 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
 	handler := NewMetricsHandler(registry, pool, queuePool, universalClient, breaker, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream)
 	readiness := NewReadiness(pool, universalClient)
 	handlers := web.Handlers{
@@ -150,6 +151,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	server := ioc.NewHTTPServer(cfg, engine)
 	cron, err := NewScheduler(cfg, rankJob, idempotencyStore, log)
 	if err != nil {
+		cleanup4()
 		cleanup3()
 		cleanup2()
 		cleanup()
@@ -157,6 +159,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	app := NewApp(cfg, server, cron, workers, rankJob, log)
 	return app, func() {
+		cleanup4()
 		cleanup3()
 		cleanup2()
 		cleanup()
@@ -176,8 +179,8 @@ var rootSet = wire.NewSet(
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewPublisherConfig, NewDeliveryConfig,
-	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewArticlePreloader,
+	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, job.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*cache.CodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)))
+var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.Publisher)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*cache.CodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)))

@@ -75,6 +75,12 @@ func (c *HotListCache) Save(ctx context.Context, l domain.HotList) error {
 	return nil
 }
 
+// Keep makes l the process's copy, as if just fetched, without writing Redis: a list rebuilt from
+// PostgreSQL while Redis fails then serves the next reads as Load's stale copy does.
+func (c *HotListCache) Keep(l domain.HotList) {
+	c.local.Store(&localHot{list: l, fetchedAt: c.now()})
+}
+
 // Load returns the freshest list it can: domain.ErrNotFound only when no list exists anywhere.
 func (c *HotListCache) Load(ctx context.Context) (domain.HotList, error) {
 	loc := c.local.Load()

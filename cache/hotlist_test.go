@@ -283,6 +283,39 @@ func TestHotListCache_RedisDown(t *testing.T) {
 	requireList(t, got, err, want)
 }
 
+// A list kept by the process (rebuilt from PostgreSQL while Redis failed) is served like a fetched
+// one: from the process while fresh, then as the stale copy while Redis still fails; it is never
+// written to Redis, and a list Redis holds replaces it once the copy is stale.
+func TestHotListCache_KeepServesAListWithoutWritingRedis(t *testing.T) {
+	t.Parallel()
+	e := newHotEnv(t, hotOpts{})
+	c := e.instance(t)
+	kept := hotList("kept", 2, e.clock.Now().Add(-time.Minute))
+	c.Keep(kept)
+	requireCommands(t, c.since(0))
+	got, err := c.Load(t.Context())
+	requireList(t, got, err, kept)
+	requireCommands(t, c.since(0)) // fresh: not one Redis command
+	if n, err := e.rdb.Exists(t.Context(), e.key).Result(); err != nil || n != 0 {
+		t.Fatalf("Keep wrote the list to Redis (%d, %v)", n, err)
+	}
+
+	// Redis holds no list: the stale kept copy is served.
+	e.clock.Advance(hotTTLs.Local)
+	got, err = c.Load(t.Context())
+	requireList(t, got, err, kept)
+	requireCommands(t, c.since(0), "get")
+
+	// Another instance ranks and Redis has its list: the stale copy gives way to it.
+	ranked := hotList("ranked", 3, e.clock.Now())
+	if err := e.instance(t).Save(t.Context(), ranked); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(hotTTLs.Local)
+	got, err = c.Load(t.Context())
+	requireList(t, got, err, ranked)
+}
+
 // Loads racing with saves see either list, whole (run with -race).
 func TestHotListCache_ConcurrentSavesAndLoads(t *testing.T) {
 	t.Parallel()

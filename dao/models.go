@@ -72,6 +72,14 @@ type Follow struct {
 	CreatedAt  time.Time
 }
 
+type HotArticle struct {
+	Position  int32
+	ArticleID int64
+	Likes     int64
+	Score     float64
+	RankedAt  time.Time
+}
+
 type IdempotencyKey struct {
 	Scope          string
 	Key            string

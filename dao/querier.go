@@ -68,6 +68,14 @@ type Querier interface {
 	FollowExists(ctx context.Context, db DBTX, arg FollowExistsParams) (bool, error)
 	FollowInsert(ctx context.Context, db DBTX, arg FollowInsertParams) error
 	FollowListFolloweesAmong(ctx context.Context, db DBTX, arg FollowListFolloweesAmongParams) ([]int64, error)
+	HotArticleDeleteAll(ctx context.Context, db DBTX) error
+	// Unnests in one select list advance together (zip), one row per listed article.
+	HotArticleInsertRanking(ctx context.Context, db DBTX, arg HotArticleInsertRankingParams) error
+	HotArticleListAll(ctx context.Context, db DBTX) ([]HotArticle, error)
+	// Two replacements queue behind each other (a ranking lock that changed hands mid-run) instead of
+	// one failing on the other's positions. Readers are not blocked: SHARE ROW EXCLUSIVE does not
+	// conflict with SELECT, which sees the previous ranking until the replacement commits.
+	HotArticleLockForReplace(ctx context.Context, db DBTX) error
 	IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGetParams) (IdempotencyKey, error)
 	IdempotencyPrune(ctx context.Context, db DBTX, before time.Time) (int64, error)
 	IdempotencyPut(ctx context.Context, db DBTX, arg IdempotencyPutParams) error

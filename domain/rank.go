@@ -103,3 +103,10 @@ type HotList struct {
 	Entries    []HotEntry
 	ComputedAt time.Time
 }
+
+// Ranking is a ranking pass's result as the system of record keeps it: the listed articles best
+// first, with the like counts and scores they were ranked by.
+type Ranking struct {
+	Entries  []Scored
+	RankedAt time.Time
+}

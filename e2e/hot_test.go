@@ -235,20 +235,24 @@ func recvRankRun(t *testing.T, ch <-chan rankRunOutcome, what string) rankRunOut
 	}
 }
 
-// Two instances on one database and one Redis: whenever their ranking runs overlap, exactly one
-// ranks and the other skips.
+// Two instances on one database and one Redis. While someone else holds the ranking lock, both
+// skip. Then the instance that wins the lock ranks at every run, and the other never does while
+// the first lives: neither when their runs overlap nor when it runs alone between the first's
+// runs (the lock is kept, not released after each run). Once the first stops, the second takes
+// over at its next run.
 //
-// Overlap is made certain rather than hoped for: before each round the test takes an ACCESS
-// EXCLUSIVE lock on the articles table in a transaction of its own. Whichever instance wins the
-// Redis lock then blocks in its first scan query, still holding the Redis lock, so the other one's
-// TryLock necessarily finds the lock taken. Only the loser can return while the table is locked;
-// the test waits for that first result (it must be skipped-not-leader) and only then lets the
-// winner go on (it must succeed). No sleeps, no timing assumptions.
+// Overlap is made certain rather than hoped for: for each round run together, the test takes an
+// ACCESS EXCLUSIVE lock on the articles table in a transaction of its own. The instance holding
+// the Redis lock then blocks in its first scan query, so the other one's TryLock necessarily runs
+// while the holder is mid-run. Only the other can return while the table is locked; the test
+// waits for that first result (it must be skipped-not-leader) and only then lets the holder go on
+// (it must succeed). No sleeps, no timing assumptions.
 func TestHotList_TwoInstancesRankOneAtATime(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	rds := testenv.NewRedis(t)
 	apps := []*testApp{startReplica(t, db, rds.Prefix, noCron), startReplica(t, db, rds.Prefix, noCron)}
+	lockKey := rds.Prefix + "lock:job:rank"
 
 	// Some articles and likes, written through the first instance.
 	author := apps[0].Register("twinauthor")
@@ -279,7 +283,7 @@ func TestHotList_TwoInstancesRankOneAtATime(t *testing.T) {
 	}
 
 	const rounds = 20
-	wins := make([]int, len(apps))
+	leader := -1
 	for round := range rounds {
 		tx, err := db.Pool.Begin(t.Context())
 		if err != nil {
@@ -293,32 +297,47 @@ func TestHotList_TwoInstancesRankOneAtATime(t *testing.T) {
 		if loser.outcome != job.OutcomeNotLeader || loser.err != nil {
 			t.Fatalf("round %d: the first run to end (instance %d) = %q, %v; want skipped-not-leader", round, loser.instance, loser.outcome, loser.err)
 		}
-		if err := tx.Rollback(t.Context()); err != nil { // lets the winner's scan go on
+		if err := tx.Rollback(t.Context()); err != nil { // lets the holder's scan go on
 			t.Fatal(err)
 		}
 		winner := recvRankRun(t, results, "the winning run")
 		if winner.outcome != job.OutcomeSuccess || winner.err != nil {
 			t.Fatalf("round %d: the winner (instance %d) = %q, %v; want success", round, winner.instance, winner.outcome, winner.err)
 		}
-		wins[winner.instance]++
+		if leader == -1 {
+			leader = winner.instance
+		}
+		if winner.instance != leader {
+			t.Fatalf("round %d: instance %d ranked, but instance %d won the lock in round 0 and still lives", round, winner.instance, leader)
+		}
+		// Between the holder's runs the lock stays taken: the other instance, running alone,
+		// still skips.
+		if o, err := apps[1-leader].Wired.Rank.RunOnce(t.Context()); o != job.OutcomeNotLeader || err != nil {
+			t.Fatalf("round %d: instance %d alone, between the holder's runs = %q, %v; want skipped-not-leader", round, 1-leader, o, err)
+		}
 	}
-	t.Logf("wins per instance over %d rounds: %v", rounds, wins)
+	follower := 1 - leader
+	lead, follow := apps[leader].Wired.Rank, apps[follower].Wired.Rank
+	type counts struct{ success, notLeader, failure int64 }
+	countsOf := func(j *job.RankJob) counts {
+		return counts{j.Metrics.Success.Load(), j.Metrics.NotLeader.Load(), j.Metrics.Failure.Load()}
+	}
+	// The holder: every round a success (and one skip while the test held the lock); the other:
+	// two skips per round, one more in the first phase, never a run.
+	if got, want := countsOf(lead), (counts{rounds, 1, 0}); got != want {
+		t.Fatalf("the holder's runs: %+v, want %+v", got, want)
+	}
+	if got, want := countsOf(follow), (counts{0, 2*rounds + 1, 0}); got != want {
+		t.Fatalf("the other instance's runs: %+v, want %+v", got, want)
+	}
+	if !lead.Leader() || follow.Leader() {
+		t.Fatalf("Leader(): holder %v, other %v", lead.Leader(), follow.Leader())
+	}
+	if d, err := rds.Client.PTTL(t.Context(), lockKey).Result(); err != nil || d <= 0 {
+		t.Fatalf("between runs the ranking lock has PTTL %v (%v), want it held with a lease", d, err)
+	}
 
-	var success, notLeader, failure int64
-	for _, a := range apps {
-		success += a.Wired.Rank.Metrics.Success.Load()
-		notLeader += a.Wired.Rank.Metrics.NotLeader.Load()
-		failure += a.Wired.Rank.Metrics.Failure.Load()
-	}
-	// Each round one success and one skip; the first phase added two skips.
-	if success != rounds || notLeader != rounds+2 || failure != 0 {
-		t.Fatalf("metrics across both instances: success %d, not leader %d, failure %d; want %d, %d, 0", success, notLeader, failure, rounds, rounds+2)
-	}
-	if n, err := rds.Client.Exists(t.Context(), rds.Prefix+"lock:job:rank").Result(); err != nil || n != 0 {
-		t.Fatalf("the ranking lock is still held after the runs (%d, %v)", n, err)
-	}
-
-	// Both instances serve the same list, whichever ranked last.
+	// Both instances serve the same list.
 	a, _ := hotArticles(t, apps[0].Do("GET", "/api/articles/hot", "", nil).Expect(t, http.StatusOK))
 	b, _ := hotArticles(t, apps[1].Do("GET", "/api/articles/hot", "", nil).Expect(t, http.StatusOK))
 	if !slices.Equal(hotSlugs(a), hotSlugs(b)) || len(a) != len(slugs) {
@@ -326,6 +345,84 @@ func TestHotList_TwoInstancesRankOneAtATime(t *testing.T) {
 	}
 	if !slices.Equal(hotSlugs(a)[:2], []string{slugs[3], slugs[1]}) {
 		t.Fatalf("the liked articles do not lead the list: %v", hotSlugs(a))
+	}
+
+	// The holder shuts down: it gives the lock up, and the other instance ranks from its next run
+	// on — the list it computes follows a like written after the holder stopped.
+	apps[leader].Stop()
+	if n, err := rds.Client.Exists(t.Context(), lockKey).Result(); err != nil || n != 0 {
+		t.Fatalf("the ranking lock is still held after its holder shut down (%d, %v)", n, err)
+	}
+	apps[follower].Do("POST", "/api/articles/"+slugs[0]+"/favorite", fan, nil).Expect(t, http.StatusOK)
+	apps[follower].Do("POST", "/api/articles/"+slugs[0]+"/favorite", apps[follower].Register("twinfan2"), nil).Expect(t, http.StatusOK)
+	for run := range 2 {
+		if o, err := follow.RunOnce(t.Context()); o != job.OutcomeSuccess || err != nil {
+			t.Fatalf("takeover run %d: %q, %v; want success", run, o, err)
+		}
+	}
+	if !follow.Leader() {
+		t.Fatal("the instance that took over does not hold the lock")
+	}
+	after, _ := hotArticles(t, apps[follower].Do("GET", "/api/articles/hot", "", nil).Expect(t, http.StatusOK))
+	if got := hotSlugs(after); len(got) != len(slugs) || got[0] != slugs[0] {
+		t.Fatalf("after the takeover the hot list is %v, want %s (two likes since) first", got, slugs[0])
+	}
+}
+
+// TestHotList_ColdStartWithRedisDown: an instance that starts while Redis is unreachable — no
+// list in its process, none it can read from Redis — serves the last ranking, computed by another
+// instance, from PostgreSQL's copy instead of a 503; the published check still applies to it.
+func TestHotList_ColdStartWithRedisDown(t *testing.T) {
+	t.Parallel()
+	if testenv.RedisMode() == ioc.RedisCluster {
+		t.Skip("the fault proxy stands in front of one Redis server, not a cluster")
+	}
+	faults := testenv.NewFaults(t) // registered first: its proxy closes after the app has stopped
+	redisProxy := faults.RedisProxy()
+	db := testenv.NewDB(t)
+	rds := testenv.NewRedis(t)
+	ranker := startReplica(t, db, rds.Prefix, noCron)
+
+	author, fan := ranker.Register("coldauthor"), ranker.Register("coldfan")
+	var slugs []string
+	for i := range 3 {
+		s := articleOf(t, ranker.Do("POST", "/api/articles", author, newArticle(fmt.Sprintf("Cold %d", i))).Expect(t, http.StatusCreated))["slug"].(string)
+		slugs = append(slugs, s)
+		if i > 0 {
+			ranker.Do("POST", "/api/articles/"+s+"/favorite", fan, nil).Expect(t, http.StatusOK)
+		}
+	}
+	if o, err := ranker.Wired.Rank.RunOnce(t.Context()); o != job.OutcomeSuccess || err != nil {
+		t.Fatalf("ranking pass: %q, %v", o, err)
+	}
+	ranked, _ := hotArticles(t, ranker.Do("GET", "/api/articles/hot", "", nil).Expect(t, http.StatusOK))
+	if len(ranked) != len(slugs) {
+		t.Fatalf("ranked %v, want all of %v", hotSlugs(ranked), slugs)
+	}
+
+	redisProxy.Disable()
+	cold := startReplica(t, db, rds.Prefix, noCron, func(c *ioc.Config) { c.RedisURL = redisProxy.Rewrite(c.RedisURL) })
+	for read := range 2 { // the rebuilt list, then the copy the process kept of it
+		got, _ := hotArticles(t, cold.Do("GET", "/api/articles/hot", "", nil).Expect(t, http.StatusOK))
+		if !slices.Equal(hotSlugs(got), hotSlugs(ranked)) {
+			t.Fatalf("read %d: with Redis down from the start, the hot list is %v, want the last ranking %v", read, hotSlugs(got), hotSlugs(ranked))
+		}
+		for i, a := range got {
+			if a["score"] != ranked[i]["score"] || a["favoritesCount"] != ranked[i]["favoritesCount"] || a["title"] != ranked[i]["title"] {
+				t.Fatalf("read %d: %s as served from PostgreSQL %v, as ranked %v", read, a["slug"], a, ranked[i])
+			}
+		}
+	}
+	// The cold instance cannot rank (the lock lives in Redis) ...
+	if o, err := cold.Wired.Rank.RunOnce(t.Context()); o != job.OutcomeFailure || err == nil {
+		t.Fatalf("ranking with Redis down: %q, %v; want a failure", o, err)
+	}
+	// ... and an article withdrawn meanwhile leaves its list at once.
+	ranker.Do("POST", "/api/articles/"+slugs[1]+"/withdraw", author, nil).Expect(t, http.StatusOK)
+	want := slices.DeleteFunc(hotSlugs(ranked), func(s string) bool { return s == slugs[1] })
+	got, _ := hotArticles(t, cold.Do("GET", "/api/articles/hot", "", nil).Expect(t, http.StatusOK))
+	if !slices.Equal(hotSlugs(got), want) {
+		t.Fatalf("after a withdraw the cold instance serves %v, want %v", hotSlugs(got), want)
 	}
 }
 

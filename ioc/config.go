@@ -200,7 +200,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	intf(&c.RankBatch, "rank-batch", "INKWELL_RANK_BATCH", 10000, "articles the ranking job scans per query")
 	dur(&c.RankCutoff, "rank-cutoff", "INKWELL_RANK_CUTOFF", 7*24*time.Hour, "articles published longer ago are not ranked")
 	dur(&c.RankTimeout, "rank-timeout", "INKWELL_RANK_TIMEOUT", 30*time.Second, "a ranking run that takes longer is cancelled and keeps the previous list")
-	dur(&c.RankLockTTL, "rank-lock-ttl", "INKWELL_RANK_LOCK_TTL", 15*time.Second, "lease of the ranking lock, renewed every third of it while a run lasts")
+	dur(&c.RankLockTTL, "rank-lock-ttl", "INKWELL_RANK_LOCK_TTL", 15*time.Second, "lease of the ranking lock, renewed every third of it for as long as this instance holds it (between runs too)")
 
 	intf(&c.QueueConcurrency, "queue-concurrency", "INKWELL_QUEUE_CONCURRENCY", 4, "jobs this process runs at once per queue")
 	dur(&c.QueueLease, "queue-lease", "INKWELL_QUEUE_LEASE", 30*time.Second, "lease of a claimed job; renewed while its handler runs")

@@ -74,23 +74,39 @@ func (r *fakeRanker) Rank(ctx context.Context) (domain.HotList, error) {
 	return r.list, r.err
 }
 
-// rankLease records its releases; renew is its answer to Renew.
+// rankLease is a fake lease: renew is its answer to Renew. Each Renew is reported on renewed
+// when a test listens (nil: nobody does).
 type rankLease struct {
 	renew    error
 	renews   atomic.Int64
 	releases atomic.Int64
+	renewed  chan error
 }
 
-func (l *rankLease) Renew(context.Context) error { l.renews.Add(1); return l.renew }
+func (l *rankLease) Renew(context.Context) error {
+	l.renews.Add(1)
+	err := l.renew // read before it is reported: the test may change it once it is
+	if l.renewed != nil {
+		l.renewed <- err
+	}
+	return err
+}
 
 func (l *rankLease) Release(context.Context) error { l.releases.Add(1); return nil }
 
 // rankLocker answers TryLock with ok/err and hands out lease.
 type rankLocker struct {
+	mu    sync.Mutex
 	ok    bool
 	err   error
 	lease *rankLease
 	tries atomic.Int64
+}
+
+func (l *rankLocker) set(ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ok = ok
 }
 
 func (l *rankLocker) TryLock(_ context.Context, name string, _ time.Duration) (job.Lease, bool, error) {
@@ -98,10 +114,66 @@ func (l *rankLocker) TryLock(_ context.Context, name string, _ time.Duration) (j
 	if name != rankLockName {
 		return nil, false, errors.New("unexpected lock name " + name)
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.err != nil || !l.ok {
 		return nil, false, l.err
 	}
 	return l.lease, true, nil
+}
+
+// rankTicks hands out the renewal tickers a job asks for, which the test fires by hand: one per
+// tenure (each lock the job wins).
+type rankTicks struct{ made chan *manualTicker }
+
+func newRankTicks() *rankTicks { return &rankTicks{made: make(chan *manualTicker, 8)} }
+
+func (r *rankTicks) NewTicker(d time.Duration) job.Ticker {
+	t := &manualTicker{every: d, c: make(chan time.Time), stopped: make(chan struct{})}
+	r.made <- t
+	return t
+}
+
+// next returns the ticker of the job's next tenure.
+func (r *rankTicks) next(t *testing.T) *manualTicker {
+	t.Helper()
+	return rankRecv(t, r.made, "the renewal ticker of a new tenure")
+}
+
+// requireNone checks the job started no tenure since the last next.
+func (r *rankTicks) requireNone(t *testing.T) {
+	t.Helper()
+	select {
+	case <-r.made:
+		t.Fatal("the job took the lock again")
+	default:
+	}
+}
+
+type manualTicker struct {
+	every   time.Duration
+	c       chan time.Time
+	once    sync.Once
+	stopped chan struct{} // closed by Stop: the renewer has returned
+}
+
+func (t *manualTicker) C() <-chan time.Time { return t.c }
+func (t *manualTicker) Stop()               { t.once.Do(func() { close(t.stopped) }) }
+
+// fire hands one tick to the renewer (unbuffered: it has taken it when fire returns).
+func (t *manualTicker) fire(tb *testing.T) {
+	tb.Helper()
+	select {
+	case t.c <- time.Time{}:
+	case <-time.After(30 * time.Second):
+		tb.Fatal("the renewer does not take its tick: it has stopped")
+	}
+}
+
+// requireStopped waits for the renewer to return (it stops its ticker as it does).
+func (t *manualTicker) requireStopped(tb *testing.T) {
+	tb.Helper()
+	rankRecv(tb, t.stopped, "the renewer to stop")
 }
 
 // rankLogs is a slog handler keeping the messages logged.
@@ -137,12 +209,15 @@ func (h *rankLogs) messages() []string {
 
 // rankJobOpts builds a RankJob; zero fields get defaults that keep renewals out of the way.
 type rankJobOpts struct {
-	Ranker  *fakeRanker
-	Locker  job.Locker
-	LockTTL time.Duration // default 1h
-	Timeout time.Duration // default 30s
+	Ranker    *fakeRanker
+	Locker    job.Locker
+	LockTTL   time.Duration // default 1h
+	Timeout   time.Duration // default 30s
+	Ticks     *rankTicks    // the renewal tickers, fired by the test; default: tickers nobody fires
+	WallClock bool          // renew on real time.Tickers instead
 }
 
+// newRankJob returns the job; it is stopped (its lock released) when the test ends.
 func newRankJob(t *testing.T, o rankJobOpts) (*job.RankJob, *rankLogs) {
 	t.Helper()
 	if o.LockTTL == 0 {
@@ -151,9 +226,22 @@ func newRankJob(t *testing.T, o rankJobOpts) (*job.RankJob, *rankLogs) {
 	if o.Timeout == 0 {
 		o.Timeout = 30 * time.Second
 	}
+	cfg := job.RankJobConfig{LockTTL: o.LockTTL, Timeout: o.Timeout}
+	if !o.WallClock {
+		if o.Ticks == nil {
+			o.Ticks = &rankTicks{made: make(chan *manualTicker, 64)}
+		}
+		cfg.NewTicker = o.Ticks.NewTicker
+	}
 	logs := &rankLogs{}
 	clock := &rankClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), step: rankStep}
-	return job.NewRankJob(o.Ranker, o.Locker, job.RankJobConfig{LockTTL: o.LockTTL, Timeout: o.Timeout}, slog.New(logs), clock.Now), logs
+	j := job.NewRankJob(o.Ranker, o.Locker, cfg, slog.New(logs), clock.Now)
+	t.Cleanup(func() {
+		if err := j.Stop(context.Background()); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	return j, logs
 }
 
 type rankCounts struct{ success, failure, notLeader, entries int64 }
@@ -175,6 +263,9 @@ func rankEntries(n int) domain.HotList {
 
 var errRankPass = errors.New("scan published articles: connection reset")
 
+// lockTaken is what a job logs when it wins the lock.
+const lockTaken = "ranking lock taken: this instance ranks at every tick until it stops or loses the lock"
+
 func TestRankJob_RunOnce(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -185,7 +276,7 @@ func TestRankJob_RunOnce(t *testing.T) {
 		wantOutcome job.Outcome
 		wantErr     string // substring; empty: no error
 		wantRanks   int64
-		wantRelease int64
+		wantHeld    bool // the job keeps the lock after the run (and releases it on Stop)
 		wantMetrics rankCounts
 		wantLogs    []string
 	}{
@@ -205,35 +296,35 @@ func TestRankJob_RunOnce(t *testing.T) {
 			wantLogs:    []string{"ranking run started", "ranking run failed; the previous hot list stays failure"},
 		},
 		{
-			name:        "a pass: success, the list size recorded, the lock released",
+			name:        "a pass: success, the list size recorded, the lock kept",
 			ranker:      rankerOpts{list: rankEntries(7)},
 			locker:      &rankLocker{ok: true, lease: &rankLease{}},
 			wantOutcome: job.OutcomeSuccess,
 			wantRanks:   1,
-			wantRelease: 1,
+			wantHeld:    true,
 			wantMetrics: rankCounts{success: 1, entries: 7},
-			wantLogs:    []string{"ranking run started", "ranking run finished success"},
+			wantLogs:    []string{"ranking run started", lockTaken, "ranking run finished success"},
 		},
 		{
-			name:        "the pass fails: a failure, the lock released",
+			name:        "the pass fails: a failure, the lock kept",
 			ranker:      rankerOpts{err: errRankPass},
 			locker:      &rankLocker{ok: true, lease: &rankLease{}},
 			wantOutcome: job.OutcomeFailure,
 			wantErr:     "connection reset",
 			wantRanks:   1,
-			wantRelease: 1,
+			wantHeld:    true,
 			wantMetrics: rankCounts{failure: 1},
-			wantLogs:    []string{"ranking run started", "ranking run failed; the previous hot list stays failure"},
+			wantLogs:    []string{"ranking run started", lockTaken, "ranking run failed; the previous hot list stays failure"},
 		},
 		{
-			name:        "the pass outlives its timeout: cancelled, a failure",
+			name:        "the pass outlives its timeout: cancelled, a failure, the lock kept",
 			ranker:      rankerOpts{hold: true},
 			locker:      &rankLocker{ok: true, lease: &rankLease{}},
 			timeout:     time.Nanosecond,
 			wantOutcome: job.OutcomeFailure,
 			wantErr:     context.DeadlineExceeded.Error(),
 			wantRanks:   1,
-			wantRelease: 1,
+			wantHeld:    true,
 			wantMetrics: rankCounts{failure: 1},
 		},
 	}
@@ -255,48 +346,182 @@ func TestRankJob_RunOnce(t *testing.T) {
 			if n := r.calls.Load(); n != tc.wantRanks {
 				t.Fatalf("ranker ran %d times, want %d", n, tc.wantRanks)
 			}
-			if tc.locker.lease != nil {
-				if n := tc.locker.lease.releases.Load(); n != tc.wantRelease {
-					t.Fatalf("lease released %d times, want %d", n, tc.wantRelease)
-				}
-			}
 			requireRankCounts(t, j, tc.wantMetrics)
 			if tc.wantLogs != nil {
 				if got := logs.messages(); !slices.Equal(got, tc.wantLogs) {
 					t.Fatalf("logs %q, want %q", got, tc.wantLogs)
 				}
 			}
+			if j.Leader() != tc.wantHeld {
+				t.Fatalf("Leader() = %v after the run, want %v", j.Leader(), tc.wantHeld)
+			}
+			if tc.locker.lease == nil {
+				return
+			}
+			if n := tc.locker.lease.releases.Load(); n != 0 {
+				t.Fatalf("lease released %d times by the run, want 0: the lock is kept between runs", n)
+			}
+			if err := j.Stop(t.Context()); err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			if n := tc.locker.lease.releases.Load(); n != 1 {
+				t.Fatalf("lease released %d times by Stop, want 1", n)
+			}
 		})
+	}
+}
+
+// The holder runs at every tick on the lease it won once: no new TryLock, no release in between,
+// renewals in the background between runs; Stop releases it once.
+func TestRankJob_HolderRunsEveryTickWithoutReleasing(t *testing.T) {
+	t.Parallel()
+	lease := &rankLease{renewed: make(chan error, 8)}
+	locker := &rankLocker{ok: true, lease: lease}
+	ticks := newRankTicks()
+	r := newFakeRanker(rankerOpts{list: rankEntries(3)})
+	j, _ := newRankJob(t, rankJobOpts{Ranker: r, Locker: locker, LockTTL: 9 * time.Second, Ticks: ticks})
+	if o, err := j.RunOnce(t.Context()); o != job.OutcomeSuccess || err != nil {
+		t.Fatalf("first run: %q, %v", o, err)
+	}
+	tick := ticks.next(t)
+	if tick.every != 3*time.Second {
+		t.Fatalf("renewals every %v, want a third of the 9s lease", tick.every)
+	}
+	for run := 2; run <= 4; run++ {
+		tick.fire(t) // between runs, the lease is renewed
+		if err := rankRecv(t, lease.renewed, "a renewal"); err != nil {
+			t.Fatal(err)
+		}
+		if o, err := j.RunOnce(t.Context()); o != job.OutcomeSuccess || err != nil {
+			t.Fatalf("run %d: %q, %v", run, o, err)
+		}
+	}
+	ticks.requireNone(t)
+	if n := locker.tries.Load(); n != 1 {
+		t.Fatalf("TryLock called %d times over 4 runs, want 1", n)
+	}
+	if n, m := lease.releases.Load(), r.calls.Load(); n != 0 || m != 4 {
+		t.Fatalf("after 4 runs: %d releases (want 0), %d passes (want 4)", n, m)
+	}
+	requireRankCounts(t, j, rankCounts{success: 4, entries: 3})
+	if err := j.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	tick.requireStopped(t)
+	if n := lease.releases.Load(); n != 1 {
+		t.Fatalf("Stop released %d times, want 1", n)
+	}
+	// Stopped for good: no more runs, no more TryLock; a second Stop does nothing.
+	if o, err := j.RunOnce(t.Context()); o != job.OutcomeFailure || !errors.Is(err, job.ErrStopped) {
+		t.Fatalf("RunOnce after Stop = %q, %v; want a failure with ErrStopped", o, err)
+	}
+	if err := j.Stop(t.Context()); err != nil || lease.releases.Load() != 1 || locker.tries.Load() != 1 {
+		t.Fatalf("second Stop: %v, %d releases, %d tries", err, lease.releases.Load(), locker.tries.Load())
 	}
 }
 
 // Metrics add up over runs.
 func TestRankJob_MetricsAccumulate(t *testing.T) {
 	t.Parallel()
-	locker := &rankLocker{ok: true, lease: &rankLease{}}
+	lease := &rankLease{renewed: make(chan error, 8)}
+	locker := &rankLocker{ok: true, lease: lease}
+	ticks := newRankTicks()
 	r := newFakeRanker(rankerOpts{list: rankEntries(3)})
-	j, _ := newRankJob(t, rankJobOpts{Ranker: r, Locker: locker})
+	j, _ := newRankJob(t, rankJobOpts{Ranker: r, Locker: locker, Ticks: ticks})
 	for range 3 {
 		if _, err := j.RunOnce(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	locker.ok = false
-	if _, err := j.RunOnce(t.Context()); err != nil {
-		t.Fatal(err)
+	// The lease is lost, and another instance wins the lock.
+	lease.renew = cache.ErrLockLost
+	locker.set(false)
+	tick := ticks.next(t)
+	tick.fire(t)
+	if err := rankRecv(t, lease.renewed, "the failed renewal"); err == nil {
+		t.Fatal("the renewal meant to fail succeeded")
+	}
+	tick.requireStopped(t)
+	if o, err := j.RunOnce(t.Context()); o != job.OutcomeNotLeader || err != nil {
+		t.Fatalf("run after the lock was lost: %q, %v", o, err)
 	}
 	requireRankCounts(t, j, rankCounts{success: 3, notLeader: 1, entries: 3})
 }
 
-// A failing renewal of a fake lease cancels the run.
+// A renewal that fails between runs ends the tenure: the job gives the lock up (it may still be
+// its own: a renewal that timed out), runs no pass until it wins the lock again, and then ranks
+// under a new tenure.
+func TestRankJob_RenewalFailureStopsTheHolder(t *testing.T) {
+	t.Parallel()
+	lease := &rankLease{renewed: make(chan error, 8)}
+	locker := &rankLocker{ok: true, lease: lease}
+	ticks := newRankTicks()
+	r := newFakeRanker(rankerOpts{list: rankEntries(2)})
+	j, logs := newRankJob(t, rankJobOpts{Ranker: r, Locker: locker, Ticks: ticks})
+	if o, err := j.RunOnce(t.Context()); o != job.OutcomeSuccess || err != nil {
+		t.Fatalf("first run: %q, %v", o, err)
+	}
+	tick := ticks.next(t)
+	tick.fire(t)
+	if err := rankRecv(t, lease.renewed, "a renewal"); err != nil {
+		t.Fatal(err)
+	}
+
+	lease.renew = errors.New("renew lock: i/o timeout")
+	locker.set(false) // meanwhile another instance takes the lock
+	tick.fire(t)
+	if err := rankRecv(t, lease.renewed, "the failed renewal"); err == nil {
+		t.Fatal("the renewal meant to fail succeeded")
+	}
+	tick.requireStopped(t)
+	if n := lease.releases.Load(); n != 1 {
+		t.Fatalf("released %d times after the failed renewal, want 1", n)
+	}
+	if j.Leader() {
+		t.Fatal("Leader() after a failed renewal")
+	}
+	if !slices.Contains(logs.messages(), "ranking lock renewal failed; this instance stops ranking until it wins the lock again") {
+		t.Fatalf("no warning about the failed renewal in %q", logs.messages())
+	}
+	for range 2 {
+		if o, err := j.RunOnce(t.Context()); o != job.OutcomeNotLeader || err != nil {
+			t.Fatalf("run after the failed renewal: %q, %v; want skipped", o, err)
+		}
+	}
+	if n := r.calls.Load(); n != 1 {
+		t.Fatalf("%d passes, want only the first: no pass after the lock was lost", n)
+	}
+	if n := locker.tries.Load(); n != 3 {
+		t.Fatalf("TryLock called %d times, want 3: each run after the loss competes again", n)
+	}
+
+	// The lock is free again: the job wins it, ranks, and renews under a new tenure.
+	lease.renew = nil
+	locker.set(true)
+	if o, err := j.RunOnce(t.Context()); o != job.OutcomeSuccess || err != nil {
+		t.Fatalf("run once the lock is free: %q, %v", o, err)
+	}
+	next := ticks.next(t)
+	next.fire(t)
+	if err := rankRecv(t, lease.renewed, "a renewal of the new tenure"); err != nil {
+		t.Fatal(err)
+	}
+	requireRankCounts(t, j, rankCounts{success: 2, notLeader: 2, entries: 2})
+}
+
+// A renewal that fails while a pass runs cancels the pass.
 func TestRankJob_RenewalFailureCancelsTheRun(t *testing.T) {
 	t.Parallel()
-	lease := &rankLease{renew: cache.ErrLockLost}
+	lease := &rankLease{renew: cache.ErrLockLost, renewed: make(chan error, 8)}
+	ticks := newRankTicks()
 	r := newFakeRanker(rankerOpts{hold: true, list: rankEntries(1)})
-	j, _ := newRankJob(t, rankJobOpts{Ranker: r, Locker: &rankLocker{ok: true, lease: lease}, LockTTL: 30 * time.Millisecond, Timeout: 10 * time.Second})
-	outcome, err := j.RunOnce(t.Context())
-	if outcome != job.OutcomeFailure || err == nil || !strings.Contains(err.Error(), "lock lost") {
-		t.Fatalf("RunOnce = %q, %v; want a failure saying the lock was lost", outcome, err)
+	j, _ := newRankJob(t, rankJobOpts{Ranker: r, Locker: &rankLocker{ok: true, lease: lease}, Ticks: ticks})
+	done := runRankAsync(j, t.Context())
+	rankRecv(t, r.entered, "the ranker to start")
+	ticks.next(t).fire(t)
+	res := rankRecv(t, done, "the run to end")
+	if res.outcome != job.OutcomeFailure || res.err == nil || !strings.Contains(res.err.Error(), "lock lost") {
+		t.Fatalf("RunOnce = %q, %v; want a failure saying the lock was lost", res.outcome, res.err)
 	}
 	if cerr := rankRecv(t, r.ctxErr, "the ranker's context to end"); !errors.Is(cerr, context.Canceled) {
 		t.Fatalf("the run's context ended with %v, want context.Canceled", cerr)
@@ -305,6 +530,47 @@ func TestRankJob_RenewalFailureCancelsTheRun(t *testing.T) {
 		t.Fatalf("Renew called %d times, want 1: the first failure ends the run", n)
 	}
 	requireRankCounts(t, j, rankCounts{failure: 1})
+}
+
+// Stop during a pass cancels it, waits for it to return, then releases the lock.
+func TestRankJob_StopDuringARun(t *testing.T) {
+	t.Parallel()
+	lease := &rankLease{}
+	r := newFakeRanker(rankerOpts{hold: true, list: rankEntries(1)})
+	j, _ := newRankJob(t, rankJobOpts{Ranker: r, Locker: &rankLocker{ok: true, lease: lease}})
+	done := runRankAsync(j, t.Context())
+	rankRecv(t, r.entered, "the ranker to start")
+	if err := j.Stop(t.Context()); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	// Stop returned: the pass had returned already (cancelled), and the lock is released.
+	select {
+	case cerr := <-r.ctxErr:
+		if !errors.Is(cerr, context.Canceled) {
+			t.Fatalf("the pass's context ended with %v, want context.Canceled", cerr)
+		}
+	default:
+		t.Fatal("Stop returned before the pass under way did")
+	}
+	if n := lease.releases.Load(); n != 1 {
+		t.Fatalf("released %d times, want 1", n)
+	}
+	if res := rankRecv(t, done, "the run to end"); res.outcome != job.OutcomeFailure || !errors.Is(res.err, job.ErrStopped) {
+		t.Fatalf("the run stopped under it = %q, %v; want a failure with ErrStopped", res.outcome, res.err)
+	}
+}
+
+// A job that never held the lock has nothing to release.
+func TestRankJob_StopWithoutTheLock(t *testing.T) {
+	t.Parallel()
+	locker := &rankLocker{ok: false, lease: &rankLease{}}
+	j, _ := newRankJob(t, rankJobOpts{Ranker: newFakeRanker(rankerOpts{}), Locker: locker})
+	if o, err := j.RunOnce(t.Context()); o != job.OutcomeNotLeader || err != nil {
+		t.Fatalf("RunOnce = %q, %v", o, err)
+	}
+	if err := j.Stop(t.Context()); err != nil || locker.lease.releases.Load() != 0 {
+		t.Fatalf("Stop = %v with %d releases; want nil and none", err, locker.lease.releases.Load())
+	}
 }
 
 // ---- With the real Redis lock ----
@@ -379,6 +645,14 @@ func newRankRedisEnv(t *testing.T) *rankRedisEnv {
 	}
 }
 
+// instance returns another instance's locker on the same keys, through a client of its own.
+func (e *rankRedisEnv) instance(t *testing.T) *rankRedisLocker {
+	t.Helper()
+	ks := cache.Keyspace(strings.TrimSuffix(e.key, "lock:"+rankLockName))
+	rdb := testenv.NewRedis(t).Client
+	return &rankRedisLocker{l: cache.NewLocker(rdb, ks), rdb: rdb, ks: ks, renewed: make(chan rankRenewal, 64)}
+}
+
 func (e *rankRedisEnv) value(t *testing.T) string {
 	t.Helper()
 	v, err := e.rdb.Get(context.Background(), e.key).Result()
@@ -406,7 +680,7 @@ func runRankAsync(j *job.RankJob, ctx context.Context) <-chan rankRunResult {
 }
 
 // rankRecv waits for one value from ch, failing the test rather than hanging.
-func rankRecv[T any](t *testing.T, ch <-chan T, what string) T {
+func rankRecv[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
 	select {
 	case v := <-ch:
@@ -442,7 +716,7 @@ func renewalKeepsTheLock(t *testing.T, ttl time.Duration) time.Duration {
 	t.Helper()
 	e := newRankRedisEnv(t)
 	r := newFakeRanker(rankerOpts{hold: true, list: rankEntries(4)})
-	j, _ := newRankJob(t, rankJobOpts{Ranker: r, Locker: e.locker, LockTTL: ttl, Timeout: 30 * time.Second})
+	j, _ := newRankJob(t, rankJobOpts{Ranker: r, Locker: e.locker, LockTTL: ttl, Timeout: 30 * time.Second, WallClock: true})
 	defer func() {
 		select {
 		case <-r.release:
@@ -489,10 +763,16 @@ func renewalKeepsTheLock(t *testing.T, ttl time.Duration) time.Duration {
 	if res.outcome != job.OutcomeSuccess || res.err != nil {
 		t.Fatalf("RunOnce = %q, %v; want success", res.outcome, res.err)
 	}
-	if v := e.value(t); v != "" {
-		t.Fatalf("the lock still holds %q after the run", v)
+	if v := e.value(t); v != held.token {
+		t.Fatalf("after the run the lock holds %q, want our token %q: it is kept between runs", v, held.token)
 	}
 	requireRankCounts(t, j, rankCounts{success: 1, entries: 4})
+	if err := j.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if v := e.value(t); v != "" {
+		t.Fatalf("the lock still holds %q after Stop", v)
+	}
 	return 0
 }
 
@@ -524,14 +804,16 @@ func TestRankJob_LosingTheLockCancelsTheRun(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			const ttl = 600 * time.Millisecond
 			e := newRankRedisEnv(t)
+			ticks := newRankTicks()
 			r := newFakeRanker(rankerOpts{hold: true, list: rankEntries(2)})
-			j, _ := newRankJob(t, rankJobOpts{Ranker: r, Locker: e.locker, LockTTL: ttl, Timeout: 10 * time.Second})
+			j, _ := newRankJob(t, rankJobOpts{Ranker: r, Locker: e.locker, Ticks: ticks, Timeout: 10 * time.Second})
 
 			done := runRankAsync(j, t.Context())
 			rankRecv(t, r.entered, "the ranker to start")
 			tc.takeAway(t, e) // mid-run, before the first renewal
+			tick := ticks.next(t)
+			tick.fire(t)
 			if rn := rankRecv(t, e.locker.renewed, "the first renewal"); !errors.Is(rn.err, cache.ErrLockLost) {
 				t.Fatalf("the first renewal after the lock was taken away returned %v, want ErrLockLost", rn.err)
 			}
@@ -542,10 +824,130 @@ func TestRankJob_LosingTheLockCancelsTheRun(t *testing.T) {
 			if cerr := rankRecv(t, r.ctxErr, "the ranker's context to end"); !errors.Is(cerr, context.Canceled) {
 				t.Fatalf("the run's context ended with %v, want context.Canceled", cerr)
 			}
+			tick.requireStopped(t) // the job has given the lock up, as far as it is its own
 			if v := e.value(t); v != tc.wantAfter {
 				t.Fatalf("after the run the key holds %q, want %q: the loser must not touch it", v, tc.wantAfter)
 			}
 			requireRankCounts(t, j, rankCounts{failure: 1})
 		})
 	}
+}
+
+// rankInstance is one instance's ranking job on the shared Redis lock, with its renewal ticks.
+type rankInstance struct {
+	job    *job.RankJob
+	ranker *fakeRanker
+	locker *rankRedisLocker
+	ticks  *rankTicks
+}
+
+func newRankInstance(t *testing.T, locker *rankRedisLocker) *rankInstance {
+	t.Helper()
+	i := &rankInstance{ranker: newFakeRanker(rankerOpts{list: rankEntries(5)}), locker: locker, ticks: newRankTicks()}
+	i.job, _ = newRankJob(t, rankJobOpts{Ranker: i.ranker, Locker: locker, Ticks: i.ticks})
+	return i
+}
+
+func (i *rankInstance) run(t *testing.T, want job.Outcome) {
+	t.Helper()
+	if o, err := i.job.RunOnce(t.Context()); o != want || err != nil {
+		t.Fatalf("RunOnce = %q, %v; want %q", o, err, want)
+	}
+}
+
+// renew fires one renewal of the instance's current tenure and returns its result.
+func (i *rankInstance) renew(t *testing.T, tick *manualTicker) error {
+	t.Helper()
+	tick.fire(t)
+	return rankRecv(t, i.locker.renewed, "a renewal").err
+}
+
+// Two instances on one Redis lock: the first to win it ranks at every tick and renews it between
+// runs; the other skips every tick while the first lives. Once the first stops, the other takes
+// over at its next tick.
+func TestRankJob_OneInstanceRanksUntilItStops(t *testing.T) {
+	t.Parallel()
+	e := newRankRedisEnv(t)
+	a, b := newRankInstance(t, e.locker), newRankInstance(t, e.instance(t))
+
+	a.run(t, job.OutcomeSuccess)
+	aTick := a.ticks.next(t)
+	token := a.locker.held.Load().token
+	for round := range 3 {
+		b.run(t, job.OutcomeNotLeader)
+		b.run(t, job.OutcomeNotLeader)
+		// Between a's runs the lease is renewed to its whole TTL.
+		if err := e.rdb.PExpire(t.Context(), e.key, time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.renew(t, aTick); err != nil {
+			t.Fatalf("round %d: renewal: %v", round, err)
+		}
+		if d, err := e.rdb.PTTL(t.Context(), e.key).Result(); err != nil || d <= 59*time.Minute {
+			t.Fatalf("round %d: PTTL after a renewal = %v (%v), want about the 1h lease", round, d, err)
+		}
+		a.run(t, job.OutcomeSuccess)
+		if v := e.value(t); v != token {
+			t.Fatalf("round %d: the lock holds %q, want a's token %q throughout", round, v, token)
+		}
+	}
+	a.ticks.requireNone(t)
+	if n := b.ranker.calls.Load(); n != 0 {
+		t.Fatalf("the other instance ranked %d times while the first held the lock", n)
+	}
+	requireRankCounts(t, a.job, rankCounts{success: 4, entries: 5})
+	requireRankCounts(t, b.job, rankCounts{notLeader: 6})
+	if !a.job.Leader() || b.job.Leader() {
+		t.Fatalf("Leader(): a %v, b %v; want a only", a.job.Leader(), b.job.Leader())
+	}
+
+	// a stops (its App shuts down): the lock is free at once, and b takes it at its next tick.
+	if err := a.job.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	aTick.requireStopped(t)
+	if v := e.value(t); v != "" {
+		t.Fatalf("after Stop the lock holds %q", v)
+	}
+	b.run(t, job.OutcomeSuccess)
+	b.run(t, job.OutcomeSuccess)
+	if v := e.value(t); v != b.locker.held.Load().token {
+		t.Fatalf("the lock holds %q, want b's token", v)
+	}
+	if o, err := a.job.RunOnce(t.Context()); !errors.Is(err, job.ErrStopped) {
+		t.Fatalf("the stopped instance's RunOnce = %q, %v; want ErrStopped", o, err)
+	}
+	requireRankCounts(t, b.job, rankCounts{success: 2, notLeader: 6, entries: 5})
+}
+
+// A holder that dies (or stalls past its lease) keeps nothing: once the lease has expired another
+// instance wins the lock at its next tick. If the old holder comes back, its next renewal fails,
+// it steps down without touching the new holder's lock, and skips from then on.
+func TestRankJob_TakeoverAfterTheHolderLeaseExpires(t *testing.T) {
+	t.Parallel()
+	e := newRankRedisEnv(t)
+	a, b := newRankInstance(t, e.locker), newRankInstance(t, e.instance(t))
+	a.run(t, job.OutcomeSuccess)
+	aTick := a.ticks.next(t)
+	b.run(t, job.OutcomeNotLeader)
+
+	// a's lease expires: it renewed no more (the test fires none of its ticks).
+	if err := e.rdb.Del(t.Context(), e.key).Err(); err != nil {
+		t.Fatal(err)
+	}
+	b.run(t, job.OutcomeSuccess)
+	newToken := b.locker.held.Load().token
+
+	// a wakes up: its renewal finds the lock taken over.
+	if err := a.renew(t, aTick); !errors.Is(err, cache.ErrLockLost) {
+		t.Fatalf("the old holder's renewal = %v, want ErrLockLost", err)
+	}
+	aTick.requireStopped(t)
+	if v := e.value(t); v != newToken {
+		t.Fatalf("after the old holder stepped down the lock holds %q, want the new holder's %q", v, newToken)
+	}
+	a.run(t, job.OutcomeNotLeader)
+	b.run(t, job.OutcomeSuccess)
+	requireRankCounts(t, a.job, rankCounts{success: 1, notLeader: 1, entries: 5})
+	requireRankCounts(t, b.job, rankCounts{success: 2, notLeader: 1, entries: 5})
 }

@@ -13,5 +13,5 @@ func NewQuerier() dao.Querier { return dao.New() }
 // ProviderSet builds the repositories.
 var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewFollowRepository,
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
-	NewRankRepository, NewJobQueue, NewOutbox, NewNotificationRepository,
+	NewRankRepository, NewHotArticleStore, NewJobQueue, NewOutbox, NewNotificationRepository,
 	NewSessionRepository, NewAPIKeyRepository, NewIdempotencyStore)

@@ -25,11 +25,24 @@ type RankSource interface {
 	PublishedAmong(ctx context.Context, ids []int64) (map[int64]bool, error)
 }
 
-// HotListStore keeps the latest computed hot list.
+// HotListStore keeps the latest computed hot list where every instance reads it fast (Redis,
+// with a copy in the process).
 type HotListStore interface {
 	Save(ctx context.Context, l domain.HotList) error
-	// Load returns the latest list; domain.ErrNotFound when none was ever computed.
+	// Load returns the latest list; domain.ErrNotFound when it holds none.
 	Load(ctx context.Context) (domain.HotList, error)
+	// Keep makes l this process's copy of the latest list and stores it nowhere else: a list
+	// rebuilt from the archive then serves the next reads without being rebuilt for each.
+	Keep(l domain.HotList)
+}
+
+// HotListArchive keeps the latest ranking in the system of record, for when the HotListStore
+// cannot give one: a process that starts while Redis is down, or a Redis that restarted empty.
+type HotListArchive interface {
+	// Replace makes ranked (best first) the kept ranking, as a whole.
+	Replace(ctx context.Context, rankedAt time.Time, ranked []domain.Scored) error
+	// Latest returns the kept ranking, best first; domain.ErrNotFound when none is kept.
+	Latest(ctx context.Context) (domain.Ranking, error)
 }
 
 // RankConfig tunes a ranking pass.
@@ -43,6 +56,7 @@ type RankConfig struct {
 type RankService struct {
 	src     RankSource
 	store   HotListStore
+	archive HotListArchive
 	users   UserRepository
 	inter   InteractiveRepository
 	follows FollowRepository
@@ -51,8 +65,8 @@ type RankService struct {
 }
 
 // NewRankService returns a RankService on the given clock.
-func NewRankService(src RankSource, store HotListStore, users UserRepository, inter InteractiveRepository, follows FollowRepository, cfg RankConfig, now func() time.Time) *RankService {
-	return &RankService{src: src, store: store, users: users, inter: inter, follows: follows, cfg: cfg, now: now}
+func NewRankService(src RankSource, store HotListStore, archive HotListArchive, users UserRepository, inter InteractiveRepository, follows FollowRepository, cfg RankConfig, now func() time.Time) *RankService {
+	return &RankService{src: src, store: store, archive: archive, users: users, inter: inter, follows: follows, cfg: cfg, now: now}
 }
 
 // HotView is one hot-list article as a viewer sees it, with its score.
@@ -62,9 +76,10 @@ type HotView struct {
 }
 
 // Rank runs one ranking pass: it scans published articles newest first in batches, down to the
-// cutoff, keeps the best TopN in a min-heap, and stores the resulting list. Memory stays O(TopN +
-// BatchSize) however many articles there are. On error nothing is stored, so the previous list
-// stays in place.
+// cutoff, keeps the best TopN in a min-heap, and stores the resulting list: first in the archive,
+// then in the store. Memory stays O(TopN + BatchSize) however many articles there are. A run that
+// fails before the archive took its list stores nothing, so the previous list stays in place; the
+// archive is never older than the store's list.
 func (s *RankService) Rank(ctx context.Context) (domain.HotList, error) {
 	now := s.now()
 	since := now.Add(-s.cfg.Cutoff)
@@ -99,10 +114,50 @@ func (s *RankService) Rank(ctx context.Context) (domain.HotList, error) {
 	if err != nil {
 		return domain.HotList{}, err
 	}
+	if err := s.archive.Replace(ctx, now, rankingOf(list)); err != nil {
+		return domain.HotList{}, err
+	}
 	if err := s.store.Save(ctx, list); err != nil {
 		return domain.HotList{}, err
 	}
 	return list, nil
+}
+
+// rankingOf is what the archive keeps of a list: enough to describe it again.
+func rankingOf(l domain.HotList) []domain.Scored {
+	out := make([]domain.Scored, len(l.Entries))
+	for i, e := range l.Entries {
+		out[i] = domain.Scored{ID: e.Article.ID, Likes: e.Counters.Likes, Score: e.Score}
+	}
+	return out
+}
+
+// latest returns the latest hot list: the store's, or, when the store fails or holds none, the
+// archive's ranking described again (and kept in the process). The list is empty when neither
+// holds one; it is an error only when neither can answer.
+func (s *RankService) latest(ctx context.Context) (domain.HotList, error) {
+	l, storeErr := s.store.Load(ctx)
+	if storeErr == nil {
+		return l, nil
+	}
+	both := func(err error) error {
+		if errors.Is(storeErr, domain.ErrNotFound) {
+			return err
+		}
+		return errors.Join(storeErr, err) // the store's ErrUnavailable keeps it a 503
+	}
+	r, err := s.archive.Latest(ctx)
+	if errors.Is(err, domain.ErrNotFound) {
+		return domain.HotList{}, nil
+	}
+	if err != nil {
+		return domain.HotList{}, both(err)
+	}
+	if l, err = s.describe(ctx, r.Entries, r.RankedAt); err != nil {
+		return domain.HotList{}, both(err)
+	}
+	s.store.Keep(l)
+	return l, nil
 }
 
 // describe completes the winners with their summaries, authors and counters, so serving the list
@@ -180,10 +235,7 @@ func (s *RankService) stillPublished(ctx context.Context, entries []domain.HotEn
 // by primary key, whatever the viewer). For a signed-in viewer it adds the viewer's own flags with
 // one batched query per kind. Before any list was ever computed the answer is empty, not an error.
 func (s *RankService) Hot(ctx context.Context, viewerID int64, limit int) ([]HotView, error) {
-	l, err := s.store.Load(ctx)
-	if errors.Is(err, domain.ErrNotFound) {
-		return []HotView{}, nil
-	}
+	l, err := s.latest(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ var (
 type rankDeps struct {
 	src     *mocks.MockRankSource
 	store   *mocks.MockHotListStore
+	archive *mocks.MockHotListArchive
 	users   *mocks.MockUserRepository
 	inter   *mocks.MockInteractiveRepository
 	follows *mocks.MockFollowRepository
@@ -58,12 +59,13 @@ func newRankService(t *testing.T, o rankOpts) (*service.RankService, rankDeps) {
 	d := rankDeps{
 		src:     mocks.NewMockRankSource(ctrl),
 		store:   mocks.NewMockHotListStore(ctrl),
+		archive: mocks.NewMockHotListArchive(ctrl),
 		users:   mocks.NewMockUserRepository(ctrl),
 		inter:   mocks.NewMockInteractiveRepository(ctrl),
 		follows: mocks.NewMockFollowRepository(ctrl),
 	}
 	cfg := service.RankConfig{TopN: o.TopN, BatchSize: o.BatchSize, Cutoff: o.Cutoff}
-	return service.NewRankService(d.src, d.store, d.users, d.inter, d.follows, cfg, func() time.Time { return rankNow }), d
+	return service.NewRankService(d.src, d.store, d.archive, d.users, d.inter, d.follows, cfg, func() time.Time { return rankNow }), d
 }
 
 // candidate is article id, published age before rankNow, with likes (what LikeCounts reports) and
@@ -212,6 +214,24 @@ func listOf(winners ...candidate) domain.HotList {
 	return l
 }
 
+// rankingOf is what the archive keeps of l: each entry's id, the likes it was scored with, its
+// score, best first.
+func rankingOf(l domain.HotList) []domain.Scored {
+	out := make([]domain.Scored, len(l.Entries))
+	for i, e := range l.Entries {
+		out[i] = domain.Scored{ID: e.Article.ID, Likes: e.Counters.Likes, Score: e.Score}
+	}
+	return out
+}
+
+// expectStored expects l to be archived, then saved to the store, once each.
+func expectStored(d rankDeps, l domain.HotList) {
+	gomock.InOrder(
+		d.archive.EXPECT().Replace(gomock.Any(), rankNow, rankingOf(l)).Return(nil).Times(1),
+		d.store.EXPECT().Save(gomock.Any(), l).Return(nil).Times(1),
+	)
+}
+
 func wantSaved(want domain.HotList) func(t *testing.T, got domain.HotList, err error) {
 	return func(t *testing.T, got domain.HotList, err error) {
 		t.Helper()
@@ -256,7 +276,7 @@ func TestRankService_Rank(t *testing.T) {
 					d.src.EXPECT().ScanPublished(gomock.Any(), since, cursorAfter(c6), 3).Return([]domain.Candidate{}, nil),
 				)
 				expectDescribe(d, c3, c1, c5)
-				d.store.EXPECT().Save(gomock.Any(), listOf(c3, c1, c5)).Return(nil).Times(1)
+				expectStored(d, listOf(c3, c1, c5))
 			},
 			check: wantSaved(listOf(c3, c1, c5)),
 		},
@@ -271,7 +291,7 @@ func TestRankService_Rank(t *testing.T) {
 					d.src.EXPECT().LikeCounts(gomock.Any(), ids(c5, c6)).Return(likesOf(c5, c6), nil),
 				)
 				expectDescribe(d, c3, c1, c5)
-				d.store.EXPECT().Save(gomock.Any(), listOf(c3, c1, c5)).Return(nil)
+				expectStored(d, listOf(c3, c1, c5))
 			},
 			check: wantSaved(listOf(c3, c1, c5)),
 		},
@@ -282,7 +302,7 @@ func TestRankService_Rank(t *testing.T) {
 				d.src.EXPECT().ScanPublished(gomock.Any(), rankNow.Add(-90*time.Minute), nil, 3).Return(scans(c1, c2), nil)
 				d.src.EXPECT().LikeCounts(gomock.Any(), ids(c1, c2)).Return(likesOf(c1, c2), nil)
 				expectDescribe(d, c1, c2)
-				d.store.EXPECT().Save(gomock.Any(), listOf(c1, c2)).Return(nil)
+				expectStored(d, listOf(c1, c2))
 			},
 			check: wantSaved(listOf(c1, c2)),
 		},
@@ -293,7 +313,7 @@ func TestRankService_Rank(t *testing.T) {
 				d.src.EXPECT().ScanPublished(gomock.Any(), since, nil, 10).Return(scans(c1, c2, c3, c4, c5, c6), nil)
 				d.src.EXPECT().LikeCounts(gomock.Any(), ids(c1, c2, c3, c4, c5, c6)).Return(likesOf(c1, c2, c3, c4, c5, c6), nil)
 				expectDescribe(d, c3, c1, c5, c2, c6, c4)
-				d.store.EXPECT().Save(gomock.Any(), listOf(c3, c1, c5, c2, c6, c4)).Return(nil)
+				expectStored(d, listOf(c3, c1, c5, c2, c6, c4))
 			},
 			check: wantSaved(listOf(c3, c1, c5, c2, c6, c4)),
 		},
@@ -303,7 +323,7 @@ func TestRankService_Rank(t *testing.T) {
 				d.src.EXPECT().ScanPublished(gomock.Any(), since, nil, 3).Return([]domain.Candidate{}, nil)
 				d.src.EXPECT().LikeCounts(gomock.Any(), gomock.Any()).Times(0)
 				noDescribe(d)
-				d.store.EXPECT().Save(gomock.Any(), domain.HotList{Entries: []domain.HotEntry{}, ComputedAt: rankNow}).Return(nil)
+				expectStored(d, domain.HotList{Entries: []domain.HotEntry{}, ComputedAt: rankNow})
 			},
 			check: wantSaved(domain.HotList{Entries: []domain.HotEntry{}, ComputedAt: rankNow}),
 		},
@@ -320,7 +340,7 @@ func TestRankService_Rank(t *testing.T) {
 				d.users.EXPECT().GetByIDs(gomock.Any(), sameIDs{99, hotAuthorA.ID}).Return(map[int64]domain.User{hotAuthorA.ID: hotAuthorA}, nil)
 				d.inter.EXPECT().Counters(gomock.Any(), domain.BizArticle, sameIDs{c1.id, c5.id}).
 					Return(map[int64]domain.Counters{c1.id: c1.counters(), c5.id: c5.counters()}, nil)
-				d.store.EXPECT().Save(gomock.Any(), listOf(c1)).Return(nil)
+				expectStored(d, listOf(c1))
 			},
 			check: wantSaved(listOf(c1)),
 		},
@@ -400,7 +420,21 @@ func TestRankService_Rank(t *testing.T) {
 				d.src.EXPECT().ScanPublished(gomock.Any(), since, nil, 3).Return(scans(c1), nil)
 				d.src.EXPECT().LikeCounts(gomock.Any(), ids(c1)).Return(likesOf(c1), nil)
 				expectDescribe(d, c1)
-				d.store.EXPECT().Save(gomock.Any(), listOf(c1)).Return(errRankStorage).Times(1)
+				gomock.InOrder(
+					d.archive.EXPECT().Replace(gomock.Any(), rankNow, rankingOf(listOf(c1))).Return(nil).Times(1),
+					d.store.EXPECT().Save(gomock.Any(), listOf(c1)).Return(errRankStorage).Times(1),
+				)
+			},
+			check: wantRankErr(errRankStorage),
+		},
+		{
+			name: "archiving fails: the store is left alone, so both keep the previous list",
+			buildStubs: func(d rankDeps) {
+				d.src.EXPECT().ScanPublished(gomock.Any(), since, nil, 3).Return(scans(c1), nil)
+				d.src.EXPECT().LikeCounts(gomock.Any(), ids(c1)).Return(likesOf(c1), nil)
+				expectDescribe(d, c1)
+				d.archive.EXPECT().Replace(gomock.Any(), rankNow, rankingOf(listOf(c1))).Return(errRankStorage).Times(1)
+				d.store.EXPECT().Save(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: wantRankErr(errRankStorage),
 		},
@@ -421,6 +455,7 @@ func TestRankService_FailedRunKeepsThePreviousList(t *testing.T) {
 	t.Parallel()
 	svc, d := newRankService(t, rankOpts{})
 	var stored *domain.HotList
+	d.archive.EXPECT().Replace(gomock.Any(), rankNow, rankingOf(listOf(c1, c2))).Return(nil).Times(1)
 	d.store.EXPECT().Save(gomock.Any(), gomock.Any()).DoAndReturn(func(_ context.Context, l domain.HotList) error {
 		stored = &l
 		return nil
@@ -487,14 +522,50 @@ func TestRankService_Hot(t *testing.T) {
 		d.inter.EXPECT().Collected(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 		d.follows.EXPECT().FollowingAmong(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	}
-	// noRanking proves reading never scans or describes.
+	// noRanking proves reading never scans, stores or archives (what a case does not expect fails
+	// it anyway: these say so).
 	noRanking := func(d rankDeps) {
 		d.src.EXPECT().ScanPublished(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 		d.src.EXPECT().LikeCounts(gomock.Any(), gomock.Any()).Times(0)
-		noDescribe(d)
 		d.users.EXPECT().GetByID(gomock.Any(), gomock.Any()).Times(0)
 		d.store.EXPECT().Save(gomock.Any(), gomock.Any()).Times(0)
+		d.archive.EXPECT().Replace(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	}
+	// fromStore is a store that answers: the archive is never read, nothing is described again.
+	fromStore := func(d rankDeps, l domain.HotList) {
+		d.store.EXPECT().Load(gomock.Any()).Return(l, nil).Times(1)
+		d.archive.EXPECT().Latest(gomock.Any()).Times(0)
+		noDescribe(d)
+		d.store.EXPECT().Keep(gomock.Any()).Times(0)
+	}
+	// The archive's copy of the stored list, ranked a minute before the read; and the list it
+	// describes again.
+	rankedAt := rankNow.Add(-time.Minute)
+	archived := domain.Ranking{Entries: rankingOf(stored), RankedAt: rankedAt}
+	rebuilt := listOf(c3, c1, c5, c2)
+	rebuilt.ComputedAt = rankedAt
+	// fromArchive is a store that fails with storeErr, then the archive's ranking described again
+	// and kept in the process.
+	fromArchive := func(d rankDeps, storeErr error) {
+		gomock.InOrder(
+			d.store.EXPECT().Load(gomock.Any()).Return(domain.HotList{}, storeErr).Times(1),
+			d.archive.EXPECT().Latest(gomock.Any()).Return(archived, nil).Times(1),
+		)
+		expectDescribe(d, c3, c1, c5, c2)
+		d.store.EXPECT().Keep(rebuilt).Times(1)
+	}
+	// neither is the store and the archive both failing or empty: nothing described, nothing kept.
+	neither := func(d rankDeps, storeErr, archiveErr error) {
+		gomock.InOrder(
+			d.store.EXPECT().Load(gomock.Any()).Return(domain.HotList{}, storeErr).Times(1),
+			d.archive.EXPECT().Latest(gomock.Any()).Return(domain.Ranking{}, archiveErr).Times(1),
+		)
+		noDescribe(d)
+		d.store.EXPECT().Keep(gomock.Any()).Times(0)
+	}
+	redisDown := fmt.Errorf("%w: hot list: read: dial tcp: connection refused", domain.ErrUnavailable)
+	pgDown := fmt.Errorf("load the kept ranking: %w", domain.ErrUnavailable)
+	redisEmpty := fmt.Errorf("hot list: %w", domain.ErrNotFound)
 
 	tests := []struct {
 		name       string
@@ -503,12 +574,14 @@ func TestRankService_Hot(t *testing.T) {
 		buildStubs func(d rankDeps)
 		want       []service.HotView
 		wantErr    error
+		wantIs     []error // more errors wantErr's error must also be
+		wantNot    error   // an error it must not be
 	}{
 		{
 			name:  "anonymous: the stored list best first, with scores, after one check that its articles are still published",
 			limit: 10,
 			buildStubs: func(d rankDeps) {
-				d.store.EXPECT().Load(gomock.Any()).Return(stored, nil).Times(1)
+				fromStore(d, stored)
 				d.src.EXPECT().PublishedAmong(gomock.Any(), ids(c3, c1, c5, c2)).Return(published(c3, c1, c5, c2), nil).Times(1)
 				noViewerLookups(d)
 			},
@@ -518,7 +591,7 @@ func TestRankService_Hot(t *testing.T) {
 			name:  "the limit cuts the list",
 			limit: 2,
 			buildStubs: func(d rankDeps) {
-				d.store.EXPECT().Load(gomock.Any()).Return(stored, nil)
+				fromStore(d, stored)
 				noViewerLookups(d)
 			},
 			want: []service.HotView{hotView(c3, false, false, false), hotView(c1, false, false, false)},
@@ -528,7 +601,7 @@ func TestRankService_Hot(t *testing.T) {
 			viewer: hotReader.ID,
 			limit:  3,
 			buildStubs: func(d rankDeps) {
-				d.store.EXPECT().Load(gomock.Any()).Return(stored, nil)
+				fromStore(d, stored)
 				d.inter.EXPECT().Liked(gomock.Any(), hotReader.ID, domain.BizArticle, ids(c3, c1, c5)).Return(map[int64]bool{c1.id: true}, nil).Times(1)
 				d.inter.EXPECT().Collected(gomock.Any(), hotReader.ID, domain.BizArticle, ids(c3, c1, c5)).Return(map[int64]bool{c5.id: true}, nil).Times(1)
 				d.follows.EXPECT().FollowingAmong(gomock.Any(), hotReader.ID, []int64{hotAuthorB.ID, hotAuthorA.ID}).
@@ -541,7 +614,7 @@ func TestRankService_Hot(t *testing.T) {
 			viewer: hotAuthorB.ID,
 			limit:  1,
 			buildStubs: func(d rankDeps) {
-				d.store.EXPECT().Load(gomock.Any()).Return(stored, nil)
+				fromStore(d, stored)
 				d.inter.EXPECT().Liked(gomock.Any(), hotAuthorB.ID, domain.BizArticle, ids(c3)).Return(map[int64]bool{}, nil).Times(1)
 				d.inter.EXPECT().Collected(gomock.Any(), hotAuthorB.ID, domain.BizArticle, ids(c3)).Return(map[int64]bool{}, nil).Times(1)
 				d.follows.EXPECT().FollowingAmong(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
@@ -552,7 +625,7 @@ func TestRankService_Hot(t *testing.T) {
 			name:  "withdrawn, drafted or deleted articles are dropped on the next read, before the limit",
 			limit: 2,
 			buildStubs: func(d rankDeps) {
-				d.store.EXPECT().Load(gomock.Any()).Return(stored, nil)
+				fromStore(d, stored)
 				d.src.EXPECT().PublishedAmong(gomock.Any(), ids(c3, c1, c5, c2)).Return(published(c1, c2), nil).Times(1)
 				noViewerLookups(d)
 			},
@@ -562,7 +635,7 @@ func TestRankService_Hot(t *testing.T) {
 			name:  "PostgreSQL unavailable: the list is served as ranked",
 			limit: 10,
 			buildStubs: func(d rankDeps) {
-				d.store.EXPECT().Load(gomock.Any()).Return(stored, nil)
+				fromStore(d, stored)
 				d.src.EXPECT().PublishedAmong(gomock.Any(), gomock.Any()).Return(nil, fmt.Errorf("published among: %w", domain.ErrUnavailable))
 				noViewerLookups(d)
 			},
@@ -572,18 +645,18 @@ func TestRankService_Hot(t *testing.T) {
 			name:  "any other failure of the published check is an error",
 			limit: 10,
 			buildStubs: func(d rankDeps) {
-				d.store.EXPECT().Load(gomock.Any()).Return(stored, nil)
+				fromStore(d, stored)
 				d.src.EXPECT().PublishedAmong(gomock.Any(), gomock.Any()).Return(nil, errRankStorage)
 				noViewerLookups(d)
 			},
 			wantErr: errRankStorage,
 		},
 		{
-			name:   "no list computed yet: an empty list, not an error",
+			name:   "no list computed yet, in the store or the archive: an empty list, not an error",
 			viewer: hotReader.ID,
 			limit:  10,
 			buildStubs: func(d rankDeps) {
-				d.store.EXPECT().Load(gomock.Any()).Return(domain.HotList{}, fmt.Errorf("hot list: %w", domain.ErrNotFound))
+				neither(d, redisEmpty, domain.ErrNotFound)
 				noViewerLookups(d)
 			},
 			want: []service.HotView{},
@@ -593,26 +666,101 @@ func TestRankService_Hot(t *testing.T) {
 			viewer: hotReader.ID,
 			limit:  10,
 			buildStubs: func(d rankDeps) {
-				d.store.EXPECT().Load(gomock.Any()).Return(domain.HotList{Entries: []domain.HotEntry{}, ComputedAt: rankNow}, nil)
+				fromStore(d, domain.HotList{Entries: []domain.HotEntry{}, ComputedAt: rankNow})
 				noViewerLookups(d)
 			},
 			want: []service.HotView{},
 		},
 		{
-			name:  "the store failing is an error",
+			name:  "the store fails (Redis down, no copy in the process): the archive's ranking, described again, kept, then checked",
 			limit: 10,
 			buildStubs: func(d rankDeps) {
-				d.store.EXPECT().Load(gomock.Any()).Return(domain.HotList{}, errRankStorage)
+				fromArchive(d, redisDown)
+				d.src.EXPECT().PublishedAmong(gomock.Any(), ids(c3, c1, c5, c2)).Return(published(c3, c5, c2), nil).Times(1)
+				noViewerLookups(d)
+			},
+			want: []service.HotView{hotView(c3, false, false, false), hotView(c5, false, false, false), hotView(c2, false, false, false)},
+		},
+		{
+			name:  "the store fails for another reason: the archive all the same",
+			limit: 2,
+			buildStubs: func(d rankDeps) {
+				fromArchive(d, errRankStorage)
+				noViewerLookups(d)
+			},
+			want: []service.HotView{hotView(c3, false, false, false), hotView(c1, false, false, false)},
+		},
+		{
+			name:   "the store holds no list (Redis restarted empty): the archive's ranking, with the viewer's flags",
+			viewer: hotReader.ID,
+			limit:  1,
+			buildStubs: func(d rankDeps) {
+				fromArchive(d, redisEmpty)
+				d.inter.EXPECT().Liked(gomock.Any(), hotReader.ID, domain.BizArticle, ids(c3)).Return(map[int64]bool{c3.id: true}, nil).Times(1)
+				d.inter.EXPECT().Collected(gomock.Any(), hotReader.ID, domain.BizArticle, ids(c3)).Return(map[int64]bool{}, nil).Times(1)
+				d.follows.EXPECT().FollowingAmong(gomock.Any(), hotReader.ID, []int64{hotAuthorB.ID}).Return(map[int64]bool{}, nil).Times(1)
+			},
+			want: []service.HotView{hotView(c3, true, false, false)},
+		},
+		{
+			name:  "the store fails and the archive holds none: an empty list",
+			limit: 10,
+			buildStubs: func(d rankDeps) {
+				neither(d, redisDown, domain.ErrNotFound)
+				noViewerLookups(d)
+			},
+			want: []service.HotView{},
+		},
+		{
+			name:  "the store and the archive both unavailable: unavailable (503)",
+			limit: 10,
+			buildStubs: func(d rankDeps) {
+				neither(d, redisDown, pgDown)
+				noViewerLookups(d)
+			},
+			wantErr: domain.ErrUnavailable,
+		},
+		{
+			name:  "the store unavailable, the archive failing otherwise: still unavailable, with both causes",
+			limit: 10,
+			buildStubs: func(d rankDeps) {
+				neither(d, redisDown, errRankStorage)
 				noViewerLookups(d)
 			},
 			wantErr: errRankStorage,
+			wantIs:  []error{domain.ErrUnavailable},
+		},
+		{
+			name:  "the store holds none and the archive is unavailable: unavailable, never not-found",
+			limit: 10,
+			buildStubs: func(d rankDeps) {
+				neither(d, redisEmpty, pgDown)
+				noViewerLookups(d)
+			},
+			wantErr: domain.ErrUnavailable,
+			wantNot: domain.ErrNotFound,
+		},
+		{
+			name:  "the store fails and describing the archive's ranking fails: unavailable, nothing kept",
+			limit: 10,
+			buildStubs: func(d rankDeps) {
+				gomock.InOrder(
+					d.store.EXPECT().Load(gomock.Any()).Return(domain.HotList{}, redisDown),
+					d.archive.EXPECT().Latest(gomock.Any()).Return(archived, nil),
+				)
+				d.src.EXPECT().Summaries(gomock.Any(), ids(c3, c1, c5, c2)).Return(nil, errRankStorage).Times(1)
+				d.store.EXPECT().Keep(gomock.Any()).Times(0)
+				noViewerLookups(d)
+			},
+			wantErr: errRankStorage,
+			wantIs:  []error{domain.ErrUnavailable},
 		},
 		{
 			name:   "a failing viewer lookup is an error",
 			viewer: hotReader.ID,
 			limit:  10,
 			buildStubs: func(d rankDeps) {
-				d.store.EXPECT().Load(gomock.Any()).Return(stored, nil)
+				fromStore(d, stored)
 				d.inter.EXPECT().Liked(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(nil, errRankStorage)
 				d.inter.EXPECT().Collected(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 				d.follows.EXPECT().FollowingAmong(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
@@ -631,6 +779,12 @@ func TestRankService_Hot(t *testing.T) {
 			got, err := svc.Hot(t.Context(), tc.viewer, tc.limit)
 			if tc.wantErr != nil {
 				requireErrorIs(t, err, tc.wantErr)
+				for _, target := range tc.wantIs {
+					requireErrorIs(t, err, target)
+				}
+				if tc.wantNot != nil && errors.Is(err, tc.wantNot) {
+					t.Fatalf("Hot: error %v is %v; it must not be", err, tc.wantNot)
+				}
 				return
 			}
 			if err != nil {

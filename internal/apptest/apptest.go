@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/inkwell-dev/inkwell"
@@ -30,6 +31,15 @@ type App struct {
 	DB    *testenv.DB
 	Wired *inkwell.App // the wired process, to drive its jobs (Wired.Rank.RunOnce) directly
 	HTTP  *http.Client
+	stop  func()
+}
+
+// Stop shuts the instance down before the test ends, as SIGTERM would: it drains requests, stops
+// the jobs and workers, gives the ranking lock up and closes its pools. The test's cleanup then
+// has nothing left to do.
+func (a *App) Stop() {
+	a.T.Helper()
+	a.stop()
 }
 
 const JWTSecret = "e2e-test-secret-e2e-test-secret-0123456789"
@@ -70,14 +80,18 @@ func StartReplica(t *testing.T, db *testenv.DB, prefix string, tweak ...func(*io
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- app.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		cleanup()
-	})
-	return &App{T: t, URL: "http://" + ln.Addr().String(), Cfg: cfg, DB: db, Wired: app, HTTP: &http.Client{}}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("shutdown: %v", err)
+			}
+			cleanup()
+		})
+	}
+	t.Cleanup(stop)
+	return &App{T: t, URL: "http://" + ln.Addr().String(), Cfg: cfg, DB: db, Wired: app, HTTP: &http.Client{}, stop: stop}
 }
 
 // AppPoolMaxConns caps each of a test instance's two PostgreSQL pools (the app's and the job

@@ -126,6 +126,18 @@ func (m *MockHotListStore) EXPECT() *MockHotListStoreMockRecorder {
 	return m.recorder
 }
 
+// Keep mocks base method.
+func (m *MockHotListStore) Keep(l domain.HotList) {
+	m.ctrl.T.Helper()
+	m.ctrl.Call(m, "Keep", l)
+}
+
+// Keep indicates an expected call of Keep.
+func (mr *MockHotListStoreMockRecorder) Keep(l any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Keep", reflect.TypeOf((*MockHotListStore)(nil).Keep), l)
+}
+
 // Load mocks base method.
 func (m *MockHotListStore) Load(ctx context.Context) (domain.HotList, error) {
 	m.ctrl.T.Helper()
@@ -153,4 +165,57 @@ func (m *MockHotListStore) Save(ctx context.Context, l domain.HotList) error {
 func (mr *MockHotListStoreMockRecorder) Save(ctx, l any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Save", reflect.TypeOf((*MockHotListStore)(nil).Save), ctx, l)
+}
+
+// MockHotListArchive is a mock of HotListArchive interface.
+type MockHotListArchive struct {
+	ctrl     *gomock.Controller
+	recorder *MockHotListArchiveMockRecorder
+	isgomock struct{}
+}
+
+// MockHotListArchiveMockRecorder is the mock recorder for MockHotListArchive.
+type MockHotListArchiveMockRecorder struct {
+	mock *MockHotListArchive
+}
+
+// NewMockHotListArchive creates a new mock instance.
+func NewMockHotListArchive(ctrl *gomock.Controller) *MockHotListArchive {
+	mock := &MockHotListArchive{ctrl: ctrl}
+	mock.recorder = &MockHotListArchiveMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockHotListArchive) EXPECT() *MockHotListArchiveMockRecorder {
+	return m.recorder
+}
+
+// Latest mocks base method.
+func (m *MockHotListArchive) Latest(ctx context.Context) (domain.Ranking, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Latest", ctx)
+	ret0, _ := ret[0].(domain.Ranking)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Latest indicates an expected call of Latest.
+func (mr *MockHotListArchiveMockRecorder) Latest(ctx any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Latest", reflect.TypeOf((*MockHotListArchive)(nil).Latest), ctx)
+}
+
+// Replace mocks base method.
+func (m *MockHotListArchive) Replace(ctx context.Context, rankedAt time.Time, ranked []domain.Scored) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Replace", ctx, rankedAt, ranked)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Replace indicates an expected call of Replace.
+func (mr *MockHotListArchiveMockRecorder) Replace(ctx, rankedAt, ranked any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Replace", reflect.TypeOf((*MockHotListArchive)(nil).Replace), ctx, rankedAt, ranked)
 }
