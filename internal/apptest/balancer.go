@@ -90,18 +90,22 @@ func StartBalancer(t *testing.T, addrs []string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start haproxy: %v", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := make(chan struct{})
+	var waitErr error // written before exited is closed
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
 	t.Cleanup(func() {
 		select {
-		case err := <-exited:
-			t.Errorf("haproxy exited while the test ran (%v); its output:\n%s", err, out)
+		case <-exited:
+			t.Errorf("haproxy exited while the test ran (%v); its output:\n%s", waitErr, out)
 			return
 		default:
 		}
 		_ = cmd.Process.Signal(syscall.SIGTERM) // hard stop: the instances are stopped after it
 		select {
-		case <-exited:
+		case <-exited: // "signal: terminated", as asked
 		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
 			<-exited
