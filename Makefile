@@ -82,8 +82,11 @@ test: ## Start services, check generated code and go.mod tidiness, vet, run all 
 # Redis key prefix behind a round-robin HAProxy (the OS package; scripts/services.sh haproxy
 # installs it), so each request of a test may land on another instance. Tests that need one
 # process skip themselves, saying why (go test -v shows it). It runs alone, after the other
-# packages: a fleet instance's pools are capped at apptest.FleetPoolMaxConns (4, half of one
-# instance's), so a fleet of three holds about what one instance does.
+# packages: a fleet holds more connections than one instance (each instance keeps its two LISTEN
+# connections), so apptest caps a fleet instance's pools (FleetPoolMaxConns = 4), closes its idle
+# connections after 500 ms and polls for jobs every 3 s (NOTIFY wakes it sooner). Peak sampled
+# from pg_stat_activity: 71 (seven parent tests' fleets alive while their parallel subtests ran),
+# about the main run's worst pair (66).
 TEST_FLEET_SIZE ?= 3
 
 .PHONY: test-fleet

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +28,10 @@ import (
 func StartFleet(t *testing.T, n int, tweak ...func(*ioc.Config)) *App {
 	t.Helper()
 	db, prefix := testenv.NewDB(t), testenv.NewRedis(t).Prefix
-	smallPools := func(c *ioc.Config) { c.DatabaseURL = withPoolMaxConns(db.URL, FleetPoolMaxConns) }
+	smallPools := func(c *ioc.Config) {
+		c.DatabaseURL = fleetDatabaseURL(db.URL)
+		c.QueuePoll, c.OutboxPoll = fleetPoll, fleetPoll
+	}
 	tweak = append([]func(*ioc.Config){smallPools}, tweak...)
 	instances := make([]*App, n)
 	addrs := make([]string, n)
@@ -42,11 +46,32 @@ func StartFleet(t *testing.T, n int, tweak ...func(*ioc.Config)) *App {
 	return &first
 }
 
-// FleetPoolMaxConns caps each pool of a fleet instance (AppPoolMaxConns is one instance's): the
-// test's load is split between the instances, and a fleet of three then holds about what one
-// instance holds (2 pools each, one connection of each in LISTEN), so a suite run through fleets
-// stays within the server's max_connections next to other tests.
-const FleetPoolMaxConns = 4
+// A fleet's instances hold PostgreSQL connections that a test's load does not need: a parent
+// test's fleet lives while its parallel subtests run, and with five such parents in e2e, fleets
+// of three that each kept two LISTEN connections, the job and outbox pollers' connections (used
+// every second, so never idle long) and what their busiest moment had opened held ~90 connections
+// at once. So a fleet instance's pools are capped at FleetPoolMaxConns (AppPoolMaxConns is one
+// instance's; the test's load is split between the instances), close a connection idle for
+// fleetIdleConns, and its pollers look every fleetPoll rather than every second: LISTEN/NOTIFY
+// wakes them when there is work, on every instance.
+const (
+	FleetPoolMaxConns = 4
+	fleetIdleConns    = "500ms"
+	fleetPoll         = 3 * time.Second
+)
+
+// fleetDatabaseURL is dbURL with a fleet instance's pool settings.
+func fleetDatabaseURL(dbURL string) string {
+	u, err := url.Parse(withPoolMaxConns(dbURL, FleetPoolMaxConns))
+	if err != nil {
+		return dbURL // the app reports the bad URL
+	}
+	q := u.Query()
+	q.Set("pool_max_conn_idle_time", fleetIdleConns)
+	q.Set("pool_health_check_period", fleetIdleConns)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
 
 // ServedByHeader names the response header in which the balancer says which instance answered
 // ("app1", "app2", ...: the position in StartBalancer's list, from 1).
@@ -68,7 +93,7 @@ func StartBalancer(t *testing.T, addrs []string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := "http://" + ln.Addr().String()
+	base := "http://" + ln.Addr().String()
 	if err := ln.Close(); err != nil { // the duplicate keeps the socket listening
 		t.Fatal(err)
 	}
@@ -114,7 +139,7 @@ func StartBalancer(t *testing.T, addrs []string) string {
 			t.Logf("haproxy's output:\n%s", out)
 		}
 	})
-	return url
+	return base
 }
 
 // haproxyConfig balances between addrs as scripts/fleet.sh's configuration does, without its
