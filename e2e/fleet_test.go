@@ -32,8 +32,9 @@ type namedApp struct {
 	app  *testApp
 }
 
-// warm reads the article at path on every reader twice as token (the second read is served by the caches
-// the first filled), checking what it shows: a later read proves an invalidation, not a cold miss.
+// warm reads the article at path on every reader twice as token (the second read is served by
+// the caches the first filled), checking what it shows: a later read proves an invalidation, not
+// a cold miss.
 func (f fleetOf3) warm(t *testing.T, path, token string, check func(map[string]any) error) {
 	t.Helper()
 	for _, r := range f.readers() {
