@@ -26,11 +26,11 @@ import (
 type App struct {
 	T     *testing.T
 	URL   string
+	Fleet []*App // the instances behind URL when it is a balancer's (StartFleet); nil for one instance
 	Cfg   *ioc.Config
 	DB    *testenv.DB
 	Wired *inkwell.App // the wired process, to drive its jobs (Wired.Rank.RunOnce) directly
 	HTTP  *http.Client
-	Fleet []*App // the instances behind URL when it is a balancer's (StartFleet); nil for one instance
 }
 
 const JWTSecret = "e2e-test-secret-e2e-test-secret-0123456789"
