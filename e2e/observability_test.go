@@ -32,6 +32,7 @@ func TestObservability(t *testing.T) {
 		}
 	})
 	t.Run("metrics label routes by template, never by raw path", func(t *testing.T) {
+		singleInstance(t, "each process keeps its own metrics: behind a balancer /metrics answers for whichever instance serves it, not the one that served the requests")
 		token := app.Register("metricsuser")
 		app.Do("POST", "/api/articles", token, newArticle("Measured article")).Expect(t, http.StatusCreated)
 		app.Do("GET", "/api/articles/measured-article", "", nil).Expect(t, http.StatusOK)

@@ -17,6 +17,12 @@
 #                        that commit instead of the working tree (measure a clean snapshot while the
 #                        tree is being edited)
 #   BENCH_COMMAND        the command recorded in docs/BENCHMARKS.md (make bench sets "make bench")
+#   BENCH_FLEET_ONLY     1: only the ceiling and article rows, then the two-instance part (step 3
+#                        below); with BENCH_WRITE=1 it rewrites only the fleet section of the doc
+#                        (make bench-fleet)
+#   BENCH_PROPAGATION_WRITES   edits the propagation row measures (default 1000, 1..10000)
+#   BENCH_PROPAGATION_BUDGET   seconds the propagation row may take at most (default 90, 10..300):
+#                        it reports how many edits it measured when it stops early
 #
 # It runs scripts/services.sh, builds bin/inkwell, bin/loadgen and the job package's tests, creates
 # a fresh database inkwell_bench (dropped first if it exists, dropped again at the end), starts
@@ -24,7 +30,12 @@
 # 127.0.0.1:18090, seeds through the public API (plus one writer user per connection), then:
 #   1. HTTP, one row after another: ceiling, healthz, cached article, list, tags, likes
 #      (favorite/unfavorite), comments;
-#   2. with both servers stopped: the read-event consumer and the job queue (their Go benchmarks,
+#   2. a fleet of two: a second instance B on 127.0.0.1:18081, same database and Redis prefix;
+#      the cached article read on each instance alone (the other idle beside it), against row 1's
+#      single-instance figure; then the propagation delay (loadgen propagate): edits through the
+#      first instance, each timed from its answer until B's reads show it, while B serves a steady
+#      read load;
+#   3. with the servers stopped: the read-event consumer and the job queue (their Go benchmarks,
 #      which make and drop their own databases), and one ranking pass over BENCH_RANK_ARTICLES
 #      articles bulk-seeded into inkwell_bench.
 # All load stays on loopback; the run takes about two and a half minutes with the defaults.
@@ -43,8 +54,12 @@ REF=${BENCH_REF:-}
 RANK_ARTICLES=${BENCH_RANK_ARTICLES:-100000}
 RANK_USERS=1000
 BUDGET=${BENCH_BUDGET:-600}
+FLEET_ONLY=${BENCH_FLEET_ONLY:-0}
+PROP_WRITES=${BENCH_PROPAGATION_WRITES:-1000}
+PROP_BUDGET=${BENCH_PROPAGATION_BUDGET:-90}
 
 API_ADDR=127.0.0.1:18080
+API2_ADDR=127.0.0.1:18081
 CEILING_ADDR=127.0.0.1:18090
 BENCH_DB=inkwell_bench
 PG_ADMIN_URL="postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
@@ -75,22 +90,31 @@ fi
 if ! [[ $BUDGET =~ ^[0-9]+$ ]] || ((BUDGET < 60 || BUDGET > 1800)); then
 	die "BENCH_BUDGET must be 60..1800 seconds, not '$BUDGET'"
 fi
+if ! [[ $PROP_WRITES =~ ^[0-9]+$ ]] || ((PROP_WRITES < 1 || PROP_WRITES > 10000)); then
+	die "BENCH_PROPAGATION_WRITES must be 1..10000, not '$PROP_WRITES'"
+fi
+if ! [[ $PROP_BUDGET =~ ^[0-9]+$ ]] || ((PROP_BUDGET < 10 || PROP_BUDGET > 300)); then
+	die "BENCH_PROPAGATION_BUDGET must be 10..300 seconds, not '$PROP_BUDGET'"
+fi
+[[ $FLEET_ONLY == 0 || $FLEET_ONLY == 1 ]] || die "BENCH_FLEET_ONLY must be 0 or 1, not '$FLEET_ONLY'"
 if [[ $WRITE == 1 ]]; then
-	if ! grep -q '^<!-- results:start -->$' "$DOC" || ! grep -q '^<!-- results:end -->$' "$DOC"; then
-		die "$DOC lacks the <!-- results:start --> / <!-- results:end --> marker lines"
-	fi
+	for section in results fleet-results; do
+		if ! grep -q "^<!-- $section:start -->\$" "$DOC" || ! grep -q "^<!-- $section:end -->\$" "$DOC"; then
+			die "$DOC lacks the <!-- $section:start --> / <!-- $section:end --> marker lines"
+		fi
+	done
 fi
 for tool in psql curl timeout; do
 	command -v "$tool" >/dev/null 2>&1 || die "$tool is required"
 done
 
 port_taken() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
-for addr in "$API_ADDR" "$CEILING_ADDR"; do
+for addr in "$API_ADDR" "$API2_ADDR" "$CEILING_ADDR"; do
 	if port_taken "$addr"; then die "something already listens on $addr; stop it first"; fi
 done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/inkwell-bench.XXXXXX")
-API_PID="" CEILING_PID=""
+API_PID="" API2_PID="" CEILING_PID=""
 
 psql_admin() { PGCONNECT_TIMEOUT=5 PGOPTIONS='-c client_min_messages=warning' psql -X -q -v ON_ERROR_STOP=1 "$PG_ADMIN_URL" "$@"; }
 
@@ -114,11 +138,14 @@ cleanup() {
 	trap - EXIT INT TERM
 	if ((rc != 0)); then say "the run failed after ${SECONDS}s; cleaning up"; fi
 	stop_pid "$API_PID" inkwell
+	stop_pid "$API2_PID" "inkwell B"
 	stop_pid "$CEILING_PID" ceiling
-	if [[ $rc -ne 0 && -s $WORK/inkwell.log ]]; then
-		say "last lines of the inkwell log:"
-		tail -n 20 "$WORK/inkwell.log" >&3 || true
-	fi
+	for log in inkwell inkwell-b; do
+		if [[ $rc -ne 0 && -s $WORK/$log.log ]]; then
+			say "last lines of the $log log:"
+			tail -n 20 "$WORK/$log.log" >&3 || true
+		fi
+	done
 	psql_admin -c "DROP DATABASE IF EXISTS $BENCH_DB WITH (FORCE)" >/dev/null 2>&1 ||
 		say "could not drop database $BENCH_DB"
 	if command -v redis-cli >/dev/null 2>&1; then # the keys expire anyway; this just tidies up
@@ -242,10 +269,14 @@ rm -f "$WORK/job.test"
 psql_admin -c "DROP DATABASE IF EXISTS $BENCH_DB WITH (FORCE)" >/dev/null
 psql_admin -c "CREATE DATABASE $BENCH_DB" >/dev/null
 say "starting inkwell on $API_ADDR (database $BENCH_DB, redis prefix $REDIS_PREFIX)"
-INKWELL_ADDR=$API_ADDR DATABASE_URL=$BENCH_DATABASE_URL REDIS_URL=$BENCH_REDIS_URL \
-	INKWELL_REDIS_PREFIX=$REDIS_PREFIX INKWELL_MIGRATE_ON_START=true INKWELL_LOG_LEVEL=warn \
-	INKWELL_JWT_SECRET=$JWT_SECRET INKWELL_JWT_LIFETIME=1h INKWELL_RATE_WRITES=0 INKWELL_RATE_AUTH=0 \
-	bin/inkwell serve >"$WORK/inkwell.log" 2>&1 &
+# serve ADDR LOG: one instance of the bench's server, in the background (its pid in $!).
+serve() {
+	INKWELL_ADDR=$1 DATABASE_URL=$BENCH_DATABASE_URL REDIS_URL=$BENCH_REDIS_URL \
+		INKWELL_REDIS_PREFIX=$REDIS_PREFIX INKWELL_MIGRATE_ON_START=true INKWELL_LOG_LEVEL=warn \
+		INKWELL_JWT_SECRET=$JWT_SECRET INKWELL_JWT_LIFETIME=1h INKWELL_RATE_WRITES=0 INKWELL_RATE_AUTH=0 \
+		bin/inkwell serve >"$WORK/$2.log" 2>&1 &
+}
+serve "$API_ADDR" inkwell
 API_PID=$!
 wait_http 30 "http://$API_ADDR/healthz" "$API_PID" inkwell
 
@@ -287,16 +318,58 @@ targets=(
 	"comments=POST http://$API_ADDR/api/articles/$SLUG/comments"
 )
 COMMENT_BODY='{"comment":{"body":"A benchmark comment: long enough to look like a real one, short enough to stay a single line of text."}}'
+write_flags=(-tokens "$WORK/tokens" -body "comments=$COMMENT_BODY")
+HTTP_JSON=bin/bench-results.json
+if ((FLEET_ONLY)); then
+	targets=("${targets[0]}" "${targets[2]}") # the ceiling and the single-instance article read
+	write_flags=()
+	HTTP_JSON=$WORK/http.json
+fi
 dur_s() { awk -v d="$1" 'BEGIN { if (d ~ /ms$/) print substr(d, 1, length(d) - 2) / 1000; else print substr(d, 1, length(d) - 1) }'; }
 RUN_LIMIT=$(awk -v n="${#targets[@]}" -v d="$(dur_s "$DURATION")" -v w="$(dur_s "$WARMUP")" 'BEGIN { printf "%d", n * (d + w + 10) + 30 }')
 say "measuring ${#targets[@]} HTTP rows, ${WARMUP} + ${DURATION} each, $CONCURRENCY connections"
 HTTP_START=$SECONDS
 step -v http "$RUN_LIMIT" bin/loadgen run -c "$CONCURRENCY" -d "$DURATION" -warmup "$WARMUP" \
-	-ref ceiling -goal article=0.5 -json bin/bench-results.json "${cpu_flags[@]}" \
-	-tokens "$WORK/tokens" -body "comments=$COMMENT_BODY" "${targets[@]}"
+	-ref ceiling -goal article=0.5 -json "$HTTP_JSON" "${cpu_flags[@]}" \
+	"${write_flags[@]}" "${targets[@]}"
 HTTP_SECS=$((SECONDS - HTTP_START))
 
-# 6. Stop both servers: the rest runs without them (and inkwell's own ranking job would compete
+# 5b. A fleet of two. B serves the same database and Redis prefix; the first instance is A. Each
+#     instance's cached article read is measured alone (the other idles beside it, subscribed to
+#     whatever the instances share), so it compares with the single-instance row above: the fleet
+#     must not cost the read path. Then the propagation delay, with B under a steady read load.
+say "starting a second instance on $API2_ADDR (same database and Redis prefix)"
+serve "$API2_ADDR" inkwell-b
+API2_PID=$!
+wait_http 30 "http://$API2_ADDR/healthz" "$API2_PID" "inkwell B"
+for _ in 1 2 3; do
+	curl -sf -o /dev/null "http://$API2_ADDR/api/articles/$SLUG" || die "cannot read article $SLUG on B"
+done
+FLEET_START=$SECONDS
+fleet_cpu=(-cpu "inkwell-A=$API_PID" -cpu "inkwell-B=$API2_PID" -cpu postgres=comm:postgres)
+if [[ -n $REDIS_PID ]]; then fleet_cpu+=(-cpu "redis=$REDIS_PID"); fi
+FLEET_LIMIT=$(awk -v d="$(dur_s "$DURATION")" -v w="$(dur_s "$WARMUP")" 'BEGIN { printf "%d", 2 * (d + w + 10) + 30 }')
+say "measuring the cached article read on each of the two instances, ${WARMUP} + ${DURATION} each"
+step -v fleet "$FLEET_LIMIT" bin/loadgen run -c "$CONCURRENCY" -d "$DURATION" -warmup "$WARMUP" \
+	-ref article-A -json "$WORK/fleet.json" "${fleet_cpu[@]}" \
+	"article-A=http://$API_ADDR/api/articles/$SLUG" "article-B=http://$API2_ADDR/api/articles/$SLUG"
+# json_rps FILE NAME: the req/s loadgen run -json recorded for target NAME.
+json_rps() {
+	awk -v want="$2" '/"name":/ { n = $2; gsub(/[",]/, "", n) } /"rps":/ && n == want { v = $2; gsub(/,/, "", v); print v; exit }' "$1"
+}
+SINGLE_RPS=$(json_rps "$HTTP_JSON" article) || true
+A_RPS=$(json_rps "$WORK/fleet.json" article-A) || true
+B_RPS=$(json_rps "$WORK/fleet.json" article-B) || true
+[[ -n $SINGLE_RPS && -n $A_RPS && -n $B_RPS ]] || die "cannot read the article rows' req/s from $HTTP_JSON and $WORK/fleet.json"
+PROP_CMD="loadgen propagate -write http://$API_ADDR -read http://$API2_ADDR -n $PROP_WRITES -readers 4 -rate 1000 -wait 5s -budget ${PROP_BUDGET}s"
+say "propagation: $PROP_CMD"
+step -v propagate $((PROP_BUDGET + 60)) bin/loadgen propagate -write "http://$API_ADDR" -read "http://$API2_ADDR" \
+	-n "$PROP_WRITES" -readers 4 -rate 1000 -wait 5s -budget "${PROP_BUDGET}s" -json "$WORK/propagate.json"
+FLEET_SECS=$((SECONDS - FLEET_START))
+stop_pid "$API2_PID" "inkwell B"
+API2_PID=""
+
+# 6. Stop the servers: the rest runs without them (and inkwell's own ranking job would compete
 #    for the ranking lock).
 stop_pid "$API_PID" inkwell
 stop_pid "$CEILING_PID" ceiling
@@ -304,41 +377,45 @@ API_PID="" CEILING_PID=""
 
 # 7. The loads without HTTP in front. The Go benchmarks make and drop their own databases and Redis
 #    keys (internal/testenv); the ranking pass runs over articles bulk-seeded into inkwell_bench.
-OTHER_START=$SECONDS
-BUSY_OTHER=$(machine_busy 2)
-say "machine busy before the non-HTTP loads: $BUSY_OTHER of $(nproc) cores"
-gotest_env=(env TEST_DATABASE_URL="$PG_ADMIN_URL" TEST_REDIS_URL="$BENCH_REDIS_URL")
-READ_CMD="go test -run '^\$' -bench BenchmarkReadCountConsumer -benchtime 50000x ./job/"
-say "read-event consumer: $READ_CMD"
-step readevents 240 "${gotest_env[@]}" go -C "$SRC" test -count 1 -run '^$' \
-	-bench '^BenchmarkReadCountConsumer$' -benchtime 50000x ./job/
-READ_EPS=$(bench_metric "$WORK/readevents.out" events/s) || die "no events/s in the read-event benchmark's output ($WORK/readevents.out)"
-READ_STMTS=$(bench_metric "$WORK/readevents.out" stmts/1000events) || READ_STMTS="?"
+#    Skipped with BENCH_FLEET_ONLY=1.
+OTHER_SECS=0
+if ((!FLEET_ONLY)); then
+	OTHER_START=$SECONDS
+	BUSY_OTHER=$(machine_busy 2)
+	say "machine busy before the non-HTTP loads: $BUSY_OTHER of $(nproc) cores"
+	gotest_env=(env TEST_DATABASE_URL="$PG_ADMIN_URL" TEST_REDIS_URL="$BENCH_REDIS_URL")
+	READ_CMD="go test -run '^\$' -bench BenchmarkReadCountConsumer -benchtime 50000x ./job/"
+	say "read-event consumer: $READ_CMD"
+	step readevents 240 "${gotest_env[@]}" go -C "$SRC" test -count 1 -run '^$' \
+		-bench '^BenchmarkReadCountConsumer$' -benchtime 50000x ./job/
+	READ_EPS=$(bench_metric "$WORK/readevents.out" events/s) || die "no events/s in the read-event benchmark's output ($WORK/readevents.out)"
+	READ_STMTS=$(bench_metric "$WORK/readevents.out" stmts/1000events) || READ_STMTS="?"
 
-QUEUE_CMD="go test -run '^\$' -bench 'BenchmarkQueueThroughput/runners=1/' -benchtime 20000x ./job/"
-say "job queue: $QUEUE_CMD"
-step jobqueue 240 "${gotest_env[@]}" go -C "$SRC" test -count 1 -run '^$' \
-	-bench '^BenchmarkQueueThroughput$/^runners=1/^concurrency=8$' -benchtime 20000x ./job/
-QUEUE_JPS=$(bench_metric "$WORK/jobqueue.out" jobs/s) || die "no jobs/s in the job-queue benchmark's output ($WORK/jobqueue.out): was BenchmarkQueueThroughput/runners=1/concurrency=8 renamed?"
-QUEUE_JPC=$(bench_metric "$WORK/jobqueue.out" jobs/cycle) || QUEUE_JPC="?"
-QUEUE_MSPC=$(bench_metric "$WORK/jobqueue.out" ms/cycle) || QUEUE_MSPC="?"
+	QUEUE_CMD="go test -run '^\$' -bench 'BenchmarkQueueThroughput/runners=1/' -benchtime 20000x ./job/"
+	say "job queue: $QUEUE_CMD"
+	step jobqueue 240 "${gotest_env[@]}" go -C "$SRC" test -count 1 -run '^$' \
+		-bench '^BenchmarkQueueThroughput$/^runners=1/^concurrency=8$' -benchtime 20000x ./job/
+	QUEUE_JPS=$(bench_metric "$WORK/jobqueue.out" jobs/s) || die "no jobs/s in the job-queue benchmark's output ($WORK/jobqueue.out): was BenchmarkQueueThroughput/runners=1/concurrency=8 renamed?"
+	QUEUE_JPC=$(bench_metric "$WORK/jobqueue.out" jobs/cycle) || QUEUE_JPC="?"
+	QUEUE_MSPC=$(bench_metric "$WORK/jobqueue.out" ms/cycle) || QUEUE_MSPC="?"
 
-rank_env=(env DATABASE_URL="$BENCH_DATABASE_URL" REDIS_URL="$BENCH_REDIS_URL" INKWELL_REDIS_PREFIX="$REDIS_PREFIX"
-	INKWELL_LOG_LEVEL=warn INKWELL_JWT_SECRET="$JWT_SECRET")
-say "ranking pass: bulk-seeding $RANK_ARTICLES articles and $RANK_USERS users into $BENCH_DB"
-t0=$(date +%s.%N)
-step rankseed 300 "${rank_env[@]}" bin/inkwell seed --articles "$RANK_ARTICLES" --users "$RANK_USERS"
-RANK_SEED_S=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-RANK_WINDOW=$(PGCONNECT_TIMEOUT=5 psql -X -q "$BENCH_DATABASE_URL" -tAc "SELECT count(*) FROM articles WHERE status = 'published' AND published_at >= now() - interval '168 hours'" 2>/dev/null) || RANK_WINDOW="?"
-t0=$(date +%s.%N)
-step rank 120 "${rank_env[@]}" bin/inkwell rank
-RANK_WALL_S=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-# "ranking pass: success in 312.5ms, 100 articles in the hot list"
-rank_line=$(grep -m 1 '^ranking pass:' "$WORK/rank.out") || die "inkwell rank printed no 'ranking pass:' line ($(head -c 300 "$WORK/rank.out"))"
-[[ $rank_line =~ ^ranking\ pass:\ success\ in\ ([^,]+),\ ([0-9]+)\ articles ]] || die "the ranking pass did not succeed: $rank_line"
-RANK_S=$(go_seconds "${BASH_REMATCH[1]}") || die "cannot read the duration in: $rank_line"
-RANK_TOP=${BASH_REMATCH[2]}
-OTHER_SECS=$((SECONDS - OTHER_START))
+	rank_env=(env DATABASE_URL="$BENCH_DATABASE_URL" REDIS_URL="$BENCH_REDIS_URL" INKWELL_REDIS_PREFIX="$REDIS_PREFIX"
+		INKWELL_LOG_LEVEL=warn INKWELL_JWT_SECRET="$JWT_SECRET")
+	say "ranking pass: bulk-seeding $RANK_ARTICLES articles and $RANK_USERS users into $BENCH_DB"
+	t0=$(date +%s.%N)
+	step rankseed 300 "${rank_env[@]}" bin/inkwell seed --articles "$RANK_ARTICLES" --users "$RANK_USERS"
+	RANK_SEED_S=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	RANK_WINDOW=$(PGCONNECT_TIMEOUT=5 psql -X -q "$BENCH_DATABASE_URL" -tAc "SELECT count(*) FROM articles WHERE status = 'published' AND published_at >= now() - interval '168 hours'" 2>/dev/null) || RANK_WINDOW="?"
+	t0=$(date +%s.%N)
+	step rank 120 "${rank_env[@]}" bin/inkwell rank
+	RANK_WALL_S=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+	# "ranking pass: success in 312.5ms, 100 articles in the hot list"
+	rank_line=$(grep -m 1 '^ranking pass:' "$WORK/rank.out") || die "inkwell rank printed no 'ranking pass:' line ($(head -c 300 "$WORK/rank.out"))"
+	[[ $rank_line =~ ^ranking\ pass:\ success\ in\ ([^,]+),\ ([0-9]+)\ articles ]] || die "the ranking pass did not succeed: $rank_line"
+	RANK_S=$(go_seconds "${BASH_REMATCH[1]}") || die "cannot read the duration in: $rank_line"
+	RANK_TOP=${BASH_REMATCH[2]}
+	OTHER_SECS=$((SECONDS - OTHER_START))
+fi
 
 # 8. Report.
 fmt_int() { # 12345.6 -> 12,346; anything else (e.g. "?") unchanged
@@ -355,36 +432,71 @@ mem_gib=$(awk '/^MemTotal:/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo 2>/de
 cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo "?")
 pg_ver=$(psql_admin -tAc 'SHOW server_version' 2>/dev/null | awk '{ print $1 }' || echo "?")
 redis_ver=$(redis-cli -u "$BENCH_REDIS_URL" info server 2>/dev/null | awk -F: '/^redis_version:/ { print $2 }' | tr -d '\r' || echo "?")
+# machine_lines: the measured-on, machine, software, command, wall time and idle check lines.
 # shellcheck disable=SC2016 # the backquotes are markdown, not command substitution
-{
+machine_lines() {
 	printf 'Measured %s on commit `%s`.\n\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$BUILT_REV"
 	printf -- '- Machine: %s cores (`nproc`), %s, %s GiB RAM, %s\n' "$(nproc)" "$cpu_model" "$mem_gib" "$(uname -sr)"
 	printf -- '- Software: %s, PostgreSQL %s, Redis %s\n' "$(go version | awk '{ print $3 }')" "$pg_ver" "$redis_ver"
-	printf -- '- Command: `%s` (BENCH_CONCURRENCY=%s BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_RANK_ARTICLES=%s%s)\n' "$COMMAND" "$CONCURRENCY" "$DURATION" "$WARMUP" "$RANK_ARTICLES" "${REF:+ BENCH_REF=$REF}"
-	printf -- '- Wall time: %s for the whole run (services, builds, seeding, %s of HTTP rows, %s of non-HTTP loads; clean-up not counted)\n' "$(mmss "$WALL")" "$(mmss "$HTTP_SECS")" "$(mmss "$OTHER_SECS")"
-	printf -- '- Idle check: %s of %s cores busy in the 2 s before the HTTP rows, %s before the non-HTTP loads (all processes; ~0 means a quiet machine)\n' "${BUSY_BEFORE:-?}" "$(nproc)" "${BUSY_OTHER:-?}"
-	printf -- '- Data: 20 users, 200 articles (250–450-byte bodies, 2–4 of 8 tags), 60 follows, 200 favorites, all through the API; anonymous reads; the article, likes and comments rows use `%s`; %s writer users, one per connection, send the likes and comments\n\n' "$SLUG" "$CONCURRENCY"
-	cat "$WORK/http.out"
-	printf '\nWithout HTTP in front, measured after the HTTP rows with both servers stopped, one after another:\n\n'
-	printf '| Case | Unit | Value | What ran | Command |\n'
-	printf '|---|---|--:|---|---|\n'
-	printf '| read events | events/s | %s | one `read-count` consumer draining 50,000 read events from the Redis stream in batches of 1,000 (one SQL statement and one Redis script per batch, then `XACK`); %s SQL statements per 1,000 events | `%s` |\n' \
-		"$(fmt_int "$READ_EPS")" "$READ_STMTS" "$READ_CMD"
-	printf '| job queue | jobs/s | %s | 20,000 no-op jobs claimed and acknowledged by 1 runner × 8 slots against PostgreSQL; %s jobs and %s ms per ack-and-claim cycle | `%s` |\n' \
-		"$(fmt_int "$QUEUE_JPS")" "$QUEUE_JPC" "$QUEUE_MSPC" "$QUEUE_CMD"
-	printf '| ranking pass | s | %s | one hot-list pass over %s published articles bulk-seeded over 14 days (%s inside the 7-day cutoff), %s users, batches of 10,000, top %s; the whole `inkwell rank` process took %s s, the seed %s s | `inkwell seed --articles %s --users %s && inkwell rank` |\n' \
-		"$RANK_S" "$(fmt_int "$RANK_ARTICLES")" "$(fmt_int "$RANK_WINDOW")" "$(fmt_int "$RANK_USERS")" "$RANK_TOP" "$RANK_WALL_S" "$RANK_SEED_S" "$RANK_ARTICLES" "$RANK_USERS"
-} >"$WORK/results.md"
+	printf -- '- Command: `%s` (BENCH_CONCURRENCY=%s BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_RANK_ARTICLES=%s BENCH_PROPAGATION_WRITES=%s BENCH_PROPAGATION_BUDGET=%s%s%s)\n' "$COMMAND" "$CONCURRENCY" "$DURATION" "$WARMUP" "$RANK_ARTICLES" "$PROP_WRITES" "$PROP_BUDGET" "${REF:+ BENCH_REF=$REF}" "$FLEET_NOTE"
+	printf -- '- Wall time: %s for the whole run (services, builds, seeding, %s of HTTP rows, %s of the two-instance rows, %s of non-HTTP loads; clean-up not counted)\n' "$(mmss "$WALL")" "$(mmss "$HTTP_SECS")" "$(mmss "$FLEET_SECS")" "$(mmss "$OTHER_SECS")"
+	if ((FLEET_ONLY)); then
+		printf -- '- Idle check: %s of %s cores busy in the 2 s before the HTTP rows (all processes; ~0 means a quiet machine)\n' "${BUSY_BEFORE:-?}" "$(nproc)"
+	else
+		printf -- '- Idle check: %s of %s cores busy in the 2 s before the HTTP rows, %s before the non-HTTP loads (all processes; ~0 means a quiet machine)\n' "${BUSY_BEFORE:-?}" "$(nproc)" "${BUSY_OTHER:-?}"
+	fi
+}
+FLEET_NOTE=""
+if ((FLEET_ONLY)); then FLEET_NOTE=" BENCH_FLEET_ONLY=1"; fi
+ratio_pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f%%", 100 * a / b }'; }
+within_10() { awk -v a="$1" -v b="$2" -v c="$3" 'BEGIN { exit !(a >= 0.9 * c && b >= 0.9 * c) }'; }
+# shellcheck disable=SC2016 # the backquotes are markdown, not command substitution
+{
+	machine_lines
+	printf -- '- Setup: instance A (the server of the rows above, 127.0.0.1:18080) and instance B (127.0.0.1:18081), started alike on one database and one Redis key prefix; no balancer (each is addressed directly)\n\n'
+	printf 'Cached article read on each instance alone (the other idle beside it), closed loop as above:\n\n'
+	cat "$WORK/fleet.out"
+	verdict="NOT met"
+	if within_10 "$A_RPS" "$B_RPS" "$SINGLE_RPS"; then verdict=met; fi
+	printf '\n**Per instance: A %s req/s (%s of the single-instance `article` row, %s req/s, measured just before), B %s req/s (%s)** (goal: within 10%%: %s).\n\n' \
+		"$(fmt_int "$A_RPS")" "$(ratio_pct "$A_RPS" "$SINGLE_RPS")" "$(fmt_int "$SINGLE_RPS")" "$(fmt_int "$B_RPS")" "$(ratio_pct "$B_RPS" "$SINGLE_RPS")" "$verdict"
+	printf 'Propagation: `%s`. It edits the body of an article of its own through A, %s times one after another; from the moment each edit'"'"'s answer arrives it reads the article from B (on a connection of its own) until the new body shows, and records the time until that read'"'"'s answer (so even a change that is there at once costs one read). Meanwhile 4 readers read the same article from B at 1,000 requests/s in all. An edit not shown within 5 s counts as 5 s; the run stops after %s s however many edits it measured.\n\n' \
+		"$PROP_CMD" "$(fmt_int "$PROP_WRITES")" "$PROP_BUDGET"
+	cat "$WORK/propagate.out"
+} >"$WORK/fleet.md"
+if ((!FLEET_ONLY)); then
+	# shellcheck disable=SC2016 # the backquotes are markdown, not command substitution
+	{
+		machine_lines
+		printf -- '- Data: 20 users, 200 articles (250–450-byte bodies, 2–4 of 8 tags), 60 follows, 200 favorites, all through the API; anonymous reads; the article, likes and comments rows use `%s`; %s writer users, one per connection, send the likes and comments\n\n' "$SLUG" "$CONCURRENCY"
+		cat "$WORK/http.out"
+		printf '\nWithout HTTP in front, measured after the HTTP rows with both servers stopped, one after another:\n\n'
+		printf '| Case | Unit | Value | What ran | Command |\n'
+		printf '|---|---|--:|---|---|\n'
+		printf '| read events | events/s | %s | one `read-count` consumer draining 50,000 read events from the Redis stream in batches of 1,000 (one SQL statement and one Redis script per batch, then `XACK`); %s SQL statements per 1,000 events | `%s` |\n' \
+			"$(fmt_int "$READ_EPS")" "$READ_STMTS" "$READ_CMD"
+		printf '| job queue | jobs/s | %s | 20,000 no-op jobs claimed and acknowledged by 1 runner × 8 slots against PostgreSQL; %s jobs and %s ms per ack-and-claim cycle | `%s` |\n' \
+			"$(fmt_int "$QUEUE_JPS")" "$QUEUE_JPC" "$QUEUE_MSPC" "$QUEUE_CMD"
+		printf '| ranking pass | s | %s | one hot-list pass over %s published articles bulk-seeded over 14 days (%s inside the 7-day cutoff), %s users, batches of 10,000, top %s; the whole `inkwell rank` process took %s s, the seed %s s | `inkwell seed --articles %s --users %s && inkwell rank` |\n' \
+			"$RANK_S" "$(fmt_int "$RANK_ARTICLES")" "$(fmt_int "$RANK_WINDOW")" "$(fmt_int "$RANK_USERS")" "$RANK_TOP" "$RANK_WALL_S" "$RANK_SEED_S" "$RANK_ARTICLES" "$RANK_USERS"
+	} >"$WORK/results.md"
+fi
 
-echo
-cat "$WORK/results.md"
-if [[ $WRITE == 1 ]]; then
-	awk -v block="$WORK/results.md" '
-		/^<!-- results:start -->$/ { print; print ""; while ((getline line < block) > 0) print line; print ""; skip = 1; next }
-		/^<!-- results:end -->$/ { skip = 0 }
+# write_section NAME FILE: replace the lines between <!-- NAME:start --> and <!-- NAME:end -->.
+write_section() {
+	awk -v block="$2" -v start="<!-- $1:start -->" -v end="<!-- $1:end -->" '
+		$0 == start { print; print ""; while ((getline line < block) > 0) print line; print ""; skip = 1; next }
+		$0 == end { skip = 0 }
 		!skip { print }
 	' "$DOC" >"$WORK/doc.md"
 	cat "$WORK/doc.md" >"$DOC"
-	say "rewrote the results section of $DOC"
+	say "rewrote the $1 section of $DOC"
+}
+echo
+if ((!FLEET_ONLY)); then cat "$WORK/results.md"; fi
+cat "$WORK/fleet.md"
+if [[ $WRITE == 1 ]]; then
+	if ((!FLEET_ONLY)); then write_section results "$WORK/results.md"; fi
+	write_section fleet-results "$WORK/fleet.md"
 fi
 say "done in $(mmss "$SECONDS")"

@@ -2,6 +2,7 @@
 # Make sure the PostgreSQL and Redis that inkwell needs are reachable.
 #
 #   scripts/services.sh          ensure both services (idempotent; fast when they already answer)
+#   scripts/services.sh haproxy  ensure the haproxy binary (the fleet tests' balancer) is installed
 #   scripts/services.sh stop     stop the project-local servers under .data/ (and nothing else)
 #
 # Settings (environment):
@@ -11,7 +12,9 @@
 # For each service: use a server that already answers at the configured address; else start a
 # project-local one under .data/ with the installed server binaries; else (root on Debian/Ubuntu)
 # install the package and start it; else print what to install and exit 1. Then the database named
-# in DATABASE_URL is created if missing.
+# in DATABASE_URL is created if missing. HAProxy is only a binary the fleet tests start themselves
+# (no server to run here): `haproxy` finds it on PATH or in /usr/sbin, else installs the haproxy
+# package the same way (root on Debian/Ubuntu), else prints what to install and exits 1.
 set -euo pipefail
 
 ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -476,6 +479,32 @@ stop_redis() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# HAProxy: a binary for the fleet tests (`make test-fleet`), which start and stop it themselves.
+
+find_haproxy() {
+	HAPROXY=$(command -v haproxy 2>/dev/null || true)
+	if [[ -z $HAPROXY && -x /usr/sbin/haproxy ]]; then HAPROXY=/usr/sbin/haproxy; fi
+	[[ -n $HAPROXY ]]
+}
+
+ensure_haproxy() {
+	if find_haproxy; then
+		say "haproxy: using $HAPROXY ($("$HAPROXY" -v 2>/dev/null | head -n 1))"
+		return
+	fi
+	if can_apt; then
+		apt_install haproxy
+		find_haproxy || die "haproxy: installed the haproxy package but cannot find the haproxy binary"
+		say "haproxy: installed $HAPROXY ($("$HAPROXY" -v 2>/dev/null | head -n 1))"
+		return
+	fi
+	warn "haproxy: HAProxy is not installed. Install it, then re-run this script:"
+	warn "  Debian/Ubuntu: sudo apt-get install haproxy"
+	warn "  macOS:         brew install haproxy"
+	exit 1
+}
+
+# ---------------------------------------------------------------------------------------------
 
 case "${1:-start}" in
 start | up | "")
@@ -483,14 +512,17 @@ start | up | "")
 	ensure_database
 	ensure_redis
 	;;
+haproxy)
+	ensure_haproxy
+	;;
 stop | down)
 	stop_postgres
 	stop_redis
 	;;
 -h | --help | help)
-	sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	;;
 *)
-	die "usage: $0 [start|stop]"
+	die "usage: $0 [start|haproxy|stop]"
 	;;
 esac

@@ -1,9 +1,10 @@
 // Command loadgen is inkwell's benchmark tool. It is not part of the server: scripts/bench.sh
-// (`make bench`) builds it next to bin/inkwell and drives it. It has three modes:
+// (`make bench`) builds it next to bin/inkwell and drives it. It has four modes:
 //
-//	loadgen seed    [flags]             fill a running inkwell through its public API
-//	loadgen ceiling [flags]             serve GET /ceiling with bare gin (the machine's ceiling)
-//	loadgen run     [flags] TARGET...   measure each target in turn with a closed-loop generator
+//	loadgen seed      [flags]             fill a running inkwell through its public API
+//	loadgen ceiling   [flags]             serve GET /ceiling with bare gin (the machine's ceiling)
+//	loadgen run       [flags] TARGET...   measure each target in turn with a closed-loop generator
+//	loadgen propagate [flags]             time until an edit on one instance shows on another
 //
 // A target is NAME=URL (anonymous GETs) or "NAME=METHOD[+METHOD...] URL" (writes: each worker
 // cycles through the methods as its own user, with a token from the file `loadgen seed -writers`
@@ -31,6 +32,8 @@ Usage:
   loadgen ceiling [flags]              serve GET /ceiling with bare gin (no middleware)
   loadgen run     [flags] TARGET...    measure each target in turn (closed loop, C workers, D seconds);
                                        TARGET is NAME=URL (GET) or 'NAME=POST+DELETE URL' (writes)
+  loadgen propagate [flags]            edit an article on one instance N times and time until each
+                                       edit shows on another (p50/p99/max), under a steady read load
 
 Run 'loadgen MODE -h' for the flags of a mode.
 `
@@ -48,6 +51,8 @@ func main() {
 		err = ceilingMain(args)
 	case "run":
 		err = runMain(args)
+	case "propagate":
+		err = propagateMain(args)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return

@@ -278,3 +278,99 @@ func TestMeasureWrites(t *testing.T) {
 		t.Errorf("read target sent a token: %+v", r)
 	}
 }
+
+// fakePair is two "instances" over one stored body: the writer takes PUTs at once, the reader
+// shows a new body only from its lag-th read after the PUT on (lag 1: the very next read).
+type fakePair struct {
+	mu      sync.Mutex
+	body    string
+	pending string
+	left    int // reads until pending shows
+	lag     int
+}
+
+func (f *fakePair) writer() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/api/users":
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"user":{"token":"t"}}`)
+		case r.Method == http.MethodPost && r.URL.Path == "/api/articles":
+			f.mu.Lock()
+			f.body = "created for the propagation benchmark"
+			f.mu.Unlock()
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"article":{"slug":"p"}}`)
+		case r.Method == http.MethodPut && r.URL.Path == "/api/articles/p" && r.Header.Get("Authorization") == "Token t":
+			var in struct{ Article struct{ Body string } }
+			_ = json.NewDecoder(r.Body).Decode(&in)
+			f.mu.Lock()
+			f.pending, f.left = in.Article.Body, f.lag
+			f.mu.Unlock()
+			_, _ = io.WriteString(w, `{"article":{}}`)
+		default:
+			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusTeapot)
+		}
+	})
+}
+
+func (f *fakePair) reader() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/articles/p" {
+			http.NotFound(w, r)
+			return
+		}
+		f.mu.Lock()
+		if f.pending != "" {
+			if f.left--; f.left <= 0 {
+				f.body, f.pending = f.pending, ""
+			}
+		}
+		body := f.body
+		f.mu.Unlock()
+		raw, _ := json.Marshal(map[string]any{"article": map[string]any{"body": body}})
+		_, _ = w.Write(raw)
+	})
+}
+
+func TestPropagate(t *testing.T) {
+	t.Parallel()
+	for _, lag := range []int{1, 3} {
+		f := &fakePair{lag: lag}
+		w, r := httptest.NewServer(f.writer()), httptest.NewServer(f.reader())
+		t.Cleanup(w.Close)
+		t.Cleanup(r.Close)
+		wu, _ := checkLoopbackURL(w.URL)
+		ru, _ := checkLoopbackURL(r.URL)
+		p := &propagator{write: wu, read: ru, wait: 5 * time.Second, client: w.Client()}
+		// No background readers: they would take the fake's lagging reads from the poller.
+		res, err := p.run(20, 0, 100, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Writes != 20 || res.NotShown != 0 || res.PollRequests != 20*lag {
+			t.Fatalf("lag %d: %+v, want 20 edits, each shown after %d reads", lag, res, lag)
+		}
+		if wantFirst := map[int]int{1: 20, 3: 0}[lag]; res.FirstRead != wantFirst {
+			t.Fatalf("lag %d: %d edits shown by the first read, want %d", lag, res.FirstRead, wantFirst)
+		}
+	}
+}
+
+func TestPropagateBudget(t *testing.T) {
+	t.Parallel()
+	f := &fakePair{lag: 1 << 30} // never shows
+	w, r := httptest.NewServer(f.writer()), httptest.NewServer(f.reader())
+	t.Cleanup(w.Close)
+	t.Cleanup(r.Close)
+	wu, _ := checkLoopbackURL(w.URL)
+	ru, _ := checkLoopbackURL(r.URL)
+	p := &propagator{write: wu, read: ru, wait: 20 * time.Millisecond, client: w.Client()}
+	res, err := p.run(1000, 2, 200, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Writes == 0 || res.Writes >= 1000 || res.NotShown != res.Writes || res.MaxMs != 20 {
+		t.Fatalf("%+v: want a few edits, each counted as not shown after 20ms, then the budget stops the run", res)
+	}
+}

@@ -27,6 +27,7 @@ import (
 type App struct {
 	T     *testing.T
 	URL   string
+	Fleet []*App // the instances behind URL when it is a balancer's (StartFleet); nil for one instance
 	Cfg   *ioc.Config
 	DB    *testenv.DB
 	Wired *inkwell.App // the wired process, to drive its jobs (Wired.Rank.RunOnce) directly
@@ -186,13 +187,22 @@ func (a *App) Fetch(client *http.Client, method, path, token string, body any, h
 	return Response{Status: res.StatusCode, Header: res.Header, Body: raw}, nil
 }
 
-// Expect fails the test when the status differs, showing the body.
+// Expect fails the test when the status differs, showing the body (and, behind a balancer, which
+// instance answered).
 func (r Response) Expect(t *testing.T, status int) Response {
 	t.Helper()
 	if r.Status != status {
-		t.Fatalf("status %d, want %d; body: %s", r.Status, status, r.Body)
+		t.Fatalf("status %d, want %d%s; body: %s", r.Status, status, r.ServedBy(), r.Body)
 	}
 	return r
+}
+
+// ServedBy is " (served by appN)" for an answer that came through StartBalancer, else "".
+func (r Response) ServedBy() string {
+	if s := r.Header.Get(ServedByHeader); s != "" {
+		return " (served by " + s + ")"
+	}
+	return ""
 }
 
 // Register creates a user through the API and returns its token.
