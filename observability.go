@@ -16,13 +16,14 @@ import (
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/migrations"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // NewMetricsHandler exposes every component's counters on the Prometheus registry (which also
 // records the HTTP requests) and serves them at GET /metrics.
 func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool repository.QueuePool, rdb redis.UniversalClient, breaker *cache.Breaker,
 	users *cache.UserCache, articles *cache.ArticleCache, workers Workers, rank *job.RankJob, queue *repository.JobQueue, outbox *repository.Outbox,
-	reads ReadStream, outboxStream OutboxStream) http.Handler {
+	reads ReadStream, outboxStream OutboxStream, sessions *service.SessionService) http.Handler {
 	for name, st := range map[string]*cache.Stats{"user": users.Stats(), "article": articles.Stats()} {
 		l := prometheus.Labels{"cache": name}
 		m.Counter("inkwell_cache_hits_total", "Read-through cache hits.", l, &st.Hits)
@@ -56,8 +57,18 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 		case *job.Preloader:
 			m.Counter("inkwell_preloads_total", "Article detail preloads that ran.", nil, &w.Stats.Done)
 			m.Counter("inkwell_preloads_dropped_total", "Article detail preloads dropped: queue full.", nil, &w.Stats.Dropped)
+		case *job.RevocationRenewer:
+			m.Counter("inkwell_revocation_lease_renewals_total", "Revocation lease renewals by this instance.", nil, &w.Stats.Renewed)
+			m.Counter("inkwell_revocation_lease_failures_total", "Revocation lease renewals by this instance that failed.", nil, &w.Stats.Failed)
+			m.Gauge("inkwell_revocation_lease_failing", "1 while this instance cannot renew the revocation lease.", nil,
+				func() float64 { return boolGauge(w.Stats.Failing.Load()) })
 		}
 	}
+	m.Counter("inkwell_session_postgres_checks_total", "Access tokens checked in PostgreSQL: Redis failed or held no revocation lease.", nil,
+		&sessions.Stats.PostgresChecks)
+	m.Counter("inkwell_revocations_delayed_total", "Revocations whose Redis mark failed at first.", nil, &sessions.Stats.RevocationsDelayed)
+	m.Counter("inkwell_revocations_unmarked_total", "Revocations answered without their Redis mark, after every older revocation lease ended.", nil,
+		&sessions.Stats.RevocationsUnmarked)
 	m.Counter("inkwell_rank_runs_total", "Ranking runs by outcome.", prometheus.Labels{"outcome": string(job.OutcomeSuccess)}, &rank.Metrics.Success)
 	m.Counter("inkwell_rank_runs_total", "Ranking runs by outcome.", prometheus.Labels{"outcome": string(job.OutcomeFailure)}, &rank.Metrics.Failure)
 	m.Counter("inkwell_rank_runs_total", "Ranking runs by outcome.", prometheus.Labels{"outcome": string(job.OutcomeNotLeader)}, &rank.Metrics.NotLeader)
@@ -79,12 +90,7 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 		m.Gauge("inkwell_pgxpool_empty_acquire_total", "Acquires that had to wait for a connection.", l, func() float64 { return float64(pool.Stat().EmptyAcquireCount()) })
 	}
 	m.Gauge("inkwell_redis_breaker_open", "1 while the Redis circuit breaker refuses calls (Redis failing; requests use PostgreSQL).", nil,
-		func() float64 {
-			if breaker.Open() {
-				return 1
-			}
-			return 0
-		})
+		func() float64 { return boolGauge(breaker.Open()) })
 	m.Counter("inkwell_redis_breaker_rejected_total", "Redis calls refused by the open circuit breaker.", nil, &breaker.Rejected)
 	m.Gauge("inkwell_redis_pool_total_conns", "Redis connections open.", nil, func() float64 { return float64(rdb.PoolStats().TotalConns) })
 	m.Gauge("inkwell_redis_pool_idle_conns", "Idle Redis connections.", nil, func() float64 { return float64(rdb.PoolStats().IdleConns) })
@@ -124,6 +130,13 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 		return nil
 	})
 	return m.Handler()
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Readiness checks PostgreSQL, Redis and the schema version.

@@ -51,9 +51,11 @@ func NewJWTConfig(cfg *ioc.Config) auth.JWTConfig {
 	return auth.JWTConfig{Secret: []byte(cfg.JWTSecret), Issuer: cfg.JWTIssuer, Lifetime: cfg.JWTLifetime}
 }
 
-// NewSessionConfig returns token lifetimes.
+// NewSessionConfig returns token lifetimes and the revocation lease: 3 s, so a logout while Redis
+// is unreachable waits about that long; renewals look 30 s back while the lease holds.
 func NewSessionConfig(cfg *ioc.Config) service.SessionConfig {
-	return service.SessionConfig{AccessTTL: cfg.JWTLifetime, RefreshTTL: cfg.RefreshLifetime}
+	return service.SessionConfig{AccessTTL: cfg.JWTLifetime, RefreshTTL: cfg.RefreshLifetime,
+		RevocationLease: 3 * time.Second, RecentRevocations: 30 * time.Second}
 }
 
 // NewBreakerConfig returns the settings of the circuit breaker every Redis call goes through

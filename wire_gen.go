@@ -62,7 +62,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	apiKeyRepository := repository.NewAPIKeyRepository(pool, querier)
 	sessionConfig := NewSessionConfig(cfg)
-	sessionService := service.NewSessionService(sessionRepository, revocations, jwtManager, apiKeyRepository, sessionConfig, v, log)
+	v2 := ioc.NewAfter()
+	sessionService := service.NewSessionService(sessionRepository, revocations, jwtManager, apiKeyRepository, sessionConfig, v, v2, log)
 	idempotencyStore := repository.NewIdempotencyStore(pool, querier)
 	userService := service.NewUserService(userRepository, argon2Hasher, sessionService, idempotencyStore, log)
 	authenticator := web.NewAuthenticator(userService, log)
@@ -123,12 +124,13 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	resilienceConfig := NewDeliveryConfig()
 	resilient := delivery.NewResilient(sender, resilienceConfig)
 	durable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, notificationService, v, log)
-	workers := NewWorkers(cfg, universalClient, readStream, publisher, readService, durable, preloader, log)
+	revocationRenewer := NewRevocationRenewer(sessionService, sessionConfig, v2, log)
+	workers := NewWorkers(cfg, universalClient, readStream, publisher, readService, durable, preloader, revocationRenewer, log)
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig(cfg)
 	rankJob, cleanup4 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
-	handler := NewMetricsHandler(registry, pool, queuePool, universalClient, breaker, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream)
+	handler := NewMetricsHandler(registry, pool, queuePool, universalClient, breaker, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream, sessionService)
 	readiness := NewReadiness(pool, universalClient)
 	handlers := web.Handlers{
 		Auth:          authenticator,
@@ -179,7 +181,7 @@ var rootSet = wire.NewSet(
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewPublisherConfig, NewDeliveryConfig,
-	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader,
+	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.

@@ -35,8 +35,10 @@ func NewPublisherConfig(cfg *ioc.Config, stream ReadStream) events.PublisherConf
 }
 
 // NewWorkers returns every background task: the read-event publisher, its two consumer groups,
-// the stream trimmer, and the durable (Postgres-backed) work.
-func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, reads *service.ReadService, durable Durable, preload *job.Preloader, log *slog.Logger) Workers {
+// the stream trimmer, the preloader, the revocation lease's renewer, and the durable
+// (Postgres-backed) work.
+func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, reads *service.ReadService, durable Durable,
+	preload *job.Preloader, revocations *job.RevocationRenewer, log *slog.Logger) Workers {
 	consumer := func(group string, h events.Handler) *events.Consumer {
 		return events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: group, Name: consumerName(),
@@ -51,6 +53,7 @@ func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, p
 		events.NewTrimmer(rdb, string(stream), []string{job.GroupReadCount, job.GroupReadHistory},
 			int64(cfg.StreamMaxLen), cfg.StreamTrimEvery, log),
 		preload,
+		revocations,
 	}, durable...)
 	if cfg.PprofAddr != "" {
 		ws = append(ws, ioc.NewPprofServer(cfg.PprofAddr, log))
@@ -85,6 +88,14 @@ func NewDeliveryConfig() delivery.ResilienceConfig {
 // workers, up to 64 waiting (more are dropped), 2 s each. The App runs it among the Workers.
 func NewArticlePreloader(articles *repository.ArticleRepository, log *slog.Logger) *job.Preloader {
 	return job.NewPreloader(job.PreloadConfig{Queue: 64, Workers: 2, Timeout: 2 * time.Second}, articles.Preload, log)
+}
+
+// NewRevocationRenewer returns the worker that renews the revocation lease (see
+// service.SessionService.RenewRevocations) three times a lease, each renewal bounded by a third
+// of the lease, so the lease lapses only if two renewals in a row fail on every instance.
+func NewRevocationRenewer(sessions *service.SessionService, cfg service.SessionConfig, after func(time.Duration) <-chan time.Time, log *slog.Logger) *job.RevocationRenewer {
+	third := cfg.RevocationLease / 3
+	return job.NewRevocationRenewer(sessions, job.RevocationRenewerConfig{Every: third, Timeout: third}, after, log)
 }
 
 // OutboxStream is the key of the stream the outbox relay writes to.

@@ -149,9 +149,13 @@ type Querier interface {
 	RefreshTokenSpend(ctx context.Context, db DBTX, tokenHash []byte) error
 	SessionInsert(ctx context.Context, db DBTX, arg SessionInsertParams) error
 	SessionIsRevoked(ctx context.Context, db DBTX, id string) (bool, error)
+	// Stamps the revocation with the time of the statement (clock_timestamp, not the start of the
+	// transaction): the revocation-lease renewal finds recent revocations by revoked_at, so it should be
+	// close to the commit even in a long unit of work.
 	SessionRevoke(ctx context.Context, db DBTX, id string) (int64, error)
-	// The sessions revoked at or after since, to rebuild the revocation cache (sessions_revoked_idx).
-	SessionRevokedSince(ctx context.Context, db DBTX, since time.Time) ([]string, error)
+	// The sessions revoked in the last within_seconds by the clock of the database (no instance clock
+	// is involved), to copy into the revocation cache (sessions_revoked_idx).
+	SessionRevokedWithin(ctx context.Context, db DBTX, withinSeconds float64) ([]string, error)
 	TagListPopular(ctx context.Context, db DBTX, lim int32) ([]string, error)
 	UserGetByEmail(ctx context.Context, db DBTX, email string) (User, error)
 	UserGetByID(ctx context.Context, db DBTX, id int64) (User, error)

@@ -279,9 +279,12 @@ func (q *Queries) SessionIsRevoked(ctx context.Context, db DBTX, id string) (boo
 }
 
 const sessionRevoke = `-- name: SessionRevoke :one
-UPDATE sessions SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1::text RETURNING user_id
+UPDATE sessions SET revoked_at = COALESCE(revoked_at, clock_timestamp()) WHERE id = $1::text RETURNING user_id
 `
 
+// Stamps the revocation with the time of the statement (clock_timestamp, not the start of the
+// transaction): the revocation-lease renewal finds recent revocations by revoked_at, so it should be
+// close to the commit even in a long unit of work.
 func (q *Queries) SessionRevoke(ctx context.Context, db DBTX, id string) (int64, error) {
 	row := db.QueryRow(ctx, sessionRevoke, id)
 	var user_id int64
@@ -289,13 +292,14 @@ func (q *Queries) SessionRevoke(ctx context.Context, db DBTX, id string) (int64,
 	return user_id, err
 }
 
-const sessionRevokedSince = `-- name: SessionRevokedSince :many
-SELECT id FROM sessions WHERE revoked_at >= $1::timestamptz ORDER BY revoked_at
+const sessionRevokedWithin = `-- name: SessionRevokedWithin :many
+SELECT id FROM sessions WHERE revoked_at >= now() - make_interval(secs => $1::float8) ORDER BY revoked_at
 `
 
-// The sessions revoked at or after since, to rebuild the revocation cache (sessions_revoked_idx).
-func (q *Queries) SessionRevokedSince(ctx context.Context, db DBTX, since time.Time) ([]string, error) {
-	rows, err := db.Query(ctx, sessionRevokedSince, since)
+// The sessions revoked in the last within_seconds by the clock of the database (no instance clock
+// is involved), to copy into the revocation cache (sessions_revoked_idx).
+func (q *Queries) SessionRevokedWithin(ctx context.Context, db DBTX, withinSeconds float64) ([]string, error) {
+	rows, err := db.Query(ctx, sessionRevokedWithin, withinSeconds)
 	if err != nil {
 		return nil, err
 	}

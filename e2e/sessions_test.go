@@ -335,15 +335,30 @@ func TestSessionRevocationWithRedisDown(t *testing.T) {
 	app.call(t, "GET", "/api/user", before.Access, nil).Expect(t, http.StatusUnauthorized)
 	app.call(t, "GET", "/api/user", during.Access, nil).Expect(t, http.StatusUnauthorized)
 	app.call(t, "GET", "/api/user", alive.Access, nil).Expect(t, http.StatusOK)
-	// The first check refilled Redis from PostgreSQL: it has both revocations again.
+	// The renewer refilled Redis from PostgreSQL before starting the lease again: once the lease
+	// is back, Redis has both revocations again.
 	rdb := redis.NewClient(&redis.Options{Addr: redisSrv.Addr})
 	defer rdb.Close()
+	app.waitFor("the revocation lease is renewed", func() bool {
+		return rdb.Exists(t.Context(), revocationLeaseKey(app.Cfg.RedisPrefix)).Val() == 1
+	})
 	for _, access := range []string{before.Access, during.Access} {
-		sid, _ := claimsOf(t, access)["sid"].(string)
-		if n, err := rdb.Exists(t.Context(), app.Cfg.RedisPrefix+"revoked:"+sid).Result(); err != nil || n != 1 {
-			t.Fatalf("revocation of session %q in Redis after the refill: %d, %v", sid, n, err)
+		if n, err := rdb.Exists(t.Context(), revocationMarkKey(t, app.Cfg.RedisPrefix, access)).Result(); err != nil || n != 1 {
+			t.Fatalf("revocation of session %v in Redis after the refill: %d, %v", claimsOf(t, access)["sid"], n, err)
 		}
 	}
+	app.call(t, "GET", "/api/user", during.Access, nil).Expect(t, http.StatusUnauthorized)
+}
+
+// revocationLeaseKey is the Redis key whose existence vouches that the revocation marks under
+// prefix are complete (cache.Revocations).
+func revocationLeaseKey(prefix string) string { return prefix + "{revocations}:complete" }
+
+// revocationMarkKey is the Redis key that marks the session of access revoked.
+func revocationMarkKey(t *testing.T, prefix, access string) string {
+	t.Helper()
+	sid, _ := claimsOf(t, access)["sid"].(string)
+	return prefix + "{revocations}:revoked:" + sid
 }
 
 func TestAPIKeys(t *testing.T) {

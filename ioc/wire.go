@@ -3,5 +3,6 @@ package ioc
 import "github.com/google/wire"
 
 // ProviderSet builds the infrastructure: the PostgreSQL pool, the Redis client, the HTTP server and
-// the wall clock. The cron runner (NewCron) is built by the provider that registers its jobs.
-var ProviderSet = wire.NewSet(NewPgPool, NewRedis, NewHTTPServer, NewClock)
+// the wall clock (the time and its wait). The cron runner (NewCron) is built by the provider that
+// registers its jobs.
+var ProviderSet = wire.NewSet(NewPgPool, NewRedis, NewHTTPServer, NewClock, NewAfter)

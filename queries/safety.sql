@@ -22,7 +22,10 @@ DELETE FROM idempotency_keys WHERE created_at < @before::timestamptz;
 INSERT INTO sessions (id, user_id) VALUES (@id::text, @user_id::bigint);
 
 -- name: SessionRevoke :one
-UPDATE sessions SET revoked_at = COALESCE(revoked_at, now()) WHERE id = @id::text RETURNING user_id;
+-- Stamps the revocation with the time of the statement (clock_timestamp, not the start of the
+-- transaction): the revocation-lease renewal finds recent revocations by revoked_at, so it should be
+-- close to the commit even in a long unit of work.
+UPDATE sessions SET revoked_at = COALESCE(revoked_at, clock_timestamp()) WHERE id = @id::text RETURNING user_id;
 
 -- name: SessionIsRevoked :one
 SELECT (revoked_at IS NOT NULL)::boolean FROM sessions WHERE id = @id::text;
@@ -62,6 +65,7 @@ WITH k AS (
 )
 SELECT k.user_id FROM k;
 
--- name: SessionRevokedSince :many
--- The sessions revoked at or after since, to rebuild the revocation cache (sessions_revoked_idx).
-SELECT id FROM sessions WHERE revoked_at >= @since::timestamptz ORDER BY revoked_at;
+-- name: SessionRevokedWithin :many
+-- The sessions revoked in the last within_seconds by the clock of the database (no instance clock
+-- is involved), to copy into the revocation cache (sessions_revoked_idx).
+SELECT id FROM sessions WHERE revoked_at >= now() - make_interval(secs => @within_seconds::float8) ORDER BY revoked_at;

@@ -100,10 +100,10 @@ func (r *SessionRepository) IsRevoked(ctx context.Context, sessionID string) (bo
 	return revoked, wrapf(err, "check session")
 }
 
-// RevokedSince lists the sessions revoked at or after since.
-func (r *SessionRepository) RevokedSince(ctx context.Context, since time.Time) ([]string, error) {
-	ids, err := r.q.SessionRevokedSince(ctx, r.pool, since)
-	return ids, wrapf(err, "list sessions revoked since %s", since.Format(time.RFC3339))
+// RevokedWithin lists the sessions revoked in the last d, by PostgreSQL's clock.
+func (r *SessionRepository) RevokedWithin(ctx context.Context, d time.Duration) ([]string, error) {
+	ids, err := r.q.SessionRevokedWithin(ctx, r.pool, d.Seconds())
+	return ids, wrapf(err, "list sessions revoked in the last %s", d)
 }
 
 // APIKeyRepository stores API keys by hash.

@@ -246,6 +246,37 @@ func TestSessionRepository(t *testing.T) {
 		}
 	})
 
+	t.Run("RevokedWithin lists the sessions revoked lately, by the clock of the database", func(t *testing.T) {
+		t.Parallel()
+		recent, old, live := createSession(t, s, sessionOpts{}), createSession(t, s, sessionOpts{}), createSession(t, s, sessionOpts{})
+		for _, sess := range []openSession{recent, old} {
+			if err := s.sessions.Revoke(ctx, sess.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.pool.Exec(ctx, `UPDATE sessions SET revoked_at = now() - interval '1 hour' WHERE id = $1`, old.ID); err != nil {
+			t.Fatal(err)
+		}
+		has := func(d time.Duration) map[string]bool {
+			t.Helper()
+			ids, err := s.sessions.RevokedWithin(ctx, d)
+			if err != nil {
+				t.Fatalf("RevokedWithin(%s): %v", d, err)
+			}
+			m := map[string]bool{}
+			for _, id := range ids {
+				m[id] = true
+			}
+			return m
+		}
+		if got := has(time.Minute); !got[recent.ID] || got[old.ID] || got[live.ID] {
+			t.Fatalf("revoked within a minute: %v; want %s and neither %s (an hour ago) nor %s (live)", got, recent.ID, old.ID, live.ID)
+		}
+		if got := has(2 * time.Hour); !got[recent.ID] || !got[old.ID] || got[live.ID] {
+			t.Fatalf("revoked within two hours: %v; want %s and %s, not %s", got, recent.ID, old.ID, live.ID)
+		}
+	})
+
 	t.Run("refresh tokens are stored as hashes only", func(t *testing.T) {
 		t.Parallel()
 		sess := createSession(t, s, sessionOpts{})

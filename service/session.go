@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,20 +25,28 @@ type SessionRepository interface {
 	// Revoke ends a session; revoking twice is harmless.
 	Revoke(ctx context.Context, sessionID string) error
 	IsRevoked(ctx context.Context, sessionID string) (bool, error)
-	// RevokedSince lists the sessions revoked at or after since (to rebuild the revocation cache).
-	RevokedSince(ctx context.Context, since time.Time) ([]string, error)
+	// RevokedWithin lists the sessions revoked in the last d, by the database's clock.
+	RevokedWithin(ctx context.Context, d time.Duration) ([]string, error)
 }
 
 // RevocationCache remembers revoked sessions for as long as their access tokens can live, so
-// access tokens stop working at once without a database read per request.
+// access tokens stop working at once without a database read per request. Its "not revoked" is
+// vouched for by a lease that the instances keep renewing from PostgreSQL (see
+// SessionService.RenewRevocations).
 type RevocationCache interface {
 	Revoke(ctx context.Context, sessionID string, ttl time.Duration) error
-	// IsRevoked reports whether sessionID is marked revoked. complete is false when the cache
-	// cannot vouch for "not revoked": it lost its contents (a Redis restart without persistence)
-	// or was never filled.
+	// IsRevoked reports whether sessionID is marked revoked. complete is false when the lease is
+	// not held, so the cache cannot vouch for "not revoked": it lost its contents, or no instance
+	// renewed the lease lately.
 	IsRevoked(ctx context.Context, sessionID string) (revoked, complete bool, err error)
-	// Fill marks every one of sessionIDs revoked for ttl, then declares the cache complete.
-	Fill(ctx context.Context, sessionIDs []string, ttl time.Duration) error
+	// BeginRenewal reports whether the lease is held, and the cache's clock now: a renewed lease
+	// runs from this instant, taken before the renewal reads PostgreSQL.
+	BeginRenewal(ctx context.Context) (held bool, start time.Time, err error)
+	// Grant marks every one of sessionIDs revoked for ttl and holds the lease until expires (the
+	// cache's clock), atomically. recentOnly: sessionIDs are the latest revocations only, so the
+	// lease may be extended, not started again. granted is false when expires has passed, or
+	// when recentOnly and the lease is gone.
+	Grant(ctx context.Context, sessionIDs []string, ttl time.Duration, expires time.Time, recentOnly bool) (granted bool, err error)
 }
 
 // APIKeyRepository stores API keys as hashes.
@@ -59,10 +66,28 @@ type TokenManager interface {
 	Verify(token string) (userID int64, sessionID string, err error)
 }
 
-// SessionConfig sets token lifetimes.
+// SessionConfig sets token lifetimes and the revocation lease.
 type SessionConfig struct {
 	AccessTTL  time.Duration
 	RefreshTTL time.Duration
+	// RevocationLease is how long Redis is trusted to hold every revocation, counted from the
+	// moment a renewal began reading them from PostgreSQL (default 3 s). A revocation whose
+	// Redis mark fails is answered once every lease that began before its commit has ended, so
+	// this is also how long such a logout waits.
+	RevocationLease time.Duration
+	// RecentRevocations is how far back a renewal reads while the lease is held (default 30 s):
+	// it covers the time from a revocation's revoked_at to its commit, plus a lease.
+	RecentRevocations time.Duration
+}
+
+func (c SessionConfig) withDefaults() SessionConfig {
+	if c.RevocationLease <= 0 {
+		c.RevocationLease = 3 * time.Second
+	}
+	if c.RecentRevocations <= 0 {
+		c.RecentRevocations = 30 * time.Second
+	}
+	return c
 }
 
 // SessionService starts, rotates and ends login sessions, and authenticates requests by access
@@ -74,15 +99,26 @@ type SessionService struct {
 	keys    APIKeyRepository
 	cfg     SessionConfig
 	now     func() time.Time
+	after   func(time.Duration) <-chan time.Time
 	log     *slog.Logger
 
-	refilling sync.Mutex  // one refill of the revocation cache at a time
-	stale     atomic.Bool // a revocation of this process did not reach the cache: refill before trusting it
+	renewNow chan struct{} // a request found the lease gone: renew it without waiting for the tick
+
+	Stats SessionStats
 }
 
-// NewSessionService returns the service.
-func NewSessionService(repo SessionRepository, revoked RevocationCache, tokens TokenManager, keys APIKeyRepository, cfg SessionConfig, now func() time.Time, log *slog.Logger) *SessionService {
-	return &SessionService{repo: repo, revoked: revoked, tokens: tokens, keys: keys, cfg: cfg, now: now, log: log}
+// SessionStats counts how revocations were checked and recorded. Values only grow.
+type SessionStats struct {
+	PostgresChecks      atomic.Int64 // access tokens checked in PostgreSQL: Redis failed or held no lease
+	RevocationsDelayed  atomic.Int64 // revocations whose first Redis mark failed, answered after retries or the lease
+	RevocationsUnmarked atomic.Int64 // of those, the ones that never reached Redis: answered after the lease ended
+}
+
+// NewSessionService returns the service. now and after are the clock (time.Now, time.After).
+func NewSessionService(repo SessionRepository, revoked RevocationCache, tokens TokenManager, keys APIKeyRepository, cfg SessionConfig,
+	now func() time.Time, after func(time.Duration) <-chan time.Time, log *slog.Logger) *SessionService {
+	return &SessionService{repo: repo, revoked: revoked, tokens: tokens, keys: keys, cfg: cfg.withDefaults(), now: now, after: after, log: log,
+		renewNow: make(chan struct{}, 1)}
 }
 
 // Start opens a session for userID: a new refresh-token family and an access token tied to it.
@@ -148,42 +184,6 @@ func (s *SessionService) Logout(ctx context.Context, accessToken string) error {
 	return nil
 }
 
-// remember records a revoked session in Redis for the lifetime of its access tokens. If Redis is
-// down, Authenticate falls back to PostgreSQL, so revocation still holds; and once Redis answers
-// again this process refills it from PostgreSQL before trusting its "not revoked".
-func (s *SessionService) remember(ctx context.Context, sid string) {
-	if err := s.revoked.Revoke(context.WithoutCancel(ctx), sid, s.cfg.AccessTTL); err != nil {
-		s.stale.Store(true)
-		s.log.WarnContext(ctx, "revocation cache write failed; PostgreSQL has it, and the cache is refilled from there", "err", err)
-	}
-}
-
-// revocationWindow is how far back a revocation still matters: a token issued just before it
-// lives AccessTTL (plus the clock skew the token check allows, and a margin).
-func (s *SessionService) revocationWindow() time.Duration { return s.cfg.AccessTTL + time.Minute }
-
-// refill copies the revocations that still matter from PostgreSQL into the cache and declares it
-// complete. Concurrent callers do not wait: they ask PostgreSQL about their own session meanwhile.
-func (s *SessionService) refill(ctx context.Context) {
-	if !s.refilling.TryLock() {
-		return
-	}
-	defer s.refilling.Unlock()
-	wasStale := s.stale.Swap(false) // before reading PostgreSQL: a write failing later marks it again
-	ids, err := s.repo.RevokedSince(ctx, s.now().Add(-s.revocationWindow()))
-	if err == nil {
-		err = s.revoked.Fill(context.WithoutCancel(ctx), ids, s.revocationWindow())
-	}
-	if err != nil {
-		if wasStale {
-			s.stale.Store(true)
-		}
-		s.log.WarnContext(ctx, "refilling the revocation cache failed; checking sessions in PostgreSQL meanwhile", "err", err)
-		return
-	}
-	s.log.InfoContext(ctx, "revocation cache refilled from PostgreSQL", "revoked_sessions", len(ids))
-}
-
 // Authenticate returns the user an access token or API key speaks for.
 func (s *SessionService) Authenticate(ctx context.Context, token string) (int64, error) {
 	if domain.IsAPIKey(token) {
@@ -197,14 +197,14 @@ func (s *SessionService) Authenticate(ctx context.Context, token string) (int64,
 		return uid, nil
 	}
 	revoked, complete, err := s.revoked.IsRevoked(ctx, sid)
-	askPostgres := err != nil // Redis is down: ask the system of record rather than let a revoked token through
-	if err == nil && !revoked && (!complete || s.stale.Load()) {
-		// Redis answers but may have lost revocations (restarted empty, or missed a write of
-		// ours): rebuild it, and decide this request by PostgreSQL.
-		s.refill(ctx)
-		askPostgres = true
-	}
-	if askPostgres {
+	if err != nil || (!revoked && !complete) {
+		// Redis cannot say, or cannot vouch for "not revoked" (no lease: it restarted empty, or no
+		// instance renewed the lease lately, or it missed a revocation and the lease was left to
+		// lapse): ask the system of record, and have the lease renewed if Redis answers at all.
+		if err == nil {
+			s.requestRenewal()
+		}
+		s.Stats.PostgresChecks.Add(1)
 		if revoked, err = s.repo.IsRevoked(ctx, sid); err != nil {
 			return 0, err
 		}

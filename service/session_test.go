@@ -26,9 +26,20 @@ type sessionDeps struct {
 // sessionNow is the injected clock of every SessionService under test.
 var sessionNow = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
-var sessionCfg = service.SessionConfig{AccessTTL: 15 * time.Minute, RefreshTTL: 30 * 24 * time.Hour}
+var sessionCfg = service.SessionConfig{AccessTTL: 15 * time.Minute, RefreshTTL: 30 * 24 * time.Hour,
+	RevocationLease: 3 * time.Second, RecentRevocations: 30 * time.Second}
+
+// revocationWindow is how far back revocations matter with sessionCfg: an access-token lifetime
+// and a minute.
+const revocationWindow = 16 * time.Minute
 
 func newSessionService(t *testing.T) (*service.SessionService, sessionDeps) {
+	t.Helper()
+	return newSessionServiceOn(t, newTestClock(sessionNow))
+}
+
+// newSessionServiceOn is newSessionService on the clock clk.
+func newSessionServiceOn(t *testing.T, clk *testClock) (*service.SessionService, sessionDeps) {
 	t.Helper()
 	ctrl := gomock.NewController(t)
 	d := sessionDeps{
@@ -37,7 +48,7 @@ func newSessionService(t *testing.T) (*service.SessionService, sessionDeps) {
 		tokens:  mocks.NewMockTokenManager(ctrl),
 		keys:    mocks.NewMockAPIKeyRepository(ctrl),
 	}
-	return service.NewSessionService(d.repo, d.revoked, d.tokens, d.keys, sessionCfg, func() time.Time { return sessionNow }, discardLogger), d
+	return service.NewSessionService(d.repo, d.revoked, d.tokens, d.keys, sessionCfg, clk.Now, clk.After, discardLogger), d
 }
 
 // hashOf matches a []byte argument equal to domain.HashSecret(secret).
@@ -174,11 +185,11 @@ func TestSessionService_Refresh(t *testing.T) {
 			},
 		},
 		{
-			name:    "reuse with Redis down: still refused (PostgreSQL has the revocation)",
+			name:    "reuse with Redis down: still refused (PostgreSQL has the revocation), the mark retried",
 			refresh: "R0",
 			buildStubs: func(d sessionDeps, _ *[]byte) {
 				rotate(d).Return(int64(7), "sid-1", true, domain.ErrRefreshInvalid)
-				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).Return(errRedis)
+				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).Return(errRedis).MinTimes(2)
 				d.tokens.EXPECT().Issue(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ int64, _ domain.Tokens, err error, _ []byte) {
@@ -256,11 +267,11 @@ func TestSessionService_Logout(t *testing.T) {
 			},
 		},
 		{
-			name: "Redis down: logout still succeeds, PostgreSQL has it",
+			name: "Redis down: logout still succeeds, PostgreSQL has it; the mark is retried",
 			buildStubs: func(d sessionDeps) {
 				d.tokens.EXPECT().Verify("ACCESS").Return(int64(7), "sid-1", nil)
 				d.repo.EXPECT().Revoke(gomock.Any(), "sid-1").Return(nil)
-				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).Return(errRedis)
+				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).Return(errRedis).MinTimes(2)
 			},
 		},
 		{
@@ -318,6 +329,7 @@ func TestSessionService_Authenticate(t *testing.T) {
 		wantID     int64
 		wantErr    error // nil: wantID
 		anyErr     bool  // any error, but not ErrUnauthorized and not a user
+		renewal    bool  // the request asks the renewer to renew the lease now
 	}{
 		{
 			name:  "a live session's token",
@@ -362,40 +374,39 @@ func TestSessionService_Authenticate(t *testing.T) {
 			wantID: 7,
 		},
 		{
-			name:  "Redis lost its revocations (restarted empty): refilled from PostgreSQL, which decides this request",
+			name:  "no lease (Redis restarted empty, or no renewal lately): PostgreSQL decides, revoked",
 			token: "JWT",
 			buildStubs: func(d sessionDeps) {
 				jwt(d)
-				window := sessionCfg.AccessTTL + time.Minute
 				gomock.InOrder(
 					d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, false, nil),
-					d.repo.EXPECT().RevokedSince(gomock.Any(), sessionNow.Add(-window)).Return([]string{"sid-0", "sid-1"}, nil),
-					d.revoked.EXPECT().Fill(gomock.Any(), []string{"sid-0", "sid-1"}, window).Return(nil),
 					d.repo.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(true, nil),
 				)
+				noRenewalHere(d)
 			},
 			wantErr: domain.ErrUnauthorized,
+			renewal: true,
 		},
 		{
-			name:  "Redis lost its revocations and the refill fails: PostgreSQL still decides",
+			name:  "no lease: PostgreSQL decides, live",
 			token: "JWT",
 			buildStubs: func(d sessionDeps) {
 				jwt(d)
 				d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, false, nil)
-				d.repo.EXPECT().RevokedSince(gomock.Any(), gomock.Any()).Return(nil, errDB)
-				d.revoked.EXPECT().Fill(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 				d.repo.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, nil)
+				noRenewalHere(d)
 			},
-			wantID: 7,
+			wantID:  7,
+			renewal: true,
 		},
 		{
-			name:  "a revoked mark is trusted even when the marks are incomplete",
+			name:  "a revoked mark is trusted even without the lease",
 			token: "JWT",
 			buildStubs: func(d sessionDeps) {
 				jwt(d)
 				d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(true, false, nil)
-				d.repo.EXPECT().RevokedSince(gomock.Any(), gomock.Any()).Times(0)
 				d.repo.EXPECT().IsRevoked(gomock.Any(), gomock.Any()).Times(0)
+				noRenewalHere(d)
 			},
 			wantErr: domain.ErrUnauthorized,
 		},
@@ -445,6 +456,16 @@ func TestSessionService_Authenticate(t *testing.T) {
 			s, d := newSessionService(t)
 			tc.buildStubs(d)
 			id, err := s.Authenticate(t.Context(), tc.token)
+			select {
+			case <-s.RenewalRequests():
+				if !tc.renewal {
+					t.Error("a lease renewal was requested, though Redis vouched for its answer or could not answer")
+				}
+			default:
+				if tc.renewal {
+					t.Error("Redis answered without a lease, and no lease renewal was requested")
+				}
+			}
 			switch {
 			case tc.anyErr:
 				if err == nil || id != 0 || errors.Is(err, domain.ErrUnauthorized) {
@@ -576,32 +597,9 @@ type storedKey struct {
 	hash   []byte
 }
 
-// TestSessionService_RevocationMissedByRedis: a logout whose Redis write failed leaves Redis
-// answering "not revoked" once it is back; the process that saw the failure refills Redis from
-// PostgreSQL before trusting it again, so the logged-out token stays refused.
-func TestSessionService_RevocationMissedByRedis(t *testing.T) {
-	t.Parallel()
-	s, d := newSessionService(t)
-	window := sessionCfg.AccessTTL + time.Minute
-	d.tokens.EXPECT().Verify("ACCESS").Return(int64(7), "sid-1", nil).Times(3)
-	gomock.InOrder(
-		// Logout: PostgreSQL has it, the Redis write fails.
-		d.repo.EXPECT().Revoke(gomock.Any(), "sid-1").Return(nil),
-		d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).Return(errRedis),
-		// Redis is back and complete, but without the mark: refill first, decide by PostgreSQL.
-		d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(false, true, nil),
-		d.repo.EXPECT().RevokedSince(gomock.Any(), sessionNow.Add(-window)).Return([]string{"sid-1"}, nil),
-		d.revoked.EXPECT().Fill(gomock.Any(), []string{"sid-1"}, window).Return(nil),
-		d.repo.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(true, nil),
-		// Refilled: Redis decides again, and has the mark.
-		d.revoked.EXPECT().IsRevoked(gomock.Any(), "sid-1").Return(true, true, nil),
-	)
-	if err := s.Logout(t.Context(), "ACCESS"); err != nil {
-		t.Fatalf("Logout with Redis failing: %v (PostgreSQL has it: it must succeed)", err)
-	}
-	for i := range 2 {
-		if id, err := s.Authenticate(t.Context(), "ACCESS"); !errors.Is(err, domain.ErrUnauthorized) || id != 0 {
-			t.Fatalf("request %d after the logout: %d, %v; want ErrUnauthorized", i+1, id, err)
-		}
-	}
+// noRenewalHere: the request path never renews the lease itself (it asks the renewer).
+func noRenewalHere(d sessionDeps) {
+	d.repo.EXPECT().RevokedWithin(gomock.Any(), gomock.Any()).Times(0)
+	d.revoked.EXPECT().BeginRenewal(gomock.Any()).Times(0)
+	d.revoked.EXPECT().Grant(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 }

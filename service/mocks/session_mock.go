@@ -100,19 +100,19 @@ func (mr *MockSessionRepositoryMockRecorder) Revoke(ctx, sessionID any) *gomock.
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Revoke", reflect.TypeOf((*MockSessionRepository)(nil).Revoke), ctx, sessionID)
 }
 
-// RevokedSince mocks base method.
-func (m *MockSessionRepository) RevokedSince(ctx context.Context, since time.Time) ([]string, error) {
+// RevokedWithin mocks base method.
+func (m *MockSessionRepository) RevokedWithin(ctx context.Context, d time.Duration) ([]string, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "RevokedSince", ctx, since)
+	ret := m.ctrl.Call(m, "RevokedWithin", ctx, d)
 	ret0, _ := ret[0].([]string)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
 
-// RevokedSince indicates an expected call of RevokedSince.
-func (mr *MockSessionRepositoryMockRecorder) RevokedSince(ctx, since any) *gomock.Call {
+// RevokedWithin indicates an expected call of RevokedWithin.
+func (mr *MockSessionRepositoryMockRecorder) RevokedWithin(ctx, d any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RevokedSince", reflect.TypeOf((*MockSessionRepository)(nil).RevokedSince), ctx, since)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RevokedWithin", reflect.TypeOf((*MockSessionRepository)(nil).RevokedWithin), ctx, d)
 }
 
 // Rotate mocks base method.
@@ -156,18 +156,35 @@ func (m *MockRevocationCache) EXPECT() *MockRevocationCacheMockRecorder {
 	return m.recorder
 }
 
-// Fill mocks base method.
-func (m *MockRevocationCache) Fill(ctx context.Context, sessionIDs []string, ttl time.Duration) error {
+// BeginRenewal mocks base method.
+func (m *MockRevocationCache) BeginRenewal(ctx context.Context) (bool, time.Time, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Fill", ctx, sessionIDs, ttl)
-	ret0, _ := ret[0].(error)
-	return ret0
+	ret := m.ctrl.Call(m, "BeginRenewal", ctx)
+	ret0, _ := ret[0].(bool)
+	ret1, _ := ret[1].(time.Time)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
 }
 
-// Fill indicates an expected call of Fill.
-func (mr *MockRevocationCacheMockRecorder) Fill(ctx, sessionIDs, ttl any) *gomock.Call {
+// BeginRenewal indicates an expected call of BeginRenewal.
+func (mr *MockRevocationCacheMockRecorder) BeginRenewal(ctx any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Fill", reflect.TypeOf((*MockRevocationCache)(nil).Fill), ctx, sessionIDs, ttl)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "BeginRenewal", reflect.TypeOf((*MockRevocationCache)(nil).BeginRenewal), ctx)
+}
+
+// Grant mocks base method.
+func (m *MockRevocationCache) Grant(ctx context.Context, sessionIDs []string, ttl time.Duration, expires time.Time, recentOnly bool) (bool, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Grant", ctx, sessionIDs, ttl, expires, recentOnly)
+	ret0, _ := ret[0].(bool)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Grant indicates an expected call of Grant.
+func (mr *MockRevocationCacheMockRecorder) Grant(ctx, sessionIDs, ttl, expires, recentOnly any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Grant", reflect.TypeOf((*MockRevocationCache)(nil).Grant), ctx, sessionIDs, ttl, expires, recentOnly)
 }
 
 // IsRevoked mocks base method.
