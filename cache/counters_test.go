@@ -58,16 +58,6 @@ func (e *env) hasCounts(t *testing.T, cc *cache.Counters, id int64) bool {
 	return len(e.hash(t, cc, id)) > 0
 }
 
-// keys lists every key under the test's prefix.
-func (e *env) keys(t *testing.T) []string {
-	t.Helper()
-	out, err := testenv.ScanKeys(context.Background(), e.rdb, string(e.ks)+"*") // every master of a cluster
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func counterFields(c domain.Counters) map[string]string {
 	return map[string]string{
 		cache.FieldReads:    strconv.FormatInt(c.Reads, 10),

@@ -70,13 +70,6 @@ func (l *local[V]) setIfUnchanged(key string, v V, null bool, stamp uint64) {
 	l.store(key, v, null)
 }
 
-// set stores a value this instance has just written itself.
-func (l *local[V]) set(key string, v V, null bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.store(key, v, null)
-}
-
 func (l *local[V]) store(key string, v V, null bool) {
 	if len(l.entries) >= l.max {
 		// Evict about a tenth, in map order (random enough); cheaper than keeping an LRU list.
