@@ -41,7 +41,13 @@ func newLocal[V any](ttl time.Duration, max int) *local[V] {
 	if max <= 0 {
 		max = 10_000
 	}
-	return &local[V]{ttl: ttl, max: max, now: time.Now, entries: make(map[string]localEntry[V])}
+	l := &local[V]{ttl: ttl, max: max, now: time.Now, entries: make(map[string]localEntry[V])}
+	// Epochs start at 1, so the zero stamp — a read that did not look in the tier because it was
+	// not in use (see Broadcaster) — never stores what it fetched.
+	for i := range l.epochs {
+		l.epochs[i] = 1
+	}
+	return l
 }
 
 // get returns key's live entry; on a miss it returns the stamp to fetch the value under (see
@@ -90,5 +96,16 @@ func (l *local[V]) delete(keys ...string) {
 	for _, k := range keys {
 		delete(l.entries, k)
 		l.epochs[stripe(k)]++
+	}
+}
+
+// flush drops every entry, and reads under way store nothing they fetched before (as if every key
+// had been deleted).
+func (l *local[V]) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	clear(l.entries)
+	for i := range l.epochs {
+		l.epochs[i]++
 	}
 }

@@ -16,9 +16,13 @@ type Policy struct {
 	LoadTimeout time.Duration // a load runs detached from its callers, bounded by this
 	// LocalTTL, when positive, keeps entries in process for this long in front of Redis (at most
 	// LocalMax of them): a hot key then costs no round trip. Other instances' writes reach this
-	// tier only by expiry, so keep it short (seconds).
+	// tier through Broadcast, or (without one, or when a broadcast is lost) by expiry, so keep it
+	// short (seconds).
 	LocalTTL time.Duration
 	LocalMax int
+	// Broadcast, when set, publishes every change of a cached key to the other instances and drops
+	// theirs from this process's tier; the tier is not used while its subscription is down.
+	Broadcast *Broadcaster
 }
 
 // Stats counts what a ReadThrough did. Values only grow.
@@ -67,10 +71,9 @@ func newObserved[V any](n int) observed[V] {
 // Redis is the speed, PostgreSQL the truth.
 //
 // It is also the one place this process's own changes to cached keys pass (changing before Redis
-// is written, changed once it has been): the in-process tier drops its copies there. A cross-
-// instance broadcaster of changes belongs here too, and nowhere else: changed publishes the keys,
-// the subscription drops them from local, and local is bypassed while the subscription is down.
-// It would reach every readThrough through Policy, which every cache constructor already takes.
+// is written, changed once it has been): the in-process tier drops its copies there, and changed
+// publishes the keys through Policy.Broadcast, whose subscription drops them from the other
+// instances' tiers; a tier is bypassed while its subscription is down (see Broadcaster).
 type readThrough[V any] struct {
 	name    string
 	policy  Policy
@@ -100,9 +103,14 @@ func newReadThroughCore[V any](name string, policy Policy, log *slog.Logger, sta
 	c := &readThrough[V]{name: name, policy: policy, log: log, stats: stats, lookup: lookup}
 	if policy.LocalTTL > 0 {
 		c.local = newLocal[V](policy.LocalTTL, policy.LocalMax)
+		policy.Broadcast.register(c.local)
 	}
 	return c
 }
+
+// localInUse reports whether the in-process tier may be read and filled now: there is one, and
+// the broadcast that keeps it coherent is subscribed.
+func (c *readThrough[V]) localInUse() bool { return c.local != nil && c.policy.Broadcast.Subscribed() }
 
 // get returns the entries of keys (which must not repeat), loading the misses with fetch.
 func (c *readThrough[V]) get(ctx context.Context, keys []string, fetch fetchFunc[V]) (map[string]entry[V], error) {
@@ -111,7 +119,7 @@ func (c *readThrough[V]) get(ctx context.Context, keys []string, fetch fetchFunc
 		return out, nil
 	}
 	rest, stamps := keys, map[string]uint64(nil)
-	if c.local != nil {
+	if c.localInUse() {
 		rest, stamps = make([]string, 0, len(keys)), make(map[string]uint64, len(keys))
 		for _, k := range keys {
 			e, ok, stamp := c.local.get(k)
@@ -245,10 +253,10 @@ func (c *readThrough[V]) hit(null bool) {
 	}
 }
 
-// remember keeps an entry fetched after stamp in the in-process tier, if there is one and no
-// change of this process has dropped the key since.
+// remember keeps an entry fetched after stamp in the in-process tier, if it is in use and no
+// change (of this process, or broadcast by another) has dropped the key since.
 func (c *readThrough[V]) remember(key string, e entry[V], stamp uint64) {
-	if c.local != nil {
+	if c.localInUse() {
 		c.local.setIfUnchanged(key, e.v, e.null, stamp)
 	}
 }
@@ -262,11 +270,12 @@ func (c *readThrough[V]) changing(keys ...string) {
 
 // changed is called once Redis has this process's change of keys (or the attempt failed): the
 // in-process copies go again, since a read that fetched the old value in between must not keep
-// it (see local).
+// it (see local), and the other instances are told to drop theirs (before the write answers).
 func (c *readThrough[V]) changed(keys ...string) {
 	if c.local != nil && len(keys) > 0 {
 		c.local.delete(keys...)
 	}
+	c.policy.Broadcast.publish(keys)
 }
 
 // jittered returns ttl plus a random extra in [0, jitter].

@@ -23,7 +23,7 @@ const TagsTTL = 30 * time.Second
 // NewTagsCache returns the tag cache.
 func NewTagsCache(rdb redis.UniversalClient, ks Keyspace, policy Policy, log *slog.Logger) *TagsCache {
 	policy.TTL, policy.Jitter = TagsTTL, TagsTTL/5
-	policy.LocalTTL = 0
+	policy.LocalTTL, policy.Broadcast = 0, nil // no instance keeps a copy, so there is nothing to tell them
 	return &TagsCache{rt: NewReadThrough[[]string](rdb, "tags", policy, log), key: ks.Key("tags")}
 }
 

@@ -2,6 +2,7 @@ package cache
 
 import "github.com/google/wire"
 
-// ProviderSet builds the typed caches.
+// ProviderSet builds the typed caches and the broadcaster that keeps their in-process tiers coherent
+// across instances.
 var ProviderSet = wire.NewSet(NewUserCache, NewArticleCache, NewTagsCache, NewCounters, NewAuthorPageCache, NewLocker, NewCodeStore, NewRateLimiter,
-	NewRevocations, NewBreaker, NewHotListCache)
+	NewRevocations, NewBreaker, NewHotListCache, NewBroadcaster)

@@ -1,0 +1,32 @@
+package cache
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// BroadcastTuning is what the Broadcaster's tests set: short timings, and hooks that tell them
+// when the subscription goroutine has done something (instead of sleeping until it probably has).
+type BroadcastTuning struct {
+	PingEvery, PingTimeout time.Duration                   // zero: the defaults
+	BeforeSubscribe        func(ctx context.Context) error // before each subscription attempt
+	Received               func(keys []string, own bool)   // after a message was handled (keys nil: it was unreadable)
+	State                  func(subscribed bool)           // after each change of state
+}
+
+// NewTunedBroadcaster is NewBroadcaster with tu applied.
+func NewTunedBroadcaster(rdb redis.UniversalClient, ks Keyspace, log *slog.Logger, tu BroadcastTuning) (*Broadcaster, func()) {
+	o := defaultBroadcastOptions()
+	if tu.PingEvery > 0 {
+		o.pingEvery = tu.PingEvery
+	}
+	if tu.PingTimeout > 0 {
+		o.pingTimeout = tu.PingTimeout
+	}
+	o.minBackoff = 10 * time.Millisecond
+	o.beforeSubscribe, o.received, o.state = tu.BeforeSubscribe, tu.Received, tu.State
+	return newBroadcaster(rdb, ks, log, o)
+}
