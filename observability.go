@@ -22,7 +22,7 @@ import (
 // NewMetricsHandler exposes every component's counters on the Prometheus registry (which also
 // records the HTTP requests) and serves them at GET /metrics.
 func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool repository.QueuePool, rdb redis.UniversalClient, breaker *cache.Breaker,
-	users *cache.UserCache, articles *cache.ArticleCache, workers Workers, rank *job.RankJob, queue *repository.JobQueue, outbox *repository.Outbox,
+	bcast *cache.Broadcaster, users *cache.UserCache, articles *cache.ArticleCache, workers Workers, rank *job.RankJob, queue *repository.JobQueue, outbox *repository.Outbox,
 	reads ReadStream, outboxStream OutboxStream, sessions *service.SessionService) http.Handler {
 	for name, st := range map[string]*cache.Stats{"user": users.Stats(), "article": articles.Stats()} {
 		l := prometheus.Labels{"cache": name}
@@ -91,6 +91,12 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 	}
 	m.Gauge("inkwell_redis_breaker_open", "1 while the Redis circuit breaker refuses calls (Redis failing; requests use PostgreSQL).", nil,
 		func() float64 { return boolGauge(breaker.Open()) })
+	m.Gauge("inkwell_cache_invalidation_subscribed", "1 while the cache invalidation channel is subscribed; at 0 the in-process cache tiers are off (reads go to Redis).", nil,
+		func() float64 { return boolGauge(bcast.Subscribed()) })
+	m.Counter("inkwell_cache_invalidations_published_total", "Cache changes broadcast to the other instances (one message per change).", nil, &bcast.Stats.Published)
+	m.Counter("inkwell_cache_invalidation_publish_failures_total", "Cache changes not broadcast: the other instances' in-process copies stay until they expire.", nil, &bcast.Stats.PublishFailed)
+	m.Counter("inkwell_cache_invalidations_received_total", "Cache changes of other instances dropped from the in-process tiers.", nil, &bcast.Stats.Received)
+	m.Counter("inkwell_cache_invalidation_subscription_losses_total", "Times the cache invalidation subscription was lost (the tiers went off).", nil, &bcast.Stats.Losses)
 	m.Counter("inkwell_redis_breaker_rejected_total", "Redis calls refused by the open circuit breaker.", nil, &breaker.Rejected)
 	m.Gauge("inkwell_redis_pool_total_conns", "Redis connections open.", nil, func() float64 { return float64(rdb.PoolStats().TotalConns) })
 	m.Gauge("inkwell_redis_pool_idle_conns", "Idle Redis connections.", nil, func() float64 { return float64(rdb.PoolStats().IdleConns) })

@@ -67,10 +67,11 @@ func NewBreakerConfig(cfg *ioc.Config) cache.BreakerConfig {
 // NewKeyspace returns the Redis key prefix.
 func NewKeyspace(cfg *ioc.Config) cache.Keyspace { return cache.Keyspace(cfg.RedisPrefix) }
 
-// NewCachePolicy returns the read-through cache policy.
-func NewCachePolicy(cfg *ioc.Config) cache.Policy {
+// NewCachePolicy returns the read-through cache policy; changes are broadcast to the other
+// instances through b.
+func NewCachePolicy(cfg *ioc.Config, b *cache.Broadcaster) cache.Policy {
 	return cache.Policy{TTL: cfg.CacheTTL, NullTTL: cfg.CacheNullTTL, Jitter: cfg.CacheJitter, LoadTimeout: cfg.CacheLoadWait,
-		LocalTTL: cfg.CacheLocalTTL, LocalMax: 10_000}
+		LocalTTL: cfg.CacheLocalTTL, LocalMax: 10_000, Broadcast: b}
 }
 
 // NewCodePolicy is the one-time code policy: valid 10 minutes, one send a minute, 3 wrong tries.

@@ -40,12 +40,14 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		return nil, nil, err
 	}
 	keyspace := NewKeyspace(cfg)
-	policy := NewCachePolicy(cfg)
+	broadcaster, cleanup3 := cache.NewBroadcaster(universalClient, keyspace, log)
+	policy := NewCachePolicy(cfg, broadcaster)
 	userCache := cache.NewUserCache(universalClient, keyspace, policy, log)
 	userRepository := repository.NewUserRepository(pool, querier, userCache, log)
 	hasherConfig := NewHasherConfig(cfg)
 	argon2Hasher, err := auth.NewHasher(hasherConfig)
 	if err != nil {
+		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
@@ -56,6 +58,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	v := ioc.NewClock()
 	jwtManager, err := auth.NewJWTManager(jwtConfig, v)
 	if err != nil {
+		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
@@ -104,8 +107,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	notificationHandler := web.NewNotificationHandler(notificationService, log)
 	codePolicy := NewCodePolicy()
 	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
-	queuePool, cleanup3, err := NewQueuePgPool(cfg, log)
+	queuePool, cleanup4, err := NewQueuePgPool(cfg, log)
 	if err != nil {
+		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
@@ -129,8 +133,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig(cfg)
-	rankJob, cleanup4 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
-	handler := NewMetricsHandler(registry, pool, queuePool, universalClient, breaker, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream, sessionService)
+	rankJob, cleanup5 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	handler := NewMetricsHandler(registry, pool, queuePool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream, sessionService)
 	readiness := NewReadiness(pool, universalClient)
 	handlers := web.Handlers{
 		Auth:          authenticator,
@@ -153,6 +157,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	server := ioc.NewHTTPServer(cfg, engine)
 	cron, err := NewScheduler(cfg, rankJob, idempotencyStore, log)
 	if err != nil {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -161,6 +166,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	app := NewApp(cfg, server, cron, workers, rankJob, log)
 	return app, func() {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
