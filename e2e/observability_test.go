@@ -43,7 +43,7 @@ func TestObservability(t *testing.T) {
 			"inkwell_cache_hits_total", "inkwell_singleflight_shared_total", "inkwell_pgxpool_total_conns",
 			"inkwell_read_events_published_total", "inkwell_rank_runs_total", "inkwell_jobs_done_total",
 			"inkwell_jobs_attempts_total", `inkwell_pgxpool_total_conns{pool="queue"}`, "inkwell_redis_breaker_open 0",
-			"inkwell_redis_breaker_rejected_total",
+			"inkwell_redis_breaker_rejected_total", "inkwell_cache_invalidation_subscribed", "inkwell_cache_invalidations_published_total",
 		} {
 			if !strings.Contains(body, want) {
 				t.Errorf("metrics lack %s", want)
