@@ -181,7 +181,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	dur(&c.CacheJitter, "cache-ttl-jitter", "INKWELL_CACHE_TTL_JITTER", 2*time.Minute, "random extra added to each cached entry's lifetime")
 	dur(&c.CacheNullTTL, "cache-null-ttl", "INKWELL_CACHE_NULL_TTL", 30*time.Second, "lifetime of 'does not exist' markers")
 	dur(&c.CacheLoadWait, "cache-load-timeout", "INKWELL_CACHE_LOAD_TIMEOUT", 3*time.Second, "timeout of one cache-miss load from PostgreSQL")
-	dur(&c.CacheLocalTTL, "cache-local-ttl", "INKWELL_CACHE_LOCAL_TTL", 2*time.Second, "in-process copy of hot user and article entries in front of Redis (0 disables); other instances' writes show after at most this long")
+	dur(&c.CacheLocalTTL, "cache-local-ttl", "INKWELL_CACHE_LOCAL_TTL", 2*time.Second, "in-process copy of hot user and article entries in front of Redis (0 disables); other instances' writes drop it through the invalidation channel, and this bounds a copy whose change was not broadcast")
 
 	str(&c.CORSOrigins, "cors-origins", "INKWELL_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the API (e.g. https://conduit.example); '*' allows any; empty means any in dev and none in prod")
 
