@@ -124,19 +124,20 @@ func TestBroadcast_ChangeOnOneInstanceDropsTheOthersCopy(t *testing.T) {
 		t.Fatalf("B's second read: %+v with %d local hits; want v1 from its tier", v, b.localHits())
 	}
 
-	// An update through A (the publish warm-up's Put): B's copy goes, its next read is Redis's.
-	if err := a.rt.Put(ctx, key, article{ID: 1, Title: "v2"}, time.Minute, false); err != nil {
+	// An update through A, warmed up at once (the publish warm-up): B's copy goes, its next read
+	// is Redis's.
+	if err := a.rt.Refresh(ctx, key, loadValue(article{ID: 1, Title: "v2"})); err != nil {
 		t.Fatal(err)
 	}
 	b.waitReceived(t, key, false)
 	if v := b.get(t, key, l); v.Title != "v2" || b.localHits() != 1 || l.calls.Load() != 1 {
-		t.Fatalf("B after A's Put: %+v, %d local hits, %d loads; want v2 from Redis", v, b.localHits(), l.calls.Load())
+		t.Fatalf("B after A's Refresh: %+v, %d local hits, %d loads; want v2 from Redis", v, b.localHits(), l.calls.Load())
 	}
 	if v := b.get(t, key, l); v.Title != "v2" || b.localHits() != 2 {
 		t.Fatalf("B's read after that: %+v, %d local hits; want v2 from its tier again", v, b.localHits())
 	}
 
-	// A skipped its own message: the value it stored in process is still there.
+	// A skipped its own message: the value its warm-up kept in process is still there.
 	a.waitReceived(t, key, true)
 	if v := a.get(t, key, l); v.Title != "v2" || a.localHits() != 1 {
 		t.Fatalf("A's read of its own write: %+v with %d local hits; want its own copy", v, a.localHits())
@@ -167,7 +168,7 @@ func TestBroadcast_CountersFollowAnotherInstancesChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.waitReceived(t, a.counters.Key(domain.BizArticle, 8), false) // or it could drop what B reads next
-	noLoad := func(context.Context, []int64) (map[int64]domain.Counters, error) {
+	noLoad := func(context.Context, []int64) (map[int64]cache.CounterRow, error) {
 		t.Error("a cached item was loaded")
 		return nil, nil
 	}
@@ -186,7 +187,9 @@ func TestBroadcast_CountersFollowAnotherInstancesChange(t *testing.T) {
 
 	// One like of each through A, in one unit of work: one message for both items.
 	tx := &fakeTx{}
-	a.counters.Changed(tx, domain.BizArticle, cache.FieldLikes, map[int64]int64{7: 1, 8: 1})
+	a.counters.Changed(tx, domain.BizArticle, map[int64]cache.CounterRow{
+		7: {Counters: domain.Counters{Likes: 2}, Version: 1}, 8: {Counters: domain.Counters{Likes: 6}, Version: 1},
+	})
 	published := a.bcast.Stats.Published.Load()
 	tx.end(txCommitted)
 	if n := a.bcast.Stats.Published.Load() - published; n != 1 {
@@ -293,7 +296,7 @@ func TestBroadcast_LostSubscriptionTurnsTheTiersOff(t *testing.T) {
 	recv(t, hold.held, "B's resubscription")
 
 	// A's change now reaches nobody on B's side.
-	if err := a.rt.Put(ctx, key, article{ID: 1, Title: "v2"}, time.Minute, false); err != nil {
+	if err := a.rt.Refresh(ctx, key, loadValue(article{ID: 1, Title: "v2"})); err != nil {
 		t.Fatal(err)
 	}
 	hits := b.rt.Stats.Hits.Load()
@@ -358,6 +361,10 @@ func TestBroadcast_UnansweredPingTurnsTheTiersOff(t *testing.T) {
 	}
 }
 
+func loadValue(v article) func(context.Context) (article, error) {
+	return func(context.Context) (article, error) { return v, nil }
+}
+
 // failPublish is a go-redis hook failing every PUBLISH.
 type failPublish struct{}
 
@@ -386,8 +393,8 @@ func TestBroadcast_PublishFailureDoesNotFailTheWrite(t *testing.T) {
 	a.waitState(t, true)
 	ctx := context.Background()
 	key := ks.Key("article", "1")
-	if err := a.rt.Put(ctx, key, article{ID: 1, Title: "v1"}, time.Minute, false); err != nil {
-		t.Fatalf("Put: %v", err)
+	if err := a.rt.Refresh(ctx, key, loadValue(article{ID: 1, Title: "v1"})); err != nil {
+		t.Fatalf("Refresh: %v", err)
 	}
 	if err := a.rt.Delete(ctx, key); err != nil {
 		t.Fatalf("Delete: %v", err)
