@@ -36,6 +36,8 @@ type Broadcaster struct {
 	subscribed atomic.Bool // read on every read of a tier: keep it one atomic load
 	downSince  time.Time   // when the tiers went off (only the subscription goroutine uses it)
 
+	lastPublishWarn atomic.Int64 // unix nanoseconds of the last logged publish failure
+
 	tiersMu sync.Mutex
 	tiers   []tier
 
@@ -86,6 +88,9 @@ type broadcastOptions struct {
 func defaultBroadcastOptions() broadcastOptions {
 	return broadcastOptions{pingEvery: time.Second, pingTimeout: time.Second, minBackoff: 100 * time.Millisecond, maxBackoff: 2 * time.Second}
 }
+
+// publishWarnEvery spaces the log lines of failed publishes (each is counted).
+const publishWarnEvery = 10 * time.Second
 
 // publishTimeout bounds one PUBLISH, whatever the client's own timeouts are: the write it follows
 // waits for it.
@@ -139,9 +144,13 @@ func (b *Broadcaster) publish(keys []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 	defer cancel()
 	if err := b.rdb.Publish(ctx, b.channel, raw).Err(); err != nil {
-		b.Stats.PublishFailed.Add(1)
-		b.log.Warn("cache invalidation not broadcast: other instances keep their in-process copies until they expire",
-			"channel", b.channel, "keys", len(keys), "first_key", keys[0], "err", err)
+		failed := b.Stats.PublishFailed.Add(1)
+		// While Redis is down every write fails here; one line per publishWarnEvery says so.
+		now, last := time.Now().UnixNano(), b.lastPublishWarn.Load()
+		if now-last >= int64(publishWarnEvery) && b.lastPublishWarn.CompareAndSwap(last, now) {
+			b.log.Warn("cache invalidation not broadcast: other instances keep their in-process copies until they expire",
+				"channel", b.channel, "keys", len(keys), "first_key", keys[0], "failures_total", failed, "err", err)
+		}
 		return
 	}
 	b.Stats.Published.Add(1)
