@@ -30,12 +30,13 @@ func (q *Queries) InboxInsert(ctx context.Context, db DBTX, arg InboxInsertParam
 }
 
 const notificationFanOut = `-- name: NotificationFanOut :many
-INSERT INTO notifications (user_id, kind, actor_id, article_id, event_id)
-SELECT f.follower_id, $1::text, $2::bigint, $3::bigint, $4::text
+INSERT INTO notifications (user_id, kind, actor_id, article_id, event_id, created_at)
+SELECT f.follower_id, $1::text, $2::bigint, $3::bigint, $4::text,
+       COALESCE($5::timestamptz, now())
 FROM follows f
-WHERE f.followee_id = $2::bigint AND f.follower_id > $5::bigint
+WHERE f.followee_id = $2::bigint AND f.follower_id > $6::bigint
 ORDER BY f.follower_id
-LIMIT $6::int
+LIMIT $7::int
 ON CONFLICT (user_id, event_id) DO NOTHING
 RETURNING user_id
 `
@@ -45,18 +46,22 @@ type NotificationFanOutParams struct {
 	ActorID       int64
 	ArticleID     int64
 	EventID       string
+	EventAt       pgtype.Timestamptz
 	AfterFollower int64
 	Lim           int32
 }
 
 // Notifies one page of an author's followers (keyset on follower id), skipping any already
 // notified of this event, and returns the page's last follower id to continue from.
+// A notification is dated by its event (when the author acted), not by when a consumer applied it:
+// several consumers apply events in parallel, out of order.
 func (q *Queries) NotificationFanOut(ctx context.Context, db DBTX, arg NotificationFanOutParams) ([]int64, error) {
 	rows, err := db.Query(ctx, notificationFanOut,
 		arg.Kind,
 		arg.ActorID,
 		arg.ArticleID,
 		arg.EventID,
+		arg.EventAt,
 		arg.AfterFollower,
 		arg.Lim,
 	)

@@ -81,7 +81,7 @@ func (q *Queries) OutboxClaim(ctx context.Context, db DBTX, arg OutboxClaimParam
 
 const outboxInsert = `-- name: OutboxInsert :one
 INSERT INTO outbox (topic, aggregate_id, payload)
-VALUES ($1::text, $2::bigint, $3::jsonb)
+VALUES ($1::text, $2::bigint, $3::jsonb || jsonb_build_object('at', clock_timestamp()))
 RETURNING id
 `
 
@@ -91,6 +91,8 @@ type OutboxInsertParams struct {
 	Payload     []byte
 }
 
+// The payload gets the event's time ("at") from PostgreSQL's clock, one clock for every instance,
+// so consumers that apply events in parallel can still order what they produce by it.
 func (q *Queries) OutboxInsert(ctx context.Context, db DBTX, arg OutboxInsertParams) (int64, error) {
 	row := db.QueryRow(ctx, outboxInsert, arg.Topic, arg.AggregateID, arg.Payload)
 	var id int64

@@ -123,6 +123,8 @@ type Querier interface {
 	LikeOn(ctx context.Context, db DBTX, arg LikeOnParams) (int64, error)
 	// Notifies one page of an author's followers (keyset on follower id), skipping any already
 	// notified of this event, and returns the page's last follower id to continue from.
+	// A notification is dated by its event (when the author acted), not by when a consumer applied it:
+	// several consumers apply events in parallel, out of order.
 	NotificationFanOut(ctx context.Context, db DBTX, arg NotificationFanOutParams) ([]int64, error)
 	NotificationList(ctx context.Context, db DBTX, arg NotificationListParams) ([]NotificationListRow, error)
 	NotificationMarkRead(ctx context.Context, db DBTX, arg NotificationMarkReadParams) (int64, error)
@@ -130,6 +132,8 @@ type Querier interface {
 	OutboxBacklog(ctx context.Context, db DBTX) (int64, error)
 	// Claims unpublished events whose lease is free or expired, fenced by a generation bump.
 	OutboxClaim(ctx context.Context, db DBTX, arg OutboxClaimParams) ([]Outbox, error)
+	// The payload gets the event's time ("at") from PostgreSQL's clock, one clock for every instance,
+	// so consumers that apply events in parallel can still order what they produce by it.
 	OutboxInsert(ctx context.Context, db DBTX, arg OutboxInsertParams) (int64, error)
 	OutboxMarkPublished(ctx context.Context, db DBTX, arg OutboxMarkPublishedParams) (int64, error)
 	// Wakes relays listening on the channel; delivered only if the transaction commits.

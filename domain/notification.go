@@ -30,6 +30,9 @@ type ArticleEvent struct {
 	AuthorID  int64  `json:"authorId"`
 	Slug      string `json:"slug"`
 	Title     string `json:"title"`
+	// At is when the event happened (PostgreSQL's clock at the write); zero in events written
+	// before it was recorded.
+	At time.Time `json:"at,omitzero"`
 }
 
 // Notification is something a user is told about.

@@ -1,8 +1,11 @@
 -- name: NotificationFanOut :many
 -- Notifies one page of an author's followers (keyset on follower id), skipping any already
 -- notified of this event, and returns the page's last follower id to continue from.
-INSERT INTO notifications (user_id, kind, actor_id, article_id, event_id)
-SELECT f.follower_id, @kind::text, @actor_id::bigint, @article_id::bigint, @event_id::text
+-- A notification is dated by its event (when the author acted), not by when a consumer applied it:
+-- several consumers apply events in parallel, out of order.
+INSERT INTO notifications (user_id, kind, actor_id, article_id, event_id, created_at)
+SELECT f.follower_id, @kind::text, @actor_id::bigint, @article_id::bigint, @event_id::text,
+       COALESCE(sqlc.narg(event_at)::timestamptz, now())
 FROM follows f
 WHERE f.followee_id = @actor_id::bigint AND f.follower_id > @after_follower::bigint
 ORDER BY f.follower_id

@@ -1,6 +1,8 @@
 -- name: OutboxInsert :one
+-- The payload gets the event's time ("at") from PostgreSQL's clock, one clock for every instance,
+-- so consumers that apply events in parallel can still order what they produce by it.
 INSERT INTO outbox (topic, aggregate_id, payload)
-VALUES (@topic::text, @aggregate_id::bigint, @payload::jsonb)
+VALUES (@topic::text, @aggregate_id::bigint, @payload::jsonb || jsonb_build_object('at', clock_timestamp()))
 RETURNING id;
 
 -- name: OutboxNotify :exec

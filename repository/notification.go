@@ -2,6 +2,7 @@ package repository
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -28,7 +29,8 @@ func NewNotificationRepository(pool *pgxpool.Pool, q dao.Querier) *NotificationR
 // NotifyFollowers tells every follower of actorID about the event, once: the event id goes into
 // the inbox under consumer in the same transaction as the notifications, so a redelivered event
 // finds itself there and changes nothing. It returns how many followers were notified.
-func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, eventID, kind string, actorID, articleID int64) (int, error) {
+func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, eventID, kind string, actorID, articleID int64, at time.Time) (int, error) {
+	eventAt := pgtype.Timestamptz{Time: at, Valid: !at.IsZero()}
 	notified := 0
 	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
 		fresh, err := queries.InboxInsert(ctx, tx, dao.InboxInsertParams{Consumer: consumer, EventID: eventID})
@@ -41,7 +43,7 @@ func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, 
 		after := int64(0)
 		for {
 			ids, err := queries.NotificationFanOut(ctx, tx, dao.NotificationFanOutParams{
-				Kind: kind, ActorID: actorID, ArticleID: articleID, EventID: eventID, AfterFollower: after, Lim: fanOutPage,
+				Kind: kind, ActorID: actorID, ArticleID: articleID, EventID: eventID, EventAt: eventAt, AfterFollower: after, Lim: fanOutPage,
 			})
 			if err != nil {
 				return wrapf(err, "notify followers of %d", actorID)

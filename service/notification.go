@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"time"
 
 	"github.com/inkwell-dev/inkwell/domain"
 )
@@ -12,7 +13,8 @@ import (
 type NotificationRepository interface {
 	// NotifyFollowers notifies every follower of actorID of eventID once, deduplicated under
 	// consumer, and returns how many were notified.
-	NotifyFollowers(ctx context.Context, consumer, eventID, kind string, actorID, articleID int64) (int, error)
+	// at dates the notifications (the event's time; zero: now).
+	NotifyFollowers(ctx context.Context, consumer, eventID, kind string, actorID, articleID int64, at time.Time) (int, error)
 	List(ctx context.Context, userID int64, after *domain.Cursor, limit int) ([]domain.Notification, error)
 	MarkRead(ctx context.Context, userID int64, ids []int64) (int64, error)
 	Unread(ctx context.Context, userID int64) (int64, error)
@@ -34,7 +36,7 @@ func (s *NotificationService) OnArticleEvent(ctx context.Context, consumer, even
 	if topic != domain.TopicArticlePublished {
 		return nil
 	}
-	_, err := s.repo.NotifyFollowers(ctx, consumer, eventID, topic, ev.AuthorID, ev.ArticleID)
+	_, err := s.repo.NotifyFollowers(ctx, consumer, eventID, topic, ev.AuthorID, ev.ArticleID, ev.At)
 	return err
 }
 

@@ -12,6 +12,7 @@ package mocks
 import (
 	context "context"
 	reflect "reflect"
+	time "time"
 
 	domain "github.com/inkwell-dev/inkwell/domain"
 	gomock "go.uber.org/mock/gomock"
@@ -72,18 +73,18 @@ func (mr *MockNotificationRepositoryMockRecorder) MarkRead(ctx, userID, ids any)
 }
 
 // NotifyFollowers mocks base method.
-func (m *MockNotificationRepository) NotifyFollowers(ctx context.Context, consumer, eventID, kind string, actorID, articleID int64) (int, error) {
+func (m *MockNotificationRepository) NotifyFollowers(ctx context.Context, consumer, eventID, kind string, actorID, articleID int64, at time.Time) (int, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "NotifyFollowers", ctx, consumer, eventID, kind, actorID, articleID)
+	ret := m.ctrl.Call(m, "NotifyFollowers", ctx, consumer, eventID, kind, actorID, articleID, at)
 	ret0, _ := ret[0].(int)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
 
 // NotifyFollowers indicates an expected call of NotifyFollowers.
-func (mr *MockNotificationRepositoryMockRecorder) NotifyFollowers(ctx, consumer, eventID, kind, actorID, articleID any) *gomock.Call {
+func (mr *MockNotificationRepositoryMockRecorder) NotifyFollowers(ctx, consumer, eventID, kind, actorID, articleID, at any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "NotifyFollowers", reflect.TypeOf((*MockNotificationRepository)(nil).NotifyFollowers), ctx, consumer, eventID, kind, actorID, articleID)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "NotifyFollowers", reflect.TypeOf((*MockNotificationRepository)(nil).NotifyFollowers), ctx, consumer, eventID, kind, actorID, articleID, at)
 }
 
 // Unread mocks base method.
