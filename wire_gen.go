@@ -97,7 +97,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	collectionHandler := web.NewCollectionHandler(collectionService, readService, log)
 	rankRepository := repository.NewRankRepository(pool, querier)
 	hotListTTLs := NewHotListTTLs(cfg)
-	hotListCache := cache.NewHotListCache(universalClient, keyspace, hotListTTLs, v, log)
+	hotListCache := cache.NewHotListCache(universalClient, keyspace, hotListTTLs, v, log, broadcaster)
 	hotArticleStore := repository.NewHotArticleStore(pool, querier)
 	rankConfig := NewRankConfig(cfg)
 	rankService := service.NewRankService(rankRepository, hotListCache, hotArticleStore, userRepository, interactiveRepository, followRepository, rankConfig, v)

@@ -27,6 +27,7 @@ type HotListCache struct {
 	now      func() time.Time
 	log      *slog.Logger
 	local    atomic.Pointer[localHot]
+	bcast    *Broadcaster
 }
 
 type localHot struct {
@@ -41,8 +42,32 @@ type HotListTTLs struct {
 }
 
 // NewHotListCache returns the cache on the given clock.
-func NewHotListCache(rdb redis.UniversalClient, ks Keyspace, ttls HotListTTLs, now func() time.Time, log *slog.Logger) *HotListCache {
-	return &HotListCache{rdb: rdb, key: ks.Key("hot", "articles"), ttl: ttls.Redis, localTTL: ttls.Local, now: now, log: log}
+//
+// A new list saved by any instance is broadcast (b, nil for none): the others' copies stop
+// counting as fresh at once, and are not trusted as fresh while the broadcast is not subscribed.
+func NewHotListCache(rdb redis.UniversalClient, ks Keyspace, ttls HotListTTLs, now func() time.Time, log *slog.Logger, b *Broadcaster) *HotListCache {
+	c := &HotListCache{rdb: rdb, key: ks.Key("hot", "articles"), ttl: ttls.Redis, localTTL: ttls.Local, now: now, log: log, bcast: b}
+	b.register(hotListTier{c})
+	return c
+}
+
+// hotListTier lets the broadcaster age the process's copy: it stays as the fallback for a Redis
+// outage, but the next read fetches the list from Redis.
+type hotListTier struct{ c *HotListCache }
+
+func (t hotListTier) delete(keys ...string) {
+	for _, k := range keys {
+		if k == t.c.key {
+			t.flush()
+			return
+		}
+	}
+}
+
+func (t hotListTier) flush() {
+	if loc := t.c.local.Load(); loc != nil {
+		t.c.local.CompareAndSwap(loc, &localHot{list: loc.list})
+	}
 }
 
 type cachedHotEntry struct {
@@ -72,6 +97,7 @@ func (c *HotListCache) Save(ctx context.Context, l domain.HotList) error {
 	if err := c.rdb.Set(ctx, c.key, raw, c.ttl).Err(); err != nil {
 		return fmt.Errorf("hot list: write: %w", err)
 	}
+	c.bcast.publish([]string{c.key})
 	return nil
 }
 
@@ -84,7 +110,7 @@ func (c *HotListCache) Keep(l domain.HotList) {
 // Load returns the freshest list it can: domain.ErrNotFound only when no list exists anywhere.
 func (c *HotListCache) Load(ctx context.Context) (domain.HotList, error) {
 	loc := c.local.Load()
-	if loc != nil && c.now().Sub(loc.fetchedAt) < c.localTTL {
+	if loc != nil && c.now().Sub(loc.fetchedAt) < c.localTTL && c.bcast.Subscribed() {
 		return loc.list, nil
 	}
 	raw, err := c.rdb.Get(ctx, c.key).Bytes()

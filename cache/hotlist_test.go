@@ -90,7 +90,7 @@ func (e *hotEnv) instance(t *testing.T) *hotInstance {
 	rdb := e.connect(t)
 	cmds := &commandCounter{}
 	rdb.AddHook(cmds)
-	return &hotInstance{HotListCache: cache.NewHotListCache(rdb, e.ks, hotTTLs, e.clock.Now, testenv.Logger(t)), cmds: cmds}
+	return &hotInstance{HotListCache: cache.NewHotListCache(rdb, e.ks, hotTTLs, e.clock.Now, testenv.Logger(t), nil), cmds: cmds}
 }
 
 // since returns the commands sent after the first n.
@@ -337,4 +337,48 @@ func TestHotListCache_ConcurrentSavesAndLoads(t *testing.T) {
 			t.Errorf("Load = %+v, %v; want one of the saved lists", got, err)
 		}
 	})
+}
+
+// Acceptance (issue #13): a list saved by one instance replaces another instance's in-process copy
+// as soon as the broadcast reaches it, long before the copy's own lifetime ends.
+func TestHotListCache_NewListReachesOtherInstancesAtOnce(t *testing.T) {
+	t.Parallel()
+	r := testenv.NewRedis(t)
+	ks := cache.Keyspace(r.Prefix)
+	clock := &hotClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	instance := func(received chan []string) *cache.HotListCache {
+		state := make(chan bool, 4)
+		b, stop := cache.NewTunedBroadcaster(testenv.NewRedisClient(t, nil), ks, testenv.Logger(t), cache.BroadcastTuning{
+			State: func(up bool) { state <- up },
+			Received: func(keys []string, own bool) {
+				if !own && received != nil {
+					received <- keys
+				}
+			},
+		})
+		t.Cleanup(stop)
+		if up := recv(t, state, "the subscription"); !up {
+			t.Fatal("the broadcaster did not subscribe")
+		}
+		return cache.NewHotListCache(testenv.NewRedisClient(t, nil), ks, hotTTLs, clock.Now, testenv.Logger(t), b)
+	}
+	receivedByB := make(chan []string, 4)
+	a, b := instance(nil), instance(receivedByB)
+
+	first := hotList("first", 3, clock.Now())
+	if err := a.Save(t.Context(), first); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, receivedByB, "B to hear of the first list")
+	if got, err := b.Load(t.Context()); err != nil || got.Entries[0].Article.Slug != "first-0" {
+		t.Fatalf("B loads %+v, %v; want the first list", got.Entries, err)
+	}
+	second := hotList("second", 3, clock.Now())
+	if err := a.Save(t.Context(), second); err != nil { // within B's local lifetime: the clock did not move
+		t.Fatal(err)
+	}
+	recv(t, receivedByB, "B to hear of the second list")
+	if got, err := b.Load(t.Context()); err != nil || got.Entries[0].Article.Slug != "second-0" {
+		t.Fatalf("B loads %+v, %v; want the second list at once", got.Entries, err)
+	}
 }
