@@ -125,31 +125,13 @@ show_log_tail() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# HAProxy from the OS packages
-
-find_haproxy() {
-	HAPROXY=$(command -v haproxy 2>/dev/null || true)
-	if [[ -z $HAPROXY && -x /usr/sbin/haproxy ]]; then HAPROXY=/usr/sbin/haproxy; fi
-	[[ -n $HAPROXY ]]
-}
+# HAProxy from the OS packages: scripts/services.sh installs it when missing (one place for that).
 
 ensure_haproxy() {
-	if find_haproxy; then
-		say "haproxy: using $HAPROXY ($("$HAPROXY" -v 2>/dev/null | head -n 1))"
-		return
-	fi
-	if can_apt; then
-		say "haproxy: not installed; installing the haproxy package with apt-get"
-		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null
-		find_haproxy || die "haproxy: installed the haproxy package but cannot find the haproxy binary"
-		say "haproxy: installed $HAPROXY ($("$HAPROXY" -v 2>/dev/null | head -n 1))"
-		return
-	fi
-	warn "haproxy: HAProxy is not installed. Install it, then re-run this script:"
-	warn "  Debian/Ubuntu: sudo apt-get install haproxy"
-	warn "  macOS:         brew install haproxy"
-	exit 1
+	"$ROOT_DIR/scripts/services.sh" haproxy
+	HAPROXY=$(command -v haproxy 2>/dev/null || true)
+	if [[ -z $HAPROXY && -x /usr/sbin/haproxy ]]; then HAPROXY=/usr/sbin/haproxy; fi
+	[[ -n $HAPROXY ]] || die "haproxy: scripts/services.sh haproxy found no haproxy binary"
 }
 
 write_haproxy_cfg() {
