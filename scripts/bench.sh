@@ -368,6 +368,12 @@ step -v propagate $((PROP_BUDGET + 60)) bin/loadgen propagate -write "http://$AP
 FLEET_SECS=$((SECONDS - FLEET_START))
 stop_pid "$API2_PID" "inkwell B"
 API2_PID=""
+# A alone again, now that B is gone: tells what the second instance costs from what the run's
+# drift costs (the read-event inbox and the counters grow as the rows go on).
+say "measuring the cached article read on A alone again"
+step -v after "$FLEET_LIMIT" bin/loadgen run -c "$CONCURRENCY" -d "$DURATION" -warmup "$WARMUP" \
+	-json "$WORK/after.json" "article-A-alone=http://$API_ADDR/api/articles/$SLUG"
+AFTER_RPS=$(json_rps "$WORK/after.json" article-A-alone) || AFTER_RPS=""
 
 # 6. Stop the servers: the rest runs without them (and inkwell's own ranking job would compete
 #    for the ranking lock).
@@ -460,6 +466,10 @@ within_10() { awk -v a="$1" -v b="$2" -v c="$3" 'BEGIN { exit !(a >= 0.9 * c && 
 	if within_10 "$A_RPS" "$B_RPS" "$SINGLE_RPS"; then verdict=met; fi
 	printf '\n**Per instance: A %s req/s (%s of the single-instance `article` row, %s req/s, measured just before), B %s req/s (%s)** (goal: within 10%%: %s).\n\n' \
 		"$(fmt_int "$A_RPS")" "$(ratio_pct "$A_RPS" "$SINGLE_RPS")" "$(fmt_int "$SINGLE_RPS")" "$(fmt_int "$B_RPS")" "$(ratio_pct "$B_RPS" "$SINGLE_RPS")" "$verdict"
+	if [[ -n $AFTER_RPS ]]; then
+		printf 'Then B was stopped and A measured alone again: **%s req/s** (%s of the row before the fleet); as much of A'"'"'s loss beside B as A alone shows too is the run'"'"'s drift, not the fleet'"'"'s cost.\n\n' \
+			"$(fmt_int "$AFTER_RPS")" "$(ratio_pct "$AFTER_RPS" "$SINGLE_RPS")"
+	fi
 	printf 'Propagation: `%s`. It edits the body of an article of its own through A, %s times one after another; from the moment each edit'"'"'s answer arrives it reads the article from B (on a connection of its own) until the new body shows, and records the time until that read'"'"'s answer (so even a change that is there at once costs one read). Meanwhile 4 readers read the same article from B at 1,000 requests/s in all. An edit not shown within 5 s counts as 5 s; the run stops after %s s however many edits it measured.\n\n' \
 		"$PROP_CMD" "$(fmt_int "$PROP_WRITES")" "$PROP_BUDGET"
 	cat "$WORK/propagate.out"
