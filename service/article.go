@@ -131,12 +131,33 @@ func (s *ArticleService) Create(ctx context.Context, viewerID int64, in CreateAr
 // CreateIdempotent is Create under an Idempotency-Key: the article and the rendered answer commit
 // together, and a retry gets that answer back.
 func (s *ArticleService) CreateIdempotent(ctx context.Context, viewerID int64, in CreateArticleInput, idem Idempotent[domain.ArticleView]) (domain.StoredResponse, bool, error) {
+	// Everything the answer needs besides the new row is read before the unit of work opens: inside
+	// it, a lookup on the pool while the transaction holds a connection could wait for a connection
+	// that only the waiting transactions hold. A new article has no likes, reads or collections yet.
+	type prepared struct {
+		a      domain.Article
+		author domain.User
+	}
 	return runIdempotent(ctx, s.idem, idem,
-		func() (domain.Article, error) { return newArticle(viewerID, in) },
-		func(ctx context.Context, tx Tx, a domain.Article) (domain.ArticleView, error) {
-			return s.create(ctx, viewerID, a, func(ctx context.Context, a domain.Article) (domain.Article, error) {
-				return s.articles.CreateIn(ctx, tx, a)
-			})
+		func() (prepared, error) {
+			a, err := newArticle(viewerID, in)
+			if err != nil {
+				return prepared{}, err
+			}
+			author, err := s.users.GetByID(ctx, viewerID)
+			if errors.Is(err, domain.ErrNotFound) {
+				err = domain.ErrUnauthorized // the account vanished mid-request
+			}
+			return prepared{a: a, author: author}, err
+		},
+		func(ctx context.Context, tx Tx, p prepared) (domain.ArticleView, error) {
+			return s.createWith(ctx, p.a,
+				func(ctx context.Context, a domain.Article) (domain.Article, error) {
+					return s.articles.CreateIn(ctx, tx, a)
+				},
+				func(_ context.Context, created domain.Article) (domain.ArticleView, error) {
+					return domain.ArticleView{Article: created, Author: domain.ProfileOf(p.author, false)}, nil
+				})
 		})
 }
 
@@ -163,6 +184,16 @@ func newArticle(viewerID int64, in CreateArticleInput) (domain.Article, error) {
 func (s *ArticleService) create(ctx context.Context, viewerID int64, a domain.Article,
 	insert func(ctx context.Context, a domain.Article) (domain.Article, error),
 ) (domain.ArticleView, error) {
+	return s.createWith(ctx, a, insert, func(ctx context.Context, created domain.Article) (domain.ArticleView, error) {
+		return s.view(ctx, viewerID, created)
+	})
+}
+
+// createWith is create with the answer built by viewOf.
+func (s *ArticleService) createWith(ctx context.Context, a domain.Article,
+	insert func(ctx context.Context, a domain.Article) (domain.Article, error),
+	viewOf func(ctx context.Context, created domain.Article) (domain.ArticleView, error),
+) (domain.ArticleView, error) {
 	base := domain.Slugify(a.Title)
 	var err error
 	for attempt := 0; attempt < maxSlugAttempts; attempt++ {
@@ -173,7 +204,7 @@ func (s *ArticleService) create(ctx context.Context, viewerID int64, a domain.Ar
 		var created domain.Article
 		created, err = insert(ctx, a)
 		if err == nil {
-			return s.view(ctx, viewerID, created)
+			return viewOf(ctx, created)
 		}
 		if !errors.Is(err, domain.ErrSlugTaken) {
 			break

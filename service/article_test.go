@@ -1386,7 +1386,14 @@ func TestArticleService_CreateIdempotent(t *testing.T) {
 					d.articles.EXPECT().CreateIn(gomock.Any(), tx, insert("keyed-x1y2")).Return(stored(insert("keyed-x1y2")), nil),
 				)
 				noWrites(d) // never outside the unit of work
-				expectView(d, writer.ID, stored(insert("keyed-x1y2")), writer, flags{})
+				// The author is read before the unit of work; inside it no lookup runs (a new article
+				// has no counts or flags), so the transaction never waits for a second connection.
+				d.users.EXPECT().GetByID(gomock.Any(), writer.ID).Return(writer, nil)
+				d.users.EXPECT().GetByIDs(gomock.Any(), gomock.Any()).Times(0)
+				d.inter.EXPECT().Counters(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.inter.EXPECT().Liked(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.inter.EXPECT().Collected(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.follows.EXPECT().FollowingAmong(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			wantRes: domain.StoredResponse{Status: 201},
 			check: func(t *testing.T, got []rendered) {

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 
 	"github.com/inkwell-dev/inkwell/domain"
 )
@@ -47,15 +48,31 @@ func (s *CommentService) Add(ctx context.Context, viewerID int64, slug, body str
 // AddIdempotent is Add under an Idempotency-Key: the comment and the rendered answer commit
 // together, and a retry gets that answer back.
 func (s *CommentService) AddIdempotent(ctx context.Context, viewerID int64, slug, body string, idem Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error) {
+	// Everything the answer needs besides the new row is read before the unit of work opens: inside
+	// it, a lookup on the pool while the transaction holds a connection could wait for a connection
+	// that only the waiting transactions hold.
+	type prepared struct {
+		c      domain.Comment
+		author domain.User
+	}
 	return runIdempotent(ctx, s.idem, idem,
-		func() (domain.Comment, error) {
+		func() (prepared, error) {
 			a, err := s.commentable(ctx, viewerID, slug, body)
-			return domain.Comment{ArticleID: a.ID, AuthorID: viewerID, Body: body}, err
+			if err != nil {
+				return prepared{}, err
+			}
+			author, err := s.users.GetByID(ctx, viewerID)
+			if errors.Is(err, domain.ErrNotFound) {
+				err = domain.ErrUnauthorized // the account vanished mid-request
+			}
+			return prepared{c: domain.Comment{ArticleID: a.ID, AuthorID: viewerID, Body: body}, author: author}, err
 		},
-		func(ctx context.Context, tx Tx, c domain.Comment) (domain.CommentView, error) {
-			return s.add(ctx, viewerID, c, func(ctx context.Context, c domain.Comment) (domain.Comment, error) {
-				return s.comments.CreateIn(ctx, tx, c)
-			})
+		func(ctx context.Context, tx Tx, p prepared) (domain.CommentView, error) {
+			created, err := s.comments.CreateIn(ctx, tx, p.c)
+			if err != nil {
+				return domain.CommentView{}, err
+			}
+			return domain.CommentView{Comment: created, Author: domain.ProfileOf(p.author, false)}, nil // one's own comment
 		})
 }
 
