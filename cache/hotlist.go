@@ -129,7 +129,11 @@ func (c *HotListCache) Load(ctx context.Context) (domain.HotList, error) {
 		c.log.WarnContext(ctx, "hot list in Redis is unreadable", "err", jerr)
 	case errors.Is(err, redis.Nil):
 	default:
-		c.log.WarnContext(ctx, "hot list read from Redis failed; serving the local copy", "err", err)
+		if loc != nil {
+			c.log.WarnContext(ctx, "hot list read from Redis failed; serving the local copy", "err", err)
+		} else {
+			c.log.WarnContext(ctx, "hot list read from Redis failed and this process has no copy", "err", err)
+		}
 	}
 	if loc != nil {
 		return loc.list, nil
