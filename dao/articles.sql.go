@@ -12,32 +12,14 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const articleCountByAuthor = `-- name: ArticleCountByAuthor :one
-SELECT count(*)::bigint
-FROM articles a
-WHERE a.author_id = $1::bigint
-  AND ($2::text IS NULL OR a.status = $2::text)
-`
-
-type ArticleCountByAuthorParams struct {
-	AuthorID int64
-	Status   pgtype.Text
-}
-
-func (q *Queries) ArticleCountByAuthor(ctx context.Context, db DBTX, arg ArticleCountByAuthorParams) (int64, error) {
-	row := db.QueryRow(ctx, articleCountByAuthor, arg.AuthorID, arg.Status)
-	var column_1 int64
-	err := row.Scan(&column_1)
-	return column_1, err
-}
-
 const articleCountFeed = `-- name: ArticleCountFeed :one
-SELECT count(*)::bigint
-FROM articles a
-JOIN follows f ON f.followee_id = a.author_id AND f.follower_id = $1::bigint
-WHERE a.status = 'published'
+SELECT COALESCE(sum(c.published), 0)::bigint
+FROM follows f
+JOIN author_article_counts c ON c.author_id = f.followee_id
+WHERE f.follower_id = $1::bigint
 `
 
+// The feed's articlesCount: one counts row per followed author.
 func (q *Queries) ArticleCountFeed(ctx context.Context, db DBTX, followerID int64) (int64, error) {
 	row := db.QueryRow(ctx, articleCountFeed, followerID)
 	var column_1 int64
@@ -45,28 +27,89 @@ func (q *Queries) ArticleCountFeed(ctx context.Context, db DBTX, followerID int6
 	return column_1, err
 }
 
-const articleCountPublished = `-- name: ArticleCountPublished :one
+const articleCountFiltered = `-- name: ArticleCountFiltered :one
 SELECT count(*)::bigint
-FROM articles a
-WHERE a.status = 'published'
-  AND ($1::text IS NULL OR a.tag_list @> ARRAY[$1::text])
-  AND ($2::bigint IS NULL OR a.author_id = $2::bigint)
-  AND ($3::bigint IS NULL OR EXISTS (
-        SELECT 1 FROM likes l
-        WHERE l.user_id = $3::bigint AND l.biz = 'article' AND l.biz_id = a.id AND l.liked))
+FROM (SELECT 1
+      FROM articles a
+      WHERE a.status = 'published'
+        AND ($1::text IS NULL OR EXISTS (
+              SELECT 1 FROM article_tags t
+              WHERE t.tag = $1::text AND t.created_at = a.created_at AND t.article_id = a.id))
+        AND ($2::bigint IS NULL OR a.author_id = $2::bigint)
+        AND ($3::bigint IS NULL OR EXISTS (
+              SELECT 1 FROM favorite_articles f
+              WHERE f.user_id = $3::bigint AND f.created_at = a.created_at AND f.article_id = a.id))
+      LIMIT $4::int) capped
 `
 
-type ArticleCountPublishedParams struct {
+type ArticleCountFilteredParams struct {
 	Tag         pgtype.Text
 	AuthorID    pgtype.Int8
 	FavoritedBy pgtype.Int8
+	Cap         int32
 }
 
-func (q *Queries) ArticleCountPublished(ctx context.Context, db DBTX, arg ArticleCountPublishedParams) (int64, error) {
-	row := db.QueryRow(ctx, articleCountPublished, arg.Tag, arg.AuthorID, arg.FavoritedBy)
+// articlesCount of two or three filters at once: exact up to @cap, and @cap beyond it.
+func (q *Queries) ArticleCountFiltered(ctx context.Context, db DBTX, arg ArticleCountFilteredParams) (int64, error) {
+	row := db.QueryRow(ctx, articleCountFiltered,
+		arg.Tag,
+		arg.AuthorID,
+		arg.FavoritedBy,
+		arg.Cap,
+	)
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
+}
+
+const articleCountsByAuthor = `-- name: ArticleCountsByAuthor :one
+SELECT drafts, published, withdrawn FROM author_article_counts WHERE author_id = $1::bigint
+`
+
+type ArticleCountsByAuthorRow struct {
+	Drafts    int64
+	Published int64
+	Withdrawn int64
+}
+
+func (q *Queries) ArticleCountsByAuthor(ctx context.Context, db DBTX, authorID int64) (ArticleCountsByAuthorRow, error) {
+	row := db.QueryRow(ctx, articleCountsByAuthor, authorID)
+	var i ArticleCountsByAuthorRow
+	err := row.Scan(&i.Drafts, &i.Published, &i.Withdrawn)
+	return i, err
+}
+
+const articleCountsByTag = `-- name: ArticleCountsByTag :one
+SELECT published FROM tag_article_counts WHERE tag = $1::text
+`
+
+func (q *Queries) ArticleCountsByTag(ctx context.Context, db DBTX, tag string) (int64, error) {
+	row := db.QueryRow(ctx, articleCountsByTag, tag)
+	var published int64
+	err := row.Scan(&published)
+	return published, err
+}
+
+const articleCountsFavorited = `-- name: ArticleCountsFavorited :one
+SELECT favorites FROM user_favorite_counts WHERE user_id = $1::bigint
+`
+
+func (q *Queries) ArticleCountsFavorited(ctx context.Context, db DBTX, userID int64) (int64, error) {
+	row := db.QueryRow(ctx, articleCountsFavorited, userID)
+	var favorites int64
+	err := row.Scan(&favorites)
+	return favorites, err
+}
+
+const articleCountsSite = `-- name: ArticleCountsSite :one
+SELECT published FROM site_article_counts
+`
+
+func (q *Queries) ArticleCountsSite(ctx context.Context, db DBTX) (int64, error) {
+	row := db.QueryRow(ctx, articleCountsSite)
+	var published int64
+	err := row.Scan(&published)
+	return published, err
 }
 
 const articleDelete = `-- name: ArticleDelete :execrows
@@ -175,18 +218,36 @@ func (q *Queries) ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertP
 }
 
 const articleListByAuthor = `-- name: ArticleListByAuthor :many
-SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
-FROM articles a
-WHERE a.author_id = $1::bigint
-  AND ($2::text IS NULL OR a.status = $2::text)
-ORDER BY a.created_at DESC, a.id DESC
+SELECT u.id, u.slug, u.author_id, u.title, u.description, u.tag_list, u.status, u.version, u.created_at, u.updated_at, u.published_at
+FROM (
+    (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+            a.created_at, a.updated_at, a.published_at
+     FROM articles a
+     WHERE a.author_id = $1::bigint AND a.status = 'draft'
+     ORDER BY a.created_at DESC, a.id DESC
+     LIMIT $2::int)
+    UNION ALL
+    (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+            a.created_at, a.updated_at, a.published_at
+     FROM articles a
+     WHERE a.author_id = $1::bigint AND a.status = 'published'
+     ORDER BY a.created_at DESC, a.id DESC
+     LIMIT $2::int)
+    UNION ALL
+    (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+            a.created_at, a.updated_at, a.published_at
+     FROM articles a
+     WHERE a.author_id = $1::bigint AND a.status = 'withdrawn'
+     ORDER BY a.created_at DESC, a.id DESC
+     LIMIT $2::int)
+) u
+ORDER BY u.created_at DESC, u.id DESC
 LIMIT $4::int OFFSET $3::int
 `
 
 type ArticleListByAuthorParams struct {
 	AuthorID int64
-	Status   pgtype.Text
+	Depth    int32
 	Off      int32
 	Lim      int32
 }
@@ -205,10 +266,12 @@ type ArticleListByAuthorRow struct {
 	PublishedAt pgtype.Timestamptz
 }
 
+// An author's own list, every status: the merge of the author's three status lists, each read
+// off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
 func (q *Queries) ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error) {
 	rows, err := db.Query(ctx, articleListByAuthor,
 		arg.AuthorID,
-		arg.Status,
+		arg.Depth,
 		arg.Off,
 		arg.Lim,
 	)
@@ -242,28 +305,110 @@ func (q *Queries) ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleL
 	return items, nil
 }
 
-const articleListFeed = `-- name: ArticleListFeed :many
-SELECT a.id, a.slug, a.author_id, a.title, a.description, a.body, a.tag_list, a.status, a.version, a.created_at, a.updated_at, a.published_at
+const articleListByAuthorStatus = `-- name: ArticleListByAuthorStatus :many
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
 FROM articles a
-JOIN follows f ON f.followee_id = a.author_id AND f.follower_id = $1::bigint
-WHERE a.status = 'published'
-  AND ($2::timestamptz IS NULL
-       OR (a.created_at, a.id) < ($2::timestamptz, $3::bigint))
+WHERE a.author_id = $1::bigint AND a.status = $2::text
 ORDER BY a.created_at DESC, a.id DESC
+LIMIT $4::int OFFSET $3::int
+`
+
+type ArticleListByAuthorStatusParams struct {
+	AuthorID int64
+	Status   string
+	Off      int32
+	Lim      int32
+}
+
+type ArticleListByAuthorStatusRow struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	TagList     []string
+	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+}
+
+// An author's own list, one status.
+func (q *Queries) ArticleListByAuthorStatus(ctx context.Context, db DBTX, arg ArticleListByAuthorStatusParams) ([]ArticleListByAuthorStatusRow, error) {
+	rows, err := db.Query(ctx, articleListByAuthorStatus,
+		arg.AuthorID,
+		arg.Status,
+		arg.Off,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ArticleListByAuthorStatusRow{}
+	for rows.Next() {
+		var i ArticleListByAuthorStatusRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.AuthorID,
+			&i.Title,
+			&i.Description,
+			&i.TagList,
+			&i.Status,
+			&i.Version,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.PublishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const articleListByTag = `-- name: ArticleListByTag :many
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
+FROM article_tags t
+JOIN articles a ON a.id = t.article_id
+WHERE t.tag = $1::text
+  AND (t.created_at, t.article_id) < ($2::timestamptz, $3::bigint)
+ORDER BY t.created_at DESC, t.article_id DESC
 LIMIT $5::int OFFSET $4::int
 `
 
-type ArticleListFeedParams struct {
-	FollowerID      int64
-	BeforeCreatedAt pgtype.Timestamptz
-	BeforeID        pgtype.Int8
+type ArticleListByTagParams struct {
+	Tag             string
+	BeforeCreatedAt time.Time
+	BeforeID        int64
 	Off             int32
 	Lim             int32
 }
 
-func (q *Queries) ArticleListFeed(ctx context.Context, db DBTX, arg ArticleListFeedParams) ([]Article, error) {
-	rows, err := db.Query(ctx, articleListFeed,
-		arg.FollowerID,
+type ArticleListByTagRow struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	TagList     []string
+	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+}
+
+func (q *Queries) ArticleListByTag(ctx context.Context, db DBTX, arg ArticleListByTagParams) ([]ArticleListByTagRow, error) {
+	rows, err := db.Query(ctx, articleListByTag,
+		arg.Tag,
 		arg.BeforeCreatedAt,
 		arg.BeforeID,
 		arg.Off,
@@ -273,16 +418,273 @@ func (q *Queries) ArticleListFeed(ctx context.Context, db DBTX, arg ArticleListF
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Article{}
+	items := []ArticleListByTagRow{}
 	for rows.Next() {
-		var i Article
+		var i ArticleListByTagRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Slug,
 			&i.AuthorID,
 			&i.Title,
 			&i.Description,
-			&i.Body,
+			&i.TagList,
+			&i.Status,
+			&i.Version,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.PublishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const articleListFavorited = `-- name: ArticleListFavorited :many
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
+FROM favorite_articles f
+JOIN articles a ON a.id = f.article_id
+WHERE f.user_id = $1::bigint
+  AND (f.created_at, f.article_id) < ($2::timestamptz, $3::bigint)
+ORDER BY f.created_at DESC, f.article_id DESC
+LIMIT $5::int OFFSET $4::int
+`
+
+type ArticleListFavoritedParams struct {
+	UserID          int64
+	BeforeCreatedAt time.Time
+	BeforeID        int64
+	Off             int32
+	Lim             int32
+}
+
+type ArticleListFavoritedRow struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	TagList     []string
+	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+}
+
+func (q *Queries) ArticleListFavorited(ctx context.Context, db DBTX, arg ArticleListFavoritedParams) ([]ArticleListFavoritedRow, error) {
+	rows, err := db.Query(ctx, articleListFavorited,
+		arg.UserID,
+		arg.BeforeCreatedAt,
+		arg.BeforeID,
+		arg.Off,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ArticleListFavoritedRow{}
+	for rows.Next() {
+		var i ArticleListFavoritedRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.AuthorID,
+			&i.Title,
+			&i.Description,
+			&i.TagList,
+			&i.Status,
+			&i.Version,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.PublishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const articleListFeed = `-- name: ArticleListFeed :many
+WITH heads AS (
+    SELECT f.followee_id, h.created_at, h.id
+    FROM follows f
+    CROSS JOIN LATERAL (
+        SELECT a.created_at, a.id
+        FROM articles a
+        WHERE a.author_id = f.followee_id AND a.status = 'published'
+          AND (a.created_at, a.id) < ($1::timestamptz, $2::bigint)
+        ORDER BY a.created_at DESC, a.id DESC
+        LIMIT 1
+    ) h
+    WHERE f.follower_id = $3::bigint
+    ORDER BY h.created_at DESC, h.id DESC
+    LIMIT $4::int
+), page AS (
+    SELECT c.created_at, c.id
+    FROM heads
+    CROSS JOIN LATERAL (
+        SELECT a.created_at, a.id
+        FROM articles a
+        WHERE a.author_id = heads.followee_id AND a.status = 'published'
+          AND (a.created_at, a.id) < ($1::timestamptz, $2::bigint)
+        ORDER BY a.created_at DESC, a.id DESC
+        LIMIT $4::int
+    ) c
+    ORDER BY c.created_at DESC, c.id DESC
+    LIMIT $6::int OFFSET $5::int
+)
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
+FROM page p
+JOIN articles a ON a.id = p.id
+ORDER BY p.created_at DESC, p.id DESC
+`
+
+type ArticleListFeedParams struct {
+	BeforeCreatedAt time.Time
+	BeforeID        int64
+	FollowerID      int64
+	Depth           int32
+	Off             int32
+	Lim             int32
+}
+
+type ArticleListFeedRow struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	TagList     []string
+	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+}
+
+// The articles of the authors a reader follows, newest first, without reading every followed
+// author's articles: the newest page of the merge of all their lists can only hold articles by
+// depth (lim+off) authors whose newest article before the cursor is newest (any other author's
+// articles are older than those lim+off heads). So: one index-only probe per followed author for
+// its head, then one probe of depth rows for each of the depth newest heads, and a sort of
+// at most depth^2 keys.
+func (q *Queries) ArticleListFeed(ctx context.Context, db DBTX, arg ArticleListFeedParams) ([]ArticleListFeedRow, error) {
+	rows, err := db.Query(ctx, articleListFeed,
+		arg.BeforeCreatedAt,
+		arg.BeforeID,
+		arg.FollowerID,
+		arg.Depth,
+		arg.Off,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ArticleListFeedRow{}
+	for rows.Next() {
+		var i ArticleListFeedRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.AuthorID,
+			&i.Title,
+			&i.Description,
+			&i.TagList,
+			&i.Status,
+			&i.Version,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.PublishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const articleListFiltered = `-- name: ArticleListFiltered :many
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
+FROM articles a
+WHERE a.status = 'published'
+  AND ($1::text IS NULL OR EXISTS (
+        SELECT 1 FROM article_tags t
+        WHERE t.tag = $1::text AND t.created_at = a.created_at AND t.article_id = a.id))
+  AND ($2::bigint IS NULL OR a.author_id = $2::bigint)
+  AND ($3::bigint IS NULL OR EXISTS (
+        SELECT 1 FROM favorite_articles f
+        WHERE f.user_id = $3::bigint AND f.created_at = a.created_at AND f.article_id = a.id))
+  AND (a.created_at, a.id) < ($4::timestamptz, $5::bigint)
+ORDER BY a.created_at DESC, a.id DESC
+LIMIT $7::int OFFSET $6::int
+`
+
+type ArticleListFilteredParams struct {
+	Tag             pgtype.Text
+	AuthorID        pgtype.Int8
+	FavoritedBy     pgtype.Int8
+	BeforeCreatedAt time.Time
+	BeforeID        int64
+	Off             int32
+	Lim             int32
+}
+
+type ArticleListFilteredRow struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	TagList     []string
+	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+}
+
+// Two or three filters at once. Its cost is that of the most selective filter's rows walked
+// until a page matches the others: bounded by that filter's size, not by the table's.
+func (q *Queries) ArticleListFiltered(ctx context.Context, db DBTX, arg ArticleListFilteredParams) ([]ArticleListFilteredRow, error) {
+	rows, err := db.Query(ctx, articleListFiltered,
+		arg.Tag,
+		arg.AuthorID,
+		arg.FavoritedBy,
+		arg.BeforeCreatedAt,
+		arg.BeforeID,
+		arg.Off,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ArticleListFilteredRow{}
+	for rows.Next() {
+		var i ArticleListFilteredRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.AuthorID,
+			&i.Title,
+			&i.Description,
 			&i.TagList,
 			&i.Status,
 			&i.Version,
@@ -301,37 +703,43 @@ func (q *Queries) ArticleListFeed(ctx context.Context, db DBTX, arg ArticleListF
 }
 
 const articleListPublished = `-- name: ArticleListPublished :many
-SELECT a.id, a.slug, a.author_id, a.title, a.description, a.body, a.tag_list, a.status, a.version, a.created_at, a.updated_at, a.published_at
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
 FROM articles a
 WHERE a.status = 'published'
-  AND ($1::text IS NULL OR a.tag_list @> ARRAY[$1::text])
-  AND ($2::bigint IS NULL OR a.author_id = $2::bigint)
-  AND ($3::bigint IS NULL OR EXISTS (
-        SELECT 1 FROM likes l
-        WHERE l.user_id = $3::bigint AND l.biz = 'article' AND l.biz_id = a.id AND l.liked))
-  AND ($4::timestamptz IS NULL
-       OR (a.created_at, a.id) < ($4::timestamptz, $5::bigint))
+  AND (a.created_at, a.id) < ($1::timestamptz, $2::bigint)
 ORDER BY a.created_at DESC, a.id DESC
-LIMIT $7::int OFFSET $6::int
+LIMIT $4::int OFFSET $3::int
 `
 
 type ArticleListPublishedParams struct {
-	Tag             pgtype.Text
-	AuthorID        pgtype.Int8
-	FavoritedBy     pgtype.Int8
-	BeforeCreatedAt pgtype.Timestamptz
-	BeforeID        pgtype.Int8
+	BeforeCreatedAt time.Time
+	BeforeID        int64
 	Off             int32
 	Lim             int32
 }
 
-// Published articles, newest first, optionally filtered; paged by offset or by the keyset cursor
-// (before_created_at, before_id). Bodies are included: RealWorld clients expect them in lists.
-func (q *Queries) ArticleListPublished(ctx context.Context, db DBTX, arg ArticleListPublishedParams) ([]Article, error) {
+type ArticleListPublishedRow struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	TagList     []string
+	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+}
+
+// Lists (docs/ARCHITECTURE.md, "Lists and counts") walk one index in their own order and stop
+// after the page. A cursor is the last row's (created_at, id); the first page passes the largest
+// one there is (repository.keyset), so one plan, generic or custom, serves every page with the
+// cursor as an index condition. Lists carry no bodies (the RealWorld spec dropped them from
+// multiple-article answers).
+func (q *Queries) ArticleListPublished(ctx context.Context, db DBTX, arg ArticleListPublishedParams) ([]ArticleListPublishedRow, error) {
 	rows, err := db.Query(ctx, articleListPublished,
-		arg.Tag,
-		arg.AuthorID,
-		arg.FavoritedBy,
 		arg.BeforeCreatedAt,
 		arg.BeforeID,
 		arg.Off,
@@ -341,16 +749,85 @@ func (q *Queries) ArticleListPublished(ctx context.Context, db DBTX, arg Article
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Article{}
+	items := []ArticleListPublishedRow{}
 	for rows.Next() {
-		var i Article
+		var i ArticleListPublishedRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Slug,
 			&i.AuthorID,
 			&i.Title,
 			&i.Description,
-			&i.Body,
+			&i.TagList,
+			&i.Status,
+			&i.Version,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.PublishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const articleListPublishedByAuthor = `-- name: ArticleListPublishedByAuthor :many
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
+FROM articles a
+WHERE a.author_id = $1::bigint AND a.status = 'published'
+  AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
+ORDER BY a.created_at DESC, a.id DESC
+LIMIT $5::int OFFSET $4::int
+`
+
+type ArticleListPublishedByAuthorParams struct {
+	AuthorID        int64
+	BeforeCreatedAt time.Time
+	BeforeID        int64
+	Off             int32
+	Lim             int32
+}
+
+type ArticleListPublishedByAuthorRow struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	TagList     []string
+	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+}
+
+func (q *Queries) ArticleListPublishedByAuthor(ctx context.Context, db DBTX, arg ArticleListPublishedByAuthorParams) ([]ArticleListPublishedByAuthorRow, error) {
+	rows, err := db.Query(ctx, articleListPublishedByAuthor,
+		arg.AuthorID,
+		arg.BeforeCreatedAt,
+		arg.BeforeID,
+		arg.Off,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ArticleListPublishedByAuthorRow{}
+	for rows.Next() {
+		var i ArticleListPublishedByAuthorRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.AuthorID,
+			&i.Title,
+			&i.Description,
 			&i.TagList,
 			&i.Status,
 			&i.Version,
@@ -456,14 +933,14 @@ func (q *Queries) ArticleUpdateContent(ctx context.Context, db DBTX, arg Article
 }
 
 const tagListPopular = `-- name: TagListPopular :many
-SELECT t.tag::text AS tag
-FROM articles a, unnest(a.tag_list) AS t(tag)
-WHERE a.status = 'published'
-GROUP BY t.tag
-ORDER BY count(*) DESC, t.tag
+SELECT c.tag
+FROM tag_article_counts c
+WHERE c.published > 0
+ORDER BY c.published DESC, c.tag
 LIMIT $1::int
 `
 
+// The tag cloud, read off the counts' popularity index.
 func (q *Queries) TagListPopular(ctx context.Context, db DBTX, lim int32) ([]string, error) {
 	rows, err := db.Query(ctx, tagListPopular, lim)
 	if err != nil {

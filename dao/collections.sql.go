@@ -13,25 +13,41 @@ import (
 )
 
 const articleGetByIDs = `-- name: ArticleGetByIDs :many
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at FROM articles WHERE id = ANY ($1::bigint[])
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
+FROM articles a WHERE a.id = ANY ($1::bigint[])
 `
 
-func (q *Queries) ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]Article, error) {
+type ArticleGetByIDsRow struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	TagList     []string
+	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+}
+
+// Summaries (no bodies) of the articles of a folder's or a history's page.
+func (q *Queries) ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleGetByIDsRow, error) {
 	rows, err := db.Query(ctx, articleGetByIDs, ids)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Article{}
+	items := []ArticleGetByIDsRow{}
 	for rows.Next() {
-		var i Article
+		var i ArticleGetByIDsRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Slug,
 			&i.AuthorID,
 			&i.Title,
 			&i.Description,
-			&i.Body,
 			&i.TagList,
 			&i.Status,
 			&i.Version,
@@ -196,16 +212,15 @@ SELECT i.article_id, i.created_at
 FROM collection_items i
 JOIN articles a ON a.id = i.article_id
 WHERE i.collection_id = $1::bigint
-  AND ($2::timestamptz IS NULL
-       OR (i.created_at, i.article_id) < ($2::timestamptz, $3::bigint))
+  AND (i.created_at, i.article_id) < ($2::timestamptz, $3::bigint)
 ORDER BY i.created_at DESC, i.article_id DESC
 LIMIT $4::int
 `
 
 type CollectionItemListParams struct {
 	CollectionID    int64
-	BeforeCreatedAt pgtype.Timestamptz
-	BeforeArticleID pgtype.Int8
+	BeforeCreatedAt time.Time
+	BeforeArticleID int64
 	Lim             int32
 }
 

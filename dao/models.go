@@ -41,6 +41,19 @@ type ArticleCommentSeq struct {
 	LastSeq   int64
 }
 
+type ArticleTag struct {
+	Tag       string
+	CreatedAt time.Time
+	ArticleID int64
+}
+
+type AuthorArticleCount struct {
+	AuthorID  int64
+	Drafts    int64
+	Published int64
+	Withdrawn int64
+}
+
 type Collection struct {
 	ID          int64
 	OwnerID     int64
@@ -64,6 +77,12 @@ type Comment struct {
 	Body      string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+type FavoriteArticle struct {
+	UserID    int64
+	CreatedAt time.Time
+	ArticleID int64
 }
 
 type Follow struct {
@@ -178,6 +197,16 @@ type Session struct {
 	RevokedAt pgtype.Timestamptz
 }
 
+type SiteArticleCount struct {
+	ID        bool
+	Published int64
+}
+
+type TagArticleCount struct {
+	Tag       string
+	Published int64
+}
+
 type User struct {
 	ID           int64
 	Email        string
@@ -188,4 +217,9 @@ type User struct {
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	Phone        pgtype.Text
+}
+
+type UserFavoriteCount struct {
+	UserID    int64
+	Favorites int64
 }

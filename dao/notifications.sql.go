@@ -89,16 +89,15 @@ FROM notifications n
 LEFT JOIN users u ON u.id = n.actor_id
 LEFT JOIN articles a ON a.id = n.article_id
 WHERE n.user_id = $1::bigint
-  AND ($2::timestamptz IS NULL
-       OR (n.created_at, n.id) < ($2::timestamptz, $3::bigint))
+  AND (n.created_at, n.id) < ($2::timestamptz, $3::bigint)
 ORDER BY n.created_at DESC, n.id DESC
 LIMIT $4::int
 `
 
 type NotificationListParams struct {
 	UserID          int64
-	BeforeCreatedAt pgtype.Timestamptz
-	BeforeID        pgtype.Int8
+	BeforeCreatedAt time.Time
+	BeforeID        int64
 	Lim             int32
 }
 

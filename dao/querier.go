@@ -15,19 +15,44 @@ type Querier interface {
 	APIKeyInsert(ctx context.Context, db DBTX, arg APIKeyInsertParams) (ApiKey, error)
 	APIKeyListByUser(ctx context.Context, db DBTX, userID int64) ([]ApiKey, error)
 	APIKeyRevoke(ctx context.Context, db DBTX, arg APIKeyRevokeParams) (int64, error)
-	ArticleCountByAuthor(ctx context.Context, db DBTX, arg ArticleCountByAuthorParams) (int64, error)
+	// The feed's articlesCount: one counts row per followed author.
 	ArticleCountFeed(ctx context.Context, db DBTX, followerID int64) (int64, error)
-	ArticleCountPublished(ctx context.Context, db DBTX, arg ArticleCountPublishedParams) (int64, error)
+	// articlesCount of two or three filters at once: exact up to @cap, and @cap beyond it.
+	ArticleCountFiltered(ctx context.Context, db DBTX, arg ArticleCountFilteredParams) (int64, error)
+	ArticleCountsByAuthor(ctx context.Context, db DBTX, authorID int64) (ArticleCountsByAuthorRow, error)
+	ArticleCountsByTag(ctx context.Context, db DBTX, tag string) (int64, error)
+	ArticleCountsFavorited(ctx context.Context, db DBTX, userID int64) (int64, error)
+	ArticleCountsSite(ctx context.Context, db DBTX) (int64, error)
 	ArticleDelete(ctx context.Context, db DBTX, id int64) (int64, error)
 	ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (Article, error)
-	ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]Article, error)
+	// Summaries (no bodies) of the articles of a folder's or a history's page.
+	ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleGetByIDsRow, error)
 	ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (Article, error)
 	ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (Article, error)
+	// An author's own list, every status: the merge of the author's three status lists, each read
+	// off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
 	ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error)
-	ArticleListFeed(ctx context.Context, db DBTX, arg ArticleListFeedParams) ([]Article, error)
-	// Published articles, newest first, optionally filtered; paged by offset or by the keyset cursor
-	// (before_created_at, before_id). Bodies are included: RealWorld clients expect them in lists.
-	ArticleListPublished(ctx context.Context, db DBTX, arg ArticleListPublishedParams) ([]Article, error)
+	// An author's own list, one status.
+	ArticleListByAuthorStatus(ctx context.Context, db DBTX, arg ArticleListByAuthorStatusParams) ([]ArticleListByAuthorStatusRow, error)
+	ArticleListByTag(ctx context.Context, db DBTX, arg ArticleListByTagParams) ([]ArticleListByTagRow, error)
+	ArticleListFavorited(ctx context.Context, db DBTX, arg ArticleListFavoritedParams) ([]ArticleListFavoritedRow, error)
+	// The articles of the authors a reader follows, newest first, without reading every followed
+	// author's articles: the newest page of the merge of all their lists can only hold articles by
+	// depth (lim+off) authors whose newest article before the cursor is newest (any other author's
+	// articles are older than those lim+off heads). So: one index-only probe per followed author for
+	// its head, then one probe of depth rows for each of the depth newest heads, and a sort of
+	// at most depth^2 keys.
+	ArticleListFeed(ctx context.Context, db DBTX, arg ArticleListFeedParams) ([]ArticleListFeedRow, error)
+	// Two or three filters at once. Its cost is that of the most selective filter's rows walked
+	// until a page matches the others: bounded by that filter's size, not by the table's.
+	ArticleListFiltered(ctx context.Context, db DBTX, arg ArticleListFilteredParams) ([]ArticleListFilteredRow, error)
+	// Lists (docs/ARCHITECTURE.md, "Lists and counts") walk one index in their own order and stop
+	// after the page. A cursor is the last row's (created_at, id); the first page passes the largest
+	// one there is (repository.keyset), so one plan, generic or custom, serves every page with the
+	// cursor as an index condition. Lists carry no bodies (the RealWorld spec dropped them from
+	// multiple-article answers).
+	ArticleListPublished(ctx context.Context, db DBTX, arg ArticleListPublishedParams) ([]ArticleListPublishedRow, error)
+	ArticleListPublishedByAuthor(ctx context.Context, db DBTX, arg ArticleListPublishedByAuthorParams) ([]ArticleListPublishedByAuthorRow, error)
 	// Which of a hot list's articles are still published: a primary-key lookup per id, so its cost is
 	// the list's size, not the table's.
 	ArticlePublishedAmong(ctx context.Context, db DBTX, ids []int64) ([]int64, error)
@@ -160,6 +185,7 @@ type Querier interface {
 	// The sessions revoked in the last within_seconds by the clock of the database (no instance clock
 	// is involved), to copy into the revocation cache (sessions_revoked_idx).
 	SessionRevokedWithin(ctx context.Context, db DBTX, withinSeconds float64) ([]string, error)
+	// The tag cloud, read off the counts' popularity index.
 	TagListPopular(ctx context.Context, db DBTX, lim int32) ([]string, error)
 	UserGetByEmail(ctx context.Context, db DBTX, email string) (User, error)
 	UserGetByID(ctx context.Context, db DBTX, id int64) (User, error)

@@ -8,8 +8,6 @@ package dao
 import (
 	"context"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const inboxPrune = `-- name: InboxPrune :execrows
@@ -141,16 +139,15 @@ const readHistoryList = `-- name: ReadHistoryList :many
 SELECT h.article_id, h.last_read_at
 FROM reading_history h
 WHERE h.user_id = $1::bigint
-  AND ($2::timestamptz IS NULL
-       OR (h.last_read_at, h.article_id) < ($2::timestamptz, $3::bigint))
+  AND (h.last_read_at, h.article_id) < ($2::timestamptz, $3::bigint)
 ORDER BY h.last_read_at DESC, h.article_id DESC
 LIMIT $4::int
 `
 
 type ReadHistoryListParams struct {
 	UserID          int64
-	BeforeReadAt    pgtype.Timestamptz
-	BeforeArticleID pgtype.Int8
+	BeforeReadAt    time.Time
+	BeforeArticleID int64
 	Lim             int32
 }
 

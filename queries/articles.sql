@@ -37,66 +37,183 @@ RETURNING *;
 DELETE FROM articles WHERE id = @id::bigint;
 
 -- name: ArticleListPublished :many
--- Published articles, newest first, optionally filtered; paged by offset or by the keyset cursor
--- (before_created_at, before_id). Bodies are included: RealWorld clients expect them in lists.
-SELECT a.*
-FROM articles a
-WHERE a.status = 'published'
-  AND (sqlc.narg(tag)::text IS NULL OR a.tag_list @> ARRAY[sqlc.narg(tag)::text])
-  AND (sqlc.narg(author_id)::bigint IS NULL OR a.author_id = sqlc.narg(author_id)::bigint)
-  AND (sqlc.narg(favorited_by)::bigint IS NULL OR EXISTS (
-        SELECT 1 FROM likes l
-        WHERE l.user_id = sqlc.narg(favorited_by)::bigint AND l.biz = 'article' AND l.biz_id = a.id AND l.liked))
-  AND (sqlc.narg(before_created_at)::timestamptz IS NULL
-       OR (a.created_at, a.id) < (sqlc.narg(before_created_at)::timestamptz, sqlc.narg(before_id)::bigint))
-ORDER BY a.created_at DESC, a.id DESC
-LIMIT @lim::int OFFSET @off::int;
-
--- name: ArticleCountPublished :one
-SELECT count(*)::bigint
-FROM articles a
-WHERE a.status = 'published'
-  AND (sqlc.narg(tag)::text IS NULL OR a.tag_list @> ARRAY[sqlc.narg(tag)::text])
-  AND (sqlc.narg(author_id)::bigint IS NULL OR a.author_id = sqlc.narg(author_id)::bigint)
-  AND (sqlc.narg(favorited_by)::bigint IS NULL OR EXISTS (
-        SELECT 1 FROM likes l
-        WHERE l.user_id = sqlc.narg(favorited_by)::bigint AND l.biz = 'article' AND l.biz_id = a.id AND l.liked));
-
--- name: ArticleListFeed :many
-SELECT a.*
-FROM articles a
-JOIN follows f ON f.followee_id = a.author_id AND f.follower_id = @follower_id::bigint
-WHERE a.status = 'published'
-  AND (sqlc.narg(before_created_at)::timestamptz IS NULL
-       OR (a.created_at, a.id) < (sqlc.narg(before_created_at)::timestamptz, sqlc.narg(before_id)::bigint))
-ORDER BY a.created_at DESC, a.id DESC
-LIMIT @lim::int OFFSET @off::int;
-
--- name: ArticleCountFeed :one
-SELECT count(*)::bigint
-FROM articles a
-JOIN follows f ON f.followee_id = a.author_id AND f.follower_id = @follower_id::bigint
-WHERE a.status = 'published';
-
--- name: ArticleListByAuthor :many
+-- Lists (docs/ARCHITECTURE.md, "Lists and counts") walk one index in their own order and stop
+-- after the page. A cursor is the last row's (created_at, id); the first page passes the largest
+-- one there is (repository.keyset), so one plan, generic or custom, serves every page with the
+-- cursor as an index condition. Lists carry no bodies (the RealWorld spec dropped them from
+-- multiple-article answers).
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
        a.created_at, a.updated_at, a.published_at
 FROM articles a
-WHERE a.author_id = @author_id::bigint
-  AND (sqlc.narg(status)::text IS NULL OR a.status = sqlc.narg(status)::text)
+WHERE a.status = 'published'
+  AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
 ORDER BY a.created_at DESC, a.id DESC
 LIMIT @lim::int OFFSET @off::int;
 
--- name: ArticleCountByAuthor :one
-SELECT count(*)::bigint
+-- name: ArticleListByTag :many
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
+FROM article_tags t
+JOIN articles a ON a.id = t.article_id
+WHERE t.tag = @tag::text
+  AND (t.created_at, t.article_id) < (@before_created_at::timestamptz, @before_id::bigint)
+ORDER BY t.created_at DESC, t.article_id DESC
+LIMIT @lim::int OFFSET @off::int;
+
+-- name: ArticleListPublishedByAuthor :many
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
 FROM articles a
-WHERE a.author_id = @author_id::bigint
-  AND (sqlc.narg(status)::text IS NULL OR a.status = sqlc.narg(status)::text);
+WHERE a.author_id = @author_id::bigint AND a.status = 'published'
+  AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
+ORDER BY a.created_at DESC, a.id DESC
+LIMIT @lim::int OFFSET @off::int;
+
+-- name: ArticleListFavorited :many
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
+FROM favorite_articles f
+JOIN articles a ON a.id = f.article_id
+WHERE f.user_id = @user_id::bigint
+  AND (f.created_at, f.article_id) < (@before_created_at::timestamptz, @before_id::bigint)
+ORDER BY f.created_at DESC, f.article_id DESC
+LIMIT @lim::int OFFSET @off::int;
+
+-- name: ArticleListFiltered :many
+-- Two or three filters at once. Its cost is that of the most selective filter's rows walked
+-- until a page matches the others: bounded by that filter's size, not by the table's.
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
+FROM articles a
+WHERE a.status = 'published'
+  AND (sqlc.narg(tag)::text IS NULL OR EXISTS (
+        SELECT 1 FROM article_tags t
+        WHERE t.tag = sqlc.narg(tag)::text AND t.created_at = a.created_at AND t.article_id = a.id))
+  AND (sqlc.narg(author_id)::bigint IS NULL OR a.author_id = sqlc.narg(author_id)::bigint)
+  AND (sqlc.narg(favorited_by)::bigint IS NULL OR EXISTS (
+        SELECT 1 FROM favorite_articles f
+        WHERE f.user_id = sqlc.narg(favorited_by)::bigint AND f.created_at = a.created_at AND f.article_id = a.id))
+  AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
+ORDER BY a.created_at DESC, a.id DESC
+LIMIT @lim::int OFFSET @off::int;
+
+-- name: ArticleCountFiltered :one
+-- articlesCount of two or three filters at once: exact up to @cap, and @cap beyond it.
+SELECT count(*)::bigint
+FROM (SELECT 1
+      FROM articles a
+      WHERE a.status = 'published'
+        AND (sqlc.narg(tag)::text IS NULL OR EXISTS (
+              SELECT 1 FROM article_tags t
+              WHERE t.tag = sqlc.narg(tag)::text AND t.created_at = a.created_at AND t.article_id = a.id))
+        AND (sqlc.narg(author_id)::bigint IS NULL OR a.author_id = sqlc.narg(author_id)::bigint)
+        AND (sqlc.narg(favorited_by)::bigint IS NULL OR EXISTS (
+              SELECT 1 FROM favorite_articles f
+              WHERE f.user_id = sqlc.narg(favorited_by)::bigint AND f.created_at = a.created_at AND f.article_id = a.id))
+      LIMIT @cap::int) capped;
+
+-- name: ArticleListFeed :many
+-- The articles of the authors a reader follows, newest first, without reading every followed
+-- author's articles: the newest page of the merge of all their lists can only hold articles by
+-- depth (lim+off) authors whose newest article before the cursor is newest (any other author's
+-- articles are older than those lim+off heads). So: one index-only probe per followed author for
+-- its head, then one probe of depth rows for each of the depth newest heads, and a sort of
+-- at most depth^2 keys.
+WITH heads AS (
+    SELECT f.followee_id, h.created_at, h.id
+    FROM follows f
+    CROSS JOIN LATERAL (
+        SELECT a.created_at, a.id
+        FROM articles a
+        WHERE a.author_id = f.followee_id AND a.status = 'published'
+          AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
+        ORDER BY a.created_at DESC, a.id DESC
+        LIMIT 1
+    ) h
+    WHERE f.follower_id = @follower_id::bigint
+    ORDER BY h.created_at DESC, h.id DESC
+    LIMIT @depth::int
+), page AS (
+    SELECT c.created_at, c.id
+    FROM heads
+    CROSS JOIN LATERAL (
+        SELECT a.created_at, a.id
+        FROM articles a
+        WHERE a.author_id = heads.followee_id AND a.status = 'published'
+          AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
+        ORDER BY a.created_at DESC, a.id DESC
+        LIMIT @depth::int
+    ) c
+    ORDER BY c.created_at DESC, c.id DESC
+    LIMIT @lim::int OFFSET @off::int
+)
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
+FROM page p
+JOIN articles a ON a.id = p.id
+ORDER BY p.created_at DESC, p.id DESC;
+
+-- name: ArticleCountFeed :one
+-- The feed's articlesCount: one counts row per followed author.
+SELECT COALESCE(sum(c.published), 0)::bigint
+FROM follows f
+JOIN author_article_counts c ON c.author_id = f.followee_id
+WHERE f.follower_id = @follower_id::bigint;
+
+-- name: ArticleListByAuthor :many
+-- An author's own list, every status: the merge of the author's three status lists, each read
+-- off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
+SELECT u.*
+FROM (
+    (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+            a.created_at, a.updated_at, a.published_at
+     FROM articles a
+     WHERE a.author_id = @author_id::bigint AND a.status = 'draft'
+     ORDER BY a.created_at DESC, a.id DESC
+     LIMIT @depth::int)
+    UNION ALL
+    (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+            a.created_at, a.updated_at, a.published_at
+     FROM articles a
+     WHERE a.author_id = @author_id::bigint AND a.status = 'published'
+     ORDER BY a.created_at DESC, a.id DESC
+     LIMIT @depth::int)
+    UNION ALL
+    (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+            a.created_at, a.updated_at, a.published_at
+     FROM articles a
+     WHERE a.author_id = @author_id::bigint AND a.status = 'withdrawn'
+     ORDER BY a.created_at DESC, a.id DESC
+     LIMIT @depth::int)
+) u
+ORDER BY u.created_at DESC, u.id DESC
+LIMIT @lim::int OFFSET @off::int;
+
+-- name: ArticleListByAuthorStatus :many
+-- An author's own list, one status.
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
+FROM articles a
+WHERE a.author_id = @author_id::bigint AND a.status = @status::text
+ORDER BY a.created_at DESC, a.id DESC
+LIMIT @lim::int OFFSET @off::int;
+
+-- name: ArticleCountsSite :one
+SELECT published FROM site_article_counts;
+
+-- name: ArticleCountsByAuthor :one
+SELECT drafts, published, withdrawn FROM author_article_counts WHERE author_id = @author_id::bigint;
+
+-- name: ArticleCountsByTag :one
+SELECT published FROM tag_article_counts WHERE tag = @tag::text;
+
+-- name: ArticleCountsFavorited :one
+SELECT favorites FROM user_favorite_counts WHERE user_id = @user_id::bigint;
 
 -- name: TagListPopular :many
-SELECT t.tag::text AS tag
-FROM articles a, unnest(a.tag_list) AS t(tag)
-WHERE a.status = 'published'
-GROUP BY t.tag
-ORDER BY count(*) DESC, t.tag
+-- The tag cloud, read off the counts' popularity index.
+SELECT c.tag
+FROM tag_article_counts c
+WHERE c.published > 0
+ORDER BY c.published DESC, c.tag
 LIMIT @lim::int;

@@ -47,8 +47,7 @@ SELECT i.article_id, i.created_at
 FROM collection_items i
 JOIN articles a ON a.id = i.article_id
 WHERE i.collection_id = @collection_id::bigint
-  AND (sqlc.narg(before_created_at)::timestamptz IS NULL
-       OR (i.created_at, i.article_id) < (sqlc.narg(before_created_at)::timestamptz, sqlc.narg(before_article_id)::bigint))
+  AND (i.created_at, i.article_id) < (@before_created_at::timestamptz, @before_article_id::bigint)
 ORDER BY i.created_at DESC, i.article_id DESC
 LIMIT @lim::int;
 
@@ -67,4 +66,7 @@ SET collect_cnt = GREATEST(interactives.collect_cnt + @delta::bigint, 0), versio
 RETURNING read_cnt, like_cnt, collect_cnt, version;
 
 -- name: ArticleGetByIDs :many
-SELECT * FROM articles WHERE id = ANY (@ids::bigint[]);
+-- Summaries (no bodies) of the articles of a folder's or a history's page.
+SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+       a.created_at, a.updated_at, a.published_at
+FROM articles a WHERE a.id = ANY (@ids::bigint[]);

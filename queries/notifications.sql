@@ -19,8 +19,7 @@ FROM notifications n
 LEFT JOIN users u ON u.id = n.actor_id
 LEFT JOIN articles a ON a.id = n.article_id
 WHERE n.user_id = @user_id::bigint
-  AND (sqlc.narg(before_created_at)::timestamptz IS NULL
-       OR (n.created_at, n.id) < (sqlc.narg(before_created_at)::timestamptz, sqlc.narg(before_id)::bigint))
+  AND (n.created_at, n.id) < (@before_created_at::timestamptz, @before_id::bigint)
 ORDER BY n.created_at DESC, n.id DESC
 LIMIT @lim::int;
 

@@ -60,8 +60,7 @@ SET last_read_at = GREATEST(reading_history.last_read_at, EXCLUDED.last_read_at)
 SELECT h.article_id, h.last_read_at
 FROM reading_history h
 WHERE h.user_id = @user_id::bigint
-  AND (sqlc.narg(before_read_at)::timestamptz IS NULL
-       OR (h.last_read_at, h.article_id) < (sqlc.narg(before_read_at)::timestamptz, sqlc.narg(before_article_id)::bigint))
+  AND (h.last_read_at, h.article_id) < (@before_read_at::timestamptz, @before_article_id::bigint)
 ORDER BY h.last_read_at DESC, h.article_id DESC
 LIMIT @lim::int;
 

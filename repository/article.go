@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -184,29 +185,77 @@ func (r *ArticleRepository) Delete(ctx context.Context, a domain.Article) error 
 	return err
 }
 
-// ListPublished lists published articles (with bodies) and the filter's total.
+// combinedCountCap bounds articlesCount of a list filtered two or three ways at once: those
+// counts have no counts row, and counting them exactly would read every match.
+const combinedCountCap = 10_000
+
+// ListPublished lists one page of published article summaries and the filter's articlesCount.
+// A single filter (or none) reads its page off its own ordered index and its count off a counts
+// row; filters combined walk the global order and count at most combinedCountCap matches.
 func (r *ArticleRepository) ListPublished(ctx context.Context, q service.ArticleQuery) ([]domain.Article, int64, error) {
-	tag, author, fav := optText(q.Tag), optInt(q.AuthorID), optInt(q.FavoritedBy)
 	before, beforeID, off := keyset(q.Page)
-	rows, err := r.q.ArticleListPublished(ctx, r.pool, dao.ArticleListPublishedParams{
-		Tag: tag, AuthorID: author, FavoritedBy: fav, BeforeCreatedAt: before, BeforeID: beforeID,
-		Lim: int32(q.Page.Limit), Off: off,
-	})
+	lim := int32(q.Page.Limit)
+	var (
+		arts  []domain.Article
+		total int64
+		err   error
+	)
+	switch {
+	case q.Tag == "" && q.AuthorID == 0 && q.FavoritedBy == 0:
+		var rows []dao.ArticleListPublishedRow
+		rows, err = r.q.ArticleListPublished(ctx, r.pool, dao.ArticleListPublishedParams{BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off})
+		arts = summariesFrom(rows, func(r dao.ArticleListPublishedRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) })
+		if err == nil {
+			total, err = countRow(r.q.ArticleCountsSite(ctx, r.pool))
+		}
+	case q.AuthorID == 0 && q.FavoritedBy == 0:
+		var rows []dao.ArticleListByTagRow
+		rows, err = r.q.ArticleListByTag(ctx, r.pool, dao.ArticleListByTagParams{Tag: q.Tag, BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off})
+		arts = summariesFrom(rows, func(r dao.ArticleListByTagRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) })
+		if err == nil {
+			total, err = countRow(r.q.ArticleCountsByTag(ctx, r.pool, q.Tag))
+		}
+	case q.Tag == "" && q.FavoritedBy == 0:
+		var rows []dao.ArticleListPublishedByAuthorRow
+		rows, err = r.q.ArticleListPublishedByAuthor(ctx, r.pool, dao.ArticleListPublishedByAuthorParams{AuthorID: q.AuthorID, BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off})
+		arts = summariesFrom(rows, func(r dao.ArticleListPublishedByAuthorRow) dao.ArticleListByAuthorRow {
+			return dao.ArticleListByAuthorRow(r)
+		})
+		if err == nil {
+			var c dao.ArticleCountsByAuthorRow
+			c, err = countRow(r.q.ArticleCountsByAuthor(ctx, r.pool, q.AuthorID))
+			total = c.Published
+		}
+	case q.Tag == "" && q.AuthorID == 0:
+		var rows []dao.ArticleListFavoritedRow
+		rows, err = r.q.ArticleListFavorited(ctx, r.pool, dao.ArticleListFavoritedParams{UserID: q.FavoritedBy, BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off})
+		arts = summariesFrom(rows, func(r dao.ArticleListFavoritedRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) })
+		if err == nil {
+			total, err = countRow(r.q.ArticleCountsFavorited(ctx, r.pool, q.FavoritedBy))
+		}
+	default:
+		tag, author, fav := optText(q.Tag), optInt(q.AuthorID), optInt(q.FavoritedBy)
+		var rows []dao.ArticleListFilteredRow
+		rows, err = r.q.ArticleListFiltered(ctx, r.pool, dao.ArticleListFilteredParams{
+			Tag: tag, AuthorID: author, FavoritedBy: fav, BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off,
+		})
+		arts = summariesFrom(rows, func(r dao.ArticleListFilteredRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) })
+		if err == nil {
+			total, err = r.q.ArticleCountFiltered(ctx, r.pool, dao.ArticleCountFilteredParams{Tag: tag, AuthorID: author, FavoritedBy: fav, Cap: combinedCountCap})
+		}
+	}
 	if err != nil {
 		return nil, 0, wrapf(err, "list articles")
 	}
-	total, err := r.q.ArticleCountPublished(ctx, r.pool, dao.ArticleCountPublishedParams{Tag: tag, AuthorID: author, FavoritedBy: fav})
-	if err != nil {
-		return nil, 0, wrapf(err, "count articles")
-	}
-	return articlesFromRows(rows), total, nil
+	return arts, total, nil
 }
 
-// Feed lists published articles (with bodies) by the authors followerID follows.
+// Feed lists one page of the published article summaries by the authors followerID follows;
+// its count sums the followed authors' counts rows.
 func (r *ArticleRepository) Feed(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, int64, error) {
 	before, beforeID, off := keyset(p)
 	rows, err := r.q.ArticleListFeed(ctx, r.pool, dao.ArticleListFeedParams{
-		FollowerID: followerID, BeforeCreatedAt: before, BeforeID: beforeID, Lim: int32(p.Limit), Off: off,
+		FollowerID: followerID, BeforeCreatedAt: before, BeforeID: beforeID, Lim: int32(p.Limit), Off: off, Depth: int32(p.Limit) + off,
 	})
 	if err != nil {
 		return nil, 0, wrapf(err, "list feed of %d", followerID)
@@ -215,7 +264,7 @@ func (r *ArticleRepository) Feed(ctx context.Context, followerID int64, p domain
 	if err != nil {
 		return nil, 0, wrapf(err, "count feed of %d", followerID)
 	}
-	return articlesFromRows(rows), total, nil
+	return summariesFrom(rows, func(r dao.ArticleListFeedRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) }), total, nil
 }
 
 // ListByAuthor lists an author's own summaries. The first page with the default limit is served
@@ -233,23 +282,50 @@ func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, st
 			return cached.Articles, cached.Total, nil
 		}
 	}
-	st := pgtype.Text{String: string(status), Valid: status != ""}
-	rows, err := r.q.ArticleListByAuthor(ctx, r.pool, dao.ArticleListByAuthorParams{AuthorID: authorID, Status: st, Lim: int32(p.Limit), Off: int32(p.Offset)})
+	out, total, err := r.listByAuthor(ctx, authorID, status, p)
 	if err != nil {
-		return nil, 0, wrapf(err, "list articles of %d", authorID)
-	}
-	total, err := r.q.ArticleCountByAuthor(ctx, r.pool, dao.ArticleCountByAuthorParams{AuthorID: authorID, Status: st})
-	if err != nil {
-		return nil, 0, wrapf(err, "count articles of %d", authorID)
-	}
-	out := make([]domain.Article, len(rows))
-	for i, row := range rows {
-		out[i] = summaryFromRow(row)
+		return nil, 0, err
 	}
 	if firstPage {
 		if _, err := r.pages.Fill(ctx, authorID, status, cached, out, total); err != nil {
 			r.log.WarnContext(ctx, "author page cache write failed", "author_id", authorID, "err", err)
 		}
+	}
+	return out, total, nil
+}
+
+func (r *ArticleRepository) listByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) ([]domain.Article, int64, error) {
+	lim, off := int32(p.Limit), int32(p.Offset)
+	var (
+		out []domain.Article
+		err error
+	)
+	if status == "" {
+		var rows []dao.ArticleListByAuthorRow
+		rows, err = r.q.ArticleListByAuthor(ctx, r.pool, dao.ArticleListByAuthorParams{AuthorID: authorID, Lim: lim, Off: off, Depth: lim + off})
+		out = summariesFrom(rows, func(r dao.ArticleListByAuthorRow) dao.ArticleListByAuthorRow { return r })
+	} else {
+		var rows []dao.ArticleListByAuthorStatusRow
+		rows, err = r.q.ArticleListByAuthorStatus(ctx, r.pool, dao.ArticleListByAuthorStatusParams{AuthorID: authorID, Status: string(status), Lim: lim, Off: off})
+		out = summariesFrom(rows, func(r dao.ArticleListByAuthorStatusRow) dao.ArticleListByAuthorRow {
+			return dao.ArticleListByAuthorRow(r)
+		})
+	}
+	if err != nil {
+		return nil, 0, wrapf(err, "list articles of %d", authorID)
+	}
+	c, err := countRow(r.q.ArticleCountsByAuthor(ctx, r.pool, authorID))
+	if err != nil {
+		return nil, 0, wrapf(err, "count articles of %d", authorID)
+	}
+	total := c.Drafts + c.Published + c.Withdrawn
+	switch status {
+	case domain.StatusDraft:
+		total = c.Drafts
+	case domain.StatusPublished:
+		total = c.Published
+	case domain.StatusWithdrawn:
+		total = c.Withdrawn
 	}
 	return out, total, nil
 }
@@ -340,15 +416,47 @@ func optText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != "
 
 func optInt(id int64) pgtype.Int8 { return pgtype.Int8{Int64: id, Valid: id != 0} }
 
-// keyset turns a page into the query's cursor arguments; with a cursor the offset is ignored.
-func keyset(p domain.Page) (pgtype.Timestamptz, pgtype.Int8, int32) {
-	if p.Cursor == nil {
-		return pgtype.Timestamptz{}, pgtype.Int8{}, int32(p.Offset)
+// beforeEverything is the cursor of a first page: later than any row's (created_at, id). The
+// lists compare with a cursor always, rather than only when there is one, so that a generic plan
+// keeps it as an index condition.
+var beforeEverything = domain.Cursor{CreatedAt: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC), ID: math.MaxInt64}
+
+// cursorOrFirst is after, or a first page's cursor when there is none.
+func cursorOrFirst(after *domain.Cursor) domain.Cursor {
+	if after == nil {
+		return beforeEverything
 	}
-	return pgtype.Timestamptz{Time: p.Cursor.CreatedAt, Valid: true}, pgtype.Int8{Int64: p.Cursor.ID, Valid: true}, 0
+	return *after
 }
 
-// GetByIDs returns the articles among ids that exist, with bodies, in one query.
+// keyset turns a page into the query's cursor arguments; with a cursor the offset is ignored.
+func keyset(p domain.Page) (time.Time, int64, int32) {
+	if p.Cursor == nil {
+		return beforeEverything.CreatedAt, beforeEverything.ID, int32(p.Offset)
+	}
+	return p.Cursor.CreatedAt, p.Cursor.ID, 0
+}
+
+// summariesFrom converts one list query's rows (each list has its own row type, all with the
+// summary's columns) to domain summaries.
+func summariesFrom[R any](rows []R, conv func(R) dao.ArticleListByAuthorRow) []domain.Article {
+	out := make([]domain.Article, len(rows))
+	for i, row := range rows {
+		out[i] = summaryFromRow(conv(row))
+	}
+	return out
+}
+
+// countRow reads a counts row, whose absence means nothing was ever counted there: zero.
+func countRow[T any](v T, err error) (T, error) {
+	if errors.Is(err, pgx.ErrNoRows) {
+		var zero T
+		return zero, nil
+	}
+	return v, err
+}
+
+// GetByIDs returns the summaries (no bodies) of the articles among ids that exist, in one query.
 func (r *ArticleRepository) GetByIDs(ctx context.Context, ids []int64) ([]domain.Article, error) {
 	if len(ids) == 0 {
 		return []domain.Article{}, nil
@@ -357,5 +465,5 @@ func (r *ArticleRepository) GetByIDs(ctx context.Context, ids []int64) ([]domain
 	if err != nil {
 		return nil, wrapf(err, "get %d articles", len(ids))
 	}
-	return articlesFromRows(rows), nil
+	return summariesFrom(rows, func(r dao.ArticleGetByIDsRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) }), nil
 }

@@ -3,7 +3,6 @@ package repository
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/cache"
@@ -132,11 +131,8 @@ func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articl
 
 // Items lists a folder's articles, newest first, after the cursor (added at, article id).
 func (r *CollectionRepository) Items(ctx context.Context, collectionID int64, after *domain.Cursor, limit int) ([]domain.CollectionItem, error) {
-	p := dao.CollectionItemListParams{CollectionID: collectionID, Lim: int32(limit)}
-	if after != nil {
-		p.BeforeCreatedAt = pgtype.Timestamptz{Time: after.CreatedAt, Valid: true}
-		p.BeforeArticleID = pgtype.Int8{Int64: after.ID, Valid: true}
-	}
+	before := cursorOrFirst(after)
+	p := dao.CollectionItemListParams{CollectionID: collectionID, Lim: int32(limit), BeforeCreatedAt: before.CreatedAt, BeforeArticleID: before.ID}
 	rows, err := r.q.CollectionItemList(ctx, r.pool, p)
 	if err != nil {
 		return nil, wrapf(err, "list items of collection %d", collectionID)

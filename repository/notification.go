@@ -62,11 +62,8 @@ func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, 
 
 // List returns userID's notifications, newest first, after the cursor (created at, id).
 func (r *NotificationRepository) List(ctx context.Context, userID int64, after *domain.Cursor, limit int) ([]domain.Notification, error) {
-	p := dao.NotificationListParams{UserID: userID, Lim: int32(limit)}
-	if after != nil {
-		p.BeforeCreatedAt = pgtype.Timestamptz{Time: after.CreatedAt, Valid: true}
-		p.BeforeID = pgtype.Int8{Int64: after.ID, Valid: true}
-	}
+	before := cursorOrFirst(after)
+	p := dao.NotificationListParams{UserID: userID, Lim: int32(limit), BeforeCreatedAt: before.CreatedAt, BeforeID: before.ID}
 	rows, err := r.q.NotificationList(ctx, r.pool, p)
 	if err != nil {
 		return nil, wrapf(err, "list notifications of %d", userID)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/cache"
@@ -81,11 +80,8 @@ func (r *ReadRepository) ApplyHistory(ctx context.Context, evs []domain.ReadEven
 
 // History lists userID's reads, most recent first, after the cursor (read time, article id).
 func (r *ReadRepository) History(ctx context.Context, userID int64, after *domain.Cursor, limit int) ([]domain.HistoryEntry, error) {
-	p := dao.ReadHistoryListParams{UserID: userID, Lim: int32(limit)}
-	if after != nil {
-		p.BeforeReadAt = pgtype.Timestamptz{Time: after.CreatedAt, Valid: true}
-		p.BeforeArticleID = pgtype.Int8{Int64: after.ID, Valid: true}
-	}
+	before := cursorOrFirst(after)
+	p := dao.ReadHistoryListParams{UserID: userID, Lim: int32(limit), BeforeReadAt: before.CreatedAt, BeforeArticleID: before.ID}
 	rows, err := r.q.ReadHistoryList(ctx, r.pool, p)
 	if err != nil {
 		return nil, wrapf(err, "list history of %d", userID)

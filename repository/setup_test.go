@@ -176,9 +176,14 @@ func (q *countingQuerier) ArticleListByAuthor(ctx context.Context, db dao.DBTX, 
 	return q.Querier.ArticleListByAuthor(ctx, db, arg)
 }
 
-func (q *countingQuerier) ArticleCountByAuthor(ctx context.Context, db dao.DBTX, arg dao.ArticleCountByAuthorParams) (int64, error) {
+func (q *countingQuerier) ArticleListByAuthorStatus(ctx context.Context, db dao.DBTX, arg dao.ArticleListByAuthorStatusParams) ([]dao.ArticleListByAuthorStatusRow, error) {
+	q.listByAuthor.Add(1)
+	return q.Querier.ArticleListByAuthorStatus(ctx, db, arg)
+}
+
+func (q *countingQuerier) ArticleCountsByAuthor(ctx context.Context, db dao.DBTX, authorID int64) (dao.ArticleCountsByAuthorRow, error) {
 	q.countByAuthor.Add(1)
-	return q.Querier.ArticleCountByAuthor(ctx, db, arg)
+	return q.Querier.ArticleCountsByAuthor(ctx, db, authorID)
 }
 
 func (q *countingQuerier) TagListPopular(ctx context.Context, db dao.DBTX, lim int32) ([]string, error) {

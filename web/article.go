@@ -104,12 +104,12 @@ type articlesEnvelope struct {
 	NextCursor    string        `json:"nextCursor,omitempty"`
 }
 
-// listResponse renders a list. RealWorld lists carry bodies (clients check for the field); the
-// author's own list (EXT) is summaries only.
-func listResponse(l service.ArticleList, withBodies bool) articlesEnvelope {
+// listResponse renders a list of summaries: the RealWorld spec dropped body from the
+// multiple-article answers (lists, feed), and so do every other list here.
+func listResponse(l service.ArticleList) articlesEnvelope {
 	out := articlesEnvelope{Articles: make([]articleJSON, len(l.Articles)), ArticlesCount: l.Total, NextCursor: encodeCursor(l.NextCursor)}
 	for i, a := range l.Articles {
-		out.Articles[i] = articleOf(a, withBodies)
+		out.Articles[i] = articleOf(a, false)
 	}
 	return out
 }
@@ -212,7 +212,7 @@ func (h *ArticleHandler) List(c *gin.Context) {
 	l, err := h.articles.List(c.Request.Context(), viewerID(c), service.ListInput{
 		Tag: c.Query("tag"), Author: c.Query("author"), Favorited: c.Query("favorited"), Page: p,
 	})
-	h.respondList(c, l, err, true)
+	h.respondList(c, l, err)
 }
 
 // Feed handles GET /api/articles/feed?limit=&offset=&cursor=.
@@ -222,7 +222,7 @@ func (h *ArticleHandler) Feed(c *gin.Context) {
 		return
 	}
 	l, err := h.articles.Feed(c.Request.Context(), viewerID(c), p)
-	h.respondList(c, l, err, true)
+	h.respondList(c, l, err)
 }
 
 // Mine handles GET /api/user/articles?status=&limit=&offset=. It pages by offset only.
@@ -245,7 +245,7 @@ func (h *ArticleHandler) Mine(c *gin.Context) {
 		status = st
 	}
 	l, err := h.articles.Mine(c.Request.Context(), viewerID(c), status, p)
-	h.respondList(c, l, err, false)
+	h.respondList(c, l, err)
 }
 
 // Tags handles GET /api/tags.
@@ -269,10 +269,10 @@ func (h *ArticleHandler) respondOne(c *gin.Context, status int, v domain.Article
 	c.JSON(status, articleEnvelope{Article: articleOf(v, true)})
 }
 
-func (h *ArticleHandler) respondList(c *gin.Context, l service.ArticleList, err error, withBodies bool) {
+func (h *ArticleHandler) respondList(c *gin.Context, l service.ArticleList, err error) {
 	if err != nil {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, listResponse(l, withBodies))
+	c.JSON(http.StatusOK, listResponse(l))
 }

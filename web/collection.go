@@ -161,7 +161,7 @@ func (h *CollectionHandler) Articles(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, listResponse(l, true))
+	c.JSON(http.StatusOK, listResponse(l))
 }
 
 // History handles GET /api/user/history?cursor=&limit=.
@@ -175,7 +175,7 @@ func (h *CollectionHandler) History(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, listResponse(l, true))
+	c.JSON(http.StatusOK, listResponse(l))
 }
 
 func (h *CollectionHandler) respond(c *gin.Context, status int, col domain.Collection, err error) {

@@ -480,12 +480,12 @@ func pagedListCases(expect func(b colBundle, page gomock.Matcher) *gomock.Call) 
 	sent := cursorOf(domain.Cursor{CreatedAt: at, ID: 42})
 	return []colCase{
 		{
-			name: "a page with bodies and a cursor",
+			name: "a page of summaries and a cursor",
 			buildStubs: func(b colBundle) {
 				expectAuth(b.users)
 				expect(b, pageIs(domain.Page{Limit: domain.DefaultPageLimit})).Return(pagedList, nil)
 			},
-			checkResponse: wantJSONBody(http.StatusOK, listJSON(true, 2, cursorOf(pageCursor))),
+			checkResponse: wantJSONBody(http.StatusOK, listJSON(false, 2, cursorOf(pageCursor))),
 		},
 		{
 			name: "the last page has no cursor",
@@ -495,7 +495,7 @@ func pagedListCases(expect func(b colBundle, page gomock.Matcher) *gomock.Call) 
 				l.NextCursor = nil
 				expect(b, gomock.Any()).Return(l, nil)
 			},
-			checkResponse: wantJSONBody(http.StatusOK, listJSON(true, 2, "")),
+			checkResponse: wantJSONBody(http.StatusOK, listJSON(false, 2, "")),
 		},
 		{
 			name:   "limit and cursor reach the service",

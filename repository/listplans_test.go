@@ -1,0 +1,253 @@
+package repository_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository"
+)
+
+// seedForPlans bulk-loads db the way `inkwell seed` does, adds a reader's follows and likes, and
+// analyzes every table.
+func seedForPlans(t *testing.T, db *testenv.DB) {
+	t.Helper()
+	ctx := t.Context()
+	err := repository.NewSeeder(db.Pool).Seed(ctx, repository.SeedOptions{
+		Users: 300, Articles: 30_000, Days: 60, PasswordHash: "not-a-hash", Now: time.Now(),
+	}, func(string, int, int) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		`INSERT INTO users (email, username, password_hash) VALUES ('reader@example.com', 'reader', 'x')`,
+		`INSERT INTO follows (follower_id, followee_id)
+		 SELECT r.id, u.id FROM users r, users u WHERE r.username = 'reader' AND u.id <> r.id ORDER BY u.id LIMIT 100`,
+		`INSERT INTO likes (user_id, biz, biz_id, liked)
+		 SELECT r.id, 'article', a.id, true FROM users r, articles a WHERE r.username = 'reader' AND a.id % 150 = 0`,
+		`INSERT INTO likes (user_id, biz, biz_id, liked)
+		 SELECT u.id, 'article', a.id, true FROM users u, articles a
+		 WHERE u.username <> 'reader' AND a.id % 600 = u.id % 600`,
+		`INSERT INTO follows (follower_id, followee_id)
+		 SELECT u.id, v.id FROM users u, users v WHERE u.id <> v.id AND (u.id + v.id) % 10 = 0 ON CONFLICT DO NOTHING`,
+		`INSERT INTO notifications (user_id, kind, actor_id, article_id, event_id, created_at)
+		 SELECT u.id, 'article_published', a.author_id, a.id, 'ev-' || a.id || '-' || u.id, a.created_at
+		 FROM users u, articles a WHERE a.id % 300 = u.id % 300`,
+		`INSERT INTO reading_history (user_id, article_id, last_read_at)
+		 SELECT u.id, a.id, a.created_at FROM users u, articles a WHERE a.id % 300 = (u.id + 7) % 300`,
+		`INSERT INTO collections (owner_id, name) SELECT u.id, 'c' || g FROM users u, generate_series(1, 3) g`,
+		`INSERT INTO collection_items (collection_id, article_id, created_at)
+		 SELECT c.id, a.id, a.created_at FROM collections c, articles a WHERE a.id % 900 = c.id % 900`,
+		`UPDATE articles SET status = CASE WHEN id % 10 = 0 THEN 'draft' ELSE 'withdrawn' END WHERE id % 10 IN (0, 1)`,
+		`INSERT INTO comments (article_id, seq, author_id, body)
+		 SELECT a.id, g, a.author_id, 'a comment' FROM articles a, generate_series(1, 3) g WHERE a.id % 3 = 0`,
+		`ANALYZE`,
+	} {
+		if _, err := db.Pool.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+// Every list reads its page off an index in the list's own order and stops after the page,
+// whatever the plan cache does: pgx prepares statements, and a generic plan (planned once for any
+// arguments) must keep the cursor as an index condition and need no sort of the matching rows. A
+// sort or a filter over the matches would make the page cost grow with the data. The plans are
+// those of a seeded database (30,000 articles by 300 authors over 20 tags, a tenth drafts and a
+// tenth withdrawn, every user following and liking some, comments, notifications, histories and
+// folders), analyzed, so the planner weighs real selectivities.
+func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	seedForPlans(t, db)
+	q := dao.New()
+	later := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	// Each case: the query's SQL, EXECUTE arguments, and what its plan must and must not hold.
+	cases := []struct {
+		name    string
+		sql     func(dao.DBTX)
+		args    string
+		want    []string
+		notWant []string
+	}{
+		{
+			name: "global",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ArticleListPublished(t.Context(), c, dao.ArticleListPublishedParams{BeforeCreatedAt: later})
+			},
+			args:    "(now(), 1, 20, 0)",
+			want:    []string{"Limit", "using articles_published_idx", "Index Cond: (ROW(created_at, id) < ROW($1, $2))"},
+			notWant: []string{"Sort", "Seq Scan", "Filter"},
+		},
+		{
+			name: "tag",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ArticleListByTag(t.Context(), c, dao.ArticleListByTagParams{BeforeCreatedAt: later})
+			},
+			args:    "('go', now(), 1, 20, 0)",
+			want:    []string{"Limit", "Index Only Scan Backward using article_tags_pkey", "Index Cond: ((tag = $1) AND (ROW(created_at, article_id) < ROW($2, $3)))", "articles_pkey"},
+			notWant: []string{"Sort", "Seq Scan", "Filter"},
+		},
+		{
+			name: "author",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ArticleListPublishedByAuthor(t.Context(), c, dao.ArticleListPublishedByAuthorParams{BeforeCreatedAt: later})
+			},
+			args:    "(1, now(), 1, 20, 0)",
+			want:    []string{"Limit", "using articles_author_status_idx", "Index Cond: ((author_id = $1) AND (status = 'published'::text) AND (ROW(created_at, id) < ROW($2, $3)))"},
+			notWant: []string{"Sort", "Seq Scan", "Filter"},
+		},
+		{
+			name: "favorited",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ArticleListFavorited(t.Context(), c, dao.ArticleListFavoritedParams{BeforeCreatedAt: later})
+			},
+			args:    "(1, now(), 1, 20, 0)",
+			want:    []string{"Limit", "Index Only Scan Backward using favorite_articles_pkey", "Index Cond: ((user_id = $1) AND (ROW(created_at, article_id) < ROW($2, $3)))", "articles_pkey"},
+			notWant: []string{"Sort", "Seq Scan", "Filter"},
+		},
+		{
+			// The feed sorts, but only what its probes bring: one head per followed author, then
+			// depth rows of each of depth authors. Every probe is a bounded index-only read.
+			name: "feed",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ArticleListFeed(t.Context(), c, dao.ArticleListFeedParams{BeforeCreatedAt: later})
+			},
+			args: "(now(), 1, 1, 20, 0, 20)",
+			want: []string{"using follows_pkey", "Index Only Scan using articles_author_status_idx",
+				"Index Cond: ((author_id = f.followee_id) AND (status = 'published'::text) AND (ROW(created_at, id) < ROW("},
+			notWant: []string{"Seq Scan", "Filter"},
+		},
+		{
+			name: "own, every status",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ArticleListByAuthor(t.Context(), c, dao.ArticleListByAuthorParams{})
+			},
+			args:    "(1, 20, 20, 0)",
+			want:    []string{"Limit", "Merge Append", "using articles_author_status_idx", "Index Cond: ((author_id = $1) AND (status = 'withdrawn'::text))"},
+			notWant: []string{"Sort  ", "Seq Scan", "Filter"},
+		},
+		{
+			name: "own, one status",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ArticleListByAuthorStatus(t.Context(), c, dao.ArticleListByAuthorStatusParams{})
+			},
+			args:    "(1, 'draft', 20, 0)",
+			want:    []string{"Limit", "using articles_author_status_idx", "Index Cond: ((author_id = $1) AND (status = $2))"},
+			notWant: []string{"Sort", "Seq Scan", "Filter"},
+		},
+		{
+			name: "comments",
+			sql: func(c dao.DBTX) {
+				_, _ = q.CommentListByArticle(t.Context(), c, dao.CommentListByArticleParams{})
+			},
+			args:    "(1, 0, 20)",
+			want:    []string{"Limit", "using comments_article_seq_key", "Index Cond: ((article_id = $1) AND (seq > $2))"},
+			notWant: []string{"Sort", "Seq Scan", "Filter"},
+		},
+		{
+			name: "collection items",
+			sql: func(c dao.DBTX) {
+				_, _ = q.CollectionItemList(t.Context(), c, dao.CollectionItemListParams{})
+			},
+			args:    "(1, now(), 1, 20)",
+			want:    []string{"Limit", "using collection_items_recent_idx", "articles_pkey"},
+			notWant: []string{"Sort", "Seq Scan"},
+		},
+		{
+			name: "history",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ReadHistoryList(t.Context(), c, dao.ReadHistoryListParams{})
+			},
+			args:    "(1, now(), 1, 20)",
+			want:    []string{"Limit", "using reading_history_recent_idx"},
+			notWant: []string{"Sort", "Seq Scan"},
+		},
+		{
+			name: "notifications",
+			sql: func(c dao.DBTX) {
+				_, _ = q.NotificationList(t.Context(), c, dao.NotificationListParams{})
+			},
+			args:    "(1, now(), 1, 20)",
+			want:    []string{"Limit", "using notifications_recent_idx"},
+			notWant: []string{"Sort", "Seq Scan"},
+		},
+		{
+			name: "tag cloud",
+			sql: func(c dao.DBTX) {
+				_, _ = q.TagListPopular(t.Context(), c, 100)
+			},
+			args:    "(100)",
+			want:    []string{"Limit", "using tag_article_counts_popular_idx"},
+			notWant: []string{"Sort", "Seq Scan", "Filter"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			plan := genericPlan(t, db, captureSQL(t, tc.sql), tc.args)
+			for _, w := range tc.want {
+				if !strings.Contains(plan, w) {
+					t.Errorf("the generic plan lacks %q:\n%s", w, plan)
+				}
+			}
+			for _, nw := range tc.notWant {
+				if strings.Contains(plan, nw) {
+					t.Errorf("the generic plan holds %q:\n%s", nw, plan)
+				}
+			}
+		})
+	}
+}
+
+// captureSQL returns the SQL a generated query sends.
+func captureSQL(t *testing.T, run func(dao.DBTX)) string {
+	t.Helper()
+	var captured string
+	run(sqlCapture{sql: &captured})
+	if captured == "" {
+		t.Fatal("could not capture the query's SQL")
+	}
+	return captured
+}
+
+// genericPlan prepares sql on a connection of its own and explains its generic plan for args.
+func genericPlan(t *testing.T, db *testenv.DB, sql, args string) string {
+	t.Helper()
+	ctx := t.Context()
+	pooled, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := pooled.Hijack() // its settings and statement must not reach the pool
+	defer func() { _ = conn.Close(context.Background()) }()
+	for _, s := range []string{
+		"SET plan_cache_mode = force_generic_plan",
+		"PREPARE list_query AS " + sql,
+	} {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	rows, err := conn.Query(ctx, "EXPLAIN EXECUTE list_query"+args, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan.String()
+}
