@@ -102,14 +102,14 @@ func (q *Queries) ArticleCountsFavorited(ctx context.Context, db DBTX, userID in
 }
 
 const articleCountsSite = `-- name: ArticleCountsSite :one
-SELECT published FROM site_article_counts
+SELECT COALESCE(sum(published), 0)::bigint FROM site_article_counts
 `
 
 func (q *Queries) ArticleCountsSite(ctx context.Context, db DBTX) (int64, error) {
 	row := db.QueryRow(ctx, articleCountsSite)
-	var published int64
-	err := row.Scan(&published)
-	return published, err
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
 }
 
 const articleDelete = `-- name: ArticleDelete :execrows

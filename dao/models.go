@@ -198,7 +198,7 @@ type Session struct {
 }
 
 type SiteArticleCount struct {
-	ID        bool
+	Slot      int16
 	Published int64
 }
 

@@ -11,9 +11,11 @@
 -- transition tables, so a COPY of 50,000 rows costs a handful of set-based statements rather
 -- than 50,000 trigger calls.
 
+-- The site's count in 16 slots (an article counts in slot id % 16), summed on read: every
+-- publish, withdrawal and delete changes it, and one row would queue them all on its lock.
 CREATE TABLE site_article_counts (
-    id        BOOLEAN PRIMARY KEY DEFAULT true CHECK (id),
-    published BIGINT  NOT NULL DEFAULT 0
+    slot      SMALLINT PRIMARY KEY CHECK (slot >= 0 AND slot < 16),
+    published BIGINT   NOT NULL DEFAULT 0
 );
 
 -- No foreign keys on the counts: a row of zeros outliving its user or tag is harmless, while a
@@ -41,7 +43,9 @@ CREATE TABLE user_favorite_counts (
 CREATE TABLE article_tags (
     tag        TEXT        NOT NULL,
     created_at TIMESTAMPTZ NOT NULL,
-    article_id BIGINT      NOT NULL REFERENCES articles (id) ON DELETE CASCADE,
+    -- Checked at commit, not cascaded: the delete trigger removes an article's rows itself,
+    -- and counts what it removed (a cascade would remove them first, uncounted).
+    article_id BIGINT      NOT NULL REFERENCES articles (id) DEFERRABLE INITIALLY DEFERRED,
     PRIMARY KEY (tag, created_at, article_id)
 );
 CREATE INDEX article_tags_article_idx ON article_tags (article_id);
@@ -50,7 +54,7 @@ CREATE INDEX article_tags_article_idx ON article_tags (article_id);
 CREATE TABLE favorite_articles (
     user_id    BIGINT      NOT NULL REFERENCES users (id) ON DELETE CASCADE,
     created_at TIMESTAMPTZ NOT NULL,
-    article_id BIGINT      NOT NULL REFERENCES articles (id) ON DELETE CASCADE,
+    article_id BIGINT      NOT NULL REFERENCES articles (id) DEFERRABLE INITIALLY DEFERRED, -- as article_tags
     PRIMARY KEY (user_id, created_at, article_id)
 );
 CREATE INDEX favorite_articles_article_idx ON favorite_articles (article_id);
@@ -106,10 +110,13 @@ BEGIN
     SET drafts = c.drafts + EXCLUDED.drafts, published = c.published + EXCLUDED.published,
         withdrawn = c.withdrawn + EXCLUDED.withdrawn;
 
-    UPDATE site_article_counts
-    SET published = published + d.n
-    FROM (SELECT COALESCE(sum(ch.sign), 0) AS n FROM unnest(changes) ch WHERE ch.status = 'published') d
-    WHERE d.n <> 0;
+    INSERT INTO site_article_counts AS c (slot, published)
+    SELECT d.slot, d.n
+    FROM (SELECT (ch.id % 16)::smallint AS slot, sum(ch.sign) AS n
+          FROM unnest(changes) ch WHERE ch.status = 'published' GROUP BY 1) d
+    WHERE d.n <> 0
+    ORDER BY d.slot
+    ON CONFLICT (slot) DO UPDATE SET published = c.published + EXCLUDED.published;
 
     -- (article, tag) pairs of published rows: net +1 is a pair to add, -1 one to remove, 0 an
     -- edit that kept the tag.
@@ -317,7 +324,8 @@ CREATE TRIGGER likes_counts_delete AFTER DELETE ON likes
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION likes_counts_after_delete();
 
 -- The data already there, counted once.
-INSERT INTO site_article_counts (published) SELECT count(*) FROM articles WHERE status = 'published';
+INSERT INTO site_article_counts (slot, published)
+SELECT (id % 16)::smallint, count(*) FROM articles WHERE status = 'published' GROUP BY 1;
 INSERT INTO author_article_counts (author_id, drafts, published, withdrawn)
 SELECT author_id, count(*) FILTER (WHERE status = 'draft'), count(*) FILTER (WHERE status = 'published'),
        count(*) FILTER (WHERE status = 'withdrawn')

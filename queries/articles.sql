@@ -199,7 +199,7 @@ ORDER BY a.created_at DESC, a.id DESC
 LIMIT @lim::int OFFSET @off::int;
 
 -- name: ArticleCountsSite :one
-SELECT published FROM site_article_counts;
+SELECT COALESCE(sum(published), 0)::bigint FROM site_article_counts;
 
 -- name: ArticleCountsByAuthor :one
 SELECT drafts, published, withdrawn FROM author_article_counts WHERE author_id = @author_id::bigint;
