@@ -233,6 +233,7 @@ func TestOutbox_PublishesSurviveKilledRelaysAndConsumers(t *testing.T) {
 	repo := repository.NewArticleRepository(e.pool, dao.New(),
 		cache.NewArticleCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log),
 		cache.NewAuthorPageCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy),
+		cache.NewListPageCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log),
 		cache.NewTagsCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log), log)
 	began := time.Now()
 	transition := func(ids []int64, from domain.ArticleStatus, to domain.ArticleStatus) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,20 +25,21 @@ const (
 	maxTags    = 100         // size of the tag cloud
 )
 
-// ArticleRepository stores articles in PostgreSQL with a read-through cache for details, a cache
-// of each author's first page, and a cached tag cloud.
+// ArticleRepository stores articles in PostgreSQL with a read-through cache for details, caches
+// of each author's first page and of the global and per-tag first pages, and a cached tag cloud.
 type ArticleRepository struct {
 	pool  *pgxpool.Pool
 	q     dao.Querier
 	cache *cache.ArticleCache
 	pages *cache.AuthorPageCache
+	lists *cache.ListPageCache
 	tags  *cache.TagsCache
 	log   *slog.Logger
 }
 
 // NewArticleRepository returns the repository.
-func NewArticleRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.ArticleCache, pages *cache.AuthorPageCache, tags *cache.TagsCache, log *slog.Logger) *ArticleRepository {
-	return &ArticleRepository{pool: pool, q: q, cache: c, pages: pages, tags: tags, log: log}
+func NewArticleRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.ArticleCache, pages *cache.AuthorPageCache, lists *cache.ListPageCache, tags *cache.TagsCache, log *slog.Logger) *ArticleRepository {
+	return &ArticleRepository{pool: pool, q: q, cache: c, pages: pages, lists: lists, tags: tags, log: log}
 }
 
 // Create inserts the article in a unit of work of its own (see CreateIn).
@@ -122,7 +124,7 @@ func (r *ArticleRepository) Update(ctx context.Context, id int64, change func(*d
 		if err != nil {
 			return wrapf(err, "update article %d", id)
 		}
-		r.afterWrite(tx, articleFromRow(row), row.Slug)
+		r.afterWrite(tx, articleFromRow(row), row.Slug, locked.TagList...)
 		return nil
 	})
 	if err != nil {
@@ -179,7 +181,7 @@ func (r *ArticleRepository) Delete(ctx context.Context, a domain.Article) error 
 		if err := queries.InteractiveDelete(ctx, tx, dao.InteractiveDeleteParams{Biz: item, BizID: a.ID}); err != nil {
 			return wrapf(err, "delete counters of article %d", a.ID)
 		}
-		r.afterWrite(tx, domain.Article{AuthorID: a.AuthorID}, a.Slug)
+		r.afterWrite(tx, domain.Article{AuthorID: a.AuthorID}, a.Slug, a.Tags...)
 		return writeArticleEvent(ctx, tx, domain.TopicArticleDeleted, a)
 	})
 	return err
@@ -191,8 +193,27 @@ const combinedCountCap = 10_000
 
 // ListPublished lists one page of published article summaries and the filter's articlesCount.
 // A single filter (or none) reads its page off its own ordered index and its count off a counts
-// row; filters combined walk the global order and count at most combinedCountCap matches.
+// row; filters combined walk the global order and count at most combinedCountCap matches. The
+// global and per-tag first pages of the default size come through the first-page cache.
 func (r *ArticleRepository) ListPublished(ctx context.Context, q service.ArticleQuery) ([]domain.Article, int64, error) {
+	if q.Page.Offset == 0 && q.Page.Cursor == nil && q.Page.Limit == domain.DefaultPageLimit && q.AuthorID == 0 && q.FavoritedBy == 0 {
+		load := func(ctx context.Context) (cache.ListPage, error) {
+			arts, total, err := r.listPublished(ctx, q)
+			return cache.ListPage{Articles: arts, Total: total}, err
+		}
+		var p cache.ListPage
+		var err error
+		if q.Tag == "" {
+			p, err = r.lists.Global(ctx, load)
+		} else {
+			p, err = r.lists.Tag(ctx, q.Tag, load)
+		}
+		return p.Articles, p.Total, err
+	}
+	return r.listPublished(ctx, q)
+}
+
+func (r *ArticleRepository) listPublished(ctx context.Context, q service.ArticleQuery) ([]domain.Article, int64, error) {
 	before, beforeID, off := keyset(q.Page)
 	lim := int32(q.Page.Limit)
 	var (
@@ -348,11 +369,11 @@ func (r *ArticleRepository) Preload(ctx context.Context, slug string) error {
 // afterWrite brings the caches in line with tx's write once it has committed: drop (or, on
 // publish, warm) the detail entry and drop the author's cached pages. Failures only cost freshness
 // until the TTL, so they are logged.
-func (r *ArticleRepository) afterWrite(tx *Tx, a domain.Article, invalidateSlug string) {
-	tx.AfterCommit(func(ctx context.Context) { r.syncCaches(ctx, a, invalidateSlug) })
+func (r *ArticleRepository) afterWrite(tx *Tx, a domain.Article, invalidateSlug string, formerTags ...string) {
+	tx.AfterCommit(func(ctx context.Context) { r.syncCaches(ctx, a, invalidateSlug, formerTags) })
 }
 
-func (r *ArticleRepository) syncCaches(ctx context.Context, a domain.Article, invalidateSlug string) {
+func (r *ArticleRepository) syncCaches(ctx context.Context, a domain.Article, invalidateSlug string, formerTags []string) {
 	ctx = context.WithoutCancel(ctx)
 	warm := a.Status == domain.StatusPublished && a.ID != 0
 	if invalidateSlug != "" && (!warm || invalidateSlug != a.Slug) { // a warm-up invalidates its slug itself
@@ -367,6 +388,10 @@ func (r *ArticleRepository) syncCaches(ctx context.Context, a domain.Article, in
 	}
 	if err := r.pages.Invalidate(ctx, a.AuthorID); err != nil {
 		r.log.WarnContext(ctx, "author page cache invalidation failed", "author_id", a.AuthorID, "err", err)
+	}
+	// Any of these writes can change the first pages the article is or was on.
+	if err := r.lists.Invalidate(ctx, append(slices.Clone(a.Tags), formerTags...)...); err != nil {
+		r.log.WarnContext(ctx, "first page cache invalidation failed", "slug", invalidateSlug, "err", err)
 	}
 	// Publish, withdraw, delete and tag edits all change which tags are in use.
 	if err := r.tags.Invalidate(ctx); err != nil {

@@ -86,7 +86,7 @@ func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
 		pages:    cache.NewAuthorPageCache(cacheRDB, ks, o.Policy),
 		counters: cache.NewCounters(cacheRDB, ks, o.Policy, log),
 	}
-	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), log)
+	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, cache.NewListPageCache(cacheRDB, ks, o.Policy, log), cache.NewTagsCache(cacheRDB, ks, o.Policy, log), log)
 	e.inter = repository.NewInteractiveRepository(pool, q, e.counters)
 	e.comments = repository.NewCommentRepository(pool, q)
 	return e
@@ -145,8 +145,9 @@ type countingQuerier struct {
 	dao.Querier
 	byID, byName, byEmail atomic.Int64
 	bySlug                atomic.Int64 // ArticleGetBySlug: detail loads and preloads
-	listByAuthor          atomic.Int64 // ArticleListByAuthor
-	countByAuthor         atomic.Int64 // ArticleCountByAuthor
+	listByAuthor          atomic.Int64 // ArticleListByAuthor, ArticleListByAuthorStatus
+	countByAuthor         atomic.Int64 // ArticleCountsByAuthor
+	listPublished         atomic.Int64 // ArticleListPublished, ArticleListByTag
 	tagLists              atomic.Int64 // TagListPopular
 	counterLoads          atomic.Int64 // InteractiveGetMany
 	gate                  *gate        // nil: no hold; set before the goroutines that use it start
@@ -174,6 +175,16 @@ func (q *countingQuerier) ArticleGetBySlug(ctx context.Context, db dao.DBTX, slu
 func (q *countingQuerier) ArticleListByAuthor(ctx context.Context, db dao.DBTX, arg dao.ArticleListByAuthorParams) ([]dao.ArticleListByAuthorRow, error) {
 	q.listByAuthor.Add(1)
 	return q.Querier.ArticleListByAuthor(ctx, db, arg)
+}
+
+func (q *countingQuerier) ArticleListPublished(ctx context.Context, db dao.DBTX, arg dao.ArticleListPublishedParams) ([]dao.ArticleListPublishedRow, error) {
+	q.listPublished.Add(1)
+	return q.Querier.ArticleListPublished(ctx, db, arg)
+}
+
+func (q *countingQuerier) ArticleListByTag(ctx context.Context, db dao.DBTX, arg dao.ArticleListByTagParams) ([]dao.ArticleListByTagRow, error) {
+	q.listPublished.Add(1)
+	return q.Querier.ArticleListByTag(ctx, db, arg)
 }
 
 func (q *countingQuerier) ArticleListByAuthorStatus(ctx context.Context, db dao.DBTX, arg dao.ArticleListByAuthorStatusParams) ([]dao.ArticleListByAuthorStatusRow, error) {

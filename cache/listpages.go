@@ -1,0 +1,84 @@
+package cache
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/inkwell-dev/inkwell/domain"
+)
+
+// ListPageCache caches the first pages every visitor asks for: the global list and each tag's
+// list, with the default page size. An entry holds the page's summaries and the list's
+// articlesCount; authors, counters and the viewer's flags are composed per request, as for any
+// list. Every committed write that can change a page (publish, withdraw, delete, an edit of a
+// published article) drops the global page and the pages of the article's tags before and after
+// it; the drop reaches the other instances' in-process copies through the invalidation channel,
+// and its tombstone keeps a fill that read the page before the write from storing it.
+type ListPageCache struct {
+	rt *ReadThrough[cachedListPage]
+	ks Keyspace
+}
+
+// NewListPageCache returns the first-page cache.
+func NewListPageCache(rdb redis.UniversalClient, ks Keyspace, policy Policy, log *slog.Logger) *ListPageCache {
+	return &ListPageCache{rt: NewReadThrough[cachedListPage](rdb, "listpage", policy, log), ks: ks}
+}
+
+type cachedListPage struct {
+	Articles []cachedArticle `json:"articles"`
+	Total    int64           `json:"total"`
+}
+
+// ListPage is one cached first page.
+type ListPage struct {
+	Articles []domain.Article
+	Total    int64
+}
+
+// Global returns the global first page, calling load on a miss.
+func (c *ListPageCache) Global(ctx context.Context, load func(context.Context) (ListPage, error)) (ListPage, error) {
+	return c.get(ctx, c.globalKey(), load)
+}
+
+// Tag returns tag's first page, calling load on a miss.
+func (c *ListPageCache) Tag(ctx context.Context, tag string, load func(context.Context) (ListPage, error)) (ListPage, error) {
+	return c.get(ctx, c.tagKey(tag), load)
+}
+
+// Invalidate drops the global first page and the first pages of tags.
+func (c *ListPageCache) Invalidate(ctx context.Context, tags ...string) error {
+	keys := make([]string, 0, len(tags)+1)
+	keys = append(keys, c.globalKey())
+	for _, t := range tags {
+		keys = append(keys, c.tagKey(t))
+	}
+	return c.rt.Delete(ctx, keys...)
+}
+
+func (c *ListPageCache) get(ctx context.Context, key string, load func(context.Context) (ListPage, error)) (ListPage, error) {
+	cp, err := c.rt.Get(ctx, key, func(ctx context.Context) (cachedListPage, error) {
+		p, err := load(ctx)
+		if err != nil {
+			return cachedListPage{}, err
+		}
+		out := cachedListPage{Articles: make([]cachedArticle, len(p.Articles)), Total: p.Total}
+		for i, a := range p.Articles {
+			out.Articles[i] = toCachedArticle(a)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return ListPage{}, err
+	}
+	p := ListPage{Articles: make([]domain.Article, len(cp.Articles)), Total: cp.Total}
+	for i, a := range cp.Articles {
+		p.Articles[i] = a.domain()
+	}
+	return p, nil
+}
+
+func (c *ListPageCache) globalKey() string { return c.ks.Key("listpage", "global") }
+
+func (c *ListPageCache) tagKey(tag string) string { return c.ks.Key("listpage", "tag", tag) }

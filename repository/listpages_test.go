@@ -1,0 +1,83 @@
+package repository_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/service"
+)
+
+// The global and per-tag first pages are served from the cache, and every write that changes
+// them shows on the next read: publish, a tag edit (on the old tag's page and the new one's),
+// withdraw and delete.
+func TestArticleRepository_FirstPagesFollowTheWrites(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	e := setup(t, db, envOpts{})
+	ctx := t.Context()
+	author := createUser(t, e.users, userOpts{})
+	first := domain.Page{Limit: domain.DefaultPageLimit}
+	page := func(tag string) ([]string, int64) {
+		t.Helper()
+		arts, total, err := e.articles.ListPublished(ctx, service.ArticleQuery{Tag: tag, Page: first})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slugs(arts), total
+	}
+	requirePage := func(tag string, want ...string) {
+		t.Helper()
+		got, total := page(tag)
+		if !slices.Equal(got, want) || total != int64(len(want)) {
+			t.Fatalf("first page of %q = %v (articlesCount %d), want %v", tag, got, total, want)
+		}
+	}
+	a, err := e.articles.Create(ctx, domain.Article{Slug: "first-" + testenv.RandomID(4), AuthorID: author.ID,
+		Title: "t", Description: "d", Body: "b", Tags: []string{"go"}, Status: domain.StatusPublished})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requirePage("", a.Slug)
+	requirePage("go", a.Slug)
+	listQueries := e.q.listPublished.Load()
+	requirePage("", a.Slug)
+	requirePage("go", a.Slug)
+	if n := e.q.listPublished.Load() - listQueries; n != 0 {
+		t.Fatalf("cached first pages ran %d list queries", n)
+	}
+
+	b, err := e.articles.Create(ctx, domain.Article{Slug: "second-" + testenv.RandomID(4), AuthorID: author.ID,
+		Title: "t", Description: "d", Body: "b", Tags: []string{"go"}, Status: domain.StatusDraft})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requirePage("", a.Slug) // a draft is on no list
+	if _, err := e.articles.Transition(ctx, b.ID, []domain.ArticleStatus{domain.StatusDraft}, domain.StatusPublished); err != nil {
+		t.Fatal(err)
+	}
+	requirePage("", b.Slug, a.Slug)
+	requirePage("go", b.Slug, a.Slug)
+
+	if _, err := e.articles.Update(ctx, a.ID, func(art *domain.Article) error { art.Tags = []string{"sql"}; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	requirePage("go", b.Slug)
+	requirePage("sql", a.Slug)
+
+	if _, err := e.articles.Transition(ctx, b.ID, []domain.ArticleStatus{domain.StatusPublished}, domain.StatusWithdrawn); err != nil {
+		t.Fatal(err)
+	}
+	requirePage("", a.Slug)
+	requirePage("go")
+	a, err = e.articles.GetBySlug(ctx, a.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.articles.Delete(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	requirePage("")
+	requirePage("sql")
+}
