@@ -3,6 +3,8 @@ package cache
 import (
 	"context"
 	"log/slog"
+	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -16,14 +18,23 @@ import (
 // published article) drops the global page and the pages of the article's tags before and after
 // it; the drop reaches the other instances' in-process copies through the invalidation channel,
 // and its tombstone keeps a fill that read the page before the write from storing it.
+//
+// A reader's first feed page is cached too, under a key holding the feed's stamp (see Feed).
 type ListPageCache struct {
-	rt *ReadThrough[cachedListPage]
-	ks Keyspace
+	rt    *ReadThrough[cachedListPage]
+	feeds *ReadThrough[cachedListPage]
+	ks    Keyspace
 }
 
 // NewListPageCache returns the first-page cache.
 func NewListPageCache(rdb redis.UniversalClient, ks Keyspace, policy Policy, log *slog.Logger) *ListPageCache {
-	return &ListPageCache{rt: NewReadThrough[cachedListPage](rdb, "listpage", policy, log), ks: ks}
+	feedPolicy := policy
+	feedPolicy.TTL, feedPolicy.Jitter = FeedPageTTL, FeedPageTTL/5
+	return &ListPageCache{
+		rt:    NewReadThrough[cachedListPage](rdb, "listpage", policy, log),
+		feeds: NewReadThrough[cachedListPage](rdb, "feedpage", feedPolicy, log),
+		ks:    ks,
+	}
 }
 
 type cachedListPage struct {
@@ -47,6 +58,16 @@ func (c *ListPageCache) Tag(ctx context.Context, tag string, load func(context.C
 	return c.get(ctx, c.tagKey(tag), load)
 }
 
+// FeedPageTTL bounds a cached feed page: its key holds the stamp of the state it shows, so a
+// change makes readers look for another key and the old one only waits for its expiry.
+const FeedPageTTL = time.Minute
+
+// Feed returns readerID's first feed page for the feed's stamp, calling load on a miss. No write
+// invalidates it: a change of what the feed shows changes the stamp, and so the key.
+func (c *ListPageCache) Feed(ctx context.Context, readerID, stamp int64, load func(context.Context) (ListPage, error)) (ListPage, error) {
+	return c.getFrom(ctx, c.feeds, c.ks.Key("listpage", "feed", strconv.FormatInt(readerID, 10), strconv.FormatInt(stamp, 16)), load)
+}
+
 // Invalidate drops the global first page and the first pages of tags.
 func (c *ListPageCache) Invalidate(ctx context.Context, tags ...string) error {
 	keys := make([]string, 0, len(tags)+1)
@@ -58,7 +79,11 @@ func (c *ListPageCache) Invalidate(ctx context.Context, tags ...string) error {
 }
 
 func (c *ListPageCache) get(ctx context.Context, key string, load func(context.Context) (ListPage, error)) (ListPage, error) {
-	cp, err := c.rt.Get(ctx, key, func(ctx context.Context) (cachedListPage, error) {
+	return c.getFrom(ctx, c.rt, key, load)
+}
+
+func (c *ListPageCache) getFrom(ctx context.Context, rt *ReadThrough[cachedListPage], key string, load func(context.Context) (ListPage, error)) (ListPage, error) {
+	cp, err := rt.Get(ctx, key, func(ctx context.Context) (cachedListPage, error) {
 		p, err := load(ctx)
 		if err != nil {
 			return cachedListPage{}, err

@@ -52,6 +52,7 @@ type AuthorArticleCount struct {
 	Drafts    int64
 	Published int64
 	Withdrawn int64
+	Version   int64
 }
 
 type Collection struct {

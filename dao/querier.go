@@ -15,8 +15,6 @@ type Querier interface {
 	APIKeyInsert(ctx context.Context, db DBTX, arg APIKeyInsertParams) (ApiKey, error)
 	APIKeyListByUser(ctx context.Context, db DBTX, userID int64) ([]ApiKey, error)
 	APIKeyRevoke(ctx context.Context, db DBTX, arg APIKeyRevokeParams) (int64, error)
-	// The feed's articlesCount: one counts row per followed author.
-	ArticleCountFeed(ctx context.Context, db DBTX, followerID int64) (int64, error)
 	// articlesCount of two or three filters at once: exact up to @cap, and @cap beyond it.
 	ArticleCountFiltered(ctx context.Context, db DBTX, arg ArticleCountFilteredParams) (int64, error)
 	ArticleCountsByAuthor(ctx context.Context, db DBTX, authorID int64) (ArticleCountsByAuthorRow, error)
@@ -24,6 +22,11 @@ type Querier interface {
 	ArticleCountsFavorited(ctx context.Context, db DBTX, userID int64) (int64, error)
 	ArticleCountsSite(ctx context.Context, db DBTX) (int64, error)
 	ArticleDelete(ctx context.Context, db DBTX, id int64) (int64, error)
+	// The feed's articlesCount (one counts row per followed author) and its stamp: a hash of who is
+	// followed and of each one's version, which changes whenever the feed's content can. A cached
+	// feed page is stored under the stamp read before its page query, so a page is never filed
+	// under a state older than the one it shows.
+	ArticleFeedStamp(ctx context.Context, db DBTX, followerID int64) (ArticleFeedStampRow, error)
 	ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (Article, error)
 	// Summaries (no bodies) of the articles of a folder's or a history's page.
 	ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleGetByIDsRow, error)

@@ -20,11 +20,15 @@ CREATE TABLE site_article_counts (
 
 -- No foreign keys on the counts: a row of zeros outliving its user or tag is harmless, while a
 -- foreign key would order a cascade's deletes against the triggers' upserts.
+-- version moves with every change of what the author's published articles show in a list
+-- (one published, withdrawn, deleted, retitled, retagged): a reader's cached feed page is keyed by
+-- the versions of the authors they follow (ArticleFeedStamp).
 CREATE TABLE author_article_counts (
     author_id BIGINT PRIMARY KEY,
     drafts    BIGINT NOT NULL DEFAULT 0,
     published BIGINT NOT NULL DEFAULT 0,
-    withdrawn BIGINT NOT NULL DEFAULT 0
+    withdrawn BIGINT NOT NULL DEFAULT 0,
+    version   BIGINT NOT NULL DEFAULT 0
 );
 
 CREATE TABLE tag_article_counts (
@@ -96,19 +100,20 @@ LANGUAGE plpgsql AS $$
 BEGIN
     -- Every row below is locked in key order, so two writers never wait on each other in a
     -- circle.
-    INSERT INTO author_article_counts AS c (author_id, drafts, published, withdrawn)
-    SELECT s.author_id, s.drafts, s.published, s.withdrawn
+    INSERT INTO author_article_counts AS c (author_id, drafts, published, withdrawn, version)
+    SELECT s.author_id, s.drafts, s.published, s.withdrawn, CASE WHEN s.shown THEN 1 ELSE 0 END
     FROM (SELECT ch.author_id,
                  COALESCE(sum(ch.sign) FILTER (WHERE ch.status = 'draft'), 0) AS drafts,
                  COALESCE(sum(ch.sign) FILTER (WHERE ch.status = 'published'), 0) AS published,
-                 COALESCE(sum(ch.sign) FILTER (WHERE ch.status = 'withdrawn'), 0) AS withdrawn
+                 COALESCE(sum(ch.sign) FILTER (WHERE ch.status = 'withdrawn'), 0) AS withdrawn,
+                 bool_or(ch.status = 'published') AS shown
           FROM unnest(changes) ch
           GROUP BY ch.author_id) s
-    WHERE s.drafts <> 0 OR s.published <> 0 OR s.withdrawn <> 0
+    WHERE s.drafts <> 0 OR s.published <> 0 OR s.withdrawn <> 0 OR s.shown
     ORDER BY s.author_id
     ON CONFLICT (author_id) DO UPDATE
     SET drafts = c.drafts + EXCLUDED.drafts, published = c.published + EXCLUDED.published,
-        withdrawn = c.withdrawn + EXCLUDED.withdrawn;
+        withdrawn = c.withdrawn + EXCLUDED.withdrawn, version = c.version + EXCLUDED.version;
 
     INSERT INTO site_article_counts AS c (slot, published)
     SELECT d.slot, d.n
@@ -210,7 +215,7 @@ END $$;
 CREATE FUNCTION articles_counts_after_update() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    -- Only rows whose counted columns changed: an edit of a body changes nothing here.
+    -- Only rows whose counted or listed columns changed: an edit of a body changes nothing here.
     PERFORM article_counts_apply(ARRAY(
         SELECT ROW(s.sign, s.id, s.author_id, s.status, s.tag_list, s.created_at)::article_change
         FROM old_rows o JOIN new_rows n ON n.id = o.id
@@ -219,7 +224,8 @@ BEGIN
             (1, n.id, n.author_id, n.status, n.tag_list, n.created_at)
         ) s(sign, id, author_id, status, tag_list, created_at)
         WHERE o.status IS DISTINCT FROM n.status OR o.tag_list IS DISTINCT FROM n.tag_list
-           OR o.author_id IS DISTINCT FROM n.author_id OR o.created_at IS DISTINCT FROM n.created_at), true);
+           OR o.author_id IS DISTINCT FROM n.author_id OR o.created_at IS DISTINCT FROM n.created_at
+           OR o.title IS DISTINCT FROM n.title OR o.description IS DISTINCT FROM n.description), true);
     RETURN NULL;
 END $$;
 -- +goose StatementEnd

@@ -272,20 +272,33 @@ func (r *ArticleRepository) listPublished(ctx context.Context, q service.Article
 }
 
 // Feed lists one page of the published article summaries by the authors followerID follows;
-// its count sums the followed authors' counts rows.
+// its count sums the followed authors' counts rows. The first page of the default size comes
+// through the first-page cache, under the feed's stamp, read first (see ArticleFeedStamp).
 func (r *ArticleRepository) Feed(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, int64, error) {
+	st, err := r.q.ArticleFeedStamp(ctx, r.pool, followerID)
+	if err != nil {
+		return nil, 0, wrapf(err, "count feed of %d", followerID)
+	}
+	if p.Offset == 0 && p.Cursor == nil && p.Limit == domain.DefaultPageLimit {
+		page, err := r.lists.Feed(ctx, followerID, st.Stamp, func(ctx context.Context) (cache.ListPage, error) {
+			arts, err := r.feedPage(ctx, followerID, p)
+			return cache.ListPage{Articles: arts, Total: st.Total}, err
+		})
+		return page.Articles, page.Total, err
+	}
+	arts, err := r.feedPage(ctx, followerID, p)
+	return arts, st.Total, err
+}
+
+func (r *ArticleRepository) feedPage(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, error) {
 	before, beforeID, off := keyset(p)
 	rows, err := r.q.ArticleListFeed(ctx, r.pool, dao.ArticleListFeedParams{
 		FollowerID: followerID, BeforeCreatedAt: before, BeforeID: beforeID, Lim: int32(p.Limit), Off: off, Depth: int32(p.Limit) + off,
 	})
 	if err != nil {
-		return nil, 0, wrapf(err, "list feed of %d", followerID)
+		return nil, wrapf(err, "list feed of %d", followerID)
 	}
-	total, err := r.q.ArticleCountFeed(ctx, r.pool, followerID)
-	if err != nil {
-		return nil, 0, wrapf(err, "count feed of %d", followerID)
-	}
-	return summariesFrom(rows, func(r dao.ArticleListFeedRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) }), total, nil
+	return summariesFrom(rows, func(r dao.ArticleListFeedRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) }), nil
 }
 
 // ListByAuthor lists an author's own summaries. The first page with the default limit is served

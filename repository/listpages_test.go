@@ -81,3 +81,67 @@ func TestArticleRepository_FirstPagesFollowTheWrites(t *testing.T) {
 	requirePage("")
 	requirePage("sql")
 }
+
+// A reader's first feed page is cached under the feed's stamp: reading it again runs no feed
+// query, and every change of what it shows (a followed author publishing, retitling or
+// withdrawing, a follow or an unfollow) shows on the next read.
+func TestArticleRepository_FeedFirstPageFollowsTheWrites(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	e := setup(t, db, envOpts{})
+	ctx := t.Context()
+	reader, alice, bob := createUser(t, e.users, userOpts{}), createUser(t, e.users, userOpts{}), createUser(t, e.users, userOpts{})
+	first := domain.Page{Limit: domain.DefaultPageLimit}
+	requireFeed := func(want ...string) []domain.Article {
+		t.Helper()
+		arts, total, err := e.articles.Feed(ctx, reader.ID, first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slugs(arts); !slices.Equal(got, want) || total != int64(len(want)) {
+			t.Fatalf("feed = %v (articlesCount %d), want %v", got, total, want)
+		}
+		return arts
+	}
+	publish := func(author domain.User) domain.Article {
+		t.Helper()
+		a, err := e.articles.Create(ctx, domain.Article{Slug: "feed-" + testenv.RandomID(5), AuthorID: author.ID,
+			Title: "t", Description: "d", Body: "b", Tags: []string{}, Status: domain.StatusPublished})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	a1 := publish(alice)
+	b1 := publish(bob)
+	requireFeed()
+	if err := e.follows.Follow(ctx, reader.ID, alice.ID); err != nil {
+		t.Fatal(err)
+	}
+	requireFeed(a1.Slug)
+	feedQueries := e.q.feedPages.Load()
+	requireFeed(a1.Slug)
+	if n := e.q.feedPages.Load() - feedQueries; n != 0 {
+		t.Fatalf("the cached first feed page ran %d feed queries", n)
+	}
+	a2 := publish(alice)
+	requireFeed(a2.Slug, a1.Slug)
+	if _, err := e.articles.Update(ctx, a1.ID, func(a *domain.Article) error { a.Title = "Retitled"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if arts := requireFeed(a2.Slug, a1.Slug); arts[1].Title != "Retitled" {
+		t.Fatalf("feed shows title %q after the edit", arts[1].Title)
+	}
+	if _, err := e.articles.Transition(ctx, a2.ID, []domain.ArticleStatus{domain.StatusPublished}, domain.StatusWithdrawn); err != nil {
+		t.Fatal(err)
+	}
+	requireFeed(a1.Slug)
+	if err := e.follows.Follow(ctx, reader.ID, bob.ID); err != nil {
+		t.Fatal(err)
+	}
+	requireFeed(b1.Slug, a1.Slug)
+	if err := e.follows.Unfollow(ctx, reader.ID, alice.ID); err != nil {
+		t.Fatal(err)
+	}
+	requireFeed(b1.Slug)
+}

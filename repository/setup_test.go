@@ -148,6 +148,7 @@ type countingQuerier struct {
 	listByAuthor          atomic.Int64 // ArticleListByAuthor, ArticleListByAuthorStatus
 	countByAuthor         atomic.Int64 // ArticleCountsByAuthor
 	listPublished         atomic.Int64 // ArticleListPublished, ArticleListByTag
+	feedPages             atomic.Int64 // ArticleListFeed
 	tagLists              atomic.Int64 // TagListPopular
 	counterLoads          atomic.Int64 // InteractiveGetMany
 	gate                  *gate        // nil: no hold; set before the goroutines that use it start
@@ -185,6 +186,11 @@ func (q *countingQuerier) ArticleListPublished(ctx context.Context, db dao.DBTX,
 func (q *countingQuerier) ArticleListByTag(ctx context.Context, db dao.DBTX, arg dao.ArticleListByTagParams) ([]dao.ArticleListByTagRow, error) {
 	q.listPublished.Add(1)
 	return q.Querier.ArticleListByTag(ctx, db, arg)
+}
+
+func (q *countingQuerier) ArticleListFeed(ctx context.Context, db dao.DBTX, arg dao.ArticleListFeedParams) ([]dao.ArticleListFeedRow, error) {
+	q.feedPages.Add(1)
+	return q.Querier.ArticleListFeed(ctx, db, arg)
 }
 
 func (q *countingQuerier) ArticleListByAuthorStatus(ctx context.Context, db dao.DBTX, arg dao.ArticleListByAuthorStatusParams) ([]dao.ArticleListByAuthorStatusRow, error) {
