@@ -148,7 +148,8 @@ func TestScaleReport(t *testing.T) {
 	g := scaleGoals{small: "1k", large: "1M", ref: "ceiling", list: "list", feed32: "feed", minRatio: 0.8, minCeiling: 0.3, maxP99Ms: 20, maxRSS: 1.2}
 	small := []result{scaleRow("list", 5000, 10, 32, 50), scaleRow("tag", 4000, 12, 32, 52), scaleRow("feed", 2000, 15, 32, 55)}
 	small[2].SignedIn = true
-	pass := []result{scaleRow("ceiling", 15000, 4, 32, 0), scaleRow("list", 4800, 11, 32, 58), scaleRow("tag", 3900, 12, 32, 60), scaleRow("feed", 1700, 19, 32, 62)}
+	// The server's RSS after the ceiling's load (500 MiB here) does not count.
+	pass := []result{scaleRow("ceiling", 15000, 4, 32, 500), scaleRow("list", 4800, 11, 32, 58), scaleRow("tag", 3900, 12, 32, 60), scaleRow("feed", 1700, 19, 32, 62)}
 	var out strings.Builder
 	if err := writeScaleReport(&out, small, pass, g); err != nil {
 		t.Fatal(err)
