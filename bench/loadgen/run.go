@@ -106,6 +106,7 @@ func runMain(args []string) error {
 	fs.Var(&bodyFlags, "body", "NAME=JSON: the body target NAME sends with POST, PUT and PATCH (repeatable)")
 	var authFlags multiFlag
 	fs.Var(&authFlags, "auth", "NAME=FILE: every worker of read target NAME signs with the first token in FILE (one signed-in reader; repeatable)")
+	slowOK := fs.Bool("slow-ok", false, "a target with no request inside its window (each took longer) is reported with 0 req/s instead of failing the run; errors still fail it")
 	rssPID := fs.Int("rss", 0, "PID: record this process's resident memory (VmRSS, VmHWM from /proc) right after each target's window")
 	var cpuFlags multiFlag
 	fs.Var(&cpuFlags, "cpu", "LABEL=PID[,PID...] or LABEL=comm:NAME: report the CPU these processes use per request (repeatable; Linux)")
@@ -178,8 +179,15 @@ func runMain(args []string) error {
 			return err
 		}
 	}
+	return checkResults(results, *slowOK)
+}
+
+// checkResults fails a run in which a request failed, or (unless slowOK) a target had no request
+// both start and finish inside its window: such numbers are not valid. With slowOK a silent target
+// is a measurement too — slower than the window — which the scale section reports as such.
+func checkResults(results []result, slowOK bool) error {
 	for _, r := range results {
-		if r.Errors > 0 || r.Requests == 0 {
+		if r.Errors > 0 || (r.Requests == 0 && !slowOK) {
 			return fmt.Errorf("%s: %d errors, %d successful requests (first error: %s); the numbers above are not valid", r.Name, r.Errors, r.Requests, r.ErrorSample)
 		}
 	}

@@ -106,6 +106,23 @@ func pagedList(t *testing.T, wantToken string) *httptest.Server {
 	return srv
 }
 
+func TestCheckResults(t *testing.T) {
+	t.Parallel()
+	ok, silent, failed := result{Name: "ok", Requests: 3}, result{Name: "slow"}, result{Name: "bad", Requests: 3, Errors: 1, ErrorSample: "GET: status 500"}
+	if err := checkResults([]result{ok}, false); err != nil {
+		t.Error(err)
+	}
+	if err := checkResults([]result{ok, silent}, false); err == nil || !strings.Contains(err.Error(), "slow: 0 errors, 0 successful") {
+		t.Errorf("a silent row without -slow-ok: %v", err)
+	}
+	if err := checkResults([]result{ok, silent}, true); err != nil {
+		t.Errorf("a silent row with -slow-ok: %v", err)
+	}
+	if err := checkResults([]result{failed}, true); err == nil || !strings.Contains(err.Error(), "status 500") {
+		t.Errorf("errors with -slow-ok: %v", err)
+	}
+}
+
 func TestWalkPages(t *testing.T) {
 	t.Parallel()
 	srv := pagedList(t, "")
@@ -140,7 +157,8 @@ func TestWalkPages(t *testing.T) {
 }
 
 func scaleRow(name string, rps, p99 float64, c int, rssMiB int64) result {
-	return result{Name: name, Request: "GET /" + name + "?cursor=abc&limit=20", RPS: rps, P50Ms: p99 / 2, P99Ms: p99, Concurrency: c, RSSKiB: rssMiB << 10}
+	return result{Name: name, Request: "GET /" + name + "?cursor=abc&limit=20", RPS: rps, P50Ms: p99 / 2, P99Ms: p99, Concurrency: c,
+		RSSKiB: rssMiB << 10, Requests: int(5 * rps), Seconds: 5}
 }
 
 func TestScaleReport(t *testing.T) {
@@ -194,6 +212,23 @@ func TestScaleReport(t *testing.T) {
 	}
 	if strings.Contains(report, "PASS") {
 		t.Errorf("failing figures reported a PASS:\n%s", report)
+	}
+
+	// A row slower than its window (loadgen run -slow-ok): no latencies, and its goals fail.
+	slow := scaleRow("feed-c32", 0, 0, 32, 90)
+	slow.Requests = 0
+	fail[4] = slow
+	out.Reset()
+	if err := writeScaleReport(&out, small, fail, g); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| feed-c32 | `GET /feed-c32?cursor=…&limit=20` (32 connections) | | | | 0 | > 5s | > 5s | | 0.0% | – / 90 |",
+		"feed-c32 at 1M, 32 connections: p99 ≤ 20.00 ms: **FAIL** (no request finished inside the 5s window)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
 	}
 
 	// No ceiling, or nothing in common: an error, not a table.
