@@ -47,7 +47,7 @@
 #   4. the scale section (scripts/bench-scale.sh): two more databases, inkwell_bench_1k and
 #      inkwell_bench_1m, bulk-seeded with inkwell seed, the list rows on each with a fresh server,
 #      next to the ceiling, compared by loadgen scale.
-# All load stays on loopback; the run takes about six minutes with the defaults.
+# All load stays on loopback; the run takes about seven minutes with the defaults.
 set -euo pipefail
 
 ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
