@@ -120,12 +120,16 @@ build: ## Build bin/inkwell
 	go build -o bin/inkwell ./cmd/inkwell
 
 .PHONY: bench
-bench: ## Run every load test (API reads and writes vs bare gin, two instances and propagation, read events, job queue, ranking pass); rewrites docs/BENCHMARKS.md (~3.5-5 min)
+bench: ## Run every load test (API reads and writes vs bare gin, two instances and propagation, read events, job queue, ranking pass, lists at 1k and 1M articles); rewrites docs/BENCHMARKS.md (~7-9 min)
 	BENCH_WRITE=1 BENCH_COMMAND='make bench' scripts/bench.sh
 
 .PHONY: bench-fleet
 bench-fleet: ## Only the two-instance rows of make bench (cached read per instance, propagation delay); rewrites their section of docs/BENCHMARKS.md (~1.5-3 min)
 	BENCH_WRITE=1 BENCH_FLEET_ONLY=1 BENCH_COMMAND='make bench-fleet' scripts/bench.sh
+
+.PHONY: bench-scale
+bench-scale: ## Only the scale section of make bench (list rows at 1k and 1M bulk-seeded articles, server RSS); rewrites its section of docs/BENCHMARKS.md (~3-4 min)
+	BENCH_WRITE=1 BENCH_SCALE_ONLY=1 BENCH_COMMAND='make bench-scale' scripts/bench.sh
 
 .PHONY: bench-go
 bench-go: ## Run the Go micro-benchmarks (go test -bench)

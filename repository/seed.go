@@ -18,6 +18,7 @@ type SeedOptions struct {
 	PasswordHash string // every seeded user gets this hash (one known password)
 	Chunk        int    // rows per COPY
 	Now          time.Time
+	Reader       SeedReader // one signed-in reader over the seeded data (none when Username is "")
 }
 
 // Seeder bulk-loads users, published articles and like counters with COPY, for benchmarks and
@@ -75,7 +76,7 @@ func (s *Seeder) Seed(ctx context.Context, o SeedOptions, progress func(what str
 		return fmt.Errorf("vacuum analyze: %w", err)
 	}
 	progress("analyze", o.Articles, o.Articles)
-	return nil
+	return s.seedReader(ctx, o, tag, progress)
 }
 
 func (s *Seeder) seedUsers(ctx context.Context, o SeedOptions, tag string, progress func(string, int, int)) ([]int64, error) {

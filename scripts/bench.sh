@@ -23,6 +23,12 @@
 #   BENCH_PROPAGATION_WRITES   edits the propagation row measures (default 1000, 1..10000)
 #   BENCH_PROPAGATION_BUDGET   seconds the propagation row may take at most (default 90, 10..300):
 #                        it reports how many edits it measured when it stops early
+#   BENCH_SCALE          0: skip the scale section (step 4 below); default 1
+#   BENCH_SCALE_ONLY     1: only the scale section; with BENCH_WRITE=1 it rewrites only its section
+#                        of the doc (make bench-scale)
+#   BENCH_SCALE_ARTICLES articles of the scale section's large database (default 1000000)
+#   BENCH_SCALE_SMALL    ... and of its small one (default 1000)
+#   BENCH_SCALE_DURATION / BENCH_SCALE_WARMUP   measured window and warm-up per scale row (5s, 1s)
 #
 # It runs scripts/services.sh, builds bin/inkwell, bin/loadgen and the job package's tests, creates
 # a fresh database inkwell_bench (dropped first if it exists, dropped again at the end), starts
@@ -37,8 +43,11 @@
 #      read load;
 #   3. with the servers stopped: the read-event consumer and the job queue (their Go benchmarks,
 #      which make and drop their own databases), and one ranking pass over BENCH_RANK_ARTICLES
-#      articles bulk-seeded into inkwell_bench.
-# All load stays on loopback; the run takes about two and a half minutes with the defaults.
+#      articles bulk-seeded into inkwell_bench;
+#   4. the scale section (scripts/bench-scale.sh): two more databases, inkwell_bench_1k and
+#      inkwell_bench_1m, bulk-seeded with inkwell seed, the list rows on each with a fresh server,
+#      next to the ceiling, compared by loadgen scale.
+# All load stays on loopback; the run takes about seven minutes with the defaults.
 set -euo pipefail
 
 ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -57,6 +66,8 @@ BUDGET=${BENCH_BUDGET:-600}
 FLEET_ONLY=${BENCH_FLEET_ONLY:-0}
 PROP_WRITES=${BENCH_PROPAGATION_WRITES:-1000}
 PROP_BUDGET=${BENCH_PROPAGATION_BUDGET:-90}
+SCALE=${BENCH_SCALE:-1}
+SCALE_ONLY=${BENCH_SCALE_ONLY:-0}
 
 API_ADDR=127.0.0.1:18080
 API2_ADDR=127.0.0.1:18081
@@ -97,8 +108,16 @@ if ! [[ $PROP_BUDGET =~ ^[0-9]+$ ]] || ((PROP_BUDGET < 10 || PROP_BUDGET > 300))
 	die "BENCH_PROPAGATION_BUDGET must be 10..300 seconds, not '$PROP_BUDGET'"
 fi
 [[ $FLEET_ONLY == 0 || $FLEET_ONLY == 1 ]] || die "BENCH_FLEET_ONLY must be 0 or 1, not '$FLEET_ONLY'"
+[[ $SCALE == 0 || $SCALE == 1 ]] || die "BENCH_SCALE must be 0 or 1, not '$SCALE'"
+[[ $SCALE_ONLY == 0 || $SCALE_ONLY == 1 ]] || die "BENCH_SCALE_ONLY must be 0 or 1, not '$SCALE_ONLY'"
+((!(SCALE_ONLY && FLEET_ONLY))) || die "BENCH_SCALE_ONLY and BENCH_FLEET_ONLY exclude each other"
+((!(SCALE_ONLY && !SCALE))) || die "BENCH_SCALE_ONLY=1 with BENCH_SCALE=0 leaves nothing to run"
+if ((FLEET_ONLY)); then SCALE=0; fi
+# shellcheck source=scripts/bench-scale.sh
+source "$ROOT_DIR/scripts/bench-scale.sh"
+scale_check_settings
 if [[ $WRITE == 1 ]]; then
-	for section in results fleet-results; do
+	for section in results fleet-results scale-results; do
 		if ! grep -q "^<!-- $section:start -->\$" "$DOC" || ! grep -q "^<!-- $section:end -->\$" "$DOC"; then
 			die "$DOC lacks the <!-- $section:start --> / <!-- $section:end --> marker lines"
 		fi
@@ -140,14 +159,16 @@ cleanup() {
 	stop_pid "$API_PID" inkwell
 	stop_pid "$API2_PID" "inkwell B"
 	stop_pid "$CEILING_PID" ceiling
-	for log in inkwell inkwell-b; do
-		if [[ $rc -ne 0 && -s $WORK/$log.log ]]; then
-			say "last lines of the $log log:"
-			tail -n 20 "$WORK/$log.log" >&3 || true
+	for log in "$WORK"/inkwell*.log; do
+		if [[ $rc -ne 0 && -s $log ]]; then
+			say "last lines of the ${log##*/} log:"
+			tail -n 20 "$log" >&3 || true
 		fi
 	done
-	psql_admin -c "DROP DATABASE IF EXISTS $BENCH_DB WITH (FORCE)" >/dev/null 2>&1 ||
-		say "could not drop database $BENCH_DB"
+	for db in "$BENCH_DB" "${SCALE_DBS[@]}"; do
+		psql_admin -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 ||
+			say "could not drop database $db"
+	done
 	if command -v redis-cli >/dev/null 2>&1; then # the keys expire anyway; this just tidies up
 		redis-cli -u "$BENCH_REDIS_URL" --scan --pattern "${REDIS_PREFIX}*" 2>/dev/null |
 			xargs -r -n 200 redis-cli -u "$BENCH_REDIS_URL" unlink >/dev/null 2>&1 || true
@@ -234,6 +255,10 @@ go_seconds() {
 	}'
 }
 
+# dur_s DURATION: 10s or 500ms in seconds; mmss SECONDS: "1 min 05 s".
+dur_s() { awk -v d="$1" 'BEGIN { if (d ~ /ms$/) print substr(d, 1, length(d) - 2) / 1000; else print substr(d, 1, length(d) - 1) }'; }
+mmss() { printf '%d min %02d s' $(($1 / 60)) $(($1 % 60)); }
+
 # bench_metric FILE UNIT: the value reported before UNIT on the benchmark line of go test output.
 bench_metric() {
 	awk -v unit="$2" '/^Benchmark/ { for (i = 2; i <= NF; i++) if ($i == unit) v = $(i - 1) } END { if (v == "") exit 1; print v }' "$1"
@@ -260,8 +285,30 @@ main_pkg=./cmd/inkwell
 [[ -d "$SRC/cmd/inkwell" ]] || main_pkg=. # refs from before the binary moved to cmd/inkwell
 step build-inkwell 300 go -C "$SRC" build -o "$ROOT_DIR/bin/inkwell" "$main_pkg"
 step build-loadgen 300 go build -o bin/loadgen ./bench/loadgen
-step build-jobtests 300 go -C "$SRC" test -c -o "$WORK/job.test" ./job/
-rm -f "$WORK/job.test"
+if ((!SCALE_ONLY)); then
+	step build-jobtests 300 go -C "$SRC" test -c -o "$WORK/job.test" ./job/
+	rm -f "$WORK/job.test"
+fi
+
+# write_section NAME FILE: replace the lines between <!-- NAME:start --> and <!-- NAME:end -->.
+write_section() {
+	awk -v block="$2" -v start="<!-- $1:start -->" -v end="<!-- $1:end -->" '
+		$0 == start { print; print ""; while ((getline line < block) > 0) print line; print ""; skip = 1; next }
+		$0 == end { skip = 0 }
+		!skip { print }
+	' "$DOC" >"$WORK/doc.md"
+	cat "$WORK/doc.md" >"$DOC"
+	say "rewrote the $1 section of $DOC"
+}
+
+if ((SCALE_ONLY)); then
+	scale_section
+	echo
+	cat "$WORK/scale.md"
+	if [[ $WRITE == 1 ]]; then write_section scale-results "$WORK/scale.md"; fi
+	say "done in $(mmss "$SECONDS")"
+	exit 0
+fi
 
 # 2. A fresh database, and the server on it. Rate limits off (the write rows would hit the per-user
 #    limit within a second, and seeding registers more users than the per-IP limit allows); tokens
@@ -325,7 +372,6 @@ if ((FLEET_ONLY)); then
 	write_flags=()
 	HTTP_JSON=$WORK/http.json
 fi
-dur_s() { awk -v d="$1" 'BEGIN { if (d ~ /ms$/) print substr(d, 1, length(d) - 2) / 1000; else print substr(d, 1, length(d) - 1) }'; }
 RUN_LIMIT=$(awk -v n="${#targets[@]}" -v d="$(dur_s "$DURATION")" -v w="$(dur_s "$WARMUP")" 'BEGIN { printf "%d", n * (d + w + 10) + 30 }')
 say "measuring ${#targets[@]} HTTP rows, ${WARMUP} + ${DURATION} each, $CONCURRENCY connections"
 HTTP_START=$SECONDS
@@ -423,6 +469,10 @@ if ((!FLEET_ONLY)); then
 	OTHER_SECS=$((SECONDS - OTHER_START))
 fi
 
+# 7b. The scale section (scripts/bench-scale.sh): its own databases, servers and ceiling.
+SCALE_SECS=0
+if ((SCALE)); then scale_section; fi
+
 # 8. Report.
 fmt_int() { # 12345.6 -> 12,346; anything else (e.g. "?") unchanged
 	awk -v v="$1" 'BEGIN {
@@ -432,7 +482,6 @@ fmt_int() { # 12345.6 -> 12,346; anything else (e.g. "?") unchanged
 		print out
 	}'
 }
-mmss() { printf '%d min %02d s' $(($1 / 60)) $(($1 % 60)); }
 WALL=$SECONDS
 mem_gib=$(awk '/^MemTotal:/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo 2>/dev/null || echo "?")
 cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo "?")
@@ -445,7 +494,7 @@ machine_lines() {
 	printf -- '- Machine: %s cores (`nproc`), %s, %s GiB RAM, %s\n' "$(nproc)" "$cpu_model" "$mem_gib" "$(uname -sr)"
 	printf -- '- Software: %s, PostgreSQL %s, Redis %s\n' "$(go version | awk '{ print $3 }')" "$pg_ver" "$redis_ver"
 	printf -- '- Command: `%s` (BENCH_CONCURRENCY=%s BENCH_DURATION=%s BENCH_WARMUP=%s BENCH_RANK_ARTICLES=%s BENCH_PROPAGATION_WRITES=%s BENCH_PROPAGATION_BUDGET=%s%s%s)\n' "$COMMAND" "$CONCURRENCY" "$DURATION" "$WARMUP" "$RANK_ARTICLES" "$PROP_WRITES" "$PROP_BUDGET" "${REF:+ BENCH_REF=$REF}" "$FLEET_NOTE"
-	printf -- '- Wall time: %s for the whole run (services, builds, seeding, %s of HTTP rows, %s of the two-instance rows, %s of non-HTTP loads; clean-up not counted)\n' "$(mmss "$WALL")" "$(mmss "$HTTP_SECS")" "$(mmss "$FLEET_SECS")" "$(mmss "$OTHER_SECS")"
+	printf -- '- Wall time: %s for the whole run (services, builds, seeding, %s of HTTP rows, %s of the two-instance rows, %s of non-HTTP loads, %s of the scale section; clean-up not counted)\n' "$(mmss "$WALL")" "$(mmss "$HTTP_SECS")" "$(mmss "$FLEET_SECS")" "$(mmss "$OTHER_SECS")" "$(mmss "$SCALE_SECS")"
 	if ((FLEET_ONLY)); then
 		printf -- '- Idle check: %s of %s cores busy in the 2 s before the HTTP rows (all processes; ~0 means a quiet machine)\n' "${BUSY_BEFORE:-?}" "$(nproc)"
 	else
@@ -491,22 +540,16 @@ if ((!FLEET_ONLY)); then
 			"$RANK_S" "$(fmt_int "$RANK_ARTICLES")" "$(fmt_int "$RANK_WINDOW")" "$(fmt_int "$RANK_USERS")" "$RANK_TOP" "$RANK_WALL_S" "$RANK_SEED_S" "$RANK_ARTICLES" "$RANK_USERS"
 	} >"$WORK/results.md"
 fi
-
-# write_section NAME FILE: replace the lines between <!-- NAME:start --> and <!-- NAME:end -->.
-write_section() {
-	awk -v block="$2" -v start="<!-- $1:start -->" -v end="<!-- $1:end -->" '
-		$0 == start { print; print ""; while ((getline line < block) > 0) print line; print ""; skip = 1; next }
-		$0 == end { skip = 0 }
-		!skip { print }
-	' "$DOC" >"$WORK/doc.md"
-	cat "$WORK/doc.md" >"$DOC"
-	say "rewrote the $1 section of $DOC"
-}
 echo
 if ((!FLEET_ONLY)); then cat "$WORK/results.md"; fi
 cat "$WORK/fleet.md"
+if ((SCALE)); then
+	echo
+	cat "$WORK/scale.md"
+fi
 if [[ $WRITE == 1 ]]; then
 	if ((!FLEET_ONLY)); then write_section results "$WORK/results.md"; fi
 	write_section fleet-results "$WORK/fleet.md"
+	if ((SCALE)); then write_section scale-results "$WORK/scale.md"; fi
 fi
 say "done in $(mmss "$SECONDS")"

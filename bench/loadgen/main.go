@@ -1,10 +1,12 @@
 // Command loadgen is inkwell's benchmark tool. It is not part of the server: scripts/bench.sh
-// (`make bench`) builds it next to bin/inkwell and drives it. It has four modes:
+// (`make bench`) builds it next to bin/inkwell and drives it. It has six modes:
 //
 //	loadgen seed      [flags]             fill a running inkwell through its public API
 //	loadgen ceiling   [flags]             serve GET /ceiling with bare gin (the machine's ceiling)
 //	loadgen run       [flags] TARGET...   measure each target in turn with a closed-loop generator
 //	loadgen propagate [flags]             time until an edit on one instance shows on another
+//	loadgen pages     [flags]             print the URL of page N of a cursor-paged list
+//	loadgen scale     [flags]             compare two runs' JSON (small and large data) against goals
 //
 // A target is NAME=URL (anonymous GETs) or "NAME=METHOD[+METHOD...] URL" (writes: each worker
 // cycles through the methods as its own user, with a token from the file `loadgen seed -writers`
@@ -34,6 +36,8 @@ Usage:
                                        TARGET is NAME=URL (GET) or 'NAME=POST+DELETE URL' (writes)
   loadgen propagate [flags]            edit an article on one instance N times and time until each
                                        edit shows on another (p50/p99/max), under a steady read load
+  loadgen pages   -url URL -n N        follow nextCursor from a list's first page to page N; print its URL
+  loadgen scale   -small F -large F    the same rows measured on small and large data: ratios, goals
 
 Run 'loadgen MODE -h' for the flags of a mode.
 `
@@ -53,6 +57,10 @@ func main() {
 		err = runMain(args)
 	case "propagate":
 		err = propagateMain(args)
+	case "pages":
+		err = pagesMain(args)
+	case "scale":
+		err = scaleMain(args)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return

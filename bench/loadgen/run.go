@@ -46,6 +46,9 @@ type result struct {
 	BytesPerRsp float64            `json:"bytesPerResponse"`
 	CPU         *cpuDelta          `json:"cpu,omitempty"`
 	CPUPerReqUs map[string]float64 `json:"cpuMicrosPerRequest,omitempty"`
+	SignedIn    bool               `json:"signedIn,omitempty"` // a read sent with -auth's token
+	RSSKiB      int64              `json:"rssKiB,omitempty"`   // -rss process's VmRSS right after the window
+	PeakRSSKiB  int64              `json:"peakRssKiB,omitempty"`
 }
 
 type multiFlag []string
@@ -101,6 +104,10 @@ func runMain(args []string) error {
 	tokenFile := fs.String("tokens", "", "file of access tokens, one per line: worker i of a write target signs with line i (needs at least -c distinct tokens)")
 	var bodyFlags multiFlag
 	fs.Var(&bodyFlags, "body", "NAME=JSON: the body target NAME sends with POST, PUT and PATCH (repeatable)")
+	var authFlags multiFlag
+	fs.Var(&authFlags, "auth", "NAME=FILE: every worker of read target NAME signs with the first token in FILE (one signed-in reader; repeatable)")
+	slowOK := fs.Bool("slow-ok", false, "a target with no request inside its window (each took longer) is reported with 0 req/s instead of failing the run; errors still fail it")
+	rssPID := fs.Int("rss", 0, "PID: record this process's resident memory (VmRSS, VmHWM from /proc) right after each target's window")
 	var cpuFlags multiFlag
 	fs.Var(&cpuFlags, "cpu", "LABEL=PID[,PID...] or LABEL=comm:NAME: report the CPU these processes use per request (repeatable; Linux)")
 	if err := fs.Parse(args); err != nil {
@@ -129,6 +136,12 @@ func runMain(args []string) error {
 	if cfg.tokens, err = workerTokens(targets, *tokenFile, cfg.concurrency); err != nil {
 		return err
 	}
+	if err := attachReaders(targets, authFlags); err != nil {
+		return err
+	}
+	if *rssPID < 0 {
+		return errors.New("-rss must be a pid")
+	}
 	cfg.cpuSets = []procSet{{Label: "loadgen", pids: []int{os.Getpid()}}}
 	for _, s := range cpuFlags {
 		ps, err := parseProcSet(s)
@@ -142,6 +155,11 @@ func runMain(args []string) error {
 	for _, t := range targets {
 		fmt.Fprintf(os.Stderr, "run: %-10s %s %s  (c=%d, warm-up %s, measure %s)\n", t.Name, strings.Join(t.Methods, "+"), t.URL, cfg.concurrency, cfg.warmup, cfg.duration)
 		r := measure(t, cfg)
+		if *rssPID > 0 {
+			if r.RSSKiB, r.PeakRSSKiB, err = readRSS(*rssPID); err != nil {
+				return fmt.Errorf("-rss: %w", err)
+			}
+		}
 		fmt.Fprintf(os.Stderr, "run: %-10s %.0f req/s, p50 %s ms, p99 %s ms, %d errors\n", t.Name, r.RPS, ms(r.P50Ms), ms(r.P99Ms), r.Errors)
 		results = append(results, r)
 	}
@@ -161,8 +179,15 @@ func runMain(args []string) error {
 			return err
 		}
 	}
+	return checkResults(results, *slowOK)
+}
+
+// checkResults fails a run in which a request failed, or (unless slowOK) a target had no request
+// both start and finish inside its window: such numbers are not valid. With slowOK a silent target
+// is a measurement too — slower than the window — which the scale section reports as such.
+func checkResults(results []result, slowOK bool) error {
 	for _, r := range results {
-		if r.Errors > 0 || r.Requests == 0 {
+		if r.Errors > 0 || (r.Requests == 0 && !slowOK) {
 			return fmt.Errorf("%s: %d errors, %d successful requests (first error: %s); the numbers above are not valid", r.Name, r.Errors, r.Requests, r.ErrorSample)
 		}
 	}
@@ -210,7 +235,7 @@ func measure(t target, cfg runConfig) result {
 	for i := range stats {
 		ws := &stats[i]
 		ws.lat = make([]time.Duration, 0, 1<<14)
-		token := ""
+		token := t.Token
 		if t.writes() {
 			token = cfg.tokens[i]
 		}
@@ -248,7 +273,7 @@ func measure(t target, cfg runConfig) result {
 	wg.Wait()
 	<-sampled
 
-	r := result{Name: t.Name, Request: t.Path, Writes: t.writes(), URL: t.URL, Concurrency: cfg.concurrency, Seconds: cfg.duration.Seconds()}
+	r := result{Name: t.Name, Request: t.Path, Writes: t.writes(), SignedIn: t.Token != "", URL: t.URL, Concurrency: cfg.concurrency, Seconds: cfg.duration.Seconds()}
 	var all []time.Duration
 	var bytes int64
 	for _, ws := range stats {

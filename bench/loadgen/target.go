@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -35,6 +36,7 @@ type target struct {
 	Methods []string // each worker sends Methods[0], Methods[1], ... and starts over
 	Body    []byte   // sent with POST, PUT and PATCH (as application/json)
 	Path    string   // methods and path shown in the table
+	Token   string   // a read target's one signed-in reader (-auth); write targets use -tokens
 }
 
 // writes reports whether the target changes state, so its workers need users.
@@ -126,6 +128,40 @@ func parseTargets(args, bodies []string) ([]target, error) {
 		targets[i].Body = []byte(body)
 	}
 	return targets, nil
+}
+
+// attachReaders gives read targets the token of -auth NAME=FILE (the file's first token): every
+// worker of such a target reads as that one user, e.g. the feed of a reader following many authors.
+func attachReaders(targets []target, auths []string) error {
+	for _, a := range auths {
+		name, file, ok := strings.Cut(a, "=")
+		if !ok || name == "" || file == "" {
+			return fmt.Errorf("-auth %q: want NAME=FILE", a)
+		}
+		i := slices.IndexFunc(targets, func(t target) bool { return t.Name == name })
+		switch {
+		case i < 0:
+			return fmt.Errorf("-auth %q: no target named %q", a, name)
+		case targets[i].writes():
+			return fmt.Errorf("-auth %q: %s is a write target (its workers sign with -tokens)", a, name)
+		case targets[i].Token != "":
+			return fmt.Errorf("-auth: target %q has two readers", name)
+		}
+		f, err := os.Open(file)
+		if err != nil {
+			return fmt.Errorf("-auth: %w", err)
+		}
+		tokens, err := readTokens(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("-auth %s: %w", file, err)
+		}
+		if len(tokens) == 0 {
+			return fmt.Errorf("-auth %s: no token in the file", file)
+		}
+		targets[i].Token = tokens[0]
+	}
+	return nil
 }
 
 // readTokens reads one access token per line (blank lines and lines starting with '#' skipped).

@@ -195,12 +195,21 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs.IntVar(&opts.Articles, "articles", 10_000, "published articles to load")
 		fs.IntVar(&opts.Users, "users", 100, "users to load (authors of the articles); their password is \"password123\"")
 		fs.IntVar(&opts.Days, "days", 14, "articles are published at random times over this many past days")
+		fs.StringVar(&opts.Reader.Username, "reader", "", "also add a reader with this username (email USERNAME@example.com, password \"password123\") who follows and favorites seeded data")
+		fs.IntVar(&opts.Reader.Follows, "reader-follows", 0, "seeded authors the --reader follows, at random (≤ --users)")
+		fs.IntVar(&opts.Reader.Favorites, "reader-favorites", 0, "seeded articles the --reader favorites, at random (≤ --articles)")
 	})
 	if err != nil {
 		return err
 	}
 	if opts.Articles < 0 || opts.Users < 1 || opts.Days < 1 {
 		return errors.New("seed: --articles must be ≥ 0, --users and --days ≥ 1")
+	}
+	if r := opts.Reader; r.Follows < 0 || r.Follows > opts.Users || r.Favorites < 0 || r.Favorites > opts.Articles {
+		return errors.New("seed: --reader-follows must be 0..--users and --reader-favorites 0..--articles")
+	}
+	if r := opts.Reader; r.Username == "" && (r.Follows > 0 || r.Favorites > 0) {
+		return errors.New("seed: --reader-follows and --reader-favorites need --reader USERNAME")
 	}
 	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg))
 	if err != nil {
@@ -221,6 +230,10 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 	if err != nil {
 		return err
+	}
+	if r := opts.Reader; r.Username != "" {
+		fmt.Fprintf(stdout, "seed: reader %s follows %d authors and favorites %d articles (email %s@example.com, password password123)\n",
+			r.Username, r.Follows, r.Favorites, r.Username)
 	}
 	fmt.Fprintf(stdout, "seed: done in %v\n", time.Since(start).Round(time.Millisecond))
 	return nil

@@ -1,0 +1,64 @@
+package repository_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository"
+)
+
+// The reader a seed adds follows and favorites exactly what it was asked to, drawn from that
+// seed's own authors and articles.
+func TestSeeder_Reader(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	ctx := context.Background()
+	seeder := repository.NewSeeder(db.Pool)
+	opts := repository.SeedOptions{Users: 30, Articles: 200, Days: 3, PasswordHash: "x", Chunk: 64, Now: time.Now(),
+		Reader: repository.SeedReader{Username: "reader1", Follows: 25, Favorites: 40}}
+	var steps []string
+	if err := seeder.Seed(ctx, opts, func(what string, _, _ int) { steps = append(steps, what) }); err != nil {
+		t.Fatal(err)
+	}
+	if steps[len(steps)-1] != "reader" {
+		t.Errorf("progress steps %q: want the reader last", steps)
+	}
+	var follows, selfOrForeign, favorites, notSeeded int
+	if err := db.Pool.QueryRow(ctx, `
+		SELECT count(*), count(*) FILTER (WHERE f.followee_id = r.id OR u.username NOT LIKE 'seed%')
+		FROM users r JOIN follows f ON f.follower_id = r.id JOIN users u ON u.id = f.followee_id
+		WHERE r.username = 'reader1'`).Scan(&follows, &selfOrForeign); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Pool.QueryRow(ctx, `
+		SELECT count(*), count(*) FILTER (WHERE a.slug NOT LIKE 'seed-%' OR a.status <> 'published')
+		FROM users r JOIN likes l ON l.user_id = r.id AND l.biz = 'article' AND l.liked
+		JOIN articles a ON a.id = l.biz_id WHERE r.username = 'reader1'`).Scan(&favorites, &notSeeded); err != nil {
+		t.Fatal(err)
+	}
+	if follows != 25 || selfOrForeign != 0 || favorites != 40 || notSeeded != 0 {
+		t.Errorf("reader: %d follows (%d not seeded authors), %d favorites (%d not seeded articles); want 25 and 40",
+			follows, selfOrForeign, favorites, notSeeded)
+	}
+
+	// A second seed without a reader adds none; one asking for more follows than authors fails.
+	opts.Reader = repository.SeedReader{}
+	opts.Now = opts.Now.Add(time.Second)
+	if err := seeder.Seed(ctx, opts, func(string, int, int) {}); err != nil {
+		t.Fatal(err)
+	}
+	opts.Reader = repository.SeedReader{Username: "reader2", Follows: 31}
+	opts.Now = opts.Now.Add(time.Second)
+	if err := seeder.Seed(ctx, opts, func(string, int, int) {}); err == nil {
+		t.Error("31 follows of 30 authors: nil error")
+	}
+	var readers int
+	if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM users WHERE username LIKE 'reader%'").Scan(&readers); err != nil {
+		t.Fatal(err)
+	}
+	if readers != 1 {
+		t.Errorf("%d readers, want 1", readers)
+	}
+}
