@@ -96,7 +96,7 @@ func (q *Queries) CollectionDelete(ctx context.Context, db DBTX, id int64) ([]in
 }
 
 const collectionGetByID = `-- name: CollectionGetByID :one
-SELECT id, owner_id, name, description, created_at, updated_at FROM collections WHERE id = $1::bigint
+SELECT id, owner_id, name, description, created_at, updated_at, article_count FROM collections WHERE id = $1::bigint
 `
 
 func (q *Queries) CollectionGetByID(ctx context.Context, db DBTX, id int64) (Collection, error) {
@@ -109,6 +109,7 @@ func (q *Queries) CollectionGetByID(ctx context.Context, db DBTX, id int64) (Col
 		&i.Description,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ArticleCount,
 	)
 	return i, err
 }
@@ -116,7 +117,7 @@ func (q *Queries) CollectionGetByID(ctx context.Context, db DBTX, id int64) (Col
 const collectionInsert = `-- name: CollectionInsert :one
 INSERT INTO collections (owner_id, name, description)
 VALUES ($1::bigint, $2::text, $3::text)
-RETURNING id, owner_id, name, description, created_at, updated_at
+RETURNING id, owner_id, name, description, created_at, updated_at, article_count
 `
 
 type CollectionInsertParams struct {
@@ -135,6 +136,7 @@ func (q *Queries) CollectionInsert(ctx context.Context, db DBTX, arg CollectionI
 		&i.Description,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ArticleCount,
 	)
 	return i, err
 }
@@ -255,31 +257,21 @@ func (q *Queries) CollectionItemList(ctx context.Context, db DBTX, arg Collectio
 }
 
 const collectionListByOwner = `-- name: CollectionListByOwner :many
-SELECT c.id, c.owner_id, c.name, c.description, c.created_at, c.updated_at, (SELECT count(*) FROM collection_items i WHERE i.collection_id = c.id)::bigint AS article_count
+SELECT c.id, c.owner_id, c.name, c.description, c.created_at, c.updated_at, c.article_count
 FROM collections c
 WHERE c.owner_id = $1::bigint
 ORDER BY c.created_at, c.id
 `
 
-type CollectionListByOwnerRow struct {
-	ID           int64
-	OwnerID      int64
-	Name         string
-	Description  string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-	ArticleCount int64
-}
-
-func (q *Queries) CollectionListByOwner(ctx context.Context, db DBTX, ownerID int64) ([]CollectionListByOwnerRow, error) {
+func (q *Queries) CollectionListByOwner(ctx context.Context, db DBTX, ownerID int64) ([]Collection, error) {
 	rows, err := db.Query(ctx, collectionListByOwner, ownerID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []CollectionListByOwnerRow{}
+	items := []Collection{}
 	for rows.Next() {
-		var i CollectionListByOwnerRow
+		var i Collection
 		if err := rows.Scan(
 			&i.ID,
 			&i.OwnerID,
@@ -317,7 +309,7 @@ const collectionUpdate = `-- name: CollectionUpdate :one
 UPDATE collections c
 SET name = $1::text, description = $2::text, updated_at = now()
 WHERE c.id = $3::bigint
-RETURNING c.id, c.owner_id, c.name, c.description, c.created_at, c.updated_at, (SELECT count(*) FROM collection_items i WHERE i.collection_id = c.id)::bigint AS article_count
+RETURNING c.id, c.owner_id, c.name, c.description, c.created_at, c.updated_at, c.article_count
 `
 
 type CollectionUpdateParams struct {
@@ -326,20 +318,10 @@ type CollectionUpdateParams struct {
 	ID          int64
 }
 
-type CollectionUpdateRow struct {
-	ID           int64
-	OwnerID      int64
-	Name         string
-	Description  string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-	ArticleCount int64
-}
-
-// Returns the folder with its article count, as the list shows it.
-func (q *Queries) CollectionUpdate(ctx context.Context, db DBTX, arg CollectionUpdateParams) (CollectionUpdateRow, error) {
+// Returns the folder with its article count (kept by a trigger), as the list shows it.
+func (q *Queries) CollectionUpdate(ctx context.Context, db DBTX, arg CollectionUpdateParams) (Collection, error) {
 	row := db.QueryRow(ctx, collectionUpdate, arg.Name, arg.Description, arg.ID)
-	var i CollectionUpdateRow
+	var i Collection
 	err := row.Scan(
 		&i.ID,
 		&i.OwnerID,

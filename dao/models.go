@@ -56,12 +56,13 @@ type AuthorArticleCount struct {
 }
 
 type Collection struct {
-	ID          int64
-	OwnerID     int64
-	Name        string
-	Description string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	ID           int64
+	OwnerID      int64
+	Name         string
+	Description  string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	ArticleCount int64
 }
 
 type CollectionItem struct {

@@ -77,13 +77,13 @@ type Querier interface {
 	CollectionItemDelete(ctx context.Context, db DBTX, arg CollectionItemDeleteParams) (int64, error)
 	CollectionItemInsert(ctx context.Context, db DBTX, arg CollectionItemInsertParams) (int64, error)
 	CollectionItemList(ctx context.Context, db DBTX, arg CollectionItemListParams) ([]CollectionItemListRow, error)
-	CollectionListByOwner(ctx context.Context, db DBTX, ownerID int64) ([]CollectionListByOwnerRow, error)
+	CollectionListByOwner(ctx context.Context, db DBTX, ownerID int64) ([]Collection, error)
 	// Locks the folder before CollectionDelete. An Add in flight holds a key-share lock on the folder
 	// (its item's foreign key), so this waits for it to commit, and CollectionDelete, a later
 	// statement, then sees (and uncounts) its item; an Add arriving later waits and finds no folder.
 	CollectionLockForDelete(ctx context.Context, db DBTX, id int64) (int64, error)
-	// Returns the folder with its article count, as the list shows it.
-	CollectionUpdate(ctx context.Context, db DBTX, arg CollectionUpdateParams) (CollectionUpdateRow, error)
+	// Returns the folder with its article count (kept by a trigger), as the list shows it.
+	CollectionUpdate(ctx context.Context, db DBTX, arg CollectionUpdateParams) (Collection, error)
 	CommentDelete(ctx context.Context, db DBTX, id int64) (int64, error)
 	CommentGetByID(ctx context.Context, db DBTX, id int64) (Comment, error)
 	CommentInsert(ctx context.Context, db DBTX, arg CommentInsertParams) (Comment, error)

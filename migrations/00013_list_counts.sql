@@ -329,7 +329,45 @@ CREATE TRIGGER likes_counts_update AFTER UPDATE ON likes
 CREATE TRIGGER likes_counts_delete AFTER DELETE ON likes
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION likes_counts_after_delete();
 
+-- A folder's article count, kept with its items (the folder list showed a count(*) per folder).
+ALTER TABLE collections ADD COLUMN article_count BIGINT NOT NULL DEFAULT 0;
+
+-- +goose StatementBegin
+CREATE FUNCTION collections_count_apply(changes BIGINT[], signs INTEGER[]) RETURNS void
+LANGUAGE sql AS $$
+    UPDATE collections c SET article_count = c.article_count + d.n
+    FROM (SELECT z.id, sum(z.sign) AS n FROM unnest(changes, signs) z(id, sign) GROUP BY z.id) d
+    WHERE c.id = d.id AND d.n <> 0
+$$;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+CREATE FUNCTION collection_items_count_after_insert() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM collections_count_apply(ARRAY(SELECT n.collection_id FROM new_rows n),
+                                    ARRAY(SELECT 1 FROM new_rows n));
+    RETURN NULL;
+END $$;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+CREATE FUNCTION collection_items_count_after_delete() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM collections_count_apply(ARRAY(SELECT o.collection_id FROM old_rows o),
+                                    ARRAY(SELECT -1 FROM old_rows o));
+    RETURN NULL;
+END $$;
+-- +goose StatementEnd
+
+CREATE TRIGGER collection_items_count_insert AFTER INSERT ON collection_items
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION collection_items_count_after_insert();
+CREATE TRIGGER collection_items_count_delete AFTER DELETE ON collection_items
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION collection_items_count_after_delete();
+
 -- The data already there, counted once.
+UPDATE collections c SET article_count = (SELECT count(*) FROM collection_items i WHERE i.collection_id = c.id);
 INSERT INTO site_article_counts (slot, published)
 SELECT (id % 16)::smallint, count(*) FROM articles WHERE status = 'published' GROUP BY 1;
 INSERT INTO author_article_counts (author_id, drafts, published, withdrawn)
@@ -346,6 +384,11 @@ WHERE l.biz = 'article' AND l.liked;
 INSERT INTO user_favorite_counts (user_id, favorites) SELECT user_id, count(*) FROM favorite_articles GROUP BY user_id;
 
 -- +goose Down
+DROP TRIGGER collection_items_count_insert ON collection_items;
+DROP TRIGGER collection_items_count_delete ON collection_items;
+DROP FUNCTION collection_items_count_after_insert(), collection_items_count_after_delete();
+DROP FUNCTION collections_count_apply(BIGINT[], INTEGER[]);
+ALTER TABLE collections DROP COLUMN article_count;
 DROP TRIGGER likes_counts_insert ON likes;
 DROP TRIGGER likes_counts_update ON likes;
 DROP TRIGGER likes_counts_delete ON likes;

@@ -7,17 +7,17 @@ RETURNING *;
 SELECT * FROM collections WHERE id = @id::bigint;
 
 -- name: CollectionListByOwner :many
-SELECT c.*, (SELECT count(*) FROM collection_items i WHERE i.collection_id = c.id)::bigint AS article_count
+SELECT c.*
 FROM collections c
 WHERE c.owner_id = @owner_id::bigint
 ORDER BY c.created_at, c.id;
 
 -- name: CollectionUpdate :one
--- Returns the folder with its article count, as the list shows it.
+-- Returns the folder with its article count (kept by a trigger), as the list shows it.
 UPDATE collections c
 SET name = @name::text, description = @description::text, updated_at = now()
 WHERE c.id = @id::bigint
-RETURNING c.*, (SELECT count(*) FROM collection_items i WHERE i.collection_id = c.id)::bigint AS article_count;
+RETURNING c.*;
 
 -- name: CollectionLockForDelete :one
 -- Locks the folder before CollectionDelete. An Add in flight holds a key-share lock on the folder

@@ -50,8 +50,7 @@ func (r *CollectionRepository) ListByOwner(ctx context.Context, ownerID int64) (
 	}
 	out := make([]domain.Collection, len(rows))
 	for i, row := range rows {
-		out[i] = collectionFromRow(dao.Collection{ID: row.ID, OwnerID: row.OwnerID, Name: row.Name, Description: row.Description,
-			CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt}, row.ArticleCount)
+		out[i] = collectionFromRow(row, row.ArticleCount)
 	}
 	return out, nil
 }
@@ -62,8 +61,7 @@ func (r *CollectionRepository) Update(ctx context.Context, c domain.Collection) 
 	if err != nil {
 		return domain.Collection{}, wrapf(err, "update collection %d", c.ID)
 	}
-	return collectionFromRow(dao.Collection{ID: row.ID, OwnerID: row.OwnerID, Name: row.Name, Description: row.Description,
-		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt}, row.ArticleCount), nil
+	return collectionFromRow(row, row.ArticleCount), nil
 }
 
 // Delete removes a folder and its items, lowering each item's collect counter, in one transaction;
