@@ -97,6 +97,48 @@ func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.
 	return zero, domain.ErrNotFound
 }
 
+// GetMany returns the values under keys that exist, loading the misses with one call of load
+// (keys load leaves out are cached as absent). Keys already being loaded by another caller are
+// waited for, not loaded again.
+func (c *ReadThrough[V]) GetMany(ctx context.Context, keys []string, load func(ctx context.Context, keys []string) (map[string]V, error)) (map[string]V, error) {
+	got, err := c.rt.get(ctx, keys, func(ctx context.Context, missing []string, seen map[string]string) (map[string]entry[V], error) {
+		vals, err := load(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]entry[V], len(missing))
+		for _, key := range missing {
+			v, ok := vals[key]
+			if !ok {
+				if seen != nil {
+					c.fill(ctx, key, seen[key], nullMarker, c.rt.policy.NullTTL, c.rt.policy.NullTTL/4)
+				}
+				out[key] = entry[V]{null: true}
+				continue
+			}
+			if seen != nil {
+				if raw, err := json.Marshal(v); err != nil {
+					c.rt.log.ErrorContext(ctx, "cache encode failed", "cache", c.rt.name, "key", key, "err", err)
+				} else {
+					c.fill(ctx, key, seen[key], string(raw), c.rt.policy.TTL, c.rt.policy.Jitter)
+				}
+			}
+			out[key] = entry[V]{v: v}
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]V, len(got))
+	for key, e := range got {
+		if !e.null {
+			out[key] = e.v
+		}
+	}
+	return out, nil
+}
+
 // Refresh invalidates key and loads it again at once, filling the entry under the same guard as
 // any read (a warm-up after a write: the next readers hit a warm cache). It reads the source of
 // truth after its own invalidation, so it can never store data older than the write that called
@@ -171,11 +213,22 @@ func (c *ReadThrough[V]) Delete(ctx context.Context, keys ...string) error {
 	return nil
 }
 
-// lookup reads keys with one GET each (Get asks for one at a time).
+// lookup reads keys with one GET each, pipelined when there are several (a pipeline, unlike MGET,
+// may span cluster slots).
 func (c *ReadThrough[V]) lookup(ctx context.Context, keys []string) (observed[V], error) {
 	out := newObserved[V](len(keys))
-	for _, key := range keys {
-		raw, err := c.rdb.Get(ctx, key).Result()
+	cmds := make([]*redis.StringCmd, len(keys))
+	if len(keys) == 1 {
+		cmds[0] = c.rdb.Get(ctx, keys[0])
+	} else {
+		pipe := c.rdb.Pipeline()
+		for i, key := range keys {
+			cmds[i] = pipe.Get(ctx, key)
+		}
+		_, _ = pipe.Exec(ctx) // each command carries its own error
+	}
+	for i, key := range keys {
+		raw, err := cmds[i].Result()
 		switch {
 		case errors.Is(err, redis.Nil):
 			out.seen[key] = ""

@@ -47,6 +47,39 @@ func (c *UserCache) ByID(ctx context.Context, id int64, load func(context.Contex
 	return c.get(ctx, c.idKey(id), load)
 }
 
+// ByIDs returns the users among ids that exist, keyed by id, calling load once for the misses.
+func (c *UserCache) ByIDs(ctx context.Context, ids []int64, load func(context.Context, []int64) (map[int64]domain.User, error)) (map[int64]domain.User, error) {
+	keys := make([]string, len(ids))
+	idOf := make(map[string]int64, len(ids))
+	for i, id := range ids {
+		keys[i] = c.idKey(id)
+		idOf[keys[i]] = id
+	}
+	got, err := c.rt.GetMany(ctx, keys, func(ctx context.Context, missing []string) (map[string]cachedUser, error) {
+		want := make([]int64, len(missing))
+		for i, k := range missing {
+			want[i] = idOf[k]
+		}
+		users, err := load(ctx, want)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]cachedUser, len(users))
+		for id, u := range users {
+			out[c.idKey(id)] = toCached(u)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]domain.User, len(got))
+	for key, cu := range got {
+		out[idOf[key]] = cu.domain()
+	}
+	return out, nil
+}
+
 // ByUsername returns the user with username (case-insensitive), calling load on a miss.
 func (c *UserCache) ByUsername(ctx context.Context, username string, load func(context.Context) (domain.User, error)) (domain.User, error) {
 	return c.get(ctx, c.nameKey(username), load)

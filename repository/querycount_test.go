@@ -114,12 +114,17 @@ func TestArticleService_ListsAreBatched(t *testing.T) {
 		statements []string
 	}
 	// Each measurement starts from cold counter hashes, so it pays for loading them.
-	coldCounters := func(t *testing.T) {
+	coldCounters := func(t *testing.T) { // and cold authors: the page's users come through the user cache
 		t.Helper()
 		keys, err := testenv.ScanKeys(t.Context(), e.rdb, e.ks.Key("counters", "*")) // every master of a cluster
 		if err != nil {
 			t.Fatal(err)
 		}
+		users, err := testenv.ScanKeys(t.Context(), e.rdb, e.ks.Key("user", "*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, users...)
 		for _, k := range keys {
 			if err := e.rdb.Del(t.Context(), k).Err(); err != nil {
 				t.Fatal(err)

@@ -151,23 +151,25 @@ func userFromRow(row dao.User) domain.User {
 	}
 }
 
-// GetByIDs returns the users among ids that exist, in one query. It reads PostgreSQL directly:
-// it serves lists, where one batched query beats N cache round trips on a cold cache.
+// GetByIDs returns the users among ids that exist (the authors of a list's page), through the
+// user cache by id: one pipelined lookup, and one query for the misses.
 func (r *UserRepository) GetByIDs(ctx context.Context, ids []int64) (map[int64]domain.User, error) {
-	out := make(map[int64]domain.User, len(ids))
 	if len(ids) == 0 {
+		return map[int64]domain.User{}, nil
+	}
+	return r.cache.ByIDs(ctx, ids, func(ctx context.Context, ids []int64) (map[int64]domain.User, error) {
+		rows, err := r.q.UserGetByIDs(ctx, r.pool, ids)
+		if err != nil {
+			return nil, wrapf(err, "get %d users", len(ids))
+		}
+		out := make(map[int64]domain.User, len(rows))
+		for _, row := range rows {
+			u := userFromRow(row)
+			u.PasswordHash = "" // lists never need it; keep it out of memory that outlives the request
+			out[u.ID] = u
+		}
 		return out, nil
-	}
-	rows, err := r.q.UserGetByIDs(ctx, r.pool, ids)
-	if err != nil {
-		return nil, wrapf(err, "get %d users", len(ids))
-	}
-	for _, row := range rows {
-		u := userFromRow(row)
-		u.PasswordHash = "" // lists never need it; keep it out of memory that outlives the request
-		out[u.ID] = u
-	}
-	return out, nil
+	})
 }
 
 // FindOrCreateByTarget returns the user with the code login's email or phone, creating one on first
