@@ -551,6 +551,6 @@ stop | down)
 	sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	;;
 *)
-	die "usage: $0 [start|haproxy|stop]"
+	die "usage: $0 [start|haproxy|wrk|stop]"
 	;;
 esac
