@@ -156,6 +156,41 @@ func TestReadsAreCounted(t *testing.T) {
 	})
 }
 
+// Anonymous reads wait in the instance's tally until a flush; stopping the instance flushes it
+// (after its requests have drained), so no read it served is lost to a graceful stop. The flush
+// interval is an hour here: only the stop can have sent them. Another instance on the same
+// database and Redis prefix consumes the batch (reclaiming it if the stopping one had taken it).
+func TestReadsTalliedBeforeAStopAreCounted(t *testing.T) {
+	t.Parallel()
+	hour := func(c *ioc.Config) { c.ReadTallyFlush = time.Hour }
+	first := startReplica(t, testenv.NewDB(t), testenv.NewRedis(t).Prefix, hour)
+	author := first.Register("stopper")
+	slug := first.publish(author, "Read before the stop")
+	const reads = 25
+	for range reads {
+		first.Do("GET", "/api/articles/"+slug, "", nil).Expect(t, http.StatusOK)
+	}
+	if got := first.streamLen(t); got != 0 {
+		t.Fatalf("%d read entries on the stream before the stop; the tally should hold them", got)
+	}
+	first.Stop()
+	if got := first.streamLen(t); got != 1 {
+		t.Fatalf("%d read entries on the stream after the stop, want 1 batch", got)
+	}
+	// The stopping instance's consumer may have taken the batch as it stopped (pending under its
+	// name): the next instance reclaims it once idle, here after half a second.
+	second := startReplica(t, first.DB, first.Cfg.RedisPrefix, hour, func(c *ioc.Config) {
+		c.ConsumerClaimIdle, c.ConsumerClaimTick = 500*time.Millisecond, 100*time.Millisecond
+	})
+	n := poll(t, "the stopped instance's reads are counted", func() (int64, bool) {
+		n := second.pgReads(slug)
+		return n, n >= reads
+	})
+	if n != reads {
+		t.Fatalf("read_cnt %d, want %d", n, reads)
+	}
+}
+
 func TestReadingHistory(t *testing.T) {
 	t.Parallel()
 	app := startApp(t)
