@@ -39,6 +39,12 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 			m.Counter("inkwell_read_events_published_total", "Read events written to the stream.", nil, &w.Stats.Published)
 			m.Counter("inkwell_read_events_dropped_total", "Read events dropped: buffer full.", nil, &w.Stats.Dropped)
 			m.Counter("inkwell_read_events_failed_total", "Read events lost: the stream write failed.", nil, &w.Stats.Failed)
+		case *events.ReadAggregator:
+			m.Counter("inkwell_anonymous_reads_batched_total", "Anonymous reads taken from the in-process tally into batches.", nil, &w.Stats.Counted)
+			m.Counter("inkwell_anonymous_reads_sent_total", "Anonymous reads written to the stream inside batches.", nil, &w.Stats.Sent)
+			m.Counter("inkwell_anonymous_read_batches_total", "Batches of anonymous reads written to the stream.", nil, &w.Stats.Batches)
+			m.Counter("inkwell_anonymous_read_batches_retried_total", "Batch writes that failed and were kept for the next flush.", nil, &w.Stats.Retried)
+			m.Counter("inkwell_anonymous_reads_lost_total", "Anonymous reads lost: their batch could not be written.", nil, &w.Stats.Lost)
 		case *events.Consumer:
 			l := prometheus.Labels{"group": w.Group()}
 			m.Counter("inkwell_stream_batches_total", "Batches handled by stream consumers.", l, &w.Stats.Batches)

@@ -32,7 +32,7 @@ var rootSet = wire.NewSet(
 	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewScheduler,
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
-	NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewPublisherConfig, NewDeliveryConfig,
+	NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 )
 
@@ -55,7 +55,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.CommentService), new(*service.CommentService)),
 	wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)),
 	wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)),
-	wire.Bind(new(service.ReadRecorder), new(*events.Publisher)),
+	wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)),
 	wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)),
 	wire.Bind(new(web.CollectionService), new(*service.CollectionService)),
 	wire.Bind(new(web.HistoryService), new(*service.ReadService)),

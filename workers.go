@@ -34,10 +34,20 @@ func NewPublisherConfig(cfg *ioc.Config, stream ReadStream) events.PublisherConf
 	}
 }
 
-// NewWorkers returns every background task: the read-event publisher, its two consumer groups,
+// NewAggregatorConfig returns the settings of the in-process tally of anonymous reads: sent every
+// INKWELL_READ_TALLY_FLUSH (or at INKWELL_READ_TALLY_MAX reads), 500 articles per batch entry, up
+// to 64 failed batches kept for a retry.
+func NewAggregatorConfig(cfg *ioc.Config, stream ReadStream) events.AggregatorConfig {
+	return events.AggregatorConfig{
+		Stream: string(stream), FlushEvery: cfg.ReadTallyFlush, FlushAt: cfg.ReadTallyMax, EntryMax: 500, RetryMax: 64,
+	}
+}
+
+// NewWorkers returns every background task: the read-event publisher and the anonymous reads'
+// aggregator, the stream's two consumer groups,
 // the stream trimmer, the preloader, the revocation lease's renewer, and the durable
 // (Postgres-backed) work.
-func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, reads *service.ReadService, durable Durable,
+func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, agg *events.ReadAggregator, reads *service.ReadService, durable Durable,
 	preload *job.Preloader, revocations *job.RevocationRenewer, log *slog.Logger) Workers {
 	consumer := func(group string, h events.Handler) *events.Consumer {
 		return events.NewConsumer(rdb, events.ConsumerConfig{
@@ -48,6 +58,7 @@ func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, p
 	}
 	ws := append(Workers{
 		pub,
+		agg,
 		consumer(job.GroupReadCount, job.ReadCountHandler(reads, log)),
 		consumer(job.GroupReadHistory, job.ReadHistoryHandler(reads, log)),
 		events.NewTrimmer(rdb, string(stream), []string{job.GroupReadCount, job.GroupReadHistory},

@@ -1,5 +1,7 @@
 package cache
 
+import "strings"
+
 // Keyspace is the prefix of every key inkwell writes, so several deployments (or test packages)
 // can share one Redis without seeing each other's keys.
 type Keyspace string
@@ -10,13 +12,16 @@ func (k Keyspace) Key(parts ...string) string {
 	for _, p := range parts {
 		n += len(p) + 1
 	}
-	b := make([]byte, 0, n)
-	b = append(b, k...)
+	// A Builder hands its buffer over as the string: one allocation per key, not two (keys are
+	// built on every cached read).
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(string(k))
 	for i, p := range parts {
 		if i > 0 {
-			b = append(b, ':')
+			b.WriteByte(':')
 		}
-		b = append(b, p...)
+		b.WriteString(p)
 	}
-	return string(b)
+	return b.String()
 }

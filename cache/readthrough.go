@@ -112,6 +112,21 @@ func newReadThroughCore[V any](name string, policy Policy, log *slog.Logger, sta
 // the broadcast that keeps it coherent is subscribed.
 func (c *readThrough[V]) localInUse() bool { return c.local != nil && c.policy.Broadcast.Subscribed() }
 
+// localHit answers key from the in-process tier when the tier may be used and holds it, counted
+// as get counts it. It is get's first step for a single key without get's slices and maps.
+func (c *readThrough[V]) localHit(key string) (entry[V], bool) {
+	if !c.localInUse() {
+		return entry[V]{}, false
+	}
+	e, ok, _ := c.local.get(key)
+	if !ok {
+		return entry[V]{}, false
+	}
+	c.stats.LocalHits.Add(1)
+	c.hit(e.null)
+	return entry[V]{v: e.v, null: e.null}, true
+}
+
 // get returns the entries of keys (which must not repeat), loading the misses with fetch.
 func (c *readThrough[V]) get(ctx context.Context, keys []string, fetch fetchFunc[V]) (map[string]entry[V], error) {
 	out := make(map[string]entry[V], len(keys))
@@ -120,10 +135,13 @@ func (c *readThrough[V]) get(ctx context.Context, keys []string, fetch fetchFunc
 	}
 	rest, stamps := keys, map[string]uint64(nil)
 	if c.localInUse() {
-		rest, stamps = make([]string, 0, len(keys)), make(map[string]uint64, len(keys))
-		for _, k := range keys {
+		rest = nil
+		for i, k := range keys {
 			e, ok, stamp := c.local.get(k)
 			if !ok {
+				if stamps == nil { // made at the first miss: a read the tier answers whole allocates neither
+					rest, stamps = make([]string, 0, len(keys)-i), make(map[string]uint64, len(keys)-i)
+				}
 				rest, stamps[k] = append(rest, k), stamp
 				continue
 			}

@@ -68,6 +68,12 @@ func NewReadThrough[V any](rdb redis.UniversalClient, name string, policy Policy
 // Get returns the value under key, loading it with load on a miss.
 func (c *ReadThrough[V]) Get(ctx context.Context, key string, load func(context.Context) (V, error)) (V, error) {
 	var zero V
+	if e, ok := c.rt.localHit(key); ok { // the hot path: no closure, slice or map
+		if e.null {
+			return zero, domain.ErrNotFound
+		}
+		return e.v, nil
+	}
 	got, err := c.rt.get(ctx, []string{key}, func(ctx context.Context, _ []string, seen map[string]string) (map[string]entry[V], error) {
 		v, err := load(ctx)
 		switch {

@@ -168,7 +168,9 @@ type Querier interface {
 	OutboxNotify(ctx context.Context, db DBTX) error
 	// Applies one batch of read events in one statement (and so one transaction): records the event
 	// ids in the inbox, keeps only those not seen before, and adds their per-article counts to the
-	// counters. Returns the increments applied, for the Redis mirror.
+	// counters. Returns the increments applied, for the Redis mirror. An event is (id, article, reads):
+	// a single read is one row with reads 1; an aggregated batch of anonymous reads is one row per
+	// article, all under the batch's one id, so the inbox dedupes the whole batch at once.
 	// Per article: the reads this batch added, and the whole row as it leaves it (for the cache).
 	ReadEventsApply(ctx context.Context, db DBTX, arg ReadEventsApplyParams) ([]ReadEventsApplyRow, error)
 	// Upserts (user, article, last read at) for a batch; replaying a batch changes nothing because

@@ -24,23 +24,25 @@ func (q *Queries) InboxPrune(ctx context.Context, db DBTX, before time.Time) (in
 
 const readEventsApply = `-- name: ReadEventsApply :many
 WITH batch AS (
-    -- Two unnests in one select list advance together (zip), pairing ids with articles. An id can
-    -- come twice in one batch (a retried XADD pipeline writes its events again): it counts once.
-    SELECT DISTINCT ON (z.event_id) z.event_id, z.article_id
-    FROM (SELECT unnest($1::text[]) AS event_id, unnest($2::bigint[]) AS article_id) z
-    ORDER BY z.event_id
+    -- Unnests in one select list advance together (zip), pairing ids with articles and reads. An
+    -- (id, article) can come twice in one batch (a retried XADD pipeline writes its events
+    -- again): it counts once.
+    SELECT DISTINCT ON (z.event_id, z.article_id) z.event_id, z.article_id, z.reads
+    FROM (SELECT unnest($1::text[]) AS event_id, unnest($2::bigint[]) AS article_id,
+                 unnest($3::bigint[]) AS reads) z
+    ORDER BY z.event_id, z.article_id
 ),
 fresh AS (
     -- In id order, so two batches sharing ids (a reclaim racing the consumer it took over from)
     -- wait on each other instead of deadlocking.
     INSERT INTO inbox (consumer, event_id)
-    SELECT $3::text, b.event_id FROM batch b
-    ORDER BY b.event_id
+    SELECT DISTINCT $4::text, b.event_id FROM batch b
+    ORDER BY 2
     ON CONFLICT DO NOTHING
     RETURNING event_id
 ),
 sums AS (
-    SELECT b.article_id, count(*)::bigint AS reads
+    SELECT b.article_id, sum(b.reads)::bigint AS reads
     FROM batch b JOIN fresh f ON f.event_id = b.event_id
     JOIN articles a ON a.id = b.article_id
     GROUP BY b.article_id
@@ -64,6 +66,7 @@ FROM sums s JOIN applied a ON a.biz_id = s.article_id
 type ReadEventsApplyParams struct {
 	EventIds   []string
 	ArticleIds []int64
+	Reads      []int64
 	Consumer   string
 }
 
@@ -78,10 +81,17 @@ type ReadEventsApplyRow struct {
 
 // Applies one batch of read events in one statement (and so one transaction): records the event
 // ids in the inbox, keeps only those not seen before, and adds their per-article counts to the
-// counters. Returns the increments applied, for the Redis mirror.
+// counters. Returns the increments applied, for the Redis mirror. An event is (id, article, reads):
+// a single read is one row with reads 1; an aggregated batch of anonymous reads is one row per
+// article, all under the batch's one id, so the inbox dedupes the whole batch at once.
 // Per article: the reads this batch added, and the whole row as it leaves it (for the cache).
 func (q *Queries) ReadEventsApply(ctx context.Context, db DBTX, arg ReadEventsApplyParams) ([]ReadEventsApplyRow, error) {
-	rows, err := db.Query(ctx, readEventsApply, arg.EventIds, arg.ArticleIds, arg.Consumer)
+	rows, err := db.Query(ctx, readEventsApply,
+		arg.EventIds,
+		arg.ArticleIds,
+		arg.Reads,
+		arg.Consumer,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -210,6 +210,17 @@ type ReadEvent struct {
 	ArticleID int64
 	UserID    int64
 	At        time.Time
+	// Count is how many reads the event stands for: an aggregated batch of anonymous reads
+	// carries its total here. Zero means one (a single read).
+	Count int64
+}
+
+// Reads is how many reads the event counts.
+func (ev ReadEvent) Reads() int64 {
+	if ev.Count < 1 {
+		return 1
+	}
+	return ev.Count
 }
 
 // HistoryEntry is one article in a reader's history.

@@ -57,6 +57,8 @@ type Config struct {
 	ReadBuffer        int
 	ReadPublishBatch  int
 	ReadPublishFlush  time.Duration
+	ReadTallyFlush    time.Duration
+	ReadTallyMax      int
 	ConsumerBatch     int
 	ConsumerWait      time.Duration
 	ConsumerClaimIdle time.Duration
@@ -188,6 +190,8 @@ func Flags(fs *flag.FlagSet) *Config {
 	intf(&c.ReadBuffer, "read-buffer", "INKWELL_READ_BUFFER", 10000, "read events held in memory before new ones are dropped")
 	intf(&c.ReadPublishBatch, "read-publish-batch", "INKWELL_READ_PUBLISH_BATCH", 256, "read events sent to the stream in one pipelined round trip")
 	dur(&c.ReadPublishFlush, "read-publish-flush", "INKWELL_READ_PUBLISH_FLUSH", 20*time.Millisecond, "longest wait before a partial batch of read events is sent")
+	dur(&c.ReadTallyFlush, "read-tally-flush", "INKWELL_READ_TALLY_FLUSH", 100*time.Millisecond, "how often the in-process tally of anonymous reads is sent (what a crash can lose)")
+	intf(&c.ReadTallyMax, "read-tally-max", "INKWELL_READ_TALLY_MAX", 10000, "anonymous reads tallied in process before an early send")
 	intf(&c.ConsumerBatch, "consumer-batch", "INKWELL_CONSUMER_BATCH", 1000, "stream entries a consumer applies in one batch (N)")
 	dur(&c.ConsumerWait, "consumer-wait", "INKWELL_CONSUMER_WAIT", 200*time.Millisecond, "longest wait for a consumer batch to fill (T)")
 	dur(&c.ConsumerClaimIdle, "consumer-claim-idle", "INKWELL_CONSUMER_CLAIM_IDLE", 30*time.Second, "how long an entry stays unacknowledged before another consumer reclaims it")
@@ -258,10 +262,10 @@ func (c *Config) Validate(log *slog.Logger) error {
 	if c.CacheTTL <= 0 || c.CacheNullTTL <= 0 || c.CacheJitter < 0 || c.CacheLoadWait <= 0 || c.CacheLocalTTL < 0 {
 		errs = append(errs, errors.New("cache TTLs and the load timeout must be positive (jitter may be 0)"))
 	}
-	if c.ReadBuffer < 1 || c.ReadPublishBatch < 1 || c.ConsumerBatch < 1 || c.StreamMaxLen < 1 {
+	if c.ReadBuffer < 1 || c.ReadPublishBatch < 1 || c.ReadTallyMax < 1 || c.ConsumerBatch < 1 || c.StreamMaxLen < 1 {
 		errs = append(errs, errors.New("read-event buffer, batch sizes and stream length must be at least 1"))
 	}
-	if c.ReadPublishFlush <= 0 || c.ConsumerWait <= 0 || c.ConsumerClaimIdle <= 0 || c.ConsumerClaimTick <= 0 || c.StreamTrimEvery <= 0 {
+	if c.ReadPublishFlush <= 0 || c.ReadTallyFlush <= 0 || c.ConsumerWait <= 0 || c.ConsumerClaimIdle <= 0 || c.ConsumerClaimTick <= 0 || c.StreamTrimEvery <= 0 {
 		errs = append(errs, errors.New("read-event intervals must be positive"))
 	}
 	if c.RankTopN < 1 || c.RankTopN > 10000 || c.RankBatch < 1 {

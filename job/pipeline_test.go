@@ -104,8 +104,9 @@ func (h killHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	return next
 }
 
-// Acceptance: 10,000 reads by concurrent readers across 100 articles go through the real publisher,
-// stream and read-count consumer while consumers are killed at every point of a batch's life (even
+// Acceptance: 10,000 reads by concurrent readers across 100 articles go through the real
+// aggregator (anonymous reads, in batches) and publisher (signed-in reads), stream and read-count
+// consumer while consumers are killed at every point of a batch's life (even
 // between the PostgreSQL commit and the XACK) and replaced by fresh ones. In the end every
 // article's read_cnt, in PostgreSQL and in its Redis hash, is exactly the number of reads recorded
 // for it: nothing lost, nothing counted twice.
@@ -134,6 +135,16 @@ func TestReadPipeline_ConsumersKilledMidStream_CountsEveryReadOnce(t *testing.T)
 	pubDone := make(chan struct{})
 	go func() { defer close(pubDone); _ = pub.Run(pubCtx) }()
 	defer func() { stopPub(); <-pubDone }()
+	// Anonymous reads are aggregated in front of the publisher. A small FlushAt flushes early and
+	// often, so many batches are in flight while consumers die; no tick ever comes.
+	agg := events.NewReadAggregator(e.rdb, events.AggregatorConfig{
+		Stream: e.stream, FlushAt: 128, EntryMax: 16, RetryMax: 64, Ticks: make(chan time.Time),
+	}, pub, e.log)
+	aggCtx, stopAgg := context.WithCancel(context.Background())
+	aggDone := make(chan struct{})
+	go func() { defer close(aggDone); _ = agg.Run(aggCtx) }()
+	stopAggregator := func() { stopAgg(); <-aggDone } // its last flush sends what is left
+	defer stopAggregator()
 
 	// The real handler, wrapped to kill its consumer before, during or after applying a batch.
 	realHandler := job.ReadCountHandler(service.NewReadService(e.reads, nil), e.log)
@@ -192,21 +203,25 @@ func TestReadPipeline_ConsumersKilledMidStream_CountsEveryReadOnce(t *testing.T)
 	// The readers: concurrent goroutines, each recording its reads and counting them per article.
 	var wg sync.WaitGroup
 	perReader := make([][nArticles]int64, readers)
+	var signedIn atomic.Int64
 	for r := range readers {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(seed, uint64(r)))
 			for range reads / readers {
 				i := rng.IntN(nArticles)
 				perReader[r][i]++
-				user := int64(0)
 				if rng.IntN(2) == 0 {
-					user = int64(1 + rng.IntN(1000))
+					signedIn.Add(1)
+					agg.Record(domain.ReadEvent{ID: domain.NewEventID(), ArticleID: arts[i], UserID: int64(1 + rng.IntN(1000)), At: time.Now()})
+				} else {
+					agg.Record(domain.ReadEvent{ArticleID: arts[i]})
 				}
-				pub.Record(domain.ReadEvent{ID: domain.NewEventID(), ArticleID: arts[i], UserID: user, At: time.Now()})
 			}
 		})
 	}
 	wg.Wait()
+	stopAggregator()
+	anonymous := reads - signedIn.Load()
 	want := make(map[int64]int64, nArticles)
 	for _, counts := range perReader {
 		for i, n := range counts {
@@ -214,11 +229,14 @@ func TestReadPipeline_ConsumersKilledMidStream_CountsEveryReadOnce(t *testing.T)
 		}
 	}
 
-	waitUntil(t, 20*time.Second, "all 10,000 reads are published", func() bool {
-		return pub.Stats.Published.Load()+pub.Stats.Dropped.Load()+pub.Stats.Failed.Load() == reads
+	if s, l := agg.Stats.Sent.Load(), agg.Stats.Lost.Load(); s != anonymous || l != 0 {
+		t.Fatalf("aggregator: Sent %d, Lost %d; want %d, 0", s, l, anonymous)
+	}
+	waitUntil(t, 20*time.Second, "all signed-in reads are published", func() bool {
+		return pub.Stats.Published.Load()+pub.Stats.Dropped.Load()+pub.Stats.Failed.Load() == signedIn.Load()
 	})
-	if p, d, f := pub.Stats.Published.Load(), pub.Stats.Dropped.Load(), pub.Stats.Failed.Load(); p != reads || d != 0 || f != 0 {
-		t.Fatalf("publisher: Published %d, Dropped %d, Failed %d; want %d, 0, 0", p, d, f, reads)
+	if p, d, f := pub.Stats.Published.Load(), pub.Stats.Dropped.Load(), pub.Stats.Failed.Load(); p != signedIn.Load() || d != 0 || f != 0 {
+		t.Fatalf("publisher: Published %d, Dropped %d, Failed %d; want %d, 0, 0", p, d, f, signedIn.Load())
 	}
 	waitUntil(t, 25*time.Second, "PostgreSQL has counted 10,000 reads", func() bool { return e.pgTotal(t) >= reads })
 	waitUntil(t, 10*time.Second, "every entry is acknowledged", func() bool {
@@ -243,8 +261,8 @@ func TestReadPipeline_ConsumersKilledMidStream_CountsEveryReadOnce(t *testing.T)
 	if err := e.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM inbox WHERE consumer = $1`, job.GroupReadCount).Scan(&inbox); err != nil {
 		t.Fatal(err)
 	}
-	if inbox != reads {
-		t.Errorf("inbox holds %d event ids, want %d", inbox, reads)
+	if want := signedIn.Load() + agg.Stats.Batches.Load(); inbox != want {
+		t.Errorf("inbox holds %d event ids, want %d (one per signed-in read, one per batch of anonymous reads)", inbox, want)
 	}
 
 	var killed int64
@@ -257,7 +275,8 @@ func TestReadPipeline_ConsumersKilledMidStream_CountsEveryReadOnce(t *testing.T)
 			t.Errorf("no consumer was killed %s", killNames[p])
 		}
 	}
-	t.Logf("%d consumers ran, %d kills (%s ), %d entries reclaimed, %d acked (of %d), %d handler errors; took %v",
-		generations.Load(), killed, report[:len(report)-1], reclaimed.Load(), acked.Load(), reads, handlerErrors.Load(),
+	t.Logf("%d consumers ran, %d kills (%s ), %d entries reclaimed, %d acked (of %d: %d batches of %d anonymous reads), %d handler errors; took %v",
+		generations.Load(), killed, report[:len(report)-1], reclaimed.Load(), acked.Load(), signedIn.Load()+agg.Stats.Batches.Load(),
+		agg.Stats.Batches.Load(), anonymous, handlerErrors.Load(),
 		time.Since(started).Round(time.Millisecond))
 }

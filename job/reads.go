@@ -28,7 +28,7 @@ type HistoryRecorder interface {
 }
 
 // ReadCountHandler returns the stream handler of the read-count group: one counter update per
-// batch, deduplicated by event id.
+// batch, deduplicated by event id (an aggregated entry of anonymous reads is one id).
 func ReadCountHandler(svc ReadCounter, log *slog.Logger) events.Handler {
 	return func(ctx context.Context, msgs []redis.XMessage) error {
 		evs := decode(ctx, msgs, log)
@@ -49,12 +49,10 @@ func ReadHistoryHandler(svc HistoryRecorder, log *slog.Logger) events.Handler {
 func decode(ctx context.Context, msgs []redis.XMessage, log *slog.Logger) []domain.ReadEvent {
 	evs := make([]domain.ReadEvent, 0, len(msgs))
 	for _, m := range msgs {
-		ev, ok := events.DecodeReadEvent(m.Values)
-		if !ok {
+		var ok bool
+		if evs, ok = events.DecodeReadEntry(m.Values, evs); !ok {
 			log.WarnContext(ctx, "skipping malformed read event", "entry", m.ID)
-			continue
 		}
-		evs = append(evs, ev)
 	}
 	return evs
 }

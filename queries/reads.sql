@@ -1,25 +1,29 @@
 -- name: ReadEventsApply :many
 -- Applies one batch of read events in one statement (and so one transaction): records the event
 -- ids in the inbox, keeps only those not seen before, and adds their per-article counts to the
--- counters. Returns the increments applied, for the Redis mirror.
+-- counters. Returns the increments applied, for the Redis mirror. An event is (id, article, reads):
+-- a single read is one row with reads 1; an aggregated batch of anonymous reads is one row per
+-- article, all under the batch's one id, so the inbox dedupes the whole batch at once.
 WITH batch AS (
-    -- Two unnests in one select list advance together (zip), pairing ids with articles. An id can
-    -- come twice in one batch (a retried XADD pipeline writes its events again): it counts once.
-    SELECT DISTINCT ON (z.event_id) z.event_id, z.article_id
-    FROM (SELECT unnest(@event_ids::text[]) AS event_id, unnest(@article_ids::bigint[]) AS article_id) z
-    ORDER BY z.event_id
+    -- Unnests in one select list advance together (zip), pairing ids with articles and reads. An
+    -- (id, article) can come twice in one batch (a retried XADD pipeline writes its events
+    -- again): it counts once.
+    SELECT DISTINCT ON (z.event_id, z.article_id) z.event_id, z.article_id, z.reads
+    FROM (SELECT unnest(@event_ids::text[]) AS event_id, unnest(@article_ids::bigint[]) AS article_id,
+                 unnest(@reads::bigint[]) AS reads) z
+    ORDER BY z.event_id, z.article_id
 ),
 fresh AS (
     -- In id order, so two batches sharing ids (a reclaim racing the consumer it took over from)
     -- wait on each other instead of deadlocking.
     INSERT INTO inbox (consumer, event_id)
-    SELECT @consumer::text, b.event_id FROM batch b
-    ORDER BY b.event_id
+    SELECT DISTINCT @consumer::text, b.event_id FROM batch b
+    ORDER BY 2
     ON CONFLICT DO NOTHING
     RETURNING event_id
 ),
 sums AS (
-    SELECT b.article_id, count(*)::bigint AS reads
+    SELECT b.article_id, sum(b.reads)::bigint AS reads
     FROM batch b JOIN fresh f ON f.event_id = b.event_id
     JOIN articles a ON a.id = b.article_id
     GROUP BY b.article_id

@@ -28,15 +28,17 @@ const applyTimeout = 30 * time.Second
 
 // ApplyReads counts a batch of read events once each: one statement records the event ids in the
 // inbox under consumer, keeps only the new ones and adds their per-article sums to read_cnt; the
-// counters cache follows. It returns how many events were new.
+// counters cache follows. It returns how many reads were new (an aggregated event counts its
+// Count). The events of one aggregated batch share its id, so they are new or replayed together.
 func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []domain.ReadEvent) (int64, error) {
 	if len(evs) == 0 {
 		return 0, nil
 	}
 	ids := make([]string, len(evs))
 	articles := make([]int64, len(evs))
+	reads := make([]int64, len(evs))
 	for i, ev := range evs {
-		ids[i], articles[i] = ev.ID, ev.ArticleID
+		ids[i], articles[i], reads[i] = ev.ID, ev.ArticleID, ev.Reads()
 	}
 	// The statement does not die with ctx. A consumer stopped between PostgreSQL's commit and its
 	// answer would otherwise fail here without touching Redis, and the retry would find every id
@@ -44,7 +46,7 @@ func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []
 	// and then the hashes are marked suspect: the batch may have committed.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyTimeout)
 	defer cancel()
-	rows, err := r.q.ReadEventsApply(sctx, r.pool, dao.ReadEventsApplyParams{Consumer: consumer, EventIds: ids, ArticleIds: articles})
+	rows, err := r.q.ReadEventsApply(sctx, r.pool, dao.ReadEventsApplyParams{Consumer: consumer, EventIds: ids, ArticleIds: articles, Reads: reads})
 	if err != nil {
 		r.counters.Suspect(ctx, domain.BizArticle, articles...)
 		return 0, wrapf(err, "apply %d read events", len(evs))

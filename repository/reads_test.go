@@ -316,6 +316,35 @@ func TestReadRepository_ApplyReads(t *testing.T) {
 		checkReads(t, "Redis", e.cachedReads(t, ids), want)
 	})
 
+	t.Run("an aggregated batch counts its totals once, however often it is delivered", func(t *testing.T) {
+		t.Parallel()
+		e := readsSetup(t, db, readsOpts{})
+		ids := readsArticles(t, db, 3)
+		e.setReads(t, db, map[int64]int64{ids[0]: 10, ids[1]: 0, ids[2]: 0})
+		// One entry of the aggregator: one id, one event per article with its total.
+		batch := []domain.ReadEvent{{ID: "batch-a", ArticleID: ids[0], Count: 500}, {ID: "batch-a", ArticleID: ids[1], Count: 3}}
+		single := domain.ReadEvent{ID: domain.NewEventID(), ArticleID: ids[2], UserID: 0, At: time.Now()}
+		n, stmts := e.apply(t, append(batch, single))
+		if n != 504 {
+			t.Errorf("ApplyReads = %d, want 504", n)
+		}
+		checkOneStatement(t, stmts)
+		want := map[int64]int64{ids[0]: 510, ids[1]: 3, ids[2]: 1}
+		checkReads(t, "PostgreSQL", readCounts(t, db, ids), want)
+		checkReads(t, "Redis", e.cachedReads(t, ids), want)
+
+		// Delivered again (a reclaim), twice within one batch (a retried XADD), and beside a new
+		// batch: only the new batch counts.
+		next := []domain.ReadEvent{{ID: "batch-b", ArticleID: ids[1], Count: 7}}
+		n, _ = e.apply(t, append(append(append([]domain.ReadEvent{}, batch...), batch...), next...))
+		if n != 7 {
+			t.Errorf("ApplyReads of a replayed batch and a new one = %d, want 7", n)
+		}
+		want[ids[1]] += 7
+		checkReads(t, "PostgreSQL after the replay", readCounts(t, db, ids), want)
+		checkReads(t, "Redis after the replay", e.cachedReads(t, ids), want)
+	})
+
 	t.Run("events for deleted or nonexistent articles are ignored", func(t *testing.T) {
 		t.Parallel()
 		e := readsSetup(t, db, readsOpts{})

@@ -3,6 +3,7 @@
 #
 #   scripts/services.sh          ensure both services (idempotent; fast when they already answer)
 #   scripts/services.sh haproxy  ensure the haproxy binary (the fleet tests' balancer) is installed
+#   scripts/services.sh wrk      ensure the wrk binary (make bench's HTTP load generator row) is installed
 #   scripts/services.sh stop     stop the project-local servers under .data/ (and nothing else)
 #
 # Settings (environment):
@@ -14,7 +15,9 @@
 # install the package and start it; else print what to install and exit 1. Then the database named
 # in DATABASE_URL is created if missing. HAProxy is only a binary the fleet tests start themselves
 # (no server to run here): `haproxy` finds it on PATH or in /usr/sbin, else installs the haproxy
-# package the same way (root on Debian/Ubuntu), else prints what to install and exits 1.
+# package the same way (root on Debian/Ubuntu), else prints what to install and exits 1. wrk (the
+# C load generator make bench compares the ceiling and the cached read with) is found or installed
+# the same way.
 set -euo pipefail
 
 ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -504,6 +507,28 @@ ensure_haproxy() {
 	exit 1
 }
 
+find_wrk() {
+	WRK=$(command -v wrk 2>/dev/null || true)
+	[[ -n $WRK ]]
+}
+
+ensure_wrk() {
+	if find_wrk; then
+		say "wrk: using $WRK"
+		return
+	fi
+	if can_apt; then
+		apt_install wrk
+		find_wrk || die "wrk: installed the wrk package but cannot find the wrk binary"
+		say "wrk: installed $WRK"
+		return
+	fi
+	warn "wrk: wrk is not installed. Install it, then re-run this script:"
+	warn "  Debian/Ubuntu: sudo apt-get install wrk"
+	warn "  macOS:         brew install wrk"
+	exit 1
+}
+
 # ---------------------------------------------------------------------------------------------
 
 case "${1:-start}" in
@@ -515,6 +540,9 @@ start | up | "")
 haproxy)
 	ensure_haproxy
 	;;
+wrk)
+	ensure_wrk
+	;;
 stop | down)
 	stop_postgres
 	stop_redis
@@ -523,6 +551,6 @@ stop | down)
 	sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	;;
 *)
-	die "usage: $0 [start|haproxy|stop]"
+	die "usage: $0 [start|haproxy|wrk|stop]"
 	;;
 esac

@@ -227,7 +227,11 @@ func (s *ArticleService) Get(ctx context.Context, viewerID int64, slug string) (
 		return domain.ArticleView{}, err
 	}
 	if a.Status == domain.StatusPublished {
-		s.reads.Record(domain.ReadEvent{ID: domain.NewEventID(), ArticleID: a.ID, UserID: viewerID, At: s.now()})
+		ev := domain.ReadEvent{ArticleID: a.ID, UserID: viewerID}
+		if viewerID != 0 { // an anonymous read only counts, inside a batch that gets its own id
+			ev.ID, ev.At = domain.NewEventID(), s.now()
+		}
+		s.reads.Record(ev)
 	}
 	return s.view(ctx, viewerID, a)
 }

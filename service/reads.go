@@ -9,7 +9,9 @@ import (
 //go:generate go tool mockgen -source=reads.go -destination=mocks/reads_mock.go -package=mocks
 
 // ReadRecorder takes read events off the request path. Record must not block and must not fail:
-// counting a read is never worth failing or slowing the read.
+// counting a read is never worth failing or slowing the read. An anonymous read (UserID 0) needs
+// neither ID nor At: it only counts, and the recorder may aggregate such reads into batches that
+// get ids of their own.
 type ReadRecorder interface {
 	Record(ev domain.ReadEvent)
 }
@@ -17,7 +19,7 @@ type ReadRecorder interface {
 // ReadRepository applies batches of read events and serves reading history.
 type ReadRepository interface {
 	// ApplyReads counts each event of the batch at most once per consumer (even when the batch is
-	// delivered again) and returns how many were new.
+	// delivered again) and returns how many reads were new (an event counts ev.Reads()).
 	ApplyReads(ctx context.Context, consumer string, evs []domain.ReadEvent) (int64, error)
 	// ApplyHistory records the signed-in readers' last read of each article; replaying is harmless.
 	ApplyHistory(ctx context.Context, evs []domain.ReadEvent) error
