@@ -103,6 +103,7 @@ type Interactive struct {
 	CollectCnt int64
 	UpdatedAt  time.Time
 	Version    int64
+	Shard      int16
 }
 
 type Job struct {

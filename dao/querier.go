@@ -85,12 +85,16 @@ type Querier interface {
 	IdempotencyTryLock(ctx context.Context, db DBTX, arg IdempotencyTryLockParams) (bool, error)
 	InboxInsert(ctx context.Context, db DBTX, arg InboxInsertParams) (int64, error)
 	InboxPrune(ctx context.Context, db DBTX, before time.Time) (int64, error)
-	// Returns the whole row as this change leaves it, version included, for the cache to store.
+	// Collects stay on shard 0. Returns that shard row as this change leaves it, version included, for
+	// the cache to store.
 	InteractiveAddCollects(ctx context.Context, db DBTX, arg InteractiveAddCollectsParams) (InteractiveAddCollectsRow, error)
-	// Returns the whole row as this change leaves it, version included, for the cache to store.
+	// Moves one shard's like count (no clamp at zero: a shard may hold an unlike whose like went to
+	// another shard). Returns the shard row as this change leaves it, version included, for the cache.
 	InteractiveAddLikes(ctx context.Context, db DBTX, arg InteractiveAddLikesParams) (InteractiveAddLikesRow, error)
 	InteractiveDelete(ctx context.Context, db DBTX, arg InteractiveDeleteParams) error
-	InteractiveGetMany(ctx context.Context, db DBTX, arg InteractiveGetManyParams) ([]Interactive, error)
+	// Every shard row of each item (an item's counts are the sums over its shards).
+	InteractiveGetMany(ctx context.Context, db DBTX, arg InteractiveGetManyParams) ([]InteractiveGetManyRow, error)
+	// An item's likes are the sum over its shards.
 	InteractiveLikesMany(ctx context.Context, db DBTX, arg InteractiveLikesManyParams) ([]InteractiveLikesManyRow, error)
 	// One worker cycle in one statement (one round trip, one commit): acknowledge the jobs it
 	// finished, fenced by their claim's generation, and claim up to lim more. SKIP LOCKED lets

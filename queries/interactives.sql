@@ -1,12 +1,15 @@
 -- name: InteractiveGetMany :many
-SELECT * FROM interactives WHERE biz = @biz::text AND biz_id = ANY (@biz_ids::bigint[]);
+-- Every shard row of each item (an item's counts are the sums over its shards).
+SELECT biz_id, shard, read_cnt, like_cnt, collect_cnt, version FROM interactives
+WHERE biz = @biz::text AND biz_id = ANY (@biz_ids::bigint[]);
 
 -- name: InteractiveAddLikes :one
--- Returns the whole row as this change leaves it, version included, for the cache to store.
-INSERT INTO interactives (biz, biz_id, like_cnt, version)
-VALUES (@biz::text, @biz_id::bigint, GREATEST(@delta::bigint, 0), 1)
-ON CONFLICT (biz, biz_id) DO UPDATE
-SET like_cnt = GREATEST(interactives.like_cnt + @delta::bigint, 0), version = interactives.version + 1, updated_at = now()
+-- Moves one shard's like count (no clamp at zero: a shard may hold an unlike whose like went to
+-- another shard). Returns the shard row as this change leaves it, version included, for the cache.
+INSERT INTO interactives (biz, biz_id, shard, like_cnt, version)
+VALUES (@biz::text, @biz_id::bigint, @shard::smallint, @delta::bigint, 1)
+ON CONFLICT (biz, biz_id, shard) DO UPDATE
+SET like_cnt = interactives.like_cnt + @delta::bigint, version = interactives.version + 1, updated_at = now()
 RETURNING read_cnt, like_cnt, collect_cnt, version;
 
 -- name: InteractiveDelete :exec
