@@ -58,12 +58,13 @@ type Querier interface {
 	CollectionUpdate(ctx context.Context, db DBTX, arg CollectionUpdateParams) (CollectionUpdateRow, error)
 	CommentDelete(ctx context.Context, db DBTX, id int64) (int64, error)
 	CommentGetByID(ctx context.Context, db DBTX, id int64) (Comment, error)
-	CommentInsert(ctx context.Context, db DBTX, arg CommentInsertParams) (Comment, error)
+	// Numbers and inserts several comments on one article in one statement: the article's counter
+	// moves by their number under its row lock, and they take the numbers after the old value in the
+	// order given. One commit (one wait for the disk, with the row locked) then serves all of them.
+	// No row comes back when the article has no counter (it was deleted).
+	CommentInsertNumbered(ctx context.Context, db DBTX, arg CommentInsertNumberedParams) ([]Comment, error)
 	CommentListByArticle(ctx context.Context, db DBTX, arg CommentListByArticleParams) ([]Comment, error)
 	CommentSeqInit(ctx context.Context, db DBTX, articleID int64) error
-	// One atomic statement hands out the next number: concurrent writers queue on the row lock and
-	// each gets its own value, with no gaps and no duplicates (max(seq)+1 would give duplicates).
-	CommentSeqNext(ctx context.Context, db DBTX, articleID int64) (int64, error)
 	FollowDelete(ctx context.Context, db DBTX, arg FollowDeleteParams) error
 	FollowExists(ctx context.Context, db DBTX, arg FollowExistsParams) (bool, error)
 	FollowInsert(ctx context.Context, db DBTX, arg FollowInsertParams) error
