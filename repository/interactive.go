@@ -2,8 +2,10 @@ package repository
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/cache"
@@ -12,7 +14,7 @@ import (
 )
 
 // InteractiveRepository stores likes and counters: PostgreSQL is the truth (a like row per user
-// and item, changed in one transaction with one of the item's counter rows); the counters cache
+// and item, changed in one statement with one of the item's counter rows); the counters cache
 // follows the committed changes and serves the reads.
 type InteractiveRepository struct {
 	pool     *pgxpool.Pool
@@ -43,32 +45,32 @@ func (r *InteractiveRepository) Unlike(ctx context.Context, biz domain.Biz, id, 
 // the number is safe: reads sum whatever rows exist.
 const LikeShards = 32
 
+// setLike changes the like row and, if that changed it, one counter shard, in one autocommitted
+// statement (LikeOnCounted / LikeOffCounted: one round trip and one commit per like).
 func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id, userID int64, on bool) error {
 	shard := rand.IntN(LikeShards)
-	return inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		var n int64
-		var err error
-		if on {
-			n, err = queries.LikeOn(ctx, tx, dao.LikeOnParams{UserID: userID, Biz: string(biz), BizID: id})
-		} else {
-			n, err = queries.LikeOff(ctx, tx, dao.LikeOffParams{UserID: userID, Biz: string(biz), BizID: id})
-		}
-		if err != nil || n == 0 {
-			return wrapf(err, "set like of %s %d by %d", biz, id, userID)
-		}
-		delta := int64(1)
-		if !on {
-			delta = -1
-		}
-		row, err := queries.InteractiveAddLikes(ctx, tx, dao.InteractiveAddLikesParams{Biz: string(biz), BizID: id, Shard: int16(shard), Delta: delta})
-		if err != nil {
-			return wrapf(err, "count like of %s %d", biz, id)
-		}
-		changed := counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)
-		changed.Shard = shard
-		r.counters.Changed(tx, biz, map[int64]cache.CounterRow{id: changed})
-		return nil
-	})
+	var row dao.LikeOnCountedRow
+	var err error
+	if on {
+		row, err = r.q.LikeOnCounted(ctx, r.pool, dao.LikeOnCountedParams{UserID: userID, Biz: string(biz), BizID: id, Shard: int16(shard)})
+	} else {
+		var off dao.LikeOffCountedRow
+		off, err = r.q.LikeOffCounted(ctx, r.pool, dao.LikeOffCountedParams{UserID: userID, Biz: string(biz), BizID: id, Shard: int16(shard)})
+		row = dao.LikeOnCountedRow(off)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil // already so: nothing changed
+	}
+	if err != nil {
+		// The statement may have committed before its answer was lost: the hash may miss it.
+		r.counters.Suspect(ctx, biz, id)
+		return wrapf(err, "set like of %s %d by %d", biz, id, userID)
+	}
+	// Committed.
+	changed := counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)
+	changed.Shard = shard
+	r.counters.Stored(ctx, biz, map[int64]cache.CounterRow{id: changed})
+	return nil
 }
 
 // Counters returns every item's counters (the sums over its shards) through the counters cache;
