@@ -43,7 +43,7 @@ func (r *InteractiveRepository) Unlike(ctx context.Context, biz domain.Biz, id, 
 // of them, chosen at random, so concurrent likes of one hot item rarely wait on each other's row
 // lock, which is held until their commits have reached the disk. Reads sum the shards. Changing
 // the number is safe: reads sum whatever rows exist.
-const LikeShards = 32
+const LikeShards = 64
 
 // setLike changes the like row and, if that changed it, one counter shard, in one autocommitted
 // statement (LikeOnCounted / LikeOffCounted: one round trip and one commit per like).
