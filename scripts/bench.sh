@@ -313,7 +313,18 @@ step seed 180 bin/loadgen seed -base "http://$API_ADDR" -users 20 -articles 200 
 SLUG=$(head -n 1 "$WORK/seed.out")
 [[ -n $SLUG ]] || die "seeding printed no slug"
 [[ $SLUG =~ ^[a-z0-9-]+$ ]] || die "seeding printed an unexpected slug: $SLUG"
-psql_bench() { PGCONNECT_TIMEOUT=5 psql -X -q -tA -v ON_ERROR_STOP=1 "$BENCH_DATABASE_URL" -c "$1"; }
+# psql_bench SQL: one query on the bench database. A refused connection (psql's status 2, e.g. "too
+# many clients" while other work shares the server) is retried a few times: the queries only read.
+psql_bench() {
+	local i rc
+	for ((i = 0; i < 5; i++)); do
+		rc=0
+		PGCONNECT_TIMEOUT=5 psql -X -q -tA -v ON_ERROR_STOP=1 "$BENCH_DATABASE_URL" -c "$1" && return 0 || rc=$?
+		((rc == 2)) || return "$rc"
+		sleep 1
+	done
+	return "$rc"
+}
 ARTICLE_ID=$(psql_bench "SELECT id FROM articles WHERE slug = '$SLUG'") || die "cannot find article $SLUG in $BENCH_DB"
 COMMENTS_BEFORE=$(psql_bench "SELECT count(*) FROM comments WHERE article_id = $ARTICLE_ID")
 
