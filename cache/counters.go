@@ -31,11 +31,13 @@ var (
 	countersSuspect = redis.NewScript(countersSuspectSrc)
 )
 
-// CounterRow is one item's counter row as PostgreSQL holds it: the counts and the row's version,
-// which every change moves under the row's lock (so versions follow commit order).
+// CounterRow is one shard row of an item's counters as PostgreSQL holds it: the shard, its counts
+// and its version, which every change of the shard moves under the shard row's lock (so a shard's
+// versions follow the commit order of its changes). An item's counts are the sums over its shards.
 type CounterRow struct {
 	domain.Counters
 	Version int64
+	Shard   int
 }
 
 // Counters keeps the interaction counters in Redis — one hash per item, with an in-process tier
@@ -44,13 +46,15 @@ type CounterRow struct {
 // Redis and the in-process tier follow. One per process, shared by every repository that reads or
 // changes counts.
 //
-// A hash holds a whole counter row and its version (_ver). Every write of a hash — a read's fill
-// or a committed change's new row — is the row at some version, and is stored only if newer than
-// what the hash holds (lua/counters_store.lua). So no interleaving of loads, commits and writes,
-// on any number of instances, can take a hash back in time: a fill that read the row before a
+// An item's counts are spread over shard rows in PostgreSQL (so concurrent likes of one item lock
+// different rows), each with its own version. A hash holds every shard row of its item with that
+// version, and the sums that reads fetch. Every write of a hash — a read's fill (all the item's
+// shards) or a committed change's shard row — stores each shard only if newer than the hash's copy
+// (lua/counters_store.lua). So no interleaving of loads, commits and writes, on any number of
+// instances, can take a shard, or a sum of shards, back in time: a fill that read a shard before a
 // change loses to the change's row, and a change's row that arrives late loses to a fill that
-// already counted it. Changes write their row even when no hash exists, so a read right after a
-// like is a hit.
+// already counted it. A change is stored only into an existing hash (one shard row does not make
+// a complete hash); on a hot item the hash exists, so a read right after a like is a hit.
 //
 // A change whose row could not be written (Redis down or timing out), or whose commit's outcome
 // is unknown, may be missing from the hash: the hash is then marked suspect (_s, with a token) as
@@ -64,12 +68,12 @@ type CounterRow struct {
 //     tier or Redis (one round trip for the batch); every miss goes through the shared read-through
 //     path: ids this process is already loading are joined, the others are loaded with ONE call of
 //     load, whatever the number of concurrent readers (load runs detached from the caller, bounded
-//     by Policy.LoadTimeout). Ids that load leaves out count zero at version 0. When Redis fails,
+//     by Policy.LoadTimeout). Ids that load leaves out count zero. When Redis fails,
 //     every id is loaded and nothing is written back; when load fails and Redis still holds suspect
 //     counts for every id, those are served; otherwise load's error is returned as is.
-//   - Changed(tx, biz, rows) registers on the unit of work tx the rows its change left (as the
-//     statements returned them): after the commit they are written; when the commit's outcome is
-//     unknown the hashes are marked suspect. Nothing is returned: failures are logged and repaired.
+//   - Changed(tx, biz, rows) registers on the unit of work tx the shard row its change left of
+//     each item (as the statements returned them): after the commit they are written into the
+//     hashes that exist; when the commit's outcome is unknown the hashes are marked suspect. Nothing is returned: failures are logged and repaired.
 //   - Stored(ctx, biz, rows) and Suspect(ctx, biz, ids...) do the same for a change not made in a
 //     Tx (one autocommitted statement): after it succeeded, or when its outcome is unknown.
 //   - Fill(ctx, biz, counters) writes whole hashes unconditionally (for seeding and tests);
@@ -96,9 +100,9 @@ type Tx interface {
 	IfCommitUnknown(fn func(ctx context.Context))
 }
 
-// CountersLoader loads the counter rows of ids from PostgreSQL in one query; ids without a row may
-// be left out (they count zero, at version 0).
-type CountersLoader func(ctx context.Context, ids []int64) (map[int64]CounterRow, error)
+// CountersLoader loads every shard row of ids from PostgreSQL in one query; ids without a row may
+// be left out (they count zero).
+type CountersLoader func(ctx context.Context, ids []int64) (map[int64][]CounterRow, error)
 
 // countersLocalTTL caps the in-process tier for counters: counts move far more often than article
 // or user entries.
@@ -151,10 +155,10 @@ func (c *Counters) fetch(ctx context.Context, keys []string, idOf map[string]int
 		return nil, err
 	}
 	out := make(map[string]entry[domain.Counters], len(keys))
-	rows := make(map[string]CounterRow, len(keys))
+	rows := make(map[string][]CounterRow, len(keys))
 	for _, k := range keys {
-		row := loaded[idOf[k]]
-		out[k], rows[k] = entry[domain.Counters]{v: row.Counters}, row
+		shards := loaded[idOf[k]]
+		out[k], rows[k] = entry[domain.Counters]{v: sumShards(shards)}, shards
 	}
 	if seen == nil {
 		return out, nil
@@ -186,11 +190,11 @@ func (c *Counters) Stored(ctx context.Context, biz domain.Biz, rows map[int64]Co
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	byKey := make(map[string]CounterRow, len(rows))
+	byKey := make(map[string][]CounterRow, len(rows))
 	keys := make([]string, 0, len(rows))
 	for id, row := range rows {
 		k := c.Key(biz, id)
-		byKey[k] = row
+		byKey[k] = []CounterRow{row}
 		keys = append(keys, k)
 	}
 	c.rt.changing(keys...)
@@ -217,11 +221,11 @@ func (c *Counters) Suspect(ctx context.Context, biz domain.Biz, ids ...int64) {
 
 // Fill writes whole hashes, each with its TTL plus jitter, replacing what they held.
 func (c *Counters) Fill(ctx context.Context, biz domain.Biz, counters map[int64]domain.Counters) error {
-	rows := make(map[string]CounterRow, len(counters))
+	rows := make(map[string][]CounterRow, len(counters))
 	keys := make([]string, 0, len(counters))
 	for id, n := range counters {
 		k := c.Key(biz, id)
-		rows[k] = CounterRow{Counters: n}
+		rows[k] = []CounterRow{{Counters: n}}
 		keys = append(keys, k)
 	}
 	c.rt.changing(keys...)
@@ -270,8 +274,14 @@ func (c *Counters) lookup(ctx context.Context, keys []string) (observed[domain.C
 	out := newObserved[domain.Counters](len(keys))
 	for i, k := range keys {
 		vals := cmds[i].Val()
-		if len(vals) != 5 || vals[3] == nil {
+		if len(vals) != 5 || vals[3] == nil { // no hash, or only changes' shards: not complete
 			out.seen[k] = ""
+			if len(vals) == 5 {
+				out.seen[k], _ = vals[4].(string)
+			}
+			if t := suspected[k]; t != "" {
+				out.seen[k] = t
+			}
 			continue
 		}
 		counts := domain.Counters{Reads: toInt(vals[0]), Likes: toInt(vals[1]), Collects: toInt(vals[2])}
@@ -291,14 +301,20 @@ func (c *Counters) lookup(ctx context.Context, keys []string) (observed[domain.C
 	return out, nil
 }
 
-// store writes rows with lua/counters_store.lua in mode (seen: the suspicion each fill's lookup
-// saw), one script per hash in one plain pipeline. (Not MULTI/EXEC: a transaction over many keys
-// is refused by a Redis Cluster when they lie in several slots; a pipeline is split by node.)
-func (c *Counters) store(ctx context.Context, rows map[string]CounterRow, mode string, seen map[string]string) error {
+// store writes each hash's shard rows with lua/counters_store.lua in mode (seen: the suspicion
+// each fill's lookup saw), one script per hash in one plain pipeline. (Not MULTI/EXEC: a
+// transaction over many keys is refused by a Redis Cluster when they lie in several slots; a
+// pipeline is split by node.)
+func (c *Counters) store(ctx context.Context, rows map[string][]CounterRow, mode string, seen map[string]string) error {
 	calls := make([]scriptCall, 0, len(rows))
-	for k, row := range rows {
+	for k, shards := range rows {
 		ttl := max(jittered(c.ttl, c.jitter).Milliseconds(), 1)
-		calls = append(calls, scriptCall{key: k, args: []any{ttl, row.Version, row.Reads, row.Likes, row.Collects, mode, seen[k]}})
+		args := make([]any, 0, 3+5*len(shards))
+		args = append(args, ttl, mode, seen[k])
+		for _, row := range shards {
+			args = append(args, row.Shard, row.Version, row.Reads, row.Likes, row.Collects)
+		}
+		calls = append(calls, scriptCall{key: k, args: args})
 	}
 	if err := runScript(ctx, c.rdb, countersStore, calls); err != nil {
 		return fmt.Errorf("counters: store: %w", err)
@@ -365,6 +381,17 @@ func runScript(ctx context.Context, rdb redis.UniversalClient, script *redis.Scr
 		return nil
 	})
 	return err
+}
+
+// sumShards is an item's counts: the sums over its shard rows.
+func sumShards(shards []CounterRow) domain.Counters {
+	var sum domain.Counters
+	for _, row := range shards {
+		sum.Reads += row.Reads
+		sum.Likes += row.Likes
+		sum.Collects += row.Collects
+	}
+	return sum
 }
 
 func toInt(v any) int64 {

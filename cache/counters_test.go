@@ -28,16 +28,15 @@ func newCounters(t *testing.T, o envOpts) (*env, *cache.Counters) {
 	return e, cache.NewCounters(e.client, e.ks, o.Policy, testenv.Logger(t))
 }
 
-// hash reads an item's whole counter hash straight from Redis.
-// hash returns the counts an item's hash holds (its bookkeeping fields, _ver and _s, left out):
-// empty when it holds none.
+// hash returns the counts an item's hash holds, the sums over its shards (the shards' own fields,
+// s<shard>, and the bookkeeping, _ver and _s, left out): empty when it holds none.
 func (e *env) hash(t *testing.T, cc *cache.Counters, id int64) map[string]string {
 	t.Helper()
 	h := e.rawHash(t, cc, id)
 	if h["_ver"] == "" {
 		return map[string]string{}
 	}
-	maps.DeleteFunc(h, func(k, _ string) bool { return strings.HasPrefix(k, "_") })
+	maps.DeleteFunc(h, func(k, _ string) bool { return strings.HasPrefix(k, "_") || strings.HasPrefix(k, "s") })
 	return h
 }
 
@@ -166,13 +165,13 @@ func (p *truth) apply(id int64, field string, delta int64) cache.CounterRow {
 	return p.set(id, c)
 }
 
-func (p *truth) load(ctx context.Context, ids []int64) (map[int64]cache.CounterRow, error) {
+func (p *truth) load(ctx context.Context, ids []int64) (map[int64][]cache.CounterRow, error) {
 	p.mu.Lock()
 	p.loads = append(p.loads, slices.Clone(ids))
-	out := make(map[int64]cache.CounterRow)
+	out := make(map[int64][]cache.CounterRow)
 	for _, id := range ids {
 		if c, ok := p.counts[id]; ok {
-			out[id] = cache.CounterRow{Counters: c, Version: p.versions[id]}
+			out[id] = []cache.CounterRow{{Counters: c, Version: p.versions[id]}}
 		}
 	}
 	err := p.err
@@ -200,22 +199,53 @@ func read(t *testing.T, cc *cache.Counters, p *truth, ids ...int64) map[int64]do
 	return got
 }
 
-// Acceptance: a committed change stores the whole row it left, whether or not the item's hash
-// existed, so the next read is a hit; rows arriving out of order never take the hash back.
+// Acceptance: a committed change stores the shard row it left; into a complete hash, so the next
+// read is a hit; rows arriving out of order never take the hash back.
 func TestCounters_ChangesStoreTheirRows(t *testing.T) {
 	t.Parallel()
 	noLoad := &truth{err: errors.New("a hit was expected, not a load")}
 
-	t.Run("missing hash: the change's row is stored", func(t *testing.T) {
+	t.Run("missing hash: the change's row is kept, the next read loads the other shards", func(t *testing.T) {
 		t.Parallel()
 		e, cc := newCounters(t, envOpts{})
 		p := newTruth(map[int64]domain.Counters{1: {Reads: 5}})
 		change(cc, p, 1, cache.FieldLikes, 1)
-		if got := read(t, cc, noLoad, 1); got[1] != (domain.Counters{Reads: 5, Likes: 1}) {
-			t.Fatalf("read after the change: %+v", got[1])
-		}
 		if d := e.pttl(t, cc.Key(domain.BizArticle, 1)); d <= 0 {
 			t.Errorf("PTTL %v: the hash has no expiry", d)
+		}
+		if got := read(t, cc, p, 1); got[1] != (domain.Counters{Reads: 5, Likes: 1}) || len(p.seen()) != 1 {
+			t.Fatalf("read after the change: %+v after %d loads, want one load", got[1], len(p.seen()))
+		}
+		if got := read(t, cc, noLoad, 1); got[1] != (domain.Counters{Reads: 5, Likes: 1}) {
+			t.Fatalf("second read: %+v", got[1])
+		}
+	})
+
+	t.Run("shards of one item: each stored by its own version, reads get the sums", func(t *testing.T) {
+		t.Parallel()
+		e, cc := newCounters(t, envOpts{})
+		shards := []cache.CounterRow{{Shard: 0, Version: 3, Counters: domain.Counters{Reads: 7, Likes: 2}}, {Shard: 5, Version: 1, Counters: domain.Counters{Likes: -1}}}
+		load := func(context.Context, []int64) (map[int64][]cache.CounterRow, error) {
+			return map[int64][]cache.CounterRow{1: shards}, nil
+		}
+		if got, err := cc.Read(t.Context(), domain.BizArticle, []int64{1}, load); err != nil || got[1] != (domain.Counters{Reads: 7, Likes: 1}) {
+			t.Fatalf("Read = %+v, %v", got, err)
+		}
+		for _, row := range []cache.CounterRow{
+			{Shard: 5, Version: 3, Counters: domain.Counters{Likes: 1}},  // newer: stored
+			{Shard: 5, Version: 2, Counters: domain.Counters{Likes: 9}},  // older: dropped
+			{Shard: 9, Version: 1, Counters: domain.Counters{Likes: 1}},  // a shard new to the hash
+			{Shard: 0, Version: 3, Counters: domain.Counters{Likes: 50}}, // same version: dropped
+		} {
+			tx := &fakeTx{}
+			cc.Changed(tx, domain.BizArticle, map[int64]cache.CounterRow{1: row})
+			tx.end(txCommitted)
+		}
+		if h := e.hash(t, cc, 1); !maps.Equal(h, counterFields(domain.Counters{Reads: 7, Likes: 4})) {
+			t.Fatalf("hash %v, want reads 7, likes 2+1+1", h)
+		}
+		if got := read(t, cc, noLoad, 1); got[1] != (domain.Counters{Reads: 7, Likes: 4}) {
+			t.Fatalf("read: %+v", got[1])
 		}
 	})
 
@@ -248,6 +278,7 @@ func TestCounters_ChangesStoreTheirRows(t *testing.T) {
 		t.Parallel()
 		e, cc := newCounters(t, envOpts{})
 		p := newTruth(map[int64]domain.Counters{1: {}})
+		read(t, cc, p, 1) // filled
 		const n = 100
 		rows := make([]cache.CounterRow, n)
 		for i := range n {
@@ -267,6 +298,7 @@ func TestCounters_ChangesStoreTheirRows(t *testing.T) {
 		t.Parallel()
 		e, cc := newCounters(t, envOpts{})
 		p := newTruth(map[int64]domain.Counters{1: {}})
+		read(t, cc, p, 1) // filled
 		older, newer := p.apply(1, cache.FieldLikes, 1), p.apply(1, cache.FieldLikes, 1)
 		for _, row := range []cache.CounterRow{newer, older} {
 			tx := &fakeTx{}

@@ -168,7 +168,7 @@ func TestBroadcast_CountersFollowAnotherInstancesChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.waitReceived(t, a.counters.Key(domain.BizArticle, 8), false) // or it could drop what B reads next
-	noLoad := func(context.Context, []int64) (map[int64]cache.CounterRow, error) {
+	noLoad := func(context.Context, []int64) (map[int64][]cache.CounterRow, error) {
 		t.Error("a cached item was loaded")
 		return nil, nil
 	}

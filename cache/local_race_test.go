@@ -111,7 +111,7 @@ func TestLocalTierKeepsNoValueOlderThanItsOwnWrite(t *testing.T) {
 		client.AddHook(pause)
 		t.Cleanup(pause.release)
 		c := cache.NewCounters(client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, LocalTTL: time.Minute}, testenv.Logger(t))
-		noLoad := func(context.Context, []int64) (map[int64]cache.CounterRow, error) {
+		noLoad := func(context.Context, []int64) (map[int64][]cache.CounterRow, error) {
 			return nil, errors.New("a cached item was loaded")
 		}
 		if err := c.Fill(ctx, domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {

@@ -81,7 +81,7 @@ func TestCountersLocalTier(t *testing.T) {
 	if err := c.Fill(ctx, domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	noLoad := func(context.Context, []int64) (map[int64]cache.CounterRow, error) {
+	noLoad := func(context.Context, []int64) (map[int64][]cache.CounterRow, error) {
 		t.Error("a cached item was loaded")
 		return nil, nil
 	}
@@ -96,7 +96,7 @@ func TestCountersLocalTier(t *testing.T) {
 		t.Fatalf("likes %d", n)
 	}
 	// Behind the cache's back: the local copy answers.
-	rds.Client.HSet(ctx, c.Key(domain.BizArticle, 7), cache.FieldLikes, 99)
+	rds.Client.HSet(ctx, c.Key(domain.BizArticle, 7), cache.FieldLikes, 99, "s0", "0:0:99:0")
 	if n := likes(); n != 1 {
 		t.Fatalf("local tier bypassed: likes %d", n)
 	}

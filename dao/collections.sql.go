@@ -337,7 +337,7 @@ func (q *Queries) CollectionUpdate(ctx context.Context, db DBTX, arg CollectionU
 const interactiveAddCollects = `-- name: InteractiveAddCollects :one
 INSERT INTO interactives (biz, biz_id, collect_cnt, version)
 VALUES ($1::text, $2::bigint, GREATEST($3::bigint, 0), 1)
-ON CONFLICT (biz, biz_id) DO UPDATE
+ON CONFLICT (biz, biz_id, shard) DO UPDATE
 SET collect_cnt = GREATEST(interactives.collect_cnt + $3::bigint, 0), version = interactives.version + 1, updated_at = now()
 RETURNING read_cnt, like_cnt, collect_cnt, version
 `
@@ -355,7 +355,8 @@ type InteractiveAddCollectsRow struct {
 	Version    int64
 }
 
-// Returns the whole row as this change leaves it, version included, for the cache to store.
+// Collects stay on shard 0. Returns that shard row as this change leaves it, version included, for
+// the cache to store.
 func (q *Queries) InteractiveAddCollects(ctx context.Context, db DBTX, arg InteractiveAddCollectsParams) (InteractiveAddCollectsRow, error) {
 	row := db.QueryRow(ctx, interactiveAddCollects, arg.Biz, arg.BizID, arg.Delta)
 	var i InteractiveAddCollectsRow

@@ -10,16 +10,17 @@ import (
 )
 
 const interactiveAddLikes = `-- name: InteractiveAddLikes :one
-INSERT INTO interactives (biz, biz_id, like_cnt, version)
-VALUES ($1::text, $2::bigint, GREATEST($3::bigint, 0), 1)
-ON CONFLICT (biz, biz_id) DO UPDATE
-SET like_cnt = GREATEST(interactives.like_cnt + $3::bigint, 0), version = interactives.version + 1, updated_at = now()
+INSERT INTO interactives (biz, biz_id, shard, like_cnt, version)
+VALUES ($1::text, $2::bigint, $3::smallint, $4::bigint, 1)
+ON CONFLICT (biz, biz_id, shard) DO UPDATE
+SET like_cnt = interactives.like_cnt + $4::bigint, version = interactives.version + 1, updated_at = now()
 RETURNING read_cnt, like_cnt, collect_cnt, version
 `
 
 type InteractiveAddLikesParams struct {
 	Biz   string
 	BizID int64
+	Shard int16
 	Delta int64
 }
 
@@ -30,9 +31,15 @@ type InteractiveAddLikesRow struct {
 	Version    int64
 }
 
-// Returns the whole row as this change leaves it, version included, for the cache to store.
+// Moves one shard's like count (no clamp at zero: a shard may hold an unlike whose like went to
+// another shard). Returns the shard row as this change leaves it, version included, for the cache.
 func (q *Queries) InteractiveAddLikes(ctx context.Context, db DBTX, arg InteractiveAddLikesParams) (InteractiveAddLikesRow, error) {
-	row := db.QueryRow(ctx, interactiveAddLikes, arg.Biz, arg.BizID, arg.Delta)
+	row := db.QueryRow(ctx, interactiveAddLikes,
+		arg.Biz,
+		arg.BizID,
+		arg.Shard,
+		arg.Delta,
+	)
 	var i InteractiveAddLikesRow
 	err := row.Scan(
 		&i.ReadCnt,
@@ -58,7 +65,8 @@ func (q *Queries) InteractiveDelete(ctx context.Context, db DBTX, arg Interactiv
 }
 
 const interactiveGetMany = `-- name: InteractiveGetMany :many
-SELECT biz, biz_id, read_cnt, like_cnt, collect_cnt, updated_at, version FROM interactives WHERE biz = $1::text AND biz_id = ANY ($2::bigint[])
+SELECT biz_id, shard, read_cnt, like_cnt, collect_cnt, version FROM interactives
+WHERE biz = $1::text AND biz_id = ANY ($2::bigint[])
 `
 
 type InteractiveGetManyParams struct {
@@ -66,22 +74,31 @@ type InteractiveGetManyParams struct {
 	BizIds []int64
 }
 
-func (q *Queries) InteractiveGetMany(ctx context.Context, db DBTX, arg InteractiveGetManyParams) ([]Interactive, error) {
+type InteractiveGetManyRow struct {
+	BizID      int64
+	Shard      int16
+	ReadCnt    int64
+	LikeCnt    int64
+	CollectCnt int64
+	Version    int64
+}
+
+// Every shard row of each item (an item's counts are the sums over its shards).
+func (q *Queries) InteractiveGetMany(ctx context.Context, db DBTX, arg InteractiveGetManyParams) ([]InteractiveGetManyRow, error) {
 	rows, err := db.Query(ctx, interactiveGetMany, arg.Biz, arg.BizIds)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Interactive{}
+	items := []InteractiveGetManyRow{}
 	for rows.Next() {
-		var i Interactive
+		var i InteractiveGetManyRow
 		if err := rows.Scan(
-			&i.Biz,
 			&i.BizID,
+			&i.Shard,
 			&i.ReadCnt,
 			&i.LikeCnt,
 			&i.CollectCnt,
-			&i.UpdatedAt,
 			&i.Version,
 		); err != nil {
 			return nil, err
@@ -158,6 +175,52 @@ func (q *Queries) LikeOff(ctx context.Context, db DBTX, arg LikeOffParams) (int6
 	return result.RowsAffected(), nil
 }
 
+const likeOffCounted = `-- name: LikeOffCounted :one
+WITH changed AS (
+    UPDATE likes SET liked = false, updated_at = now()
+    WHERE user_id = $2::bigint AND biz = $3::text AND biz_id = $4::bigint AND liked
+    RETURNING biz, biz_id
+)
+INSERT INTO interactives (biz, biz_id, shard, like_cnt, version)
+SELECT c.biz, c.biz_id, $1::smallint, -1, 1 FROM changed c
+ON CONFLICT (biz, biz_id, shard) DO UPDATE
+SET like_cnt = interactives.like_cnt - 1, version = interactives.version + 1, updated_at = now()
+RETURNING read_cnt, like_cnt, collect_cnt, version
+`
+
+type LikeOffCountedParams struct {
+	Shard  int16
+	UserID int64
+	Biz    string
+	BizID  int64
+}
+
+type LikeOffCountedRow struct {
+	ReadCnt    int64
+	LikeCnt    int64
+	CollectCnt int64
+	Version    int64
+}
+
+// LikeOff and, only when it changed the like, one shard of the item's like count (see
+// LikeOnCounted). A shard may go below zero: its like may have gone to another shard.
+func (q *Queries) LikeOffCounted(ctx context.Context, db DBTX, arg LikeOffCountedParams) (LikeOffCountedRow, error) {
+	row := db.QueryRow(ctx, likeOffCounted,
+		arg.Shard,
+		arg.UserID,
+		arg.Biz,
+		arg.BizID,
+	)
+	var i LikeOffCountedRow
+	err := row.Scan(
+		&i.ReadCnt,
+		&i.LikeCnt,
+		&i.CollectCnt,
+		&i.Version,
+	)
+	return i, err
+}
+
 const likeOn = `-- name: LikeOn :execrows
 INSERT INTO likes (user_id, biz, biz_id, liked)
 VALUES ($1::bigint, $2::text, $3::bigint, true)
@@ -179,4 +242,54 @@ func (q *Queries) LikeOn(ctx context.Context, db DBTX, arg LikeOnParams) (int64,
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const likeOnCounted = `-- name: LikeOnCounted :one
+WITH changed AS (
+    INSERT INTO likes (user_id, biz, biz_id, liked)
+    VALUES ($2::bigint, $3::text, $4::bigint, true)
+    ON CONFLICT (user_id, biz, biz_id) DO UPDATE
+    SET liked = true, updated_at = now()
+    WHERE NOT likes.liked
+    RETURNING biz, biz_id
+)
+INSERT INTO interactives (biz, biz_id, shard, like_cnt, version)
+SELECT c.biz, c.biz_id, $1::smallint, 1, 1 FROM changed c
+ON CONFLICT (biz, biz_id, shard) DO UPDATE
+SET like_cnt = interactives.like_cnt + 1, version = interactives.version + 1, updated_at = now()
+RETURNING read_cnt, like_cnt, collect_cnt, version
+`
+
+type LikeOnCountedParams struct {
+	Shard  int16
+	UserID int64
+	Biz    string
+	BizID  int64
+}
+
+type LikeOnCountedRow struct {
+	ReadCnt    int64
+	LikeCnt    int64
+	CollectCnt int64
+	Version    int64
+}
+
+// LikeOn and, only when it changed the like, one shard of the item's like count, in one
+// autocommitted statement (one round trip, one commit). No row when the like was already on.
+// Returns the shard row as the change leaves it, version included, for the cache.
+func (q *Queries) LikeOnCounted(ctx context.Context, db DBTX, arg LikeOnCountedParams) (LikeOnCountedRow, error) {
+	row := db.QueryRow(ctx, likeOnCounted,
+		arg.Shard,
+		arg.UserID,
+		arg.Biz,
+		arg.BizID,
+	)
+	var i LikeOnCountedRow
+	err := row.Scan(
+		&i.ReadCnt,
+		&i.LikeCnt,
+		&i.CollectCnt,
+		&i.Version,
+	)
+	return i, err
 }

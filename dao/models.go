@@ -124,6 +124,7 @@ type Interactive struct {
 	CollectCnt int64
 	UpdatedAt  time.Time
 	Version    int64
+	Shard      int16
 }
 
 type Job struct {

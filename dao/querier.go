@@ -86,12 +86,13 @@ type Querier interface {
 	CollectionUpdate(ctx context.Context, db DBTX, arg CollectionUpdateParams) (Collection, error)
 	CommentDelete(ctx context.Context, db DBTX, id int64) (int64, error)
 	CommentGetByID(ctx context.Context, db DBTX, id int64) (Comment, error)
-	CommentInsert(ctx context.Context, db DBTX, arg CommentInsertParams) (Comment, error)
+	// Numbers and inserts several comments on one article in one statement: the article's counter
+	// moves by their number under its row lock, and they take the numbers after the old value in the
+	// order given. One commit (one wait for the disk, with the row locked) then serves all of them.
+	// No row comes back when the article has no counter (it was deleted).
+	CommentInsertNumbered(ctx context.Context, db DBTX, arg CommentInsertNumberedParams) ([]Comment, error)
 	CommentListByArticle(ctx context.Context, db DBTX, arg CommentListByArticleParams) ([]Comment, error)
 	CommentSeqInit(ctx context.Context, db DBTX, articleID int64) error
-	// One atomic statement hands out the next number: concurrent writers queue on the row lock and
-	// each gets its own value, with no gaps and no duplicates (max(seq)+1 would give duplicates).
-	CommentSeqNext(ctx context.Context, db DBTX, articleID int64) (int64, error)
 	FollowDelete(ctx context.Context, db DBTX, arg FollowDeleteParams) error
 	FollowExists(ctx context.Context, db DBTX, arg FollowExistsParams) (bool, error)
 	FollowInsert(ctx context.Context, db DBTX, arg FollowInsertParams) error
@@ -113,12 +114,16 @@ type Querier interface {
 	IdempotencyTryLock(ctx context.Context, db DBTX, arg IdempotencyTryLockParams) (bool, error)
 	InboxInsert(ctx context.Context, db DBTX, arg InboxInsertParams) (int64, error)
 	InboxPrune(ctx context.Context, db DBTX, before time.Time) (int64, error)
-	// Returns the whole row as this change leaves it, version included, for the cache to store.
+	// Collects stay on shard 0. Returns that shard row as this change leaves it, version included, for
+	// the cache to store.
 	InteractiveAddCollects(ctx context.Context, db DBTX, arg InteractiveAddCollectsParams) (InteractiveAddCollectsRow, error)
-	// Returns the whole row as this change leaves it, version included, for the cache to store.
+	// Moves one shard's like count (no clamp at zero: a shard may hold an unlike whose like went to
+	// another shard). Returns the shard row as this change leaves it, version included, for the cache.
 	InteractiveAddLikes(ctx context.Context, db DBTX, arg InteractiveAddLikesParams) (InteractiveAddLikesRow, error)
 	InteractiveDelete(ctx context.Context, db DBTX, arg InteractiveDeleteParams) error
-	InteractiveGetMany(ctx context.Context, db DBTX, arg InteractiveGetManyParams) ([]Interactive, error)
+	// Every shard row of each item (an item's counts are the sums over its shards).
+	InteractiveGetMany(ctx context.Context, db DBTX, arg InteractiveGetManyParams) ([]InteractiveGetManyRow, error)
+	// An item's likes are the sum over its shards.
 	InteractiveLikesMany(ctx context.Context, db DBTX, arg InteractiveLikesManyParams) ([]InteractiveLikesManyRow, error)
 	// One worker cycle in one statement (one round trip, one commit): acknowledge the jobs it
 	// finished, fenced by their claim's generation, and claim up to lim more. SKIP LOCKED lets
@@ -147,8 +152,15 @@ type Querier interface {
 	LikeDeleteByItem(ctx context.Context, db DBTX, arg LikeDeleteByItemParams) error
 	LikeListLikedAmong(ctx context.Context, db DBTX, arg LikeListLikedAmongParams) ([]int64, error)
 	LikeOff(ctx context.Context, db DBTX, arg LikeOffParams) (int64, error)
+	// LikeOff and, only when it changed the like, one shard of the item's like count (see
+	// LikeOnCounted). A shard may go below zero: its like may have gone to another shard.
+	LikeOffCounted(ctx context.Context, db DBTX, arg LikeOffCountedParams) (LikeOffCountedRow, error)
 	// Affects a row only when the like is new or was off, so liking twice counts once.
 	LikeOn(ctx context.Context, db DBTX, arg LikeOnParams) (int64, error)
+	// LikeOn and, only when it changed the like, one shard of the item's like count, in one
+	// autocommitted statement (one round trip, one commit). No row when the like was already on.
+	// Returns the shard row as the change leaves it, version included, for the cache.
+	LikeOnCounted(ctx context.Context, db DBTX, arg LikeOnCountedParams) (LikeOnCountedRow, error)
 	// Notifies one page of an author's followers (keyset on follower id), skipping any already
 	// notified of this event, and returns the page's last follower id to continue from.
 	// A notification is dated by its event (when the author acted), not by when a consumer applied it:

@@ -145,7 +145,9 @@ func (q *Queries) ArticleSummariesByIDs(ctx context.Context, db DBTX, ids []int6
 }
 
 const interactiveLikesMany = `-- name: InteractiveLikesMany :many
-SELECT biz_id, like_cnt FROM interactives WHERE biz = $1::text AND biz_id = ANY ($2::bigint[])
+SELECT biz_id, sum(like_cnt)::bigint AS like_cnt FROM interactives
+WHERE biz = $1::text AND biz_id = ANY ($2::bigint[])
+GROUP BY biz_id
 `
 
 type InteractiveLikesManyParams struct {
@@ -158,6 +160,7 @@ type InteractiveLikesManyRow struct {
 	LikeCnt int64
 }
 
+// An item's likes are the sum over its shards.
 func (q *Queries) InteractiveLikesMany(ctx context.Context, db DBTX, arg InteractiveLikesManyParams) ([]InteractiveLikesManyRow, error) {
 	rows, err := db.Query(ctx, interactiveLikesMany, arg.Biz, arg.BizIds)
 	if err != nil {

@@ -65,7 +65,7 @@ func (a *testApp) pgReads(slug string) int64 {
 	a.T.Helper()
 	var n int64
 	err := a.DB.Pool.QueryRow(context.Background(), `SELECT coalesce((SELECT i.read_cnt FROM interactives i
-		JOIN articles ar ON ar.id = i.biz_id AND i.biz = 'article' WHERE ar.slug = $1), 0)`, slug).Scan(&n)
+		JOIN articles ar ON ar.id = i.biz_id AND i.biz = 'article' WHERE ar.slug = $1 AND i.shard = 0), 0)`, slug).Scan(&n)
 	if err != nil {
 		a.T.Fatal(err)
 	}

@@ -58,10 +58,11 @@ JOIN collections c ON c.id = i.collection_id
 WHERE c.owner_id = @owner_id::bigint AND i.article_id = ANY (@article_ids::bigint[]);
 
 -- name: InteractiveAddCollects :one
--- Returns the whole row as this change leaves it, version included, for the cache to store.
+-- Collects stay on shard 0. Returns that shard row as this change leaves it, version included, for
+-- the cache to store.
 INSERT INTO interactives (biz, biz_id, collect_cnt, version)
 VALUES (@biz::text, @biz_id::bigint, GREATEST(@delta::bigint, 0), 1)
-ON CONFLICT (biz, biz_id) DO UPDATE
+ON CONFLICT (biz, biz_id, shard) DO UPDATE
 SET collect_cnt = GREATEST(interactives.collect_cnt + @delta::bigint, 0), version = interactives.version + 1, updated_at = now()
 RETURNING read_cnt, like_cnt, collect_cnt, version;
 

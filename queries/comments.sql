@@ -1,17 +1,20 @@
 -- name: CommentSeqInit :exec
 INSERT INTO article_comment_seqs (article_id, last_seq) VALUES (@article_id::bigint, 0);
 
--- name: CommentSeqNext :one
--- One atomic statement hands out the next number: concurrent writers queue on the row lock and
--- each gets its own value, with no gaps and no duplicates (max(seq)+1 would give duplicates).
-UPDATE article_comment_seqs
-SET last_seq = last_seq + 1
-WHERE article_id = @article_id::bigint
-RETURNING last_seq;
-
--- name: CommentInsert :one
+-- name: CommentInsertNumbered :many
+-- Numbers and inserts several comments on one article in one statement: the article's counter
+-- moves by their number under its row lock, and they take the numbers after the old value in the
+-- order given. One commit (one wait for the disk, with the row locked) then serves all of them.
+-- No row comes back when the article has no counter (it was deleted).
+WITH numbered AS (
+    UPDATE article_comment_seqs
+    SET last_seq = last_seq + cardinality(@bodies::text[])
+    WHERE article_id = @article_id::bigint
+    RETURNING last_seq - cardinality(@bodies::text[]) AS base
+)
 INSERT INTO comments (article_id, seq, author_id, body)
-VALUES (@article_id::bigint, @seq::bigint, @author_id::bigint, @body::text)
+SELECT @article_id::bigint, n.base + i, (@author_ids::bigint[])[i], (@bodies::text[])[i]
+FROM numbered n, generate_subscripts(@bodies::text[], 1) AS i
 RETURNING *;
 
 -- name: CommentListByArticle :many

@@ -14,7 +14,10 @@ ORDER BY a.published_at DESC, a.id DESC
 LIMIT @lim::int;
 
 -- name: InteractiveLikesMany :many
-SELECT biz_id, like_cnt FROM interactives WHERE biz = @biz::text AND biz_id = ANY (@biz_ids::bigint[]);
+-- An item's likes are the sum over its shards.
+SELECT biz_id, sum(like_cnt)::bigint AS like_cnt FROM interactives
+WHERE biz = @biz::text AND biz_id = ANY (@biz_ids::bigint[])
+GROUP BY biz_id;
 
 -- name: ArticleSummariesByIDs :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,

@@ -35,7 +35,7 @@ applied AS (
     INSERT INTO interactives (biz, biz_id, read_cnt, version)
     SELECT 'article', s.article_id, s.reads, 1 FROM sums s
     ORDER BY s.article_id
-    ON CONFLICT (biz, biz_id) DO UPDATE
+    ON CONFLICT (biz, biz_id, shard) DO UPDATE -- read counts live on shard 0 (the column's default)
     SET read_cnt = interactives.read_cnt + EXCLUDED.read_cnt, version = interactives.version + 1, updated_at = now()
     RETURNING biz_id, read_cnt, like_cnt, collect_cnt, version
 )

@@ -111,7 +111,7 @@ func (c colEnv) pgCollects(t *testing.T, id int64) int64 {
 	t.Helper()
 	var n int64
 	err := c.pool.QueryRow(context.Background(),
-		"SELECT collect_cnt FROM interactives WHERE biz = 'article' AND biz_id = $1", id).Scan(&n)
+		"SELECT collect_cnt FROM interactives WHERE biz = 'article' AND biz_id = $1 AND shard = 0", id).Scan(&n)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0
 	}

@@ -2,7 +2,6 @@ package repository
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -14,46 +13,56 @@ import (
 
 // CommentRepository stores comments in PostgreSQL.
 type CommentRepository struct {
-	pool *pgxpool.Pool
-	q    dao.Querier
+	pool  *pgxpool.Pool
+	q     dao.Querier
+	batch *commentBatcher
 }
 
 // NewCommentRepository returns the repository.
 func NewCommentRepository(pool *pgxpool.Pool, q dao.Querier) *CommentRepository {
-	return &CommentRepository{pool: pool, q: q}
+	r := &CommentRepository{pool: pool, q: q}
+	r.batch = newCommentBatcher(func(ctx context.Context, articleID int64, cs []domain.Comment) ([]dao.Comment, error) {
+		return r.insertNumbered(ctx, r.pool, articleID, cs)
+	})
+	return r
 }
 
-// Create numbers the comment with its article's next sequence number and stores it, in a unit
-// of work of its own (see CreateIn).
+// Create numbers the comment with its article's next sequence number and stores it, committed on
+// its own: together with the comments on the same article that arrive meanwhile, as one statement
+// (see commentBatcher), so numbers stay gapless and in commit order.
 func (r *CommentRepository) Create(ctx context.Context, c domain.Comment) (domain.Comment, error) {
-	var created domain.Comment
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		var err error
-		created, err = r.CreateIn(ctx, tx, c)
-		return err
-	})
-	return created, err
+	row, err := r.batch.add(ctx, c)
+	if err != nil {
+		return domain.Comment{}, err
+	}
+	return commentFromRow(row), nil
 }
 
 // CreateIn numbers and stores the comment in the caller's unit of work: a failed insert gives the
-// number back, so numbers have no gaps.
+// number back, so numbers have no gaps. The article's counter stays locked until that unit of
+// work ends.
 func (r *CommentRepository) CreateIn(ctx context.Context, stx service.Tx, c domain.Comment) (domain.Comment, error) {
 	var row dao.Comment
 	err := txOf(stx).savepoint(ctx, func(db pgx.Tx) error {
-		seq, err := queries.CommentSeqNext(ctx, db, c.ArticleID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return domain.ErrNotFound // the article was deleted meanwhile
-		}
-		if err != nil {
-			return wrapf(err, "number comment on article %d", c.ArticleID)
-		}
-		row, err = queries.CommentInsert(ctx, db, dao.CommentInsertParams{ArticleID: c.ArticleID, Seq: seq, AuthorID: c.AuthorID, Body: c.Body})
-		return wrapf(err, "insert comment on article %d", c.ArticleID)
+		rows, err := r.insertNumbered(ctx, db, c.ArticleID, []domain.Comment{c})
+		row, err = firstRow(rows, err)
+		return err
 	})
 	if err != nil {
 		return domain.Comment{}, err
 	}
 	return commentFromRow(row), nil
+}
+
+// insertNumbered numbers and inserts comments on one article in one statement; no rows and no
+// error when the article's counter is gone (the article was deleted).
+func (r *CommentRepository) insertNumbered(ctx context.Context, db dao.DBTX, articleID int64, cs []domain.Comment) ([]dao.Comment, error) {
+	authors, bodies := make([]int64, len(cs)), make([]string, len(cs))
+	for i, c := range cs {
+		authors[i], bodies[i] = c.AuthorID, c.Body
+	}
+	rows, err := queries.CommentInsertNumbered(ctx, db, dao.CommentInsertNumberedParams{ArticleID: articleID, AuthorIds: authors, Bodies: bodies})
+	return rows, wrapf(err, "insert %d comments on article %d", len(cs), articleID)
 }
 
 // List returns the article's comments numbered after afterSeq, in order, at most limit.

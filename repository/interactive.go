@@ -2,7 +2,10 @@ package repository
 
 import (
 	"context"
+	"errors"
+	"math/rand/v2"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/cache"
@@ -11,8 +14,8 @@ import (
 )
 
 // InteractiveRepository stores likes and counters: PostgreSQL is the truth (a like row per user
-// and item, changed in one transaction with the item's counter row); the counters cache follows
-// the committed changes and serves the reads.
+// and item, changed in one statement with one of the item's counter rows); the counters cache
+// follows the committed changes and serves the reads.
 type InteractiveRepository struct {
 	pool     *pgxpool.Pool
 	q        dao.Querier
@@ -36,48 +39,60 @@ func (r *InteractiveRepository) Unlike(ctx context.Context, biz domain.Biz, id, 
 	return r.setLike(ctx, biz, id, userID, false)
 }
 
+// LikeShards is how many counter rows (shards) an item's likes are spread over. A like changes one
+// of them, chosen at random, so concurrent likes of one hot item rarely wait on each other's row
+// lock, which is held until their commits have reached the disk. Reads sum the shards. Changing
+// the number is safe: reads sum whatever rows exist.
+const LikeShards = 64
+
+// setLike changes the like row and, if that changed it, one counter shard, in one autocommitted
+// statement (LikeOnCounted / LikeOffCounted: one round trip and one commit per like).
 func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id, userID int64, on bool) error {
-	return inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		var n int64
-		var err error
-		if on {
-			n, err = queries.LikeOn(ctx, tx, dao.LikeOnParams{UserID: userID, Biz: string(biz), BizID: id})
-		} else {
-			n, err = queries.LikeOff(ctx, tx, dao.LikeOffParams{UserID: userID, Biz: string(biz), BizID: id})
-		}
-		if err != nil || n == 0 {
-			return wrapf(err, "set like of %s %d by %d", biz, id, userID)
-		}
-		delta := int64(1)
-		if !on {
-			delta = -1
-		}
-		row, err := queries.InteractiveAddLikes(ctx, tx, dao.InteractiveAddLikesParams{Biz: string(biz), BizID: id, Delta: delta})
-		if err != nil {
-			return wrapf(err, "count like of %s %d", biz, id)
-		}
-		r.counters.Changed(tx, biz, map[int64]cache.CounterRow{id: counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)})
-		return nil
-	})
+	shard := rand.IntN(LikeShards)
+	var row dao.LikeOnCountedRow
+	var err error
+	if on {
+		row, err = r.q.LikeOnCounted(ctx, r.pool, dao.LikeOnCountedParams{UserID: userID, Biz: string(biz), BizID: id, Shard: int16(shard)})
+	} else {
+		var off dao.LikeOffCountedRow
+		off, err = r.q.LikeOffCounted(ctx, r.pool, dao.LikeOffCountedParams{UserID: userID, Biz: string(biz), BizID: id, Shard: int16(shard)})
+		row = dao.LikeOnCountedRow(off)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil // already so: nothing changed
+	}
+	if err != nil {
+		// The statement may have committed before its answer was lost: the hash may miss it.
+		r.counters.Suspect(ctx, biz, id)
+		return wrapf(err, "set like of %s %d by %d", biz, id, userID)
+	}
+	// Committed.
+	changed := counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)
+	changed.Shard = shard
+	r.counters.Stored(ctx, biz, map[int64]cache.CounterRow{id: changed})
+	return nil
 }
 
-// Counters returns every item's counters through the counters cache; its misses are loaded with
-// one query. Items never interacted with get zeros.
+// Counters returns every item's counters (the sums over its shards) through the counters cache;
+// its misses are loaded with one query. Items never interacted with get zeros.
 func (r *InteractiveRepository) Counters(ctx context.Context, biz domain.Biz, ids []int64) (map[int64]domain.Counters, error) {
-	return r.counters.Read(ctx, biz, ids, func(ctx context.Context, ids []int64) (map[int64]cache.CounterRow, error) {
+	return r.counters.Read(ctx, biz, ids, func(ctx context.Context, ids []int64) (map[int64][]cache.CounterRow, error) {
 		rows, err := r.q.InteractiveGetMany(ctx, r.pool, dao.InteractiveGetManyParams{Biz: string(biz), BizIds: ids})
 		if err != nil {
 			return nil, wrapf(err, "get counters of %d %s items", len(ids), biz)
 		}
-		out := make(map[int64]cache.CounterRow, len(rows))
+		out := make(map[int64][]cache.CounterRow, len(ids))
 		for _, row := range rows {
-			out[row.BizID] = counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)
+			shard := counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)
+			shard.Shard = int(row.Shard)
+			out[row.BizID] = append(out[row.BizID], shard)
 		}
 		return out, nil
 	})
 }
 
-// counterRow is an interactives row as the counters cache keeps it.
+// counterRow is an interactives row as the counters cache keeps it (shard 0, where read counts
+// and collects go, unless the caller says otherwise).
 func counterRow(reads, likes, collects, version int64) cache.CounterRow {
 	return cache.CounterRow{Counters: domain.Counters{Reads: reads, Likes: likes, Collects: collects}, Version: version}
 }

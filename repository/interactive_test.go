@@ -15,18 +15,17 @@ import (
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
-// pgLikes is the article's like_cnt in PostgreSQL; ok is false when it has no interactives row.
+// pgLikes is the article's like count in PostgreSQL (the sum over its shard rows); ok is false
+// when it has no interactives row.
 func (e *env) pgLikes(t *testing.T, id int64) (n int64, ok bool) {
 	t.Helper()
+	var rows int64
 	err := e.pool.QueryRow(context.Background(),
-		"SELECT like_cnt FROM interactives WHERE biz = 'article' AND biz_id = $1", id).Scan(&n)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, false
-	}
+		"SELECT count(*), coalesce(sum(like_cnt), 0)::bigint FROM interactives WHERE biz = 'article' AND biz_id = $1", id).Scan(&rows, &n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n, true
+	return n, rows > 0
 }
 
 // likeRow is user's row in likes for the article; ok is false when there is none.

@@ -163,7 +163,7 @@ func (e *readsEnv) setReads(t *testing.T, db *testenv.DB, base map[int64]int64) 
 	fill := make(map[int64]domain.Counters, len(base))
 	for id, n := range base {
 		readsExec(t, db, `INSERT INTO interactives (biz, biz_id, read_cnt) VALUES ('article', $1, $2)
-			ON CONFLICT (biz, biz_id) DO UPDATE SET read_cnt = EXCLUDED.read_cnt`, id, n)
+			ON CONFLICT (biz, biz_id, shard) DO UPDATE SET read_cnt = EXCLUDED.read_cnt`, id, n)
 		fill[id] = domain.Counters{Reads: n}
 	}
 	if err := e.counters.Fill(context.Background(), domain.BizArticle, fill); err != nil {

@@ -208,7 +208,7 @@ func (q *countingQuerier) TagListPopular(ctx context.Context, db dao.DBTX, lim i
 	return q.Querier.TagListPopular(ctx, db, lim)
 }
 
-func (q *countingQuerier) InteractiveGetMany(ctx context.Context, db dao.DBTX, arg dao.InteractiveGetManyParams) ([]dao.Interactive, error) {
+func (q *countingQuerier) InteractiveGetMany(ctx context.Context, db dao.DBTX, arg dao.InteractiveGetManyParams) ([]dao.InteractiveGetManyRow, error) {
 	q.mu.Lock()
 	q.counterIDs = append(q.counterIDs, slices.Clone(arg.BizIds))
 	q.mu.Unlock()

@@ -586,7 +586,7 @@ func (w *resWorld) checkWrites(t *testing.T) string {
 		var rows, cnt int64
 		if err := pool.QueryRow(ctx, `SELECT
 			(SELECT count(*) FROM likes WHERE biz = 'article' AND biz_id = $1 AND liked),
-			COALESCE((SELECT like_cnt FROM interactives WHERE biz = 'article' AND biz_id = $1), 0)`, a.id).Scan(&rows, &cnt); err != nil {
+			COALESCE((SELECT sum(like_cnt)::bigint FROM interactives WHERE biz = 'article' AND biz_id = $1), 0)`, a.id).Scan(&rows, &cnt); err != nil {
 			t.Fatal(err)
 		}
 		s, raw := w.send(time.Now(), "read", "GET", "/api/articles/"+a.slug, "", nil)

@@ -29,6 +29,12 @@
 #   BENCH_SCALE_ARTICLES articles of the scale section's large database (default 1000000)
 #   BENCH_SCALE_SMALL    ... and of its small one (default 1000)
 #   BENCH_SCALE_DURATION / BENCH_SCALE_WARMUP   measured window and warm-up per scale row (5s, 1s)
+#   BENCH_ROWS           only these HTTP rows, comma-separated (e.g. likes,comments; the ceiling
+#                        is always measured too, as the reference); skips the two-instance part and
+#                        the loads without HTTP; not with BENCH_WRITE=1
+#   BENCH_PORT           first of the ports the run listens on (default 18080: inkwell on it, the
+#                        second instance on +1, the ceiling on +10), for running beside another run
+#   BENCH_DB_NAME        the database the run creates and drops (default inkwell_bench)
 #
 # It runs scripts/services.sh, builds bin/inkwell, bin/loadgen and the job package's tests, creates
 # a fresh database inkwell_bench (dropped first if it exists, dropped again at the end), starts
@@ -48,6 +54,10 @@
 #   4. the scale section (scripts/bench-scale.sh): two more databases, inkwell_bench_1k and
 #      inkwell_bench_1m, bulk-seeded with inkwell seed, the list rows on each with a fresh server,
 #      next to the ceiling, compared by loadgen scale.
+# After the HTTP rows, the likes and comments rows are checked against PostgreSQL: the article's
+# like rows, the sum of its counter shards and the favoritesCount the API serves must agree, and
+# match what the writers did; its comments must be numbered 1..n with no gap or repeat, one per 200
+# answer. A count that is not exact fails the run.
 # All load stays on loopback; the run takes about seven minutes with the defaults.
 set -euo pipefail
 
@@ -69,11 +79,21 @@ PROP_WRITES=${BENCH_PROPAGATION_WRITES:-1000}
 PROP_BUDGET=${BENCH_PROPAGATION_BUDGET:-90}
 SCALE=${BENCH_SCALE:-1}
 SCALE_ONLY=${BENCH_SCALE_ONLY:-0}
+ROWS=${BENCH_ROWS:-}
+PORT=${BENCH_PORT:-18080}
+BENCH_DB=${BENCH_DB_NAME:-inkwell_bench}
 
-API_ADDR=127.0.0.1:18080
-API2_ADDR=127.0.0.1:18081
-CEILING_ADDR=127.0.0.1:18090
-BENCH_DB=inkwell_bench
+if ! [[ $PORT =~ ^[0-9]+$ ]] || ((PORT < 1024 || PORT > 65000)); then
+	printf 'bench: FAILED: BENCH_PORT must be 1024..65000, not %s\n' "$PORT" >&2
+	exit 1
+fi
+if ! [[ $BENCH_DB =~ ^[a-z_][a-z0-9_]{0,62}$ ]]; then
+	printf 'bench: FAILED: BENCH_DB_NAME must be a lower-case identifier, not %s\n' "$BENCH_DB" >&2
+	exit 1
+fi
+API_ADDR=127.0.0.1:$PORT
+API2_ADDR=127.0.0.1:$((PORT + 1))
+CEILING_ADDR=127.0.0.1:$((PORT + 10))
 PG_ADMIN_URL="postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 BENCH_DATABASE_URL="postgres://postgres@127.0.0.1:5432/$BENCH_DB?sslmode=disable"
 BENCH_REDIS_URL=redis://127.0.0.1:6379/0
@@ -117,6 +137,11 @@ if ((FLEET_ONLY)); then SCALE=0; fi
 # shellcheck source=scripts/bench-scale.sh
 source "$ROOT_DIR/scripts/bench-scale.sh"
 scale_check_settings
+if [[ -n $ROWS ]]; then
+	[[ $ROWS =~ ^[a-z]+(,[a-z]+)*$ ]] || die "BENCH_ROWS must be row names separated by commas (e.g. likes,comments), not '$ROWS'"
+	((FLEET_ONLY == 0)) || die "BENCH_ROWS and BENCH_FLEET_ONLY=1 do not go together"
+	[[ $WRITE == 0 ]] || die "BENCH_ROWS measures a part of the run: it does not rewrite $DOC (BENCH_WRITE=1)"
+fi
 if [[ $WRITE == 1 ]]; then
 	for section in results fleet-results scale-results; do
 		if ! grep -q "^<!-- $section:start -->\$" "$DOC" || ! grep -q "^<!-- $section:end -->\$" "$DOC"; then
@@ -336,6 +361,21 @@ step seed 180 bin/loadgen seed -base "http://$API_ADDR" -users 20 -articles 200 
 	-writers "$CONCURRENCY" -tokens "$WORK/tokens"
 SLUG=$(head -n 1 "$WORK/seed.out")
 [[ -n $SLUG ]] || die "seeding printed no slug"
+[[ $SLUG =~ ^[a-z0-9-]+$ ]] || die "seeding printed an unexpected slug: $SLUG"
+# psql_bench SQL: one query on the bench database. A refused connection (psql's status 2, e.g. "too
+# many clients" while other work shares the server) is retried a few times: the queries only read.
+psql_bench() {
+	local i rc
+	for ((i = 0; i < 5; i++)); do
+		rc=0
+		PGCONNECT_TIMEOUT=5 psql -X -q -tA -v ON_ERROR_STOP=1 "$BENCH_DATABASE_URL" -c "$1" && return 0 || rc=$?
+		((rc == 2)) || return "$rc"
+		sleep 1
+	done
+	return "$rc"
+}
+ARTICLE_ID=$(psql_bench "SELECT id FROM articles WHERE slug = '$SLUG'") || die "cannot find article $SLUG in $BENCH_DB"
+COMMENTS_BEFORE=$(psql_bench "SELECT count(*) FROM comments WHERE article_id = $ARTICLE_ID")
 
 # 4. The bare-gin ceiling.
 bin/loadgen ceiling -addr "$CEILING_ADDR" 2>"$WORK/ceiling.log" &
@@ -369,20 +409,95 @@ targets=(
 COMMENT_BODY='{"comment":{"body":"A benchmark comment: long enough to look like a real one, short enough to stay a single line of text."}}'
 write_flags=(-tokens "$WORK/tokens" -body "comments=$COMMENT_BODY")
 HTTP_JSON=bin/bench-results.json
+goal_flags=(-goal article=0.5)
 if ((FLEET_ONLY)); then
 	targets=("${targets[0]}" "${targets[2]}") # the ceiling and the single-instance article read
 	write_flags=()
+	HTTP_JSON=$WORK/http.json
+fi
+if [[ -n $ROWS ]]; then
+	picked=("${targets[0]}")
+	IFS=, read -r -a wanted <<<"$ROWS"
+	for w in "${wanted[@]}"; do
+		found=0
+		for t in "${targets[@]}"; do
+			if [[ ${t%%=*} == "$w" ]]; then
+				found=1
+				[[ $w == ceiling ]] || picked+=("$t")
+			fi
+		done
+		((found)) || die "BENCH_ROWS: no row named '$w' (rows: ceiling healthz article list tags likes comments)"
+	done
+	targets=("${picked[@]}")
+	[[ ,$ROWS, == *,article,* ]] || goal_flags=()
+	[[ ,$ROWS, == *,comments,* ]] || write_flags=(-tokens "$WORK/tokens")
 	HTTP_JSON=$WORK/http.json
 fi
 RUN_LIMIT=$(awk -v n="${#targets[@]}" -v d="$(dur_s "$DURATION")" -v w="$(dur_s "$WARMUP")" 'BEGIN { printf "%d", n * (d + w + 10) + 30 }')
 say "measuring ${#targets[@]} HTTP rows, ${WARMUP} + ${DURATION} each, $CONCURRENCY connections"
 HTTP_START=$SECONDS
 step -v http "$RUN_LIMIT" bin/loadgen run -c "$CONCURRENCY" -d "$DURATION" -warmup "$WARMUP" \
-	-ref ceiling -goal article=0.5 -json "$HTTP_JSON" "${cpu_flags[@]}" \
+	-ref ceiling "${goal_flags[@]}" -json "$HTTP_JSON" "${cpu_flags[@]}" \
 	"${write_flags[@]}" "${targets[@]}"
 HTTP_SECS=$((SECONDS - HTTP_START))
 
-# 5a. The ceiling and the cached article again, through wrk (-t2 -c64), one after another. wrk is
+# json_num FILE NAME FIELD: the number loadgen run -json recorded in FIELD for target NAME.
+json_num() {
+	awk -v want="$2" -v field="\"$3\":" '/"name":/ { n = $2; gsub(/[",]/, "", n) } $1 == field && n == want { v = $2; gsub(/,/, "", v); print v; exit }' "$1"
+}
+# 5a. Exact counts after the write rows, checked against PostgreSQL and the API.
+ran() { printf '%s\n' "${targets[@]}" | grep -q "^$1="; }
+: >"$WORK/exact.md"
+inexact=()
+if ran likes || ran comments; then
+	{
+		printf '\nCounts after the write rows (PostgreSQL, and the anonymous `GET /api/articles/%s`, served from the cache):\n\n' "$SLUG"
+		printf '| Row | Checked | Values | Exact |\n|---|---|---|---|\n'
+	} >>"$WORK/exact.md"
+fi
+if ran likes; then
+	liked_rows=$(psql_bench "SELECT count(*) FROM likes WHERE biz = 'article' AND biz_id = $ARTICLE_ID AND liked")
+	writer_rows=$(psql_bench "SELECT count(*) FROM likes l JOIN users u ON u.id = l.user_id WHERE l.biz = 'article' AND l.biz_id = $ARTICLE_ID AND l.liked AND u.username ~ '_w[0-9]+\$'")
+	shard_sum=$(psql_bench "SELECT coalesce(sum(like_cnt), 0) FROM interactives WHERE biz = 'article' AND biz_id = $ARTICLE_ID")
+	shard_rows=$(psql_bench "SELECT count(*) FROM interactives WHERE biz = 'article' AND biz_id = $ARTICLE_ID")
+	api_likes=$(curl -sf "http://$API_ADDR/api/articles/$SLUG" | grep -o '"favoritesCount":-\?[0-9]*' | cut -d: -f2) || api_likes="?"
+	ended_on=$(json_num "$HTTP_JSON" likes endedOnFirst) || ended_on="?"
+	ok_likes=$(json_num "$HTTP_JSON" likes okTotal) || ok_likes="?"
+	verdict=yes
+	if [[ $liked_rows != "$shard_sum" || $liked_rows != "$api_likes" || $writer_rows != "$ended_on" ]]; then
+		verdict=NO
+		inexact+=(likes)
+	fi
+	printf '| likes | like rows = sum of the counter shards = `favoritesCount`; the writers'"'"' like rows = writers whose last answered request was a POST | %s like rows, %s over %s shard rows, `favoritesCount` %s; %s writers'"'"' rows, %s writers ended on POST (%s answered requests in all) | %s |\n' \
+		"$liked_rows" "$shard_sum" "$shard_rows" "$api_likes" "$writer_rows" "$ended_on" "$ok_likes" "$verdict" >>"$WORK/exact.md"
+fi
+if ran comments; then
+	read -r c_rows c_distinct c_max c_last < <(psql_bench "SELECT count(*), count(DISTINCT c.seq), coalesce(max(c.seq), 0), s.last_seq FROM article_comment_seqs s LEFT JOIN comments c ON c.article_id = s.article_id WHERE s.article_id = $ARTICLE_ID GROUP BY s.last_seq" | tr '|' ' ')
+	ok_comments=$(json_num "$HTTP_JSON" comments okTotal) || ok_comments="?"
+	verdict=yes
+	if [[ $c_rows != "$((COMMENTS_BEFORE + ok_comments))" || $c_rows != "$c_distinct" || $c_rows != "$c_max" || $c_rows != "$c_last" ]]; then
+		verdict=NO
+		inexact+=(comments)
+	fi
+	printf '| comments | rows = rows before + 200 answers; seqs distinct, 1..n (max = rows = the article'"'"'s counter) | %s rows (%s before, %s answered), %s distinct seqs, max seq %s, counter %s | %s |\n' \
+		"$c_rows" "$COMMENTS_BEFORE" "$ok_comments" "$c_distinct" "$c_max" "$c_last" "$verdict" >>"$WORK/exact.md"
+fi
+cat "$WORK/exact.md" >&3
+((${#inexact[@]} == 0)) || die "counts not exact after the rows: ${inexact[*]} (see the table above)"
+
+if [[ -n $ROWS ]]; then
+	{
+		printf 'Measured %s on commit `%s`, BENCH_ROWS=%s, %s connections, %s + %s per row; the machine was %s of %s cores busy just before (other work skews the numbers).\n\n' \
+			"$(date -u '+%Y-%m-%d %H:%M UTC')" "$BUILT_REV" "$ROWS" "$CONCURRENCY" "$WARMUP" "$DURATION" "$BUSY_BEFORE" "$(nproc)"
+		cat "$WORK/http.out"
+		cat "$WORK/exact.md"
+	} >"$WORK/rows.md"
+	echo
+	cat "$WORK/rows.md"
+	say "done in $((SECONDS / 60)) min $((SECONDS % 60)) s (BENCH_ROWS: the two-instance part and the loads without HTTP were skipped)"
+	exit 0
+fi
+# 5a'. The ceiling and the cached article again, through wrk (-t2 -c64), one after another. wrk is
 #     C and spends less CPU per request than loadgen, so on a small machine more of it is left to
 #     the server and the ratio is closer to the server's own (issue 14's goal: >= 0.6). A row fails
 #     on any non-2xx answer or socket error.
@@ -537,7 +652,7 @@ within_10() { awk -v a="$1" -v b="$2" -v c="$3" 'BEGIN { exit !(a >= 0.9 * c && 
 # shellcheck disable=SC2016 # the backquotes are markdown, not command substitution
 {
 	machine_lines
-	printf -- '- Setup: instance A (the server of the rows above, 127.0.0.1:18080) and instance B (127.0.0.1:18081), started alike on one database and one Redis key prefix; no balancer (each is addressed directly)\n\n'
+	printf -- '- Setup: instance A (the server of the rows above, %s) and instance B (%s), started alike on one database and one Redis key prefix; no balancer (each is addressed directly)\n\n' "$API_ADDR" "$API2_ADDR"
 	printf 'Cached article read on each instance alone (the other idle beside it), closed loop as above:\n\n'
 	cat "$WORK/fleet.out"
 	verdict="NOT met"
@@ -567,6 +682,7 @@ if ((!FLEET_ONLY)); then
 		printf '| ceiling | %s | %s | %s | 1.00 |\n' "$(fmt_int "$wrk_ceiling")" "$(wrk_field "$WORK/wrk-ceiling.out" 50%)" "$(wrk_field "$WORK/wrk-ceiling.out" 99%)"
 		printf '| article | %s | %s | %s | %s |\n' "$(fmt_int "$wrk_article")" "$(wrk_field "$WORK/wrk-article.out" 50%)" "$(wrk_field "$WORK/wrk-article.out" 99%)" "$wrk_ratio"
 		printf '\n**Cached article through wrk: %s of the ceiling** (goal: >= 0.6: %s).\n' "$wrk_ratio" "$wrk_verdict"
+		cat "$WORK/exact.md"
 		printf '\nWithout HTTP in front, measured after the HTTP rows with both servers stopped, one after another:\n\n'
 		printf '| Case | Unit | Value | What ran | Command |\n'
 		printf '|---|---|--:|---|---|\n'

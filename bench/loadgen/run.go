@@ -28,27 +28,33 @@ const (
 
 // result is one measured target.
 type result struct {
-	Name        string             `json:"name"`
-	Request     string             `json:"request"`
-	Writes      bool               `json:"writes,omitempty"` // sent as signed-in users
-	URL         string             `json:"url"`
-	Concurrency int                `json:"concurrency"`
-	Seconds     float64            `json:"seconds"`
-	Requests    int                `json:"requests"` // successful responses completed inside the window
-	Errors      int                `json:"errors"`
-	ErrorSample string             `json:"errorSample,omitempty"`
-	RPS         float64            `json:"rps"`
-	MeanMs      float64            `json:"meanMs"`
-	P50Ms       float64            `json:"p50Ms"`
-	P90Ms       float64            `json:"p90Ms"`
-	P99Ms       float64            `json:"p99Ms"`
-	MaxMs       float64            `json:"maxMs"`
-	BytesPerRsp float64            `json:"bytesPerResponse"`
-	CPU         *cpuDelta          `json:"cpu,omitempty"`
-	CPUPerReqUs map[string]float64 `json:"cpuMicrosPerRequest,omitempty"`
-	SignedIn    bool               `json:"signedIn,omitempty"` // a read sent with -auth's token
-	RSSKiB      int64              `json:"rssKiB,omitempty"`   // -rss process's VmRSS right after the window
-	PeakRSSKiB  int64              `json:"peakRssKiB,omitempty"`
+	Name        string  `json:"name"`
+	Request     string  `json:"request"`
+	Writes      bool    `json:"writes,omitempty"` // sent as signed-in users
+	URL         string  `json:"url"`
+	Concurrency int     `json:"concurrency"`
+	Seconds     float64 `json:"seconds"`
+	Requests    int     `json:"requests"` // successful responses completed inside the window
+	// OKTotal counts every 200 answer of the target, warm-up and the requests cut off at the end
+	// included: what the server did, for checking counts afterwards.
+	OKTotal int `json:"okTotal"`
+	// EndedOnFirst counts the workers whose last 200 answer was to the cycle's first method (for
+	// likes=POST+DELETE: the writers who like the article at the end).
+	EndedOnFirst int                `json:"endedOnFirst"`
+	Errors       int                `json:"errors"`
+	ErrorSample  string             `json:"errorSample,omitempty"`
+	RPS          float64            `json:"rps"`
+	MeanMs       float64            `json:"meanMs"`
+	P50Ms        float64            `json:"p50Ms"`
+	P90Ms        float64            `json:"p90Ms"`
+	P99Ms        float64            `json:"p99Ms"`
+	MaxMs        float64            `json:"maxMs"`
+	BytesPerRsp  float64            `json:"bytesPerResponse"`
+	CPU          *cpuDelta          `json:"cpu,omitempty"`
+	CPUPerReqUs  map[string]float64 `json:"cpuMicrosPerRequest,omitempty"`
+	SignedIn     bool               `json:"signedIn,omitempty"` // a read sent with -auth's token
+	RSSKiB       int64              `json:"rssKiB,omitempty"`   // -rss process's VmRSS right after the window
+	PeakRSSKiB   int64              `json:"peakRssKiB,omitempty"`
 }
 
 type multiFlag []string
@@ -200,6 +206,8 @@ type workerStats struct {
 	bytes    int64
 	errs     int
 	firstErr string
+	okAll    int // 200 answers, inside the window or not
+	lastOK   int // the cycle position of the last 200 answer (-1: none)
 }
 
 // measure runs one target: C workers in a closed loop for warm-up plus duration. Only requests
@@ -235,6 +243,7 @@ func measure(t target, cfg runConfig) result {
 	for i := range stats {
 		ws := &stats[i]
 		ws.lat = make([]time.Duration, 0, 1<<14)
+		ws.lastOK = -1
 		token := t.Token
 		if t.writes() {
 			token = cfg.tokens[i]
@@ -254,6 +263,9 @@ func measure(t target, cfg runConfig) result {
 				t1 := time.Now()
 				if err != nil {
 					time.Sleep(10 * time.Millisecond) // no hot spin against a refusing server
+				} else {
+					ws.okAll++
+					ws.lastOK = k % max(len(t.Methods), 1)
 				}
 				if t0.Before(mStart) || t1.After(mEnd) {
 					continue
@@ -280,6 +292,10 @@ func measure(t target, cfg runConfig) result {
 		all = append(all, ws.lat...)
 		bytes += ws.bytes
 		r.Errors += ws.errs
+		r.OKTotal += ws.okAll
+		if ws.lastOK == 0 {
+			r.EndedOnFirst++
+		}
 		if r.ErrorSample == "" {
 			r.ErrorSample = ws.firstErr
 		}
