@@ -113,13 +113,19 @@ func TestArticleService_ListsAreBatched(t *testing.T) {
 		articles   int
 		statements []string
 	}
-	// Each measurement starts from cold counter hashes, so it pays for loading them.
+	// Each measurement starts from cold counter hashes and viewer flags, so it pays for loading
+	// them.
 	coldCounters := func(t *testing.T) {
 		t.Helper()
 		keys, err := testenv.ScanKeys(t.Context(), e.rdb, e.ks.Key("counters", "*")) // every master of a cluster
 		if err != nil {
 			t.Fatal(err)
 		}
+		flags, err := testenv.ScanKeys(t.Context(), e.rdb, e.ks.Key("viewer", "*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, flags...)
 		for _, k := range keys {
 			if err := e.rdb.Del(t.Context(), k).Err(); err != nil {
 				t.Fatal(err)
