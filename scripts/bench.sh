@@ -20,6 +20,12 @@
 #   BENCH_FLEET_ONLY     1: only the ceiling and article rows, then the two-instance part (step 3
 #                        below); with BENCH_WRITE=1 it rewrites only the fleet section of the doc
 #                        (make bench-fleet)
+#   BENCH_ROWS           comma-separated HTTP row names (e.g. article,article-signed): measure only
+#                        those (and the ceiling), print them and stop; nothing else runs, no doc
+#   BENCH_PPROF_ADDR     a loopback address: the server serves /debug/pprof there (to profile a row)
+#   BENCH_DB_NAME, BENCH_API_ADDR, BENCH_API2_ADDR, BENCH_CEILING_ADDR   the bench's database and
+#                        addresses (defaults inkwell_bench, 127.0.0.1:18080, :18081, :18090), so two
+#                        checkouts can run it side by side
 #   BENCH_PROPAGATION_WRITES   edits the propagation row measures (default 1000, 1..10000)
 #   BENCH_PROPAGATION_BUDGET   seconds the propagation row may take at most (default 90, 10..300):
 #                        it reports how many edits it measured when it stops early
@@ -58,10 +64,12 @@ FLEET_ONLY=${BENCH_FLEET_ONLY:-0}
 PROP_WRITES=${BENCH_PROPAGATION_WRITES:-1000}
 PROP_BUDGET=${BENCH_PROPAGATION_BUDGET:-90}
 
-API_ADDR=127.0.0.1:18080
-API2_ADDR=127.0.0.1:18081
-CEILING_ADDR=127.0.0.1:18090
-BENCH_DB=inkwell_bench
+API_ADDR=${BENCH_API_ADDR:-127.0.0.1:18080}
+API2_ADDR=${BENCH_API2_ADDR:-127.0.0.1:18081}
+CEILING_ADDR=${BENCH_CEILING_ADDR:-127.0.0.1:18090}
+BENCH_DB=${BENCH_DB_NAME:-inkwell_bench}
+ROWS=${BENCH_ROWS:-}
+PPROF_ADDR=${BENCH_PPROF_ADDR:-}
 PG_ADMIN_URL="postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 BENCH_DATABASE_URL="postgres://postgres@127.0.0.1:5432/$BENCH_DB?sslmode=disable"
 BENCH_REDIS_URL=redis://127.0.0.1:6379/0
@@ -274,7 +282,7 @@ serve() {
 	INKWELL_ADDR=$1 DATABASE_URL=$BENCH_DATABASE_URL REDIS_URL=$BENCH_REDIS_URL \
 		INKWELL_REDIS_PREFIX=$REDIS_PREFIX INKWELL_MIGRATE_ON_START=true INKWELL_LOG_LEVEL=warn \
 		INKWELL_JWT_SECRET=$JWT_SECRET INKWELL_JWT_LIFETIME=1h INKWELL_RATE_WRITES=0 INKWELL_RATE_AUTH=0 \
-		bin/inkwell serve >"$WORK/$2.log" 2>&1 &
+		INKWELL_PPROF_ADDR=$PPROF_ADDR bin/inkwell serve >"$WORK/$2.log" 2>&1 &
 }
 serve "$API_ADDR" inkwell
 API_PID=$!
@@ -312,6 +320,7 @@ targets=(
 	"ceiling=http://$CEILING_ADDR/ceiling"
 	"healthz=http://$API_ADDR/healthz"
 	"article=http://$API_ADDR/api/articles/$SLUG"
+	"article-signed=http://$API_ADDR/api/articles/$SLUG"
 	"list=http://$API_ADDR/api/articles?limit=20"
 	"tags=http://$API_ADDR/api/tags"
 	"likes=POST+DELETE http://$API_ADDR/api/articles/$SLUG/favorite"
@@ -325,14 +334,38 @@ if ((FLEET_ONLY)); then
 	write_flags=()
 	HTTP_JSON=$WORK/http.json
 fi
+if [[ -n $ROWS ]]; then
+	kept=("${targets[0]}") # the ceiling: every row is compared with it
+	for t in "${targets[@]:1}"; do
+		if [[ ",$ROWS," == *",${t%%=*},"* ]]; then kept+=("$t"); fi
+	done
+	((${#kept[@]} > 1)) || die "BENCH_ROWS=$ROWS names none of the rows: ${targets[*]%%=*}"
+	targets=("${kept[@]}")
+	HTTP_JSON=$WORK/http.json
+	write_flags=(-tokens "$WORK/tokens")
+	if [[ ",$ROWS," == *",comments,"* ]]; then write_flags+=(-body "comments=$COMMENT_BODY"); fi
+fi
+# Goals and flags only for the rows measured: a goal about a row left out would fail the run.
+has_row() { [[ " ${targets[*]%%=*} " == *" $1 "* ]]; }
+goal_flags=()
+if has_row article; then goal_flags+=(-goal article=0.5); fi
+if has_row article-signed; then
+	write_flags+=(-signed article-signed)
+	if has_row article; then goal_flags+=(-goal article-signed/article=0.5); fi
+fi
 dur_s() { awk -v d="$1" 'BEGIN { if (d ~ /ms$/) print substr(d, 1, length(d) - 2) / 1000; else print substr(d, 1, length(d) - 1) }'; }
 RUN_LIMIT=$(awk -v n="${#targets[@]}" -v d="$(dur_s "$DURATION")" -v w="$(dur_s "$WARMUP")" 'BEGIN { printf "%d", n * (d + w + 10) + 30 }')
 say "measuring ${#targets[@]} HTTP rows, ${WARMUP} + ${DURATION} each, $CONCURRENCY connections"
 HTTP_START=$SECONDS
 step -v http "$RUN_LIMIT" bin/loadgen run -c "$CONCURRENCY" -d "$DURATION" -warmup "$WARMUP" \
-	-ref ceiling -goal article=0.5 -json "$HTTP_JSON" "${cpu_flags[@]}" \
+	-ref ceiling "${goal_flags[@]}" -json "$HTTP_JSON" "${cpu_flags[@]}" \
 	"${write_flags[@]}" "${targets[@]}"
 HTTP_SECS=$((SECONDS - HTTP_START))
+if [[ -n $ROWS ]]; then
+	cat "$WORK/http.out"
+	say "BENCH_ROWS=$ROWS: the selected rows only; the rest of the run is skipped and $DOC is left alone"
+	exit 0
+fi
 
 # 5b. A fleet of two. B serves the same database and Redis prefix; the first instance is A. Each
 #     instance's cached article read is measured alone (the other idles beside it, subscribed to
