@@ -69,6 +69,8 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 		&sessions.Stats.PostgresChecks)
 	m.Counter("inkwell_revocation_memory_hits_total", "Access tokens whose session this instance remembered as not revoked (no Redis round trip).", nil,
 		&revocations.Stats.MemoryHits)
+	m.Counter("inkwell_revocations_unconfirmed_total", "Revocations some instance did not acknowledge in time, answered once every in-process memory older than the mark had ended.", nil,
+		&revocations.Stats.Unconfirmed)
 	m.Counter("inkwell_revocations_delayed_total", "Revocations whose Redis mark failed at first.", nil, &sessions.Stats.RevocationsDelayed)
 	m.Counter("inkwell_revocations_unmarked_total", "Revocations answered without their Redis mark, after every older revocation lease ended.", nil,
 		&sessions.Stats.RevocationsUnmarked)

@@ -42,7 +42,8 @@ type Revocations struct {
 
 // RevocationStats counts how revocation checks were answered. Values only grow.
 type RevocationStats struct {
-	MemoryHits atomic.Int64 // "not revoked" answered in process, without Redis
+	MemoryHits  atomic.Int64 // "not revoked" answered in process, without Redis
+	Unconfirmed atomic.Int64 // revocations not acknowledged by every instance, answered after the memories' lifetime
 }
 
 // NotRevokedMemory is the longest an instance remembers that a session is not revoked.
@@ -60,7 +61,9 @@ func NewRevocations(rdb redis.UniversalClient, ks Keyspace, b *Broadcaster) *Rev
 }
 
 // Revoke marks sessionID revoked for ttl and, once Redis has the mark, tells every instance to
-// forget that the session was not revoked. When the mark fails nothing is broadcast: the
+// forget that the session was not revoked, and returns once each has confirmed it (or, failing
+// that, once every memory that predates the mark has ended). When the mark fails nothing is
+// broadcast: the
 // memories formed under a lease end with it, and the revocation waits for the leases (see
 // service.SessionService.remember).
 func (r *Revocations) Revoke(ctx context.Context, sessionID string, ttl time.Duration) error {
@@ -72,9 +75,29 @@ func (r *Revocations) Revoke(ctx context.Context, sessionID string, ttl time.Dur
 	// Again: a check that read "no mark" before the SET may have remembered it since (its
 	// stamp predates the first delete, so it cannot store after this one).
 	r.notRevoked.delete(key)
-	r.b.publish([]string{key})
+	marked := r.now()
+	if r.b.publishAcked([]string{key}, revocationAckWait) {
+		return nil
+	}
+	// Some instance did not confirm that it forgot the session: wait until every memory formed
+	// before the mark has ended (each was formed by a check sent before the SET returned, and
+	// lives at most NotRevokedMemory); a later check sees the mark.
+	r.Stats.Unconfirmed.Add(1)
+	wait := time.NewTimer(time.Until(marked.Add(NotRevokedMemory + revocationMemorySlack)))
+	defer wait.Stop()
+	select {
+	case <-wait.C:
+	case <-ctx.Done():
+	}
 	return nil
 }
+
+// revocationAckWait is how long a revocation waits for every instance to confirm that it forgot
+// the session, before it waits out their memories instead.
+const revocationAckWait = 500 * time.Millisecond
+
+// revocationMemorySlack covers the rounding of the memory's expiry.
+const revocationMemorySlack = 10 * time.Millisecond
 
 func (r *Revocations) markKey(sessionID string) string {
 	return r.ks.Key("{revocations}", "revoked", sessionID)

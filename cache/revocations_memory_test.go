@@ -71,9 +71,34 @@ func TestRevocations_NotRevokedMemory(t *testing.T) {
 		if err := ra.Revoke(t.Context(), "s1", time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		b.waitReceived(t, ks.Key("{revocations}", "revoked", "s1"), false)
+		// No wait for B's subscription: Revoke returned once B acknowledged.
 		checkRevoked(t, rb, "s1", true)
 		checkRevoked(t, ra, "s1", true)
+		if n := ra.Stats.Unconfirmed.Load(); n != 0 {
+			t.Fatalf("%d revocations unconfirmed with every instance answering, want 0", n)
+		}
+	})
+
+	t.Run("a subscriber that never acknowledges: the revocation waits out the memories", func(t *testing.T) {
+		t.Parallel()
+		ks := cache.Keyspace(testenv.NewRedis(t).Prefix)
+		a := newInstance(t, ks, instanceOpts{})
+		a.waitState(t, true)
+		mute := testenv.NewRedisClient(t, nil).Subscribe(t.Context(), a.bcast.Channel()) // counted by PUBLISH, never answers
+		t.Cleanup(func() { _ = mute.Close() })
+		if _, err := mute.Receive(t.Context()); err != nil { // the subscription's confirmation
+			t.Fatal(err)
+		}
+		ra := cache.NewRevocations(testenv.NewRedisClient(t, nil), ks, a.bcast)
+		grantLease(t, ra, time.Hour)
+		checkRevoked(t, ra, "s2", false)
+		if err := ra.Revoke(t.Context(), "s2", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if n := ra.Stats.Unconfirmed.Load(); n != 1 {
+			t.Fatalf("Unconfirmed = %d, want 1", n)
+		}
+		checkRevoked(t, ra, "s2", true)
 	})
 
 	t.Run("nothing is remembered while the subscription is not confirmed", func(t *testing.T) {
