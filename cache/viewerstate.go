@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -140,13 +141,27 @@ func (c *ViewerState) Changed(tx Tx, viewer int64, flag ViewerFlag, ids ...int64
 func (c *ViewerState) Invalidate(ctx context.Context, viewer int64, flag ViewerFlag, ids ...int64) {
 	keys, _ := c.keys(viewer, flag, ids)
 	ctx = context.WithoutCancel(ctx)
-	if err := c.tombstone(ctx, keys); err != nil {
+	c.rt.changing(keys...)
+	err := c.writeTombstone(ctx, keys)
+	if err != nil {
+		// The broadcast would fail like the write; the entry in Redis stays as it was until the
+		// repair (see ViewerState), and waiting would not change that.
+		c.rt.changed(keys...)
 		c.log.WarnContext(ctx, "viewer state invalidation failed; retrying once Redis answers", "viewer", viewer, "flag", flag, "err", err)
 		c.distrust(ctx, keys)
 		return
 	}
+	if !c.rt.changedAcked(viewerAckWait, keys...) && c.policy.LocalTTL > 0 {
+		// An instance did not confirm that it dropped its copies: wait until they expired.
+		c.Stats.Unconfirmed.Add(1)
+		time.Sleep(c.policy.LocalTTL)
+	}
 	c.repairPending(ctx)
 }
+
+// viewerAckWait is how long a write waits for every instance to confirm that it dropped the
+// viewer's flags, before it waits out their in-process copies instead.
+const viewerAckWait = 500 * time.Millisecond
 
 func (c *ViewerState) keys(viewer int64, flag ViewerFlag, ids []int64) ([]string, map[string]int64) {
 	keys := make([]string, 0, len(ids))
@@ -169,6 +184,10 @@ func (c *ViewerState) tombstone(ctx context.Context, keys []string) error {
 	}
 	c.rt.changing(keys...)
 	defer c.rt.changed(keys...)
+	return c.writeTombstone(ctx, keys)
+}
+
+func (c *ViewerState) writeTombstone(ctx context.Context, keys []string) error {
 	tomb := tombstonePrefix + newToken()
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, k := range keys {
