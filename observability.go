@@ -23,11 +23,12 @@ import (
 // records the HTTP requests) and serves them at GET /metrics.
 func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool repository.QueuePool, rdb redis.UniversalClient, breaker *cache.Breaker,
 	bcast *cache.Broadcaster, users *cache.UserCache, articles *cache.ArticleCache, workers Workers, rank *job.RankJob, queue *repository.JobQueue, outbox *repository.Outbox,
-	reads ReadStream, outboxStream OutboxStream, sessions *service.SessionService) http.Handler {
-	for name, st := range map[string]*cache.Stats{"user": users.Stats(), "article": articles.Stats()} {
+	reads ReadStream, outboxStream OutboxStream, sessions *service.SessionService, viewers *cache.ViewerState, revocations *cache.Revocations) http.Handler {
+	for name, st := range map[string]*cache.Stats{"user": users.Stats(), "article": articles.Stats(), "viewer": &viewers.Stats} {
 		l := prometheus.Labels{"cache": name}
 		m.Counter("inkwell_cache_hits_total", "Read-through cache hits.", l, &st.Hits)
 		m.Counter("inkwell_cache_misses_total", "Read-through cache misses.", l, &st.Misses)
+		m.Counter("inkwell_cache_local_hits_total", "Reads answered by the in-process tier (also counted as hits).", l, &st.LocalHits)
 		m.Counter("inkwell_cache_null_hits_total", "Reads answered by a 'does not exist' marker.", l, &st.NullHits)
 		m.Counter("inkwell_cache_fallbacks_total", "Reads served from PostgreSQL because Redis failed.", l, &st.Fallbacks)
 		m.Counter("inkwell_cache_loads_total", "Loads from PostgreSQL.", l, &st.Loads)
@@ -72,6 +73,10 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 	}
 	m.Counter("inkwell_session_postgres_checks_total", "Access tokens checked in PostgreSQL: Redis failed or held no revocation lease.", nil,
 		&sessions.Stats.PostgresChecks)
+	m.Counter("inkwell_revocation_memory_hits_total", "Access tokens whose session this instance remembered as not revoked (no Redis round trip).", nil,
+		&revocations.Stats.MemoryHits)
+	m.Counter("inkwell_revocations_unconfirmed_total", "Revocations some instance did not acknowledge in time, answered once every in-process memory older than the mark had ended.", nil,
+		&revocations.Stats.Unconfirmed)
 	m.Counter("inkwell_revocations_delayed_total", "Revocations whose Redis mark failed at first.", nil, &sessions.Stats.RevocationsDelayed)
 	m.Counter("inkwell_revocations_unmarked_total", "Revocations answered without their Redis mark, after every older revocation lease ended.", nil,
 		&sessions.Stats.RevocationsUnmarked)

@@ -53,7 +53,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		return nil, nil, err
 	}
 	sessionRepository := repository.NewSessionRepository(pool, querier)
-	revocations := cache.NewRevocations(universalClient, keyspace)
+	revocations := cache.NewRevocations(universalClient, keyspace, broadcaster)
 	jwtConfig := NewJWTConfig(cfg)
 	v := ioc.NewClock()
 	jwtManager, err := auth.NewJWTManager(jwtConfig, v)
@@ -71,7 +71,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	userService := service.NewUserService(userRepository, argon2Hasher, sessionService, idempotencyStore, log)
 	authenticator := web.NewAuthenticator(userService, log)
 	userHandler := web.NewUserHandler(userService, log)
-	followRepository := repository.NewFollowRepository(pool, querier)
+	viewerState := cache.NewViewerState(universalClient, keyspace, policy, log)
+	followRepository := repository.NewFollowRepository(pool, querier, viewerState)
 	profileService := service.NewProfileService(userRepository, followRepository)
 	profileHandler := web.NewProfileHandler(profileService, log)
 	articleCache := cache.NewArticleCache(universalClient, keyspace, policy, log)
@@ -80,7 +81,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	tagsCache := cache.NewTagsCache(universalClient, keyspace, policy, log)
 	articleRepository := repository.NewArticleRepository(pool, querier, articleCache, authorPageCache, listPageCache, tagsCache, log)
 	counters := cache.NewCounters(universalClient, keyspace, policy, log)
-	interactiveRepository := repository.NewInteractiveRepository(pool, querier, counters)
+	interactiveRepository := repository.NewInteractiveRepository(pool, querier, counters, viewerState)
 	readStream := NewReadStream(keyspace)
 	aggregatorConfig := NewAggregatorConfig(cfg, readStream)
 	publisherConfig := NewPublisherConfig(cfg, readStream)
@@ -93,7 +94,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	commentRepository := repository.NewCommentRepository(pool, querier)
 	commentService := service.NewCommentService(articleRepository, commentRepository, userRepository, followRepository, idempotencyStore)
 	commentHandler := web.NewCommentHandler(commentService, log)
-	collectionRepository := repository.NewCollectionRepository(pool, querier, counters)
+	collectionRepository := repository.NewCollectionRepository(pool, querier, counters, viewerState)
 	collectionService := service.NewCollectionService(collectionRepository, articleService)
 	readRepository := repository.NewReadRepository(pool, querier, counters)
 	readService := service.NewReadService(readRepository, articleService)
@@ -137,7 +138,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig(cfg)
 	rankJob, cleanup5 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
-	handler := NewMetricsHandler(registry, pool, queuePool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream, sessionService)
+	handler := NewMetricsHandler(registry, pool, queuePool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations)
 	readiness := NewReadiness(pool, universalClient)
 	handlers := web.Handlers{
 		Auth:          authenticator,

@@ -252,3 +252,47 @@ func TestNewJWTManager_RefusesBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// Acceptance: a token verified once is answered from memory, with the same claims, and stops
+// being accepted at exactly the instant a parse would refuse it; a tampered or other token is
+// parsed (and refused) however often the genuine one was seen.
+func TestJWTManager_RemembersVerifiedTokens(t *testing.T) {
+	t.Parallel()
+	clock := t0
+	m := newJWT(t, &clock)
+	tok, err := m.Issue(42, "sess-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		uid, sid, err := m.Verify(tok)
+		if err != nil || uid != 42 || sid != "sess-1" {
+			t.Fatalf("Verify #%d = %d, %q, %v", i+1, uid, sid, err)
+		}
+	}
+	if n := m.MemoHits.Load(); n != 2 {
+		t.Fatalf("MemoHits = %d after three verifications, want 2", n)
+	}
+	tampered := tok[:len(tok)-2] + "xx"
+	if _, _, err := m.Verify(tampered); !errors.Is(err, domain.ErrUnauthorized) {
+		t.Fatalf("tampered token: %v, want ErrUnauthorized", err)
+	}
+	// The last instant the library accepts, then the first it refuses; the memory agrees.
+	fresh := newJWT(t, &clock)
+	clock = t0.Add(testLifetime + 5*time.Second - time.Nanosecond)
+	_, _, parsedErr := fresh.Verify(tok)
+	if _, _, err := m.Verify(tok); (err == nil) != (parsedErr == nil) || err != nil {
+		t.Fatalf("just before the end: remembered %v, parsed %v; want both accepted", err, parsedErr)
+	}
+	clock = t0.Add(testLifetime + 5*time.Second)
+	fresh = newJWT(t, &clock)
+	_, _, parsedErr = fresh.Verify(tok)
+	if _, _, err := m.Verify(tok); err == nil || parsedErr == nil {
+		t.Fatalf("at the end: remembered %v, parsed %v; want both refused", err, parsedErr)
+	}
+	// Before its issue time (minus the skew) too.
+	clock = t0.Add(-5*time.Second - time.Nanosecond)
+	if _, _, err := m.Verify(tok); err == nil {
+		t.Fatal("a remembered token was accepted before it was issued")
+	}
+}

@@ -30,3 +30,9 @@ func NewTunedBroadcaster(rdb redis.UniversalClient, ks Keyspace, log *slog.Logge
 	o.beforeSubscribe, o.received, o.state = tu.BeforeSubscribe, tu.Received, tu.State
 	return newBroadcaster(rdb, ks, log, o)
 }
+
+// SetRevocationsClock makes r read time from now, for its memory's expiries too.
+func SetRevocationsClock(r *Revocations, now func() time.Time) {
+	r.now = now
+	r.notRevoked.now = now
+}

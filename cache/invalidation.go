@@ -69,8 +69,9 @@ type tier interface {
 
 // invalidation is one message on the channel.
 type invalidation struct {
-	From string   `json:"from"` // the publishing instance
-	Keys []string `json:"keys"` // the Redis keys it changed; each is dropped from every tier
+	From string   `json:"from"`          // the publishing instance
+	Keys []string `json:"keys"`          // the Redis keys it changed; each is dropped from every tier
+	Ack  string   `json:"ack,omitempty"` // a list to push onto once the keys are dropped (publishAcked)
 }
 
 // broadcastOptions are the timings and test hooks of a Broadcaster.
@@ -175,6 +176,9 @@ func (b *Broadcaster) apply(payload string) {
 			t.delete(m.Keys...)
 		}
 		b.Stats.Received.Add(1)
+	}
+	if m.Ack != "" {
+		b.acknowledge(m.Ack)
 	}
 	if b.opts.received != nil {
 		b.opts.received(m.Keys, own)

@@ -37,6 +37,7 @@ type instance struct {
 	bcast      *cache.Broadcaster
 	rt         *cache.ReadThrough[article]
 	counters   *cache.Counters
+	viewers    *cache.ViewerState
 	received   chan receipt
 	state      chan bool
 }
@@ -68,6 +69,7 @@ func newInstance(t *testing.T, ks cache.Keyspace, o instanceOpts) *instance {
 	policy.Broadcast = bcast
 	in.rt = cache.NewReadThrough[article](rdb, "article", policy, log)
 	in.counters = cache.NewCounters(rdb, ks, policy, log)
+	in.viewers = cache.NewViewerState(rdb, ks, policy, log)
 	return in
 }
 

@@ -76,6 +76,21 @@ func (l *local[V]) setIfUnchanged(key string, v V, null bool, stamp uint64) {
 	l.store(key, v, null)
 }
 
+// setUntilIfUnchanged is setIfUnchanged for an entry that must not outlive expires (when that
+// comes before the tier's TTL would end it).
+func (l *local[V]) setUntilIfUnchanged(key string, v V, stamp uint64, expires time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.epochs[stripe(key)] != stamp {
+		return
+	}
+	l.store(key, v, false)
+	if e := l.entries[key]; expires.Before(e.expires) {
+		e.expires = expires
+		l.entries[key] = e
+	}
+}
+
 func (l *local[V]) store(key string, v V, null bool) {
 	if len(l.entries) >= l.max {
 		// Evict about a tenth, in map order (random enough); cheaper than keeping an LRU list.

@@ -31,6 +31,7 @@ type Stats struct {
 	LocalHits                                             atomic.Int64 // answered by the in-process tier (also counted as Hits or NullHits)
 	StaleServed                                           atomic.Int64 // keys answered with a suspect cached value because their load failed
 	FillsSkipped                                          atomic.Int64 // fills dropped because a change landed after their lookup
+	Unconfirmed                                           atomic.Int64 // acknowledged changes some instance did not confirm in time (the write waited out the tiers)
 }
 
 // nullMarker is stored for keys whose value does not exist. JSON never starts with a NUL byte, so
@@ -294,6 +295,19 @@ func (c *readThrough[V]) changed(keys ...string) {
 		c.local.delete(keys...)
 	}
 	c.policy.Broadcast.publish(keys)
+}
+
+// changedAcked is changed for a change every instance must have applied before the write answers
+// (read-your-writes through any instance): the broadcast waits for each receiver to confirm, for
+// at most wait. It reports whether all did (see Broadcaster.publishAcked).
+func (c *readThrough[V]) changedAcked(wait time.Duration, keys ...string) bool {
+	if len(keys) == 0 {
+		return true
+	}
+	if c.local != nil {
+		c.local.delete(keys...)
+	}
+	return c.policy.Broadcast.publishAcked(keys, wait)
 }
 
 // jittered returns ttl plus a random extra in [0, jitter].

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,20 +25,79 @@ var (
 // {revocations}: on a cluster one node holds them all, so a node that restarts empty loses the
 // lease with the marks instead of leaving a lease that vouches for marks it no longer has, and
 // a grant writes its marks and the lease in one script.
+//
+// "Not revoked" answers are also remembered in process (notRevoked), for at most
+// NotRevokedMemory and never past the lease that vouched for them, and only while the
+// broadcaster's subscription is confirmed: a revocation's mark is broadcast once Redis has it,
+// before the revocation answers, and drops the session from every instance's memory.
 type Revocations struct {
-	rdb redis.UniversalClient
-	ks  Keyspace
+	rdb        redis.UniversalClient
+	ks         Keyspace
+	b          *Broadcaster
+	notRevoked *local[struct{}] // keyed by mark key, so a broadcast mark drops its session
+	now        func() time.Time
+
+	Stats RevocationStats
 }
 
-// NewRevocations returns the cache.
-func NewRevocations(rdb redis.UniversalClient, ks Keyspace) *Revocations {
-	return &Revocations{rdb: rdb, ks: ks}
+// RevocationStats counts how revocation checks were answered. Values only grow.
+type RevocationStats struct {
+	MemoryHits  atomic.Int64 // "not revoked" answered in process, without Redis
+	Unconfirmed atomic.Int64 // revocations not acknowledged by every instance, answered after the memories' lifetime
 }
 
-// Revoke marks sessionID revoked for ttl.
+// NotRevokedMemory is the longest an instance remembers that a session is not revoked.
+const NotRevokedMemory = time.Second
+
+// notRevokedMax bounds the sessions remembered; a full memory drops a tenth.
+const notRevokedMax = 100_000
+
+// NewRevocations returns the cache; b keeps the in-process memory coherent (nil: a process on
+// its own).
+func NewRevocations(rdb redis.UniversalClient, ks Keyspace, b *Broadcaster) *Revocations {
+	r := &Revocations{rdb: rdb, ks: ks, b: b, notRevoked: newLocal[struct{}](NotRevokedMemory, notRevokedMax), now: time.Now}
+	b.register(r.notRevoked)
+	return r
+}
+
+// Revoke marks sessionID revoked for ttl and, once Redis has the mark, tells every instance to
+// forget that the session was not revoked, and returns once each has confirmed it (or, failing
+// that, once every memory that predates the mark has ended). When the mark fails nothing is
+// broadcast: the
+// memories formed under a lease end with it, and the revocation waits for the leases (see
+// service.SessionService.remember).
 func (r *Revocations) Revoke(ctx context.Context, sessionID string, ttl time.Duration) error {
-	return r.rdb.Set(ctx, r.markKey(sessionID), 1, ttl).Err()
+	key := r.markKey(sessionID)
+	r.notRevoked.delete(key)
+	if err := r.rdb.Set(ctx, key, 1, ttl).Err(); err != nil {
+		return err
+	}
+	// Again: a check that read "no mark" before the SET may have remembered it since (its
+	// stamp predates the first delete, so it cannot store after this one).
+	r.notRevoked.delete(key)
+	marked := r.now()
+	if r.b.publishAcked([]string{key}, revocationAckWait) {
+		return nil
+	}
+	// Some instance did not confirm that it forgot the session: wait until every memory formed
+	// before the mark has ended (each was formed by a check sent before the SET returned, and
+	// lives at most NotRevokedMemory); a later check sees the mark.
+	r.Stats.Unconfirmed.Add(1)
+	wait := time.NewTimer(time.Until(marked.Add(NotRevokedMemory + revocationMemorySlack)))
+	defer wait.Stop()
+	select {
+	case <-wait.C:
+	case <-ctx.Done():
+	}
+	return nil
 }
+
+// revocationAckWait is how long a revocation waits for every instance to confirm that it forgot
+// the session, before it waits out their memories instead.
+const revocationAckWait = 500 * time.Millisecond
+
+// revocationMemorySlack covers the rounding of the memory's expiry.
+const revocationMemorySlack = 10 * time.Millisecond
 
 func (r *Revocations) markKey(sessionID string) string {
 	return r.ks.Key("{revocations}", "revoked", sessionID)
@@ -49,18 +109,41 @@ func (r *Revocations) markKey(sessionID string) string {
 func (r *Revocations) leaseKey() string { return r.ks.Key("{revocations}", "complete") }
 
 // IsRevoked reports whether sessionID is marked revoked, and whether the lease vouches that the
-// marks are complete, in one round trip; an error means Redis could not say.
+// marks are complete; an error means Redis could not say. A remembered "not revoked" answers
+// without Redis; otherwise one round trip reads the mark and the lease's remaining life, and a
+// "not revoked" under the lease is remembered until the earlier of NotRevokedMemory and the
+// lease's end (counted from before the request was sent, so never later than Redis ends it).
 func (r *Revocations) IsRevoked(ctx context.Context, sessionID string) (revoked, complete bool, err error) {
-	var marked, leased *redis.IntCmd
+	key := r.markKey(sessionID)
+	remember := r.b.Subscribed()
+	var stamp uint64
+	if remember {
+		_, ok, st := r.notRevoked.get(key)
+		if ok {
+			r.Stats.MemoryHits.Add(1)
+			return false, true, nil
+		}
+		stamp = st
+	}
+	sent := r.now()
+	var marked *redis.IntCmd
+	var leaseLeft *redis.DurationCmd
 	_, err = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		marked = p.Exists(ctx, r.markKey(sessionID))
-		leased = p.Exists(ctx, r.leaseKey())
+		marked = p.Exists(ctx, key)
+		leaseLeft = p.PTTL(ctx, r.leaseKey())
 		return nil
 	})
 	if err != nil {
 		return false, false, err
 	}
-	return marked.Val() > 0, leased.Val() > 0, nil
+	// PTTL: -2 no lease; -1 a lease without an end, which a grant never writes: not trusted to
+	// remember, but it still vouches as EXISTS did.
+	left := leaseLeft.Val()
+	revoked, complete = marked.Val() > 0, left != -2
+	if remember && !revoked && left > 0 {
+		r.notRevoked.setUntilIfUnchanged(key, struct{}{}, stamp, sent.Add(left))
+	}
+	return revoked, complete, nil
 }
 
 // BeginRenewal starts a renewal of the lease: whether it is held now, and Redis's clock at this
@@ -87,6 +170,9 @@ func (r *Revocations) Grant(ctx context.Context, sessionIDs []string, ttl time.D
 	if recentOnly {
 		recent = "1"
 	}
+	// This process forgets these sessions at once; the others' memories of them end with the
+	// lease they were formed under.
+	r.notRevoked.delete(keys[1:]...)
 	n, err := revocationsGrant.Run(ctx, r.rdb, keys, expires.UnixMilli(), recent, ttl.Milliseconds()).Int64()
 	if err != nil {
 		return false, fmt.Errorf("grant revocation lease: %w", err)

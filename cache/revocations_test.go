@@ -16,7 +16,7 @@ import (
 func TestRevocations(t *testing.T) {
 	t.Parallel()
 	r := testenv.NewRedis(t)
-	rv := cache.NewRevocations(r.Client, cache.Keyspace(r.Prefix))
+	rv := cache.NewRevocations(r.Client, cache.Keyspace(r.Prefix), nil)
 	ctx := context.Background()
 	lease := r.Prefix + "{revocations}:complete"
 	check := func(t *testing.T, sid string, wantRevoked, wantComplete bool) {

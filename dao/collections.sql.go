@@ -292,17 +292,18 @@ func (q *Queries) CollectionListByOwner(ctx context.Context, db DBTX, ownerID in
 }
 
 const collectionLockForDelete = `-- name: CollectionLockForDelete :one
-SELECT id FROM collections WHERE id = $1::bigint FOR UPDATE
+SELECT owner_id FROM collections WHERE id = $1::bigint FOR UPDATE
 `
 
 // Locks the folder before CollectionDelete. An Add in flight holds a key-share lock on the folder
 // (its item's foreign key), so this waits for it to commit, and CollectionDelete, a later
 // statement, then sees (and uncounts) its item; an Add arriving later waits and finds no folder.
+// Returns the owner, whose collected flags the deletion changes.
 func (q *Queries) CollectionLockForDelete(ctx context.Context, db DBTX, id int64) (int64, error) {
 	row := db.QueryRow(ctx, collectionLockForDelete, id)
-	var id_2 int64
-	err := row.Scan(&id_2)
-	return id_2, err
+	var owner_id int64
+	err := row.Scan(&owner_id)
+	return owner_id, err
 }
 
 const collectionUpdate = `-- name: CollectionUpdate :one

@@ -81,6 +81,7 @@ type Querier interface {
 	// Locks the folder before CollectionDelete. An Add in flight holds a key-share lock on the folder
 	// (its item's foreign key), so this waits for it to commit, and CollectionDelete, a later
 	// statement, then sees (and uncounts) its item; an Add arriving later waits and finds no folder.
+	// Returns the owner, whose collected flags the deletion changes.
 	CollectionLockForDelete(ctx context.Context, db DBTX, id int64) (int64, error)
 	// Returns the folder with its article count (kept by a trigger), as the list shows it.
 	CollectionUpdate(ctx context.Context, db DBTX, arg CollectionUpdateParams) (Collection, error)

@@ -382,8 +382,9 @@ func newReadStack(t *testing.T) *readStack {
 	policy := cache.Policy{TTL: 10 * time.Minute, NullTTL: time.Minute, Jitter: time.Minute, LoadTimeout: 30 * time.Second}
 	q := repository.NewQuerier()
 	counters := cache.NewCounters(rds.Client, ks, policy, log)
+	viewers := cache.NewViewerState(rds.Client, ks, policy, log)
 	users := repository.NewUserRepository(pool, q, cache.NewUserCache(rds.Client, ks, policy, log), log)
-	follows := repository.NewFollowRepository(pool, q)
+	follows := repository.NewFollowRepository(pool, q, viewers)
 	articles := repository.NewArticleRepository(pool, q, cache.NewArticleCache(rds.Client, ks, policy, log),
 		cache.NewAuthorPageCache(rds.Client, ks, policy), cache.NewListPageCache(rds.Client, ks, policy, log), cache.NewTagsCache(rds.Client, ks, policy, log), log)
 	preload := inkwell.NewArticlePreloader(articles, log) // as the server runs it
@@ -396,7 +397,7 @@ func newReadStack(t *testing.T) *readStack {
 			t.Errorf("preloader: %v", err)
 		}
 	})
-	inter := repository.NewInteractiveRepository(pool, q, counters)
+	inter := repository.NewInteractiveRepository(pool, q, counters, viewers)
 	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg))
 	if err != nil {
 		t.Fatal(err)
@@ -406,12 +407,12 @@ func newReadStack(t *testing.T) *readStack {
 		t.Fatal(err)
 	}
 	reads := &recordedReadEvents{}
-	sessions := service.NewSessionService(repository.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks), tokens,
+	sessions := service.NewSessionService(repository.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks, nil), tokens,
 		repository.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, time.After, log)
 	userSvc := service.NewUserService(users, hasher, sessions, repository.NewIdempotencyStore(pool, q), log)
 	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), repository.NewIdempotencyStore(pool, q), preload)
 	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters), articleSvc)
-	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters), articleSvc)
+	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters, viewers), articleSvc)
 	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: 1 << 20}, log, web.Handlers{
 		Auth:        web.NewAuthenticator(userSvc, log),
 		Users:       web.NewUserHandler(userSvc, log),

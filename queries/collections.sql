@@ -23,7 +23,8 @@ RETURNING c.*;
 -- Locks the folder before CollectionDelete. An Add in flight holds a key-share lock on the folder
 -- (its item's foreign key), so this waits for it to commit, and CollectionDelete, a later
 -- statement, then sees (and uncounts) its item; an Add arriving later waits and finds no folder.
-SELECT id FROM collections WHERE id = @id::bigint FOR UPDATE;
+-- Returns the owner, whose collected flags the deletion changes.
+SELECT owner_id FROM collections WHERE id = @id::bigint FOR UPDATE;
 
 -- name: CollectionDelete :many
 -- Deletes the folder and returns the articles it held, whose collect counters must go down.

@@ -17,11 +17,12 @@ type CollectionRepository struct {
 	pool     *pgxpool.Pool
 	q        dao.Querier
 	counters *cache.Counters
+	viewers  *cache.ViewerState // the owner's collected flags
 }
 
 // NewCollectionRepository returns the repository.
-func NewCollectionRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.Counters) *CollectionRepository {
-	return &CollectionRepository{pool: pool, q: q, counters: counters}
+func NewCollectionRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.Counters, viewers *cache.ViewerState) *CollectionRepository {
+	return &CollectionRepository{pool: pool, q: q, counters: counters, viewers: viewers}
 }
 
 // Create inserts a folder; domain.ErrCollectionNameTaken if the owner has one of that name.
@@ -70,13 +71,15 @@ func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
 	return inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
 		// Lock first: an Add committing while CollectionDelete ran would have its item removed by
 		// the cascade without being in CollectionDelete's snapshot, so its count would stay up.
-		if _, err := queries.CollectionLockForDelete(ctx, tx, id); err != nil {
+		owner, err := queries.CollectionLockForDelete(ctx, tx, id)
+		if err != nil {
 			return wrapf(err, "lock collection %d", id)
 		}
 		articles, err := queries.CollectionDelete(ctx, tx, id)
 		if err != nil {
 			return wrapf(err, "delete collection %d", id)
 		}
+		r.viewers.Changed(tx, owner, cache.ViewerCollects, articles...)
 		rows := make(map[int64]cache.CounterRow, len(articles))
 		for _, a := range articles {
 			row, err := queries.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: a, Delta: -1})
@@ -113,6 +116,12 @@ func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articl
 		if changed = err == nil && n > 0; !changed {
 			return wrapf(err, "set item %d of collection %d", articleID, collectionID)
 		}
+		// The item's foreign key holds the folder: it exists, and keeps its owner.
+		folder, err := queries.CollectionGetByID(ctx, tx, collectionID)
+		if err != nil {
+			return wrapf(err, "get collection %d", collectionID)
+		}
+		r.viewers.Changed(tx, folder.OwnerID, cache.ViewerCollects, articleID)
 		delta := int64(1)
 		if !add {
 			delta = -1

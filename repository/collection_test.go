@@ -45,8 +45,8 @@ func setupCollections(t *testing.T, db *testenv.DB) colEnv {
 	calls := &atomic.Int64{}
 	return colEnv{
 		env:       e,
-		cols:      repository.NewCollectionRepository(e.pool, e.q, e.counters),
-		inter:     repository.NewInteractiveRepository(e.pool, collectedCounter{Querier: e.q, calls: calls}, e.counters),
+		cols:      repository.NewCollectionRepository(e.pool, e.q, e.counters, e.viewers),
+		inter:     repository.NewInteractiveRepository(e.pool, collectedCounter{Querier: e.q, calls: calls}, e.counters, e.viewers),
 		collected: calls,
 	}
 }

@@ -18,7 +18,7 @@ func TestCountersExactAfterLostIncrements(t *testing.T) {
 	db := testenv.NewDB(t)
 	outage := &testenv.RedisOutage{}
 	e := setup(t, db, envOpts{RedisHook: outage})
-	cols := repository.NewCollectionRepository(e.pool, e.q, e.counters)
+	cols := repository.NewCollectionRepository(e.pool, e.q, e.counters, e.viewers)
 	reads := repository.NewReadRepository(e.pool, e.q, e.counters)
 	ctx := t.Context()
 

@@ -20,12 +20,13 @@ type InteractiveRepository struct {
 	pool     *pgxpool.Pool
 	q        dao.Querier
 	counters *cache.Counters
+	viewers  *cache.ViewerState // who likes what (viewerstate.go)
 }
 
 // NewInteractiveRepository returns the repository. The counters component is shared with the
 // other repositories that change counts (collections, reads).
-func NewInteractiveRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.Counters) *InteractiveRepository {
-	return &InteractiveRepository{pool: pool, q: q, counters: counters}
+func NewInteractiveRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.Counters, viewers *cache.ViewerState) *InteractiveRepository {
+	return &InteractiveRepository{pool: pool, q: q, counters: counters, viewers: viewers}
 }
 
 // Like turns userID's like of the item on. Only a real change (off or absent → on) moves the
@@ -58,6 +59,9 @@ func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id,
 		off, err = r.q.LikeOffCounted(ctx, r.pool, dao.LikeOffCountedParams{UserID: userID, Biz: string(biz), BizID: id, Shard: int16(shard)})
 		row = dao.LikeOnCountedRow(off)
 	}
+	// The viewer's cached flag goes whatever the answer: an error may hide a commit, and a
+	// needless invalidation costs one reload.
+	r.viewers.Invalidate(ctx, userID, cache.LikesOf(biz), id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil // already so: nothing changed
 	}
@@ -95,36 +99,4 @@ func (r *InteractiveRepository) Counters(ctx context.Context, biz domain.Biz, id
 // and collects go, unless the caller says otherwise).
 func counterRow(reads, likes, collects, version int64) cache.CounterRow {
 	return cache.CounterRow{Counters: domain.Counters{Reads: reads, Likes: likes, Collects: collects}, Version: version}
-}
-
-// Liked returns which of ids userID currently likes, in one query.
-func (r *InteractiveRepository) Liked(ctx context.Context, userID int64, biz domain.Biz, ids []int64) (map[int64]bool, error) {
-	out := make(map[int64]bool, len(ids))
-	if len(ids) == 0 || userID == 0 {
-		return out, nil
-	}
-	liked, err := r.q.LikeListLikedAmong(ctx, r.pool, dao.LikeListLikedAmongParams{UserID: userID, Biz: string(biz), BizIds: ids})
-	if err != nil {
-		return nil, wrapf(err, "list likes of %d", userID)
-	}
-	for _, id := range liked {
-		out[id] = true
-	}
-	return out, nil
-}
-
-// Collected returns which of ids are in any of userID's collections, in one query.
-func (r *InteractiveRepository) Collected(ctx context.Context, userID int64, biz domain.Biz, ids []int64) (map[int64]bool, error) {
-	out := make(map[int64]bool, len(ids))
-	if len(ids) == 0 || userID == 0 || biz != domain.BizArticle {
-		return out, nil
-	}
-	found, err := r.q.CollectionItemCollectedAmong(ctx, r.pool, dao.CollectionItemCollectedAmongParams{OwnerID: userID, ArticleIds: ids})
-	if err != nil {
-		return nil, wrapf(err, "list collected of %d", userID)
-	}
-	for _, id := range found {
-		out[id] = true
-	}
-	return out, nil
 }

@@ -113,8 +113,9 @@ func TestArticleService_ListsAreBatched(t *testing.T) {
 		articles   int
 		statements []string
 	}
-	// Each measurement starts from cold counter hashes, so it pays for loading them.
-	coldCounters := func(t *testing.T) { // and cold authors: the page's users come through the user cache
+	// Each measurement starts from cold counter hashes, authors and viewer flags, so it pays for
+	// loading them.
+	coldCounters := func(t *testing.T) {
 		t.Helper()
 		keys, err := testenv.ScanKeys(t.Context(), e.rdb, e.ks.Key("counters", "*")) // every master of a cluster
 		if err != nil {
@@ -125,6 +126,11 @@ func TestArticleService_ListsAreBatched(t *testing.T) {
 			t.Fatal(err)
 		}
 		keys = append(keys, users...)
+		flags, err := testenv.ScanKeys(t.Context(), e.rdb, e.ks.Key("viewer", "*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, flags...)
 		for _, k := range keys {
 			if err := e.rdb.Del(t.Context(), k).Err(); err != nil {
 				t.Fatal(err)

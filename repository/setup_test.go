@@ -40,6 +40,7 @@ type env struct {
 	artCache *cache.ArticleCache
 	pages    *cache.AuthorPageCache
 	counters *cache.Counters // shared by the repositories that change counts
+	viewers  *cache.ViewerState
 	articles *repository.ArticleRepository
 	inter    *repository.InteractiveRepository
 	comments *repository.CommentRepository
@@ -74,6 +75,7 @@ func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
 	ks := cache.Keyspace(r.Prefix)
 	uc := cache.NewUserCache(cacheRDB, ks, o.Policy, log)
 	q := &countingQuerier{Querier: dao.New()}
+	viewers := cache.NewViewerState(cacheRDB, ks, o.Policy, log)
 	e := &env{
 		pool:     pool,
 		rdb:      r.Client,
@@ -81,13 +83,14 @@ func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
 		cache:    uc,
 		q:        q,
 		users:    repository.NewUserRepository(pool, q, uc, log),
-		follows:  repository.NewFollowRepository(pool, dao.New()),
+		follows:  repository.NewFollowRepository(pool, dao.New(), viewers),
 		artCache: cache.NewArticleCache(cacheRDB, ks, o.Policy, log),
 		pages:    cache.NewAuthorPageCache(cacheRDB, ks, o.Policy),
 		counters: cache.NewCounters(cacheRDB, ks, o.Policy, log),
+		viewers:  viewers,
 	}
 	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, cache.NewListPageCache(cacheRDB, ks, o.Policy, log), cache.NewTagsCache(cacheRDB, ks, o.Policy, log), log)
-	e.inter = repository.NewInteractiveRepository(pool, q, e.counters)
+	e.inter = repository.NewInteractiveRepository(pool, q, e.counters, viewers)
 	e.comments = repository.NewCommentRepository(pool, q)
 	return e
 }

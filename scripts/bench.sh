@@ -20,6 +20,9 @@
 #   BENCH_FLEET_ONLY     1: only the ceiling and article rows, then the two-instance part (step 3
 #                        below); with BENCH_WRITE=1 it rewrites only the fleet section of the doc
 #                        (make bench-fleet)
+#   BENCH_PPROF_ADDR     a loopback address: the server serves /debug/pprof there (to profile a row)
+#   BENCH_API_ADDR, BENCH_API2_ADDR, BENCH_CEILING_ADDR   the addresses, when BENCH_PORT's
+#                        (below) do not suit
 #   BENCH_PROPAGATION_WRITES   edits the propagation row measures (default 1000, 1..10000)
 #   BENCH_PROPAGATION_BUDGET   seconds the propagation row may take at most (default 90, 10..300):
 #                        it reports how many edits it measured when it stops early
@@ -29,9 +32,10 @@
 #   BENCH_SCALE_ARTICLES articles of the scale section's large database (default 1000000)
 #   BENCH_SCALE_SMALL    ... and of its small one (default 1000)
 #   BENCH_SCALE_DURATION / BENCH_SCALE_WARMUP   measured window and warm-up per scale row (5s, 1s)
-#   BENCH_ROWS           only these HTTP rows, comma-separated (e.g. likes,comments; the ceiling
-#                        is always measured too, as the reference); skips the two-instance part and
-#                        the loads without HTTP; not with BENCH_WRITE=1
+#   BENCH_ROWS           only these HTTP rows, comma-separated (e.g. likes,comments or
+#                        article,article-signed; the ceiling is always measured too, as the
+#                        reference), then the count check; skips the two-instance part, the loads
+#                        without HTTP and the scale section; not with BENCH_WRITE=1
 #   BENCH_PORT           first of the ports the run listens on (default 18080: inkwell on it, the
 #                        second instance on +1, the ceiling on +10), for running beside another run
 #   BENCH_DB_NAME        the database the run creates and drops (default inkwell_bench)
@@ -91,9 +95,10 @@ if ! [[ $BENCH_DB =~ ^[a-z_][a-z0-9_]{0,62}$ ]]; then
 	printf 'bench: FAILED: BENCH_DB_NAME must be a lower-case identifier, not %s\n' "$BENCH_DB" >&2
 	exit 1
 fi
-API_ADDR=127.0.0.1:$PORT
-API2_ADDR=127.0.0.1:$((PORT + 1))
-CEILING_ADDR=127.0.0.1:$((PORT + 10))
+API_ADDR=${BENCH_API_ADDR:-127.0.0.1:$PORT}
+API2_ADDR=${BENCH_API2_ADDR:-127.0.0.1:$((PORT + 1))}
+CEILING_ADDR=${BENCH_CEILING_ADDR:-127.0.0.1:$((PORT + 10))}
+PPROF_ADDR=${BENCH_PPROF_ADDR:-}
 PG_ADMIN_URL="postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 BENCH_DATABASE_URL="postgres://postgres@127.0.0.1:5432/$BENCH_DB?sslmode=disable"
 BENCH_REDIS_URL=redis://127.0.0.1:6379/0
@@ -138,7 +143,7 @@ if ((FLEET_ONLY)); then SCALE=0; fi
 source "$ROOT_DIR/scripts/bench-scale.sh"
 scale_check_settings
 if [[ -n $ROWS ]]; then
-	[[ $ROWS =~ ^[a-z]+(,[a-z]+)*$ ]] || die "BENCH_ROWS must be row names separated by commas (e.g. likes,comments), not '$ROWS'"
+	[[ $ROWS =~ ^[a-z-]+(,[a-z-]+)*$ ]] || die "BENCH_ROWS must be row names separated by commas (e.g. likes,comments), not '$ROWS'"
 	((FLEET_ONLY == 0)) || die "BENCH_ROWS and BENCH_FLEET_ONLY=1 do not go together"
 	[[ $WRITE == 0 ]] || die "BENCH_ROWS measures a part of the run: it does not rewrite $DOC (BENCH_WRITE=1)"
 fi
@@ -348,7 +353,7 @@ serve() {
 	INKWELL_ADDR=$1 DATABASE_URL=$BENCH_DATABASE_URL REDIS_URL=$BENCH_REDIS_URL \
 		INKWELL_REDIS_PREFIX=$REDIS_PREFIX INKWELL_MIGRATE_ON_START=true INKWELL_LOG_LEVEL=warn \
 		INKWELL_JWT_SECRET=$JWT_SECRET INKWELL_JWT_LIFETIME=1h INKWELL_RATE_WRITES=0 INKWELL_RATE_AUTH=0 \
-		bin/inkwell serve >"$WORK/$2.log" 2>&1 &
+		INKWELL_PPROF_ADDR=$PPROF_ADDR bin/inkwell serve >"$WORK/$2.log" 2>&1 &
 }
 serve "$API_ADDR" inkwell
 API_PID=$!
@@ -401,6 +406,7 @@ targets=(
 	"ceiling=http://$CEILING_ADDR/ceiling"
 	"healthz=http://$API_ADDR/healthz"
 	"article=http://$API_ADDR/api/articles/$SLUG"
+	"article-signed=http://$API_ADDR/api/articles/$SLUG"
 	"list=http://$API_ADDR/api/articles?limit=20"
 	"tags=http://$API_ADDR/api/tags"
 	"likes=POST+DELETE http://$API_ADDR/api/articles/$SLUG/favorite"
@@ -416,22 +422,23 @@ if ((FLEET_ONLY)); then
 	HTTP_JSON=$WORK/http.json
 fi
 if [[ -n $ROWS ]]; then
-	picked=("${targets[0]}")
-	IFS=, read -r -a wanted <<<"$ROWS"
-	for w in "${wanted[@]}"; do
-		found=0
-		for t in "${targets[@]}"; do
-			if [[ ${t%%=*} == "$w" ]]; then
-				found=1
-				[[ $w == ceiling ]] || picked+=("$t")
-			fi
-		done
-		((found)) || die "BENCH_ROWS: no row named '$w' (rows: ceiling healthz article list tags likes comments)"
+	kept=("${targets[0]}") # the ceiling: every row is compared with it
+	for t in "${targets[@]:1}"; do
+		if [[ ",$ROWS," == *",${t%%=*},"* ]]; then kept+=("$t"); fi
 	done
-	targets=("${picked[@]}")
-	[[ ,$ROWS, == *,article,* ]] || goal_flags=()
-	[[ ,$ROWS, == *,comments,* ]] || write_flags=(-tokens "$WORK/tokens")
+	((${#kept[@]} > 1)) || die "BENCH_ROWS=$ROWS names none of the rows: ${targets[*]%%=*}"
+	targets=("${kept[@]}")
 	HTTP_JSON=$WORK/http.json
+	write_flags=(-tokens "$WORK/tokens")
+	if [[ ",$ROWS," == *",comments,"* ]]; then write_flags+=(-body "comments=$COMMENT_BODY"); fi
+fi
+# Goals and flags only for the rows measured: a goal about a row left out would fail the run.
+has_row() { [[ " ${targets[*]%%=*} " == *" $1 "* ]]; }
+goal_flags=()
+if has_row article; then goal_flags+=(-goal article=0.5); fi
+if has_row article-signed; then
+	write_flags+=(-signed article-signed)
+	if has_row article; then goal_flags+=(-goal article-signed/article=0.5); fi
 fi
 RUN_LIMIT=$(awk -v n="${#targets[@]}" -v d="$(dur_s "$DURATION")" -v w="$(dur_s "$WARMUP")" 'BEGIN { printf "%d", n * (d + w + 10) + 30 }')
 say "measuring ${#targets[@]} HTTP rows, ${WARMUP} + ${DURATION} each, $CONCURRENCY connections"

@@ -31,6 +31,7 @@ type result struct {
 	Name        string  `json:"name"`
 	Request     string  `json:"request"`
 	Writes      bool    `json:"writes,omitempty"` // sent as signed-in users
+	Signed      bool    `json:"signed,omitempty"` // a read sent as signed-in users (-signed)
 	URL         string  `json:"url"`
 	Concurrency int     `json:"concurrency"`
 	Seconds     float64 `json:"seconds"`
@@ -105,8 +106,10 @@ func runMain(args []string) error {
 	w := fs.Duration("warmup", 2*time.Second, fmt.Sprintf("unmeasured warm-up per target, up to %s", maxWarmup))
 	timeout := fs.Duration("timeout", 5*time.Second, "per-request timeout; a timeout counts as an error")
 	ref := fs.String("ref", "ceiling", "target NAME every req/s is compared with (the 'vs ceiling' column)")
-	goal := fs.String("goal", "", "NAME=RATIO: report whether NAME reaches RATIO of -ref's req/s (e.g. article=0.5)")
+	var goals multiFlag
+	fs.Var(&goals, "goal", "NAME[/BASE]=RATIO: report whether NAME reaches RATIO of BASE's req/s (default BASE: -ref), e.g. article=0.5 or article-signed/article=0.5 (repeatable)")
 	jsonOut := fs.String("json", "", "also write the results as JSON to this file")
+	signed := fs.String("signed", "", "NAME[,NAME...]: read targets sent signed in, worker i with line i of -tokens (the anonymous read's signed-in twin)")
 	tokenFile := fs.String("tokens", "", "file of access tokens, one per line: worker i of a write target signs with line i (needs at least -c distinct tokens)")
 	var bodyFlags multiFlag
 	fs.Var(&bodyFlags, "body", "NAME=JSON: the body target NAME sends with POST, PUT and PATCH (repeatable)")
@@ -137,6 +140,9 @@ func runMain(args []string) error {
 	}
 	targets, err := parseTargets(fs.Args(), bodyFlags)
 	if err != nil {
+		return err
+	}
+	if err := markSigned(targets, *signed); err != nil {
 		return err
 	}
 	if cfg.tokens, err = workerTokens(targets, *tokenFile, cfg.concurrency); err != nil {
@@ -171,8 +177,8 @@ func runMain(args []string) error {
 	}
 
 	printTables(os.Stdout, results, cfg, *ref)
-	if *goal != "" {
-		if err := printGoal(os.Stdout, results, *ref, *goal); err != nil {
+	for _, g := range goals {
+		if err := printGoal(os.Stdout, results, *ref, g); err != nil {
 			return err
 		}
 	}
@@ -245,7 +251,7 @@ func measure(t target, cfg runConfig) result {
 		ws.lat = make([]time.Duration, 0, 1<<14)
 		ws.lastOK = -1
 		token := t.Token
-		if t.writes() {
+		if t.signs() {
 			token = cfg.tokens[i]
 		}
 		wg.Go(func() {
@@ -285,7 +291,7 @@ func measure(t target, cfg runConfig) result {
 	wg.Wait()
 	<-sampled
 
-	r := result{Name: t.Name, Request: t.Path, Writes: t.writes(), SignedIn: t.Token != "", URL: t.URL, Concurrency: cfg.concurrency, Seconds: cfg.duration.Seconds()}
+	r := result{Name: t.Name, Request: t.Path, Writes: t.writes(), Signed: t.Signed, SignedIn: t.Token != "", URL: t.URL, Concurrency: cfg.concurrency, Seconds: cfg.duration.Seconds()}
 	var all []time.Duration
 	var bytes int64
 	for _, ws := range stats {
@@ -421,8 +427,17 @@ func printTables(w io.Writer, results []result, cfg runConfig, ref string) {
 			writes = append(writes, r.Name)
 		}
 	}
+	var signedReads []string
+	for _, r := range results {
+		if r.Signed && !r.Writes {
+			signedReads = append(signedReads, r.Name)
+		}
+	}
+	if len(signedReads) > 0 {
+		fmt.Fprintf(w, " The signed-in reads (%s) are sent by each connection as its own user.", strings.Join(signedReads, ", "))
+	}
 	if len(writes) > 0 {
-		fmt.Fprintf(w, " Reads are anonymous; in the write rows (%s) each connection is its own signed-in user, cycling through the methods shown (each one a request).",
+		fmt.Fprintf(w, " Other reads are anonymous; in the write rows (%s) each connection is its own signed-in user, cycling through the methods shown (each one a request).",
 			strings.Join(writes, ", "))
 	}
 	fmt.Fprint(w, "\n\n")
@@ -472,7 +487,10 @@ func printGoal(w io.Writer, results []result, ref, goal string) error {
 	name, raw, ok := strings.Cut(goal, "=")
 	ratio, err := strconv.ParseFloat(raw, 64)
 	if !ok || err != nil || ratio <= 0 {
-		return fmt.Errorf("-goal %q: want NAME=RATIO", goal)
+		return fmt.Errorf("-goal %q: want NAME[/BASE]=RATIO", goal)
+	}
+	if n, base, ok := strings.Cut(name, "/"); ok {
+		name, ref = n, base
 	}
 	var got, base *result
 	for i := range results {

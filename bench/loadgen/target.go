@@ -37,6 +37,25 @@ type target struct {
 	Body    []byte   // sent with POST, PUT and PATCH (as application/json)
 	Path    string   // methods and path shown in the table
 	Token   string   // a read target's one signed-in reader (-auth); write targets use -tokens
+	Signed  bool     // a read sent signed in (-signed): each worker as its own user, as writes are
+}
+
+// signs reports whether the target's workers send a token: writes always, reads when -signed.
+func (t target) signs() bool { return t.Signed || t.writes() }
+
+// markSigned sets Signed on the targets named in list (comma-separated).
+func markSigned(targets []target, list string) error {
+	if list == "" {
+		return nil
+	}
+	for _, name := range strings.Split(list, ",") {
+		i := slices.IndexFunc(targets, func(t target) bool { return t.Name == name })
+		if i < 0 {
+			return fmt.Errorf("-signed: no target named %q", name)
+		}
+		targets[i].Signed = true
+	}
+	return nil
 }
 
 // writes reports whether the target changes state, so its workers need users.
@@ -199,7 +218,7 @@ func readTokens(r io.Reader) ([]string, error) {
 func workerTokens(targets []target, tokenFile string, c int) ([]string, error) {
 	var writers []string
 	for _, t := range targets {
-		if t.writes() {
+		if t.signs() {
 			writers = append(writers, t.Name)
 		}
 	}
@@ -207,7 +226,7 @@ func workerTokens(targets []target, tokenFile string, c int) ([]string, error) {
 		return nil, nil
 	}
 	if tokenFile == "" {
-		return nil, fmt.Errorf("targets %s send writes: give -tokens FILE with one access token per worker (loadgen seed -writers %d -tokens FILE writes one)",
+		return nil, fmt.Errorf("targets %s are sent signed in: give -tokens FILE with one access token per worker (loadgen seed -writers %d -tokens FILE writes one)",
 			strings.Join(writers, ", "), c)
 	}
 	f, err := os.Open(tokenFile)
