@@ -67,16 +67,21 @@ func (s *Seeder) Seed(ctx context.Context, o SeedOptions, progress func(what str
 		return fmt.Errorf("seed counters: %w", err)
 	}
 	progress("counters", o.Articles, o.Articles)
+	if err := s.seedReader(ctx, o, tag, progress); err != nil {
+		return err
+	}
 	// Fresh statistics and visibility map, as autovacuum would leave them in time (and never does
 	// when it is off): without statistics the planner guesses a handful of rows and answers every
 	// ranking batch with a bitmap scan and a sort over the whole window, and without the visibility
-	// map the ranking scan cannot be index-only. VACUUM cannot run in a transaction; Exec runs it
-	// on its own.
-	if _, err := s.pool.Exec(ctx, "VACUUM (ANALYZE) users, articles, interactives"); err != nil {
+	// map the ranking scan and the lists' projections cannot be index-only. It also spares the
+	// first minutes after a seed autovacuum's own pass over the new rows. VACUUM cannot run in a
+	// transaction; Exec runs it on its own.
+	if _, err := s.pool.Exec(ctx, `VACUUM (ANALYZE) users, articles, interactives, article_tags, favorite_articles,
+		author_article_counts, tag_article_counts, site_article_counts, user_favorite_counts, follows, likes`); err != nil {
 		return fmt.Errorf("vacuum analyze: %w", err)
 	}
 	progress("analyze", o.Articles, o.Articles)
-	return s.seedReader(ctx, o, tag, progress)
+	return nil
 }
 
 func (s *Seeder) seedUsers(ctx context.Context, o SeedOptions, tag string, progress func(string, int, int)) ([]int64, error) {

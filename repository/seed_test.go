@@ -2,6 +2,7 @@ package repository_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -22,8 +23,8 @@ func TestSeeder_Reader(t *testing.T) {
 	if err := seeder.Seed(ctx, opts, func(what string, _, _ int) { steps = append(steps, what) }); err != nil {
 		t.Fatal(err)
 	}
-	if steps[len(steps)-1] != "reader" {
-		t.Errorf("progress steps %q: want the reader last", steps)
+	if !slices.Equal(steps[len(steps)-2:], []string{"reader", "analyze"}) {
+		t.Errorf("progress steps %q: want the reader, then the analyze, last", steps)
 	}
 	var follows, selfOrForeign, favorites, notSeeded int
 	if err := db.Pool.QueryRow(ctx, `
