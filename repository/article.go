@@ -164,22 +164,24 @@ func (r *ArticleRepository) Transition(ctx context.Context, id int64, from []dom
 }
 
 // Delete removes the article; comments go by cascade, likes, counters and the outbox event in the
-// same transaction.
+// same transaction. The likes and the counter rows go first: a like in flight holds its rows
+// while its trigger waits for the article's lock, which the article's delete takes (its trigger),
+// so taking the rows after that lock would wait on each other in a circle.
 func (r *ArticleRepository) Delete(ctx context.Context, a domain.Article) error {
 	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+		item := string(domain.BizArticle)
+		if err := queries.InteractiveDelete(ctx, tx, dao.InteractiveDeleteParams{Biz: item, BizID: a.ID}); err != nil {
+			return wrapf(err, "delete counters of article %d", a.ID)
+		}
+		if err := queries.LikeDeleteByItem(ctx, tx, dao.LikeDeleteByItemParams{Biz: item, BizID: a.ID}); err != nil {
+			return wrapf(err, "delete likes of article %d", a.ID)
+		}
 		n, err := queries.ArticleDelete(ctx, tx, a.ID)
 		if err != nil {
 			return wrapf(err, "delete article %d", a.ID)
 		}
 		if n == 0 {
 			return domain.ErrNotFound
-		}
-		item := string(domain.BizArticle)
-		if err := queries.LikeDeleteByItem(ctx, tx, dao.LikeDeleteByItemParams{Biz: item, BizID: a.ID}); err != nil {
-			return wrapf(err, "delete likes of article %d", a.ID)
-		}
-		if err := queries.InteractiveDelete(ctx, tx, dao.InteractiveDeleteParams{Biz: item, BizID: a.ID}); err != nil {
-			return wrapf(err, "delete counters of article %d", a.ID)
 		}
 		r.afterWrite(tx, domain.Article{AuthorID: a.AuthorID}, a.Slug, a.Tags...)
 		return writeArticleEvent(ctx, tx, domain.TopicArticleDeleted, a)

@@ -49,15 +49,26 @@ const LikeShards = 64
 // setLike changes the like row and, if that changed it, one counter shard, in one autocommitted
 // statement (LikeOnCounted / LikeOffCounted: one round trip and one commit per like).
 func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id, userID int64, on bool) error {
-	shard := rand.IntN(LikeShards)
-	var row dao.LikeOnCountedRow
-	var err error
-	if on {
-		row, err = r.q.LikeOnCounted(ctx, r.pool, dao.LikeOnCountedParams{UserID: userID, Biz: string(biz), BizID: id, Shard: int16(shard)})
-	} else {
-		var off dao.LikeOffCountedRow
-		off, err = r.q.LikeOffCounted(ctx, r.pool, dao.LikeOffCountedParams{UserID: userID, Biz: string(biz), BizID: id, Shard: int16(shard)})
-		row = dao.LikeOnCountedRow(off)
+	var (
+		shard int
+		row   dao.LikeOnCountedRow
+		err   error
+	)
+	// A deadlock or serialization failure rolled the whole statement back, so it is tried again
+	// (a like holds its shard row when its trigger asks for the article's lock, which a delete of
+	// the article may hold while it waits for that shard row).
+	for attempt := 1; ; attempt++ {
+		shard = rand.IntN(LikeShards)
+		if on {
+			row, err = r.q.LikeOnCounted(ctx, r.pool, dao.LikeOnCountedParams{UserID: userID, Biz: string(biz), BizID: id, Shard: int16(shard)})
+		} else {
+			var off dao.LikeOffCountedRow
+			off, err = r.q.LikeOffCounted(ctx, r.pool, dao.LikeOffCountedParams{UserID: userID, Biz: string(biz), BizID: id, Shard: int16(shard)})
+			row = dao.LikeOnCountedRow(off)
+		}
+		if !retryable(err) || attempt == defaultRetry.Attempts || ctx.Err() != nil {
+			break
+		}
 	}
 	// The viewer's cached flag goes whatever the answer: an error may hide a commit, and a
 	// needless invalidation costs one reload.
