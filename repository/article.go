@@ -424,14 +424,6 @@ func articleFromRow(row dao.Article) domain.Article {
 	return a
 }
 
-func articlesFromRows(rows []dao.Article) []domain.Article {
-	out := make([]domain.Article, len(rows))
-	for i, row := range rows {
-		out[i] = articleFromRow(row)
-	}
-	return out
-}
-
 func summaryFromRow(row dao.ArticleListByAuthorRow) domain.Article {
 	a := domain.Article{
 		ID: row.ID, Slug: row.Slug, AuthorID: row.AuthorID, Title: row.Title, Description: row.Description,

@@ -41,11 +41,6 @@ func (r *InteractiveRepository) Collected(ctx context.Context, userID int64, biz
 	})
 }
 
-// likeChanged registers in tx that userID's like of the item may change.
-func (r *InteractiveRepository) likeChanged(tx *Tx, biz domain.Biz, id, userID int64) {
-	r.viewers.Changed(tx, userID, cache.LikesOf(biz), id)
-}
-
 // FollowingAmong returns which of ids followerID follows.
 func (r *FollowRepository) FollowingAmong(ctx context.Context, followerID int64, ids []int64) (map[int64]bool, error) {
 	if len(ids) == 0 {
