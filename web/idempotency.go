@@ -55,6 +55,10 @@ func (m *Idempotency) handle(scope func(*gin.Context) string) gin.HandlerFunc {
 			abortWith(c, http.StatusBadRequest, "Idempotency-Key", "must be at most 255 characters")
 			return
 		}
+		if !isPlainText(key) {
+			abortWith(c, http.StatusBadRequest, "Idempotency-Key", "must be UTF-8 text without NUL characters")
+			return
+		}
 		body, err := io.ReadAll(c.Request.Body)
 		if err != nil {
 			var tooBig *http.MaxBytesError

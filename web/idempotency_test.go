@@ -275,6 +275,15 @@ func TestIdempotencyKeyMiddleware(t *testing.T) {
 			checkResponse: requireInternalError,
 		},
 		{
+			name:       "a key that is not UTF-8: 400, the use case never called",
+			body:       idemArticleBody,
+			headers:    with(authHeader, "Idempotency-Key", "k\xff"),
+			buildStubs: func(t *testing.T, b safetyBundle) { expectAuth(b.users); neverRuns(b) },
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusBadRequest, map[string][]string{"Idempotency-Key": {"must be UTF-8 text without NUL characters"}})
+			},
+		},
+		{
 			name:       "a key longer than 255 characters: 400, the use case never called",
 			body:       idemArticleBody,
 			headers:    with(authHeader, "Idempotency-Key", strings.Repeat("k", 256)),

@@ -1,12 +1,14 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 )
@@ -16,8 +18,16 @@ import (
 func bindJSON(c *gin.Context, dst any) bool {
 	var tooBig *http.MaxBytesError
 	var typeErr *json.UnmarshalTypeError
-	dec := json.NewDecoder(c.Request.Body)
-	err := dec.Decode(dst)
+	raw, err := io.ReadAll(c.Request.Body)
+	if err == nil && hasNULEscape(raw) {
+		// PostgreSQL text cannot hold NUL: refused here, it would reach the database as a 500.
+		abortWith(c, http.StatusUnprocessableEntity, "body", "must not contain NUL characters (\\u0000)")
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err == nil {
+		err = dec.Decode(dst)
+	}
 	if err == nil {
 		// Trailing garbage after the object means the client sent something else than it meant to.
 		// Reading it may also run past the body limit, which stays a 413.
@@ -59,3 +69,56 @@ func jsonTypeName(kind string) string {
 		return "JSON object"
 	}
 }
+
+// hasNULEscape reports whether raw holds a JSON \u0000 escape, the only way JSON text can carry a
+// NUL: "u0000" after an odd number of backslashes (an even number escapes the backslashes
+// themselves).
+func hasNULEscape(raw []byte) bool {
+	for from := 0; ; {
+		i := bytes.Index(raw[from:], []byte("u0000"))
+		if i < 0 {
+			return false
+		}
+		i += from
+		slashes := 0
+		for j := i - 1; j >= 0 && raw[j] == '\\'; j-- {
+			slashes++
+		}
+		if slashes%2 == 1 {
+			return true
+		}
+		from = i + 1
+	}
+}
+
+// plainText refuses a request whose path or query parameters hold invalid UTF-8 or a NUL
+// character (422, naming the parameter): PostgreSQL text can hold neither, so such a slug, username
+// or tag would otherwise reach the database as a 500.
+func plainText() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if !isPlainText(c.Request.URL.Path) {
+			abortWith(c, http.StatusUnprocessableEntity, "path", "must be UTF-8 text without NUL characters")
+			return
+		}
+		raw := c.Request.URL.RawQuery
+		if isPlainText(raw) && !strings.Contains(raw, "%") {
+			c.Next() // nothing escaped: nothing to decode (the common case costs no parse)
+			return
+		}
+		for name, values := range c.Request.URL.Query() {
+			for _, v := range values {
+				if !isPlainText(name) || !isPlainText(v) {
+					field := name
+					if !isPlainText(name) {
+						field = "query"
+					}
+					abortWith(c, http.StatusUnprocessableEntity, field, "must be UTF-8 text without NUL characters")
+					return
+				}
+			}
+		}
+		c.Next()
+	}
+}
+
+func isPlainText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }

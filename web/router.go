@@ -42,7 +42,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	// The client IP keys rate limits and registration idempotency: trust X-Forwarded-For only from
 	// configured proxies, or any client could pick its own IP.
 	_ = r.SetTrustedProxies(cfg.TrustedProxies)
-	r.Use(requestID(), recoverJSON(log), accessLog(log, h.Observer), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes))
+	r.Use(requestID(), recoverJSON(log), accessLog(log, h.Observer), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes), plainText())
 	r.NoRoute(func(c *gin.Context) { abortWith(c, http.StatusNotFound, "body", "no such endpoint") })
 	r.NoMethod(func(c *gin.Context) {
 		abortWith(c, http.StatusMethodNotAllowed, "body", "method not allowed on this endpoint")
