@@ -364,12 +364,7 @@ var errCaptured = errors.New("captured, not run")
 // rankScanSQL is the scan's SQL as sqlc generated it.
 func rankScanSQL(t *testing.T) string {
 	t.Helper()
-	var captured string
-	_, _ = dao.New().ArticleRankScan(t.Context(), sqlCapture{sql: &captured}, dao.ArticleRankScanParams{})
-	if captured == "" {
-		t.Fatal("could not capture the scan's SQL")
-	}
-	return captured
+	return captureSQL(t, func(c dao.DBTX) { _, _ = dao.New().ArticleRankScan(t.Context(), c, dao.ArticleRankScanParams{}) })
 }
 
 func nowPtr() *time.Time {
