@@ -140,6 +140,27 @@ func (c *ViewerState) Changed(tx Tx, viewer int64, flag ViewerFlag, ids ...int64
 // A failure is logged and the keys are tombstoned once Redis answers again.
 func (c *ViewerState) Invalidate(ctx context.Context, viewer int64, flag ViewerFlag, ids ...int64) {
 	keys, _ := c.keys(viewer, flag, ids)
+	c.invalidate(ctx, keys, "viewer", viewer, "flag", flag)
+}
+
+// InvalidateViewers is Invalidate of one item's flag for several viewers at once (a batch of
+// likes): one pipeline of tombstones and one broadcast for all of them.
+func (c *ViewerState) InvalidateViewers(ctx context.Context, viewers []int64, flag ViewerFlag, id int64) {
+	keys := make([]string, 0, len(viewers))
+	seen := make(map[int64]bool, len(viewers))
+	for _, v := range viewers {
+		if !seen[v] {
+			seen[v] = true
+			keys = append(keys, c.Key(v, flag, id))
+		}
+	}
+	c.invalidate(ctx, keys, "viewers", len(keys), "flag", flag, "id", id)
+}
+
+func (c *ViewerState) invalidate(ctx context.Context, keys []string, logAttrs ...any) {
+	if len(keys) == 0 {
+		return
+	}
 	ctx = context.WithoutCancel(ctx)
 	c.rt.changing(keys...)
 	err := c.writeTombstone(ctx, keys)
@@ -147,7 +168,7 @@ func (c *ViewerState) Invalidate(ctx context.Context, viewer int64, flag ViewerF
 		// The broadcast would fail like the write; the entry in Redis stays as it was until the
 		// repair (see ViewerState), and waiting would not change that.
 		c.rt.changed(keys...)
-		c.log.WarnContext(ctx, "viewer state invalidation failed; retrying once Redis answers", "viewer", viewer, "flag", flag, "err", err)
+		c.log.WarnContext(ctx, "viewer state invalidation failed; retrying once Redis answers", append(logAttrs, "err", err)...)
 		c.distrust(ctx, keys)
 		return
 	}

@@ -175,52 +175,6 @@ func (q *Queries) LikeOff(ctx context.Context, db DBTX, arg LikeOffParams) (int6
 	return result.RowsAffected(), nil
 }
 
-const likeOffCounted = `-- name: LikeOffCounted :one
-WITH changed AS (
-    UPDATE likes SET liked = false, updated_at = now()
-    WHERE user_id = $2::bigint AND biz = $3::text AND biz_id = $4::bigint AND liked
-    RETURNING biz, biz_id
-)
-INSERT INTO interactives (biz, biz_id, shard, like_cnt, version)
-SELECT c.biz, c.biz_id, $1::smallint, -1, 1 FROM changed c
-ON CONFLICT (biz, biz_id, shard) DO UPDATE
-SET like_cnt = interactives.like_cnt - 1, version = interactives.version + 1, updated_at = now()
-RETURNING read_cnt, like_cnt, collect_cnt, version
-`
-
-type LikeOffCountedParams struct {
-	Shard  int16
-	UserID int64
-	Biz    string
-	BizID  int64
-}
-
-type LikeOffCountedRow struct {
-	ReadCnt    int64
-	LikeCnt    int64
-	CollectCnt int64
-	Version    int64
-}
-
-// LikeOff and, only when it changed the like, one shard of the item's like count (see
-// LikeOnCounted). A shard may go below zero: its like may have gone to another shard.
-func (q *Queries) LikeOffCounted(ctx context.Context, db DBTX, arg LikeOffCountedParams) (LikeOffCountedRow, error) {
-	row := db.QueryRow(ctx, likeOffCounted,
-		arg.Shard,
-		arg.UserID,
-		arg.Biz,
-		arg.BizID,
-	)
-	var i LikeOffCountedRow
-	err := row.Scan(
-		&i.ReadCnt,
-		&i.LikeCnt,
-		&i.CollectCnt,
-		&i.Version,
-	)
-	return i, err
-}
-
 const likeOn = `-- name: LikeOn :execrows
 INSERT INTO likes (user_id, biz, biz_id, liked)
 VALUES ($1::bigint, $2::text, $3::bigint, true)
@@ -244,48 +198,75 @@ func (q *Queries) LikeOn(ctx context.Context, db DBTX, arg LikeOnParams) (int64,
 	return result.RowsAffected(), nil
 }
 
-const likeOnCounted = `-- name: LikeOnCounted :one
-WITH changed AS (
+const likeSetManyCounted = `-- name: LikeSetManyCounted :one
+WITH turned_on AS (
     INSERT INTO likes (user_id, biz, biz_id, liked)
-    VALUES ($2::bigint, $3::text, $4::bigint, true)
+    SELECT u.id, $1::text, $2::bigint, true
+    FROM unnest($3::bigint[]) AS u (id)
+    ORDER BY u.id
     ON CONFLICT (user_id, biz, biz_id) DO UPDATE
     SET liked = true, updated_at = now()
     WHERE NOT likes.liked
-    RETURNING biz, biz_id
+    RETURNING 1
+), turned_off AS (
+    UPDATE likes SET liked = false, updated_at = now()
+    WHERE biz = $1::text AND biz_id = $2::bigint AND user_id = ANY ($4::bigint[]) AND liked
+    RETURNING 1
+), delta AS (
+    SELECT (SELECT count(*) FROM turned_on) AS ons, (SELECT count(*) FROM turned_off) AS offs
+), shard AS (
+    INSERT INTO interactives (biz, biz_id, shard, like_cnt, version)
+    SELECT $1::text, $2::bigint, $5::smallint, d.ons - d.offs, 1 FROM delta d
+    WHERE d.ons <> d.offs
+    ON CONFLICT (biz, biz_id, shard) DO UPDATE
+    SET like_cnt = interactives.like_cnt + excluded.like_cnt, version = interactives.version + 1, updated_at = now()
+    RETURNING read_cnt, like_cnt, collect_cnt, version
 )
-INSERT INTO interactives (biz, biz_id, shard, like_cnt, version)
-SELECT c.biz, c.biz_id, $1::smallint, 1, 1 FROM changed c
-ON CONFLICT (biz, biz_id, shard) DO UPDATE
-SET like_cnt = interactives.like_cnt + 1, version = interactives.version + 1, updated_at = now()
-RETURNING read_cnt, like_cnt, collect_cnt, version
+SELECT (d.ons + d.offs)::bigint AS changed,
+    (s.version IS NOT NULL)::boolean AS shard_touched,
+    coalesce(s.read_cnt, 0)::bigint AS read_cnt,
+    coalesce(s.like_cnt, 0)::bigint AS like_cnt,
+    coalesce(s.collect_cnt, 0)::bigint AS collect_cnt,
+    coalesce(s.version, 0)::bigint AS version
+FROM delta d LEFT JOIN shard s ON true
 `
 
-type LikeOnCountedParams struct {
-	Shard  int16
-	UserID int64
-	Biz    string
-	BizID  int64
+type LikeSetManyCountedParams struct {
+	Biz      string
+	BizID    int64
+	OnUsers  []int64
+	OffUsers []int64
+	Shard    int16
 }
 
-type LikeOnCountedRow struct {
-	ReadCnt    int64
-	LikeCnt    int64
-	CollectCnt int64
-	Version    int64
+type LikeSetManyCountedRow struct {
+	Changed      int64
+	ShardTouched bool
+	ReadCnt      int64
+	LikeCnt      int64
+	CollectCnt   int64
+	Version      int64
 }
 
-// LikeOn and, only when it changed the like, one shard of the item's like count, in one
-// autocommitted statement (one round trip, one commit). No row when the like was already on.
-// Returns the shard row as the change leaves it, version included, for the cache.
-func (q *Queries) LikeOnCounted(ctx context.Context, db DBTX, arg LikeOnCountedParams) (LikeOnCountedRow, error) {
-	row := db.QueryRow(ctx, likeOnCounted,
-		arg.Shard,
-		arg.UserID,
+// Turns the likes of on_users on and those of off_users off for one item (each user in at most
+// one of the two, once) and adds the net change to one shard of the item's like count, in one
+// autocommitted statement: one round trip and one commit for a whole batch of likes. Only a real
+// change (off or absent -> on, on -> off) counts, so repeated likes count once. Returns how many
+// likes changed and the shard row as the change leaves it, version included, for the cache
+// (shard_touched false, and zeros, when the changes cancel out and no shard was written). A shard
+// may go below zero: its like may have gone to another shard.
+func (q *Queries) LikeSetManyCounted(ctx context.Context, db DBTX, arg LikeSetManyCountedParams) (LikeSetManyCountedRow, error) {
+	row := db.QueryRow(ctx, likeSetManyCounted,
 		arg.Biz,
 		arg.BizID,
+		arg.OnUsers,
+		arg.OffUsers,
+		arg.Shard,
 	)
-	var i LikeOnCountedRow
+	var i LikeSetManyCountedRow
 	err := row.Scan(
+		&i.Changed,
+		&i.ShardTouched,
 		&i.ReadCnt,
 		&i.LikeCnt,
 		&i.CollectCnt,

@@ -153,15 +153,16 @@ type Querier interface {
 	LikeDeleteByItem(ctx context.Context, db DBTX, arg LikeDeleteByItemParams) error
 	LikeListLikedAmong(ctx context.Context, db DBTX, arg LikeListLikedAmongParams) ([]int64, error)
 	LikeOff(ctx context.Context, db DBTX, arg LikeOffParams) (int64, error)
-	// LikeOff and, only when it changed the like, one shard of the item's like count (see
-	// LikeOnCounted). A shard may go below zero: its like may have gone to another shard.
-	LikeOffCounted(ctx context.Context, db DBTX, arg LikeOffCountedParams) (LikeOffCountedRow, error)
 	// Affects a row only when the like is new or was off, so liking twice counts once.
 	LikeOn(ctx context.Context, db DBTX, arg LikeOnParams) (int64, error)
-	// LikeOn and, only when it changed the like, one shard of the item's like count, in one
-	// autocommitted statement (one round trip, one commit). No row when the like was already on.
-	// Returns the shard row as the change leaves it, version included, for the cache.
-	LikeOnCounted(ctx context.Context, db DBTX, arg LikeOnCountedParams) (LikeOnCountedRow, error)
+	// Turns the likes of on_users on and those of off_users off for one item (each user in at most
+	// one of the two, once) and adds the net change to one shard of the item's like count, in one
+	// autocommitted statement: one round trip and one commit for a whole batch of likes. Only a real
+	// change (off or absent -> on, on -> off) counts, so repeated likes count once. Returns how many
+	// likes changed and the shard row as the change leaves it, version included, for the cache
+	// (shard_touched false, and zeros, when the changes cancel out and no shard was written). A shard
+	// may go below zero: its like may have gone to another shard.
+	LikeSetManyCounted(ctx context.Context, db DBTX, arg LikeSetManyCountedParams) (LikeSetManyCountedRow, error)
 	// Notifies one page of an author's followers (keyset on follower id), skipping any already
 	// notified of this event, and returns the page's last follower id to continue from.
 	// A notification is dated by its event (when the author acted), not by when a consumer applied it:

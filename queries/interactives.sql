@@ -34,34 +34,41 @@ WHERE user_id = @user_id::bigint AND biz = @biz::text AND biz_id = ANY (@biz_ids
 -- name: LikeDeleteByItem :exec
 DELETE FROM likes WHERE biz = @biz::text AND biz_id = @biz_id::bigint;
 
--- name: LikeOnCounted :one
--- LikeOn and, only when it changed the like, one shard of the item's like count, in one
--- autocommitted statement (one round trip, one commit). No row when the like was already on.
--- Returns the shard row as the change leaves it, version included, for the cache.
-WITH changed AS (
+-- name: LikeSetManyCounted :one
+-- Turns the likes of on_users on and those of off_users off for one item (each user in at most
+-- one of the two, once) and adds the net change to one shard of the item's like count, in one
+-- autocommitted statement: one round trip and one commit for a whole batch of likes. Only a real
+-- change (off or absent -> on, on -> off) counts, so repeated likes count once. Returns how many
+-- likes changed and the shard row as the change leaves it, version included, for the cache
+-- (shard_touched false, and zeros, when the changes cancel out and no shard was written). A shard
+-- may go below zero: its like may have gone to another shard.
+WITH turned_on AS (
     INSERT INTO likes (user_id, biz, biz_id, liked)
-    VALUES (@user_id::bigint, @biz::text, @biz_id::bigint, true)
+    SELECT u.id, @biz::text, @biz_id::bigint, true
+    FROM unnest(@on_users::bigint[]) AS u (id)
+    ORDER BY u.id
     ON CONFLICT (user_id, biz, biz_id) DO UPDATE
     SET liked = true, updated_at = now()
     WHERE NOT likes.liked
-    RETURNING biz, biz_id
-)
-INSERT INTO interactives (biz, biz_id, shard, like_cnt, version)
-SELECT c.biz, c.biz_id, @shard::smallint, 1, 1 FROM changed c
-ON CONFLICT (biz, biz_id, shard) DO UPDATE
-SET like_cnt = interactives.like_cnt + 1, version = interactives.version + 1, updated_at = now()
-RETURNING read_cnt, like_cnt, collect_cnt, version;
-
--- name: LikeOffCounted :one
--- LikeOff and, only when it changed the like, one shard of the item's like count (see
--- LikeOnCounted). A shard may go below zero: its like may have gone to another shard.
-WITH changed AS (
+    RETURNING 1
+), turned_off AS (
     UPDATE likes SET liked = false, updated_at = now()
-    WHERE user_id = @user_id::bigint AND biz = @biz::text AND biz_id = @biz_id::bigint AND liked
-    RETURNING biz, biz_id
+    WHERE biz = @biz::text AND biz_id = @biz_id::bigint AND user_id = ANY (@off_users::bigint[]) AND liked
+    RETURNING 1
+), delta AS (
+    SELECT (SELECT count(*) FROM turned_on) AS ons, (SELECT count(*) FROM turned_off) AS offs
+), shard AS (
+    INSERT INTO interactives (biz, biz_id, shard, like_cnt, version)
+    SELECT @biz::text, @biz_id::bigint, @shard::smallint, d.ons - d.offs, 1 FROM delta d
+    WHERE d.ons <> d.offs
+    ON CONFLICT (biz, biz_id, shard) DO UPDATE
+    SET like_cnt = interactives.like_cnt + excluded.like_cnt, version = interactives.version + 1, updated_at = now()
+    RETURNING read_cnt, like_cnt, collect_cnt, version
 )
-INSERT INTO interactives (biz, biz_id, shard, like_cnt, version)
-SELECT c.biz, c.biz_id, @shard::smallint, -1, 1 FROM changed c
-ON CONFLICT (biz, biz_id, shard) DO UPDATE
-SET like_cnt = interactives.like_cnt - 1, version = interactives.version + 1, updated_at = now()
-RETURNING read_cnt, like_cnt, collect_cnt, version;
+SELECT (d.ons + d.offs)::bigint AS changed,
+    (s.version IS NOT NULL)::boolean AS shard_touched,
+    coalesce(s.read_cnt, 0)::bigint AS read_cnt,
+    coalesce(s.like_cnt, 0)::bigint AS like_cnt,
+    coalesce(s.collect_cnt, 0)::bigint AS collect_cnt,
+    coalesce(s.version, 0)::bigint AS version
+FROM delta d LEFT JOIN shard s ON true;

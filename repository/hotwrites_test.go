@@ -10,8 +10,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository"
 )
 
 // hotPool is a pool large enough for the hot-item tests' clients to contend on PostgreSQL rather
@@ -32,12 +34,23 @@ func hotPool(t *testing.T, db *testenv.DB) *pgxpool.Pool {
 }
 
 // Acceptance (issue 14, hot writes): 64 clients × 200 mixed likes and unlikes of one article at
-// once. Afterwards the like rows, the sum of the article's counter shards, the Redis hash and what
-// Counters serves all equal the number of clients whose last action was a like.
+// once, half of them through a second repository with caches of its own (a second instance: its
+// own batches of likes, racing the first's on the shards). Afterwards the like rows, the sum of
+// the article's counter shards, the Redis hash and what Counters serves all equal the number of
+// clients whose last action was a like.
 func TestHotLikes_ExactUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	e := setup(t, db, envOpts{Pool: hotPool(t, db)})
+	log := testenv.Logger(t)
+	second := repository.NewInteractiveRepository(e.pool, dao.New(),
+		cache.NewCounters(e.rdb, e.ks, testPolicy, log), cache.NewViewerState(e.rdb, e.ks, testPolicy, log))
+	instance := func(i int) *repository.InteractiveRepository {
+		if i%2 == 1 {
+			return second
+		}
+		return e.inter
+	}
 	a := createArticle(t, e, articleOpts{})
 	const clients, ops = 64, 200
 	users := make([]domain.User, clients)
@@ -56,9 +69,9 @@ func TestHotLikes_ExactUnderConcurrency(t *testing.T) {
 			on := r.IntN(2) == 0
 			var err error
 			if on {
-				err = e.inter.Like(context.Background(), domain.BizArticle, a.ID, users[i].ID)
+				err = instance(i).Like(context.Background(), domain.BizArticle, a.ID, users[i].ID)
 			} else {
-				err = e.inter.Unlike(context.Background(), domain.BizArticle, a.ID, users[i].ID)
+				err = instance(i).Unlike(context.Background(), domain.BizArticle, a.ID, users[i].ID)
 			}
 			if err != nil {
 				errs[i] = err
@@ -66,7 +79,7 @@ func TestHotLikes_ExactUnderConcurrency(t *testing.T) {
 			}
 			liked[i] = on
 			if k%20 == 0 { // reads in between, served from the cache
-				got, err := e.inter.Counters(context.Background(), domain.BizArticle, []int64{a.ID})
+				got, err := instance(i).Counters(context.Background(), domain.BizArticle, []int64{a.ID})
 				if err != nil {
 					errs[i] = err
 					return

@@ -2,10 +2,9 @@ package repository
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
+	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/cache"
@@ -21,12 +20,15 @@ type InteractiveRepository struct {
 	q        dao.Querier
 	counters *cache.Counters
 	viewers  *cache.ViewerState // who likes what (viewerstate.go)
+	likes    *keyedBatcher[likeItem, likeChange, struct{}]
 }
 
 // NewInteractiveRepository returns the repository. The counters component is shared with the
 // other repositories that change counts (collections, reads).
 func NewInteractiveRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.Counters, viewers *cache.ViewerState) *InteractiveRepository {
-	return &InteractiveRepository{pool: pool, q: q, counters: counters, viewers: viewers}
+	r := &InteractiveRepository{pool: pool, q: q, counters: counters, viewers: viewers}
+	r.likes = newLikeBatcher(r)
+	return r
 }
 
 // Like turns userID's like of the item on. Only a real change (off or absent → on) moves the
@@ -40,18 +42,98 @@ func (r *InteractiveRepository) Unlike(ctx context.Context, biz domain.Biz, id, 
 	return r.setLike(ctx, biz, id, userID, false)
 }
 
-// LikeShards is how many counter rows (shards) an item's likes are spread over. A like changes one
-// of them, chosen at random, so concurrent likes of one hot item rarely wait on each other's row
-// lock, which is held until their commits have reached the disk. Reads sum the shards. Changing
-// the number is safe: reads sum whatever rows exist.
+// LikeShards is how many counter rows (shards) an item's likes are spread over. A batch of likes
+// changes one of them, chosen at random, so the batches of several instances on one hot item
+// rarely wait on each other's row lock, which is held until their commits have reached the disk.
+// Reads sum the shards. Changing the number is safe: reads sum whatever rows exist.
 const LikeShards = 64
 
-// setLike changes the like row and, if that changed it, one counter shard, in one autocommitted
-// statement (LikeOnCounted / LikeOffCounted: one round trip and one commit per like).
+// likeItem is what a batch of likes is per: one item.
+type likeItem struct {
+	biz domain.Biz
+	id  int64
+}
+
+// likeChange is one request of a batch: userID's like turned on or off.
+type likeChange struct {
+	userID int64
+	on     bool
+}
+
+// maxLikeBatch bounds one statement's arrays; likeBatchTimeout bounds its run, detached from
+// the callers (see keyedBatcher).
+const (
+	maxLikeBatch     = 512
+	likeBatchTimeout = 10 * time.Second
+)
+
+func newLikeBatcher(r *InteractiveRepository) *keyedBatcher[likeItem, likeChange, struct{}] {
+	return newKeyedBatcher(maxLikeBatch, likeBatchTimeout, r.applyLikes)
+}
+
+// setLike changes userID's like of the item together with the other likes and unlikes of that
+// item arriving meanwhile: one statement, one commit, one counter shard, one cache update and one
+// invalidation broadcast per batch (keyedBatcher, applyLikes).
 func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id, userID int64, on bool) error {
+	_, err := r.likes.add(ctx, likeItem{biz, id}, likeChange{userID, on})
+	return err
+}
+
+// applyLikes stores one batch. A user with two requests in it (they raced each other) has them
+// applied one after the other, in arrival order: each statement holds a user once. When a
+// statement of several fails, its likes are tried one by one, so one that cannot be stored (its
+// user was deleted meanwhile) fails only itself.
+func (r *InteractiveRepository) applyLikes(ctx context.Context, item likeItem, changes []likeChange) ([]struct{}, []error) {
+	var errs []error
+	fail := func(i int, err error) {
+		if errs == nil {
+			errs = make([]error, len(changes))
+		}
+		errs[i] = err
+	}
+	for rest := indexes(len(changes)); len(rest) > 0; {
+		var round, later []int
+		inRound := make(map[int64]bool, len(rest))
+		for _, i := range rest {
+			if inRound[changes[i].userID] {
+				later = append(later, i)
+				continue
+			}
+			inRound[changes[i].userID] = true
+			round = append(round, i)
+		}
+		if err := r.likeRound(ctx, item, changes, round); err != nil {
+			if len(round) == 1 {
+				fail(round[0], err)
+			} else {
+				for _, i := range round {
+					if err := r.likeRound(ctx, item, changes, []int{i}); err != nil {
+						fail(i, err)
+					}
+				}
+			}
+		}
+		rest = later
+	}
+	return nil, errs
+}
+
+// likeRound applies the changes at idx (distinct users) in one autocommitted statement
+// (LikeSetManyCounted).
+func (r *InteractiveRepository) likeRound(ctx context.Context, item likeItem, changes []likeChange, idx []int) error {
+	var on, off, users []int64
+	for _, i := range idx {
+		c := changes[i]
+		users = append(users, c.userID)
+		if c.on {
+			on = append(on, c.userID)
+		} else {
+			off = append(off, c.userID)
+		}
+	}
 	var (
 		shard int
-		row   dao.LikeOnCountedRow
+		row   dao.LikeSetManyCountedRow
 		err   error
 	)
 	// A deadlock or serialization failure rolled the whole statement back, so it is tried again
@@ -59,33 +141,43 @@ func (r *InteractiveRepository) setLike(ctx context.Context, biz domain.Biz, id,
 	// the article may hold while it waits for that shard row).
 	for attempt := 1; ; attempt++ {
 		shard = rand.IntN(LikeShards)
-		if on {
-			row, err = r.q.LikeOnCounted(ctx, r.pool, dao.LikeOnCountedParams{UserID: userID, Biz: string(biz), BizID: id, Shard: int16(shard)})
-		} else {
-			var off dao.LikeOffCountedRow
-			off, err = r.q.LikeOffCounted(ctx, r.pool, dao.LikeOffCountedParams{UserID: userID, Biz: string(biz), BizID: id, Shard: int16(shard)})
-			row = dao.LikeOnCountedRow(off)
-		}
+		row, err = r.q.LikeSetManyCounted(ctx, r.pool, dao.LikeSetManyCountedParams{
+			Biz: string(item.biz), BizID: item.id, OnUsers: nonNil(on), OffUsers: nonNil(off), Shard: int16(shard),
+		})
 		if !retryable(err) || attempt == defaultRetry.Attempts || ctx.Err() != nil {
 			break
 		}
 	}
-	// The viewer's cached flag goes whatever the answer: an error may hide a commit, and a
+	// The viewers' cached flags go whatever the answer: an error may hide a commit, and a
 	// needless invalidation costs one reload.
-	r.viewers.Invalidate(ctx, userID, cache.LikesOf(biz), id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil // already so: nothing changed
-	}
+	r.viewers.InvalidateViewers(ctx, users, cache.LikesOf(item.biz), item.id)
 	if err != nil {
 		// The statement may have committed before its answer was lost: the hash may miss it.
-		r.counters.Suspect(ctx, biz, id)
-		return wrapf(err, "set like of %s %d by %d", biz, id, userID)
+		r.counters.Suspect(ctx, item.biz, item.id)
+		return wrapf(err, "set %d likes of %s %d", len(idx), item.biz, item.id)
 	}
-	// Committed.
-	changed := counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)
-	changed.Shard = shard
-	r.counters.Stored(ctx, biz, map[int64]cache.CounterRow{id: changed})
+	if row.ShardTouched { // committed, and the count moved
+		changed := counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)
+		changed.Shard = shard
+		r.counters.Stored(ctx, item.biz, map[int64]cache.CounterRow{item.id: changed})
+	}
 	return nil
+}
+
+func indexes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// nonNil makes an empty array a PostgreSQL '{}' rather than NULL.
+func nonNil(ids []int64) []int64 {
+	if ids == nil {
+		return []int64{}
+	}
+	return ids
 }
 
 // Counters returns every item's counters (the sums over its shards) through the counters cache;

@@ -156,9 +156,34 @@ type countingQuerier struct {
 	counterLoads          atomic.Int64 // InteractiveGetMany
 	gate                  *gate        // nil: no hold; set before the goroutines that use it start
 	counterGate           *gate        // holds counter loads, after they have read; set like gate
+	likeGate              *gate        // holds like statements; set like gate
 
 	mu         sync.Mutex
 	counterIDs [][]int64 // the ids of each counter load
+	likeCalls  []dao.LikeSetManyCountedParams
+}
+
+func (q *countingQuerier) LikeSetManyCounted(ctx context.Context, db dao.DBTX, arg dao.LikeSetManyCountedParams) (dao.LikeSetManyCountedRow, error) {
+	q.mu.Lock()
+	q.likeCalls = append(q.likeCalls, arg)
+	q.mu.Unlock()
+	if q.likeGate != nil {
+		if err := q.likeGate.wait(ctx); err != nil {
+			return dao.LikeSetManyCountedRow{}, err
+		}
+	}
+	return q.Querier.LikeSetManyCounted(ctx, db, arg)
+}
+
+// likeStatements returns the users of each like statement, in order: on, then off.
+func (q *countingQuerier) likeStatements() [][2][]int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([][2][]int64, len(q.likeCalls))
+	for i, c := range q.likeCalls {
+		out[i] = [2][]int64{c.OnUsers, c.OffUsers}
+	}
+	return out
 }
 
 // counterBatches returns the ids each counter load asked for, in order.

@@ -319,7 +319,7 @@ func (s *ArticleService) Favorite(ctx context.Context, viewerID int64, slug stri
 	if err := s.inter.Like(ctx, domain.BizArticle, a.ID, viewerID); err != nil {
 		return domain.ArticleView{}, err
 	}
-	return s.view(ctx, viewerID, a)
+	return s.viewLiked(ctx, viewerID, a, true)
 }
 
 // Unfavorite removes viewerID's like; unliking an article not liked changes nothing.
@@ -331,7 +331,7 @@ func (s *ArticleService) Unfavorite(ctx context.Context, viewerID int64, slug st
 	if err := s.inter.Unlike(ctx, domain.BizArticle, a.ID, viewerID); err != nil {
 		return domain.ArticleView{}, err
 	}
-	return s.view(ctx, viewerID, a)
+	return s.viewLiked(ctx, viewerID, a, false)
 }
 
 // List returns published articles, newest first, filtered by tag, author and favoriting user.
@@ -438,11 +438,22 @@ func (s *ArticleService) list(ctx context.Context, viewerID int64, arts []domain
 // view assembles one article for a viewer: the author through the user cache, the counters from
 // the counter cache, and the viewer's flags.
 func (s *ArticleService) view(ctx context.Context, viewerID int64, a domain.Article) (domain.ArticleView, error) {
+	return s.viewKnowing(ctx, viewerID, a, nil)
+}
+
+// viewLiked is the view of the article the viewer has just liked (or unliked): its `favorited`
+// is what that write made it, so the answer does not read back the flag it has just
+// invalidated.
+func (s *ArticleService) viewLiked(ctx context.Context, viewerID int64, a domain.Article, liked bool) (domain.ArticleView, error) {
+	return s.viewKnowing(ctx, viewerID, a, map[int64]bool{a.ID: liked})
+}
+
+func (s *ArticleService) viewKnowing(ctx context.Context, viewerID int64, a domain.Article, liked map[int64]bool) (domain.ArticleView, error) {
 	author, err := s.users.GetByID(ctx, a.AuthorID)
 	if err != nil {
 		return domain.ArticleView{}, err
 	}
-	views, err := s.assemble(ctx, viewerID, []domain.Article{a}, map[int64]domain.User{author.ID: author})
+	views, err := s.assemble(ctx, viewerID, []domain.Article{a}, map[int64]domain.User{author.ID: author}, liked)
 	if err != nil {
 		return domain.ArticleView{}, err
 	}
@@ -459,16 +470,18 @@ func (s *ArticleService) views(ctx context.Context, viewerID int64, arts []domai
 	if err != nil {
 		return nil, err
 	}
-	return s.assemble(ctx, viewerID, arts, authors)
+	return s.assemble(ctx, viewerID, arts, authors, nil)
 }
 
-func (s *ArticleService) assemble(ctx context.Context, viewerID int64, arts []domain.Article, authors map[int64]domain.User) ([]domain.ArticleView, error) {
+// assemble composes the views; liked, when not nil, is the viewer's `favorited` for every article
+// (known from a write), else it is looked up.
+func (s *ArticleService) assemble(ctx context.Context, viewerID int64, arts []domain.Article, authors map[int64]domain.User, liked map[int64]bool) ([]domain.ArticleView, error) {
 	ids := uniqueIDs(arts, func(a domain.Article) int64 { return a.ID })
 	counters, err := s.inter.Counters(ctx, domain.BizArticle, ids)
 	if err != nil {
 		return nil, err
 	}
-	var following, liked, collected map[int64]bool
+	var following, collected map[int64]bool
 	if viewerID != 0 {
 		authorIDs := make([]int64, 0, len(authors))
 		for id := range authors {
@@ -481,8 +494,10 @@ func (s *ArticleService) assemble(ctx context.Context, viewerID int64, arts []do
 				return nil, err
 			}
 		}
-		if liked, err = s.inter.Liked(ctx, viewerID, domain.BizArticle, ids); err != nil {
-			return nil, err
+		if liked == nil {
+			if liked, err = s.inter.Liked(ctx, viewerID, domain.BizArticle, ids); err != nil {
+				return nil, err
+			}
 		}
 		if collected, err = s.inter.Collected(ctx, viewerID, domain.BizArticle, ids); err != nil {
 			return nil, err
