@@ -258,7 +258,7 @@ func (h *ArticleHandler) Tags(c *gin.Context) {
 	if tags == nil {
 		tags = []string{}
 	}
-	c.JSON(http.StatusOK, gin.H{"tags": tags})
+	renderJSON(c, http.StatusOK, gin.H{"tags": tags})
 }
 
 func (h *ArticleHandler) respondOne(c *gin.Context, status int, v domain.ArticleView, err error) {
@@ -266,7 +266,7 @@ func (h *ArticleHandler) respondOne(c *gin.Context, status int, v domain.Article
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(status, articleEnvelope{Article: articleOf(v, true)})
+	renderJSON(c, status, articleEnvelope{Article: articleOf(v, true)})
 }
 
 func (h *ArticleHandler) respondList(c *gin.Context, l service.ArticleList, err error) {
@@ -274,5 +274,5 @@ func (h *ArticleHandler) respondList(c *gin.Context, l service.ArticleList, err 
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, listResponse(l))
+	renderJSON(c, http.StatusOK, listResponse(l))
 }

@@ -60,7 +60,7 @@ func (h *CodeLoginHandler) Send(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusAccepted, gin.H{"sent": true, "expiresIn": 600, "resendAfter": 60})
+	renderJSON(c, http.StatusAccepted, gin.H{"sent": true, "expiresIn": 600, "resendAfter": 60})
 }
 
 // Login handles POST /api/users/login/code.
@@ -75,5 +75,5 @@ func (h *CodeLoginHandler) Login(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, sessionResponse(s))
+	renderJSON(c, http.StatusOK, sessionResponse(s))
 }

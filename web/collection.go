@@ -84,7 +84,7 @@ func (h *CollectionHandler) List(c *gin.Context) {
 	for i, col := range cols {
 		out[i] = collectionOf(col)
 	}
-	c.JSON(http.StatusOK, gin.H{"collections": out})
+	renderJSON(c, http.StatusOK, gin.H{"collections": out})
 }
 
 // Update handles PATCH /api/collections/:id.
@@ -161,7 +161,7 @@ func (h *CollectionHandler) Articles(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, listResponse(l))
+	renderJSON(c, http.StatusOK, listResponse(l))
 }
 
 // History handles GET /api/user/history?cursor=&limit=.
@@ -175,7 +175,7 @@ func (h *CollectionHandler) History(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, listResponse(l))
+	renderJSON(c, http.StatusOK, listResponse(l))
 }
 
 func (h *CollectionHandler) respond(c *gin.Context, status int, col domain.Collection, err error) {
@@ -183,7 +183,7 @@ func (h *CollectionHandler) respond(c *gin.Context, status int, col domain.Colle
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(status, gin.H{"collection": collectionOf(col)})
+	renderJSON(c, status, gin.H{"collection": collectionOf(col)})
 }
 
 func (h *CollectionHandler) respondArticle(c *gin.Context, v domain.ArticleView, err error) {
@@ -191,7 +191,7 @@ func (h *CollectionHandler) respondArticle(c *gin.Context, v domain.ArticleView,
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, articleEnvelope{Article: articleOf(v, true)})
+	renderJSON(c, http.StatusOK, articleEnvelope{Article: articleOf(v, true)})
 }
 
 // pathID reads the :id path parameter; anything but a positive integer names nothing (404).

@@ -64,7 +64,7 @@ func (h *CommentHandler) Add(c *gin.Context) {
 			writeError(c, h.log, err)
 			return
 		}
-		c.JSON(http.StatusOK, gin.H{"comment": commentOf(v)})
+		renderJSON(c, http.StatusOK, gin.H{"comment": commentOf(v)})
 	}
 	if key, ok := idempotencyKeyOf(c); ok {
 		res, replayed, err := h.comments.AddIdempotent(c.Request.Context(), viewerID(c), c.Param("slug"), req.Comment.Body, idempotent(c, key, respond))
@@ -93,7 +93,7 @@ func (h *CommentHandler) List(c *gin.Context) {
 	for i, cv := range cs {
 		out[i] = commentOf(cv)
 	}
-	c.JSON(http.StatusOK, gin.H{"comments": out})
+	renderJSON(c, http.StatusOK, gin.H{"comments": out})
 }
 
 // Delete handles DELETE /api/articles/:slug/comments/:id.

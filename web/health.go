@@ -19,7 +19,7 @@ type ReadinessChecker interface {
 func readyz(checker ReadinessChecker, log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if checker == nil {
-			c.JSON(http.StatusOK, gin.H{"status": "ready"})
+			renderJSON(c, http.StatusOK, gin.H{"status": "ready"})
 			return
 		}
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
@@ -36,9 +36,9 @@ func readyz(checker ReadinessChecker, log *slog.Logger) gin.HandlerFunc {
 			checks[name] = "ok"
 		}
 		if !ready {
-			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "not ready", "checks": checks})
+			renderJSON(c, http.StatusServiceUnavailable, gin.H{"status": "not ready", "checks": checks})
 			return
 		}
-		c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": checks})
+		renderJSON(c, http.StatusOK, gin.H{"status": "ready", "checks": checks})
 	}
 }

@@ -52,5 +52,5 @@ func (h *HotHandler) List(c *gin.Context) {
 	for i, hv := range views {
 		out[i] = hotArticleJSON{articleJSON: articleOf(hv.ArticleView, false), Score: hv.Score}
 	}
-	c.JSON(http.StatusOK, gin.H{"articles": out, "articlesCount": len(out)})
+	renderJSON(c, http.StatusOK, gin.H{"articles": out, "articlesCount": len(out)})
 }

@@ -77,7 +77,7 @@ func (h *NotificationHandler) List(c *gin.Context) {
 	if cur := encodeCursor(l.NextCursor); cur != "" {
 		body["nextCursor"] = cur
 	}
-	c.JSON(http.StatusOK, body)
+	renderJSON(c, http.StatusOK, body)
 }
 
 type markReadRequest struct {
@@ -96,5 +96,5 @@ func (h *NotificationHandler) MarkRead(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"marked": n})
+	renderJSON(c, http.StatusOK, gin.H{"marked": n})
 }

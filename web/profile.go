@@ -66,6 +66,6 @@ func (h *ProfileHandler) respond(c *gin.Context) func(domain.Profile, error) {
 			writeError(c, h.log, err)
 			return
 		}
-		c.JSON(http.StatusOK, profileResponse(p))
+		renderJSON(c, http.StatusOK, profileResponse(p))
 	}
 }

@@ -48,7 +48,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 		abortWith(c, http.StatusMethodNotAllowed, "body", "method not allowed on this endpoint")
 	})
 
-	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/healthz", func(c *gin.Context) { renderJSON(c, http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", readyz(h.Readiness, log))
 	if h.Metrics != nil {
 		r.GET("/metrics", gin.WrapH(h.Metrics))

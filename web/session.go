@@ -60,7 +60,7 @@ func (h *SessionHandler) Refresh(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, sessionResponse(service.Session{User: u, Token: tokens.Access, Refresh: tokens.Refresh}))
+	renderJSON(c, http.StatusOK, sessionResponse(service.Session{User: u, Token: tokens.Access, Refresh: tokens.Refresh}))
 }
 
 // Logout handles POST /api/users/logout: the session of the presented access token ends, its
@@ -108,7 +108,7 @@ func (h *SessionHandler) CreateAPIKey(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusCreated, gin.H{"apiKey": apiKeyOf(k, key)})
+	renderJSON(c, http.StatusCreated, gin.H{"apiKey": apiKeyOf(k, key)})
 }
 
 // ListAPIKeys handles GET /api/user/api-keys.
@@ -122,7 +122,7 @@ func (h *SessionHandler) ListAPIKeys(c *gin.Context) {
 	for i, k := range keys {
 		out[i] = apiKeyOf(k, "")
 	}
-	c.JSON(http.StatusOK, gin.H{"apiKeys": out})
+	renderJSON(c, http.StatusOK, gin.H{"apiKeys": out})
 }
 
 // RevokeAPIKey handles DELETE /api/user/api-keys/:id.

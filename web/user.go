@@ -78,7 +78,7 @@ func (h *UserHandler) Register(c *gin.Context) {
 			writeError(c, h.log, err)
 			return
 		}
-		c.JSON(http.StatusCreated, sessionResponse(s))
+		renderJSON(c, http.StatusCreated, sessionResponse(s))
 	}
 	if key, ok := idempotencyKeyOf(c); ok {
 		res, replayed, err := h.users.RegisterIdempotent(c.Request.Context(), in, idempotent(c, key, respond))
@@ -106,7 +106,7 @@ func (h *UserHandler) Login(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, sessionResponse(s))
+	renderJSON(c, http.StatusOK, sessionResponse(s))
 }
 
 // Current handles GET /api/user.
@@ -116,7 +116,7 @@ func (h *UserHandler) Current(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, userResponse(u, requestToken(c)))
+	renderJSON(c, http.StatusOK, userResponse(u, requestToken(c)))
 }
 
 type updateUserRequest struct {
@@ -148,5 +148,5 @@ func (h *UserHandler) Update(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, userResponse(u, requestToken(c)))
+	renderJSON(c, http.StatusOK, userResponse(u, requestToken(c)))
 }
