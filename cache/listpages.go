@@ -19,11 +19,13 @@ import (
 // it; the drop reaches the other instances' in-process copies through the invalidation channel,
 // and its tombstone keeps a fill that read the page before the write from storing it.
 //
-// A reader's first feed page is cached too, under a key holding the feed's stamp (see Feed).
+// A reader's first feed page is cached too, under a key holding the feed's stamp (see Feed and
+// FeedStamps).
 type ListPageCache struct {
-	rt    *ReadThrough[cachedListPage]
-	feeds *ReadThrough[cachedListPage]
-	ks    Keyspace
+	rt     *ReadThrough[cachedListPage]
+	feeds  *ReadThrough[cachedListPage]
+	stamps *FeedStamps
+	ks     Keyspace
 }
 
 // NewListPageCache returns the first-page cache.
@@ -31,9 +33,10 @@ func NewListPageCache(rdb redis.UniversalClient, ks Keyspace, policy Policy, log
 	feedPolicy := policy
 	feedPolicy.TTL, feedPolicy.Jitter = FeedPageTTL, FeedPageTTL/5
 	return &ListPageCache{
-		rt:    NewReadThrough[cachedListPage](rdb, "listpage", policy, log),
-		feeds: NewReadThrough[cachedListPage](rdb, "feedpage", feedPolicy, log),
-		ks:    ks,
+		rt:     NewReadThrough[cachedListPage](rdb, "listpage", policy, log),
+		feeds:  NewReadThrough[cachedListPage](rdb, "feedpage", feedPolicy, log),
+		stamps: NewFeedStamps(rdb, ks, policy, log),
+		ks:     ks,
 	}
 }
 
@@ -62,10 +65,34 @@ func (c *ListPageCache) Tag(ctx context.Context, tag string, load func(context.C
 // change makes readers look for another key and the old one only waits for its expiry.
 const FeedPageTTL = time.Minute
 
-// Feed returns readerID's first feed page for the feed's stamp, calling load on a miss. No write
-// invalidates it: a change of what the feed shows changes the stamp, and so the key.
-func (c *ListPageCache) Feed(ctx context.Context, readerID, stamp int64, load func(context.Context) (ListPage, error)) (ListPage, error) {
-	return c.getFrom(ctx, c.feeds, c.ks.Key("listpage", "feed", strconv.FormatInt(readerID, 10), strconv.FormatInt(stamp, 16)), load)
+// Feed returns readerID's first feed page, calling followees for the authors they follow when
+// their cached list misses, and load for the page when the page misses. No write invalidates a
+// page: a change of what the feed shows changes its stamp (FeedStamps), and so its key. ok false
+// means Redis could not make the stamp: the caller serves the feed from PostgreSQL.
+func (c *ListPageCache) Feed(ctx context.Context, readerID int64, followees func(context.Context) ([]int64, error), load func(context.Context) (ListPage, error)) (page ListPage, ok bool, err error) {
+	stamp, followed, err := c.stamps.Stamp(ctx, readerID, followees)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.stamps.log.WarnContext(ctx, "feed stamp failed, serving the feed from the database", "err", err)
+		}
+		return ListPage{}, false, nil
+	}
+	if followed == 0 {
+		return ListPage{Articles: []domain.Article{}}, true, nil
+	}
+	page, err = c.getFrom(ctx, c.feeds, c.ks.Key("listpage", "feed", strconv.FormatInt(readerID, 10), strconv.FormatInt(stamp, 16)), load)
+	return page, true, err
+}
+
+// AuthorChanged changes the stamp of every feed holding authorID; call it after a committed write
+// of one of the author's articles.
+func (c *ListPageCache) AuthorChanged(ctx context.Context, authorID int64) error {
+	return c.stamps.AuthorChanged(ctx, authorID)
+}
+
+// FollowsChanged drops readerID's cached follow list; call it after their follow or unfollow.
+func (c *ListPageCache) FollowsChanged(ctx context.Context, readerID int64) error {
+	return c.stamps.FollowsChanged(ctx, readerID)
 }
 
 // Invalidate drops the global first page and the first pages of tags.

@@ -59,6 +59,31 @@ func (q *Queries) FollowInsert(ctx context.Context, db DBTX, arg FollowInsertPar
 	return err
 }
 
+const followListFolloweeIDs = `-- name: FollowListFolloweeIDs :many
+SELECT followee_id FROM follows WHERE follower_id = $1::bigint ORDER BY followee_id
+`
+
+// Everyone a user follows (the feed's stamp is made from them).
+func (q *Queries) FollowListFolloweeIDs(ctx context.Context, db DBTX, followerID int64) ([]int64, error) {
+	rows, err := db.Query(ctx, followListFolloweeIDs, followerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var followee_id int64
+		if err := rows.Scan(&followee_id); err != nil {
+			return nil, err
+		}
+		items = append(items, followee_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const followListFolloweesAmong = `-- name: FollowListFolloweesAmong :many
 SELECT followee_id FROM follows
 WHERE follower_id = $1::bigint AND followee_id = ANY ($2::bigint[])

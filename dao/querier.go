@@ -15,6 +15,8 @@ type Querier interface {
 	APIKeyInsert(ctx context.Context, db DBTX, arg APIKeyInsertParams) (ApiKey, error)
 	APIKeyListByUser(ctx context.Context, db DBTX, userID int64) ([]ApiKey, error)
 	APIKeyRevoke(ctx context.Context, db DBTX, arg APIKeyRevokeParams) (int64, error)
+	// The feed's articlesCount: one counts row per followed author.
+	ArticleCountFeed(ctx context.Context, db DBTX, followerID int64) (int64, error)
 	// articlesCount of two or three filters at once: exact up to @cap, and @cap beyond it.
 	ArticleCountFiltered(ctx context.Context, db DBTX, arg ArticleCountFilteredParams) (int64, error)
 	ArticleCountsByAuthor(ctx context.Context, db DBTX, authorID int64) (ArticleCountsByAuthorRow, error)
@@ -22,11 +24,6 @@ type Querier interface {
 	ArticleCountsFavorited(ctx context.Context, db DBTX, userID int64) (int64, error)
 	ArticleCountsSite(ctx context.Context, db DBTX) (int64, error)
 	ArticleDelete(ctx context.Context, db DBTX, id int64) (int64, error)
-	// The feed's articlesCount (one counts row per followed author) and its stamp: a hash of who is
-	// followed and of each one's version, which changes whenever the feed's content can. A cached
-	// feed page is stored under the stamp read before its page query, so a page is never filed
-	// under a state older than the one it shows.
-	ArticleFeedStamp(ctx context.Context, db DBTX, followerID int64) (ArticleFeedStampRow, error)
 	ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (Article, error)
 	// Summaries (no bodies) of the articles of a folder's or a history's page.
 	ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleGetByIDsRow, error)
@@ -97,6 +94,8 @@ type Querier interface {
 	FollowDelete(ctx context.Context, db DBTX, arg FollowDeleteParams) error
 	FollowExists(ctx context.Context, db DBTX, arg FollowExistsParams) (bool, error)
 	FollowInsert(ctx context.Context, db DBTX, arg FollowInsertParams) error
+	// Everyone a user follows (the feed's stamp is made from them).
+	FollowListFolloweeIDs(ctx context.Context, db DBTX, followerID int64) ([]int64, error)
 	FollowListFolloweesAmong(ctx context.Context, db DBTX, arg FollowListFolloweesAmongParams) ([]int64, error)
 	HotArticleDeleteAll(ctx context.Context, db DBTX) error
 	// Unnests in one select list advance together (zip), one row per listed article.

@@ -384,9 +384,10 @@ func newReadStack(t *testing.T) *readStack {
 	counters := cache.NewCounters(rds.Client, ks, policy, log)
 	viewers := cache.NewViewerState(rds.Client, ks, policy, log)
 	users := repository.NewUserRepository(pool, q, cache.NewUserCache(rds.Client, ks, policy, log), log)
-	follows := repository.NewFollowRepository(pool, q, viewers)
+	lists := cache.NewListPageCache(rds.Client, ks, policy, log)
+	follows := repository.NewFollowRepository(pool, q, viewers, lists, log)
 	articles := repository.NewArticleRepository(pool, q, cache.NewArticleCache(rds.Client, ks, policy, log),
-		cache.NewAuthorPageCache(rds.Client, ks, policy), cache.NewListPageCache(rds.Client, ks, policy, log), cache.NewTagsCache(rds.Client, ks, policy, log), log)
+		cache.NewAuthorPageCache(rds.Client, ks, policy), lists, cache.NewTagsCache(rds.Client, ks, policy, log), log)
 	preload := inkwell.NewArticlePreloader(articles, log) // as the server runs it
 	pctx, stopPreloads := context.WithCancel(context.Background())
 	preloadsStopped := make(chan error, 1)

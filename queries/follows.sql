@@ -16,3 +16,7 @@ SELECT EXISTS (
 -- name: FollowListFolloweesAmong :many
 SELECT followee_id FROM follows
 WHERE follower_id = @follower_id::bigint AND followee_id = ANY (@followee_ids::bigint[]);
+
+-- name: FollowListFolloweeIDs :many
+-- Everyone a user follows (the feed's stamp is made from them).
+SELECT followee_id FROM follows WHERE follower_id = @follower_id::bigint ORDER BY followee_id;

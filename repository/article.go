@@ -275,21 +275,37 @@ func (r *ArticleRepository) listPublished(ctx context.Context, q service.Article
 
 // Feed lists one page of the published article summaries by the authors followerID follows;
 // its count sums the followed authors' counts rows. The first page of the default size comes
-// through the first-page cache, under the feed's stamp, read first (see ArticleFeedStamp).
+// through the first-page cache, under the feed's stamp (cache.FeedStamps), made before any query;
+// when Redis cannot make it, PostgreSQL answers.
 func (r *ArticleRepository) Feed(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, int64, error) {
-	st, err := r.q.ArticleFeedStamp(ctx, r.pool, followerID)
-	if err != nil {
-		return nil, 0, wrapf(err, "count feed of %d", followerID)
-	}
 	if p.Offset == 0 && p.Cursor == nil && p.Limit == domain.DefaultPageLimit {
-		page, err := r.lists.Feed(ctx, followerID, st.Stamp, func(ctx context.Context) (cache.ListPage, error) {
+		followees := func(ctx context.Context) ([]int64, error) {
+			ids, err := r.q.FollowListFolloweeIDs(ctx, r.pool, followerID)
+			return ids, wrapf(err, "list followees of %d", followerID)
+		}
+		page, ok, err := r.lists.Feed(ctx, followerID, followees, func(ctx context.Context) (cache.ListPage, error) {
+			total, err := r.feedCount(ctx, followerID)
+			if err != nil {
+				return cache.ListPage{}, err
+			}
 			arts, err := r.feedPage(ctx, followerID, p)
-			return cache.ListPage{Articles: arts, Total: st.Total}, err
+			return cache.ListPage{Articles: arts, Total: total}, err
 		})
-		return page.Articles, page.Total, err
+		if ok {
+			return page.Articles, page.Total, err
+		}
+	}
+	total, err := r.feedCount(ctx, followerID)
+	if err != nil {
+		return nil, 0, err
 	}
 	arts, err := r.feedPage(ctx, followerID, p)
-	return arts, st.Total, err
+	return arts, total, err
+}
+
+func (r *ArticleRepository) feedCount(ctx context.Context, followerID int64) (int64, error) {
+	total, err := r.q.ArticleCountFeed(ctx, r.pool, followerID)
+	return total, wrapf(err, "count feed of %d", followerID)
 }
 
 func (r *ArticleRepository) feedPage(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, error) {
@@ -407,6 +423,9 @@ func (r *ArticleRepository) syncCaches(ctx context.Context, a domain.Article, in
 	// Any of these writes can change the first pages the article is or was on.
 	if err := r.lists.Invalidate(ctx, append(slices.Clone(a.Tags), formerTags...)...); err != nil {
 		r.log.WarnContext(ctx, "first page cache invalidation failed", "slug", invalidateSlug, "err", err)
+	}
+	if err := r.lists.AuthorChanged(ctx, a.AuthorID); err != nil {
+		r.log.WarnContext(ctx, "feed stamp change failed: followers may see their cached feed unchanged for up to a minute", "author_id", a.AuthorID, "err", err)
 	}
 	// Publish, withdraw, delete and tag edits all change which tags are in use.
 	if err := r.tags.Invalidate(ctx); err != nil {

@@ -2,6 +2,7 @@ package repository
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -15,11 +16,13 @@ type FollowRepository struct {
 	pool    *pgxpool.Pool
 	q       dao.Querier
 	viewers *cache.ViewerState
+	lists   *cache.ListPageCache // the follower's feed stamp (cache.FeedStamps)
+	log     *slog.Logger
 }
 
 // NewFollowRepository returns the repository.
-func NewFollowRepository(pool *pgxpool.Pool, q dao.Querier, viewers *cache.ViewerState) *FollowRepository {
-	return &FollowRepository{pool: pool, q: q, viewers: viewers}
+func NewFollowRepository(pool *pgxpool.Pool, q dao.Querier, viewers *cache.ViewerState, lists *cache.ListPageCache, log *slog.Logger) *FollowRepository {
+	return &FollowRepository{pool: pool, q: q, viewers: viewers, lists: lists, log: log}
 }
 
 // Follow records that followerID follows followeeID; doing it twice changes nothing.
@@ -41,4 +44,7 @@ func (r *FollowRepository) Unfollow(ctx context.Context, followerID, followeeID 
 // costs one reload.
 func (r *FollowRepository) followChanged(ctx context.Context, followerID, followeeID int64) {
 	r.viewers.Invalidate(ctx, followerID, cache.ViewerFollows, followeeID)
+	if err := r.lists.FollowsChanged(context.WithoutCancel(ctx), followerID); err != nil {
+		r.log.WarnContext(ctx, "feed follow list invalidation failed: the feed may miss the change for up to a minute", "follower_id", followerID, "err", err)
+	}
 }

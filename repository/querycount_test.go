@@ -131,6 +131,11 @@ func TestArticleService_ListsAreBatched(t *testing.T) {
 			t.Fatal(err)
 		}
 		keys = append(keys, flags...)
+		feed, err := testenv.ScanKeys(t.Context(), e.rdb, e.ks.Key("feed", "*")) // the follow list
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, feed...)
 		for _, k := range keys {
 			if err := e.rdb.Del(t.Context(), k).Err(); err != nil {
 				t.Fatal(err)
@@ -176,9 +181,12 @@ func TestArticleService_ListsAreBatched(t *testing.T) {
 		name        string
 		small, full run
 		wantSmall   int
+		most        int
 	}{
-		{"List", list5, list25, 5},
-		{"Feed", feed5, feed25, 4}, // 4 of the first 5 are by followed authors
+		{"List", list5, list25, 5, 7},
+		// 4 of the first 5 are by followed authors; cold, the feed also loads the follow list its
+		// stamp is made from.
+		{"Feed", feed5, feed25, 4, 8},
 	} {
 		t.Logf("%s: %d articles in %d statements %v; %d articles in %d statements %v", c.name,
 			c.small.articles, len(c.small.statements), c.small.statements, c.full.articles, len(c.full.statements), c.full.statements)
@@ -189,8 +197,8 @@ func TestArticleService_ListsAreBatched(t *testing.T) {
 			t.Errorf("%s: %d statements for %d articles but %d for %d: some query runs per article",
 				c.name, len(c.small.statements), c.small.articles, len(c.full.statements), c.full.articles)
 		}
-		if n := len(c.full.statements); n > 7 {
-			t.Errorf("%s: %d statements for one page, want at most 7", c.name, n)
+		if n := len(c.full.statements); n > c.most {
+			t.Errorf("%s: %d statements for one page, want at most %d", c.name, n, c.most)
 		}
 	}
 }

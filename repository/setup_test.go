@@ -76,6 +76,7 @@ func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
 	uc := cache.NewUserCache(cacheRDB, ks, o.Policy, log)
 	q := &countingQuerier{Querier: dao.New()}
 	viewers := cache.NewViewerState(cacheRDB, ks, o.Policy, log)
+	lists := cache.NewListPageCache(cacheRDB, ks, o.Policy, log)
 	e := &env{
 		pool:     pool,
 		rdb:      r.Client,
@@ -83,13 +84,13 @@ func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
 		cache:    uc,
 		q:        q,
 		users:    repository.NewUserRepository(pool, q, uc, log),
-		follows:  repository.NewFollowRepository(pool, dao.New(), viewers),
+		follows:  repository.NewFollowRepository(pool, dao.New(), viewers, lists, log),
 		artCache: cache.NewArticleCache(cacheRDB, ks, o.Policy, log),
 		pages:    cache.NewAuthorPageCache(cacheRDB, ks, o.Policy),
 		counters: cache.NewCounters(cacheRDB, ks, o.Policy, log),
 		viewers:  viewers,
 	}
-	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, cache.NewListPageCache(cacheRDB, ks, o.Policy, log), cache.NewTagsCache(cacheRDB, ks, o.Policy, log), log)
+	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, lists, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), log)
 	e.inter = repository.NewInteractiveRepository(pool, q, e.counters, viewers)
 	e.comments = repository.NewCommentRepository(pool, q)
 	return e
@@ -152,6 +153,8 @@ type countingQuerier struct {
 	countByAuthor         atomic.Int64 // ArticleCountsByAuthor
 	listPublished         atomic.Int64 // ArticleListPublished, ArticleListByTag
 	feedPages             atomic.Int64 // ArticleListFeed
+	feedCounts            atomic.Int64 // ArticleCountFeed
+	followLists           atomic.Int64 // FollowListFolloweeIDs
 	tagLists              atomic.Int64 // TagListPopular
 	counterLoads          atomic.Int64 // InteractiveGetMany
 	gate                  *gate        // nil: no hold; set before the goroutines that use it start
@@ -219,6 +222,16 @@ func (q *countingQuerier) ArticleListByTag(ctx context.Context, db dao.DBTX, arg
 func (q *countingQuerier) ArticleListFeed(ctx context.Context, db dao.DBTX, arg dao.ArticleListFeedParams) ([]dao.ArticleListFeedRow, error) {
 	q.feedPages.Add(1)
 	return q.Querier.ArticleListFeed(ctx, db, arg)
+}
+
+func (q *countingQuerier) ArticleCountFeed(ctx context.Context, db dao.DBTX, followerID int64) (int64, error) {
+	q.feedCounts.Add(1)
+	return q.Querier.ArticleCountFeed(ctx, db, followerID)
+}
+
+func (q *countingQuerier) FollowListFolloweeIDs(ctx context.Context, db dao.DBTX, followerID int64) ([]int64, error) {
+	q.followLists.Add(1)
+	return q.Querier.FollowListFolloweeIDs(ctx, db, followerID)
 }
 
 func (q *countingQuerier) ArticleListByAuthorStatus(ctx context.Context, db dao.DBTX, arg dao.ArticleListByAuthorStatusParams) ([]dao.ArticleListByAuthorStatusRow, error) {
