@@ -199,6 +199,33 @@ func (c *ReadThrough[V]) Delete(ctx context.Context, keys ...string) error {
 	}
 	c.rt.changing(keys...)
 	defer c.rt.changed(keys...)
+	return c.tombstone(ctx, keys)
+}
+
+// DeleteAcked is Delete for a change that must be seen by the next read on any instance (the
+// writer's next request may reach another one): it returns once every instance has confirmed
+// that it dropped its in-process copies, or, when one did not confirm in time, once such copies
+// have expired.
+func (c *ReadThrough[V]) DeleteAcked(ctx context.Context, keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	c.rt.changing(keys...)
+	if err := c.tombstone(ctx, keys); err != nil {
+		c.rt.changed(keys...)
+		return err
+	}
+	if !c.rt.changedAcked(deleteAckWait, keys...) && c.rt.policy.LocalTTL > 0 {
+		c.Stats.Unconfirmed.Add(1)
+		time.Sleep(c.rt.policy.LocalTTL)
+	}
+	return nil
+}
+
+// deleteAckWait is how long DeleteAcked waits for the instances' confirmations.
+const deleteAckWait = 500 * time.Millisecond
+
+func (c *ReadThrough[V]) tombstone(ctx context.Context, keys []string) error {
 	tomb := tombstonePrefix + newToken()
 	var err error
 	if len(keys) == 1 {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -26,6 +27,16 @@ func TestFleet_ViewerReadsTheirOwnWrites(t *testing.T) {
 	path := "/api/articles/" + slug
 
 	type state struct{ favorited, following, collected bool }
+	// requireFeed reads the fan's first feed page (cached per instance, under a stamp made from
+	// the fan's follow list and the authors' change tokens) and requires want articles.
+	requireFeed := func(t *testing.T, when string, want int) {
+		t.Helper()
+		res := fleet.Do("GET", "/api/articles/feed", fan, nil).Expect(t, http.StatusOK)
+		body := res.JSON(t)
+		if got := len(body["articles"].([]any)); got != want || body["articlesCount"] != float64(want) {
+			t.Fatalf("%s (on %s): feed of %d articles (articlesCount %v), want %d", when, res.Header.Get(apptest.ServedByHeader), got, body["articlesCount"], want)
+		}
+	}
 	seen := func(art map[string]any) state {
 		return state{art["favorited"] == true, art["author"].(map[string]any)["following"] == true, art["collected"] == true}
 	}
@@ -46,6 +57,7 @@ func TestFleet_ViewerReadsTheirOwnWrites(t *testing.T) {
 			if got := seen(list[0].(map[string]any)); got.favorited != want.favorited || got.following != want.following {
 				t.Fatalf("%s, list read %d (on %s): %+v, want %+v", when, i+1, res.Header.Get(apptest.ServedByHeader), got, want)
 			}
+			requireFeed(t, fmt.Sprintf("%s, feed read %d", when, i+1), map[bool]int{true: 1}[want.following])
 		}
 	}
 	var folder string
@@ -77,5 +89,19 @@ func TestFleet_ViewerReadsTheirOwnWrites(t *testing.T) {
 			t.Fatalf("%s: %d %s", st.name, res.Status, res.Body)
 		}
 		readAll(t, "right after "+st.name+" (on "+res.Header.Get(apptest.ServedByHeader)+")", st.want)
+	}
+
+	// The followed author publishes and withdraws: the next feed read on every instance shows it.
+	fleet.Do("POST", "/api/profiles/vsauthor/follow", fan, nil).Expect(t, http.StatusOK)
+	for i := range n {
+		requireFeed(t, fmt.Sprintf("followed again, read %d", i+1), 1)
+	}
+	second := fleet.publish(author, "A second article for the feed")
+	for i := range 2 * n {
+		requireFeed(t, fmt.Sprintf("right after the author published, read %d", i+1), 2)
+	}
+	fleet.Do("POST", "/api/articles/"+second+"/withdraw", author, nil).Expect(t, http.StatusOK)
+	for i := range 2 * n {
+		requireFeed(t, fmt.Sprintf("right after the author withdrew, read %d", i+1), 1)
 	}
 }

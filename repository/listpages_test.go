@@ -150,7 +150,11 @@ func TestArticleRepository_FeedFirstPageFollowsTheWrites(t *testing.T) {
 	// article changes behind every cache's back: a lost token is replaced by a new one, never
 	// rebuilt, so the page filed under the old stamp is not served again.
 	requireFeed(b1.Slug)
-	if err := e.rdb.Del(ctx, e.ks.Key("feed", "authors")).Err(); err != nil {
+	tokens, err := testenv.ScanKeys(ctx, e.rdb, e.ks.Key("feed", "token", "*"))
+	if err != nil || len(tokens) == 0 {
+		t.Fatalf("the authors' tokens: %v, %v", tokens, err)
+	}
+	if err := e.rdb.Del(ctx, tokens...).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.pool.Exec(ctx, "UPDATE articles SET title = 'Behind the cache' WHERE id = $1", b1.ID); err != nil {
