@@ -109,7 +109,7 @@ func plainText() gin.HandlerFunc {
 			for _, v := range values {
 				if !isPlainText(name) || !isPlainText(v) {
 					field := name
-					if !isPlainText(name) {
+					if name == "" || !isPlainText(name) { // an error names a field clients can show
 						field = "query"
 					}
 					abortWith(c, http.StatusUnprocessableEntity, field, "must be UTF-8 text without NUL characters")
