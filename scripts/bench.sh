@@ -31,7 +31,7 @@
 #                        of the doc (make bench-scale)
 #   BENCH_SCALE_ARTICLES articles of the scale section's large database (default 1000000)
 #   BENCH_SCALE_SMALL    ... and of its small one (default 1000)
-#   BENCH_SCALE_DURATION / BENCH_SCALE_WARMUP   measured window and warm-up per scale row (5s, 1s)
+#   BENCH_SCALE_DURATION / BENCH_SCALE_WARMUP   measured window and warm-up per scale row (10s, 2s)
 #   BENCH_ROWS           only these HTTP rows, comma-separated (e.g. likes,comments or
 #                        article,article-signed; the ceiling is always measured too, as the
 #                        reference), then the count check; skips the two-instance part, the loads
