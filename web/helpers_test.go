@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/mock/gomock"
 
+	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/web"
 	"github.com/inkwell-dev/inkwell/web/mocks"
 )
@@ -74,9 +75,12 @@ var authHeader = map[string]string{"Authorization": "Token TOKEN"}
 
 const authedID int64 = 7 // the user id "TOKEN" authenticates as
 
+// sessionCred is the credential of "TOKEN": a login session of authedID.
+var sessionCred = domain.Credential{UserID: authedID, SessionID: "sid"}
+
 // expectAuth makes users.Authenticate accept "TOKEN" as user authedID.
 func expectAuth(users *mocks.MockUserService) {
-	users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(authedID, nil)
+	users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(sessionCred, nil)
 }
 
 func requireStatus(t *testing.T, rec *httptest.ResponseRecorder, want int) {

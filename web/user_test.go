@@ -319,7 +319,7 @@ func TestUpdateUser(t *testing.T) {
 			body:    `{"user":{"email":"a@b.co","username":"jacob","password":"new-password","bio":"new bio","image":"https://example.com/jake.png"}}`,
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				expectAuth(users)
-				users.EXPECT().Update(gomock.Any(), authedID, service.UpdateUserInput{
+				users.EXPECT().Update(gomock.Any(), sessionCred, service.UpdateUserInput{
 					Email: ptr("a@b.co"), Username: ptr("jacob"), Password: ptr("new-password"),
 					Bio: ptr("new bio"), Image: ptr("https://example.com/jake.png"),
 				}).Return(updated, nil)
@@ -334,7 +334,7 @@ func TestUpdateUser(t *testing.T) {
 			body:    `{"user":{"bio":"new bio","image":null}}`,
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				expectAuth(users)
-				users.EXPECT().Update(gomock.Any(), authedID, service.UpdateUserInput{Bio: ptr("new bio")}).Return(updated, nil)
+				users.EXPECT().Update(gomock.Any(), sessionCred, service.UpdateUserInput{Bio: ptr("new bio")}).Return(updated, nil)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireJSON(t, rec, http.StatusOK, updatedJSON)
@@ -346,7 +346,7 @@ func TestUpdateUser(t *testing.T) {
 			body:    `{"user":{"email":"jake@jake.jake","username":"jake","password":"","bio":"","image":""}}`,
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				expectAuth(users)
-				users.EXPECT().Update(gomock.Any(), authedID, service.UpdateUserInput{
+				users.EXPECT().Update(gomock.Any(), sessionCred, service.UpdateUserInput{
 					Email: ptr("jake@jake.jake"), Username: ptr("jake"), Password: nil, Bio: ptr(""), Image: ptr(""),
 				}).Return(jake, nil)
 			},
@@ -371,7 +371,7 @@ func TestUpdateUser(t *testing.T) {
 			body:    `{"user":{"image":"ftp://example.com/jake.png"}}`,
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				expectAuth(users)
-				users.EXPECT().Update(gomock.Any(), authedID, gomock.Any()).
+				users.EXPECT().Update(gomock.Any(), sessionCred, gomock.Any()).
 					Return(domain.User{}, domain.NewValidationError("image", "must be an http or https URL"))
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
@@ -384,7 +384,7 @@ func TestUpdateUser(t *testing.T) {
 			body:    `{"user":{"username":"taken"}}`,
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				expectAuth(users)
-				users.EXPECT().Update(gomock.Any(), authedID, gomock.Any()).
+				users.EXPECT().Update(gomock.Any(), sessionCred, gomock.Any()).
 					Return(domain.User{}, domain.NewValidationError("username", "has already been taken"))
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
@@ -432,7 +432,7 @@ func TestUpdateUser(t *testing.T) {
 			body:    `{"user":{"bio":"new bio"}}`,
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				expectAuth(users)
-				users.EXPECT().Update(gomock.Any(), authedID, gomock.Any()).Return(domain.User{}, errInternal)
+				users.EXPECT().Update(gomock.Any(), sessionCred, gomock.Any()).Return(domain.User{}, errInternal)
 			},
 			checkResponse: requireInternalError,
 		},
