@@ -3,8 +3,11 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // TestSessionControl: a user lists and ends sessions, logs out everywhere, and a credential
@@ -89,6 +92,21 @@ func TestSessionControl(t *testing.T) {
 		requireRefreshRefused(t, app.refresh(t, other.Refresh))
 		requireErrorField(t, app.call(t, "GET", "/api/user", key, nil), http.StatusUnauthorized, "token")
 	})
+}
+
+// A code-login account has a random password nobody knows: it cannot change its credentials
+// with PUT /api/user (403 for any current password), and its sessions stay.
+func TestSessionControl_CodeOnlyAccount(t *testing.T) {
+	t.Parallel()
+	app := startApp(t, noAuthLimit)
+	email := "code-only." + strings.ToLower(testenv.RandomID(6)) + "@example.com"
+	app.call(t, "POST", "/api/users/login/code/send", "", map[string]any{"email": email}).Expect(t, http.StatusAccepted)
+	code := app.codeOf("email:" + email)
+	token := userOf(t, app.call(t, "POST", "/api/users/login/code", "", map[string]any{"email": email, "code": code}).
+		Expect(t, http.StatusOK))["token"].(string)
+	requireErrorField(t, app.call(t, "PUT", "/api/user", token, map[string]any{"user": map[string]any{"password": "my own password", "currentPassword": "anything"}}),
+		http.StatusForbidden, "currentPassword")
+	app.call(t, "PUT", "/api/user", token, map[string]any{"user": map[string]any{"bio": "still mine"}}).Expect(t, http.StatusOK)
 }
 
 // TestAPIKeyLimits: keys never manage the account, read keys only read, a key is never echoed
