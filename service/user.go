@@ -216,8 +216,12 @@ func (s *UserService) Current(ctx context.Context, userID int64) (domain.User, e
 // Update changes the current user's settings. Only the fields present in the input change.
 // Changing the email or password needs the current password (see stepUp), and ends every other
 // session and every API key of the user, in the same unit of work; the caller's session stays.
-// API keys never get here (the HTTP layer refuses them).
+// An API key is refused here too, not only by the HTTP layer (SessionOnly): a key must never
+// manage the account.
 func (s *UserService) Update(ctx context.Context, cred domain.Credential, in UpdateUserInput) (domain.User, error) {
+	if cred.IsAPIKey() {
+		return domain.User{}, domain.ErrForbidden
+	}
 	userID := cred.UserID
 	v := &domain.ValidationError{}
 	if in.Email != nil {

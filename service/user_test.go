@@ -759,6 +759,16 @@ func TestUserService_Update(t *testing.T) {
 			tc.check(t, u, err)
 		})
 	}
+
+	t.Run("an API key changes nothing", func(t *testing.T) {
+		t.Parallel()
+		svc, d := newUserService(t)
+		untouched(d)
+		d.repo.EXPECT().GetByID(gomock.Any(), gomock.Any()).Times(0)
+		key := domain.Credential{UserID: jake.ID, APIKeyID: 3, Scopes: []domain.Scope{domain.ScopeWrite}}
+		_, err := svc.Update(context.Background(), key, service.UpdateUserInput{Password: ptr("new-password"), CurrentPassword: "current-password"})
+		requireErrorIs(t, err, domain.ErrForbidden)
+	})
 }
 
 func wantUser(want domain.User) func(t *testing.T, u domain.User, err error) {

@@ -268,6 +268,17 @@ func TestCurrentUser(t *testing.T) {
 			},
 		},
 		{
+			name:    "an API key is never echoed back as token",
+			headers: map[string]string{"Authorization": "Bearer " + apiKeyToken},
+			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
+				users.EXPECT().Authenticate(gomock.Any(), apiKeyToken).Return(writeKeyCred, nil)
+				users.EXPECT().Current(gomock.Any(), authedID).Return(jake, nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireJSON(t, rec, http.StatusOK, strings.Replace(jakeJSON, `"token":"TOKEN"`, `"token":""`, 1))
+			},
+		},
+		{
 			name: "anonymous",
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				users.EXPECT().Authenticate(gomock.Any(), gomock.Any()).Times(0)
@@ -326,6 +337,44 @@ func TestUpdateUser(t *testing.T) {
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireJSON(t, rec, http.StatusOK, updatedJSON)
+			},
+		},
+		{
+			name:    "the current password is passed on",
+			headers: authHeader,
+			body:    `{"user":{"password":"new-password","currentPassword":"old-password"}}`,
+			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
+				expectAuth(users)
+				users.EXPECT().Update(gomock.Any(), sessionCred, service.UpdateUserInput{
+					Password: ptr("new-password"), CurrentPassword: "old-password",
+				}).Return(updated, nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireJSON(t, rec, http.StatusOK, updatedJSON)
+			},
+		},
+		{
+			name:    "a wrong current password is 403 on currentPassword",
+			headers: authHeader,
+			body:    `{"user":{"password":"new-password","currentPassword":"guess"}}`,
+			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
+				expectAuth(users)
+				users.EXPECT().Update(gomock.Any(), sessionCred, gomock.Any()).Return(domain.User{}, domain.ErrWrongCurrentPassword)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusForbidden, map[string][]string{"currentPassword": {"is wrong"}})
+			},
+		},
+		{
+			name:    "an API key never reaches the update, whatever it changes",
+			headers: map[string]string{"Authorization": "Bearer " + apiKeyToken},
+			body:    `{"user":{"email":"evil@example.com","password":"taken-over","bio":"x"}}`,
+			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
+				users.EXPECT().Authenticate(gomock.Any(), apiKeyToken).Return(writeKeyCred, nil)
+				users.EXPECT().Update(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusForbidden, map[string][]string{"token": {apiKeyRefusal}})
 			},
 		},
 		{
