@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
@@ -92,6 +93,75 @@ func TestSessionControl(t *testing.T) {
 		requireRefreshRefused(t, app.refresh(t, other.Refresh))
 		requireErrorField(t, app.call(t, "GET", "/api/user", key, nil), http.StatusUnauthorized, "token")
 	})
+}
+
+// A logged-out token cannot come back near its expiry: its revocation mark outlives the token's
+// lifetime plus the 5 s of clock skew the token check allows (it lived exactly the lifetime).
+func TestSessionControl_MarkOutlivesToken(t *testing.T) {
+	t.Parallel()
+	const verifySkew = 5 * time.Second
+	app := startApp(t, noAuthLimit)
+	acc := signUp(t, app, accountOpts{})
+	app.call(t, "POST", "/api/users/logout", acc.Token, nil).Expect(t, http.StatusNoContent)
+	left := testenv.NewRedis(t).Client.PTTL(t.Context(), revocationMarkKey(t, app.Cfg.RedisPrefix, acc.Token)).Val()
+	if lifetime := app.Cfg.JWTLifetime; left <= lifetime+verifySkew {
+		t.Fatalf("the revocation mark lives %s more; the token is accepted for up to %s", left, lifetime+verifySkew)
+	}
+}
+
+// Concurrent credential changes that rest on one current password, from several sessions of the
+// user: exactly one wins, the others are refused (their password is no longer the account's, or
+// their session was ended by the winner), and the account ends with the winner's password.
+func TestSessionControl_ConcurrentPasswordChanges(t *testing.T) {
+	t.Parallel()
+	app := startApp(t, noAuthLimit)
+	acc := signUp(t, app, accountOpts{})
+	const n = 6
+	sessions := []session{acc.session()}
+	for len(sessions) < n {
+		sessions = append(sessions, logIn(t, app, acc))
+	}
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	for i, s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := app.fetch(http.DefaultClient, "PUT", "/api/user", s.Access, map[string]any{"user": map[string]any{
+				"password": fmt.Sprintf("new password number %d", i), "currentPassword": acc.Password,
+			}})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			statuses[i] = res.Status
+		}()
+	}
+	wg.Wait()
+	winner := -1
+	for i, st := range statuses {
+		switch st {
+		case http.StatusOK:
+			if winner >= 0 {
+				t.Fatalf("sessions %d and %d both changed the password: %v", winner, i, statuses)
+			}
+			winner = i
+		case http.StatusForbidden, http.StatusUnauthorized:
+		default:
+			t.Fatalf("statuses %v", statuses)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("no change won: %v", statuses)
+	}
+	logIn(t, app, account{Email: acc.Email, Password: fmt.Sprintf("new password number %d", winner)})
+	for i, s := range sessions {
+		want := http.StatusUnauthorized
+		if i == winner {
+			want = http.StatusOK
+		}
+		app.call(t, "GET", "/api/user", s.Access, nil).Expect(t, want)
+	}
 }
 
 // A code-login account has a random password nobody knows: it cannot change its credentials
