@@ -19,6 +19,7 @@ type ApiKey struct {
 	CreatedAt  time.Time
 	LastUsedAt pgtype.Timestamptz
 	RevokedAt  pgtype.Timestamptz
+	Scopes     []string
 }
 
 type Article struct {
@@ -194,10 +195,12 @@ type RefreshToken struct {
 }
 
 type Session struct {
-	ID        string
-	UserID    int64
-	CreatedAt time.Time
-	RevokedAt pgtype.Timestamptz
+	ID         string
+	UserID     int64
+	CreatedAt  time.Time
+	RevokedAt  pgtype.Timestamptz
+	UserAgent  string
+	LastUsedAt pgtype.Timestamptz
 }
 
 type SiteArticleCount struct {

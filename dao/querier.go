@@ -11,10 +11,16 @@ import (
 
 type Querier interface {
 	// Finds a live key by hash and notes its use, at most once a minute so busy keys cost no write per request.
-	APIKeyAuthenticate(ctx context.Context, db DBTX, keyHash []byte) (int64, error)
+	APIKeyAuthenticate(ctx context.Context, db DBTX, keyHash []byte) (APIKeyAuthenticateRow, error)
+	APIKeyCountLive(ctx context.Context, db DBTX, userID int64) (int32, error)
 	APIKeyInsert(ctx context.Context, db DBTX, arg APIKeyInsertParams) (ApiKey, error)
 	APIKeyListByUser(ctx context.Context, db DBTX, userID int64) ([]ApiKey, error)
+	// Serializes key creation per user for the rest of the transaction, so the cap is counted and
+	// kept by one creation at a time (concurrent creates at the cap cannot all pass the count).
+	// (the user id seeds the hash of the lock's name).
+	APIKeyLockUser(ctx context.Context, db DBTX, userID int64) error
 	APIKeyRevoke(ctx context.Context, db DBTX, arg APIKeyRevokeParams) (int64, error)
+	APIKeyRevokeAllByUser(ctx context.Context, db DBTX, userID int64) (int64, error)
 	// The feed's articlesCount: one counts row per followed author.
 	ArticleCountFeed(ctx context.Context, db DBTX, followerID int64) (int64, error)
 	// articlesCount of two or three filters at once: exact up to @cap, and @cap beyond it.
@@ -196,13 +202,24 @@ type Querier interface {
 	RefreshTokenSpend(ctx context.Context, db DBTX, tokenHash []byte) error
 	SessionInsert(ctx context.Context, db DBTX, arg SessionInsertParams) error
 	SessionIsRevoked(ctx context.Context, db DBTX, id string) (bool, error)
+	// The user's sessions that can still be refreshed: not revoked, with an unspent refresh token
+	// that has not expired.
+	SessionListLiveByUser(ctx context.Context, db DBTX, userID int64) ([]SessionListLiveByUserRow, error)
 	// Stamps the revocation with the time of the statement (clock_timestamp, not the start of the
 	// transaction): the revocation-lease renewal finds recent revocations by revoked_at, so it should be
 	// close to the commit even in a long unit of work.
 	SessionRevoke(ctx context.Context, db DBTX, id string) (int64, error)
+	// Revokes every live session of the user except keep ('' keeps none), returning their ids so
+	// each gets its revocation mark.
+	SessionRevokeAllByUser(ctx context.Context, db DBTX, arg SessionRevokeAllByUserParams) ([]string, error)
+	// Revokes one of the user's live sessions; 0 rows: not the user's, unknown or already revoked.
+	SessionRevokeOwned(ctx context.Context, db DBTX, arg SessionRevokeOwnedParams) (int64, error)
 	// The sessions revoked in the last within_seconds by the clock of the database (no instance clock
 	// is involved), to copy into the revocation cache (sessions_revoked_idx).
 	SessionRevokedWithin(ctx context.Context, db DBTX, withinSeconds float64) ([]string, error)
+	// Notes a refresh as the session's last use: the only write that tracks use, so plain requests
+	// cost none.
+	SessionTouch(ctx context.Context, db DBTX, id string) error
 	// The tag cloud, read off the counts' popularity index.
 	TagListPopular(ctx context.Context, db DBTX, lim int32) ([]string, error)
 	UserGetByEmail(ctx context.Context, db DBTX, email string) (User, error)

@@ -14,26 +14,43 @@ import (
 
 const aPIKeyAuthenticate = `-- name: APIKeyAuthenticate :one
 WITH k AS (
-    SELECT id, user_id FROM api_keys WHERE key_hash = $1::bytea AND revoked_at IS NULL
+    SELECT id, user_id, scopes FROM api_keys WHERE key_hash = $1::bytea AND revoked_at IS NULL
 ), touched AS (
     UPDATE api_keys a SET last_used_at = now()
     FROM k WHERE a.id = k.id AND (a.last_used_at IS NULL OR a.last_used_at < now() - interval '1 minute')
 )
-SELECT k.user_id FROM k
+SELECT k.id, k.user_id, k.scopes FROM k
 `
 
+type APIKeyAuthenticateRow struct {
+	ID     int64
+	UserID int64
+	Scopes []string
+}
+
 // Finds a live key by hash and notes its use, at most once a minute so busy keys cost no write per request.
-func (q *Queries) APIKeyAuthenticate(ctx context.Context, db DBTX, keyHash []byte) (int64, error) {
+func (q *Queries) APIKeyAuthenticate(ctx context.Context, db DBTX, keyHash []byte) (APIKeyAuthenticateRow, error) {
 	row := db.QueryRow(ctx, aPIKeyAuthenticate, keyHash)
-	var user_id int64
-	err := row.Scan(&user_id)
-	return user_id, err
+	var i APIKeyAuthenticateRow
+	err := row.Scan(&i.ID, &i.UserID, &i.Scopes)
+	return i, err
+}
+
+const aPIKeyCountLive = `-- name: APIKeyCountLive :one
+SELECT count(*)::int FROM api_keys WHERE user_id = $1::bigint AND revoked_at IS NULL
+`
+
+func (q *Queries) APIKeyCountLive(ctx context.Context, db DBTX, userID int64) (int32, error) {
+	row := db.QueryRow(ctx, aPIKeyCountLive, userID)
+	var column_1 int32
+	err := row.Scan(&column_1)
+	return column_1, err
 }
 
 const aPIKeyInsert = `-- name: APIKeyInsert :one
-INSERT INTO api_keys (user_id, name, prefix, key_hash)
-VALUES ($1::bigint, $2::text, $3::text, $4::bytea)
-RETURNING id, user_id, name, prefix, key_hash, created_at, last_used_at, revoked_at
+INSERT INTO api_keys (user_id, name, prefix, key_hash, scopes)
+VALUES ($1::bigint, $2::text, $3::text, $4::bytea, $5::text[])
+RETURNING id, user_id, name, prefix, key_hash, created_at, last_used_at, revoked_at, scopes
 `
 
 type APIKeyInsertParams struct {
@@ -41,6 +58,7 @@ type APIKeyInsertParams struct {
 	Name    string
 	Prefix  string
 	KeyHash []byte
+	Scopes  []string
 }
 
 func (q *Queries) APIKeyInsert(ctx context.Context, db DBTX, arg APIKeyInsertParams) (ApiKey, error) {
@@ -49,6 +67,7 @@ func (q *Queries) APIKeyInsert(ctx context.Context, db DBTX, arg APIKeyInsertPar
 		arg.Name,
 		arg.Prefix,
 		arg.KeyHash,
+		arg.Scopes,
 	)
 	var i ApiKey
 	err := row.Scan(
@@ -60,12 +79,13 @@ func (q *Queries) APIKeyInsert(ctx context.Context, db DBTX, arg APIKeyInsertPar
 		&i.CreatedAt,
 		&i.LastUsedAt,
 		&i.RevokedAt,
+		&i.Scopes,
 	)
 	return i, err
 }
 
 const aPIKeyListByUser = `-- name: APIKeyListByUser :many
-SELECT id, user_id, name, prefix, key_hash, created_at, last_used_at, revoked_at FROM api_keys WHERE user_id = $1::bigint AND revoked_at IS NULL ORDER BY created_at DESC, id DESC
+SELECT id, user_id, name, prefix, key_hash, created_at, last_used_at, revoked_at, scopes FROM api_keys WHERE user_id = $1::bigint AND revoked_at IS NULL ORDER BY created_at DESC, id DESC
 `
 
 func (q *Queries) APIKeyListByUser(ctx context.Context, db DBTX, userID int64) ([]ApiKey, error) {
@@ -86,6 +106,7 @@ func (q *Queries) APIKeyListByUser(ctx context.Context, db DBTX, userID int64) (
 			&i.CreatedAt,
 			&i.LastUsedAt,
 			&i.RevokedAt,
+			&i.Scopes,
 		); err != nil {
 			return nil, err
 		}
@@ -95,6 +116,18 @@ func (q *Queries) APIKeyListByUser(ctx context.Context, db DBTX, userID int64) (
 		return nil, err
 	}
 	return items, nil
+}
+
+const aPIKeyLockUser = `-- name: APIKeyLockUser :exec
+SELECT pg_advisory_xact_lock(hashtextextended('api_keys', $1::bigint))
+`
+
+// Serializes key creation per user for the rest of the transaction, so the cap is counted and
+// kept by one creation at a time (concurrent creates at the cap cannot all pass the count).
+// (the user id seeds the hash of the lock's name).
+func (q *Queries) APIKeyLockUser(ctx context.Context, db DBTX, userID int64) error {
+	_, err := db.Exec(ctx, aPIKeyLockUser, userID)
+	return err
 }
 
 const aPIKeyRevoke = `-- name: APIKeyRevoke :execrows
@@ -108,6 +141,18 @@ type APIKeyRevokeParams struct {
 
 func (q *Queries) APIKeyRevoke(ctx context.Context, db DBTX, arg APIKeyRevokeParams) (int64, error) {
 	result, err := db.Exec(ctx, aPIKeyRevoke, arg.ID, arg.UserID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const aPIKeyRevokeAllByUser = `-- name: APIKeyRevokeAllByUser :execrows
+UPDATE api_keys SET revoked_at = now() WHERE user_id = $1::bigint AND revoked_at IS NULL
+`
+
+func (q *Queries) APIKeyRevokeAllByUser(ctx context.Context, db DBTX, userID int64) (int64, error) {
+	result, err := db.Exec(ctx, aPIKeyRevokeAllByUser, userID)
 	if err != nil {
 		return 0, err
 	}
@@ -254,16 +299,17 @@ func (q *Queries) RefreshTokenSpend(ctx context.Context, db DBTX, tokenHash []by
 }
 
 const sessionInsert = `-- name: SessionInsert :exec
-INSERT INTO sessions (id, user_id) VALUES ($1::text, $2::bigint)
+INSERT INTO sessions (id, user_id, user_agent) VALUES ($1::text, $2::bigint, $3::text)
 `
 
 type SessionInsertParams struct {
-	ID     string
-	UserID int64
+	ID        string
+	UserID    int64
+	UserAgent string
 }
 
 func (q *Queries) SessionInsert(ctx context.Context, db DBTX, arg SessionInsertParams) error {
-	_, err := db.Exec(ctx, sessionInsert, arg.ID, arg.UserID)
+	_, err := db.Exec(ctx, sessionInsert, arg.ID, arg.UserID, arg.UserAgent)
 	return err
 }
 
@@ -278,6 +324,49 @@ func (q *Queries) SessionIsRevoked(ctx context.Context, db DBTX, id string) (boo
 	return column_1, err
 }
 
+const sessionListLiveByUser = `-- name: SessionListLiveByUser :many
+SELECT s.id, s.user_agent, s.created_at, s.last_used_at
+FROM sessions s
+WHERE s.user_id = $1::bigint AND s.revoked_at IS NULL
+  AND EXISTS (SELECT 1 FROM refresh_tokens r
+              WHERE r.session_id = s.id AND r.spent_at IS NULL AND r.expires_at > now())
+ORDER BY COALESCE(s.last_used_at, s.created_at) DESC, s.id
+`
+
+type SessionListLiveByUserRow struct {
+	ID         string
+	UserAgent  string
+	CreatedAt  time.Time
+	LastUsedAt pgtype.Timestamptz
+}
+
+// The user's sessions that can still be refreshed: not revoked, with an unspent refresh token
+// that has not expired.
+func (q *Queries) SessionListLiveByUser(ctx context.Context, db DBTX, userID int64) ([]SessionListLiveByUserRow, error) {
+	rows, err := db.Query(ctx, sessionListLiveByUser, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SessionListLiveByUserRow{}
+	for rows.Next() {
+		var i SessionListLiveByUserRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.UserAgent,
+			&i.CreatedAt,
+			&i.LastUsedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const sessionRevoke = `-- name: SessionRevoke :one
 UPDATE sessions SET revoked_at = COALESCE(revoked_at, clock_timestamp()) WHERE id = $1::text RETURNING user_id
 `
@@ -290,6 +379,58 @@ func (q *Queries) SessionRevoke(ctx context.Context, db DBTX, id string) (int64,
 	var user_id int64
 	err := row.Scan(&user_id)
 	return user_id, err
+}
+
+const sessionRevokeAllByUser = `-- name: SessionRevokeAllByUser :many
+UPDATE sessions SET revoked_at = clock_timestamp()
+WHERE user_id = $1::bigint AND revoked_at IS NULL AND id <> $2::text
+RETURNING id
+`
+
+type SessionRevokeAllByUserParams struct {
+	UserID int64
+	Keep   string
+}
+
+// Revokes every live session of the user except keep (” keeps none), returning their ids so
+// each gets its revocation mark.
+func (q *Queries) SessionRevokeAllByUser(ctx context.Context, db DBTX, arg SessionRevokeAllByUserParams) ([]string, error) {
+	rows, err := db.Query(ctx, sessionRevokeAllByUser, arg.UserID, arg.Keep)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sessionRevokeOwned = `-- name: SessionRevokeOwned :execrows
+UPDATE sessions SET revoked_at = clock_timestamp()
+WHERE id = $1::text AND user_id = $2::bigint AND revoked_at IS NULL
+`
+
+type SessionRevokeOwnedParams struct {
+	ID     string
+	UserID int64
+}
+
+// Revokes one of the user's live sessions; 0 rows: not the user's, unknown or already revoked.
+func (q *Queries) SessionRevokeOwned(ctx context.Context, db DBTX, arg SessionRevokeOwnedParams) (int64, error) {
+	result, err := db.Exec(ctx, sessionRevokeOwned, arg.ID, arg.UserID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const sessionRevokedWithin = `-- name: SessionRevokedWithin :many
@@ -316,4 +457,15 @@ func (q *Queries) SessionRevokedWithin(ctx context.Context, db DBTX, withinSecon
 		return nil, err
 	}
 	return items, nil
+}
+
+const sessionTouch = `-- name: SessionTouch :exec
+UPDATE sessions SET last_used_at = now() WHERE id = $1::text
+`
+
+// Notes a refresh as the session's last use: the only write that tracks use, so plain requests
+// cost none.
+func (q *Queries) SessionTouch(ctx context.Context, db DBTX, id string) error {
+	_, err := db.Exec(ctx, sessionTouch, id)
+	return err
 }

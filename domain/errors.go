@@ -100,3 +100,7 @@ var ErrIdempotencyMismatch = errors.New("idempotency key reused with a different
 
 // ErrRefreshInvalid means a refresh token is unknown, expired, spent or of a revoked session.
 var ErrRefreshInvalid = fmt.Errorf("%w: refresh token is invalid", ErrUnauthorized)
+
+// ErrWrongCurrentPassword means a credential change named a current password that is not the
+// account's. The caller is signed in, so it is forbidden, not unauthorized.
+var ErrWrongCurrentPassword = fmt.Errorf("%w: current password is wrong", ErrForbidden)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"time"
 )
@@ -27,6 +28,7 @@ type APIKey struct {
 	UserID     int64
 	Name       string
 	Prefix     string
+	Scopes     []Scope
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 }
@@ -65,3 +67,76 @@ type RateDecision struct {
 	Remaining int
 	Reset     time.Duration // until the window ends
 }
+
+// Scope is what an API key may do. No scope includes account management (credentials, keys,
+// sessions): only a login session may do that.
+type Scope string
+
+const (
+	// ScopeRead allows only reading requests (GET).
+	ScopeRead Scope = "read"
+	// ScopeWrite allows every request except account management; it is the default.
+	ScopeWrite Scope = "write"
+)
+
+// ParseScopes checks a key's requested scopes: empty means the default (write); duplicates are
+// dropped.
+func ParseScopes(in []string) ([]Scope, error) {
+	if len(in) == 0 {
+		return []Scope{ScopeWrite}, nil
+	}
+	var out []Scope
+	seen := map[Scope]bool{}
+	for _, s := range in {
+		sc := Scope(s)
+		if sc != ScopeRead && sc != ScopeWrite {
+			return nil, NewValidationError("scopes", `may hold only "read" and "write"`)
+		}
+		if !seen[sc] {
+			seen[sc] = true
+			out = append(out, sc)
+		}
+	}
+	return out, nil
+}
+
+// Credential is who a request speaks for and with what: a login session (SessionID set) or an
+// API key (APIKeyID set, with its scopes).
+type Credential struct {
+	UserID    int64
+	SessionID string
+	APIKeyID  int64
+	Scopes    []Scope
+}
+
+// IsAPIKey reports whether the request was made with an API key.
+func (c Credential) IsAPIKey() bool { return c.APIKeyID != 0 }
+
+// CanWrite reports whether the credential may make changing requests: every session may, an API
+// key only with the write scope.
+func (c Credential) CanWrite() bool {
+	if !c.IsAPIKey() {
+		return true
+	}
+	for _, s := range c.Scopes {
+		if s == ScopeWrite {
+			return true
+		}
+	}
+	return false
+}
+
+// SessionInfo describes one live login session to its owner.
+type SessionInfo struct {
+	ID         string
+	UserAgent  string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time // last refresh; nil until the first
+	Current    bool       // the session of the request that listed it
+}
+
+// MaxUserAgentLen bounds the user agent recorded with a session.
+const MaxUserAgentLen = 256
+
+// ErrAPIKeyLimit means the user holds the most live API keys allowed.
+var ErrAPIKeyLimit = errors.New("too many api keys")

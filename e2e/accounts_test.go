@@ -57,7 +57,7 @@ func TestAccountsJourney(t *testing.T) {
 	// Update: bio, image, username and password; the old password stops working.
 	upd := app.Do("PUT", "/api/user", token, map[string]any{"user": map[string]any{
 		"bio": "I like to skateboard", "image": "https://i.stack.imgur.com/xHWG8.jpg",
-		"username": "jake2", "password": "newpassword1",
+		"username": "jake2", "password": "newpassword1", "currentPassword": "jakejakejake",
 	}}).Expect(t, http.StatusOK)
 	if u := userOf(t, upd); u["bio"] != "I like to skateboard" || u["username"] != "jake2" || u["image"] != "https://i.stack.imgur.com/xHWG8.jpg" {
 		t.Fatalf("update answered %s", upd.Body)

@@ -117,4 +117,43 @@ func TestRevocationIsGlobal(t *testing.T) {
 		a.call(t, "DELETE", path, live.Access, nil).Expect(t, http.StatusNoContent)
 		requireStatus(t, http.StatusUnauthorized, key, b, c, a)
 	})
+
+	// Ending many sessions at once marks each of them: all are refused everywhere at once.
+	t.Run("logout all on A: every session is refused by B and C at once", func(t *testing.T) {
+		other := signUp(t, b, accountOpts{})
+		sessions := []session{other.session(), logIn(t, b, other), logIn(t, c, other), logIn(t, a, other)}
+		for _, s := range sessions {
+			requireStatus(t, http.StatusOK, s.Access, a, b, c)
+		}
+		a.call(t, "POST", "/api/users/logout", sessions[0].Access, map[string]any{"all": true}).Expect(t, http.StatusNoContent)
+		for _, s := range sessions {
+			requireStatus(t, http.StatusUnauthorized, s.Access, b, c, a)
+			requireRefreshRefused(t, c.refresh(t, s.Refresh))
+		}
+		requireStatus(t, http.StatusOK, live.Access, a, b, c)
+	})
+
+	t.Run("A cut from Redis: a password change on A ends the other sessions on B and C at once, and keeps A's", func(t *testing.T) {
+		other := signUp(t, b, accountOpts{})
+		kept := logIn(t, a, other)
+		ended := []session{other.session(), logIn(t, b, other), logIn(t, c, other)}
+		for _, s := range append(ended, kept) {
+			requireStatus(t, http.StatusOK, s.Access, a, b, c)
+		}
+		restore := cutA(t)
+		timed(t, "password change with Redis cut", func() {
+			a.call(t, "PUT", "/api/user", kept.Access, map[string]any{"user": map[string]any{
+				"password": "a fleet-wide new password", "currentPassword": other.Password,
+			}}).Expect(t, http.StatusOK)
+		})
+		for _, s := range ended {
+			requireStatus(t, http.StatusUnauthorized, s.Access, b, c, a)
+		}
+		requireStatus(t, http.StatusOK, kept.Access, b, c, a)
+		restore()
+		for _, s := range ended {
+			requireStatus(t, http.StatusUnauthorized, s.Access, a, b, c)
+		}
+		requireStatus(t, http.StatusOK, kept.Access, a, b, c)
+	})
 }

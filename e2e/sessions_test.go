@@ -438,7 +438,7 @@ func TestAPIKeys(t *testing.T) {
 	})
 
 	t.Run("a key cannot log out a session", func(t *testing.T) {
-		app.call(t, "POST", "/api/users/logout", "", nil, "Authorization", "Bearer "+key).Expect(t, http.StatusUnauthorized)
+		requireErrorField(t, app.call(t, "POST", "/api/users/logout", "", nil, "Authorization", "Bearer "+key), http.StatusForbidden, "token")
 	})
 
 	t.Run("unknown keys and bad names", func(t *testing.T) {

@@ -19,7 +19,34 @@ SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_st
 DELETE FROM idempotency_keys WHERE created_at < @before::timestamptz;
 
 -- name: SessionInsert :exec
-INSERT INTO sessions (id, user_id) VALUES (@id::text, @user_id::bigint);
+INSERT INTO sessions (id, user_id, user_agent) VALUES (@id::text, @user_id::bigint, @user_agent::text);
+
+-- name: SessionTouch :exec
+-- Notes a refresh as the session's last use: the only write that tracks use, so plain requests
+-- cost none.
+UPDATE sessions SET last_used_at = now() WHERE id = @id::text;
+
+-- name: SessionListLiveByUser :many
+-- The user's sessions that can still be refreshed: not revoked, with an unspent refresh token
+-- that has not expired.
+SELECT s.id, s.user_agent, s.created_at, s.last_used_at
+FROM sessions s
+WHERE s.user_id = @user_id::bigint AND s.revoked_at IS NULL
+  AND EXISTS (SELECT 1 FROM refresh_tokens r
+              WHERE r.session_id = s.id AND r.spent_at IS NULL AND r.expires_at > now())
+ORDER BY COALESCE(s.last_used_at, s.created_at) DESC, s.id;
+
+-- name: SessionRevokeOwned :execrows
+-- Revokes one of the user's live sessions; 0 rows: not the user's, unknown or already revoked.
+UPDATE sessions SET revoked_at = clock_timestamp()
+WHERE id = @id::text AND user_id = @user_id::bigint AND revoked_at IS NULL;
+
+-- name: SessionRevokeAllByUser :many
+-- Revokes every live session of the user except keep ('' keeps none), returning their ids so
+-- each gets its revocation mark.
+UPDATE sessions SET revoked_at = clock_timestamp()
+WHERE user_id = @user_id::bigint AND revoked_at IS NULL AND id <> @keep::text
+RETURNING id;
 
 -- name: SessionRevoke :one
 -- Stamps the revocation with the time of the statement (clock_timestamp, not the start of the
@@ -44,10 +71,22 @@ FOR UPDATE OF r;
 -- name: RefreshTokenSpend :exec
 UPDATE refresh_tokens SET spent_at = now() WHERE token_hash = @token_hash::bytea;
 
+-- name: APIKeyLockUser :exec
+-- Serializes key creation per user for the rest of the transaction, so the cap is counted and
+-- kept by one creation at a time (concurrent creates at the cap cannot all pass the count).
+-- (the user id seeds the hash of the lock's name).
+SELECT pg_advisory_xact_lock(hashtextextended('api_keys', @user_id::bigint));
+
+-- name: APIKeyCountLive :one
+SELECT count(*)::int FROM api_keys WHERE user_id = @user_id::bigint AND revoked_at IS NULL;
+
 -- name: APIKeyInsert :one
-INSERT INTO api_keys (user_id, name, prefix, key_hash)
-VALUES (@user_id::bigint, @name::text, @prefix::text, @key_hash::bytea)
+INSERT INTO api_keys (user_id, name, prefix, key_hash, scopes)
+VALUES (@user_id::bigint, @name::text, @prefix::text, @key_hash::bytea, @scopes::text[])
 RETURNING *;
+
+-- name: APIKeyRevokeAllByUser :execrows
+UPDATE api_keys SET revoked_at = now() WHERE user_id = @user_id::bigint AND revoked_at IS NULL;
 
 -- name: APIKeyListByUser :many
 SELECT * FROM api_keys WHERE user_id = @user_id::bigint AND revoked_at IS NULL ORDER BY created_at DESC, id DESC;
@@ -58,12 +97,12 @@ UPDATE api_keys SET revoked_at = now() WHERE id = @id::bigint AND user_id = @use
 -- name: APIKeyAuthenticate :one
 -- Finds a live key by hash and notes its use, at most once a minute so busy keys cost no write per request.
 WITH k AS (
-    SELECT id, user_id FROM api_keys WHERE key_hash = @key_hash::bytea AND revoked_at IS NULL
+    SELECT id, user_id, scopes FROM api_keys WHERE key_hash = @key_hash::bytea AND revoked_at IS NULL
 ), touched AS (
     UPDATE api_keys a SET last_used_at = now()
     FROM k WHERE a.id = k.id AND (a.last_used_at IS NULL OR a.last_used_at < now() - interval '1 minute')
 )
-SELECT k.user_id FROM k;
+SELECT k.id, k.user_id, k.scopes FROM k;
 
 -- name: SessionRevokedWithin :many
 -- The sessions revoked in the last within_seconds by the clock of the database (no instance clock

@@ -26,17 +26,17 @@ func NewSessionRepository(pool *pgxpool.Pool, q dao.Querier) *SessionRepository 
 }
 
 // Create opens a session with its first refresh token, in a unit of work of its own.
-func (r *SessionRepository) Create(ctx context.Context, sessionID string, userID int64, refreshHash []byte, expires time.Time) error {
+func (r *SessionRepository) Create(ctx context.Context, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time) error {
 	return inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		return r.CreateIn(ctx, tx, sessionID, userID, refreshHash, expires)
+		return r.CreateIn(ctx, tx, sessionID, userID, userAgent, refreshHash, expires)
 	})
 }
 
 // CreateIn opens a session with its first refresh token in the caller's unit of work.
-func (r *SessionRepository) CreateIn(ctx context.Context, stx service.Tx, sessionID string, userID int64, refreshHash []byte, expires time.Time) error {
+func (r *SessionRepository) CreateIn(ctx context.Context, stx service.Tx, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time) error {
 	tx := txOf(stx)
 	return tx.savepoint(ctx, func(tx pgx.Tx) error {
-		if err := queries.SessionInsert(ctx, tx, dao.SessionInsertParams{ID: sessionID, UserID: userID}); err != nil {
+		if err := queries.SessionInsert(ctx, tx, dao.SessionInsertParams{ID: sessionID, UserID: userID, UserAgent: userAgent}); err != nil {
 			return wrapf(err, "create session")
 		}
 		return wrapf(queries.RefreshTokenInsert(ctx, tx, dao.RefreshTokenInsertParams{TokenHash: refreshHash, SessionID: sessionID, ExpiresAt: expires}), "store refresh token")
@@ -74,6 +74,9 @@ func (r *SessionRepository) Rotate(ctx context.Context, hash, nextHash []byte, n
 		if err := queries.RefreshTokenSpend(ctx, tx, hash); err != nil {
 			return wrapf(err, "spend refresh token")
 		}
+		if err := queries.SessionTouch(ctx, tx, row.SessionID); err != nil {
+			return wrapf(err, "note session use")
+		}
 		return wrapf(queries.RefreshTokenInsert(ctx, tx, dao.RefreshTokenInsertParams{TokenHash: nextHash, SessionID: row.SessionID, ExpiresAt: nextExpires}), "store refresh token")
 	})
 	if err == nil && revoked {
@@ -89,6 +92,52 @@ func (r *SessionRepository) Revoke(ctx context.Context, sessionID string) error 
 		return nil
 	}
 	return wrapf(err, "revoke session")
+}
+
+// RevokeOwned ends userID's live session sessionID; any other is domain.ErrNotFound.
+func (r *SessionRepository) RevokeOwned(ctx context.Context, userID int64, sessionID string) error {
+	n, err := r.q.SessionRevokeOwned(ctx, r.pool, dao.SessionRevokeOwnedParams{ID: sessionID, UserID: userID})
+	if err != nil {
+		return wrapf(err, "revoke session")
+	}
+	if n == 0 {
+		return domain.ErrNotFound
+	}
+	return nil
+}
+
+// RevokeAll ends every live session of userID and returns their ids.
+func (r *SessionRepository) RevokeAll(ctx context.Context, userID int64) ([]string, error) {
+	var ids []string
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+		var err error
+		ids, err = r.RevokeAllIn(ctx, tx, userID, "")
+		return err
+	})
+	return ids, err
+}
+
+// RevokeAllIn ends every live session of userID but keep in the caller's unit of work.
+func (r *SessionRepository) RevokeAllIn(ctx context.Context, stx service.Tx, userID int64, keep string) ([]string, error) {
+	ids, err := queries.SessionRevokeAllByUser(ctx, txOf(stx), dao.SessionRevokeAllByUserParams{UserID: userID, Keep: keep})
+	return ids, wrapf(err, "revoke sessions of user %d", userID)
+}
+
+// ListLive lists userID's sessions that can still be refreshed.
+func (r *SessionRepository) ListLive(ctx context.Context, userID int64) ([]domain.SessionInfo, error) {
+	rows, err := r.q.SessionListLiveByUser(ctx, r.pool, userID)
+	if err != nil {
+		return nil, wrapf(err, "list sessions of user %d", userID)
+	}
+	out := make([]domain.SessionInfo, len(rows))
+	for i, row := range rows {
+		out[i] = domain.SessionInfo{ID: row.ID, UserAgent: row.UserAgent, CreatedAt: row.CreatedAt}
+		if row.LastUsedAt.Valid {
+			t := row.LastUsedAt.Time
+			out[i].LastUsedAt = &t
+		}
+	}
+	return out, nil
 }
 
 // IsRevoked reports whether a session was revoked (an unknown session counts as revoked).
@@ -117,13 +166,42 @@ func NewAPIKeyRepository(pool *pgxpool.Pool, q dao.Querier) *APIKeyRepository {
 	return &APIKeyRepository{pool: pool, q: q}
 }
 
-// Create stores a new key's hash and prefix.
-func (r *APIKeyRepository) Create(ctx context.Context, userID int64, name, prefix string, hash []byte) (domain.APIKey, error) {
-	row, err := r.q.APIKeyInsert(ctx, r.pool, dao.APIKeyInsertParams{UserID: userID, Name: name, Prefix: prefix, KeyHash: hash})
+// Create stores a new key's hash, prefix and scopes unless userID holds max live keys already
+// (domain.ErrAPIKeyLimit). Creations by one user take a transaction-scoped lock first, so the
+// count and the insert are one step: concurrent creates at the cap cannot all pass the count.
+func (r *APIKeyRepository) Create(ctx context.Context, userID int64, name, prefix string, hash []byte, scopes []domain.Scope, max int) (domain.APIKey, error) {
+	var created dao.ApiKey
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+		if err := r.q.APIKeyLockUser(ctx, tx, userID); err != nil {
+			return wrapf(err, "lock api keys of user %d", userID)
+		}
+		live, err := r.q.APIKeyCountLive(ctx, tx, userID)
+		if err != nil {
+			return wrapf(err, "count api keys of user %d", userID)
+		}
+		if int(live) >= max {
+			return domain.ErrAPIKeyLimit
+		}
+		if len(scopes) == 0 {
+			scopes = []domain.Scope{domain.ScopeWrite}
+		}
+		names := make([]string, len(scopes))
+		for i, s := range scopes {
+			names[i] = string(s)
+		}
+		created, err = r.q.APIKeyInsert(ctx, tx, dao.APIKeyInsertParams{UserID: userID, Name: name, Prefix: prefix, KeyHash: hash, Scopes: names})
+		return wrapf(err, "create api key")
+	})
 	if err != nil {
-		return domain.APIKey{}, wrapf(err, "create api key")
+		return domain.APIKey{}, err
 	}
-	return apiKeyFromRow(row), nil
+	return apiKeyFromRow(created), nil
+}
+
+// RevokeAllIn revokes every live key of userID in the caller's unit of work.
+func (r *APIKeyRepository) RevokeAllIn(ctx context.Context, stx service.Tx, userID int64) error {
+	_, err := r.q.APIKeyRevokeAllByUser(ctx, txOf(stx), userID)
+	return wrapf(err, "revoke api keys of user %d", userID)
 }
 
 // List returns userID's live keys.
@@ -151,17 +229,28 @@ func (r *APIKeyRepository) Revoke(ctx context.Context, userID, id int64) error {
 	return nil
 }
 
-// Authenticate returns the owner of the live key with hash.
-func (r *APIKeyRepository) Authenticate(ctx context.Context, hash []byte) (int64, error) {
-	uid, err := r.q.APIKeyAuthenticate(ctx, r.pool, hash)
+// Authenticate returns the live key with hash as a credential.
+func (r *APIKeyRepository) Authenticate(ctx context.Context, hash []byte) (domain.Credential, error) {
+	row, err := r.q.APIKeyAuthenticate(ctx, r.pool, hash)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, domain.ErrUnauthorized
+		return domain.Credential{}, domain.ErrUnauthorized
 	}
-	return uid, wrapf(err, "authenticate api key")
+	if err != nil {
+		return domain.Credential{}, wrapf(err, "authenticate api key")
+	}
+	return domain.Credential{UserID: row.UserID, APIKeyID: row.ID, Scopes: scopesOf(row.Scopes)}, nil
+}
+
+func scopesOf(names []string) []domain.Scope {
+	out := make([]domain.Scope, len(names))
+	for i, n := range names {
+		out[i] = domain.Scope(n)
+	}
+	return out
 }
 
 func apiKeyFromRow(row dao.ApiKey) domain.APIKey {
-	k := domain.APIKey{ID: row.ID, UserID: row.UserID, Name: row.Name, Prefix: row.Prefix, CreatedAt: row.CreatedAt}
+	k := domain.APIKey{ID: row.ID, UserID: row.UserID, Name: row.Name, Prefix: row.Prefix, Scopes: scopesOf(row.Scopes), CreatedAt: row.CreatedAt}
 	if row.LastUsedAt.Valid {
 		t := row.LastUsedAt.Time
 		k.LastUsedAt = &t

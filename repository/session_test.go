@@ -89,7 +89,7 @@ func createSession(t *testing.T, s safetyEnv, o sessionOpts) openSession {
 		o.Expires = time.Now().Add(time.Hour)
 	}
 	sid := domain.NewSessionID()
-	if err := s.sessions.Create(t.Context(), sid, o.User.ID, domain.HashSecret(o.Refresh), o.Expires); err != nil {
+	if err := s.sessions.Create(t.Context(), sid, o.User.ID, "test-agent", domain.HashSecret(o.Refresh), o.Expires); err != nil {
 		t.Fatalf("create session: %v", err)
 	}
 	return openSession{ID: sid, UserID: o.User.ID, Refresh: o.Refresh}
@@ -298,11 +298,11 @@ func TestAPIKeyRepository(t *testing.T) {
 	t.Run("create, list, authenticate, revoke", func(t *testing.T) {
 		t.Parallel()
 		owner := createUser(t, s.users, userOpts{})
-		k1, err := s.keys.Create(ctx, owner.ID, "ci", "iw_aaaaaa", domain.HashSecret("iw_key-one"))
+		k1, err := s.keys.Create(ctx, owner.ID, "ci", "iw_aaaaaa", domain.HashSecret("iw_key-one"), nil, service.MaxAPIKeys)
 		if err != nil {
 			t.Fatal(err)
 		}
-		k2, err := s.keys.Create(ctx, owner.ID, "laptop", "iw_bbbbbb", domain.HashSecret("iw_key-two"))
+		k2, err := s.keys.Create(ctx, owner.ID, "laptop", "iw_bbbbbb", domain.HashSecret("iw_key-two"), nil, service.MaxAPIKeys)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,9 +314,9 @@ func TestAPIKeyRepository(t *testing.T) {
 			t.Fatalf("List = %+v, %v; want k2 then k1", list, err)
 		}
 
-		uid, err := s.keys.Authenticate(ctx, domain.HashSecret("iw_key-one"))
-		if err != nil || uid != owner.ID {
-			t.Fatalf("Authenticate = %d, %v", uid, err)
+		cred, err := s.keys.Authenticate(ctx, domain.HashSecret("iw_key-one"))
+		if err != nil || cred.UserID != owner.ID || cred.APIKeyID != k1.ID || len(cred.Scopes) != 1 || cred.Scopes[0] != domain.ScopeWrite {
+			t.Fatalf("Authenticate = %+v, %v; want owner %d, key %d, scopes [write] (the default)", cred, err, owner.ID, k1.ID)
 		}
 		list, _ = s.keys.List(ctx, owner.ID)
 		if list[1].LastUsedAt == nil || list[0].LastUsedAt != nil {
@@ -466,7 +466,7 @@ func TestIdempotencyStore(t *testing.T) {
 				runs++
 				sid := domain.NewSessionID()
 				sids = append(sids, sid)
-				if err := s.sessions.CreateIn(ctx, tx, sid, u.ID, domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
+				if err := s.sessions.CreateIn(ctx, tx, sid, u.ID, "", domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
 					t.Errorf("write inside the request: %v", err)
 				}
 				return domain.StoredResponse{Status: status, Body: []byte(`{"status":"` + time.Now().String() + `"}`)}
@@ -503,7 +503,7 @@ func TestIdempotencyStore(t *testing.T) {
 		u := createUser(t, s.users, userOpts{})
 		sid := domain.NewSessionID()
 		requireCall(t, do(t, scope, "k", "h", func(ctx context.Context, tx service.Tx) domain.StoredResponse {
-			if err := s.sessions.CreateIn(ctx, tx, sid, u.ID, domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
+			if err := s.sessions.CreateIn(ctx, tx, sid, u.ID, "", domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
 				t.Errorf("write inside the request: %v", err)
 			}
 			// Not visible outside the transaction yet.
@@ -526,7 +526,7 @@ func TestIdempotencyStore(t *testing.T) {
 		got := do(t, scope, "k", "h", func(ctx context.Context, tx service.Tx) domain.StoredResponse {
 			// A write that succeeds, then one that fails inside the request's unit of work, as a
 			// registration with a taken email does.
-			if err := s.sessions.CreateIn(ctx, tx, sid, taken.ID, domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
+			if err := s.sessions.CreateIn(ctx, tx, sid, taken.ID, "", domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
 				t.Errorf("first write: %v", err)
 			}
 			_, err := s.users.CreateIn(ctx, tx, domain.User{Email: taken.Email, Username: uniqueName("dup"), PasswordHash: "x"})

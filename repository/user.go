@@ -102,6 +102,12 @@ func (r *UserRepository) GetByEmail(ctx context.Context, email string) (domain.U
 // Update locks the user's row, applies change and writes the result, all in one transaction; then
 // it drops the cache entries under the old and the new username.
 func (r *UserRepository) Update(ctx context.Context, id int64, change func(*domain.User) error) (domain.User, error) {
+	return r.UpdateTx(ctx, id, func(_ service.Tx, u *domain.User) error { return change(u) })
+}
+
+// UpdateTx is Update whose change also gets the unit of work, so writes it makes commit with
+// the user's.
+func (r *UserRepository) UpdateTx(ctx context.Context, id int64, change func(tx service.Tx, u *domain.User) error) (domain.User, error) {
 	var before, after dao.User
 	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
 		row, err := queries.UserGetByIDForUpdate(ctx, tx, id)
@@ -110,7 +116,7 @@ func (r *UserRepository) Update(ctx context.Context, id int64, change func(*doma
 		}
 		before = row
 		u := userFromRow(row)
-		if err := change(&u); err != nil {
+		if err := change(tx, &u); err != nil {
 			return err
 		}
 		after, err = queries.UserUpdate(ctx, tx, dao.UserUpdateParams{

@@ -261,9 +261,10 @@ func (userSessions) Start(_ context.Context, userID int64) (domain.Tokens, error
 func (u userSessions) StartIn(ctx context.Context, _ service.Tx, userID int64) (domain.Tokens, error) {
 	return u.Start(ctx, userID)
 }
-func (userSessions) Authenticate(context.Context, string) (int64, error) {
-	return 0, domain.ErrUnauthorized
+func (userSessions) Authenticate(context.Context, string) (domain.Credential, error) {
+	return domain.Credential{}, domain.ErrUnauthorized
 }
+func (userSessions) RevokeAllIn(context.Context, service.Tx, int64, string, bool) error { return nil }
 
 // TestCodeLogin_ConcurrentFirstLogins: twenty first logins racing for one new email (or phone),
 // written in different ways, create exactly one account and all log into it.

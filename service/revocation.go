@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -42,7 +43,7 @@ func (s *SessionService) remember(ctx context.Context, sid string) {
 	safe := s.now().Add(s.cfg.RevocationLease + leaseSlack)
 	pause := markRetryFirst
 	for attempt := 1; ; attempt++ {
-		err := s.revoked.Revoke(context.WithoutCancel(ctx), sid, s.cfg.AccessTTL)
+		err := s.revoked.Revoke(context.WithoutCancel(ctx), sid, s.markTTL())
 		if err == nil {
 			if attempt > 1 {
 				s.log.InfoContext(ctx, "revocation reached Redis on a retry", "session", sid, "attempts", attempt)
@@ -66,6 +67,29 @@ func (s *SessionService) remember(ctx context.Context, sid string) {
 		}
 		pause = min(2*pause, markRetryLast)
 	}
+}
+
+// markTTL is how long a revocation's Redis mark lives: as long as the revocation matters (see
+// revocationWindow), so a token issued just before the revocation is refused until the token
+// check itself refuses it, clock skew included. A mark that lived exactly AccessTTL let a logged-out
+// token back in for the skew the check allows near its expiry.
+func (s *SessionService) markTTL() time.Duration { return s.revocationWindow() }
+
+// rememberAll is remember for many sessions at once (log out everywhere, a password change): each
+// gets its mark, a few at a time, and the call returns once every one is in force.
+func (s *SessionService) rememberAll(ctx context.Context, sids []string) {
+	const parallel = 8
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for _, sid := range sids {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			s.remember(ctx, sid)
+		}()
+	}
+	wg.Wait()
 }
 
 // revocationWindow is how far back a revocation still matters: a token issued just before it

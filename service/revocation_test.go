@@ -40,7 +40,7 @@ func stepThrough(t *testing.T, clk *testClock, call func() error) ([]clockWait, 
 func TestSessionService_RevocationRedisMissed(t *testing.T) {
 	t.Parallel()
 	logout := func(s *service.SessionService) func() error {
-		return func() error { return s.Logout(context.Background(), "ACCESS") }
+		return func() error { return s.Logout(context.Background(), "ACCESS", false) }
 	}
 	reuse := func(s *service.SessionService) func() error {
 		return func() error {
@@ -78,7 +78,7 @@ func TestSessionService_RevocationRedisMissed(t *testing.T) {
 			s, d := newSessionServiceOn(t, clk)
 			rv.stubs(d)
 			var attempts int
-			d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).DoAndReturn(
+			d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", markTTL).DoAndReturn(
 				func(context.Context, string, time.Duration) error { attempts++; return errRedis }).AnyTimes()
 
 			waits, err := stepThrough(t, clk, rv.call(s))
@@ -114,8 +114,8 @@ func TestSessionService_RevocationRedisMissed(t *testing.T) {
 			s, d := newSessionServiceOn(t, clk)
 			rv.stubs(d)
 			gomock.InOrder(
-				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).Return(errRedis),
-				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).Return(nil),
+				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", markTTL).Return(errRedis),
+				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", markTTL).Return(nil),
 			)
 			waits, err := stepThrough(t, clk, rv.call(s))
 			if err != nil {
@@ -135,7 +135,7 @@ func TestSessionService_RevocationRedisMissed(t *testing.T) {
 		clk := driven(sessionNow)
 		s, d := newSessionServiceOn(t, clk)
 		revokeIn["logout"].stubs(d)
-		d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).Return(nil)
+		d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", markTTL).Return(nil)
 		if waits, err := stepThrough(t, clk, logout(s)); err != nil || len(waits) != 0 {
 			t.Fatalf("Logout = %v after %d waits; want at once", err, len(waits))
 		}
@@ -146,10 +146,10 @@ func TestSessionService_RevocationRedisMissed(t *testing.T) {
 		clk := driven(sessionNow)
 		s, d := newSessionServiceOn(t, clk)
 		revokeIn["logout"].stubs(d)
-		d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).Return(errRedis)
+		d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", markTTL).Return(errRedis)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- s.Logout(ctx, "ACCESS") }()
+		go func() { done <- s.Logout(ctx, "ACCESS", false) }()
 		<-clk.waits // blocked in its first pause, which never ends
 		cancel()
 		if err := <-done; err != nil {

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -14,16 +15,27 @@ import (
 
 // SessionRepository stores login sessions (refresh-token families) and their refresh tokens.
 type SessionRepository interface {
-	Create(ctx context.Context, sessionID string, userID int64, refreshHash []byte, expires time.Time) error
+	// Create opens a session for the client named by userAgent with its first refresh token.
+	Create(ctx context.Context, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time) error
 	// CreateIn is Create in the caller's unit of work.
-	CreateIn(ctx context.Context, tx Tx, sessionID string, userID int64, refreshHash []byte, expires time.Time) error
+	CreateIn(ctx context.Context, tx Tx, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time) error
 	// Rotate spends the refresh token with hash and stores the next one in its session, atomically,
-	// returning the session's user and id. A token that was already spent revokes its whole
+	// returning the session's user and id, and notes the session's last use. A token that was already spent revokes its whole
 	// session (someone replayed it: theft) and is domain.ErrRefreshInvalid, as is an unknown,
 	// expired or revoked one; revoked reports whether this call revoked the session.
 	Rotate(ctx context.Context, hash, nextHash []byte, nextExpires, now time.Time) (userID int64, sessionID string, revoked bool, err error)
 	// Revoke ends a session; revoking twice is harmless.
 	Revoke(ctx context.Context, sessionID string) error
+	// RevokeOwned ends one of userID's live sessions, or is domain.ErrNotFound.
+	RevokeOwned(ctx context.Context, userID int64, sessionID string) error
+	// RevokeAll ends every live session of userID in a unit of work of its own, and returns the
+	// ids it ended.
+	RevokeAll(ctx context.Context, userID int64) ([]string, error)
+	// RevokeAllIn ends every live session of userID but keep ("" keeps none) in the caller's
+	// unit of work, and returns the ids it ended.
+	RevokeAllIn(ctx context.Context, tx Tx, userID int64, keep string) ([]string, error)
+	// ListLive lists userID's sessions that can still be refreshed, most recently used first.
+	ListLive(ctx context.Context, userID int64) ([]domain.SessionInfo, error)
 	IsRevoked(ctx context.Context, sessionID string) (bool, error)
 	// RevokedWithin lists the sessions revoked in the last d, by the database's clock.
 	RevokedWithin(ctx context.Context, d time.Duration) ([]string, error)
@@ -51,12 +63,17 @@ type RevocationCache interface {
 
 // APIKeyRepository stores API keys as hashes.
 type APIKeyRepository interface {
-	Create(ctx context.Context, userID int64, name, prefix string, hash []byte) (domain.APIKey, error)
+	// Create stores a key unless userID holds max live keys already (domain.ErrAPIKeyLimit); the
+	// count and the insert are one step for concurrent creates.
+	Create(ctx context.Context, userID int64, name, prefix string, hash []byte, scopes []domain.Scope, max int) (domain.APIKey, error)
 	List(ctx context.Context, userID int64) ([]domain.APIKey, error)
 	// Revoke returns domain.ErrNotFound unless userID owns a live key id.
 	Revoke(ctx context.Context, userID, id int64) error
-	// Authenticate returns the owner of the live key with hash, or domain.ErrUnauthorized.
-	Authenticate(ctx context.Context, hash []byte) (int64, error)
+	// RevokeAllIn revokes every live key of userID in the caller's unit of work.
+	RevokeAllIn(ctx context.Context, tx Tx, userID int64) error
+	// Authenticate returns the live key with hash as a credential (owner, id, scopes), or
+	// domain.ErrUnauthorized.
+	Authenticate(ctx context.Context, hash []byte) (domain.Credential, error)
 }
 
 // TokenManager issues and verifies access tokens, each tied to a login session. Verify returns
@@ -122,16 +139,17 @@ func NewSessionService(repo SessionRepository, revoked RevocationCache, tokens T
 }
 
 // Start opens a session for userID: a new refresh-token family and an access token tied to it.
+// The client is named by the User-Agent that WithUserAgent put in ctx.
 func (s *SessionService) Start(ctx context.Context, userID int64) (domain.Tokens, error) {
 	return s.start(userID, func(sid string, hash []byte, expires time.Time) error {
-		return s.repo.Create(ctx, sid, userID, hash, expires)
+		return s.repo.Create(ctx, sid, userID, userAgentOf(ctx), hash, expires)
 	})
 }
 
 // StartIn is Start in the caller's unit of work: the session exists exactly when tx commits.
 func (s *SessionService) StartIn(ctx context.Context, tx Tx, userID int64) (domain.Tokens, error) {
 	return s.start(userID, func(sid string, hash []byte, expires time.Time) error {
-		return s.repo.CreateIn(ctx, tx, sid, userID, hash, expires)
+		return s.repo.CreateIn(ctx, tx, sid, userID, userAgentOf(ctx), hash, expires)
 	})
 }
 
@@ -171,11 +189,14 @@ func (s *SessionService) Refresh(ctx context.Context, refresh string) (int64, do
 	return uid, domain.Tokens{Access: access, Refresh: next}, nil
 }
 
-// Logout ends the session the access token belongs to.
-func (s *SessionService) Logout(ctx context.Context, accessToken string) error {
-	_, sid, err := s.tokens.Verify(accessToken)
+// Logout ends the session the access token belongs to; with all, every session of its user.
+func (s *SessionService) Logout(ctx context.Context, accessToken string, all bool) error {
+	uid, sid, err := s.tokens.Verify(accessToken)
 	if err != nil || sid == "" {
 		return domain.ErrUnauthorized
+	}
+	if all {
+		return s.LogoutAll(ctx, uid)
 	}
 	if err := s.repo.Revoke(ctx, sid); err != nil {
 		return err
@@ -184,17 +205,18 @@ func (s *SessionService) Logout(ctx context.Context, accessToken string) error {
 	return nil
 }
 
-// Authenticate returns the user an access token or API key speaks for.
-func (s *SessionService) Authenticate(ctx context.Context, token string) (int64, error) {
+// Authenticate returns who an access token or API key speaks for, and with which rights.
+func (s *SessionService) Authenticate(ctx context.Context, token string) (domain.Credential, error) {
 	if domain.IsAPIKey(token) {
 		return s.keys.Authenticate(ctx, domain.HashSecret(token))
 	}
 	uid, sid, err := s.tokens.Verify(token)
 	if err != nil {
-		return 0, domain.ErrUnauthorized
+		return domain.Credential{}, domain.ErrUnauthorized
 	}
+	cred := domain.Credential{UserID: uid, SessionID: sid}
 	if sid == "" {
-		return uid, nil
+		return cred, nil
 	}
 	revoked, complete, err := s.revoked.IsRevoked(ctx, sid)
 	if err != nil || (!revoked && !complete) {
@@ -206,21 +228,25 @@ func (s *SessionService) Authenticate(ctx context.Context, token string) (int64,
 		}
 		s.Stats.PostgresChecks.Add(1)
 		if revoked, err = s.repo.IsRevoked(ctx, sid); err != nil {
-			return 0, err
+			return domain.Credential{}, err
 		}
 	}
 	if revoked {
-		return 0, domain.ErrUnauthorized
+		return domain.Credential{}, domain.ErrUnauthorized
 	}
-	return uid, nil
+	return cred, nil
 }
 
 // MaxAPIKeys bounds how many live keys one user may hold.
 const MaxAPIKeys = 20
 
 // CreateAPIKey makes a key for userID and returns it; the key itself is shown only here.
-func (s *SessionService) CreateAPIKey(ctx context.Context, userID int64, name string) (domain.APIKey, string, error) {
+func (s *SessionService) CreateAPIKey(ctx context.Context, userID int64, name string, scopes []string) (domain.APIKey, string, error) {
 	v := &domain.ValidationError{}
+	parsed, err := domain.ParseScopes(scopes)
+	if err != nil {
+		return domain.APIKey{}, "", err
+	}
 	switch {
 	case name == "":
 		v.Add("name", "can't be blank")
@@ -230,15 +256,11 @@ func (s *SessionService) CreateAPIKey(ctx context.Context, userID int64, name st
 	if err := v.OrNil(); err != nil {
 		return domain.APIKey{}, "", err
 	}
-	existing, err := s.keys.List(ctx, userID)
-	if err != nil {
-		return domain.APIKey{}, "", err
-	}
-	if len(existing) >= MaxAPIKeys {
+	key := domain.APIKeyPrefix + domain.NewSecret(32)
+	k, err := s.keys.Create(ctx, userID, name, key[:len(domain.APIKeyPrefix)+6], domain.HashSecret(key), parsed, MaxAPIKeys)
+	if errors.Is(err, domain.ErrAPIKeyLimit) {
 		return domain.APIKey{}, "", domain.NewValidationError("apiKey", fmt.Sprintf("you have %d keys already; revoke one first", MaxAPIKeys))
 	}
-	key := domain.APIKeyPrefix + domain.NewSecret(32)
-	k, err := s.keys.Create(ctx, userID, name, key[:len(domain.APIKeyPrefix)+6], domain.HashSecret(key))
 	if err != nil {
 		return domain.APIKey{}, "", err
 	}

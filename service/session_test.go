@@ -33,6 +33,10 @@ var sessionCfg = service.SessionConfig{AccessTTL: 15 * time.Minute, RefreshTTL: 
 // and a minute.
 const revocationWindow = 16 * time.Minute
 
+// markTTL is how long a revocation's Redis mark lives: the revocation window, so a logged-out
+// token cannot come back near its expiry, when the token check still allows clock skew (5 s).
+const markTTL = revocationWindow
+
 func newSessionService(t *testing.T) (*service.SessionService, sessionDeps) {
 	t.Helper()
 	return newSessionServiceOn(t, newTestClock(sessionNow))
@@ -70,8 +74,8 @@ func TestSessionService_Start(t *testing.T) {
 			name: "opens a family with the hashed refresh token and issues an access token of that session",
 			buildStubs: func(d sessionDeps, c *createdSession) {
 				gomock.InOrder(
-					d.repo.EXPECT().Create(gomock.Any(), gomock.Any(), int64(7), gomock.Any(), sessionNow.Add(sessionCfg.RefreshTTL)).
-						DoAndReturn(func(_ context.Context, sid string, _ int64, hash []byte, _ time.Time) error {
+					d.repo.EXPECT().Create(gomock.Any(), gomock.Any(), int64(7), "", gomock.Any(), sessionNow.Add(sessionCfg.RefreshTTL)).
+						DoAndReturn(func(_ context.Context, sid string, _ int64, _ string, hash []byte, _ time.Time) error {
 							c.sid, c.hash = sid, hash
 							return nil
 						}),
@@ -99,7 +103,7 @@ func TestSessionService_Start(t *testing.T) {
 		{
 			name: "storage failing issues nothing",
 			buildStubs: func(d sessionDeps, _ *createdSession) {
-				d.repo.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(errDB)
+				d.repo.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(errDB)
 				d.tokens.EXPECT().Issue(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, tok domain.Tokens, err error, _ *createdSession) {
@@ -174,7 +178,7 @@ func TestSessionService_Refresh(t *testing.T) {
 			refresh: "R0",
 			buildStubs: func(d sessionDeps, _ *[]byte) {
 				rotate(d).Return(int64(7), "sid-1", true, domain.ErrRefreshInvalid)
-				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).Return(nil)
+				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", markTTL).Return(nil)
 				d.tokens.EXPECT().Issue(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, uid int64, tok domain.Tokens, err error, _ []byte) {
@@ -189,7 +193,7 @@ func TestSessionService_Refresh(t *testing.T) {
 			refresh: "R0",
 			buildStubs: func(d sessionDeps, _ *[]byte) {
 				rotate(d).Return(int64(7), "sid-1", true, domain.ErrRefreshInvalid)
-				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).Return(errRedis).MinTimes(2)
+				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", markTTL).Return(errRedis).MinTimes(2)
 				d.tokens.EXPECT().Issue(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ int64, _ domain.Tokens, err error, _ []byte) {
@@ -262,7 +266,7 @@ func TestSessionService_Logout(t *testing.T) {
 				d.tokens.EXPECT().Verify("ACCESS").Return(int64(7), "sid-1", nil)
 				gomock.InOrder(
 					d.repo.EXPECT().Revoke(gomock.Any(), "sid-1").Return(nil),
-					d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).Return(nil),
+					d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", markTTL).Return(nil),
 				)
 			},
 		},
@@ -271,7 +275,7 @@ func TestSessionService_Logout(t *testing.T) {
 			buildStubs: func(d sessionDeps) {
 				d.tokens.EXPECT().Verify("ACCESS").Return(int64(7), "sid-1", nil)
 				d.repo.EXPECT().Revoke(gomock.Any(), "sid-1").Return(nil)
-				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", sessionCfg.AccessTTL).Return(errRedis).MinTimes(2)
+				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-1", markTTL).Return(errRedis).MinTimes(2)
 			},
 		},
 		{
@@ -307,7 +311,7 @@ func TestSessionService_Logout(t *testing.T) {
 			t.Parallel()
 			s, d := newSessionService(t)
 			tc.buildStubs(d)
-			err := s.Logout(t.Context(), "ACCESS")
+			err := s.Logout(t.Context(), "ACCESS", false)
 			if tc.wantErr == nil && err != nil {
 				t.Fatalf("Logout: %v", err)
 			}
@@ -434,7 +438,7 @@ func TestSessionService_Authenticate(t *testing.T) {
 			name:  "an API key is looked up by its hash, never verified as a JWT",
 			token: apiKey,
 			buildStubs: func(d sessionDeps) {
-				d.keys.EXPECT().Authenticate(gomock.Any(), hashOf(apiKey)).Return(int64(9), nil)
+				d.keys.EXPECT().Authenticate(gomock.Any(), hashOf(apiKey)).Return(domain.Credential{UserID: 9, APIKeyID: 1}, nil)
 				d.tokens.EXPECT().Verify(gomock.Any()).Times(0)
 				d.revoked.EXPECT().IsRevoked(gomock.Any(), gomock.Any()).Times(0)
 			},
@@ -444,7 +448,7 @@ func TestSessionService_Authenticate(t *testing.T) {
 			name:  "an unknown or revoked API key",
 			token: "iw_unknown",
 			buildStubs: func(d sessionDeps) {
-				d.keys.EXPECT().Authenticate(gomock.Any(), hashOf("iw_unknown")).Return(int64(0), domain.ErrUnauthorized)
+				d.keys.EXPECT().Authenticate(gomock.Any(), hashOf("iw_unknown")).Return(domain.Credential{}, domain.ErrUnauthorized)
 				d.tokens.EXPECT().Verify(gomock.Any()).Times(0)
 			},
 			wantErr: domain.ErrUnauthorized,
@@ -455,7 +459,8 @@ func TestSessionService_Authenticate(t *testing.T) {
 			t.Parallel()
 			s, d := newSessionService(t)
 			tc.buildStubs(d)
-			id, err := s.Authenticate(t.Context(), tc.token)
+			cred, err := s.Authenticate(t.Context(), tc.token)
+			id := cred.UserID
 			select {
 			case <-s.RenewalRequests():
 				if !tc.renewal {
@@ -490,11 +495,12 @@ func TestSessionService_APIKeys(t *testing.T) {
 	created := domain.APIKey{ID: 3, UserID: 7, Name: "ci", Prefix: "iw_abcdef", CreatedAt: sessionNow}
 	untouched := func(d sessionDeps) {
 		d.keys.EXPECT().List(gomock.Any(), gomock.Any()).Times(0)
-		d.keys.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+		d.keys.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	}
 	tests := []struct {
 		name       string
 		keyName    string
+		scopes     []string
 		buildStubs func(d sessionDeps, stored *storedKey)
 		check      func(t *testing.T, k domain.APIKey, key string, err error, stored *storedKey)
 	}{
@@ -502,15 +508,14 @@ func TestSessionService_APIKeys(t *testing.T) {
 			name:    "creates an iw_ key; only its hash and prefix are stored",
 			keyName: "ci",
 			buildStubs: func(d sessionDeps, s *storedKey) {
-				d.keys.EXPECT().List(gomock.Any(), int64(7)).Return(nil, nil)
-				d.keys.EXPECT().Create(gomock.Any(), int64(7), "ci", gomock.Any(), gomock.Any()).DoAndReturn(
-					func(_ context.Context, _ int64, _, prefix string, hash []byte) (domain.APIKey, error) {
+				d.keys.EXPECT().Create(gomock.Any(), int64(7), "ci", gomock.Any(), gomock.Any(), []domain.Scope{domain.ScopeWrite}, service.MaxAPIKeys).DoAndReturn(
+					func(_ context.Context, _ int64, _, prefix string, hash []byte, _ []domain.Scope, _ int) (domain.APIKey, error) {
 						s.prefix, s.hash = prefix, hash
 						return created, nil
 					})
 			},
 			check: func(t *testing.T, k domain.APIKey, key string, err error, s *storedKey) {
-				if err != nil || k != created {
+				if err != nil || k.ID != created.ID || k.Prefix != created.Prefix {
 					t.Fatalf("CreateAPIKey = %+v, %v", k, err)
 				}
 				if !strings.HasPrefix(key, "iw_") || len(key) < 3+43 || !domain.IsAPIKey(key) {
@@ -544,22 +549,42 @@ func TestSessionService_APIKeys(t *testing.T) {
 			},
 		},
 		{
-			name:    "at most 20 live keys",
+			name:    "at most 20 live keys: storage counts and inserts in one step",
 			keyName: "one too many",
 			buildStubs: func(d sessionDeps, _ *storedKey) {
-				d.keys.EXPECT().List(gomock.Any(), int64(7)).Return(make([]domain.APIKey, service.MaxAPIKeys), nil)
-				d.keys.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.keys.EXPECT().Create(gomock.Any(), int64(7), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), service.MaxAPIKeys).Return(domain.APIKey{}, domain.ErrAPIKeyLimit)
 			},
 			check: func(t *testing.T, _ domain.APIKey, _ string, err error, _ *storedKey) {
 				requireValidation(t, err, map[string][]string{"apiKey": {"you have 20 keys already; revoke one first"}})
 			},
 		},
 		{
+			name:       "unknown scope",
+			keyName:    "ci",
+			scopes:     []string{"admin"},
+			buildStubs: func(d sessionDeps, _ *storedKey) { untouched(d) },
+			check: func(t *testing.T, _ domain.APIKey, _ string, err error, _ *storedKey) {
+				requireValidation(t, err, map[string][]string{"scopes": {`may hold only "read" and "write"`}})
+			},
+		},
+		{
+			name:    "a read key",
+			keyName: "ci",
+			scopes:  []string{"read", "read"},
+			buildStubs: func(d sessionDeps, _ *storedKey) {
+				d.keys.EXPECT().Create(gomock.Any(), int64(7), "ci", gomock.Any(), gomock.Any(), []domain.Scope{domain.ScopeRead}, service.MaxAPIKeys).Return(created, nil)
+			},
+			check: func(t *testing.T, _ domain.APIKey, _ string, err error, _ *storedKey) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
 			name:    "storage failing hands out no key",
 			keyName: "ci",
 			buildStubs: func(d sessionDeps, _ *storedKey) {
-				d.keys.EXPECT().List(gomock.Any(), int64(7)).Return(nil, nil)
-				d.keys.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(domain.APIKey{}, errDB)
+				d.keys.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(domain.APIKey{}, errDB)
 			},
 			check: func(t *testing.T, _ domain.APIKey, key string, err error, _ *storedKey) {
 				requireErrorIs(t, err, errDB)
@@ -575,7 +600,7 @@ func TestSessionService_APIKeys(t *testing.T) {
 			s, d := newSessionService(t)
 			stored := &storedKey{}
 			tc.buildStubs(d, stored)
-			k, key, err := s.CreateAPIKey(t.Context(), 7, tc.keyName)
+			k, key, err := s.CreateAPIKey(t.Context(), 7, tc.keyName, tc.scopes)
 			tc.check(t, k, key, err, stored)
 		})
 	}
@@ -585,7 +610,7 @@ func TestSessionService_APIKeys(t *testing.T) {
 		s, d := newSessionService(t)
 		d.keys.EXPECT().List(gomock.Any(), int64(7)).Return([]domain.APIKey{created}, nil)
 		d.keys.EXPECT().Revoke(gomock.Any(), int64(7), int64(3)).Return(domain.ErrNotFound)
-		if l, err := s.ListAPIKeys(t.Context(), 7); err != nil || len(l) != 1 || l[0] != created {
+		if l, err := s.ListAPIKeys(t.Context(), 7); err != nil || len(l) != 1 || l[0].ID != created.ID {
 			t.Fatalf("ListAPIKeys = %+v, %v", l, err)
 		}
 		requireErrorIs(t, s.RevokeAPIKey(t.Context(), 7, 3), domain.ErrNotFound)

@@ -25,6 +25,9 @@ type UserRepository interface {
 	// Update loads the user, applies change to it inside one transaction and stores the result.
 	// An error from change aborts the transaction and is returned unchanged.
 	Update(ctx context.Context, id int64, change func(*domain.User) error) (domain.User, error)
+	// UpdateTx is Update whose change also gets the unit of work, for writes that must commit
+	// with the user's (ending sessions on a credential change).
+	UpdateTx(ctx context.Context, id int64, change func(tx Tx, u *domain.User) error) (domain.User, error)
 	// GetByIDs returns the users among ids that exist, keyed by id, in one query.
 	GetByIDs(ctx context.Context, ids []int64) (map[int64]domain.User, error)
 	// ReplacePasswordHash swaps the stored hash only if it still equals oldHash, so a rehash on
@@ -46,7 +49,10 @@ type SessionManager interface {
 	Start(ctx context.Context, userID int64) (domain.Tokens, error)
 	// StartIn is Start in the caller's unit of work.
 	StartIn(ctx context.Context, tx Tx, userID int64) (domain.Tokens, error)
-	Authenticate(ctx context.Context, token string) (int64, error)
+	Authenticate(ctx context.Context, token string) (domain.Credential, error)
+	// RevokeAllIn ends every session of userID but keep, and with keys every API key, in tx;
+	// each ended session is refused on every instance once tx has committed.
+	RevokeAllIn(ctx context.Context, tx Tx, userID int64, keep string, keys bool) error
 }
 
 // UserService registers accounts, logs users in and manages the current user's settings.
@@ -80,6 +86,8 @@ type UpdateUserInput struct {
 	Password *string
 	Bio      *string
 	Image    *string
+	// CurrentPassword proves the user is at the keyboard: required to change Email or Password.
+	CurrentPassword string
 }
 
 // Session is a user together with a freshly issued access token and refresh token.
@@ -177,23 +185,23 @@ func (s *UserService) Login(ctx context.Context, email, password string) (Sessio
 	return s.session(ctx, u)
 }
 
-// Authenticate turns an access token or API key into the id of an existing user.
-func (s *UserService) Authenticate(ctx context.Context, token string) (int64, error) {
-	id, err := s.sessions.Authenticate(ctx, token)
+// Authenticate turns an access token or API key into the credential of an existing user.
+func (s *UserService) Authenticate(ctx context.Context, token string) (domain.Credential, error) {
+	cred, err := s.sessions.Authenticate(ctx, token)
 	if err != nil {
 		if errors.Is(err, domain.ErrUnauthorized) {
-			return 0, domain.ErrUnauthorized
+			return domain.Credential{}, domain.ErrUnauthorized
 		}
-		return 0, err
+		return domain.Credential{}, err
 	}
 	// A token may outlive its account; such a token authenticates nobody.
-	if _, err := s.users.GetByID(ctx, id); err != nil {
+	if _, err := s.users.GetByID(ctx, cred.UserID); err != nil {
 		if errors.Is(err, domain.ErrNotFound) {
-			return 0, domain.ErrUnauthorized
+			return domain.Credential{}, domain.ErrUnauthorized
 		}
-		return 0, err
+		return domain.Credential{}, err
 	}
-	return id, nil
+	return cred, nil
 }
 
 // Current returns the user with the given id.
@@ -206,7 +214,15 @@ func (s *UserService) Current(ctx context.Context, userID int64) (domain.User, e
 }
 
 // Update changes the current user's settings. Only the fields present in the input change.
-func (s *UserService) Update(ctx context.Context, userID int64, in UpdateUserInput) (domain.User, error) {
+// Changing the email or password needs the current password (see stepUp), and ends every other
+// session and every API key of the user, in the same unit of work; the caller's session stays.
+// An API key is refused here too, not only by the HTTP layer (SessionOnly): a key must never
+// manage the account.
+func (s *UserService) Update(ctx context.Context, cred domain.Credential, in UpdateUserInput) (domain.User, error) {
+	if cred.IsAPIKey() {
+		return domain.User{}, domain.ErrForbidden
+	}
+	userID := cred.UserID
 	v := &domain.ValidationError{}
 	if in.Email != nil {
 		e := domain.NormalizeEmail(*in.Email)
@@ -228,6 +244,10 @@ func (s *UserService) Update(ctx context.Context, userID int64, in UpdateUserInp
 	if err := v.OrNil(); err != nil {
 		return domain.User{}, err
 	}
+	verified, err := s.stepUp(ctx, userID, &in)
+	if err != nil {
+		return domain.User{}, err
+	}
 
 	// Hash before the transaction: it takes tens of milliseconds and must not hold the row lock.
 	var newHash string
@@ -238,7 +258,7 @@ func (s *UserService) Update(ctx context.Context, userID int64, in UpdateUserInp
 		}
 		newHash = h
 	}
-	u, err := s.users.Update(ctx, userID, func(u *domain.User) error {
+	apply := func(u *domain.User) error {
 		if in.Email != nil {
 			u.Email = *in.Email
 		}
@@ -255,7 +275,23 @@ func (s *UserService) Update(ctx context.Context, userID int64, in UpdateUserInp
 			u.Image = *in.Image
 		}
 		return nil
-	})
+	}
+	var u domain.User
+	if verified == "" {
+		u, err = s.users.Update(ctx, userID, apply)
+	} else {
+		u, err = s.users.UpdateTx(ctx, userID, func(tx Tx, u *domain.User) error {
+			// The password checked may have been changed since (another session): refuse, or
+			// the change would rest on a password that is no longer the account's.
+			if u.PasswordHash != verified {
+				return domain.ErrWrongCurrentPassword
+			}
+			if err := apply(u); err != nil {
+				return err
+			}
+			return s.sessions.RevokeAllIn(ctx, tx, userID, cred.SessionID, true)
+		})
+	}
 	if errors.Is(err, domain.ErrNotFound) {
 		return domain.User{}, domain.ErrUnauthorized
 	}
@@ -263,6 +299,51 @@ func (s *UserService) Update(ctx context.Context, userID int64, in UpdateUserInp
 		return domain.User{}, uniquenessAsValidation(err)
 	}
 	return u, nil
+}
+
+// stepUp checks the current password when in changes a credential (the email, or the password),
+// before any transaction: it costs one Argon2 verification, like a login. It returns the hash it
+// verified against ("" when no credential changes). An email equal to the stored one is no change,
+// since RealWorld front ends send the whole user back.
+func (s *UserService) stepUp(ctx context.Context, userID int64, in *UpdateUserInput) (string, error) {
+	if in.Email == nil && in.Password == nil {
+		return "", nil
+	}
+	u, err := s.users.GetByID(ctx, userID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return "", domain.ErrUnauthorized
+	}
+	if err != nil {
+		return "", err
+	}
+	if in.Email != nil && *in.Email == u.Email {
+		in.Email = nil
+	}
+	if in.Email == nil && in.Password == nil {
+		return "", nil
+	}
+	if in.CurrentPassword == "" {
+		return "", domain.NewValidationError("currentPassword", "is required to change email or password")
+	}
+	if len(in.CurrentPassword) > domain.MaxPasswordLen {
+		return "", domain.ErrWrongCurrentPassword
+	}
+	// The cached user carries no password hash; the by-email read goes to PostgreSQL, as login's.
+	stored, err := s.users.GetByEmail(ctx, u.Email)
+	if err != nil || stored.ID != userID {
+		if err == nil || errors.Is(err, domain.ErrNotFound) {
+			return "", domain.ErrConflict // the email changed meanwhile: reload and retry
+		}
+		return "", err
+	}
+	match, _, err := s.hasher.Verify(in.CurrentPassword, stored.PasswordHash)
+	if err != nil {
+		return "", fmt.Errorf("verify password of user %d: %w", userID, err)
+	}
+	if !match {
+		return "", domain.ErrWrongCurrentPassword
+	}
+	return stored.PasswordHash, nil
 }
 
 func (s *UserService) session(ctx context.Context, u domain.User) (Session, error) {

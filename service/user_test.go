@@ -40,6 +40,8 @@ func untouched(d userDeps) {
 	d.repo.EXPECT().Create(gomock.Any(), gomock.Any()).Times(0)
 	d.repo.EXPECT().GetByEmail(gomock.Any(), gomock.Any()).Times(0)
 	d.repo.EXPECT().Update(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+	d.repo.EXPECT().UpdateTx(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+	d.tokens.EXPECT().RevokeAllIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	d.hasher.EXPECT().Hash(gomock.Any()).Times(0)
 	d.hasher.EXPECT().Verify(gomock.Any(), gomock.Any()).Times(0)
 	d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
@@ -425,7 +427,7 @@ func TestUserService_Authenticate(t *testing.T) {
 		{
 			name: "valid token for an existing user",
 			buildStubs: func(d userDeps) {
-				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(jake.ID, nil)
+				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(domain.Credential{UserID: jake.ID, SessionID: "sid"}, nil)
 				d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(jake, nil)
 			},
 			wantID: jake.ID,
@@ -433,7 +435,7 @@ func TestUserService_Authenticate(t *testing.T) {
 		{
 			name: "bad token",
 			buildStubs: func(d userDeps) {
-				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(int64(0), fmt.Errorf("%w: token is expired", domain.ErrUnauthorized))
+				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(domain.Credential{}, fmt.Errorf("%w: token is expired", domain.ErrUnauthorized))
 				d.repo.EXPECT().GetByID(gomock.Any(), gomock.Any()).Times(0)
 			},
 			wantErr: domain.ErrUnauthorized,
@@ -441,7 +443,7 @@ func TestUserService_Authenticate(t *testing.T) {
 		{
 			name: "a storage failure while checking the session is passed on, not passed off as unauthorized",
 			buildStubs: func(d userDeps) {
-				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(int64(0), errSurprise)
+				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(domain.Credential{}, errSurprise)
 				d.repo.EXPECT().GetByID(gomock.Any(), gomock.Any()).Times(0)
 			},
 			wantErr: errSurprise,
@@ -449,7 +451,7 @@ func TestUserService_Authenticate(t *testing.T) {
 		{
 			name: "token of a deleted user",
 			buildStubs: func(d userDeps) {
-				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(jake.ID, nil)
+				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(domain.Credential{UserID: jake.ID, SessionID: "sid"}, nil)
 				d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(domain.User{}, fmt.Errorf("get user: %w", domain.ErrNotFound))
 			},
 			wantErr: domain.ErrUnauthorized,
@@ -457,7 +459,7 @@ func TestUserService_Authenticate(t *testing.T) {
 		{
 			name: "storage outage is not reported as a bad token",
 			buildStubs: func(d userDeps) {
-				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(jake.ID, nil)
+				d.tokens.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(domain.Credential{UserID: jake.ID, SessionID: "sid"}, nil)
 				d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(domain.User{}, fmt.Errorf("get user: %w", domain.ErrUnavailable))
 			},
 			wantErr: domain.ErrUnavailable,
@@ -468,7 +470,8 @@ func TestUserService_Authenticate(t *testing.T) {
 			t.Parallel()
 			svc, d := newUserService(t)
 			tc.buildStubs(d)
-			id, err := svc.Authenticate(context.Background(), "TOKEN")
+			cred, err := svc.Authenticate(context.Background(), "TOKEN")
+			id := cred.UserID
 			if tc.wantErr == nil && err != nil {
 				t.Fatalf("Authenticate: %v", err)
 			}
@@ -527,6 +530,31 @@ func applyChange(stored domain.User) func(context.Context, int64, func(*domain.U
 	}
 }
 
+// applyChangeTx is applyChange for UpdateTx: the change runs with a unit of work.
+func applyChangeTx(stored domain.User) func(context.Context, int64, func(service.Tx, *domain.User) error) (domain.User, error) {
+	return func(_ context.Context, _ int64, change func(service.Tx, *domain.User) error) (domain.User, error) {
+		u := stored
+		if err := change(noHooksTx{}, &u); err != nil {
+			return domain.User{}, err
+		}
+		return u, nil
+	}
+}
+
+type noHooksTx struct{}
+
+func (noHooksTx) AfterCommit(func(context.Context)) {}
+
+// stepUpPasses stubs a current password check that succeeds against jake's stored hash.
+func stepUpPasses(d userDeps) {
+	d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(jake, nil)
+	d.repo.EXPECT().GetByEmail(gomock.Any(), jake.Email).Return(jake, nil)
+	d.hasher.EXPECT().Verify("current-password", jake.PasswordHash).Return(true, false, nil)
+}
+
+// currentSession is the credential every Update test runs with.
+var currentSession = domain.Credential{UserID: jake.ID, SessionID: "sid-current"}
+
 func TestUserService_Update(t *testing.T) {
 	t.Parallel()
 	with := func(change func(*domain.User)) domain.User {
@@ -570,17 +598,23 @@ func TestUserService_Update(t *testing.T) {
 		{
 			name: "every field changes, email normalized, password hashed before the update",
 			in: service.UpdateUserInput{
-				Email:    ptr("  Jacob@Example.COM "),
-				Username: ptr("jacob"),
-				Password: ptr("new-password"),
-				Bio:      ptr("new bio"),
-				Image:    ptr("https://example.com/jacob.png"),
+				Email:           ptr("  Jacob@Example.COM "),
+				Username:        ptr("jacob"),
+				Password:        ptr("new-password"),
+				Bio:             ptr("new bio"),
+				Image:           ptr("https://example.com/jacob.png"),
+				CurrentPassword: "current-password",
 			},
 			buildStubs: func(d userDeps) {
 				gomock.InOrder(
+					d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(jake, nil),
+					d.repo.EXPECT().GetByEmail(gomock.Any(), jake.Email).Return(jake, nil),
+					d.hasher.EXPECT().Verify("current-password", jake.PasswordHash).Return(true, false, nil),
 					d.hasher.EXPECT().Hash("new-password").Return("NEWHASH", nil),
-					d.repo.EXPECT().Update(gomock.Any(), jake.ID, gomock.Any()).DoAndReturn(applyChange(jake)),
+					d.repo.EXPECT().UpdateTx(gomock.Any(), jake.ID, gomock.Any()).DoAndReturn(applyChangeTx(jake)),
 				)
+				// Every other session and every API key ends with the change; this session stays.
+				d.tokens.EXPECT().RevokeAllIn(gomock.Any(), gomock.Any(), jake.ID, "sid-current", true).Return(nil)
 			},
 			check: wantUser(with(func(u *domain.User) {
 				u.Email, u.Username, u.PasswordHash = "jacob@example.com", "jacob", "NEWHASH"
@@ -609,9 +643,10 @@ func TestUserService_Update(t *testing.T) {
 		},
 		{
 			name: "email taken by someone else",
-			in:   service.UpdateUserInput{Email: ptr("taken@jake.jake")},
+			in:   service.UpdateUserInput{Email: ptr("taken@jake.jake"), CurrentPassword: "current-password"},
 			buildStubs: func(d userDeps) {
-				d.repo.EXPECT().Update(gomock.Any(), jake.ID, gomock.Any()).
+				stepUpPasses(d)
+				d.repo.EXPECT().UpdateTx(gomock.Any(), jake.ID, gomock.Any()).
 					Return(domain.User{}, fmt.Errorf("update user: %w", domain.ErrEmailTaken))
 			},
 			check: func(t *testing.T, _ domain.User, err error) {
@@ -642,13 +677,76 @@ func TestUserService_Update(t *testing.T) {
 		},
 		{
 			name: "hashing failure stops before storage",
-			in:   service.UpdateUserInput{Password: ptr("new-password")},
+			in:   service.UpdateUserInput{Password: ptr("new-password"), CurrentPassword: "current-password"},
 			buildStubs: func(d userDeps) {
+				stepUpPasses(d)
 				d.hasher.EXPECT().Hash("new-password").Return("", errors.New("entropy exhausted"))
-				d.repo.EXPECT().Update(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.repo.EXPECT().UpdateTx(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ domain.User, err error) {
 				requireNoValidation(t, err)
+			},
+		},
+		{
+			name: "a new password without the current one is refused before any hashing or storage",
+			in:   service.UpdateUserInput{Password: ptr("new-password")},
+			buildStubs: func(d userDeps) {
+				d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(jake, nil)
+				untouched(d)
+			},
+			check: func(t *testing.T, _ domain.User, err error) {
+				requireValidation(t, err, map[string][]string{"currentPassword": {"is required to change email or password"}})
+			},
+		},
+		{
+			name: "a new email without the current password is refused",
+			in:   service.UpdateUserInput{Email: ptr("jacob@example.com"), Bio: ptr("x")},
+			buildStubs: func(d userDeps) {
+				d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(jake, nil)
+				untouched(d)
+			},
+			check: func(t *testing.T, _ domain.User, err error) {
+				requireValidation(t, err, map[string][]string{"currentPassword": {"is required to change email or password"}})
+			},
+		},
+		{
+			name: "a wrong current password is forbidden and changes nothing",
+			in:   service.UpdateUserInput{Password: ptr("new-password"), CurrentPassword: "guess"},
+			buildStubs: func(d userDeps) {
+				d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(jake, nil)
+				d.repo.EXPECT().GetByEmail(gomock.Any(), jake.Email).Return(jake, nil)
+				d.hasher.EXPECT().Verify("guess", jake.PasswordHash).Return(false, false, nil)
+				d.hasher.EXPECT().Hash(gomock.Any()).Times(0)
+				d.repo.EXPECT().UpdateTx(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.repo.EXPECT().Update(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			},
+			check: func(t *testing.T, _ domain.User, err error) {
+				requireErrorIs(t, err, domain.ErrWrongCurrentPassword)
+			},
+		},
+		{
+			name: "the email sent back unchanged (RealWorld front ends send the whole user) needs no current password",
+			in:   service.UpdateUserInput{Email: ptr("Jake@Jake.jake"), Bio: ptr("new bio")},
+			buildStubs: func(d userDeps) {
+				d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(jake, nil)
+				d.hasher.EXPECT().Verify(gomock.Any(), gomock.Any()).Times(0)
+				d.repo.EXPECT().Update(gomock.Any(), jake.ID, gomock.Any()).DoAndReturn(applyChange(jake))
+				d.tokens.EXPECT().RevokeAllIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			},
+			check: wantUser(with(func(u *domain.User) { u.Bio = "new bio" })),
+		},
+		{
+			name: "a password changed by another session since the check is refused, and no session ends",
+			in:   service.UpdateUserInput{Password: ptr("new-password"), CurrentPassword: "current-password"},
+			buildStubs: func(d userDeps) {
+				stepUpPasses(d)
+				d.hasher.EXPECT().Hash("new-password").Return("NEWHASH", nil)
+				moved := with(func(u *domain.User) { u.PasswordHash = "CHANGED-MEANWHILE" })
+				d.repo.EXPECT().UpdateTx(gomock.Any(), jake.ID, gomock.Any()).DoAndReturn(applyChangeTx(moved))
+				d.tokens.EXPECT().RevokeAllIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			},
+			check: func(t *testing.T, _ domain.User, err error) {
+				requireErrorIs(t, err, domain.ErrWrongCurrentPassword)
 			},
 		},
 	}
@@ -657,10 +755,20 @@ func TestUserService_Update(t *testing.T) {
 			t.Parallel()
 			svc, d := newUserService(t)
 			tc.buildStubs(d)
-			u, err := svc.Update(context.Background(), jake.ID, tc.in)
+			u, err := svc.Update(context.Background(), currentSession, tc.in)
 			tc.check(t, u, err)
 		})
 	}
+
+	t.Run("an API key changes nothing", func(t *testing.T) {
+		t.Parallel()
+		svc, d := newUserService(t)
+		untouched(d)
+		d.repo.EXPECT().GetByID(gomock.Any(), gomock.Any()).Times(0)
+		key := domain.Credential{UserID: jake.ID, APIKeyID: 3, Scopes: []domain.Scope{domain.ScopeWrite}}
+		_, err := svc.Update(context.Background(), key, service.UpdateUserInput{Password: ptr("new-password"), CurrentPassword: "current-password"})
+		requireErrorIs(t, err, domain.ErrForbidden)
+	})
 }
 
 func wantUser(want domain.User) func(t *testing.T, u domain.User, err error) {

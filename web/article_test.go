@@ -168,7 +168,7 @@ func noAuth(b bundle) { b.users.EXPECT().Authenticate(gomock.Any(), gomock.Any()
 var badTokenHeader = map[string]string{"Authorization": "Token BAD"}
 
 func rejectsBadToken(b bundle) {
-	b.users.EXPECT().Authenticate(gomock.Any(), "BAD").Return(int64(0), domain.ErrUnauthorized)
+	b.users.EXPECT().Authenticate(gomock.Any(), "BAD").Return(domain.Credential{}, domain.ErrUnauthorized)
 }
 
 func TestCreateArticle(t *testing.T) {

@@ -107,7 +107,7 @@ func anonymousRefused(b colBundle) {
 }
 
 func badTokenRefused(b colBundle) {
-	b.users.EXPECT().Authenticate(gomock.Any(), "BAD").Return(int64(0), domain.ErrUnauthorized)
+	b.users.EXPECT().Authenticate(gomock.Any(), "BAD").Return(domain.Credential{}, domain.ErrUnauthorized)
 	untouched(b)
 }
 
@@ -586,7 +586,7 @@ func TestCollectionRoutesCursorRoundTrip(t *testing.T) {
 			t.Parallel()
 			b := setupCollections(t)
 			last := &domain.Cursor{CreatedAt: time.Date(2026, 5, 6, 7, 8, 9, 123_456_789, time.FixedZone("PDT", -7*3600)), ID: 9001}
-			b.users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(authedID, nil).Times(2)
+			b.users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(sessionCred, nil).Times(2)
 			first := r.expect(b, pageIs(domain.Page{Limit: 1})).Return(service.ArticleList{Articles: []domain.ArticleView{dragon}, Total: 1, NextCursor: last}, nil)
 			r.expect(b, pageIs(domain.Page{Limit: 1, Cursor: &domain.Cursor{CreatedAt: last.CreatedAt.Truncate(time.Microsecond), ID: 9001}})).
 				Return(service.ArticleList{}, nil).After(first)

@@ -170,11 +170,11 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	if args != nil {
 		a = args
 	}
-	m.users.EXPECT().Authenticate(a, a).DoAndReturn(func(_ context.Context, token string) (int64, error) {
+	m.users.EXPECT().Authenticate(a, a).DoAndReturn(func(_ context.Context, token string) (domain.Credential, error) {
 		if token == "TOKEN" {
-			return authedID, nil
+			return domain.Credential{UserID: authedID, SessionID: "sid"}, nil
 		}
-		return 0, domain.ErrUnauthorized
+		return domain.Credential{}, domain.ErrUnauthorized
 	}).AnyTimes()
 	m.users.EXPECT().Register(a, a).Return(session, err).AnyTimes()
 	m.users.EXPECT().Login(a, a, a).Return(session, err).AnyTimes()
@@ -219,8 +219,10 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.codeLogin.EXPECT().Login(a, a, a, a).Return(session, err).AnyTimes()
 
 	m.sessions.EXPECT().Refresh(a, a).Return(uid, tokens, err).AnyTimes()
-	m.sessions.EXPECT().Logout(a, a).Return(err).AnyTimes()
-	m.sessions.EXPECT().CreateAPIKey(a, a, a).Return(key, secret, err).AnyTimes()
+	m.sessions.EXPECT().Logout(a, a, a).Return(err).AnyTimes()
+	m.sessions.EXPECT().CreateAPIKey(a, a, a, a).Return(key, secret, err).AnyTimes()
+	m.sessions.EXPECT().ListSessions(a, a).Return(nil, err).AnyTimes()
+	m.sessions.EXPECT().RevokeSession(a, a, a).Return(err).AnyTimes()
 	m.sessions.EXPECT().ListAPIKeys(a, a).Return(keys, err).AnyTimes()
 	m.sessions.EXPECT().RevokeAPIKey(a, a, a).Return(err).AnyTimes()
 
@@ -447,13 +449,16 @@ var bodyRoutes = []bodyRoute{
 		[]string{`{"refreshToken":"refresh-token"}`},
 		[]string{`{"refreshToken":""}`, `{"refreshToken":null}`, `{"refreshToken":7}`}},
 	{"PUT /api/user",
-		[]string{`{"user":{"email":"jake@jake.jake","username":"jake","password":"new-password-123","bio":"I like to skateboard","image":"https://i.stack.imgur.com/xHWG8.jpg"}}`},
+		[]string{`{"user":{"email":"jake@jake.jake","username":"jake","password":"new-password-123","bio":"I like to skateboard","image":"https://i.stack.imgur.com/xHWG8.jpg","currentPassword":"old-password-123"}}`},
 		[]string{`{"user":{"password":""}}`, `{"user":{"bio":null,"image":null}}`, `{"user":{"bio":1}}`}},
+	{"POST /api/users/logout",
+		[]string{`{"all":true}`},
+		[]string{`{"all":"yes"}`, `{}`}},
 	{"POST /api/user/notifications/read",
 		[]string{`{"ids":[11,12,13]}`},
 		[]string{`{"ids":[]}`, `{"ids":[-1,0,9223372036854775807]}`, `{"ids":[9223372036854775808]}`}},
 	{"POST /api/user/api-keys",
-		[]string{`{"apiKey":{"name":"deploy-bot"}}`},
+		[]string{`{"apiKey":{"name":"deploy-bot","scopes":["read","write"]}}`},
 		[]string{`{"apiKey":{"name":""}}`, `{"apiKey":"ci"}`}},
 	{"POST /api/articles",
 		[]string{`{"article":{"title":"How to train your dragon","description":"Ever wonder how?","body":"You have to believe","tagList":["reactjs","angularjs","dragons"],"draft":true}}`},
@@ -680,6 +685,7 @@ func checkQueryParams(t *testing.T, route uint8, mode uint16, limit, offset, cur
 // pathRoutes are the operations with path parameters.
 var pathRoutes = []string{
 	"DELETE /api/user/api-keys/{id}",
+	"DELETE /api/user/sessions/{id}",
 	"GET /api/profiles/{username}",
 	"POST /api/profiles/{username}/follow",
 	"DELETE /api/profiles/{username}/follow",

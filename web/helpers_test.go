@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/mock/gomock"
 
+	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/web"
 	"github.com/inkwell-dev/inkwell/web/mocks"
 )
@@ -74,9 +75,24 @@ var authHeader = map[string]string{"Authorization": "Token TOKEN"}
 
 const authedID int64 = 7 // the user id "TOKEN" authenticates as
 
+// sessionCred is the credential of "TOKEN": a login session of authedID.
+var sessionCred = domain.Credential{UserID: authedID, SessionID: "sid"}
+
+// apiKeyToken is an API key's bearer credential; writeKeyCred and readKeyCred are what it
+// authenticates as with the write and the read scope.
+const apiKeyToken = "iw_test-key"
+
+var (
+	writeKeyCred = domain.Credential{UserID: authedID, APIKeyID: 3, Scopes: []domain.Scope{domain.ScopeWrite}}
+	readKeyCred  = domain.Credential{UserID: authedID, APIKeyID: 4, Scopes: []domain.Scope{domain.ScopeRead}}
+)
+
+// apiKeyRefusal is the 403 message of account management tried with an API key.
+const apiKeyRefusal = "is an API key; account management (email, password, API keys, sessions, logout) needs a login session"
+
 // expectAuth makes users.Authenticate accept "TOKEN" as user authedID.
 func expectAuth(users *mocks.MockUserService) {
-	users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(authedID, nil)
+	users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(sessionCred, nil)
 }
 
 func requireStatus(t *testing.T, rec *httptest.ResponseRecorder, want int) {

@@ -440,7 +440,7 @@ func TestIdempotencyRequestHash(t *testing.T) {
 	hashOf := func(t *testing.T, method, target, body string) string {
 		t.Helper()
 		b := setupSafety(t, web.RateLimits{})
-		b.users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(authedID, nil).AnyTimes()
+		b.users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(sessionCred, nil).AnyTimes()
 		var hash string
 		b.articles.EXPECT().CreateIdempotent(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
 			func(_ context.Context, _ int64, _ service.CreateArticleInput, idem service.Idempotent[domain.ArticleView]) (domain.StoredResponse, bool, error) {

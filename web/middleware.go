@@ -8,12 +8,15 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/requestid"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 const (
-	ctxUserID = "inkwell.userID"
-	ctxToken  = "inkwell.token"
+	ctxUserID     = "inkwell.userID"
+	ctxToken      = "inkwell.token"
+	ctxCredential = "inkwell.credential"
 )
 
 // limitBody caps every request body; reading past the cap fails with *http.MaxBytesError, which
@@ -119,13 +122,43 @@ func (a *Authenticator) handle(required bool) gin.HandlerFunc {
 			abortWith(c, http.StatusUnauthorized, "token", "is malformed; send Authorization: Token <jwt>")
 			return
 		}
-		id, err := a.users.Authenticate(c.Request.Context(), token)
+		cred, err := a.users.Authenticate(c.Request.Context(), token)
 		if err != nil {
 			writeError(c, a.log, err)
 			return
 		}
-		c.Set(ctxUserID, id)
+		if !cred.CanWrite() && !isReadMethod(c.Request.Method) {
+			abortWith(c, http.StatusForbidden, "token", "is an API key with the read scope: it may only send GET requests")
+			return
+		}
+		c.Set(ctxUserID, cred.UserID)
 		c.Set(ctxToken, token)
+		c.Set(ctxCredential, cred)
+		c.Next()
+	}
+}
+
+// SessionOnly refuses API keys with 403 (after Required): changing credentials, managing keys
+// and managing sessions need a login session, so a leaked key cannot take the account over.
+func (a *Authenticator) SessionOnly() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if credentialOf(c).IsAPIKey() {
+			abortWith(c, http.StatusForbidden, "token", "is an API key; account management (email, password, API keys, sessions, logout) needs a login session")
+			return
+		}
+		c.Next()
+	}
+}
+
+func isReadMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// RecordClient names the client (its User-Agent) in the request's context, for the session a
+// login opens.
+func RecordClient() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Request = c.Request.WithContext(service.WithUserAgent(c.Request.Context(), c.Request.UserAgent()))
 		c.Next()
 	}
 }
@@ -134,3 +167,19 @@ func (a *Authenticator) handle(required bool) gin.HandlerFunc {
 func viewerID(c *gin.Context) int64 { return c.GetInt64(ctxUserID) }
 
 func requestToken(c *gin.Context) string { return c.GetString(ctxToken) }
+
+// credentialOf is the authenticated request's credential (zero for an anonymous one).
+func credentialOf(c *gin.Context) domain.Credential {
+	cred, _ := c.Get(ctxCredential)
+	v, _ := cred.(domain.Credential)
+	return v
+}
+
+// sessionToken is the request's access token, or "" when it used an API key: a key is never
+// echoed back in an answer.
+func sessionToken(c *gin.Context) string {
+	if credentialOf(c).IsAPIKey() {
+		return ""
+	}
+	return requestToken(c)
+}

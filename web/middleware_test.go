@@ -19,7 +19,7 @@ func TestAuthentication(t *testing.T) {
 	t.Parallel()
 	okStubs := func(token string) func(*mocks.MockUserService, *mocks.MockProfileService) {
 		return func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
-			users.EXPECT().Authenticate(gomock.Any(), token).Return(authedID, nil)
+			users.EXPECT().Authenticate(gomock.Any(), token).Return(sessionCred, nil)
 			users.EXPECT().Current(gomock.Any(), authedID).Return(jake, nil)
 		}
 	}
@@ -88,7 +88,7 @@ func TestAuthentication(t *testing.T) {
 			name:    "garbled token",
 			headers: map[string]string{"Authorization": "Token garbled"},
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
-				users.EXPECT().Authenticate(gomock.Any(), "garbled").Return(int64(0), domain.ErrUnauthorized)
+				users.EXPECT().Authenticate(gomock.Any(), "garbled").Return(domain.Credential{}, domain.ErrUnauthorized)
 				users.EXPECT().Current(gomock.Any(), gomock.Any()).Times(0)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
@@ -99,7 +99,7 @@ func TestAuthentication(t *testing.T) {
 			name:    "database down while authenticating",
 			headers: authHeader,
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
-				users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(int64(0), domain.ErrUnavailable)
+				users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(domain.Credential{}, domain.ErrUnavailable)
 				users.EXPECT().Current(gomock.Any(), gomock.Any()).Times(0)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
@@ -115,7 +115,7 @@ func TestAuthentication(t *testing.T) {
 			name:    "unexpected error while authenticating",
 			headers: authHeader,
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
-				users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(int64(0), errInternal)
+				users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(domain.Credential{}, errInternal)
 				users.EXPECT().Current(gomock.Any(), gomock.Any()).Times(0)
 			},
 			checkResponse: requireInternalError,

@@ -34,7 +34,7 @@ func TestPlainText_NULAndInvalidUTF8AreRefusedBeforeAnyService(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			b.users.EXPECT().Authenticate(gomock.Any(), gomock.Any()).Return(authedID, nil).AnyTimes()
+			b.users.EXPECT().Authenticate(gomock.Any(), gomock.Any()).Return(sessionCred, nil).AnyTimes()
 			b.articles.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			b.articles.EXPECT().List(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			b.articles.EXPECT().Get(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)

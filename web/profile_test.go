@@ -56,7 +56,7 @@ func TestGetProfile(t *testing.T) {
 			name:    "invalid token is refused, not downgraded to anonymous",
 			headers: map[string]string{"Authorization": "Token garbled"},
 			buildStubs: func(users *mocks.MockUserService, profiles *mocks.MockProfileService) {
-				users.EXPECT().Authenticate(gomock.Any(), "garbled").Return(int64(0), domain.ErrUnauthorized)
+				users.EXPECT().Authenticate(gomock.Any(), "garbled").Return(domain.Credential{}, domain.ErrUnauthorized)
 				profiles.EXPECT().Get(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {

@@ -77,23 +77,28 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	api := r.Group("/api")
 	pub := api.Group("", h.Auth.Optional())              // anyone; a valid token adds the viewer's flags
 	auth := api.Group("", h.Auth.Required(), writeLimit) // a signed-in user
+	// Account management: a login session only, never an API key.
+	account := api.Group("", h.Auth.Required(), writeLimit, h.Auth.SessionOnly())
+	client := RecordClient() // logins note the client in the session they open
 
-	api.POST("/users", authLimit, idemClient, h.Users.Register)
-	api.POST("/users/login", authLimit, h.Users.Login)
+	api.POST("/users", authLimit, client, idemClient, h.Users.Register)
+	api.POST("/users/login", authLimit, client, h.Users.Login)
 	api.POST("/users/login/code/send", authLimit, h.CodeLogin.Send)
-	api.POST("/users/login/code", authLimit, h.CodeLogin.Login)
+	api.POST("/users/login/code", authLimit, client, h.CodeLogin.Login)
 	api.POST("/users/refresh", authLimit, h.Sessions.Refresh)
-	auth.POST("/users/logout", h.Sessions.Logout)
+	account.POST("/users/logout", h.Sessions.Logout)
 
 	auth.GET("/user", h.Users.Current)
-	auth.PUT("/user", h.Users.Update)
+	account.PUT("/user", h.Users.Update)
 	auth.GET("/user/articles", h.Articles.Mine)
 	auth.GET("/user/history", h.Collections.History)
 	auth.GET("/user/notifications", h.Notifications.List)
 	auth.POST("/user/notifications/read", h.Notifications.MarkRead)
-	auth.POST("/user/api-keys", h.Sessions.CreateAPIKey)
-	auth.GET("/user/api-keys", h.Sessions.ListAPIKeys)
-	auth.DELETE("/user/api-keys/:id", h.Sessions.RevokeAPIKey)
+	account.POST("/user/api-keys", h.Sessions.CreateAPIKey)
+	account.GET("/user/api-keys", h.Sessions.ListAPIKeys)
+	account.DELETE("/user/api-keys/:id", h.Sessions.RevokeAPIKey)
+	account.GET("/user/sessions", h.Sessions.ListSessions)
+	account.DELETE("/user/sessions/:id", h.Sessions.RevokeSession)
 
 	pub.GET("/profiles/:username", h.Profiles.Get)
 	auth.POST("/profiles/:username/follow", h.Profiles.Follow)

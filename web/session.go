@@ -1,8 +1,10 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 
@@ -17,8 +19,11 @@ import (
 // SessionService is what the session and API-key handlers need.
 type SessionService interface {
 	Refresh(ctx context.Context, refresh string) (int64, domain.Tokens, error)
-	Logout(ctx context.Context, accessToken string) error
-	CreateAPIKey(ctx context.Context, userID int64, name string) (domain.APIKey, string, error)
+	// Logout ends the access token's session; with all, every session of its user.
+	Logout(ctx context.Context, accessToken string, all bool) error
+	ListSessions(ctx context.Context, cred domain.Credential) ([]domain.SessionInfo, error)
+	RevokeSession(ctx context.Context, userID int64, sessionID string) error
+	CreateAPIKey(ctx context.Context, userID int64, name string, scopes []string) (domain.APIKey, string, error)
 	ListAPIKeys(ctx context.Context, userID int64) ([]domain.APIKey, error)
 	RevokeAPIKey(ctx context.Context, userID, id int64) error
 }
@@ -63,10 +68,55 @@ func (h *SessionHandler) Refresh(c *gin.Context) {
 	renderJSON(c, http.StatusOK, sessionResponse(service.Session{User: u, Token: tokens.Access, Refresh: tokens.Refresh}))
 }
 
-// Logout handles POST /api/users/logout: the session of the presented access token ends, its
-// refresh tokens stop working at once and its access tokens within a second.
+type logoutRequest struct {
+	All bool `json:"all"`
+}
+
+// Logout handles POST /api/users/logout: the session of the presented access token ends (with
+// {"all": true}, every session of the user), its refresh tokens stop working at once and its
+// access tokens on every instance before the answer. The body is optional. API keys are refused
+// before this (SessionOnly): a key is revoked by DELETE /api/user/api-keys/:id.
 func (h *SessionHandler) Logout(c *gin.Context) {
-	if err := h.sessions.Logout(c.Request.Context(), requestToken(c)); err != nil {
+	var req logoutRequest
+	if !bindOptionalJSON(c, &req) {
+		return
+	}
+	if err := h.sessions.Logout(c.Request.Context(), requestToken(c), req.All); err != nil {
+		writeError(c, h.log, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+type sessionJSON struct {
+	ID         string     `json:"id"`
+	UserAgent  string     `json:"userAgent"`
+	CreatedAt  timestamp  `json:"createdAt"`
+	LastUsedAt *timestamp `json:"lastUsedAt"` // the last refresh; null until the first
+	Current    bool       `json:"current"`
+}
+
+// ListSessions handles GET /api/user/sessions: the user's live sessions, the caller's marked.
+func (h *SessionHandler) ListSessions(c *gin.Context) {
+	list, err := h.sessions.ListSessions(c.Request.Context(), credentialOf(c))
+	if err != nil {
+		writeError(c, h.log, err)
+		return
+	}
+	out := make([]sessionJSON, len(list))
+	for i, s := range list {
+		out[i] = sessionJSON{ID: s.ID, UserAgent: s.UserAgent, CreatedAt: timestamp(s.CreatedAt), Current: s.Current}
+		if s.LastUsedAt != nil {
+			t := timestamp(*s.LastUsedAt)
+			out[i].LastUsedAt = &t
+		}
+	}
+	renderJSON(c, http.StatusOK, gin.H{"sessions": out})
+}
+
+// RevokeSession handles DELETE /api/user/sessions/:id; another user's session is 404.
+func (h *SessionHandler) RevokeSession(c *gin.Context) {
+	if err := h.sessions.RevokeSession(c.Request.Context(), viewerID(c), c.Param("id")); err != nil {
 		writeError(c, h.log, err)
 		return
 	}
@@ -78,12 +128,16 @@ type apiKeyJSON struct {
 	Name       string     `json:"name"`
 	Prefix     string     `json:"prefix"`
 	Key        string     `json:"key,omitempty"` // only in the creation answer
+	Scopes     []string   `json:"scopes"`
 	CreatedAt  timestamp  `json:"createdAt"`
 	LastUsedAt *timestamp `json:"lastUsedAt"`
 }
 
 func apiKeyOf(k domain.APIKey, key string) apiKeyJSON {
-	out := apiKeyJSON{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Key: key, CreatedAt: timestamp(k.CreatedAt)}
+	out := apiKeyJSON{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Key: key, Scopes: make([]string, len(k.Scopes)), CreatedAt: timestamp(k.CreatedAt)}
+	for i, s := range k.Scopes {
+		out.Scopes[i] = string(s)
+	}
 	if k.LastUsedAt != nil {
 		t := timestamp(*k.LastUsedAt)
 		out.LastUsedAt = &t
@@ -93,7 +147,8 @@ func apiKeyOf(k domain.APIKey, key string) apiKeyJSON {
 
 type createAPIKeyRequest struct {
 	APIKey struct {
-		Name string `json:"name"`
+		Name   string   `json:"name"`
+		Scopes []string `json:"scopes"` // "read" and/or "write"; default ["write"]
 	} `json:"apiKey"`
 }
 
@@ -103,7 +158,7 @@ func (h *SessionHandler) CreateAPIKey(c *gin.Context) {
 	if !bindJSON(c, &req) {
 		return
 	}
-	k, key, err := h.sessions.CreateAPIKey(c.Request.Context(), viewerID(c), req.APIKey.Name)
+	k, key, err := h.sessions.CreateAPIKey(c.Request.Context(), viewerID(c), req.APIKey.Name, req.APIKey.Scopes)
 	if err != nil {
 		writeError(c, h.log, err)
 		return
@@ -136,6 +191,16 @@ func (h *SessionHandler) RevokeAPIKey(c *gin.Context) {
 		return
 	}
 	c.Status(http.StatusNoContent)
+}
+
+// bindOptionalJSON is bindJSON for a body that may be left out: an empty one binds nothing.
+func bindOptionalJSON(c *gin.Context, dst any) bool {
+	raw, err := io.ReadAll(c.Request.Body)
+	if err == nil && len(bytes.TrimSpace(raw)) == 0 {
+		return true
+	}
+	c.Request.Body = io.NopCloser(io.MultiReader(bytes.NewReader(raw), c.Request.Body))
+	return bindJSON(c, dst)
 }
 
 func isUnauthorized(err error) bool { return err != nil && errorsIs(err, domain.ErrUnauthorized) }

@@ -34,7 +34,7 @@ func TestTagListSortedInEveryArticleAnswer(t *testing.T) {
 	history := mocks.NewMockHistoryService(ctrl)
 	hot := mocks.NewMockHotService(ctrl)
 	a := gomock.Any()
-	users.EXPECT().Authenticate(a, "TOKEN").Return(authedID, nil).AnyTimes()
+	users.EXPECT().Authenticate(a, "TOKEN").Return(domain.Credential{UserID: authedID, SessionID: "sid"}, nil).AnyTimes()
 	articles.EXPECT().Get(a, a, a).Return(legacy, nil).AnyTimes()
 	articles.EXPECT().Create(a, a, a).Return(legacy, nil).AnyTimes()
 	articles.EXPECT().Update(a, a, a, a).Return(legacy, nil).AnyTimes()

@@ -19,9 +19,9 @@ type UserService interface {
 	Register(ctx context.Context, in service.RegisterInput) (service.Session, error)
 	RegisterIdempotent(ctx context.Context, in service.RegisterInput, idem service.Idempotent[service.Session]) (domain.StoredResponse, bool, error)
 	Login(ctx context.Context, email, password string) (service.Session, error)
-	Authenticate(ctx context.Context, token string) (int64, error)
+	Authenticate(ctx context.Context, token string) (domain.Credential, error)
 	Current(ctx context.Context, userID int64) (domain.User, error)
-	Update(ctx context.Context, userID int64, in service.UpdateUserInput) (domain.User, error)
+	Update(ctx context.Context, cred domain.Credential, in service.UpdateUserInput) (domain.User, error)
 }
 
 // UserHandler serves registration, login and the current user.
@@ -37,7 +37,7 @@ func NewUserHandler(users UserService, log *slog.Logger) *UserHandler {
 
 type userJSON struct {
 	Email        string `json:"email"`
-	Token        string `json:"token"`
+	Token        string `json:"token"` // empty when the request used an API key (never echoed)
 	Username     string `json:"username"`
 	Bio          string `json:"bio"`
 	Image        string `json:"image"`
@@ -116,16 +116,17 @@ func (h *UserHandler) Current(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
-	renderJSON(c, http.StatusOK, userResponse(u, requestToken(c)))
+	renderJSON(c, http.StatusOK, userResponse(u, sessionToken(c)))
 }
 
 type updateUserRequest struct {
 	User struct {
-		Email    *string `json:"email"`
-		Username *string `json:"username"`
-		Password *string `json:"password"`
-		Bio      *string `json:"bio"`
-		Image    *string `json:"image"`
+		Email           *string `json:"email"`
+		Username        *string `json:"username"`
+		Password        *string `json:"password"`
+		Bio             *string `json:"bio"`
+		Image           *string `json:"image"`
+		CurrentPassword string  `json:"currentPassword"` // EXT: required to change email or password
 	} `json:"user"`
 }
 
@@ -138,15 +139,15 @@ func (h *UserHandler) Update(c *gin.Context) {
 	}
 	in := service.UpdateUserInput{
 		Email: req.User.Email, Username: req.User.Username, Password: req.User.Password,
-		Bio: req.User.Bio, Image: req.User.Image,
+		Bio: req.User.Bio, Image: req.User.Image, CurrentPassword: req.User.CurrentPassword,
 	}
 	if in.Password != nil && *in.Password == "" {
 		in.Password = nil
 	}
-	u, err := h.users.Update(c.Request.Context(), viewerID(c), in)
+	u, err := h.users.Update(c.Request.Context(), credentialOf(c), in)
 	if err != nil {
 		writeError(c, h.log, err)
 		return
 	}
-	renderJSON(c, http.StatusOK, userResponse(u, requestToken(c)))
+	renderJSON(c, http.StatusOK, userResponse(u, sessionToken(c)))
 }

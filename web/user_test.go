@@ -268,6 +268,17 @@ func TestCurrentUser(t *testing.T) {
 			},
 		},
 		{
+			name:    "an API key is never echoed back as token",
+			headers: map[string]string{"Authorization": "Bearer " + apiKeyToken},
+			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
+				users.EXPECT().Authenticate(gomock.Any(), apiKeyToken).Return(writeKeyCred, nil)
+				users.EXPECT().Current(gomock.Any(), authedID).Return(jake, nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireJSON(t, rec, http.StatusOK, strings.Replace(jakeJSON, `"token":"TOKEN"`, `"token":""`, 1))
+			},
+		},
+		{
 			name: "anonymous",
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				users.EXPECT().Authenticate(gomock.Any(), gomock.Any()).Times(0)
@@ -319,7 +330,7 @@ func TestUpdateUser(t *testing.T) {
 			body:    `{"user":{"email":"a@b.co","username":"jacob","password":"new-password","bio":"new bio","image":"https://example.com/jake.png"}}`,
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				expectAuth(users)
-				users.EXPECT().Update(gomock.Any(), authedID, service.UpdateUserInput{
+				users.EXPECT().Update(gomock.Any(), sessionCred, service.UpdateUserInput{
 					Email: ptr("a@b.co"), Username: ptr("jacob"), Password: ptr("new-password"),
 					Bio: ptr("new bio"), Image: ptr("https://example.com/jake.png"),
 				}).Return(updated, nil)
@@ -329,12 +340,50 @@ func TestUpdateUser(t *testing.T) {
 			},
 		},
 		{
+			name:    "the current password is passed on",
+			headers: authHeader,
+			body:    `{"user":{"password":"new-password","currentPassword":"old-password"}}`,
+			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
+				expectAuth(users)
+				users.EXPECT().Update(gomock.Any(), sessionCred, service.UpdateUserInput{
+					Password: ptr("new-password"), CurrentPassword: "old-password",
+				}).Return(updated, nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireJSON(t, rec, http.StatusOK, updatedJSON)
+			},
+		},
+		{
+			name:    "a wrong current password is 403 on currentPassword",
+			headers: authHeader,
+			body:    `{"user":{"password":"new-password","currentPassword":"guess"}}`,
+			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
+				expectAuth(users)
+				users.EXPECT().Update(gomock.Any(), sessionCred, gomock.Any()).Return(domain.User{}, domain.ErrWrongCurrentPassword)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusForbidden, map[string][]string{"currentPassword": {"is wrong"}})
+			},
+		},
+		{
+			name:    "an API key never reaches the update, whatever it changes",
+			headers: map[string]string{"Authorization": "Bearer " + apiKeyToken},
+			body:    `{"user":{"email":"evil@example.com","password":"taken-over","bio":"x"}}`,
+			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
+				users.EXPECT().Authenticate(gomock.Any(), apiKeyToken).Return(writeKeyCred, nil)
+				users.EXPECT().Update(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusForbidden, map[string][]string{"token": {apiKeyRefusal}})
+			},
+		},
+		{
 			name:    "absent and null fields stay unchanged",
 			headers: authHeader,
 			body:    `{"user":{"bio":"new bio","image":null}}`,
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				expectAuth(users)
-				users.EXPECT().Update(gomock.Any(), authedID, service.UpdateUserInput{Bio: ptr("new bio")}).Return(updated, nil)
+				users.EXPECT().Update(gomock.Any(), sessionCred, service.UpdateUserInput{Bio: ptr("new bio")}).Return(updated, nil)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireJSON(t, rec, http.StatusOK, updatedJSON)
@@ -346,7 +395,7 @@ func TestUpdateUser(t *testing.T) {
 			body:    `{"user":{"email":"jake@jake.jake","username":"jake","password":"","bio":"","image":""}}`,
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				expectAuth(users)
-				users.EXPECT().Update(gomock.Any(), authedID, service.UpdateUserInput{
+				users.EXPECT().Update(gomock.Any(), sessionCred, service.UpdateUserInput{
 					Email: ptr("jake@jake.jake"), Username: ptr("jake"), Password: nil, Bio: ptr(""), Image: ptr(""),
 				}).Return(jake, nil)
 			},
@@ -371,7 +420,7 @@ func TestUpdateUser(t *testing.T) {
 			body:    `{"user":{"image":"ftp://example.com/jake.png"}}`,
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				expectAuth(users)
-				users.EXPECT().Update(gomock.Any(), authedID, gomock.Any()).
+				users.EXPECT().Update(gomock.Any(), sessionCred, gomock.Any()).
 					Return(domain.User{}, domain.NewValidationError("image", "must be an http or https URL"))
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
@@ -384,7 +433,7 @@ func TestUpdateUser(t *testing.T) {
 			body:    `{"user":{"username":"taken"}}`,
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				expectAuth(users)
-				users.EXPECT().Update(gomock.Any(), authedID, gomock.Any()).
+				users.EXPECT().Update(gomock.Any(), sessionCred, gomock.Any()).
 					Return(domain.User{}, domain.NewValidationError("username", "has already been taken"))
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
@@ -432,7 +481,7 @@ func TestUpdateUser(t *testing.T) {
 			body:    `{"user":{"bio":"new bio"}}`,
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				expectAuth(users)
-				users.EXPECT().Update(gomock.Any(), authedID, gomock.Any()).Return(domain.User{}, errInternal)
+				users.EXPECT().Update(gomock.Any(), sessionCred, gomock.Any()).Return(domain.User{}, errInternal)
 			},
 			checkResponse: requireInternalError,
 		},

@@ -44,31 +44,31 @@ func (m *MockSessionRepository) EXPECT() *MockSessionRepositoryMockRecorder {
 }
 
 // Create mocks base method.
-func (m *MockSessionRepository) Create(ctx context.Context, sessionID string, userID int64, refreshHash []byte, expires time.Time) error {
+func (m *MockSessionRepository) Create(ctx context.Context, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Create", ctx, sessionID, userID, refreshHash, expires)
+	ret := m.ctrl.Call(m, "Create", ctx, sessionID, userID, userAgent, refreshHash, expires)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
 // Create indicates an expected call of Create.
-func (mr *MockSessionRepositoryMockRecorder) Create(ctx, sessionID, userID, refreshHash, expires any) *gomock.Call {
+func (mr *MockSessionRepositoryMockRecorder) Create(ctx, sessionID, userID, userAgent, refreshHash, expires any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockSessionRepository)(nil).Create), ctx, sessionID, userID, refreshHash, expires)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockSessionRepository)(nil).Create), ctx, sessionID, userID, userAgent, refreshHash, expires)
 }
 
 // CreateIn mocks base method.
-func (m *MockSessionRepository) CreateIn(ctx context.Context, tx service.Tx, sessionID string, userID int64, refreshHash []byte, expires time.Time) error {
+func (m *MockSessionRepository) CreateIn(ctx context.Context, tx service.Tx, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "CreateIn", ctx, tx, sessionID, userID, refreshHash, expires)
+	ret := m.ctrl.Call(m, "CreateIn", ctx, tx, sessionID, userID, userAgent, refreshHash, expires)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
 // CreateIn indicates an expected call of CreateIn.
-func (mr *MockSessionRepositoryMockRecorder) CreateIn(ctx, tx, sessionID, userID, refreshHash, expires any) *gomock.Call {
+func (mr *MockSessionRepositoryMockRecorder) CreateIn(ctx, tx, sessionID, userID, userAgent, refreshHash, expires any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateIn", reflect.TypeOf((*MockSessionRepository)(nil).CreateIn), ctx, tx, sessionID, userID, refreshHash, expires)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateIn", reflect.TypeOf((*MockSessionRepository)(nil).CreateIn), ctx, tx, sessionID, userID, userAgent, refreshHash, expires)
 }
 
 // IsRevoked mocks base method.
@@ -86,6 +86,21 @@ func (mr *MockSessionRepositoryMockRecorder) IsRevoked(ctx, sessionID any) *gomo
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "IsRevoked", reflect.TypeOf((*MockSessionRepository)(nil).IsRevoked), ctx, sessionID)
 }
 
+// ListLive mocks base method.
+func (m *MockSessionRepository) ListLive(ctx context.Context, userID int64) ([]domain.SessionInfo, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "ListLive", ctx, userID)
+	ret0, _ := ret[0].([]domain.SessionInfo)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// ListLive indicates an expected call of ListLive.
+func (mr *MockSessionRepositoryMockRecorder) ListLive(ctx, userID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ListLive", reflect.TypeOf((*MockSessionRepository)(nil).ListLive), ctx, userID)
+}
+
 // Revoke mocks base method.
 func (m *MockSessionRepository) Revoke(ctx context.Context, sessionID string) error {
 	m.ctrl.T.Helper()
@@ -98,6 +113,50 @@ func (m *MockSessionRepository) Revoke(ctx context.Context, sessionID string) er
 func (mr *MockSessionRepositoryMockRecorder) Revoke(ctx, sessionID any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Revoke", reflect.TypeOf((*MockSessionRepository)(nil).Revoke), ctx, sessionID)
+}
+
+// RevokeAll mocks base method.
+func (m *MockSessionRepository) RevokeAll(ctx context.Context, userID int64) ([]string, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "RevokeAll", ctx, userID)
+	ret0, _ := ret[0].([]string)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// RevokeAll indicates an expected call of RevokeAll.
+func (mr *MockSessionRepositoryMockRecorder) RevokeAll(ctx, userID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RevokeAll", reflect.TypeOf((*MockSessionRepository)(nil).RevokeAll), ctx, userID)
+}
+
+// RevokeAllIn mocks base method.
+func (m *MockSessionRepository) RevokeAllIn(ctx context.Context, tx service.Tx, userID int64, keep string) ([]string, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "RevokeAllIn", ctx, tx, userID, keep)
+	ret0, _ := ret[0].([]string)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// RevokeAllIn indicates an expected call of RevokeAllIn.
+func (mr *MockSessionRepositoryMockRecorder) RevokeAllIn(ctx, tx, userID, keep any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RevokeAllIn", reflect.TypeOf((*MockSessionRepository)(nil).RevokeAllIn), ctx, tx, userID, keep)
+}
+
+// RevokeOwned mocks base method.
+func (m *MockSessionRepository) RevokeOwned(ctx context.Context, userID int64, sessionID string) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "RevokeOwned", ctx, userID, sessionID)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// RevokeOwned indicates an expected call of RevokeOwned.
+func (mr *MockSessionRepositoryMockRecorder) RevokeOwned(ctx, userID, sessionID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RevokeOwned", reflect.TypeOf((*MockSessionRepository)(nil).RevokeOwned), ctx, userID, sessionID)
 }
 
 // RevokedWithin mocks base method.
@@ -242,10 +301,10 @@ func (m *MockAPIKeyRepository) EXPECT() *MockAPIKeyRepositoryMockRecorder {
 }
 
 // Authenticate mocks base method.
-func (m *MockAPIKeyRepository) Authenticate(ctx context.Context, hash []byte) (int64, error) {
+func (m *MockAPIKeyRepository) Authenticate(ctx context.Context, hash []byte) (domain.Credential, error) {
 	m.ctrl.T.Helper()
 	ret := m.ctrl.Call(m, "Authenticate", ctx, hash)
-	ret0, _ := ret[0].(int64)
+	ret0, _ := ret[0].(domain.Credential)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
@@ -257,18 +316,18 @@ func (mr *MockAPIKeyRepositoryMockRecorder) Authenticate(ctx, hash any) *gomock.
 }
 
 // Create mocks base method.
-func (m *MockAPIKeyRepository) Create(ctx context.Context, userID int64, name, prefix string, hash []byte) (domain.APIKey, error) {
+func (m *MockAPIKeyRepository) Create(ctx context.Context, userID int64, name, prefix string, hash []byte, scopes []domain.Scope, max int) (domain.APIKey, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Create", ctx, userID, name, prefix, hash)
+	ret := m.ctrl.Call(m, "Create", ctx, userID, name, prefix, hash, scopes, max)
 	ret0, _ := ret[0].(domain.APIKey)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
 
 // Create indicates an expected call of Create.
-func (mr *MockAPIKeyRepositoryMockRecorder) Create(ctx, userID, name, prefix, hash any) *gomock.Call {
+func (mr *MockAPIKeyRepositoryMockRecorder) Create(ctx, userID, name, prefix, hash, scopes, max any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockAPIKeyRepository)(nil).Create), ctx, userID, name, prefix, hash)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockAPIKeyRepository)(nil).Create), ctx, userID, name, prefix, hash, scopes, max)
 }
 
 // List mocks base method.
@@ -298,6 +357,20 @@ func (m *MockAPIKeyRepository) Revoke(ctx context.Context, userID, id int64) err
 func (mr *MockAPIKeyRepositoryMockRecorder) Revoke(ctx, userID, id any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Revoke", reflect.TypeOf((*MockAPIKeyRepository)(nil).Revoke), ctx, userID, id)
+}
+
+// RevokeAllIn mocks base method.
+func (m *MockAPIKeyRepository) RevokeAllIn(ctx context.Context, tx service.Tx, userID int64) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "RevokeAllIn", ctx, tx, userID)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// RevokeAllIn indicates an expected call of RevokeAllIn.
+func (mr *MockAPIKeyRepositoryMockRecorder) RevokeAllIn(ctx, tx, userID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RevokeAllIn", reflect.TypeOf((*MockAPIKeyRepository)(nil).RevokeAllIn), ctx, tx, userID)
 }
 
 // MockTokenManager is a mock of TokenManager interface.

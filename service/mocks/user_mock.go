@@ -161,6 +161,21 @@ func (mr *MockUserRepositoryMockRecorder) Update(ctx, id, change any) *gomock.Ca
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Update", reflect.TypeOf((*MockUserRepository)(nil).Update), ctx, id, change)
 }
 
+// UpdateTx mocks base method.
+func (m *MockUserRepository) UpdateTx(ctx context.Context, id int64, change func(service.Tx, *domain.User) error) (domain.User, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "UpdateTx", ctx, id, change)
+	ret0, _ := ret[0].(domain.User)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// UpdateTx indicates an expected call of UpdateTx.
+func (mr *MockUserRepositoryMockRecorder) UpdateTx(ctx, id, change any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "UpdateTx", reflect.TypeOf((*MockUserRepository)(nil).UpdateTx), ctx, id, change)
+}
+
 // MockPasswordHasher is a mock of PasswordHasher interface.
 type MockPasswordHasher struct {
 	ctrl     *gomock.Controller
@@ -241,10 +256,10 @@ func (m *MockSessionManager) EXPECT() *MockSessionManagerMockRecorder {
 }
 
 // Authenticate mocks base method.
-func (m *MockSessionManager) Authenticate(ctx context.Context, token string) (int64, error) {
+func (m *MockSessionManager) Authenticate(ctx context.Context, token string) (domain.Credential, error) {
 	m.ctrl.T.Helper()
 	ret := m.ctrl.Call(m, "Authenticate", ctx, token)
-	ret0, _ := ret[0].(int64)
+	ret0, _ := ret[0].(domain.Credential)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
@@ -253,6 +268,20 @@ func (m *MockSessionManager) Authenticate(ctx context.Context, token string) (in
 func (mr *MockSessionManagerMockRecorder) Authenticate(ctx, token any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Authenticate", reflect.TypeOf((*MockSessionManager)(nil).Authenticate), ctx, token)
+}
+
+// RevokeAllIn mocks base method.
+func (m *MockSessionManager) RevokeAllIn(ctx context.Context, tx service.Tx, userID int64, keep string, keys bool) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "RevokeAllIn", ctx, tx, userID, keep, keys)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// RevokeAllIn indicates an expected call of RevokeAllIn.
+func (mr *MockSessionManagerMockRecorder) RevokeAllIn(ctx, tx, userID, keep, keys any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RevokeAllIn", reflect.TypeOf((*MockSessionManager)(nil).RevokeAllIn), ctx, tx, userID, keep, keys)
 }
 
 // Start mocks base method.

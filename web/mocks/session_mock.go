@@ -42,9 +42,9 @@ func (m *MockSessionService) EXPECT() *MockSessionServiceMockRecorder {
 }
 
 // CreateAPIKey mocks base method.
-func (m *MockSessionService) CreateAPIKey(ctx context.Context, userID int64, name string) (domain.APIKey, string, error) {
+func (m *MockSessionService) CreateAPIKey(ctx context.Context, userID int64, name string, scopes []string) (domain.APIKey, string, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "CreateAPIKey", ctx, userID, name)
+	ret := m.ctrl.Call(m, "CreateAPIKey", ctx, userID, name, scopes)
 	ret0, _ := ret[0].(domain.APIKey)
 	ret1, _ := ret[1].(string)
 	ret2, _ := ret[2].(error)
@@ -52,9 +52,9 @@ func (m *MockSessionService) CreateAPIKey(ctx context.Context, userID int64, nam
 }
 
 // CreateAPIKey indicates an expected call of CreateAPIKey.
-func (mr *MockSessionServiceMockRecorder) CreateAPIKey(ctx, userID, name any) *gomock.Call {
+func (mr *MockSessionServiceMockRecorder) CreateAPIKey(ctx, userID, name, scopes any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateAPIKey", reflect.TypeOf((*MockSessionService)(nil).CreateAPIKey), ctx, userID, name)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateAPIKey", reflect.TypeOf((*MockSessionService)(nil).CreateAPIKey), ctx, userID, name, scopes)
 }
 
 // ListAPIKeys mocks base method.
@@ -72,18 +72,33 @@ func (mr *MockSessionServiceMockRecorder) ListAPIKeys(ctx, userID any) *gomock.C
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ListAPIKeys", reflect.TypeOf((*MockSessionService)(nil).ListAPIKeys), ctx, userID)
 }
 
-// Logout mocks base method.
-func (m *MockSessionService) Logout(ctx context.Context, accessToken string) error {
+// ListSessions mocks base method.
+func (m *MockSessionService) ListSessions(ctx context.Context, cred domain.Credential) ([]domain.SessionInfo, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Logout", ctx, accessToken)
+	ret := m.ctrl.Call(m, "ListSessions", ctx, cred)
+	ret0, _ := ret[0].([]domain.SessionInfo)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// ListSessions indicates an expected call of ListSessions.
+func (mr *MockSessionServiceMockRecorder) ListSessions(ctx, cred any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ListSessions", reflect.TypeOf((*MockSessionService)(nil).ListSessions), ctx, cred)
+}
+
+// Logout mocks base method.
+func (m *MockSessionService) Logout(ctx context.Context, accessToken string, all bool) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Logout", ctx, accessToken, all)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
 // Logout indicates an expected call of Logout.
-func (mr *MockSessionServiceMockRecorder) Logout(ctx, accessToken any) *gomock.Call {
+func (mr *MockSessionServiceMockRecorder) Logout(ctx, accessToken, all any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Logout", reflect.TypeOf((*MockSessionService)(nil).Logout), ctx, accessToken)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Logout", reflect.TypeOf((*MockSessionService)(nil).Logout), ctx, accessToken, all)
 }
 
 // Refresh mocks base method.
@@ -114,4 +129,18 @@ func (m *MockSessionService) RevokeAPIKey(ctx context.Context, userID, id int64)
 func (mr *MockSessionServiceMockRecorder) RevokeAPIKey(ctx, userID, id any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RevokeAPIKey", reflect.TypeOf((*MockSessionService)(nil).RevokeAPIKey), ctx, userID, id)
+}
+
+// RevokeSession mocks base method.
+func (m *MockSessionService) RevokeSession(ctx context.Context, userID int64, sessionID string) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "RevokeSession", ctx, userID, sessionID)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// RevokeSession indicates an expected call of RevokeSession.
+func (mr *MockSessionServiceMockRecorder) RevokeSession(ctx, userID, sessionID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RevokeSession", reflect.TypeOf((*MockSessionService)(nil).RevokeSession), ctx, userID, sessionID)
 }

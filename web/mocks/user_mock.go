@@ -43,10 +43,10 @@ func (m *MockUserService) EXPECT() *MockUserServiceMockRecorder {
 }
 
 // Authenticate mocks base method.
-func (m *MockUserService) Authenticate(ctx context.Context, token string) (int64, error) {
+func (m *MockUserService) Authenticate(ctx context.Context, token string) (domain.Credential, error) {
 	m.ctrl.T.Helper()
 	ret := m.ctrl.Call(m, "Authenticate", ctx, token)
-	ret0, _ := ret[0].(int64)
+	ret0, _ := ret[0].(domain.Credential)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
@@ -119,16 +119,16 @@ func (mr *MockUserServiceMockRecorder) RegisterIdempotent(ctx, in, idem any) *go
 }
 
 // Update mocks base method.
-func (m *MockUserService) Update(ctx context.Context, userID int64, in service.UpdateUserInput) (domain.User, error) {
+func (m *MockUserService) Update(ctx context.Context, cred domain.Credential, in service.UpdateUserInput) (domain.User, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Update", ctx, userID, in)
+	ret := m.ctrl.Call(m, "Update", ctx, cred, in)
 	ret0, _ := ret[0].(domain.User)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
 
 // Update indicates an expected call of Update.
-func (mr *MockUserServiceMockRecorder) Update(ctx, userID, in any) *gomock.Call {
+func (mr *MockUserServiceMockRecorder) Update(ctx, cred, in any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Update", reflect.TypeOf((*MockUserService)(nil).Update), ctx, userID, in)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Update", reflect.TypeOf((*MockUserService)(nil).Update), ctx, cred, in)
 }

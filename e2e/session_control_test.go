@@ -1,0 +1,269 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+)
+
+// TestSessionControl: a user lists and ends sessions, logs out everywhere, and a credential
+// change needs the current password and ends every other session and every API key.
+func TestSessionControl(t *testing.T) {
+	t.Parallel()
+	app := startApp(t, noAuthLimit)
+
+	t.Run("list marks the current session and names its client; ending one refuses it at once", func(t *testing.T) {
+		t.Parallel()
+		acc := signUp(t, app, accountOpts{})
+		phone := app.call(t, "POST", "/api/users/login", "", map[string]any{"user": map[string]any{"email": acc.Email, "password": acc.Password}},
+			"User-Agent", "inkwell-phone/1.0").Expect(t, http.StatusOK)
+		phoneToken := userOf(t, phone)["token"].(string)
+		phoneRefresh := userOf(t, phone)["refreshToken"].(string)
+
+		list := app.call(t, "GET", "/api/user/sessions", acc.Token, nil).Expect(t, http.StatusOK).JSON(t)["sessions"].([]any)
+		if len(list) != 2 {
+			t.Fatalf("sessions %v, want 2", list)
+		}
+		var phoneID string
+		current := 0
+		for _, it := range list {
+			s := it.(map[string]any)
+			if s["current"] == true {
+				current++
+			}
+			if s["userAgent"] == "inkwell-phone/1.0" {
+				phoneID = s["id"].(string)
+			}
+		}
+		if current != 1 || phoneID == "" {
+			t.Fatalf("sessions %v: want one current and the phone's user agent", list)
+		}
+
+		stranger := signUp(t, app, accountOpts{})
+		app.call(t, "DELETE", "/api/user/sessions/"+phoneID, stranger.Token, nil).Expect(t, http.StatusNotFound)
+		app.call(t, "GET", "/api/user", phoneToken, nil).Expect(t, http.StatusOK)
+
+		app.call(t, "DELETE", "/api/user/sessions/"+phoneID, acc.Token, nil).Expect(t, http.StatusNoContent)
+		requireErrorField(t, app.call(t, "GET", "/api/user", phoneToken, nil), http.StatusUnauthorized, "token")
+		requireRefreshRefused(t, app.refresh(t, phoneRefresh))
+		app.call(t, "GET", "/api/user", acc.Token, nil).Expect(t, http.StatusOK)
+	})
+
+	t.Run("logout all ends every session and refresh token", func(t *testing.T) {
+		t.Parallel()
+		acc := signUp(t, app, accountOpts{})
+		others := []session{logIn(t, app, acc), logIn(t, app, acc), logIn(t, app, acc)}
+		app.call(t, "POST", "/api/users/logout", acc.Token, map[string]any{"all": true}).Expect(t, http.StatusNoContent)
+		for _, s := range append(others, acc.session()) {
+			requireErrorField(t, app.call(t, "GET", "/api/user", s.Access, nil), http.StatusUnauthorized, "token")
+			requireRefreshRefused(t, app.refresh(t, s.Refresh))
+		}
+	})
+
+	t.Run("a password change needs the current password and ends every other session and every key", func(t *testing.T) {
+		t.Parallel()
+		acc := signUp(t, app, accountOpts{})
+		other := logIn(t, app, acc)
+		key := app.call(t, "POST", "/api/user/api-keys", acc.Token, map[string]any{"apiKey": map[string]any{"name": "ci"}}).
+			Expect(t, http.StatusCreated).JSON(t)["apiKey"].(map[string]any)["key"].(string)
+
+		change := func(extra map[string]any) response {
+			u := map[string]any{"password": "a brand new password"}
+			for k, v := range extra {
+				u[k] = v
+			}
+			return app.call(t, "PUT", "/api/user", acc.Token, map[string]any{"user": u})
+		}
+		requireErrorField(t, change(nil), http.StatusUnprocessableEntity, "currentPassword")
+		requireErrorField(t, change(map[string]any{"currentPassword": "not it"}), http.StatusForbidden, "currentPassword")
+		requireErrorField(t, app.call(t, "PUT", "/api/user", acc.Token, map[string]any{"user": map[string]any{"email": "new-" + acc.Email}}),
+			http.StatusUnprocessableEntity, "currentPassword")
+		// Nothing was changed by the refusals.
+		app.call(t, "GET", "/api/user", other.Access, nil).Expect(t, http.StatusOK)
+		logIn(t, app, acc)
+
+		change(map[string]any{"currentPassword": acc.Password}).Expect(t, http.StatusOK)
+		app.call(t, "GET", "/api/user", acc.Token, nil).Expect(t, http.StatusOK) // the current session stays
+		requireErrorField(t, app.call(t, "GET", "/api/user", other.Access, nil), http.StatusUnauthorized, "token")
+		requireRefreshRefused(t, app.refresh(t, other.Refresh))
+		requireErrorField(t, app.call(t, "GET", "/api/user", key, nil), http.StatusUnauthorized, "token")
+	})
+}
+
+// A logged-out token cannot come back near its expiry: its revocation mark outlives the token's
+// lifetime plus the 5 s of clock skew the token check allows (it lived exactly the lifetime).
+func TestSessionControl_MarkOutlivesToken(t *testing.T) {
+	t.Parallel()
+	const verifySkew = 5 * time.Second
+	app := startApp(t, noAuthLimit)
+	acc := signUp(t, app, accountOpts{})
+	app.call(t, "POST", "/api/users/logout", acc.Token, nil).Expect(t, http.StatusNoContent)
+	left := testenv.NewRedis(t).Client.PTTL(t.Context(), revocationMarkKey(t, app.Cfg.RedisPrefix, acc.Token)).Val()
+	if lifetime := app.Cfg.JWTLifetime; left <= lifetime+verifySkew {
+		t.Fatalf("the revocation mark lives %s more; the token is accepted for up to %s", left, lifetime+verifySkew)
+	}
+}
+
+// Concurrent credential changes that rest on one current password, from several sessions of the
+// user: exactly one wins, the others are refused (their password is no longer the account's, or
+// their session was ended by the winner), and the account ends with the winner's password.
+func TestSessionControl_ConcurrentPasswordChanges(t *testing.T) {
+	t.Parallel()
+	app := startApp(t, noAuthLimit)
+	acc := signUp(t, app, accountOpts{})
+	const n = 6
+	sessions := []session{acc.session()}
+	for len(sessions) < n {
+		sessions = append(sessions, logIn(t, app, acc))
+	}
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	for i, s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := app.fetch(http.DefaultClient, "PUT", "/api/user", s.Access, map[string]any{"user": map[string]any{
+				"password": fmt.Sprintf("new password number %d", i), "currentPassword": acc.Password,
+			}})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			statuses[i] = res.Status
+		}()
+	}
+	wg.Wait()
+	winner := -1
+	for i, st := range statuses {
+		switch st {
+		case http.StatusOK:
+			if winner >= 0 {
+				t.Fatalf("sessions %d and %d both changed the password: %v", winner, i, statuses)
+			}
+			winner = i
+		case http.StatusForbidden, http.StatusUnauthorized:
+		default:
+			t.Fatalf("statuses %v", statuses)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("no change won: %v", statuses)
+	}
+	logIn(t, app, account{Email: acc.Email, Password: fmt.Sprintf("new password number %d", winner)})
+	for i, s := range sessions {
+		want := http.StatusUnauthorized
+		if i == winner {
+			want = http.StatusOK
+		}
+		app.call(t, "GET", "/api/user", s.Access, nil).Expect(t, want)
+	}
+}
+
+// A code-login account has a random password nobody knows: it cannot change its credentials
+// with PUT /api/user (403 for any current password), and its sessions stay.
+func TestSessionControl_CodeOnlyAccount(t *testing.T) {
+	t.Parallel()
+	app := startApp(t, noAuthLimit)
+	email := "code-only." + strings.ToLower(testenv.RandomID(6)) + "@example.com"
+	app.call(t, "POST", "/api/users/login/code/send", "", map[string]any{"email": email}).Expect(t, http.StatusAccepted)
+	code := app.codeOf("email:" + email)
+	token := userOf(t, app.call(t, "POST", "/api/users/login/code", "", map[string]any{"email": email, "code": code}).
+		Expect(t, http.StatusOK))["token"].(string)
+	requireErrorField(t, app.call(t, "PUT", "/api/user", token, map[string]any{"user": map[string]any{"password": "my own password", "currentPassword": "anything"}}),
+		http.StatusForbidden, "currentPassword")
+	app.call(t, "PUT", "/api/user", token, map[string]any{"user": map[string]any{"bio": "still mine"}}).Expect(t, http.StatusOK)
+}
+
+// TestAPIKeyLimits: keys never manage the account, read keys only read, a key is never echoed
+// as token, and the cap of 20 holds under 50 concurrent creates.
+func TestAPIKeyLimits(t *testing.T) {
+	t.Parallel()
+	app := startApp(t, noAuthLimit)
+	acc := signUp(t, app, accountOpts{})
+	newKey := func(t *testing.T, scopes ...string) string {
+		t.Helper()
+		body := map[string]any{"name": "k"}
+		if scopes != nil {
+			body["scopes"] = scopes
+		}
+		return app.call(t, "POST", "/api/user/api-keys", acc.Token, map[string]any{"apiKey": body}).
+			Expect(t, http.StatusCreated).JSON(t)["apiKey"].(map[string]any)["key"].(string)
+	}
+	writeKey, readKey := newKey(t), newKey(t, "read")
+
+	t.Run("no key manages the account", func(t *testing.T) {
+		for _, k := range []string{writeKey, readKey} {
+			for _, r := range []struct {
+				method, path string
+				body         any
+			}{
+				{"PUT", "/api/user", map[string]any{"user": map[string]any{"password": "taken over!!", "email": "evil@example.com"}}},
+				{"PUT", "/api/user", map[string]any{"user": map[string]any{"bio": "x"}}},
+				{"POST", "/api/user/api-keys", map[string]any{"apiKey": map[string]any{"name": "more"}}},
+				{"GET", "/api/user/api-keys", nil},
+				{"DELETE", "/api/user/api-keys/1", nil},
+				{"GET", "/api/user/sessions", nil},
+				{"DELETE", "/api/user/sessions/x", nil},
+				{"POST", "/api/users/logout", map[string]any{"all": true}},
+			} {
+				requireErrorField(t, app.call(t, r.method, r.path, k, r.body), http.StatusForbidden, "token")
+			}
+		}
+		logIn(t, app, acc) // the password did not change
+	})
+
+	t.Run("a read key only reads; a write key writes", func(t *testing.T) {
+		app.call(t, "GET", "/api/articles/feed", readKey, nil).Expect(t, http.StatusOK)
+		requireErrorField(t, app.call(t, "POST", "/api/articles", readKey, newArticle("read key")), http.StatusForbidden, "token")
+		app.call(t, "POST", "/api/articles", writeKey, newArticle("write key")).Expect(t, http.StatusCreated)
+	})
+
+	t.Run("a key is never echoed as token", func(t *testing.T) {
+		u := userOf(t, app.call(t, "GET", "/api/user", writeKey, nil).Expect(t, http.StatusOK))
+		if u["token"] != "" {
+			t.Fatalf("GET /api/user with a key answered token %q", u["token"])
+		}
+		if u := userOf(t, app.call(t, "GET", "/api/user", acc.Token, nil).Expect(t, http.StatusOK)); u["token"] != acc.Token {
+			t.Fatalf("GET /api/user with a session answered token %q", u["token"])
+		}
+	})
+
+	t.Run("the cap holds under concurrency", func(t *testing.T) {
+		capped := signUp(t, app, accountOpts{})
+		var wg sync.WaitGroup
+		statuses := make(chan int, 50)
+		for i := range 50 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := app.fetch(http.DefaultClient, "POST", "/api/user/api-keys", capped.Token,
+					map[string]any{"apiKey": map[string]any{"name": fmt.Sprint("k", i)}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				statuses <- res.Status
+			}()
+		}
+		wg.Wait()
+		close(statuses)
+		created := 0
+		for st := range statuses {
+			switch st {
+			case http.StatusCreated:
+				created++
+			case http.StatusUnprocessableEntity:
+			default:
+				t.Errorf("status %d", st)
+			}
+		}
+		if n := app.pgCount(t, `SELECT count(*) FROM api_keys WHERE user_id = $1 AND revoked_at IS NULL`, app.userID(t, capped.Username)); created != 20 || n != 20 {
+			t.Fatalf("created %d, stored %d; want exactly 20", created, n)
+		}
+	})
+}
