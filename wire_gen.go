@@ -128,7 +128,14 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	outbox := repository.NewOutbox(pool, querier)
 	outboxStream := NewOutboxStream(keyspace)
 	streamWriter := events.NewStreamWriter(universalClient)
-	sender := NewCodeGateway(cfg, log)
+	sender, err := NewCodeGateway(cfg, codePolicy, log)
+	if err != nil {
+		cleanup4()
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
 	resilienceConfig := NewDeliveryConfig()
 	resilient := delivery.NewResilient(sender, resilienceConfig)
 	durable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, notificationService, v, log)
