@@ -139,7 +139,10 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.Jo
 	runner := job.NewRunner(queue, job.QueueConfig{
 		Queue: service.QueueDefault, Concurrency: cfg.QueueConcurrency, Lease: cfg.QueueLease, Poll: cfg.QueuePoll,
 		BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Grace: cfg.ShutdownTimeout / 2,
-	}, map[string]job.JobHandler{service.JobKindSendCode: job.SendCodeHandler(sender)}, owner, now, log)
+	}, map[string]job.JobHandler{
+		service.JobKindSendCode:        job.SendCodeHandler(sender),
+		service.JobKindSendAccountMail: job.SendAccountMailHandler(sender),
+	}, owner, now, log)
 	relay := job.NewRelay(outbox, writer, job.RelayConfig{
 		Stream: string(stream), Batch: 100, Lease: 30 * time.Second, Poll: cfg.OutboxPoll,
 	}, owner, now, log)
