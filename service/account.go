@@ -165,19 +165,13 @@ func (s *AccountService) ConfirmPasswordReset(ctx context.Context, email, code, 
 // email was never verified, someone else may have registered it (a pre-account takeover): the
 // account is taken over cleanly, with a random password nobody knows, every session and API key
 // revoked, and the email marked verified. Phone logins and verified emails change nothing.
-func (s *AccountService) ClaimByCodeLogin(ctx context.Context, channel string, u domain.User) error {
+// randomHash is the hash of a random password the code login made anyway (for a new account), so
+// the takeover costs no second password hash.
+func (s *AccountService) ClaimByCodeLogin(ctx context.Context, channel string, u domain.User, randomHash string) error {
 	if channel != "email" || u.EmailVerified {
 		return nil
 	}
-	secret, err := newSecret()
-	if err != nil {
-		return err
-	}
-	hash, err := s.hasher.Hash(secret)
-	if err != nil {
-		return fmt.Errorf("hash password: %w", err)
-	}
-	revoked, took, err := s.repo.TakeOverUnverified(ctx, u.ID, hash)
+	revoked, took, err := s.repo.TakeOverUnverified(ctx, u.ID, randomHash)
 	if err != nil {
 		return err
 	}

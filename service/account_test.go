@@ -177,9 +177,8 @@ func TestAccountService_ClaimByCodeLogin(t *testing.T) {
 		t.Run("leaves_alone/"+tc.name, func(t *testing.T) {
 			t.Parallel()
 			svc, d := newAccountService(t)
-			d.hasher.EXPECT().Hash(a).Times(0)
 			d.noWrites()
-			if err := svc.ClaimByCodeLogin(context.Background(), tc.channel, tc.user); err != nil {
+			if err := svc.ClaimByCodeLogin(context.Background(), tc.channel, tc.user, "random"); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -187,10 +186,10 @@ func TestAccountService_ClaimByCodeLogin(t *testing.T) {
 	t.Run("takes_over_an_unverified_email", func(t *testing.T) {
 		t.Parallel()
 		svc, d := newAccountService(t)
-		d.hasher.EXPECT().Hash(a).Return("random", nil)
+		d.hasher.EXPECT().Hash(a).Times(0) // the code login's random hash is reused
 		d.repo.EXPECT().TakeOverUnverified(a, int64(7), "random").Return([]string{"attacker"}, true, nil)
 		d.sessions.EXPECT().RecordRevoked(a, []string{"attacker"})
-		if err := svc.ClaimByCodeLogin(context.Background(), "email", domain.User{ID: 7}); err != nil {
+		if err := svc.ClaimByCodeLogin(context.Background(), "email", domain.User{ID: 7}, "random"); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -210,14 +209,14 @@ func TestCodeLogin_ClaimsBeforeTheSessionStarts(t *testing.T) {
 	hasher.EXPECT().Hash(a).Return("h", nil).Times(2)
 	accounts.EXPECT().FindOrCreateByTarget(a, a, a).Return(user, nil).Times(2)
 	gomock.InOrder(
-		claims.EXPECT().ClaimByCodeLogin(a, "email", user).Return(nil),
+		claims.EXPECT().ClaimByCodeLogin(a, "email", user, "h").Return(nil),
 		sessions.EXPECT().Start(a, int64(7)).Return(domain.Tokens{Access: "t", Refresh: "r"}, nil),
 	)
 	if _, err := svc.Login(context.Background(), "victim@example.com", "", "123456"); err != nil {
 		t.Fatal(err)
 	}
 	down := errors.New("database down")
-	claims.EXPECT().ClaimByCodeLogin(a, a, a).Return(down)
+	claims.EXPECT().ClaimByCodeLogin(a, a, a, a).Return(down)
 	if _, err := svc.Login(context.Background(), "victim@example.com", "", "123456"); !errors.Is(err, down) {
 		t.Fatalf("err %v", err)
 	}

@@ -38,8 +38,9 @@ type CodeAccounts interface {
 
 // EmailClaims hands an account whose email was never verified to the code login that just proved
 // its user reads that email (AccountService.ClaimByCodeLogin), before the login's session starts.
+// randomHash is the hash of a password nobody knows.
 type EmailClaims interface {
-	ClaimByCodeLogin(ctx context.Context, channel string, u domain.User) error
+	ClaimByCodeLogin(ctx context.Context, channel string, u domain.User, randomHash string) error
 }
 
 // Code delivery job, run by job.SendCodeHandler.
@@ -125,7 +126,7 @@ func (s *CodeLoginService) Login(ctx context.Context, email, phone, code string)
 		return Session{}, err
 	}
 	// Pre-account takeover: whoever registered this email unverified loses the account now.
-	if err := s.claims.ClaimByCodeLogin(ctx, t.Channel, u); err != nil {
+	if err := s.claims.ClaimByCodeLogin(ctx, t.Channel, u, hash); err != nil {
 		return Session{}, err
 	}
 	tokens, err := s.sessions.Start(ctx, u.ID)

@@ -38,7 +38,7 @@ func newCodeLoginService(t *testing.T) (*service.CodeLoginService, codeDeps) {
 		hasher: mocks.NewMockPasswordHasher(ctrl), sessions: mocks.NewMockSessionManager(ctrl), claims: mocks.NewMockEmailClaims(ctrl),
 	}
 	// Taking over unverified accounts has tests of its own (account_test.go).
-	d.claims.EXPECT().ClaimByCodeLogin(gomock.Any(), gomock.Any(), gomock.Any()).Return(nil).AnyTimes()
+	d.claims.EXPECT().ClaimByCodeLogin(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(nil).AnyTimes()
 	return service.NewCodeLoginService(d.codes, d.jobs, d.accounts, d.hasher, d.sessions, d.claims, discardLogger), d
 }
 
@@ -353,4 +353,4 @@ func TestCodeLogin_ConcurrentFirstLogins(t *testing.T) {
 // noClaims takes over nothing.
 type noClaims struct{}
 
-func (noClaims) ClaimByCodeLogin(context.Context, string, domain.User) error { return nil }
+func (noClaims) ClaimByCodeLogin(context.Context, string, domain.User, string) error { return nil }

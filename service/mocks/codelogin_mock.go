@@ -186,15 +186,15 @@ func (m *MockEmailClaims) EXPECT() *MockEmailClaimsMockRecorder {
 }
 
 // ClaimByCodeLogin mocks base method.
-func (m *MockEmailClaims) ClaimByCodeLogin(ctx context.Context, channel string, u domain.User) error {
+func (m *MockEmailClaims) ClaimByCodeLogin(ctx context.Context, channel string, u domain.User, randomHash string) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "ClaimByCodeLogin", ctx, channel, u)
+	ret := m.ctrl.Call(m, "ClaimByCodeLogin", ctx, channel, u, randomHash)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
 // ClaimByCodeLogin indicates an expected call of ClaimByCodeLogin.
-func (mr *MockEmailClaimsMockRecorder) ClaimByCodeLogin(ctx, channel, u any) *gomock.Call {
+func (mr *MockEmailClaimsMockRecorder) ClaimByCodeLogin(ctx, channel, u, randomHash any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ClaimByCodeLogin", reflect.TypeOf((*MockEmailClaims)(nil).ClaimByCodeLogin), ctx, channel, u)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ClaimByCodeLogin", reflect.TypeOf((*MockEmailClaims)(nil).ClaimByCodeLogin), ctx, channel, u, randomHash)
 }
