@@ -24,7 +24,8 @@ import (
 // library.
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService,
 	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
-	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService)
+	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
+	service.NewAccountService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
@@ -69,6 +70,11 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)),
 	wire.Bind(new(web.NotificationService), new(*service.NotificationService)),
 	wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)),
+	wire.Bind(new(web.AccountService), new(*service.AccountService)),
+	wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)),
+	wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)),
+	wire.Bind(new(service.EmailClaims), new(*service.AccountService)),
+	wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)),
 	wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)),
 	wire.Bind(new(service.RevocationCache), new(*cache.Revocations)),
 	wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)),

@@ -78,13 +78,26 @@ func consumerName() string {
 	return fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.IntN(1<<16))
 }
 
-// NewCodeGateway returns the configured login-code sender, which delivery.NewResilient wraps:
-// nothing sends through it unwrapped.
-func NewCodeGateway(cfg *ioc.Config, log *slog.Logger) delivery.Sender {
+// NewCodeGateway returns the configured code sender, which delivery.NewResilient wraps: nothing
+// sends through it unwrapped. Email goes through SMTP when INKWELL_MAIL_HOST is set; the rest
+// (phone codes, and email too without SMTP) through the webhook or, in development, the log.
+func NewCodeGateway(cfg *ioc.Config, policy cache.CodePolicy, log *slog.Logger) (delivery.Sender, error) {
+	var other delivery.Sender = delivery.LogSender{Log: log}
 	if cfg.CodeSender == "webhook" {
-		return delivery.WebhookSender{URL: cfg.CodeWebhookURL, Client: &http.Client{}}
+		other = delivery.WebhookSender{URL: cfg.CodeWebhookURL, Client: &http.Client{}}
 	}
-	return delivery.LogSender{Log: log}
+	if cfg.MailHost == "" {
+		return other, nil
+	}
+	smtp, err := delivery.NewSMTPSender(delivery.SMTPConfig{
+		Host: cfg.MailHost, Port: cfg.MailPort, Username: cfg.MailUsername, Password: cfg.MailPassword, From: cfg.MailFrom,
+		TLS: delivery.TLSMode(cfg.MailTLS), Timeout: cfg.MailTimeout,
+		Validity: delivery.MailValidity{Login: policy.Validity}, // the account codes' validity is domain policy
+	})
+	if err != nil {
+		return nil, err
+	}
+	return delivery.ByChannel{Email: smtp, Other: other}, nil
 }
 
 // NewDeliveryConfig returns the resilience settings of login-code delivery.
@@ -126,7 +139,10 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.Jo
 	runner := job.NewRunner(queue, job.QueueConfig{
 		Queue: service.QueueDefault, Concurrency: cfg.QueueConcurrency, Lease: cfg.QueueLease, Poll: cfg.QueuePoll,
 		BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Grace: cfg.ShutdownTimeout / 2,
-	}, map[string]job.JobHandler{service.JobKindSendCode: job.SendCodeHandler(sender)}, owner, now, log)
+	}, map[string]job.JobHandler{
+		service.JobKindSendCode:        job.SendCodeHandler(sender),
+		service.JobKindSendAccountMail: job.SendAccountMailHandler(sender),
+	}, owner, now, log)
 	relay := job.NewRelay(outbox, writer, job.RelayConfig{
 		Stream: string(stream), Batch: 100, Lease: 30 * time.Second, Poll: cfg.OutboxPoll,
 	}, owner, now, log)

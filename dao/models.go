@@ -10,6 +10,17 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type AccountCode struct {
+	UserID    int64
+	Purpose   string
+	Email     string
+	CodeHash  []byte
+	SentAt    time.Time
+	ExpiresAt time.Time
+	Attempts  int32
+	SpentAt   pgtype.Timestamptz
+}
+
 type ApiKey struct {
 	ID         int64
 	UserID     int64
@@ -214,15 +225,16 @@ type TagArticleCount struct {
 }
 
 type User struct {
-	ID           int64
-	Email        string
-	Username     string
-	PasswordHash string
-	Bio          string
-	Image        string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-	Phone        pgtype.Text
+	ID              int64
+	Email           string
+	Username        string
+	PasswordHash    string
+	Bio             string
+	Image           string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	Phone           pgtype.Text
+	EmailVerifiedAt pgtype.Timestamptz
 }
 
 type UserFavoriteCount struct {

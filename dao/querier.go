@@ -21,6 +21,14 @@ type Querier interface {
 	APIKeyLockUser(ctx context.Context, db DBTX, userID int64) error
 	APIKeyRevoke(ctx context.Context, db DBTX, arg APIKeyRevokeParams) (int64, error)
 	APIKeyRevokeAllByUser(ctx context.Context, db DBTX, userID int64) (int64, error)
+	APIKeyRevokeAllOfUser(ctx context.Context, db DBTX, userID int64) error
+	AccountCodeCountAttempt(ctx context.Context, db DBTX, arg AccountCodeCountAttemptParams) error
+	// The account's code for purpose, locked, with whether it is still usable by the database's clock.
+	AccountCodeGetForUpdate(ctx context.Context, db DBTX, arg AccountCodeGetForUpdateParams) (AccountCodeGetForUpdateRow, error)
+	// Stores a new code for the account and purpose unless the previous one was sent less than
+	// resend_seconds ago (then no row comes back). Attempts and spending start again.
+	AccountCodeIssue(ctx context.Context, db DBTX, arg AccountCodeIssueParams) (int64, error)
+	AccountCodeSpend(ctx context.Context, db DBTX, arg AccountCodeSpendParams) error
 	// The feed's articlesCount: one counts row per followed author.
 	ArticleCountFeed(ctx context.Context, db DBTX, followerID int64) (int64, error)
 	// articlesCount of two or three filters at once: exact up to @cap, and @cap beyond it.
@@ -212,6 +220,8 @@ type Querier interface {
 	// Revokes every live session of the user except keep ('' keeps none), returning their ids so
 	// each gets its revocation mark.
 	SessionRevokeAllByUser(ctx context.Context, db DBTX, arg SessionRevokeAllByUserParams) ([]string, error)
+	// Ends every live session of the user, returning their ids for the revocation cache.
+	SessionRevokeAllOfUser(ctx context.Context, db DBTX, userID int64) ([]string, error)
 	// Revokes one of the user's live sessions; 0 rows: not the user's, unknown or already revoked.
 	SessionRevokeOwned(ctx context.Context, db DBTX, arg SessionRevokeOwnedParams) (int64, error)
 	// The sessions revoked in the last within_seconds by the clock of the database (no instance clock
@@ -230,6 +240,11 @@ type Querier interface {
 	UserGetByUsername(ctx context.Context, db DBTX, username string) (User, error)
 	UserInsert(ctx context.Context, db DBTX, arg UserInsertParams) (User, error)
 	UserInsertWithPhone(ctx context.Context, db DBTX, arg UserInsertWithPhoneParams) (User, error)
+	// Marks the email verified if it is still the address the code went to.
+	UserMarkEmailVerified(ctx context.Context, db DBTX, arg UserMarkEmailVerifiedParams) (int64, error)
+	// A proof of the email's ownership (reset code, code login) sets a new password hash and marks
+	// the email verified.
+	UserReplaceCredentials(ctx context.Context, db DBTX, arg UserReplaceCredentialsParams) error
 	UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams) (User, error)
 	UserUpdatePasswordHash(ctx context.Context, db DBTX, arg UserUpdatePasswordHashParams) error
 }

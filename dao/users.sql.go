@@ -12,7 +12,7 @@ import (
 )
 
 const userGetByEmail = `-- name: UserGetByEmail :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE email = $1::text
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at FROM users WHERE email = $1::text
 `
 
 func (q *Queries) UserGetByEmail(ctx context.Context, db DBTX, email string) (User, error) {
@@ -28,12 +28,13 @@ func (q *Queries) UserGetByEmail(ctx context.Context, db DBTX, email string) (Us
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailVerifiedAt,
 	)
 	return i, err
 }
 
 const userGetByID = `-- name: UserGetByID :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE id = $1::bigint
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at FROM users WHERE id = $1::bigint
 `
 
 func (q *Queries) UserGetByID(ctx context.Context, db DBTX, id int64) (User, error) {
@@ -49,12 +50,13 @@ func (q *Queries) UserGetByID(ctx context.Context, db DBTX, id int64) (User, err
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailVerifiedAt,
 	)
 	return i, err
 }
 
 const userGetByIDForUpdate = `-- name: UserGetByIDForUpdate :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE id = $1::bigint FOR UPDATE
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at FROM users WHERE id = $1::bigint FOR UPDATE
 `
 
 func (q *Queries) UserGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (User, error) {
@@ -70,12 +72,13 @@ func (q *Queries) UserGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailVerifiedAt,
 	)
 	return i, err
 }
 
 const userGetByIDs = `-- name: UserGetByIDs :many
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE id = ANY ($1::bigint[])
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at FROM users WHERE id = ANY ($1::bigint[])
 `
 
 func (q *Queries) UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]User, error) {
@@ -97,6 +100,7 @@ func (q *Queries) UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]Use
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Phone,
+			&i.EmailVerifiedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -109,7 +113,7 @@ func (q *Queries) UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]Use
 }
 
 const userGetByPhone = `-- name: UserGetByPhone :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE phone = $1::text
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at FROM users WHERE phone = $1::text
 `
 
 func (q *Queries) UserGetByPhone(ctx context.Context, db DBTX, phone string) (User, error) {
@@ -125,12 +129,13 @@ func (q *Queries) UserGetByPhone(ctx context.Context, db DBTX, phone string) (Us
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailVerifiedAt,
 	)
 	return i, err
 }
 
 const userGetByUsername = `-- name: UserGetByUsername :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone FROM users WHERE lower(username) = lower($1::text)
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at FROM users WHERE lower(username) = lower($1::text)
 `
 
 func (q *Queries) UserGetByUsername(ctx context.Context, db DBTX, username string) (User, error) {
@@ -146,6 +151,7 @@ func (q *Queries) UserGetByUsername(ctx context.Context, db DBTX, username strin
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailVerifiedAt,
 	)
 	return i, err
 }
@@ -153,7 +159,7 @@ func (q *Queries) UserGetByUsername(ctx context.Context, db DBTX, username strin
 const userInsert = `-- name: UserInsert :one
 INSERT INTO users (email, username, password_hash, bio, image)
 VALUES ($1::text, $2::text, $3::text, $4::text, $5::text)
-RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at
 `
 
 type UserInsertParams struct {
@@ -183,6 +189,7 @@ func (q *Queries) UserInsert(ctx context.Context, db DBTX, arg UserInsertParams)
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailVerifiedAt,
 	)
 	return i, err
 }
@@ -190,7 +197,7 @@ func (q *Queries) UserInsert(ctx context.Context, db DBTX, arg UserInsertParams)
 const userInsertWithPhone = `-- name: UserInsertWithPhone :one
 INSERT INTO users (email, username, password_hash, phone)
 VALUES ($1::text, $2::text, $3::text, $4::text)
-RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at
 `
 
 type UserInsertWithPhoneParams struct {
@@ -218,20 +225,22 @@ func (q *Queries) UserInsertWithPhone(ctx context.Context, db DBTX, arg UserInse
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailVerifiedAt,
 	)
 	return i, err
 }
 
 const userUpdate = `-- name: UserUpdate :one
 UPDATE users
-SET email         = $1::text,
+SET email_verified_at = CASE WHEN email = $1::text THEN email_verified_at END, -- a new address is unverified
+    email         = $1::text,
     username      = $2::text,
     password_hash = $3::text,
     bio           = $4::text,
     image         = $5::text,
     updated_at    = now()
 WHERE id = $6::bigint
-RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at
 `
 
 type UserUpdateParams struct {
@@ -263,6 +272,7 @@ func (q *Queries) UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams)
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailVerifiedAt,
 	)
 	return i, err
 }

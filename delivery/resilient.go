@@ -118,3 +118,9 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 func (r *Resilient) SendCode(ctx context.Context, channel, address, code string) error {
 	return r.Send(ctx, Message{Channel: channel, Address: address, Code: code})
 }
+
+// SendAccountMail delivers a code mailed to an account: email verification or password reset
+// (the job layer's port).
+func (r *Resilient) SendAccountMail(ctx context.Context, purpose, address, code string) error {
+	return r.Send(ctx, Message{Channel: "email", Address: address, Code: code, Purpose: Purpose(purpose)})
+}

@@ -17,6 +17,24 @@ type Message struct {
 	Channel string // "email" or "phone"
 	Address string
 	Code    string
+	Purpose Purpose // what the code is for; empty is a login code
+}
+
+// Purpose names what a delivered code is for, and so which mail template it is sent with.
+type Purpose string
+
+const (
+	PurposeLogin         Purpose = "login"
+	PurposeVerifyEmail   Purpose = "verify_email"
+	PurposeResetPassword Purpose = "reset_password"
+)
+
+// purpose is m's purpose, login when unset.
+func (m Message) purpose() Purpose {
+	if m.Purpose == "" {
+		return PurposeLogin
+	}
+	return m.Purpose
 }
 
 // Sender delivers a message.
@@ -33,7 +51,7 @@ type LogSender struct{ Log *slog.Logger }
 
 // Send logs the message.
 func (s LogSender) Send(ctx context.Context, m Message) error {
-	s.Log.InfoContext(ctx, "login code (dev sender: not delivered, only logged)", "channel", m.Channel, "to", m.Address, "code", m.Code)
+	s.Log.InfoContext(ctx, "code (dev sender: not delivered, only logged)", "purpose", m.purpose(), "channel", m.Channel, "to", m.Address, "code", m.Code)
 	return nil
 }
 
@@ -45,7 +63,7 @@ type WebhookSender struct {
 
 // Send posts the message; a 4xx answer is ErrRejected, a 5xx or network failure is transient.
 func (s WebhookSender) Send(ctx context.Context, m Message) error {
-	body, err := json.Marshal(map[string]string{"channel": m.Channel, "to": m.Address, "code": m.Code})
+	body, err := json.Marshal(map[string]string{"channel": m.Channel, "to": m.Address, "code": m.Code, "purpose": string(m.purpose())})
 	if err != nil {
 		return err
 	}
@@ -68,4 +86,19 @@ func (s WebhookSender) Send(ctx context.Context, m Message) error {
 	default:
 		return fmt.Errorf("webhook: status %d", res.StatusCode)
 	}
+}
+
+// ByChannel sends email through Email when it is set (the SMTP sender) and everything else, or
+// all of it when Email is nil, through Other.
+type ByChannel struct {
+	Email Sender
+	Other Sender
+}
+
+// Send picks the sender for m's channel.
+func (b ByChannel) Send(ctx context.Context, m Message) error {
+	if m.Channel == "email" && b.Email != nil {
+		return b.Email.Send(ctx, m)
+	}
+	return b.Other.Send(ctx, m)
 }

@@ -81,7 +81,7 @@ func TestWebhookSender(t *testing.T) {
 				}
 			}
 			req := g.lastReq.Load()
-			want := map[string]string{"channel": "email", "to": "a@example.com", "code": "123456"}
+			want := map[string]string{"channel": "email", "to": "a@example.com", "code": "123456", "purpose": "login"}
 			if g.hits.Load() != 1 || req.Method != http.MethodPost || req.ContentType != "application/json" || !equalMaps(req.Body, want) {
 				t.Fatalf("gateway got %d requests, last %+v; want one JSON POST of %v", g.hits.Load(), req, want)
 			}

@@ -16,8 +16,10 @@ type User struct {
 	PasswordHash string
 	Bio          string
 	Image        string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// EmailVerified: the owner proved they read Email (a verification or reset code, a code login).
+	EmailVerified bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // Profile is the public view of a user, seen by a (possibly anonymous) viewer.

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/mail"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,6 +74,16 @@ type Config struct {
 	OutboxPoll       time.Duration
 	CodeSender       string
 	CodeWebhookURL   string
+
+	// SMTP delivery of every email (login codes, verification, password reset); MailHost empty
+	// leaves email to CodeSender.
+	MailHost     string
+	MailPort     int
+	MailUsername string
+	MailPassword string
+	MailFrom     string
+	MailTLS      string // starttls, tls or none
+	MailTimeout  time.Duration
 
 	PprofAddr string
 
@@ -214,6 +225,14 @@ func Flags(fs *flag.FlagSet) *Config {
 	str(&c.CodeSender, "code-sender", "INKWELL_CODE_SENDER", "log", "how login codes are delivered: log (development: written to the log) or webhook")
 	str(&c.CodeWebhookURL, "code-webhook-url", "INKWELL_CODE_WEBHOOK_URL", "", "URL the webhook code sender POSTs {channel, to, code} to")
 
+	str(&c.MailHost, "mail-host", "INKWELL_MAIL_HOST", "", "SMTP server that sends every email (login codes, verification, password reset); empty leaves email to INKWELL_CODE_SENDER")
+	intf(&c.MailPort, "mail-port", "INKWELL_MAIL_PORT", 587, "SMTP port (587 for starttls, 465 for tls)")
+	str(&c.MailUsername, "mail-username", "INKWELL_MAIL_USERNAME", "", "SMTP user name; empty sends without authentication")
+	str(&c.MailPassword, "mail-password", "INKWELL_MAIL_PASSWORD", "", "SMTP password")
+	str(&c.MailFrom, "mail-from", "INKWELL_MAIL_FROM", "", "From address of the mails, e.g. 'inkwell <no-reply@example.com>' (required with INKWELL_MAIL_HOST)")
+	str(&c.MailTLS, "mail-tls", "INKWELL_MAIL_TLS", "starttls", "SMTP encryption: starttls (required, not opportunistic), tls (implicit, port 465) or none (a relay on a trusted network only)")
+	dur(&c.MailTimeout, "mail-timeout", "INKWELL_MAIL_TIMEOUT", 10*time.Second, "SMTP connect and command timeout")
+
 	str(&c.PprofAddr, "pprof-addr", "INKWELL_PPROF_ADDR", "", "serve /debug/pprof on this loopback address (e.g. 127.0.0.1:6060); empty disables")
 
 	c.MaxBodyBytes = 1 << 20
@@ -292,6 +311,7 @@ func (c *Config) Validate(log *slog.Logger) error {
 	default:
 		errs = append(errs, fmt.Errorf("INKWELL_CODE_SENDER must be log or webhook, not %q", c.CodeSender))
 	}
+	errs = append(errs, c.validateMail()...)
 	if err := validatePprofAddr(c.PprofAddr); err != nil {
 		errs = append(errs, err)
 	}
@@ -340,4 +360,30 @@ func ParseRate(s string) (int, time.Duration, error) {
 		return 0, 0, fmt.Errorf("%q: want N/duration, e.g. 60/1m", s)
 	}
 	return limit, window, nil
+}
+
+// validateMail checks the SMTP settings, which matter only once INKWELL_MAIL_HOST is set.
+func (c *Config) validateMail() []error {
+	if c.MailHost == "" {
+		return nil
+	}
+	var errs []error
+	switch c.MailTLS {
+	case "starttls", "tls", "none":
+	default:
+		errs = append(errs, fmt.Errorf("INKWELL_MAIL_TLS must be starttls, tls or none, not %q", c.MailTLS))
+	}
+	if c.MailPort < 1 || c.MailPort > 65535 {
+		errs = append(errs, fmt.Errorf("INKWELL_MAIL_PORT must be 1..65535, not %d", c.MailPort))
+	}
+	if _, err := mail.ParseAddress(c.MailFrom); err != nil {
+		errs = append(errs, fmt.Errorf("INKWELL_MAIL_FROM must be a mail address, e.g. 'inkwell <no-reply@example.com>' (%q: %v)", c.MailFrom, err))
+	}
+	if c.MailTimeout <= 0 {
+		errs = append(errs, errors.New("INKWELL_MAIL_TIMEOUT must be positive"))
+	}
+	if c.MailUsername != "" && c.MailTLS == "none" && c.Env == "prod" {
+		errs = append(errs, errors.New("INKWELL_MAIL_TLS=none would send the SMTP password in the clear; use starttls or tls in prod"))
+	}
+	return errs
 }

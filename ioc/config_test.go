@@ -251,3 +251,50 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		})
 	}
 }
+
+func TestConfigMailSettings(t *testing.T) {
+	mail := map[string]string{"INKWELL_MAIL_HOST": "smtp.example.com", "INKWELL_MAIL_FROM": "inkwell <no-reply@example.com>"}
+	with := func(extra map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range mail {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	t.Run("defaults_need_no_smtp", func(t *testing.T) {
+		cfg := parse(t, nil)
+		if err := cfg.Validate(discard); err != nil || cfg.MailHost != "" || cfg.MailPort != 587 || cfg.MailTLS != "starttls" {
+			t.Fatalf("defaults: %v %+v", err, cfg)
+		}
+	})
+	t.Run("prod_with_encrypted_auth_is_accepted", func(t *testing.T) {
+		env := with(map[string]string{"INKWELL_ENV": "prod", "INKWELL_JWT_SECRET": strings.Repeat("s", 32), "INKWELL_MAIL_USERNAME": "u",
+			"INKWELL_CODE_SENDER": "webhook", "INKWELL_CODE_WEBHOOK_URL": "https://sms.example.com"})
+		if err := parse(t, env).Validate(discard); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("complete_settings_are_accepted", func(t *testing.T) {
+		if err := parse(t, with(map[string]string{"INKWELL_MAIL_TLS": "tls", "INKWELL_MAIL_PORT": "465"})).Validate(discard); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for name, env := range map[string]map[string]string{
+		"no from":      with(map[string]string{"INKWELL_MAIL_FROM": ""}),
+		"bad from":     with(map[string]string{"INKWELL_MAIL_FROM": "not an address"}),
+		"bad tls mode": with(map[string]string{"INKWELL_MAIL_TLS": "ssl"}),
+		"bad port":     with(map[string]string{"INKWELL_MAIL_PORT": "0"}),
+		"bad timeout":  with(map[string]string{"INKWELL_MAIL_TIMEOUT": "0s"}),
+		"cleartext auth in prod": with(map[string]string{"INKWELL_ENV": "prod", "INKWELL_JWT_SECRET": strings.Repeat("s", 32), "INKWELL_MAIL_TLS": "none", "INKWELL_MAIL_USERNAME": "u",
+			"INKWELL_CODE_SENDER": "webhook", "INKWELL_CODE_WEBHOOK_URL": "https://sms.example.com"}),
+	} {
+		t.Run("rejected/"+name, func(t *testing.T) {
+			if err := parse(t, env).Validate(discard); err == nil {
+				t.Fatalf("%v accepted", env)
+			}
+		})
+	}
+}

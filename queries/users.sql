@@ -17,7 +17,8 @@ SELECT * FROM users WHERE id = @id::bigint FOR UPDATE;
 
 -- name: UserUpdate :one
 UPDATE users
-SET email         = @email::text,
+SET email_verified_at = CASE WHEN email = @email::text THEN email_verified_at END, -- a new address is unverified
+    email         = @email::text,
     username      = @username::text,
     password_hash = @password_hash::text,
     bio           = @bio::text,

@@ -153,7 +153,7 @@ func (r *UserRepository) invalidateNow(ctx context.Context, id int64, usernames 
 func userFromRow(row dao.User) domain.User {
 	return domain.User{
 		ID: row.ID, Email: row.Email, Username: row.Username, PasswordHash: row.PasswordHash,
-		Bio: row.Bio, Image: row.Image, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+		Bio: row.Bio, Image: row.Image, EmailVerified: row.EmailVerifiedAt.Valid, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	}
 }
 

@@ -36,6 +36,13 @@ type CodeAccounts interface {
 	FindOrCreateByTarget(ctx context.Context, t domain.CodeTarget, passwordHash string) (domain.User, error)
 }
 
+// EmailClaims hands an account whose email was never verified to the code login that just proved
+// its user reads that email (AccountService.ClaimByCodeLogin), before the login's session starts.
+// randomHash is the hash of a password nobody knows.
+type EmailClaims interface {
+	ClaimByCodeLogin(ctx context.Context, channel string, u domain.User, randomHash string) error
+}
+
 // Code delivery job, run by job.SendCodeHandler.
 const (
 	QueueDefault    = "default"
@@ -56,12 +63,14 @@ type CodeLoginService struct {
 	accounts CodeAccounts
 	hasher   PasswordHasher
 	sessions SessionManager
+	claims   EmailClaims
 	log      *slog.Logger
 }
 
 // NewCodeLoginService returns the service.
-func NewCodeLoginService(codes CodeStore, jobs JobEnqueuer, accounts CodeAccounts, hasher PasswordHasher, sessions SessionManager, log *slog.Logger) *CodeLoginService {
-	return &CodeLoginService{codes: codes, jobs: jobs, accounts: accounts, hasher: hasher, sessions: sessions, log: log}
+func NewCodeLoginService(codes CodeStore, jobs JobEnqueuer, accounts CodeAccounts, hasher PasswordHasher, sessions SessionManager,
+	claims EmailClaims, log *slog.Logger) *CodeLoginService {
+	return &CodeLoginService{codes: codes, jobs: jobs, accounts: accounts, hasher: hasher, sessions: sessions, claims: claims, log: log}
 }
 
 // Send makes a code for the email or phone, stores it and queues its delivery.
@@ -114,6 +123,10 @@ func (s *CodeLoginService) Login(ctx context.Context, email, phone, code string)
 	}
 	u, err := s.accounts.FindOrCreateByTarget(ctx, t, hash)
 	if err != nil {
+		return Session{}, err
+	}
+	// Pre-account takeover: whoever registered this email unverified loses the account now.
+	if err := s.claims.ClaimByCodeLogin(ctx, t.Channel, u, hash); err != nil {
 		return Session{}, err
 	}
 	tokens, err := s.sessions.Start(ctx, u.ID)

@@ -27,6 +27,7 @@ type codeDeps struct {
 	accounts *mocks.MockCodeAccounts
 	hasher   *mocks.MockPasswordHasher
 	sessions *mocks.MockSessionManager
+	claims   *mocks.MockEmailClaims
 }
 
 func newCodeLoginService(t *testing.T) (*service.CodeLoginService, codeDeps) {
@@ -34,9 +35,11 @@ func newCodeLoginService(t *testing.T) (*service.CodeLoginService, codeDeps) {
 	ctrl := gomock.NewController(t)
 	d := codeDeps{
 		codes: mocks.NewMockCodeStore(ctrl), jobs: mocks.NewMockJobEnqueuer(ctrl), accounts: mocks.NewMockCodeAccounts(ctrl),
-		hasher: mocks.NewMockPasswordHasher(ctrl), sessions: mocks.NewMockSessionManager(ctrl),
+		hasher: mocks.NewMockPasswordHasher(ctrl), sessions: mocks.NewMockSessionManager(ctrl), claims: mocks.NewMockEmailClaims(ctrl),
 	}
-	return service.NewCodeLoginService(d.codes, d.jobs, d.accounts, d.hasher, d.sessions, discardLogger), d
+	// Taking over unverified accounts has tests of its own (account_test.go).
+	d.claims.EXPECT().ClaimByCodeLogin(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(nil).AnyTimes()
+	return service.NewCodeLoginService(d.codes, d.jobs, d.accounts, d.hasher, d.sessions, d.claims, discardLogger), d
 }
 
 func TestCodeLogin_Send(t *testing.T) {
@@ -275,7 +278,7 @@ func TestCodeLogin_ConcurrentFirstLogins(t *testing.T) {
 	log := testenv.Logger(t)
 	users := repository.NewUserRepository(db.Pool, dao.New(),
 		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
-	svc := service.NewCodeLoginService(acceptingCodes{}, nil, users, plainHasher{}, userSessions{}, log)
+	svc := service.NewCodeLoginService(acceptingCodes{}, nil, users, plainHasher{}, userSessions{}, noClaims{}, log)
 
 	for _, tc := range []struct {
 		name    string
@@ -347,3 +350,8 @@ func TestCodeLogin_ConcurrentFirstLogins(t *testing.T) {
 		})
 	}
 }
+
+// noClaims takes over nothing.
+type noClaims struct{}
+
+func (noClaims) ClaimByCodeLogin(context.Context, string, domain.User, string) error { return nil }

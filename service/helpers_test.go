@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"reflect"
@@ -61,3 +62,8 @@ func (r *recordedReads) events() []domain.ReadEvent {
 	defer r.mu.Unlock()
 	return append([]domain.ReadEvent(nil), r.evs...)
 }
+
+// noVerification sends no verification mail.
+type noVerification struct{}
+
+func (noVerification) SendVerificationAfterRegister(context.Context, int64) {}

@@ -45,7 +45,7 @@ func TestRegisterIdempotent_HashesWithoutHoldingAConnection(t *testing.T) {
 	users := repository.NewUserRepository(db.Pool, q,
 		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
 	hasher := &gatedHasher{entered: make(chan struct{}), release: make(chan struct{})}
-	svc := service.NewUserService(users, hasher, userSessions{}, repository.NewIdempotencyStore(db.Pool, q), log)
+	svc := service.NewUserService(users, hasher, userSessions{}, repository.NewIdempotencyStore(db.Pool, q), noVerification{}, log)
 
 	name := "gated" + testenv.RandomID(4)
 	in := service.RegisterInput{Username: name, Email: name + "@example.com", Password: "correct horse battery"}

@@ -55,12 +55,19 @@ type SessionManager interface {
 	RevokeAllIn(ctx context.Context, tx Tx, userID int64, keep string, keys bool) error
 }
 
+// RegistrationVerifier mails a new account its email verification code
+// (AccountService.SendVerificationAfterRegister); failures are its own to log.
+type RegistrationVerifier interface {
+	SendVerificationAfterRegister(ctx context.Context, userID int64)
+}
+
 // UserService registers accounts, logs users in and manages the current user's settings.
 type UserService struct {
 	users    UserRepository
 	hasher   PasswordHasher
 	sessions SessionManager
 	idem     IdempotencyStore
+	verifier RegistrationVerifier
 	log      *slog.Logger
 
 	dummyOnce sync.Once
@@ -68,8 +75,8 @@ type UserService struct {
 }
 
 // NewUserService returns a UserService over its ports.
-func NewUserService(users UserRepository, hasher PasswordHasher, sessions SessionManager, idem IdempotencyStore, log *slog.Logger) *UserService {
-	return &UserService{users: users, hasher: hasher, sessions: sessions, idem: idem, log: log}
+func NewUserService(users UserRepository, hasher PasswordHasher, sessions SessionManager, idem IdempotencyStore, verifier RegistrationVerifier, log *slog.Logger) *UserService {
+	return &UserService{users: users, hasher: hasher, sessions: sessions, idem: idem, verifier: verifier, log: log}
 }
 
 // RegisterInput is what a new account needs.
@@ -107,6 +114,7 @@ func (s *UserService) Register(ctx context.Context, in RegisterInput) (Session, 
 	if err != nil {
 		return Session{}, uniquenessAsValidation(err)
 	}
+	s.verifier.SendVerificationAfterRegister(ctx, created.ID)
 	return s.session(ctx, created)
 }
 
@@ -121,6 +129,7 @@ func (s *UserService) RegisterIdempotent(ctx context.Context, in RegisterInput, 
 			if err != nil {
 				return Session{}, uniquenessAsValidation(err)
 			}
+			tx.AfterCommit(func(ctx context.Context) { s.verifier.SendVerificationAfterRegister(ctx, created.ID) })
 			t, err := s.sessions.StartIn(ctx, tx, created.ID)
 			if err != nil {
 				return Session{}, fmt.Errorf("start session for user %d: %w", created.ID, err)

@@ -32,7 +32,7 @@ func newUserService(t *testing.T) (*service.UserService, userDeps) {
 		tokens: mocks.NewMockSessionManager(ctrl),
 		idem:   mocks.NewMockIdempotencyStore(ctrl),
 	}
-	return service.NewUserService(d.repo, d.hasher, d.tokens, d.idem, discardLogger), d
+	return service.NewUserService(d.repo, d.hasher, d.tokens, d.idem, noVerification{}, discardLogger), d
 }
 
 // untouched proves that rejected input reaches neither storage, the hasher nor the token issuer.

@@ -37,6 +37,8 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 			return
 		}
 		abortWith(c, http.StatusUnauthorized, "code", cerr.Message())
+	case errors.Is(err, domain.ErrAccountCodeInvalid):
+		abortWith(c, http.StatusUnprocessableEntity, "code", "is invalid or has expired")
 	case errors.Is(err, domain.ErrInvalidCredentials):
 		abortWith(c, http.StatusUnauthorized, "email or password", "is invalid")
 	case errors.Is(err, domain.ErrUnauthorized):

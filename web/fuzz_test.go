@@ -91,6 +91,7 @@ var fuzzOutcomes = []fuzzOutcome{
 	{err: &domain.CodeError{Reason: domain.CodeWrong, AttemptsLeft: 2}},
 	{err: &domain.CodeError{Reason: domain.CodeBurned}},
 	{err: &domain.CodeError{Reason: domain.CodeMissing}},
+	{err: domain.ErrAccountCodeInvalid},
 	{err: fmt.Errorf("load article: %w", domain.ErrNotFound)},
 }
 
@@ -217,6 +218,11 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 
 	m.codeLogin.EXPECT().Send(a, a, a).Return(err).AnyTimes()
 	m.codeLogin.EXPECT().Login(a, a, a, a).Return(session, err).AnyTimes()
+
+	m.account.EXPECT().SendVerification(a, a).Return(err).AnyTimes()
+	m.account.EXPECT().VerifyEmail(a, a, a).Return(user, err).AnyTimes()
+	m.account.EXPECT().RequestPasswordReset(a, a).Return(err).AnyTimes()
+	m.account.EXPECT().ConfirmPasswordReset(a, a, a, a).Return(err).AnyTimes()
 
 	m.sessions.EXPECT().Refresh(a, a).Return(uid, tokens, err).AnyTimes()
 	m.sessions.EXPECT().Logout(a, a, a).Return(err).AnyTimes()
@@ -445,6 +451,15 @@ var bodyRoutes = []bodyRoute{
 		[]string{`{"email":"jake@jake.jake","code":"123456"}`, `{"phone":"+4915112345678","code":"654321"}`,
 			`{"user":{"email":"jane@jane.jane","phone":"+4915100000000","code":"111222"}}`},
 		[]string{`{"user":{"phone":"+4915112345678","code":"12345x"}}`, `{"code":123456}`}},
+	{"POST /api/users/password/reset",
+		[]string{`{"user":{"email":"jake@jake.jake"}}`},
+		[]string{`{"user":{"email":""}}`, `{"user":{"email":["jake@jake.jake"]}}`, `{"user":"jake"}`}},
+	{"POST /api/users/password/reset/confirm",
+		[]string{`{"user":{"email":"jake@jake.jake","code":"ABCDE-23456","password":"new-password-123"}}`},
+		[]string{`{"user":{"email":"jake@jake.jake","code":"","password":""}}`, `{"user":{"code":123}}`}},
+	{"POST /api/user/email/verify",
+		[]string{`{"user":{"code":"ABCDE-23456"}}`},
+		[]string{`{"user":{"code":""}}`, `{"user":{"code":["x"]}}`, `{"user":null}`}},
 	{"POST /api/users/refresh",
 		[]string{`{"refreshToken":"refresh-token"}`},
 		[]string{`{"refreshToken":""}`, `{"refreshToken":null}`, `{"refreshToken":7}`}},

@@ -856,6 +856,7 @@ type allMocks struct {
 	hot           *mocks.MockHotService
 	notifications *mocks.MockNotificationService
 	codeLogin     *mocks.MockCodeLoginService
+	account       *mocks.MockAccountService
 	sessions      *mocks.MockSessionService
 	limiter       *mocks.MockRateLimiter
 }
@@ -871,6 +872,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		hot:           mocks.NewMockHotService(ctrl),
 		notifications: mocks.NewMockNotificationService(ctrl),
 		codeLogin:     mocks.NewMockCodeLoginService(ctrl),
+		account:       mocks.NewMockAccountService(ctrl),
 		sessions:      mocks.NewMockSessionService(ctrl),
 		limiter:       mocks.NewMockRateLimiter(ctrl),
 	}
@@ -888,6 +890,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Hot:           web.NewHotHandler(m.hot, logger),
 		Notifications: web.NewNotificationHandler(m.notifications, logger),
 		CodeLogin:     web.NewCodeLoginHandler(m.codeLogin, logger),
+		Account:       web.NewAccountHandler(m.account, logger),
 		Sessions:      web.NewSessionHandler(m.sessions, m.users, logger),
 		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,

@@ -26,6 +26,7 @@ type Handlers struct {
 	Hot           *HotHandler
 	Notifications *NotificationHandler
 	CodeLogin     *CodeLoginHandler
+	Account       *AccountHandler
 	Sessions      *SessionHandler
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
@@ -85,11 +86,15 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	api.POST("/users/login", authLimit, client, h.Users.Login)
 	api.POST("/users/login/code/send", authLimit, h.CodeLogin.Send)
 	api.POST("/users/login/code", authLimit, client, h.CodeLogin.Login)
+	api.POST("/users/password/reset", authLimit, h.Account.RequestPasswordReset)
+	api.POST("/users/password/reset/confirm", authLimit, h.Account.ConfirmPasswordReset)
 	api.POST("/users/refresh", authLimit, h.Sessions.Refresh)
 	account.POST("/users/logout", h.Sessions.Logout)
 
 	auth.GET("/user", h.Users.Current)
 	account.PUT("/user", h.Users.Update)
+	account.POST("/user/email/verify", h.Account.VerifyEmail)
+	account.POST("/user/email/verify/resend", h.Account.ResendVerification)
 	auth.GET("/user/articles", h.Articles.Mine)
 	auth.GET("/user/history", h.Collections.History)
 	auth.GET("/user/notifications", h.Notifications.List)

@@ -126,7 +126,9 @@ func TestSessionEndpoints(t *testing.T) {
 				expectAuth(b.users)
 				b.sessions.EXPECT().Logout(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
-			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireStatus(t, rec, http.StatusUnprocessableEntity) },
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireStatus(t, rec, http.StatusUnprocessableEntity)
+			},
 		},
 		{
 			name: "key scopes are passed on", method: "POST", path: "/api/user/api-keys", headers: authHeader,

@@ -31,7 +31,7 @@ var allowed = map[string]struct{ imports, tests string }{
 	"cache":              {imports: "domain", tests: "internal/testenv"},
 	"cmd/inkwell":        {imports: ". auth domain ioc migrations repository", tests: "internal/testenv"},
 	"dao":                {},
-	"delivery":           {imports: "domain"},
+	"delivery":           {imports: "domain", tests: "internal/testenv"}, // tests mail through a loopback SMTP server
 	"domain":             {},
 	"e2e":                {tests: ". auth cache domain internal/apptest internal/testenv ioc job repository service web"},
 	"events":             {imports: "domain", tests: "internal/testenv"},

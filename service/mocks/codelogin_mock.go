@@ -160,3 +160,41 @@ func (mr *MockCodeAccountsMockRecorder) FindOrCreateByTarget(ctx, t, passwordHas
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "FindOrCreateByTarget", reflect.TypeOf((*MockCodeAccounts)(nil).FindOrCreateByTarget), ctx, t, passwordHash)
 }
+
+// MockEmailClaims is a mock of EmailClaims interface.
+type MockEmailClaims struct {
+	ctrl     *gomock.Controller
+	recorder *MockEmailClaimsMockRecorder
+	isgomock struct{}
+}
+
+// MockEmailClaimsMockRecorder is the mock recorder for MockEmailClaims.
+type MockEmailClaimsMockRecorder struct {
+	mock *MockEmailClaims
+}
+
+// NewMockEmailClaims creates a new mock instance.
+func NewMockEmailClaims(ctrl *gomock.Controller) *MockEmailClaims {
+	mock := &MockEmailClaims{ctrl: ctrl}
+	mock.recorder = &MockEmailClaimsMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockEmailClaims) EXPECT() *MockEmailClaimsMockRecorder {
+	return m.recorder
+}
+
+// ClaimByCodeLogin mocks base method.
+func (m *MockEmailClaims) ClaimByCodeLogin(ctx context.Context, channel string, u domain.User, randomHash string) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "ClaimByCodeLogin", ctx, channel, u, randomHash)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// ClaimByCodeLogin indicates an expected call of ClaimByCodeLogin.
+func (mr *MockEmailClaimsMockRecorder) ClaimByCodeLogin(ctx, channel, u, randomHash any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ClaimByCodeLogin", reflect.TypeOf((*MockEmailClaims)(nil).ClaimByCodeLogin), ctx, channel, u, randomHash)
+}

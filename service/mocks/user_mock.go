@@ -313,3 +313,39 @@ func (mr *MockSessionManagerMockRecorder) StartIn(ctx, tx, userID any) *gomock.C
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "StartIn", reflect.TypeOf((*MockSessionManager)(nil).StartIn), ctx, tx, userID)
 }
+
+// MockRegistrationVerifier is a mock of RegistrationVerifier interface.
+type MockRegistrationVerifier struct {
+	ctrl     *gomock.Controller
+	recorder *MockRegistrationVerifierMockRecorder
+	isgomock struct{}
+}
+
+// MockRegistrationVerifierMockRecorder is the mock recorder for MockRegistrationVerifier.
+type MockRegistrationVerifierMockRecorder struct {
+	mock *MockRegistrationVerifier
+}
+
+// NewMockRegistrationVerifier creates a new mock instance.
+func NewMockRegistrationVerifier(ctrl *gomock.Controller) *MockRegistrationVerifier {
+	mock := &MockRegistrationVerifier{ctrl: ctrl}
+	mock.recorder = &MockRegistrationVerifierMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockRegistrationVerifier) EXPECT() *MockRegistrationVerifierMockRecorder {
+	return m.recorder
+}
+
+// SendVerificationAfterRegister mocks base method.
+func (m *MockRegistrationVerifier) SendVerificationAfterRegister(ctx context.Context, userID int64) {
+	m.ctrl.T.Helper()
+	m.ctrl.Call(m, "SendVerificationAfterRegister", ctx, userID)
+}
+
+// SendVerificationAfterRegister indicates an expected call of SendVerificationAfterRegister.
+func (mr *MockRegistrationVerifierMockRecorder) SendVerificationAfterRegister(ctx, userID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "SendVerificationAfterRegister", reflect.TypeOf((*MockRegistrationVerifier)(nil).SendVerificationAfterRegister), ctx, userID)
+}

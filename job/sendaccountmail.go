@@ -1,0 +1,32 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
+)
+
+// AccountMailSender mails a verification or password-reset code. Errors wrapping
+// domain.ErrPermanent are not retried.
+type AccountMailSender interface {
+	SendAccountMail(ctx context.Context, purpose, address, code string) error
+}
+
+// SendAccountMailHandler returns the handler of send_account_mail jobs.
+func SendAccountMailHandler(sender AccountMailSender) JobHandler {
+	return func(ctx context.Context, j domain.Job) error {
+		var p service.AccountMailPayload
+		if err := json.Unmarshal(j.Payload, &p); err != nil || p.Address == "" || p.Code == "" {
+			return fmt.Errorf("%w: malformed send_account_mail payload", domain.ErrPermanent)
+		}
+		switch domain.AccountCodePurpose(p.Purpose) {
+		case domain.PurposeVerifyEmail, domain.PurposeResetPassword:
+		default:
+			return fmt.Errorf("%w: send_account_mail purpose %q", domain.ErrPermanent, p.Purpose)
+		}
+		return sender.SendAccountMail(ctx, p.Purpose, p.Address, p.Code)
+	}
+}
