@@ -111,7 +111,7 @@ func pairHash(id int64, token string) uint64 {
 	for _, b := range strconv.AppendInt(buf[:0], id, 10) {
 		h = (h ^ uint64(b)) * prime
 	}
-	h = (h ^ 0) * prime // separates the id from the token
+	h *= prime // a zero byte (h ^ 0 is h): separates the id from the token
 	for i := 0; i < len(token); i++ {
 		h = (h ^ uint64(token[i])) * prime
 	}
