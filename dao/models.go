@@ -108,6 +108,7 @@ type IdempotencyKey struct {
 	ResponseStatus int32
 	ResponseBody   []byte
 	CreatedAt      time.Time
+	SessionUserID  pgtype.Int8
 }
 
 type Inbox struct {

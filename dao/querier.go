@@ -107,6 +107,7 @@ type Querier interface {
 	HotArticleLockForReplace(ctx context.Context, db DBTX) error
 	IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGetParams) (IdempotencyKey, error)
 	IdempotencyPrune(ctx context.Context, db DBTX, before time.Time) (int64, error)
+	// session_user_id names the account a replay signs in (a registration); no token is stored.
 	IdempotencyPut(ctx context.Context, db DBTX, arg IdempotencyPutParams) error
 	// A transaction-scoped advisory lock on the key, if no other transaction holds it. A second request
 	// with the same key does not wait on a connection: it lets the connection go and tries again
