@@ -41,6 +41,11 @@ type ArticleCommentSeq struct {
 	LastSeq   int64
 }
 
+type ArticleFanout struct {
+	ArticleID int64
+	FannedAt  time.Time
+}
+
 type ArticleTag struct {
 	Tag       string
 	CreatedAt time.Time

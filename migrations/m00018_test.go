@@ -12,8 +12,9 @@ import (
 )
 
 // Migration 00018 on a database with data: stored registrations (which held raw tokens) are
-// forgotten and other stored answers kept; and it rolls back.
-func TestMigration00018_ForgetsStoredTokens(t *testing.T) {
+// forgotten and other stored answers kept; an article whose followers were already notified counts
+// as announced, one never announced does not; and it rolls back.
+func TestMigration00018_ForgetsStoredTokensAndMarksAnnouncedArticles(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewEmptyDB(t)
 	sqlDB, err := sql.Open("pgx", db.URL)
@@ -62,6 +63,13 @@ func TestMigration00018_ForgetsStoredTokens(t *testing.T) {
 	if n := count(`SELECT count(*) FROM idempotency_keys WHERE scope = 'user:1'`); n != 1 {
 		t.Errorf("%d other stored answers kept, want 1", n)
 	}
+	if n := count(`SELECT count(*) FROM article_fanouts f JOIN articles a ON a.id = f.article_id WHERE a.slug = 'announced'`); n != 1 {
+		t.Errorf("the announced article is not marked announced")
+	}
+	if n := count(`SELECT count(*) FROM article_fanouts f JOIN articles a ON a.id = f.article_id WHERE a.slug = 'quiet'`); n != 0 {
+		t.Errorf("an article nobody was notified of is marked announced")
+	}
+
 	if _, err := p.DownTo(ctx, 17); err != nil {
 		t.Fatalf("migrate down to 17: %v", err)
 	}
