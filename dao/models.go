@@ -53,6 +53,11 @@ type ArticleCommentSeq struct {
 	LastSeq   int64
 }
 
+type ArticleFanout struct {
+	ArticleID int64
+	FannedAt  time.Time
+}
+
 type ArticleTag struct {
 	Tag       string
 	CreatedAt time.Time
@@ -120,6 +125,7 @@ type IdempotencyKey struct {
 	ResponseStatus int32
 	ResponseBody   []byte
 	CreatedAt      time.Time
+	SessionUserID  pgtype.Int8
 }
 
 type Inbox struct {

@@ -12,6 +12,24 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const articleFanoutClaim = `-- name: ArticleFanoutClaim :execrows
+INSERT INTO article_fanouts (article_id)
+SELECT a.id FROM articles a WHERE a.id = $1::bigint AND a.status = 'published'
+ON CONFLICT (article_id) DO NOTHING
+`
+
+// Claims the announcement of an article to its author's followers: one row if the article is
+// published now and was never announced, none otherwise (withdrawn or back to draft before the
+// event was applied, or announced by an earlier publication). A concurrent claim of the same
+// article waits for this one's transaction and then claims nothing.
+func (q *Queries) ArticleFanoutClaim(ctx context.Context, db DBTX, articleID int64) (int64, error) {
+	result, err := db.Exec(ctx, articleFanoutClaim, articleID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const inboxInsert = `-- name: InboxInsert :execrows
 INSERT INTO inbox (consumer, event_id) VALUES ($1::text, $2::text) ON CONFLICT DO NOTHING
 `
@@ -87,7 +105,7 @@ const notificationList = `-- name: NotificationList :many
 SELECT n.id, n.user_id, n.kind, n.actor_id, n.article_id, n.event_id, n.created_at, n.read_at, u.username AS actor_username, a.slug AS article_slug, a.title AS article_title
 FROM notifications n
 LEFT JOIN users u ON u.id = n.actor_id
-LEFT JOIN articles a ON a.id = n.article_id
+LEFT JOIN articles a ON a.id = n.article_id AND a.status = 'published'
 WHERE n.user_id = $1::bigint
   AND (n.created_at, n.id) < ($2::timestamptz, $3::bigint)
 ORDER BY n.created_at DESC, n.id DESC
@@ -115,6 +133,9 @@ type NotificationListRow struct {
 	ArticleTitle  pgtype.Text
 }
 
+// The article is joined only while it is published: a notification of an article its reader may
+// not see now keeps its place in the list (the page stays one index range) but shows no article,
+// neither the title it had nor one typed since.
 func (q *Queries) NotificationList(ctx context.Context, db DBTX, arg NotificationListParams) ([]NotificationListRow, error) {
 	rows, err := db.Query(ctx, notificationList,
 		arg.UserID,

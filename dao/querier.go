@@ -38,6 +38,11 @@ type Querier interface {
 	ArticleCountsFavorited(ctx context.Context, db DBTX, userID int64) (int64, error)
 	ArticleCountsSite(ctx context.Context, db DBTX) (int64, error)
 	ArticleDelete(ctx context.Context, db DBTX, id int64) (int64, error)
+	// Claims the announcement of an article to its author's followers: one row if the article is
+	// published now and was never announced, none otherwise (withdrawn or back to draft before the
+	// event was applied, or announced by an earlier publication). A concurrent claim of the same
+	// article waits for this one's transaction and then claims nothing.
+	ArticleFanoutClaim(ctx context.Context, db DBTX, articleID int64) (int64, error)
 	ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (Article, error)
 	// Summaries (no bodies) of the articles of a folder's or a history's page.
 	ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleGetByIDsRow, error)
@@ -121,6 +126,7 @@ type Querier interface {
 	HotArticleLockForReplace(ctx context.Context, db DBTX) error
 	IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGetParams) (IdempotencyKey, error)
 	IdempotencyPrune(ctx context.Context, db DBTX, before time.Time) (int64, error)
+	// session_user_id names the account a replay signs in (a registration); no token is stored.
 	IdempotencyPut(ctx context.Context, db DBTX, arg IdempotencyPutParams) error
 	// A transaction-scoped advisory lock on the key, if no other transaction holds it. A second request
 	// with the same key does not wait on a connection: it lets the connection go and tries again
@@ -181,6 +187,9 @@ type Querier interface {
 	// A notification is dated by its event (when the author acted), not by when a consumer applied it:
 	// several consumers apply events in parallel, out of order.
 	NotificationFanOut(ctx context.Context, db DBTX, arg NotificationFanOutParams) ([]int64, error)
+	// The article is joined only while it is published: a notification of an article its reader may
+	// not see now keeps its place in the list (the page stays one index range) but shows no article,
+	// neither the title it had nor one typed since.
 	NotificationList(ctx context.Context, db DBTX, arg NotificationListParams) ([]NotificationListRow, error)
 	NotificationMarkRead(ctx context.Context, db DBTX, arg NotificationMarkReadParams) (int64, error)
 	NotificationUnreadCount(ctx context.Context, db DBTX, userID int64) (int64, error)

@@ -160,7 +160,7 @@ func (q *Queries) APIKeyRevokeAllByUser(ctx context.Context, db DBTX, userID int
 }
 
 const idempotencyGet = `-- name: IdempotencyGet :one
-SELECT scope, key, request_hash, response_status, response_body, created_at FROM idempotency_keys
+SELECT scope, key, request_hash, response_status, response_body, created_at, session_user_id FROM idempotency_keys
 WHERE scope = $1::text AND key = $2::text AND created_at > $3::timestamptz
 `
 
@@ -180,6 +180,7 @@ func (q *Queries) IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGe
 		&i.ResponseStatus,
 		&i.ResponseBody,
 		&i.CreatedAt,
+		&i.SessionUserID,
 	)
 	return i, err
 }
@@ -197,11 +198,12 @@ func (q *Queries) IdempotencyPrune(ctx context.Context, db DBTX, before time.Tim
 }
 
 const idempotencyPut = `-- name: IdempotencyPut :exec
-INSERT INTO idempotency_keys (scope, key, request_hash, response_status, response_body)
-VALUES ($1::text, $2::text, $3::text, $4::int, $5::bytea)
+INSERT INTO idempotency_keys (scope, key, request_hash, response_status, response_body, session_user_id)
+VALUES ($1::text, $2::text, $3::text, $4::int, $5::bytea,
+        $6::bigint)
 ON CONFLICT (scope, key) DO UPDATE
 SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status,
-    response_body = EXCLUDED.response_body, created_at = now()
+    response_body = EXCLUDED.response_body, session_user_id = EXCLUDED.session_user_id, created_at = now()
 `
 
 type IdempotencyPutParams struct {
@@ -210,8 +212,10 @@ type IdempotencyPutParams struct {
 	RequestHash    string
 	ResponseStatus int32
 	ResponseBody   []byte
+	SessionUserID  pgtype.Int8
 }
 
+// session_user_id names the account a replay signs in (a registration); no token is stored.
 func (q *Queries) IdempotencyPut(ctx context.Context, db DBTX, arg IdempotencyPutParams) error {
 	_, err := db.Exec(ctx, idempotencyPut,
 		arg.Scope,
@@ -219,6 +223,7 @@ func (q *Queries) IdempotencyPut(ctx context.Context, db DBTX, arg IdempotencyPu
 		arg.RequestHash,
 		arg.ResponseStatus,
 		arg.ResponseBody,
+		arg.SessionUserID,
 	)
 	return err
 }

@@ -40,8 +40,10 @@ type Notification struct {
 	ID            int64
 	Kind          string // e.g. TopicArticlePublished
 	ActorUsername string
-	ArticleSlug   string
-	ArticleTitle  string
-	CreatedAt     time.Time
-	ReadAt        *time.Time
+	// ArticleSlug and ArticleTitle are the article's as it is now, and empty while the reader may
+	// not see it (withdrawn, back to draft, deleted).
+	ArticleSlug  string
+	ArticleTitle string
+	CreatedAt    time.Time
+	ReadAt       *time.Time
 }

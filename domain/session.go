@@ -16,10 +16,13 @@ type Tokens struct {
 	Refresh string
 }
 
-// StoredResponse is a response kept for an Idempotency-Key, replayed byte for byte.
+// StoredResponse is a response kept for an Idempotency-Key, replayed byte for byte. It never
+// holds a secret: an answer that hands out a session (a registration) is stored without its
+// tokens and names its account in SessionFor, and each answer sent gets a session of its own.
 type StoredResponse struct {
-	Status int
-	Body   []byte
+	Status     int
+	Body       []byte
+	SessionFor int64 // the account a replay signs in; 0 for none
 }
 
 // APIKey is a long-lived credential for scripts; only its hash is stored.

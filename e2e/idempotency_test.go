@@ -113,6 +113,21 @@ func requireReplay(t *testing.T, got, first response) {
 	}
 }
 
+// requireReplayedSignup checks the replay of a keyed registration: the first answer's account,
+// marked replayed, with a session of its own (no token is stored to replay).
+func requireReplayedSignup(t *testing.T, got, first response) {
+	t.Helper()
+	got.Expect(t, first.Status)
+	if h := got.Header.Get("Idempotent-Replayed"); h != "true" {
+		t.Fatalf("Idempotent-Replayed = %q on a replay", h)
+	}
+	g, f := userOf(t, got), userOf(t, first)
+	if g["username"] != f["username"] || g["email"] != f["email"] || g["token"] == "" || g["token"] == f["token"] ||
+		g["refreshToken"] == "" || g["refreshToken"] == f["refreshToken"] {
+		t.Fatalf("replay = %s, want the first answer's account with new tokens: %s", got.Body, first.Body)
+	}
+}
+
 func requireFresh(t *testing.T, r response) {
 	t.Helper()
 	if h := r.Header.Get("Idempotent-Replayed"); h != "" {
@@ -284,7 +299,7 @@ func TestIdempotencyKeys(t *testing.T) {
 		const ipA, ipB = "198.51.100.1", "198.51.100.2"
 		first := app.call(t, "POST", "/api/users", "", body(name1), "Idempotency-Key", "signup", "X-Forwarded-For", ipA).Expect(t, http.StatusCreated)
 		requireFresh(t, first)
-		requireReplay(t, app.call(t, "POST", "/api/users", "", body(name1), "Idempotency-Key", "signup", "X-Forwarded-For", ipA), first)
+		requireReplayedSignup(t, app.call(t, "POST", "/api/users", "", body(name1), "Idempotency-Key", "signup", "X-Forwarded-For", ipA), first)
 		// Another client may use the same key for its own registration.
 		other := app.call(t, "POST", "/api/users", "", body(name2), "Idempotency-Key", "signup", "X-Forwarded-For", ipB).Expect(t, http.StatusCreated)
 		requireFresh(t, other)
@@ -294,7 +309,7 @@ func TestIdempotencyKeys(t *testing.T) {
 		if n := app.pgCount(t, `SELECT count(*) FROM users WHERE username IN ($1, $2)`, name1, name2); n != 2 {
 			t.Fatalf("%d users, want 2", n)
 		}
-		// The replayed registration is the first one's: same token, same refresh token, one user.
+		// The replayed registration is the first one's account (with a session of its own), one user.
 		if userOf(t, first)["username"] != name1 {
 			t.Fatalf("first registration answered %s", first.Body)
 		}

@@ -13,11 +13,23 @@ LIMIT @lim::int
 ON CONFLICT (user_id, event_id) DO NOTHING
 RETURNING user_id;
 
+-- name: ArticleFanoutClaim :execrows
+-- Claims the announcement of an article to its author's followers: one row if the article is
+-- published now and was never announced, none otherwise (withdrawn or back to draft before the
+-- event was applied, or announced by an earlier publication). A concurrent claim of the same
+-- article waits for this one's transaction and then claims nothing.
+INSERT INTO article_fanouts (article_id)
+SELECT a.id FROM articles a WHERE a.id = @article_id::bigint AND a.status = 'published'
+ON CONFLICT (article_id) DO NOTHING;
+
 -- name: NotificationList :many
+-- The article is joined only while it is published: a notification of an article its reader may
+-- not see now keeps its place in the list (the page stays one index range) but shows no article,
+-- neither the title it had nor one typed since.
 SELECT n.*, u.username AS actor_username, a.slug AS article_slug, a.title AS article_title
 FROM notifications n
 LEFT JOIN users u ON u.id = n.actor_id
-LEFT JOIN articles a ON a.id = n.article_id
+LEFT JOIN articles a ON a.id = n.article_id AND a.status = 'published'
 WHERE n.user_id = @user_id::bigint
   AND (n.created_at, n.id) < (@before_created_at::timestamptz, @before_id::bigint)
 ORDER BY n.created_at DESC, n.id DESC

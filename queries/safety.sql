@@ -9,11 +9,13 @@ SELECT * FROM idempotency_keys
 WHERE scope = @scope::text AND key = @key::text AND created_at > @not_before::timestamptz;
 
 -- name: IdempotencyPut :exec
-INSERT INTO idempotency_keys (scope, key, request_hash, response_status, response_body)
-VALUES (@scope::text, @key::text, @request_hash::text, @response_status::int, @response_body::bytea)
+-- session_user_id names the account a replay signs in (a registration); no token is stored.
+INSERT INTO idempotency_keys (scope, key, request_hash, response_status, response_body, session_user_id)
+VALUES (@scope::text, @key::text, @request_hash::text, @response_status::int, @response_body::bytea,
+        sqlc.narg(session_user_id)::bigint)
 ON CONFLICT (scope, key) DO UPDATE
 SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status,
-    response_body = EXCLUDED.response_body, created_at = now();
+    response_body = EXCLUDED.response_body, session_user_id = EXCLUDED.session_user_id, created_at = now();
 
 -- name: IdempotencyPrune :execrows
 DELETE FROM idempotency_keys WHERE created_at < @before::timestamptz;

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/dao"
@@ -40,7 +41,12 @@ func (s *IdempotencyStore) Lookup(ctx context.Context, k service.IdempotencyKey)
 	case prev.RequestHash != k.RequestHash:
 		return domain.StoredResponse{}, false, domain.ErrIdempotencyMismatch
 	}
-	return domain.StoredResponse{Status: int(prev.ResponseStatus), Body: prev.ResponseBody}, true, nil
+	return storedResponseOf(prev), true, nil
+}
+
+// storedResponseOf is the answer kept in an idempotency record.
+func storedResponseOf(row dao.IdempotencyKey) domain.StoredResponse {
+	return domain.StoredResponse{Status: int(row.ResponseStatus), Body: row.ResponseBody, SessionFor: row.SessionUserID.Int64}
 }
 
 // Do runs write at most once per key, in one unit of work: it takes an advisory lock on the key,
@@ -99,7 +105,7 @@ func (s *IdempotencyStore) once(ctx context.Context, k service.IdempotencyKey, w
 			if prev.RequestHash != k.RequestHash {
 				return domain.ErrIdempotencyMismatch
 			}
-			res, replayed = domain.StoredResponse{Status: int(prev.ResponseStatus), Body: prev.ResponseBody}, true
+			res, replayed = storedResponseOf(prev), true
 			return nil
 		case !errors.Is(err, pgx.ErrNoRows):
 			return wrapf(err, "read idempotency key")
@@ -128,6 +134,7 @@ func (s *IdempotencyStore) once(ctx context.Context, k service.IdempotencyKey, w
 		}
 		return wrapf(queries.IdempotencyPut(ctx, tx, dao.IdempotencyPutParams{
 			Scope: k.Scope, Key: k.Key, RequestHash: k.RequestHash, ResponseStatus: int32(res.Status), ResponseBody: res.Body,
+			SessionUserID: pgtype.Int8{Int64: res.SessionFor, Valid: res.SessionFor != 0},
 		}), "store idempotent response")
 	})
 	if errors.Is(err, errServerError) {

@@ -26,9 +26,12 @@ func NewNotificationRepository(pool *pgxpool.Pool, q dao.Querier) *NotificationR
 	return &NotificationRepository{pool: pool, q: q}
 }
 
-// NotifyFollowers tells every follower of actorID about the event, once: the event id goes into
-// the inbox under consumer in the same transaction as the notifications, so a redelivered event
-// finds itself there and changes nothing. It returns how many followers were notified.
+// NotifyFollowers tells every follower of actorID about the publication of articleID, once: the
+// event id goes into the inbox under consumer in the same transaction as the notifications, so a
+// redelivered event finds itself there and changes nothing. The article itself is announced once
+// (article_fanouts, claimed in that transaction): only if it is published when the event is
+// applied, and never again after a withdraw/publish cycle, whatever order the events arrive in.
+// It returns how many followers were notified.
 func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, eventID, kind string, actorID, articleID int64, at time.Time) (int, error) {
 	eventAt := pgtype.Timestamptz{Time: at, Valid: !at.IsZero()}
 	notified := 0
@@ -39,6 +42,13 @@ func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, 
 		}
 		if fresh == 0 {
 			return nil // applied before
+		}
+		claimed, err := queries.ArticleFanoutClaim(ctx, tx, articleID)
+		if err != nil {
+			return wrapf(err, "claim the announcement of article %d", articleID)
+		}
+		if claimed == 0 {
+			return nil // not published now, or announced before: the inbox record alone commits
 		}
 		after := int64(0)
 		for {

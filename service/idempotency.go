@@ -18,7 +18,8 @@ type IdempotencyKey struct {
 // Idempotent is what a creating use case needs to be retried safely: the key, and how its
 // outcome is answered. Render is the transport's rendering of an outcome (a result, or the error
 // a caller without a key would get); what it returns is stored with the write, in the same unit
-// of work, and a retry gets exactly that back.
+// of work, and a retry gets exactly that back. What is stored never holds a secret: a use case
+// whose answer hands one out renders it without (RegisterIdempotent stores no token).
 type Idempotent[T any] struct {
 	Key    IdempotencyKey
 	Render func(v T, err error) domain.StoredResponse

@@ -11,10 +11,14 @@ import (
 
 // NotificationRepository stores notifications.
 type NotificationRepository interface {
-	// NotifyFollowers notifies every follower of actorID of eventID once, deduplicated under
-	// consumer, and returns how many were notified.
-	// at dates the notifications (the event's time; zero: now).
+	// NotifyFollowers notifies every follower of actorID of eventID, the publication of
+	// articleID, once, deduplicated under consumer, and returns how many were notified. It
+	// rechecks the article in the unit of work that writes the notifications: an article that is
+	// not published then, or whose followers an earlier publication already notified, notifies
+	// nobody. at dates the notifications (the event's time; zero: now).
 	NotifyFollowers(ctx context.Context, consumer, eventID, kind string, actorID, articleID int64, at time.Time) (int, error)
+	// List returns a page of userID's notifications, newest first. A notification of an article
+	// that is not published now comes without its slug and title.
 	List(ctx context.Context, userID int64, after *domain.Cursor, limit int) ([]domain.Notification, error)
 	MarkRead(ctx context.Context, userID int64, ids []int64) (int64, error)
 	Unread(ctx context.Context, userID int64) (int64, error)
@@ -30,8 +34,10 @@ func NewNotificationService(repo NotificationRepository) *NotificationService {
 	return &NotificationService{repo: repo}
 }
 
-// OnArticleEvent applies one outbox event: a publication notifies the author's followers. Other
-// topics notify nobody (yet).
+// OnArticleEvent applies one outbox event: the first publication of an article notifies the
+// author's followers, if the article is still published when the event is applied. Other topics
+// notify nobody (yet): a withdrawal needs no event of its own, a withdrawn article's notifications
+// stop showing it.
 func (s *NotificationService) OnArticleEvent(ctx context.Context, consumer, eventID, topic string, ev domain.ArticleEvent) error {
 	if topic != domain.TopicArticlePublished {
 		return nil

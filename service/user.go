@@ -119,10 +119,25 @@ func (s *UserService) Register(ctx context.Context, in RegisterInput) (Session, 
 }
 
 // RegisterIdempotent is Register under an Idempotency-Key: the account, its session and the
-// rendered answer commit together, and a retry gets that answer back. The password is hashed
+// stored answer commit together, and a retry is answered from the store. The password is hashed
 // before the unit of work opens, so no connection waits on it.
+//
+// No token is stored: the stored answer is rendered from the account alone and names it
+// (SessionFor). The answer sent the first time carries the session started with the account; a
+// replay is a login with the registration's password, which must still be the account's, and
+// carries a session of its own (an earlier answer's tokens may have been rotated or revoked since,
+// and are never handed out again). A replay whose password no longer matches is answered
+// domain.ErrInvalidCredentials.
 func (s *UserService) RegisterIdempotent(ctx context.Context, in RegisterInput, idem Idempotent[Session]) (domain.StoredResponse, bool, error) {
-	return runIdempotent(ctx, s.idem, idem,
+	var started Session
+	withoutTokens := Idempotent[Session]{Key: idem.Key, Render: func(v Session, err error) domain.StoredResponse {
+		res := idem.Render(Session{User: v.User}, err)
+		if err == nil {
+			res.SessionFor = v.User.ID
+		}
+		return res
+	}}
+	res, replayed, err := runIdempotent(ctx, s.idem, withoutTokens,
 		func() (domain.User, error) { return s.newAccount(in) },
 		func(ctx context.Context, tx Tx, u domain.User) (Session, error) {
 			created, err := s.users.CreateIn(ctx, tx, u)
@@ -134,8 +149,33 @@ func (s *UserService) RegisterIdempotent(ctx context.Context, in RegisterInput, 
 			if err != nil {
 				return Session{}, fmt.Errorf("start session for user %d: %w", created.ID, err)
 			}
-			return Session{User: created, Token: t.Access, Refresh: t.Refresh}, nil
+			started = Session{User: created, Token: t.Access, Refresh: t.Refresh}
+			return started, nil
 		})
+	switch {
+	case err != nil || res.SessionFor == 0:
+		return res, replayed, err // a rejection, replayed as stored, or no answer at all
+	case !replayed:
+		return idem.Render(started, nil), false, nil
+	}
+	sess, err := s.replaySession(ctx, res.SessionFor, in.Password)
+	if err != nil && !errors.Is(err, domain.ErrInvalidCredentials) {
+		return domain.StoredResponse{}, true, err
+	}
+	return idem.Render(sess, err), true, nil
+}
+
+// replaySession signs in the account a keyed registration created, with the password that
+// registration sent, as POST /api/users/login would.
+func (s *UserService) replaySession(ctx context.Context, userID int64, password string) (Session, error) {
+	u, err := s.users.GetByID(ctx, userID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return Session{}, domain.ErrInvalidCredentials
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	return s.Login(ctx, u.Email, password)
 }
 
 // newAccount validates a registration and hashes its password: the work that needs no database.

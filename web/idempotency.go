@@ -25,7 +25,9 @@ const maxIdempotencyKeyLen = 255
 // handler, whose use case stores the answer with its write (service.Idempotent). A retry with
 // the same key and request gets that answer byte for byte (Idempotent-Replayed: true), the same
 // key with another request is 422, and the same key while the first is still running is 409
-// (after a short wait for it). Without the header, the request runs as usual.
+// (after a short wait for it). Without the header, the request runs as usual. The one answer not
+// replayed byte for byte is a registration's: no token is stored, and each replay carries a new
+// session (service.UserService.RegisterIdempotent).
 type Idempotency struct{}
 
 // NewIdempotency returns the middleware factory.
