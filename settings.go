@@ -74,9 +74,21 @@ func NewCachePolicy(cfg *ioc.Config, b *cache.Broadcaster) cache.Policy {
 		LocalTTL: cfg.CacheLocalTTL, LocalMax: 10_000, Broadcast: b}
 }
 
-// NewCodePolicy is the one-time code policy: valid 10 minutes, one send a minute, 3 wrong tries.
-func NewCodePolicy() cache.CodePolicy {
-	return cache.CodePolicy{Validity: 10 * time.Minute, Resend: time.Minute, Attempts: 3}
+// NewCodePolicy is the one-time code policy (INKWELL_CODE_* settings): by default valid 10
+// minutes, one send a minute, 3 wrong tries a code, 10 wrong tries and 10 sends per target a day,
+// 600 sends a minute in all.
+func NewCodePolicy(cfg *ioc.Config) cache.CodePolicy {
+	return cache.CodePolicy{
+		Validity: cfg.CodeValidity, Resend: cfg.CodeResend, Attempts: cfg.CodeAttempts,
+		FailureBudget: cfg.CodeFailureBudget, DailySends: cfg.CodeDailySends, BudgetWindow: cfg.CodeBudgetWindow,
+		GlobalSends: cfg.CodeGlobalSends, GlobalWindow: cfg.CodeGlobalWindow,
+	}
+}
+
+// NewCodeKeys derives the keys that hash stored login codes and seal them in send_code jobs from
+// the JWT secret (see service.CodeKeys): rotating the secret voids pending codes, nothing more.
+func NewCodeKeys(cfg *ioc.Config) (service.CodeKeys, error) {
+	return service.NewCodeKeys([]byte(cfg.JWTSecret))
 }
 
 // NewSlugSuffix returns the random tail added to a slug whose title is already taken: six

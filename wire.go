@@ -32,7 +32,7 @@ var rootSet = wire.NewSet(
 	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewScheduler,
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
-	NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
+	NewCachePolicy, NewCodePolicy, NewCodeKeys, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 )
 

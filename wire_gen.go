@@ -109,7 +109,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	notificationRepository := repository.NewNotificationRepository(pool, querier)
 	notificationService := service.NewNotificationService(notificationRepository)
 	notificationHandler := web.NewNotificationHandler(notificationService, log)
-	codePolicy := NewCodePolicy()
+	codePolicy := NewCodePolicy(cfg)
 	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
 	queuePool, cleanup4, err := NewQueuePgPool(cfg, log)
 	if err != nil {
@@ -119,7 +119,15 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		return nil, nil, err
 	}
 	jobQueue := repository.NewJobQueue(queuePool)
-	codeLoginService := service.NewCodeLoginService(codeStore, jobQueue, userRepository, argon2Hasher, sessionService, log)
+	codeKeys, err := NewCodeKeys(cfg)
+	if err != nil {
+		cleanup4()
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	codeLoginService := service.NewCodeLoginService(codeStore, jobQueue, userRepository, argon2Hasher, sessionService, codeKeys, log)
 	codeLoginHandler := web.NewCodeLoginHandler(codeLoginService, log)
 	sessionHandler := web.NewSessionHandler(sessionService, userService, log)
 	idempotency := web.NewIdempotency()
@@ -131,7 +139,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sender := NewCodeGateway(cfg, log)
 	resilienceConfig := NewDeliveryConfig()
 	resilient := delivery.NewResilient(sender, resilienceConfig)
-	durable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, notificationService, v, log)
+	durable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, codeKeys, notificationService, v, log)
 	revocationRenewer := NewRevocationRenewer(sessionService, sessionConfig, v2, log)
 	workers := NewWorkers(cfg, universalClient, readStream, publisher, readAggregator, readService, durable, preloader, revocationRenewer, log)
 	locker := cache.NewLocker(universalClient, keyspace)
@@ -190,7 +198,7 @@ var rootSet = wire.NewSet(
 	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewScheduler,
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
-	NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
+	NewCachePolicy, NewCodePolicy, NewCodeKeys, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 )
 

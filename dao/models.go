@@ -145,6 +145,7 @@ type Job struct {
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 	FinishedAt      pgtype.Timestamptz
+	DeleteWhenDone  bool
 }
 
 type Like struct {
@@ -211,15 +212,16 @@ type TagArticleCount struct {
 }
 
 type User struct {
-	ID           int64
-	Email        string
-	Username     string
-	PasswordHash string
-	Bio          string
-	Image        string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-	Phone        pgtype.Text
+	ID             int64
+	Email          string
+	Username       string
+	PasswordHash   string
+	Bio            string
+	Image          string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	Phone          pgtype.Text
+	EmailCanonical string
 }
 
 type UserFavoriteCount struct {

@@ -130,6 +130,7 @@ type Querier interface {
 	// concurrent workers claim disjoint sets without waiting on each other; each claim bumps the
 	// generation that fences the holder's later writes. Every row carries the ids whose ack took (a
 	// lost lease matches no row); when nothing was claimed, one row comes back with NULL job columns.
+	// A done job marked delete_when_done is deleted instead (its payload must not stay at rest).
 	JobAckAndClaim(ctx context.Context, db DBTX, arg JobAckAndClaimParams) ([]JobAckAndClaimRow, error)
 	JobDiscard(ctx context.Context, db DBTX, id int64) (int64, error)
 	// With a unique_key, enqueueing the same job twice inserts nothing and returns no row.
@@ -205,7 +206,8 @@ type Querier interface {
 	SessionRevokedWithin(ctx context.Context, db DBTX, withinSeconds float64) ([]string, error)
 	// The tag cloud, read off the counts' popularity index.
 	TagListPopular(ctx context.Context, db DBTX, lim int32) ([]string, error)
-	UserGetByEmail(ctx context.Context, db DBTX, email string) (User, error)
+	// Emails are compared in their canonical form (domain.CanonicalEmail).
+	UserGetByEmail(ctx context.Context, db DBTX, emailCanonical string) (User, error)
 	UserGetByID(ctx context.Context, db DBTX, id int64) (User, error)
 	UserGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (User, error)
 	UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]User, error)

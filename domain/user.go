@@ -6,6 +6,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 // User is a registered account. PasswordHash is an encoded Argon2id hash, never a password.
@@ -47,8 +50,31 @@ const (
 
 var usernamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
-// NormalizeEmail trims and lower-cases an email so that lookups and the uniqueness rule agree.
-func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+// reservedUsernames are refused as usernames (compared lower-cased): route segments a profile
+// URL could be confused with, and names that would pass for the operators.
+var reservedUsernames = map[string]bool{
+	"admin": true, "administrator": true, "api": true, "article": true, "articles": true,
+	"collections": true, "editor": true, "feed": true, "help": true, "inkwell": true, "login": true,
+	"logout": true, "me": true, "new": true, "notifications": true, "null": true, "profile": true,
+	"profiles": true, "register": true, "root": true, "settings": true, "support": true,
+	"system": true, "tags": true, "undefined": true, "user": true, "users": true, "www": true,
+}
+
+// NormalizeEmail trims an email; it is stored as typed otherwise. Compare emails by
+// CanonicalEmail.
+func NormalizeEmail(email string) string { return strings.TrimSpace(email) }
+
+// CanonicalEmail is the form emails are compared and unique in: NFKC-normalized and case-folded
+// (then NFKC again, as folding may denormalize), so "Ａlice@Example.com" and "alice@example.com"
+// are one address. The users table keeps it in email_canonical (migration 00016).
+func CanonicalEmail(email string) string {
+	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(strings.TrimSpace(email))))
+}
+
+// reservedEmailDomain is the domain of the placeholder emails phone accounts get (see
+// repository.UserRepository.FindOrCreateByTarget). The whole .invalid TLD is refused (RFC 2606:
+// it never resolves), so no one can register a phone account's placeholder and block its login.
+const reservedEmailDomain = ".invalid"
 
 // ValidateEmail adds a message to v when email (already normalized) is not an acceptable address.
 func ValidateEmail(v *ValidationError, email string) {
@@ -61,6 +87,8 @@ func ValidateEmail(v *ValidationError, email string) {
 		addr, err := mail.ParseAddress(email)
 		if err != nil || addr.Address != email || !strings.Contains(email[strings.LastIndex(email, "@")+1:], ".") {
 			v.Add("email", "is invalid")
+		} else if strings.HasSuffix(CanonicalEmail(email), reservedEmailDomain) {
+			v.Add("email", "uses a reserved domain")
 		}
 	}
 }
@@ -75,6 +103,10 @@ func ValidateUsername(v *ValidationError, username string) {
 		v.Add("username", "is too long (maximum is 40 characters)")
 	case !usernamePattern.MatchString(username):
 		v.Add("username", "may contain only letters, digits, '.', '_' and '-'")
+	case strings.Trim(username, ".") == "":
+		v.Add("username", "must contain a letter, digit, '_' or '-'")
+	case reservedUsernames[strings.ToLower(username)]:
+		v.Add("username", "is reserved")
 	}
 }
 

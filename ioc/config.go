@@ -74,6 +74,15 @@ type Config struct {
 	CodeSender       string
 	CodeWebhookURL   string
 
+	CodeValidity      time.Duration
+	CodeResend        time.Duration
+	CodeAttempts      int
+	CodeFailureBudget int
+	CodeDailySends    int
+	CodeBudgetWindow  time.Duration
+	CodeGlobalSends   int
+	CodeGlobalWindow  time.Duration
+
 	PprofAddr string
 
 	RankSchedule string
@@ -214,6 +223,15 @@ func Flags(fs *flag.FlagSet) *Config {
 	str(&c.CodeSender, "code-sender", "INKWELL_CODE_SENDER", "log", "how login codes are delivered: log (development: written to the log) or webhook")
 	str(&c.CodeWebhookURL, "code-webhook-url", "INKWELL_CODE_WEBHOOK_URL", "", "URL the webhook code sender POSTs {channel, to, code} to")
 
+	dur(&c.CodeValidity, "code-validity", "INKWELL_CODE_VALIDITY", 10*time.Minute, "how long a login code is valid")
+	dur(&c.CodeResend, "code-resend", "INKWELL_CODE_RESEND", time.Minute, "at most one login code per email or phone this often")
+	intf(&c.CodeAttempts, "code-attempts", "INKWELL_CODE_ATTEMPTS", 3, "wrong guesses one login code allows before it burns")
+	intf(&c.CodeFailureBudget, "code-failure-budget", "INKWELL_CODE_FAILURE_BUDGET", 10, "wrong login-code guesses per email or phone per INKWELL_CODE_BUDGET_WINDOW, across codes; then code login for it answers 429")
+	intf(&c.CodeDailySends, "code-daily-sends", "INKWELL_CODE_DAILY_SENDS", 10, "login codes sent per email or phone per INKWELL_CODE_BUDGET_WINDOW")
+	dur(&c.CodeBudgetWindow, "code-budget-window", "INKWELL_CODE_BUDGET_WINDOW", 24*time.Hour, "window of the per-target failure budget and send cap, from the target's first send or wrong guess")
+	intf(&c.CodeGlobalSends, "code-global-sends", "INKWELL_CODE_GLOBAL_SENDS", 600, "login codes sent to anyone per INKWELL_CODE_GLOBAL_WINDOW (SMS pumping guard)")
+	dur(&c.CodeGlobalWindow, "code-global-window", "INKWELL_CODE_GLOBAL_WINDOW", time.Minute, "window of INKWELL_CODE_GLOBAL_SENDS")
+
 	str(&c.PprofAddr, "pprof-addr", "INKWELL_PPROF_ADDR", "", "serve /debug/pprof on this loopback address (e.g. 127.0.0.1:6060); empty disables")
 
 	c.MaxBodyBytes = 1 << 20
@@ -258,6 +276,12 @@ func (c *Config) Validate(log *slog.Logger) error {
 		if _, err := RedisOptions(c); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if c.CodeValidity <= c.CodeResend || c.CodeResend < time.Second || c.CodeBudgetWindow < time.Second || c.CodeGlobalWindow < time.Second {
+		errs = append(errs, errors.New("INKWELL_CODE_RESEND, _BUDGET_WINDOW and _GLOBAL_WINDOW must be at least 1s, and INKWELL_CODE_VALIDITY longer than INKWELL_CODE_RESEND"))
+	}
+	if c.CodeAttempts < 1 || c.CodeFailureBudget < 1 || c.CodeDailySends < 1 || c.CodeGlobalSends < 1 {
+		errs = append(errs, errors.New("INKWELL_CODE_ATTEMPTS, _FAILURE_BUDGET, _DAILY_SENDS and _GLOBAL_SENDS must be at least 1"))
 	}
 	if c.CacheTTL <= 0 || c.CacheNullTTL <= 0 || c.CacheJitter < 0 || c.CacheLoadWait <= 0 || c.CacheLocalTTL < 0 {
 		errs = append(errs, errors.New("cache TTLs and the load timeout must be positive (jitter may be 0)"))
