@@ -1,6 +1,7 @@
 package inkwell
 
 import (
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/inkwell-dev/inkwell/auth"
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 )
@@ -83,6 +85,12 @@ func NewCodePolicy(cfg *ioc.Config) cache.CodePolicy {
 		FailureBudget: cfg.CodeFailureBudget, DailySends: cfg.CodeDailySends, BudgetWindow: cfg.CodeBudgetWindow,
 		GlobalSends: cfg.CodeGlobalSends, GlobalWindow: cfg.CodeGlobalWindow,
 	}
+}
+
+// NewCodeStore is the login-code store: Redis, with PostgreSQL taking over the steps Redis
+// cannot decide (see service.FallbackCodeStore).
+func NewCodeStore(primary *cache.CodeStore, fallback *repository.CodeFallback, log *slog.Logger) *service.FallbackCodeStore {
+	return service.NewFallbackCodeStore(primary, fallback, log)
 }
 
 // NewCodeKeys derives the keys that hash stored login codes and seal them in send_code jobs from

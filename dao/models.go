@@ -157,6 +157,21 @@ type Like struct {
 	UpdatedAt time.Time
 }
 
+type LoginCode struct {
+	Target       string
+	CodeHash     string
+	AttemptsLeft int32
+	Spent        bool
+	SentAt       time.Time
+	ExpiresAt    time.Time
+}
+
+type LoginCodeMeter struct {
+	Key        string
+	Hits       int32
+	WindowEnds time.Time
+}
+
 type Notification struct {
 	ID        int64
 	UserID    int64

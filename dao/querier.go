@@ -163,6 +163,21 @@ type Querier interface {
 	// (shard_touched false, and zeros, when the changes cancel out and no shard was written). A shard
 	// may go below zero: its like may have gone to another shard.
 	LikeSetManyCounted(ctx context.Context, db DBTX, arg LikeSetManyCountedParams) (LikeSetManyCountedRow, error)
+	LoginCodeGet(ctx context.Context, db DBTX, arg LoginCodeGetParams) (LoginCode, error)
+	// Serializes the code steps of one target for the rest of the transaction (the code row may not
+	// exist yet, so a row lock would not do).
+	LoginCodeLockTarget(ctx context.Context, db DBTX, lockKey string) error
+	// A meter's count in its current window; no row once the window has passed.
+	LoginCodeMeterGet(ctx context.Context, db DBTX, arg LoginCodeMeterGetParams) (LoginCodeMeterGetRow, error)
+	LoginCodeMeterGiveBack(ctx context.Context, db DBTX, key string) error
+	// Counts one hit, starting a new window when the last one has passed.
+	LoginCodeMeterHit(ctx context.Context, db DBTX, arg LoginCodeMeterHitParams) (LoginCodeMeterHitRow, error)
+	LoginCodeMiss(ctx context.Context, db DBTX, target string) error
+	// Drops codes and meters whose time has passed (run by each send: the table stays small).
+	LoginCodePurgeExpired(ctx context.Context, db DBTX, now time.Time) error
+	LoginCodePut(ctx context.Context, db DBTX, arg LoginCodePutParams) error
+	LoginCodeSpend(ctx context.Context, db DBTX, target string) error
+	LoginCodeWithdraw(ctx context.Context, db DBTX, arg LoginCodeWithdrawParams) (int64, error)
 	// Notifies one page of an author's followers (keyset on follower id), skipping any already
 	// notified of this event, and returns the page's last follower id to continue from.
 	// A notification is dated by its event (when the author acted), not by when a consumer applied it:

@@ -31,6 +31,18 @@ func (in *codeInbox) box(address string) chan string {
 	return in.codes[address]
 }
 
+// next waits for the next code delivered to address.
+func (in *codeInbox) next(t *testing.T, address string) string {
+	t.Helper()
+	select {
+	case code := <-in.box(address):
+		return code
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no code delivered to %s", address)
+		return ""
+	}
+}
+
 // startCodeApp starts the app with its codes delivered to an inbox.
 func startCodeApp(t *testing.T, tweak ...func(*ioc.Config)) (*testApp, *codeInbox) {
 	t.Helper()
@@ -54,12 +66,7 @@ func startCodeApp(t *testing.T, tweak ...func(*ioc.Config)) (*testApp, *codeInbo
 func (a *testApp) codeOf(in *codeInbox, target string) string {
 	a.T.Helper()
 	_, address, _ := strings.Cut(target, ":")
-	var code string
-	select {
-	case code = <-in.box(address):
-	case <-time.After(20 * time.Second):
-		a.T.Fatalf("no code delivered to %s", address)
-	}
+	code := in.next(a.T, address)
 	rdb := testenv.NewRedis(a.T).Client
 	stored, err := rdb.HGetAll(context.Background(), a.Cfg.RedisPrefix+"logincode:{"+target+"}").Result()
 	if err != nil || len(stored["h"]) != 64 {

@@ -98,3 +98,38 @@ func TestCanonicalIdentities(t *testing.T) {
 	}
 	register("dots@example.com", "j.doe-2_x").Expect(t, http.StatusCreated)
 }
+
+// TestCodeLoginWithRedisDown: with Redis stopped, PostgreSQL meters and checks codes (by hash),
+// with the same resend interval and failure budget.
+func TestCodeLoginWithRedisDown(t *testing.T) {
+	t.Parallel()
+	redisSrv := testenv.StartRedisServer(t)
+	app, inbox := startCodeApp(t, func(c *ioc.Config) {
+		c.RedisURL = redisSrv.URL()
+		c.CodeFailureBudget = 2
+	})
+	redisSrv.Stop()
+	app.Do("POST", "/api/users/login/code/send", "", map[string]any{"email": "offline@example.com"}).Expect(t, http.StatusAccepted)
+	app.Do("POST", "/api/users/login/code/send", "", map[string]any{"email": "offline@example.com"}).Expect(t, http.StatusTooManyRequests)
+	code := inbox.next(t, "offline@example.com")
+	var stored string
+	if err := app.DB.Pool.QueryRow(context.Background(), `SELECT code_hash FROM login_codes WHERE target = 'email:offline@example.com'`).Scan(&stored); err != nil || len(stored) != 64 || stored == code {
+		t.Fatalf("fallback stored %q (%v), want an HMAC", stored, err)
+	}
+	app.Do("POST", "/api/users/login/code", "", map[string]any{"email": "offline@example.com", "code": code}).Expect(t, http.StatusOK)
+
+	// The failure budget holds in the fallback too.
+	if _, err := app.DB.Pool.Exec(context.Background(), `UPDATE login_codes SET sent_at = sent_at - interval '2 minutes'`); err != nil {
+		t.Fatal(err)
+	}
+	app.Do("POST", "/api/users/login/code/send", "", map[string]any{"email": "offline@example.com"}).Expect(t, http.StatusAccepted)
+	second := inbox.next(t, "offline@example.com")
+	wrong := "000000"
+	if second == wrong {
+		wrong = "000001"
+	}
+	for range 2 {
+		app.Do("POST", "/api/users/login/code", "", map[string]any{"email": "offline@example.com", "code": wrong}).Expect(t, http.StatusUnauthorized)
+	}
+	app.Do("POST", "/api/users/login/code", "", map[string]any{"email": "offline@example.com", "code": second}).Expect(t, http.StatusTooManyRequests)
+}

@@ -39,7 +39,28 @@ CREATE TRIGGER users_fill_email_canonical BEFORE INSERT ON users
 -- when done instead of kept as 'done'.
 ALTER TABLE jobs ADD COLUMN delete_when_done BOOLEAN NOT NULL DEFAULT false;
 
+-- The PostgreSQL fallback of the one-time code store, used while Redis is unavailable (see
+-- repository/codes.go). Codes are HMAC-SHA256 hashes, never plain; a used code stays (spent) until
+-- it expires, so it keeps its resend window.
+CREATE TABLE login_codes (
+    target        TEXT        PRIMARY KEY,
+    code_hash     TEXT        NOT NULL,
+    attempts_left INT         NOT NULL,
+    spent         BOOLEAN     NOT NULL DEFAULT false,
+    sent_at       TIMESTAMPTZ NOT NULL,
+    expires_at    TIMESTAMPTZ NOT NULL
+);
+
+-- Fixed-window counters of the fallback: 'fails:<target>', 'sends:<target>' and 'global'.
+CREATE TABLE login_code_meters (
+    key         TEXT        PRIMARY KEY,
+    hits        INT         NOT NULL,
+    window_ends TIMESTAMPTZ NOT NULL
+);
+
 -- +goose Down
+DROP TABLE login_code_meters;
+DROP TABLE login_codes;
 ALTER TABLE jobs DROP COLUMN delete_when_done;
 DROP TRIGGER users_fill_email_canonical ON users;
 DROP FUNCTION users_fill_email_canonical();
