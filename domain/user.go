@@ -76,8 +76,23 @@ func CanonicalEmail(email string) string {
 // it never resolves), so no one can register a phone account's placeholder and block its login.
 const reservedEmailDomain = ".invalid"
 
-// ValidateEmail adds a message to v when email (already normalized) is not an acceptable address.
+// ValidateEmail adds a message to v when email (already normalized) is not an acceptable new
+// address: malformed or under a reserved domain.
 func ValidateEmail(v *ValidationError, email string) {
+	if ValidateEmailFormat(v, email) && EmailReserved(email) {
+		v.Add("email", "uses a reserved domain")
+	}
+}
+
+// EmailReserved reports an email under the reserved .invalid domain.
+func EmailReserved(email string) bool {
+	return strings.HasSuffix(CanonicalEmail(email), reservedEmailDomain)
+}
+
+// ValidateEmailFormat adds a message to v when email is malformed, and reports whether it is
+// well formed. An account keeping its email (a phone account's placeholder) needs only this.
+func ValidateEmailFormat(v *ValidationError, email string) bool {
+	n := len(v.Fields["email"])
 	switch {
 	case email == "":
 		v.Add("email", "can't be blank")
@@ -87,14 +102,25 @@ func ValidateEmail(v *ValidationError, email string) {
 		addr, err := mail.ParseAddress(email)
 		if err != nil || addr.Address != email || !strings.Contains(email[strings.LastIndex(email, "@")+1:], ".") {
 			v.Add("email", "is invalid")
-		} else if strings.HasSuffix(CanonicalEmail(email), reservedEmailDomain) {
-			v.Add("email", "uses a reserved domain")
 		}
+	}
+	return len(v.Fields["email"]) == n
+}
+
+// ValidateUsername adds a message to v when username is not acceptable for a new name.
+func ValidateUsername(v *ValidationError, username string) {
+	if ValidateUsernameFormat(v, username) && UsernameReserved(username) {
+		v.Add("username", "is reserved")
 	}
 }
 
-// ValidateUsername adds a message to v when username is not acceptable.
-func ValidateUsername(v *ValidationError, username string) {
+// UsernameReserved reports a reserved username (compared lower-cased).
+func UsernameReserved(username string) bool { return reservedUsernames[strings.ToLower(username)] }
+
+// ValidateUsernameFormat adds a message to v when username breaks the character rules, and
+// reports whether it keeps them. An account keeping its name needs only this.
+func ValidateUsernameFormat(v *ValidationError, username string) bool {
+	before := len(v.Fields["username"])
 	n := utf8.RuneCountInString(username)
 	switch {
 	case username == "":
@@ -105,9 +131,8 @@ func ValidateUsername(v *ValidationError, username string) {
 		v.Add("username", "may contain only letters, digits, '.', '_' and '-'")
 	case strings.Trim(username, ".") == "":
 		v.Add("username", "must contain a letter, digit, '_' or '-'")
-	case reservedUsernames[strings.ToLower(username)]:
-		v.Add("username", "is reserved")
 	}
+	return len(v.Fields["username"]) == before
 }
 
 // ValidatePassword adds a message to v when password is not acceptable.

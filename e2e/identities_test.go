@@ -70,6 +70,15 @@ func TestPhoneLoginCannotBeBlocked(t *testing.T) {
 	if u["username"] == "oldsquatter" || u["token"] == "" {
 		t.Fatalf("phone login landed in %v", u)
 	}
+	// A settings form sends every field back: the placeholder may stay, but nobody moves to one.
+	token := u["token"].(string)
+	app.Do("PUT", "/api/user", token, map[string]any{"user": map[string]any{"email": u["email"], "username": u["username"], "bio": "hi"}}).Expect(t, http.StatusOK)
+	for field, value := range map[string]string{"email": "4915100000000@phone.invalid", "username": "admin"} {
+		res := app.Do("PUT", "/api/user", token, map[string]any{"user": map[string]any{field: value}}).Expect(t, http.StatusUnprocessableEntity)
+		if _, ok := errorsOf(t, res)[field]; !ok {
+			t.Fatalf("changing %s to %q: %s", field, value, res.Body)
+		}
+	}
 }
 
 // TestCanonicalIdentities: emails differing by case or Unicode compatibility form are one

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/inkwell-dev/inkwell/domain"
@@ -211,10 +212,10 @@ func (s *UserService) Update(ctx context.Context, userID int64, in UpdateUserInp
 	if in.Email != nil {
 		e := domain.NormalizeEmail(*in.Email)
 		in.Email = &e
-		domain.ValidateEmail(v, e)
+		domain.ValidateEmailFormat(v, e) // reserved names are refused below, if they change
 	}
 	if in.Username != nil {
-		domain.ValidateUsername(v, *in.Username)
+		domain.ValidateUsernameFormat(v, *in.Username)
 	}
 	if in.Password != nil {
 		domain.ValidatePassword(v, *in.Password)
@@ -239,6 +240,14 @@ func (s *UserService) Update(ctx context.Context, userID int64, in UpdateUserInp
 		newHash = h
 	}
 	u, err := s.users.Update(ctx, userID, func(u *domain.User) error {
+		// A settings form sends every field back: an account may keep a name or address that is
+		// reserved now (a phone account's placeholder email), but not change to one.
+		if in.Email != nil && domain.CanonicalEmail(*in.Email) != domain.CanonicalEmail(u.Email) && domain.EmailReserved(*in.Email) {
+			return domain.NewValidationError("email", "uses a reserved domain")
+		}
+		if in.Username != nil && !strings.EqualFold(*in.Username, u.Username) && domain.UsernameReserved(*in.Username) {
+			return domain.NewValidationError("username", "is reserved")
+		}
 		if in.Email != nil {
 			u.Email = *in.Email
 		}
