@@ -52,14 +52,10 @@ type CodeTarget struct {
 	Address string // as typed (trimmed) for email, normalized for phone: where the code is sent
 }
 
-// Key identifies the target in storage: the canonical email (see CanonicalEmail) or the phone
-// number, so look-alike spellings of one address share one code, one budget and one account.
-func (t CodeTarget) Key() string {
-	if t.Channel == "email" {
-		return t.Channel + ":" + CanonicalEmail(t.Address)
-	}
-	return t.Channel + ":" + t.Address
-}
+// Key identifies the target in storage, given the address's canonical form (the canonical email,
+// see service.CanonicalEmail, or the phone number), so look-alike spellings of one address share
+// one code, one budget and one account.
+func (t CodeTarget) Key(canonical string) string { return t.Channel + ":" + canonical }
 
 var phonePattern = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
 

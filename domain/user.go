@@ -6,9 +6,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
 )
 
 // User is a registered account. PasswordHash is an encoded Argon2id hash, never a password.
@@ -60,38 +57,24 @@ var reservedUsernames = map[string]bool{
 	"system": true, "tags": true, "undefined": true, "user": true, "users": true, "www": true,
 }
 
-// NormalizeEmail trims an email; it is stored as typed otherwise. Compare emails by
-// CanonicalEmail.
+// NormalizeEmail trims an email; it is stored as typed otherwise. Emails are compared in their
+// canonical form (service.CanonicalEmail: NFKC and case folding need golang.org/x/text, which
+// domain does not import).
 func NormalizeEmail(email string) string { return strings.TrimSpace(email) }
-
-// CanonicalEmail is the form emails are compared and unique in: NFKC-normalized and case-folded
-// (then NFKC again, as folding may denormalize), so "Ａlice@Example.com" and "alice@example.com"
-// are one address. The users table keeps it in email_canonical (migration 00016).
-func CanonicalEmail(email string) string {
-	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(strings.TrimSpace(email))))
-}
 
 // reservedEmailDomain is the domain of the placeholder emails phone accounts get (see
 // repository.UserRepository.FindOrCreateByTarget). The whole .invalid TLD is refused (RFC 2606:
 // it never resolves), so no one can register a phone account's placeholder and block its login.
 const reservedEmailDomain = ".invalid"
 
-// ValidateEmail adds a message to v when email (already normalized) is not an acceptable new
-// address: malformed or under a reserved domain.
-func ValidateEmail(v *ValidationError, email string) {
-	if ValidateEmailFormat(v, email) && EmailReserved(email) {
-		v.Add("email", "uses a reserved domain")
-	}
-}
+// EmailReserved reports an email, given in its canonical form, under the reserved .invalid
+// domain. New addresses are checked with it (service.ValidateNewEmail); an account keeping its
+// email (a phone account's placeholder) is not.
+func EmailReserved(canonical string) bool { return strings.HasSuffix(canonical, reservedEmailDomain) }
 
-// EmailReserved reports an email under the reserved .invalid domain.
-func EmailReserved(email string) bool {
-	return strings.HasSuffix(CanonicalEmail(email), reservedEmailDomain)
-}
-
-// ValidateEmailFormat adds a message to v when email is malformed, and reports whether it is
-// well formed. An account keeping its email (a phone account's placeholder) needs only this.
-func ValidateEmailFormat(v *ValidationError, email string) bool {
+// ValidateEmail adds a message to v when email (already normalized) is malformed, and reports
+// whether it is well formed.
+func ValidateEmail(v *ValidationError, email string) bool {
 	n := len(v.Fields["email"])
 	switch {
 	case email == "":

@@ -1,6 +1,6 @@
 -- +goose Up
 -- Canonical emails (issue #15): emails are stored as typed and unique on their canonical form,
--- NFKC-normalized and case-folded (domain.CanonicalEmail computes it for new rows; lookups compare
+-- NFKC-normalized and case-folded (service.CanonicalEmail computes it for new rows; lookups compare
 -- it). Existing rows get lower(normalize(email, NFKC)), which is what Go computes for every address
 -- the old code accepted (it stored emails lower-cased). Rows that collide on the canonical form
 -- (look-alike accounts made before this migration) keep their email; the oldest keeps the

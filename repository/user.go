@@ -65,7 +65,7 @@ func (r *UserRepository) CreateIn(ctx context.Context, stx service.Tx, u domain.
 }
 
 func userInsertParams(u domain.User) dao.UserInsertParams {
-	return dao.UserInsertParams{Email: u.Email, EmailCanonical: domain.CanonicalEmail(u.Email), Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image}
+	return dao.UserInsertParams{Email: u.Email, EmailCanonical: service.CanonicalEmail(u.Email), Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image}
 }
 
 // GetByID returns the user with id, through the cache.
@@ -93,7 +93,7 @@ func (r *UserRepository) GetByUsername(ctx context.Context, username string) (do
 // GetByEmail returns the user with email (compared canonically), password hash included. It
 // bypasses the cache.
 func (r *UserRepository) GetByEmail(ctx context.Context, email string) (domain.User, error) {
-	row, err := r.q.UserGetByEmail(ctx, r.pool, domain.CanonicalEmail(email))
+	row, err := r.q.UserGetByEmail(ctx, r.pool, service.CanonicalEmail(email))
 	if err != nil {
 		return domain.User{}, wrapf(err, "get user by email")
 	}
@@ -115,7 +115,7 @@ func (r *UserRepository) Update(ctx context.Context, id int64, change func(*doma
 			return err
 		}
 		after, err = queries.UserUpdate(ctx, tx, dao.UserUpdateParams{
-			ID: id, Email: u.Email, EmailCanonical: domain.CanonicalEmail(u.Email), Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image,
+			ID: id, Email: u.Email, EmailCanonical: service.CanonicalEmail(u.Email), Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image,
 		})
 		if err != nil {
 			return wrapf(err, "update user %d", id)
@@ -184,7 +184,7 @@ func (r *UserRepository) FindOrCreateByTarget(ctx context.Context, t domain.Code
 		if t.Channel == "phone" {
 			return r.q.UserGetByPhone(ctx, r.pool, t.Address)
 		}
-		return r.q.UserGetByEmail(ctx, r.pool, domain.CanonicalEmail(t.Address))
+		return r.q.UserGetByEmail(ctx, r.pool, service.CanonicalEmail(t.Address))
 	}
 	row, err := find()
 	if err == nil {
@@ -200,7 +200,7 @@ func (r *UserRepository) FindOrCreateByTarget(ctx context.Context, t domain.Code
 	}
 	for attempt := 0; ; attempt++ {
 		row, err = r.q.UserInsertWithPhone(ctx, r.pool, dao.UserInsertWithPhoneParams{
-			Email: email, EmailCanonical: domain.CanonicalEmail(email), Username: "user_" + randomHex(5), PasswordHash: passwordHash, Phone: phone,
+			Email: email, EmailCanonical: service.CanonicalEmail(email), Username: "user_" + randomHex(5), PasswordHash: passwordHash, Phone: phone,
 		})
 		if err == nil {
 			r.invalidateNow(ctx, row.ID, row.Username)

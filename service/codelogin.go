@@ -70,7 +70,7 @@ func NewCodeLoginService(codes CodeStore, jobs JobEnqueuer, accounts CodeAccount
 
 // Send makes a code for the email or phone, stores it and queues its delivery.
 func (s *CodeLoginService) Send(ctx context.Context, email, phone string) error {
-	t, err := domain.ParseCodeTarget(email, phone)
+	t, key, err := parseCodeTarget(email, phone)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (s *CodeLoginService) Send(ctx context.Context, email, phone string) error 
 	if err != nil {
 		return err
 	}
-	hash := s.keys.Hash(t.Key(), code)
+	hash := s.keys.Hash(key, code)
 	sealed, err := s.keys.Seal(t.Address, code)
 	if err != nil {
 		return err
@@ -88,12 +88,12 @@ func (s *CodeLoginService) Send(ctx context.Context, email, phone string) error 
 		return err
 	}
 	// Fail closed: a code that cannot be metered is not sent.
-	if err := s.codes.Put(ctx, t.Key(), hash); err != nil {
+	if err := s.codes.Put(ctx, key, hash); err != nil {
 		return storeFailure(err, "store login code")
 	}
 	if _, err := s.jobs.Enqueue(ctx, domain.NewJob{Queue: QueueDefault, Kind: JobKindSendCode, Payload: payload, MaxAttempts: 5, DeleteWhenDone: true}); err != nil {
 		// The code will never be sent: withdraw it, or the user could not ask again for a minute.
-		if werr := s.codes.Withdraw(context.WithoutCancel(ctx), t.Key(), hash); werr != nil {
+		if werr := s.codes.Withdraw(context.WithoutCancel(ctx), key, hash); werr != nil {
 			s.log.WarnContext(ctx, "withdrawing an undeliverable login code failed; the next send waits out the resend interval", "err", werr)
 		}
 		return fmt.Errorf("queue code delivery: %w", err)
@@ -103,14 +103,14 @@ func (s *CodeLoginService) Send(ctx context.Context, email, phone string) error 
 
 // Login checks the code and returns a session, creating the account on first login.
 func (s *CodeLoginService) Login(ctx context.Context, email, phone, code string) (Session, error) {
-	t, err := domain.ParseCodeTarget(email, phone)
+	t, key, err := parseCodeTarget(email, phone)
 	if err != nil {
 		return Session{}, err
 	}
 	if err := domain.ValidateCode(code); err != nil {
 		return Session{}, err
 	}
-	if err := s.codes.Check(ctx, t.Key(), s.keys.Hash(t.Key(), code)); err != nil {
+	if err := s.codes.Check(ctx, key, s.keys.Hash(key, code)); err != nil {
 		return Session{}, storeFailure(err, "verify login code")
 	}
 	// An account made by code login has a random password nobody knows; the user can set one.
@@ -131,6 +131,19 @@ func (s *CodeLoginService) Login(ctx context.Context, email, phone, code string)
 		return Session{}, err
 	}
 	return Session{User: u, Token: tokens.Access, Refresh: tokens.Refresh}, nil
+}
+
+// parseCodeTarget parses the target and returns its storage key. Codes are never sent to the
+// reserved .invalid domain (phone accounts' placeholders).
+func parseCodeTarget(email, phone string) (domain.CodeTarget, string, error) {
+	t, err := domain.ParseCodeTarget(email, phone)
+	if err != nil {
+		return domain.CodeTarget{}, "", err
+	}
+	if t.Channel == "email" && domain.EmailReserved(CanonicalEmail(t.Address)) {
+		return domain.CodeTarget{}, "", domain.NewValidationError("email", "uses a reserved domain")
+	}
+	return t, codeTargetKey(t), nil
 }
 
 // storeFailure passes a code refusal on and makes any other code store failure a 503: the store

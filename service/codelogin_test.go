@@ -55,6 +55,7 @@ func TestCodeLogin_Send(t *testing.T) {
 		name, email, phone, field string
 	}{
 		{"bad_email", "not-an-email", "", "email"},
+		{"reserved_domain", "4915112345678@phone.invalid", "", "email"},
 		{"bad_phone", "", "0151 1234", "phone"},
 		{"phone_without_country_code", "", "15112345678", "phone"},
 		{"both", "a@example.com", "+4915112345678", "body"},
@@ -176,7 +177,7 @@ func TestCodeLogin_Login(t *testing.T) {
 		svc, d := newCodeLoginService(t)
 		target := domain.CodeTarget{Channel: "email", Address: "ALICE@example.com"}
 		gomock.InOrder(
-			d.codes.EXPECT().Check(gomock.Any(), target.Key(), testCodeKeys.Hash(target.Key(), "012345")).Return(nil),
+			d.codes.EXPECT().Check(gomock.Any(), "email:alice@example.com", testCodeKeys.Hash("email:alice@example.com", "012345")).Return(nil),
 			d.hasher.EXPECT().Hash(gomock.Any()).DoAndReturn(func(secret string) (string, error) {
 				if len(secret) < 32 {
 					t.Fatalf("the account's secret %q is too short", secret)

@@ -127,7 +127,7 @@ func (s *UserService) newAccount(in RegisterInput) (domain.User, error) {
 	in.Email = domain.NormalizeEmail(in.Email)
 	v := &domain.ValidationError{}
 	domain.ValidateUsername(v, in.Username)
-	domain.ValidateEmail(v, in.Email)
+	ValidateNewEmail(v, in.Email)
 	domain.ValidatePassword(v, in.Password)
 	if err := v.OrNil(); err != nil {
 		return domain.User{}, err
@@ -212,7 +212,7 @@ func (s *UserService) Update(ctx context.Context, userID int64, in UpdateUserInp
 	if in.Email != nil {
 		e := domain.NormalizeEmail(*in.Email)
 		in.Email = &e
-		domain.ValidateEmailFormat(v, e) // reserved names are refused below, if they change
+		domain.ValidateEmail(v, e) // a reserved domain is refused below, if the email changes
 	}
 	if in.Username != nil {
 		domain.ValidateUsernameFormat(v, *in.Username)
@@ -242,7 +242,7 @@ func (s *UserService) Update(ctx context.Context, userID int64, in UpdateUserInp
 	u, err := s.users.Update(ctx, userID, func(u *domain.User) error {
 		// A settings form sends every field back: an account may keep a name or address that is
 		// reserved now (a phone account's placeholder email), but not change to one.
-		if in.Email != nil && domain.CanonicalEmail(*in.Email) != domain.CanonicalEmail(u.Email) && domain.EmailReserved(*in.Email) {
+		if in.Email != nil && CanonicalEmail(*in.Email) != CanonicalEmail(u.Email) && domain.EmailReserved(CanonicalEmail(*in.Email)) {
 			return domain.NewValidationError("email", "uses a reserved domain")
 		}
 		if in.Username != nil && !strings.EqualFold(*in.Username, u.Username) && domain.UsernameReserved(*in.Username) {
