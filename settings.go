@@ -1,6 +1,7 @@
 package inkwell
 
 import (
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/inkwell-dev/inkwell/auth"
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 )
@@ -74,9 +76,27 @@ func NewCachePolicy(cfg *ioc.Config, b *cache.Broadcaster) cache.Policy {
 		LocalTTL: cfg.CacheLocalTTL, LocalMax: 10_000, Broadcast: b}
 }
 
-// NewCodePolicy is the one-time code policy: valid 10 minutes, one send a minute, 3 wrong tries.
-func NewCodePolicy() cache.CodePolicy {
-	return cache.CodePolicy{Validity: 10 * time.Minute, Resend: time.Minute, Attempts: 3}
+// NewCodePolicy is the one-time code policy (INKWELL_CODE_* settings): by default valid 10
+// minutes, one send a minute, 3 wrong tries a code, 10 wrong tries and 10 sends per target a day,
+// 600 sends a minute in all.
+func NewCodePolicy(cfg *ioc.Config) cache.CodePolicy {
+	return cache.CodePolicy{
+		Validity: cfg.CodeValidity, Resend: cfg.CodeResend, Attempts: cfg.CodeAttempts,
+		FailureBudget: cfg.CodeFailureBudget, DailySends: cfg.CodeDailySends, BudgetWindow: cfg.CodeBudgetWindow,
+		GlobalSends: cfg.CodeGlobalSends, GlobalWindow: cfg.CodeGlobalWindow,
+	}
+}
+
+// NewCodeStore is the login-code store: Redis, with PostgreSQL taking over the steps Redis
+// cannot decide (see service.FallbackCodeStore).
+func NewCodeStore(primary *cache.CodeStore, fallback *repository.CodeFallback, log *slog.Logger) *service.FallbackCodeStore {
+	return service.NewFallbackCodeStore(primary, fallback, log)
+}
+
+// NewCodeKeys derives the keys that hash stored login codes and seal them in send_code jobs from
+// the JWT secret (see service.CodeKeys): rotating the secret voids pending codes, nothing more.
+func NewCodeKeys(cfg *ioc.Config) (service.CodeKeys, error) {
+	return service.NewCodeKeys([]byte(cfg.JWTSecret))
 }
 
 // NewSlugSuffix returns the random tail added to a slug whose title is already taken: six

@@ -33,7 +33,7 @@ var rootSet = wire.NewSet(
 	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewScheduler,
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
-	NewCachePolicy, NewCodePolicy, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
+	NewCachePolicy, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 )
 
@@ -65,7 +65,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)),
 	wire.Bind(new(web.HotService), new(*service.RankService)),
 	wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)),
-	wire.Bind(new(service.CodeStore), new(*cache.CodeStore)),
+	wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)),
 	wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)),
 	wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)),
 	wire.Bind(new(web.NotificationService), new(*service.NotificationService)),

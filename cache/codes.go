@@ -26,14 +26,20 @@ var (
 	codeWithdraw = redis.NewScript(codeWithdrawSrc)
 )
 
-// CodePolicy is the one-time code policy.
+// CodePolicy is the one-time code policy (INKWELL_CODE_* settings, see settings.go).
 type CodePolicy struct {
-	Validity time.Duration // 10 minutes
-	Resend   time.Duration // at most one code per minute
-	Attempts int           // wrong guesses allowed before the code burns
+	Validity      time.Duration // how long a code is valid (10 minutes)
+	Resend        time.Duration // at most one code per target this often (1 minute)
+	Attempts      int           // wrong guesses allowed on one code before it burns (3)
+	FailureBudget int           // wrong guesses per target per BudgetWindow, across codes (10)
+	DailySends    int           // codes sent per target per BudgetWindow (10)
+	BudgetWindow  time.Duration // the window of FailureBudget and DailySends (24 h)
+	GlobalSends   int           // codes sent to anyone per GlobalWindow (600)
+	GlobalWindow  time.Duration // (1 minute)
 }
 
-// CodeStore keeps one-time login codes in Redis; every check-and-change is one Lua script.
+// CodeStore keeps one-time login codes, their targets' budgets and the global send meter in
+// Redis; every check-and-change is one Lua script. It only ever sees code hashes.
 type CodeStore struct {
 	rdb    redis.UniversalClient
 	ks     Keyspace
@@ -47,52 +53,67 @@ func NewCodeStore(rdb redis.UniversalClient, ks Keyspace, policy CodePolicy) *Co
 
 // keys share the hash tag {target}, so both land in one Redis Cluster slot.
 func (s *CodeStore) keys(target string) []string {
-	base := s.ks.Key("code", "{"+target+"}")
-	return []string{base, base + ":attempts"}
+	base := s.ks.Key("logincode", "{"+target+"}")
+	return []string{base, base + ":budget"}
 }
 
-// Put stores code for target unless one was sent within the resend interval.
-func (s *CodeStore) Put(ctx context.Context, target, code string) error {
-	n, err := codeSend.Run(ctx, s.rdb, s.keys(target), code, int(s.policy.Validity.Seconds()),
-		int(s.policy.Resend.Seconds()), s.policy.Attempts).Int()
+func secs(d time.Duration) int { return max(int(d.Seconds()), 1) }
+
+// Put meters one send (the global rate first, then target's budget, resend interval and daily
+// cap) and stores codeHash for target. A send refused by the target still used its global token:
+// the global meter errs on the side of sending less.
+func (s *CodeStore) Put(ctx context.Context, target, codeHash string) error {
+	res, err := rateLimit.Run(ctx, s.rdb, []string{s.ks.Key("logincode", "global")}, s.policy.GlobalWindow.Milliseconds()).Int64Slice()
+	if err != nil {
+		return fmt.Errorf("meter login code sends: %w", err)
+	}
+	if int(res[0]) > s.policy.GlobalSends {
+		return &domain.CodeError{Reason: domain.CodeBusy, RetryAfter: roundUp(time.Duration(res[1]) * time.Millisecond)}
+	}
+	res, err = codeSend.Run(ctx, s.rdb, s.keys(target), codeHash, secs(s.policy.Validity), secs(s.policy.Resend),
+		s.policy.Attempts, s.policy.FailureBudget, s.policy.DailySends, secs(s.policy.BudgetWindow)).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("store login code: %w", err)
 	}
-	switch n {
-	case 0:
-		return nil
-	case -1:
-		return &domain.CodeError{Reason: domain.CodeTooSoon, RetryAfter: s.policy.Resend}
-	default:
-		return fmt.Errorf("store login code: key %s has no expiry", s.keys(target)[0])
-	}
+	return s.outcome(res, "store login code")
 }
 
-// Withdraw deletes target's code if it is still code (a newer one is left alone), lifting the
-// resend interval: used when the code's delivery could not be queued.
-func (s *CodeStore) Withdraw(ctx context.Context, target, code string) error {
-	if err := codeWithdraw.Run(ctx, s.rdb, s.keys(target), code).Err(); err != nil {
+// Withdraw deletes target's code if it is still codeHash (a newer one is left alone), lifting the
+// resend interval and giving the send back: used when the code's delivery could not be queued.
+func (s *CodeStore) Withdraw(ctx context.Context, target, codeHash string) error {
+	if err := codeWithdraw.Run(ctx, s.rdb, s.keys(target), codeHash).Err(); err != nil {
 		return fmt.Errorf("withdraw login code: %w", err)
 	}
 	return nil
 }
 
-// Check verifies code for target.
-func (s *CodeStore) Check(ctx context.Context, target, code string) error {
-	n, err := codeVerify.Run(ctx, s.rdb, s.keys(target), code).Int()
+// Check verifies codeHash for target against its code and its failure budget.
+func (s *CodeStore) Check(ctx context.Context, target, codeHash string) error {
+	res, err := codeVerify.Run(ctx, s.rdb, s.keys(target), codeHash, s.policy.FailureBudget, secs(s.policy.BudgetWindow)).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("verify login code: %w", err)
 	}
-	switch {
-	case n == 0:
+	return s.outcome(res, "verify login code")
+}
+
+// outcome turns a script's {status, seconds} into nil or the refusal.
+func (s *CodeStore) outcome(res []int64, what string) error {
+	wait := time.Duration(res[1]) * time.Second
+	switch res[0] {
+	case 0:
 		return nil
-	case n == -1:
-		return &domain.CodeError{Reason: domain.CodeMissing}
-	case n == -2:
-		return &domain.CodeError{Reason: domain.CodeBurned}
-	case n > 0:
-		return &domain.CodeError{Reason: domain.CodeWrong, AttemptsLeft: n}
+	case -1:
+		if wait > 0 {
+			return &domain.CodeError{Reason: domain.CodeTooSoon, RetryAfter: wait}
+		}
+		return &domain.CodeError{Reason: domain.CodeInvalid}
+	case -3:
+		return &domain.CodeError{Reason: domain.CodeLocked, RetryAfter: wait}
+	case -4:
+		return &domain.CodeError{Reason: domain.CodeSendCap, RetryAfter: wait}
 	default:
-		return fmt.Errorf("verify login code: key %s has no expiry", s.keys(target)[0])
+		return fmt.Errorf("%s: a code key has no expiry", what)
 	}
 }
+
+func roundUp(d time.Duration) time.Duration { return max(d.Round(time.Second), time.Second) }

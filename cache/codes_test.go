@@ -3,7 +3,6 @@ package cache_test
 import (
 	"context"
 	"errors"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -16,10 +15,13 @@ import (
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
-// The one-time code scripts run on the real Redis; every branch of code_send.lua and
-// code_verify.lua is driven here, some by shaping the keys directly.
+// The one-time code scripts run on the real Redis. The store only sees code hashes; the tests
+// pass stand-ins ("h-1", ...) as the service would pass HMACs.
 
-var codePolicy = cache.CodePolicy{Validity: 10 * time.Minute, Resend: time.Minute, Attempts: 3}
+var codePolicy = cache.CodePolicy{
+	Validity: 10 * time.Minute, Resend: time.Minute, Attempts: 3,
+	FailureBudget: 10, DailySends: 5, BudgetWindow: 24 * time.Hour, GlobalSends: 1000, GlobalWindow: time.Minute,
+}
 
 type codesEnv struct {
 	rdb   redis.UniversalClient
@@ -34,314 +36,222 @@ func newCodesEnv(t *testing.T, p cache.CodePolicy) *codesEnv {
 	return &codesEnv{rdb: r.Client, ks: ks, store: cache.NewCodeStore(r.Client, ks, p)}
 }
 
-// codeKey and attemptsKey are where the store keeps target's code and its attempts left.
-func (e *codesEnv) codeKey(target string) string { return e.ks.Key("code", "{"+target+"}") }
+func (e *codesEnv) codeKey(target string) string { return e.ks.Key("logincode", "{"+target+"}") }
 
-func (e *codesEnv) attemptsKey(target string) string { return e.codeKey(target) + ":attempts" }
-
-func (e *codesEnv) get(t *testing.T, key string) (string, bool) {
+// expire lets target's code run out of its resend interval, as if a minute had passed.
+func (e *codesEnv) pastResend(t *testing.T, target string) {
 	t.Helper()
-	v, err := e.rdb.Get(context.Background(), key).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", false
-	}
-	if err != nil {
-		t.Fatalf("GET %s: %v", key, err)
-	}
-	return v, true
-}
-
-// put stores code for target and fails the test if the store refuses.
-func (e *codesEnv) put(t *testing.T, target, code string) {
-	t.Helper()
-	if err := e.store.Put(context.Background(), target, code); err != nil {
-		t.Fatalf("put %s: %v", target, err)
+	if err := e.rdb.Expire(context.Background(), e.codeKey(target), 9*time.Minute).Err(); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// requireCodeError fails unless err is a *domain.CodeError with the reason (and, when wantLeft is
-// not negative, that many attempts left).
-func requireCodeError(t *testing.T, err error, reason domain.CodeReason, wantLeft int) *domain.CodeError {
-	t.Helper()
+func reasonOf(err error) domain.CodeReason {
 	var ce *domain.CodeError
-	if !errors.As(err, &ce) {
-		t.Fatalf("error = %v (%T), want *domain.CodeError %s", err, err, reason)
+	if errors.As(err, &ce) {
+		return ce.Reason
 	}
-	if ce.Reason != reason || (wantLeft >= 0 && ce.AttemptsLeft != wantLeft) {
-		t.Fatalf("code error %+v, want reason %s with %d attempts left", ce, reason, wantLeft)
-	}
-	return ce
-}
-
-// requireSystemError fails unless err is an error that is not a refused code step.
-func requireSystemError(t *testing.T, err error, contains string) {
-	t.Helper()
-	var ce *domain.CodeError
-	if err == nil || errors.As(err, &ce) {
-		t.Fatalf("error = %v, want a system error (not a *domain.CodeError)", err)
-	}
-	if !strings.Contains(err.Error(), contains) {
-		t.Fatalf("error %q does not mention %q", err, contains)
-	}
+	return ""
 }
 
 func TestCodeStore_Send(t *testing.T) {
 	t.Parallel()
-	e := newCodesEnv(t, codePolicy)
 	ctx := context.Background()
 
-	t.Run("stores_the_code_and_attempts_with_the_validity", func(t *testing.T) {
+	t.Run("resend_within_the_interval_is_refused_with_its_wait", func(t *testing.T) {
 		t.Parallel()
-		target := "email:send@example.com"
-		e.put(t, target, "123456")
-		for key, want := range map[string]string{e.codeKey(target): "123456", e.attemptsKey(target): "3"} {
-			got, ok := e.get(t, key)
-			if !ok || got != want {
-				t.Fatalf("%s = %q (present %v), want %q", key, got, ok, want)
-			}
-			ttl, err := e.rdb.TTL(ctx, key).Result()
-			if err != nil || ttl <= codePolicy.Validity-codePolicy.Resend || ttl > codePolicy.Validity {
-				t.Fatalf("TTL %s = %v (err %v), want just under %v", key, ttl, err, codePolicy.Validity)
-			}
-		}
-	})
-	t.Run("keys_share_one_hash_tag", func(t *testing.T) {
-		t.Parallel()
-		target := "phone:+4915112345678"
-		e.put(t, target, "654321")
-		keys, err := testenv.ScanKeys(ctx, e.rdb, string(e.ks)+"code:*4915112345678*") // every master of a cluster
-		if err != nil {
+		e := newCodesEnv(t, codePolicy)
+		if err := e.store.Put(ctx, "email:a@example.com", "h-1"); err != nil {
 			t.Fatal(err)
 		}
-		if len(keys) != 2 {
-			t.Fatalf("keys %v, want the code and its attempts", keys)
-		}
-		// Redis Cluster hashes only the first {...} of a key; both must carry the same one.
-		tag := regexp.MustCompile(`\{[^}]*\}`)
-		for _, k := range keys {
-			if got := tag.FindString(k); got != "{"+target+"}" {
-				t.Fatalf("key %q hashes on %q, want {%s}", k, got, target)
-			}
+		err := e.store.Put(ctx, "email:a@example.com", "h-2")
+		var ce *domain.CodeError
+		if !errors.As(err, &ce) || ce.Reason != domain.CodeTooSoon || ce.RetryAfter != time.Minute {
+			t.Fatalf("second put: %v, want too-soon with 60 s", err)
 		}
 	})
-	t.Run("resend_too_soon_is_refused_and_keeps_the_code", func(t *testing.T) {
+	t.Run("nothing_plain_is_stored_the_hash_only", func(t *testing.T) {
 		t.Parallel()
-		target := "email:soon@example.com"
-		e.put(t, target, "111111")
-		ce := requireCodeError(t, e.store.Put(ctx, target, "222222"), domain.CodeTooSoon, -1)
-		if ce.RetryAfter != 60*time.Second {
-			t.Fatalf("RetryAfter = %v, want 60s", ce.RetryAfter)
-		}
-		if got, _ := e.get(t, e.codeKey(target)); got != "111111" {
-			t.Fatalf("code after the refused resend = %q, want the first one", got)
-		}
-	})
-	t.Run("resend_after_the_interval_replaces_code_and_attempts", func(t *testing.T) {
-		t.Parallel()
-		target := "email:later@example.com"
-		e.put(t, target, "111111")
-		requireCodeError(t, e.store.Check(ctx, target, "999999"), domain.CodeWrong, 2)
-		// A minute has passed: the code has at most Validity-Resend left to live.
-		left := codePolicy.Validity - codePolicy.Resend
-		for _, k := range []string{e.codeKey(target), e.attemptsKey(target)} {
-			if err := e.rdb.Expire(ctx, k, left).Err(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		e.put(t, target, "222222")
-		if got, _ := e.get(t, e.codeKey(target)); got != "222222" {
-			t.Fatalf("code = %q, want the new one", got)
-		}
-		if got, _ := e.get(t, e.attemptsKey(target)); got != "3" {
-			t.Fatalf("attempts = %q, want a fresh 3", got)
-		}
-	})
-	t.Run("withdrawn_code_is_gone_and_a_resend_is_allowed_at_once", func(t *testing.T) {
-		t.Parallel()
-		target := "email:undelivered@example.com"
-		e.put(t, target, "111111")
-		if err := e.store.Withdraw(ctx, target, "111111"); err != nil {
+		e := newCodesEnv(t, codePolicy)
+		if err := e.store.Put(ctx, "email:a@example.com", "h-1"); err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{e.codeKey(target), e.attemptsKey(target)} {
-			if _, ok := e.get(t, k); ok {
-				t.Fatalf("%s still exists after the withdrawal", k)
+		got, err := e.rdb.HGetAll(ctx, e.codeKey("email:a@example.com")).Result()
+		if err != nil || got["h"] != "h-1" || len(got) != 3 {
+			t.Fatalf("code key holds %v (%v), want the hash, attempts left and the spent flag", got, err)
+		}
+	})
+	t.Run("daily_send_cap_per_target", func(t *testing.T) {
+		t.Parallel()
+		e := newCodesEnv(t, codePolicy)
+		for i := range codePolicy.DailySends {
+			if err := e.store.Put(ctx, "phone:+4915100000001", "h"); err != nil {
+				t.Fatalf("send %d: %v", i, err)
+			}
+			e.pastResend(t, "phone:+4915100000001")
+		}
+		err := e.store.Put(ctx, "phone:+4915100000001", "h")
+		var ce *domain.CodeError
+		if !errors.As(err, &ce) || ce.Reason != domain.CodeSendCap || ce.RetryAfter < 23*time.Hour {
+			t.Fatalf("send over the cap: %v, want send-cap for about a day", err)
+		}
+		if err := e.store.Put(ctx, "phone:+4915100000002", "h"); err != nil {
+			t.Fatalf("another target is not capped: %v", err)
+		}
+	})
+	t.Run("global_send_rate_cap", func(t *testing.T) {
+		t.Parallel()
+		p := codePolicy
+		p.GlobalSends = 3
+		e := newCodesEnv(t, p)
+		for i := range 3 {
+			if err := e.store.Put(ctx, "email:u"+string(rune('a'+i))+"@example.com", "h"); err != nil {
+				t.Fatalf("send %d: %v", i, err)
 			}
 		}
-		e.put(t, target, "222222") // no resend interval to wait out
-	})
-	t.Run("withdrawing_an_older_code_leaves_the_current_one", func(t *testing.T) {
-		t.Parallel()
-		target := "email:newer@example.com"
-		e.put(t, target, "222222")
-		if err := e.store.Withdraw(ctx, target, "111111"); err != nil {
-			t.Fatal(err)
-		}
-		if got, _ := e.get(t, e.codeKey(target)); got != "222222" {
-			t.Fatalf("code = %q, want the current one kept", got)
-		}
-		if got, _ := e.get(t, e.attemptsKey(target)); got != "3" {
-			t.Fatalf("attempts = %q, want 3 kept", got)
+		if err := e.store.Put(ctx, "email:z@example.com", "h"); reasonOf(err) != domain.CodeBusy {
+			t.Fatalf("fourth send in the window: %v, want busy", err)
 		}
 	})
-	t.Run("code_key_without_expiry_is_a_system_error", func(t *testing.T) {
+	t.Run("withdraw_lifts_the_interval_and_gives_the_send_back", func(t *testing.T) {
 		t.Parallel()
-		target := "email:forever@example.com"
-		if err := e.rdb.Set(ctx, e.codeKey(target), "123456", 0).Err(); err != nil {
+		p := codePolicy
+		p.DailySends = 1
+		e := newCodesEnv(t, p)
+		if err := e.store.Put(ctx, "email:a@example.com", "h-1"); err != nil {
 			t.Fatal(err)
 		}
-		requireSystemError(t, e.store.Put(ctx, target, "654321"), "no expiry")
-		if got, _ := e.get(t, e.codeKey(target)); got != "123456" {
-			t.Fatalf("the script overwrote the key: %q", got)
+		if err := e.store.Withdraw(ctx, "email:a@example.com", "h-other"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.store.Put(ctx, "email:a@example.com", "h-2"); reasonOf(err) != domain.CodeTooSoon {
+			t.Fatalf("withdrawing another code lifted the interval: %v", err)
+		}
+		if err := e.store.Withdraw(ctx, "email:a@example.com", "h-1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.store.Put(ctx, "email:a@example.com", "h-2"); err != nil {
+			t.Fatalf("put after withdraw: %v", err)
 		}
 	})
 }
 
 func TestCodeStore_Verify(t *testing.T) {
 	t.Parallel()
-	e := newCodesEnv(t, codePolicy)
 	ctx := context.Background()
 
-	t.Run("right_code_passes_once_then_is_missing", func(t *testing.T) {
+	t.Run("every_refusal_is_one_reason", func(t *testing.T) {
 		t.Parallel()
-		target := "email:right@example.com"
-		e.put(t, target, "424242")
-		if err := e.store.Check(ctx, target, "424242"); err != nil {
+		e := newCodesEnv(t, codePolicy)
+		if err := e.store.Check(ctx, "email:never@example.com", "h"); reasonOf(err) != domain.CodeInvalid {
+			t.Fatalf("never sent: %v", err)
+		}
+		if err := e.store.Put(ctx, "email:a@example.com", "h-right"); err != nil {
+			t.Fatal(err)
+		}
+		for i := range codePolicy.Attempts + 1 { // wrong, wrong, wrong (burns), then burned
+			err := e.store.Check(ctx, "email:a@example.com", "h-wrong")
+			if reasonOf(err) != domain.CodeInvalid || strings.Contains(err.Error(), "left") {
+				t.Fatalf("wrong guess %d: %v", i, err)
+			}
+		}
+		if err := e.store.Check(ctx, "email:a@example.com", "h-right"); reasonOf(err) != domain.CodeInvalid {
+			t.Fatalf("right code after the code burned: %v", err)
+		}
+	})
+	t.Run("a_used_code_is_spent_and_keeps_its_resend_window", func(t *testing.T) {
+		t.Parallel()
+		e := newCodesEnv(t, codePolicy)
+		if err := e.store.Put(ctx, "email:a@example.com", "h-right"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.store.Check(ctx, "email:a@example.com", "h-right"); err != nil {
 			t.Fatalf("right code: %v", err)
 		}
-		for _, k := range []string{e.codeKey(target), e.attemptsKey(target)} {
-			if _, ok := e.get(t, k); ok {
-				t.Fatalf("%s survived a successful verify", k)
+		if err := e.store.Check(ctx, "email:a@example.com", "h-right"); reasonOf(err) != domain.CodeInvalid {
+			t.Fatalf("the code worked twice: %v", err)
+		}
+		if err := e.store.Put(ctx, "email:a@example.com", "h-next"); reasonOf(err) != domain.CodeTooSoon {
+			t.Fatalf("a new code right after a login: %v, want too-soon", err)
+		}
+		if ttl := e.rdb.TTL(ctx, e.codeKey("email:a@example.com")).Val(); ttl <= 9*time.Minute {
+			t.Fatalf("the spent code's key lives %v more, want its validity", ttl)
+		}
+	})
+	t.Run("failure_budget_across_codes_locks_the_target", func(t *testing.T) {
+		t.Parallel()
+		p := codePolicy
+		p.DailySends = 100
+		e := newCodesEnv(t, p)
+		const target = "email:victim@example.com"
+		wrong := 0
+		for wrong < p.FailureBudget {
+			if err := e.store.Put(ctx, target, "h-right"); err != nil {
+				t.Fatalf("send after %d wrong guesses: %v", wrong, err)
 			}
-		}
-		requireCodeError(t, e.store.Check(ctx, target, "424242"), domain.CodeMissing, -1)
-	})
-	t.Run("right_code_after_a_wrong_one", func(t *testing.T) {
-		t.Parallel()
-		target := "email:second-try@example.com"
-		e.put(t, target, "424242")
-		requireCodeError(t, e.store.Check(ctx, target, "000000"), domain.CodeWrong, 2)
-		if err := e.store.Check(ctx, target, "424242"); err != nil {
-			t.Fatalf("right code after one wrong guess: %v", err)
-		}
-	})
-	t.Run("three_wrong_guesses_burn_it_even_for_the_right_code", func(t *testing.T) {
-		t.Parallel()
-		target := "email:guesser@example.com"
-		e.put(t, target, "424242")
-		requireCodeError(t, e.store.Check(ctx, target, "000001"), domain.CodeWrong, 2)
-		requireCodeError(t, e.store.Check(ctx, target, "000002"), domain.CodeWrong, 1)
-		requireCodeError(t, e.store.Check(ctx, target, "000003"), domain.CodeBurned, -1)
-		requireCodeError(t, e.store.Check(ctx, target, "424242"), domain.CodeBurned, -1)
-		// Burned, not gone: it stays until it expires, and a resend is still too soon.
-		if _, ok := e.get(t, e.codeKey(target)); !ok {
-			t.Fatal("burned code vanished")
-		}
-		requireCodeError(t, e.store.Put(ctx, target, "111111"), domain.CodeTooSoon, -1)
-	})
-	t.Run("missing_attempts_key_counts_as_burned", func(t *testing.T) {
-		t.Parallel()
-		target := "email:no-attempts@example.com"
-		e.put(t, target, "424242")
-		if err := e.rdb.Del(ctx, e.attemptsKey(target)).Err(); err != nil {
-			t.Fatal(err)
-		}
-		requireCodeError(t, e.store.Check(ctx, target, "424242"), domain.CodeBurned, -1)
-	})
-	t.Run("never_sent_is_missing", func(t *testing.T) {
-		t.Parallel()
-		requireCodeError(t, e.store.Check(ctx, "email:nobody@example.com", "123456"), domain.CodeMissing, -1)
-	})
-	t.Run("expired_is_missing_and_can_be_sent_again", func(t *testing.T) {
-		t.Parallel()
-		target := "email:expired@example.com"
-		e.put(t, target, "424242")
-		for _, k := range []string{e.codeKey(target), e.attemptsKey(target)} {
-			if err := e.rdb.PExpire(ctx, k, time.Millisecond).Err(); err != nil {
-				t.Fatal(err)
+			for range p.Attempts {
+				if wrong == p.FailureBudget {
+					break
+				}
+				if err := e.store.Check(ctx, target, "h-wrong"); reasonOf(err) != domain.CodeInvalid {
+					t.Fatalf("wrong guess %d: %v", wrong, err)
+				}
+				wrong++
 			}
+			e.pastResend(t, target)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			n, err := e.rdb.Exists(ctx, e.codeKey(target), e.attemptsKey(target)).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("keys with a 1 ms TTL still there after 10 s")
-			}
-			time.Sleep(time.Millisecond) // waiting for Redis to expire the keys
+		// The budget is used up: the right code is refused too, and so is a new send.
+		err := e.store.Check(ctx, target, "h-right")
+		var ce *domain.CodeError
+		if !errors.As(err, &ce) || ce.Reason != domain.CodeLocked || ce.RetryAfter < 23*time.Hour {
+			t.Fatalf("check after the budget: %v, want locked for about a day", err)
 		}
-		requireCodeError(t, e.store.Check(ctx, target, "424242"), domain.CodeMissing, -1)
-		e.put(t, target, "515151")
-		if err := e.store.Check(ctx, target, "515151"); err != nil {
-			t.Fatalf("the new code after expiry: %v", err)
+		if err := e.store.Put(ctx, target, "h-new"); reasonOf(err) != domain.CodeLocked {
+			t.Fatalf("send after the budget: %v, want locked", err)
 		}
-	})
-	t.Run("code_key_without_expiry_is_a_system_error", func(t *testing.T) {
-		t.Parallel()
-		target := "email:immortal@example.com"
-		if err := e.rdb.Set(ctx, e.codeKey(target), "424242", 0).Err(); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.rdb.Set(ctx, e.attemptsKey(target), "3", time.Minute).Err(); err != nil {
-			t.Fatal(err)
-		}
-		requireSystemError(t, e.store.Check(ctx, target, "424242"), "no expiry")
-		if got, _ := e.get(t, e.codeKey(target)); got != "424242" {
-			t.Fatal("the script spent a code that must never have existed")
-		}
-	})
-	t.Run("concurrent_right_guesses_succeed_once", func(t *testing.T) {
-		t.Parallel()
-		target := "email:race@example.com"
-		e.put(t, target, "777777")
-		const n = 20
-		results := make(chan error, n)
-		var start, wg sync.WaitGroup
-		start.Add(1)
-		for range n {
-			wg.Go(func() {
-				start.Wait()
-				results <- e.store.Check(ctx, target, "777777")
-			})
-		}
-		start.Done()
-		wg.Wait()
-		close(results)
-		ok := 0
-		for err := range results {
-			if err == nil {
-				ok++
-				continue
-			}
-			requireCodeError(t, err, domain.CodeMissing, -1)
-		}
-		if ok != 1 {
-			t.Fatalf("%d logins with one code, want exactly 1", ok)
+		if err := e.store.Put(ctx, "email:other@example.com", "h"); err != nil {
+			t.Fatalf("another target is not locked: %v", err)
 		}
 	})
 }
 
-// TestCodeStore_ShortValidity uses a one-second code: it expires by itself.
-func TestCodeStore_ShortValidity(t *testing.T) {
+// TestCodeStore_ConcurrentGuessesNeverExceedTheBudget: 50 wrong guesses at once, from as many
+// clients, against a code with attempts to spare: exactly the budget of them is compared, the rest
+// are refused as locked, and the right code no longer works.
+func TestCodeStore_ConcurrentGuessesNeverExceedTheBudget(t *testing.T) {
 	t.Parallel()
-	e := newCodesEnv(t, cache.CodePolicy{Validity: time.Second, Resend: time.Second, Attempts: 3})
+	p := codePolicy
+	p.Attempts = 1000
+	e := newCodesEnv(t, p)
 	ctx := context.Background()
-	target := "email:brief@example.com"
-	e.put(t, target, "123123")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, ok := e.get(t, e.codeKey(target)); !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a code valid for 1 s still there after 10 s")
-		}
-		time.Sleep(10 * time.Millisecond) // waiting for Redis to expire the key
+	const target = "phone:+4915100000009"
+	if err := e.store.Put(ctx, target, "h-right"); err != nil {
+		t.Fatal(err)
 	}
-	requireCodeError(t, e.store.Check(ctx, target, "123123"), domain.CodeMissing, -1)
+	const n = 50
+	reasons := make([]domain.CodeReason, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			reasons[i] = reasonOf(e.store.Check(ctx, target, "h-wrong"))
+		})
+	}
+	close(start)
+	wg.Wait()
+	counts := map[domain.CodeReason]int{}
+	for _, r := range reasons {
+		counts[r]++
+	}
+	if counts[domain.CodeInvalid] != p.FailureBudget || counts[domain.CodeLocked] != n-p.FailureBudget {
+		t.Fatalf("outcomes %v, want %d compared and %d locked", counts, p.FailureBudget, n-p.FailureBudget)
+	}
+	fails, err := e.rdb.HGet(ctx, e.codeKey(target)+":budget", "fails").Int()
+	if err != nil || fails != p.FailureBudget {
+		t.Fatalf("budget counted %d (%v), want %d", fails, err, p.FailureBudget)
+	}
+	if err := e.store.Check(ctx, target, "h-right"); reasonOf(err) != domain.CodeLocked {
+		t.Fatalf("right code after the budget: %v", err)
+	}
 }

@@ -50,7 +50,7 @@ func TestReadThroughLocalTier(t *testing.T) {
 	})
 
 	t.Run("null markers and expiry with Redis down", func(t *testing.T) {
-		rt := cache.NewReadThrough[string](testenv.DeadRedis(t), "local", cache.Policy{TTL: time.Minute, NullTTL: time.Second, LocalTTL: 30 * time.Millisecond}, log)
+		rt := cache.NewReadThrough[string](testenv.DeadRedis(t), "local", cache.Policy{TTL: time.Minute, NullTTL: time.Second, LocalTTL: 500 * time.Millisecond}, log) // long enough for three reads on a loaded machine
 		missing := 0
 		loadMissing := func(context.Context) (string, error) { missing++; return "", domain.ErrNotFound }
 		for range 3 {

@@ -13,13 +13,22 @@ import (
 )
 
 const jobAckAndClaim = `-- name: JobAckAndClaim :many
-WITH acked AS (
+WITH kept AS (
     UPDATE jobs j
     SET status = 'done', finished_at = $1::timestamptz, updated_at = $1::timestamptz,
         lease_owner = NULL, lease_until = NULL, last_error = NULL
     FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::bigint[]) AS generation) AS held
     WHERE j.id = ANY($2::bigint[]) AND j.id = held.id AND j.lease_generation = held.generation AND j.lease_owner IS NOT NULL
+      AND NOT j.delete_when_done
     RETURNING j.id
+), deleted AS (
+    DELETE FROM jobs j
+    USING (SELECT unnest($2::bigint[]) AS id, unnest($3::bigint[]) AS generation) AS held
+    WHERE j.id = ANY($2::bigint[]) AND j.id = held.id AND j.lease_generation = held.generation AND j.lease_owner IS NOT NULL
+      AND j.delete_when_done
+    RETURNING j.id
+), acked AS (
+    SELECT id FROM kept UNION ALL SELECT id FROM deleted
 ), picked AS (
     SELECT id FROM jobs
     WHERE queue = $4::text AND status = 'ready' AND available_at <= $1::timestamptz
@@ -31,9 +40,9 @@ WITH acked AS (
     SET status = 'running', lease_owner = $6::text, lease_until = $7::timestamptz,
         lease_generation = j.lease_generation + 1, attempts = j.attempts + 1, updated_at = $1::timestamptz
     WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
-    RETURNING j.id, j.queue, j.kind, j.payload, j.status, j.priority, j.available_at, j.lease_owner, j.lease_until, j.lease_generation, j.attempts, j.max_attempts, j.last_error, j.unique_key, j.created_at, j.updated_at, j.finished_at
+    RETURNING j.id, j.queue, j.kind, j.payload, j.status, j.priority, j.available_at, j.lease_owner, j.lease_until, j.lease_generation, j.attempts, j.max_attempts, j.last_error, j.unique_key, j.created_at, j.updated_at, j.finished_at, j.delete_when_done
 )
-SELECT (SELECT coalesce(array_agg(id), '{}') FROM acked)::bigint[] AS acked_ids, claimed.id, claimed.queue, claimed.kind, claimed.payload, claimed.status, claimed.priority, claimed.available_at, claimed.lease_owner, claimed.lease_until, claimed.lease_generation, claimed.attempts, claimed.max_attempts, claimed.last_error, claimed.unique_key, claimed.created_at, claimed.updated_at, claimed.finished_at
+SELECT (SELECT coalesce(array_agg(id), '{}') FROM acked)::bigint[] AS acked_ids, claimed.id, claimed.queue, claimed.kind, claimed.payload, claimed.status, claimed.priority, claimed.available_at, claimed.lease_owner, claimed.lease_until, claimed.lease_generation, claimed.attempts, claimed.max_attempts, claimed.last_error, claimed.unique_key, claimed.created_at, claimed.updated_at, claimed.finished_at, claimed.delete_when_done
 FROM (SELECT 1) AS always_one_row
 LEFT JOIN claimed ON true
 `
@@ -67,6 +76,7 @@ type JobAckAndClaimRow struct {
 	CreatedAt       pgtype.Timestamptz
 	UpdatedAt       pgtype.Timestamptz
 	FinishedAt      pgtype.Timestamptz
+	DeleteWhenDone  pgtype.Bool
 }
 
 // One worker cycle in one statement (one round trip, one commit): acknowledge the jobs it
@@ -74,6 +84,7 @@ type JobAckAndClaimRow struct {
 // concurrent workers claim disjoint sets without waiting on each other; each claim bumps the
 // generation that fences the holder's later writes. Every row carries the ids whose ack took (a
 // lost lease matches no row); when nothing was claimed, one row comes back with NULL job columns.
+// A done job marked delete_when_done is deleted instead (its payload must not stay at rest).
 func (q *Queries) JobAckAndClaim(ctx context.Context, db DBTX, arg JobAckAndClaimParams) ([]JobAckAndClaimRow, error) {
 	rows, err := db.Query(ctx, jobAckAndClaim,
 		arg.Now,
@@ -110,6 +121,7 @@ func (q *Queries) JobAckAndClaim(ctx context.Context, db DBTX, arg JobAckAndClai
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.DeleteWhenDone,
 		); err != nil {
 			return nil, err
 		}
@@ -134,21 +146,22 @@ func (q *Queries) JobDiscard(ctx context.Context, db DBTX, id int64) (int64, err
 }
 
 const jobEnqueue = `-- name: JobEnqueue :one
-INSERT INTO jobs (queue, kind, payload, priority, available_at, max_attempts, unique_key)
+INSERT INTO jobs (queue, kind, payload, priority, available_at, max_attempts, unique_key, delete_when_done)
 VALUES ($1::text, $2::text, $3::jsonb, $4::int, $5::timestamptz,
-        $6::int, $7::text)
+        $6::int, $7::text, $8::boolean)
 ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
 RETURNING id
 `
 
 type JobEnqueueParams struct {
-	Queue       string
-	Kind        string
-	Payload     []byte
-	Priority    int32
-	AvailableAt time.Time
-	MaxAttempts int32
-	UniqueKey   pgtype.Text
+	Queue          string
+	Kind           string
+	Payload        []byte
+	Priority       int32
+	AvailableAt    time.Time
+	MaxAttempts    int32
+	UniqueKey      pgtype.Text
+	DeleteWhenDone bool
 }
 
 // With a unique_key, enqueueing the same job twice inserts nothing and returns no row.
@@ -161,6 +174,7 @@ func (q *Queries) JobEnqueue(ctx context.Context, db DBTX, arg JobEnqueueParams)
 		arg.AvailableAt,
 		arg.MaxAttempts,
 		arg.UniqueKey,
+		arg.DeleteWhenDone,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -207,7 +221,7 @@ func (q *Queries) JobFail(ctx context.Context, db DBTX, arg JobFailParams) (int6
 }
 
 const jobGet = `-- name: JobGet :one
-SELECT id, queue, kind, payload, status, priority, available_at, lease_owner, lease_until, lease_generation, attempts, max_attempts, last_error, unique_key, created_at, updated_at, finished_at FROM jobs WHERE id = $1::bigint
+SELECT id, queue, kind, payload, status, priority, available_at, lease_owner, lease_until, lease_generation, attempts, max_attempts, last_error, unique_key, created_at, updated_at, finished_at, delete_when_done FROM jobs WHERE id = $1::bigint
 `
 
 func (q *Queries) JobGet(ctx context.Context, db DBTX, id int64) (Job, error) {
@@ -231,12 +245,13 @@ func (q *Queries) JobGet(ctx context.Context, db DBTX, id int64) (Job, error) {
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.DeleteWhenDone,
 	)
 	return i, err
 }
 
 const jobList = `-- name: JobList :many
-SELECT id, queue, kind, payload, status, priority, available_at, lease_owner, lease_until, lease_generation, attempts, max_attempts, last_error, unique_key, created_at, updated_at, finished_at FROM jobs
+SELECT id, queue, kind, payload, status, priority, available_at, lease_owner, lease_until, lease_generation, attempts, max_attempts, last_error, unique_key, created_at, updated_at, finished_at, delete_when_done FROM jobs
 WHERE ($1::text IS NULL OR queue = $1::text)
   AND ($2::text IS NULL OR status = $2::text)
 ORDER BY (status = 'dead') DESC, updated_at DESC, id DESC
@@ -277,6 +292,7 @@ func (q *Queries) JobList(ctx context.Context, db DBTX, arg JobListParams) ([]Jo
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.DeleteWhenDone,
 		); err != nil {
 			return nil, err
 		}

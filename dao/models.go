@@ -163,6 +163,7 @@ type Job struct {
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 	FinishedAt      pgtype.Timestamptz
+	DeleteWhenDone  bool
 }
 
 type Like struct {
@@ -172,6 +173,21 @@ type Like struct {
 	Liked     bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+type LoginCode struct {
+	Target       string
+	CodeHash     string
+	AttemptsLeft int32
+	Spent        bool
+	SentAt       time.Time
+	ExpiresAt    time.Time
+}
+
+type LoginCodeMeter struct {
+	Key        string
+	Hits       int32
+	WindowEnds time.Time
 }
 
 type Notification struct {
@@ -240,6 +256,7 @@ type User struct {
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 	Phone           pgtype.Text
+	EmailCanonical  string
 	EmailVerifiedAt pgtype.Timestamptz
 }
 

@@ -150,6 +150,7 @@ type Querier interface {
 	// concurrent workers claim disjoint sets without waiting on each other; each claim bumps the
 	// generation that fences the holder's later writes. Every row carries the ids whose ack took (a
 	// lost lease matches no row); when nothing was claimed, one row comes back with NULL job columns.
+	// A done job marked delete_when_done is deleted instead (its payload must not stay at rest).
 	JobAckAndClaim(ctx context.Context, db DBTX, arg JobAckAndClaimParams) ([]JobAckAndClaimRow, error)
 	JobDiscard(ctx context.Context, db DBTX, id int64) (int64, error)
 	// With a unique_key, enqueueing the same job twice inserts nothing and returns no row.
@@ -182,6 +183,21 @@ type Querier interface {
 	// (shard_touched false, and zeros, when the changes cancel out and no shard was written). A shard
 	// may go below zero: its like may have gone to another shard.
 	LikeSetManyCounted(ctx context.Context, db DBTX, arg LikeSetManyCountedParams) (LikeSetManyCountedRow, error)
+	LoginCodeGet(ctx context.Context, db DBTX, arg LoginCodeGetParams) (LoginCode, error)
+	// Serializes the code steps of one target for the rest of the transaction (the code row may not
+	// exist yet, so a row lock would not do).
+	LoginCodeLockTarget(ctx context.Context, db DBTX, lockKey string) error
+	// A meter's count in its current window; no row once the window has passed.
+	LoginCodeMeterGet(ctx context.Context, db DBTX, arg LoginCodeMeterGetParams) (LoginCodeMeterGetRow, error)
+	LoginCodeMeterGiveBack(ctx context.Context, db DBTX, key string) error
+	// Counts one hit, starting a new window when the last one has passed.
+	LoginCodeMeterHit(ctx context.Context, db DBTX, arg LoginCodeMeterHitParams) (LoginCodeMeterHitRow, error)
+	LoginCodeMiss(ctx context.Context, db DBTX, target string) error
+	// Drops codes and meters whose time has passed (run by each send: the table stays small).
+	LoginCodePurgeExpired(ctx context.Context, db DBTX, now time.Time) error
+	LoginCodePut(ctx context.Context, db DBTX, arg LoginCodePutParams) error
+	LoginCodeSpend(ctx context.Context, db DBTX, target string) error
+	LoginCodeWithdraw(ctx context.Context, db DBTX, arg LoginCodeWithdrawParams) (int64, error)
 	// Notifies one page of an author's followers (keyset on follower id), skipping any already
 	// notified of this event, and returns the page's last follower id to continue from.
 	// A notification is dated by its event (when the author acted), not by when a consumer applied it:
@@ -241,7 +257,8 @@ type Querier interface {
 	SessionTouch(ctx context.Context, db DBTX, id string) error
 	// The tag cloud, read off the counts' popularity index.
 	TagListPopular(ctx context.Context, db DBTX, lim int32) ([]string, error)
-	UserGetByEmail(ctx context.Context, db DBTX, email string) (User, error)
+	// Emails are compared in their canonical form (domain.CanonicalEmail).
+	UserGetByEmail(ctx context.Context, db DBTX, emailCanonical string) (User, error)
 	UserGetByID(ctx context.Context, db DBTX, id int64) (User, error)
 	UserGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (User, error)
 	UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]User, error)
@@ -254,6 +271,7 @@ type Querier interface {
 	// A proof of the email's ownership (reset code, code login) sets a new password hash and marks
 	// the email verified.
 	UserReplaceCredentials(ctx context.Context, db DBTX, arg UserReplaceCredentialsParams) error
+	// a new address (not a new spelling of the same one) is unverified
 	UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams) (User, error)
 	UserUpdatePasswordHash(ctx context.Context, db DBTX, arg UserUpdatePasswordHashParams) error
 }

@@ -12,11 +12,12 @@ import (
 )
 
 const userGetByEmail = `-- name: UserGetByEmail :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at FROM users WHERE email = $1::text
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at FROM users WHERE email_canonical = $1::text
 `
 
-func (q *Queries) UserGetByEmail(ctx context.Context, db DBTX, email string) (User, error) {
-	row := db.QueryRow(ctx, userGetByEmail, email)
+// Emails are compared in their canonical form (domain.CanonicalEmail).
+func (q *Queries) UserGetByEmail(ctx context.Context, db DBTX, emailCanonical string) (User, error) {
+	row := db.QueryRow(ctx, userGetByEmail, emailCanonical)
 	var i User
 	err := row.Scan(
 		&i.ID,
@@ -28,13 +29,14 @@ func (q *Queries) UserGetByEmail(ctx context.Context, db DBTX, email string) (Us
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 	)
 	return i, err
 }
 
 const userGetByID = `-- name: UserGetByID :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at FROM users WHERE id = $1::bigint
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at FROM users WHERE id = $1::bigint
 `
 
 func (q *Queries) UserGetByID(ctx context.Context, db DBTX, id int64) (User, error) {
@@ -50,13 +52,14 @@ func (q *Queries) UserGetByID(ctx context.Context, db DBTX, id int64) (User, err
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 	)
 	return i, err
 }
 
 const userGetByIDForUpdate = `-- name: UserGetByIDForUpdate :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at FROM users WHERE id = $1::bigint FOR UPDATE
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at FROM users WHERE id = $1::bigint FOR UPDATE
 `
 
 func (q *Queries) UserGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (User, error) {
@@ -72,13 +75,14 @@ func (q *Queries) UserGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 	)
 	return i, err
 }
 
 const userGetByIDs = `-- name: UserGetByIDs :many
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at FROM users WHERE id = ANY ($1::bigint[])
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at FROM users WHERE id = ANY ($1::bigint[])
 `
 
 func (q *Queries) UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]User, error) {
@@ -100,6 +104,7 @@ func (q *Queries) UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]Use
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Phone,
+			&i.EmailCanonical,
 			&i.EmailVerifiedAt,
 		); err != nil {
 			return nil, err
@@ -113,7 +118,7 @@ func (q *Queries) UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]Use
 }
 
 const userGetByPhone = `-- name: UserGetByPhone :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at FROM users WHERE phone = $1::text
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at FROM users WHERE phone = $1::text
 `
 
 func (q *Queries) UserGetByPhone(ctx context.Context, db DBTX, phone string) (User, error) {
@@ -129,13 +134,14 @@ func (q *Queries) UserGetByPhone(ctx context.Context, db DBTX, phone string) (Us
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 	)
 	return i, err
 }
 
 const userGetByUsername = `-- name: UserGetByUsername :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at FROM users WHERE lower(username) = lower($1::text)
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at FROM users WHERE lower(username) = lower($1::text)
 `
 
 func (q *Queries) UserGetByUsername(ctx context.Context, db DBTX, username string) (User, error) {
@@ -151,28 +157,31 @@ func (q *Queries) UserGetByUsername(ctx context.Context, db DBTX, username strin
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 	)
 	return i, err
 }
 
 const userInsert = `-- name: UserInsert :one
-INSERT INTO users (email, username, password_hash, bio, image)
-VALUES ($1::text, $2::text, $3::text, $4::text, $5::text)
-RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at
+INSERT INTO users (email, email_canonical, username, password_hash, bio, image)
+VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text)
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at
 `
 
 type UserInsertParams struct {
-	Email        string
-	Username     string
-	PasswordHash string
-	Bio          string
-	Image        string
+	Email          string
+	EmailCanonical string
+	Username       string
+	PasswordHash   string
+	Bio            string
+	Image          string
 }
 
 func (q *Queries) UserInsert(ctx context.Context, db DBTX, arg UserInsertParams) (User, error) {
 	row := db.QueryRow(ctx, userInsert,
 		arg.Email,
+		arg.EmailCanonical,
 		arg.Username,
 		arg.PasswordHash,
 		arg.Bio,
@@ -189,27 +198,30 @@ func (q *Queries) UserInsert(ctx context.Context, db DBTX, arg UserInsertParams)
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 	)
 	return i, err
 }
 
 const userInsertWithPhone = `-- name: UserInsertWithPhone :one
-INSERT INTO users (email, username, password_hash, phone)
-VALUES ($1::text, $2::text, $3::text, $4::text)
-RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at
+INSERT INTO users (email, email_canonical, username, password_hash, phone)
+VALUES ($1::text, $2::text, $3::text, $4::text, $5::text)
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at
 `
 
 type UserInsertWithPhoneParams struct {
-	Email        string
-	Username     string
-	PasswordHash string
-	Phone        pgtype.Text
+	Email          string
+	EmailCanonical string
+	Username       string
+	PasswordHash   string
+	Phone          pgtype.Text
 }
 
 func (q *Queries) UserInsertWithPhone(ctx context.Context, db DBTX, arg UserInsertWithPhoneParams) (User, error) {
 	row := db.QueryRow(ctx, userInsertWithPhone,
 		arg.Email,
+		arg.EmailCanonical,
 		arg.Username,
 		arg.PasswordHash,
 		arg.Phone,
@@ -225,6 +237,7 @@ func (q *Queries) UserInsertWithPhone(ctx context.Context, db DBTX, arg UserInse
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 	)
 	return i, err
@@ -232,28 +245,32 @@ func (q *Queries) UserInsertWithPhone(ctx context.Context, db DBTX, arg UserInse
 
 const userUpdate = `-- name: UserUpdate :one
 UPDATE users
-SET email_verified_at = CASE WHEN email = $1::text THEN email_verified_at END, -- a new address is unverified
-    email         = $1::text,
-    username      = $2::text,
-    password_hash = $3::text,
-    bio           = $4::text,
-    image         = $5::text,
-    updated_at    = now()
-WHERE id = $6::bigint
-RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_verified_at
+SET email_verified_at = CASE WHEN email_canonical = $1::text THEN email_verified_at END,
+    email           = $2::text,
+    email_canonical = $1::text,
+    username        = $3::text,
+    password_hash   = $4::text,
+    bio             = $5::text,
+    image           = $6::text,
+    updated_at      = now()
+WHERE id = $7::bigint
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at
 `
 
 type UserUpdateParams struct {
-	Email        string
-	Username     string
-	PasswordHash string
-	Bio          string
-	Image        string
-	ID           int64
+	EmailCanonical string
+	Email          string
+	Username       string
+	PasswordHash   string
+	Bio            string
+	Image          string
+	ID             int64
 }
 
+// a new address (not a new spelling of the same one) is unverified
 func (q *Queries) UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams) (User, error) {
 	row := db.QueryRow(ctx, userUpdate,
+		arg.EmailCanonical,
 		arg.Email,
 		arg.Username,
 		arg.PasswordHash,
@@ -272,6 +289,7 @@ func (q *Queries) UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams)
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Phone,
+		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 	)
 	return i, err

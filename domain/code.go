@@ -12,17 +12,20 @@ type CodeReason string
 
 // Reasons a one-time code step is refused.
 const (
-	CodeTooSoon CodeReason = "too-soon" // a code was sent less than a minute ago
-	CodeMissing CodeReason = "missing"  // never sent, expired, or already used
-	CodeWrong   CodeReason = "wrong"    // wrong code; attempts remain
-	CodeBurned  CodeReason = "burned"   // too many wrong attempts
+	CodeTooSoon CodeReason = "too-soon" // a code was sent less than the resend interval ago
+	CodeSendCap CodeReason = "send-cap" // the target's daily send cap is used up
+	CodeBusy    CodeReason = "busy"     // the global send rate cap is used up
+	CodeLocked  CodeReason = "locked"   // the target's failure budget is used up
+	// CodeInvalid is every refused guess: wrong, never sent, expired, spent or burned. One reason
+	// and one message for all of them, so a guess learns nothing but "no".
+	CodeInvalid CodeReason = "invalid"
 )
 
-// CodeError is a refused one-time code step, with what the client needs to react.
+// CodeError is a refused one-time code step, with what the client needs to react. RetryAfter
+// is set for the refusals that pass with time (answered 429 with Retry-After).
 type CodeError struct {
-	Reason       CodeReason
-	AttemptsLeft int
-	RetryAfter   time.Duration
+	Reason     CodeReason
+	RetryAfter time.Duration
 }
 
 func (e *CodeError) Error() string { return "login code: " + string(e.Reason) }
@@ -32,23 +35,27 @@ func (e *CodeError) Message() string {
 	switch e.Reason {
 	case CodeTooSoon:
 		return fmt.Sprintf("was sent less than %d seconds ago; wait before asking again", int(e.RetryAfter.Seconds()))
-	case CodeWrong:
-		return fmt.Sprintf("is wrong; %d attempt(s) left", e.AttemptsLeft)
-	case CodeBurned:
-		return "was tried too many times; request a new code"
+	case CodeSendCap:
+		return "was sent too many times to this address today; try again later"
+	case CodeBusy:
+		return "cannot be sent right now; try again shortly"
+	case CodeLocked:
+		return "was entered wrong too many times for this address; code login is locked for a while"
 	default:
-		return "has expired or was never sent; request a new code"
+		return "is invalid or has expired"
 	}
 }
 
 // CodeTarget is where a one-time code goes: an email address or a phone number.
 type CodeTarget struct {
 	Channel string // "email" or "phone"
-	Address string // normalized
+	Address string // as typed (trimmed) for email, normalized for phone: where the code is sent
 }
 
-// Key identifies the target in storage.
-func (t CodeTarget) Key() string { return t.Channel + ":" + t.Address }
+// Key identifies the target in storage, given the address's canonical form (the canonical email,
+// see service.CanonicalEmail, or the phone number), so look-alike spellings of one address share
+// one code, one budget and one account.
+func (t CodeTarget) Key(canonical string) string { return t.Channel + ":" + canonical }
 
 var phonePattern = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
 

@@ -45,6 +45,9 @@ type NewJob struct {
 	RunAt       time.Time // zero: now
 	MaxAttempts int       // zero: DefaultMaxAttempts
 	UniqueKey   string
+	// DeleteWhenDone deletes the row once the job is done, for payloads that must not stay at
+	// rest (send_code).
+	DeleteWhenDone bool
 }
 
 // JobClaim asks for up to Limit ready jobs of Queue (best priority, oldest first), leased to

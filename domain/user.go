@@ -49,11 +49,35 @@ const (
 
 var usernamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
-// NormalizeEmail trims and lower-cases an email so that lookups and the uniqueness rule agree.
-func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+// reservedUsernames are refused as usernames (compared lower-cased): route segments a profile
+// URL could be confused with, and names that would pass for the operators.
+var reservedUsernames = map[string]bool{
+	"admin": true, "administrator": true, "api": true, "article": true, "articles": true,
+	"collections": true, "editor": true, "feed": true, "help": true, "inkwell": true, "login": true,
+	"logout": true, "me": true, "new": true, "notifications": true, "null": true, "profile": true,
+	"profiles": true, "register": true, "root": true, "settings": true, "support": true,
+	"system": true, "tags": true, "undefined": true, "user": true, "users": true, "www": true,
+}
 
-// ValidateEmail adds a message to v when email (already normalized) is not an acceptable address.
-func ValidateEmail(v *ValidationError, email string) {
+// NormalizeEmail trims an email; it is stored as typed otherwise. Emails are compared in their
+// canonical form (service.CanonicalEmail: NFKC and case folding need golang.org/x/text, which
+// domain does not import).
+func NormalizeEmail(email string) string { return strings.TrimSpace(email) }
+
+// reservedEmailDomain is the domain of the placeholder emails phone accounts get (see
+// repository.UserRepository.FindOrCreateByTarget). The whole .invalid TLD is refused (RFC 2606:
+// it never resolves), so no one can register a phone account's placeholder and block its login.
+const reservedEmailDomain = ".invalid"
+
+// EmailReserved reports an email, given in its canonical form, under the reserved .invalid
+// domain. New addresses are checked with it (service.ValidateNewEmail); an account keeping its
+// email (a phone account's placeholder) is not.
+func EmailReserved(canonical string) bool { return strings.HasSuffix(canonical, reservedEmailDomain) }
+
+// ValidateEmail adds a message to v when email (already normalized) is malformed, and reports
+// whether it is well formed.
+func ValidateEmail(v *ValidationError, email string) bool {
+	n := len(v.Fields["email"])
 	switch {
 	case email == "":
 		v.Add("email", "can't be blank")
@@ -65,10 +89,23 @@ func ValidateEmail(v *ValidationError, email string) {
 			v.Add("email", "is invalid")
 		}
 	}
+	return len(v.Fields["email"]) == n
 }
 
-// ValidateUsername adds a message to v when username is not acceptable.
+// ValidateUsername adds a message to v when username is not acceptable for a new name.
 func ValidateUsername(v *ValidationError, username string) {
+	if ValidateUsernameFormat(v, username) && UsernameReserved(username) {
+		v.Add("username", "is reserved")
+	}
+}
+
+// UsernameReserved reports a reserved username (compared lower-cased).
+func UsernameReserved(username string) bool { return reservedUsernames[strings.ToLower(username)] }
+
+// ValidateUsernameFormat adds a message to v when username breaks the character rules, and
+// reports whether it keeps them. An account keeping its name needs only this.
+func ValidateUsernameFormat(v *ValidationError, username string) bool {
+	before := len(v.Fields["username"])
 	n := utf8.RuneCountInString(username)
 	switch {
 	case username == "":
@@ -77,7 +114,10 @@ func ValidateUsername(v *ValidationError, username string) {
 		v.Add("username", "is too long (maximum is 40 characters)")
 	case !usernamePattern.MatchString(username):
 		v.Add("username", "may contain only letters, digits, '.', '_' and '-'")
+	case strings.Trim(username, ".") == "":
+		v.Add("username", "must contain a letter, digit, '_' or '-'")
 	}
+	return len(v.Fields["username"]) == before
 }
 
 // ValidatePassword adds a message to v when password is not acceptable.

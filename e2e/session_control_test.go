@@ -168,10 +168,10 @@ func TestSessionControl_ConcurrentPasswordChanges(t *testing.T) {
 // with PUT /api/user (403 for any current password), and its sessions stay.
 func TestSessionControl_CodeOnlyAccount(t *testing.T) {
 	t.Parallel()
-	app := startApp(t, noAuthLimit)
+	app, inbox := startCodeApp(t, noAuthLimit)
 	email := "code-only." + strings.ToLower(testenv.RandomID(6)) + "@example.com"
 	app.call(t, "POST", "/api/users/login/code/send", "", map[string]any{"email": email}).Expect(t, http.StatusAccepted)
-	code := app.codeOf("email:" + email)
+	code := app.codeOf(inbox, "email:"+email)
 	token := userOf(t, app.call(t, "POST", "/api/users/login/code", "", map[string]any{"email": email, "code": code}).
 		Expect(t, http.StatusOK))["token"].(string)
 	requireErrorField(t, app.call(t, "PUT", "/api/user", token, map[string]any{"user": map[string]any{"password": "my own password", "currentPassword": "anything"}}),

@@ -77,13 +77,21 @@ type Config struct {
 
 	// SMTP delivery of every email (login codes, verification, password reset); MailHost empty
 	// leaves email to CodeSender.
-	MailHost     string
-	MailPort     int
-	MailUsername string
-	MailPassword string
-	MailFrom     string
-	MailTLS      string // starttls, tls or none
-	MailTimeout  time.Duration
+	MailHost          string
+	MailPort          int
+	MailUsername      string
+	MailPassword      string
+	MailFrom          string
+	MailTLS           string // starttls, tls or none
+	MailTimeout       time.Duration
+	CodeValidity      time.Duration
+	CodeResend        time.Duration
+	CodeAttempts      int
+	CodeFailureBudget int
+	CodeDailySends    int
+	CodeBudgetWindow  time.Duration
+	CodeGlobalSends   int
+	CodeGlobalWindow  time.Duration
 
 	PprofAddr string
 
@@ -232,6 +240,14 @@ func Flags(fs *flag.FlagSet) *Config {
 	str(&c.MailFrom, "mail-from", "INKWELL_MAIL_FROM", "", "From address of the mails, e.g. 'inkwell <no-reply@example.com>' (required with INKWELL_MAIL_HOST)")
 	str(&c.MailTLS, "mail-tls", "INKWELL_MAIL_TLS", "starttls", "SMTP encryption: starttls (required, not opportunistic), tls (implicit, port 465) or none (a relay on a trusted network only)")
 	dur(&c.MailTimeout, "mail-timeout", "INKWELL_MAIL_TIMEOUT", 10*time.Second, "SMTP connect and command timeout")
+	dur(&c.CodeValidity, "code-validity", "INKWELL_CODE_VALIDITY", 10*time.Minute, "how long a login code is valid")
+	dur(&c.CodeResend, "code-resend", "INKWELL_CODE_RESEND", time.Minute, "at most one login code per email or phone this often")
+	intf(&c.CodeAttempts, "code-attempts", "INKWELL_CODE_ATTEMPTS", 3, "wrong guesses one login code allows before it burns")
+	intf(&c.CodeFailureBudget, "code-failure-budget", "INKWELL_CODE_FAILURE_BUDGET", 10, "wrong login-code guesses per email or phone per INKWELL_CODE_BUDGET_WINDOW, across codes; then code login for it answers 429")
+	intf(&c.CodeDailySends, "code-daily-sends", "INKWELL_CODE_DAILY_SENDS", 10, "login codes sent per email or phone per INKWELL_CODE_BUDGET_WINDOW")
+	dur(&c.CodeBudgetWindow, "code-budget-window", "INKWELL_CODE_BUDGET_WINDOW", 24*time.Hour, "window of the per-target failure budget and send cap, from the target's first send or wrong guess")
+	intf(&c.CodeGlobalSends, "code-global-sends", "INKWELL_CODE_GLOBAL_SENDS", 600, "login codes sent to anyone per INKWELL_CODE_GLOBAL_WINDOW (SMS pumping guard)")
+	dur(&c.CodeGlobalWindow, "code-global-window", "INKWELL_CODE_GLOBAL_WINDOW", time.Minute, "window of INKWELL_CODE_GLOBAL_SENDS")
 
 	str(&c.PprofAddr, "pprof-addr", "INKWELL_PPROF_ADDR", "", "serve /debug/pprof on this loopback address (e.g. 127.0.0.1:6060); empty disables")
 
@@ -277,6 +293,12 @@ func (c *Config) Validate(log *slog.Logger) error {
 		if _, err := RedisOptions(c); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if c.CodeValidity <= c.CodeResend || c.CodeResend < time.Second || c.CodeBudgetWindow < time.Second || c.CodeGlobalWindow < time.Second {
+		errs = append(errs, errors.New("INKWELL_CODE_RESEND, _BUDGET_WINDOW and _GLOBAL_WINDOW must be at least 1s, and INKWELL_CODE_VALIDITY longer than INKWELL_CODE_RESEND"))
+	}
+	if c.CodeAttempts < 1 || c.CodeFailureBudget < 1 || c.CodeDailySends < 1 || c.CodeGlobalSends < 1 {
+		errs = append(errs, errors.New("INKWELL_CODE_ATTEMPTS, _FAILURE_BUDGET, _DAILY_SENDS and _GLOBAL_SENDS must be at least 1"))
 	}
 	if c.CacheTTL <= 0 || c.CacheNullTTL <= 0 || c.CacheJitter < 0 || c.CacheLoadWait <= 0 || c.CacheLocalTTL < 0 {
 		errs = append(errs, errors.New("cache TTLs and the load timeout must be positive (jitter may be 0)"))

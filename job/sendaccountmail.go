@@ -15,18 +15,23 @@ type AccountMailSender interface {
 	SendAccountMail(ctx context.Context, purpose, address, code string) error
 }
 
-// SendAccountMailHandler returns the handler of send_account_mail jobs.
-func SendAccountMailHandler(sender AccountMailSender) JobHandler {
+// SendAccountMailHandler returns the handler of send_account_mail jobs: it opens the sealed code
+// with keys (the jobs table never holds it in plain text) and mails it.
+func SendAccountMailHandler(sender AccountMailSender, keys service.CodeKeys) JobHandler {
 	return func(ctx context.Context, j domain.Job) error {
 		var p service.AccountMailPayload
-		if err := json.Unmarshal(j.Payload, &p); err != nil || p.Address == "" || p.Code == "" {
+		if err := json.Unmarshal(j.Payload, &p); err != nil || p.Address == "" || p.SealedCode == "" {
 			return fmt.Errorf("%w: malformed send_account_mail payload", domain.ErrPermanent)
+		}
+		code, err := keys.Open(p.Address, p.SealedCode)
+		if err != nil {
+			return fmt.Errorf("%w: %w", domain.ErrPermanent, err)
 		}
 		switch domain.AccountCodePurpose(p.Purpose) {
 		case domain.PurposeVerifyEmail, domain.PurposeResetPassword:
 		default:
 			return fmt.Errorf("%w: send_account_mail purpose %q", domain.ErrPermanent, p.Purpose)
 		}
-		return sender.SendAccountMail(ctx, p.Purpose, p.Address, p.Code)
+		return sender.SendAccountMail(ctx, p.Purpose, p.Address, code)
 	}
 }

@@ -1,8 +1,8 @@
 -- name: JobEnqueue :one
 -- With a unique_key, enqueueing the same job twice inserts nothing and returns no row.
-INSERT INTO jobs (queue, kind, payload, priority, available_at, max_attempts, unique_key)
+INSERT INTO jobs (queue, kind, payload, priority, available_at, max_attempts, unique_key, delete_when_done)
 VALUES (@queue::text, @kind::text, @payload::jsonb, @priority::int, @available_at::timestamptz,
-        @max_attempts::int, sqlc.narg(unique_key)::text)
+        @max_attempts::int, sqlc.narg(unique_key)::text, @delete_when_done::boolean)
 ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
 RETURNING id;
 
@@ -12,13 +12,23 @@ RETURNING id;
 -- concurrent workers claim disjoint sets without waiting on each other; each claim bumps the
 -- generation that fences the holder's later writes. Every row carries the ids whose ack took (a
 -- lost lease matches no row); when nothing was claimed, one row comes back with NULL job columns.
-WITH acked AS (
+-- A done job marked delete_when_done is deleted instead (its payload must not stay at rest).
+WITH kept AS (
     UPDATE jobs j
     SET status = 'done', finished_at = @now::timestamptz, updated_at = @now::timestamptz,
         lease_owner = NULL, lease_until = NULL, last_error = NULL
     FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@generations::bigint[]) AS generation) AS held
     WHERE j.id = ANY(@ids::bigint[]) AND j.id = held.id AND j.lease_generation = held.generation AND j.lease_owner IS NOT NULL
+      AND NOT j.delete_when_done
     RETURNING j.id
+), deleted AS (
+    DELETE FROM jobs j
+    USING (SELECT unnest(@ids::bigint[]) AS id, unnest(@generations::bigint[]) AS generation) AS held
+    WHERE j.id = ANY(@ids::bigint[]) AND j.id = held.id AND j.lease_generation = held.generation AND j.lease_owner IS NOT NULL
+      AND j.delete_when_done
+    RETURNING j.id
+), acked AS (
+    SELECT id FROM kept UNION ALL SELECT id FROM deleted
 ), picked AS (
     SELECT id FROM jobs
     WHERE queue = @queue::text AND status = 'ready' AND available_at <= @now::timestamptz

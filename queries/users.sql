@@ -1,13 +1,14 @@
 -- name: UserInsert :one
-INSERT INTO users (email, username, password_hash, bio, image)
-VALUES (@email::text, @username::text, @password_hash::text, @bio::text, @image::text)
+INSERT INTO users (email, email_canonical, username, password_hash, bio, image)
+VALUES (@email::text, @email_canonical::text, @username::text, @password_hash::text, @bio::text, @image::text)
 RETURNING *;
 
 -- name: UserGetByID :one
 SELECT * FROM users WHERE id = @id::bigint;
 
 -- name: UserGetByEmail :one
-SELECT * FROM users WHERE email = @email::text;
+-- Emails are compared in their canonical form (domain.CanonicalEmail).
+SELECT * FROM users WHERE email_canonical = @email_canonical::text;
 
 -- name: UserGetByUsername :one
 SELECT * FROM users WHERE lower(username) = lower(@username::text);
@@ -17,13 +18,15 @@ SELECT * FROM users WHERE id = @id::bigint FOR UPDATE;
 
 -- name: UserUpdate :one
 UPDATE users
-SET email_verified_at = CASE WHEN email = @email::text THEN email_verified_at END, -- a new address is unverified
-    email         = @email::text,
-    username      = @username::text,
-    password_hash = @password_hash::text,
-    bio           = @bio::text,
-    image         = @image::text,
-    updated_at    = now()
+-- a new address (not a new spelling of the same one) is unverified
+SET email_verified_at = CASE WHEN email_canonical = @email_canonical::text THEN email_verified_at END,
+    email           = @email::text,
+    email_canonical = @email_canonical::text,
+    username        = @username::text,
+    password_hash   = @password_hash::text,
+    bio             = @bio::text,
+    image           = @image::text,
+    updated_at      = now()
 WHERE id = @id::bigint
 RETURNING *;
 
@@ -39,6 +42,6 @@ SELECT * FROM users WHERE id = ANY (@ids::bigint[]);
 SELECT * FROM users WHERE phone = @phone::text;
 
 -- name: UserInsertWithPhone :one
-INSERT INTO users (email, username, password_hash, phone)
-VALUES (@email::text, @username::text, @password_hash::text, sqlc.narg(phone)::text)
+INSERT INTO users (email, email_canonical, username, password_hash, phone)
+VALUES (@email::text, @email_canonical::text, @username::text, @password_hash::text, sqlc.narg(phone)::text)
 RETURNING *;

@@ -69,6 +69,7 @@ func EnqueueTx(ctx context.Context, db dao.DBTX, nj domain.NewJob) (bool, error)
 	_, err := queries.JobEnqueue(ctx, db, dao.JobEnqueueParams{
 		Queue: nj.Queue, Kind: nj.Kind, Payload: nj.Payload, Priority: int32(nj.Priority), AvailableAt: nj.RunAt,
 		MaxAttempts: int32(nj.MaxAttempts), UniqueKey: pgtype.Text{String: nj.UniqueKey, Valid: nj.UniqueKey != ""},
+		DeleteWhenDone: nj.DeleteWhenDone,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil // the unique key exists already

@@ -65,7 +65,7 @@ func (r *UserRepository) CreateIn(ctx context.Context, stx service.Tx, u domain.
 }
 
 func userInsertParams(u domain.User) dao.UserInsertParams {
-	return dao.UserInsertParams{Email: u.Email, Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image}
+	return dao.UserInsertParams{Email: u.Email, EmailCanonical: service.CanonicalEmail(u.Email), Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image}
 }
 
 // GetByID returns the user with id, through the cache.
@@ -90,9 +90,10 @@ func (r *UserRepository) GetByUsername(ctx context.Context, username string) (do
 	})
 }
 
-// GetByEmail returns the user with email, password hash included. It bypasses the cache.
+// GetByEmail returns the user with email (compared canonically), password hash included. It
+// bypasses the cache.
 func (r *UserRepository) GetByEmail(ctx context.Context, email string) (domain.User, error) {
-	row, err := r.q.UserGetByEmail(ctx, r.pool, email)
+	row, err := r.q.UserGetByEmail(ctx, r.pool, service.CanonicalEmail(email))
 	if err != nil {
 		return domain.User{}, wrapf(err, "get user by email")
 	}
@@ -120,7 +121,7 @@ func (r *UserRepository) UpdateTx(ctx context.Context, id int64, change func(tx 
 			return err
 		}
 		after, err = queries.UserUpdate(ctx, tx, dao.UserUpdateParams{
-			ID: id, Email: u.Email, Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image,
+			ID: id, Email: u.Email, EmailCanonical: service.CanonicalEmail(u.Email), Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image,
 		})
 		if err != nil {
 			return wrapf(err, "update user %d", id)
@@ -180,13 +181,16 @@ func (r *UserRepository) GetByIDs(ctx context.Context, ids []int64) (map[int64]d
 
 // FindOrCreateByTarget returns the user with the code login's email or phone, creating one on first
 // login. Two first logins racing both insert; the loser's unique violation sends it to read the
-// winner's row, so exactly one account exists.
+// winner's row, so exactly one account exists. A phone account gets a placeholder email under
+// .invalid; should that placeholder be taken by an account without this phone (registered before
+// the domain was refused), the account gets a placeholder with a random tail instead, so nobody
+// can block a number's code login.
 func (r *UserRepository) FindOrCreateByTarget(ctx context.Context, t domain.CodeTarget, passwordHash string) (domain.User, error) {
 	find := func() (dao.User, error) {
 		if t.Channel == "phone" {
 			return r.q.UserGetByPhone(ctx, r.pool, t.Address)
 		}
-		return r.q.UserGetByEmail(ctx, r.pool, t.Address)
+		return r.q.UserGetByEmail(ctx, r.pool, service.CanonicalEmail(t.Address))
 	}
 	row, err := find()
 	if err == nil {
@@ -200,19 +204,32 @@ func (r *UserRepository) FindOrCreateByTarget(ctx context.Context, t domain.Code
 		// Accounts need an email; a phone account gets one under the reserved .invalid domain.
 		email, phone = strings.TrimPrefix(t.Address, "+")+"@phone.invalid", pgtype.Text{String: t.Address, Valid: true}
 	}
-	suffix := make([]byte, 5)
-	_, _ = rand.Read(suffix)
-	row, err = r.q.UserInsertWithPhone(ctx, r.pool, dao.UserInsertWithPhoneParams{
-		Email: email, Username: fmt.Sprintf("user_%x", suffix), PasswordHash: passwordHash, Phone: phone,
-	})
-	if err == nil {
-		r.invalidateNow(ctx, row.ID, row.Username)
-		return userFromRow(row), nil
-	}
-	if terr := translate(err); errors.Is(terr, domain.ErrEmailTaken) || errors.Is(terr, domain.ErrConflict) {
-		if row, err = find(); err == nil {
+	for attempt := 0; ; attempt++ {
+		row, err = r.q.UserInsertWithPhone(ctx, r.pool, dao.UserInsertWithPhoneParams{
+			Email: email, EmailCanonical: service.CanonicalEmail(email), Username: "user_" + randomHex(5), PasswordHash: passwordHash, Phone: phone,
+		})
+		if err == nil {
+			r.invalidateNow(ctx, row.ID, row.Username)
 			return userFromRow(row), nil
 		}
+		terr := translate(err)
+		if !errors.Is(terr, domain.ErrEmailTaken) && !errors.Is(terr, domain.ErrConflict) && !errors.Is(terr, domain.ErrUsernameTaken) {
+			return domain.User{}, wrapf(err, "create code-login user")
+		}
+		if row, err = find(); err == nil {
+			return userFromRow(row), nil // a concurrent first login made it
+		}
+		if !errors.Is(err, pgx.ErrNoRows) || attempt == 2 {
+			return domain.User{}, wrapf(err, "create code-login user")
+		}
+		if t.Channel == "phone" && errors.Is(terr, domain.ErrEmailTaken) {
+			email = strings.TrimPrefix(t.Address, "+") + "." + randomHex(4) + "@phone.invalid"
+		}
 	}
-	return domain.User{}, wrapf(err, "create code-login user")
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%x", b)
 }

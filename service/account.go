@@ -43,12 +43,13 @@ type RevocationRecorder interface {
 // Account mail delivery job, run by job.SendAccountMailHandler.
 const JobKindSendAccountMail = "send_account_mail"
 
-// AccountMailPayload is the send_account_mail job's payload. It carries the code because the
-// mail must; the account_codes row holds only its hash.
+// AccountMailPayload is the send_account_mail job's payload. It carries the code sealed to the
+// address (CodeKeys.Seal), since the mail must contain it, and its job row is deleted once done;
+// the account_codes row holds only the code's hash.
 type AccountMailPayload struct {
-	Purpose string `json:"purpose"`
-	Address string `json:"address"`
-	Code    string `json:"code"`
+	Purpose    string `json:"purpose"`
+	Address    string `json:"address"`
+	SealedCode string `json:"sealedCode"`
 }
 
 // AccountService verifies emails and resets passwords with codes sent by email, and hands an
@@ -57,12 +58,13 @@ type AccountService struct {
 	repo     AccountCodeRepository
 	hasher   PasswordHasher
 	sessions RevocationRecorder
+	keys     CodeKeys // seals the code in the delivery job
 	log      *slog.Logger
 }
 
 // NewAccountService returns the service.
-func NewAccountService(repo AccountCodeRepository, hasher PasswordHasher, sessions RevocationRecorder, log *slog.Logger) *AccountService {
-	return &AccountService{repo: repo, hasher: hasher, sessions: sessions, log: log}
+func NewAccountService(repo AccountCodeRepository, hasher PasswordHasher, sessions RevocationRecorder, keys CodeKeys, log *slog.Logger) *AccountService {
+	return &AccountService{repo: repo, hasher: hasher, sessions: sessions, keys: keys, log: log}
 }
 
 // SendVerification mails a verification code to the user's email. A verified email, or an
@@ -186,10 +188,14 @@ func (s *AccountService) ClaimByCodeLogin(ctx context.Context, channel string, u
 func (s *AccountService) issue(ctx context.Context, u domain.User, purpose domain.AccountCodePurpose, validity time.Duration) error {
 	code := domain.NewAccountCode()
 	hash, _ := domain.HashAccountCode(code)
-	payload, err := json.Marshal(AccountMailPayload{Purpose: string(purpose), Address: u.Email, Code: code})
+	sealed, err := s.keys.Seal(u.Email, code)
 	if err != nil {
 		return err
 	}
-	job := domain.NewJob{Queue: QueueDefault, Kind: JobKindSendAccountMail, Payload: payload, MaxAttempts: 5}
+	payload, err := json.Marshal(AccountMailPayload{Purpose: string(purpose), Address: u.Email, SealedCode: sealed})
+	if err != nil {
+		return err
+	}
+	job := domain.NewJob{Queue: QueueDefault, Kind: JobKindSendAccountMail, Payload: payload, MaxAttempts: 5, DeleteWhenDone: true}
 	return s.repo.IssueAccountCode(ctx, u.ID, purpose, u.Email, hash, validity, domain.AccountCodeResend, job)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func newAccountService(t *testing.T) (*service.AccountService, accountDeps) {
 	ctrl := gomock.NewController(t)
 	d := accountDeps{repo: mocks.NewMockAccountCodeRepository(ctrl), hasher: mocks.NewMockPasswordHasher(ctrl),
 		sessions: mocks.NewMockRevocationRecorder(ctrl)}
-	return service.NewAccountService(d.repo, d.hasher, d.sessions, discardLogger), d
+	return service.NewAccountService(d.repo, d.hasher, d.sessions, testCodeKeys, discardLogger), d
 }
 
 // noWrites proves that rejected input changes nothing and revokes nothing.
@@ -60,7 +61,7 @@ func TestAccountService_SendVerification(t *testing.T) {
 			}
 		})
 	}
-	t.Run("stores_the_hash_and_queues_the_code", func(t *testing.T) {
+	t.Run("stores_the_hash_and_queues_the_code_sealed", func(t *testing.T) {
 		t.Parallel()
 		svc, d := newAccountService(t)
 		d.repo.EXPECT().GetByIDUncached(a, int64(7)).Return(domain.User{ID: 7, Email: "jake@jake.jake"}, nil)
@@ -70,7 +71,14 @@ func TestAccountService_SendVerification(t *testing.T) {
 				if err := json.Unmarshal(j.Payload, &p); err != nil || j.Kind != service.JobKindSendAccountMail {
 					t.Fatalf("job %s %s: %v", j.Kind, j.Payload, err)
 				}
-				want, ok := domain.HashAccountCode(p.Code)
+				if !j.DeleteWhenDone || strings.Contains(string(j.Payload), `"code"`) {
+					t.Fatalf("job %s keeps its row or carries the code in plain text", j.Payload)
+				}
+				code, err := testCodeKeys.Open(p.Address, p.SealedCode)
+				if err != nil {
+					t.Fatalf("sealed code: %v", err)
+				}
+				want, ok := domain.HashAccountCode(code)
 				if !ok || string(want) != string(hash) || p.Address != "jake@jake.jake" || p.Purpose != "verify_email" {
 					t.Fatalf("payload %+v does not match the stored hash", p)
 				}
@@ -100,10 +108,10 @@ func TestAccountService_RequestPasswordReset(t *testing.T) {
 		lookup func(d accountDeps)
 	}{
 		{"unknown_email", func(d accountDeps) {
-			d.repo.EXPECT().GetByEmail(a, "nobody@example.com").Return(domain.User{}, domain.ErrNotFound)
+			d.repo.EXPECT().GetByEmail(a, "Nobody@Example.com").Return(domain.User{}, domain.ErrNotFound) // as typed: the repository compares canonical forms
 		}},
 		{"sent_within_the_minute", func(d accountDeps) {
-			d.repo.EXPECT().GetByEmail(a, "nobody@example.com").Return(domain.User{ID: 7, Email: "nobody@example.com"}, nil)
+			d.repo.EXPECT().GetByEmail(a, "Nobody@Example.com").Return(domain.User{ID: 7, Email: "nobody@example.com"}, nil)
 			d.repo.EXPECT().IssueAccountCode(a, a, a, a, a, a, a, a).Return(&domain.CodeError{Reason: domain.CodeTooSoon, RetryAfter: time.Minute})
 		}},
 	} {
@@ -203,7 +211,7 @@ func TestCodeLogin_ClaimsBeforeTheSessionStarts(t *testing.T) {
 	ctrl := gomock.NewController(t)
 	codes, accounts, hasher := mocks.NewMockCodeStore(ctrl), mocks.NewMockCodeAccounts(ctrl), mocks.NewMockPasswordHasher(ctrl)
 	sessions, claims := mocks.NewMockSessionManager(ctrl), mocks.NewMockEmailClaims(ctrl)
-	svc := service.NewCodeLoginService(codes, nil, accounts, hasher, sessions, claims, discardLogger)
+	svc := service.NewCodeLoginService(codes, nil, accounts, hasher, sessions, claims, testCodeKeys, discardLogger)
 	user := domain.User{ID: 7, Email: "victim@example.com"}
 	codes.EXPECT().Check(a, a, a).Return(nil).Times(2)
 	hasher.EXPECT().Hash(a).Return("h", nil).Times(2)

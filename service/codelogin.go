@@ -14,14 +14,16 @@ import (
 
 //go:generate go tool mockgen -source=codelogin.go -destination=mocks/codelogin_mock.go -package=mocks
 
-// CodeStore keeps one-time codes: Put refuses a resend within the resend interval
-// (*domain.CodeError CodeTooSoon); Check returns nil for the right code and a *domain.CodeError
-// otherwise.
+// CodeStore keeps one-time codes as hashes (see CodeKeys.Hash) and meters them: Put refuses a
+// send over the global rate, within the resend interval, past the target's daily cap or while its
+// failure budget is used up (a *domain.CodeError with RetryAfter); Check returns nil for the right
+// code, a *domain.CodeError CodeLocked while the target's failure budget is used up, and
+// CodeInvalid otherwise. Any other error means the store could not decide.
 type CodeStore interface {
-	Put(ctx context.Context, target, code string) error
-	Check(ctx context.Context, target, code string) error
-	// Withdraw deletes target's code if it is still code, lifting the resend interval.
-	Withdraw(ctx context.Context, target, code string) error
+	Put(ctx context.Context, target, codeHash string) error
+	Check(ctx context.Context, target, codeHash string) error
+	// Withdraw deletes target's code if it is still codeHash, lifting the resend interval.
+	Withdraw(ctx context.Context, target, codeHash string) error
 }
 
 // JobEnqueuer puts work on the durable queue.
@@ -49,11 +51,12 @@ const (
 	JobKindSendCode = "send_code"
 )
 
-// SendCodePayload is the send_code job's payload.
+// SendCodePayload is the send_code job's payload. The code is sealed (CodeKeys.Seal), never
+// plain, and the job row is deleted when done.
 type SendCodePayload struct {
-	Channel string `json:"channel"`
-	Address string `json:"address"`
-	Code    string `json:"code"`
+	Channel    string `json:"channel"`
+	Address    string `json:"address"`
+	SealedCode string `json:"sealedCode"`
 }
 
 // CodeLoginService logs users in with one-time codes sent by email or SMS.
@@ -64,18 +67,19 @@ type CodeLoginService struct {
 	hasher   PasswordHasher
 	sessions SessionManager
 	claims   EmailClaims
+	keys     CodeKeys
 	log      *slog.Logger
 }
 
 // NewCodeLoginService returns the service.
 func NewCodeLoginService(codes CodeStore, jobs JobEnqueuer, accounts CodeAccounts, hasher PasswordHasher, sessions SessionManager,
-	claims EmailClaims, log *slog.Logger) *CodeLoginService {
-	return &CodeLoginService{codes: codes, jobs: jobs, accounts: accounts, hasher: hasher, sessions: sessions, claims: claims, log: log}
+	claims EmailClaims, keys CodeKeys, log *slog.Logger) *CodeLoginService {
+	return &CodeLoginService{codes: codes, jobs: jobs, accounts: accounts, hasher: hasher, sessions: sessions, claims: claims, keys: keys, log: log}
 }
 
 // Send makes a code for the email or phone, stores it and queues its delivery.
 func (s *CodeLoginService) Send(ctx context.Context, email, phone string) error {
-	t, err := domain.ParseCodeTarget(email, phone)
+	t, key, err := parseCodeTarget(email, phone)
 	if err != nil {
 		return err
 	}
@@ -83,16 +87,22 @@ func (s *CodeLoginService) Send(ctx context.Context, email, phone string) error 
 	if err != nil {
 		return err
 	}
-	if err := s.codes.Put(ctx, t.Key(), code); err != nil {
-		return err
-	}
-	payload, err := json.Marshal(SendCodePayload{Channel: t.Channel, Address: t.Address, Code: code})
+	hash := s.keys.Hash(key, code)
+	sealed, err := s.keys.Seal(t.Address, code)
 	if err != nil {
 		return err
 	}
-	if _, err := s.jobs.Enqueue(ctx, domain.NewJob{Queue: QueueDefault, Kind: JobKindSendCode, Payload: payload, MaxAttempts: 5}); err != nil {
+	payload, err := json.Marshal(SendCodePayload{Channel: t.Channel, Address: t.Address, SealedCode: sealed})
+	if err != nil {
+		return err
+	}
+	// Fail closed: a code that cannot be metered is not sent.
+	if err := s.codes.Put(ctx, key, hash); err != nil {
+		return storeFailure(err, "store login code")
+	}
+	if _, err := s.jobs.Enqueue(ctx, domain.NewJob{Queue: QueueDefault, Kind: JobKindSendCode, Payload: payload, MaxAttempts: 5, DeleteWhenDone: true}); err != nil {
 		// The code will never be sent: withdraw it, or the user could not ask again for a minute.
-		if werr := s.codes.Withdraw(context.WithoutCancel(ctx), t.Key(), code); werr != nil {
+		if werr := s.codes.Withdraw(context.WithoutCancel(ctx), key, hash); werr != nil {
 			s.log.WarnContext(ctx, "withdrawing an undeliverable login code failed; the next send waits out the resend interval", "err", werr)
 		}
 		return fmt.Errorf("queue code delivery: %w", err)
@@ -102,15 +112,15 @@ func (s *CodeLoginService) Send(ctx context.Context, email, phone string) error 
 
 // Login checks the code and returns a session, creating the account on first login.
 func (s *CodeLoginService) Login(ctx context.Context, email, phone, code string) (Session, error) {
-	t, err := domain.ParseCodeTarget(email, phone)
+	t, key, err := parseCodeTarget(email, phone)
 	if err != nil {
 		return Session{}, err
 	}
 	if err := domain.ValidateCode(code); err != nil {
 		return Session{}, err
 	}
-	if err := s.codes.Check(ctx, t.Key(), code); err != nil {
-		return Session{}, err
+	if err := s.codes.Check(ctx, key, s.keys.Hash(key, code)); err != nil {
+		return Session{}, storeFailure(err, "verify login code")
 	}
 	// An account made by code login has a random password nobody knows; the user can set one.
 	secret, err := newSecret()
@@ -134,6 +144,28 @@ func (s *CodeLoginService) Login(ctx context.Context, email, phone, code string)
 		return Session{}, err
 	}
 	return Session{User: u, Token: tokens.Access, Refresh: tokens.Refresh}, nil
+}
+
+// parseCodeTarget parses the target and returns its storage key. Codes are never sent to the
+// reserved .invalid domain (phone accounts' placeholders).
+func parseCodeTarget(email, phone string) (domain.CodeTarget, string, error) {
+	t, err := domain.ParseCodeTarget(email, phone)
+	if err != nil {
+		return domain.CodeTarget{}, "", err
+	}
+	if t.Channel == "email" && domain.EmailReserved(CanonicalEmail(t.Address)) {
+		return domain.CodeTarget{}, "", domain.NewValidationError("email", "uses a reserved domain")
+	}
+	return t, codeTargetKey(t), nil
+}
+
+// storeFailure passes a code refusal on and makes any other code store failure a 503: the store
+// could not meter or check, so the step is refused rather than let through.
+func storeFailure(err error, what string) error {
+	if IsCodeError(err) {
+		return err
+	}
+	return fmt.Errorf("%s: %w: %w", what, domain.ErrUnavailable, err)
 }
 
 // IsCodeError reports whether err is a refused code step.

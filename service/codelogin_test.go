@@ -39,8 +39,16 @@ func newCodeLoginService(t *testing.T) (*service.CodeLoginService, codeDeps) {
 	}
 	// Taking over unverified accounts has tests of its own (account_test.go).
 	d.claims.EXPECT().ClaimByCodeLogin(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(nil).AnyTimes()
-	return service.NewCodeLoginService(d.codes, d.jobs, d.accounts, d.hasher, d.sessions, d.claims, discardLogger), d
+	return service.NewCodeLoginService(d.codes, d.jobs, d.accounts, d.hasher, d.sessions, d.claims, testCodeKeys, discardLogger), d
 }
+
+var testCodeKeys = func() service.CodeKeys {
+	k, err := service.NewCodeKeys([]byte("test-secret-of-at-least-32-bytes-long"))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
 
 func TestCodeLogin_Send(t *testing.T) {
 	t.Parallel()
@@ -50,6 +58,7 @@ func TestCodeLogin_Send(t *testing.T) {
 		name, email, phone, field string
 	}{
 		{"bad_email", "not-an-email", "", "email"},
+		{"reserved_domain", "4915112345678@phone.invalid", "", "email"},
 		{"bad_phone", "", "0151 1234", "phone"},
 		{"phone_without_country_code", "", "15112345678", "phone"},
 		{"both", "a@example.com", "+4915112345678", "body"},
@@ -66,12 +75,12 @@ func TestCodeLogin_Send(t *testing.T) {
 		})
 	}
 
-	t.Run("stores_a_six_digit_code_and_queues_its_delivery", func(t *testing.T) {
+	t.Run("stores_a_hash_and_queues_the_sealed_code", func(t *testing.T) {
 		t.Parallel()
 		for _, tc := range []struct {
 			email, phone, target, channel, address string
 		}{
-			{email: "  Alice@Example.COM ", target: "email:alice@example.com", channel: "email", address: "alice@example.com"},
+			{email: "  Alice@Example.COM ", target: "email:alice@example.com", channel: "email", address: "Alice@Example.COM"},
 			{phone: "+49 151 1234 5678", target: "phone:+4915112345678", channel: "phone", address: "+4915112345678"},
 		} {
 			svc, d := newCodeLoginService(t)
@@ -85,17 +94,21 @@ func TestCodeLogin_Send(t *testing.T) {
 				if err := json.Unmarshal(j.Payload, &p); err != nil {
 					t.Fatalf("payload %s: %v", j.Payload, err)
 				}
-				want := service.SendCodePayload{Channel: tc.channel, Address: tc.address, Code: stored}
-				if j.Queue != service.QueueDefault || j.Kind != service.JobKindSendCode || p != want || j.MaxAttempts < 1 {
-					t.Fatalf("enqueued %+v with payload %+v, want a %s job carrying %+v", j, p, service.JobKindSendCode, want)
+				code, err := testCodeKeys.Open(p.Address, p.SealedCode)
+				if err != nil || domain.ValidateCode(code) != nil || strings.Contains(string(j.Payload), code) {
+					t.Fatalf("payload %s: sealed code %q (%v) must open to six digits not in the payload", j.Payload, code, err)
+				}
+				if stored != testCodeKeys.Hash(tc.target, code) {
+					t.Fatalf("stored %q, want the HMAC of the sent code", stored)
+				}
+				if j.Queue != service.QueueDefault || j.Kind != service.JobKindSendCode || p.Channel != tc.channel || p.Address != tc.address ||
+					j.MaxAttempts < 1 || !j.DeleteWhenDone {
+					t.Fatalf("enqueued %+v with payload %+v, want a %s job to %s that is deleted when done", j, p, service.JobKindSendCode, tc.address)
 				}
 				return true, nil
 			})
 			if err := svc.Send(context.Background(), tc.email, tc.phone); err != nil {
 				t.Fatalf("send to %s: %v", tc.target, err)
-			}
-			if domain.ValidateCode(stored) != nil {
-				t.Fatalf("stored code %q is not six digits", stored)
 			}
 		}
 	})
@@ -133,7 +146,8 @@ func TestCodeLogin_Send(t *testing.T) {
 		svc, d := newCodeLoginService(t)
 		down := errors.New("redis: connection refused")
 		d.codes.EXPECT().Put(gomock.Any(), gomock.Any(), gomock.Any()).Return(down)
-		if err := svc.Send(context.Background(), "a@example.com", ""); !errors.Is(err, down) || service.IsCodeError(err) {
+		// Fail closed: a store that cannot meter sends nothing, and the client is told 503.
+		if err := svc.Send(context.Background(), "a@example.com", ""); !errors.Is(err, down) || !errors.Is(err, domain.ErrUnavailable) || service.IsCodeError(err) {
 			t.Fatalf("store failure: %v", err)
 		}
 		full := errors.New("pg: too many connections")
@@ -164,9 +178,9 @@ func TestCodeLogin_Login(t *testing.T) {
 	t.Run("right_code_logs_in_creating_the_account", func(t *testing.T) {
 		t.Parallel()
 		svc, d := newCodeLoginService(t)
-		target := domain.CodeTarget{Channel: "email", Address: "alice@example.com"}
+		target := domain.CodeTarget{Channel: "email", Address: "ALICE@example.com"}
 		gomock.InOrder(
-			d.codes.EXPECT().Check(gomock.Any(), target.Key(), "012345").Return(nil),
+			d.codes.EXPECT().Check(gomock.Any(), "email:alice@example.com", testCodeKeys.Hash("email:alice@example.com", "012345")).Return(nil),
 			d.hasher.EXPECT().Hash(gomock.Any()).DoAndReturn(func(secret string) (string, error) {
 				if len(secret) < 32 {
 					t.Fatalf("the account's secret %q is too short", secret)
@@ -188,7 +202,7 @@ func TestCodeLogin_Login(t *testing.T) {
 		t.Parallel()
 		svc, d := newCodeLoginService(t)
 		target := domain.CodeTarget{Channel: "phone", Address: "+4915112345678"}
-		d.codes.EXPECT().Check(gomock.Any(), "phone:+4915112345678", "999999").Return(nil)
+		d.codes.EXPECT().Check(gomock.Any(), "phone:+4915112345678", testCodeKeys.Hash("phone:+4915112345678", "999999")).Return(nil)
 		d.hasher.EXPECT().Hash(gomock.Any()).Return("hashed", nil)
 		d.accounts.EXPECT().FindOrCreateByTarget(gomock.Any(), target, "hashed").Return(user, nil)
 		d.sessions.EXPECT().Start(gomock.Any(), user.ID).Return(tokens, nil)
@@ -214,11 +228,11 @@ func TestCodeLogin_Login(t *testing.T) {
 			}
 		})
 	}
-	for _, reason := range []domain.CodeReason{domain.CodeWrong, domain.CodeBurned, domain.CodeMissing} {
+	for _, reason := range []domain.CodeReason{domain.CodeInvalid, domain.CodeLocked} {
 		t.Run("refused/"+string(reason), func(t *testing.T) {
 			t.Parallel()
 			svc, d := newCodeLoginService(t)
-			d.codes.EXPECT().Check(gomock.Any(), gomock.Any(), gomock.Any()).Return(&domain.CodeError{Reason: reason, AttemptsLeft: 1})
+			d.codes.EXPECT().Check(gomock.Any(), gomock.Any(), gomock.Any()).Return(&domain.CodeError{Reason: reason})
 			_, err := svc.Login(context.Background(), "a@example.com", "", "123456")
 			var ce *domain.CodeError
 			if !errors.As(err, &ce) || ce.Reason != reason {
@@ -278,7 +292,7 @@ func TestCodeLogin_ConcurrentFirstLogins(t *testing.T) {
 	log := testenv.Logger(t)
 	users := repository.NewUserRepository(db.Pool, dao.New(),
 		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
-	svc := service.NewCodeLoginService(acceptingCodes{}, nil, users, plainHasher{}, userSessions{}, noClaims{}, log)
+	svc := service.NewCodeLoginService(acceptingCodes{}, nil, users, plainHasher{}, userSessions{}, noClaims{}, testCodeKeys, log)
 
 	for _, tc := range []struct {
 		name    string
@@ -291,7 +305,7 @@ func TestCodeLogin_ConcurrentFirstLogins(t *testing.T) {
 			spell: func(i int) (string, string) {
 				return []string{"racer@example.com", " Racer@Example.com", "RACER@EXAMPLE.COM "}[i%3], ""
 			},
-			column: "email", address: "racer@example.com",
+			column: "email_canonical", address: "racer@example.com",
 		},
 		{
 			name: "phone",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/inkwell-dev/inkwell/domain"
@@ -183,7 +184,7 @@ func (s *UserService) newAccount(in RegisterInput) (domain.User, error) {
 	in.Email = domain.NormalizeEmail(in.Email)
 	v := &domain.ValidationError{}
 	domain.ValidateUsername(v, in.Username)
-	domain.ValidateEmail(v, in.Email)
+	ValidateNewEmail(v, in.Email)
 	domain.ValidatePassword(v, in.Password)
 	if err := v.OrNil(); err != nil {
 		return domain.User{}, err
@@ -276,10 +277,10 @@ func (s *UserService) Update(ctx context.Context, cred domain.Credential, in Upd
 	if in.Email != nil {
 		e := domain.NormalizeEmail(*in.Email)
 		in.Email = &e
-		domain.ValidateEmail(v, e)
+		domain.ValidateEmail(v, e) // a reserved domain is refused below, if the email changes
 	}
 	if in.Username != nil {
-		domain.ValidateUsername(v, *in.Username)
+		domain.ValidateUsernameFormat(v, *in.Username)
 	}
 	if in.Password != nil {
 		domain.ValidatePassword(v, *in.Password)
@@ -292,6 +293,18 @@ func (s *UserService) Update(ctx context.Context, cred domain.Credential, in Upd
 	}
 	if err := v.OrNil(); err != nil {
 		return domain.User{}, err
+	}
+	if in.Email != nil && domain.EmailReserved(CanonicalEmail(*in.Email)) {
+		// Refused before the step-up asks for a password: moving to a reserved address is bad
+		// input whoever asks (keeping the one the account has is not a change; checked again
+		// below, in the transaction).
+		cur, err := s.users.GetByID(ctx, userID)
+		if err != nil && !errors.Is(err, domain.ErrNotFound) {
+			return domain.User{}, err
+		}
+		if CanonicalEmail(cur.Email) != CanonicalEmail(*in.Email) {
+			return domain.User{}, domain.NewValidationError("email", "uses a reserved domain")
+		}
 	}
 	verified, err := s.stepUp(ctx, userID, &in)
 	if err != nil {
@@ -308,6 +321,14 @@ func (s *UserService) Update(ctx context.Context, cred domain.Credential, in Upd
 		newHash = h
 	}
 	apply := func(u *domain.User) error {
+		// A settings form sends every field back: an account may keep a name or address that is
+		// reserved now (a phone account's placeholder email), but not change to one.
+		if in.Email != nil && CanonicalEmail(*in.Email) != CanonicalEmail(u.Email) && domain.EmailReserved(CanonicalEmail(*in.Email)) {
+			return domain.NewValidationError("email", "uses a reserved domain")
+		}
+		if in.Username != nil && !strings.EqualFold(*in.Username, u.Username) && domain.UsernameReserved(*in.Username) {
+			return domain.NewValidationError("username", "is reserved")
+		}
 		if in.Email != nil {
 			u.Email = *in.Email
 		}
@@ -365,8 +386,8 @@ func (s *UserService) stepUp(ctx context.Context, userID int64, in *UpdateUserIn
 	if err != nil {
 		return "", err
 	}
-	if in.Email != nil && *in.Email == u.Email {
-		in.Email = nil
+	if in.Email != nil && CanonicalEmail(*in.Email) == CanonicalEmail(u.Email) {
+		in.Email = nil // the same address (perhaps typed differently): not a credential change
 	}
 	if in.Email == nil && in.Password == nil {
 		return "", nil

@@ -75,7 +75,7 @@ func TestUserService_Register(t *testing.T) {
 			buildStubs: func(d userDeps) {
 				gomock.InOrder(
 					d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil),
-					d.repo.EXPECT().Create(gomock.Any(), domain.User{Email: "jake@jake.jake", Username: "jake", PasswordHash: "HASH"}).
+					d.repo.EXPECT().Create(gomock.Any(), domain.User{Email: "Jake@JAKE.jake", Username: "jake", PasswordHash: "HASH"}).
 						Return(created, nil),
 					d.tokens.EXPECT().Start(gomock.Any(), int64(7)).Return(domain.Tokens{Access: "TOKEN", Refresh: "REFRESH"}, nil),
 				)
@@ -234,7 +234,7 @@ func TestUserService_Login(t *testing.T) {
 			email:    " JAKE@jake.jake",
 			password: password,
 			buildStubs: func(d userDeps) {
-				d.repo.EXPECT().GetByEmail(gomock.Any(), "jake@jake.jake").Return(jake, nil)
+				d.repo.EXPECT().GetByEmail(gomock.Any(), "JAKE@jake.jake").Return(jake, nil)
 				d.hasher.EXPECT().Verify(password, jake.PasswordHash).Return(true, false, nil)
 				d.hasher.EXPECT().Hash(gomock.Any()).Times(0)
 				d.repo.EXPECT().ReplacePasswordHash(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
@@ -596,7 +596,7 @@ func TestUserService_Update(t *testing.T) {
 			check: wantUser(jake),
 		},
 		{
-			name: "every field changes, email normalized, password hashed before the update",
+			name: "every field changes, email trimmed, password hashed before the update",
 			in: service.UpdateUserInput{
 				Email:           ptr("  Jacob@Example.COM "),
 				Username:        ptr("jacob"),
@@ -617,7 +617,7 @@ func TestUserService_Update(t *testing.T) {
 				d.tokens.EXPECT().RevokeAllIn(gomock.Any(), gomock.Any(), jake.ID, "sid-current", true).Return(nil)
 			},
 			check: wantUser(with(func(u *domain.User) {
-				u.Email, u.Username, u.PasswordHash = "jacob@example.com", "jacob", "NEWHASH"
+				u.Email, u.Username, u.PasswordHash = "Jacob@Example.COM", "jacob", "NEWHASH"
 				u.Bio, u.Image = "new bio", "https://example.com/jacob.png"
 			})),
 		},

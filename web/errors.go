@@ -31,7 +31,9 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	case errors.As(err, &verr):
 		c.AbortWithStatusJSON(http.StatusUnprocessableEntity, errorBody{Errors: verr.Fields})
 	case errors.As(err, &cerr):
-		if cerr.Reason == domain.CodeTooSoon {
+		// Refusals that pass with time (resend interval, send caps, a locked target) are 429 with
+		// when to retry; every refused guess is one 401 with one message.
+		if cerr.RetryAfter > 0 {
 			c.Header("Retry-After", strconv.Itoa(int(cerr.RetryAfter.Seconds())))
 			abortWith(c, http.StatusTooManyRequests, "code", cerr.Message())
 			return

@@ -88,9 +88,9 @@ var fuzzOutcomes = []fuzzOutcome{
 	{err: domain.ErrIllegalTransition},
 	{err: domain.NewValidationError("title", "can't be blank")},
 	{err: &domain.CodeError{Reason: domain.CodeTooSoon, RetryAfter: 42 * time.Second}},
-	{err: &domain.CodeError{Reason: domain.CodeWrong, AttemptsLeft: 2}},
-	{err: &domain.CodeError{Reason: domain.CodeBurned}},
-	{err: &domain.CodeError{Reason: domain.CodeMissing}},
+	{err: &domain.CodeError{Reason: domain.CodeInvalid}},
+	{err: &domain.CodeError{Reason: domain.CodeLocked, RetryAfter: 3600 * time.Second}},
+	{err: &domain.CodeError{Reason: domain.CodeSendCap, RetryAfter: 7200 * time.Second}},
 	{err: domain.ErrAccountCodeInvalid},
 	{err: fmt.Errorf("load article: %w", domain.ErrNotFound)},
 }

@@ -1,24 +1,35 @@
--- Checks a one-time login code. KEYS[1] holds the code, KEYS[2] the attempts left. ARGV: code.
--- Returns 0 right (the code is spent), -1 no code (never sent or expired), -2 burned (no attempts
--- left), -3 the code key has no expiry (a system error), or n > 0: wrong, n attempts left.
--- A wrong guess that uses the last attempt burns the code; it stays burned until it expires.
-local stored = redis.call('GET', KEYS[1])
-if not stored then
-  return -1
+-- Checks a one-time login code. KEYS as in code_send.lua. ARGV: code hash, failure budget,
+-- budget window (s).
+-- Returns {0, 0} right (the code is marked spent and keeps its key, and so its resend window,
+-- until it expires), {-1, 0} refused (wrong, never sent, expired, spent or burned: one answer for
+-- all), {-3, s} the target's failure budget is used up for s more seconds, {-2, 0} a key has no
+-- expiry (a system error).
+-- Only a guess compared with a live code counts against the budget, and never once the budget
+-- is used up, so concurrent guesses cannot push the count past it.
+local budget_ttl = redis.call('TTL', KEYS[2])
+if budget_ttl == -1 then
+  return {-2, 0}
+end
+if budget_ttl > 0 and tonumber(redis.call('HGET', KEYS[2], 'fails') or '0') >= tonumber(ARGV[2]) then
+  return {-3, budget_ttl}
+end
+local code = redis.call('HMGET', KEYS[1], 'h', 'left', 'spent')
+if not code[1] then
+  return {-1, 0}
 end
 if redis.call('TTL', KEYS[1]) == -1 then
-  return -3
+  return {-2, 0}
 end
-local left = tonumber(redis.call('GET', KEYS[2]) or '0')
-if left <= 0 then
-  return -2
+if code[3] == '1' or tonumber(code[2]) <= 0 then
+  return {-1, 0}
 end
-if stored == ARGV[1] then
-  redis.call('DEL', KEYS[1], KEYS[2])
-  return 0
+if code[1] == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'spent', 1)
+  return {0, 0}
 end
-left = redis.call('DECR', KEYS[2])
-if left <= 0 then
-  return -2
+redis.call('HINCRBY', KEYS[1], 'left', -1)
+redis.call('HINCRBY', KEYS[2], 'fails', 1)
+if budget_ttl < 0 then
+  redis.call('EXPIRE', KEYS[2], ARGV[3])
 end
-return left
+return {-1, 0}

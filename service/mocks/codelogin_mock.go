@@ -42,45 +42,45 @@ func (m *MockCodeStore) EXPECT() *MockCodeStoreMockRecorder {
 }
 
 // Check mocks base method.
-func (m *MockCodeStore) Check(ctx context.Context, target, code string) error {
+func (m *MockCodeStore) Check(ctx context.Context, target, codeHash string) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Check", ctx, target, code)
+	ret := m.ctrl.Call(m, "Check", ctx, target, codeHash)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
 // Check indicates an expected call of Check.
-func (mr *MockCodeStoreMockRecorder) Check(ctx, target, code any) *gomock.Call {
+func (mr *MockCodeStoreMockRecorder) Check(ctx, target, codeHash any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Check", reflect.TypeOf((*MockCodeStore)(nil).Check), ctx, target, code)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Check", reflect.TypeOf((*MockCodeStore)(nil).Check), ctx, target, codeHash)
 }
 
 // Put mocks base method.
-func (m *MockCodeStore) Put(ctx context.Context, target, code string) error {
+func (m *MockCodeStore) Put(ctx context.Context, target, codeHash string) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Put", ctx, target, code)
+	ret := m.ctrl.Call(m, "Put", ctx, target, codeHash)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
 // Put indicates an expected call of Put.
-func (mr *MockCodeStoreMockRecorder) Put(ctx, target, code any) *gomock.Call {
+func (mr *MockCodeStoreMockRecorder) Put(ctx, target, codeHash any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Put", reflect.TypeOf((*MockCodeStore)(nil).Put), ctx, target, code)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Put", reflect.TypeOf((*MockCodeStore)(nil).Put), ctx, target, codeHash)
 }
 
 // Withdraw mocks base method.
-func (m *MockCodeStore) Withdraw(ctx context.Context, target, code string) error {
+func (m *MockCodeStore) Withdraw(ctx context.Context, target, codeHash string) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Withdraw", ctx, target, code)
+	ret := m.ctrl.Call(m, "Withdraw", ctx, target, codeHash)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
 // Withdraw indicates an expected call of Withdraw.
-func (mr *MockCodeStoreMockRecorder) Withdraw(ctx, target, code any) *gomock.Call {
+func (mr *MockCodeStoreMockRecorder) Withdraw(ctx, target, codeHash any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Withdraw", reflect.TypeOf((*MockCodeStore)(nil).Withdraw), ctx, target, code)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Withdraw", reflect.TypeOf((*MockCodeStore)(nil).Withdraw), ctx, target, codeHash)
 }
 
 // MockJobEnqueuer is a mock of JobEnqueuer interface.

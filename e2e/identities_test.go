@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/ioc"
+)
+
+// TestCodeLoginFailureBudget: wrong guesses count per target across codes; once the budget is
+// used up, code login (and sending) for that target answers 429 with Retry-After, even with the
+// right code, and every wrong guess before that answered the same 401.
+func TestCodeLoginFailureBudget(t *testing.T) {
+	t.Parallel()
+	app, inbox := startCodeApp(t, func(c *ioc.Config) { c.CodeFailureBudget, c.CodeAttempts = 4, 3 })
+	rdb := testenv.NewRedis(t).Client
+	target := map[string]any{"email": "victim@example.com"}
+	guess := func(code string) response {
+		return app.Do("POST", "/api/users/login/code", "", map[string]any{"email": "victim@example.com", "code": code})
+	}
+	wrongFor := func(code string) string {
+		if code == "000000" {
+			return "000001"
+		}
+		return "000000"
+	}
+	app.Do("POST", "/api/users/login/code/send", "", target).Expect(t, http.StatusAccepted)
+	first := app.codeOf(inbox, "email:victim@example.com")
+	for range 3 { // burns the first code
+		if msg := errorsOf(t, guess(wrongFor(first)).Expect(t, http.StatusUnauthorized))["code"].([]any); msg[0] != "is invalid or has expired" {
+			t.Fatalf("wrong guess answered %v", msg)
+		}
+	}
+	guess(first).Expect(t, http.StatusUnauthorized) // burned: the same answer
+	if err := rdb.Del(context.Background(), app.Cfg.RedisPrefix+"logincode:{email:victim@example.com}").Err(); err != nil {
+		t.Fatal(err)
+	}
+	app.Do("POST", "/api/users/login/code/send", "", target).Expect(t, http.StatusAccepted)
+	second := app.codeOf(inbox, "email:victim@example.com")
+	guess(wrongFor(second)).Expect(t, http.StatusUnauthorized) // the 4th wrong guess: budget used up
+	locked := guess(second).Expect(t, http.StatusTooManyRequests)
+	if s, err := strconv.Atoi(locked.Header.Get("Retry-After")); err != nil || time.Duration(s)*time.Second < 23*time.Hour {
+		t.Fatalf("Retry-After %q, want about a day", locked.Header.Get("Retry-After"))
+	}
+	app.Do("POST", "/api/users/login/code/send", "", target).Expect(t, http.StatusTooManyRequests)
+}
+
+// TestPhoneLoginCannotBeBlocked: the .invalid domain cannot be registered, and a phone's first
+// code login succeeds even when its placeholder email is taken by an older account.
+func TestPhoneLoginCannotBeBlocked(t *testing.T) {
+	t.Parallel()
+	app, inbox := startCodeApp(t)
+	reg := app.Do("POST", "/api/users", "", map[string]any{"user": map[string]any{
+		"email": "4915111122233@phone.invalid", "username": "squatter", "password": "password123"}}).Expect(t, http.StatusUnprocessableEntity)
+	if _, ok := errorsOf(t, reg)["email"]; !ok {
+		t.Fatalf("registration error %s", reg.Body)
+	}
+	// An account made before the domain was refused holds the placeholder of another number.
+	if _, err := app.DB.Pool.Exec(context.Background(),
+		`INSERT INTO users (email, username, password_hash) VALUES ('4915144455566@phone.invalid', 'oldsquatter', 'x')`); err != nil {
+		t.Fatal(err)
+	}
+	app.Do("POST", "/api/users/login/code/send", "", map[string]any{"phone": "+4915144455566"}).Expect(t, http.StatusAccepted)
+	code := app.codeOf(inbox, "phone:+4915144455566")
+	u := app.Do("POST", "/api/users/login/code", "", map[string]any{"phone": "+4915144455566", "code": code}).Expect(t, http.StatusOK).JSON(t)["user"].(map[string]any)
+	if u["username"] == "oldsquatter" || u["token"] == "" {
+		t.Fatalf("phone login landed in %v", u)
+	}
+	// A settings form sends every field back: the placeholder may stay, but nobody moves to one.
+	token := u["token"].(string)
+	app.Do("PUT", "/api/user", token, map[string]any{"user": map[string]any{"email": u["email"], "username": u["username"], "bio": "hi"}}).Expect(t, http.StatusOK)
+	for field, value := range map[string]string{"email": "4915100000000@phone.invalid", "username": "admin"} {
+		res := app.Do("PUT", "/api/user", token, map[string]any{"user": map[string]any{field: value}}).Expect(t, http.StatusUnprocessableEntity)
+		if _, ok := errorsOf(t, res)[field]; !ok {
+			t.Fatalf("changing %s to %q: %s", field, value, res.Body)
+		}
+	}
+}
+
+// TestCanonicalIdentities: emails differing by case or Unicode compatibility form are one
+// account; reserved and dot-only usernames are refused.
+func TestCanonicalIdentities(t *testing.T) {
+	t.Parallel()
+	app := startApp(t)
+	register := func(email, username string) response {
+		return app.Do("POST", "/api/users", "", map[string]any{"user": map[string]any{"email": email, "username": username, "password": "password123"}})
+	}
+	u := register("Ｊane.Doe@Example.com", "janedoe").Expect(t, http.StatusCreated).JSON(t)["user"].(map[string]any)
+	if u["email"] != "Ｊane.Doe@Example.com" {
+		t.Fatalf("email stored as %v, want as typed", u["email"])
+	}
+	for _, lookalike := range []string{"jane.doe@example.com", "JANE.DOE@EXAMPLE.COM", "ｊane.doe@example.com"} {
+		if _, ok := errorsOf(t, register(lookalike, "jane"+strconv.Itoa(len(lookalike))).Expect(t, http.StatusUnprocessableEntity))["email"]; !ok {
+			t.Fatalf("look-alike %q was not refused as a taken email", lookalike)
+		}
+	}
+	app.Do("POST", "/api/users/login", "", map[string]any{"user": map[string]any{"email": "jane.doe@EXAMPLE.com", "password": "password123"}}).Expect(t, http.StatusOK)
+	for i, name := range []string{".", "..", "...", "api", "Admin", "users", "profiles", "articles"} {
+		res := register("user"+strconv.Itoa(i)+"@example.com", name).Expect(t, http.StatusUnprocessableEntity)
+		if _, ok := errorsOf(t, res)["username"]; !ok {
+			t.Fatalf("username %q: %s", name, res.Body)
+		}
+	}
+	register("dots@example.com", "j.doe-2_x").Expect(t, http.StatusCreated)
+}
+
+// TestCodeLoginWithRedisDown: with Redis stopped, PostgreSQL meters and checks codes (by hash),
+// with the same resend interval and failure budget.
+func TestCodeLoginWithRedisDown(t *testing.T) {
+	t.Parallel()
+	redisSrv := testenv.StartRedisServer(t)
+	app, inbox := startCodeApp(t, func(c *ioc.Config) {
+		c.RedisURL = redisSrv.URL()
+		c.CodeFailureBudget = 2
+	})
+	redisSrv.Stop()
+	app.Do("POST", "/api/users/login/code/send", "", map[string]any{"email": "offline@example.com"}).Expect(t, http.StatusAccepted)
+	app.Do("POST", "/api/users/login/code/send", "", map[string]any{"email": "offline@example.com"}).Expect(t, http.StatusTooManyRequests)
+	code := inbox.next(t, "offline@example.com")
+	var stored string
+	if err := app.DB.Pool.QueryRow(context.Background(), `SELECT code_hash FROM login_codes WHERE target = 'email:offline@example.com'`).Scan(&stored); err != nil || len(stored) != 64 || stored == code {
+		t.Fatalf("fallback stored %q (%v), want an HMAC", stored, err)
+	}
+	app.Do("POST", "/api/users/login/code", "", map[string]any{"email": "offline@example.com", "code": code}).Expect(t, http.StatusOK)
+
+	// The failure budget holds in the fallback too.
+	if _, err := app.DB.Pool.Exec(context.Background(), `UPDATE login_codes SET sent_at = sent_at - interval '2 minutes'`); err != nil {
+		t.Fatal(err)
+	}
+	app.Do("POST", "/api/users/login/code/send", "", map[string]any{"email": "offline@example.com"}).Expect(t, http.StatusAccepted)
+	second := inbox.next(t, "offline@example.com")
+	wrong := "000000"
+	if second == wrong {
+		wrong = "000001"
+	}
+	for range 2 {
+		app.Do("POST", "/api/users/login/code", "", map[string]any{"email": "offline@example.com", "code": wrong}).Expect(t, http.StatusUnauthorized)
+	}
+	app.Do("POST", "/api/users/login/code", "", map[string]any{"email": "offline@example.com", "code": second}).Expect(t, http.StatusTooManyRequests)
+}

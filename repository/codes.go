@@ -1,0 +1,158 @@
+package repository
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/domain"
+)
+
+// CodeFallback is the PostgreSQL copy of cache.CodeStore's rules, used while Redis is
+// unavailable (see service.FallbackCodeStore): the same resend interval, attempts per code,
+// per-target failure budget and daily send cap, and global send rate, in fixed windows kept in
+// login_code_meters. Each step is one transaction holding an advisory lock on the target, so
+// concurrent guesses on several instances are counted one at a time. Like the Redis store it only
+// sees code hashes.
+type CodeFallback struct {
+	pool   *pgxpool.Pool
+	policy cache.CodePolicy
+	now    func() time.Time
+}
+
+// NewCodeFallback returns the fallback store.
+func NewCodeFallback(pool *pgxpool.Pool, policy cache.CodePolicy, now func() time.Time) *CodeFallback {
+	return &CodeFallback{pool: pool, policy: policy, now: now}
+}
+
+const globalCodeMeter = "global"
+
+func failsMeter(target string) string { return "fails:" + target }
+func sendsMeter(target string) string { return "sends:" + target }
+
+// meter returns a meter's hits in its current window and when the window ends (0 hits when none).
+func meter(ctx context.Context, tx *Tx, key string, now time.Time) (int, time.Time, error) {
+	row, err := queries.LoginCodeMeterGet(ctx, tx, dao.LoginCodeMeterGetParams{Key: key, Now: now})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, time.Time{}, nil
+	}
+	return int(row.Hits), row.WindowEnds, wrapf(err, "read login code meter")
+}
+
+func hit(ctx context.Context, tx *Tx, key string, now time.Time, window time.Duration) (int, time.Time, error) {
+	row, err := queries.LoginCodeMeterHit(ctx, tx, dao.LoginCodeMeterHitParams{Key: key, Now: now, NewWindowEnds: now.Add(window)})
+	return int(row.Hits), row.WindowEnds, wrapf(err, "count login code meter")
+}
+
+func waitUntil(end, now time.Time) time.Duration {
+	return max(end.Sub(now).Round(time.Second), time.Second)
+}
+
+func (s *CodeFallback) inTargetTx(ctx context.Context, target string, fn func(tx *Tx, now time.Time) error) error {
+	return inTx(ctx, s.pool, defaultRetry, func(tx *Tx) error {
+		if err := queries.LoginCodeLockTarget(ctx, tx, "login_code:"+target); err != nil {
+			return wrapf(err, "lock login code target")
+		}
+		return fn(tx, s.now())
+	})
+}
+
+// Put meters one send and stores codeHash for target, refusing as cache.CodeStore.Put does.
+func (s *CodeFallback) Put(ctx context.Context, target, codeHash string) error {
+	var refusal error
+	err := s.inTargetTx(ctx, target, func(tx *Tx, now time.Time) error {
+		refusal = nil
+		if err := queries.LoginCodePurgeExpired(ctx, tx, now); err != nil {
+			return wrapf(err, "purge login codes")
+		}
+		n, end, err := hit(ctx, tx, globalCodeMeter, now, s.policy.GlobalWindow)
+		if err != nil {
+			return err
+		}
+		if n > s.policy.GlobalSends {
+			refusal = &domain.CodeError{Reason: domain.CodeBusy, RetryAfter: waitUntil(end, now)}
+			return nil // the global hit stays counted, as in Redis
+		}
+		if fails, end, err := meter(ctx, tx, failsMeter(target), now); err != nil || fails >= s.policy.FailureBudget {
+			if err == nil {
+				refusal = &domain.CodeError{Reason: domain.CodeLocked, RetryAfter: waitUntil(end, now)}
+			}
+			return err
+		}
+		code, err := queries.LoginCodeGet(ctx, tx, dao.LoginCodeGetParams{Target: target, Now: now})
+		if err == nil && code.SentAt.Add(s.policy.Resend).After(now) {
+			refusal = &domain.CodeError{Reason: domain.CodeTooSoon, RetryAfter: waitUntil(code.SentAt.Add(s.policy.Resend), now)}
+			return nil
+		} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return wrapf(err, "read login code")
+		}
+		if sends, end, err := meter(ctx, tx, sendsMeter(target), now); err != nil || sends >= s.policy.DailySends {
+			if err == nil {
+				refusal = &domain.CodeError{Reason: domain.CodeSendCap, RetryAfter: waitUntil(end, now)}
+			}
+			return err
+		}
+		if _, _, err := hit(ctx, tx, sendsMeter(target), now, s.policy.BudgetWindow); err != nil {
+			return err
+		}
+		return wrapf(queries.LoginCodePut(ctx, tx, dao.LoginCodePutParams{
+			Target: target, CodeHash: codeHash, AttemptsLeft: int32(s.policy.Attempts), Now: now, ExpiresAt: now.Add(s.policy.Validity),
+		}), "store login code")
+	})
+	if err != nil {
+		return err
+	}
+	return refusal
+}
+
+// Check verifies codeHash for target against its code and its failure budget.
+func (s *CodeFallback) Check(ctx context.Context, target, codeHash string) error {
+	var refusal error
+	err := s.inTargetTx(ctx, target, func(tx *Tx, now time.Time) error {
+		refusal = &domain.CodeError{Reason: domain.CodeInvalid}
+		fails, end, err := meter(ctx, tx, failsMeter(target), now)
+		if err != nil {
+			return err
+		}
+		if fails >= s.policy.FailureBudget {
+			refusal = &domain.CodeError{Reason: domain.CodeLocked, RetryAfter: waitUntil(end, now)}
+			return nil
+		}
+		code, err := queries.LoginCodeGet(ctx, tx, dao.LoginCodeGetParams{Target: target, Now: now})
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && (code.Spent || code.AttemptsLeft <= 0)) {
+			return nil
+		}
+		if err != nil {
+			return wrapf(err, "read login code")
+		}
+		if code.CodeHash == codeHash {
+			refusal = nil
+			return wrapf(queries.LoginCodeSpend(ctx, tx, target), "spend login code")
+		}
+		if err := queries.LoginCodeMiss(ctx, tx, target); err != nil {
+			return wrapf(err, "count a wrong login code")
+		}
+		_, _, err = hit(ctx, tx, failsMeter(target), now, s.policy.BudgetWindow)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return refusal
+}
+
+// Withdraw deletes target's code if it is still codeHash and gives its send back.
+func (s *CodeFallback) Withdraw(ctx context.Context, target, codeHash string) error {
+	return s.inTargetTx(ctx, target, func(tx *Tx, _ time.Time) error {
+		n, err := queries.LoginCodeWithdraw(ctx, tx, dao.LoginCodeWithdrawParams{Target: target, CodeHash: codeHash})
+		if err != nil || n == 0 {
+			return wrapf(err, "withdraw login code")
+		}
+		return wrapf(queries.LoginCodeMeterGiveBack(ctx, tx, sendsMeter(target)), "give a login code send back")
+	})
+}
