@@ -266,6 +266,10 @@ type Querier interface {
 	UserGetByUsername(ctx context.Context, db DBTX, username string) (User, error)
 	UserInsert(ctx context.Context, db DBTX, arg UserInsertParams) (User, error)
 	UserInsertWithPhone(ctx context.Context, db DBTX, arg UserInsertWithPhoneParams) (User, error)
+	// Holds the user's row (shared) only while its password hash is still the one a login verified:
+	// a password change, reset or takeover (which update the row, and end the sessions, in their own
+	// transaction) either commits first and this finds no row, or waits for the login's session.
+	UserLockIfPassword(ctx context.Context, db DBTX, arg UserLockIfPasswordParams) (int64, error)
 	// Marks the email verified if it is still the address the code went to.
 	UserMarkEmailVerified(ctx context.Context, db DBTX, arg UserMarkEmailVerifiedParams) (int64, error)
 	// A proof of the email's ownership (reset code, code login) sets a new password hash and marks

@@ -243,6 +243,25 @@ func (q *Queries) UserInsertWithPhone(ctx context.Context, db DBTX, arg UserInse
 	return i, err
 }
 
+const userLockIfPassword = `-- name: UserLockIfPassword :one
+SELECT id FROM users WHERE id = $1::bigint AND password_hash = $2::text FOR SHARE
+`
+
+type UserLockIfPasswordParams struct {
+	ID           int64
+	PasswordHash string
+}
+
+// Holds the user's row (shared) only while its password hash is still the one a login verified:
+// a password change, reset or takeover (which update the row, and end the sessions, in their own
+// transaction) either commits first and this finds no row, or waits for the login's session.
+func (q *Queries) UserLockIfPassword(ctx context.Context, db DBTX, arg UserLockIfPasswordParams) (int64, error) {
+	row := db.QueryRow(ctx, userLockIfPassword, arg.ID, arg.PasswordHash)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const userUpdate = `-- name: UserUpdate :one
 UPDATE users
 SET email_verified_at = CASE WHEN email_canonical = $1::text THEN email_verified_at END,

@@ -45,3 +45,9 @@ SELECT * FROM users WHERE phone = @phone::text;
 INSERT INTO users (email, email_canonical, username, password_hash, phone)
 VALUES (@email::text, @email_canonical::text, @username::text, @password_hash::text, sqlc.narg(phone)::text)
 RETURNING *;
+
+-- name: UserLockIfPassword :one
+-- Holds the user's row (shared) only while its password hash is still the one a login verified:
+-- a password change, reset or takeover (which update the row, and end the sessions, in their own
+-- transaction) either commits first and this finds no row, or waits for the login's session.
+SELECT id FROM users WHERE id = @id::bigint AND password_hash = @password_hash::text FOR SHARE;

@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
-
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/cache"
@@ -133,6 +132,24 @@ func (r *UserRepository) UpdateTx(ctx context.Context, id int64, change func(tx 
 		return domain.User{}, err
 	}
 	return userFromRow(after), nil
+}
+
+// InTxIfPassword runs fn in a unit of work that holds user id's row (FOR SHARE) if its password
+// hash is still hash (UserLockIfPassword); held is false, and fn is not run, otherwise.
+func (r *UserRepository) InTxIfPassword(ctx context.Context, id int64, hash string, fn func(tx service.Tx) error) (bool, error) {
+	held := false
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+		held = false
+		if _, err := queries.UserLockIfPassword(ctx, tx, dao.UserLockIfPasswordParams{ID: id, PasswordHash: hash}); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			return wrapf(err, "hold user %d", id)
+		}
+		held = true
+		return fn(tx)
+	})
+	return held, err
 }
 
 // ReplacePasswordHash swaps the hash only if it still equals oldHash. Hashes are never cached, so

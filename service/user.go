@@ -34,6 +34,9 @@ type UserRepository interface {
 	// ReplacePasswordHash swaps the stored hash only if it still equals oldHash, so a rehash on
 	// login can never overwrite a password changed concurrently.
 	ReplacePasswordHash(ctx context.Context, id int64, oldHash, newHash string) error
+	// InTxIfPassword runs fn in a unit of work holding user id's row, if its password hash is
+	// still hash; held is false (and fn not run) when the password changed meanwhile.
+	InTxIfPassword(ctx context.Context, id int64, hash string, fn func(tx Tx) error) (held bool, err error)
 }
 
 // PasswordHasher hashes and verifies passwords. Verify reports needsRehash when the stored hash
@@ -229,10 +232,26 @@ func (s *UserService) Login(ctx context.Context, email, password string) (Sessio
 	if !match {
 		return Session{}, domain.ErrInvalidCredentials
 	}
+	verified := u.PasswordHash
 	if needsRehash {
-		s.rehash(ctx, u, password)
+		verified = s.rehash(ctx, u, password)
 	}
-	return s.session(ctx, u)
+	// The session starts only while the password is still the one just verified: a reset,
+	// takeover or password change that commits while Argon2 ran ends every session, and must
+	// not be outrun by this one.
+	var t domain.Tokens
+	held, err := s.users.InTxIfPassword(ctx, u.ID, verified, func(tx Tx) error {
+		var err error
+		t, err = s.sessions.StartIn(ctx, tx, u.ID)
+		return err
+	})
+	if err != nil {
+		return Session{}, fmt.Errorf("start session for user %d: %w", u.ID, err)
+	}
+	if !held {
+		return Session{}, domain.ErrInvalidCredentials
+	}
+	return Session{User: u, Token: t.Access, Refresh: t.Refresh}, nil
 }
 
 // Authenticate turns an access token or API key into the credential of an existing user.
@@ -424,16 +443,18 @@ func (s *UserService) session(ctx context.Context, u domain.User) (Session, erro
 	return Session{User: u, Token: t.Access, Refresh: t.Refresh}, nil
 }
 
-// rehash upgrades a stored hash to the current parameters. Failure only costs the upgrade, so it
-// is logged and the login goes on.
-func (s *UserService) rehash(ctx context.Context, u domain.User, password string) {
+// rehash upgrades a stored hash to the current parameters and returns the hash stored now.
+// Failure only costs the upgrade, so it is logged and the login goes on with the old hash.
+func (s *UserService) rehash(ctx context.Context, u domain.User, password string) string {
 	h, err := s.hasher.Hash(password)
 	if err == nil {
 		err = s.users.ReplacePasswordHash(ctx, u.ID, u.PasswordHash, h)
 	}
 	if err != nil {
 		s.log.WarnContext(ctx, "password rehash failed", "user_id", u.ID, "err", err)
+		return u.PasswordHash
 	}
+	return h
 }
 
 // burnVerification spends the same work as checking a real password, so a login for an unknown

@@ -238,7 +238,7 @@ func TestUserService_Login(t *testing.T) {
 				d.hasher.EXPECT().Verify(password, jake.PasswordHash).Return(true, false, nil)
 				d.hasher.EXPECT().Hash(gomock.Any()).Times(0)
 				d.repo.EXPECT().ReplacePasswordHash(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
-				d.tokens.EXPECT().Start(gomock.Any(), jake.ID).Return(domain.Tokens{Access: "TOKEN", Refresh: "REFRESH"}, nil)
+				expectSessionWhilePassword(d, jake.PasswordHash)
 			},
 			check: func(t *testing.T, s service.Session, err error) {
 				if err != nil {
@@ -288,7 +288,7 @@ func TestUserService_Login(t *testing.T) {
 				d.hasher.EXPECT().Verify(password, jake.PasswordHash).Return(true, true, nil)
 				d.hasher.EXPECT().Hash(password).Return("NEWHASH", nil)
 				d.repo.EXPECT().ReplacePasswordHash(gomock.Any(), jake.ID, jake.PasswordHash, "NEWHASH").Return(nil)
-				d.tokens.EXPECT().Start(gomock.Any(), jake.ID).Return(domain.Tokens{Access: "TOKEN", Refresh: "REFRESH"}, nil)
+				expectSessionWhilePassword(d, "NEWHASH")
 			},
 			check: func(t *testing.T, s service.Session, err error) {
 				if err != nil || s.Token != "TOKEN" {
@@ -306,12 +306,28 @@ func TestUserService_Login(t *testing.T) {
 				d.hasher.EXPECT().Hash(password).Return("NEWHASH", nil)
 				d.repo.EXPECT().ReplacePasswordHash(gomock.Any(), jake.ID, jake.PasswordHash, "NEWHASH").
 					Return(errors.New("connection reset"))
-				d.tokens.EXPECT().Start(gomock.Any(), jake.ID).Return(domain.Tokens{Access: "TOKEN", Refresh: "REFRESH"}, nil)
+				expectSessionWhilePassword(d, jake.PasswordHash)
 			},
 			check: func(t *testing.T, s service.Session, err error) {
 				if err != nil || s.Token != "TOKEN" {
 					t.Fatalf("Login = (%+v, %v), want a session", s, err)
 				}
+			},
+		},
+		{
+			name:     "a password changed while the login verified the old one gives no session",
+			email:    "jake@jake.jake",
+			password: password,
+			buildStubs: func(d userDeps) {
+				d.repo.EXPECT().GetByEmail(gomock.Any(), "jake@jake.jake").Return(jake, nil)
+				d.hasher.EXPECT().Verify(password, jake.PasswordHash).Return(true, false, nil)
+				// A reset, takeover or password change committed meanwhile: the hash is not held.
+				d.repo.EXPECT().InTxIfPassword(gomock.Any(), jake.ID, jake.PasswordHash, gomock.Any()).Return(false, nil)
+				d.tokens.EXPECT().StartIn(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
+			},
+			check: func(t *testing.T, s service.Session, err error) {
+				requireErrorIs(t, err, domain.ErrInvalidCredentials)
 			},
 		},
 		{
@@ -323,7 +339,7 @@ func TestUserService_Login(t *testing.T) {
 				d.hasher.EXPECT().Verify(password, jake.PasswordHash).Return(true, true, nil)
 				d.hasher.EXPECT().Hash(password).Return("", errors.New("entropy exhausted"))
 				d.repo.EXPECT().ReplacePasswordHash(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
-				d.tokens.EXPECT().Start(gomock.Any(), jake.ID).Return(domain.Tokens{Access: "TOKEN", Refresh: "REFRESH"}, nil)
+				expectSessionWhilePassword(d, jake.PasswordHash)
 			},
 			check: func(t *testing.T, s service.Session, err error) {
 				if err != nil || s.Token != "TOKEN" {
@@ -784,3 +800,13 @@ func wantUser(want domain.User) func(t *testing.T, u domain.User, err error) {
 }
 
 var errSurprise = errors.New("surprise")
+
+// expectSessionWhilePassword stubs a login's session: started in the unit of work that holds
+// the user's row while its password hash is still hash.
+func expectSessionWhilePassword(d userDeps, hash string) {
+	d.repo.EXPECT().InTxIfPassword(gomock.Any(), jake.ID, hash, gomock.Any()).
+		DoAndReturn(func(_ context.Context, _ int64, _ string, fn func(service.Tx) error) (bool, error) {
+			return true, fn(nil)
+		})
+	d.tokens.EXPECT().StartIn(gomock.Any(), gomock.Any(), jake.ID).Return(domain.Tokens{Access: "TOKEN", Refresh: "REFRESH"}, nil)
+}

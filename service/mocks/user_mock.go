@@ -132,6 +132,21 @@ func (mr *MockUserRepositoryMockRecorder) GetByUsername(ctx, username any) *gomo
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "GetByUsername", reflect.TypeOf((*MockUserRepository)(nil).GetByUsername), ctx, username)
 }
 
+// InTxIfPassword mocks base method.
+func (m *MockUserRepository) InTxIfPassword(ctx context.Context, id int64, hash string, fn func(service.Tx) error) (bool, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "InTxIfPassword", ctx, id, hash, fn)
+	ret0, _ := ret[0].(bool)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// InTxIfPassword indicates an expected call of InTxIfPassword.
+func (mr *MockUserRepositoryMockRecorder) InTxIfPassword(ctx, id, hash, fn any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "InTxIfPassword", reflect.TypeOf((*MockUserRepository)(nil).InTxIfPassword), ctx, id, hash, fn)
+}
+
 // ReplacePasswordHash mocks base method.
 func (m *MockUserRepository) ReplacePasswordHash(ctx context.Context, id int64, oldHash, newHash string) error {
 	m.ctrl.T.Helper()
