@@ -75,6 +75,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)),
 	wire.Bind(new(service.EmailClaims), new(*service.AccountService)),
 	wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)),
+	wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)),
 	wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)),
 	wire.Bind(new(service.RevocationCache), new(*cache.Revocations)),
 	wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)),

@@ -89,3 +89,14 @@ func ValidateCode(code string) error {
 	}
 	return nil
 }
+
+// PhoneOfPlaceholder returns the phone number of a phone account's placeholder email
+// ("<digits>@phone.invalid", or "<digits>.<random>@phone.invalid" when the first was taken).
+func PhoneOfPlaceholder(email string) (string, bool) {
+	local, ok := strings.CutSuffix(email, "@phone.invalid")
+	if !ok {
+		return "", false
+	}
+	digits, _, _ := strings.Cut(local, ".")
+	return "+" + digits, digits != ""
+}

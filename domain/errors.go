@@ -104,3 +104,7 @@ var ErrRefreshInvalid = fmt.Errorf("%w: refresh token is invalid", ErrUnauthoriz
 // ErrWrongCurrentPassword means a credential change named a current password that is not the
 // account's. The caller is signed in, so it is forbidden, not unauthorized.
 var ErrWrongCurrentPassword = fmt.Errorf("%w: current password is wrong", ErrForbidden)
+
+// ErrWrongStepUpCode means a credential change named a login code (instead of a current
+// password) that is not valid for the account's own email or phone.
+var ErrWrongStepUpCode = fmt.Errorf("%w: code is invalid or has expired", ErrForbidden)

@@ -410,7 +410,7 @@ func newReadStack(t *testing.T) *readStack {
 	reads := &recordedReadEvents{}
 	sessions := service.NewSessionService(repository.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks, nil), tokens,
 		repository.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, time.After, log)
-	userSvc := service.NewUserService(users, hasher, sessions, repository.NewIdempotencyStore(pool, q), noVerification{}, log)
+	userSvc := service.NewUserService(users, hasher, sessions, repository.NewIdempotencyStore(pool, q), noVerification{}, nil, log)
 	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), repository.NewIdempotencyStore(pool, q), preload)
 	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters), articleSvc)
 	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters, viewers), articleSvc)

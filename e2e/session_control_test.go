@@ -165,7 +165,8 @@ func TestSessionControl_ConcurrentPasswordChanges(t *testing.T) {
 }
 
 // A code-login account has a random password nobody knows: it cannot change its credentials
-// with PUT /api/user (403 for any current password), and its sessions stay.
+// with PUT /api/user by any current password (403), but a fresh login code sent to its own
+// address stands in for it; a wrong one is 403 on code, and other edits need neither.
 func TestSessionControl_CodeOnlyAccount(t *testing.T) {
 	t.Parallel()
 	app, inbox := startCodeApp(t, noAuthLimit)
@@ -177,6 +178,23 @@ func TestSessionControl_CodeOnlyAccount(t *testing.T) {
 	requireErrorField(t, app.call(t, "PUT", "/api/user", token, map[string]any{"user": map[string]any{"password": "my own password", "currentPassword": "anything"}}),
 		http.StatusForbidden, "currentPassword")
 	app.call(t, "PUT", "/api/user", token, map[string]any{"user": map[string]any{"bio": "still mine"}}).Expect(t, http.StatusOK)
+	requireErrorField(t, app.call(t, "PUT", "/api/user", token, map[string]any{"user": map[string]any{"password": "my own password", "code": "000000"}}),
+		http.StatusForbidden, "code")
+
+	// The login code's resend window passes (its key goes, as at its expiry); a new code, sent
+	// to the account's own address, proves the user is at the keyboard.
+	rdb := testenv.NewRedis(t).Client
+	if err := rdb.Del(t.Context(), app.Cfg.RedisPrefix+"logincode:{email:"+email+"}").Err(); err != nil {
+		t.Fatal(err)
+	}
+	app.call(t, "POST", "/api/users/login/code/send", "", map[string]any{"email": email}).Expect(t, http.StatusAccepted)
+	stepUp := app.codeOf(inbox, "email:"+email)
+	app.call(t, "PUT", "/api/user", token, map[string]any{"user": map[string]any{"password": "my own password", "code": stepUp}}).Expect(t, http.StatusOK)
+	app.call(t, "POST", "/api/users/login", "", map[string]any{"user": map[string]any{"email": email, "password": "my own password"}}).Expect(t, http.StatusOK)
+	app.call(t, "GET", "/api/user", token, nil).Expect(t, http.StatusOK) // the calling session stays
+	// The code is spent: it cannot be used again.
+	requireErrorField(t, app.call(t, "PUT", "/api/user", token, map[string]any{"user": map[string]any{"password": "another password", "code": stepUp}}),
+		http.StatusForbidden, "code")
 }
 
 // TestAPIKeyLimits: keys never manage the account, read keys only read, a key is never echoed

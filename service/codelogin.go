@@ -146,6 +146,28 @@ func (s *CodeLoginService) Login(ctx context.Context, email, phone, code string)
 	return Session{User: u, Token: tokens.Access, Refresh: tokens.Refresh}, nil
 }
 
+// VerifyOwnCode checks a login code sent to u's own email or phone (POST
+// /api/users/login/code/send), spending it: the step-up of a credential change for an account
+// without a password it knows (made by code login). Wrong guesses count in the target's failure
+// budget like a login's.
+func (s *CodeLoginService) VerifyOwnCode(ctx context.Context, u domain.User, code string) error {
+	email, phone := u.Email, ""
+	if p, ok := domain.PhoneOfPlaceholder(u.Email); ok {
+		email, phone = "", p
+	}
+	_, key, err := parseCodeTarget(email, phone)
+	if err != nil {
+		return err
+	}
+	if err := domain.ValidateCode(code); err != nil {
+		return err
+	}
+	if err := s.codes.Check(ctx, key, s.keys.Hash(key, code)); err != nil {
+		return storeFailure(err, "verify step-up code")
+	}
+	return nil
+}
+
 // parseCodeTarget parses the target and returns its storage key. Codes are never sent to the
 // reserved .invalid domain (phone accounts' placeholders).
 func parseCodeTarget(email, phone string) (domain.CodeTarget, string, error) {

@@ -65,6 +65,12 @@ type RegistrationVerifier interface {
 	SendVerificationAfterRegister(ctx context.Context, userID int64)
 }
 
+// StepUpCodes checks a login code sent to the account's own email or phone, spending it
+// (CodeLoginService.VerifyOwnCode): the step-up of accounts that have no password they know.
+type StepUpCodes interface {
+	VerifyOwnCode(ctx context.Context, u domain.User, code string) error
+}
+
 // UserService registers accounts, logs users in and manages the current user's settings.
 type UserService struct {
 	users    UserRepository
@@ -72,6 +78,7 @@ type UserService struct {
 	sessions SessionManager
 	idem     IdempotencyStore
 	verifier RegistrationVerifier
+	codes    StepUpCodes
 	log      *slog.Logger
 
 	dummyOnce sync.Once
@@ -79,8 +86,9 @@ type UserService struct {
 }
 
 // NewUserService returns a UserService over its ports.
-func NewUserService(users UserRepository, hasher PasswordHasher, sessions SessionManager, idem IdempotencyStore, verifier RegistrationVerifier, log *slog.Logger) *UserService {
-	return &UserService{users: users, hasher: hasher, sessions: sessions, idem: idem, verifier: verifier, log: log}
+func NewUserService(users UserRepository, hasher PasswordHasher, sessions SessionManager, idem IdempotencyStore, verifier RegistrationVerifier,
+	codes StepUpCodes, log *slog.Logger) *UserService {
+	return &UserService{users: users, hasher: hasher, sessions: sessions, idem: idem, verifier: verifier, codes: codes, log: log}
 }
 
 // RegisterInput is what a new account needs.
@@ -99,6 +107,9 @@ type UpdateUserInput struct {
 	Image    *string
 	// CurrentPassword proves the user is at the keyboard: required to change Email or Password.
 	CurrentPassword string
+	// Code may stand in for CurrentPassword: a login code sent to the account's own email or
+	// phone (for accounts made by code login, whose password nobody knows).
+	Code string
 }
 
 // Session is a user together with a freshly issued access token and refresh token.
@@ -411,6 +422,9 @@ func (s *UserService) stepUp(ctx context.Context, userID int64, in *UpdateUserIn
 	if in.Email == nil && in.Password == nil {
 		return "", nil
 	}
+	if in.CurrentPassword == "" && in.Code != "" && s.codes != nil {
+		return s.stepUpByCode(ctx, userID, u, in.Code)
+	}
 	if in.CurrentPassword == "" {
 		return "", domain.NewValidationError("currentPassword", "is required to change email or password")
 	}
@@ -431,6 +445,27 @@ func (s *UserService) stepUp(ctx context.Context, userID int64, in *UpdateUserIn
 	}
 	if !match {
 		return "", domain.ErrWrongCurrentPassword
+	}
+	return stored.PasswordHash, nil
+}
+
+// stepUpByCode is the step-up with a login code sent to the account's own email or phone. It
+// returns the password hash stored before the code was checked, so a password changed meanwhile
+// (another session) still makes the update refuse.
+func (s *UserService) stepUpByCode(ctx context.Context, userID int64, u domain.User, code string) (string, error) {
+	stored, err := s.users.GetByEmail(ctx, u.Email) // the cached user carries no hash
+	if err != nil || stored.ID != userID {
+		if err == nil || errors.Is(err, domain.ErrNotFound) {
+			return "", domain.ErrConflict // the email changed meanwhile: reload and retry
+		}
+		return "", err
+	}
+	if err := s.codes.VerifyOwnCode(ctx, stored, code); err != nil {
+		var ce *domain.CodeError
+		if errors.As(err, &ce) && ce.Reason == domain.CodeInvalid {
+			return "", domain.ErrWrongStepUpCode
+		}
+		return "", err // a locked target (429), a malformed code (422), a store failure (503)
 	}
 	return stored.PasswordHash, nil
 }

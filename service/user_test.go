@@ -21,6 +21,7 @@ type userDeps struct {
 	hasher *mocks.MockPasswordHasher
 	tokens *mocks.MockSessionManager
 	idem   *mocks.MockIdempotencyStore
+	codes  *mocks.MockStepUpCodes
 }
 
 func newUserService(t *testing.T) (*service.UserService, userDeps) {
@@ -31,8 +32,9 @@ func newUserService(t *testing.T) (*service.UserService, userDeps) {
 		hasher: mocks.NewMockPasswordHasher(ctrl),
 		tokens: mocks.NewMockSessionManager(ctrl),
 		idem:   mocks.NewMockIdempotencyStore(ctrl),
+		codes:  mocks.NewMockStepUpCodes(ctrl),
 	}
-	return service.NewUserService(d.repo, d.hasher, d.tokens, d.idem, noVerification{}, discardLogger), d
+	return service.NewUserService(d.repo, d.hasher, d.tokens, d.idem, noVerification{}, d.codes, discardLogger), d
 }
 
 // untouched proves that rejected input reaches neither storage, the hasher nor the token issuer.
@@ -750,6 +752,52 @@ func TestUserService_Update(t *testing.T) {
 				d.tokens.EXPECT().RevokeAllIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: wantUser(with(func(u *domain.User) { u.Bio = "new bio" })),
+		},
+		{
+			name: "a login code sent to the account's own address stands in for the current password",
+			in:   service.UpdateUserInput{Password: ptr("new-password"), Code: "123456"},
+			buildStubs: func(d userDeps) {
+				gomock.InOrder(
+					d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(jake, nil),
+					d.repo.EXPECT().GetByEmail(gomock.Any(), jake.Email).Return(jake, nil),
+					d.codes.EXPECT().VerifyOwnCode(gomock.Any(), jake, "123456").Return(nil),
+					d.hasher.EXPECT().Hash("new-password").Return("NEWHASH", nil),
+					d.repo.EXPECT().UpdateTx(gomock.Any(), jake.ID, gomock.Any()).DoAndReturn(applyChangeTx(jake)),
+				)
+				d.hasher.EXPECT().Verify(gomock.Any(), gomock.Any()).Times(0)
+				d.tokens.EXPECT().RevokeAllIn(gomock.Any(), gomock.Any(), jake.ID, "sid-current", true).Return(nil)
+			},
+			check: wantUser(with(func(u *domain.User) { u.PasswordHash = "NEWHASH" })),
+		},
+		{
+			name: "a wrong step-up code is 403 and nothing changes",
+			in:   service.UpdateUserInput{Email: ptr("new@example.com"), Code: "654321"},
+			buildStubs: func(d userDeps) {
+				d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(jake, nil)
+				d.repo.EXPECT().GetByEmail(gomock.Any(), jake.Email).Return(jake, nil)
+				d.codes.EXPECT().VerifyOwnCode(gomock.Any(), jake, "654321").Return(&domain.CodeError{Reason: domain.CodeInvalid})
+				d.repo.EXPECT().UpdateTx(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.repo.EXPECT().Update(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			},
+			check: func(t *testing.T, _ domain.User, err error) {
+				requireErrorIs(t, err, domain.ErrWrongStepUpCode)
+			},
+		},
+		{
+			name: "a step-up code for a locked target keeps its 429",
+			in:   service.UpdateUserInput{Password: ptr("new-password"), Code: "654321"},
+			buildStubs: func(d userDeps) {
+				d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(jake, nil)
+				d.repo.EXPECT().GetByEmail(gomock.Any(), jake.Email).Return(jake, nil)
+				d.codes.EXPECT().VerifyOwnCode(gomock.Any(), jake, "654321").Return(&domain.CodeError{Reason: domain.CodeLocked, RetryAfter: time.Hour})
+				d.repo.EXPECT().UpdateTx(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			},
+			check: func(t *testing.T, _ domain.User, err error) {
+				var ce *domain.CodeError
+				if !errors.As(err, &ce) || ce.Reason != domain.CodeLocked {
+					t.Fatalf("err %v, want the locked code error", err)
+				}
+			},
 		},
 		{
 			name: "a password changed by another session since the check is refused, and no session ends",

@@ -47,6 +47,8 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		abortWith(c, http.StatusUnauthorized, "token", "is missing, invalid or expired")
 	case errors.Is(err, domain.ErrWrongCurrentPassword):
 		abortWith(c, http.StatusForbidden, "currentPassword", "is wrong")
+	case errors.Is(err, domain.ErrWrongStepUpCode):
+		abortWith(c, http.StatusForbidden, "code", "is invalid or has expired")
 	case errors.Is(err, domain.ErrForbidden):
 		abortWith(c, http.StatusForbidden, "body", "you are not allowed to do this")
 	case errors.Is(err, domain.ErrNotFound):

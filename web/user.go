@@ -127,6 +127,7 @@ type updateUserRequest struct {
 		Bio             *string `json:"bio"`
 		Image           *string `json:"image"`
 		CurrentPassword string  `json:"currentPassword"` // EXT: required to change email or password
+		Code            string  `json:"code"`            // EXT: instead of currentPassword, a login code sent to the account's own email or phone
 	} `json:"user"`
 }
 
@@ -139,7 +140,7 @@ func (h *UserHandler) Update(c *gin.Context) {
 	}
 	in := service.UpdateUserInput{
 		Email: req.User.Email, Username: req.User.Username, Password: req.User.Password,
-		Bio: req.User.Bio, Image: req.User.Image, CurrentPassword: req.User.CurrentPassword,
+		Bio: req.User.Bio, Image: req.User.Image, CurrentPassword: req.User.CurrentPassword, Code: req.User.Code,
 	}
 	if in.Password != nil && *in.Password == "" {
 		in.Password = nil

@@ -364,3 +364,41 @@ func (mr *MockRegistrationVerifierMockRecorder) SendVerificationAfterRegister(ct
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "SendVerificationAfterRegister", reflect.TypeOf((*MockRegistrationVerifier)(nil).SendVerificationAfterRegister), ctx, userID)
 }
+
+// MockStepUpCodes is a mock of StepUpCodes interface.
+type MockStepUpCodes struct {
+	ctrl     *gomock.Controller
+	recorder *MockStepUpCodesMockRecorder
+	isgomock struct{}
+}
+
+// MockStepUpCodesMockRecorder is the mock recorder for MockStepUpCodes.
+type MockStepUpCodesMockRecorder struct {
+	mock *MockStepUpCodes
+}
+
+// NewMockStepUpCodes creates a new mock instance.
+func NewMockStepUpCodes(ctrl *gomock.Controller) *MockStepUpCodes {
+	mock := &MockStepUpCodes{ctrl: ctrl}
+	mock.recorder = &MockStepUpCodesMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockStepUpCodes) EXPECT() *MockStepUpCodesMockRecorder {
+	return m.recorder
+}
+
+// VerifyOwnCode mocks base method.
+func (m *MockStepUpCodes) VerifyOwnCode(ctx context.Context, u domain.User, code string) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "VerifyOwnCode", ctx, u, code)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// VerifyOwnCode indicates an expected call of VerifyOwnCode.
+func (mr *MockStepUpCodesMockRecorder) VerifyOwnCode(ctx, u, code any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "VerifyOwnCode", reflect.TypeOf((*MockStepUpCodes)(nil).VerifyOwnCode), ctx, u, code)
+}
