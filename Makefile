@@ -93,9 +93,9 @@ TEST_FLEET_SIZE ?= 3
 test-fleet: ## Run the e2e suite through a fleet: TEST_FLEET_SIZE (3) instances behind HAProxy for every test (~1.5 min)
 	DATABASE_URL='$(TEST_DATABASE_URL)' REDIS_URL='$(TEST_REDIS_URL)' scripts/services.sh
 	scripts/services.sh haproxy
-	# One test at a time: with the shared fleet up, each test that starts instances of its own
-	# (replicas, an SMTP or code inbox, other settings) adds their pools to the fleet's, and two of
-	# them side by side passed PostgreSQL's 100 connections.
+	@# One test at a time: with the shared fleet up, each test that starts instances of its own
+	@# (replicas, an SMTP or code inbox, other settings) adds their pools to the fleet's, and two
+	@# of them side by side passed PostgreSQL's 100 connections.
 	INKWELL_E2E_FLEET=$(TEST_FLEET_SIZE) go test -race -count=1 -p 1 -parallel 1 -timeout 15m ./e2e
 
 # Packages `make test-cluster` runs on a throwaway Redis Cluster; they need no PostgreSQL.
