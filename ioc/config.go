@@ -399,7 +399,7 @@ func (c *Config) validateMail() []error {
 		errs = append(errs, fmt.Errorf("INKWELL_MAIL_PORT must be 1..65535, not %d", c.MailPort))
 	}
 	if _, err := mail.ParseAddress(c.MailFrom); err != nil {
-		errs = append(errs, fmt.Errorf("INKWELL_MAIL_FROM must be a mail address, e.g. 'inkwell <no-reply@example.com>' (%q: %v)", c.MailFrom, err))
+		errs = append(errs, fmt.Errorf("INKWELL_MAIL_FROM must be a mail address, e.g. 'inkwell <no-reply@example.com>' (%q: %w)", c.MailFrom, err))
 	}
 	if c.MailTimeout <= 0 {
 		errs = append(errs, errors.New("INKWELL_MAIL_TIMEOUT must be positive"))
