@@ -407,7 +407,8 @@ start_local_redis() {
 	mkdir -p "$REDIS_DATA"
 	rm -f "$REDIS_PIDFILE"
 	local args=(--daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$REDIS_DATA"
-		--save "" --appendonly no --logfile "$REDIS_LOG" --pidfile "$REDIS_PIDFILE")
+		--save "" --appendonly yes --appendfsync everysec --maxmemory-policy noeviction
+		--logfile "$REDIS_LOG" --pidfile "$REDIS_PIDFILE")
 	if [[ -n $REDIS_PASS ]]; then args+=(--requirepass "$REDIS_PASS"); fi
 	if ! redis-server "${args[@]}" >/dev/null 2>&1; then
 		show_log_tail "$REDIS_LOG"
@@ -470,7 +471,8 @@ stop_redis() {
 		say "redis: no local server running in .data/redis"
 		return
 	fi
-	# SIGTERM makes redis-server shut down cleanly (same as SHUTDOWN; it saves nothing: --save "").
+	# SIGTERM makes redis-server shut down cleanly (same as SHUTDOWN: it flushes its append-only
+	# file; no snapshot, --save "").
 	kill -TERM "$pid"
 	for ((i = 0; i < WAIT_SECS * 4; i++)); do
 		kill -0 "$pid" 2>/dev/null || break
