@@ -26,7 +26,13 @@ type feedMemo struct {
 	gen      uint64
 	byReader map[int64]memoEntry
 	byAuthor map[int64]map[int64]struct{} // author -> readers whose entry holds them
+	indexed  int                          // reader-author pairs in byAuthor
 }
+
+// maxMemoPairs bounds the memo's index (reader-author pairs, ~50 bytes each): 10,000 active
+// readers following 500 authors each would otherwise hold 5 million. Past it the memo starts
+// over, and its readers fall back to the hash over their followed authors' tokens.
+const maxMemoPairs = 500_000
 
 type memoEntry struct {
 	stamp    int64
@@ -63,9 +69,13 @@ func (m *feedMemo) put(reader int64, gen uint64, stamp int64, followed []int64) 
 	if _, had := m.byReader[reader]; had {
 		m.dropReaderLocked(reader)
 	}
-	if len(m.byReader) >= m.max {
+	if len(m.byReader) >= m.max || m.indexed+len(followed) > maxMemoPairs {
 		m.clearLocked() // rare: more active readers than the tier holds; start over
 	}
+	if len(followed) > maxMemoPairs {
+		return
+	}
+	m.indexed += len(followed)
 	m.byReader[reader] = memoEntry{stamp: stamp, followed: followed, expires: m.now().Add(m.ttl)}
 	for _, a := range followed {
 		rs := m.byAuthor[a]
@@ -101,6 +111,7 @@ func (m *feedMemo) dropReaderLocked(reader int64) {
 		return
 	}
 	delete(m.byReader, reader)
+	m.indexed -= len(e.followed)
 	for _, a := range e.followed {
 		if rs := m.byAuthor[a]; rs != nil {
 			delete(rs, reader)
@@ -114,6 +125,7 @@ func (m *feedMemo) dropReaderLocked(reader int64) {
 func (m *feedMemo) clearLocked() {
 	m.byReader = map[int64]memoEntry{}
 	m.byAuthor = map[int64]map[int64]struct{}{}
+	m.indexed = 0
 }
 
 // delete is the Broadcaster's: another instance dropped keys.

@@ -74,6 +74,28 @@ func TestFeedMemo(t *testing.T) {
 			t.Fatal("a flush kept an entry")
 		}
 	})
+	t.Run("its index stays bounded", func(t *testing.T) {
+		t.Parallel()
+		m, _, _ := newMemo()
+		many := make([]int64, maxMemoPairs/2+1)
+		for i := range many {
+			many[i] = int64(i)
+		}
+		for reader := int64(1); reader <= 3; reader++ {
+			_, _, _, gen := m.get(reader)
+			m.put(reader, gen, reader, many)
+			if m.indexed > maxMemoPairs {
+				t.Fatalf("after reader %d the index holds %d pairs, more than %d", reader, m.indexed, maxMemoPairs)
+			}
+		}
+		if !remembered(t, m, 3) {
+			t.Fatal("the newest reader was not remembered after the memo started over")
+		}
+		m.followsChanged(3)
+		if m.indexed != 0 || len(m.byAuthor) != 0 {
+			t.Fatalf("after the last reader went: %d pairs, %d authors indexed; want none", m.indexed, len(m.byAuthor))
+		}
+	})
 	t.Run("not used while the subscription is down", func(t *testing.T) {
 		t.Parallel()
 		m, _, up := newMemo()
