@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inkwell-dev/inkwell/internal/apptest"
 	"github.com/inkwell-dev/inkwell/ioc"
 )
 
@@ -70,7 +71,13 @@ func TestHostileInputNeverA5xx(t *testing.T) {
 			t.Errorf("%s: status %d, want a 4xx; body %.300s", what, res.Status, res.Body)
 			return
 		}
-		if res.Status != http.StatusRequestHeaderFieldsTooLarge && len(errorsOf(t, res)) == 0 {
+		// A request line too long for the HTTP server (431) or for the fleet's balancer (which
+		// answers it itself, without naming an instance) never reached inkwell's handlers.
+		byBalancer := fleetSize(t) > 1 && res.Header.Get(apptest.ServedByHeader) == ""
+		if res.Status == http.StatusRequestHeaderFieldsTooLarge || byBalancer {
+			return
+		}
+		if len(errorsOf(t, res)) == 0 {
 			t.Errorf("%s: status %d without {\"errors\":{...}}: %.300s", what, res.Status, res.Body)
 		}
 	}
