@@ -89,6 +89,20 @@ func TestHostileInputNeverA5xx(t *testing.T) {
 			t.Errorf("%s: status %d; body %.300s", what, res.Status, res.Body)
 		}
 	}
+	// send is call for the request line: one too long for the balancer in front of a fleet may be
+	// refused by closing the connection while it is still being written, which is no 5xx either
+	// (storedState below still proves nothing was written).
+	send := func(t *testing.T, method, path string) (response, bool) {
+		t.Helper()
+		res, err := app.fetch(nil, method, path, other.Token, nil)
+		if err != nil {
+			if len(path) > 64<<10 {
+				return res, false
+			}
+			t.Fatalf("%.300s", err)
+		}
+		return res, true
+	}
 	before := storedState(t, app)
 	for kind, v := range hostileJSONOnly {
 		for _, b := range bodies {
@@ -98,7 +112,10 @@ func TestHostileInputNeverA5xx(t *testing.T) {
 	for kind, v := range hostileText {
 		for _, name := range queries {
 			what := "GET /api/articles?" + name + "= with " + kind
-			res := app.call(t, "GET", "/api/articles?"+name+"="+url.QueryEscape(v), acc.Token, nil)
+			res, answered := send(t, "GET", "/api/articles?"+name+"="+url.QueryEscape(v))
+			if !answered {
+				continue
+			}
 			if res.Status == http.StatusOK && kind == "1 MiB" { // storable text that names nothing: an empty list
 				if n := res.JSON(t)["articlesCount"]; n != 0.0 {
 					t.Errorf("%s: articlesCount %v, want 0", what, n)
@@ -109,7 +126,9 @@ func TestHostileInputNeverA5xx(t *testing.T) {
 		}
 		for _, p := range paths {
 			path := strings.Replace(p.template, "%s", url.PathEscape(v), 1)
-			expect4xx(t, p.method+" "+p.template+" with "+kind, app.call(t, p.method, path, other.Token, nil))
+			if res, answered := send(t, p.method, path); answered {
+				expect4xx(t, p.method+" "+p.template+" with "+kind, res)
+			}
 		}
 		for _, b := range bodies {
 			expect4xx(t, b.method+" "+b.template+" with "+kind, app.call(t, b.method, b.path, b.auth, strings.Replace(b.template, "%s", v, 1)))
