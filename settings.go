@@ -31,11 +31,7 @@ func NewRouterConfig(cfg *ioc.Config) web.RouterConfig {
 	rc.RateLimits.Auth = web.RateRule{Name: "auth", Limit: n, Window: w}
 	n, w, _ = ioc.ParseRate(cfg.RateWrites)
 	rc.RateLimits.Writes = web.RateRule{Name: "writes", Limit: n, Window: w}
-	for _, p := range strings.Split(cfg.TrustedProxies, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			rc.TrustedProxies = append(rc.TrustedProxies, p)
-		}
-	}
+	rc.TrustedProxies, _ = ioc.ParseTrustedProxies(cfg.TrustedProxies) // Validate refused a bad entry
 	return rc
 }
 

@@ -142,3 +142,23 @@ func TestCodeLoginWithRedisDown(t *testing.T) {
 	}
 	app.Do("POST", "/api/users/login/code", "", map[string]any{"email": "offline@example.com", "code": second}).Expect(t, http.StatusTooManyRequests)
 }
+
+// TestCodeLoginFailsClosedWhenNeitherStoreAnswers: with Redis stopped and the PostgreSQL fallback
+// failing too (its tables renamed away), code send and code login are 503 in the RealWorld error
+// shape, never a 500. (That no code goes out unmetered: service/codefallback_test.go.)
+func TestCodeLoginFailsClosedWhenNeitherStoreAnswers(t *testing.T) {
+	t.Parallel()
+	redisSrv := testenv.StartRedisServer(t)
+	app, _ := startCodeApp(t, func(c *ioc.Config) { c.RedisURL = redisSrv.URL() })
+	redisSrv.Stop()
+	for _, table := range []string{"login_codes", "login_code_meters"} {
+		if _, err := app.DB.Pool.Exec(context.Background(), "ALTER TABLE "+table+" RENAME TO "+table+"_gone"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := app.Do("POST", "/api/users/login/code/send", "", map[string]any{"email": "closed@example.com"}).Expect(t, http.StatusServiceUnavailable)
+	if _, ok := errorsOf(t, res)["body"]; !ok {
+		t.Errorf("503 body %s, want the RealWorld error shape", res.Body)
+	}
+	app.Do("POST", "/api/users/login/code", "", map[string]any{"email": "closed@example.com", "code": "123456"}).Expect(t, http.StatusServiceUnavailable)
+}

@@ -337,6 +337,9 @@ func (c *Config) Validate(log *slog.Logger) error {
 	if err := validatePprofAddr(c.PprofAddr); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := ParseTrustedProxies(c.TrustedProxies); err != nil {
+		errs = append(errs, err)
+	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("INKWELL_SHUTDOWN_TIMEOUT must be positive"))
 	}

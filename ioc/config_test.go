@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -243,6 +244,8 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		"bad bool":     {"INKWELL_MIGRATE_ON_START": "yes please"},
 		"bad redis":    {"REDIS_URL": "localhost:6379"},
 		"bad number":   {"INKWELL_ARGON2_ITERATIONS": "-1"},
+		"bad proxy":    {"INKWELL_TRUSTED_PROXIES": "10.0.0.1, proxy.internal"},
+		"bad CIDR":     {"INKWELL_TRUSTED_PROXIES": "10.0.0.0/33"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := parse(t, env).Validate(discard); err == nil {
@@ -294,6 +297,26 @@ func TestConfigMailSettings(t *testing.T) {
 		t.Run("rejected/"+name, func(t *testing.T) {
 			if err := parse(t, env).Validate(discard); err == nil {
 				t.Fatalf("%v accepted", env)
+			}
+		})
+	}
+}
+
+func TestParseTrustedProxies(t *testing.T) {
+	t.Parallel()
+	got, err := ParseTrustedProxies(" 10.0.0.1, ,192.168.0.0/16,::1 ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"10.0.0.1", "192.168.0.0/16", "::1"}; !slices.Equal(got, want) {
+		t.Errorf("proxies %q, want %q", got, want)
+	}
+	for _, bad := range []string{"proxy.internal", "10.0.0.0/33", "10.0.0.256", "10.0.0.1/"} {
+		t.Run(bad, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseTrustedProxies("10.0.0.1," + bad)
+			if err == nil || !strings.Contains(err.Error(), "INKWELL_TRUSTED_PROXIES") || !strings.Contains(err.Error(), bad) {
+				t.Errorf("error %v, want one naming INKWELL_TRUSTED_PROXIES and %q", err, bad)
 			}
 		})
 	}

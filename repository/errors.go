@@ -41,6 +41,10 @@ func translate(err error) error {
 			return fmt.Errorf("%w: %s", domain.ErrConflict, pgErr.ConstraintName)
 		case "23503": // foreign_key_violation: a referenced row is gone
 			return fmt.Errorf("%w: %s", domain.ErrNotFound, pgErr.ConstraintName)
+		case "22021", "22P05": // character_not_in_repertoire (NUL, invalid UTF-8), untranslatable_character
+			// The web edge refuses such text; this is the backstop for any path that skips it, so
+			// the client hears what is wrong with its input instead of a 500.
+			return domain.NewValidationError("body", "must be UTF-8 text without NUL characters")
 		case "57P01", "57P02", "57P03", "53300": // admin shutdown, crash shutdown, cannot connect now, too many connections
 			return fmt.Errorf("%w: %v", domain.ErrUnavailable, err)
 		}

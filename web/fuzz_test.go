@@ -515,7 +515,14 @@ var genericBodies = []string{
 	"\xff\xfe\xfd", `{"user":{"email":"\ud800"}}`, `{"\u0000":1}`,
 	strings.Repeat("[", 3000), strings.Repeat(`{"a":`, 700) + "1" + strings.Repeat("}", 700),
 	`{"collectionId":99999999999999999999}`, `{"article":{"version":1e10}}`,
+	// Text PostgreSQL cannot store, and text that is merely huge: raw NUL, an overlong "/", a
+	// UTF-8-encoded surrogate, a lone surrogate escape, a 1 MiB string.
+	"{\"article\":{\"title\":\"a\x00b\"}}", "{\"user\":{\"bio\":\"\xc0\xaf\"}}", "{\"comment\":{\"body\":\"\xed\xa0\x80\"}}",
+	`{"article":{"title":"\udfff","body":"\ud800\u0000"}}`, `{"article":{"body":"` + oneMiB + `"}}`,
 }
+
+// oneMiB is a 1 MiB string of text: over the body limit, so it must stop there as a 413.
+var oneMiB = strings.Repeat("x", 1<<20)
 
 type jsonInput struct {
 	route uint8
@@ -622,6 +629,7 @@ var querySeeds = []queryValues{
 	{status: "bogus"}, {status: "DRAFT"}, {status: "draft,published"},
 	{collectionID: "abc"}, {collectionID: "-5"}, {collectionID: "0"}, {collectionID: "99999999999999999999"},
 	{tag: "\x00", author: "%", favorited: strings.Repeat("x", 2000)},
+	{tag: "\xc0\xaf", author: "\xed\xa0\x80", favorited: `\ud800`}, {tag: oneMiB}, {author: "a\x00", extra: "favorited=%c0%af"},
 	{extra: "limit="}, {extra: "limit=5&limit=500"}, {extra: "cursor=&offset="}, {extra: "a;b=c&%zz=1"}, {extra: "status=draft&status=bogus"},
 	{extra: "collectionId="}, {extra: "&&&==&"},
 }
@@ -741,6 +749,7 @@ var pathSeeds = [][3]string{ // slug, id, username
 	{"\x00\r\n", " 1", "a b"},
 	{"slug?x=1#frag", "1e3", "user;x"},
 	{"*", "0x1F", ":username"},
+	{"\xc0\xaf", "1", "\xed\xa0\x80"}, {`\ud800`, "\x00", "a\x00b"}, {oneMiB, "1", oneMiB[:4096]},
 }
 
 type pathInput struct {

@@ -1,10 +1,14 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
 	"go.uber.org/mock/gomock"
+
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // PostgreSQL text holds neither NUL nor invalid UTF-8: a path, query parameter or JSON body
@@ -29,6 +33,12 @@ func TestPlainText_NULAndInvalidUTF8AreRefusedBeforeAnyService(t *testing.T) {
 		{"comments of a slug not UTF-8", "GET", "/api/articles/%ff/comments", "", nil, http.StatusUnprocessableEntity, "path", msg},
 		{"JSON body with a NUL escape", "POST", "/api/articles", `{"article":{"title":"a\u0000b","description":"d","body":"b"}}`,
 			authHeader, http.StatusUnprocessableEntity, "body", `must not contain NUL characters (\u0000)`},
+		{"JSON body with a raw NUL byte", "POST", "/api/articles", "{\"article\":{\"title\":\"a\x00b\",\"description\":\"d\",\"body\":\"b\"}}",
+			authHeader, http.StatusUnprocessableEntity, "body", "is not valid JSON"},
+		{"JSON body not UTF-8", "POST", "/api/articles", "{\"article\":{\"title\":\"a\xffb\",\"description\":\"d\",\"body\":\"b\"}}",
+			authHeader, http.StatusUnprocessableEntity, "body", "must be UTF-8 text"},
+		{"JSON body with an overlong encoding", "POST", "/api/articles", "{\"article\":{\"title\":\"a\xc0\xafb\",\"description\":\"d\",\"body\":\"b\"}}",
+			authHeader, http.StatusUnprocessableEntity, "body", "must be UTF-8 text"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,6 +61,23 @@ func TestPlainText_NULAndInvalidUTF8AreRefusedBeforeAnyService(t *testing.T) {
 		expectAuth(b.users)
 		b.articles.EXPECT().Create(gomock.Any(), authedID, gomock.Any()).Return(dragon, nil)
 		rec := b.do(newRequest("POST", "/api/articles", `{"article":{"title":"a\\u0000b","description":"d","body":"b"}}`, authHeader))
+		requireStatus(t, rec, http.StatusCreated)
+	})
+
+	// A lone surrogate escape is valid JSON text that names no character; encoding/json reads it
+	// as U+FFFD (RFC 8259 leaves the meaning open), which PostgreSQL stores. Accepted, as documented.
+	t.Run("a lone surrogate escape becomes U+FFFD", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		expectAuth(b.users)
+		b.articles.EXPECT().Create(gomock.Any(), authedID, gomock.Any()).DoAndReturn(
+			func(_ context.Context, _ int64, in service.CreateArticleInput) (domain.ArticleView, error) {
+				if in.Title != "a\uFFFDb" {
+					t.Errorf("title %q, want %q", in.Title, "a\uFFFDb")
+				}
+				return dragon, nil
+			})
+		rec := b.do(newRequest("POST", "/api/articles", `{"article":{"title":"a\ud800b","description":"d","body":"b"}}`, authHeader))
 		requireStatus(t, rec, http.StatusCreated)
 	})
 }

@@ -14,11 +14,19 @@ import (
 )
 
 // bindJSON decodes the request body into dst. On failure it answers the request (413 for a body
-// over the limit, 422 for anything that is not the expected JSON) and returns false.
+// over the limit, 422 for anything that is not the expected JSON, for bytes that are not UTF-8 and
+// for a NUL) and returns false.
 func bindJSON(c *gin.Context, dst any) bool {
 	var tooBig *http.MaxBytesError
 	var typeErr *json.UnmarshalTypeError
 	raw, err := io.ReadAll(c.Request.Body)
+	if err == nil && !utf8.Valid(raw) {
+		// encoding/json would quietly turn the bad bytes into U+FFFD and store text the client
+		// never sent; refusing says what is wrong. (A lone surrogate escape such as \ud800 is valid
+		// JSON text and becomes U+FFFD, as the JSON standard allows: documented in docs/API.md.)
+		abortWith(c, http.StatusUnprocessableEntity, "body", "must be UTF-8 text")
+		return false
+	}
 	if err == nil && hasNULEscape(raw) {
 		// PostgreSQL text cannot hold NUL: refused here, it would reach the database as a 500.
 		abortWith(c, http.StatusUnprocessableEntity, "body", "must not contain NUL characters (\\u0000)")
