@@ -43,6 +43,8 @@ func translate(err error) error {
 			return fmt.Errorf("%w: %s", domain.ErrNotFound, pgErr.ConstraintName)
 		case "57P01", "57P02", "57P03", "53300": // admin shutdown, crash shutdown, cannot connect now, too many connections
 			return fmt.Errorf("%w: %v", domain.ErrUnavailable, err)
+		case "57014", "25P03": // statement_timeout (a cancelled context arrives as a context error instead), idle_in_transaction_session_timeout
+			return fmt.Errorf("%w: %v", domain.ErrUnavailable, err)
 		}
 		return err
 	}
