@@ -317,26 +317,40 @@ func (q *Queries) JobNotify(ctx context.Context, db DBTX, queue string) (string,
 }
 
 const jobReap = `-- name: JobReap :many
-UPDATE jobs
-SET status      = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'ready' END,
+WITH expired AS (
+    SELECT id FROM jobs
+    WHERE status = 'running' AND lease_until < $1::timestamptz
+    ORDER BY lease_until
+    LIMIT $2::int
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE jobs j
+SET status      = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'ready' END,
     lease_owner = NULL,
     lease_until = NULL,
     last_error  = 'lease expired: the worker stopped without finishing',
     updated_at  = $1::timestamptz,
-    finished_at = CASE WHEN attempts >= max_attempts THEN $1::timestamptz END
-WHERE status = 'running' AND lease_until < $1::timestamptz
-RETURNING id, status
+    finished_at = CASE WHEN j.attempts >= j.max_attempts THEN $1::timestamptz END
+FROM expired
+WHERE j.id = expired.id
+RETURNING j.id, j.status
 `
+
+type JobReapParams struct {
+	Now time.Time
+	Lim int32
+}
 
 type JobReapRow struct {
 	ID     int64
 	Status string
 }
 
-// Returns jobs whose lease ran out (their worker died) to the ready set, or buries them when that
-// attempt was their last.
-func (q *Queries) JobReap(ctx context.Context, db DBTX, now time.Time) ([]JobReapRow, error) {
-	rows, err := db.Query(ctx, jobReap, now)
+// Returns at most lim jobs whose lease ran out (their worker died) to the ready set, or buries
+// them when that attempt was their last. Batched, oldest lease first, skipping rows another
+// reaper holds: after an outage with many expired leases no statement locks them all at once.
+func (q *Queries) JobReap(ctx context.Context, db DBTX, arg JobReapParams) ([]JobReapRow, error) {
+	rows, err := db.Query(ctx, jobReap, arg.Now, arg.Lim)
 	if err != nil {
 		return nil, err
 	}

@@ -164,9 +164,10 @@ type Querier interface {
 	JobList(ctx context.Context, db DBTX, arg JobListParams) ([]Job, error)
 	// Wakes workers listening for this queue; delivered only if the transaction commits.
 	JobNotify(ctx context.Context, db DBTX, queue string) (string, error)
-	// Returns jobs whose lease ran out (their worker died) to the ready set, or buries them when that
-	// attempt was their last.
-	JobReap(ctx context.Context, db DBTX, now time.Time) ([]JobReapRow, error)
+	// Returns at most lim jobs whose lease ran out (their worker died) to the ready set, or buries
+	// them when that attempt was their last. Batched, oldest lease first, skipping rows another
+	// reaper holds: after an outage with many expired leases no statement locks them all at once.
+	JobReap(ctx context.Context, db DBTX, arg JobReapParams) ([]JobReapRow, error)
 	JobRenew(ctx context.Context, db DBTX, arg JobRenewParams) (int64, error)
 	JobRetry(ctx context.Context, db DBTX, id int64) (int64, error)
 	JobStats(ctx context.Context, db DBTX) ([]JobStatsRow, error)

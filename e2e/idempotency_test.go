@@ -41,6 +41,14 @@ func (a *testApp) call(t *testing.T, method, path, token string, body any, heade
 	return res
 }
 
+// ready reports whether GET /readyz says every dependency answers, Redis included: "degraded"
+// (Redis down, still 200) is not ready here.
+func (a *testApp) ready(t *testing.T) bool {
+	t.Helper()
+	res := a.call(t, "GET", "/readyz", "", nil)
+	return res.Status == http.StatusOK && strings.Contains(string(res.Body), `"status":"ready"`)
+}
+
 // account is a user signed up through the API.
 type account struct {
 	Username, Email, Password string

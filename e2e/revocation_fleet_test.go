@@ -54,7 +54,7 @@ func TestRevocationIsGlobal(t *testing.T) {
 		proxy.Disable()
 		restore = sync.OnceFunc(func() {
 			proxy.Enable()
-			a.waitFor("A reaches Redis again", func() bool { return a.call(t, "GET", "/readyz", "", nil).Status == http.StatusOK })
+			a.waitFor("A reaches Redis again", func() bool { return a.ready(t) })
 		})
 		t.Cleanup(restore)
 		return restore

@@ -330,7 +330,7 @@ func TestSessionRevocationWithRedisDown(t *testing.T) {
 	// during's. Once it answers again it must not be taken at its word ("not revoked").
 	redisSrv.Start()
 	app.waitFor("Redis answers the service again", func() bool {
-		return app.call(t, "GET", "/readyz", "", nil).Status == http.StatusOK
+		return app.ready(t)
 	})
 	app.call(t, "GET", "/api/user", before.Access, nil).Expect(t, http.StatusUnauthorized)
 	app.call(t, "GET", "/api/user", during.Access, nil).Expect(t, http.StatusUnauthorized)

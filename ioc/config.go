@@ -21,10 +21,14 @@ type Config struct {
 	Env         string // "dev" or "prod"
 	Addr        string
 	DatabaseURL string
-	RedisURL    string
-	RedisMode   string // "single", "cluster" or "sentinel": how RedisURL is read
-	RedisMaster string // Sentinel mode: the name the Sentinels know the master by
-	RedisPrefix string
+	// Server-side bounds on every session of the app and job-queue pools (0 leaves PostgreSQL's
+	// own setting): one statement, and one transaction left idle by its client.
+	DBStatementTimeout time.Duration
+	DBIdleInTxTimeout  time.Duration
+	RedisURL           string
+	RedisMode          string // "single", "cluster" or "sentinel": how RedisURL is read
+	RedisMaster        string // Sentinel mode: the name the Sentinels know the master by
+	RedisPrefix        string
 	// The Redis circuit breaker: consecutive failures that open it, and how long it stays open.
 	RedisBreakerFailures int
 	RedisBreakerOpen     time.Duration
@@ -174,6 +178,8 @@ func Flags(fs *flag.FlagSet) *Config {
 	str(&c.Env, "env", "INKWELL_ENV", "dev", "environment: dev or prod; prod refuses to start without a JWT secret")
 	str(&c.Addr, "addr", "INKWELL_ADDR", ":8080", "HTTP listen address")
 	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/inkwell?sslmode=disable", "PostgreSQL connection URL")
+	dur(&c.DBStatementTimeout, "db-statement-timeout", "INKWELL_DB_STATEMENT_TIMEOUT", 30*time.Second, "PostgreSQL cancels a statement of the server or job workers that runs longer (statement_timeout; 0 keeps the server's setting); not applied to migrate and seed")
+	dur(&c.DBIdleInTxTimeout, "db-idle-in-tx-timeout", "INKWELL_DB_IDLE_IN_TX_TIMEOUT", time.Minute, "PostgreSQL ends a session whose transaction sits idle longer, releasing its locks (idle_in_transaction_session_timeout; 0 keeps the server's setting)")
 	str(&c.RedisURL, "redis-url", "REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL, redis://[user:password@]host:port/db; in cluster and sentinel mode more nodes follow as ?addr=host:port&addr=host:port")
 	str(&c.RedisMode, "redis-mode", "INKWELL_REDIS_MODE", "single", "how REDIS_URL is used: single (one server), cluster (seed nodes of a Redis Cluster) or sentinel (Sentinel addresses; needs INKWELL_REDIS_SENTINEL_MASTER)")
 	str(&c.RedisMaster, "redis-sentinel-master", "INKWELL_REDIS_SENTINEL_MASTER", "", "sentinel mode: name of the master the Sentinels monitor")
@@ -317,6 +323,9 @@ func (c *Config) Validate(log *slog.Logger) error {
 	}
 	if _, err := cron.ParseStandard(c.RankSchedule); err != nil {
 		errs = append(errs, fmt.Errorf("INKWELL_RANK_SCHEDULE %q: %w", c.RankSchedule, err))
+	}
+	if c.DBStatementTimeout < 0 || c.DBIdleInTxTimeout < 0 || (c.DBStatementTimeout > 0 && c.DBStatementTimeout < time.Millisecond) || (c.DBIdleInTxTimeout > 0 && c.DBIdleInTxTimeout < time.Millisecond) {
+		errs = append(errs, errors.New("INKWELL_DB_STATEMENT_TIMEOUT and INKWELL_DB_IDLE_IN_TX_TIMEOUT must be 0 (server's setting) or at least 1ms"))
 	}
 	if c.QueueConcurrency < 1 || c.QueueLease < time.Second || c.QueuePoll <= 0 || c.QueueReapEvery <= 0 || c.OutboxPoll <= 0 {
 		errs = append(errs, errors.New("queue concurrency must be at least 1, the lease at least 1s, and intervals positive"))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,8 +23,8 @@ func NewPgPool(cfg *Config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
 }
 
 // OpenPgPool opens a PostgreSQL pool named name (in the log) of at most maxConns connections,
-// unless DATABASE_URL sets pool_max_conns, after configure has adjusted its settings, and checks
-// it answers. The cleanup closes it.
+// unless DATABASE_URL sets pool_max_conns, with the session timeouts of cfg (SessionTimeouts),
+// after configure has adjusted its settings, and checks it answers. The cleanup closes it.
 func OpenPgPool(cfg *Config, name string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
@@ -32,6 +33,7 @@ func OpenPgPool(cfg *Config, name string, maxConns int32, configure func(*pgxpoo
 	if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
 		pcfg.MaxConns = maxConns
 	}
+	SessionTimeouts(cfg, pcfg)
 	configure(pcfg)
 	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 	if err != nil {
@@ -45,6 +47,28 @@ func OpenPgPool(cfg *Config, name string, maxConns int32, configure func(*pgxpoo
 			pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, err)
 	}
 	return pool, func() { pool.Close(); log.Info(name + " closed") }, nil
+}
+
+// SessionTimeouts sets statement_timeout and idle_in_transaction_session_timeout on every
+// session of pcfg from INKWELL_DB_STATEMENT_TIMEOUT and INKWELL_DB_IDLE_IN_TX_TIMEOUT (0 leaves
+// the server's setting, or the one DATABASE_URL names). They are sent in the startup packet, so
+// PostgreSQL enforces them on every connection, even one a request leaves in a stuck transaction
+// or a statement whose client is gone: a runaway query or a forgotten transaction cannot hold
+// locks and a connection for ever.
+func SessionTimeouts(cfg *Config, pcfg *pgxpool.Config) {
+	set := func(param string, d time.Duration) {
+		if d > 0 {
+			pcfg.ConnConfig.RuntimeParams[param] = strconv.FormatInt(d.Milliseconds(), 10) // milliseconds
+		}
+	}
+	set("statement_timeout", cfg.DBStatementTimeout)
+	set("idle_in_transaction_session_timeout", cfg.DBIdleInTxTimeout)
+}
+
+// WithoutStatementTimeout is a configure function for OpenPgPool of the one-off bulk commands
+// (seed): their statements are long by design, and nobody waits on them but the operator.
+func WithoutStatementTimeout(pcfg *pgxpool.Config) {
+	pcfg.ConnConfig.RuntimeParams["statement_timeout"] = "0"
 }
 
 // The Redis modes of INKWELL_REDIS_MODE.

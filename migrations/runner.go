@@ -7,7 +7,8 @@ import (
 	"io"
 	"log/slog"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for goose
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 )
@@ -25,16 +26,30 @@ type Runner struct {
 	provider *goose.Provider
 }
 
+// SessionSettings are set on the migration runner's sessions. lock_timeout: a migration that
+// waits for a lock (ALTER TABLE behind a long transaction, CREATE INDEX CONCURRENTLY behind an old
+// snapshot) fails after 10s instead of queueing every request behind its own lock request; rerun
+// it when the blocker is gone. statement_timeout 0: building an index on a large table may take
+// long, and INKWELL_DB_STATEMENT_TIMEOUT (a request's bound) does not apply here.
+var SessionSettings = map[string]string{
+	"lock_timeout":      "10000", // milliseconds
+	"statement_timeout": "0",
+}
+
 // Open connects to databaseURL and prepares the runner. Close releases the connection.
 //
 // Every run holds a PostgreSQL session-level advisory lock (goose's session locker), so two
 // instances starting at once apply each migration exactly once: the second waits, polling once a
 // second for up to five minutes, then finds nothing left to do.
 func Open(databaseURL string) (*Runner, error) {
-	db, err := sql.Open("pgx", databaseURL)
+	cfg, err := pgx.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	for param, value := range SessionSettings {
+		cfg.RuntimeParams[param] = value
+	}
+	db := stdlib.OpenDB(*cfg)
 	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
 	if err != nil {
 		_ = db.Close()

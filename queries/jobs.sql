@@ -66,17 +66,26 @@ SET lease_until = @lease_until::timestamptz, updated_at = @now::timestamptz
 WHERE id = @id::bigint AND lease_generation = @generation::bigint AND lease_owner IS NOT NULL;
 
 -- name: JobReap :many
--- Returns jobs whose lease ran out (their worker died) to the ready set, or buries them when that
--- attempt was their last.
-UPDATE jobs
-SET status      = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'ready' END,
+-- Returns at most lim jobs whose lease ran out (their worker died) to the ready set, or buries
+-- them when that attempt was their last. Batched, oldest lease first, skipping rows another
+-- reaper holds: after an outage with many expired leases no statement locks them all at once.
+WITH expired AS (
+    SELECT id FROM jobs
+    WHERE status = 'running' AND lease_until < @now::timestamptz
+    ORDER BY lease_until
+    LIMIT @lim::int
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE jobs j
+SET status      = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'ready' END,
     lease_owner = NULL,
     lease_until = NULL,
     last_error  = 'lease expired: the worker stopped without finishing',
     updated_at  = @now::timestamptz,
-    finished_at = CASE WHEN attempts >= max_attempts THEN @now::timestamptz END
-WHERE status = 'running' AND lease_until < @now::timestamptz
-RETURNING id, status;
+    finished_at = CASE WHEN j.attempts >= j.max_attempts THEN @now::timestamptz END
+FROM expired
+WHERE j.id = expired.id
+RETURNING j.id, j.status;
 
 -- name: JobList :many
 -- Operator listing: dead jobs first, then the rest, newest first.

@@ -47,6 +47,8 @@ func translate(err error) error {
 			return domain.NewValidationError("body", "must be UTF-8 text without NUL characters")
 		case "57P01", "57P02", "57P03", "53300": // admin shutdown, crash shutdown, cannot connect now, too many connections
 			return fmt.Errorf("%w: %v", domain.ErrUnavailable, err)
+		case "57014", "25P03": // statement_timeout (a cancelled context arrives as a context error instead), idle_in_transaction_session_timeout
+			return fmt.Errorf("%w: %v", domain.ErrUnavailable, err)
 		}
 		return err
 	}

@@ -1,6 +1,11 @@
 package repository
 
-import "github.com/inkwell-dev/inkwell/domain"
+import (
+	"context"
+	"time"
+
+	"github.com/inkwell-dev/inkwell/domain"
+)
 
 // QueuedLikes is how many likes of the item wait behind its running batch (tests order their
 // requests with it).
@@ -11,4 +16,9 @@ func (r *InteractiveRepository) QueuedLikes(biz domain.Biz, id int64) int {
 		return len(next.items)
 	}
 	return 0
+}
+
+// ReapInBatches is Reap with a batch size of the test's choosing.
+func (j *JobQueue) ReapInBatches(ctx context.Context, now time.Time, batch int) (int, error) {
+	return j.reapInBatches(ctx, now, batch)
 }

@@ -150,10 +150,25 @@ func (j *JobQueue) Renew(ctx context.Context, id, generation int64, leaseUntil, 
 	return n == 1, wrapf(err, "renew job %d", id)
 }
 
-// Reap returns expired leases to ready (or buries jobs out of attempts) and says how many.
+// reapBatch is how many expired leases one reap statement returns: each batch commits on its own,
+// so the row locks a reap holds stay few and short however many leases expired together.
+const reapBatch = 500
+
+// Reap returns expired leases to ready (or buries jobs out of attempts) and says how many. It
+// works in batches of reapBatch until a batch comes back short.
 func (j *JobQueue) Reap(ctx context.Context, now time.Time) (int, error) {
-	rows, err := j.q.JobReap(ctx, j.pool, now)
-	return len(rows), wrapf(err, "reap expired leases")
+	return j.reapInBatches(ctx, now, reapBatch)
+}
+
+func (j *JobQueue) reapInBatches(ctx context.Context, now time.Time, batch int) (int, error) {
+	total := 0
+	for {
+		rows, err := j.q.JobReap(ctx, j.pool, dao.JobReapParams{Now: now, Lim: int32(batch)})
+		total += len(rows)
+		if err != nil || len(rows) < batch {
+			return total, wrapf(err, "reap expired leases")
+		}
+	}
 }
 
 // List returns jobs for operators, dead ones first.

@@ -253,6 +253,73 @@ func TestJobQueue_FailAndReap(t *testing.T) {
 	})
 }
 
+// The reaper works in batches: each statement returns at most a batch, and Reap goes on until a
+// batch comes back short, so every expired lease is reaped in one call.
+func TestJobQueue_ReapInBatches(t *testing.T) {
+	t.Parallel()
+	e := newJobsEnv(t) // reaps: a database of its own
+	ctx := context.Background()
+	t0 := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	const expired, batch = 7, 3
+	for range expired + 1 {
+		e.enqueue(t, newJobOpts{Queue: "reap-batches", MaxAttempts: 3})
+	}
+	var ids []int64
+	for range expired {
+		ids = append(ids, e.claimOne(t, "reap-batches", "w", t0, time.Second).ID)
+	}
+	alive := e.claimOne(t, "reap-batches", "w", t0, time.Hour)
+	n, err := e.queue.ReapInBatches(ctx, t0.Add(time.Minute), batch)
+	if err != nil || n != expired {
+		t.Fatalf("reap: %d jobs, err %v; want all %d expired ones across batches of %d", n, err, expired, batch)
+	}
+	for _, id := range ids {
+		if got := e.get(t, id); got.Status != domain.JobReady {
+			t.Fatalf("expired job %d after the reap: %+v", id, got)
+		}
+	}
+	if got := e.get(t, alive.ID); got.Status != domain.JobRunning {
+		t.Fatalf("job with a live lease: %+v", got)
+	}
+}
+
+// Reapers on several instances reap at once: each expired lease is returned exactly once.
+func TestJobQueue_ConcurrentReapers(t *testing.T) {
+	t.Parallel()
+	e := newJobsEnv(t) // reaps: a database of its own
+	ctx := context.Background()
+	t0 := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	const expired, reapers, batch = 40, 4, 5
+	for range expired {
+		e.enqueue(t, newJobOpts{Queue: "reap-concurrent", MaxAttempts: 3})
+	}
+	for range expired {
+		e.claimOne(t, "reap-concurrent", "w", t0, time.Second)
+	}
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range reapers {
+		wg.Go(func() {
+			<-start
+			n, err := e.queue.ReapInBatches(ctx, t0.Add(time.Minute), batch)
+			if err != nil {
+				t.Errorf("reap: %v", err)
+			}
+			total.Add(int64(n))
+		})
+	}
+	close(start)
+	wg.Wait()
+	if got := total.Load(); got != expired {
+		t.Fatalf("the reapers returned %d leases together, want each of the %d exactly once", got, expired)
+	}
+	var ready int
+	if err := e.pool.QueryRow(ctx, "SELECT count(*) FROM jobs WHERE queue = 'reap-concurrent' AND status = 'ready' AND attempts = 1").Scan(&ready); err != nil || ready != expired {
+		t.Fatalf("%d ready jobs (err %v), want %d", ready, err, expired)
+	}
+}
+
 func TestJobQueue_Enqueue(t *testing.T) {
 	t.Parallel()
 	e := newJobsEnv(t)

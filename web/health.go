@@ -14,8 +14,16 @@ type ReadinessChecker interface {
 	Ready(ctx context.Context) map[string]error
 }
 
-// readyz answers 200 when every dependency answers (PostgreSQL, Redis, migrations current) and
-// 503 naming the ones that do not; the error details go to the log, not to the caller.
+// degradableChecks are the dependencies the API can serve without: with Redis down, caches, rate
+// limits and the read pipeline fall back to PostgreSQL (slower, fail-closed where they must), so
+// an instance that cannot reach Redis still takes traffic. Taking every instance out of the
+// balancer because the one Redis they share is down would turn a slowdown into an outage.
+var degradableChecks = map[string]bool{"redis": true}
+
+// readyz answers 200 "ready" when every dependency answers (PostgreSQL, Redis, migrations
+// current), 200 "degraded" when only a degradable one (Redis) fails, and 503 "not ready" when
+// PostgreSQL does not answer or migrations are missing. The body names each check's state; the
+// error details go to the log, not to the caller.
 func readyz(checker ReadinessChecker, log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if checker == nil {
@@ -25,20 +33,28 @@ func readyz(checker ReadinessChecker, log *slog.Logger) gin.HandlerFunc {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 		defer cancel()
 		checks := gin.H{}
-		ready := true
+		ready, degraded := true, false
 		for name, err := range checker.Ready(ctx) {
 			if err != nil {
-				ready = false
+				if degradableChecks[name] {
+					degraded = true
+				} else {
+					ready = false
+				}
 				checks[name] = "failing"
 				log.WarnContext(ctx, "readiness check failed", "check", name, "err", err)
 				continue
 			}
 			checks[name] = "ok"
 		}
-		if !ready {
+		switch {
+		case !ready:
 			renderJSON(c, http.StatusServiceUnavailable, gin.H{"status": "not ready", "checks": checks})
-			return
+		case degraded:
+			renderJSON(c, http.StatusOK, gin.H{"status": "degraded", "checks": checks,
+				"detail": "Redis does not answer: the API serves from PostgreSQL, slower"})
+		default:
+			renderJSON(c, http.StatusOK, gin.H{"status": "ready", "checks": checks})
 		}
-		renderJSON(c, http.StatusOK, gin.H{"status": "ready", "checks": checks})
 	}
 }

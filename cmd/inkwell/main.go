@@ -218,7 +218,8 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if opts.PasswordHash, err = hasher.Hash("password123"); err != nil {
 		return err
 	}
-	pool, cleanup, err := ioc.NewPgPool(cfg, log)
+	// Bulk inserts of a large seed run longer than a request's statement timeout.
+	pool, cleanup, err := ioc.OpenPgPool(cfg, "postgres pool", 20, ioc.WithoutStatementTimeout, log)
 	if err != nil {
 		return err
 	}
