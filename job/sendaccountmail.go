@@ -20,12 +20,12 @@ type AccountMailSender interface {
 func SendAccountMailHandler(sender AccountMailSender, keys service.CodeKeys) JobHandler {
 	return func(ctx context.Context, j domain.Job) error {
 		var p service.AccountMailPayload
-		if err := json.Unmarshal(j.Payload, &p); err != nil || p.Address == "" || p.SealedCode == "" {
-			return fmt.Errorf("%w: malformed send_account_mail payload", domain.ErrPermanent)
+		if err := json.Unmarshal(j.Payload, &p); err != nil {
+			return fmt.Errorf("%w: malformed %s payload", domain.ErrPermanent, j.Kind)
 		}
-		code, err := keys.Open(p.Address, p.SealedCode)
+		code, err := openSealedCode(keys, j.Kind, p.Address, p.SealedCode)
 		if err != nil {
-			return fmt.Errorf("%w: %w", domain.ErrPermanent, err)
+			return err
 		}
 		switch domain.AccountCodePurpose(p.Purpose) {
 		case domain.PurposeVerifyEmail, domain.PurposeResetPassword:

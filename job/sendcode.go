@@ -19,13 +19,27 @@ type CodeSender interface {
 func SendCodeHandler(sender CodeSender, keys service.CodeKeys) JobHandler {
 	return func(ctx context.Context, j domain.Job) error {
 		var p service.SendCodePayload
-		if err := json.Unmarshal(j.Payload, &p); err != nil || p.Address == "" || p.SealedCode == "" {
-			return fmt.Errorf("%w: malformed send_code payload", domain.ErrPermanent)
+		if err := json.Unmarshal(j.Payload, &p); err != nil {
+			return fmt.Errorf("%w: malformed %s payload", domain.ErrPermanent, j.Kind)
 		}
-		code, err := keys.Open(p.Address, p.SealedCode)
+		code, err := openSealedCode(keys, j.Kind, p.Address, p.SealedCode)
 		if err != nil {
-			return fmt.Errorf("%w: %w", domain.ErrPermanent, err)
+			return err
 		}
 		return sender.SendCode(ctx, p.Channel, p.Address, code)
 	}
+}
+
+// openSealedCode opens the code a delivery job carries sealed to address. A payload without
+// either, or a seal that does not open (the secret changed since), is permanent: retrying cannot
+// deliver it.
+func openSealedCode(keys service.CodeKeys, kind, address, sealed string) (string, error) {
+	if address == "" || sealed == "" {
+		return "", fmt.Errorf("%w: malformed %s payload", domain.ErrPermanent, kind)
+	}
+	code, err := keys.Open(address, sealed)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", domain.ErrPermanent, err)
+	}
+	return code, nil
 }
