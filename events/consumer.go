@@ -100,6 +100,25 @@ func (c *Consumer) Run(ctx context.Context) error {
 	return nil
 }
 
+// Once runs one round of Run by hand (tests and tools): it takes over every entry pending longer
+// than ClaimIdle, then reads and handles one batch of new entries. It returns the first error.
+func (c *Consumer) Once(ctx context.Context) error {
+	if err := c.ensureGroup(ctx); err != nil {
+		return err
+	}
+	if err := c.reclaim(ctx); err != nil {
+		return err
+	}
+	msgs, err := c.readBatch(ctx)
+	if err != nil {
+		return err
+	}
+	if len(msgs) > 0 {
+		c.process(ctx, msgs)
+	}
+	return nil
+}
+
 // ensureGroup creates the group (and the stream) once; a group created later than the stream
 // still starts from the stream's beginning, so no event written before the first start is missed.
 func (c *Consumer) ensureGroup(ctx context.Context) error {
