@@ -338,6 +338,30 @@ func (q *Queries) OutboxRedrive(ctx context.Context, db DBTX, arg OutboxRedriveP
 	return items, nil
 }
 
+const outboxRelease = `-- name: OutboxRelease :execrows
+UPDATE outbox o
+SET lease_owner = NULL, lease_until = NULL, last_error = $1::text
+FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::bigint[]) AS generation) AS held
+WHERE o.id = held.id AND o.lease_generation = held.generation AND o.status = 'pending'
+`
+
+type OutboxReleaseParams struct {
+	LastError   string
+	Ids         []int64
+	Generations []int64
+}
+
+// Gives back the leases of events a relay could not write to the stream (Redis failing), so the
+// next pass of any relay retries them at once instead of after the lease; the error is kept for
+// the operator. Not an attempt: the event is not at fault.
+func (q *Queries) OutboxRelease(ctx context.Context, db DBTX, arg OutboxReleaseParams) (int64, error) {
+	result, err := db.Exec(ctx, outboxRelease, arg.LastError, arg.Ids, arg.Generations)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const outboxRetry = `-- name: OutboxRetry :execrows
 UPDATE outbox
 SET status = 'pending', attempts = 0, next_attempt_at = now(), published_at = NULL,

@@ -243,6 +243,10 @@ type Querier interface {
 	// the attempts are spent. One batch, oldest first, SKIP LOCKED: relays on several instances share
 	// the work and never re-drive a row twice at once.
 	OutboxRedrive(ctx context.Context, db DBTX, arg OutboxRedriveParams) ([]OutboxRedriveRow, error)
+	// Gives back the leases of events a relay could not write to the stream (Redis failing), so the
+	// next pass of any relay retries them at once instead of after the lease; the error is kept for
+	// the operator. Not an attempt: the event is not at fault.
+	OutboxRelease(ctx context.Context, db DBTX, arg OutboxReleaseParams) (int64, error)
 	// A dead event becomes pending again with a fresh set of attempts.
 	OutboxRetry(ctx context.Context, db DBTX, id int64) (int64, error)
 	// Applies one batch of read events in one statement (and so one transaction): records the event

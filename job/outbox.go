@@ -17,6 +17,7 @@ import (
 type OutboxStore interface {
 	Claim(ctx context.Context, owner string, n int, lease time.Duration) ([]domain.OutboxEvent, error)
 	MarkPublished(ctx context.Context, id, generation int64) (bool, error)
+	Release(ctx context.Context, evs []domain.OutboxEvent, cause string) error
 	Redrive(ctx context.Context, p domain.RedrivePolicy, n int) ([]domain.OutboxRedriven, error)
 }
 
@@ -109,11 +110,17 @@ func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, ev := range evs {
+	for i, ev := range evs {
 		if err := r.stream.Add(ctx, r.cfg.Stream, map[string]any{
 			"id": ev.EventID(), "topic": ev.Topic, "aggregate": strconv.FormatInt(ev.AggregateID, 10), "payload": string(ev.Payload),
 		}); err != nil {
-			return len(evs), err // unmarked events are claimed again when their lease ends
+			// The rest of the batch goes back at once, for the next pass after Poll (a relay that
+			// dies here leaves them to the end of their lease). Not an attempt: Redis failed,
+			// not the event.
+			if rerr := r.store.Release(context.WithoutCancel(ctx), evs[i:], "stream write failed: "+err.Error()); rerr != nil {
+				r.log.Warn("could not give back outbox leases; they end with the lease", "err", rerr)
+			}
+			return len(evs), err
 		}
 		ok, err := r.store.MarkPublished(ctx, ev.ID, ev.Generation)
 		if err != nil {

@@ -72,6 +72,10 @@ func (o *killingOutbox) MarkPublished(ctx context.Context, id, generation int64)
 	return ok, err
 }
 
+func (o *killingOutbox) Release(ctx context.Context, evs []domain.OutboxEvent, cause string) error {
+	return o.next.Release(ctx, evs, cause)
+}
+
 func (o *killingOutbox) Redrive(ctx context.Context, p domain.RedrivePolicy, n int) ([]domain.OutboxRedriven, error) {
 	return o.next.Redrive(ctx, p, n)
 }
@@ -408,22 +412,21 @@ func TestRelay_RelayOnce(t *testing.T) {
 		}
 	}
 
-	t.Run("failed_xadd_leaves_the_event_for_after_its_lease", func(t *testing.T) {
-		insert(1)
+	t.Run("failed_xadd_gives_the_events_back_at_once", func(t *testing.T) {
+		insert(2)
 		failing := job.NewRelay(outbox, failingAdder{}, job.RelayConfig{Stream: stream, Batch: 10, Lease: time.Minute, Poll: time.Hour},
 			"relay-down", clock.Now, testenv.Logger(t))
 		if _, err := failing.RelayOnce(ctx); err == nil {
 			t.Fatal("a failed XADD was not reported")
 		}
-		// Its lease holds the event until it runs out on PostgreSQL's clock.
-		if n, err := r.RelayOnce(ctx); err != nil || n != 0 {
-			t.Fatalf("pass during the lease: %d, %v", n, err)
+		if n := e.count(t, `SELECT count(*) FROM outbox WHERE status = 'pending' AND lease_owner IS NULL AND attempts = 0
+			AND last_error = 'stream write failed: redis is down'`); n != 2 {
+			t.Fatalf("%d events given back with the error, want 2", n)
 		}
-		expireOutboxLeases(t, e, "relay-down")
-		if n, err := r.RelayOnce(ctx); err != nil || n != 1 {
-			t.Fatalf("pass after the lease: %d, %v", n, err)
+		if n, err := r.RelayOnce(ctx); err != nil || n != 2 {
+			t.Fatalf("the next pass: %d, %v", n, err)
 		}
-		if len(entries()) != 6 || e.count(t, `SELECT count(*) FROM outbox WHERE status = 'pending'`) != 0 {
+		if len(entries()) != 7 || e.count(t, `SELECT count(*) FROM outbox WHERE status = 'pending'`) != 0 {
 			t.Fatalf("entries %d, backlog %d", len(entries()), e.count(t, `SELECT count(*) FROM outbox WHERE status = 'pending'`))
 		}
 	})

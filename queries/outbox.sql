@@ -110,3 +110,12 @@ WHERE id IN (
     LIMIT @lim::int
     FOR UPDATE SKIP LOCKED
 );
+
+-- name: OutboxRelease :execrows
+-- Gives back the leases of events a relay could not write to the stream (Redis failing), so the
+-- next pass of any relay retries them at once instead of after the lease; the error is kept for
+-- the operator. Not an attempt: the event is not at fault.
+UPDATE outbox o
+SET lease_owner = NULL, lease_until = NULL, last_error = @last_error::text
+FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@generations::bigint[]) AS generation) AS held
+WHERE o.id = held.id AND o.lease_generation = held.generation AND o.status = 'pending';

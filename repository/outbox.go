@@ -57,6 +57,17 @@ func (o *Outbox) MarkPublished(ctx context.Context, id, generation int64) (bool,
 	return n == 1, wrapf(err, "mark outbox event %d published", id)
 }
 
+// Release gives back the leases of events the relay could not write to the stream, keeping
+// cause as their last error; leases another relay took since are left alone (fenced).
+func (o *Outbox) Release(ctx context.Context, evs []domain.OutboxEvent, cause string) error {
+	ids, gens := make([]int64, len(evs)), make([]int64, len(evs))
+	for i, ev := range evs {
+		ids[i], gens[i] = ev.ID, ev.Generation
+	}
+	_, err := o.q.OutboxRelease(ctx, o.pool, dao.OutboxReleaseParams{LastError: cause, Ids: ids, Generations: gens})
+	return wrapf(err, "release %d outbox events", len(evs))
+}
+
 // Redrive returns up to n published events older than the window and still not applied to the
 // relay (or marks them dead), in one statement (SKIP LOCKED), and reports each.
 func (o *Outbox) Redrive(ctx context.Context, p domain.RedrivePolicy, n int) ([]domain.OutboxRedriven, error) {
