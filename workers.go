@@ -13,7 +13,6 @@ import (
 
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/delivery"
-	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
@@ -139,7 +138,7 @@ const outboxBackoffBase = 10 * time.Second
 func NewRelayConfig(cfg *ioc.Config, stream OutboxStream) job.RelayConfig {
 	return job.RelayConfig{
 		Stream: string(stream), Batch: 100, Lease: 30 * time.Second, Poll: cfg.OutboxPoll,
-		Redrive: domain.RedrivePolicy{
+		Redrive: job.RedrivePolicy{
 			After: cfg.OutboxRedeliverAfter, MaxAttempts: cfg.OutboxMaxAttempts,
 			BackoffBase: min(outboxBackoffBase, cfg.OutboxBackoffMax), BackoffMax: cfg.OutboxBackoffMax,
 		},

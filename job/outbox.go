@@ -26,6 +26,10 @@ type StreamAdder interface {
 	Add(ctx context.Context, stream string, values map[string]any) error
 }
 
+// RedrivePolicy says when a published event its consumer has not applied is published again,
+// and when the outbox gives up on it.
+type RedrivePolicy = domain.RedrivePolicy
+
 // RelayConfig tunes the outbox relay.
 type RelayConfig struct {
 	Stream string
@@ -34,7 +38,7 @@ type RelayConfig struct {
 	Poll   time.Duration
 	// Redrive decides when a published event its consumer has not applied is published again;
 	// RedriveEvery is how often this relay looks for such events (0: never).
-	Redrive      domain.RedrivePolicy
+	Redrive      RedrivePolicy
 	RedriveEvery time.Duration
 }
 

@@ -35,6 +35,10 @@ type Outbox struct {
 // NewOutbox returns the outbox.
 func NewOutbox(pool *pgxpool.Pool, q dao.Querier) *Outbox { return &Outbox{pool: pool, q: q} }
 
+// OpenOutbox returns the outbox on pool with the generated queries (for the CLI, which does not
+// see dao).
+func OpenOutbox(pool *pgxpool.Pool) *Outbox { return NewOutbox(pool, dao.New()) }
+
 // Claim leases up to n due pending events to owner for lease (SKIP LOCKED, fenced). The lease is
 // stamped and compared on PostgreSQL's clock, so relays whose clocks differ never take a live
 // lease early.

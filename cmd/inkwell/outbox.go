@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
@@ -44,7 +43,7 @@ func outbox(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer cleanup()
-	o := repository.NewOutbox(pool, dao.New())
+	o := repository.OpenOutbox(pool)
 	idArg := func() (int64, error) {
 		if len(rest) != 1 {
 			return 0, fmt.Errorf("usage: inkwell outbox %s ID", sub)
