@@ -38,7 +38,7 @@ services-stop: ## Stop the project-local PostgreSQL/Redis that `services` starte
 
 .PHONY: run
 run: services ## Start the API server (migrates on start; INKWELL_ADDR defaults to :8080)
-	INKWELL_MIGRATE_ON_START=true go run ./cmd/inkwell serve
+	INKWELL_MIGRATE_ON_START=true scripts/run.sh
 
 .PHONY: migrate
 migrate: services ## Apply database migrations to DATABASE_URL
