@@ -59,6 +59,11 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		abortWith(c, http.StatusConflict, "status", "does not allow this: publish works on drafts and withdrawn articles, withdraw on published ones")
 	case errors.Is(err, domain.ErrConflict):
 		abortWith(c, http.StatusConflict, "body", "the resource was changed or is busy; reload and retry")
+	case errors.Is(err, domain.ErrOverloaded):
+		// Load shed on purpose (counted in metrics, not logged: a burst would flood the log); the
+		// slot it waited for is typically free again within a second.
+		c.Header("Retry-After", "1")
+		abortWith(c, http.StatusServiceUnavailable, "body", "the service is busy; retry in a second")
 	case errors.Is(err, domain.ErrUnavailable):
 		log.WarnContext(c.Request.Context(), "dependency unavailable", "err", err)
 		c.Header("Retry-After", "5")

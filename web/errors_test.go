@@ -66,6 +66,18 @@ func TestErrorMapping(t *testing.T) {
 			},
 		},
 		{
+			name: "overloaded (load shed while Redis is down) is 503, retry in a second",
+			err:  fmt.Errorf("get article: %w", domain.ErrOverloaded),
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusServiceUnavailable, map[string][]string{
+					"body": {"the service is busy; retry in a second"},
+				})
+				if got := rec.Header().Get("Retry-After"); got != "1" {
+					t.Errorf("Retry-After = %q, want 1", got)
+				}
+			},
+		},
+		{
 			name: "unavailable says when to retry",
 			err:  fmt.Errorf("query: %w", domain.ErrUnavailable),
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
