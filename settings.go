@@ -18,7 +18,7 @@ import (
 
 // NewRouterConfig returns the router's settings.
 func NewRouterConfig(cfg *ioc.Config) web.RouterConfig {
-	rc := web.RouterConfig{MaxBodyBytes: cfg.MaxBodyBytes}
+	rc := web.RouterConfig{MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout}
 	for _, o := range strings.Split(cfg.CORSOrigins, ",") {
 		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o == "*" {
 			rc.CORS.AllowAll = true

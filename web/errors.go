@@ -68,6 +68,12 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		log.WarnContext(c.Request.Context(), "dependency unavailable", "err", err)
 		c.Header("Retry-After", "5")
 		abortWith(c, http.StatusServiceUnavailable, "body", "the service is temporarily unavailable; retry shortly")
+	case errors.Is(err, context.DeadlineExceeded):
+		// The request's deadline (INKWELL_REQUEST_TIMEOUT) or a dependency's own timeout ran out:
+		// the service is slow right now, which is not the client's fault nor a bug.
+		log.WarnContext(c.Request.Context(), "request ran out of time", "method", c.Request.Method, "route", c.FullPath(), "err", err)
+		c.Header("Retry-After", "5")
+		abortWith(c, http.StatusServiceUnavailable, "body", "the request took too long; retry shortly")
 	case errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil:
 		// The client went away; nobody reads this response.
 		c.AbortWithStatus(499)

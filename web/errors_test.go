@@ -90,6 +90,16 @@ func TestErrorMapping(t *testing.T) {
 			},
 		},
 		{
+			name: "a deadline that ran out is 503, not 500",
+			err:  fmt.Errorf("load article: %w", context.DeadlineExceeded),
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusServiceUnavailable, map[string][]string{"body": {"the request took too long; retry shortly"}})
+				if secs, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || secs <= 0 {
+					t.Errorf("Retry-After = %q, want a positive number of seconds", rec.Header().Get("Retry-After"))
+				}
+			},
+		},
+		{
 			name:          "anything else is a generic 500",
 			err:           fmt.Errorf("get user by username: %w", errInternal),
 			checkResponse: requireInternalError,
