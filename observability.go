@@ -23,7 +23,8 @@ import (
 // records the HTTP requests) and serves them at GET /metrics.
 func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool repository.QueuePool, rdb redis.UniversalClient, breaker *cache.Breaker,
 	bcast *cache.Broadcaster, users *cache.UserCache, articles *cache.ArticleCache, workers Workers, rank *job.RankJob, queue *repository.JobQueue, outbox *repository.Outbox,
-	reads ReadStream, outboxStream OutboxStream, sessions *service.SessionService, viewers *cache.ViewerState, revocations *cache.Revocations) http.Handler {
+	reads ReadStream, outboxStream OutboxStream, sessions *service.SessionService, viewers *cache.ViewerState, revocations *cache.Revocations,
+	fallback *cache.FallbackLimit) http.Handler {
 	for name, st := range map[string]*cache.Stats{"user": users.Stats(), "article": articles.Stats(), "viewer": &viewers.Stats} {
 		l := prometheus.Labels{"cache": name}
 		m.Counter("inkwell_cache_hits_total", "Read-through cache hits.", l, &st.Hits)
@@ -74,6 +75,9 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 				func() float64 { return boolGauge(w.Stats.Failing.Load()) })
 		}
 	}
+	m.Counter("inkwell_cache_fallback_refused_total", "Cache reads answered 503 because every PostgreSQL fallback slot stayed taken while Redis failed.", nil, &fallback.Refused)
+	m.Gauge("inkwell_cache_fallback_in_use", "PostgreSQL fallback loads running now (of INKWELL_DB_FALLBACK_CONCURRENCY).", nil,
+		func() float64 { return float64(fallback.InUse.Load()) })
 	m.Counter("inkwell_session_postgres_checks_total", "Access tokens checked in PostgreSQL: Redis failed or held no revocation lease.", nil,
 		&sessions.Stats.PostgresChecks)
 	m.Counter("inkwell_revocation_memory_hits_total", "Access tokens whose session this instance remembered as not revoked (no Redis round trip).", nil,

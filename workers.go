@@ -160,11 +160,11 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.Jo
 	}, map[string]job.JobHandler{
 		service.JobKindSendCode:        job.SendCodeHandler(sender, codeKeys),
 		service.JobKindSendAccountMail: job.SendAccountMailHandler(sender, codeKeys),
-	}, owner, now, log)
+	}, owner, log)
 	relay := job.NewRelay(outbox, writer, NewRelayConfig(cfg, stream), owner, now, log)
 	return Durable{
 		runner,
-		job.NewReaper(queue, cfg.QueueReapEvery, now, log),
+		job.NewReaper(queue, cfg.QueueReapEvery, log),
 		relay,
 		listener{name: "jobs", log: log, listen: func(ctx context.Context) error {
 			return queue.Listen(ctx, func(q string) {

@@ -124,8 +124,9 @@ type Querier interface {
 	// one failing on the other's positions. Readers are not blocked: SHARE ROW EXCLUSIVE does not
 	// conflict with SELECT, which sees the previous ranking until the replacement commits.
 	HotArticleLockForReplace(ctx context.Context, db DBTX) error
+	// A key younger than max_age_secs by the database's clock, the one that stamped created_at.
 	IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGetParams) (IdempotencyKey, error)
-	IdempotencyPrune(ctx context.Context, db DBTX, before time.Time) (int64, error)
+	IdempotencyPrune(ctx context.Context, db DBTX, maxAgeSecs float64) (int64, error)
 	// session_user_id names the account a replay signs in (a registration); no token is stored.
 	IdempotencyPut(ctx context.Context, db DBTX, arg IdempotencyPutParams) error
 	// A transaction-scoped advisory lock on the key, if no other transaction holds it. A second request
@@ -151,13 +152,17 @@ type Querier interface {
 	// generation that fences the holder's later writes. Every row carries the ids whose ack took (a
 	// lost lease matches no row); when nothing was claimed, one row comes back with NULL job columns.
 	// A done job marked delete_when_done is deleted instead (its payload must not stay at rest).
+	// Every instant is the database's (now()): leases are stamped and compared by one clock however
+	// far the instances' clocks drift; the lease itself is a duration.
 	JobAckAndClaim(ctx context.Context, db DBTX, arg JobAckAndClaimParams) ([]JobAckAndClaimRow, error)
 	JobDiscard(ctx context.Context, db DBTX, id int64) (int64, error)
-	// With a unique_key, enqueueing the same job twice inserts nothing and returns no row.
+	// With a unique_key, enqueueing the same job twice inserts nothing and returns no row. Without an
+	// available_at the job is due by the database's clock, the one claims compare with.
 	JobEnqueue(ctx context.Context, db DBTX, arg JobEnqueueParams) (int64, error)
 	// Retries later, or buries the job when it is out of attempts or the failure is permanent.
 	// Like the ack and the renewal, it is fenced by the claim's generation and a held lease
-	// (lease_owner IS NOT NULL, which is status = 'running': see migration 00007).
+	// (lease_owner IS NOT NULL, which is status = 'running': see migration 00007). The retry is due
+	// retry_after_secs from now by the database's clock.
 	JobFail(ctx context.Context, db DBTX, arg JobFailParams) (int64, error)
 	JobGet(ctx context.Context, db DBTX, id int64) (Job, error)
 	// Operator listing: dead jobs first, then the rest, newest first.
@@ -167,7 +172,9 @@ type Querier interface {
 	// Returns at most lim jobs whose lease ran out (their worker died) to the ready set, or buries
 	// them when that attempt was their last. Batched, oldest lease first, skipping rows another
 	// reaper holds: after an outage with many expired leases no statement locks them all at once.
-	JobReap(ctx context.Context, db DBTX, arg JobReapParams) ([]JobReapRow, error)
+	// Expired by the database's clock, the one that stamped the leases.
+	JobReap(ctx context.Context, db DBTX, lim int32) ([]JobReapRow, error)
+	// Extends the lease to lease_secs from now by the database's clock.
 	JobRenew(ctx context.Context, db DBTX, arg JobRenewParams) (int64, error)
 	JobRetry(ctx context.Context, db DBTX, id int64) (int64, error)
 	JobStats(ctx context.Context, db DBTX) ([]JobStatsRow, error)

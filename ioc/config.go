@@ -25,10 +25,16 @@ type Config struct {
 	// own setting): one statement, and one transaction left idle by its client.
 	DBStatementTimeout time.Duration
 	DBIdleInTxTimeout  time.Duration
-	RedisURL           string
-	RedisMode          string // "single", "cluster" or "sentinel": how RedisURL is read
-	RedisMaster        string // Sentinel mode: the name the Sentinels know the master by
-	RedisPrefix        string
+	// Reads sent to PostgreSQL because Redis failed: how many at once per process (0: half the
+	// pool's connections) and how long one waits for its turn before it is answered 503.
+	DBFallbackConcurrency int
+	DBFallbackWait        time.Duration
+	// RequestTimeout bounds the work of one HTTP request (its context's deadline; 0: none).
+	RequestTimeout time.Duration
+	RedisURL       string
+	RedisMode      string // "single", "cluster" or "sentinel": how RedisURL is read
+	RedisMaster    string // Sentinel mode: the name the Sentinels know the master by
+	RedisPrefix    string
 	// The Redis circuit breaker: consecutive failures that open it, and how long it stays open.
 	RedisBreakerFailures int
 	RedisBreakerOpen     time.Duration
@@ -189,6 +195,9 @@ func Flags(fs *flag.FlagSet) *Config {
 	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/inkwell?sslmode=disable", "PostgreSQL connection URL")
 	dur(&c.DBStatementTimeout, "db-statement-timeout", "INKWELL_DB_STATEMENT_TIMEOUT", 30*time.Second, "PostgreSQL cancels a statement of the server or job workers that runs longer (statement_timeout; 0 keeps the server's setting); not applied to migrate and seed")
 	dur(&c.DBIdleInTxTimeout, "db-idle-in-tx-timeout", "INKWELL_DB_IDLE_IN_TX_TIMEOUT", time.Minute, "PostgreSQL ends a session whose transaction sits idle longer, releasing its locks (idle_in_transaction_session_timeout; 0 keeps the server's setting)")
+	intf(&c.DBFallbackConcurrency, "db-fallback-concurrency", "INKWELL_DB_FALLBACK_CONCURRENCY", 0, "cache reads sent to PostgreSQL at once by this instance while Redis fails (0: half the pool's max connections); the rest wait INKWELL_DB_FALLBACK_WAIT, then get 503 with Retry-After: 1")
+	dur(&c.DBFallbackWait, "db-fallback-wait", "INKWELL_DB_FALLBACK_WAIT", 100*time.Millisecond, "how long a cache read waits for one of the INKWELL_DB_FALLBACK_CONCURRENCY slots while Redis fails before it is answered 503")
+	dur(&c.RequestTimeout, "request-timeout", "INKWELL_REQUEST_TIMEOUT", 30*time.Second, "deadline of one HTTP request's work (database and Redis calls stop with it; answered 503); 0 disables")
 	str(&c.RedisURL, "redis-url", "REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL, redis://[user:password@]host:port/db; in cluster and sentinel mode more nodes follow as ?addr=host:port&addr=host:port")
 	str(&c.RedisMode, "redis-mode", "INKWELL_REDIS_MODE", "single", "how REDIS_URL is used: single (one server), cluster (seed nodes of a Redis Cluster) or sentinel (Sentinel addresses; needs INKWELL_REDIS_SENTINEL_MASTER)")
 	str(&c.RedisMaster, "redis-sentinel-master", "INKWELL_REDIS_SENTINEL_MASTER", "", "sentinel mode: name of the master the Sentinels monitor")
@@ -336,6 +345,9 @@ func (c *Config) Validate(log *slog.Logger) error {
 	}
 	if _, err := cron.ParseStandard(c.RankSchedule); err != nil {
 		errs = append(errs, fmt.Errorf("INKWELL_RANK_SCHEDULE %q: %w", c.RankSchedule, err))
+	}
+	if c.DBFallbackConcurrency < 0 || c.DBFallbackWait < 0 || c.RequestTimeout < 0 {
+		errs = append(errs, errors.New("INKWELL_DB_FALLBACK_CONCURRENCY, INKWELL_DB_FALLBACK_WAIT and INKWELL_REQUEST_TIMEOUT must not be negative"))
 	}
 	if c.DBStatementTimeout < 0 || c.DBIdleInTxTimeout < 0 || (c.DBStatementTimeout > 0 && c.DBStatementTimeout < time.Millisecond) || (c.DBIdleInTxTimeout > 0 && c.DBIdleInTxTimeout < time.Millisecond) {
 		errs = append(errs, errors.New("INKWELL_DB_STATEMENT_TIMEOUT and INKWELL_DB_IDLE_IN_TX_TIMEOUT must be 0 (server's setting) or at least 1ms"))

@@ -3,6 +3,7 @@ package web
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 )
@@ -12,7 +13,8 @@ type RouterConfig struct {
 	MaxBodyBytes   int64
 	CORS           CORSConfig
 	RateLimits     RateLimits
-	TrustedProxies []string // proxies whose X-Forwarded-For names the client; none by default
+	TrustedProxies []string      // proxies whose X-Forwarded-For names the client; none by default
+	RequestTimeout time.Duration // each request's context deadline (0: none); see requestDeadline
 }
 
 // Handlers are every handler the router mounts.
@@ -43,7 +45,8 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	// The client IP keys rate limits and registration idempotency: trust X-Forwarded-For only from
 	// configured proxies, or any client could pick its own IP.
 	_ = r.SetTrustedProxies(cfg.TrustedProxies)
-	r.Use(requestID(), recoverJSON(log), accessLog(log, h.Observer), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes), plainText())
+	r.Use(requestID(), recoverJSON(log), accessLog(log, h.Observer), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes), plainText(),
+		requestDeadline(cfg.RequestTimeout))
 	r.NoRoute(func(c *gin.Context) { abortWith(c, http.StatusNotFound, "body", "no such endpoint") })
 	r.NoMethod(func(c *gin.Context) {
 		abortWith(c, http.StatusMethodNotAllowed, "body", "method not allowed on this endpoint")
