@@ -178,7 +178,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
-	cron, err := NewScheduler(cfg, rankJob, idempotencyStore, log)
+	cron, err := NewScheduler(cfg, rankJob, log)
 	if err != nil {
 		cleanup5()
 		cleanup4()

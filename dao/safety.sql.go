@@ -185,18 +185,6 @@ func (q *Queries) IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGe
 	return i, err
 }
 
-const idempotencyPrune = `-- name: IdempotencyPrune :execrows
-DELETE FROM idempotency_keys WHERE created_at < $1::timestamptz
-`
-
-func (q *Queries) IdempotencyPrune(ctx context.Context, db DBTX, before time.Time) (int64, error) {
-	result, err := db.Exec(ctx, idempotencyPrune, before)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const idempotencyPut = `-- name: IdempotencyPut :exec
 INSERT INTO idempotency_keys (scope, key, request_hash, response_status, response_body, session_user_id)
 VALUES ($1::text, $2::text, $3::text, $4::int, $5::bytea,
