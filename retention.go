@@ -16,7 +16,9 @@ import (
 // INKWELL_RETENTION_* settings (0 turns a rule off). Refresh tokens go before sessions, so a
 // session's delete cascades to next to nothing.
 func NewRetentionRules(cfg *ioc.Config) []domain.RetentionRule {
-	age := func(name string, d time.Duration) domain.RetentionRule { return domain.RetentionRule{Name: name, MaxAge: d} }
+	age := func(name string, d time.Duration) domain.RetentionRule {
+		return domain.RetentionRule{Name: name, MaxAge: d}
+	}
 	// A session is useless once it cannot be refreshed (its last refresh token has expired) and
 	// its last access token has expired too; then it is kept for the grace.
 	var session time.Duration
