@@ -273,7 +273,8 @@ type Querier interface {
 	// at most lim rows: the oldest prunable ones, read off an index in order (migration 00019) and
 	// locked with SKIP LOCKED, so a batch neither waits on a row a request holds nor costs more as
 	// the table grows; the job repeats it until a batch comes back short. Ages are measured with the
-	// database's clock. Each count is what the prune would delete now, counted up to lim.
+	// database's clock. Each count is what the prune would delete now, counted up to lim off the
+	// same index, in the same order.
 	// The fleet-wide retention lock, a session-level advisory lock: held by the connection that took
 	// it until RetentionUnlock, and released by PostgreSQL if that connection or its process dies.
 	RetentionTryLock(ctx context.Context, db DBTX) (bool, error)
@@ -285,8 +286,10 @@ type Querier interface {
 	// The user's sessions that can still be refreshed: not revoked, with an unspent refresh token
 	// that has not expired.
 	SessionListLiveByUser(ctx context.Context, db DBTX, userID int64) ([]SessionListLiveByUserRow, error)
-	// Live sessions unused (not refreshed) for longer than keep and holding no refresh token that is
-	// still valid: nothing can refresh them, and their last access token expired long ago.
+	// Live sessions unused (not refreshed) for longer than keep whose newest refresh token has
+	// expired: nothing can refresh them, and their last access token expired long ago. The newest
+	// expiry is a subquery per candidate (an aggregate, so the planner keeps it a probe of
+	// refresh_tokens_session_idx instead of joining every live token).
 	SessionPruneIdleBatch(ctx context.Context, db DBTX, arg SessionPruneIdleBatchParams) (int64, error)
 	// Sessions revoked longer than keep ago (the refresh-token lifetime plus a grace, so their tokens
 	// are pruned already and the cascade deletes next to nothing). An unknown session counts as

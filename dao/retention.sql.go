@@ -11,7 +11,7 @@ import (
 
 const accountCodeCountPrunable = `-- name: AccountCodeCountPrunable :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM account_codes WHERE expires_at < now() - make_interval(secs => $1::float8) LIMIT $2::int
+    SELECT 1 FROM account_codes WHERE expires_at < now() - make_interval(secs => $1::float8) ORDER BY expires_at LIMIT $2::int
 ) AS due
 `
 
@@ -53,7 +53,7 @@ func (q *Queries) AccountCodePruneBatch(ctx context.Context, db DBTX, arg Accoun
 
 const idempotencyCountPrunable = `-- name: IdempotencyCountPrunable :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM idempotency_keys WHERE created_at < now() - make_interval(secs => $1::float8) LIMIT $2::int
+    SELECT 1 FROM idempotency_keys WHERE created_at < now() - make_interval(secs => $1::float8) ORDER BY created_at LIMIT $2::int
 ) AS due
 `
 
@@ -94,7 +94,7 @@ func (q *Queries) IdempotencyPruneBatch(ctx context.Context, db DBTX, arg Idempo
 
 const inboxCountPrunable = `-- name: InboxCountPrunable :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM inbox WHERE received_at < now() - make_interval(secs => $1::float8) LIMIT $2::int
+    SELECT 1 FROM inbox WHERE received_at < now() - make_interval(secs => $1::float8) ORDER BY received_at LIMIT $2::int
 ) AS due
 `
 
@@ -137,6 +137,7 @@ const jobCountPrunableDead = `-- name: JobCountPrunableDead :one
 SELECT count(*)::bigint FROM (
     SELECT 1 FROM jobs
     WHERE status = 'dead' AND finished_at < now() - make_interval(secs => $1::float8)
+    ORDER BY status, finished_at
     LIMIT $2::int
 ) AS due
 `
@@ -157,6 +158,7 @@ const jobCountPrunableDone = `-- name: JobCountPrunableDone :one
 SELECT count(*)::bigint FROM (
     SELECT 1 FROM jobs
     WHERE status = 'done' AND finished_at < now() - make_interval(secs => $1::float8)
+    ORDER BY status, finished_at
     LIMIT $2::int
 ) AS due
 `
@@ -221,7 +223,7 @@ func (q *Queries) JobPruneDoneBatch(ctx context.Context, db DBTX, arg JobPruneDo
 
 const loginCodeCountPrunable = `-- name: LoginCodeCountPrunable :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM login_codes WHERE expires_at < now() - make_interval(secs => $1::float8) LIMIT $2::int
+    SELECT 1 FROM login_codes WHERE expires_at < now() - make_interval(secs => $1::float8) ORDER BY expires_at LIMIT $2::int
 ) AS due
 `
 
@@ -239,7 +241,7 @@ func (q *Queries) LoginCodeCountPrunable(ctx context.Context, db DBTX, arg Login
 
 const loginCodeMeterCountPrunable = `-- name: LoginCodeMeterCountPrunable :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM login_code_meters WHERE window_ends < now() - make_interval(secs => $1::float8) LIMIT $2::int
+    SELECT 1 FROM login_code_meters WHERE window_ends < now() - make_interval(secs => $1::float8) ORDER BY window_ends LIMIT $2::int
 ) AS due
 `
 
@@ -304,7 +306,7 @@ func (q *Queries) LoginCodePruneBatch(ctx context.Context, db DBTX, arg LoginCod
 
 const notificationCountPrunable = `-- name: NotificationCountPrunable :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM notifications WHERE created_at < now() - make_interval(secs => $1::float8) LIMIT $2::int
+    SELECT 1 FROM notifications WHERE created_at < now() - make_interval(secs => $1::float8) ORDER BY created_at LIMIT $2::int
 ) AS due
 `
 
@@ -406,7 +408,7 @@ func (q *Queries) ReadHistoryPruneBatch(ctx context.Context, db DBTX, arg ReadHi
 
 const refreshTokenCountPrunable = `-- name: RefreshTokenCountPrunable :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM refresh_tokens WHERE expires_at < now() - make_interval(secs => $1::float8) LIMIT $2::int
+    SELECT 1 FROM refresh_tokens WHERE expires_at < now() - make_interval(secs => $1::float8) ORDER BY expires_at LIMIT $2::int
 ) AS due
 `
 
@@ -455,7 +457,8 @@ SELECT pg_try_advisory_lock(hashtextextended('inkwell:retention', 0))::bool AS l
 // at most lim rows: the oldest prunable ones, read off an index in order (migration 00019) and
 // locked with SKIP LOCKED, so a batch neither waits on a row a request holds nor costs more as
 // the table grows; the job repeats it until a batch comes back short. Ages are measured with the
-// database's clock. Each count is what the prune would delete now, counted up to lim.
+// database's clock. Each count is what the prune would delete now, counted up to lim off the
+// same index, in the same order.
 // The fleet-wide retention lock, a session-level advisory lock: held by the connection that took
 // it until RetentionUnlock, and released by PostgreSQL if that connection or its process dies.
 func (q *Queries) RetentionTryLock(ctx context.Context, db DBTX) (bool, error) {
@@ -481,7 +484,8 @@ SELECT count(*)::bigint FROM (
     SELECT 1 FROM sessions s
     WHERE s.revoked_at IS NULL
       AND COALESCE(s.last_used_at, s.created_at) < now() - make_interval(secs => $1::float8)
-      AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.session_id = s.id AND r.expires_at > now())
+      AND COALESCE((SELECT max(r.expires_at) FROM refresh_tokens r WHERE r.session_id = s.id), '-infinity') <= now()
+    ORDER BY COALESCE(s.last_used_at, s.created_at)
     LIMIT $2::int
 ) AS due
 `
@@ -500,7 +504,7 @@ func (q *Queries) SessionCountPrunableIdle(ctx context.Context, db DBTX, arg Ses
 
 const sessionCountPrunableRevoked = `-- name: SessionCountPrunableRevoked :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM sessions WHERE revoked_at < now() - make_interval(secs => $1::float8) LIMIT $2::int
+    SELECT 1 FROM sessions WHERE revoked_at < now() - make_interval(secs => $1::float8) ORDER BY revoked_at LIMIT $2::int
 ) AS due
 `
 
@@ -521,7 +525,7 @@ DELETE FROM sessions WHERE ctid = ANY(ARRAY(
     SELECT s.ctid FROM sessions s
     WHERE s.revoked_at IS NULL
       AND COALESCE(s.last_used_at, s.created_at) < now() - make_interval(secs => $1::float8)
-      AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.session_id = s.id AND r.expires_at > now())
+      AND COALESCE((SELECT max(r.expires_at) FROM refresh_tokens r WHERE r.session_id = s.id), '-infinity') <= now()
     ORDER BY COALESCE(s.last_used_at, s.created_at)
     LIMIT $2::int
     FOR UPDATE OF s SKIP LOCKED))
@@ -532,8 +536,10 @@ type SessionPruneIdleBatchParams struct {
 	Lim         int32
 }
 
-// Live sessions unused (not refreshed) for longer than keep and holding no refresh token that is
-// still valid: nothing can refresh them, and their last access token expired long ago.
+// Live sessions unused (not refreshed) for longer than keep whose newest refresh token has
+// expired: nothing can refresh them, and their last access token expired long ago. The newest
+// expiry is a subquery per candidate (an aggregate, so the planner keeps it a probe of
+// refresh_tokens_session_idx instead of joining every live token).
 func (q *Queries) SessionPruneIdleBatch(ctx context.Context, db DBTX, arg SessionPruneIdleBatchParams) (int64, error) {
 	result, err := db.Exec(ctx, sessionPruneIdleBatch, arg.KeepSeconds, arg.Lim)
 	if err != nil {

@@ -2,7 +2,8 @@
 -- at most lim rows: the oldest prunable ones, read off an index in order (migration 00019) and
 -- locked with SKIP LOCKED, so a batch neither waits on a row a request holds nor costs more as
 -- the table grows; the job repeats it until a batch comes back short. Ages are measured with the
--- database's clock. Each count is what the prune would delete now, counted up to lim.
+-- database's clock. Each count is what the prune would delete now, counted up to lim off the
+-- same index, in the same order.
 
 -- name: RetentionTryLock :one
 -- The fleet-wide retention lock, a session-level advisory lock: held by the connection that took
@@ -23,7 +24,7 @@ DELETE FROM inbox WHERE ctid = ANY(ARRAY(
 
 -- name: InboxCountPrunable :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM inbox WHERE received_at < now() - make_interval(secs => @keep_seconds::float8) LIMIT @lim::int
+    SELECT 1 FROM inbox WHERE received_at < now() - make_interval(secs => @keep_seconds::float8) ORDER BY received_at LIMIT @lim::int
 ) AS due;
 
 -- name: JobPruneDoneBatch :execrows
@@ -39,6 +40,7 @@ DELETE FROM jobs WHERE ctid = ANY(ARRAY(
 SELECT count(*)::bigint FROM (
     SELECT 1 FROM jobs
     WHERE status = 'done' AND finished_at < now() - make_interval(secs => @keep_seconds::float8)
+    ORDER BY status, finished_at
     LIMIT @lim::int
 ) AS due;
 
@@ -55,6 +57,7 @@ DELETE FROM jobs WHERE ctid = ANY(ARRAY(
 SELECT count(*)::bigint FROM (
     SELECT 1 FROM jobs
     WHERE status = 'dead' AND finished_at < now() - make_interval(secs => @keep_seconds::float8)
+    ORDER BY status, finished_at
     LIMIT @lim::int
 ) AS due;
 
@@ -69,7 +72,7 @@ DELETE FROM notifications WHERE ctid = ANY(ARRAY(
 
 -- name: NotificationCountPrunable :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM notifications WHERE created_at < now() - make_interval(secs => @keep_seconds::float8) LIMIT @lim::int
+    SELECT 1 FROM notifications WHERE created_at < now() - make_interval(secs => @keep_seconds::float8) ORDER BY created_at LIMIT @lim::int
 ) AS due;
 
 -- name: RefreshTokenPruneBatch :execrows
@@ -84,7 +87,7 @@ DELETE FROM refresh_tokens WHERE ctid = ANY(ARRAY(
 
 -- name: RefreshTokenCountPrunable :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM refresh_tokens WHERE expires_at < now() - make_interval(secs => @keep_seconds::float8) LIMIT @lim::int
+    SELECT 1 FROM refresh_tokens WHERE expires_at < now() - make_interval(secs => @keep_seconds::float8) ORDER BY expires_at LIMIT @lim::int
 ) AS due;
 
 -- name: SessionPruneRevokedBatch :execrows
@@ -100,17 +103,19 @@ DELETE FROM sessions WHERE ctid = ANY(ARRAY(
 
 -- name: SessionCountPrunableRevoked :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM sessions WHERE revoked_at < now() - make_interval(secs => @keep_seconds::float8) LIMIT @lim::int
+    SELECT 1 FROM sessions WHERE revoked_at < now() - make_interval(secs => @keep_seconds::float8) ORDER BY revoked_at LIMIT @lim::int
 ) AS due;
 
 -- name: SessionPruneIdleBatch :execrows
--- Live sessions unused (not refreshed) for longer than keep and holding no refresh token that is
--- still valid: nothing can refresh them, and their last access token expired long ago.
+-- Live sessions unused (not refreshed) for longer than keep whose newest refresh token has
+-- expired: nothing can refresh them, and their last access token expired long ago. The newest
+-- expiry is a subquery per candidate (an aggregate, so the planner keeps it a probe of
+-- refresh_tokens_session_idx instead of joining every live token).
 DELETE FROM sessions WHERE ctid = ANY(ARRAY(
     SELECT s.ctid FROM sessions s
     WHERE s.revoked_at IS NULL
       AND COALESCE(s.last_used_at, s.created_at) < now() - make_interval(secs => @keep_seconds::float8)
-      AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.session_id = s.id AND r.expires_at > now())
+      AND COALESCE((SELECT max(r.expires_at) FROM refresh_tokens r WHERE r.session_id = s.id), '-infinity') <= now()
     ORDER BY COALESCE(s.last_used_at, s.created_at)
     LIMIT @lim::int
     FOR UPDATE OF s SKIP LOCKED));
@@ -120,7 +125,8 @@ SELECT count(*)::bigint FROM (
     SELECT 1 FROM sessions s
     WHERE s.revoked_at IS NULL
       AND COALESCE(s.last_used_at, s.created_at) < now() - make_interval(secs => @keep_seconds::float8)
-      AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.session_id = s.id AND r.expires_at > now())
+      AND COALESCE((SELECT max(r.expires_at) FROM refresh_tokens r WHERE r.session_id = s.id), '-infinity') <= now()
+    ORDER BY COALESCE(s.last_used_at, s.created_at)
     LIMIT @lim::int
 ) AS due;
 
@@ -135,7 +141,7 @@ DELETE FROM idempotency_keys WHERE ctid = ANY(ARRAY(
 
 -- name: IdempotencyCountPrunable :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM idempotency_keys WHERE created_at < now() - make_interval(secs => @keep_seconds::float8) LIMIT @lim::int
+    SELECT 1 FROM idempotency_keys WHERE created_at < now() - make_interval(secs => @keep_seconds::float8) ORDER BY created_at LIMIT @lim::int
 ) AS due;
 
 -- name: ReadHistoryPruneBatch :execrows
@@ -182,7 +188,7 @@ DELETE FROM login_codes WHERE ctid = ANY(ARRAY(
 
 -- name: LoginCodeCountPrunable :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM login_codes WHERE expires_at < now() - make_interval(secs => @keep_seconds::float8) LIMIT @lim::int
+    SELECT 1 FROM login_codes WHERE expires_at < now() - make_interval(secs => @keep_seconds::float8) ORDER BY expires_at LIMIT @lim::int
 ) AS due;
 
 -- name: LoginCodeMeterPruneBatch :execrows
@@ -196,7 +202,7 @@ DELETE FROM login_code_meters WHERE ctid = ANY(ARRAY(
 
 -- name: LoginCodeMeterCountPrunable :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM login_code_meters WHERE window_ends < now() - make_interval(secs => @keep_seconds::float8) LIMIT @lim::int
+    SELECT 1 FROM login_code_meters WHERE window_ends < now() - make_interval(secs => @keep_seconds::float8) ORDER BY window_ends LIMIT @lim::int
 ) AS due;
 
 -- name: AccountCodePruneBatch :execrows
@@ -211,5 +217,5 @@ DELETE FROM account_codes WHERE ctid = ANY(ARRAY(
 
 -- name: AccountCodeCountPrunable :one
 SELECT count(*)::bigint FROM (
-    SELECT 1 FROM account_codes WHERE expires_at < now() - make_interval(secs => @keep_seconds::float8) LIMIT @lim::int
+    SELECT 1 FROM account_codes WHERE expires_at < now() - make_interval(secs => @keep_seconds::float8) ORDER BY expires_at LIMIT @lim::int
 ) AS due;
