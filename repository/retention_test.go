@@ -69,7 +69,9 @@ func TestRetentionQueries_GenericPlansWalkAnIndex(t *testing.T) {
 		{"jobs done count", func(c dao.DBTX) { _, _ = q.JobCountPrunableDone(ctx, c, dao.JobCountPrunableDoneParams{}) }, age},
 		{"jobs dead", func(c dao.DBTX) { _, _ = q.JobPruneDeadBatch(ctx, c, dao.JobPruneDeadBatchParams{}) }, age},
 		{"jobs dead count", func(c dao.DBTX) { _, _ = q.JobCountPrunableDead(ctx, c, dao.JobCountPrunableDeadParams{}) }, age},
-		{"sessions revoked count", func(c dao.DBTX) { _, _ = q.SessionCountPrunableRevoked(ctx, c, dao.SessionCountPrunableRevokedParams{}) }, age},
+		{"sessions revoked count", func(c dao.DBTX) {
+			_, _ = q.SessionCountPrunableRevoked(ctx, c, dao.SessionCountPrunableRevokedParams{})
+		}, age},
 		{"account codes count", func(c dao.DBTX) { _, _ = q.AccountCodeCountPrunable(ctx, c, dao.AccountCodeCountPrunableParams{}) }, age},
 		{"notifications", func(c dao.DBTX) { _, _ = q.NotificationPruneBatch(ctx, c, dao.NotificationPruneBatchParams{}) }, age},
 		{"refresh tokens", func(c dao.DBTX) { _, _ = q.RefreshTokenPruneBatch(ctx, c, dao.RefreshTokenPruneBatchParams{}) }, age},
