@@ -67,6 +67,10 @@ func NewRetentionJob(store job.RetentionStore, cfg job.RetentionConfig, log *slo
 	return j, j.Stop
 }
 
+// OutcomeNotLeader is the outcome of a retention run that found the lock held elsewhere (for
+// `inkwell prune`, which does not import the job layer).
+const OutcomeNotLeader = job.OutcomeNotLeader
+
 // NewPruner is the retention job on pool, for `inkwell prune`, which needs PostgreSQL only.
 func NewPruner(cfg *ioc.Config, pool *pgxpool.Pool, log *slog.Logger) *job.RetentionJob {
 	return job.NewRetentionJob(repository.NewRetentionStore(pool, repository.NewQuerier()), NewRetentionConfig(cfg), log, time.Now)

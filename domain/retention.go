@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -23,6 +24,14 @@ const (
 	RetentionAccountCodes    = "account_codes"
 )
 
+// retentionClocks says, per policy, which time of a row its age is measured from.
+var retentionClocks = map[string]string{
+	RetentionInbox: "received", RetentionJobsDone: "finished", RetentionJobsDead: "finished",
+	RetentionNotifications: "created", RetentionRefreshTokens: "expired", RetentionSessionsRevoked: "revoked",
+	RetentionSessionsIdle: "last used", RetentionIdempotencyKeys: "created", RetentionLoginCodes: "expired",
+	RetentionLoginCodeMeters: "window ended", RetentionAccountCodes: "expired",
+}
+
 // RetentionRule says which rows of one policy may go. An age rule (MaxAge > 0) deletes the rows
 // whose age, by the policy's own time column, is past MaxAge. A cap rule (Newest > 0) keeps each
 // owner's Newest rows and deletes the rest, checking the owners with a row newer than Since. A
@@ -37,20 +46,24 @@ type RetentionRule struct {
 // Off reports whether the rule deletes nothing.
 func (r RetentionRule) Off() bool { return r.MaxAge <= 0 && r.Newest <= 0 }
 
-// String describes what the rule keeps, for logs and `inkwell prune`.
+// String describes what the rule deletes, for `inkwell prune`.
 func (r RetentionRule) String() string {
 	switch {
 	case r.Newest > 0:
-		return fmt.Sprintf("newest %d per owner", r.Newest)
+		return fmt.Sprintf("all but the newest %d per user", r.Newest)
 	case r.MaxAge > 0:
-		return "older than " + FormatRetention(r.MaxAge)
+		clock, ok := retentionClocks[r.Name]
+		if !ok {
+			clock = "made"
+		}
+		return clock + " over " + FormatRetention(r.MaxAge) + " ago"
 	default:
 		return "off"
 	}
 }
 
 // FormatRetention writes a retention age in whole days when it is one ("7d"), else as a Go
-// duration; 0 is "off".
+// duration without zero units ("1h", "90m"→"1h30m"); 0 is "off".
 func FormatRetention(d time.Duration) string {
 	const day = 24 * time.Hour
 	switch {
@@ -59,6 +72,13 @@ func FormatRetention(d time.Duration) string {
 	case d%day == 0:
 		return fmt.Sprintf("%dd", d/day)
 	default:
-		return d.String()
+		s := d.String()
+		if strings.HasSuffix(s, "m0s") {
+			s = strings.TrimSuffix(s, "0s")
+		}
+		if strings.HasSuffix(s, "h0m") {
+			s = strings.TrimSuffix(s, "0m")
+		}
+		return s
 	}
 }

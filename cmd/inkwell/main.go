@@ -68,6 +68,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return seed(ctx, args, stdout, stderr)
 	case "jobs":
 		return jobs(ctx, args, stdout, stderr)
+	case "prune":
+		return prune(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
