@@ -147,7 +147,8 @@ func NewRelayConfig(cfg *ioc.Config, stream OutboxStream) job.RelayConfig {
 }
 
 // Durable is the Postgres-backed background work: the default queue's runner, the lease reaper,
-// the outbox relay, their LISTEN wake-ups, and the notifications consumer.
+// the outbox relay, their LISTEN wake-ups, the notifications consumer and the outbox stream's
+// trimmer.
 type Durable Workers
 
 // NewDurable builds the durable-work workers.
@@ -178,6 +179,9 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.Jo
 			Stream: string(stream), Group: job.GroupNotifications, Name: owner, BatchSize: 100, BatchWait: 100 * time.Millisecond,
 			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick, MaxDeliveries: int64(cfg.ConsumerMaxDeliveries),
 		}, job.NotificationsHandler(notifications, log), log),
+		// Like the read stream: cut to about INKWELL_STREAM_MAXLEN entries, never past what the
+		// notifications group has not acknowledged (or not read yet).
+		events.NewTrimmer(rdb, string(stream), []string{job.GroupNotifications}, int64(cfg.StreamMaxLen), cfg.StreamTrimEvery, log),
 	}
 }
 

@@ -23,11 +23,15 @@ type Querier interface {
 	APIKeyRevokeAllByUser(ctx context.Context, db DBTX, userID int64) (int64, error)
 	APIKeyRevokeAllOfUser(ctx context.Context, db DBTX, userID int64) error
 	AccountCodeCountAttempt(ctx context.Context, db DBTX, arg AccountCodeCountAttemptParams) error
+	AccountCodeCountPrunable(ctx context.Context, db DBTX, arg AccountCodeCountPrunableParams) (int64, error)
 	// The account's code for purpose, locked, with whether it is still usable by the database's clock.
 	AccountCodeGetForUpdate(ctx context.Context, db DBTX, arg AccountCodeGetForUpdateParams) (AccountCodeGetForUpdateRow, error)
 	// Stores a new code for the account and purpose unless the previous one was sent less than
 	// resend_seconds ago (then no row comes back). Attempts and spending start again.
 	AccountCodeIssue(ctx context.Context, db DBTX, arg AccountCodeIssueParams) (int64, error)
+	// Verification and reset codes that expired longer than keep ago, spent or not (the resend
+	// interval they hold is far shorter than their validity).
+	AccountCodePruneBatch(ctx context.Context, db DBTX, arg AccountCodePruneBatchParams) (int64, error)
 	AccountCodeSpend(ctx context.Context, db DBTX, arg AccountCodeSpendParams) error
 	// The feed's articlesCount: one counts row per followed author.
 	ArticleCountFeed(ctx context.Context, db DBTX, followerID int64) (int64, error)
@@ -124,17 +128,21 @@ type Querier interface {
 	// one failing on the other's positions. Readers are not blocked: SHARE ROW EXCLUSIVE does not
 	// conflict with SELECT, which sees the previous ranking until the replacement commits.
 	HotArticleLockForReplace(ctx context.Context, db DBTX) error
+	IdempotencyCountPrunable(ctx context.Context, db DBTX, arg IdempotencyCountPrunableParams) (int64, error)
 	// A key younger than max_age_secs by the database's clock, the one that stamped created_at.
 	IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGetParams) (IdempotencyKey, error)
-	IdempotencyPrune(ctx context.Context, db DBTX, maxAgeSecs float64) (int64, error)
+	// Idempotency records older than keep (they are replayed for 24 hours).
+	IdempotencyPruneBatch(ctx context.Context, db DBTX, arg IdempotencyPruneBatchParams) (int64, error)
 	// session_user_id names the account a replay signs in (a registration); no token is stored.
 	IdempotencyPut(ctx context.Context, db DBTX, arg IdempotencyPutParams) error
 	// A transaction-scoped advisory lock on the key, if no other transaction holds it. A second request
 	// with the same key does not wait on a connection: it lets the connection go and tries again
 	// until the first has finished (then it replays its answer) or its wait is over (409).
 	IdempotencyTryLock(ctx context.Context, db DBTX, arg IdempotencyTryLockParams) (bool, error)
+	InboxCountPrunable(ctx context.Context, db DBTX, arg InboxCountPrunableParams) (int64, error)
 	InboxInsert(ctx context.Context, db DBTX, arg InboxInsertParams) (int64, error)
-	InboxPrune(ctx context.Context, db DBTX, before time.Time) (int64, error)
+	// Consumer inbox records older than keep: far past any redelivery of their event.
+	InboxPruneBatch(ctx context.Context, db DBTX, arg InboxPruneBatchParams) (int64, error)
 	// Collects stay on shard 0. Returns that shard row as this change leaves it, version included, for
 	// the cache to store.
 	InteractiveAddCollects(ctx context.Context, db DBTX, arg InteractiveAddCollectsParams) (InteractiveAddCollectsRow, error)
@@ -155,6 +163,8 @@ type Querier interface {
 	// Every instant is the database's (now()): leases are stamped and compared by one clock however
 	// far the instances' clocks drift; the lease itself is a duration.
 	JobAckAndClaim(ctx context.Context, db DBTX, arg JobAckAndClaimParams) ([]JobAckAndClaimRow, error)
+	JobCountPrunableDead(ctx context.Context, db DBTX, arg JobCountPrunableDeadParams) (int64, error)
+	JobCountPrunableDone(ctx context.Context, db DBTX, arg JobCountPrunableDoneParams) (int64, error)
 	JobDiscard(ctx context.Context, db DBTX, id int64) (int64, error)
 	// With a unique_key, enqueueing the same job twice inserts nothing and returns no row. Without an
 	// available_at the job is due by the database's clock, the one claims compare with.
@@ -169,6 +179,10 @@ type Querier interface {
 	JobList(ctx context.Context, db DBTX, arg JobListParams) ([]Job, error)
 	// Wakes workers listening for this queue; delivered only if the transaction commits.
 	JobNotify(ctx context.Context, db DBTX, queue string) (string, error)
+	// Dead jobs buried longer than keep ago: an operator had that long to retry them.
+	JobPruneDeadBatch(ctx context.Context, db DBTX, arg JobPruneDeadBatchParams) (int64, error)
+	// Done jobs that finished longer than keep ago (jobs carrying a secret are deleted at their ack).
+	JobPruneDoneBatch(ctx context.Context, db DBTX, arg JobPruneDoneBatchParams) (int64, error)
 	// Returns at most lim jobs whose lease ran out (their worker died) to the ready set, or buries
 	// them when that attempt was their last. Batched, oldest lease first, skipping rows another
 	// reaper holds: after an outage with many expired leases no statement locks them all at once.
@@ -191,21 +205,29 @@ type Querier interface {
 	// (shard_touched false, and zeros, when the changes cancel out and no shard was written). A shard
 	// may go below zero: its like may have gone to another shard.
 	LikeSetManyCounted(ctx context.Context, db DBTX, arg LikeSetManyCountedParams) (LikeSetManyCountedRow, error)
+	LoginCodeCountPrunable(ctx context.Context, db DBTX, arg LoginCodeCountPrunableParams) (int64, error)
 	LoginCodeGet(ctx context.Context, db DBTX, arg LoginCodeGetParams) (LoginCode, error)
 	// Serializes the code steps of one target for the rest of the transaction (the code row may not
 	// exist yet, so a row lock would not do).
 	LoginCodeLockTarget(ctx context.Context, db DBTX, lockKey string) error
+	LoginCodeMeterCountPrunable(ctx context.Context, db DBTX, arg LoginCodeMeterCountPrunableParams) (int64, error)
 	// A meter's count in its current window; no row once the window has passed.
 	LoginCodeMeterGet(ctx context.Context, db DBTX, arg LoginCodeMeterGetParams) (LoginCodeMeterGetRow, error)
 	LoginCodeMeterGiveBack(ctx context.Context, db DBTX, key string) error
 	// Counts one hit, starting a new window when the last one has passed.
 	LoginCodeMeterHit(ctx context.Context, db DBTX, arg LoginCodeMeterHitParams) (LoginCodeMeterHitRow, error)
+	// Fallback meters whose window ended longer than keep ago (a passed window counts nothing).
+	LoginCodeMeterPruneBatch(ctx context.Context, db DBTX, arg LoginCodeMeterPruneBatchParams) (int64, error)
 	LoginCodeMiss(ctx context.Context, db DBTX, target string) error
+	// Fallback login codes that expired longer than keep ago (spent ones stay until they expire, for
+	// their resend window).
+	LoginCodePruneBatch(ctx context.Context, db DBTX, arg LoginCodePruneBatchParams) (int64, error)
 	// Drops codes and meters whose time has passed (run by each send: the table stays small).
 	LoginCodePurgeExpired(ctx context.Context, db DBTX, now time.Time) error
 	LoginCodePut(ctx context.Context, db DBTX, arg LoginCodePutParams) error
 	LoginCodeSpend(ctx context.Context, db DBTX, target string) error
 	LoginCodeWithdraw(ctx context.Context, db DBTX, arg LoginCodeWithdrawParams) (int64, error)
+	NotificationCountPrunable(ctx context.Context, db DBTX, arg NotificationCountPrunableParams) (int64, error)
 	// Notifies one page of an author's followers (keyset on follower id), skipping any already
 	// notified of this event, and returns the page's last follower id to continue from.
 	// A notification is dated by its event (when the author acted), not by when a consumer applied it:
@@ -216,6 +238,8 @@ type Querier interface {
 	// neither the title it had nor one typed since.
 	NotificationList(ctx context.Context, db DBTX, arg NotificationListParams) ([]NotificationListRow, error)
 	NotificationMarkRead(ctx context.Context, db DBTX, arg NotificationMarkReadParams) (int64, error)
+	// Notifications older than keep, read or not.
+	NotificationPruneBatch(ctx context.Context, db DBTX, arg NotificationPruneBatchParams) (int64, error)
 	NotificationUnreadCount(ctx context.Context, db DBTX, userID int64) (int64, error)
 	OutboxBacklog(ctx context.Context, db DBTX) (int64, error)
 	// Claims pending events that are due and whose lease is free or expired, fenced by a generation
@@ -266,16 +290,48 @@ type Querier interface {
 	// Upserts (user, article, last read at) for a batch; replaying a batch changes nothing because
 	// the newest timestamp wins.
 	ReadHistoryApply(ctx context.Context, db DBTX, arg ReadHistoryApplyParams) error
+	ReadHistoryCountPrunable(ctx context.Context, db DBTX, arg ReadHistoryCountPrunableParams) (int64, error)
 	ReadHistoryList(ctx context.Context, db DBTX, arg ReadHistoryListParams) ([]ReadHistoryListRow, error)
+	// Cuts the history of every user who read in the last since_seconds to their newest keep rows. A
+	// history grows only when its user reads, so the users who read since the last run are the only
+	// ones it can have grown for: they are found by reading_history_read_at_idx, and each one's rows
+	// past the cap by reading_history_recent_idx. A row re-read meanwhile is a new row version and is
+	// not deleted (its ctid changed).
+	ReadHistoryPruneBatch(ctx context.Context, db DBTX, arg ReadHistoryPruneBatchParams) (int64, error)
+	RefreshTokenCountPrunable(ctx context.Context, db DBTX, arg RefreshTokenCountPrunableParams) (int64, error)
 	// Locks the token row so two concurrent uses of one token are decided one after the other.
 	RefreshTokenGetForUpdate(ctx context.Context, db DBTX, tokenHash []byte) (RefreshTokenGetForUpdateRow, error)
 	RefreshTokenInsert(ctx context.Context, db DBTX, arg RefreshTokenInsertParams) error
+	// Refresh tokens that expired longer than keep ago, spent or not: an expired token is refused
+	// whatever it is, so its row no longer decides anything.
+	RefreshTokenPruneBatch(ctx context.Context, db DBTX, arg RefreshTokenPruneBatchParams) (int64, error)
 	RefreshTokenSpend(ctx context.Context, db DBTX, tokenHash []byte) error
+	// The retention job's statements (job/retention.go, repository/retention.go). Each prune deletes
+	// at most lim rows: the oldest prunable ones, read off an index in order (migration 00019) and
+	// locked with SKIP LOCKED, so a batch neither waits on a row a request holds nor costs more as
+	// the table grows; the job repeats it until a batch comes back short. Ages are measured with the
+	// database's clock. Each count is what the prune would delete now, counted up to lim off the
+	// same index, in the same order.
+	// The fleet-wide retention lock, a session-level advisory lock: held by the connection that took
+	// it until RetentionUnlock, and released by PostgreSQL if that connection or its process dies.
+	RetentionTryLock(ctx context.Context, db DBTX) (bool, error)
+	RetentionUnlock(ctx context.Context, db DBTX) (bool, error)
+	SessionCountPrunableIdle(ctx context.Context, db DBTX, arg SessionCountPrunableIdleParams) (int64, error)
+	SessionCountPrunableRevoked(ctx context.Context, db DBTX, arg SessionCountPrunableRevokedParams) (int64, error)
 	SessionInsert(ctx context.Context, db DBTX, arg SessionInsertParams) error
 	SessionIsRevoked(ctx context.Context, db DBTX, id string) (bool, error)
 	// The user's sessions that can still be refreshed: not revoked, with an unspent refresh token
 	// that has not expired.
 	SessionListLiveByUser(ctx context.Context, db DBTX, userID int64) ([]SessionListLiveByUserRow, error)
+	// Live sessions unused (not refreshed) for longer than keep whose newest refresh token has
+	// expired: nothing can refresh them, and their last access token expired long ago. The newest
+	// expiry is a subquery per candidate (an aggregate, so the planner keeps it a probe of
+	// refresh_tokens_session_idx instead of joining every live token).
+	SessionPruneIdleBatch(ctx context.Context, db DBTX, arg SessionPruneIdleBatchParams) (int64, error)
+	// Sessions revoked longer than keep ago (the refresh-token lifetime plus a grace, so their tokens
+	// are pruned already and the cascade deletes next to nothing). An unknown session counts as
+	// revoked (SessionRepository.IsRevoked), so deleting one changes no answer.
+	SessionPruneRevokedBatch(ctx context.Context, db DBTX, arg SessionPruneRevokedBatchParams) (int64, error)
 	// Stamps the revocation with the time of the statement (clock_timestamp, not the start of the
 	// transaction): the revocation-lease renewal finds recent revocations by revoked_at, so it should be
 	// close to the commit even in a long unit of work.

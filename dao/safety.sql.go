@@ -186,18 +186,6 @@ func (q *Queries) IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGe
 	return i, err
 }
 
-const idempotencyPrune = `-- name: IdempotencyPrune :execrows
-DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => $1::float8)
-`
-
-func (q *Queries) IdempotencyPrune(ctx context.Context, db DBTX, maxAgeSecs float64) (int64, error) {
-	result, err := db.Exec(ctx, idempotencyPrune, maxAgeSecs)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const idempotencyPut = `-- name: IdempotencyPut :exec
 INSERT INTO idempotency_keys (scope, key, request_hash, response_status, response_body, session_user_id)
 VALUES ($1::text, $2::text, $3::text, $4::int, $5::bytea,

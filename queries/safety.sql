@@ -18,9 +18,6 @@ ON CONFLICT (scope, key) DO UPDATE
 SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status,
     response_body = EXCLUDED.response_body, session_user_id = EXCLUDED.session_user_id, created_at = now();
 
--- name: IdempotencyPrune :execrows
-DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => @max_age_secs::float8);
-
 -- name: SessionInsert :exec
 INSERT INTO sessions (id, user_id, user_agent) VALUES (@id::text, @user_id::bigint, @user_agent::text);
 

@@ -24,7 +24,7 @@ type IdempotencyStore struct {
 }
 
 // NewIdempotencyStore returns the store; keys older than 24 hours (by the database's clock, which
-// stamps them) are forgotten.
+// stamps them) are forgotten, and deleted by the retention job (policy idempotency_keys).
 func NewIdempotencyStore(pool *pgxpool.Pool, q dao.Querier) *IdempotencyStore {
 	return &IdempotencyStore{pool: pool, q: q, maxAge: 24 * time.Hour, wait: 3 * time.Second}
 }
@@ -142,10 +142,4 @@ func (s *IdempotencyStore) once(ctx context.Context, k service.IdempotencyKey, w
 		return res, false, nil
 	}
 	return res, replayed, err
-}
-
-// Prune forgets keys older than 24 hours and says how many.
-func (s *IdempotencyStore) Prune(ctx context.Context) (int64, error) {
-	n, err := s.q.IdempotencyPrune(ctx, s.pool, s.maxAge.Seconds())
-	return n, wrapf(err, "prune idempotency keys")
 }

@@ -73,6 +73,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return jobs(ctx, args, stdout, stderr)
 	case "outbox":
 		return outbox(ctx, args, stdout, stderr)
+	case "prune":
+		return prune(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
