@@ -42,6 +42,8 @@ func NewRetentionRules(cfg *ioc.Config) []domain.RetentionRule {
 		age(domain.RetentionLoginCodes, cfg.RetentionCodes),
 		age(domain.RetentionLoginCodeMeters, cfg.RetentionCodes),
 		age(domain.RetentionAccountCodes, cfg.RetentionCodes),
+		age(domain.RetentionOutboxApplied, cfg.RetentionOutbox),
+		age(domain.RetentionOutboxDead, cfg.RetentionOutboxDead),
 	}
 }
 

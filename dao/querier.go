@@ -245,9 +245,8 @@ type Querier interface {
 	// Claims pending events that are due and whose lease is free or expired, fenced by a generation
 	// bump. Leases are stamped and compared with PostgreSQL's clock, one clock for every relay.
 	OutboxClaim(ctx context.Context, db DBTX, arg OutboxClaimParams) ([]Outbox, error)
-	// Deletes up to @lim events applied by their consumer and created before @before, oldest first
-	// along outbox_applied_idx (for the retention job; SKIP LOCKED so several instances share it).
-	OutboxDeleteApplied(ctx context.Context, db DBTX, arg OutboxDeleteAppliedParams) (int64, error)
+	OutboxCountPrunableApplied(ctx context.Context, db DBTX, arg OutboxCountPrunableAppliedParams) (int64, error)
+	OutboxCountPrunableDead(ctx context.Context, db DBTX, arg OutboxCountPrunableDeadParams) (int64, error)
 	// An operator gives up on a dead event.
 	OutboxDiscard(ctx context.Context, db DBTX, id int64) (int64, error)
 	// The dead rows, and the age on PostgreSQL's clock of the oldest event not yet applied (the first
@@ -268,6 +267,13 @@ type Querier interface {
 	OutboxMarkPublished(ctx context.Context, db DBTX, arg OutboxMarkPublishedParams) (int64, error)
 	// Wakes relays listening on the channel; delivered only if the transaction commits.
 	OutboxNotify(ctx context.Context, db DBTX) error
+	// Outbox events their consumer applied, made longer than keep ago: PostgreSQL no longer needs them
+	// (the consumer's inbox keeps the event id as long as a redelivery could still arrive). Walks
+	// outbox_applied_idx (created_at, id).
+	OutboxPruneAppliedBatch(ctx context.Context, db DBTX, arg OutboxPruneAppliedBatchParams) (int64, error)
+	// Dead outbox events (out of attempts; `inkwell outbox retry` can still revive them until then),
+	// made longer than keep ago. Walks outbox_dead_idx (id, which grows with created_at).
+	OutboxPruneDeadBatch(ctx context.Context, db DBTX, arg OutboxPruneDeadBatchParams) (int64, error)
 	// Makes events published longer ago than the redelivery window and still not applied claimable
 	// again (their stream entry was lost, dead-lettered, or never applied), each re-drive one
 	// attempt: due again after an exponential backoff (base · 2^(attempts-1), capped), or dead once

@@ -345,6 +345,95 @@ func (q *Queries) NotificationPruneBatch(ctx context.Context, db DBTX, arg Notif
 	return result.RowsAffected(), nil
 }
 
+const outboxCountPrunableApplied = `-- name: OutboxCountPrunableApplied :one
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM outbox
+    WHERE status = 'applied' AND created_at < now() - make_interval(secs => $1::float8)
+    ORDER BY created_at, id LIMIT $2::int
+) AS due
+`
+
+type OutboxCountPrunableAppliedParams struct {
+	KeepSeconds float64
+	Lim         int32
+}
+
+func (q *Queries) OutboxCountPrunableApplied(ctx context.Context, db DBTX, arg OutboxCountPrunableAppliedParams) (int64, error) {
+	row := db.QueryRow(ctx, outboxCountPrunableApplied, arg.KeepSeconds, arg.Lim)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const outboxCountPrunableDead = `-- name: OutboxCountPrunableDead :one
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM outbox
+    WHERE status = 'dead' AND created_at < now() - make_interval(secs => $1::float8)
+    ORDER BY id LIMIT $2::int
+) AS due
+`
+
+type OutboxCountPrunableDeadParams struct {
+	KeepSeconds float64
+	Lim         int32
+}
+
+func (q *Queries) OutboxCountPrunableDead(ctx context.Context, db DBTX, arg OutboxCountPrunableDeadParams) (int64, error) {
+	row := db.QueryRow(ctx, outboxCountPrunableDead, arg.KeepSeconds, arg.Lim)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const outboxPruneAppliedBatch = `-- name: OutboxPruneAppliedBatch :execrows
+DELETE FROM outbox WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM outbox
+    WHERE status = 'applied' AND created_at < now() - make_interval(secs => $1::float8)
+    ORDER BY created_at, id
+    LIMIT $2::int
+    FOR UPDATE SKIP LOCKED))
+`
+
+type OutboxPruneAppliedBatchParams struct {
+	KeepSeconds float64
+	Lim         int32
+}
+
+// Outbox events their consumer applied, made longer than keep ago: PostgreSQL no longer needs them
+// (the consumer's inbox keeps the event id as long as a redelivery could still arrive). Walks
+// outbox_applied_idx (created_at, id).
+func (q *Queries) OutboxPruneAppliedBatch(ctx context.Context, db DBTX, arg OutboxPruneAppliedBatchParams) (int64, error) {
+	result, err := db.Exec(ctx, outboxPruneAppliedBatch, arg.KeepSeconds, arg.Lim)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const outboxPruneDeadBatch = `-- name: OutboxPruneDeadBatch :execrows
+DELETE FROM outbox WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM outbox
+    WHERE status = 'dead' AND created_at < now() - make_interval(secs => $1::float8)
+    ORDER BY id
+    LIMIT $2::int
+    FOR UPDATE SKIP LOCKED))
+`
+
+type OutboxPruneDeadBatchParams struct {
+	KeepSeconds float64
+	Lim         int32
+}
+
+// Dead outbox events (out of attempts; `inkwell outbox retry` can still revive them until then),
+// made longer than keep ago. Walks outbox_dead_idx (id, which grows with created_at).
+func (q *Queries) OutboxPruneDeadBatch(ctx context.Context, db DBTX, arg OutboxPruneDeadBatchParams) (int64, error) {
+	result, err := db.Exec(ctx, outboxPruneDeadBatch, arg.KeepSeconds, arg.Lim)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const readHistoryCountPrunable = `-- name: ReadHistoryCountPrunable :one
 SELECT count(*)::bigint FROM (
     SELECT 1

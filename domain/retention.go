@@ -22,6 +22,8 @@ const (
 	RetentionLoginCodes      = "login_codes"
 	RetentionLoginCodeMeters = "login_code_meters"
 	RetentionAccountCodes    = "account_codes"
+	RetentionOutboxApplied   = "outbox_applied"
+	RetentionOutboxDead      = "outbox_dead"
 )
 
 // retentionClocks says, per policy, which time of a row its age is measured from.
@@ -30,6 +32,7 @@ var retentionClocks = map[string]string{
 	RetentionNotifications: "created", RetentionRefreshTokens: "expired", RetentionSessionsRevoked: "revoked",
 	RetentionSessionsIdle: "last used", RetentionIdempotencyKeys: "created", RetentionLoginCodes: "expired",
 	RetentionLoginCodeMeters: "window ended", RetentionAccountCodes: "expired",
+	RetentionOutboxApplied: "created", RetentionOutboxDead: "created",
 }
 
 // RetentionRule says which rows of one policy may go. An age rule (MaxAge > 0) deletes the rows

@@ -134,6 +134,8 @@ type Config struct {
 	RetentionIdempotency   time.Duration
 	RetentionCodes         time.Duration // grace after a code or meter expired
 	RetentionHistory       int           // newest reading-history rows kept per user
+	RetentionOutbox        time.Duration // applied outbox events
+	RetentionOutboxDead    time.Duration
 
 	// DevSecretFile holds the JWT secret in dev when JWTSecret is not set: created once, then read
 	// by every process started with the same path, so tokens survive restarts and work on every
@@ -282,6 +284,8 @@ func Flags(fs *flag.FlagSet) *Config {
 	keep(&c.RetentionNotifications, "retention-notifications", "INKWELL_RETENTION_NOTIFICATIONS", 90*24*time.Hour, "notifications are kept this long, read or not")
 	keep(&c.RetentionSessions, "retention-sessions", "INKWELL_RETENTION_SESSIONS", 24*time.Hour, "grace before the rows of a refresh token past its expiry, and of a session that can no longer be refreshed (revoked, or not refreshed for INKWELL_REFRESH_LIFETIME), are deleted")
 	keep(&c.RetentionIdempotency, "retention-idempotency", "INKWELL_RETENTION_IDEMPOTENCY", 24*time.Hour, "Idempotency-Key records are kept this long (at least 24h, how long they are replayed)")
+	keep(&c.RetentionOutbox, "retention-outbox", "INKWELL_RETENTION_OUTBOX", 24*time.Hour, "outbox events their consumer applied are kept this long after they were made")
+	keep(&c.RetentionOutboxDead, "retention-outbox-dead", "INKWELL_RETENTION_OUTBOX_DEAD", 30*24*time.Hour, "dead outbox events are kept this long after they were made (for `inkwell outbox retry`)")
 	keep(&c.RetentionCodes, "retention-codes", "INKWELL_RETENTION_CODES", time.Hour, "grace before expired login codes, their PostgreSQL meters and email verification / password reset codes are deleted")
 	c.RetentionHistory = 1000
 	if v, ok := os.LookupEnv("INKWELL_RETENTION_HISTORY"); ok {

@@ -36,6 +36,8 @@ func defaultRules() []domain.RetentionRule {
 		age(domain.RetentionLoginCodes, time.Hour),
 		age(domain.RetentionLoginCodeMeters, time.Hour),
 		age(domain.RetentionAccountCodes, time.Hour),
+		age(domain.RetentionOutboxApplied, day),
+		age(domain.RetentionOutboxDead, 30*day),
 	}
 }
 
@@ -151,6 +153,13 @@ func seedRetention(t *testing.T, db *testenv.DB) {
 		                       ('r2', 'verify_email', interval '-10 minutes', NULL),
 		                       ('r2', 'reset_password', interval '30 minutes', NULL)) AS p(username, purpose, expired, spent)
 		 WHERE u.username = p.username`,
+
+		// Outbox: applied and dead events go once old; pending and published ones never do.
+		`INSERT INTO outbox (topic, aggregate_id, payload, status, created_at)
+		 SELECT 't', 1, jsonb_build_object('k', e.k), e.status, now() - e.age FROM
+		 (VALUES ('old-applied', 'applied', interval '2 days'), ('live-applied', 'applied', interval '23 hours'),
+		         ('old-dead', 'dead', interval '31 days'), ('live-dead', 'dead', interval '29 days'),
+		         ('live-pending', 'pending', interval '60 days'), ('live-published', 'published', interval '60 days')) AS e(k, status, age)`,
 	} {
 		exec(t, db, s)
 	}
@@ -173,6 +182,7 @@ func TestRetention_OnePassPrunesEveryTableAndKeepsTheLiveRows(t *testing.T) {
 		domain.RetentionRefreshTokens: 2, domain.RetentionSessionsRevoked: 1, domain.RetentionSessionsIdle: 2,
 		domain.RetentionIdempotencyKeys: 1, domain.RetentionReadingHistory: 2, domain.RetentionLoginCodes: 1,
 		domain.RetentionLoginCodeMeters: 1, domain.RetentionAccountCodes: 2,
+		domain.RetentionOutboxApplied: 1, domain.RetentionOutboxDead: 1,
 	}
 	for _, res := range rep.Results {
 		if res.Rows != want[res.Rule.Name] || res.Statements != 1 || res.Err != nil {
@@ -201,6 +211,7 @@ func TestRetention_OnePassPrunesEveryTableAndKeepsTheLiveRows(t *testing.T) {
 		`SELECT target FROM login_codes`:    {"live1", "live2"},
 		`SELECT key FROM login_code_meters`: {"live1", "live2"},
 		`SELECT u.username || ':' || c.purpose FROM account_codes c JOIN users u ON u.id = c.user_id`: {"r2:reset_password", "r2:verify_email"},
+		`SELECT payload->>'k' FROM outbox`: {"live-applied", "live-dead", "live-pending", "live-published"},
 	} {
 		if got := keys(t, db, sql); !slices.Equal(got, want) {
 			t.Errorf("%s after the pass: %v, want %v", sql, got, want)

@@ -219,3 +219,38 @@ DELETE FROM account_codes WHERE ctid = ANY(ARRAY(
 SELECT count(*)::bigint FROM (
     SELECT 1 FROM account_codes WHERE expires_at < now() - make_interval(secs => @keep_seconds::float8) ORDER BY expires_at LIMIT @lim::int
 ) AS due;
+
+-- name: OutboxPruneAppliedBatch :execrows
+-- Outbox events their consumer applied, made longer than keep ago: PostgreSQL no longer needs them
+-- (the consumer's inbox keeps the event id as long as a redelivery could still arrive). Walks
+-- outbox_applied_idx (created_at, id).
+DELETE FROM outbox WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM outbox
+    WHERE status = 'applied' AND created_at < now() - make_interval(secs => @keep_seconds::float8)
+    ORDER BY created_at, id
+    LIMIT @lim::int
+    FOR UPDATE SKIP LOCKED));
+
+-- name: OutboxCountPrunableApplied :one
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM outbox
+    WHERE status = 'applied' AND created_at < now() - make_interval(secs => @keep_seconds::float8)
+    ORDER BY created_at, id LIMIT @lim::int
+) AS due;
+
+-- name: OutboxPruneDeadBatch :execrows
+-- Dead outbox events (out of attempts; `inkwell outbox retry` can still revive them until then),
+-- made longer than keep ago. Walks outbox_dead_idx (id, which grows with created_at).
+DELETE FROM outbox WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM outbox
+    WHERE status = 'dead' AND created_at < now() - make_interval(secs => @keep_seconds::float8)
+    ORDER BY id
+    LIMIT @lim::int
+    FOR UPDATE SKIP LOCKED));
+
+-- name: OutboxCountPrunableDead :one
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM outbox
+    WHERE status = 'dead' AND created_at < now() - make_interval(secs => @keep_seconds::float8)
+    ORDER BY id LIMIT @lim::int
+) AS due;

@@ -35,6 +35,8 @@ var retentionPolicies = map[string]retentionPolicy{
 	domain.RetentionLoginCodes:      byAge(dao.Querier.LoginCodePruneBatch, dao.Querier.LoginCodeCountPrunable),
 	domain.RetentionLoginCodeMeters: byAge(dao.Querier.LoginCodeMeterPruneBatch, dao.Querier.LoginCodeMeterCountPrunable),
 	domain.RetentionAccountCodes:    byAge(dao.Querier.AccountCodePruneBatch, dao.Querier.AccountCodeCountPrunable),
+	domain.RetentionOutboxApplied:   byAge(dao.Querier.OutboxPruneAppliedBatch, dao.Querier.OutboxCountPrunableApplied),
+	domain.RetentionOutboxDead:      byAge(dao.Querier.OutboxPruneDeadBatch, dao.Querier.OutboxCountPrunableDead),
 	domain.RetentionReadingHistory: {
 		byCap: true,
 		prune: func(ctx context.Context, q dao.Querier, db dao.DBTX, r domain.RetentionRule, lim int32) (int64, error) {

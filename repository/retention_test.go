@@ -40,6 +40,9 @@ func seedForRetentionPlans(t *testing.T, db *testenv.DB) {
 		`INSERT INTO account_codes (user_id, purpose, email, code_hash, sent_at, expires_at)
 		 SELECT u.id, p.purpose, u.email, 'h', now() - u.id * interval '1 minute', now() - u.id * interval '1 minute' + interval '1 hour'
 		 FROM users u, (VALUES ('verify_email'), ('reset_password')) AS p(purpose)`,
+		`INSERT INTO outbox (topic, aggregate_id, status, created_at)
+		 SELECT 't', g, CASE WHEN g % 100 = 0 THEN 'dead' WHEN g % 100 = 1 THEN 'pending' ELSE 'applied' END, now() - g * interval '1 minute'
+		 FROM generate_series(1, 30000) g`,
 		`ANALYZE`,
 	} {
 		if _, err := db.Pool.Exec(t.Context(), s); err != nil {
@@ -84,6 +87,12 @@ func TestRetentionQueries_GenericPlansWalkAnIndex(t *testing.T) {
 		{"login codes", func(c dao.DBTX) { _, _ = q.LoginCodePruneBatch(ctx, c, dao.LoginCodePruneBatchParams{}) }, age},
 		{"login code meters", func(c dao.DBTX) { _, _ = q.LoginCodeMeterPruneBatch(ctx, c, dao.LoginCodeMeterPruneBatchParams{}) }, age},
 		{"account codes", func(c dao.DBTX) { _, _ = q.AccountCodePruneBatch(ctx, c, dao.AccountCodePruneBatchParams{}) }, age},
+		{"outbox applied", func(c dao.DBTX) { _, _ = q.OutboxPruneAppliedBatch(ctx, c, dao.OutboxPruneAppliedBatchParams{}) }, age},
+		{"outbox applied count", func(c dao.DBTX) {
+			_, _ = q.OutboxCountPrunableApplied(ctx, c, dao.OutboxCountPrunableAppliedParams{})
+		}, age},
+		{"outbox dead", func(c dao.DBTX) { _, _ = q.OutboxPruneDeadBatch(ctx, c, dao.OutboxPruneDeadBatchParams{}) }, age},
+		{"outbox dead count", func(c dao.DBTX) { _, _ = q.OutboxCountPrunableDead(ctx, c, dao.OutboxCountPrunableDeadParams{}) }, age},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
