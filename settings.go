@@ -1,10 +1,13 @@
 package inkwell
 
 import (
+	"context"
 	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/auth"
 	"github.com/inkwell-dev/inkwell/cache"
@@ -106,4 +109,13 @@ func NewSlugSuffix() service.SlugSuffix {
 		}
 		return string(b)
 	}
+}
+
+// NewSearchLanguage checks INKWELL_SEARCH_LANGUAGE against the database's text search
+// configurations: a name PostgreSQL does not know stops the start with a clear error, rather than
+// every publish and search failing.
+func NewSearchLanguage(cfg *ioc.Config, pool *pgxpool.Pool) (repository.SearchLanguage, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return repository.CheckSearchLanguage(ctx, pool, strings.TrimSpace(cfg.SearchLanguage))
 }
