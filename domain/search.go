@@ -41,6 +41,9 @@ func ParseSearchQuery(q string) (SearchTerms, error) {
 	}
 	for _, r := range q {
 		if IsCJK(r) {
+			if run.Len() == 0 {
+				words.WriteByte(' ') // the words on either side stay apart: "abc缓存def" is abc, def
+			}
 			run.WriteRune(r)
 			continue
 		}
