@@ -2,9 +2,18 @@ package repository
 
 import (
 	"context"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/dao"
 )
+
+// NewSearchReindexer returns a SearchRepository for the one-off commands (`inkwell search
+// reindex`): BackfillSearch and Reindex only, with no caches.
+func NewSearchReindexer(pool *pgxpool.Pool, lang SearchLanguage, log *slog.Logger) *SearchRepository {
+	return NewSearchRepository(pool, dao.New(), lang, nil, nil, log)
+}
 
 // searchBatch is how many articles one backfill or reindex statement indexes: each is a short
 // transaction, so an edit waits behind at most one batch's row locks.
