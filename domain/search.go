@@ -3,6 +3,7 @@ package domain
 import (
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -51,8 +52,28 @@ func ParseSearchQuery(q string) (SearchTerms, error) {
 		words.WriteRune(r)
 	}
 	flush()
-	t.Words = strings.Join(strings.Fields(words.String()), " ")
+	t.Words = strings.Join(strings.Fields(oneNegation(words.String())), " ")
 	return t, nil
+}
+
+// oneNegation keeps at most one '-' between two words, the last (the one that negates the next
+// word): websearch_to_tsquery nests a NOT for each '-' in a row (with any spaces or punctuation
+// between), and 33 of them overflow its parser's stack (XX000 "tsquery stack too small").
+func oneNegation(s string) string {
+	out := []rune(s)
+	dash := -1 // index of a '-' since the last word character
+	for i, r := range out {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			dash = -1
+		case r == '-':
+			if dash >= 0 {
+				out[dash] = ' '
+			}
+			dash = i
+		}
+	}
+	return string(out)
 }
 
 // IsCJK reports whether r is one of the characters indexed as bigrams: kana, CJK ideographs

@@ -23,6 +23,7 @@ func TestParseSearchQuery(t *testing.T) {
 		{q: `"Redis缓存" -x`, words: `"Redis " -x`, cjk: []string{"缓存"}, cjkq: "('缓存')"},
 		{q: "東京タワー", cjk: []string{"東京タワー"}, cjkq: "('東京' <-> '京タ' <-> 'タワ' <-> 'ワー')"},
 		{q: "한국어", cjk: []string{"한국어"}, cjkq: "('한국' <-> '국어')"},
+		{q: "--x - -(-y) well-known", words: "-x (-y) well-known"},
 	} {
 		got, err := domain.ParseSearchQuery(tc.q)
 		if err != nil {
