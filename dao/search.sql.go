@@ -18,17 +18,17 @@ WITH candidates AS (
     SELECT a.id, a.published_at, a.search_vector
     FROM articles a
     WHERE a.status = 'published'
-      AND a.search_vector @@ (websearch_to_tsquery(($5::text)::regconfig, $6::text) && ($7::text)::tsquery)
+      AND a.search_vector @@ (websearch_to_tsquery(($2::text)::regconfig, $3::text) && ($4::text)::tsquery)
       AND a.published_at <= coalesce($1::timestamptz, now())
-      AND ($8::text IS NULL OR EXISTS (
+      AND ($5::text IS NULL OR EXISTS (
             SELECT 1 FROM article_tags t
-            WHERE t.tag = $8::text AND t.created_at = a.created_at AND t.article_id = a.id))
-      AND ($9::bigint IS NULL OR a.author_id = $9::bigint)
+            WHERE t.tag = $5::text AND t.created_at = a.created_at AND t.article_id = a.id))
+      AND ($6::bigint IS NULL OR a.author_id = $6::bigint)
     ORDER BY a.published_at DESC, a.id DESC
-    LIMIT $10::int
+    LIMIT $7::int
 ), scored AS (
     SELECT c.id,
-           (ts_rank(c.search_vector, websearch_to_tsquery(($5::text)::regconfig, $6::text) && ($7::text)::tsquery)::float8
+           (ts_rank(c.search_vector, websearch_to_tsquery(($2::text)::regconfig, $3::text) && ($4::text)::tsquery)::float8
             * (1 + 0.1 * ln(1 + greatest(coalesce(l.likes, 0), 0)::float8))
             * (1 + 0.25 * exp(-greatest(extract(epoch FROM (coalesce($1::timestamptz, now()) - c.published_at))::float8, 0) / 1209600.0))
            )::float8 AS score,
@@ -37,29 +37,35 @@ WITH candidates AS (
     LEFT JOIN LATERAL (
         SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = c.id
     ) l ON true
+), page AS (
+    -- The page first, then its articles: one primary-key probe per hit on the page, not per
+    -- candidate.
+    SELECT s.id, s.score, s.total
+    FROM scored s
+    WHERE (s.score, s.id) < ($8::float8, $9::bigint)
+    ORDER BY s.score DESC, s.id DESC
+    LIMIT $10::int
 )
-SELECT s.score::float8 AS score, s.total::bigint AS total,
+SELECT p.score::float8 AS score, p.total::bigint AS total,
        coalesce($1::timestamptz, now())::timestamptz AS snapshot,
        a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
        a.created_at, a.updated_at, a.published_at
-FROM scored s
-JOIN articles a ON a.id = s.id
-WHERE (s.score, s.id) < ($2::float8, $3::bigint)
-ORDER BY s.score DESC, s.id DESC
-LIMIT $4::int
+FROM page p
+JOIN articles a ON a.id = p.id
+ORDER BY p.score DESC, p.id DESC
 `
 
 type ArticleSearchParams struct {
 	Snapshot     pgtype.Timestamptz
-	AfterScore   float64
-	AfterID      int64
-	Lim          int32
 	SearchConfig string
 	Words        string
 	Cjk          string
 	Tag          pgtype.Text
 	AuthorID     pgtype.Int8
 	Depth        int32
+	AfterScore   float64
+	AfterID      int64
+	Lim          int32
 }
 
 type ArticleSearchRow struct {
@@ -95,15 +101,15 @@ type ArticleSearchRow struct {
 func (q *Queries) ArticleSearch(ctx context.Context, db DBTX, arg ArticleSearchParams) ([]ArticleSearchRow, error) {
 	rows, err := db.Query(ctx, articleSearch,
 		arg.Snapshot,
-		arg.AfterScore,
-		arg.AfterID,
-		arg.Lim,
 		arg.SearchConfig,
 		arg.Words,
 		arg.Cjk,
 		arg.Tag,
 		arg.AuthorID,
 		arg.Depth,
+		arg.AfterScore,
+		arg.AfterID,
+		arg.Lim,
 	)
 	if err != nil {
 		return nil, err

@@ -36,16 +36,22 @@ WITH candidates AS (
     LEFT JOIN LATERAL (
         SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = c.id
     ) l ON true
+), page AS (
+    -- The page first, then its articles: one primary-key probe per hit on the page, not per
+    -- candidate.
+    SELECT s.id, s.score, s.total
+    FROM scored s
+    WHERE (s.score, s.id) < (@after_score::float8, @after_id::bigint)
+    ORDER BY s.score DESC, s.id DESC
+    LIMIT @lim::int
 )
-SELECT s.score::float8 AS score, s.total::bigint AS total,
+SELECT p.score::float8 AS score, p.total::bigint AS total,
        coalesce(sqlc.narg(snapshot)::timestamptz, now())::timestamptz AS snapshot,
        a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
        a.created_at, a.updated_at, a.published_at
-FROM scored s
-JOIN articles a ON a.id = s.id
-WHERE (s.score, s.id) < (@after_score::float8, @after_id::bigint)
-ORDER BY s.score DESC, s.id DESC
-LIMIT @lim::int;
+FROM page p
+JOIN articles a ON a.id = p.id
+ORDER BY p.score DESC, p.id DESC;
 
 -- name: ArticleSearchSnippets :many
 -- The snippets of one page only: ts_headline over the description and the start of the body,
