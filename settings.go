@@ -1,6 +1,7 @@
 package inkwell
 
 import (
+	"context"
 	"log/slog"
 	"math/rand/v2"
 	"strings"
@@ -119,4 +120,13 @@ func NewSlugSuffix() service.SlugSuffix {
 		}
 		return string(b)
 	}
+}
+
+// NewSearchLanguage checks INKWELL_SEARCH_LANGUAGE against the database's text search
+// configurations: a name PostgreSQL does not know stops the start with a clear error, rather than
+// every publish and search failing.
+func NewSearchLanguage(cfg *ioc.Config, pool *pgxpool.Pool) (repository.SearchLanguage, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return repository.CheckSearchLanguage(ctx, pool, strings.TrimSpace(cfg.SearchLanguage))
 }

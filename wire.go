@@ -25,7 +25,7 @@ import (
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService,
 	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
-	service.NewAccountService)
+	service.NewAccountService, service.NewSearchService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
@@ -36,6 +36,7 @@ var rootSet = wire.NewSet(
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 	NewRetentionConfig, NewRetentionJob,
+	NewSearchLanguage, NewSearchBackfill,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
@@ -87,6 +88,9 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)),
 	wire.Bind(new(web.RequestObserver), new(*metrics.Registry)),
 	wire.Bind(new(web.ReadinessChecker), new(*Readiness)),
+	wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)),
+	wire.Bind(new(service.Suggester), new(repository.NoSuggestions)),
+	wire.Bind(new(web.SearchService), new(*service.SearchService)),
 )
 
 // InitApp wires the whole process from its configuration.

@@ -48,7 +48,7 @@ func NewAggregatorConfig(cfg *ioc.Config, stream ReadStream) events.AggregatorCo
 // the stream trimmer, the preloader, the revocation lease's renewer, and the durable
 // (Postgres-backed) work.
 func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, agg *events.ReadAggregator, reads *service.ReadService, durable Durable,
-	preload *job.Preloader, revocations *job.RevocationRenewer, log *slog.Logger) Workers {
+	preload *job.Preloader, revocations *job.RevocationRenewer, searchBackfill *job.SearchBackfill, log *slog.Logger) Workers {
 	consumer := func(group string, h events.Handler) *events.Consumer {
 		return events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: group, Name: consumerName(),
@@ -65,6 +65,7 @@ func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, p
 			int64(cfg.StreamMaxLen), cfg.StreamTrimEvery, log),
 		preload,
 		revocations,
+		searchBackfill,
 	}, durable...)
 	if cfg.PprofAddr != "" {
 		ws = append(ws, ioc.NewPprofServer(cfg.PprofAddr, log))
@@ -112,6 +113,12 @@ func NewDeliveryConfig() delivery.ResilienceConfig {
 // workers, up to 64 waiting (more are dropped), 2 s each. The App runs it among the Workers.
 func NewArticlePreloader(articles *repository.ArticleRepository, log *slog.Logger) *job.Preloader {
 	return job.NewPreloader(job.PreloadConfig{Queue: 64, Workers: 2, Timeout: 2 * time.Second}, articles.Preload, log)
+}
+
+// NewSearchBackfill returns the worker that indexes published articles without a search
+// document, at start and every INKWELL_SEARCH_BACKFILL_EVERY (one instance of a fleet at a time).
+func NewSearchBackfill(cfg *ioc.Config, search *repository.SearchRepository, log *slog.Logger) *job.SearchBackfill {
+	return job.NewSearchBackfill(search, cfg.SearchBackfillEvery, log)
 }
 
 // NewRevocationRenewer returns the worker that renews the revocation lease (see

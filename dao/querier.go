@@ -47,11 +47,16 @@ type Querier interface {
 	// event was applied, or announced by an earlier publication). A concurrent claim of the same
 	// article waits for this one's transaction and then claims nothing.
 	ArticleFanoutClaim(ctx context.Context, db DBTX, articleID int64) (int64, error)
-	ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (Article, error)
+	ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (ArticleGetByIDForUpdateRow, error)
 	// Summaries (no bodies) of the articles of a folder's or a history's page.
 	ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleGetByIDsRow, error)
-	ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (Article, error)
-	ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (Article, error)
+	ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (ArticleGetBySlugRow, error)
+	// Full articles for the article cache's batch fill (a cached search page's hits).
+	ArticleGetBySlugs(ctx context.Context, db DBTX, slugs []string) ([]ArticleGetBySlugsRow, error)
+	// Full articles are read with their columns named, never *: search_vector (migration 00021) is
+	// as large as the text it indexes and no caller needs it back.
+	// search_vector is set in the same statement (see ArticleUpdateContent).
+	ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (ArticleInsertRow, error)
 	// An author's own list, every status: the merge of the author's three status lists, each read
 	// off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
 	ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error)
@@ -83,12 +88,46 @@ type Querier interface {
 	// (before_published_at, before_id), never older than since. Only what scoring needs: the winners'
 	// summaries are loaded once, at the end.
 	ArticleRankScan(ctx context.Context, db DBTX, arg ArticleRankScanParams) ([]ArticleRankScanRow, error)
+	// Full-text search over published articles (docs/ARCHITECTURE.md, "Search"; README "Search").
+	// The query is websearch_to_tsquery over the words of q in the configured language, AND the CJK
+	// part (phrases of bigrams, built by domain.SearchTerms), so any text a user types is a query.
+	// Bounded work whatever the term: the candidates are the newest @depth matches (walking
+	// articles_published_at_idx with the @@ filter for a common term, the GIN index and a top-N sort
+	// for a rare one; the planner picks with the term's statistics, as the query runs with a custom
+	// plan). Only those are ranked: ts_rank over the weighted vector (title A > description B >
+	// body C; ts_rank saturates repeated words, so a body repeating a word cannot outrank a title
+	// holding it), times a likes boost (1 + 0.1·ln(1 + likes)) and a freshness boost
+	// (1 + 0.25·exp(-age / 14 days), age at the snapshot). The snapshot (page 1's now(), carried by
+	// the cursor) bounds the candidates by published_at, so articles published while a client pages
+	// never push one it has not seen yet past the depth; the page is a keyset (score, id) over them.
+	// total is the number of candidates (the hits, up to @depth).
+	ArticleSearch(ctx context.Context, db DBTX, arg ArticleSearchParams) ([]ArticleSearchRow, error)
+	// Published articles without a search document (written before migration 00021, or by an older
+	// instance during a rolling upgrade), a batch at a time off articles_search_missing_idx.
+	ArticleSearchBackfill(ctx context.Context, db DBTX, arg ArticleSearchBackfillParams) ([]int64, error)
+	// One instance of a fleet backfills at a time (its batch's transaction holds the lock).
+	ArticleSearchBackfillLock(ctx context.Context, db DBTX) (bool, error)
+	// The configured text search configuration, checked at start: an unknown name is an error.
+	ArticleSearchLanguage(ctx context.Context, db DBTX, name string) (string, error)
+	// `inkwell search reindex`: recompute the documents of the articles after @after_id, a batch of
+	// ids at a time (primary key order), in the configured language. The SET reads the row as the
+	// UPDATE finds it, so an edit committed meanwhile is indexed as edited.
+	ArticleSearchReindex(ctx context.Context, db DBTX, arg ArticleSearchReindexParams) (ArticleSearchReindexRow, error)
+	// The snippets of one page only: ts_headline over the description and the start of the body,
+	// with \x01 and \x02 around matched words (stripped from the text first, so they can only be
+	// marks); web turns them into <mark> after escaping the rest. The text is returned too when the
+	// query has CJK runs, which ts_headline cannot mark (domain.Snippet does).
+	ArticleSearchSnippets(ctx context.Context, db DBTX, arg ArticleSearchSnippetsParams) ([]ArticleSearchSnippetsRow, error)
 	ArticleSummariesByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleSummariesByIDsRow, error)
 	// Status changes are guarded in SQL: the row changes only if its status is one of from_statuses,
-	// so an illegal or concurrent transition updates nothing.
-	ArticleTransition(ctx context.Context, db DBTX, arg ArticleTransitionParams) (Article, error)
-	// The version guard makes a lost update impossible even if a caller skipped the row lock.
-	ArticleUpdateContent(ctx context.Context, db DBTX, arg ArticleUpdateContentParams) (Article, error)
+	// so an illegal or concurrent transition updates nothing. Publishing computes the search
+	// document; withdrawing clears it (the partial index drops the row either way).
+	ArticleTransition(ctx context.Context, db DBTX, arg ArticleTransitionParams) (ArticleTransitionRow, error)
+	// The version guard makes a lost update impossible even if a caller skipped the row lock. The
+	// search document follows the text in the same statement, so search never shows an edit late;
+	// only published articles carry one (drafts and withdrawn articles are not searchable, and
+	// publishing computes it).
+	ArticleUpdateContent(ctx context.Context, db DBTX, arg ArticleUpdateContentParams) (ArticleUpdateContentRow, error)
 	// Deletes the folder and returns the articles it held, whose collect counters must go down.
 	CollectionDelete(ctx context.Context, db DBTX, id int64) ([]int64, error)
 	CollectionGetByID(ctx context.Context, db DBTX, id int64) (Collection, error)

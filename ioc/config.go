@@ -136,6 +136,10 @@ type Config struct {
 	RetentionHistory       int           // newest reading-history rows kept per user
 	RetentionOutbox        time.Duration // applied outbox events
 	RetentionOutboxDead    time.Duration
+	// Full-text search: the PostgreSQL text search configuration (checked at start), and how often
+	// each instance looks for published articles without a search document.
+	SearchLanguage      string
+	SearchBackfillEvery time.Duration
 
 	// DevSecretFile holds the JWT secret in dev when JWTSecret is not set: created once, then read
 	// by every process started with the same path, so tokens survive restarts and work on every
@@ -294,6 +298,8 @@ func Flags(fs *flag.FlagSet) *Config {
 		}
 	}
 	fs.Var(retentionCount{&c.RetentionHistory}, "retention-history", "reading-history rows kept per user, the newest (off keeps all) (env INKWELL_RETENTION_HISTORY)")
+	str(&c.SearchLanguage, "search-language", "INKWELL_SEARCH_LANGUAGE", "english", "PostgreSQL text search configuration articles are indexed and searched in (SELECT cfgname FROM pg_ts_config); after changing it, run 'inkwell search reindex'")
+	dur(&c.SearchBackfillEvery, "search-backfill-every", "INKWELL_SEARCH_BACKFILL_EVERY", time.Minute, "how often an instance indexes published articles that have no search document yet (written before the search migration, or by an older version); one instance of a fleet at a time")
 
 	intf(&c.QueueConcurrency, "queue-concurrency", "INKWELL_QUEUE_CONCURRENCY", 4, "jobs this process runs at once per queue")
 	dur(&c.QueueLease, "queue-lease", "INKWELL_QUEUE_LEASE", 30*time.Second, "lease of a claimed job; renewed while its handler runs")
@@ -384,6 +390,9 @@ func (c *Config) Validate(log *slog.Logger) error {
 	}
 	if c.RankTopN < 1 || c.RankTopN > 10000 || c.RankBatch < 1 {
 		errs = append(errs, errors.New("INKWELL_RANK_TOP_N must be 1..10000 and INKWELL_RANK_BATCH at least 1"))
+	}
+	if strings.TrimSpace(c.SearchLanguage) == "" || c.SearchBackfillEvery <= 0 {
+		errs = append(errs, errors.New("INKWELL_SEARCH_LANGUAGE must name a text search configuration and INKWELL_SEARCH_BACKFILL_EVERY be positive"))
 	}
 	if c.RankCutoff <= 0 || c.RankTimeout <= 0 || c.RankLockTTL < 300*time.Millisecond {
 		errs = append(errs, errors.New("ranking cutoff and timeout must be positive and the lock TTL at least 300ms"))

@@ -858,6 +858,7 @@ type allMocks struct {
 	codeLogin     *mocks.MockCodeLoginService
 	account       *mocks.MockAccountService
 	sessions      *mocks.MockSessionService
+	search        *mocks.MockSearchService
 	limiter       *mocks.MockRateLimiter
 }
 
@@ -874,6 +875,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		codeLogin:     mocks.NewMockCodeLoginService(ctrl),
 		account:       mocks.NewMockAccountService(ctrl),
 		sessions:      mocks.NewMockSessionService(ctrl),
+		search:        mocks.NewMockSearchService(ctrl),
 		limiter:       mocks.NewMockRateLimiter(ctrl),
 	}
 }
@@ -892,6 +894,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		CodeLogin:     web.NewCodeLoginHandler(m.codeLogin, logger),
 		Account:       web.NewAccountHandler(m.account, logger),
 		Sessions:      web.NewSessionHandler(m.sessions, m.users, logger),
+		Search:        web.NewSearchHandler(m.search, logger),
 		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,
 		Observer:      nopObserver{},

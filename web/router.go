@@ -30,6 +30,7 @@ type Handlers struct {
 	CodeLogin     *CodeLoginHandler
 	Account       *AccountHandler
 	Sessions      *SessionHandler
+	Search        *SearchHandler
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
 	Observer      RequestObserver // nil: no metrics
@@ -129,6 +130,8 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	auth.POST("/articles/:slug/collect", h.Collections.Collect)
 	auth.DELETE("/articles/:slug/collect", h.Collections.Uncollect)
 	api.GET("/tags", h.Articles.Tags)
+	// Search has paths of its own, so no article slug is ever shadowed.
+	pub.GET("/search/articles", h.Search.Articles)
 
 	auth.POST("/collections", h.Collections.Create)
 	auth.GET("/collections", h.Collections.List)
