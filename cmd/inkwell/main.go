@@ -39,6 +39,7 @@ Usage:
   inkwell outbox list [flags]     list outbox events, newest first (--status pending|published|applied|dead, --limit)
   inkwell outbox retry ID         make a dead outbox event pending again with fresh attempts
   inkwell outbox discard ID       delete a dead outbox event
+  inkwell prune [--dry-run]       run one retention pass now, or print what it would delete
 
 Every flag can also be set through the environment variable named in its description.
 Run 'inkwell serve --help' for the list of settings.
