@@ -26,27 +26,34 @@ import (
 
 // InitApp wires the whole process from its configuration.
 func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
-	routerConfig := NewRouterConfig(cfg)
-	pool, cleanup, err := ioc.NewPgPool(cfg, log)
+	tracing, cleanup, err := ioc.NewTracing(log)
 	if err != nil {
+		return nil, nil, err
+	}
+	routerConfig := NewRouterConfig(cfg, tracing)
+	pool, cleanup2, err := ioc.NewPgPool(cfg, tracing, log)
+	if err != nil {
+		cleanup()
 		return nil, nil, err
 	}
 	querier := repository.NewQuerier()
 	breakerConfig := NewBreakerConfig(cfg)
 	breaker := cache.NewBreaker(breakerConfig, log)
-	universalClient, cleanup2, err := ioc.NewRedis(cfg, breaker, log)
+	universalClient, cleanup3, err := ioc.NewRedis(cfg, breaker, tracing, log)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
 	keyspace := NewKeyspace(cfg)
-	broadcaster, cleanup3 := cache.NewBroadcaster(universalClient, keyspace, log)
+	broadcaster, cleanup4 := cache.NewBroadcaster(universalClient, keyspace, log)
 	policy := NewCachePolicy(cfg, broadcaster)
 	userCache := cache.NewUserCache(universalClient, keyspace, policy, log)
 	userRepository := repository.NewUserRepository(pool, querier, userCache, log)
 	hasherConfig := NewHasherConfig(cfg)
 	argon2Hasher, err := auth.NewHasher(hasherConfig)
 	if err != nil {
+		cleanup4()
 		cleanup3()
 		cleanup2()
 		cleanup()
@@ -58,6 +65,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	v := ioc.NewClock()
 	jwtManager, err := auth.NewJWTManager(jwtConfig, v)
 	if err != nil {
+		cleanup4()
 		cleanup3()
 		cleanup2()
 		cleanup()
@@ -70,6 +78,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	idempotencyStore := repository.NewIdempotencyStore(pool, querier)
 	codeKeys, err := NewCodeKeys(cfg)
 	if err != nil {
+		cleanup4()
 		cleanup3()
 		cleanup2()
 		cleanup()
@@ -80,8 +89,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
 	codeFallback := repository.NewCodeFallback(pool, codePolicy, v)
 	fallbackCodeStore := NewCodeStore(codeStore, codeFallback, log)
-	queuePool, cleanup4, err := NewQueuePgPool(cfg, log)
+	queuePool, cleanup5, err := NewQueuePgPool(cfg, tracing, log)
 	if err != nil {
+		cleanup4()
 		cleanup3()
 		cleanup2()
 		cleanup()
@@ -141,6 +151,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	streamWriter := events.NewStreamWriter(universalClient)
 	sender, err := NewCodeGateway(cfg, codePolicy, log)
 	if err != nil {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -155,7 +166,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig(cfg)
-	rankJob, cleanup5 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	rankJob, cleanup6 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
 	handler := NewMetricsHandler(registry, pool, queuePool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations)
 	readiness := NewReadiness(pool, universalClient)
 	handlers := web.Handlers{
@@ -180,6 +191,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	server := ioc.NewHTTPServer(cfg, engine)
 	cron, err := NewScheduler(cfg, rankJob, idempotencyStore, log)
 	if err != nil {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -189,6 +201,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	app := NewApp(cfg, server, cron, workers, rankJob, log)
 	return app, func() {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
