@@ -164,6 +164,7 @@ type Job struct {
 	UpdatedAt       time.Time
 	FinishedAt      pgtype.Timestamptz
 	DeleteWhenDone  bool
+	Traceparent     pgtype.Text
 }
 
 type Like struct {
@@ -216,6 +217,7 @@ type Outbox struct {
 	NextAttemptAt   time.Time
 	AppliedAt       pgtype.Timestamptz
 	LastError       pgtype.Text
+	Traceparent     pgtype.Text
 }
 
 type ReadingHistory struct {

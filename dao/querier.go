@@ -153,7 +153,8 @@ type Querier interface {
 	// A done job marked delete_when_done is deleted instead (its payload must not stay at rest).
 	JobAckAndClaim(ctx context.Context, db DBTX, arg JobAckAndClaimParams) ([]JobAckAndClaimRow, error)
 	JobDiscard(ctx context.Context, db DBTX, id int64) (int64, error)
-	// With a unique_key, enqueueing the same job twice inserts nothing and returns no row.
+	// With a unique_key, enqueueing the same job twice inserts nothing and returns no row. An empty
+	// traceparent (tracing off) is stored as NULL.
 	JobEnqueue(ctx context.Context, db DBTX, arg JobEnqueueParams) (int64, error)
 	// Retries later, or buries the job when it is out of attempts or the failure is permanent.
 	// Like the ack and the renewal, it is fenced by the claim's generation and a held lease
@@ -224,7 +225,8 @@ type Querier interface {
 	// partial index; the published rows are those of one redelivery window.
 	OutboxHealth(ctx context.Context, db DBTX) (OutboxHealthRow, error)
 	// The payload gets the event's time ("at") from PostgreSQL's clock, one clock for every instance,
-	// so consumers that apply events in parallel can still order what they produce by it.
+	// so consumers that apply events in parallel can still order what they produce by it. An empty
+	// traceparent (tracing off) is stored as NULL.
 	OutboxInsert(ctx context.Context, db DBTX, arg OutboxInsertParams) (int64, error)
 	// One page for the operator, newest first, optionally of one status.
 	OutboxList(ctx context.Context, db DBTX, arg OutboxListParams) ([]OutboxListRow, error)

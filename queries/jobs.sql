@@ -1,8 +1,9 @@
 -- name: JobEnqueue :one
--- With a unique_key, enqueueing the same job twice inserts nothing and returns no row.
-INSERT INTO jobs (queue, kind, payload, priority, available_at, max_attempts, unique_key, delete_when_done)
+-- With a unique_key, enqueueing the same job twice inserts nothing and returns no row. An empty
+-- traceparent (tracing off) is stored as NULL.
+INSERT INTO jobs (queue, kind, payload, priority, available_at, max_attempts, unique_key, delete_when_done, traceparent)
 VALUES (@queue::text, @kind::text, @payload::jsonb, @priority::int, @available_at::timestamptz,
-        @max_attempts::int, sqlc.narg(unique_key)::text, @delete_when_done::boolean)
+        @max_attempts::int, sqlc.narg(unique_key)::text, @delete_when_done::boolean, NULLIF(@traceparent::text, ''))
 ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
 RETURNING id;
 
