@@ -18,7 +18,9 @@ type cachedArticles struct {
 	view domain.ArticleView
 }
 
-func (c cachedArticles) Get(context.Context, int64, string) (domain.ArticleView, error) { return c.view, nil }
+func (c cachedArticles) Get(context.Context, int64, string) (domain.ArticleView, error) {
+	return c.view, nil
+}
 
 // benchRouter is the router of `inkwell serve` around a cached article read, with cfg's settings.
 func benchRouter(cfg web.RouterConfig) http.Handler {
