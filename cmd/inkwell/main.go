@@ -268,7 +268,7 @@ func jobs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	pool, cleanup, err := ioc.NewPgPool(cfg, log)
+	pool, cleanup, err := ioc.NewPgPool(cfg, nil, log) // a one-off command: no spans
 	if err != nil {
 		return err
 	}

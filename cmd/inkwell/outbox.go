@@ -38,7 +38,7 @@ func outbox(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if sub == "list" && (limit < 1 || limit > 1000) {
 		return fmt.Errorf("--limit %d: want 1..1000", limit)
 	}
-	pool, cleanup, err := ioc.NewPgPool(cfg, log)
+	pool, cleanup, err := ioc.NewPgPool(cfg, nil, log) // a one-off command: no spans
 	if err != nil {
 		return err
 	}
