@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
 	"github.com/inkwell-dev/inkwell/ioc"
 )
 
@@ -51,6 +53,24 @@ func TestObservability(t *testing.T) {
 		}
 		if strings.Contains(body, "measured-article") || strings.Contains(body, "no-such-article") {
 			t.Error("a raw path leaked into a metric label")
+		}
+	})
+	// promlint is what `promtool check metrics` runs: it refuses, among others, a gauge named
+	// *_total (a count that only grows is a counter, so rate() applies to it).
+	t.Run("metrics pass promtool's lint", func(t *testing.T) {
+		body := string(app.Do("GET", "/metrics", "", nil).Expect(t, http.StatusOK).Body)
+		problems, err := promlint.New(strings.NewReader(body)).Lint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range problems {
+			t.Errorf("%s: %s", p.Metric, p.Text)
+		}
+		for _, want := range []string{"# TYPE inkwell_pgxpool_empty_acquire_total counter", "# TYPE inkwell_redis_pool_timeouts_total counter",
+			"inkwell_outbox_dead ", "inkwell_outbox_oldest_unapplied_age_seconds ", `inkwell_pgxpool_max_conns{pool="api"}`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("metrics lack %q", want)
+			}
 		}
 	})
 }
