@@ -165,9 +165,9 @@ check: lint check-alerts ## Every static check: generated code up to date (go ge
 PROMTOOL ?= $(shell command -v promtool 2>/dev/null)
 
 .PHONY: check-alerts
-check-alerts: ## Check the Prometheus alert rules (deploy/alerts.yml) and run their unit tests (deploy/alerts_test.yml) with promtool
+check-alerts: ## Check the Prometheus configuration and its alert rules (deploy/prometheus.yml, deploy/alerts.yml), run the rules' unit tests (deploy/alerts_test.yml) with promtool
 	@if [[ -z "$(PROMTOOL)" ]]; then \
 	  echo "check-alerts: SKIPPED, promtool not found (install it: scripts/services.sh promtool, or apt-get install prometheus)"; \
 	else \
-	  "$(PROMTOOL)" check rules deploy/alerts.yml && "$(PROMTOOL)" test rules deploy/alerts_test.yml; \
+	  "$(PROMTOOL)" check config deploy/prometheus.yml && "$(PROMTOOL)" test rules deploy/alerts_test.yml; \
 	fi
