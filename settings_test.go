@@ -1,6 +1,7 @@
 package inkwell
 
 import (
+	"errors"
 	"flag"
 	"io"
 	"sync/atomic"
@@ -64,7 +65,7 @@ func TestDefaultAccessTokenOutlastsADay(t *testing.T) {
 		switch {
 		case tc.wantOK && (err != nil || cred.UserID != 7):
 			t.Errorf("%s after login: %+v, %v; want user 7 accepted", tc.after, cred, err)
-		case !tc.wantOK && err != domain.ErrUnauthorized:
+		case !tc.wantOK && !errors.Is(err, domain.ErrUnauthorized):
 			t.Errorf("%s after login: %+v, %v; want ErrUnauthorized", tc.after, cred, err)
 		}
 	}
