@@ -4,6 +4,7 @@
 #   scripts/services.sh          ensure both services (idempotent; fast when they already answer)
 #   scripts/services.sh haproxy  ensure the haproxy binary (the fleet tests' balancer) is installed
 #   scripts/services.sh wrk      ensure the wrk binary (make bench's HTTP load generator row) is installed
+#   scripts/services.sh chromium ensure a headless Chromium (the API explorer's browser test) is installed
 #   scripts/services.sh stop     stop the project-local servers under .data/ (and nothing else)
 #
 # Settings (environment):
@@ -17,7 +18,8 @@
 # (no server to run here): `haproxy` finds it on PATH or in /usr/sbin, else installs the haproxy
 # package the same way (root on Debian/Ubuntu), else prints what to install and exits 1. wrk (the
 # C load generator make bench compares the ceiling and the cached read with) is found or installed
-# the same way.
+# the same way, and so is Chromium (e2e's browser test of /api/docs drives it headless; Debian's
+# package is about 100 MB with its libraries, so only `make test` and that test ask for it).
 set -euo pipefail
 
 ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -532,6 +534,40 @@ ensure_wrk() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Chromium: the browser e2e's API explorer test drives headless (chromedp). The names match what
+# the test looks for (e2e/explorer_test.go): Debian's chromium, Ubuntu's chromium-browser, Chrome.
+
+find_chromium() {
+	local c
+	CHROMIUM=""
+	for c in chromium chromium-browser google-chrome google-chrome-stable; do
+		if command -v "$c" >/dev/null 2>&1; then
+			CHROMIUM=$(command -v "$c")
+			return 0
+		fi
+	done
+	return 1
+}
+
+ensure_chromium() {
+	if find_chromium; then
+		say "chromium: using $CHROMIUM"
+		return
+	fi
+	if can_apt; then
+		apt_install chromium
+		find_chromium || die "chromium: installed the chromium package but cannot find the chromium binary"
+		say "chromium: installed $CHROMIUM"
+		return
+	fi
+	warn "chromium: Chromium is not installed. Install it, then re-run this script:"
+	warn "  Debian:        sudo apt-get install chromium"
+	warn "  Ubuntu:        sudo apt-get install chromium-browser"
+	warn "  macOS:         brew install --cask chromium"
+	exit 1
+}
+
+# ---------------------------------------------------------------------------------------------
 
 case "${1:-start}" in
 start | up | "")
@@ -545,14 +581,17 @@ haproxy)
 wrk)
 	ensure_wrk
 	;;
+chromium)
+	ensure_chromium
+	;;
 stop | down)
 	stop_postgres
 	stop_redis
 	;;
 -h | --help | help)
-	sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	;;
 *)
-	die "usage: $0 [start|haproxy|wrk|stop]"
+	die "usage: $0 [start|haproxy|wrk|chromium|stop]"
 	;;
 esac
