@@ -71,6 +71,9 @@ TEST_SLOW_PKGS ?= ./resilience ./job ./e2e ./repository
 .PHONY: test
 test: ## Start services, vet, run all tests with -race, then the e2e suite through a fleet (generated code and tidiness: make check)
 	DATABASE_URL='$(TEST_DATABASE_URL)' REDIS_URL='$(TEST_REDIS_URL)' scripts/services.sh
+	@# e2e's browser test of /api/docs drives a headless Chromium; installed here (like haproxy
+	@# for test-fleet) so CI runs it rather than skipping it.
+	scripts/services.sh chromium
 	go vet ./...
 	go test -race -count=1 -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout 20m $(TEST_SLOW_PKGS) ./...
 	$(MAKE) test-fleet

@@ -5,6 +5,7 @@
 #   scripts/services.sh haproxy  ensure the haproxy binary (the fleet tests' balancer) is installed
 #   scripts/services.sh wrk      ensure the wrk binary (make bench's HTTP load generator row) is installed
 #   scripts/services.sh promtool ensure promtool (make check-alerts: Prometheus rule checks and tests) is installed
+#   scripts/services.sh chromium ensure a headless Chromium (the API explorer's browser test) is installed
 #   scripts/services.sh stop     stop the project-local servers under .data/ (and nothing else)
 #
 # Settings (environment):
@@ -20,7 +21,9 @@
 # C load generator make bench compares the ceiling and the cached read with) is found or installed
 # the same way. promtool (make check-alerts runs `promtool check rules` and `promtool test rules`
 # on deploy/alerts.yml) comes with Debian's prometheus package and is found or installed the same
-# way; the package's server is not started or used here.
+# way; the package's server is not started or used here. Chromium is found or installed the same
+# way too (e2e's browser test of /api/docs drives it headless; Debian's package is about 100 MB
+# with its libraries, so only `make test` and that test ask for it).
 set -euo pipefail
 
 ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -559,6 +562,40 @@ ensure_promtool() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Chromium: the browser e2e's API explorer test drives headless (chromedp). The names match what
+# the test looks for (e2e/explorer_test.go): Debian's chromium, Ubuntu's chromium-browser, Chrome.
+
+find_chromium() {
+	local c
+	CHROMIUM=""
+	for c in chromium chromium-browser google-chrome google-chrome-stable; do
+		if command -v "$c" >/dev/null 2>&1; then
+			CHROMIUM=$(command -v "$c")
+			return 0
+		fi
+	done
+	return 1
+}
+
+ensure_chromium() {
+	if find_chromium; then
+		say "chromium: using $CHROMIUM"
+		return
+	fi
+	if can_apt; then
+		apt_install chromium
+		find_chromium || die "chromium: installed the chromium package but cannot find the chromium binary"
+		say "chromium: installed $CHROMIUM"
+		return
+	fi
+	warn "chromium: Chromium is not installed. Install it, then re-run this script:"
+	warn "  Debian:        sudo apt-get install chromium"
+	warn "  Ubuntu:        sudo apt-get install chromium-browser"
+	warn "  macOS:         brew install --cask chromium"
+	exit 1
+}
+
+# ---------------------------------------------------------------------------------------------
 
 case "${1:-start}" in
 start | up | "")
@@ -575,14 +612,17 @@ wrk)
 promtool)
 	ensure_promtool
 	;;
+chromium)
+	ensure_chromium
+	;;
 stop | down)
 	stop_postgres
 	stop_redis
 	;;
 -h | --help | help)
-	sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	;;
 *)
-	die "usage: $0 [start|haproxy|wrk|promtool|stop]"
+	die "usage: $0 [start|haproxy|wrk|promtool|chromium|stop]"
 	;;
 esac

@@ -737,6 +737,7 @@ var pathRoutes = []string{
 	"PATCH /api/collections/{id}",
 	"DELETE /api/collections/{id}",
 	"GET /api/collections/{id}/articles",
+	"GET /api/docs/{asset}", // the slug stands in for the asset name
 }
 
 // plainSegment is a path value that cannot change which route the path matches.
@@ -814,13 +815,13 @@ func TestFuzzPathParamsSeedMatrix(t *testing.T) {
 func checkPathParams(t *testing.T, route uint8, mode uint16, slug, id, username string) {
 	key := pathRoutes[int(route)%len(pathRoutes)]
 	method, template := splitKey(key)
-	path := concretePath(template, map[string]string{"slug": slug, "id": id, "username": username})
+	path := concretePath(template, map[string]string{"slug": slug, "id": id, "username": username, "asset": slug})
 	var body []byte
 	if r, ok := bodyRouteFor(key); ok {
 		body = []byte(r.good[0])
 	}
 	opKey := key
-	for _, v := range []struct{ name, value string }{{"slug", slug}, {"id", id}, {"username", username}} {
+	for _, v := range []struct{ name, value string }{{"slug", slug}, {"id", id}, {"username", username}, {"asset", slug}} {
 		if strings.Contains(template, "{"+v.name+"}") && !isPlainSegment(v.value) {
 			opKey = ""
 		}

@@ -68,6 +68,8 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 		r.GET("/metrics", gin.WrapH(h.Metrics))
 	}
 	r.GET("/api/openapi.yaml", serveOpenAPI)
+	r.GET(explorerPath, serveExplorer)
+	r.GET(explorerPath+"/*asset", serveExplorer)
 
 	pass := func(c *gin.Context) { c.Next() }
 	// Writes by a signed-in user count against the user's write budget; reads do not.
