@@ -185,6 +185,7 @@ func NewRedis(cfg *Config, hook redis.Hook, log *slog.Logger) (redis.UniversalCl
 	if err != nil {
 		return nil, nil, err
 	}
+	RouteRedisLogs(log)
 	rdb := redis.NewUniversalClient(opts)
 	rdb.AddHook(hook)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
