@@ -17,9 +17,12 @@ import (
 	"github.com/inkwell-dev/inkwell/web"
 )
 
-// NewRouterConfig returns the router's settings.
-func NewRouterConfig(cfg *ioc.Config) web.RouterConfig {
+// NewRouterConfig returns the router's settings; request spans only when tracing is on.
+func NewRouterConfig(cfg *ioc.Config, tracing *ioc.Tracing) web.RouterConfig {
 	rc := web.RouterConfig{MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout}
+	if tracing.On() {
+		rc.Tracer = tracing.Provider
+	}
 	for _, o := range strings.Split(cfg.CORSOrigins, ",") {
 		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o == "*" {
 			rc.CORS.AllowAll = true

@@ -3,6 +3,8 @@ package inkwell
 import (
 	"log/slog"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
 )
@@ -10,9 +12,10 @@ import (
 // NewQueuePgPool opens the job queue's own pool: one connection held in LISTEN, one for the
 // runner's cycle, one for the reaper, and one for every four job slots' lease renewals and
 // failures (each slot renews every third of a lease and fails rarely; a busy pool only makes
-// them wait a moment).
-func NewQueuePgPool(cfg *ioc.Config, log *slog.Logger) (repository.QueuePool, func(), error) {
+// them wait a moment). With tracing on, its statements are spans of the job that runs them.
+func NewQueuePgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (repository.QueuePool, func(), error) {
 	maxConns := int32(3 + (cfg.QueueConcurrency+3)/4)
-	pool, cleanup, err := ioc.OpenPgPool(cfg, "job queue pool", maxConns, repository.ConfigureQueuePool, log)
+	configure := func(c *pgxpool.Config) { repository.ConfigureQueuePool(c); tracing.TracePostgres(c) }
+	pool, cleanup, err := ioc.OpenPgPool(cfg, "job queue pool", maxConns, configure, log)
 	return repository.QueuePool{Pool: pool}, cleanup, err
 }

@@ -26,21 +26,27 @@ import (
 
 // InitApp wires the whole process from its configuration.
 func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
-	routerConfig := NewRouterConfig(cfg)
-	pool, cleanup, err := ioc.NewPgPool(cfg, log)
+	tracing, cleanup, err := ioc.NewTracing(log)
 	if err != nil {
+		return nil, nil, err
+	}
+	routerConfig := NewRouterConfig(cfg, tracing)
+	pool, cleanup2, err := ioc.NewPgPool(cfg, tracing, log)
+	if err != nil {
+		cleanup()
 		return nil, nil, err
 	}
 	querier := repository.NewQuerier()
 	breakerConfig := NewBreakerConfig(cfg)
 	breaker := cache.NewBreaker(breakerConfig, log)
-	universalClient, cleanup2, err := ioc.NewRedis(cfg, breaker, log)
+	universalClient, cleanup3, err := ioc.NewRedis(cfg, breaker, tracing, log)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
 	keyspace := NewKeyspace(cfg)
-	broadcaster, cleanup3 := cache.NewBroadcaster(universalClient, keyspace, log)
+	broadcaster, cleanup4 := cache.NewBroadcaster(universalClient, keyspace, log)
 	fallbackLimit := NewFallbackLimit(cfg, pool)
 	policy := NewCachePolicy(cfg, broadcaster, fallbackLimit)
 	userCache := cache.NewUserCache(universalClient, keyspace, policy, log)
@@ -48,6 +54,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	hasherConfig := NewHasherConfig(cfg)
 	argon2Hasher, err := auth.NewHasher(hasherConfig)
 	if err != nil {
+		cleanup4()
 		cleanup3()
 		cleanup2()
 		cleanup()
@@ -59,6 +66,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	v := ioc.NewClock()
 	jwtManager, err := auth.NewJWTManager(jwtConfig, v)
 	if err != nil {
+		cleanup4()
 		cleanup3()
 		cleanup2()
 		cleanup()
@@ -71,6 +79,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	idempotencyStore := repository.NewIdempotencyStore(pool, querier)
 	codeKeys, err := NewCodeKeys(cfg)
 	if err != nil {
+		cleanup4()
 		cleanup3()
 		cleanup2()
 		cleanup()
@@ -81,8 +90,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
 	codeFallback := repository.NewCodeFallback(pool, codePolicy, v)
 	fallbackCodeStore := NewCodeStore(codeStore, codeFallback, log)
-	queuePool, cleanup4, err := NewQueuePgPool(cfg, log)
+	queuePool, cleanup5, err := NewQueuePgPool(cfg, tracing, log)
 	if err != nil {
+		cleanup4()
 		cleanup3()
 		cleanup2()
 		cleanup()
@@ -103,6 +113,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	tagsCache := cache.NewTagsCache(universalClient, keyspace, policy, log)
 	searchLanguage, err := NewSearchLanguage(cfg, pool)
 	if err != nil {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -155,6 +166,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	streamWriter := events.NewStreamWriter(universalClient)
 	sender, err := NewCodeGateway(cfg, codePolicy, log)
 	if err != nil {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -170,10 +182,10 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig(cfg)
-	rankJob, cleanup5 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	rankJob, cleanup6 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
 	retentionStore := repository.NewRetentionStore(pool, querier)
 	retentionConfig := NewRetentionConfig(cfg)
-	retentionJob, cleanup6 := NewRetentionJob(retentionStore, retentionConfig, log, v)
+	retentionJob, cleanup7 := NewRetentionJob(retentionStore, retentionConfig, log, v)
 	handler := NewMetricsHandler(registry, pool, queuePool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, retentionJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations, fallbackLimit)
 	readiness := NewReadiness(pool, universalClient)
 	handlers := web.Handlers{
@@ -199,6 +211,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	server := ioc.NewHTTPServer(cfg, engine)
 	cron, err := NewScheduler(cfg, rankJob, retentionJob, log)
 	if err != nil {
+		cleanup7()
 		cleanup6()
 		cleanup5()
 		cleanup4()
@@ -209,6 +222,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	app := NewApp(cfg, server, cron, workers, rankJob, retentionJob, log)
 	return app, func() {
+		cleanup7()
 		cleanup6()
 		cleanup5()
 		cleanup4()

@@ -40,9 +40,9 @@ WITH kept AS (
     SET status = 'running', lease_owner = $5::text, lease_until = now() + make_interval(secs => $6::float8),
         lease_generation = j.lease_generation + 1, attempts = j.attempts + 1, updated_at = now()
     WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
-    RETURNING j.id, j.queue, j.kind, j.payload, j.status, j.priority, j.available_at, j.lease_owner, j.lease_until, j.lease_generation, j.attempts, j.max_attempts, j.last_error, j.unique_key, j.created_at, j.updated_at, j.finished_at, j.delete_when_done
+    RETURNING j.id, j.queue, j.kind, j.payload, j.status, j.priority, j.available_at, j.lease_owner, j.lease_until, j.lease_generation, j.attempts, j.max_attempts, j.last_error, j.unique_key, j.created_at, j.updated_at, j.finished_at, j.delete_when_done, j.traceparent
 )
-SELECT (SELECT coalesce(array_agg(id), '{}') FROM acked)::bigint[] AS acked_ids, claimed.id, claimed.queue, claimed.kind, claimed.payload, claimed.status, claimed.priority, claimed.available_at, claimed.lease_owner, claimed.lease_until, claimed.lease_generation, claimed.attempts, claimed.max_attempts, claimed.last_error, claimed.unique_key, claimed.created_at, claimed.updated_at, claimed.finished_at, claimed.delete_when_done
+SELECT (SELECT coalesce(array_agg(id), '{}') FROM acked)::bigint[] AS acked_ids, claimed.id, claimed.queue, claimed.kind, claimed.payload, claimed.status, claimed.priority, claimed.available_at, claimed.lease_owner, claimed.lease_until, claimed.lease_generation, claimed.attempts, claimed.max_attempts, claimed.last_error, claimed.unique_key, claimed.created_at, claimed.updated_at, claimed.finished_at, claimed.delete_when_done, claimed.traceparent
 FROM (SELECT 1) AS always_one_row
 LEFT JOIN claimed ON true
 `
@@ -76,6 +76,7 @@ type JobAckAndClaimRow struct {
 	UpdatedAt       pgtype.Timestamptz
 	FinishedAt      pgtype.Timestamptz
 	DeleteWhenDone  pgtype.Bool
+	Traceparent     pgtype.Text
 }
 
 // One worker cycle in one statement (one round trip, one commit): acknowledge the jobs it
@@ -122,6 +123,7 @@ func (q *Queries) JobAckAndClaim(ctx context.Context, db DBTX, arg JobAckAndClai
 			&i.UpdatedAt,
 			&i.FinishedAt,
 			&i.DeleteWhenDone,
+			&i.Traceparent,
 		); err != nil {
 			return nil, err
 		}
@@ -146,9 +148,9 @@ func (q *Queries) JobDiscard(ctx context.Context, db DBTX, id int64) (int64, err
 }
 
 const jobEnqueue = `-- name: JobEnqueue :one
-INSERT INTO jobs (queue, kind, payload, priority, available_at, max_attempts, unique_key, delete_when_done)
+INSERT INTO jobs (queue, kind, payload, priority, available_at, max_attempts, unique_key, delete_when_done, traceparent)
 VALUES ($1::text, $2::text, $3::jsonb, $4::int, COALESCE($5::timestamptz, now()),
-        $6::int, $7::text, $8::boolean)
+        $6::int, $7::text, $8::boolean, NULLIF($9::text, ''))
 ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
 RETURNING id
 `
@@ -162,10 +164,12 @@ type JobEnqueueParams struct {
 	MaxAttempts    int32
 	UniqueKey      pgtype.Text
 	DeleteWhenDone bool
+	Traceparent    string
 }
 
 // With a unique_key, enqueueing the same job twice inserts nothing and returns no row. Without an
-// available_at the job is due by the database's clock, the one claims compare with.
+// available_at the job is due by the database's clock, the one claims compare with. An empty
+// traceparent (tracing off) is stored as NULL.
 func (q *Queries) JobEnqueue(ctx context.Context, db DBTX, arg JobEnqueueParams) (int64, error) {
 	row := db.QueryRow(ctx, jobEnqueue,
 		arg.Queue,
@@ -176,6 +180,7 @@ func (q *Queries) JobEnqueue(ctx context.Context, db DBTX, arg JobEnqueueParams)
 		arg.MaxAttempts,
 		arg.UniqueKey,
 		arg.DeleteWhenDone,
+		arg.Traceparent,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -221,7 +226,7 @@ func (q *Queries) JobFail(ctx context.Context, db DBTX, arg JobFailParams) (int6
 }
 
 const jobGet = `-- name: JobGet :one
-SELECT id, queue, kind, payload, status, priority, available_at, lease_owner, lease_until, lease_generation, attempts, max_attempts, last_error, unique_key, created_at, updated_at, finished_at, delete_when_done FROM jobs WHERE id = $1::bigint
+SELECT id, queue, kind, payload, status, priority, available_at, lease_owner, lease_until, lease_generation, attempts, max_attempts, last_error, unique_key, created_at, updated_at, finished_at, delete_when_done, traceparent FROM jobs WHERE id = $1::bigint
 `
 
 func (q *Queries) JobGet(ctx context.Context, db DBTX, id int64) (Job, error) {
@@ -246,12 +251,13 @@ func (q *Queries) JobGet(ctx context.Context, db DBTX, id int64) (Job, error) {
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.DeleteWhenDone,
+		&i.Traceparent,
 	)
 	return i, err
 }
 
 const jobList = `-- name: JobList :many
-SELECT id, queue, kind, payload, status, priority, available_at, lease_owner, lease_until, lease_generation, attempts, max_attempts, last_error, unique_key, created_at, updated_at, finished_at, delete_when_done FROM jobs
+SELECT id, queue, kind, payload, status, priority, available_at, lease_owner, lease_until, lease_generation, attempts, max_attempts, last_error, unique_key, created_at, updated_at, finished_at, delete_when_done, traceparent FROM jobs
 WHERE ($1::text IS NULL OR queue = $1::text)
   AND ($2::text IS NULL OR status = $2::text)
 ORDER BY (status = 'dead') DESC, updated_at DESC, id DESC
@@ -293,6 +299,7 @@ func (q *Queries) JobList(ctx context.Context, db DBTX, arg JobListParams) ([]Jo
 			&i.UpdatedAt,
 			&i.FinishedAt,
 			&i.DeleteWhenDone,
+			&i.Traceparent,
 		); err != nil {
 			return nil, err
 		}

@@ -165,6 +165,7 @@ type Job struct {
 	UpdatedAt       time.Time
 	FinishedAt      pgtype.Timestamptz
 	DeleteWhenDone  bool
+	Traceparent     pgtype.Text
 }
 
 type Like struct {
@@ -217,6 +218,7 @@ type Outbox struct {
 	NextAttemptAt   time.Time
 	AppliedAt       pgtype.Timestamptz
 	LastError       pgtype.Text
+	Traceparent     pgtype.Text
 }
 
 type ReadingHistory struct {

@@ -36,7 +36,7 @@ SET lease_owner = $1::text, lease_until = now() + make_interval(secs => $2::floa
     lease_generation = o.lease_generation + 1
 FROM picked
 WHERE o.id = picked.id
-RETURNING o.id, o.topic, o.aggregate_id, o.payload, o.created_at, o.published_at, o.lease_owner, o.lease_until, o.lease_generation, o.status, o.attempts, o.next_attempt_at, o.applied_at, o.last_error
+RETURNING o.id, o.topic, o.aggregate_id, o.payload, o.created_at, o.published_at, o.lease_owner, o.lease_until, o.lease_generation, o.status, o.attempts, o.next_attempt_at, o.applied_at, o.last_error, o.traceparent
 `
 
 type OutboxClaimParams struct {
@@ -71,6 +71,7 @@ func (q *Queries) OutboxClaim(ctx context.Context, db DBTX, arg OutboxClaimParam
 			&i.NextAttemptAt,
 			&i.AppliedAt,
 			&i.LastError,
+			&i.Traceparent,
 		); err != nil {
 			return nil, err
 		}
@@ -120,8 +121,9 @@ func (q *Queries) OutboxHealth(ctx context.Context, db DBTX) (OutboxHealthRow, e
 }
 
 const outboxInsert = `-- name: OutboxInsert :one
-INSERT INTO outbox (topic, aggregate_id, payload)
-VALUES ($1::text, $2::bigint, $3::jsonb || jsonb_build_object('at', clock_timestamp()))
+INSERT INTO outbox (topic, aggregate_id, payload, traceparent)
+VALUES ($1::text, $2::bigint, $3::jsonb || jsonb_build_object('at', clock_timestamp()),
+        NULLIF($4::text, ''))
 RETURNING id
 `
 
@@ -129,12 +131,19 @@ type OutboxInsertParams struct {
 	Topic       string
 	AggregateID int64
 	Payload     []byte
+	Traceparent string
 }
 
 // The payload gets the event's time ("at") from PostgreSQL's clock, one clock for every instance,
-// so consumers that apply events in parallel can still order what they produce by it.
+// so consumers that apply events in parallel can still order what they produce by it. An empty
+// traceparent (tracing off) is stored as NULL.
 func (q *Queries) OutboxInsert(ctx context.Context, db DBTX, arg OutboxInsertParams) (int64, error) {
-	row := db.QueryRow(ctx, outboxInsert, arg.Topic, arg.AggregateID, arg.Payload)
+	row := db.QueryRow(ctx, outboxInsert,
+		arg.Topic,
+		arg.AggregateID,
+		arg.Payload,
+		arg.Traceparent,
+	)
 	var id int64
 	err := row.Scan(&id)
 	return id, err

@@ -206,7 +206,8 @@ type Querier interface {
 	JobCountPrunableDone(ctx context.Context, db DBTX, arg JobCountPrunableDoneParams) (int64, error)
 	JobDiscard(ctx context.Context, db DBTX, id int64) (int64, error)
 	// With a unique_key, enqueueing the same job twice inserts nothing and returns no row. Without an
-	// available_at the job is due by the database's clock, the one claims compare with.
+	// available_at the job is due by the database's clock, the one claims compare with. An empty
+	// traceparent (tracing off) is stored as NULL.
 	JobEnqueue(ctx context.Context, db DBTX, arg JobEnqueueParams) (int64, error)
 	// Retries later, or buries the job when it is out of attempts or the failure is permanent.
 	// Like the ack and the renewal, it is fenced by the claim's generation and a held lease
@@ -293,7 +294,8 @@ type Querier interface {
 	// partial index; the published rows are those of one redelivery window.
 	OutboxHealth(ctx context.Context, db DBTX) (OutboxHealthRow, error)
 	// The payload gets the event's time ("at") from PostgreSQL's clock, one clock for every instance,
-	// so consumers that apply events in parallel can still order what they produce by it.
+	// so consumers that apply events in parallel can still order what they produce by it. An empty
+	// traceparent (tracing off) is stored as NULL.
 	OutboxInsert(ctx context.Context, db DBTX, arg OutboxInsertParams) (int64, error)
 	// One page for the operator, newest first, optionally of one status.
 	OutboxList(ctx context.Context, db DBTX, arg OutboxListParams) ([]OutboxListRow, error)

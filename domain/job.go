@@ -46,6 +46,9 @@ type Job struct {
 	UniqueKey   string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	// TraceParent is the W3C traceparent of the span that enqueued the job ("" when tracing was
+	// off): its run joins that trace.
+	TraceParent string
 }
 
 // NewJob is a job to enqueue. A non-empty UniqueKey makes enqueueing it twice (in one queue) a no-op.

@@ -19,6 +19,9 @@ type OutboxEvent struct {
 	AggregateID int64
 	Payload     []byte
 	Generation  int64
+	// TraceParent is the W3C traceparent of the span that wrote the event ("" when tracing was
+	// off); the relay publishes it with the event, so its consumer joins the writer's trace.
+	TraceParent string
 }
 
 // EventID is the id consumers deduplicate by.

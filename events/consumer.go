@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/codes"
 )
 
 // Handler processes one batch of stream entries. Returning nil lets the consumer acknowledge the
@@ -234,7 +235,7 @@ func (c *Consumer) splitSpent(ctx context.Context, msgs []redis.XMessage) ([]red
 func (c *Consumer) lastTry(ctx context.Context, s spentEntry) bool {
 	c.Stats.Batches.Add(1)
 	c.Stats.Entries.Add(1)
-	herr := c.handle(ctx, []redis.XMessage{s.msg})
+	herr := c.handleInSpan(ctx, []redis.XMessage{s.msg})
 	if herr == nil {
 		return c.ack(ctx, []string{s.msg.ID})
 	}
@@ -268,7 +269,7 @@ func (c *Consumer) lastTry(ctx context.Context, s spentEntry) bool {
 func (c *Consumer) process(ctx context.Context, msgs []redis.XMessage) bool {
 	c.Stats.Batches.Add(1)
 	c.Stats.Entries.Add(int64(len(msgs)))
-	if err := c.handle(ctx, msgs); err != nil {
+	if err := c.handleInSpan(ctx, msgs); err != nil {
 		c.Stats.Failures.Add(1)
 		c.pause(ctx, "handle batch (left pending for retry)", err)
 		return false
@@ -278,6 +279,18 @@ func (c *Consumer) process(ctx context.Context, msgs []redis.XMessage) bool {
 		ids[i] = m.ID
 	}
 	return c.ack(ctx, ids)
+}
+
+// handleInSpan runs the handler on a batch inside the batch's span (the pause after a failure
+// and the acknowledgement stay outside it).
+func (c *Consumer) handleInSpan(ctx context.Context, msgs []redis.XMessage) error {
+	ctx, span := c.startBatch(ctx, msgs)
+	defer span.End()
+	err := c.handle(ctx, msgs)
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return err
 }
 
 // ack acknowledges handled entries.

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/inkwell-dev/inkwell/internal/requestid"
 )
 
@@ -38,12 +40,17 @@ func durationsAsStrings(_ []string, a slog.Attr) slog.Attr {
 }
 
 // requestIDHandler adds the request id of the record's context to every line, so all the lines
-// one request causes can be found together.
+// one request causes can be found together, and, inside a recording span, the trace and span
+// ids, so a line leads to its trace (and a trace to its lines).
 type requestIDHandler struct{ slog.Handler }
 
 func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
 	if id := requestid.From(ctx); id != "" {
 		r.AddAttrs(slog.String("request_id", id))
+	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		sc := span.SpanContext()
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 	}
 	return h.Handler.Handle(ctx, r)
 }

@@ -3,10 +3,14 @@ package ioc
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/inkwell-dev/inkwell/internal/requestid"
 )
@@ -23,6 +27,45 @@ func TestLogLinesCarryTheRequestID(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], `"request_id":"req-7"`) || strings.Contains(lines[1], "request_id") {
 		t.Fatalf("log lines:\n%s", buf.String())
+	}
+}
+
+// A line written inside a recording span names its trace and span (as JSON fields, beside the
+// request id); one outside, or inside a span that is not recorded, does not.
+func TestLogLinesCarryTheTraceInsideASpan(t *testing.T) {
+	var buf bytes.Buffer
+	log, err := NewLogger(&buf, "info", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	ctx, span := tp.Tracer("test").Start(requestid.With(context.Background(), "req-8"), "request")
+	log.InfoContext(ctx, "inside a span")
+	span.End()
+	unsampled := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
+	uctx, uspan := unsampled.Tracer("test").Start(context.Background(), "dropped")
+	log.InfoContext(uctx, "inside a span nobody records")
+	uspan.End()
+	log.Info("outside any span")
+
+	var lines []map[string]any
+	for line := range strings.Lines(buf.String()) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", line, err)
+		}
+		lines = append(lines, m)
+	}
+	sc := span.SpanContext()
+	if len(lines) != 3 || lines[0]["trace_id"] != sc.TraceID().String() || lines[0]["span_id"] != sc.SpanID().String() ||
+		lines[0]["request_id"] != "req-8" {
+		t.Fatalf("want the span's ids on the first line, got:\n%s", buf.String())
+	}
+	for _, l := range lines[1:] {
+		if _, ok := l["trace_id"]; ok {
+			t.Fatalf("trace id outside a recording span:\n%s", buf.String())
+		}
 	}
 }
 

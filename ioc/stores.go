@@ -14,12 +14,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// NewPgPool opens the PostgreSQL pool and checks it answers. The cleanup closes it.
-func NewPgPool(cfg *Config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
+// NewPgPool opens the PostgreSQL pool and checks it answers; with tracing on, its statements are
+// spans. The cleanup closes it.
+func NewPgPool(cfg *Config, tracing *Tracing, log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	// pgxpool's default (4 on a small machine) is too few here: a connection sits in LISTEN for
 	// the outbox, and consumers and requests share the rest. An explicit pool_max_conns in
 	// DATABASE_URL wins.
-	return OpenPgPool(cfg, "postgres pool", 20, func(*pgxpool.Config) {}, log)
+	return OpenPgPool(cfg, "postgres pool", 20, tracing.TracePostgres, log)
 }
 
 // OpenPgPool opens a PostgreSQL pool named name (in the log) of at most maxConns connections,
@@ -179,14 +180,20 @@ func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
 // NewRedis opens the Redis client: one server, a Redis Cluster or a Sentinel-managed master,
 // as INKWELL_REDIS_MODE says (see RedisOptions). A Redis that does not answer at start is logged,
 // not fatal: every Redis use falls back or fails open, so the service works (slower) until Redis
-// returns. Every call goes through hook (inkwell's circuit breaker).
-func NewRedis(cfg *Config, hook redis.Hook, log *slog.Logger) (redis.UniversalClient, func(), error) {
+// returns. Every call goes through hook (inkwell's circuit breaker); with tracing on, every
+// command is a span, the ones the breaker refuses too (the tracing hook is added first, so it
+// wraps the breaker; in a cluster it sits on each node, inside the breaker).
+func NewRedis(cfg *Config, hook redis.Hook, tracing *Tracing, log *slog.Logger) (redis.UniversalClient, func(), error) {
 	opts, err := RedisOptions(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	RouteRedisLogs(log)
 	rdb := redis.NewUniversalClient(opts)
+	if err := tracing.TraceRedis(rdb); err != nil {
+		_ = rdb.Close()
+		return nil, nil, err
+	}
 	rdb.AddHook(hook)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

@@ -3,14 +3,20 @@ package job
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/events"
 )
 
 // OutboxStore is what the relay needs of the outbox table.
@@ -115,22 +121,20 @@ func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for i, ev := range evs {
-		if err := r.stream.Add(ctx, r.cfg.Stream, map[string]any{
-			"id": ev.EventID(), "topic": ev.Topic, "aggregate": strconv.FormatInt(ev.AggregateID, 10), "payload": string(ev.Payload),
-		}); err != nil {
+		published, err := r.publish(ctx, ev)
+		if errors.Is(err, errStreamWrite) {
 			// The rest of the batch goes back at once, for the next pass after Poll (a relay that
 			// dies here leaves them to the end of their lease). Not an attempt: Redis failed,
 			// not the event.
-			if rerr := r.store.Release(context.WithoutCancel(ctx), evs[i:], "stream write failed: "+err.Error()); rerr != nil {
+			if rerr := r.store.Release(context.WithoutCancel(ctx), evs[i:], err.Error()); rerr != nil {
 				r.log.Warn("could not give back outbox leases; they end with the lease", "err", rerr)
 			}
 			return len(evs), err
 		}
-		ok, err := r.store.MarkPublished(ctx, ev.ID, ev.Generation)
 		if err != nil {
 			return len(evs), err
 		}
-		if !ok {
+		if !published {
 			r.Stats.LostLeases.Add(1)
 			r.log.Warn("outbox event was re-claimed by another relay (or applied) before it was marked; it may be delivered twice", "event", ev.ID)
 			continue
@@ -138,6 +142,39 @@ func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 		r.Stats.Published.Add(1)
 	}
 	return len(evs), nil
+}
+
+// errStreamWrite marks a failed XADD (Redis at fault, not the event).
+var errStreamWrite = errors.New("stream write failed")
+
+// publish appends one event to the stream and marks it published, in a span that continues the
+// trace of the request that wrote the event; the entry carries this span's traceparent, so the
+// consumer's work on it joins the same trace. It reports false when the lease was lost.
+func (r *Relay) publish(ctx context.Context, ev domain.OutboxEvent) (bool, error) {
+	ctx, span := tracer().Start(events.WithTraceParent(ctx, ev.TraceParent), "outbox publish "+ev.Topic,
+		trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(
+			attribute.String("messaging.system", "redis"),
+			attribute.String("messaging.destination.name", r.cfg.Stream),
+			attribute.String("messaging.message.id", ev.EventID()),
+			attribute.Int64("inkwell.outbox.id", ev.ID),
+		))
+	defer span.End()
+	values := map[string]any{
+		"id": ev.EventID(), "topic": ev.Topic, "aggregate": strconv.FormatInt(ev.AggregateID, 10), "payload": string(ev.Payload),
+	}
+	if tp := events.TraceParent(ctx); tp != "" {
+		values[events.TraceParentField] = tp
+	}
+	if err := r.stream.Add(ctx, r.cfg.Stream, values); err != nil {
+		span.SetStatus(codes.Error, err.Error())
+		return false, fmt.Errorf("%w: %w", errStreamWrite, err)
+	}
+	ok, err := r.store.MarkPublished(ctx, ev.ID, ev.Generation)
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return ok, err
 }
 
 // RedriveOnce re-drives published events that were not applied within the redelivery window,
@@ -191,10 +228,23 @@ func NotificationsHandler(svc ArticleEventApplier, log *slog.Logger) func(ctx co
 				log.WarnContext(ctx, "skipping malformed outbox entry", "entry", m.ID)
 				continue
 			}
-			if err := svc.OnArticleEvent(ctx, GroupNotifications, id, topic, ev); err != nil {
+			if err := applyArticleEvent(ctx, svc, m, id, topic, ev); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
+}
+
+// applyArticleEvent applies one entry in its own span, a child of the relay's publish span (and
+// so in the trace of the request that published the article).
+func applyArticleEvent(ctx context.Context, svc ArticleEventApplier, m redis.XMessage, id, topic string, ev domain.ArticleEvent) error {
+	ctx, span := events.StartEntry(ctx, "notify followers "+topic, m)
+	defer span.End()
+	span.SetAttributes(attribute.String("inkwell.event.id", id), attribute.Int64("inkwell.article.id", ev.ArticleID))
+	err := svc.OnArticleEvent(ctx, GroupNotifications, id, topic, ev)
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return err
 }

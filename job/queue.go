@@ -10,7 +10,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/events"
 )
 
 // JobStore is the durable queue the runner works from (repository.JobQueue).
@@ -245,15 +250,22 @@ func (r *Runner) settleAcks(done []domain.Job, acked []bool) {
 
 // execute runs one job under its lease, which the database started after claimSent. It reports
 // whether the job succeeded and still needs its ack; failures are recorded here, fenced by the
-// claim's generation.
+// claim's generation. Each run is a span, a child of the span that enqueued the job (the
+// request's), so its statements and sends show in that trace; a retry is one more child.
 func (r *Runner) execute(parent context.Context, j domain.Job, claimSent time.Time) (ack bool) {
 	log := r.log.With("job_id", j.ID, "kind", j.Kind, "attempt", j.Attempts)
+	sctx, span := tracer().Start(events.WithTraceParent(parent, j.TraceParent), "job "+j.Queue+"/"+j.Kind,
+		trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(attribute.Int64("inkwell.job.id", j.ID), attribute.String("inkwell.job.queue", j.Queue),
+			attribute.String("inkwell.job.kind", j.Kind), attribute.Int("inkwell.job.attempt", j.Attempts)))
+	defer span.End()
 	h, ok := r.handlers[j.Kind]
 	if !ok {
-		r.fail(parent, log, j, fmt.Errorf("%w: no handler for kind %q", domain.ErrPermanent, j.Kind))
+		span.SetStatus(codes.Error, "no handler")
+		r.fail(sctx, log, j, fmt.Errorf("%w: no handler for kind %q", domain.ErrPermanent, j.Kind))
 		return false
 	}
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancel := context.WithCancel(sctx)
 	defer cancel()
 	var leaseLost atomic.Bool
 	stopLease := r.keepLease(ctx, cancel, j, claimSent, &leaseLost, log)
@@ -272,7 +284,8 @@ func (r *Runner) execute(parent context.Context, j domain.Job, claimSent time.Ti
 	if err == nil {
 		return true
 	}
-	r.fail(parent, log, j, err)
+	span.SetStatus(codes.Error, err.Error())
+	r.fail(sctx, log, j, err)
 	return false
 }
 

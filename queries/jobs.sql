@@ -1,9 +1,10 @@
 -- name: JobEnqueue :one
 -- With a unique_key, enqueueing the same job twice inserts nothing and returns no row. Without an
--- available_at the job is due by the database's clock, the one claims compare with.
-INSERT INTO jobs (queue, kind, payload, priority, available_at, max_attempts, unique_key, delete_when_done)
+-- available_at the job is due by the database's clock, the one claims compare with. An empty
+-- traceparent (tracing off) is stored as NULL.
+INSERT INTO jobs (queue, kind, payload, priority, available_at, max_attempts, unique_key, delete_when_done, traceparent)
 VALUES (@queue::text, @kind::text, @payload::jsonb, @priority::int, COALESCE(sqlc.narg(available_at)::timestamptz, now()),
-        @max_attempts::int, sqlc.narg(unique_key)::text, @delete_when_done::boolean)
+        @max_attempts::int, sqlc.narg(unique_key)::text, @delete_when_done::boolean, NULLIF(@traceparent::text, ''))
 ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
 RETURNING id;
 

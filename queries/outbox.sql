@@ -1,8 +1,10 @@
 -- name: OutboxInsert :one
 -- The payload gets the event's time ("at") from PostgreSQL's clock, one clock for every instance,
--- so consumers that apply events in parallel can still order what they produce by it.
-INSERT INTO outbox (topic, aggregate_id, payload)
-VALUES (@topic::text, @aggregate_id::bigint, @payload::jsonb || jsonb_build_object('at', clock_timestamp()))
+-- so consumers that apply events in parallel can still order what they produce by it. An empty
+-- traceparent (tracing off) is stored as NULL.
+INSERT INTO outbox (topic, aggregate_id, payload, traceparent)
+VALUES (@topic::text, @aggregate_id::bigint, @payload::jsonb || jsonb_build_object('at', clock_timestamp()),
+        NULLIF(@traceparent::text, ''))
 RETURNING id;
 
 -- name: OutboxNotify :exec

@@ -55,7 +55,8 @@ func (j *JobQueue) Enqueue(ctx context.Context, nj domain.NewJob) (bool, error) 
 }
 
 // EnqueueTx adds a job inside the caller's transaction, so the job exists exactly when the
-// business write it belongs to commits. It also wakes listening workers at commit.
+// business write it belongs to commits. It also wakes listening workers at commit. The job
+// carries the trace context of ctx, so its run joins the enqueuing request's trace.
 func EnqueueTx(ctx context.Context, db dao.DBTX, nj domain.NewJob) (bool, error) {
 	if nj.MaxAttempts <= 0 {
 		nj.MaxAttempts = domain.DefaultMaxAttempts
@@ -67,7 +68,7 @@ func EnqueueTx(ctx context.Context, db dao.DBTX, nj domain.NewJob) (bool, error)
 		Queue: nj.Queue, Kind: nj.Kind, Payload: nj.Payload, Priority: int32(nj.Priority),
 		AvailableAt: pgtype.Timestamptz{Time: nj.RunAt, Valid: !nj.RunAt.IsZero()},
 		MaxAttempts: int32(nj.MaxAttempts), UniqueKey: pgtype.Text{String: nj.UniqueKey, Valid: nj.UniqueKey != ""},
-		DeleteWhenDone: nj.DeleteWhenDone,
+		DeleteWhenDone: nj.DeleteWhenDone, Traceparent: traceParent(ctx),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil // the unique key exists already
@@ -257,6 +258,7 @@ func claimedJob(r dao.JobAckAndClaimRow) domain.Job {
 		Priority: r.Priority.Int32, AvailableAt: r.AvailableAt.Time, LeaseOwner: r.LeaseOwner, LeaseUntil: r.LeaseUntil,
 		LeaseGeneration: r.LeaseGeneration.Int64, Attempts: r.Attempts.Int32, MaxAttempts: r.MaxAttempts.Int32,
 		LastError: r.LastError, UniqueKey: r.UniqueKey, CreatedAt: r.CreatedAt.Time, UpdatedAt: r.UpdatedAt.Time, FinishedAt: r.FinishedAt,
+		Traceparent: r.Traceparent,
 	})
 }
 
@@ -265,7 +267,7 @@ func jobFromRow(r dao.Job) domain.Job {
 		ID: r.ID, Queue: r.Queue, Kind: r.Kind, Payload: r.Payload, Status: domain.JobStatus(r.Status), Priority: int(r.Priority),
 		AvailableAt: r.AvailableAt, LeaseOwner: r.LeaseOwner.String, LeaseUntil: r.LeaseUntil.Time, Generation: r.LeaseGeneration,
 		Attempts: int(r.Attempts), MaxAttempts: int(r.MaxAttempts), LastError: r.LastError.String, UniqueKey: r.UniqueKey.String,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, TraceParent: r.Traceparent.String,
 	}
 }
 

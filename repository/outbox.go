@@ -14,13 +14,14 @@ import (
 )
 
 // writeArticleEvent records an article event in the caller's transaction and wakes the relay at
-// commit.
+// commit. The row carries the trace context of ctx (the request's span), which the relay hands on
+// through the stream to the consumer.
 func writeArticleEvent(ctx context.Context, db dao.DBTX, topic string, a domain.Article) error {
 	payload, err := json.Marshal(domain.ArticleEvent{ArticleID: a.ID, AuthorID: a.AuthorID, Slug: a.Slug, Title: a.Title})
 	if err != nil {
 		return err
 	}
-	if _, err := queries.OutboxInsert(ctx, db, dao.OutboxInsertParams{Topic: topic, AggregateID: a.ID, Payload: payload}); err != nil {
+	if _, err := queries.OutboxInsert(ctx, db, dao.OutboxInsertParams{Topic: topic, AggregateID: a.ID, Payload: payload, Traceparent: traceParent(ctx)}); err != nil {
 		return wrapf(err, "write %s event of article %d", topic, a.ID)
 	}
 	return wrapf(queries.OutboxNotify(ctx, db), "notify outbox relay")
@@ -49,7 +50,8 @@ func (o *Outbox) Claim(ctx context.Context, owner string, n int, lease time.Dura
 	}
 	out := make([]domain.OutboxEvent, len(rows))
 	for i, r := range rows {
-		out[i] = domain.OutboxEvent{ID: r.ID, Topic: r.Topic, AggregateID: r.AggregateID, Payload: r.Payload, Generation: r.LeaseGeneration}
+		out[i] = domain.OutboxEvent{ID: r.ID, Topic: r.Topic, AggregateID: r.AggregateID, Payload: r.Payload, Generation: r.LeaseGeneration,
+			TraceParent: r.Traceparent.String}
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // RouterConfig holds the HTTP settings the router needs.
@@ -15,6 +16,9 @@ type RouterConfig struct {
 	RateLimits     RateLimits
 	TrustedProxies []string      // proxies whose X-Forwarded-For names the client; none by default
 	RequestTimeout time.Duration // each request's context deadline (0: none); see requestDeadline
+	// Tracer makes every request a server span named by its route template; nil: no spans, and
+	// no tracing middleware at all (the request path pays nothing).
+	Tracer trace.TracerProvider
 }
 
 // Handlers are every handler the router mounts.
@@ -46,7 +50,12 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	// The client IP keys rate limits and registration idempotency: trust X-Forwarded-For only from
 	// configured proxies, or any client could pick its own IP.
 	_ = r.SetTrustedProxies(cfg.TrustedProxies)
-	r.Use(requestID(), recoverJSON(log), accessLog(log, h.Observer), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes), plainText(),
+	r.Use(requestID())
+	if cfg.Tracer != nil {
+		// Outside the access log and the recovery, so their lines carry the trace id.
+		r.Use(traceRequests(cfg.Tracer))
+	}
+	r.Use(recoverJSON(log), accessLog(log, h.Observer), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes), plainText(),
 		requestDeadline(cfg.RequestTimeout))
 	r.NoRoute(func(c *gin.Context) { abortWith(c, http.StatusNotFound, "body", "no such endpoint") })
 	r.NoMethod(func(c *gin.Context) {

@@ -363,7 +363,7 @@ func jobs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return usagef(sp.name, "job id %q is not a positive number", rest[0])
 		}
 	}
-	pool, cleanup, err := ioc.NewPgPool(cfg, log)
+	pool, cleanup, err := ioc.NewPgPool(cfg, nil, log) // a one-off command: no spans
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func prune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	pool, cleanup, err := ioc.NewPgPool(cfg, log)
+	pool, cleanup, err := ioc.NewPgPool(cfg, nil, log) // a one-off command: no spans
 	if err != nil {
 		return err
 	}
