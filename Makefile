@@ -162,6 +162,18 @@ fleet: ## Run FLEET_SIZE (3) instances on ports 8081.. behind HAProxy on 127.0.0
 # Kept out of make test: regenerating compiles sqlc, wire and mockgen (6-8 minutes on a fresh
 # machine, before the first test could start). CI runs both (.ci/run), so stale generated code or
 # an untidy go.mod still fails it.
-check: lint ## Every static check: generated code up to date (go generate changes nothing), go.mod/go.sum tidy, lint
+check: lint check-alerts ## Every static check: generated code up to date (go generate changes nothing), go.mod/go.sum tidy, lint, alert rules
 	scripts/check-generated.sh
 	scripts/check-tidy.sh
+
+# promtool comes with Debian's prometheus package (scripts/services.sh promtool installs it). Without
+# it the rules are not checked: say so and go on, so a machine without it still runs make check.
+PROMTOOL ?= $(shell command -v promtool 2>/dev/null)
+
+.PHONY: check-alerts
+check-alerts: ## Check the Prometheus configuration and its alert rules (deploy/prometheus.yml, deploy/alerts.yml), run the rules' unit tests (deploy/alerts_test.yml) with promtool
+	@if [[ -z "$(PROMTOOL)" ]]; then \
+	  echo "check-alerts: SKIPPED, promtool not found (install it: scripts/services.sh promtool, or apt-get install prometheus)"; \
+	else \
+	  "$(PROMTOOL)" check config deploy/prometheus.yml && "$(PROMTOOL)" test rules deploy/alerts_test.yml; \
+	fi

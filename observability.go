@@ -107,7 +107,10 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 		m.Gauge("inkwell_pgxpool_acquired_conns", "PostgreSQL connections in use.", l, func() float64 { return float64(pool.Stat().AcquiredConns()) })
 		m.Gauge("inkwell_pgxpool_idle_conns", "Idle PostgreSQL connections.", l, func() float64 { return float64(pool.Stat().IdleConns()) })
 		m.Gauge("inkwell_pgxpool_total_conns", "PostgreSQL connections open.", l, func() float64 { return float64(pool.Stat().TotalConns()) })
-		m.Gauge("inkwell_pgxpool_empty_acquire_total", "Acquires that had to wait for a connection.", l, func() float64 { return float64(pool.Stat().EmptyAcquireCount()) })
+		m.Gauge("inkwell_pgxpool_max_conns", "Connections the pool may open (pool_max_conns).", l, func() float64 { return float64(pool.Stat().MaxConns()) })
+		m.CounterFunc("inkwell_pgxpool_empty_acquire_total", "Acquires that had to wait for a connection.", l, func() float64 { return float64(pool.Stat().EmptyAcquireCount()) })
+		m.CounterFunc("inkwell_pgxpool_empty_acquire_wait_seconds_total", "Time acquires spent waiting for a connection (saturation: its rate is the mean number of waiters).", l,
+			func() float64 { return pool.Stat().EmptyAcquireWaitTime().Seconds() })
 	}
 	m.Gauge("inkwell_redis_breaker_open", "1 while the Redis circuit breaker refuses calls (Redis failing; requests use PostgreSQL).", nil,
 		func() float64 { return boolGauge(breaker.Open()) })
@@ -120,8 +123,15 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 	m.Counter("inkwell_redis_breaker_rejected_total", "Redis calls refused by the open circuit breaker.", nil, &breaker.Rejected)
 	m.Gauge("inkwell_redis_pool_total_conns", "Redis connections open.", nil, func() float64 { return float64(rdb.PoolStats().TotalConns) })
 	m.Gauge("inkwell_redis_pool_idle_conns", "Idle Redis connections.", nil, func() float64 { return float64(rdb.PoolStats().IdleConns) })
-	m.Gauge("inkwell_redis_pool_timeouts_total", "Waits for a Redis connection that timed out.", nil, func() float64 { return float64(rdb.PoolStats().Timeouts) })
+	m.CounterFunc("inkwell_redis_pool_timeouts_total", "Waits for a Redis connection that timed out.", nil, func() float64 { return float64(rdb.PoolStats().Timeouts) })
 
+	// These gauges are read from the shared PostgreSQL and Redis, so every instance exports the same
+	// fleet-wide value (give or take the moment of its scrape). Dashboards and alerts take the max
+	// over instances, never the sum. Exporting them from one instance only (a lock holder) was
+	// rejected: the ranking lock lives in Redis, so during a Redis outage or a leader handover no
+	// instance would export them, and the series would vanish when they matter most. The price is
+	// one small set of queries per instance per scrape (the jobs and outbox tables stay bounded by
+	// retention).
 	depth := prometheus.NewDesc("inkwell_jobs", "Jobs by queue and status.", []string{"queue", "status"}, nil)
 	oldest := prometheus.NewDesc("inkwell_jobs_oldest_ready_age_seconds", "Age of the oldest ready job.", []string{"queue"}, nil)
 	backlog := prometheus.NewDesc("inkwell_outbox_backlog", "Outbox events not yet relayed.", nil, nil)

@@ -2,8 +2,12 @@ package e2e
 
 import (
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
 	"github.com/inkwell-dev/inkwell/ioc"
 )
@@ -53,6 +57,25 @@ func TestObservability(t *testing.T) {
 			t.Error("a raw path leaked into a metric label")
 		}
 	})
+	// promlint is what `promtool check metrics` runs: it refuses, among others, a gauge named
+	// *_total (a count that only grows is a counter, so rate() applies to it).
+	t.Run("metrics pass promtool's lint", func(t *testing.T) {
+		body := string(app.Do("GET", "/metrics", "", nil).Expect(t, http.StatusOK).Body)
+		problems, err := promlint.New(strings.NewReader(body)).Lint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range problems {
+			t.Errorf("%s: %s", p.Metric, p.Text)
+		}
+		checkQueriesMatchMetrics(t, body, "../deploy/grafana/dashboards/inkwell.json", "../deploy/alerts.yml")
+		for _, want := range []string{"# TYPE inkwell_pgxpool_empty_acquire_total counter", "# TYPE inkwell_redis_pool_timeouts_total counter",
+			"inkwell_outbox_dead ", "inkwell_outbox_oldest_unapplied_age_seconds ", `inkwell_pgxpool_max_conns{pool="api"}`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("metrics lack %q", want)
+			}
+		}
+	})
 }
 
 func TestReadyzWithRedisDown(t *testing.T) {
@@ -67,4 +90,46 @@ func TestReadyzWithRedisDown(t *testing.T) {
 	}
 	// The API itself still answers from PostgreSQL.
 	app.Do("GET", "/api/tags", "", nil).Expect(t, http.StatusOK)
+}
+
+var (
+	metricName = regexp.MustCompile(`\binkwell_[a-z0-9_]*[a-z0-9]`)
+	promRate   = regexp.MustCompile(`\b(?:rate|irate|increase)\((inkwell_[a-z0-9_]+)`)
+	typeLine   = regexp.MustCompile(`(?m)^# TYPE (\S+) (\S+)$`)
+)
+
+// onlyWithRows are exported per (queue, status) found in the jobs table, so not by an app that has
+// run no job yet.
+var onlyWithRows = map[string]bool{"inkwell_jobs": true, "inkwell_jobs_oldest_ready_age_seconds": true}
+
+// checkQueriesMatchMetrics: every inkwell metric the dashboard and alert files query is one the
+// app exports (a renamed metric must take its queries along), and rate() and increase() only
+// read counters and histograms (on a gauge they make up numbers).
+func checkQueriesMatchMetrics(t *testing.T, exposition string, files ...string) {
+	t.Helper()
+	types := map[string]string{}
+	for _, m := range typeLine.FindAllStringSubmatch(exposition, -1) {
+		types[m[1]] = m[2]
+		if m[2] == "histogram" {
+			for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+				types[m[1]+suffix] = m[2]
+			}
+		}
+	}
+	for _, file := range files {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range metricName.FindAllString(string(text), -1) {
+			if types[name] == "" && !onlyWithRows[name] {
+				t.Errorf("%s queries %s, which /metrics does not export", file, name)
+			}
+		}
+		for _, m := range promRate.FindAllStringSubmatch(string(text), -1) {
+			if typ := types[m[1]]; typ != "counter" && typ != "histogram" && typ != "" {
+				t.Errorf("%s applies rate() or increase() to %s, a %s", file, m[1], typ)
+			}
+		}
+	}
 }

@@ -15,6 +15,10 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
+// DefaultJWTLifetime is INKWELL_JWT_LIFETIME's default: long enough for a RealWorld front end,
+// which never refreshes, to stay signed in for a day.
+const DefaultJWTLifetime = 24 * time.Hour
+
 // Config is every setting of inkwell. Each one comes from a command-line flag, else from the
 // environment variable named in its help text, else from its default.
 type Config struct {
@@ -241,7 +245,10 @@ func Flags(fs *flag.FlagSet) *Config {
 	str(&c.JWTSecret, "jwt-secret", "INKWELL_JWT_SECRET", "", "HS256 signing secret for access tokens, at least 32 bytes (required in prod)")
 	str(&c.DevSecretFile, "dev-secret-file", "INKWELL_DEV_SECRET_FILE", DefaultDevSecretFile, "dev without INKWELL_JWT_SECRET: file holding the JWT secret (relative to the working directory), created once with 32 random bytes (mode 0600) and reused by every restart and every instance started with it")
 	str(&c.JWTIssuer, "jwt-issuer", "INKWELL_JWT_ISSUER", "inkwell", "issuer (iss) written into and required of access tokens")
-	dur(&c.JWTLifetime, "jwt-lifetime", "INKWELL_JWT_LIFETIME", 15*time.Minute, "access token lifetime (RealWorld front ends never refresh: raise it, e.g. 24h, when serving one)")
+	// A day, not minutes: RealWorld front ends never refresh, and every request checks the token's
+	// session for revocation, so a logout or password change still ends a token at once. Clients
+	// that refresh can set it short (e.g. 15m) and rotate with refresh tokens.
+	dur(&c.JWTLifetime, "jwt-lifetime", "INKWELL_JWT_LIFETIME", DefaultJWTLifetime, "access token lifetime (RealWorld front ends never refresh; native clients that refresh can set e.g. 15m)")
 	dur(&c.RefreshLifetime, "refresh-lifetime", "INKWELL_REFRESH_LIFETIME", 30*24*time.Hour, "refresh token lifetime")
 	str(&c.RateAuth, "rate-auth", "INKWELL_RATE_AUTH", "60/1m", "per-client-IP limit on registration, login and code login (N/duration; 0 disables)")
 	str(&c.RateWrites, "rate-writes", "INKWELL_RATE_WRITES", "300/1m", "per-user limit on writes (N/duration; 0 disables)")

@@ -37,7 +37,7 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func TestConfigDefaults(t *testing.T) {
 	cfg := parse(t, nil)
-	if cfg.Addr != ":8080" || cfg.Env != "dev" || cfg.MigrateOnStart {
+	if cfg.Addr != ":8080" || cfg.Env != "dev" || cfg.MigrateOnStart || cfg.JWTLifetime != 24*time.Hour {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 	if err := cfg.Validate(discard); err != nil {

@@ -50,6 +50,13 @@ func (r *Registry) Counter(name, help string, labels prometheus.Labels, v *atomi
 		func() float64 { return float64(v.Load()) }))
 }
 
+// CounterFunc exposes a cumulative count a library keeps (pgxpool, go-redis pool stats), read at
+// scrape time. A count that only grows is a counter, never a gauge: rate() needs the type, and a
+// gauge named *_total is what `promtool check metrics` refuses.
+func (r *Registry) CounterFunc(name, help string, labels prometheus.Labels, f func() float64) {
+	r.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, f))
+}
+
 // Gauge exposes a value computed at scrape time.
 func (r *Registry) Gauge(name, help string, labels prometheus.Labels, f func() float64) {
 	r.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, f))

@@ -4,6 +4,7 @@
 #   scripts/services.sh          ensure both services (idempotent; fast when they already answer)
 #   scripts/services.sh haproxy  ensure the haproxy binary (the fleet tests' balancer) is installed
 #   scripts/services.sh wrk      ensure the wrk binary (make bench's HTTP load generator row) is installed
+#   scripts/services.sh promtool ensure promtool (make check-alerts: Prometheus rule checks and tests) is installed
 #   scripts/services.sh stop     stop the project-local servers under .data/ (and nothing else)
 #
 # Settings (environment):
@@ -17,7 +18,9 @@
 # (no server to run here): `haproxy` finds it on PATH or in /usr/sbin, else installs the haproxy
 # package the same way (root on Debian/Ubuntu), else prints what to install and exits 1. wrk (the
 # C load generator make bench compares the ceiling and the cached read with) is found or installed
-# the same way.
+# the same way. promtool (make check-alerts runs `promtool check rules` and `promtool test rules`
+# on deploy/alerts.yml) comes with Debian's prometheus package and is found or installed the same
+# way; the package's server is not started or used here.
 set -euo pipefail
 
 ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -531,6 +534,30 @@ ensure_wrk() {
 	exit 1
 }
 
+find_promtool() {
+	PROMTOOL=$(command -v promtool 2>/dev/null || true)
+	if [[ -z $PROMTOOL && -x /usr/bin/promtool ]]; then PROMTOOL=/usr/bin/promtool; fi
+	[[ -n $PROMTOOL ]]
+}
+
+ensure_promtool() {
+	if find_promtool; then
+		say "promtool: using $PROMTOOL ($("$PROMTOOL" --version 2>&1 | head -n 1))"
+		return
+	fi
+	if can_apt; then
+		# Debian's prometheus package is the one that ships promtool; its server is not needed.
+		apt_install prometheus
+		find_promtool || die "promtool: installed the prometheus package but cannot find the promtool binary"
+		say "promtool: installed $PROMTOOL ($("$PROMTOOL" --version 2>&1 | head -n 1))"
+		return
+	fi
+	warn "promtool: promtool is not installed. Install it, then re-run this script:"
+	warn "  Debian/Ubuntu: sudo apt-get install prometheus"
+	warn "  macOS:         brew install prometheus"
+	exit 1
+}
+
 # ---------------------------------------------------------------------------------------------
 
 case "${1:-start}" in
@@ -545,14 +572,17 @@ haproxy)
 wrk)
 	ensure_wrk
 	;;
+promtool)
+	ensure_promtool
+	;;
 stop | down)
 	stop_postgres
 	stop_redis
 	;;
 -h | --help | help)
-	sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	;;
 *)
-	die "usage: $0 [start|haproxy|wrk|stop]"
+	die "usage: $0 [start|haproxy|wrk|promtool|stop]"
 	;;
 esac

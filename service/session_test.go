@@ -26,12 +26,12 @@ type sessionDeps struct {
 // sessionNow is the injected clock of every SessionService under test.
 var sessionNow = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
-var sessionCfg = service.SessionConfig{AccessTTL: 15 * time.Minute, RefreshTTL: 30 * 24 * time.Hour,
+var sessionCfg = service.SessionConfig{AccessTTL: 24 * time.Hour, RefreshTTL: 30 * 24 * time.Hour,
 	RevocationLease: 3 * time.Second, RecentRevocations: 30 * time.Second}
 
 // revocationWindow is how far back revocations matter with sessionCfg: an access-token lifetime
 // and a minute.
-const revocationWindow = 16 * time.Minute
+const revocationWindow = 24*time.Hour + time.Minute
 
 // markTTL is how long a revocation's Redis mark lives: the revocation window, so a logged-out
 // token cannot come back near its expiry, when the token check still allows clock skew (5 s).
