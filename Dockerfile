@@ -10,9 +10,15 @@ COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod \
     go mod download
 COPY . .
+# .git is not in the build context (.dockerignore), so go build cannot record the commit:
+# `inkwell --version` prints INKWELL_COMMIT (docker build --build-arg INKWELL_COMMIT=$(git rev-parse HEAD))
+# and the time of this build.
+ARG INKWELL_COMMIT=""
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/inkwell ./cmd/inkwell
+    CGO_ENABLED=0 go build -trimpath \
+        -ldflags="-s -w -X 'main.commit=${INKWELL_COMMIT}' -X 'main.buildTime=$(date -u +%Y-%m-%dT%H:%M:%SZ)'" \
+        -o /out/inkwell ./cmd/inkwell
 
 # Debian slim rather than distroless: it has bash, which the health check uses to probe GET /healthz
 # without curl. ca-certificates: SMTP over TLS, webhooks and OTLP over HTTPS verify their servers.

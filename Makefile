@@ -38,7 +38,7 @@ services-stop: ## Stop the project-local PostgreSQL/Redis that `services` starte
 
 .PHONY: run
 run: services ## Start the API server (migrates on start; INKWELL_ADDR defaults to :8080)
-	INKWELL_MIGRATE_ON_START=true scripts/run.sh
+	INKWELL_MIGRATE_ON_START=true VERSION_LDFLAGS="$(VERSION_LDFLAGS)" scripts/run.sh
 
 .PHONY: migrate
 migrate: services ## Apply database migrations to DATABASE_URL
@@ -120,9 +120,15 @@ fuzz: ## Fuzz the HTTP decoders and parameters, and search queries against Postg
 generate: ## Regenerate code (sqlc, wire, mocks)
 	go generate ./...
 
+# What `inkwell --version` prints as the commit and build time. go build records the commit
+# itself only in a plain checkout (not in a git worktree, not with GOFLAGS=-buildvcs=false), so
+# the build passes it too.
+INKWELL_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git rev-parse HEAD >/dev/null 2>&1 && ! git diff --quiet HEAD 2>/dev/null && echo ' (with uncommitted changes)')
+VERSION_LDFLAGS = -X 'main.commit=$(INKWELL_COMMIT)' -X 'main.buildTime=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)'
+
 .PHONY: build
-build: ## Build bin/inkwell
-	go build -o bin/inkwell ./cmd/inkwell
+build: ## Build bin/inkwell (inkwell --version names its commit and build time)
+	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/inkwell ./cmd/inkwell
 
 .PHONY: bench
 bench: ## Run every load test (API reads and writes vs bare gin, two instances and propagation, read events, job queue, ranking pass, lists at 1k and 1M articles); rewrites docs/BENCHMARKS.md (~7-9 min)

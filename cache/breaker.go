@@ -20,6 +20,9 @@ var ErrRedisUnavailable = errors.New("redis unavailable: circuit breaker open af
 type BreakerConfig struct {
 	FailuresToOpen uint32        // consecutive transport failures that open it
 	OpenFor        time.Duration // how long it stays open before one probe command may pass
+	// SummaryEvery: while open, at most one "still open" line this often (0: 30s).
+	SummaryEvery time.Duration
+	Now          func() time.Time // the clock of the log's summaries (nil: time.Now)
 }
 
 // Breaker is a circuit breaker in front of Redis, installed as a go-redis hook. A Redis that
@@ -36,11 +39,19 @@ type Breaker struct {
 	Rejected atomic.Int64 // commands refused while open or half-open
 }
 
-// NewBreaker returns a closed breaker. State changes are logged.
+// NewBreaker returns a closed breaker. Its opening and closing are logged, and while it stays
+// open a summary every cfg.SummaryEvery (see breakerLog).
 func NewBreaker(cfg BreakerConfig, log *slog.Logger) *Breaker {
 	if cfg.FailuresToOpen < 1 {
 		cfg.FailuresToOpen = 1
 	}
+	if cfg.SummaryEvery <= 0 {
+		cfg.SummaryEvery = DefaultBreakerSummaryEvery
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	bl := &breakerLog{log: log, now: cfg.Now, every: cfg.SummaryEvery, openFor: cfg.OpenFor}
 	return &Breaker{cb: gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
 		Name:        "redis",
 		MaxRequests: 1, // one probe at a time when half-open
@@ -53,14 +64,7 @@ func NewBreaker(cfg BreakerConfig, log *slog.Logger) *Breaker {
 		IsExcluded: func(err error) bool {
 			return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 		},
-		OnStateChange: func(_ string, from, to gobreaker.State) {
-			if to == gobreaker.StateOpen {
-				log.Warn("redis circuit breaker opened: Redis calls fail fast and requests use PostgreSQL",
-					"from", from.String(), "retry_after", cfg.OpenFor)
-				return
-			}
-			log.Info("redis circuit breaker changed state", "from", from.String(), "to", to.String())
-		},
+		OnStateChange: func(_ string, from, to gobreaker.State) { bl.change(from, to) },
 	})}
 }
 

@@ -16,6 +16,18 @@ const (
 	JobDead    JobStatus = "dead"
 )
 
+// JobStatuses is every job status, in the order of a job's life.
+var JobStatuses = []JobStatus{JobReady, JobRunning, JobDone, JobDead}
+
+// Valid reports whether s is one of JobStatuses.
+func (s JobStatus) Valid() bool {
+	switch s {
+	case JobReady, JobRunning, JobDone, JobDead:
+		return true
+	}
+	return false
+}
+
 // Job is one unit of durable background work.
 type Job struct {
 	ID          int64

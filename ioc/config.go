@@ -291,12 +291,12 @@ func Flags(fs *flag.FlagSet) *Config {
 	dur(&c.RetentionPause, "retention-pause", "INKWELL_RETENTION_PAUSE", 100*time.Millisecond, "pause between two retention statements of one table")
 	keep(&c.RetentionInbox, "retention-inbox", "INKWELL_RETENTION_INBOX", 24*time.Hour, "consumer inbox records (event ids applied) are kept this long: at least 1h, far past any redelivery (a duration, Nd, or off for ever; so for every INKWELL_RETENTION_* age)")
 	keep(&c.RetentionJobsDone, "retention-jobs-done", "INKWELL_RETENTION_JOBS_DONE", 7*24*time.Hour, "done background jobs are kept this long after they finished")
-	keep(&c.RetentionJobsDead, "retention-jobs-dead", "INKWELL_RETENTION_JOBS_DEAD", 30*24*time.Hour, "dead background jobs are kept this long (for `inkwell jobs retry`)")
+	keep(&c.RetentionJobsDead, "retention-jobs-dead", "INKWELL_RETENTION_JOBS_DEAD", 30*24*time.Hour, "dead background jobs are kept this long (for 'inkwell jobs retry')")
 	keep(&c.RetentionNotifications, "retention-notifications", "INKWELL_RETENTION_NOTIFICATIONS", 90*24*time.Hour, "notifications are kept this long, read or not")
 	keep(&c.RetentionSessions, "retention-sessions", "INKWELL_RETENTION_SESSIONS", 24*time.Hour, "grace before the rows of a refresh token past its expiry, and of a session that can no longer be refreshed (revoked, or not refreshed for INKWELL_REFRESH_LIFETIME), are deleted")
 	keep(&c.RetentionIdempotency, "retention-idempotency", "INKWELL_RETENTION_IDEMPOTENCY", 24*time.Hour, "Idempotency-Key records are kept this long (at least 24h, how long they are replayed)")
 	keep(&c.RetentionOutbox, "retention-outbox", "INKWELL_RETENTION_OUTBOX", 24*time.Hour, "outbox events their consumer applied are kept this long after they were made")
-	keep(&c.RetentionOutboxDead, "retention-outbox-dead", "INKWELL_RETENTION_OUTBOX_DEAD", 30*24*time.Hour, "dead outbox events are kept this long after they were made (for `inkwell outbox retry`)")
+	keep(&c.RetentionOutboxDead, "retention-outbox-dead", "INKWELL_RETENTION_OUTBOX_DEAD", 30*24*time.Hour, "dead outbox events are kept this long after they were made (for 'inkwell outbox retry')")
 	keep(&c.RetentionCodes, "retention-codes", "INKWELL_RETENTION_CODES", time.Hour, "grace before expired login codes, their PostgreSQL meters and email verification / password reset codes are deleted")
 	c.RetentionHistory = 1000
 	if v, ok := os.LookupEnv("INKWELL_RETENTION_HISTORY"); ok {
@@ -314,7 +314,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	dur(&c.QueueReapEvery, "queue-reap-every", "INKWELL_QUEUE_REAP_EVERY", 5*time.Second, "how often expired job leases are returned to the queue")
 	dur(&c.OutboxPoll, "outbox-poll", "INKWELL_OUTBOX_POLL", time.Second, "how often the outbox relay looks for events (LISTEN/NOTIFY wakes it sooner)")
 	dur(&c.OutboxRedeliverAfter, "outbox-redeliver-after", "INKWELL_OUTBOX_REDELIVER_AFTER", 2*time.Minute, "an outbox event published this long ago and not applied is published again (must exceed the consumer's claim idle plus its claim interval)")
-	intf(&c.OutboxMaxAttempts, "outbox-max-attempts", "INKWELL_OUTBOX_MAX_ATTEMPTS", 10, "re-drives of an unapplied outbox event before it is dead (`inkwell outbox`)")
+	intf(&c.OutboxMaxAttempts, "outbox-max-attempts", "INKWELL_OUTBOX_MAX_ATTEMPTS", 10, "re-drives of an unapplied outbox event before it is dead ('inkwell outbox')")
 	dur(&c.OutboxBackoffMax, "outbox-backoff-max", "INKWELL_OUTBOX_BACKOFF_MAX", 10*time.Minute, "longest wait before a re-driven outbox event is published again (10s doubling per attempt, up to this)")
 	str(&c.CodeSender, "code-sender", "INKWELL_CODE_SENDER", "log", "how login codes are delivered: log (development: written to the log) or webhook")
 	str(&c.CodeWebhookURL, "code-webhook-url", "INKWELL_CODE_WEBHOOK_URL", "", "URL the webhook code sender POSTs {channel, to, code} to")

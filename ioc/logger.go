@@ -18,7 +18,7 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	if err := lvl.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
 		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", level)
 	}
-	opts := &slog.HandlerOptions{Level: lvl}
+	opts := &slog.HandlerOptions{Level: lvl, ReplaceAttr: durationsAsStrings}
 	switch format {
 	case "json":
 		return slog.New(requestIDHandler{slog.NewJSONHandler(w, opts)}), nil
@@ -27,6 +27,16 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	default:
 		return nil, fmt.Errorf("log format %q: want json or text", format)
 	}
+}
+
+// durationsAsStrings writes a time.Duration as its Go string ("15s", "1.5ms"): the JSON handler
+// would write it as integer nanoseconds ("timeout":15000000000), which no reader takes for a time.
+// Attributes named *_ms carry milliseconds as numbers already and are not durations.
+func durationsAsStrings(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 // requestIDHandler adds the request id of the record's context to every line, so all the lines

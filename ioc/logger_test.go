@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -63,6 +65,28 @@ func TestLogLinesCarryTheTraceInsideASpan(t *testing.T) {
 	for _, l := range lines[1:] {
 		if _, ok := l["trace_id"]; ok {
 			t.Fatalf("trace id outside a recording span:\n%s", buf.String())
+		}
+	}
+}
+
+// TestLogDurationsAreStrings: a duration is written as Go writes it, never as raw nanoseconds,
+// at the top level and inside groups and With attributes.
+func TestLogDurationsAreStrings(t *testing.T) {
+	for _, format := range []string{"json", "text"} {
+		var buf bytes.Buffer
+		log, err := NewLogger(&buf, "info", format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.With("lease", 30*time.Second).WithGroup("g").Info("x", "timeout", 15*time.Second, slog.Group("inner", "wait", 1500*time.Microsecond))
+		out := buf.String()
+		for _, want := range []string{"15s", "30s", "1.5ms"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: %q missing from %s", format, want, out)
+			}
+		}
+		if strings.Contains(out, "15000000000") || strings.Contains(out, "1500000") {
+			t.Errorf("%s: raw nanoseconds in %s", format, out)
 		}
 	}
 }

@@ -188,6 +188,7 @@ func NewRedis(cfg *Config, hook redis.Hook, tracing *Tracing, log *slog.Logger) 
 	if err != nil {
 		return nil, nil, err
 	}
+	RouteRedisLogs(log)
 	rdb := redis.NewUniversalClient(opts)
 	if err := tracing.TraceRedis(rdb); err != nil {
 		_ = rdb.Close()

@@ -67,6 +67,9 @@ func NewTracing(log *slog.Logger) (*Tracing, func(), error) {
 	// The SDK reads OTEL_TRACES_SAMPLER(_ARG) and OTEL_BSP_* itself.
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
+	// The SDK reports its errors (an export to a collector that is down) through the global
+	// handler, which by default prints plain text to stderr: in the log stream, as JSON.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("OpenTelemetry", "err", err) }))
 	log.Info("tracing on", "exporter", envOr("OTEL_TRACES_EXPORTER", "otlp"),
 		"endpoint", envOr("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")),
 		"protocol", envOr("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"), "sampler", envOr("OTEL_TRACES_SAMPLER", "parentbased_always_on"))

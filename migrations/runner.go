@@ -3,9 +3,12 @@ package migrations
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -76,6 +79,84 @@ func (r *Runner) Up(ctx context.Context, log *slog.Logger) (int, error) {
 		return len(results), fmt.Errorf("migrate up: %w", err)
 	}
 	return len(results), nil
+}
+
+// Change is one migration applied or rolled back.
+type Change struct {
+	Version  int64
+	File     string
+	Down     bool // rolled back
+	Duration time.Duration
+}
+
+func (c Change) String() string {
+	verb := "applied"
+	if c.Down {
+		verb = "rolled back"
+	}
+	return fmt.Sprintf("%s %s (%v)", verb, c.File, c.Duration.Round(time.Millisecond))
+}
+
+func changes(results []*goose.MigrationResult) []Change {
+	out := make([]Change, 0, len(results))
+	for _, res := range results {
+		if res.Error == nil {
+			out = append(out, Change{Version: res.Source.Version, File: res.Source.Path, Down: res.Direction == "down", Duration: res.Duration})
+		}
+	}
+	return out
+}
+
+// UpTo applies the pending migrations up to and including version (math.MaxInt64: all) and
+// returns what it applied, also when one failed.
+func (r *Runner) UpTo(ctx context.Context, version int64) ([]Change, error) {
+	results, err := r.provider.UpTo(ctx, version)
+	if err != nil {
+		return changes(partial(results, err)), fmt.Errorf("migrate up: %w", err)
+	}
+	return changes(results), nil
+}
+
+// UpAll is UpTo every embedded migration.
+func (r *Runner) UpAll(ctx context.Context) ([]Change, error) { return r.UpTo(ctx, math.MaxInt64) }
+
+// Down rolls back the most recently applied migration; with none applied it changes nothing.
+func (r *Runner) Down(ctx context.Context) ([]Change, error) {
+	res, err := r.provider.Down(ctx)
+	if errors.Is(err, goose.ErrNoNextVersion) {
+		return nil, nil
+	}
+	if err != nil {
+		return changes(partial(nil, err)), fmt.Errorf("migrate down: %w", err)
+	}
+	return changes([]*goose.MigrationResult{res}), nil
+}
+
+// DownTo rolls back every applied migration above version (0: all of them).
+func (r *Runner) DownTo(ctx context.Context, version int64) ([]Change, error) {
+	results, err := r.provider.DownTo(ctx, version)
+	if err != nil {
+		return changes(partial(results, err)), fmt.Errorf("migrate down: %w", err)
+	}
+	return changes(results), nil
+}
+
+// Version is the database's current migration version (0: none applied).
+func (r *Runner) Version(ctx context.Context) (int64, error) {
+	v, err := r.provider.GetDBVersion(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("migration version: %w", err)
+	}
+	return v, nil
+}
+
+// partial is the results a failed goose run reports: what it did before the failure.
+func partial(results []*goose.MigrationResult, err error) []*goose.MigrationResult {
+	var pe *goose.PartialError
+	if errors.As(err, &pe) {
+		return pe.Applied
+	}
+	return results
 }
 
 // Status lists every known migration and whether it has been applied.

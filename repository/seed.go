@@ -36,7 +36,7 @@ func (s *Seeder) Seed(ctx context.Context, o SeedOptions, progress func(what str
 	if o.Chunk <= 0 {
 		o.Chunk = 50_000
 	}
-	tag := fmt.Sprintf("%x", o.Now.UnixNano()&0xffffff)
+	tag := seedTag(o)
 	userIDs, err := s.seedUsers(ctx, o, tag, progress)
 	if err != nil {
 		return err
@@ -89,10 +89,18 @@ func (s *Seeder) Seed(ctx context.Context, o SeedOptions, progress func(what str
 	return nil
 }
 
+// seedTag is the run tag of one seed: seeding twice adds more data instead of failing on
+// uniqueness.
+func seedTag(o SeedOptions) string { return fmt.Sprintf("%x", o.Now.UnixNano()&0xffffff) }
+
+// SeedUsername is the username of the i-th user (from 0) a seed with these options creates; its
+// email is the username at example.com.
+func SeedUsername(o SeedOptions, i int) string { return fmt.Sprintf("seed%s_%d", seedTag(o), i) }
+
 func (s *Seeder) seedUsers(ctx context.Context, o SeedOptions, tag string, progress func(string, int, int)) ([]int64, error) {
 	rows := make([][]any, o.Users)
 	for i := range rows {
-		name := fmt.Sprintf("seed%s_%d", tag, i)
+		name := SeedUsername(o, i)
 		rows[i] = []any{name + "@example.com", name, o.PasswordHash}
 	}
 	if _, err := s.pool.CopyFrom(ctx, pgx.Identifier{"users"}, []string{"email", "username", "password_hash"}, pgx.CopyFromRows(rows)); err != nil {

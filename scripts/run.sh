@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mkdir -p bin
-go build -o bin/inkwell ./cmd/inkwell
+go build -ldflags "${VERSION_LDFLAGS:-}" -o bin/inkwell ./cmd/inkwell
 if [[ -t 0 ]]; then
 	set -m
 fi

@@ -61,6 +61,9 @@ func requestID() gin.HandlerFunc {
 
 // accessLog writes one line per request and reports it to the observer. The route is the template
 // (/api/articles/:slug), never the raw path, so metrics stay bounded and no slug ends up a label.
+// The client IP is gin's ClientIP, which reads X-Forwarded-For only from the trusted proxies (the
+// same IP rate limits key on). Probes and scrapes (/healthz, /readyz, /metrics) arrive every few
+// seconds from every monitor and say nothing about users: they are logged at debug.
 func accessLog(log *slog.Logger, obs RequestObserver) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
@@ -70,13 +73,31 @@ func accessLog(log *slog.Logger, obs RequestObserver) gin.HandlerFunc {
 			route = "unmatched"
 		}
 		d := time.Since(start)
+		status := c.Writer.Status()
 		if obs != nil {
-			obs.ObserveRequest(route, c.Request.Method, c.Writer.Status(), d)
+			obs.ObserveRequest(route, c.Request.Method, status, d)
 		}
-		log.InfoContext(c.Request.Context(), "request", "method", c.Request.Method, "route", route,
-			"status", c.Writer.Status(), "duration_ms", d.Milliseconds())
+		level := slog.LevelInfo
+		if probeRoutes[route] {
+			level = slog.LevelDebug
+		}
+		ctx := c.Request.Context()
+		if !log.Enabled(ctx, level) {
+			return
+		}
+		attrs := make([]slog.Attr, 0, 7)
+		attrs = append(attrs, slog.String("method", c.Request.Method), slog.String("route", route), slog.Int("status", status),
+			slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("client_ip", c.ClientIP()))
+		if id := viewerID(c); id != 0 {
+			attrs = append(attrs, slog.Int64("user_id", id))
+		}
+		// request_id is added by the process logger's handler from the context (ioc.NewLogger).
+		log.LogAttrs(ctx, level, "request", attrs...)
 	}
 }
+
+// probeRoutes are the routes of health probes and metric scrapes.
+var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
 
 // tokenFrom extracts the token of "Authorization: Token <jwt>" or "Bearer <jwt>".
 func tokenFrom(header string) (string, bool) {

@@ -4,14 +4,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -27,40 +28,44 @@ import (
 const usage = `inkwell — content-platform backend (RealWorld API superset)
 
 Usage:
-  inkwell [serve] [flags]         serve the HTTP API and run background jobs (default)
-  inkwell migrate up [flags]      apply pending database migrations
-  inkwell migrate status [flags]  list migrations and whether each is applied
-  inkwell rank [flags]            run one hot-list ranking pass now (takes the same lock as the job)
-  inkwell seed [flags]            bulk-load demo users, published articles and like counts
-  inkwell search reindex [flags]  rebuild every published article's search document (after changing INKWELL_SEARCH_LANGUAGE)
-  inkwell jobs list [flags]       list background jobs, dead ones first (--queue, --status, --limit)
-  inkwell jobs retry ID           make a dead job ready again with fresh attempts
-  inkwell jobs discard ID         delete a dead or done job
-  inkwell outbox list [flags]     list outbox events, newest first (--status pending|published|applied|dead, --limit)
-  inkwell outbox retry ID         make a dead outbox event pending again with fresh attempts
-  inkwell outbox discard ID       delete a dead outbox event
-  inkwell prune [--dry-run]       run one retention pass now, or print what it would delete
+  inkwell [serve] [flags]           serve the HTTP API and run background jobs (default)
+  inkwell migrate up                apply pending database migrations
+  inkwell migrate down              roll back the most recent migration
+  inkwell migrate to VERSION        migrate up or down to VERSION (0: roll back everything)
+  inkwell migrate status            list migrations and whether each is applied
+  inkwell rank                      run one hot-list ranking pass now (takes the same lock as the job)
+  inkwell seed [flags]              bulk-load demo users, published articles and like counts
+  inkwell search reindex            rebuild every published article's search document (after changing INKWELL_SEARCH_LANGUAGE)
+  inkwell jobs list [flags]         list background jobs, dead ones first (--queue, --status, --limit)
+  inkwell jobs retry ID             make a dead job ready again with fresh attempts
+  inkwell jobs discard ID           delete a dead or done job
+  inkwell outbox list [flags]       list outbox events, newest first (--status, --limit)
+  inkwell outbox retry ID           make a dead outbox event pending again with fresh attempts
+  inkwell outbox discard ID         delete a dead outbox event
+  inkwell prune [--dry-run]         run one retention pass now, or print what it would delete
+  inkwell help settings             list every server setting (flag, environment variable, default)
+  inkwell --version                 print the version, commit and build time
 
-Every flag can also be set through the environment variable named in its description.
-Run 'inkwell serve --help' for the list of settings.
+Run 'inkwell COMMAND --help' for a command's flags. Settings come from environment variables
+(or flags of the same name); 'inkwell serve --help' lists them.
 `
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "inkwell:", err)
-			os.Exit(1)
-		}
-	}
+	os.Exit(exitCode(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
 }
 
+// run runs the command line args. A usageError means the command line was wrong (exit 2);
+// flag.ErrHelp that help was printed (exit 0).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := "serve"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
-	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+	} else if len(args) > 0 && isHelp(args[0]) {
 		fmt.Fprint(stdout, usage)
 		return flag.ErrHelp
+	} else if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprint(stdout, versionInfo())
+		return nil
 	}
 	switch cmd {
 	case "serve":
@@ -79,43 +84,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return prune(ctx, args, stdout, stderr)
 	case "search":
 		return search(ctx, args, stdout, stderr)
-	case "help":
-		fmt.Fprint(stdout, usage)
+	case "version":
+		fmt.Fprint(stdout, versionInfo())
 		return nil
+	case "help":
+		return help(args, stdout)
 	default:
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("unknown command %q", cmd)
+		return usageError{fmt.Sprintf("unknown command %q; see 'inkwell --help'", cmd)}
 	}
 }
 
-// parseConfig parses the flags of one command into a validated Config and a logger. extra, when
-// given, registers the command's own flags.
-func parseConfig(name string, args []string, stdout, stderr io.Writer, extra ...func(*flag.FlagSet)) (*ioc.Config, *slog.Logger, []string, error) {
-	fs := flag.NewFlagSet("inkwell "+name, flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	cfg := ioc.Flags(fs)
-	for _, f := range extra {
-		f(fs)
-	}
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: inkwell %s [flags]\n\nSettings (flag, then environment variable, then default):\n", name)
+// help is `inkwell help [settings|COMMAND]`.
+func help(args []string, stdout io.Writer) error {
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(stdout, usage)
+		return nil
+	case args[0] == "settings":
+		fs := flag.NewFlagSet("inkwell", flag.ContinueOnError)
+		ioc.Flags(fs)
+		fmt.Fprint(stdout, "Server settings (flag, else the environment variable named, else the default):\n")
+		fs.SetOutput(stdout)
 		fs.PrintDefaults()
+		return nil
+	default:
+		return usageError{fmt.Sprintf("unknown help topic %q: run 'inkwell COMMAND --help', or 'inkwell help settings'", args[0])}
 	}
-	if err := fs.Parse(args); err != nil {
-		return nil, nil, nil, err
-	}
-	log, err := ioc.NewLogger(stderr, cfg.LogLevel, cfg.LogFormat)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := cfg.Validate(log); err != nil {
-		return nil, nil, nil, fmt.Errorf("invalid configuration:\n%w", err)
-	}
-	return cfg, log, fs.Args(), nil
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, log, _, err := parseConfig("serve", args, stdout, stderr)
+	cfg, log, _, err := parseConfig(spec{name: "serve", summary: "Serve the HTTP API and run the background jobs, until SIGINT or SIGTERM."}, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -123,7 +121,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer stop()
 
 	if cfg.MigrateOnStart {
-		if err := migrateUp(ctx, cfg, log); err != nil {
+		if err := migrateOnStart(ctx, cfg, log); err != nil {
 			return err
 		}
 	}
@@ -135,36 +133,93 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return app.Run(ctx)
 }
 
+var migrateSubcommands = []subcommand{
+	{"up", "", "Apply every pending migration."},
+	{"down", "", "Roll back the most recently applied migration (one step)."},
+	{"to", "VERSION", "Apply or roll back migrations until the database is at VERSION (0 rolls back everything)."},
+	{"status", "", "List every migration and whether it is applied."},
+}
+
+// migrate is `inkwell migrate up|down|to|status`. It prints what it changed on stdout.
 func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	sub := ""
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		sub, args = args[0], args[1:]
-	}
-	cfg, log, _, err := parseConfig("migrate "+sub, args, stdout, stderr)
+	sub, args, err := pickSubcommand("migrate", migrateSubcommands, args, stdout)
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "up":
-		return migrateUp(ctx, cfg, log)
-	case "status":
-		r, err := migrations.Open(cfg.DatabaseURL)
-		if err != nil {
-			return err
+	sp := specOf("migrate", migrateSubcommands, sub, dbSettings)
+	cfg, _, rest, err := parseConfig(sp, args, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	var target int64
+	if sub == "to" {
+		if target, err = strconv.ParseInt(rest[0], 10, 64); err != nil || target < 0 {
+			return usagef(sp.name, "VERSION %q is not a migration version (a number, 0 for none)", rest[0])
 		}
-		defer r.Close()
+	}
+	r, err := migrations.Open(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	var changes []migrations.Change
+	switch sub {
+	case "status":
 		st, err := r.Status(ctx)
 		if err != nil {
 			return err
 		}
 		migrations.PrintStatus(stdout, st)
 		return nil
-	default:
-		return fmt.Errorf("usage: inkwell migrate up|status (got %q)", sub)
+	case "up":
+		changes, err = r.UpAll(ctx)
+	case "down":
+		changes, err = r.Down(ctx)
+	case "to":
+		changes, err = migrateTo(ctx, r, target)
 	}
+	for _, c := range changes {
+		fmt.Fprintln(stdout, "migrate:", c)
+	}
+	if err != nil {
+		return err
+	}
+	v, err := r.Version(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "migrate: %d changed; the database is at version %d (latest %d)\n", len(changes), v, migrations.LatestVersion())
+	return nil
 }
 
-func migrateUp(ctx context.Context, cfg *ioc.Config, log *slog.Logger) error {
+// migrateTo moves the database to version target, up or down.
+func migrateTo(ctx context.Context, r *migrations.Runner, target int64) ([]migrations.Change, error) {
+	st, err := r.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	known := target == 0
+	for _, s := range st {
+		known = known || s.Version == target
+	}
+	if !known {
+		return nil, usageError{fmt.Sprintf("no migration has version %d; 'inkwell migrate status' lists them", target)}
+	}
+	current, err := r.Version(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if target < current {
+		return r.DownTo(ctx, target)
+	}
+	return r.UpTo(ctx, target)
+}
+
+// migrateOnStart applies pending migrations before serving (INKWELL_MIGRATE_ON_START), logging
+// each.
+func migrateOnStart(ctx context.Context, cfg *ioc.Config, log *slog.Logger) error {
 	r, err := migrations.Open(cfg.DatabaseURL)
 	if err != nil {
 		return err
@@ -181,7 +236,8 @@ func migrateUp(ctx context.Context, cfg *ioc.Config, log *slog.Logger) error {
 }
 
 func rank(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, log, _, err := parseConfig("rank", args, stdout, stderr)
+	cfg, log, _, err := parseConfig(spec{name: "rank", summary: "Run one hot-list ranking pass now, under the lock the scheduled job takes.",
+		settings: []string{"database-url", "redis-url", "redis-mode", "redis-prefix", "rank-*", "log-level", "log-format"}}, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -200,9 +256,22 @@ func rank(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// seedPassword is every seeded user's password.
+const seedPassword = "password123"
+
+// localPort is ":PORT" of a listen address, for a URL on localhost.
+func localPort(addr string) string {
+	if _, port, err := net.SplitHostPort(addr); err == nil && port != "" {
+		return ":" + port
+	}
+	return ":8080"
+}
+
 func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opts := repository.SeedOptions{}
-	cfg, log, _, err := parseConfig("seed", args, stdout, stderr, func(fs *flag.FlagSet) {
+	sp := spec{name: "seed", summary: "Bulk-load demo users, published articles and like counts (COPY; seeding again adds more).",
+		settings: []string{"database-url", "argon2-*", "search-language", "log-level", "log-format"}}
+	cfg, log, _, err := parseConfig(sp, args, stdout, stderr, func(fs *flag.FlagSet) {
 		fs.IntVar(&opts.Articles, "articles", 10_000, "published articles to load")
 		fs.IntVar(&opts.Users, "users", 100, "users to load (authors of the articles); their password is \"password123\"")
 		fs.IntVar(&opts.Days, "days", 14, "articles are published at random times over this many past days")
@@ -214,19 +283,19 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if opts.Articles < 0 || opts.Users < 1 || opts.Days < 1 {
-		return errors.New("seed: --articles must be ≥ 0, --users and --days ≥ 1")
+		return usagef(sp.name, "--articles must be ≥ 0, --users and --days ≥ 1")
 	}
 	if r := opts.Reader; r.Follows < 0 || r.Follows > opts.Users || r.Favorites < 0 || r.Favorites > opts.Articles {
-		return errors.New("seed: --reader-follows must be 0..--users and --reader-favorites 0..--articles")
+		return usagef(sp.name, "--reader-follows must be 0..--users and --reader-favorites 0..--articles")
 	}
 	if r := opts.Reader; r.Username == "" && (r.Follows > 0 || r.Favorites > 0) {
-		return errors.New("seed: --reader-follows and --reader-favorites need --reader USERNAME")
+		return usagef(sp.name, "--reader-follows and --reader-favorites need --reader USERNAME")
 	}
 	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg))
 	if err != nil {
 		return err
 	}
-	if opts.PasswordHash, err = hasher.Hash("password123"); err != nil {
+	if opts.PasswordHash, err = hasher.Hash(seedPassword); err != nil {
 		return err
 	}
 	// Bulk inserts of a large seed run longer than a request's statement timeout.
@@ -243,30 +312,56 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if r := opts.Reader; r.Username != "" {
-		fmt.Fprintf(stdout, "seed: reader %s follows %d authors and favorites %d articles (email %s@example.com, password password123)\n",
-			r.Username, r.Follows, r.Favorites, r.Username)
-	}
 	fmt.Fprintf(stdout, "seed: done in %v\n", time.Since(start).Round(time.Millisecond))
+	first, last := repository.SeedUsername(opts, 0), repository.SeedUsername(opts, opts.Users-1)
+	fmt.Fprintf(stdout, "\nCreated %d users, %s … %s, each with the email USERNAME@example.com and the password %s.\n", opts.Users, first, last, seedPassword)
+	signIn := first
+	if r := opts.Reader; r.Username != "" {
+		signIn = r.Username
+		fmt.Fprintf(stdout, "Created the reader %s, who follows %d authors and favorites %d articles.\n", r.Username, r.Follows, r.Favorites)
+	}
+	fmt.Fprintf(stdout, "Sign in as %s:\n  email:    %s@example.com\n  password: %s\n", signIn, signIn, seedPassword)
+	fmt.Fprintf(stdout, "  curl -s -X POST http://localhost%s/api/users/login -H 'Content-Type: application/json' \\\n    -d '{\"user\":{\"email\":\"%s@example.com\",\"password\":\"%s\"}}'\n",
+		localPort(cfg.Addr), signIn, seedPassword)
 	return nil
 }
 
+var jobsSubcommands = []subcommand{
+	{"list", "", "List background jobs, dead ones first."},
+	{"retry", "ID", "Make a dead job ready again with fresh attempts."},
+	{"discard", "ID", "Delete a dead or done job."},
+}
+
+// jobs is `inkwell jobs list|retry|discard`.
 func jobs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	sub := ""
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		sub, args = args[0], args[1:]
+	sub, args, err := pickSubcommand("jobs", jobsSubcommands, args, stdout)
+	if err != nil {
+		return err
 	}
+	sp := specOf("jobs", jobsSubcommands, sub, dbSettings)
 	var queue, status string
 	var limit int
-	cfg, log, rest, err := parseConfig("jobs "+sub, args, stdout, stderr, func(fs *flag.FlagSet) {
+	cfg, log, rest, err := parseConfig(sp, args, stdout, stderr, func(fs *flag.FlagSet) {
 		if sub == "list" {
 			fs.StringVar(&queue, "queue", "", "only this queue")
-			fs.StringVar(&status, "status", "", "only this status: ready, running, done or dead")
+			fs.StringVar(&status, "status", "", "only this status: "+jobStatuses())
 			fs.IntVar(&limit, "limit", 50, "at most this many jobs")
 		}
 	})
 	if err != nil {
 		return err
+	}
+	if status != "" && !domain.JobStatus(status).Valid() {
+		return usagef(sp.name, "--status %q: want %s", status, jobStatuses())
+	}
+	if sub == "list" && limit < 1 {
+		return usagef(sp.name, "--limit %d: want at least 1", limit)
+	}
+	var id int64
+	if len(rest) == 1 {
+		if id, err = strconv.ParseInt(rest[0], 10, 64); err != nil || id <= 0 {
+			return usagef(sp.name, "job id %q is not a positive number", rest[0])
+		}
 	}
 	pool, cleanup, err := ioc.NewPgPool(cfg, nil, log) // a one-off command: no spans
 	if err != nil {
@@ -274,16 +369,6 @@ func jobs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer cleanup()
 	q := repository.NewJobQueue(repository.QueuePool{Pool: pool})
-	idArg := func() (int64, error) {
-		if len(rest) != 1 {
-			return 0, fmt.Errorf("usage: inkwell jobs %s ID", sub)
-		}
-		id, err := strconv.ParseInt(rest[0], 10, 64)
-		if err != nil || id <= 0 {
-			return 0, fmt.Errorf("job id %q is not a positive number", rest[0])
-		}
-		return id, nil
-	}
 	switch sub {
 	case "list":
 		list, err := q.List(ctx, queue, domain.JobStatus(status), limit)
@@ -298,26 +383,25 @@ func jobs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return tw.Flush()
 	case "retry":
-		id, err := idArg()
-		if err != nil {
-			return err
-		}
 		if err := q.Retry(ctx, id); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "job %d is ready again\n", id)
 		return nil
-	case "discard":
-		id, err := idArg()
-		if err != nil {
-			return err
-		}
+	default: // discard
 		if err := q.Discard(ctx, id); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "job %d discarded\n", id)
 		return nil
-	default:
-		return fmt.Errorf("usage: inkwell jobs list|retry|discard (got %q)", sub)
 	}
+}
+
+// jobStatuses lists the job statuses for help and errors: "ready, running, done or dead".
+func jobStatuses() string {
+	names := make([]string, len(domain.JobStatuses))
+	for i, s := range domain.JobStatuses {
+		names[i] = string(s)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

@@ -14,16 +14,23 @@ import (
 	"github.com/inkwell-dev/inkwell/repository"
 )
 
+var outboxSubcommands = []subcommand{
+	{"list", "", "List outbox events, newest first."},
+	{"retry", "ID", "Make a dead outbox event pending again with fresh attempts."},
+	{"discard", "ID", "Delete a dead outbox event."},
+}
+
 // outbox is `inkwell outbox list|retry|discard`: what an operator needs of the outbox's dead
 // events (and a look at the others).
 func outbox(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	sub := ""
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		sub, args = args[0], args[1:]
+	sub, args, err := pickSubcommand("outbox", outboxSubcommands, args, stdout)
+	if err != nil {
+		return err
 	}
+	sp := specOf("outbox", outboxSubcommands, sub, dbSettings)
 	var status string
 	var limit int
-	cfg, log, rest, err := parseConfig("outbox "+sub, args, stdout, stderr, func(fs *flag.FlagSet) {
+	cfg, log, rest, err := parseConfig(sp, args, stdout, stderr, func(fs *flag.FlagSet) {
 		if sub == "list" {
 			fs.StringVar(&status, "status", "", "only this status: pending, published, applied or dead")
 			fs.IntVar(&limit, "limit", 50, "at most this many events (1..1000)")
@@ -33,10 +40,16 @@ func outbox(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if status != "" && !domain.OutboxStatus(status).Valid() {
-		return fmt.Errorf("--status %q: want pending, published, applied or dead", status)
+		return usagef(sp.name, "--status %q: want pending, published, applied or dead", status)
 	}
 	if sub == "list" && (limit < 1 || limit > 1000) {
-		return fmt.Errorf("--limit %d: want 1..1000", limit)
+		return usagef(sp.name, "--limit %d: want 1..1000", limit)
+	}
+	var id int64
+	if len(rest) == 1 {
+		if id, err = strconv.ParseInt(rest[0], 10, 64); err != nil || id <= 0 {
+			return usagef(sp.name, "outbox event id %q is not a positive number", rest[0])
+		}
 	}
 	pool, cleanup, err := ioc.NewPgPool(cfg, nil, log) // a one-off command: no spans
 	if err != nil {
@@ -44,16 +57,6 @@ func outbox(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer cleanup()
 	o := repository.OpenOutbox(pool)
-	idArg := func() (int64, error) {
-		if len(rest) != 1 {
-			return 0, fmt.Errorf("usage: inkwell outbox %s ID", sub)
-		}
-		id, err := strconv.ParseInt(rest[0], 10, 64)
-		if err != nil || id <= 0 {
-			return 0, fmt.Errorf("outbox event id %q is not a positive number", rest[0])
-		}
-		return id, nil
-	}
 	switch sub {
 	case "list":
 		list, err := o.List(ctx, domain.OutboxStatus(status), limit)
@@ -72,26 +75,16 @@ func outbox(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return tw.Flush()
 	case "retry":
-		id, err := idArg()
-		if err != nil {
-			return err
-		}
 		if err := o.Retry(ctx, id); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "outbox event %d is pending again\n", id)
 		return nil
-	case "discard":
-		id, err := idArg()
-		if err != nil {
-			return err
-		}
+	default: // discard
 		if err := o.Discard(ctx, id); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "outbox event %d discarded\n", id)
 		return nil
-	default:
-		return fmt.Errorf("usage: inkwell outbox list|retry|discard (got %q)", sub)
 	}
 }

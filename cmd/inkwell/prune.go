@@ -22,7 +22,9 @@ import (
 func prune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var dryRun bool
 	var limit int
-	cfg, log, _, err := parseConfig("prune", args, stdout, stderr, func(fs *flag.FlagSet) {
+	sp := spec{name: "prune", summary: "Run one retention pass now, under the lock the scheduled job takes, or count what it would delete.",
+		settings: []string{"database-url", "retention-*", "log-level", "log-format"}}
+	cfg, log, _, err := parseConfig(sp, args, stdout, stderr, func(fs *flag.FlagSet) {
 		fs.BoolVar(&dryRun, "dry-run", false, "delete nothing: count, per table, the rows a pass would delete now (up to --count-limit)")
 		fs.IntVar(&limit, "count-limit", 100_000, "with --dry-run: stop counting a table's rows here (the count reads at most this many index entries)")
 	})
@@ -30,7 +32,7 @@ func prune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if limit < 1 {
-		return errors.New("prune: --count-limit must be at least 1")
+		return usagef(sp.name, "--count-limit must be at least 1")
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -14,16 +14,14 @@ import (
 // configured INKWELL_SEARCH_LANGUAGE, a batch of ids per statement (so the server keeps serving
 // and editing meanwhile; an article edited during the run is indexed as edited).
 func search(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	sub := ""
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		sub, args = args[0], args[1:]
-	}
-	cfg, log, _, err := parseConfig("search "+sub, args, stdout, stderr)
+	subs := []subcommand{{"reindex", "", "Rebuild every published article's search document, in INKWELL_SEARCH_LANGUAGE, a batch at a time."}}
+	sub, args, err := pickSubcommand("search", subs, args, stdout)
 	if err != nil {
 		return err
 	}
-	if sub != "reindex" {
-		return fmt.Errorf("usage: inkwell search reindex (got %q)", sub)
+	cfg, log, _, err := parseConfig(specOf("search", subs, sub, []string{"database-url", "search-language", "log-level", "log-format"}), args, stdout, stderr)
+	if err != nil {
+		return err
 	}
 	// One batch can take longer than a request's statement timeout on a slow disk.
 	pool, cleanup, err := ioc.OpenPgPool(cfg, "postgres pool", 2, ioc.WithoutStatementTimeout, log)
