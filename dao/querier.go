@@ -234,6 +234,25 @@ type Querier interface {
 	RefreshTokenGetForUpdate(ctx context.Context, db DBTX, tokenHash []byte) (RefreshTokenGetForUpdateRow, error)
 	RefreshTokenInsert(ctx context.Context, db DBTX, arg RefreshTokenInsertParams) error
 	RefreshTokenSpend(ctx context.Context, db DBTX, tokenHash []byte) error
+	SearchLexiconLock(ctx context.Context, db DBTX) error
+	// One lexicon pass at a time in the fleet: a session-level advisory lock (two-key form, class 1422,
+	// a key space of its own) held by the connection that runs the pass, and freed with it if it breaks.
+	SearchLexiconTryLock(ctx context.Context, db DBTX) (bool, error)
+	SearchLexiconUnlock(ctx context.Context, db DBTX) (bool, error)
+	// "Did you mean": candidate corrections of the words that are not in the lexicon (words in it get
+	// trigram rows). Two sources, both bounded by the query, not the lexicon: per word, the @k most
+	// similar lexicon words by trigrams (`%`, similarity ≥ pg_trgm.similarity_threshold, off the GIN,
+	// nearest first); and which of @probes (the words themselves and their edit-distance-1 variants,
+	// made by the caller) are lexicon words, by primary-key probes, with an empty query: for
+	// misspellings too short or too scrambled for trigrams, and to tell which words are known. The
+	// caller picks among the candidates by edit distance.
+	SearchWordsCandidates(ctx context.Context, db DBTX, arg SearchWordsCandidatesParams) ([]SearchWordsCandidatesRow, error)
+	// One batch of the lexicon pass: the next @batch articles after the watermark in id order, cut
+	// before the first one created at or after @settled_before (an article whose transaction may still
+	// be open could hide an id below it, so the watermark never passes a recent row); the words of the
+	// published ones counted once per article and added to the lexicon; the watermark moved to the
+	// batch's last id. All in one statement, under the state row's lock, so a batch is folded once.
+	SearchWordsFold(ctx context.Context, db DBTX, arg SearchWordsFoldParams) (SearchWordsFoldRow, error)
 	SessionInsert(ctx context.Context, db DBTX, arg SessionInsertParams) error
 	SessionIsRevoked(ctx context.Context, db DBTX, id string) (bool, error)
 	// The user's sessions that can still be refreshed: not revoked, with an unspent refresh token
@@ -258,6 +277,10 @@ type Querier interface {
 	SessionTouch(ctx context.Context, db DBTX, id string) error
 	// The tag cloud, read off the counts' popularity index.
 	TagListPopular(ctx context.Context, db DBTX, lim int32) ([]string, error)
+	// Tag autocomplete: tags in use starting with @prefix (lower-cased, LIKE-escaped by the caller),
+	// most used first. A range of tag_article_counts_prefix_idx, sorted by count: its cost is the number
+	// of tags sharing the prefix, never the number of articles.
+	TagSearchPrefix(ctx context.Context, db DBTX, arg TagSearchPrefixParams) ([]TagArticleCount, error)
 	// Emails are compared in their canonical form (domain.CanonicalEmail).
 	UserGetByEmail(ctx context.Context, db DBTX, emailCanonical string) (User, error)
 	UserGetByID(ctx context.Context, db DBTX, id int64) (User, error)
@@ -276,6 +299,12 @@ type Querier interface {
 	// A proof of the email's ownership (reset code, code login) sets a new password hash and marks
 	// the email verified.
 	UserReplaceCredentials(ctx context.Context, db DBTX, arg UserReplaceCredentialsParams) error
+	// People search, ranked in groups: the exact username, then usernames starting with @q (the first
+	// @lim in name order, a range of users_username_prefix_idx), then the @lim usernames most similar
+	// to @q (trigram similarity ≥ pg_trgm.similarity_threshold, off the trigram GIN), then users whose bio holds the
+	// words of @q (the bio GIN). Every group reads at most @lim rows; a user in several groups counts in
+	// the best. @q is lower-cased and @prefix LIKE-escaped by the caller.
+	UserSearch(ctx context.Context, db DBTX, arg UserSearchParams) ([]UserSearchRow, error)
 	// a new address (not a new spelling of the same one) is unverified
 	UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams) (User, error)
 	UserUpdatePasswordHash(ctx context.Context, db DBTX, arg UserUpdatePasswordHashParams) error

@@ -262,6 +262,68 @@ func (q *Queries) UserLockIfPassword(ctx context.Context, db DBTX, arg UserLockI
 	return id, err
 }
 
+const userSearch = `-- name: UserSearch :many
+SELECT m.id, m.grp::int AS grp
+FROM (
+    SELECT g.id, min(g.grp) AS grp, min(g.dist) AS dist, min(g.name) AS name
+    FROM (
+        (SELECT u.id, 0 AS grp, 0::float8 AS dist, lower(u.username) AS name
+         FROM users u WHERE lower(u.username) = $1::text)
+        UNION ALL
+        (SELECT u.id, 1, 0::float8, lower(u.username)
+         FROM users u WHERE lower(u.username) LIKE $2::text
+         ORDER BY lower(u.username) LIMIT $3::int)
+        UNION ALL
+        (SELECT u.id, 2, (lower(u.username) <-> $1::text)::float8, lower(u.username)
+         FROM users u WHERE lower(u.username) % $1::text
+         ORDER BY lower(u.username) <-> $1::text LIMIT $3::int)
+        UNION ALL
+        (SELECT u.id, 3, 0::float8, lower(u.username)
+         FROM users u WHERE to_tsvector('simple', u.bio) @@ plainto_tsquery('simple', $1::text)
+         LIMIT $3::int)
+    ) g
+    GROUP BY g.id
+) m
+ORDER BY m.grp, m.dist, m.name
+LIMIT $3::int
+`
+
+type UserSearchParams struct {
+	Q      string
+	Prefix string
+	Lim    int32
+}
+
+type UserSearchRow struct {
+	ID  int64
+	Grp int32
+}
+
+// People search, ranked in groups: the exact username, then usernames starting with @q (the first
+// @lim in name order, a range of users_username_prefix_idx), then the @lim usernames most similar
+// to @q (trigram similarity ≥ pg_trgm.similarity_threshold, off the trigram GIN), then users whose bio holds the
+// words of @q (the bio GIN). Every group reads at most @lim rows; a user in several groups counts in
+// the best. @q is lower-cased and @prefix LIKE-escaped by the caller.
+func (q *Queries) UserSearch(ctx context.Context, db DBTX, arg UserSearchParams) ([]UserSearchRow, error) {
+	rows, err := db.Query(ctx, userSearch, arg.Q, arg.Prefix, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UserSearchRow{}
+	for rows.Next() {
+		var i UserSearchRow
+		if err := rows.Scan(&i.ID, &i.Grp); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const userUpdate = `-- name: UserUpdate :one
 UPDATE users
 SET email_verified_at = CASE WHEN email_canonical = $1::text THEN email_verified_at END,

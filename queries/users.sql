@@ -51,3 +51,33 @@ RETURNING *;
 -- a password change, reset or takeover (which update the row, and end the sessions, in their own
 -- transaction) either commits first and this finds no row, or waits for the login's session.
 SELECT id FROM users WHERE id = @id::bigint AND password_hash = @password_hash::text FOR SHARE;
+
+-- name: UserSearch :many
+-- People search, ranked in groups: the exact username, then usernames starting with @q (the first
+-- @lim in name order, a range of users_username_prefix_idx), then the @lim usernames most similar
+-- to @q (trigram similarity ≥ pg_trgm.similarity_threshold, off the trigram GIN), then users whose bio holds the
+-- words of @q (the bio GIN). Every group reads at most @lim rows; a user in several groups counts in
+-- the best. @q is lower-cased and @prefix LIKE-escaped by the caller.
+SELECT m.id, m.grp::int AS grp
+FROM (
+    SELECT g.id, min(g.grp) AS grp, min(g.dist) AS dist, min(g.name) AS name
+    FROM (
+        (SELECT u.id, 0 AS grp, 0::float8 AS dist, lower(u.username) AS name
+         FROM users u WHERE lower(u.username) = @q::text)
+        UNION ALL
+        (SELECT u.id, 1, 0::float8, lower(u.username)
+         FROM users u WHERE lower(u.username) LIKE @prefix::text
+         ORDER BY lower(u.username) LIMIT @lim::int)
+        UNION ALL
+        (SELECT u.id, 2, (lower(u.username) <-> @q::text)::float8, lower(u.username)
+         FROM users u WHERE lower(u.username) % @q::text
+         ORDER BY lower(u.username) <-> @q::text LIMIT @lim::int)
+        UNION ALL
+        (SELECT u.id, 3, 0::float8, lower(u.username)
+         FROM users u WHERE to_tsvector('simple', u.bio) @@ plainto_tsquery('simple', @q::text)
+         LIMIT @lim::int)
+    ) g
+    GROUP BY g.id
+) m
+ORDER BY m.grp, m.dist, m.name
+LIMIT @lim::int;
