@@ -13,9 +13,9 @@ import (
 )
 
 // NewScheduler returns the cron runner with every scheduled job registered on it: the ranking
-// pass and the idempotency-key sweep. A run still going when its next turn comes is not started
+// pass, the idempotency-key sweep and the search lexicon pass. A run still going when its next turn comes is not started
 // twice. The App starts the runner and, on shutdown, stops it and waits for running jobs.
-func NewScheduler(cfg *ioc.Config, rank *job.RankJob, idem *repository.IdempotencyStore, log *slog.Logger) (*cron.Cron, error) {
+func NewScheduler(cfg *ioc.Config, rank *job.RankJob, idem *repository.IdempotencyStore, lexicon *job.LexiconJob, log *slog.Logger) (*cron.Cron, error) {
 	c := ioc.NewCron(log)
 	once := cron.NewChain(cron.SkipIfStillRunning(ioc.CronLogger(log)))
 	if _, err := c.AddJob(cfg.RankSchedule, once.Then(rank)); err != nil {
@@ -31,6 +31,10 @@ func NewScheduler(cfg *ioc.Config, rank *job.RankJob, idem *repository.Idempoten
 			log.Info("expired idempotency keys deleted", "keys", n)
 		}
 	}))); err != nil {
+		return nil, err
+	}
+	// Newly published articles reach the "did you mean" lexicon within about LexiconLag plus a minute.
+	if _, err := c.AddJob("@every 1m", once.Then(lexicon)); err != nil {
 		return nil, err
 	}
 	return c, nil

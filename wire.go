@@ -35,6 +35,7 @@ var rootSet = wire.NewSet(
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
+	job.NewLexiconJob,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
@@ -43,6 +44,7 @@ var appSet = wire.NewSet(
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(job.Ranker), new(*service.RankService)),
+	wire.Bind(new(job.LexiconFolder), new(*repository.SearchLexicon)),
 	wire.Bind(new(service.UserRepository), new(*repository.UserRepository)),
 	wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)),
 	wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)),

@@ -282,3 +282,16 @@ func (l *SearchLexicon) Pass(ctx context.Context, opts LexiconPassOptions) (Lexi
 	}
 	return res, nil
 }
+
+// The background pass's bounds: at most 100 statements of 500 articles per tick.
+const (
+	lexiconJobBatch      = 500
+	lexiconJobMaxBatches = 100
+)
+
+// FoldNew is the background job's pass (job.LexiconFolder): bounded, and skipped when another
+// instance is running one.
+func (l *SearchLexicon) FoldNew(ctx context.Context, settledBefore time.Time) (int, bool, error) {
+	p, err := l.Pass(ctx, LexiconPassOptions{SettledBefore: settledBefore, Batch: lexiconJobBatch, MaxBatches: lexiconJobMaxBatches})
+	return p.Articles, p.Ran, err
+}
