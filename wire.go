@@ -25,7 +25,7 @@ import (
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService,
 	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
-	service.NewAccountService)
+	service.NewAccountService, service.NewPeopleSearchService, service.NewTagSearchService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
@@ -45,6 +45,10 @@ var appSet = wire.NewSet(
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(job.Ranker), new(*service.RankService)),
 	wire.Bind(new(job.LexiconFolder), new(*repository.SearchLexicon)),
+	wire.Bind(new(service.UserSearcher), new(*repository.PeopleSearch)),
+	wire.Bind(new(service.TagSearcher), new(*repository.TagSearch)),
+	wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)),
+	wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)),
 	wire.Bind(new(service.UserRepository), new(*repository.UserRepository)),
 	wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)),
 	wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)),

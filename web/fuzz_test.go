@@ -212,6 +212,8 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.collections.EXPECT().Articles(a, a, a, a).Return(list, err).AnyTimes()
 	m.history.EXPECT().History(a, a, a).Return(list, err).AnyTimes()
 	m.hot.EXPECT().Hot(a, a, a).Return(hot, err).AnyTimes()
+	m.peopleSearch.EXPECT().Users(a, a, a, a).Return([]domain.Profile{profile}, err).AnyTimes()
+	m.tagSearch.EXPECT().Tags(a, a, a).Return(tags, err).AnyTimes()
 
 	m.notifications.EXPECT().List(a, a, a).Return(notes, err).AnyTimes()
 	m.notifications.EXPECT().MarkRead(a, a, a).Return(marked, err).AnyTimes()
@@ -603,13 +605,15 @@ var queryRoutes = []string{
 	"GET /api/articles/{slug}/comments",
 	"GET /api/collections/{id}/articles",
 	"DELETE /api/articles/{slug}/collect",
+	"GET /api/search/users",
+	"GET /api/search/tags",
 }
 
 // fuzzedQueryNames are the query parameters FuzzQueryParams sets by name.
-var fuzzedQueryNames = []string{"limit", "offset", "cursor", "after", "status", "tag", "author", "favorited", "collectionId"}
+var fuzzedQueryNames = []string{"limit", "offset", "cursor", "after", "status", "tag", "author", "favorited", "collectionId", "q"}
 
 type queryValues struct {
-	limit, offset, cursor, after, status, tag, author, favorited, collectionID, extra string
+	limit, offset, cursor, after, status, tag, author, favorited, collectionID, extra, query string
 }
 
 func rawCursor(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
@@ -632,6 +636,8 @@ var querySeeds = []queryValues{
 	{tag: "\xc0\xaf", author: "\xed\xa0\x80", favorited: `\ud800`}, {tag: oneMiB}, {author: "a\x00", extra: "favorited=%c0%af"},
 	{extra: "limit="}, {extra: "limit=5&limit=500"}, {extra: "cursor=&offset="}, {extra: "a;b=c&%zz=1"}, {extra: "status=draft&status=bogus"},
 	{extra: "collectionId="}, {extra: "&&&==&"},
+	{query: "ali"}, {query: " \t "}, {query: `%_\`}, {query: strings.Repeat("é", 257)}, {query: "a\x00"}, {query: "\xc0\xaf", limit: "100"},
+	{query: `"unbalanced -or OR | & ! ( :*`}, {extra: "q=a&q="}, {extra: "q=%zz"},
 }
 
 type queryInput struct {
@@ -670,7 +676,7 @@ func queryCorpus() []queryInput {
 func FuzzQueryParams(f *testing.F) {
 	for _, in := range queryCorpus() {
 		q := in.q
-		f.Add(in.route, uint16(in.mode), q.limit, q.offset, q.cursor, q.after, q.status, q.tag, q.author, q.favorited, q.collectionID, q.extra)
+		f.Add(in.route, uint16(in.mode), q.limit, q.offset, q.cursor, q.after, q.status, q.tag, q.author, q.favorited, q.collectionID, q.extra, q.query)
 	}
 	f.Fuzz(checkQueryParams)
 }
@@ -679,16 +685,16 @@ func TestFuzzQueryParamsSeedMatrix(t *testing.T) {
 	t.Parallel()
 	for _, in := range queryMatrix() {
 		q := in.q
-		checkQueryParams(t, in.route, uint16(in.mode), q.limit, q.offset, q.cursor, q.after, q.status, q.tag, q.author, q.favorited, q.collectionID, q.extra)
+		checkQueryParams(t, in.route, uint16(in.mode), q.limit, q.offset, q.cursor, q.after, q.status, q.tag, q.author, q.favorited, q.collectionID, q.extra, q.query)
 	}
 }
 
-func checkQueryParams(t *testing.T, route uint8, mode uint16, limit, offset, cursor, after, status, tag, author, favorited, collectionID, extra string) {
+func checkQueryParams(t *testing.T, route uint8, mode uint16, limit, offset, cursor, after, status, tag, author, favorited, collectionID, extra, query string) {
 	key := queryRoutes[int(route)%len(queryRoutes)]
 	method, template := splitKey(key)
 	q := url.Values{}
 	for name, v := range map[string]string{"limit": limit, "offset": offset, "cursor": cursor, "after": after, "status": status,
-		"tag": tag, "author": author, "favorited": favorited, "collectionId": collectionID} {
+		"tag": tag, "author": author, "favorited": favorited, "collectionId": collectionID, "q": query} {
 		if v != "" {
 			q.Set(name, v)
 		}

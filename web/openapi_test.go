@@ -859,6 +859,8 @@ type allMocks struct {
 	account       *mocks.MockAccountService
 	sessions      *mocks.MockSessionService
 	limiter       *mocks.MockRateLimiter
+	peopleSearch  *mocks.MockPeopleSearchService
+	tagSearch     *mocks.MockTagSearchService
 }
 
 func newAllMocks(ctrl *gomock.Controller) allMocks {
@@ -875,6 +877,8 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		account:       mocks.NewMockAccountService(ctrl),
 		sessions:      mocks.NewMockSessionService(ctrl),
 		limiter:       mocks.NewMockRateLimiter(ctrl),
+		peopleSearch:  mocks.NewMockPeopleSearchService(ctrl),
+		tagSearch:     mocks.NewMockTagSearchService(ctrl),
 	}
 }
 
@@ -892,6 +896,8 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		CodeLogin:     web.NewCodeLoginHandler(m.codeLogin, logger),
 		Account:       web.NewAccountHandler(m.account, logger),
 		Sessions:      web.NewSessionHandler(m.sessions, m.users, logger),
+		SearchPeople:  web.NewPeopleSearchHandler(m.peopleSearch, logger),
+		SearchTags:    web.NewTagSearchHandler(m.tagSearch, logger),
 		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,
 		Observer:      nopObserver{},

@@ -28,6 +28,8 @@ type Handlers struct {
 	CodeLogin     *CodeLoginHandler
 	Account       *AccountHandler
 	Sessions      *SessionHandler
+	SearchPeople  *PeopleSearchHandler
+	SearchTags    *TagSearchHandler
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
 	Observer      RequestObserver // nil: no metrics
@@ -126,6 +128,8 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	auth.POST("/articles/:slug/collect", h.Collections.Collect)
 	auth.DELETE("/articles/:slug/collect", h.Collections.Uncollect)
 	api.GET("/tags", h.Articles.Tags)
+	pub.GET("/search/users", h.SearchPeople.Users)
+	api.GET("/search/tags", h.SearchTags.Tags)
 
 	auth.POST("/collections", h.Collections.Create)
 	auth.GET("/collections", h.Collections.List)
