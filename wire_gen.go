@@ -186,7 +186,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
-	searchLexicon := repository.NewSearchLexicon(pool, querier, log)
+	searchLexicon := repository.NewSearchLexicon(pool, querier)
 	lexiconJob := job.NewLexiconJob(searchLexicon, log, v)
 	cron, err := NewScheduler(cfg, rankJob, idempotencyStore, lexiconJob, log)
 	if err != nil {

@@ -234,10 +234,15 @@ type Querier interface {
 	RefreshTokenGetForUpdate(ctx context.Context, db DBTX, tokenHash []byte) (RefreshTokenGetForUpdateRow, error)
 	RefreshTokenInsert(ctx context.Context, db DBTX, arg RefreshTokenInsertParams) error
 	RefreshTokenSpend(ctx context.Context, db DBTX, tokenHash []byte) error
+	// Moves the watermark from @from_id to @to_id, only if it is still at @from_id.
+	SearchLexiconAdvance(ctx context.Context, db DBTX, arg SearchLexiconAdvanceParams) (int64, error)
 	SearchLexiconLock(ctx context.Context, db DBTX) error
 	// One lexicon pass at a time in the fleet: a session-level advisory lock (two-key form, class 1422,
 	// a key space of its own) held by the connection that runs the pass, and freed with it if it breaks.
 	SearchLexiconTryLock(ctx context.Context, db DBTX) (bool, error)
+	// The first article after the watermark @after and before @before, 0 if none: whether a pass
+	// stopped short of @before.
+	SearchLexiconUnfoldedBefore(ctx context.Context, db DBTX, arg SearchLexiconUnfoldedBeforeParams) (int64, error)
 	SearchLexiconUnlock(ctx context.Context, db DBTX) (bool, error)
 	// "Did you mean": candidate corrections of the words that are not in the lexicon (words in it get
 	// trigram rows). Two sources, both bounded by the query, not the lexicon: per word, the @k most
@@ -247,12 +252,18 @@ type Querier interface {
 	// misspellings too short or too scrambled for trigrams, and to tell which words are known. The
 	// caller picks among the candidates by edit distance.
 	SearchWordsCandidates(ctx context.Context, db DBTX, arg SearchWordsCandidatesParams) ([]SearchWordsCandidatesRow, error)
-	// One batch of the lexicon pass: the next @batch articles after the watermark in id order, cut
-	// before the first one created at or after @settled_before (an article whose transaction may still
-	// be open could hide an id below it, so the watermark never passes a recent row); the words of the
-	// published ones counted once per article and added to the lexicon; the watermark moved to the
-	// batch's last id. All in one statement, under the state row's lock, so a batch is folded once.
+	// One batch of the lexicon pass: the next @batch articles after the watermark in id order (up to
+	// @until), cut before the first one created at or after @settled_before (an article whose
+	// transaction may still be open could hide an id below it, so the watermark never passes a recent
+	// row); the words of the published ones, each counted once per article, added to the lexicon; the
+	// watermark moved to the batch's last id. One statement, under the state row's lock, so a batch is
+	// folded once. ts_stat counts the words inside one function call over the batch's vectors (about
+	// five times faster than unnesting every vector into rows and grouping them).
 	SearchWordsFold(ctx context.Context, db DBTX, arg SearchWordsFoldParams) (SearchWordsFoldRow, error)
+	// The words of the published articles with ids in (@after, @through], added to the lexicon
+	// without looking at the watermark: the seed folds its own id range with several of these side by
+	// side, under the pass's lock, and then moves the watermark over the range (SearchLexiconAdvance).
+	SearchWordsFoldRange(ctx context.Context, db DBTX, arg SearchWordsFoldRangeParams) (int32, error)
 	SessionInsert(ctx context.Context, db DBTX, arg SessionInsertParams) error
 	SessionIsRevoked(ctx context.Context, db DBTX, id string) (bool, error)
 	// The user's sessions that can still be refreshed: not revoked, with an unspent refresh token

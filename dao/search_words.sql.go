@@ -10,6 +10,25 @@ import (
 	"time"
 )
 
+const searchLexiconAdvance = `-- name: SearchLexiconAdvance :execrows
+UPDATE search_lexicon_state SET article_watermark = $1::bigint, folded_at = now()
+WHERE id AND article_watermark = $2::bigint
+`
+
+type SearchLexiconAdvanceParams struct {
+	ToID   int64
+	FromID int64
+}
+
+// Moves the watermark from @from_id to @to_id, only if it is still at @from_id.
+func (q *Queries) SearchLexiconAdvance(ctx context.Context, db DBTX, arg SearchLexiconAdvanceParams) (int64, error) {
+	result, err := db.Exec(ctx, searchLexiconAdvance, arg.ToID, arg.FromID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const searchLexiconLock = `-- name: SearchLexiconLock :exec
 SELECT pg_advisory_lock(1422, 1)
 `
@@ -30,6 +49,24 @@ func (q *Queries) SearchLexiconTryLock(ctx context.Context, db DBTX) (bool, erro
 	var pg_try_advisory_lock bool
 	err := row.Scan(&pg_try_advisory_lock)
 	return pg_try_advisory_lock, err
+}
+
+const searchLexiconUnfoldedBefore = `-- name: SearchLexiconUnfoldedBefore :one
+SELECT COALESCE(min(id), 0)::bigint FROM articles WHERE id > $1::bigint AND id < $2::bigint
+`
+
+type SearchLexiconUnfoldedBeforeParams struct {
+	After  int64
+	Before int64
+}
+
+// The first article after the watermark @after and before @before, 0 if none: whether a pass
+// stopped short of @before.
+func (q *Queries) SearchLexiconUnfoldedBefore(ctx context.Context, db DBTX, arg SearchLexiconUnfoldedBeforeParams) (int64, error) {
+	row := db.QueryRow(ctx, searchLexiconUnfoldedBefore, arg.After, arg.Before)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
 }
 
 const searchLexiconUnlock = `-- name: SearchLexiconUnlock :one
@@ -105,68 +142,101 @@ func (q *Queries) SearchWordsCandidates(ctx context.Context, db DBTX, arg Search
 
 const searchWordsFold = `-- name: SearchWordsFold :one
 WITH state AS (
-    SELECT article_watermark FROM search_lexicon_state WHERE id FOR UPDATE
+    SELECT article_watermark AS wm FROM search_lexicon_state WHERE id FOR UPDATE
 ), candidates AS (
-    SELECT a.id, a.status, a.created_at, a.title, a.description, a.body
+    SELECT a.id, a.created_at
     FROM articles a, state
-    WHERE a.id > state.article_watermark
+    WHERE a.id > state.wm AND a.id <= $1::bigint
     ORDER BY a.id
-    LIMIT $1::int
+    LIMIT $2::int
 ), cut AS (
-    SELECT min(c.id) AS id FROM candidates c WHERE c.created_at >= $2::timestamptz
+    SELECT min(c.id) AS id FROM candidates c WHERE c.created_at >= $3::timestamptz
 ), batch AS (
-    SELECT c.id, c.status, c.created_at, c.title, c.description, c.body FROM candidates c, cut WHERE cut.id IS NULL OR c.id < cut.id
+    SELECT c.id FROM candidates c, cut WHERE cut.id IS NULL OR c.id < cut.id
+), bounds AS (
+    SELECT state.wm AS lo, COALESCE(max(b.id), state.wm) AS hi, count(b.id) AS n
+    FROM state LEFT JOIN batch b ON TRUE
+    GROUP BY state.wm
 ), words AS (
-    SELECT w.lexeme AS word, count(*)::bigint AS ndoc
-    FROM batch b,
-         unnest(to_tsvector('simple', left(b.title, 1000) || ' ' || left(b.description, 4000) || ' ' || left(b.body, 100000))) AS w (lexeme, positions, weights)
-    WHERE b.status = 'published'
-      AND w.lexeme ~ '^[[:alnum:]]{3,32}$'
-      AND w.lexeme !~ '^[0-9]+$'
-      AND w.lexeme !~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]'
-    GROUP BY w.lexeme
+    SELECT w.word, w.ndoc
+    FROM bounds,
+         ts_stat(format($q$SELECT to_tsvector('simple', left(title, 1000) || ' ' || left(description, 4000) || ' ' || left(body, 100000))
+                            FROM articles WHERE id > %s AND id <= %s AND status = 'published'$q$, bounds.lo, bounds.hi)) AS w (word, ndoc, nentry)
+    WHERE bounds.n > 0
+      AND w.word ~ '^[[:alnum:]]{3,32}$'
+      AND w.word !~ '^[0-9]+$'
+      AND w.word !~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]'
 ), added AS (
-    -- In word order, so two folds (a seed and a pass) cannot deadlock on the lexicon's rows.
+    -- In word order, so folds running side by side (the seed's) cannot deadlock on the lexicon's rows.
     INSERT INTO search_words AS s (word, ndoc)
     SELECT word, ndoc FROM words ORDER BY word
     ON CONFLICT (word) DO UPDATE SET ndoc = s.ndoc + EXCLUDED.ndoc
     RETURNING 1
 )
 UPDATE search_lexicon_state st
-SET article_watermark = COALESCE((SELECT max(b.id) FROM batch b), st.article_watermark),
+SET article_watermark = bounds.hi,
     folded_at         = now()
+FROM bounds
 WHERE st.id
-RETURNING (SELECT count(*) FROM batch)::int AS articles,
-          (SELECT count(*) FROM candidates)::int AS candidates,
+RETURNING bounds.n::int AS articles,
           (SELECT count(*) FROM added)::int AS words,
           st.article_watermark
 `
 
 type SearchWordsFoldParams struct {
+	Until         int64
 	Batch         int32
 	SettledBefore time.Time
 }
 
 type SearchWordsFoldRow struct {
 	Articles         int32
-	Candidates       int32
 	Words            int32
 	ArticleWatermark int64
 }
 
-// One batch of the lexicon pass: the next @batch articles after the watermark in id order, cut
-// before the first one created at or after @settled_before (an article whose transaction may still
-// be open could hide an id below it, so the watermark never passes a recent row); the words of the
-// published ones counted once per article and added to the lexicon; the watermark moved to the
-// batch's last id. All in one statement, under the state row's lock, so a batch is folded once.
+// One batch of the lexicon pass: the next @batch articles after the watermark in id order (up to
+// @until), cut before the first one created at or after @settled_before (an article whose
+// transaction may still be open could hide an id below it, so the watermark never passes a recent
+// row); the words of the published ones, each counted once per article, added to the lexicon; the
+// watermark moved to the batch's last id. One statement, under the state row's lock, so a batch is
+// folded once. ts_stat counts the words inside one function call over the batch's vectors (about
+// five times faster than unnesting every vector into rows and grouping them).
 func (q *Queries) SearchWordsFold(ctx context.Context, db DBTX, arg SearchWordsFoldParams) (SearchWordsFoldRow, error) {
-	row := db.QueryRow(ctx, searchWordsFold, arg.Batch, arg.SettledBefore)
+	row := db.QueryRow(ctx, searchWordsFold, arg.Until, arg.Batch, arg.SettledBefore)
 	var i SearchWordsFoldRow
-	err := row.Scan(
-		&i.Articles,
-		&i.Candidates,
-		&i.Words,
-		&i.ArticleWatermark,
-	)
+	err := row.Scan(&i.Articles, &i.Words, &i.ArticleWatermark)
 	return i, err
+}
+
+const searchWordsFoldRange = `-- name: SearchWordsFoldRange :one
+WITH words AS (
+    SELECT w.word, w.ndoc
+    FROM ts_stat(format($q$SELECT to_tsvector('simple', left(title, 1000) || ' ' || left(description, 4000) || ' ' || left(body, 100000))
+                          FROM articles WHERE id > %s AND id <= %s AND status = 'published'$q$, $1::bigint, $2::bigint)) AS w (word, ndoc, nentry)
+    WHERE w.word ~ '^[[:alnum:]]{3,32}$'
+      AND w.word !~ '^[0-9]+$'
+      AND w.word !~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]'
+), added AS (
+    INSERT INTO search_words AS s (word, ndoc)
+    SELECT word, ndoc FROM words ORDER BY word
+    ON CONFLICT (word) DO UPDATE SET ndoc = s.ndoc + EXCLUDED.ndoc
+    RETURNING 1
+)
+SELECT count(*)::int FROM added
+`
+
+type SearchWordsFoldRangeParams struct {
+	After   int64
+	Through int64
+}
+
+// The words of the published articles with ids in (@after, @through], added to the lexicon
+// without looking at the watermark: the seed folds its own id range with several of these side by
+// side, under the pass's lock, and then moves the watermark over the range (SearchLexiconAdvance).
+func (q *Queries) SearchWordsFoldRange(ctx context.Context, db DBTX, arg SearchWordsFoldRangeParams) (int32, error) {
+	row := db.QueryRow(ctx, searchWordsFoldRange, arg.After, arg.Through)
+	var column_1 int32
+	err := row.Scan(&column_1)
+	return column_1, err
 }

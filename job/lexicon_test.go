@@ -58,8 +58,8 @@ func TestLexiconJob_TwoInstancesFoldOnce(t *testing.T) {
 	}
 	clock := func() time.Time { return time.Now() }
 	jobs := []*job.LexiconJob{
-		job.NewLexiconJob(repository.NewSearchLexicon(db.Pool, dao.New(), testenv.Logger(t)), testenv.Logger(t), clock),
-		job.NewLexiconJob(repository.NewSearchLexicon(db.Pool, dao.New(), testenv.Logger(t)), testenv.Logger(t), clock),
+		job.NewLexiconJob(repository.NewSearchLexicon(db.Pool, dao.New()), testenv.Logger(t), clock),
+		job.NewLexiconJob(repository.NewSearchLexicon(db.Pool, dao.New()), testenv.Logger(t), clock),
 	}
 	type result struct {
 		n   int

@@ -2,9 +2,11 @@ package repository
 
 import (
 	"context"
-	"log/slog"
+	"errors"
+	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -31,12 +33,11 @@ const (
 type SearchLexicon struct {
 	pool *pgxpool.Pool
 	q    dao.Querier
-	log  *slog.Logger
 }
 
 // NewSearchLexicon returns the lexicon.
-func NewSearchLexicon(pool *pgxpool.Pool, q dao.Querier, log *slog.Logger) *SearchLexicon {
-	return &SearchLexicon{pool: pool, q: q, log: log}
+func NewSearchLexicon(pool *pgxpool.Pool, q dao.Querier) *SearchLexicon {
+	return &SearchLexicon{pool: pool, q: q}
 }
 
 // Suggest maps each of words that is not in the lexicon to its closest lexicon word, when one is
@@ -218,9 +219,10 @@ type LexiconPassOptions struct {
 	// article after them in id order), because a transaction still open could yet commit an
 	// article with a lower id. The job passes its clock minus a lag; the seed its start.
 	SettledBefore time.Time
-	Batch         int  // articles per statement (default 500)
-	MaxBatches    int  // statements per pass; 0 is no bound (the seed)
-	Wait          bool // wait for a pass running elsewhere instead of skipping
+	Batch         int   // articles per statement (default 500)
+	MaxBatches    int   // statements per pass; 0 is no bound (the seed)
+	Until         int64 // the last id to fold; 0 is no bound
+	Wait          bool  // wait for a pass running elsewhere instead of skipping
 }
 
 // LexiconPass is what one pass did.
@@ -238,25 +240,35 @@ type LexiconPass struct {
 // one pass at a time runs in the whole fleet; each batch also locks the state row, and moves the
 // watermark in the statement that folds the batch, so no article is folded twice.
 func (l *SearchLexicon) Pass(ctx context.Context, opts LexiconPassOptions) (LexiconPass, error) {
-	if opts.Batch <= 0 {
-		opts.Batch = 500
-	}
+	var res LexiconPass
+	ran, err := l.locked(ctx, opts.Wait, func(conn *pgxpool.Conn) error {
+		var err error
+		res, err = l.pass(ctx, conn, opts)
+		return err
+	})
+	res.Ran = ran
+	return res, err
+}
+
+// locked runs fn holding the lexicon pass's advisory lock on a connection of its own; ran is false
+// when the lock was taken elsewhere and wait is false.
+func (l *SearchLexicon) locked(ctx context.Context, wait bool, fn func(conn *pgxpool.Conn) error) (ran bool, err error) {
 	conn, err := l.pool.Acquire(ctx)
 	if err != nil {
-		return LexiconPass{}, wrapf(err, "lexicon pass: acquire")
+		return false, wrapf(err, "lexicon pass: acquire")
 	}
-	if opts.Wait {
+	if wait {
 		err = l.q.SearchLexiconLock(ctx, conn)
 	} else {
 		var ok bool
 		if ok, err = l.q.SearchLexiconTryLock(ctx, conn); err == nil && !ok {
 			conn.Release()
-			return LexiconPass{}, nil
+			return false, nil
 		}
 	}
 	if err != nil {
 		conn.Release()
-		return LexiconPass{}, wrapf(err, "lexicon pass: lock")
+		return false, wrapf(err, "lexicon pass: lock")
 	}
 	defer func() {
 		// A connection that may still hold the lock must not go back to the pool.
@@ -265,10 +277,22 @@ func (l *SearchLexicon) Pass(ctx context.Context, opts LexiconPassOptions) (Lexi
 		}
 		conn.Release()
 	}()
+	return true, fn(conn)
+}
+
+// pass runs the batches of one pass; the caller holds the lock.
+func (l *SearchLexicon) pass(ctx context.Context, conn *pgxpool.Conn, opts LexiconPassOptions) (LexiconPass, error) {
+	if opts.Batch <= 0 {
+		opts.Batch = 500
+	}
+	until := opts.Until
+	if until <= 0 {
+		until = math.MaxInt64
+	}
 	res := LexiconPass{Ran: true}
 	for opts.MaxBatches == 0 || res.Batches < opts.MaxBatches {
 		row, err := l.q.SearchWordsFold(ctx, conn, dao.SearchWordsFoldParams{
-			SettledBefore: opts.SettledBefore, Batch: int32(min(opts.Batch, 1<<30))})
+			Until: until, SettledBefore: opts.SettledBefore, Batch: int32(min(opts.Batch, 1<<30))})
 		if err != nil {
 			return res, wrapf(err, "lexicon pass: fold after %d", res.Watermark)
 		}
@@ -283,10 +307,90 @@ func (l *SearchLexicon) Pass(ctx context.Context, opts LexiconPassOptions) (Lexi
 	return res, nil
 }
 
-// The background pass's bounds: at most 100 statements of 500 articles per tick.
+// FoldRange folds the articles with ids in [lo, hi] (a seed's own range, all committed) into the
+// lexicon with up to workers statements side by side, then moves the watermark past them, under
+// the pass's lock (waiting for one running elsewhere). The articles before lo are folded first by
+// an ordinary pass; if one of them is not settled yet (an article created after settledBefore),
+// the range is left to ordinary passes too, which fold it one batch at a time. Articles another
+// writer inserts inside the range while it is folded may be missed (a seed is for benchmark and
+// demo databases); none is folded twice. A failed statement leaves its range out of the lexicon.
+func (l *SearchLexicon) FoldRange(ctx context.Context, lo, hi int64, settledBefore time.Time, workers int) (LexiconPass, error) {
+	var res LexiconPass
+	_, err := l.locked(ctx, true, func(conn *pgxpool.Conn) error {
+		var err error
+		if res, err = l.pass(ctx, conn, LexiconPassOptions{SettledBefore: settledBefore, Batch: seedLexiconBatch, Until: lo - 1}); err != nil {
+			return err
+		}
+		before := res.Watermark
+		// Settled up to lo, unless an article in (watermark, lo) stopped the pass.
+		next, err := l.q.SearchLexiconUnfoldedBefore(ctx, conn, dao.SearchLexiconUnfoldedBeforeParams{After: before, Before: lo})
+		if err != nil {
+			return wrapf(err, "lexicon fold: check the watermark")
+		}
+		if next != 0 || before >= hi {
+			more, err := l.pass(ctx, conn, LexiconPassOptions{SettledBefore: settledBefore, Batch: seedLexiconBatch})
+			res.add(more)
+			return err
+		}
+		var (
+			wg    sync.WaitGroup
+			mu    sync.Mutex
+			errs  []error
+			words []int32
+		)
+		slots := make(chan struct{}, max(workers, 1))
+		for from := before; from < hi; from += seedLexiconBatch {
+			to := min(from+seedLexiconBatch, hi)
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				n, err := l.q.SearchWordsFoldRange(ctx, l.pool, dao.SearchWordsFoldRangeParams{After: from, Through: to})
+				mu.Lock()
+				defer mu.Unlock()
+				words = append(words, n)
+				if err != nil {
+					errs = append(errs, wrapf(err, "lexicon fold: (%d, %d]", from, to))
+				}
+			})
+		}
+		wg.Wait()
+		// The watermark passes the range even if a statement failed: its articles stay out of the
+		// lexicon (fewer suggestions), where folding the range again would count the others twice.
+		if _, err := l.q.SearchLexiconAdvance(context.WithoutCancel(ctx), conn, dao.SearchLexiconAdvanceParams{FromID: before, ToID: hi}); err != nil {
+			errs = append(errs, wrapf(err, "lexicon fold: advance the watermark"))
+		}
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		res.Batches += len(words)
+		res.Articles += int(hi - before)
+		for _, n := range words {
+			res.Words += int(n)
+		}
+		res.Watermark = hi
+		more, err := l.pass(ctx, conn, LexiconPassOptions{SettledBefore: settledBefore, Batch: seedLexiconBatch})
+		res.add(more)
+		return err
+	})
+	res.Ran = err == nil
+	return res, err
+}
+
+func (p *LexiconPass) add(q LexiconPass) {
+	p.Batches += q.Batches
+	p.Articles += q.Articles
+	p.Words += q.Words
+	if q.Watermark > p.Watermark {
+		p.Watermark = q.Watermark
+	}
+}
+
+// The background pass's bounds: at most 100 statements of 500 articles per tick. A range fold
+// (the seed's) takes 5,000 per statement, as nothing waits on it.
 const (
 	lexiconJobBatch      = 500
 	lexiconJobMaxBatches = 100
+	seedLexiconBatch     = 5000
 )
 
 // FoldNew is the background job's pass (job.LexiconFolder): bounded, and skipped when another

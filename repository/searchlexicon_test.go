@@ -65,7 +65,7 @@ func TestSearchLexicon_PassAndSuggest(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	lex := repository.NewSearchLexicon(db.Pool, dao.New(), testenv.Logger(t))
+	lex := repository.NewSearchLexicon(db.Pool, dao.New())
 	author := lexiconAuthor(t, db.Pool)
 	old := time.Now().Add(-time.Hour)
 	lexiconArticle(t, db.Pool, author, "published", "Training your Dragon", "The dragon sleeps in the wagon; the cat and the cat's hat.", old)
@@ -130,7 +130,7 @@ func TestSearchLexicon_PassIsBoundedAndWaitsForRecentArticles(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	lex := repository.NewSearchLexicon(db.Pool, dao.New(), testenv.Logger(t))
+	lex := repository.NewSearchLexicon(db.Pool, dao.New())
 	author := lexiconAuthor(t, db.Pool)
 	base := time.Now().Add(-time.Hour)
 	var ids []int64
@@ -196,5 +196,54 @@ func TestSearchLexicon_PassIsBoundedAndWaitsForRecentArticles(t *testing.T) {
 	}
 	if locks != 0 {
 		t.Errorf("%d lexicon advisory locks still held after the passes", locks)
+	}
+}
+
+// A seed's range is folded side by side, after the articles before it and before those after it,
+// each once; an unsettled article before the range leaves it to ordinary passes.
+func TestSearchLexicon_FoldRange(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	ctx := context.Background()
+	lex := repository.NewSearchLexicon(db.Pool, dao.New())
+	author := lexiconAuthor(t, db.Pool)
+	old := time.Now().Add(-time.Hour)
+	add := func(n int, createdAt time.Time) (first, last int64) {
+		t.Helper()
+		if err := db.Pool.QueryRow(ctx, `
+			WITH a AS (
+				INSERT INTO articles (slug, author_id, title, description, body, status, created_at, published_at)
+				SELECT 'range-' || md5(random()::text || i), $1, 'Range', '', 'marker', 'published', $3, $3
+				FROM generate_series(1, $2::int) i RETURNING id
+			) SELECT min(id), max(id) FROM a`, author, n, createdAt).Scan(&first, &last); err != nil {
+			t.Fatal(err)
+		}
+		return first, last
+	}
+	ndoc := func() int64 { return lexiconWords(t, db.Pool)["marker"] }
+
+	add(3, old)                // the app's, not folded yet
+	lo, hi := add(12_000, old) // the seed's: three ranges of 5,000
+	_, last := add(2, old)     // after the seed
+	p, err := lex.FoldRange(ctx, lo, hi, time.Now(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Watermark != last || p.Articles != 12_005 || ndoc() != 12_005 {
+		t.Errorf("FoldRange %+v, marker in %d articles; want 12,005 articles folded once, watermark %d", p, ndoc(), last)
+	}
+
+	// An article before the next range is not settled: ordinary batches stop before it.
+	recentID, _ := add(1, time.Now())
+	lo, hi = add(10, old)
+	p, err = lex.FoldRange(ctx, lo, hi, time.Now().Add(-time.Minute), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Watermark != last || ndoc() != 12_005 {
+		t.Errorf("FoldRange past an unsettled article: %+v, marker in %d; want the watermark left at %d", p, ndoc(), last)
+	}
+	if p, err = lex.Pass(ctx, repository.LexiconPassOptions{SettledBefore: time.Now().Add(time.Minute)}); err != nil || p.Watermark != hi || ndoc() != 12_016 {
+		t.Errorf("pass once settled (%d): %+v, %v, marker in %d; want the watermark at %d, 12,016 articles", recentID, p, err, ndoc(), hi)
 	}
 }
