@@ -52,6 +52,7 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 			m.Counter("inkwell_stream_entries_total", "Entries handled (batch sizes add up here).", l, &w.Stats.Entries)
 			m.Counter("inkwell_stream_reclaimed_total", "Entries reclaimed from dead consumers.", l, &w.Stats.Reclaimed)
 			m.Counter("inkwell_stream_failures_total", "Batches that failed and stay pending.", l, &w.Stats.Failures)
+			m.Counter("inkwell_stream_dead_lettered_total", "Entries that ran out of deliveries and were moved to <stream>:dead.", l, &w.Stats.DeadLettered)
 		case *job.Runner:
 			l := prometheus.Labels{"queue": w.Queue()}
 			m.Counter("inkwell_jobs_attempts_total", "Job attempts started (every claim of a job is one).", l, &w.Stats.Claimed)
@@ -61,6 +62,8 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 			m.Counter("inkwell_jobs_lost_leases_total", "Job outcomes refused because the lease was lost.", l, &w.Stats.LostLeases)
 		case *job.Relay:
 			m.Counter("inkwell_outbox_relayed_total", "Outbox events written to the stream.", nil, &w.Stats.Published)
+			m.Counter("inkwell_outbox_redriven_total", "Outbox events this instance published again: not applied within the redelivery window.", nil, &w.Stats.Redriven)
+			m.Counter("inkwell_outbox_died_total", "Outbox events this instance marked dead: their re-drives ran out.", nil, &w.Stats.Dead)
 		case *job.Preloader:
 			m.Counter("inkwell_preloads_total", "Article detail preloads that ran.", nil, &w.Stats.Done)
 			m.Counter("inkwell_preloads_dropped_total", "Article detail preloads dropped: queue full.", nil, &w.Stats.Dropped)
@@ -116,9 +119,11 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 	depth := prometheus.NewDesc("inkwell_jobs", "Jobs by queue and status.", []string{"queue", "status"}, nil)
 	oldest := prometheus.NewDesc("inkwell_jobs_oldest_ready_age_seconds", "Age of the oldest ready job.", []string{"queue"}, nil)
 	backlog := prometheus.NewDesc("inkwell_outbox_backlog", "Outbox events not yet relayed.", nil, nil)
+	dead := prometheus.NewDesc("inkwell_outbox_dead", "Outbox events that ran out of attempts (see `inkwell outbox list --status dead`).", nil, nil)
+	unapplied := prometheus.NewDesc("inkwell_outbox_oldest_unapplied_age_seconds", "Age of the oldest outbox event its consumer has not applied (0: none), on PostgreSQL's clock.", nil, nil)
 	lag := prometheus.NewDesc("inkwell_stream_lag", "Entries not yet delivered to a consumer group.", []string{"stream", "group"}, nil)
 	pending := prometheus.NewDesc("inkwell_stream_pending", "Entries delivered but not acknowledged.", []string{"stream", "group"}, nil)
-	m.Scraped([]*prometheus.Desc{depth, oldest, backlog, lag, pending}, func(ctx context.Context, emit func(*prometheus.Desc, float64, ...string)) error {
+	m.Scraped([]*prometheus.Desc{depth, oldest, backlog, dead, unapplied, lag, pending}, func(ctx context.Context, emit func(*prometheus.Desc, float64, ...string)) error {
 		stats, err := queue.Stats(ctx)
 		if err != nil {
 			return err
@@ -134,6 +139,12 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 			return err
 		}
 		emit(backlog, float64(n))
+		h, err := outbox.Health(ctx)
+		if err != nil {
+			return err
+		}
+		emit(dead, float64(h.Dead))
+		emit(unapplied, h.OldestUnapplied.Seconds())
 		for _, stream := range []string{string(reads), string(outboxStream)} {
 			groups, err := rdb.XInfoGroups(ctx, stream).Result()
 			if err != nil {

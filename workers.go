@@ -53,7 +53,7 @@ func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, p
 		return events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: group, Name: consumerName(),
 			BatchSize: cfg.ConsumerBatch, BatchWait: cfg.ConsumerWait,
-			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick,
+			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick, MaxDeliveries: int64(cfg.ConsumerMaxDeliveries),
 		}, h, log)
 	}
 	ws := append(Workers{
@@ -128,6 +128,24 @@ type OutboxStream string
 // NewOutboxStream returns the outbox stream key under the instance's prefix.
 func NewOutboxStream(ks cache.Keyspace) OutboxStream { return OutboxStream(ks.Key("stream", "outbox")) }
 
+// outboxBackoffBase is the wait before the first re-drive of an event is published; it doubles
+// with every attempt, up to INKWELL_OUTBOX_BACKOFF_MAX.
+const outboxBackoffBase = 10 * time.Second
+
+// NewRelayConfig returns the outbox relay's settings: batches of 100 under a 30 s lease, and the
+// re-drive of events not applied within INKWELL_OUTBOX_REDELIVER_AFTER, looked for four times a
+// window (at most every 30 s).
+func NewRelayConfig(cfg *ioc.Config, stream OutboxStream) job.RelayConfig {
+	return job.RelayConfig{
+		Stream: string(stream), Batch: 100, Lease: 30 * time.Second, Poll: cfg.OutboxPoll,
+		Redrive: job.RedrivePolicy{
+			After: cfg.OutboxRedeliverAfter, MaxAttempts: cfg.OutboxMaxAttempts,
+			BackoffBase: min(outboxBackoffBase, cfg.OutboxBackoffMax), BackoffMax: cfg.OutboxBackoffMax,
+		},
+		RedriveEvery: min(cfg.OutboxRedeliverAfter/4, 30*time.Second),
+	}
+}
+
 // Durable is the Postgres-backed background work: the default queue's runner, the lease reaper,
 // the outbox relay, their LISTEN wake-ups, and the notifications consumer.
 type Durable Workers
@@ -143,9 +161,7 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.Jo
 		service.JobKindSendCode:        job.SendCodeHandler(sender, codeKeys),
 		service.JobKindSendAccountMail: job.SendAccountMailHandler(sender, codeKeys),
 	}, owner, now, log)
-	relay := job.NewRelay(outbox, writer, job.RelayConfig{
-		Stream: string(stream), Batch: 100, Lease: 30 * time.Second, Poll: cfg.OutboxPoll,
-	}, owner, now, log)
+	relay := job.NewRelay(outbox, writer, NewRelayConfig(cfg, stream), owner, now, log)
 	return Durable{
 		runner,
 		job.NewReaper(queue, cfg.QueueReapEvery, now, log),
@@ -160,7 +176,7 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.Jo
 		listener{name: "outbox", log: log, listen: func(ctx context.Context) error { return outbox.Listen(ctx, relay.Wake) }},
 		events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: job.GroupNotifications, Name: owner, BatchSize: 100, BatchWait: 100 * time.Millisecond,
-			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick,
+			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick, MaxDeliveries: int64(cfg.ConsumerMaxDeliveries),
 		}, job.NotificationsHandler(notifications, log), log),
 	}
 }

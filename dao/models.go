@@ -211,6 +211,11 @@ type Outbox struct {
 	LeaseOwner      pgtype.Text
 	LeaseUntil      pgtype.Timestamptz
 	LeaseGeneration int64
+	Status          string
+	Attempts        int32
+	NextAttemptAt   time.Time
+	AppliedAt       pgtype.Timestamptz
+	LastError       pgtype.Text
 }
 
 type ReadingHistory struct {

@@ -8,10 +8,12 @@ package dao
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const outboxBacklog = `-- name: OutboxBacklog :one
-SELECT count(*)::bigint FROM outbox WHERE published_at IS NULL
+SELECT count(*)::bigint FROM outbox WHERE status = 'pending'
 `
 
 func (q *Queries) OutboxBacklog(ctx context.Context, db DBTX) (int64, error) {
@@ -24,33 +26,29 @@ func (q *Queries) OutboxBacklog(ctx context.Context, db DBTX) (int64, error) {
 const outboxClaim = `-- name: OutboxClaim :many
 WITH picked AS (
     SELECT id FROM outbox
-    WHERE published_at IS NULL AND (lease_until IS NULL OR lease_until < $3::timestamptz)
+    WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
     ORDER BY id
-    LIMIT $4::int
+    LIMIT $3::int
     FOR UPDATE SKIP LOCKED
 )
 UPDATE outbox o
-SET lease_owner = $1::text, lease_until = $2::timestamptz, lease_generation = o.lease_generation + 1
+SET lease_owner = $1::text, lease_until = now() + make_interval(secs => $2::float8),
+    lease_generation = o.lease_generation + 1
 FROM picked
 WHERE o.id = picked.id
-RETURNING o.id, o.topic, o.aggregate_id, o.payload, o.created_at, o.published_at, o.lease_owner, o.lease_until, o.lease_generation
+RETURNING o.id, o.topic, o.aggregate_id, o.payload, o.created_at, o.published_at, o.lease_owner, o.lease_until, o.lease_generation, o.status, o.attempts, o.next_attempt_at, o.applied_at, o.last_error
 `
 
 type OutboxClaimParams struct {
-	Owner      string
-	LeaseUntil time.Time
-	Now        time.Time
-	Lim        int32
+	Owner        string
+	LeaseSeconds float64
+	Lim          int32
 }
 
-// Claims unpublished events whose lease is free or expired, fenced by a generation bump.
+// Claims pending events that are due and whose lease is free or expired, fenced by a generation
+// bump. Leases are stamped and compared with PostgreSQL's clock, one clock for every relay.
 func (q *Queries) OutboxClaim(ctx context.Context, db DBTX, arg OutboxClaimParams) ([]Outbox, error) {
-	rows, err := db.Query(ctx, outboxClaim,
-		arg.Owner,
-		arg.LeaseUntil,
-		arg.Now,
-		arg.Lim,
-	)
+	rows, err := db.Query(ctx, outboxClaim, arg.Owner, arg.LeaseSeconds, arg.Lim)
 	if err != nil {
 		return nil, err
 	}
@@ -68,6 +66,11 @@ func (q *Queries) OutboxClaim(ctx context.Context, db DBTX, arg OutboxClaimParam
 			&i.LeaseOwner,
 			&i.LeaseUntil,
 			&i.LeaseGeneration,
+			&i.Status,
+			&i.Attempts,
+			&i.NextAttemptAt,
+			&i.AppliedAt,
+			&i.LastError,
 		); err != nil {
 			return nil, err
 		}
@@ -77,6 +80,69 @@ func (q *Queries) OutboxClaim(ctx context.Context, db DBTX, arg OutboxClaimParam
 		return nil, err
 	}
 	return items, nil
+}
+
+const outboxDeleteApplied = `-- name: OutboxDeleteApplied :execrows
+DELETE FROM outbox
+WHERE id IN (
+    SELECT id FROM outbox
+    WHERE status = 'applied' AND created_at < $1::timestamptz
+    ORDER BY created_at, id
+    LIMIT $2::int
+    FOR UPDATE SKIP LOCKED
+)
+`
+
+type OutboxDeleteAppliedParams struct {
+	Before time.Time
+	Lim    int32
+}
+
+// Deletes up to @lim events applied by their consumer and created before @before, oldest first
+// along outbox_applied_idx (for the retention job; SKIP LOCKED so several instances share it).
+func (q *Queries) OutboxDeleteApplied(ctx context.Context, db DBTX, arg OutboxDeleteAppliedParams) (int64, error) {
+	result, err := db.Exec(ctx, outboxDeleteApplied, arg.Before, arg.Lim)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const outboxDiscard = `-- name: OutboxDiscard :execrows
+DELETE FROM outbox WHERE id = $1::bigint AND status = 'dead'
+`
+
+// An operator gives up on a dead event.
+func (q *Queries) OutboxDiscard(ctx context.Context, db DBTX, id int64) (int64, error) {
+	result, err := db.Exec(ctx, outboxDiscard, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const outboxHealth = `-- name: OutboxHealth :one
+SELECT
+    (SELECT count(*) FROM outbox WHERE status = 'dead')::bigint AS dead,
+    EXTRACT(EPOCH FROM now() - COALESCE(LEAST(
+        (SELECT p.created_at FROM outbox p WHERE p.status = 'pending' ORDER BY p.id LIMIT 1),
+        (SELECT min(u.created_at) FROM outbox u WHERE u.status = 'published')
+    ), now()))::float8 AS oldest_unapplied_seconds
+`
+
+type OutboxHealthRow struct {
+	Dead                   int64
+	OldestUnappliedSeconds float64
+}
+
+// The dead rows, and the age on PostgreSQL's clock of the oldest event not yet applied (the first
+// pending row by id, or the oldest published one; 0 when there is none). Each part walks its own
+// partial index; the published rows are those of one redelivery window.
+func (q *Queries) OutboxHealth(ctx context.Context, db DBTX) (OutboxHealthRow, error) {
+	row := db.QueryRow(ctx, outboxHealth)
+	var i OutboxHealthRow
+	err := row.Scan(&i.Dead, &i.OldestUnappliedSeconds)
+	return i, err
 }
 
 const outboxInsert = `-- name: OutboxInsert :one
@@ -100,20 +166,96 @@ func (q *Queries) OutboxInsert(ctx context.Context, db DBTX, arg OutboxInsertPar
 	return id, err
 }
 
+const outboxList = `-- name: OutboxList :many
+SELECT id, topic, aggregate_id, status, attempts, created_at, published_at, applied_at, next_attempt_at, last_error
+FROM outbox
+WHERE ($1::text IS NULL OR status = $1::text)
+ORDER BY id DESC
+LIMIT $2::int
+`
+
+type OutboxListParams struct {
+	Status pgtype.Text
+	Lim    int32
+}
+
+type OutboxListRow struct {
+	ID            int64
+	Topic         string
+	AggregateID   int64
+	Status        string
+	Attempts      int32
+	CreatedAt     time.Time
+	PublishedAt   pgtype.Timestamptz
+	AppliedAt     pgtype.Timestamptz
+	NextAttemptAt time.Time
+	LastError     pgtype.Text
+}
+
+// One page for the operator, newest first, optionally of one status.
+func (q *Queries) OutboxList(ctx context.Context, db DBTX, arg OutboxListParams) ([]OutboxListRow, error) {
+	rows, err := db.Query(ctx, outboxList, arg.Status, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OutboxListRow{}
+	for rows.Next() {
+		var i OutboxListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Topic,
+			&i.AggregateID,
+			&i.Status,
+			&i.Attempts,
+			&i.CreatedAt,
+			&i.PublishedAt,
+			&i.AppliedAt,
+			&i.NextAttemptAt,
+			&i.LastError,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const outboxMarkApplied = `-- name: OutboxMarkApplied :execrows
+UPDATE outbox
+SET status = 'applied', applied_at = COALESCE(applied_at, now()), lease_owner = NULL, lease_until = NULL
+WHERE id = $1::bigint AND status <> 'applied'
+`
+
+// Run by the consumer in the transaction that applies the event. Whatever the row's status (a
+// re-drive may have made it pending or dead meanwhile), the event is applied: nothing re-drives
+// it again.
+func (q *Queries) OutboxMarkApplied(ctx context.Context, db DBTX, id int64) (int64, error) {
+	result, err := db.Exec(ctx, outboxMarkApplied, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const outboxMarkPublished = `-- name: OutboxMarkPublished :execrows
 UPDATE outbox
-SET published_at = $1::timestamptz, lease_owner = NULL, lease_until = NULL
-WHERE id = $2::bigint AND lease_generation = $3::bigint AND published_at IS NULL
+SET status = 'published', published_at = now(), lease_owner = NULL, lease_until = NULL
+WHERE id = $1::bigint AND lease_generation = $2::bigint AND status = 'pending'
 `
 
 type OutboxMarkPublishedParams struct {
-	Now        time.Time
 	ID         int64
 	Generation int64
 }
 
+// A row the consumer applied while this relay still held it (a re-drive raced the consumer's
+// commit) stays applied: the status only moves forward from pending.
 func (q *Queries) OutboxMarkPublished(ctx context.Context, db DBTX, arg OutboxMarkPublishedParams) (int64, error) {
-	result, err := db.Exec(ctx, outboxMarkPublished, arg.Now, arg.ID, arg.Generation)
+	result, err := db.Exec(ctx, outboxMarkPublished, arg.ID, arg.Generation)
 	if err != nil {
 		return 0, err
 	}
@@ -128,4 +270,110 @@ SELECT pg_notify('inkwell_outbox', '')::text
 func (q *Queries) OutboxNotify(ctx context.Context, db DBTX) error {
 	_, err := db.Exec(ctx, outboxNotify)
 	return err
+}
+
+const outboxRedrive = `-- name: OutboxRedrive :many
+WITH picked AS (
+    SELECT id FROM outbox
+    WHERE status = 'published' AND published_at < now() - make_interval(secs => $4::float8)
+    ORDER BY published_at, id
+    LIMIT $5::int
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE outbox o
+SET attempts = o.attempts + 1,
+    status = CASE WHEN o.attempts + 1 >= $1::int THEN 'dead' ELSE 'pending' END,
+    next_attempt_at = now() + least(
+        make_interval(secs => $2::float8) * power(2, least(o.attempts, 30)),
+        make_interval(secs => $3::float8)),
+    last_error = 'not applied within ' || $4::float8 || 's of publishing (attempt ' || (o.attempts + 1) || ')',
+    published_at = NULL
+FROM picked
+WHERE o.id = picked.id
+RETURNING o.id, o.status, o.attempts
+`
+
+type OutboxRedriveParams struct {
+	MaxAttempts        int32
+	BackoffBaseSeconds float64
+	BackoffMaxSeconds  float64
+	WindowSeconds      float64
+	Lim                int32
+}
+
+type OutboxRedriveRow struct {
+	ID       int64
+	Status   string
+	Attempts int32
+}
+
+// Makes events published longer ago than the redelivery window and still not applied claimable
+// again (their stream entry was lost, dead-lettered, or never applied), each re-drive one
+// attempt: due again after an exponential backoff (base · 2^(attempts-1), capped), or dead once
+// the attempts are spent. One batch, oldest first, SKIP LOCKED: relays on several instances share
+// the work and never re-drive a row twice at once.
+func (q *Queries) OutboxRedrive(ctx context.Context, db DBTX, arg OutboxRedriveParams) ([]OutboxRedriveRow, error) {
+	rows, err := db.Query(ctx, outboxRedrive,
+		arg.MaxAttempts,
+		arg.BackoffBaseSeconds,
+		arg.BackoffMaxSeconds,
+		arg.WindowSeconds,
+		arg.Lim,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OutboxRedriveRow{}
+	for rows.Next() {
+		var i OutboxRedriveRow
+		if err := rows.Scan(&i.ID, &i.Status, &i.Attempts); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const outboxRelease = `-- name: OutboxRelease :execrows
+UPDATE outbox o
+SET lease_owner = NULL, lease_until = NULL, last_error = $1::text
+FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::bigint[]) AS generation) AS held
+WHERE o.id = held.id AND o.lease_generation = held.generation AND o.status = 'pending'
+`
+
+type OutboxReleaseParams struct {
+	LastError   string
+	Ids         []int64
+	Generations []int64
+}
+
+// Gives back the leases of events a relay could not write to the stream (Redis failing), so the
+// next pass of any relay retries them at once instead of after the lease; the error is kept for
+// the operator. Not an attempt: the event is not at fault.
+func (q *Queries) OutboxRelease(ctx context.Context, db DBTX, arg OutboxReleaseParams) (int64, error) {
+	result, err := db.Exec(ctx, outboxRelease, arg.LastError, arg.Ids, arg.Generations)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const outboxRetry = `-- name: OutboxRetry :execrows
+UPDATE outbox
+SET status = 'pending', attempts = 0, next_attempt_at = now(), published_at = NULL,
+    lease_owner = NULL, lease_until = NULL, last_error = NULL
+WHERE id = $1::bigint AND status = 'dead'
+`
+
+// A dead event becomes pending again with a fresh set of attempts.
+func (q *Queries) OutboxRetry(ctx context.Context, db DBTX, id int64) (int64, error) {
+	result, err := db.Exec(ctx, outboxRetry, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

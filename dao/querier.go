@@ -211,14 +211,44 @@ type Querier interface {
 	NotificationMarkRead(ctx context.Context, db DBTX, arg NotificationMarkReadParams) (int64, error)
 	NotificationUnreadCount(ctx context.Context, db DBTX, userID int64) (int64, error)
 	OutboxBacklog(ctx context.Context, db DBTX) (int64, error)
-	// Claims unpublished events whose lease is free or expired, fenced by a generation bump.
+	// Claims pending events that are due and whose lease is free or expired, fenced by a generation
+	// bump. Leases are stamped and compared with PostgreSQL's clock, one clock for every relay.
 	OutboxClaim(ctx context.Context, db DBTX, arg OutboxClaimParams) ([]Outbox, error)
+	// Deletes up to @lim events applied by their consumer and created before @before, oldest first
+	// along outbox_applied_idx (for the retention job; SKIP LOCKED so several instances share it).
+	OutboxDeleteApplied(ctx context.Context, db DBTX, arg OutboxDeleteAppliedParams) (int64, error)
+	// An operator gives up on a dead event.
+	OutboxDiscard(ctx context.Context, db DBTX, id int64) (int64, error)
+	// The dead rows, and the age on PostgreSQL's clock of the oldest event not yet applied (the first
+	// pending row by id, or the oldest published one; 0 when there is none). Each part walks its own
+	// partial index; the published rows are those of one redelivery window.
+	OutboxHealth(ctx context.Context, db DBTX) (OutboxHealthRow, error)
 	// The payload gets the event's time ("at") from PostgreSQL's clock, one clock for every instance,
 	// so consumers that apply events in parallel can still order what they produce by it.
 	OutboxInsert(ctx context.Context, db DBTX, arg OutboxInsertParams) (int64, error)
+	// One page for the operator, newest first, optionally of one status.
+	OutboxList(ctx context.Context, db DBTX, arg OutboxListParams) ([]OutboxListRow, error)
+	// Run by the consumer in the transaction that applies the event. Whatever the row's status (a
+	// re-drive may have made it pending or dead meanwhile), the event is applied: nothing re-drives
+	// it again.
+	OutboxMarkApplied(ctx context.Context, db DBTX, id int64) (int64, error)
+	// A row the consumer applied while this relay still held it (a re-drive raced the consumer's
+	// commit) stays applied: the status only moves forward from pending.
 	OutboxMarkPublished(ctx context.Context, db DBTX, arg OutboxMarkPublishedParams) (int64, error)
 	// Wakes relays listening on the channel; delivered only if the transaction commits.
 	OutboxNotify(ctx context.Context, db DBTX) error
+	// Makes events published longer ago than the redelivery window and still not applied claimable
+	// again (their stream entry was lost, dead-lettered, or never applied), each re-drive one
+	// attempt: due again after an exponential backoff (base · 2^(attempts-1), capped), or dead once
+	// the attempts are spent. One batch, oldest first, SKIP LOCKED: relays on several instances share
+	// the work and never re-drive a row twice at once.
+	OutboxRedrive(ctx context.Context, db DBTX, arg OutboxRedriveParams) ([]OutboxRedriveRow, error)
+	// Gives back the leases of events a relay could not write to the stream (Redis failing), so the
+	// next pass of any relay retries them at once instead of after the lease; the error is kept for
+	// the operator. Not an attempt: the event is not at fault.
+	OutboxRelease(ctx context.Context, db DBTX, arg OutboxReleaseParams) (int64, error)
+	// A dead event becomes pending again with a fresh set of attempts.
+	OutboxRetry(ctx context.Context, db DBTX, id int64) (int64, error)
 	// Applies one batch of read events in one statement (and so one transaction): records the event
 	// ids in the inbox, keeps only those not seen before, and adds their per-article counts to the
 	// counters. Returns the increments applied, for the Redis mirror. An event is (id, article, reads):

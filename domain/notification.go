@@ -22,7 +22,7 @@ type OutboxEvent struct {
 }
 
 // EventID is the id consumers deduplicate by.
-func (e OutboxEvent) EventID() string { return "outbox-" + strconv.FormatInt(e.ID, 10) }
+func (e OutboxEvent) EventID() string { return outboxEventPrefix + strconv.FormatInt(e.ID, 10) }
 
 // ArticleEvent is the payload of the article topics.
 type ArticleEvent struct {

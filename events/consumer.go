@@ -29,11 +29,23 @@ type ConsumerConfig struct {
 	ClaimEvery time.Duration
 	// Backoff is the pause after a failed read or batch, so an outage is not a busy loop.
 	Backoff time.Duration
+	// MaxDeliveries bounds the retries of an entry (0: no bound). A reclaimed entry that Redis
+	// has delivered more often than this is handed to the handler once more, alone, so a batch
+	// that fails because of one entry does not take the others with it; if it fails alone too,
+	// it is moved to the dead-letter stream (DeadLetterStream) and acknowledged.
+	MaxDeliveries int64
 }
+
+// deadLetterMaxLen is the approximate length a dead-letter stream is trimmed to: it is for an
+// operator's inspection, not a second queue.
+const deadLetterMaxLen = 10000
+
+// DeadLetterStream is the stream entries of stream that ran out of deliveries are moved to.
+func DeadLetterStream(stream string) string { return stream + ":dead" }
 
 // ConsumerStats counts a consumer's work. Values only grow.
 type ConsumerStats struct {
-	Batches, Entries, Acked, Reclaimed, Failures atomic.Int64
+	Batches, Entries, Acked, Reclaimed, Failures, DeadLettered atomic.Int64
 }
 
 // Consumer reads a stream through a consumer group in batches and acknowledges what its handler
@@ -84,6 +96,25 @@ func (c *Consumer) Run(ctx context.Context) error {
 		if len(msgs) > 0 {
 			c.process(ctx, msgs)
 		}
+	}
+	return nil
+}
+
+// Once runs one round of Run by hand (tests and tools): it takes over every entry pending longer
+// than ClaimIdle, then reads and handles one batch of new entries. It returns the first error.
+func (c *Consumer) Once(ctx context.Context) error {
+	if err := c.ensureGroup(ctx); err != nil {
+		return err
+	}
+	if err := c.reclaim(ctx); err != nil {
+		return err
+	}
+	msgs, err := c.readBatch(ctx)
+	if err != nil {
+		return err
+	}
+	if len(msgs) > 0 {
+		c.process(ctx, msgs)
 	}
 	return nil
 }
@@ -144,7 +175,16 @@ func (c *Consumer) reclaim(ctx context.Context) error {
 		if len(msgs) > 0 {
 			c.Stats.Reclaimed.Add(int64(len(msgs)))
 			c.log.InfoContext(ctx, "reclaimed pending entries", "entries", len(msgs))
-			if !c.process(ctx, msgs) {
+			fresh, spent, err := c.splitSpent(ctx, msgs)
+			if err != nil {
+				return err
+			}
+			for _, s := range spent {
+				if !c.lastTry(ctx, s) {
+					return nil
+				}
+			}
+			if len(fresh) > 0 && !c.process(ctx, fresh) {
 				return nil
 			}
 		}
@@ -153,6 +193,75 @@ func (c *Consumer) reclaim(ctx context.Context) error {
 		}
 		start = next
 	}
+}
+
+// spentEntry is a reclaimed entry delivered more often than MaxDeliveries.
+type spentEntry struct {
+	msg        redis.XMessage
+	deliveries int64
+}
+
+// splitSpent separates the reclaimed entries that have deliveries left from those that have
+// none, by the delivery counts in the group's pending list (XAUTOCLAIM counted this delivery).
+func (c *Consumer) splitSpent(ctx context.Context, msgs []redis.XMessage) ([]redis.XMessage, []spentEntry, error) {
+	if c.cfg.MaxDeliveries <= 0 {
+		return msgs, nil, nil
+	}
+	pipe := c.rdb.Pipeline()
+	cmds := make([]*redis.XPendingExtCmd, len(msgs))
+	for i, m := range msgs {
+		cmds[i] = pipe.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: c.cfg.Stream, Group: c.cfg.Group, Start: m.ID, End: m.ID, Count: 1})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, nil, err
+	}
+	fresh := msgs[:0:0]
+	var spent []spentEntry
+	for i, m := range msgs {
+		p := cmds[i].Val()
+		if len(p) == 1 && p[0].RetryCount > c.cfg.MaxDeliveries {
+			spent = append(spent, spentEntry{msg: m, deliveries: p[0].RetryCount})
+			continue
+		}
+		fresh = append(fresh, m)
+	}
+	return fresh, spent, nil
+}
+
+// lastTry hands an entry that ran out of deliveries to the handler alone; if that fails too, the
+// entry goes to the dead-letter stream and is acknowledged, instead of being retried for ever.
+// It returns false when Redis failed (the entry stays pending for a later reclaim).
+func (c *Consumer) lastTry(ctx context.Context, s spentEntry) bool {
+	c.Stats.Batches.Add(1)
+	c.Stats.Entries.Add(1)
+	herr := c.handle(ctx, []redis.XMessage{s.msg})
+	if herr == nil {
+		return c.ack(ctx, []string{s.msg.ID})
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	values := make(map[string]any, len(s.msg.Values)+4)
+	for k, v := range s.msg.Values {
+		values[k] = v
+	}
+	values["dead_entry"] = s.msg.ID
+	values["dead_group"] = c.cfg.Group
+	values["dead_deliveries"] = s.deliveries
+	values["dead_error"] = herr.Error()
+	if err := c.rdb.XAdd(ctx, &redis.XAddArgs{
+		Stream: DeadLetterStream(c.cfg.Stream), MaxLen: deadLetterMaxLen, Approx: true, Values: values,
+	}).Err(); err != nil {
+		c.pause(ctx, "move an entry to the dead-letter stream", err)
+		return false
+	}
+	if !c.ack(ctx, []string{s.msg.ID}) {
+		return false
+	}
+	c.Stats.DeadLettered.Add(1)
+	c.log.ErrorContext(ctx, "stream entry ran out of deliveries; moved to the dead-letter stream",
+		"entry", s.msg.ID, "deliveries", s.deliveries, "dead_stream", DeadLetterStream(c.cfg.Stream), "err", herr)
+	return true
 }
 
 // process hands a batch to the handler and acknowledges it on success.
@@ -168,6 +277,11 @@ func (c *Consumer) process(ctx context.Context, msgs []redis.XMessage) bool {
 	for i, m := range msgs {
 		ids[i] = m.ID
 	}
+	return c.ack(ctx, ids)
+}
+
+// ack acknowledges handled entries.
+func (c *Consumer) ack(ctx context.Context, ids []string) bool {
 	if err := c.rdb.XAck(ctx, c.cfg.Stream, c.cfg.Group, ids...).Err(); err != nil {
 		// The effect is committed; the entries stay pending and a later reclaim re-delivers them,
 		// which the handler's dedupe turns into a no-op.

@@ -68,16 +68,25 @@ type Config struct {
 	ConsumerWait      time.Duration
 	ConsumerClaimIdle time.Duration
 	ConsumerClaimTick time.Duration
-	StreamMaxLen      int
-	StreamTrimEvery   time.Duration
+	// ConsumerMaxDeliveries: an entry delivered more often than this is tried once alone, then
+	// moved to the stream's dead-letter stream (<stream>:dead).
+	ConsumerMaxDeliveries int
+	StreamMaxLen          int
+	StreamTrimEvery       time.Duration
 
 	QueueConcurrency int
 	QueueLease       time.Duration
 	QueuePoll        time.Duration
 	QueueReapEvery   time.Duration
 	OutboxPoll       time.Duration
-	CodeSender       string
-	CodeWebhookURL   string
+	// The outbox's redelivery: an event published longer ago than OutboxRedeliverAfter and not
+	// applied is published again, after a backoff capped at OutboxBackoffMax; the
+	// OutboxMaxAttempts-th re-drive makes it dead.
+	OutboxRedeliverAfter time.Duration
+	OutboxMaxAttempts    int
+	OutboxBackoffMax     time.Duration
+	CodeSender           string
+	CodeWebhookURL       string
 
 	// SMTP delivery of every email (login codes, verification, password reset); MailHost empty
 	// leaves email to CodeSender.
@@ -221,6 +230,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	dur(&c.ConsumerWait, "consumer-wait", "INKWELL_CONSUMER_WAIT", 200*time.Millisecond, "longest wait for a consumer batch to fill (T)")
 	dur(&c.ConsumerClaimIdle, "consumer-claim-idle", "INKWELL_CONSUMER_CLAIM_IDLE", 30*time.Second, "how long an entry stays unacknowledged before another consumer reclaims it")
 	dur(&c.ConsumerClaimTick, "consumer-claim-every", "INKWELL_CONSUMER_CLAIM_EVERY", 10*time.Second, "how often a consumer looks for entries to reclaim")
+	intf(&c.ConsumerMaxDeliveries, "consumer-max-deliveries", "INKWELL_CONSUMER_MAX_DELIVERIES", 10, "deliveries of a stream entry before it is tried alone once more and then moved to <stream>:dead")
 	intf(&c.StreamMaxLen, "stream-maxlen", "INKWELL_STREAM_MAXLEN", 100000, "approximate length the read-event stream is trimmed to (never past unacknowledged entries)")
 	dur(&c.StreamTrimEvery, "stream-trim-every", "INKWELL_STREAM_TRIM_EVERY", 10*time.Second, "how often the read-event stream is trimmed")
 
@@ -236,6 +246,9 @@ func Flags(fs *flag.FlagSet) *Config {
 	dur(&c.QueuePoll, "queue-poll", "INKWELL_QUEUE_POLL", time.Second, "how often idle workers look for jobs (LISTEN/NOTIFY wakes them sooner)")
 	dur(&c.QueueReapEvery, "queue-reap-every", "INKWELL_QUEUE_REAP_EVERY", 5*time.Second, "how often expired job leases are returned to the queue")
 	dur(&c.OutboxPoll, "outbox-poll", "INKWELL_OUTBOX_POLL", time.Second, "how often the outbox relay looks for events (LISTEN/NOTIFY wakes it sooner)")
+	dur(&c.OutboxRedeliverAfter, "outbox-redeliver-after", "INKWELL_OUTBOX_REDELIVER_AFTER", 2*time.Minute, "an outbox event published this long ago and not applied is published again (must exceed the consumer's claim idle plus its claim interval)")
+	intf(&c.OutboxMaxAttempts, "outbox-max-attempts", "INKWELL_OUTBOX_MAX_ATTEMPTS", 10, "re-drives of an unapplied outbox event before it is dead (`inkwell outbox`)")
+	dur(&c.OutboxBackoffMax, "outbox-backoff-max", "INKWELL_OUTBOX_BACKOFF_MAX", 10*time.Minute, "longest wait before a re-driven outbox event is published again (10s doubling per attempt, up to this)")
 	str(&c.CodeSender, "code-sender", "INKWELL_CODE_SENDER", "log", "how login codes are delivered: log (development: written to the log) or webhook")
 	str(&c.CodeWebhookURL, "code-webhook-url", "INKWELL_CODE_WEBHOOK_URL", "", "URL the webhook code sender POSTs {channel, to, code} to")
 
@@ -329,6 +342,13 @@ func (c *Config) Validate(log *slog.Logger) error {
 	}
 	if c.QueueConcurrency < 1 || c.QueueLease < time.Second || c.QueuePoll <= 0 || c.QueueReapEvery <= 0 || c.OutboxPoll <= 0 {
 		errs = append(errs, errors.New("queue concurrency must be at least 1, the lease at least 1s, and intervals positive"))
+	}
+	if c.ConsumerMaxDeliveries < 1 || c.OutboxMaxAttempts < 1 || c.OutboxBackoffMax <= 0 {
+		errs = append(errs, errors.New("INKWELL_CONSUMER_MAX_DELIVERIES and INKWELL_OUTBOX_MAX_ATTEMPTS must be at least 1, INKWELL_OUTBOX_BACKOFF_MAX positive"))
+	}
+	if c.OutboxRedeliverAfter <= c.ConsumerClaimIdle+c.ConsumerClaimTick {
+		errs = append(errs, fmt.Errorf("INKWELL_OUTBOX_REDELIVER_AFTER (%s) must exceed INKWELL_CONSUMER_CLAIM_IDLE plus INKWELL_CONSUMER_CLAIM_EVERY (%s): a healthy consumer's reclaim would race the re-drive",
+			c.OutboxRedeliverAfter, c.ConsumerClaimIdle+c.ConsumerClaimTick))
 	}
 	switch c.CodeSender {
 	case "log":

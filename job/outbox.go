@@ -15,8 +15,10 @@ import (
 
 // OutboxStore is what the relay needs of the outbox table.
 type OutboxStore interface {
-	Claim(ctx context.Context, owner string, n int, now, leaseUntil time.Time) ([]domain.OutboxEvent, error)
-	MarkPublished(ctx context.Context, id, generation int64, now time.Time) (bool, error)
+	Claim(ctx context.Context, owner string, n int, lease time.Duration) ([]domain.OutboxEvent, error)
+	MarkPublished(ctx context.Context, id, generation int64) (bool, error)
+	Release(ctx context.Context, evs []domain.OutboxEvent, cause string) error
+	Redrive(ctx context.Context, p domain.RedrivePolicy, n int) ([]domain.OutboxRedriven, error)
 }
 
 // StreamAdder appends entries to a stream (events.StreamWriter in production).
@@ -24,29 +26,43 @@ type StreamAdder interface {
 	Add(ctx context.Context, stream string, values map[string]any) error
 }
 
+// RedrivePolicy says when a published event its consumer has not applied is published again,
+// and when the outbox gives up on it.
+type RedrivePolicy = domain.RedrivePolicy
+
 // RelayConfig tunes the outbox relay.
 type RelayConfig struct {
 	Stream string
 	Batch  int
 	Lease  time.Duration
 	Poll   time.Duration
+	// Redrive decides when a published event its consumer has not applied is published again;
+	// RedriveEvery is how often this relay looks for such events (0: never).
+	Redrive      RedrivePolicy
+	RedriveEvery time.Duration
 }
 
 // RelayStats counts the relay's work. Values only grow.
-type RelayStats struct{ Published, LostLeases, Failures atomic.Int64 }
+type RelayStats struct{ Published, LostLeases, Failures, Redriven, Dead atomic.Int64 }
 
 // Relay moves outbox events to a Redis stream, at least once: it claims a batch under a fenced
 // lease, appends each event (carrying its id) to the stream, then marks it published. A crash
 // anywhere in between re-delivers the event later; consumers deduplicate by its id.
+//
+// Publishing does not end an event's life: PostgreSQL keeps it until its consumer marks it
+// applied. An event published longer ago than the redelivery window and still not applied (Redis
+// restarted empty, the consumer dead-lettered it, or it keeps failing) is re-driven: made pending
+// again, one attempt more, after a backoff; the attempt that reaches the limit makes it dead.
 type Relay struct {
-	store  OutboxStore
-	stream StreamAdder
-	cfg    RelayConfig
-	owner  string
-	now    func() time.Time
-	log    *slog.Logger
-	wake   chan struct{}
-	Stats  RelayStats
+	store       OutboxStore
+	stream      StreamAdder
+	cfg         RelayConfig
+	owner       string
+	now         func() time.Time
+	log         *slog.Logger
+	wake        chan struct{}
+	lastRedrive time.Time
+	Stats       RelayStats
 }
 
 // NewRelay returns a relay.
@@ -67,6 +83,13 @@ func (r *Relay) Run(ctx context.Context) error {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for ctx.Err() == nil {
+		if r.cfg.RedriveEvery > 0 && r.now().Sub(r.lastRedrive) >= r.cfg.RedriveEvery {
+			if _, err := r.RedriveOnce(ctx); err != nil && ctx.Err() == nil {
+				r.Stats.Failures.Add(1)
+				r.log.Warn("outbox re-drive pass failed", "err", err)
+			}
+			r.lastRedrive = r.now()
+		}
 		n, err := r.RelayOnce(ctx)
 		if err != nil && ctx.Err() == nil {
 			r.Stats.Failures.Add(1)
@@ -87,29 +110,62 @@ func (r *Relay) Run(ctx context.Context) error {
 
 // RelayOnce relays one batch and returns how many events it claimed.
 func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
-	now := r.now()
-	evs, err := r.store.Claim(ctx, r.owner, r.cfg.Batch, now, now.Add(r.cfg.Lease))
+	evs, err := r.store.Claim(ctx, r.owner, r.cfg.Batch, r.cfg.Lease)
 	if err != nil {
 		return 0, err
 	}
-	for _, ev := range evs {
+	for i, ev := range evs {
 		if err := r.stream.Add(ctx, r.cfg.Stream, map[string]any{
 			"id": ev.EventID(), "topic": ev.Topic, "aggregate": strconv.FormatInt(ev.AggregateID, 10), "payload": string(ev.Payload),
 		}); err != nil {
-			return len(evs), err // unmarked events are claimed again when their lease ends
+			// The rest of the batch goes back at once, for the next pass after Poll (a relay that
+			// dies here leaves them to the end of their lease). Not an attempt: Redis failed,
+			// not the event.
+			if rerr := r.store.Release(context.WithoutCancel(ctx), evs[i:], "stream write failed: "+err.Error()); rerr != nil {
+				r.log.Warn("could not give back outbox leases; they end with the lease", "err", rerr)
+			}
+			return len(evs), err
 		}
-		ok, err := r.store.MarkPublished(ctx, ev.ID, ev.Generation, r.now())
+		ok, err := r.store.MarkPublished(ctx, ev.ID, ev.Generation)
 		if err != nil {
 			return len(evs), err
 		}
 		if !ok {
 			r.Stats.LostLeases.Add(1)
-			r.log.Warn("outbox event was re-claimed by another relay before it was marked; it may be delivered twice", "event", ev.ID)
+			r.log.Warn("outbox event was re-claimed by another relay (or applied) before it was marked; it may be delivered twice", "event", ev.ID)
 			continue
 		}
 		r.Stats.Published.Add(1)
 	}
 	return len(evs), nil
+}
+
+// RedriveOnce re-drives published events that were not applied within the redelivery window,
+// batch by batch until a batch comes back short, and returns how many it made pending again.
+// Every relay of the fleet may run it at once: each batch locks its rows SKIP LOCKED.
+func (r *Relay) RedriveOnce(ctx context.Context) (int, error) {
+	pending := 0
+	for {
+		evs, err := r.store.Redrive(ctx, r.cfg.Redrive, r.cfg.Batch)
+		if err != nil {
+			return pending, err
+		}
+		for _, ev := range evs {
+			if ev.Status == domain.OutboxDead {
+				r.Stats.Dead.Add(1)
+				r.log.Error("outbox event was never applied and ran out of attempts; it is dead (see `inkwell outbox list --status dead`)",
+					"event", ev.ID, "attempts", ev.Attempts)
+				continue
+			}
+			pending++
+			r.Stats.Redriven.Add(1)
+			r.log.Warn("outbox event was published but not applied within the redelivery window; publishing it again",
+				"event", ev.ID, "attempt", ev.Attempts)
+		}
+		if len(evs) < r.cfg.Batch {
+			return pending, nil
+		}
+	}
 }
 
 // ArticleEventApplier applies one article event (the notification service).

@@ -31,7 +31,9 @@ func NewNotificationRepository(pool *pgxpool.Pool, q dao.Querier) *NotificationR
 // redelivered event finds itself there and changes nothing. The article itself is announced once
 // (article_fanouts, claimed in that transaction): only if it is published when the event is
 // applied, and never again after a withdraw/publish cycle, whatever order the events arrive in.
-// It returns how many followers were notified.
+// The outbox row of the event is marked applied in that transaction too (whatever the claim
+// decides), so the outbox never re-drives an event whose effect committed. It returns how many
+// followers were notified.
 func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, eventID, kind string, actorID, articleID int64, at time.Time) (int, error) {
 	eventAt := pgtype.Timestamptz{Time: at, Valid: !at.IsZero()}
 	notified := 0
@@ -39,6 +41,9 @@ func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, 
 		fresh, err := queries.InboxInsert(ctx, tx, dao.InboxInsertParams{Consumer: consumer, EventID: eventID})
 		if err != nil {
 			return wrapf(err, "record event %s", eventID)
+		}
+		if err := markOutboxApplied(ctx, tx, eventID); err != nil {
+			return err
 		}
 		if fresh == 0 {
 			return nil // applied before
@@ -68,6 +73,12 @@ func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, 
 		}
 	})
 	return notified, err
+}
+
+// Ignore records that consumer saw eventID, a topic it has nothing to do for: the outbox event
+// is done and never re-driven.
+func (r *NotificationRepository) Ignore(ctx context.Context, consumer, eventID string) error {
+	return markOutboxApplied(ctx, r.pool, eventID)
 }
 
 // List returns userID's notifications, newest first, after the cursor (created at, id).

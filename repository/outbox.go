@@ -3,8 +3,10 @@ package repository
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/dao"
@@ -33,9 +35,15 @@ type Outbox struct {
 // NewOutbox returns the outbox.
 func NewOutbox(pool *pgxpool.Pool, q dao.Querier) *Outbox { return &Outbox{pool: pool, q: q} }
 
-// Claim leases up to n unpublished events to owner until leaseUntil (SKIP LOCKED, fenced).
-func (o *Outbox) Claim(ctx context.Context, owner string, n int, now, leaseUntil time.Time) ([]domain.OutboxEvent, error) {
-	rows, err := o.q.OutboxClaim(ctx, o.pool, dao.OutboxClaimParams{Now: now, Lim: int32(n), Owner: owner, LeaseUntil: leaseUntil})
+// OpenOutbox returns the outbox on pool with the generated queries (for the CLI, which does not
+// see dao).
+func OpenOutbox(pool *pgxpool.Pool) *Outbox { return NewOutbox(pool, dao.New()) }
+
+// Claim leases up to n due pending events to owner for lease (SKIP LOCKED, fenced). The lease is
+// stamped and compared on PostgreSQL's clock, so relays whose clocks differ never take a live
+// lease early.
+func (o *Outbox) Claim(ctx context.Context, owner string, n int, lease time.Duration) ([]domain.OutboxEvent, error) {
+	rows, err := o.q.OutboxClaim(ctx, o.pool, dao.OutboxClaimParams{Owner: owner, LeaseSeconds: lease.Seconds(), Lim: int32(n)})
 	if err != nil {
 		return nil, wrapf(err, "claim outbox events")
 	}
@@ -46,16 +54,136 @@ func (o *Outbox) Claim(ctx context.Context, owner string, n int, now, leaseUntil
 	return out, nil
 }
 
-// MarkPublished records that an event reached the stream; false when the lease was lost.
-func (o *Outbox) MarkPublished(ctx context.Context, id, generation int64, now time.Time) (bool, error) {
-	n, err := o.q.OutboxMarkPublished(ctx, o.pool, dao.OutboxMarkPublishedParams{ID: id, Generation: generation, Now: now})
+// MarkPublished records that an event reached the stream; false when the lease was lost (or the
+// event was applied meanwhile).
+func (o *Outbox) MarkPublished(ctx context.Context, id, generation int64) (bool, error) {
+	n, err := o.q.OutboxMarkPublished(ctx, o.pool, dao.OutboxMarkPublishedParams{ID: id, Generation: generation})
 	return n == 1, wrapf(err, "mark outbox event %d published", id)
 }
 
-// Backlog counts unpublished events.
+// Release gives back the leases of events the relay could not write to the stream, keeping
+// cause as their last error; leases another relay took since are left alone (fenced).
+func (o *Outbox) Release(ctx context.Context, evs []domain.OutboxEvent, cause string) error {
+	ids, gens := make([]int64, len(evs)), make([]int64, len(evs))
+	for i, ev := range evs {
+		ids[i], gens[i] = ev.ID, ev.Generation
+	}
+	_, err := o.q.OutboxRelease(ctx, o.pool, dao.OutboxReleaseParams{LastError: cause, Ids: ids, Generations: gens})
+	return wrapf(err, "release %d outbox events", len(evs))
+}
+
+// Redrive returns up to n published events older than the window and still not applied to the
+// relay (or marks them dead), in one statement (SKIP LOCKED), and reports each.
+func (o *Outbox) Redrive(ctx context.Context, p domain.RedrivePolicy, n int) ([]domain.OutboxRedriven, error) {
+	rows, err := o.q.OutboxRedrive(ctx, o.pool, dao.OutboxRedriveParams{
+		MaxAttempts: int32(p.MaxAttempts), BackoffBaseSeconds: p.BackoffBase.Seconds(), BackoffMaxSeconds: p.BackoffMax.Seconds(),
+		WindowSeconds: p.After.Seconds(), Lim: int32(n),
+	})
+	if err != nil {
+		return nil, wrapf(err, "re-drive outbox events")
+	}
+	out := make([]domain.OutboxRedriven, len(rows))
+	for i, r := range rows {
+		out[i] = domain.OutboxRedriven{ID: r.ID, Status: domain.OutboxStatus(r.Status), Attempts: int(r.Attempts)}
+	}
+	return out, nil
+}
+
+// markOutboxApplied records, in the consumer's transaction, that the outbox event eventID was
+// applied, so it is never re-driven. Ids of other events (not from the outbox) change nothing.
+func markOutboxApplied(ctx context.Context, db dao.DBTX, eventID string) error {
+	id, ok := domain.ParseOutboxEventID(eventID)
+	if !ok {
+		return nil
+	}
+	_, err := queries.OutboxMarkApplied(ctx, db, id)
+	return wrapf(err, "mark outbox event %d applied", id)
+}
+
+// MarkApplied records that eventID was applied with no effect of its own (a topic its consumer
+// ignores): the event is done.
+func (o *Outbox) MarkApplied(ctx context.Context, eventID string) error {
+	return markOutboxApplied(ctx, o.pool, eventID)
+}
+
+// Backlog counts events waiting to be published.
 func (o *Outbox) Backlog(ctx context.Context) (int64, error) {
 	n, err := o.q.OutboxBacklog(ctx, o.pool)
 	return n, wrapf(err, "count outbox backlog")
+}
+
+// OutboxHealth is what the metrics show of the outbox.
+type OutboxHealth struct {
+	Dead int64
+	// OldestUnapplied is the age of the oldest event not applied yet (0: none), on PostgreSQL's
+	// clock.
+	OldestUnapplied time.Duration
+}
+
+// Health reads the dead count and the oldest unapplied event's age.
+func (o *Outbox) Health(ctx context.Context) (OutboxHealth, error) {
+	r, err := o.q.OutboxHealth(ctx, o.pool)
+	if err != nil {
+		return OutboxHealth{}, wrapf(err, "read outbox health")
+	}
+	return OutboxHealth{Dead: r.Dead, OldestUnapplied: time.Duration(r.OldestUnappliedSeconds * float64(time.Second))}, nil
+}
+
+// List returns up to limit events, newest first, of one status (any when status is empty).
+func (o *Outbox) List(ctx context.Context, status domain.OutboxStatus, limit int) ([]domain.OutboxEntry, error) {
+	rows, err := o.q.OutboxList(ctx, o.pool, dao.OutboxListParams{Status: pgtype.Text{String: string(status), Valid: status != ""}, Lim: int32(limit)})
+	if err != nil {
+		return nil, wrapf(err, "list outbox events")
+	}
+	out := make([]domain.OutboxEntry, len(rows))
+	for i, r := range rows {
+		out[i] = domain.OutboxEntry{
+			ID: r.ID, Topic: r.Topic, AggregateID: r.AggregateID, Status: domain.OutboxStatus(r.Status), Attempts: int(r.Attempts),
+			CreatedAt: r.CreatedAt, PublishedAt: timePtr(r.PublishedAt), AppliedAt: timePtr(r.AppliedAt),
+			NextAttemptAt: r.NextAttemptAt, LastError: r.LastError.String,
+		}
+	}
+	return out, nil
+}
+
+func timePtr(t pgtype.Timestamptz) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	v := t.Time
+	return &v
+}
+
+// Retry makes a dead event pending again with a fresh set of attempts.
+func (o *Outbox) Retry(ctx context.Context, id int64) error {
+	n, err := o.q.OutboxRetry(ctx, o.pool, id)
+	if err != nil {
+		return wrapf(err, "retry outbox event %d", id)
+	}
+	if n == 0 {
+		return fmt.Errorf("outbox event %d is not dead (or does not exist): %w", id, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// Discard deletes a dead event.
+func (o *Outbox) Discard(ctx context.Context, id int64) error {
+	n, err := o.q.OutboxDiscard(ctx, o.pool, id)
+	if err != nil {
+		return wrapf(err, "discard outbox event %d", id)
+	}
+	if n == 0 {
+		return fmt.Errorf("outbox event %d is not dead (or does not exist): %w", id, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// DeleteApplied deletes up to limit applied events created before before, oldest first along
+// outbox_applied_idx, and returns how many went. It is the retention job's step: call it until it
+// returns less than limit.
+func (o *Outbox) DeleteApplied(ctx context.Context, before time.Time, limit int) (int64, error) {
+	n, err := o.q.OutboxDeleteApplied(ctx, o.pool, dao.OutboxDeleteAppliedParams{Before: before, Lim: int32(limit)})
+	return n, wrapf(err, "delete applied outbox events")
 }
 
 // Listen calls wake for every outbox notification until ctx ends (a wake-up only; the relay

@@ -17,6 +17,9 @@ type NotificationRepository interface {
 	// not published then, or whose followers an earlier publication already notified, notifies
 	// nobody. at dates the notifications (the event's time; zero: now).
 	NotifyFollowers(ctx context.Context, consumer, eventID, kind string, actorID, articleID int64, at time.Time) (int, error)
+	// Ignore records that consumer saw eventID and has nothing to do for it, so the event's
+	// source (the outbox) counts it as applied and does not deliver it again.
+	Ignore(ctx context.Context, consumer, eventID string) error
 	// List returns a page of userID's notifications, newest first. A notification of an article
 	// that is not published now comes without its slug and title.
 	List(ctx context.Context, userID int64, after *domain.Cursor, limit int) ([]domain.Notification, error)
@@ -40,7 +43,7 @@ func NewNotificationService(repo NotificationRepository) *NotificationService {
 // stop showing it.
 func (s *NotificationService) OnArticleEvent(ctx context.Context, consumer, eventID, topic string, ev domain.ArticleEvent) error {
 	if topic != domain.TopicArticlePublished {
-		return nil
+		return s.repo.Ignore(ctx, consumer, eventID)
 	}
 	_, err := s.repo.NotifyFollowers(ctx, consumer, eventID, topic, ev.AuthorID, ev.ArticleID, ev.At)
 	return err

@@ -35,6 +35,9 @@ Usage:
   inkwell jobs list [flags]       list background jobs, dead ones first (--queue, --status, --limit)
   inkwell jobs retry ID           make a dead job ready again with fresh attempts
   inkwell jobs discard ID         delete a dead or done job
+  inkwell outbox list [flags]     list outbox events, newest first (--status pending|published|applied|dead, --limit)
+  inkwell outbox retry ID         make a dead outbox event pending again with fresh attempts
+  inkwell outbox discard ID       delete a dead outbox event
 
 Every flag can also be set through the environment variable named in its description.
 Run 'inkwell serve --help' for the list of settings.
@@ -68,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return seed(ctx, args, stdout, stderr)
 	case "jobs":
 		return jobs(ctx, args, stdout, stderr)
+	case "outbox":
+		return outbox(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -42,6 +42,20 @@ func (m *MockNotificationRepository) EXPECT() *MockNotificationRepositoryMockRec
 	return m.recorder
 }
 
+// Ignore mocks base method.
+func (m *MockNotificationRepository) Ignore(ctx context.Context, consumer, eventID string) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Ignore", ctx, consumer, eventID)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Ignore indicates an expected call of Ignore.
+func (mr *MockNotificationRepositoryMockRecorder) Ignore(ctx, consumer, eventID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Ignore", reflect.TypeOf((*MockNotificationRepository)(nil).Ignore), ctx, consumer, eventID)
+}
+
 // List mocks base method.
 func (m *MockNotificationRepository) List(ctx context.Context, userID int64, after *domain.Cursor, limit int) ([]domain.Notification, error) {
 	m.ctrl.T.Helper()
