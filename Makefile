@@ -132,6 +132,10 @@ bench-fleet: ## Only the two-instance rows of make bench (cached read per instan
 bench-scale: ## Only the scale section of make bench (list rows at 1k and 1M bulk-seeded articles, server RSS); rewrites its section of docs/BENCHMARKS.md (~3-4 min)
 	BENCH_WRITE=1 BENCH_SCALE_ONLY=1 BENCH_COMMAND='make bench-scale' scripts/bench.sh
 
+.PHONY: bench-search
+bench-search: ## Only the search section of make bench (article, people and tag search, suggestions at 1M bulk-seeded articles, seed time, publish latency); rewrites its section of docs/BENCHMARKS.md
+	BENCH_WRITE=1 BENCH_SEARCH_ONLY=1 BENCH_COMMAND='make bench-search' BENCH_BUDGET=1800 scripts/bench.sh
+
 .PHONY: bench-go
 bench-go: ## Run the Go micro-benchmarks (go test -bench)
 	go test -run '^$$' -bench . -benchmem ./...
