@@ -341,10 +341,11 @@ type Querier interface {
 	// the email verified.
 	UserReplaceCredentials(ctx context.Context, db DBTX, arg UserReplaceCredentialsParams) error
 	// People search, ranked in groups: the exact username, then usernames starting with @q (the first
-	// @lim in name order, a range of users_username_prefix_idx), then the @lim usernames most similar
-	// to @q (trigram similarity ≥ pg_trgm.similarity_threshold, off the trigram GIN), then users whose bio holds the
-	// words of @q (the bio GIN). Every group reads at most @lim rows; a user in several groups counts in
-	// the best. @q is lower-cased and @prefix LIKE-escaped by the caller.
+	// @lim in byte order, a range of users_username_prefix_idx), then the usernames most similar to @q
+	// (trigram similarity ≥ pg_trgm.similarity_threshold, off the trigram GIN), then users whose bio
+	// holds the words of @q (the bio GIN). Each group reads a bounded number of rows; a user in several
+	// groups counts in the best. The similar and bio groups are skipped when the prefix group fills
+	// the page (they would rank below it). @q is lower-cased and @prefix LIKE-escaped by the caller.
 	UserSearch(ctx context.Context, db DBTX, arg UserSearchParams) ([]UserSearchRow, error)
 	// a new address (not a new spelling of the same one) is unverified
 	UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams) (User, error)

@@ -31,10 +31,11 @@ CREATE TABLE IF NOT EXISTS search_lexicon_state (
 );
 INSERT INTO search_lexicon_state DEFAULT VALUES ON CONFLICT DO NOTHING;
 
--- GET /api/search/users: a username prefix walks this btree in order (text_pattern_ops, so
--- LIKE 'abc%' is a range whatever the collation); similarity (`%`) reads the trigram GIN; bio
--- words are a GIN over the bio's 'simple' vector.
-CREATE INDEX CONCURRENTLY IF NOT EXISTS users_username_prefix_idx ON users (lower(username) text_pattern_ops);
+-- GET /api/search/users: a username prefix is a range of this btree, read in its order (COLLATE
+-- "C": byte order, so LIKE 'abc%' is an index range and the same index gives ORDER BY; with the
+-- database's collation the planner walked users_username_key from its start and filtered);
+-- similarity (`%`) reads the trigram GIN; bio words are a GIN over the bio's 'simple' vector.
+CREATE INDEX CONCURRENTLY IF NOT EXISTS users_username_prefix_idx ON users ((lower(username) COLLATE "C"));
 CREATE INDEX CONCURRENTLY IF NOT EXISTS users_username_trgm_idx ON users USING gin (lower(username) gin_trgm_ops);
 CREATE INDEX CONCURRENTLY IF NOT EXISTS users_bio_words_idx ON users USING gin (to_tsvector('simple', bio));
 

@@ -15,7 +15,7 @@
 #    words, each in about 20 articles), common (1–3 of the 30 commonest words that are not
 #    stop words) and misspelt (a word of 5+ letters with two neighbouring letters swapped, not a
 #    lexicon word: the search finds nothing and asks for a suggestion, `suggest=false` so it is
-#    not applied), plus users and tags prefixes.
+#    not applied), plus usernames cut to 3+ letters (exact, prefix, similar) and tag prefixes.
 # 3. A fresh server on it; the rows one after another, BENCH_SEARCH_CONCURRENCY (16) connections.
 # 4. Publish latency: POST /api/articles (published at once) by 16 writers, on two fresh small
 #    databases: this build, and a build of BENCH_SEARCH_BEFORE_REF (default: the commit before the
@@ -27,6 +27,7 @@ SEARCH_CONCURRENCY=${BENCH_SEARCH_CONCURRENCY:-16}
 SEARCH_DURATION=${BENCH_SEARCH_DURATION:-10s}
 SEARCH_WARMUP=${BENCH_SEARCH_WARMUP:-2s}
 SEARCH_BEFORE_REF=${BENCH_SEARCH_BEFORE_REF:-}
+SEARCH_ROWS=${BENCH_SEARCH_ROWS:-mixed,rare,common,misspelt,users,tags}
 SEARCH_USERS=1000
 SEARCH_DBS=() # created by this run: bench.sh's clean-up drops them
 
@@ -40,6 +41,8 @@ search_check_settings() {
 	fi
 	dur_ok "$SEARCH_DURATION" || die "BENCH_SEARCH_DURATION must look like 10s or 500ms, not '$SEARCH_DURATION'"
 	dur_ok "$SEARCH_WARMUP" || die "BENCH_SEARCH_WARMUP must look like 2s or 500ms, not '$SEARCH_WARMUP'"
+	[[ $SEARCH_ROWS =~ ^(mixed|rare|common|misspelt|users|tags)(,(mixed|rare|common|misspelt|users|tags))*$ ]] ||
+		die "BENCH_SEARCH_ROWS must be some of mixed,rare,common,misspelt,users,tags, not '$SEARCH_ROWS'"
 }
 
 search_env() { # search_env DB: SEARCH_ENV is the environment of inkwell's commands on DB
@@ -72,8 +75,8 @@ search_queries() {
 	psql_search "SELECT word, ndoc FROM search_words" >"$d/lexicon.txt"
 	# The 30 commonest words the search language does not drop as stop words.
 	psql_search "SELECT word FROM search_words WHERE to_tsvector('english', word) <> ''::tsvector ORDER BY ndoc DESC LIMIT 30" >"$d/common-words.txt"
-	psql_search "SELECT DISTINCT lower(left(username, 3)) FROM users ORDER BY 1 LIMIT 200" >"$d/user-prefixes.txt"
-	psql_search "SELECT DISTINCT lower(left(tag, 2)) FROM tag_article_counts WHERE published > 0" >"$d/tag-prefixes.txt"
+	psql_search "SELECT username FROM users ORDER BY id LIMIT 2000" >"$d/user-prefixes.txt"
+	psql_search "SELECT tag FROM tag_article_counts WHERE published > 0" >"$d/tag-prefixes.txt"
 	awk -v base="$base" -v dir="$d" -F'|' '
 		FNR == NR && FILENAME ~ /lexicon/ { known[$1] = 1; if ($2 >= 1000 && $1 ~ /^[a-z]+$/) list[nl++] = $1; else if ($2 <= 60 && $1 ~ /^[a-z]+$/) rare[nr++] = $1; next }
 		FILENAME ~ /common-words/ { common[nc++] = $1; next }
@@ -101,8 +104,9 @@ search_queries() {
 				print base "/api/search/articles?q=" m "&suggest=false" > (dir "/misspelt.urls")
 				n++
 			}
-			for (i = 0; i < 10000; i++) print base "/api/search/users?q=" up[i % nu] (i < nu ? "" : substr("aeiou", 1 + i % 5, 1)) > (dir "/users.urls")
-			for (i = 0; i < 10000; i++) print base "/api/search/tags?q=" tp[i % nt] > (dir "/tags.urls")
+			# A username cut to 3 letters or more (a prefix, and similar names), or whole (exact).
+			for (i = 0; i < 10000; i++) { u = up[int(rand() * nu)]; print base "/api/search/users?q=" tolower(substr(u, 1, 3 + int(rand() * (length(u) - 2)))) > (dir "/users.urls") }
+			for (i = 0; i < 10000; i++) { t = tp[int(rand() * nt)]; print base "/api/search/tags?q=" substr(t, 1, 1 + int(rand() * length(t))) > (dir "/tags.urls") }
 		}' "$d/lexicon.txt" "$d/common-words.txt" "$d/user-prefixes.txt" "$d/tag-prefixes.txt"
 	[[ -s $d/rare.urls ]] || die "search: the lexicon has no rare word (is the seed's text the Zipf one?)"
 }
@@ -116,7 +120,7 @@ search_publish() {
 	"${SEARCH_ENV[@]}" INKWELL_ADDR="$API_ADDR" INKWELL_MIGRATE_ON_START=true "$bin" serve >"$WORK/inkwell-publish-$label.log" 2>&1 &
 	API_PID=$!
 	wait_http 60 "$base/healthz" "$API_PID" "inkwell (publish $label)"
-	step "publish-seed-$label" 120 bin/loadgen seed -base "$base" -users 2 -articles 2 -tags 2 -workers 2 \
+	step "publish-seed-$label" 120 bin/loadgen seed -base "$base" -users 2 -articles 2 -tags 4 -follows 1 -favorites 1 -pick 0 -workers 2 \
 		-writers "$SEARCH_CONCURRENCY" -tokens "$WORK/publish-$label.tokens"
 	# A body of about 130 words, as the seed writes them.
 	words=$(head -c 20000 "$WORK/search/mixed.urls" | sed -n 's/.*q=//p' | tr '+' ' ' | tr '\n' ' ' | cut -d' ' -f1-130)
@@ -161,7 +165,7 @@ search_section() {
 	wait_http 30 "$base/healthz" "$API_PID" "inkwell (search)"
 	search_queries
 	local targets=() urls=() row
-	for row in mixed rare common misspelt users tags; do
+	for row in ${SEARCH_ROWS//,/ }; do
 		targets+=("search-$row=$(head -n 1 "$WORK/search/$row.urls")")
 		urls+=(-urls "search-$row=$WORK/search/$row.urls")
 	done
@@ -169,7 +173,7 @@ search_section() {
 	say "search: measuring ${#targets[@]} rows, $SEARCH_WARMUP + $SEARCH_DURATION each, $SEARCH_CONCURRENCY connections; machine busy $SEARCH_BUSY of $(nproc) cores"
 	limit=$(awk -v n="${#targets[@]}" -v d="$(dur_s "$SEARCH_DURATION")" -v w="$(dur_s "$SEARCH_WARMUP")" 'BEGIN { printf "%d", n * (d + w + 35) + 30 }')
 	step -v search-rows "$limit" bin/loadgen run -c "$SEARCH_CONCURRENCY" -d "$SEARCH_DURATION" -warmup "$SEARCH_WARMUP" \
-		-timeout 30s -ref search-mixed -json "$WORK/search-rows.json" "${urls[@]}" "${targets[@]}"
+		-timeout 30s -ref "${targets[0]%%=*}" -json "$WORK/search-rows.json" "${urls[@]}" "${targets[@]}"
 	stop_pid "$API_PID" "inkwell (search)"
 	API_PID=""
 
@@ -196,9 +200,11 @@ search_section() {
 			"$COMMAND" "$SEARCH_ARTICLES" "$SEARCH_CONCURRENCY" "$SEARCH_DURATION" "$SEARCH_WARMUP" "${REF:+ BENCH_REF=$REF}"
 		printf -- '- Data: `inkwell seed --articles %s --users %s` (bodies of 60–200 Zipf-drawn words, 5%% CJK); %s. Lexicon: %s words\n' \
 			"$SEARCH_ARTICLES" "$SEARCH_USERS" "$SEARCH_SEED_LINE" "$SEARCH_LEXICON"
-		printf -- '- Rows: one server, one row after another, closed loop, anonymous, each worker walking its own part of a file of 10,000–30,000 queries (no query repeats inside the 5 s answer cache): `search-mixed` 1–3 words from the seed'"'"'s word list, `search-rare` one made-up word (about 20 articles each), `search-common` 1–3 of the 30 commonest non-stop words, `search-misspelt` a word with two letters swapped that finds nothing and gets a suggestion (`suggest=false`: the failed search plus the lexicon lookup), `search-users` and `search-tags` prefixes\n'
+		printf -- '- Rows: one server, one row after another, closed loop, anonymous, each worker walking its own part of a file of 10,000–30,000 queries (no query repeats inside the 5 s answer cache): `search-mixed` 1–3 words from the seed'"'"'s word list, `search-rare` one made-up word (about 20 articles each), `search-common` 1–3 of the 30 commonest non-stop words, `search-misspelt` a word with two letters swapped that finds nothing and gets a suggestion (`suggest=false`: the failed search plus the lexicon lookup), `search-users` a username cut to 3 letters or more, `search-tags` a tag cut to 1 or more\n'
+		local before_text="no earlier build (BENCH_SEARCH_BEFORE_REF unset and no merge of h-search found)"
+		if [[ -n $before_rev ]]; then before_text="commit \`$before_rev\` (before the search index)"; fi
 		printf -- '- Publish: `POST /api/articles` (published at once, a 130-word body), %s writers, on a fresh database each: this build, and %s\n' \
-			"$SEARCH_CONCURRENCY" "${before_rev:+commit \`$before_rev\` (before the search index)}${before_rev:-no earlier build (BENCH_SEARCH_BEFORE_REF unset and no search merge found)}"
+			"$SEARCH_CONCURRENCY" "$before_text"
 		printf -- '- Wall time: %s for the section (seeding included)\n\n' "$(mmss "$SEARCH_SECS")"
 		cat "$WORK/search-rows.out"
 		echo

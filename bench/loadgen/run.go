@@ -75,8 +75,8 @@ type runConfig struct {
 const runUsage = `Usage: loadgen run [flags] TARGET...
 
 Measures each target in turn: a warm-up, then a measured window, with C workers each sending its
-next request as soon as the previous answer is read (closed loop). Only 200 answers count as
-successes; anything else is an error, and any error makes the run exit non-zero.
+next request as soon as the previous answer is read (closed loop). Only 200 answers (and 201 to a
+POST) count as successes; anything else is an error, and any error makes the run exit non-zero.
 
 A TARGET is one of
   NAME=URL                          GET URL, anonymously
@@ -394,14 +394,14 @@ func newSender(t target, token string, start int) (func(k int) *http.Request, er
 	}, nil
 }
 
-// doOne sends req and reads the whole body; anything but 200 is an error (its method and status,
-// and the start of the answer, make the error sample).
+// doOne sends req and reads the whole body; anything but 200 (or 201 to a POST: a create) is an
+// error (its method and status, and the start of the answer, make the error sample).
 func doOne(client *http.Client, req *http.Request) (int64, error) {
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err
 	}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK && (req.Method != http.MethodPost || resp.StatusCode != http.StatusCreated) {
 		head, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
