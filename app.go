@@ -30,13 +30,24 @@ type App struct {
 	Cron            *cron.Cron
 	Workers         Workers
 	Rank            *job.RankJob
+	Retention       *job.RetentionJob
 	Log             *slog.Logger
 	ShutdownTimeout time.Duration
 }
 
 // NewApp assembles the App; c has the scheduled jobs on it (NewScheduler).
-func NewApp(cfg *ioc.Config, srv *http.Server, c *cron.Cron, workers Workers, rank *job.RankJob, log *slog.Logger) *App {
-	return &App{Server: srv, Cron: c, Workers: workers, Rank: rank, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
+func NewApp(cfg *ioc.Config, srv *http.Server, c *cron.Cron, workers Workers, rank *job.RankJob, retention *job.RetentionJob, log *slog.Logger) *App {
+	return &App{Server: srv, Cron: c, Workers: workers, Rank: rank, Retention: retention, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
+}
+
+// stopCron stops the cron and returns what Cron.Stop does; a retention run under way is stopped
+// first (after its current statement), so waiting for the running jobs does not wait for a long
+// pass to end by itself.
+func (a *App) stopCron() context.Context {
+	if a.Retention != nil { // nil in an App assembled by hand
+		a.Retention.Stop()
+	}
+	return a.Cron.Stop()
 }
 
 // stopRanking gives the ranking lock up once the cron has stopped (no run is going on), so another
@@ -84,7 +95,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 
 	select {
 	case err := <-errc:
-		<-a.Cron.Stop().Done()
+		<-a.stopCron().Done()
 		_ = a.stopRanking(context.Background()) // fails only when its context ends, and this one never does
 		stopWorkers()
 		<-workersDone
@@ -100,7 +111,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	stopWorkers()
 	select {
-	case <-a.Cron.Stop().Done():
+	case <-a.stopCron().Done():
 	case <-sctx.Done():
 		errs = append(errs, errors.New("jobs still running at shutdown deadline"))
 	}

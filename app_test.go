@@ -10,6 +10,10 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 var discard = slog.New(slog.DiscardHandler)
@@ -65,5 +69,22 @@ func TestGracefulShutdownDrainsRequests(t *testing.T) {
 	}
 	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		t.Fatal("still accepting connections after shutdown")
+	}
+}
+
+// TestDurableTrimsTheOutboxStream: the outbox stream has a trimmer of its own, for the
+// notifications group (events.Trimmer never cuts what a listed group still needs).
+func TestDurableTrimsTheOutboxStream(t *testing.T) {
+	cfg := &ioc.Config{StreamMaxLen: 100, StreamTrimEvery: time.Second, QueueConcurrency: 1, QueueLease: time.Second,
+		QueuePoll: time.Second, QueueReapEvery: time.Second, OutboxPoll: time.Second, ShutdownTimeout: time.Second}
+	durable := NewDurable(cfg, nil, nil, nil, "test:stream:outbox", nil, nil, service.CodeKeys{}, nil, time.Now, discard)
+	var streams []string
+	for _, w := range durable {
+		if tr, ok := w.(*events.Trimmer); ok {
+			streams = append(streams, tr.Stream())
+		}
+	}
+	if len(streams) != 1 || streams[0] != "test:stream:outbox" {
+		t.Fatalf("trimmers of the durable work: %v, want one of the outbox stream", streams)
 	}
 }

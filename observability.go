@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -22,8 +23,9 @@ import (
 // NewMetricsHandler exposes every component's counters on the Prometheus registry (which also
 // records the HTTP requests) and serves them at GET /metrics.
 func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool repository.QueuePool, rdb redis.UniversalClient, breaker *cache.Breaker,
-	bcast *cache.Broadcaster, users *cache.UserCache, articles *cache.ArticleCache, workers Workers, rank *job.RankJob, queue *repository.JobQueue, outbox *repository.Outbox,
-	reads ReadStream, outboxStream OutboxStream, sessions *service.SessionService, viewers *cache.ViewerState, revocations *cache.Revocations) http.Handler {
+	bcast *cache.Broadcaster, users *cache.UserCache, articles *cache.ArticleCache, workers Workers, rank *job.RankJob, retention *job.RetentionJob, queue *repository.JobQueue, outbox *repository.Outbox,
+	reads ReadStream, outboxStream OutboxStream, sessions *service.SessionService, viewers *cache.ViewerState, revocations *cache.Revocations,
+	fallback *cache.FallbackLimit) http.Handler {
 	for name, st := range map[string]*cache.Stats{"user": users.Stats(), "article": articles.Stats(), "viewer": &viewers.Stats} {
 		l := prometheus.Labels{"cache": name}
 		m.Counter("inkwell_cache_hits_total", "Read-through cache hits.", l, &st.Hits)
@@ -74,6 +76,9 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 				func() float64 { return boolGauge(w.Stats.Failing.Load()) })
 		}
 	}
+	m.Counter("inkwell_cache_fallback_refused_total", "Cache reads answered 503 because every PostgreSQL fallback slot stayed taken while Redis failed.", nil, &fallback.Refused)
+	m.Gauge("inkwell_cache_fallback_in_use", "PostgreSQL fallback loads running now (of INKWELL_DB_FALLBACK_CONCURRENCY).", nil,
+		func() float64 { return float64(fallback.InUse.Load()) })
 	m.Counter("inkwell_session_postgres_checks_total", "Access tokens checked in PostgreSQL: Redis failed or held no revocation lease.", nil,
 		&sessions.Stats.PostgresChecks)
 	m.Counter("inkwell_revocation_memory_hits_total", "Access tokens whose session this instance remembered as not revoked (no Redis round trip).", nil,
@@ -95,6 +100,7 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 			}
 			return 0
 		})
+	registerRetentionMetrics(m, retention)
 
 	for name, pool := range map[string]*pgxpool.Pool{"api": pool, "queue": queuePool.Pool} {
 		l := prometheus.Labels{"pool": name}
@@ -187,4 +193,28 @@ func (r *Readiness) Ready(ctx context.Context) map[string]error {
 	}
 	out["migrations"] = err
 	return out
+}
+
+// registerRetentionMetrics exposes what this instance's retention runs did. Summed over the
+// fleet's instances, the counters are everything the fleet deleted; the last-run gauges are of
+// the last run this instance made while holding the lock (the newest over the fleet is the max).
+func registerRetentionMetrics(m *metrics.Registry, retention *job.RetentionJob) {
+	for _, r := range retention.Rules() {
+		m.Counter("inkwell_retention_deleted_rows_total", "Rows the retention job deleted, by policy (mostly a table's name).",
+			prometheus.Labels{"table": r.Name}, retention.Metrics.Deleted[r.Name])
+	}
+	for outcome, v := range map[job.Outcome]*atomic.Int64{job.OutcomeSuccess: &retention.Metrics.Success,
+		job.OutcomeFailure: &retention.Metrics.Failure, job.OutcomeNotLeader: &retention.Metrics.NotLeader} {
+		m.Counter("inkwell_retention_runs_total", "Retention runs by outcome (skipped-not-leader: another instance held the lock).",
+			prometheus.Labels{"outcome": string(outcome)}, v)
+	}
+	m.Gauge("inkwell_retention_last_run_timestamp_seconds", "When this instance's last retention run ended (Unix time; 0: none yet).", nil,
+		func() float64 {
+			if n := retention.Metrics.LastRunUnixNanos.Load(); n > 0 {
+				return float64(n) / 1e9
+			}
+			return 0
+		})
+	m.Gauge("inkwell_retention_last_run_duration_seconds", "Duration of this instance's last retention run.", nil,
+		func() float64 { return time.Duration(retention.Metrics.LastDurationNanos.Load()).Seconds() })
 }

@@ -1,10 +1,13 @@
 package inkwell
 
 import (
+	"context"
 	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/auth"
 	"github.com/inkwell-dev/inkwell/cache"
@@ -16,7 +19,7 @@ import (
 
 // NewRouterConfig returns the router's settings.
 func NewRouterConfig(cfg *ioc.Config) web.RouterConfig {
-	rc := web.RouterConfig{MaxBodyBytes: cfg.MaxBodyBytes}
+	rc := web.RouterConfig{MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout}
 	for _, o := range strings.Split(cfg.CORSOrigins, ",") {
 		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o == "*" {
 			rc.CORS.AllowAll = true
@@ -67,9 +70,20 @@ func NewKeyspace(cfg *ioc.Config) cache.Keyspace { return cache.Keyspace(cfg.Red
 
 // NewCachePolicy returns the read-through cache policy; changes are broadcast to the other
 // instances through b.
-func NewCachePolicy(cfg *ioc.Config, b *cache.Broadcaster) cache.Policy {
+func NewCachePolicy(cfg *ioc.Config, b *cache.Broadcaster, fallback *cache.FallbackLimit) cache.Policy {
 	return cache.Policy{TTL: cfg.CacheTTL, NullTTL: cfg.CacheNullTTL, Jitter: cfg.CacheJitter, LoadTimeout: cfg.CacheLoadWait,
-		LocalTTL: cfg.CacheLocalTTL, LocalMax: 10_000, Broadcast: b}
+		LocalTTL: cfg.CacheLocalTTL, LocalMax: 10_000, Broadcast: b, Fallback: fallback}
+}
+
+// NewFallbackLimit bounds the cache reads this instance sends to PostgreSQL while Redis fails
+// (INKWELL_DB_FALLBACK_CONCURRENCY, by default half the pool's connections, so writes and the
+// other half of the traffic keep connections; INKWELL_DB_FALLBACK_WAIT for a turn).
+func NewFallbackLimit(cfg *ioc.Config, pool *pgxpool.Pool) *cache.FallbackLimit {
+	n := cfg.DBFallbackConcurrency
+	if n == 0 {
+		n = max(int(pool.Config().MaxConns)/2, 1)
+	}
+	return cache.NewFallbackLimit(n, cfg.DBFallbackWait)
 }
 
 // NewCodePolicy is the one-time code policy (INKWELL_CODE_* settings): by default valid 10
@@ -106,4 +120,13 @@ func NewSlugSuffix() service.SlugSuffix {
 		}
 		return string(b)
 	}
+}
+
+// NewSearchLanguage checks INKWELL_SEARCH_LANGUAGE against the database's text search
+// configurations: a name PostgreSQL does not know stops the start with a clear error, rather than
+// every publish and search failing.
+func NewSearchLanguage(cfg *ioc.Config, pool *pgxpool.Pool) (repository.SearchLanguage, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return repository.CheckSearchLanguage(ctx, pool, strings.TrimSpace(cfg.SearchLanguage))
 }

@@ -25,7 +25,7 @@ import (
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService,
 	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
-	service.NewAccountService, service.NewPeopleSearchService, service.NewTagSearchService)
+	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
@@ -33,8 +33,10 @@ var rootSet = wire.NewSet(
 	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewScheduler,
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
-	NewCachePolicy, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
+	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
+	NewRetentionConfig, NewRetentionJob,
+	NewSearchLanguage, NewSearchBackfill,
 	job.NewLexiconJob,
 )
 
@@ -44,6 +46,7 @@ var appSet = wire.NewSet(
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(job.Ranker), new(*service.RankService)),
+	wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)),
 	wire.Bind(new(job.LexiconFolder), new(*repository.SearchLexicon)),
 	wire.Bind(new(service.UserSearcher), new(*repository.PeopleSearch)),
 	wire.Bind(new(service.TagSearcher), new(*repository.TagSearch)),
@@ -91,6 +94,9 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)),
 	wire.Bind(new(web.RequestObserver), new(*metrics.Registry)),
 	wire.Bind(new(web.ReadinessChecker), new(*Readiness)),
+	wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)),
+	wire.Bind(new(service.Suggester), new(*repository.SearchLexicon)),
+	wire.Bind(new(web.SearchService), new(*service.SearchService)),
 )
 
 // InitApp wires the whole process from its configuration.

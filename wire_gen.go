@@ -41,7 +41,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	keyspace := NewKeyspace(cfg)
 	broadcaster, cleanup3 := cache.NewBroadcaster(universalClient, keyspace, log)
-	policy := NewCachePolicy(cfg, broadcaster)
+	fallbackLimit := NewFallbackLimit(cfg, pool)
+	policy := NewCachePolicy(cfg, broadcaster, fallbackLimit)
 	userCache := cache.NewUserCache(universalClient, keyspace, policy, log)
 	userRepository := repository.NewUserRepository(pool, querier, userCache, log)
 	hasherConfig := NewHasherConfig(cfg)
@@ -100,7 +101,15 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	articleCache := cache.NewArticleCache(universalClient, keyspace, policy, log)
 	authorPageCache := cache.NewAuthorPageCache(universalClient, keyspace, policy)
 	tagsCache := cache.NewTagsCache(universalClient, keyspace, policy, log)
-	articleRepository := repository.NewArticleRepository(pool, querier, articleCache, authorPageCache, listPageCache, tagsCache, log)
+	searchLanguage, err := NewSearchLanguage(cfg, pool)
+	if err != nil {
+		cleanup4()
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	articleRepository := repository.NewArticleRepository(pool, querier, articleCache, authorPageCache, listPageCache, tagsCache, searchLanguage, log)
 	counters := cache.NewCounters(universalClient, keyspace, policy, log)
 	interactiveRepository := repository.NewInteractiveRepository(pool, querier, counters, viewerState)
 	readStream := NewReadStream(keyspace)
@@ -133,6 +142,11 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	codeLoginHandler := web.NewCodeLoginHandler(codeLoginService, log)
 	accountHandler := web.NewAccountHandler(accountService, log)
 	sessionHandler := web.NewSessionHandler(sessionService, userService, log)
+	searchCache := cache.NewSearchCache(universalClient, keyspace)
+	searchRepository := repository.NewSearchRepository(pool, querier, searchLanguage, articleRepository, searchCache, log)
+	searchLexicon := repository.NewSearchLexicon(pool, querier)
+	searchService := service.NewSearchService(searchRepository, searchLexicon, articleService)
+	searchHandler := web.NewSearchHandler(searchService, log)
 	peopleSearch := repository.NewPeopleSearch(pool, querier)
 	peopleSearchService := service.NewPeopleSearchService(peopleSearch, userRepository, followRepository)
 	peopleSearchHandler := web.NewPeopleSearchHandler(peopleSearchService, log)
@@ -157,12 +171,16 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	resilient := delivery.NewResilient(sender, resilienceConfig)
 	durable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, codeKeys, notificationService, v, log)
 	revocationRenewer := NewRevocationRenewer(sessionService, sessionConfig, v2, log)
-	workers := NewWorkers(cfg, universalClient, readStream, publisher, readAggregator, readService, durable, preloader, revocationRenewer, log)
+	searchBackfill := NewSearchBackfill(cfg, searchRepository, log)
+	workers := NewWorkers(cfg, universalClient, readStream, publisher, readAggregator, readService, durable, preloader, revocationRenewer, searchBackfill, log)
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig(cfg)
 	rankJob, cleanup5 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
-	handler := NewMetricsHandler(registry, pool, queuePool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations)
+	retentionStore := repository.NewRetentionStore(pool, querier)
+	retentionConfig := NewRetentionConfig(cfg)
+	retentionJob, cleanup6 := NewRetentionJob(retentionStore, retentionConfig, log, v)
+	handler := NewMetricsHandler(registry, pool, queuePool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, retentionJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations, fallbackLimit)
 	readiness := NewReadiness(pool, universalClient)
 	handlers := web.Handlers{
 		Auth:          authenticator,
@@ -176,6 +194,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		CodeLogin:     codeLoginHandler,
 		Account:       accountHandler,
 		Sessions:      sessionHandler,
+		Search:        searchHandler,
 		SearchPeople:  peopleSearchHandler,
 		SearchTags:    tagSearchHandler,
 		Idempotency:   idempotency,
@@ -186,10 +205,10 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
-	searchLexicon := repository.NewSearchLexicon(pool, querier)
 	lexiconJob := job.NewLexiconJob(searchLexicon, log, v)
-	cron, err := NewScheduler(cfg, rankJob, idempotencyStore, lexiconJob, log)
+	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
 	if err != nil {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -197,8 +216,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	app := NewApp(cfg, server, cron, workers, rankJob, log)
+	app := NewApp(cfg, server, cron, workers, rankJob, retentionJob, log)
 	return app, func() {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -211,7 +231,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
-var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService, service.NewAccountService, service.NewPeopleSearchService, service.NewTagSearchService)
+var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService, service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
@@ -219,9 +239,11 @@ var rootSet = wire.NewSet(
 	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewScheduler,
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
-	NewCachePolicy, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
-	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer, job.NewLexiconJob,
+	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
+	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
+	NewRetentionConfig, NewRetentionJob,
+	NewSearchLanguage, NewSearchBackfill, job.NewLexiconJob,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.LexiconFolder), new(*repository.SearchLexicon)), wire.Bind(new(service.UserSearcher), new(*repository.PeopleSearch)), wire.Bind(new(service.TagSearcher), new(*repository.TagSearch)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)))
+var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)), wire.Bind(new(job.LexiconFolder), new(*repository.SearchLexicon)), wire.Bind(new(service.UserSearcher), new(*repository.PeopleSearch)), wire.Bind(new(service.TagSearcher), new(*repository.TagSearch)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)), wire.Bind(new(service.Suggester), new(*repository.SearchLexicon)), wire.Bind(new(web.SearchService), new(*service.SearchService)))

@@ -48,7 +48,7 @@ func NewAggregatorConfig(cfg *ioc.Config, stream ReadStream) events.AggregatorCo
 // the stream trimmer, the preloader, the revocation lease's renewer, and the durable
 // (Postgres-backed) work.
 func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, agg *events.ReadAggregator, reads *service.ReadService, durable Durable,
-	preload *job.Preloader, revocations *job.RevocationRenewer, log *slog.Logger) Workers {
+	preload *job.Preloader, revocations *job.RevocationRenewer, searchBackfill *job.SearchBackfill, log *slog.Logger) Workers {
 	consumer := func(group string, h events.Handler) *events.Consumer {
 		return events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: group, Name: consumerName(),
@@ -65,6 +65,7 @@ func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, p
 			int64(cfg.StreamMaxLen), cfg.StreamTrimEvery, log),
 		preload,
 		revocations,
+		searchBackfill,
 	}, durable...)
 	if cfg.PprofAddr != "" {
 		ws = append(ws, ioc.NewPprofServer(cfg.PprofAddr, log))
@@ -114,6 +115,12 @@ func NewArticlePreloader(articles *repository.ArticleRepository, log *slog.Logge
 	return job.NewPreloader(job.PreloadConfig{Queue: 64, Workers: 2, Timeout: 2 * time.Second}, articles.Preload, log)
 }
 
+// NewSearchBackfill returns the worker that indexes published articles without a search
+// document, at start and every INKWELL_SEARCH_BACKFILL_EVERY (one instance of a fleet at a time).
+func NewSearchBackfill(cfg *ioc.Config, search *repository.SearchRepository, log *slog.Logger) *job.SearchBackfill {
+	return job.NewSearchBackfill(search, cfg.SearchBackfillEvery, log)
+}
+
 // NewRevocationRenewer returns the worker that renews the revocation lease (see
 // service.SessionService.RenewRevocations) three times a lease, each renewal bounded by a third
 // of the lease, so the lease lapses only if two renewals in a row fail on every instance.
@@ -147,7 +154,8 @@ func NewRelayConfig(cfg *ioc.Config, stream OutboxStream) job.RelayConfig {
 }
 
 // Durable is the Postgres-backed background work: the default queue's runner, the lease reaper,
-// the outbox relay, their LISTEN wake-ups, and the notifications consumer.
+// the outbox relay, their LISTEN wake-ups, the notifications consumer and the outbox stream's
+// trimmer.
 type Durable Workers
 
 // NewDurable builds the durable-work workers.
@@ -160,11 +168,11 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.Jo
 	}, map[string]job.JobHandler{
 		service.JobKindSendCode:        job.SendCodeHandler(sender, codeKeys),
 		service.JobKindSendAccountMail: job.SendAccountMailHandler(sender, codeKeys),
-	}, owner, now, log)
+	}, owner, log)
 	relay := job.NewRelay(outbox, writer, NewRelayConfig(cfg, stream), owner, now, log)
 	return Durable{
 		runner,
-		job.NewReaper(queue, cfg.QueueReapEvery, now, log),
+		job.NewReaper(queue, cfg.QueueReapEvery, log),
 		relay,
 		listener{name: "jobs", log: log, listen: func(ctx context.Context) error {
 			return queue.Listen(ctx, func(q string) {
@@ -178,6 +186,9 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.Jo
 			Stream: string(stream), Group: job.GroupNotifications, Name: owner, BatchSize: 100, BatchWait: 100 * time.Millisecond,
 			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick, MaxDeliveries: int64(cfg.ConsumerMaxDeliveries),
 		}, job.NotificationsHandler(notifications, log), log),
+		// Like the read stream: cut to about INKWELL_STREAM_MAXLEN entries, never past what the
+		// notifications group has not acknowledged (or not read yet).
+		events.NewTrimmer(rdb, string(stream), []string{job.GroupNotifications}, int64(cfg.StreamMaxLen), cfg.StreamTrimEvery, log),
 	}
 }
 

@@ -65,6 +65,40 @@ func (c *ArticleCache) BySlug(ctx context.Context, slug string, load func(contex
 	return ca.domain(), nil
 }
 
+// BySlugs returns the articles among slugs that exist, by slug, loading the misses with one call
+// of load.
+func (c *ArticleCache) BySlugs(ctx context.Context, slugs []string, load func(context.Context, []string) (map[string]domain.Article, error)) (map[string]domain.Article, error) {
+	keys := make([]string, len(slugs))
+	slugOf := make(map[string]string, len(slugs))
+	for i, s := range slugs {
+		keys[i] = c.key(s)
+		slugOf[keys[i]] = s
+	}
+	got, err := c.rt.GetMany(ctx, keys, func(ctx context.Context, missing []string) (map[string]cachedArticle, error) {
+		want := make([]string, len(missing))
+		for i, k := range missing {
+			want[i] = slugOf[k]
+		}
+		arts, err := load(ctx, want)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]cachedArticle, len(arts))
+		for s, a := range arts {
+			out[c.key(s)] = toCachedArticle(a)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]domain.Article, len(got))
+	for k, ca := range got {
+		out[slugOf[k]] = ca.domain()
+	}
+	return out, nil
+}
+
 // Refresh invalidates slug's entry and loads it again with load (after publishing: the first
 // readers hit a warm cache). The load runs after the invalidation, so what it stores is never
 // older than the write that asked for it (see ReadThrough.Refresh).

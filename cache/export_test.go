@@ -36,3 +36,6 @@ func SetRevocationsClock(r *Revocations, now func() time.Time) {
 	r.now = now
 	r.notRevoked.now = now
 }
+
+// Acquire takes a fallback slot as a fallback load does.
+func (l *FallbackLimit) Acquire(ctx context.Context) (func(), error) { return l.acquire(ctx) }

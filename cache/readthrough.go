@@ -23,6 +23,9 @@ type Policy struct {
 	// Broadcast, when set, publishes every change of a cached key to the other instances and drops
 	// theirs from this process's tier; the tier is not used while its subscription is down.
 	Broadcast *Broadcaster
+	// Fallback, when set, bounds the loads sent to PostgreSQL because Redis failed (shared by every
+	// cache of the process); nil leaves them unbounded.
+	Fallback *FallbackLimit
 }
 
 // Stats counts what a ReadThrough did. Values only grow.
@@ -219,7 +222,7 @@ func (c *readThrough[V]) load(ctx context.Context, keys []string, redisFailed bo
 		// nothing is written back; the first read after it recovers fills the keys.
 		got, err = c.lookup(ctx, keys)
 		if err != nil {
-			got = observed[V]{}
+			got, redisFailed = observed[V]{}, true
 		}
 		rest := make([]string, 0, len(keys))
 		for _, k := range keys {
@@ -232,6 +235,14 @@ func (c *readThrough[V]) load(ctx context.Context, keys []string, redisFailed bo
 		if keys = rest; len(keys) == 0 {
 			return vals, nil
 		}
+	}
+	if redisFailed {
+		// In place of Redis: bounded, so an outage cannot send every read to PostgreSQL at once.
+		release, err := c.policy.Fallback.acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
 	c.stats.Loads.Add(1)
 	loaded, err := fetch(ctx, keys, got.seen)

@@ -125,12 +125,28 @@ func (q *Queries) ArticleDelete(ctx context.Context, db DBTX, id int64) (int64, 
 }
 
 const articleGetByIDForUpdate = `-- name: ArticleGetByIDForUpdate :one
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at FROM articles WHERE id = $1::bigint FOR UPDATE
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
+FROM articles WHERE id = $1::bigint FOR UPDATE
 `
 
-func (q *Queries) ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (Article, error) {
+type ArticleGetByIDForUpdateRow struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	Body        string
+	TagList     []string
+	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+}
+
+func (q *Queries) ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (ArticleGetByIDForUpdateRow, error) {
 	row := db.QueryRow(ctx, articleGetByIDForUpdate, id)
-	var i Article
+	var i ArticleGetByIDForUpdateRow
 	err := row.Scan(
 		&i.ID,
 		&i.Slug,
@@ -149,12 +165,28 @@ func (q *Queries) ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64
 }
 
 const articleGetBySlug = `-- name: ArticleGetBySlug :one
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at FROM articles WHERE slug = $1::text
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
+FROM articles WHERE slug = $1::text
 `
 
-func (q *Queries) ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (Article, error) {
+type ArticleGetBySlugRow struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	Body        string
+	TagList     []string
+	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+}
+
+func (q *Queries) ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (ArticleGetBySlugRow, error) {
 	row := db.QueryRow(ctx, articleGetBySlug, slug)
-	var i Article
+	var i ArticleGetBySlugRow
 	err := row.Scan(
 		&i.ID,
 		&i.Slug,
@@ -172,14 +204,13 @@ func (q *Queries) ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (A
 	return i, err
 }
 
-const articleInsert = `-- name: ArticleInsert :one
-INSERT INTO articles (slug, author_id, title, description, body, tag_list, status, published_at)
-VALUES ($1::text, $2::bigint, $3::text, $4::text, $5::text, $6::text[],
-        $7::text, CASE WHEN $7::text = 'published' THEN now() END)
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
+const articleGetBySlugs = `-- name: ArticleGetBySlugs :many
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
+FROM articles WHERE slug = ANY ($1::text[])
 `
 
-type ArticleInsertParams struct {
+type ArticleGetBySlugsRow struct {
+	ID          int64
 	Slug        string
 	AuthorID    int64
 	Title       string
@@ -187,9 +218,86 @@ type ArticleInsertParams struct {
 	Body        string
 	TagList     []string
 	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
 }
 
-func (q *Queries) ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (Article, error) {
+// Full articles for the article cache's batch fill (a cached search page's hits).
+func (q *Queries) ArticleGetBySlugs(ctx context.Context, db DBTX, slugs []string) ([]ArticleGetBySlugsRow, error) {
+	rows, err := db.Query(ctx, articleGetBySlugs, slugs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ArticleGetBySlugsRow{}
+	for rows.Next() {
+		var i ArticleGetBySlugsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.AuthorID,
+			&i.Title,
+			&i.Description,
+			&i.Body,
+			&i.TagList,
+			&i.Status,
+			&i.Version,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.PublishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const articleInsert = `-- name: ArticleInsert :one
+
+INSERT INTO articles (slug, author_id, title, description, body, tag_list, status, published_at, search_vector)
+VALUES ($1::text, $2::bigint, $3::text, $4::text, $5::text, $6::text[],
+        $7::text, CASE WHEN $7::text = 'published' THEN now() END,
+        CASE WHEN $7::text = 'published'
+             THEN inkwell_search_document(($8::text)::regconfig, $3::text, $4::text, $5::text) END)
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
+`
+
+type ArticleInsertParams struct {
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	Body         string
+	TagList      []string
+	Status       string
+	SearchConfig string
+}
+
+type ArticleInsertRow struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	Body        string
+	TagList     []string
+	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+}
+
+// Full articles are read with their columns named, never *: search_vector (migration 00021) is
+// as large as the text it indexes and no caller needs it back.
+// search_vector is set in the same statement (see ArticleUpdateContent).
+func (q *Queries) ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (ArticleInsertRow, error) {
 	row := db.QueryRow(ctx, articleInsert,
 		arg.Slug,
 		arg.AuthorID,
@@ -198,8 +306,9 @@ func (q *Queries) ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertP
 		arg.Body,
 		arg.TagList,
 		arg.Status,
+		arg.SearchConfig,
 	)
-	var i Article
+	var i ArticleInsertRow
 	err := row.Scan(
 		&i.ID,
 		&i.Slug,
@@ -847,25 +956,49 @@ func (q *Queries) ArticleListPublishedByAuthor(ctx context.Context, db DBTX, arg
 
 const articleTransition = `-- name: ArticleTransition :one
 UPDATE articles
-SET status       = $1::text,
-    published_at = CASE WHEN $1::text = 'published' THEN COALESCE(published_at, now()) ELSE published_at END,
-    version      = version + 1,
-    updated_at   = now()
-WHERE id = $2::bigint AND status = ANY ($3::text[])
+SET status        = $1::text,
+    published_at  = CASE WHEN $1::text = 'published' THEN COALESCE(published_at, now()) ELSE published_at END,
+    version       = version + 1,
+    updated_at    = now(),
+    search_vector = CASE WHEN $1::text = 'published'
+                         THEN inkwell_search_document(($2::text)::regconfig, title, description, body) END
+WHERE id = $3::bigint AND status = ANY ($4::text[])
 RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
 `
 
 type ArticleTransitionParams struct {
 	ToStatus     string
+	SearchConfig string
 	ID           int64
 	FromStatuses []string
 }
 
+type ArticleTransitionRow struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	Body        string
+	TagList     []string
+	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+}
+
 // Status changes are guarded in SQL: the row changes only if its status is one of from_statuses,
-// so an illegal or concurrent transition updates nothing.
-func (q *Queries) ArticleTransition(ctx context.Context, db DBTX, arg ArticleTransitionParams) (Article, error) {
-	row := db.QueryRow(ctx, articleTransition, arg.ToStatus, arg.ID, arg.FromStatuses)
-	var i Article
+// so an illegal or concurrent transition updates nothing. Publishing computes the search
+// document; withdrawing clears it (the partial index drops the row either way).
+func (q *Queries) ArticleTransition(ctx context.Context, db DBTX, arg ArticleTransitionParams) (ArticleTransitionRow, error) {
+	row := db.QueryRow(ctx, articleTransition,
+		arg.ToStatus,
+		arg.SearchConfig,
+		arg.ID,
+		arg.FromStatuses,
+	)
+	var i ArticleTransitionRow
 	err := row.Scan(
 		&i.ID,
 		&i.Slug,
@@ -885,13 +1018,15 @@ func (q *Queries) ArticleTransition(ctx context.Context, db DBTX, arg ArticleTra
 
 const articleUpdateContent = `-- name: ArticleUpdateContent :one
 UPDATE articles
-SET title       = $1::text,
-    description = $2::text,
-    body        = $3::text,
-    tag_list    = $4::text[],
-    version     = version + 1,
-    updated_at  = now()
-WHERE id = $5::bigint AND version = $6::int
+SET title         = $1::text,
+    description   = $2::text,
+    body          = $3::text,
+    tag_list      = $4::text[],
+    version       = version + 1,
+    updated_at    = now(),
+    search_vector = CASE WHEN status = 'published'
+                         THEN inkwell_search_document(($5::text)::regconfig, $1::text, $2::text, $3::text) END
+WHERE id = $6::bigint AND version = $7::int
 RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
 `
 
@@ -900,21 +1035,41 @@ type ArticleUpdateContentParams struct {
 	Description     string
 	Body            string
 	TagList         []string
+	SearchConfig    string
 	ID              int64
 	ExpectedVersion int32
 }
 
-// The version guard makes a lost update impossible even if a caller skipped the row lock.
-func (q *Queries) ArticleUpdateContent(ctx context.Context, db DBTX, arg ArticleUpdateContentParams) (Article, error) {
+type ArticleUpdateContentRow struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	Body        string
+	TagList     []string
+	Status      string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+}
+
+// The version guard makes a lost update impossible even if a caller skipped the row lock. The
+// search document follows the text in the same statement, so search never shows an edit late;
+// only published articles carry one (drafts and withdrawn articles are not searchable, and
+// publishing computes it).
+func (q *Queries) ArticleUpdateContent(ctx context.Context, db DBTX, arg ArticleUpdateContentParams) (ArticleUpdateContentRow, error) {
 	row := db.QueryRow(ctx, articleUpdateContent,
 		arg.Title,
 		arg.Description,
 		arg.Body,
 		arg.TagList,
+		arg.SearchConfig,
 		arg.ID,
 		arg.ExpectedVersion,
 	)
-	var i Article
+	var i ArticleUpdateContentRow
 	err := row.Scan(
 		&i.ID,
 		&i.Slug,

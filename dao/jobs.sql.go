@@ -15,30 +15,30 @@ import (
 const jobAckAndClaim = `-- name: JobAckAndClaim :many
 WITH kept AS (
     UPDATE jobs j
-    SET status = 'done', finished_at = $1::timestamptz, updated_at = $1::timestamptz,
+    SET status = 'done', finished_at = now(), updated_at = now(),
         lease_owner = NULL, lease_until = NULL, last_error = NULL
-    FROM (SELECT unnest($2::bigint[]) AS id, unnest($3::bigint[]) AS generation) AS held
-    WHERE j.id = ANY($2::bigint[]) AND j.id = held.id AND j.lease_generation = held.generation AND j.lease_owner IS NOT NULL
+    FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::bigint[]) AS generation) AS held
+    WHERE j.id = ANY($1::bigint[]) AND j.id = held.id AND j.lease_generation = held.generation AND j.lease_owner IS NOT NULL
       AND NOT j.delete_when_done
     RETURNING j.id
 ), deleted AS (
     DELETE FROM jobs j
-    USING (SELECT unnest($2::bigint[]) AS id, unnest($3::bigint[]) AS generation) AS held
-    WHERE j.id = ANY($2::bigint[]) AND j.id = held.id AND j.lease_generation = held.generation AND j.lease_owner IS NOT NULL
+    USING (SELECT unnest($1::bigint[]) AS id, unnest($2::bigint[]) AS generation) AS held
+    WHERE j.id = ANY($1::bigint[]) AND j.id = held.id AND j.lease_generation = held.generation AND j.lease_owner IS NOT NULL
       AND j.delete_when_done
     RETURNING j.id
 ), acked AS (
     SELECT id FROM kept UNION ALL SELECT id FROM deleted
 ), picked AS (
     SELECT id FROM jobs
-    WHERE queue = $4::text AND status = 'ready' AND available_at <= $1::timestamptz
+    WHERE queue = $3::text AND status = 'ready' AND available_at <= now()
     ORDER BY priority DESC, available_at, id
-    LIMIT $5::int
+    LIMIT $4::int
     FOR UPDATE SKIP LOCKED
 ), claimed AS (
     UPDATE jobs j
-    SET status = 'running', lease_owner = $6::text, lease_until = $7::timestamptz,
-        lease_generation = j.lease_generation + 1, attempts = j.attempts + 1, updated_at = $1::timestamptz
+    SET status = 'running', lease_owner = $5::text, lease_until = now() + make_interval(secs => $6::float8),
+        lease_generation = j.lease_generation + 1, attempts = j.attempts + 1, updated_at = now()
     WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
     RETURNING j.id, j.queue, j.kind, j.payload, j.status, j.priority, j.available_at, j.lease_owner, j.lease_until, j.lease_generation, j.attempts, j.max_attempts, j.last_error, j.unique_key, j.created_at, j.updated_at, j.finished_at, j.delete_when_done
 )
@@ -48,13 +48,12 @@ LEFT JOIN claimed ON true
 `
 
 type JobAckAndClaimParams struct {
-	Now         time.Time
 	Ids         []int64
 	Generations []int64
 	Queue       string
 	Lim         int32
 	Owner       string
-	LeaseUntil  time.Time
+	LeaseSecs   float64
 }
 
 type JobAckAndClaimRow struct {
@@ -85,15 +84,16 @@ type JobAckAndClaimRow struct {
 // generation that fences the holder's later writes. Every row carries the ids whose ack took (a
 // lost lease matches no row); when nothing was claimed, one row comes back with NULL job columns.
 // A done job marked delete_when_done is deleted instead (its payload must not stay at rest).
+// Every instant is the database's (now()): leases are stamped and compared by one clock however
+// far the instances' clocks drift; the lease itself is a duration.
 func (q *Queries) JobAckAndClaim(ctx context.Context, db DBTX, arg JobAckAndClaimParams) ([]JobAckAndClaimRow, error) {
 	rows, err := db.Query(ctx, jobAckAndClaim,
-		arg.Now,
 		arg.Ids,
 		arg.Generations,
 		arg.Queue,
 		arg.Lim,
 		arg.Owner,
-		arg.LeaseUntil,
+		arg.LeaseSecs,
 	)
 	if err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func (q *Queries) JobDiscard(ctx context.Context, db DBTX, id int64) (int64, err
 
 const jobEnqueue = `-- name: JobEnqueue :one
 INSERT INTO jobs (queue, kind, payload, priority, available_at, max_attempts, unique_key, delete_when_done)
-VALUES ($1::text, $2::text, $3::jsonb, $4::int, $5::timestamptz,
+VALUES ($1::text, $2::text, $3::jsonb, $4::int, COALESCE($5::timestamptz, now()),
         $6::int, $7::text, $8::boolean)
 ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
 RETURNING id
@@ -158,13 +158,14 @@ type JobEnqueueParams struct {
 	Kind           string
 	Payload        []byte
 	Priority       int32
-	AvailableAt    time.Time
+	AvailableAt    pgtype.Timestamptz
 	MaxAttempts    int32
 	UniqueKey      pgtype.Text
 	DeleteWhenDone bool
 }
 
-// With a unique_key, enqueueing the same job twice inserts nothing and returns no row.
+// With a unique_key, enqueueing the same job twice inserts nothing and returns no row. Without an
+// available_at the job is due by the database's clock, the one claims compare with.
 func (q *Queries) JobEnqueue(ctx context.Context, db DBTX, arg JobEnqueueParams) (int64, error) {
 	row := db.QueryRow(ctx, jobEnqueue,
 		arg.Queue,
@@ -184,33 +185,32 @@ func (q *Queries) JobEnqueue(ctx context.Context, db DBTX, arg JobEnqueueParams)
 const jobFail = `-- name: JobFail :execrows
 UPDATE jobs
 SET status       = CASE WHEN $1::boolean OR attempts >= max_attempts THEN 'dead' ELSE 'ready' END,
-    available_at = $2::timestamptz,
+    available_at = now() + make_interval(secs => $2::float8),
     last_error   = $3::text,
     lease_owner  = NULL,
     lease_until  = NULL,
-    updated_at   = $4::timestamptz,
-    finished_at  = CASE WHEN $1::boolean OR attempts >= max_attempts THEN $4::timestamptz END
-WHERE id = $5::bigint AND lease_generation = $6::bigint AND lease_owner IS NOT NULL
+    updated_at   = now(),
+    finished_at  = CASE WHEN $1::boolean OR attempts >= max_attempts THEN now() END
+WHERE id = $4::bigint AND lease_generation = $5::bigint AND lease_owner IS NOT NULL
 `
 
 type JobFailParams struct {
-	Permanent  bool
-	RetryAt    time.Time
-	LastError  string
-	Now        time.Time
-	ID         int64
-	Generation int64
+	Permanent      bool
+	RetryAfterSecs float64
+	LastError      string
+	ID             int64
+	Generation     int64
 }
 
 // Retries later, or buries the job when it is out of attempts or the failure is permanent.
 // Like the ack and the renewal, it is fenced by the claim's generation and a held lease
-// (lease_owner IS NOT NULL, which is status = 'running': see migration 00007).
+// (lease_owner IS NOT NULL, which is status = 'running': see migration 00007). The retry is due
+// retry_after_secs from now by the database's clock.
 func (q *Queries) JobFail(ctx context.Context, db DBTX, arg JobFailParams) (int64, error) {
 	result, err := db.Exec(ctx, jobFail,
 		arg.Permanent,
-		arg.RetryAt,
+		arg.RetryAfterSecs,
 		arg.LastError,
-		arg.Now,
 		arg.ID,
 		arg.Generation,
 	)
@@ -319,9 +319,9 @@ func (q *Queries) JobNotify(ctx context.Context, db DBTX, queue string) (string,
 const jobReap = `-- name: JobReap :many
 WITH expired AS (
     SELECT id FROM jobs
-    WHERE status = 'running' AND lease_until < $1::timestamptz
+    WHERE status = 'running' AND lease_until < now()
     ORDER BY lease_until
-    LIMIT $2::int
+    LIMIT $1::int
     FOR UPDATE SKIP LOCKED
 )
 UPDATE jobs j
@@ -329,17 +329,12 @@ SET status      = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'ready
     lease_owner = NULL,
     lease_until = NULL,
     last_error  = 'lease expired: the worker stopped without finishing',
-    updated_at  = $1::timestamptz,
-    finished_at = CASE WHEN j.attempts >= j.max_attempts THEN $1::timestamptz END
+    updated_at  = now(),
+    finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END
 FROM expired
 WHERE j.id = expired.id
 RETURNING j.id, j.status
 `
-
-type JobReapParams struct {
-	Now time.Time
-	Lim int32
-}
 
 type JobReapRow struct {
 	ID     int64
@@ -349,8 +344,9 @@ type JobReapRow struct {
 // Returns at most lim jobs whose lease ran out (their worker died) to the ready set, or buries
 // them when that attempt was their last. Batched, oldest lease first, skipping rows another
 // reaper holds: after an outage with many expired leases no statement locks them all at once.
-func (q *Queries) JobReap(ctx context.Context, db DBTX, arg JobReapParams) ([]JobReapRow, error) {
-	rows, err := db.Query(ctx, jobReap, arg.Now, arg.Lim)
+// Expired by the database's clock, the one that stamped the leases.
+func (q *Queries) JobReap(ctx context.Context, db DBTX, lim int32) ([]JobReapRow, error) {
+	rows, err := db.Query(ctx, jobReap, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -371,24 +367,19 @@ func (q *Queries) JobReap(ctx context.Context, db DBTX, arg JobReapParams) ([]Jo
 
 const jobRenew = `-- name: JobRenew :execrows
 UPDATE jobs
-SET lease_until = $1::timestamptz, updated_at = $2::timestamptz
-WHERE id = $3::bigint AND lease_generation = $4::bigint AND lease_owner IS NOT NULL
+SET lease_until = now() + make_interval(secs => $1::float8), updated_at = now()
+WHERE id = $2::bigint AND lease_generation = $3::bigint AND lease_owner IS NOT NULL
 `
 
 type JobRenewParams struct {
-	LeaseUntil time.Time
-	Now        time.Time
+	LeaseSecs  float64
 	ID         int64
 	Generation int64
 }
 
+// Extends the lease to lease_secs from now by the database's clock.
 func (q *Queries) JobRenew(ctx context.Context, db DBTX, arg JobRenewParams) (int64, error) {
-	result, err := db.Exec(ctx, jobRenew,
-		arg.LeaseUntil,
-		arg.Now,
-		arg.ID,
-		arg.Generation,
-	)
+	result, err := db.Exec(ctx, jobRenew, arg.LeaseSecs, arg.ID, arg.Generation)
 	if err != nil {
 		return 0, err
 	}

@@ -34,18 +34,19 @@ type ApiKey struct {
 }
 
 type Article struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	Body        string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	Body         string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	SearchVector interface{}
 }
 
 type ArticleCommentSeq struct {

@@ -82,32 +82,6 @@ func (q *Queries) OutboxClaim(ctx context.Context, db DBTX, arg OutboxClaimParam
 	return items, nil
 }
 
-const outboxDeleteApplied = `-- name: OutboxDeleteApplied :execrows
-DELETE FROM outbox
-WHERE id IN (
-    SELECT id FROM outbox
-    WHERE status = 'applied' AND created_at < $1::timestamptz
-    ORDER BY created_at, id
-    LIMIT $2::int
-    FOR UPDATE SKIP LOCKED
-)
-`
-
-type OutboxDeleteAppliedParams struct {
-	Before time.Time
-	Lim    int32
-}
-
-// Deletes up to @lim events applied by their consumer and created before @before, oldest first
-// along outbox_applied_idx (for the retention job; SKIP LOCKED so several instances share it).
-func (q *Queries) OutboxDeleteApplied(ctx context.Context, db DBTX, arg OutboxDeleteAppliedParams) (int64, error) {
-	result, err := db.Exec(ctx, outboxDeleteApplied, arg.Before, arg.Lim)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const outboxDiscard = `-- name: OutboxDiscard :execrows
 DELETE FROM outbox WHERE id = $1::bigint AND status = 'dead'
 `

@@ -23,11 +23,15 @@ type Querier interface {
 	APIKeyRevokeAllByUser(ctx context.Context, db DBTX, userID int64) (int64, error)
 	APIKeyRevokeAllOfUser(ctx context.Context, db DBTX, userID int64) error
 	AccountCodeCountAttempt(ctx context.Context, db DBTX, arg AccountCodeCountAttemptParams) error
+	AccountCodeCountPrunable(ctx context.Context, db DBTX, arg AccountCodeCountPrunableParams) (int64, error)
 	// The account's code for purpose, locked, with whether it is still usable by the database's clock.
 	AccountCodeGetForUpdate(ctx context.Context, db DBTX, arg AccountCodeGetForUpdateParams) (AccountCodeGetForUpdateRow, error)
 	// Stores a new code for the account and purpose unless the previous one was sent less than
 	// resend_seconds ago (then no row comes back). Attempts and spending start again.
 	AccountCodeIssue(ctx context.Context, db DBTX, arg AccountCodeIssueParams) (int64, error)
+	// Verification and reset codes that expired longer than keep ago, spent or not (the resend
+	// interval they hold is far shorter than their validity).
+	AccountCodePruneBatch(ctx context.Context, db DBTX, arg AccountCodePruneBatchParams) (int64, error)
 	AccountCodeSpend(ctx context.Context, db DBTX, arg AccountCodeSpendParams) error
 	// The feed's articlesCount: one counts row per followed author.
 	ArticleCountFeed(ctx context.Context, db DBTX, followerID int64) (int64, error)
@@ -43,11 +47,16 @@ type Querier interface {
 	// event was applied, or announced by an earlier publication). A concurrent claim of the same
 	// article waits for this one's transaction and then claims nothing.
 	ArticleFanoutClaim(ctx context.Context, db DBTX, articleID int64) (int64, error)
-	ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (Article, error)
+	ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (ArticleGetByIDForUpdateRow, error)
 	// Summaries (no bodies) of the articles of a folder's or a history's page.
 	ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleGetByIDsRow, error)
-	ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (Article, error)
-	ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (Article, error)
+	ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (ArticleGetBySlugRow, error)
+	// Full articles for the article cache's batch fill (a cached search page's hits).
+	ArticleGetBySlugs(ctx context.Context, db DBTX, slugs []string) ([]ArticleGetBySlugsRow, error)
+	// Full articles are read with their columns named, never *: search_vector (migration 00021) is
+	// as large as the text it indexes and no caller needs it back.
+	// search_vector is set in the same statement (see ArticleUpdateContent).
+	ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (ArticleInsertRow, error)
 	// An author's own list, every status: the merge of the author's three status lists, each read
 	// off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
 	ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error)
@@ -79,12 +88,46 @@ type Querier interface {
 	// (before_published_at, before_id), never older than since. Only what scoring needs: the winners'
 	// summaries are loaded once, at the end.
 	ArticleRankScan(ctx context.Context, db DBTX, arg ArticleRankScanParams) ([]ArticleRankScanRow, error)
+	// Full-text search over published articles (docs/ARCHITECTURE.md, "Search"; README "Search").
+	// The query is websearch_to_tsquery over the words of q in the configured language, AND the CJK
+	// part (phrases of bigrams, built by domain.SearchTerms), so any text a user types is a query.
+	// Bounded work whatever the term: the candidates are the newest @depth matches (walking
+	// articles_published_at_idx with the @@ filter for a common term, the GIN index and a top-N sort
+	// for a rare one; the planner picks with the term's statistics, as the query runs with a custom
+	// plan). Only those are ranked: ts_rank over the weighted vector (title A > description B >
+	// body C; ts_rank saturates repeated words, so a body repeating a word cannot outrank a title
+	// holding it), times a likes boost (1 + 0.1·ln(1 + likes)) and a freshness boost
+	// (1 + 0.25·exp(-age / 14 days), age at the snapshot). The snapshot (page 1's now(), carried by
+	// the cursor) bounds the candidates by published_at, so articles published while a client pages
+	// never push one it has not seen yet past the depth; the page is a keyset (score, id) over them.
+	// total is the number of candidates (the hits, up to @depth).
+	ArticleSearch(ctx context.Context, db DBTX, arg ArticleSearchParams) ([]ArticleSearchRow, error)
+	// Published articles without a search document (written before migration 00021, or by an older
+	// instance during a rolling upgrade), a batch at a time off articles_search_missing_idx.
+	ArticleSearchBackfill(ctx context.Context, db DBTX, arg ArticleSearchBackfillParams) ([]int64, error)
+	// One instance of a fleet backfills at a time (its batch's transaction holds the lock).
+	ArticleSearchBackfillLock(ctx context.Context, db DBTX) (bool, error)
+	// The configured text search configuration, checked at start: an unknown name is an error.
+	ArticleSearchLanguage(ctx context.Context, db DBTX, name string) (string, error)
+	// `inkwell search reindex`: recompute the documents of the articles after @after_id, a batch of
+	// ids at a time (primary key order), in the configured language. The SET reads the row as the
+	// UPDATE finds it, so an edit committed meanwhile is indexed as edited.
+	ArticleSearchReindex(ctx context.Context, db DBTX, arg ArticleSearchReindexParams) (ArticleSearchReindexRow, error)
+	// The snippets of one page only: ts_headline over the description and the start of the body,
+	// with \x01 and \x02 around matched words (stripped from the text first, so they can only be
+	// marks); web turns them into <mark> after escaping the rest. The text is returned too when the
+	// query has CJK runs, which ts_headline cannot mark (domain.Snippet does).
+	ArticleSearchSnippets(ctx context.Context, db DBTX, arg ArticleSearchSnippetsParams) ([]ArticleSearchSnippetsRow, error)
 	ArticleSummariesByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleSummariesByIDsRow, error)
 	// Status changes are guarded in SQL: the row changes only if its status is one of from_statuses,
-	// so an illegal or concurrent transition updates nothing.
-	ArticleTransition(ctx context.Context, db DBTX, arg ArticleTransitionParams) (Article, error)
-	// The version guard makes a lost update impossible even if a caller skipped the row lock.
-	ArticleUpdateContent(ctx context.Context, db DBTX, arg ArticleUpdateContentParams) (Article, error)
+	// so an illegal or concurrent transition updates nothing. Publishing computes the search
+	// document; withdrawing clears it (the partial index drops the row either way).
+	ArticleTransition(ctx context.Context, db DBTX, arg ArticleTransitionParams) (ArticleTransitionRow, error)
+	// The version guard makes a lost update impossible even if a caller skipped the row lock. The
+	// search document follows the text in the same statement, so search never shows an edit late;
+	// only published articles carry one (drafts and withdrawn articles are not searchable, and
+	// publishing computes it).
+	ArticleUpdateContent(ctx context.Context, db DBTX, arg ArticleUpdateContentParams) (ArticleUpdateContentRow, error)
 	// Deletes the folder and returns the articles it held, whose collect counters must go down.
 	CollectionDelete(ctx context.Context, db DBTX, id int64) ([]int64, error)
 	CollectionGetByID(ctx context.Context, db DBTX, id int64) (Collection, error)
@@ -124,16 +167,21 @@ type Querier interface {
 	// one failing on the other's positions. Readers are not blocked: SHARE ROW EXCLUSIVE does not
 	// conflict with SELECT, which sees the previous ranking until the replacement commits.
 	HotArticleLockForReplace(ctx context.Context, db DBTX) error
+	IdempotencyCountPrunable(ctx context.Context, db DBTX, arg IdempotencyCountPrunableParams) (int64, error)
+	// A key younger than max_age_secs by the database's clock, the one that stamped created_at.
 	IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGetParams) (IdempotencyKey, error)
-	IdempotencyPrune(ctx context.Context, db DBTX, before time.Time) (int64, error)
+	// Idempotency records older than keep (they are replayed for 24 hours).
+	IdempotencyPruneBatch(ctx context.Context, db DBTX, arg IdempotencyPruneBatchParams) (int64, error)
 	// session_user_id names the account a replay signs in (a registration); no token is stored.
 	IdempotencyPut(ctx context.Context, db DBTX, arg IdempotencyPutParams) error
 	// A transaction-scoped advisory lock on the key, if no other transaction holds it. A second request
 	// with the same key does not wait on a connection: it lets the connection go and tries again
 	// until the first has finished (then it replays its answer) or its wait is over (409).
 	IdempotencyTryLock(ctx context.Context, db DBTX, arg IdempotencyTryLockParams) (bool, error)
+	InboxCountPrunable(ctx context.Context, db DBTX, arg InboxCountPrunableParams) (int64, error)
 	InboxInsert(ctx context.Context, db DBTX, arg InboxInsertParams) (int64, error)
-	InboxPrune(ctx context.Context, db DBTX, before time.Time) (int64, error)
+	// Consumer inbox records older than keep: far past any redelivery of their event.
+	InboxPruneBatch(ctx context.Context, db DBTX, arg InboxPruneBatchParams) (int64, error)
 	// Collects stay on shard 0. Returns that shard row as this change leaves it, version included, for
 	// the cache to store.
 	InteractiveAddCollects(ctx context.Context, db DBTX, arg InteractiveAddCollectsParams) (InteractiveAddCollectsRow, error)
@@ -151,23 +199,35 @@ type Querier interface {
 	// generation that fences the holder's later writes. Every row carries the ids whose ack took (a
 	// lost lease matches no row); when nothing was claimed, one row comes back with NULL job columns.
 	// A done job marked delete_when_done is deleted instead (its payload must not stay at rest).
+	// Every instant is the database's (now()): leases are stamped and compared by one clock however
+	// far the instances' clocks drift; the lease itself is a duration.
 	JobAckAndClaim(ctx context.Context, db DBTX, arg JobAckAndClaimParams) ([]JobAckAndClaimRow, error)
+	JobCountPrunableDead(ctx context.Context, db DBTX, arg JobCountPrunableDeadParams) (int64, error)
+	JobCountPrunableDone(ctx context.Context, db DBTX, arg JobCountPrunableDoneParams) (int64, error)
 	JobDiscard(ctx context.Context, db DBTX, id int64) (int64, error)
-	// With a unique_key, enqueueing the same job twice inserts nothing and returns no row.
+	// With a unique_key, enqueueing the same job twice inserts nothing and returns no row. Without an
+	// available_at the job is due by the database's clock, the one claims compare with.
 	JobEnqueue(ctx context.Context, db DBTX, arg JobEnqueueParams) (int64, error)
 	// Retries later, or buries the job when it is out of attempts or the failure is permanent.
 	// Like the ack and the renewal, it is fenced by the claim's generation and a held lease
-	// (lease_owner IS NOT NULL, which is status = 'running': see migration 00007).
+	// (lease_owner IS NOT NULL, which is status = 'running': see migration 00007). The retry is due
+	// retry_after_secs from now by the database's clock.
 	JobFail(ctx context.Context, db DBTX, arg JobFailParams) (int64, error)
 	JobGet(ctx context.Context, db DBTX, id int64) (Job, error)
 	// Operator listing: dead jobs first, then the rest, newest first.
 	JobList(ctx context.Context, db DBTX, arg JobListParams) ([]Job, error)
 	// Wakes workers listening for this queue; delivered only if the transaction commits.
 	JobNotify(ctx context.Context, db DBTX, queue string) (string, error)
+	// Dead jobs buried longer than keep ago: an operator had that long to retry them.
+	JobPruneDeadBatch(ctx context.Context, db DBTX, arg JobPruneDeadBatchParams) (int64, error)
+	// Done jobs that finished longer than keep ago (jobs carrying a secret are deleted at their ack).
+	JobPruneDoneBatch(ctx context.Context, db DBTX, arg JobPruneDoneBatchParams) (int64, error)
 	// Returns at most lim jobs whose lease ran out (their worker died) to the ready set, or buries
 	// them when that attempt was their last. Batched, oldest lease first, skipping rows another
 	// reaper holds: after an outage with many expired leases no statement locks them all at once.
-	JobReap(ctx context.Context, db DBTX, arg JobReapParams) ([]JobReapRow, error)
+	// Expired by the database's clock, the one that stamped the leases.
+	JobReap(ctx context.Context, db DBTX, lim int32) ([]JobReapRow, error)
+	// Extends the lease to lease_secs from now by the database's clock.
 	JobRenew(ctx context.Context, db DBTX, arg JobRenewParams) (int64, error)
 	JobRetry(ctx context.Context, db DBTX, id int64) (int64, error)
 	JobStats(ctx context.Context, db DBTX) ([]JobStatsRow, error)
@@ -184,21 +244,29 @@ type Querier interface {
 	// (shard_touched false, and zeros, when the changes cancel out and no shard was written). A shard
 	// may go below zero: its like may have gone to another shard.
 	LikeSetManyCounted(ctx context.Context, db DBTX, arg LikeSetManyCountedParams) (LikeSetManyCountedRow, error)
+	LoginCodeCountPrunable(ctx context.Context, db DBTX, arg LoginCodeCountPrunableParams) (int64, error)
 	LoginCodeGet(ctx context.Context, db DBTX, arg LoginCodeGetParams) (LoginCode, error)
 	// Serializes the code steps of one target for the rest of the transaction (the code row may not
 	// exist yet, so a row lock would not do).
 	LoginCodeLockTarget(ctx context.Context, db DBTX, lockKey string) error
+	LoginCodeMeterCountPrunable(ctx context.Context, db DBTX, arg LoginCodeMeterCountPrunableParams) (int64, error)
 	// A meter's count in its current window; no row once the window has passed.
 	LoginCodeMeterGet(ctx context.Context, db DBTX, arg LoginCodeMeterGetParams) (LoginCodeMeterGetRow, error)
 	LoginCodeMeterGiveBack(ctx context.Context, db DBTX, key string) error
 	// Counts one hit, starting a new window when the last one has passed.
 	LoginCodeMeterHit(ctx context.Context, db DBTX, arg LoginCodeMeterHitParams) (LoginCodeMeterHitRow, error)
+	// Fallback meters whose window ended longer than keep ago (a passed window counts nothing).
+	LoginCodeMeterPruneBatch(ctx context.Context, db DBTX, arg LoginCodeMeterPruneBatchParams) (int64, error)
 	LoginCodeMiss(ctx context.Context, db DBTX, target string) error
+	// Fallback login codes that expired longer than keep ago (spent ones stay until they expire, for
+	// their resend window).
+	LoginCodePruneBatch(ctx context.Context, db DBTX, arg LoginCodePruneBatchParams) (int64, error)
 	// Drops codes and meters whose time has passed (run by each send: the table stays small).
 	LoginCodePurgeExpired(ctx context.Context, db DBTX, now time.Time) error
 	LoginCodePut(ctx context.Context, db DBTX, arg LoginCodePutParams) error
 	LoginCodeSpend(ctx context.Context, db DBTX, target string) error
 	LoginCodeWithdraw(ctx context.Context, db DBTX, arg LoginCodeWithdrawParams) (int64, error)
+	NotificationCountPrunable(ctx context.Context, db DBTX, arg NotificationCountPrunableParams) (int64, error)
 	// Notifies one page of an author's followers (keyset on follower id), skipping any already
 	// notified of this event, and returns the page's last follower id to continue from.
 	// A notification is dated by its event (when the author acted), not by when a consumer applied it:
@@ -209,14 +277,15 @@ type Querier interface {
 	// neither the title it had nor one typed since.
 	NotificationList(ctx context.Context, db DBTX, arg NotificationListParams) ([]NotificationListRow, error)
 	NotificationMarkRead(ctx context.Context, db DBTX, arg NotificationMarkReadParams) (int64, error)
+	// Notifications older than keep, read or not.
+	NotificationPruneBatch(ctx context.Context, db DBTX, arg NotificationPruneBatchParams) (int64, error)
 	NotificationUnreadCount(ctx context.Context, db DBTX, userID int64) (int64, error)
 	OutboxBacklog(ctx context.Context, db DBTX) (int64, error)
 	// Claims pending events that are due and whose lease is free or expired, fenced by a generation
 	// bump. Leases are stamped and compared with PostgreSQL's clock, one clock for every relay.
 	OutboxClaim(ctx context.Context, db DBTX, arg OutboxClaimParams) ([]Outbox, error)
-	// Deletes up to @lim events applied by their consumer and created before @before, oldest first
-	// along outbox_applied_idx (for the retention job; SKIP LOCKED so several instances share it).
-	OutboxDeleteApplied(ctx context.Context, db DBTX, arg OutboxDeleteAppliedParams) (int64, error)
+	OutboxCountPrunableApplied(ctx context.Context, db DBTX, arg OutboxCountPrunableAppliedParams) (int64, error)
+	OutboxCountPrunableDead(ctx context.Context, db DBTX, arg OutboxCountPrunableDeadParams) (int64, error)
 	// An operator gives up on a dead event.
 	OutboxDiscard(ctx context.Context, db DBTX, id int64) (int64, error)
 	// The dead rows, and the age on PostgreSQL's clock of the oldest event not yet applied (the first
@@ -237,6 +306,13 @@ type Querier interface {
 	OutboxMarkPublished(ctx context.Context, db DBTX, arg OutboxMarkPublishedParams) (int64, error)
 	// Wakes relays listening on the channel; delivered only if the transaction commits.
 	OutboxNotify(ctx context.Context, db DBTX) error
+	// Outbox events their consumer applied, made longer than keep ago: PostgreSQL no longer needs them
+	// (the consumer's inbox keeps the event id as long as a redelivery could still arrive). Walks
+	// outbox_applied_idx (created_at, id).
+	OutboxPruneAppliedBatch(ctx context.Context, db DBTX, arg OutboxPruneAppliedBatchParams) (int64, error)
+	// Dead outbox events (out of attempts; `inkwell outbox retry` can still revive them until then),
+	// made longer than keep ago. Walks outbox_dead_idx (id, which grows with created_at).
+	OutboxPruneDeadBatch(ctx context.Context, db DBTX, arg OutboxPruneDeadBatchParams) (int64, error)
 	// Makes events published longer ago than the redelivery window and still not applied claimable
 	// again (their stream entry was lost, dead-lettered, or never applied), each re-drive one
 	// attempt: due again after an exponential backoff (base · 2^(attempts-1), capped), or dead once
@@ -259,11 +335,32 @@ type Querier interface {
 	// Upserts (user, article, last read at) for a batch; replaying a batch changes nothing because
 	// the newest timestamp wins.
 	ReadHistoryApply(ctx context.Context, db DBTX, arg ReadHistoryApplyParams) error
+	ReadHistoryCountPrunable(ctx context.Context, db DBTX, arg ReadHistoryCountPrunableParams) (int64, error)
 	ReadHistoryList(ctx context.Context, db DBTX, arg ReadHistoryListParams) ([]ReadHistoryListRow, error)
+	// Cuts the history of every user who read in the last since_seconds to their newest keep rows. A
+	// history grows only when its user reads, so the users who read since the last run are the only
+	// ones it can have grown for: they are found by reading_history_read_at_idx, and each one's rows
+	// past the cap by reading_history_recent_idx. A row re-read meanwhile is a new row version and is
+	// not deleted (its ctid changed).
+	ReadHistoryPruneBatch(ctx context.Context, db DBTX, arg ReadHistoryPruneBatchParams) (int64, error)
+	RefreshTokenCountPrunable(ctx context.Context, db DBTX, arg RefreshTokenCountPrunableParams) (int64, error)
 	// Locks the token row so two concurrent uses of one token are decided one after the other.
 	RefreshTokenGetForUpdate(ctx context.Context, db DBTX, tokenHash []byte) (RefreshTokenGetForUpdateRow, error)
 	RefreshTokenInsert(ctx context.Context, db DBTX, arg RefreshTokenInsertParams) error
+	// Refresh tokens that expired longer than keep ago, spent or not: an expired token is refused
+	// whatever it is, so its row no longer decides anything.
+	RefreshTokenPruneBatch(ctx context.Context, db DBTX, arg RefreshTokenPruneBatchParams) (int64, error)
 	RefreshTokenSpend(ctx context.Context, db DBTX, tokenHash []byte) error
+	// The retention job's statements (job/retention.go, repository/retention.go). Each prune deletes
+	// at most lim rows: the oldest prunable ones, read off an index in order (migration 00019) and
+	// locked with SKIP LOCKED, so a batch neither waits on a row a request holds nor costs more as
+	// the table grows; the job repeats it until a batch comes back short. Ages are measured with the
+	// database's clock. Each count is what the prune would delete now, counted up to lim off the
+	// same index, in the same order.
+	// The fleet-wide retention lock, a session-level advisory lock: held by the connection that took
+	// it until RetentionUnlock, and released by PostgreSQL if that connection or its process dies.
+	RetentionTryLock(ctx context.Context, db DBTX) (bool, error)
+	RetentionUnlock(ctx context.Context, db DBTX) (bool, error)
 	// Moves the watermark from @from_id to @to_id, only if it is still at @from_id.
 	SearchLexiconAdvance(ctx context.Context, db DBTX, arg SearchLexiconAdvanceParams) (int64, error)
 	SearchLexiconLock(ctx context.Context, db DBTX) error
@@ -294,11 +391,22 @@ type Querier interface {
 	// without looking at the watermark: the seed folds its own id range with several of these side by
 	// side, under the pass's lock, and then moves the watermark over the range (SearchLexiconAdvance).
 	SearchWordsFoldRange(ctx context.Context, db DBTX, arg SearchWordsFoldRangeParams) (int32, error)
+	SessionCountPrunableIdle(ctx context.Context, db DBTX, arg SessionCountPrunableIdleParams) (int64, error)
+	SessionCountPrunableRevoked(ctx context.Context, db DBTX, arg SessionCountPrunableRevokedParams) (int64, error)
 	SessionInsert(ctx context.Context, db DBTX, arg SessionInsertParams) error
 	SessionIsRevoked(ctx context.Context, db DBTX, id string) (bool, error)
 	// The user's sessions that can still be refreshed: not revoked, with an unspent refresh token
 	// that has not expired.
 	SessionListLiveByUser(ctx context.Context, db DBTX, userID int64) ([]SessionListLiveByUserRow, error)
+	// Live sessions unused (not refreshed) for longer than keep whose newest refresh token has
+	// expired: nothing can refresh them, and their last access token expired long ago. The newest
+	// expiry is a subquery per candidate (an aggregate, so the planner keeps it a probe of
+	// refresh_tokens_session_idx instead of joining every live token).
+	SessionPruneIdleBatch(ctx context.Context, db DBTX, arg SessionPruneIdleBatchParams) (int64, error)
+	// Sessions revoked longer than keep ago (the refresh-token lifetime plus a grace, so their tokens
+	// are pruned already and the cascade deletes next to nothing). An unknown session counts as
+	// revoked (SessionRepository.IsRevoked), so deleting one changes no answer.
+	SessionPruneRevokedBatch(ctx context.Context, db DBTX, arg SessionPruneRevokedBatchParams) (int64, error)
 	// Stamps the revocation with the time of the statement (clock_timestamp, not the start of the
 	// transaction): the revocation-lease renewal finds recent revocations by revoked_at, so it should be
 	// close to the commit even in a long unit of work.

@@ -10,18 +10,6 @@ import (
 	"time"
 )
 
-const inboxPrune = `-- name: InboxPrune :execrows
-DELETE FROM inbox WHERE received_at < $1::timestamptz
-`
-
-func (q *Queries) InboxPrune(ctx context.Context, db DBTX, before time.Time) (int64, error) {
-	result, err := db.Exec(ctx, inboxPrune, before)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const readEventsApply = `-- name: ReadEventsApply :many
 WITH batch AS (
     -- Unnests in one select list advance together (zip), pairing ids with articles and reads. An

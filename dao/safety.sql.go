@@ -161,17 +161,18 @@ func (q *Queries) APIKeyRevokeAllByUser(ctx context.Context, db DBTX, userID int
 
 const idempotencyGet = `-- name: IdempotencyGet :one
 SELECT scope, key, request_hash, response_status, response_body, created_at, session_user_id FROM idempotency_keys
-WHERE scope = $1::text AND key = $2::text AND created_at > $3::timestamptz
+WHERE scope = $1::text AND key = $2::text AND created_at > now() - make_interval(secs => $3::float8)
 `
 
 type IdempotencyGetParams struct {
-	Scope     string
-	Key       string
-	NotBefore time.Time
+	Scope      string
+	Key        string
+	MaxAgeSecs float64
 }
 
+// A key younger than max_age_secs by the database's clock, the one that stamped created_at.
 func (q *Queries) IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGetParams) (IdempotencyKey, error) {
-	row := db.QueryRow(ctx, idempotencyGet, arg.Scope, arg.Key, arg.NotBefore)
+	row := db.QueryRow(ctx, idempotencyGet, arg.Scope, arg.Key, arg.MaxAgeSecs)
 	var i IdempotencyKey
 	err := row.Scan(
 		&i.Scope,
@@ -183,18 +184,6 @@ func (q *Queries) IdempotencyGet(ctx context.Context, db DBTX, arg IdempotencyGe
 		&i.SessionUserID,
 	)
 	return i, err
-}
-
-const idempotencyPrune = `-- name: IdempotencyPrune :execrows
-DELETE FROM idempotency_keys WHERE created_at < $1::timestamptz
-`
-
-func (q *Queries) IdempotencyPrune(ctx context.Context, db DBTX, before time.Time) (int64, error) {
-	result, err := db.Exec(ctx, idempotencyPrune, before)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const idempotencyPut = `-- name: IdempotencyPut :exec

@@ -30,6 +30,10 @@ var ErrConflict = errors.New("conflict")
 // retrying later may succeed.
 var ErrUnavailable = errors.New("service temporarily unavailable")
 
+// ErrOverloaded means this instance is shedding load to protect a dependency (too many reads wait
+// for PostgreSQL while Redis is down); retrying in a second may succeed. It is an ErrUnavailable.
+var ErrOverloaded = fmt.Errorf("%w: too many requests wait for the database", ErrUnavailable)
+
 // ValidationError reports client input that cannot be accepted, field by field. Each field maps to
 // one or more human-readable messages, matching the RealWorld error body.
 type ValidationError struct {

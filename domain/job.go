@@ -42,7 +42,7 @@ type NewJob struct {
 	Kind        string
 	Payload     []byte
 	Priority    int
-	RunAt       time.Time // zero: now
+	RunAt       time.Time // zero: now, by the database's clock
 	MaxAttempts int       // zero: DefaultMaxAttempts
 	UniqueKey   string
 	// DeleteWhenDone deletes the row once the job is done, for payloads that must not stay at
@@ -51,11 +51,12 @@ type NewJob struct {
 }
 
 // JobClaim asks for up to Limit ready jobs of Queue (best priority, oldest first), leased to
-// Owner until LeaseUntil.
+// Owner for Lease. The lease is a duration: the queue stamps and compares its instants by the
+// database's clock, so instances whose clocks disagree still agree on when a lease runs out.
 type JobClaim struct {
-	Queue, Owner    string
-	Limit           int
-	Now, LeaseUntil time.Time
+	Queue, Owner string
+	Limit        int
+	Lease        time.Duration
 }
 
 // DefaultMaxAttempts is how often a job runs before it is dead, unless it says otherwise.

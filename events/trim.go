@@ -31,6 +31,9 @@ func NewTrimmer(rdb redis.UniversalClient, stream string, groups []string, maxLe
 	return &Trimmer{rdb: rdb, stream: stream, groups: groups, maxLen: maxLen, every: every, log: log}
 }
 
+// Stream is the key of the stream this trimmer trims.
+func (t *Trimmer) Stream() string { return t.stream }
+
 // Run trims every interval until ctx ends.
 func (t *Trimmer) Run(ctx context.Context) error {
 	tick := time.NewTicker(t.every)

@@ -25,10 +25,16 @@ type Config struct {
 	// own setting): one statement, and one transaction left idle by its client.
 	DBStatementTimeout time.Duration
 	DBIdleInTxTimeout  time.Duration
-	RedisURL           string
-	RedisMode          string // "single", "cluster" or "sentinel": how RedisURL is read
-	RedisMaster        string // Sentinel mode: the name the Sentinels know the master by
-	RedisPrefix        string
+	// Reads sent to PostgreSQL because Redis failed: how many at once per process (0: half the
+	// pool's connections) and how long one waits for its turn before it is answered 503.
+	DBFallbackConcurrency int
+	DBFallbackWait        time.Duration
+	// RequestTimeout bounds the work of one HTTP request (its context's deadline; 0: none).
+	RequestTimeout time.Duration
+	RedisURL       string
+	RedisMode      string // "single", "cluster" or "sentinel": how RedisURL is read
+	RedisMaster    string // Sentinel mode: the name the Sentinels know the master by
+	RedisPrefix    string
 	// The Redis circuit breaker: consecutive failures that open it, and how long it stays open.
 	RedisBreakerFailures int
 	RedisBreakerOpen     time.Duration
@@ -115,6 +121,26 @@ type Config struct {
 	RankTimeout  time.Duration
 	RankLockTTL  time.Duration
 
+	// The retention job (job/retention.go): when it runs, its batches, and how long each kind of
+	// row is kept (0: for ever).
+	RetentionSchedule      string // cron syntax, or "off"
+	RetentionBatch         int
+	RetentionPause         time.Duration
+	RetentionInbox         time.Duration
+	RetentionJobsDone      time.Duration
+	RetentionJobsDead      time.Duration
+	RetentionNotifications time.Duration
+	RetentionSessions      time.Duration // grace after a session or refresh token became useless
+	RetentionIdempotency   time.Duration
+	RetentionCodes         time.Duration // grace after a code or meter expired
+	RetentionHistory       int           // newest reading-history rows kept per user
+	RetentionOutbox        time.Duration // applied outbox events
+	RetentionOutboxDead    time.Duration
+	// Full-text search: the PostgreSQL text search configuration (checked at start), and how often
+	// each instance looks for published articles without a search document.
+	SearchLanguage      string
+	SearchBackfillEvery time.Duration
+
 	// DevSecretFile holds the JWT secret in dev when JWTSecret is not set: created once, then read
 	// by every process started with the same path, so tokens survive restarts and work on every
 	// instance of a local fleet.
@@ -172,6 +198,15 @@ func Flags(fs *flag.FlagSet) *Config {
 		}
 		fs.IntVar(p, name, d, usage+" (env "+envName+")")
 	}
+	keep := func(p *time.Duration, name, envName string, def time.Duration, usage string) {
+		*p = def
+		if v, ok := os.LookupEnv(envName); ok {
+			if err := (retentionAge{p}).Set(v); err != nil {
+				c.envErrs = append(c.envErrs, fmt.Errorf("%s: %w", envName, err))
+			}
+		}
+		fs.Var(retentionAge{p}, name, usage+" (env "+envName+")")
+	}
 	boolf := func(p *bool, name, envName string, usage string) {
 		d := false
 		if v, ok := os.LookupEnv(envName); ok {
@@ -189,6 +224,9 @@ func Flags(fs *flag.FlagSet) *Config {
 	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/inkwell?sslmode=disable", "PostgreSQL connection URL")
 	dur(&c.DBStatementTimeout, "db-statement-timeout", "INKWELL_DB_STATEMENT_TIMEOUT", 30*time.Second, "PostgreSQL cancels a statement of the server or job workers that runs longer (statement_timeout; 0 keeps the server's setting); not applied to migrate and seed")
 	dur(&c.DBIdleInTxTimeout, "db-idle-in-tx-timeout", "INKWELL_DB_IDLE_IN_TX_TIMEOUT", time.Minute, "PostgreSQL ends a session whose transaction sits idle longer, releasing its locks (idle_in_transaction_session_timeout; 0 keeps the server's setting)")
+	intf(&c.DBFallbackConcurrency, "db-fallback-concurrency", "INKWELL_DB_FALLBACK_CONCURRENCY", 0, "cache reads sent to PostgreSQL at once by this instance while Redis fails (0: half the pool's max connections); the rest wait INKWELL_DB_FALLBACK_WAIT, then get 503 with Retry-After: 1")
+	dur(&c.DBFallbackWait, "db-fallback-wait", "INKWELL_DB_FALLBACK_WAIT", 100*time.Millisecond, "how long a cache read waits for one of the INKWELL_DB_FALLBACK_CONCURRENCY slots while Redis fails before it is answered 503")
+	dur(&c.RequestTimeout, "request-timeout", "INKWELL_REQUEST_TIMEOUT", 30*time.Second, "deadline of one HTTP request's work (database and Redis calls stop with it; answered 503); 0 disables")
 	str(&c.RedisURL, "redis-url", "REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL, redis://[user:password@]host:port/db; in cluster and sentinel mode more nodes follow as ?addr=host:port&addr=host:port")
 	str(&c.RedisMode, "redis-mode", "INKWELL_REDIS_MODE", "single", "how REDIS_URL is used: single (one server), cluster (seed nodes of a Redis Cluster) or sentinel (Sentinel addresses; needs INKWELL_REDIS_SENTINEL_MASTER)")
 	str(&c.RedisMaster, "redis-sentinel-master", "INKWELL_REDIS_SENTINEL_MASTER", "", "sentinel mode: name of the master the Sentinels monitor")
@@ -231,8 +269,8 @@ func Flags(fs *flag.FlagSet) *Config {
 	dur(&c.ConsumerClaimIdle, "consumer-claim-idle", "INKWELL_CONSUMER_CLAIM_IDLE", 30*time.Second, "how long an entry stays unacknowledged before another consumer reclaims it")
 	dur(&c.ConsumerClaimTick, "consumer-claim-every", "INKWELL_CONSUMER_CLAIM_EVERY", 10*time.Second, "how often a consumer looks for entries to reclaim")
 	intf(&c.ConsumerMaxDeliveries, "consumer-max-deliveries", "INKWELL_CONSUMER_MAX_DELIVERIES", 10, "deliveries of a stream entry before it is tried alone once more and then moved to <stream>:dead")
-	intf(&c.StreamMaxLen, "stream-maxlen", "INKWELL_STREAM_MAXLEN", 100000, "approximate length the read-event stream is trimmed to (never past unacknowledged entries)")
-	dur(&c.StreamTrimEvery, "stream-trim-every", "INKWELL_STREAM_TRIM_EVERY", 10*time.Second, "how often the read-event stream is trimmed")
+	intf(&c.StreamMaxLen, "stream-maxlen", "INKWELL_STREAM_MAXLEN", 100000, "approximate length each event stream (read events, outbox) is trimmed to (never past entries a consumer group has not acknowledged or read)")
+	dur(&c.StreamTrimEvery, "stream-trim-every", "INKWELL_STREAM_TRIM_EVERY", 10*time.Second, "how often the event streams (read events, outbox) are trimmed")
 
 	str(&c.RankSchedule, "rank-schedule", "INKWELL_RANK_SCHEDULE", "@every 1m", "when the hot-list ranking job runs (cron syntax, or @every <duration>)")
 	intf(&c.RankTopN, "rank-top-n", "INKWELL_RANK_TOP_N", 100, "size of the hot list")
@@ -240,6 +278,28 @@ func Flags(fs *flag.FlagSet) *Config {
 	dur(&c.RankCutoff, "rank-cutoff", "INKWELL_RANK_CUTOFF", 7*24*time.Hour, "articles published longer ago are not ranked")
 	dur(&c.RankTimeout, "rank-timeout", "INKWELL_RANK_TIMEOUT", 30*time.Second, "a ranking run that takes longer is cancelled and keeps the previous list")
 	dur(&c.RankLockTTL, "rank-lock-ttl", "INKWELL_RANK_LOCK_TTL", 15*time.Second, "lease of the ranking lock, renewed every third of it for as long as this instance holds it (between runs too)")
+
+	str(&c.RetentionSchedule, "retention-schedule", "INKWELL_RETENTION_SCHEDULE", "@every 10m", "when the retention job deletes rows no longer kept, one instance of the fleet at a time (cron syntax, @every <duration>, or off)")
+	intf(&c.RetentionBatch, "retention-batch", "INKWELL_RETENTION_BATCH", 5000, "rows one retention statement deletes at most (each its own transaction)")
+	dur(&c.RetentionPause, "retention-pause", "INKWELL_RETENTION_PAUSE", 100*time.Millisecond, "pause between two retention statements of one table")
+	keep(&c.RetentionInbox, "retention-inbox", "INKWELL_RETENTION_INBOX", 24*time.Hour, "consumer inbox records (event ids applied) are kept this long: at least 1h, far past any redelivery (a duration, Nd, or off for ever; so for every INKWELL_RETENTION_* age)")
+	keep(&c.RetentionJobsDone, "retention-jobs-done", "INKWELL_RETENTION_JOBS_DONE", 7*24*time.Hour, "done background jobs are kept this long after they finished")
+	keep(&c.RetentionJobsDead, "retention-jobs-dead", "INKWELL_RETENTION_JOBS_DEAD", 30*24*time.Hour, "dead background jobs are kept this long (for `inkwell jobs retry`)")
+	keep(&c.RetentionNotifications, "retention-notifications", "INKWELL_RETENTION_NOTIFICATIONS", 90*24*time.Hour, "notifications are kept this long, read or not")
+	keep(&c.RetentionSessions, "retention-sessions", "INKWELL_RETENTION_SESSIONS", 24*time.Hour, "grace before the rows of a refresh token past its expiry, and of a session that can no longer be refreshed (revoked, or not refreshed for INKWELL_REFRESH_LIFETIME), are deleted")
+	keep(&c.RetentionIdempotency, "retention-idempotency", "INKWELL_RETENTION_IDEMPOTENCY", 24*time.Hour, "Idempotency-Key records are kept this long (at least 24h, how long they are replayed)")
+	keep(&c.RetentionOutbox, "retention-outbox", "INKWELL_RETENTION_OUTBOX", 24*time.Hour, "outbox events their consumer applied are kept this long after they were made")
+	keep(&c.RetentionOutboxDead, "retention-outbox-dead", "INKWELL_RETENTION_OUTBOX_DEAD", 30*24*time.Hour, "dead outbox events are kept this long after they were made (for `inkwell outbox retry`)")
+	keep(&c.RetentionCodes, "retention-codes", "INKWELL_RETENTION_CODES", time.Hour, "grace before expired login codes, their PostgreSQL meters and email verification / password reset codes are deleted")
+	c.RetentionHistory = 1000
+	if v, ok := os.LookupEnv("INKWELL_RETENTION_HISTORY"); ok {
+		if err := (retentionCount{&c.RetentionHistory}).Set(v); err != nil {
+			c.envErrs = append(c.envErrs, fmt.Errorf("INKWELL_RETENTION_HISTORY: %w", err))
+		}
+	}
+	fs.Var(retentionCount{&c.RetentionHistory}, "retention-history", "reading-history rows kept per user, the newest (off keeps all) (env INKWELL_RETENTION_HISTORY)")
+	str(&c.SearchLanguage, "search-language", "INKWELL_SEARCH_LANGUAGE", "english", "PostgreSQL text search configuration articles are indexed and searched in (SELECT cfgname FROM pg_ts_config); after changing it, run 'inkwell search reindex'")
+	dur(&c.SearchBackfillEvery, "search-backfill-every", "INKWELL_SEARCH_BACKFILL_EVERY", time.Minute, "how often an instance indexes published articles that have no search document yet (written before the search migration, or by an older version); one instance of a fleet at a time")
 
 	intf(&c.QueueConcurrency, "queue-concurrency", "INKWELL_QUEUE_CONCURRENCY", 4, "jobs this process runs at once per queue")
 	dur(&c.QueueLease, "queue-lease", "INKWELL_QUEUE_LEASE", 30*time.Second, "lease of a claimed job; renewed while its handler runs")
@@ -331,12 +391,19 @@ func (c *Config) Validate(log *slog.Logger) error {
 	if c.RankTopN < 1 || c.RankTopN > 10000 || c.RankBatch < 1 {
 		errs = append(errs, errors.New("INKWELL_RANK_TOP_N must be 1..10000 and INKWELL_RANK_BATCH at least 1"))
 	}
+	if strings.TrimSpace(c.SearchLanguage) == "" || c.SearchBackfillEvery <= 0 {
+		errs = append(errs, errors.New("INKWELL_SEARCH_LANGUAGE must name a text search configuration and INKWELL_SEARCH_BACKFILL_EVERY be positive"))
+	}
 	if c.RankCutoff <= 0 || c.RankTimeout <= 0 || c.RankLockTTL < 300*time.Millisecond {
 		errs = append(errs, errors.New("ranking cutoff and timeout must be positive and the lock TTL at least 300ms"))
 	}
 	if _, err := cron.ParseStandard(c.RankSchedule); err != nil {
 		errs = append(errs, fmt.Errorf("INKWELL_RANK_SCHEDULE %q: %w", c.RankSchedule, err))
 	}
+	if c.DBFallbackConcurrency < 0 || c.DBFallbackWait < 0 || c.RequestTimeout < 0 {
+		errs = append(errs, errors.New("INKWELL_DB_FALLBACK_CONCURRENCY, INKWELL_DB_FALLBACK_WAIT and INKWELL_REQUEST_TIMEOUT must not be negative"))
+	}
+	errs = append(errs, c.validateRetention()...)
 	if c.DBStatementTimeout < 0 || c.DBIdleInTxTimeout < 0 || (c.DBStatementTimeout > 0 && c.DBStatementTimeout < time.Millisecond) || (c.DBIdleInTxTimeout > 0 && c.DBIdleInTxTimeout < time.Millisecond) {
 		errs = append(errs, errors.New("INKWELL_DB_STATEMENT_TIMEOUT and INKWELL_DB_IDLE_IN_TX_TIMEOUT must be 0 (server's setting) or at least 1ms"))
 	}
@@ -414,6 +481,26 @@ func ParseRate(s string) (int, time.Duration, error) {
 		return 0, 0, fmt.Errorf("%q: want N/duration, e.g. 60/1m", s)
 	}
 	return limit, window, nil
+}
+
+// validateRetention checks the retention settings: ages never cut what the app still reads.
+func (c *Config) validateRetention() []error {
+	var errs []error
+	if c.RetentionSchedule != RetentionOff {
+		if _, err := cron.ParseStandard(c.RetentionSchedule); err != nil {
+			errs = append(errs, fmt.Errorf("INKWELL_RETENTION_SCHEDULE %q: %w (or off)", c.RetentionSchedule, err))
+		}
+	}
+	if c.RetentionBatch < 1 || c.RetentionBatch > 100_000 || c.RetentionPause < 0 {
+		errs = append(errs, errors.New("INKWELL_RETENTION_BATCH must be 1..100000 and INKWELL_RETENTION_PAUSE not negative"))
+	}
+	if c.RetentionInbox > 0 && c.RetentionInbox < time.Hour {
+		errs = append(errs, errors.New("INKWELL_RETENTION_INBOX must be at least 1h (or off): a redelivered event whose inbox record is gone is applied twice"))
+	}
+	if c.RetentionIdempotency > 0 && c.RetentionIdempotency < 24*time.Hour {
+		errs = append(errs, errors.New("INKWELL_RETENTION_IDEMPOTENCY must be at least 24h (or off): keys are replayed for 24 hours"))
+	}
+	return errs
 }
 
 // validateMail checks the SMTP settings, which matter only once INKWELL_MAIL_HOST is set.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // parse reads a Config from env and args. The dev secret file defaults to one in a temporary
@@ -246,6 +247,15 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		"bad number":   {"INKWELL_ARGON2_ITERATIONS": "-1"},
 		"bad proxy":    {"INKWELL_TRUSTED_PROXIES": "10.0.0.1, proxy.internal"},
 		"bad CIDR":     {"INKWELL_TRUSTED_PROXIES": "10.0.0.0/33"},
+
+		"retention age":          {"INKWELL_RETENTION_JOBS_DONE": "a week"},
+		"negative retention":     {"INKWELL_RETENTION_NOTIFICATIONS": "-1h"},
+		"short inbox":            {"INKWELL_RETENTION_INBOX": "10m"},
+		"short idempotency":      {"INKWELL_RETENTION_IDEMPOTENCY": "1h"},
+		"retention schedule":     {"INKWELL_RETENTION_SCHEDULE": "every ten minutes"},
+		"retention batch":        {"INKWELL_RETENTION_BATCH": "0"},
+		"negative history cap":   {"INKWELL_RETENTION_HISTORY": "-1"},
+		"history cap not number": {"INKWELL_RETENTION_HISTORY": "lots"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := parse(t, env).Validate(discard); err == nil {
@@ -319,5 +329,28 @@ func TestParseTrustedProxies(t *testing.T) {
 				t.Errorf("error %v, want one naming INKWELL_TRUSTED_PROXIES and %q", err, bad)
 			}
 		})
+	}
+}
+
+func TestConfigRetention(t *testing.T) {
+	cfg := parse(t, nil)
+	if cfg.RetentionSchedule != "@every 10m" || cfg.RetentionBatch != 5000 || cfg.RetentionInbox != 24*time.Hour ||
+		cfg.RetentionJobsDone != 7*24*time.Hour || cfg.RetentionJobsDead != 30*24*time.Hour || cfg.RetentionNotifications != 90*24*time.Hour ||
+		cfg.RetentionIdempotency != 24*time.Hour || cfg.RetentionHistory != 1000 || cfg.RetentionCodes != time.Hour {
+		t.Fatalf("retention defaults: %+v", cfg)
+	}
+	if d := flagDefault(t, "retention-jobs-dead"); d != "30d" {
+		t.Errorf("--help shows the dead-job retention as %q", d)
+	}
+	cfg = parse(t, map[string]string{
+		"INKWELL_RETENTION_SCHEDULE": "off", "INKWELL_RETENTION_INBOX": "off", "INKWELL_RETENTION_JOBS_DONE": "0",
+		"INKWELL_RETENTION_NOTIFICATIONS": "14d", "INKWELL_RETENTION_CODES": "90m", "INKWELL_RETENTION_HISTORY": "off",
+	}, "-retention-jobs-dead", "2d")
+	if err := cfg.Validate(discard); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.RetentionInbox != 0 || cfg.RetentionJobsDone != 0 || cfg.RetentionNotifications != 14*24*time.Hour ||
+		cfg.RetentionCodes != 90*time.Minute || cfg.RetentionHistory != 0 || cfg.RetentionJobsDead != 48*time.Hour {
+		t.Fatalf("retention from the environment and flags: %+v", cfg)
 	}
 }

@@ -251,7 +251,7 @@ func TestOutbox_PublishesSurviveKilledRelaysAndConsumers(t *testing.T) {
 		cache.NewArticleCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log),
 		cache.NewAuthorPageCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy),
 		cache.NewListPageCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log),
-		cache.NewTagsCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log), log)
+		cache.NewTagsCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log), repository.SearchLanguage("english"), log)
 	began := time.Now()
 	transition := func(ids []int64, from domain.ArticleStatus, to domain.ArticleStatus) {
 		var pub sync.WaitGroup

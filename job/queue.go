@@ -18,9 +18,11 @@ type JobStore interface {
 	// AckAndClaim records the done jobs and claims up to c.Limit more in one transaction;
 	// acked[i] is false when done[i]'s lease was lost.
 	AckAndClaim(ctx context.Context, done []domain.Job, c domain.JobClaim) (acked []bool, claimed []domain.Job, err error)
-	Fail(ctx context.Context, id, generation int64, lastErr string, permanent bool, retryAt, now time.Time) (bool, error)
-	Renew(ctx context.Context, id, generation int64, leaseUntil, now time.Time) (bool, error)
-	Reap(ctx context.Context, now time.Time) (int, error)
+	// Fail, Renew and Reap take durations, never instants: the store stamps and compares times
+	// by the database's clock, so instances whose clocks differ agree on every lease.
+	Fail(ctx context.Context, id, generation int64, lastErr string, permanent bool, retryAfter time.Duration) (bool, error)
+	Renew(ctx context.Context, id, generation int64, lease time.Duration) (bool, error)
+	Reap(ctx context.Context) (int, error)
 }
 
 // JobHandler does one job. Returning an error wrapping domain.ErrPermanent buries the job;
@@ -53,22 +55,22 @@ type Runner struct {
 	cfg      QueueConfig
 	handlers map[string]JobHandler
 	owner    string
-	now      func() time.Time
 	rnd      func() float64
 	log      *slog.Logger
 	wake     chan struct{}
 	Stats    QueueStats
 }
 
-// NewRunner returns a runner for cfg.Queue with handlers by job kind.
-func NewRunner(store JobStore, cfg QueueConfig, handlers map[string]JobHandler, owner string, now func() time.Time, log *slog.Logger) *Runner {
+// NewRunner returns a runner for cfg.Queue with handlers by job kind. It needs no clock: the
+// database stamps the leases, and the runner times its side of a lease with the monotonic clock.
+func NewRunner(store JobStore, cfg QueueConfig, handlers map[string]JobHandler, owner string, log *slog.Logger) *Runner {
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 1
 	}
 	if cfg.AckWait <= 0 {
 		cfg.AckWait = 2 * time.Millisecond
 	}
-	return &Runner{store: store, cfg: cfg, handlers: handlers, owner: owner, now: now, rnd: rand.Float64,
+	return &Runner{store: store, cfg: cfg, handlers: handlers, owner: owner, rnd: rand.Float64,
 		log: log.With("queue", cfg.Queue, "owner", owner), wake: make(chan struct{}, 1)}
 }
 
@@ -144,9 +146,9 @@ func (r *Runner) Run(ctx context.Context) error {
 			if !stopping && mayHaveWork {
 				want = free + len(toAck) // acked slots are free again at commit
 			}
-			now := r.now()
+			sent := time.Now() // the leases start after this, whatever the database's clock says
 			acked, jobs, err := r.store.AckAndClaim(storeCtx, toAck, domain.JobClaim{
-				Queue: r.cfg.Queue, Owner: r.owner, Limit: want, Now: now, LeaseUntil: now.Add(r.cfg.Lease)})
+				Queue: r.cfg.Queue, Owner: r.owner, Limit: want, Lease: r.cfg.Lease})
 			if err != nil {
 				// Nothing was recorded: keep the acks and try again after the poll interval.
 				storeFailed = true
@@ -162,7 +164,7 @@ func (r *Runner) Run(ctx context.Context) error {
 					r.Stats.Claimed.Add(1)
 					inFlight++
 					go func() {
-						if r.execute(handlerCtx, j) {
+						if r.execute(handlerCtx, j, sent) {
 							finished <- j
 						} else {
 							freed <- struct{}{}
@@ -220,7 +222,7 @@ func (r *Runner) finalAck(ctx context.Context, done []domain.Job) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	acked, _, err := r.store.AckAndClaim(ctx, done, domain.JobClaim{Queue: r.cfg.Queue, Owner: r.owner, Now: r.now()})
+	acked, _, err := r.store.AckAndClaim(ctx, done, domain.JobClaim{Queue: r.cfg.Queue, Owner: r.owner})
 	if err != nil {
 		r.log.Error("finished jobs could not be acknowledged at shutdown; they will run again after their leases expire",
 			"err", err, "jobs", len(done))
@@ -241,9 +243,10 @@ func (r *Runner) settleAcks(done []domain.Job, acked []bool) {
 	}
 }
 
-// execute runs one job under its lease. It reports whether the job succeeded and still needs its
-// ack; failures are recorded here, fenced by the claim's generation.
-func (r *Runner) execute(parent context.Context, j domain.Job) (ack bool) {
+// execute runs one job under its lease, which the database started after claimSent. It reports
+// whether the job succeeded and still needs its ack; failures are recorded here, fenced by the
+// claim's generation.
+func (r *Runner) execute(parent context.Context, j domain.Job, claimSent time.Time) (ack bool) {
 	log := r.log.With("job_id", j.ID, "kind", j.Kind, "attempt", j.Attempts)
 	h, ok := r.handlers[j.Kind]
 	if !ok {
@@ -253,7 +256,7 @@ func (r *Runner) execute(parent context.Context, j domain.Job) (ack bool) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	var leaseLost atomic.Bool
-	stopLease := r.keepLease(ctx, cancel, j, &leaseLost, log)
+	stopLease := r.keepLease(ctx, cancel, j, claimSent, &leaseLost, log)
 	err := h(ctx, j)
 	stopLease()
 	if leaseLost.Load() {
@@ -276,9 +279,13 @@ func (r *Runner) execute(parent context.Context, j domain.Job) (ack bool) {
 // keepLease ends the handler's context shortly before the lease would expire, and renews the
 // lease every third of its length so that a long handler keeps it. If a renewal finds the lease
 // gone, the handler's context ends at once.
-func (r *Runner) keepLease(ctx context.Context, cancel context.CancelFunc, j domain.Job, lost *atomic.Bool, log *slog.Logger) (stop func()) {
+//
+// The runner never compares its clock with the database's (j.LeaseUntil is the database's
+// instant): it counts the lease from just before the statement that started it, with the
+// monotonic clock, so its deadline falls before the database's expiry however the clocks differ.
+func (r *Runner) keepLease(ctx context.Context, cancel context.CancelFunc, j domain.Job, claimSent time.Time, lost *atomic.Bool, log *slog.Logger) (stop func()) {
 	margin := r.cfg.Lease / 10
-	deadline := time.NewTimer(j.LeaseUntil.Sub(r.now()) - margin)
+	deadline := time.NewTimer(time.Until(claimSent.Add(r.cfg.Lease - margin)))
 	tick := time.NewTicker(r.cfg.Lease / 3)
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
@@ -298,9 +305,8 @@ func (r *Runner) keepLease(ctx context.Context, cancel context.CancelFunc, j dom
 				cancel()
 				return
 			case <-tick.C:
-				now := r.now()
-				until := now.Add(r.cfg.Lease)
-				ok, err := r.store.Renew(ctx, j.ID, j.Generation, until, now)
+				sent := time.Now()
+				ok, err := r.store.Renew(ctx, j.ID, j.Generation, r.cfg.Lease)
 				switch {
 				case err != nil:
 					log.Warn("job lease renewal failed", "err", err) // retry at the next tick
@@ -309,7 +315,7 @@ func (r *Runner) keepLease(ctx context.Context, cancel context.CancelFunc, j dom
 					cancel()
 					return
 				default:
-					deadline.Reset(until.Sub(r.now()) - margin)
+					deadline.Reset(time.Until(sent.Add(r.cfg.Lease - margin)))
 				}
 			}
 		}
@@ -318,10 +324,9 @@ func (r *Runner) keepLease(ctx context.Context, cancel context.CancelFunc, j dom
 }
 
 func (r *Runner) fail(ctx context.Context, log *slog.Logger, j domain.Job, err error) {
-	now := r.now()
 	permanent := errors.Is(err, domain.ErrPermanent)
-	retryAt := now.Add(domain.Backoff(j.Attempts, r.cfg.BackoffBase, r.cfg.BackoffMax, r.rnd()))
-	ok, ferr := r.store.Fail(ctx, j.ID, j.Generation, err.Error(), permanent, retryAt, now)
+	retryAfter := domain.Backoff(j.Attempts, r.cfg.BackoffBase, r.cfg.BackoffMax, r.rnd())
+	ok, ferr := r.store.Fail(ctx, j.ID, j.Generation, err.Error(), permanent, retryAfter)
 	switch {
 	case ferr != nil:
 		log.Error("job failure could not be recorded", "err", ferr, "job_err", err)
@@ -333,21 +338,21 @@ func (r *Runner) fail(ctx context.Context, log *slog.Logger, j domain.Job, err e
 		log.Error("job is dead", "err", err, "attempts", j.Attempts)
 	default:
 		r.Stats.Retried.Add(1)
-		log.Warn("job failed; will retry", "err", err, "retry_at", retryAt)
+		log.Warn("job failed; will retry", "err", err, "retry_after", retryAfter)
 	}
 }
 
-// Reaper returns expired leases to the ready set at an interval.
+// Reaper returns expired leases to the ready set at an interval. Expired means by the
+// database's clock, so reapers on instances whose clocks differ agree on which leases ran out.
 type Reaper struct {
 	store JobStore
 	every time.Duration
-	now   func() time.Time
 	log   *slog.Logger
 }
 
 // NewReaper returns a reaper.
-func NewReaper(store JobStore, every time.Duration, now func() time.Time, log *slog.Logger) *Reaper {
-	return &Reaper{store: store, every: every, now: now, log: log}
+func NewReaper(store JobStore, every time.Duration, log *slog.Logger) *Reaper {
+	return &Reaper{store: store, every: every, log: log}
 }
 
 // Run reaps until ctx ends.
@@ -359,7 +364,7 @@ func (p *Reaper) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			n, err := p.store.Reap(ctx, p.now())
+			n, err := p.store.Reap(ctx)
 			if err != nil && ctx.Err() == nil {
 				p.log.Warn("reaping expired job leases failed", "err", err)
 			} else if n > 0 {

@@ -104,7 +104,8 @@ func (e *queueEnv) count(t testing.TB, sql string, args ...any) int64 {
 	return n
 }
 
-// queueClock is an injected clock that moves only when told to.
+// queueClock is an injected clock that moves only when told to (the outbox relay's tests use it;
+// the job queue takes its time from the database).
 type queueClock struct {
 	mu sync.Mutex
 	t  time.Time
@@ -129,6 +130,29 @@ func (c *queueClock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
+// retryDueNow checks that a failed job's retry was stamped retryAfter after the failure by the
+// database's clock, then moves it to now, as if the backoff had passed (the queue takes time only
+// from the database, which a test cannot move). It runs in the runner's goroutines: no Fatal.
+func (e *queueEnv) retryDueNow(t testing.TB, id int64, retryAfter time.Duration) {
+	var status string
+	var exact bool
+	if err := e.pool.QueryRow(context.Background(),
+		`SELECT status, available_at - updated_at = make_interval(secs => $2::float8) FROM jobs WHERE id = $1`,
+		id, retryAfter.Seconds()).Scan(&status, &exact); err != nil {
+		t.Errorf("read the failed job %d: %v", id, err)
+		return
+	}
+	if status != string(domain.JobReady) {
+		return // buried: there is no retry
+	}
+	if !exact {
+		t.Errorf("job %d: the retry is not due %v after the failure by the database's clock", id, retryAfter)
+	}
+	if _, err := e.pool.Exec(context.Background(), `UPDATE jobs SET available_at = now() - interval '1 second' WHERE id = $1`, id); err != nil {
+		t.Errorf("move job %d's retry to now: %v", id, err)
+	}
+}
+
 // hookedStore is the real queue with hooks around its calls, to observe and perturb a runner.
 // Hooks must be set before the runner starts.
 type hookedStore struct {
@@ -136,7 +160,7 @@ type hookedStore struct {
 	afterClaim func(ctx context.Context, jobs []domain.Job, err error)
 	beforeAck  func(ctx context.Context, id int64) error // a non-nil error is returned instead of acking
 	afterAck   func(ctx context.Context, id int64, ok bool, err error)
-	afterFail  func(id int64, lastErr string, permanent bool, retryAt, now time.Time, ok bool)
+	afterFail  func(id int64, lastErr string, permanent bool, retryAfter time.Duration, ok bool)
 	// beforeCycle sees every AckAndClaim call's arguments.
 	beforeCycle func(done []domain.Job, c domain.JobClaim)
 }
@@ -166,10 +190,10 @@ func (s *hookedStore) AckAndClaim(ctx context.Context, done []domain.Job, c doma
 	return acked, jobs, err
 }
 
-func (s *hookedStore) Fail(ctx context.Context, id, generation int64, lastErr string, permanent bool, retryAt, now time.Time) (bool, error) {
-	ok, err := s.JobStore.Fail(ctx, id, generation, lastErr, permanent, retryAt, now)
+func (s *hookedStore) Fail(ctx context.Context, id, generation int64, lastErr string, permanent bool, retryAfter time.Duration) (bool, error) {
+	ok, err := s.JobStore.Fail(ctx, id, generation, lastErr, permanent, retryAfter)
 	if s.afterFail != nil && err == nil {
-		s.afterFail(id, lastErr, permanent, retryAt, now, ok)
+		s.afterFail(id, lastErr, permanent, retryAfter, ok)
 	}
 	return ok, err
 }
@@ -185,7 +209,6 @@ type runnerOpts struct {
 	BackoffMax  time.Duration
 	Grace       time.Duration // zero: a minute; negative: none at all
 	AckWait     time.Duration // zero: the runner's default
-	Now         func() time.Time
 }
 
 func newRunner(t testing.TB, store job.JobStore, o runnerOpts, handlers map[string]job.JobHandler) *job.Runner {
@@ -214,13 +237,10 @@ func newRunner(t testing.TB, store job.JobStore, o runnerOpts, handlers map[stri
 	case o.Grace < 0:
 		o.Grace = 0
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	return job.NewRunner(store, job.QueueConfig{
 		Queue: o.Queue, Concurrency: o.Concurrency, Lease: o.Lease, Poll: o.Poll,
 		BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax, Grace: o.Grace, AckWait: o.AckWait,
-	}, handlers, o.Owner, o.Now, testenv.Logger(t))
+	}, handlers, o.Owner, testenv.Logger(t))
 }
 
 // runInBackground runs r until the returned stop is called (or the test ends); stop waits for
@@ -447,7 +467,7 @@ func testKillChaos(t *testing.T, jobs, runners, concurrency int) {
 			}
 		})
 	}
-	reaper := job.NewReaper(e.queue, 50*time.Millisecond, time.Now, testenv.Logger(t))
+	reaper := job.NewReaper(e.queue, 50*time.Millisecond, testenv.Logger(t))
 	stopReaper := runInBackground(t, reaper)
 
 	began := time.Now()
@@ -549,9 +569,10 @@ func testKillChaos(t *testing.T, jobs, runners, concurrency int) {
 
 // ---- 3. retries, backoff bounds and burial ----------------------------------------------------
 
-// TestRunnerRetriesThenBuries checks attempt bounds against the real queue with an injected clock:
-// time "passes" (the clock jumps past the longest backoff) only after a failure was recorded, so
-// each retry becomes claimable at once and every retry delay can be checked against its bounds.
+// TestRunnerRetriesThenBuries checks attempt bounds against the real queue: once a failure is
+// recorded (its retry due after the backoff by the database's clock, which is checked), the retry
+// is moved to now, so each retry becomes claimable at once and every retry delay can be checked
+// against its bounds.
 func TestRunnerRetriesThenBuries(t *testing.T) {
 	t.Parallel()
 	e := newQueueEnv(t, 8)
@@ -583,17 +604,16 @@ func TestRunnerRetriesThenBuries(t *testing.T) {
 			t.Parallel()
 			queue := "retry-" + tc.name
 			id := e.enqueue(t, jobOpts{Queue: queue, Kind: tc.kind, MaxAttempts: tc.maxAttempts})
-			clock := newQueueClock() // not before the enqueue, which stamps the job with the real clock
 			var runs atomic.Int32
 			failures := make(chan failure, 16)
-			store := &hookedStore{JobStore: e.queue, afterFail: func(_ int64, lastErr string, permanent bool, retryAt, now time.Time, ok bool) {
+			store := &hookedStore{JobStore: e.queue, afterFail: func(id int64, lastErr string, permanent bool, retryAfter time.Duration, ok bool) {
 				if !ok {
 					t.Errorf("a failure of the only runner changed nothing")
 				}
-				failures <- failure{lastErr, permanent, retryAt.Sub(now)}
-				clock.Advance(maxDelay + time.Second) // the backoff passes before the next claim
+				failures <- failure{lastErr, permanent, retryAfter}
+				e.retryDueNow(t, id, retryAfter) // the backoff passes before the next claim
 			}}
-			r := newRunner(t, store, runnerOpts{Queue: queue, BackoffBase: base, BackoffMax: maxDelay, Now: clock.Now},
+			r := newRunner(t, store, runnerOpts{Queue: queue, BackoffBase: base, BackoffMax: maxDelay},
 				map[string]job.JobHandler{"flaky": func(context.Context, domain.Job) error {
 					runs.Add(1)
 					return tc.handlerErr
@@ -645,15 +665,14 @@ func TestRunnerRetriesThenBuries(t *testing.T) {
 		t.Parallel()
 		queue := "retry-then-succeed"
 		id := e.enqueue(t, jobOpts{Queue: queue, MaxAttempts: 5})
-		clock := newQueueClock()
 		var runs atomic.Int32
 		acked := make(chan bool, 1)
 		store := &hookedStore{
 			JobStore:  e.queue,
-			afterFail: func(int64, string, bool, time.Time, time.Time, bool) { clock.Advance(maxDelay + time.Second) },
+			afterFail: func(id int64, _ string, _ bool, retryAfter time.Duration, _ bool) { e.retryDueNow(t, id, retryAfter) },
 			afterAck:  func(_ context.Context, _ int64, ok bool, _ error) { acked <- ok },
 		}
-		r := newRunner(t, store, runnerOpts{Queue: queue, BackoffBase: base, BackoffMax: maxDelay, Now: clock.Now},
+		r := newRunner(t, store, runnerOpts{Queue: queue, BackoffBase: base, BackoffMax: maxDelay},
 			map[string]job.JobHandler{"work": func(context.Context, domain.Job) error {
 				if runs.Add(1) < 3 {
 					return errors.New("not yet")
@@ -903,4 +922,39 @@ func TestLeaseKeepAlive(t *testing.T) {
 			t.Fatal("the stale holder acked")
 		}
 	})
+}
+
+// failingRenewals is the real queue whose lease renewals all fail (the database is unreachable
+// for them).
+type failingRenewals struct{ job.JobStore }
+
+func (failingRenewals) Renew(context.Context, int64, int64, time.Duration) (bool, error) {
+	return false, errors.New("connection refused")
+}
+
+// TestLeaseDeadlineBeforeTheDatabaseExpiry: when no renewal gets through, the handler's context
+// ends before the lease runs out by the database's clock (the one the reapers use): the runner
+// counts the lease from before its claim with its own monotonic clock, never comparing clocks.
+func TestLeaseDeadlineBeforeTheDatabaseExpiry(t *testing.T) {
+	t.Parallel()
+	e := newQueueEnv(t, 8)
+	const queue = "lease-deadline"
+	ended := make(chan bool, 1) // the lease was still live by the database's clock when ctx ended
+	r := newRunner(t, failingRenewals{e.queue}, runnerOpts{Queue: queue, Lease: 600 * time.Millisecond}, map[string]job.JobHandler{
+		"work": func(ctx context.Context, j domain.Job) error {
+			<-ctx.Done()
+			var live bool
+			err := e.pool.QueryRow(context.Background(), `SELECT lease_until > clock_timestamp() FROM jobs WHERE id = $1`, j.ID).Scan(&live)
+			if err != nil {
+				t.Errorf("read the lease: %v", err)
+			}
+			ended <- live
+			return ctx.Err()
+		},
+	})
+	e.enqueue(t, jobOpts{Queue: queue})
+	runInBackground(t, r)
+	if !queueRecv(t, ended, 20*time.Second, "the handler's context to end with its lease") {
+		t.Fatal("the handler still ran after its lease had run out by the database's clock")
+	}
 }

@@ -32,7 +32,7 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS outbox_ready_idx ON outbox (id) WHERE st
 CREATE INDEX CONCURRENTLY IF NOT EXISTS outbox_published_idx ON outbox (published_at, id) WHERE status = 'published';
 -- Dead rows for the operator and the dead gauge.
 CREATE INDEX CONCURRENTLY IF NOT EXISTS outbox_dead_idx ON outbox (id) WHERE status = 'dead';
--- The retention job's path: applied rows, oldest first (OutboxDeleteApplied).
+-- The retention job's path: applied rows, oldest first (OutboxPruneAppliedBatch).
 CREATE INDEX CONCURRENTLY IF NOT EXISTS outbox_applied_idx ON outbox (created_at, id) WHERE status = 'applied';
 -- Replaced by outbox_ready_idx (the claim no longer asks for published_at IS NULL).
 DROP INDEX CONCURRENTLY IF EXISTS outbox_pending_idx;

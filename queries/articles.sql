@@ -1,37 +1,53 @@
+-- Full articles are read with their columns named, never *: search_vector (migration 00021) is
+-- as large as the text it indexes and no caller needs it back.
+
 -- name: ArticleInsert :one
-INSERT INTO articles (slug, author_id, title, description, body, tag_list, status, published_at)
+-- search_vector is set in the same statement (see ArticleUpdateContent).
+INSERT INTO articles (slug, author_id, title, description, body, tag_list, status, published_at, search_vector)
 VALUES (@slug::text, @author_id::bigint, @title::text, @description::text, @body::text, @tag_list::text[],
-        @status::text, CASE WHEN @status::text = 'published' THEN now() END)
-RETURNING *;
+        @status::text, CASE WHEN @status::text = 'published' THEN now() END,
+        CASE WHEN @status::text = 'published'
+             THEN inkwell_search_document((@search_config::text)::regconfig, @title::text, @description::text, @body::text) END)
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at;
 
 -- name: ArticleGetBySlug :one
-SELECT * FROM articles WHERE slug = @slug::text;
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
+FROM articles WHERE slug = @slug::text;
 
 -- name: ArticleGetByIDForUpdate :one
-SELECT * FROM articles WHERE id = @id::bigint FOR UPDATE;
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
+FROM articles WHERE id = @id::bigint FOR UPDATE;
 
 -- name: ArticleUpdateContent :one
--- The version guard makes a lost update impossible even if a caller skipped the row lock.
+-- The version guard makes a lost update impossible even if a caller skipped the row lock. The
+-- search document follows the text in the same statement, so search never shows an edit late;
+-- only published articles carry one (drafts and withdrawn articles are not searchable, and
+-- publishing computes it).
 UPDATE articles
-SET title       = @title::text,
-    description = @description::text,
-    body        = @body::text,
-    tag_list    = @tag_list::text[],
-    version     = version + 1,
-    updated_at  = now()
+SET title         = @title::text,
+    description   = @description::text,
+    body          = @body::text,
+    tag_list      = @tag_list::text[],
+    version       = version + 1,
+    updated_at    = now(),
+    search_vector = CASE WHEN status = 'published'
+                         THEN inkwell_search_document((@search_config::text)::regconfig, @title::text, @description::text, @body::text) END
 WHERE id = @id::bigint AND version = @expected_version::int
-RETURNING *;
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at;
 
 -- name: ArticleTransition :one
 -- Status changes are guarded in SQL: the row changes only if its status is one of from_statuses,
--- so an illegal or concurrent transition updates nothing.
+-- so an illegal or concurrent transition updates nothing. Publishing computes the search
+-- document; withdrawing clears it (the partial index drops the row either way).
 UPDATE articles
-SET status       = @to_status::text,
-    published_at = CASE WHEN @to_status::text = 'published' THEN COALESCE(published_at, now()) ELSE published_at END,
-    version      = version + 1,
-    updated_at   = now()
+SET status        = @to_status::text,
+    published_at  = CASE WHEN @to_status::text = 'published' THEN COALESCE(published_at, now()) ELSE published_at END,
+    version       = version + 1,
+    updated_at    = now(),
+    search_vector = CASE WHEN @to_status::text = 'published'
+                         THEN inkwell_search_document((@search_config::text)::regconfig, title, description, body) END
 WHERE id = @id::bigint AND status = ANY (@from_statuses::text[])
-RETURNING *;
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at;
 
 -- name: ArticleDelete :execrows
 DELETE FROM articles WHERE id = @id::bigint;
@@ -217,3 +233,8 @@ FROM tag_article_counts c
 WHERE c.published > 0
 ORDER BY c.published DESC, c.tag
 LIMIT @lim::int;
+
+-- name: ArticleGetBySlugs :many
+-- Full articles for the article cache's batch fill (a cached search page's hits).
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
+FROM articles WHERE slug = ANY (@slugs::text[]);

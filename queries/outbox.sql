@@ -99,18 +99,6 @@ WHERE id = @id::bigint AND status = 'dead';
 -- An operator gives up on a dead event.
 DELETE FROM outbox WHERE id = @id::bigint AND status = 'dead';
 
--- name: OutboxDeleteApplied :execrows
--- Deletes up to @lim events applied by their consumer and created before @before, oldest first
--- along outbox_applied_idx (for the retention job; SKIP LOCKED so several instances share it).
-DELETE FROM outbox
-WHERE id IN (
-    SELECT id FROM outbox
-    WHERE status = 'applied' AND created_at < @before::timestamptz
-    ORDER BY created_at, id
-    LIMIT @lim::int
-    FOR UPDATE SKIP LOCKED
-);
-
 -- name: OutboxRelease :execrows
 -- Gives back the leases of events a relay could not write to the stream (Redis failing), so the
 -- next pass of any relay retries them at once instead of after the lease; the error is kept for

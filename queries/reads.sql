@@ -67,6 +67,3 @@ WHERE h.user_id = @user_id::bigint
   AND (h.last_read_at, h.article_id) < (@before_read_at::timestamptz, @before_article_id::bigint)
 ORDER BY h.last_read_at DESC, h.article_id DESC
 LIMIT @lim::int;
-
--- name: InboxPrune :execrows
-DELETE FROM inbox WHERE received_at < @before::timestamptz;

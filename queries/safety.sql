@@ -5,8 +5,9 @@
 SELECT pg_try_advisory_xact_lock(hashtextextended(@scope::text || ':' || @key::text, 0))::bool AS locked;
 
 -- name: IdempotencyGet :one
+-- A key younger than max_age_secs by the database's clock, the one that stamped created_at.
 SELECT * FROM idempotency_keys
-WHERE scope = @scope::text AND key = @key::text AND created_at > @not_before::timestamptz;
+WHERE scope = @scope::text AND key = @key::text AND created_at > now() - make_interval(secs => @max_age_secs::float8);
 
 -- name: IdempotencyPut :exec
 -- session_user_id names the account a replay signs in (a registration); no token is stored.
@@ -16,9 +17,6 @@ VALUES (@scope::text, @key::text, @request_hash::text, @response_status::int, @r
 ON CONFLICT (scope, key) DO UPDATE
 SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status,
     response_body = EXCLUDED.response_body, session_user_id = EXCLUDED.session_user_id, created_at = now();
-
--- name: IdempotencyPrune :execrows
-DELETE FROM idempotency_keys WHERE created_at < @before::timestamptz;
 
 -- name: SessionInsert :exec
 INSERT INTO sessions (id, user_id, user_agent) VALUES (@id::text, @user_id::bigint, @user_agent::text);

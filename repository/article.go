@@ -34,12 +34,13 @@ type ArticleRepository struct {
 	pages *cache.AuthorPageCache
 	lists *cache.ListPageCache
 	tags  *cache.TagsCache
+	lang  SearchLanguage // the text search configuration the writes index in
 	log   *slog.Logger
 }
 
 // NewArticleRepository returns the repository.
-func NewArticleRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.ArticleCache, pages *cache.AuthorPageCache, lists *cache.ListPageCache, tags *cache.TagsCache, log *slog.Logger) *ArticleRepository {
-	return &ArticleRepository{pool: pool, q: q, cache: c, pages: pages, lists: lists, tags: tags, log: log}
+func NewArticleRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.ArticleCache, pages *cache.AuthorPageCache, lists *cache.ListPageCache, tags *cache.TagsCache, lang SearchLanguage, log *slog.Logger) *ArticleRepository {
+	return &ArticleRepository{pool: pool, q: q, cache: c, pages: pages, lists: lists, tags: tags, lang: lang, log: log}
 }
 
 // Create inserts the article in a unit of work of its own (see CreateIn).
@@ -58,13 +59,13 @@ func (r *ArticleRepository) Create(ctx context.Context, a domain.Article) (domai
 // so a taken slug (domain.ErrSlugTaken) leaves the unit of work usable for another try.
 func (r *ArticleRepository) CreateIn(ctx context.Context, stx service.Tx, a domain.Article) (domain.Article, error) {
 	tx := txOf(stx)
-	var row dao.Article
+	var row dao.ArticleGetBySlugRow
 	err := tx.savepoint(ctx, func(db pgx.Tx) error {
-		var err error
-		row, err = queries.ArticleInsert(ctx, db, dao.ArticleInsertParams{
+		inserted, err := queries.ArticleInsert(ctx, db, dao.ArticleInsertParams{
 			Slug: a.Slug, AuthorID: a.AuthorID, Title: a.Title, Description: a.Description, Body: a.Body,
-			TagList: nonNilTags(a.Tags), Status: string(a.Status),
+			TagList: nonNilTags(a.Tags), Status: string(a.Status), SearchConfig: string(r.lang),
 		})
+		row = dao.ArticleGetBySlugRow(inserted)
 		if err != nil {
 			return wrapf(err, "insert article %q", a.Slug)
 		}
@@ -91,6 +92,22 @@ func (r *ArticleRepository) GetBySlug(ctx context.Context, slug string) (domain.
 	return r.cache.BySlug(ctx, slug, r.loadBySlug(slug))
 }
 
+// getBySlugs returns the full articles among slugs that exist, by slug, through the cache (one
+// query for the misses).
+func (r *ArticleRepository) getBySlugs(ctx context.Context, slugs []string) (map[string]domain.Article, error) {
+	return r.cache.BySlugs(ctx, slugs, func(ctx context.Context, slugs []string) (map[string]domain.Article, error) {
+		rows, err := r.q.ArticleGetBySlugs(ctx, r.pool, slugs)
+		if err != nil {
+			return nil, wrapf(err, "get %d articles by slug", len(slugs))
+		}
+		out := make(map[string]domain.Article, len(rows))
+		for _, row := range rows {
+			out[row.Slug] = articleFromRow(dao.ArticleGetBySlugRow(row))
+		}
+		return out, nil
+	})
+}
+
 // loadBySlug reads slug's article from PostgreSQL (the cache's loader).
 func (r *ArticleRepository) loadBySlug(slug string) func(context.Context) (domain.Article, error) {
 	return func(ctx context.Context) (domain.Article, error) {
@@ -104,20 +121,22 @@ func (r *ArticleRepository) loadBySlug(slug string) func(context.Context) (domai
 
 // Update locks the article, applies change and writes the content guarded by the version it read.
 func (r *ArticleRepository) Update(ctx context.Context, id int64, change func(*domain.Article) error) (domain.Article, error) {
-	var row dao.Article
+	var row dao.ArticleGetBySlugRow
 	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
 		locked, err := queries.ArticleGetByIDForUpdate(ctx, tx, id)
 		if err != nil {
 			return wrapf(err, "lock article %d", id)
 		}
-		a := articleFromRow(locked)
+		a := articleFromRow(dao.ArticleGetBySlugRow(locked))
 		if err := change(&a); err != nil {
 			return err
 		}
-		row, err = queries.ArticleUpdateContent(ctx, tx, dao.ArticleUpdateContentParams{
+		updated, err := queries.ArticleUpdateContent(ctx, tx, dao.ArticleUpdateContentParams{
 			ID: id, ExpectedVersion: locked.Version,
 			Title: a.Title, Description: a.Description, Body: a.Body, TagList: nonNilTags(a.Tags),
+			SearchConfig: string(r.lang),
 		})
+		row = dao.ArticleGetBySlugRow(updated)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%w: article %d changed concurrently", domain.ErrStaleVersion, id)
 		}
@@ -140,10 +159,12 @@ func (r *ArticleRepository) Transition(ctx context.Context, id int64, from []dom
 	for i, s := range from {
 		fromNames[i] = string(s)
 	}
-	var row dao.Article
+	var row dao.ArticleGetBySlugRow
 	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		var err error
-		row, err = queries.ArticleTransition(ctx, tx, dao.ArticleTransitionParams{ID: id, ToStatus: string(to), FromStatuses: fromNames})
+		moved, err := queries.ArticleTransition(ctx, tx, dao.ArticleTransitionParams{
+			ID: id, ToStatus: string(to), FromStatuses: fromNames, SearchConfig: string(r.lang),
+		})
+		row = dao.ArticleGetBySlugRow(moved)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%w: article %d cannot move to %s from its current status", domain.ErrIllegalTransition, id, to)
 		}
@@ -433,7 +454,7 @@ func (r *ArticleRepository) syncCaches(ctx context.Context, a domain.Article, in
 	}
 }
 
-func articleFromRow(row dao.Article) domain.Article {
+func articleFromRow(row dao.ArticleGetBySlugRow) domain.Article {
 	a := summaryFromRow(dao.ArticleListByAuthorRow{
 		ID: row.ID, Slug: row.Slug, AuthorID: row.AuthorID, Title: row.Title, Description: row.Description,
 		TagList: row.TagList, Status: row.Status, Version: row.Version, CreatedAt: row.CreatedAt,

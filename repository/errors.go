@@ -45,6 +45,10 @@ func translate(err error) error {
 			// The web edge refuses such text; this is the backstop for any path that skips it, so
 			// the client hears what is wrong with its input instead of a 500.
 			return domain.NewValidationError("body", "must be UTF-8 text without NUL characters")
+		case "54000": // program_limit_exceeded: a search document over a tsvector's limits
+			// The document function bounds its input so this cannot happen; if it ever does, the
+			// text is what is too big, and the client can act on that.
+			return domain.NewValidationError("body", "is too large to index for search; shorten it")
 		case "57P01", "57P02", "57P03", "53300": // admin shutdown, crash shutdown, cannot connect now, too many connections
 			return fmt.Errorf("%w: %v", domain.ErrUnavailable, err)
 		case "57014", "25P03": // statement_timeout (a cancelled context arrives as a context error instead), idle_in_transaction_session_timeout

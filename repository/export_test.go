@@ -2,7 +2,6 @@ package repository
 
 import (
 	"context"
-	"time"
 
 	"github.com/inkwell-dev/inkwell/domain"
 )
@@ -19,6 +18,6 @@ func (r *InteractiveRepository) QueuedLikes(biz domain.Biz, id int64) int {
 }
 
 // ReapInBatches is Reap with a batch size of the test's choosing.
-func (j *JobQueue) ReapInBatches(ctx context.Context, now time.Time, batch int) (int, error) {
-	return j.reapInBatches(ctx, now, batch)
+func (j *JobQueue) ReapInBatches(ctx context.Context, batch int) (int, error) {
+	return j.reapInBatches(ctx, batch)
 }

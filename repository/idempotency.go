@@ -23,7 +23,8 @@ type IdempotencyStore struct {
 	wait   time.Duration // how long a duplicate waits for the request holding its key
 }
 
-// NewIdempotencyStore returns the store; keys older than 24 hours are forgotten.
+// NewIdempotencyStore returns the store; keys older than 24 hours (by the database's clock, which
+// stamps them) are forgotten, and deleted by the retention job (policy idempotency_keys).
 func NewIdempotencyStore(pool *pgxpool.Pool, q dao.Querier) *IdempotencyStore {
 	return &IdempotencyStore{pool: pool, q: q, maxAge: 24 * time.Hour, wait: 3 * time.Second}
 }
@@ -32,7 +33,7 @@ func NewIdempotencyStore(pool *pgxpool.Pool, q dao.Querier) *IdempotencyStore {
 // is answered before the use case spends anything on it. domain.ErrIdempotencyMismatch when the
 // key was used for another request.
 func (s *IdempotencyStore) Lookup(ctx context.Context, k service.IdempotencyKey) (domain.StoredResponse, bool, error) {
-	prev, err := s.q.IdempotencyGet(ctx, s.pool, dao.IdempotencyGetParams{Scope: k.Scope, Key: k.Key, NotBefore: time.Now().Add(-s.maxAge)})
+	prev, err := s.q.IdempotencyGet(ctx, s.pool, dao.IdempotencyGetParams{Scope: k.Scope, Key: k.Key, MaxAgeSecs: s.maxAge.Seconds()})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return domain.StoredResponse{}, false, nil
@@ -99,7 +100,7 @@ func (s *IdempotencyStore) once(ctx context.Context, k service.IdempotencyKey, w
 		if !locked {
 			return errKeyBusy
 		}
-		prev, err := queries.IdempotencyGet(ctx, tx, dao.IdempotencyGetParams{Scope: k.Scope, Key: k.Key, NotBefore: time.Now().Add(-s.maxAge)})
+		prev, err := queries.IdempotencyGet(ctx, tx, dao.IdempotencyGetParams{Scope: k.Scope, Key: k.Key, MaxAgeSecs: s.maxAge.Seconds()})
 		switch {
 		case err == nil:
 			if prev.RequestHash != k.RequestHash {
@@ -141,10 +142,4 @@ func (s *IdempotencyStore) once(ctx context.Context, k service.IdempotencyKey, w
 		return res, false, nil
 	}
 	return res, replayed, err
-}
-
-// Prune forgets keys older than 24 hours and says how many.
-func (s *IdempotencyStore) Prune(ctx context.Context) (int64, error) {
-	n, err := s.q.IdempotencyPrune(ctx, s.pool, time.Now().Add(-s.maxAge))
-	return n, wrapf(err, "prune idempotency keys")
 }

@@ -60,14 +60,12 @@ func EnqueueTx(ctx context.Context, db dao.DBTX, nj domain.NewJob) (bool, error)
 	if nj.MaxAttempts <= 0 {
 		nj.MaxAttempts = domain.DefaultMaxAttempts
 	}
-	if nj.RunAt.IsZero() {
-		nj.RunAt = time.Now()
-	}
 	if len(nj.Payload) == 0 {
 		nj.Payload = []byte("{}")
 	}
 	_, err := queries.JobEnqueue(ctx, db, dao.JobEnqueueParams{
-		Queue: nj.Queue, Kind: nj.Kind, Payload: nj.Payload, Priority: int32(nj.Priority), AvailableAt: nj.RunAt,
+		Queue: nj.Queue, Kind: nj.Kind, Payload: nj.Payload, Priority: int32(nj.Priority),
+		AvailableAt: pgtype.Timestamptz{Time: nj.RunAt, Valid: !nj.RunAt.IsZero()},
 		MaxAttempts: int32(nj.MaxAttempts), UniqueKey: pgtype.Text{String: nj.UniqueKey, Valid: nj.UniqueKey != ""},
 		DeleteWhenDone: nj.DeleteWhenDone,
 	})
@@ -83,15 +81,15 @@ func EnqueueTx(ctx context.Context, db dao.DBTX, nj domain.NewJob) (bool, error)
 	return true, nil
 }
 
-// Claim leases up to n ready jobs of queue to owner until leaseUntil.
-func (j *JobQueue) Claim(ctx context.Context, queue, owner string, n int, now, leaseUntil time.Time) ([]domain.Job, error) {
-	_, claimed, err := j.AckAndClaim(ctx, nil, domain.JobClaim{Queue: queue, Owner: owner, Limit: n, Now: now, LeaseUntil: leaseUntil})
+// Claim leases up to n ready jobs of queue to owner for lease (by the database's clock).
+func (j *JobQueue) Claim(ctx context.Context, queue, owner string, n int, lease time.Duration) ([]domain.Job, error) {
+	_, claimed, err := j.AckAndClaim(ctx, nil, domain.JobClaim{Queue: queue, Owner: owner, Limit: n, Lease: lease})
 	return claimed, err
 }
 
 // Ack marks a job done; false when the lease was lost (the generation no longer matches).
-func (j *JobQueue) Ack(ctx context.Context, id, generation int64, now time.Time) (bool, error) {
-	acked, _, err := j.AckAndClaim(ctx, []domain.Job{{ID: id, Generation: generation}}, domain.JobClaim{Now: now})
+func (j *JobQueue) Ack(ctx context.Context, id, generation int64) (bool, error) {
+	acked, _, err := j.AckAndClaim(ctx, []domain.Job{{ID: id, Generation: generation}}, domain.JobClaim{})
 	if err != nil {
 		return false, err
 	}
@@ -112,8 +110,8 @@ func (j *JobQueue) AckAndClaim(ctx context.Context, done []domain.Job, c domain.
 		ids[i], gens[i] = d.ID, d.Generation
 	}
 	rows, err := j.q.JobAckAndClaim(ctx, j.pool, dao.JobAckAndClaimParams{
-		Ids: ids, Generations: gens, Now: c.Now,
-		Queue: c.Queue, Lim: int32(max(c.Limit, 0)), Owner: c.Owner, LeaseUntil: c.LeaseUntil,
+		Ids: ids, Generations: gens,
+		Queue: c.Queue, Lim: int32(max(c.Limit, 0)), Owner: c.Owner, LeaseSecs: c.Lease.Seconds(),
 	})
 	if err != nil {
 		return nil, nil, wrapf(err, "ack %d jobs and claim up to %d from %q", len(done), c.Limit, c.Queue)
@@ -137,16 +135,17 @@ func (j *JobQueue) AckAndClaim(ctx context.Context, done []domain.Job, c domain.
 	return acked, claimed, nil
 }
 
-// Fail records a failed attempt: ready again at retryAt, or dead when permanent or out of
-// attempts; false when the lease was lost.
-func (j *JobQueue) Fail(ctx context.Context, id, generation int64, lastErr string, permanent bool, retryAt, now time.Time) (bool, error) {
-	n, err := j.q.JobFail(ctx, j.pool, dao.JobFailParams{ID: id, Generation: generation, LastError: lastErr, Permanent: permanent, RetryAt: retryAt, Now: now})
+// Fail records a failed attempt: ready again retryAfter from now (by the database's clock), or
+// dead when permanent or out of attempts; false when the lease was lost.
+func (j *JobQueue) Fail(ctx context.Context, id, generation int64, lastErr string, permanent bool, retryAfter time.Duration) (bool, error) {
+	n, err := j.q.JobFail(ctx, j.pool, dao.JobFailParams{
+		ID: id, Generation: generation, LastError: lastErr, Permanent: permanent, RetryAfterSecs: retryAfter.Seconds()})
 	return n == 1, wrapf(err, "fail job %d", id)
 }
 
-// Renew extends a lease; false when it was lost.
-func (j *JobQueue) Renew(ctx context.Context, id, generation int64, leaseUntil, now time.Time) (bool, error) {
-	n, err := j.q.JobRenew(ctx, j.pool, dao.JobRenewParams{ID: id, Generation: generation, LeaseUntil: leaseUntil, Now: now})
+// Renew extends a lease to lease from now (by the database's clock); false when it was lost.
+func (j *JobQueue) Renew(ctx context.Context, id, generation int64, lease time.Duration) (bool, error) {
+	n, err := j.q.JobRenew(ctx, j.pool, dao.JobRenewParams{ID: id, Generation: generation, LeaseSecs: lease.Seconds()})
 	return n == 1, wrapf(err, "renew job %d", id)
 }
 
@@ -154,16 +153,16 @@ func (j *JobQueue) Renew(ctx context.Context, id, generation int64, leaseUntil, 
 // so the row locks a reap holds stay few and short however many leases expired together.
 const reapBatch = 500
 
-// Reap returns expired leases to ready (or buries jobs out of attempts) and says how many. It
-// works in batches of reapBatch until a batch comes back short.
-func (j *JobQueue) Reap(ctx context.Context, now time.Time) (int, error) {
-	return j.reapInBatches(ctx, now, reapBatch)
+// Reap returns leases expired by the database's clock to ready (or buries jobs out of
+// attempts) and says how many. It works in batches of reapBatch until a batch comes back short.
+func (j *JobQueue) Reap(ctx context.Context) (int, error) {
+	return j.reapInBatches(ctx, reapBatch)
 }
 
-func (j *JobQueue) reapInBatches(ctx context.Context, now time.Time, batch int) (int, error) {
+func (j *JobQueue) reapInBatches(ctx context.Context, batch int) (int, error) {
 	total := 0
 	for {
-		rows, err := j.q.JobReap(ctx, j.pool, dao.JobReapParams{Now: now, Lim: int32(batch)})
+		rows, err := j.q.JobReap(ctx, j.pool, int32(batch))
 		total += len(rows)
 		if err != nil || len(rows) < batch {
 			return total, wrapf(err, "reap expired leases")

@@ -23,26 +23,25 @@ func TestJobQueue_AckAndClaim(t *testing.T) {
 	t.Parallel()
 	e := newJobsEnv(t)
 	ctx := context.Background()
-	const queue, lease = "cycle", time.Second
+	const queue, lease = "cycle", time.Minute
 	for range 6 {
 		e.enqueue(t, newJobOpts{Queue: queue})
 	}
-	now := time.Now().Add(time.Minute)
-	held, err := e.queue.Claim(ctx, queue, "w1", 3, now, now.Add(lease))
+	held, err := e.queue.Claim(ctx, queue, "w1", 3, lease)
 	if err != nil || len(held) != 3 {
 		t.Fatalf("claim 3: %d jobs, err %v", len(held), err)
 	}
 	// The second job's lease runs out; it is reaped and claimed by another worker, so w1's ack of
 	// it must not take.
-	if _, err := e.pool.Exec(ctx, `UPDATE jobs SET lease_until = $2 WHERE id = $1`, held[1].ID, now.Add(-time.Second)); err != nil {
+	if _, err := e.pool.Exec(ctx, `UPDATE jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, held[1].ID); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := e.queue.Reap(ctx, now); err != nil || n != 1 {
+	if n, err := e.queue.Reap(ctx); err != nil || n != 1 {
 		t.Fatalf("reap: %d, %v", n, err)
 	}
 	// Claims take the oldest first, so the reaped job (the second-oldest ready one) comes back.
 	var taken domain.Job
-	for _, j := range mustClaim(t, e, queue, "w2", 2, now, lease) {
+	for _, j := range mustClaim(t, e, queue, "w2", 2, lease) {
 		if j.ID == held[1].ID {
 			taken = j
 		}
@@ -51,7 +50,7 @@ func TestJobQueue_AckAndClaim(t *testing.T) {
 		t.Fatalf("the reaped job %d was not claimed again", held[1].ID)
 	}
 
-	acked, next, err := e.queue.AckAndClaim(ctx, held, domain.JobClaim{Queue: queue, Owner: "w1", Limit: 5, Now: now, LeaseUntil: now.Add(lease)})
+	acked, next, err := e.queue.AckAndClaim(ctx, held, domain.JobClaim{Queue: queue, Owner: "w1", Limit: 5, Lease: lease})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,22 +76,22 @@ func TestJobQueue_AckAndClaim(t *testing.T) {
 	}
 
 	t.Run("nothing_to_do", func(t *testing.T) {
-		acked, claimed, err := e.queue.AckAndClaim(ctx, nil, domain.JobClaim{Queue: queue, Owner: "w1", Now: now})
+		acked, claimed, err := e.queue.AckAndClaim(ctx, nil, domain.JobClaim{Queue: queue, Owner: "w1"})
 		if err != nil || len(acked) != 0 || len(claimed) != 0 {
 			t.Fatalf("acked %v claimed %v err %v", acked, claimed, err)
 		}
 	})
 	t.Run("acks_only", func(t *testing.T) {
-		acked, claimed, err := e.queue.AckAndClaim(ctx, next, domain.JobClaim{Queue: queue, Owner: "w1", Now: now})
+		acked, claimed, err := e.queue.AckAndClaim(ctx, next, domain.JobClaim{Queue: queue, Owner: "w1"})
 		if err != nil || !slices.Equal(acked, []bool{true, true}) || len(claimed) != 0 {
 			t.Fatalf("acked %v claimed %v err %v", acked, claimed, err)
 		}
 	})
 }
 
-func mustClaim(t *testing.T, e *jobsEnv, queue, owner string, n int, now time.Time, lease time.Duration) []domain.Job {
+func mustClaim(t *testing.T, e *jobsEnv, queue, owner string, n int, lease time.Duration) []domain.Job {
 	t.Helper()
-	jobs, err := e.queue.Claim(context.Background(), queue, owner, n, now, now.Add(lease))
+	jobs, err := e.queue.Claim(context.Background(), queue, owner, n, lease)
 	if err != nil || len(jobs) != n {
 		t.Fatalf("claim %d from %s by %s: %d jobs, err %v", n, queue, owner, len(jobs), err)
 	}
@@ -139,12 +138,12 @@ func TestJobQueueGenericPlans(t *testing.T) {
 	defer pool.Close()
 	q := repository.NewJobQueue(repository.QueuePool{Pool: pool})
 
-	planOf := func(name string, run func(now time.Time) error) string {
+	planOf := func(name string, run func() error) string {
 		t.Helper()
 		mu.Lock()
 		plans = nil
 		mu.Unlock()
-		if err := run(time.Now().Add(time.Minute)); err != nil {
+		if err := run(); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		mu.Lock()
@@ -170,23 +169,58 @@ func TestJobQueueGenericPlans(t *testing.T) {
 	// The first run of a statement may still be planned for its parameters; the second is the
 	// generic plan the pool keeps.
 	for range 2 {
-		plan := planOf("ack and claim", func(now time.Time) error {
+		plan := planOf("ack and claim", func() error {
 			var err error
-			_, held, err = q.AckAndClaim(ctx, held, domain.JobClaim{Queue: "plans", Owner: "w", Limit: 8, Now: now, LeaseUntil: now.Add(time.Minute)})
+			_, held, err = q.AckAndClaim(ctx, held, domain.JobClaim{Queue: "plans", Owner: "w", Limit: 8, Lease: time.Minute})
 			return err
 		})
 		check("ack and claim", plan, "jobs_ready_idx", "jobs_pkey")
 	}
-	check("renew", planOf("renew", func(now time.Time) error {
-		_, err := q.Renew(ctx, held[0].ID, held[0].Generation, now.Add(time.Minute), now)
+	check("renew", planOf("renew", func() error {
+		_, err := q.Renew(ctx, held[0].ID, held[0].Generation, time.Minute)
 		return err
 	}), "jobs_pkey")
-	check("fail", planOf("fail", func(now time.Time) error {
-		_, err := q.Fail(ctx, held[1].ID, held[1].Generation, "boom", false, now, now)
+	check("fail", planOf("fail", func() error {
+		_, err := q.Fail(ctx, held[1].ID, held[1].Generation, "boom", false, 0)
 		return err
 	}), "jobs_pkey")
-	check("reap", planOf("reap", func(now time.Time) error {
-		_, err := q.Reap(ctx, now)
+	check("reap", planOf("reap", func() error {
+		_, err := q.Reap(ctx)
 		return err
 	}), "jobs_running_lease_idx")
+}
+
+// TestJobQueue_LeasesUseTheDatabaseClock: a claim and a renewal stamp the lease from the
+// database's clock (lease_until is the statement's now() plus the lease), never from an instant
+// the caller passes, so instances whose clocks differ agree on when a lease runs out.
+func TestJobQueue_LeasesUseTheDatabaseClock(t *testing.T) {
+	t.Parallel()
+	e := newJobsEnv(t)
+	ctx := context.Background()
+	dbNow := func() time.Time {
+		var now time.Time
+		if err := e.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+			t.Fatal(err)
+		}
+		return now
+	}
+	e.enqueue(t, newJobOpts{Queue: "db-clock"})
+	const lease = 42 * time.Second
+	before := dbNow()
+	j := e.claimOne(t, "db-clock", "w", lease)
+	after := dbNow()
+	if !j.LeaseUntil.Equal(j.UpdatedAt.Add(lease)) || j.UpdatedAt.Before(before) || j.UpdatedAt.After(after) {
+		t.Fatalf("claim: lease until %v, stamped %v; want the database's time of the claim (within [%v, %v]) plus %v",
+			j.LeaseUntil, j.UpdatedAt, before, after, lease)
+	}
+	if ok, err := e.queue.Renew(ctx, j.ID, j.Generation, 2*lease); !ok || err != nil {
+		t.Fatalf("renew: %v %v", ok, err)
+	}
+	if got := e.get(t, j.ID); !got.LeaseUntil.Equal(got.UpdatedAt.Add(2*lease)) || got.UpdatedAt.Before(after) {
+		t.Fatalf("renewal: lease until %v, stamped %v; want the renewal's database time plus %v", got.LeaseUntil, got.UpdatedAt, 2*lease)
+	}
+	// A lease counted from the database's clock has not run out, whatever this process's clock says.
+	if n, err := e.queue.Reap(ctx); err != nil || n != 0 {
+		t.Fatalf("reap: %d, %v; want the live lease kept", n, err)
+	}
 }

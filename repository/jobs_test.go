@@ -68,9 +68,11 @@ func (e *jobsEnv) jobCount(t *testing.T, queue string) int64 {
 	return n
 }
 
-func (e *jobsEnv) claimOne(t *testing.T, queue, owner string, now time.Time, lease time.Duration) domain.Job {
+// claimOne claims one job for lease; a negative lease has run out by the database's clock as soon
+// as the claim commits (the queue takes instants from nobody but the database).
+func (e *jobsEnv) claimOne(t *testing.T, queue, owner string, lease time.Duration) domain.Job {
 	t.Helper()
-	jobs, err := e.queue.Claim(context.Background(), queue, owner, 1, now, now.Add(lease))
+	jobs, err := e.queue.Claim(context.Background(), queue, owner, 1, lease)
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("claim from %s by %s: %d jobs, err %v", queue, owner, len(jobs), err)
 	}
@@ -112,23 +114,23 @@ func TestJobQueue_StaleHolderChangesNothing(t *testing.T) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rnd := rand.New(rand.NewPCG(uint64(seed), 1))
-	base := time.Now().Add(time.Minute).Truncate(time.Second) // after every job's available_at
-	const lease = time.Second
+	// The stale worker's lease has run out when its claim commits; the new holder's outlasts the test.
+	const expired, lease = -time.Second, time.Hour
 
 	type staleCall struct {
 		name string
-		call func(j domain.Job, now time.Time) (bool, error)
+		call func(j domain.Job) (bool, error)
 	}
 	calls := []staleCall{
-		{"ack", func(j domain.Job, now time.Time) (bool, error) { return e.queue.Ack(ctx, j.ID, j.Generation, now) }},
-		{"fail", func(j domain.Job, now time.Time) (bool, error) {
-			return e.queue.Fail(ctx, j.ID, j.Generation, "stale failure", false, now, now)
+		{"ack", func(j domain.Job) (bool, error) { return e.queue.Ack(ctx, j.ID, j.Generation) }},
+		{"fail", func(j domain.Job) (bool, error) {
+			return e.queue.Fail(ctx, j.ID, j.Generation, "stale failure", false, 0)
 		}},
-		{"fail_permanent", func(j domain.Job, now time.Time) (bool, error) {
-			return e.queue.Fail(ctx, j.ID, j.Generation, "stale burial", true, now, now)
+		{"fail_permanent", func(j domain.Job) (bool, error) {
+			return e.queue.Fail(ctx, j.ID, j.Generation, "stale burial", true, 0)
 		}},
-		{"renew", func(j domain.Job, now time.Time) (bool, error) {
-			return e.queue.Renew(ctx, j.ID, j.Generation, now.Add(time.Hour), now)
+		{"renew", func(j domain.Job) (bool, error) {
+			return e.queue.Renew(ctx, j.ID, j.Generation, time.Hour)
 		}},
 	}
 	// What the new holder has done by the time the stale worker wakes up.
@@ -136,30 +138,29 @@ func TestJobQueue_StaleHolderChangesNothing(t *testing.T) {
 	changed := map[string]int{}
 	for i := range rounds {
 		queue := fmt.Sprintf("stale-%d", i+1)
-		t0 := base.Add(time.Duration(i) * time.Hour) // each round far past the last one's leases
-		stale := e.claimOne(t, queue, "worker-a", t0, lease)
-		if n, err := e.queue.Reap(ctx, t0.Add(2*lease)); err != nil || n != 1 {
+		stale := e.claimOne(t, queue, "worker-a", expired)
+		if n, err := e.queue.Reap(ctx); err != nil || n != 1 {
 			t.Fatalf("round %d: reap returned %d jobs, err %v; want exactly the stale job", i, n, err)
 		}
-		holder := e.claimOne(t, queue, "worker-b", t0.Add(2*lease), lease)
+		holder := e.claimOne(t, queue, "worker-b", lease)
 		if holder.ID != stale.ID || holder.Generation != stale.Generation+1 || holder.Attempts != 2 {
 			t.Fatalf("round %d: re-claim %+v after stale %+v", i, holder, stale)
 		}
 		phase := phases[rnd.IntN(len(phases))]
 		switch phase {
 		case "new holder acked":
-			if ok, err := e.queue.Ack(ctx, holder.ID, holder.Generation, t0.Add(2*lease)); !ok || err != nil {
+			if ok, err := e.queue.Ack(ctx, holder.ID, holder.Generation); !ok || err != nil {
 				t.Fatalf("round %d: the holder's ack: %v %v", i, ok, err)
 			}
 		case "new holder failed it":
-			if ok, err := e.queue.Fail(ctx, holder.ID, holder.Generation, "holder failed", false, t0.Add(3*lease), t0.Add(2*lease)); !ok || err != nil {
+			if ok, err := e.queue.Fail(ctx, holder.ID, holder.Generation, "holder failed", false, time.Hour); !ok || err != nil {
 				t.Fatalf("round %d: the holder's failure: %v %v", i, ok, err)
 			}
 		}
 		before := e.get(t, holder.ID)
 		for _, k := range rnd.Perm(len(calls)) {
 			c := calls[k]
-			ok, err := c.call(stale, t0.Add(2*lease+time.Millisecond))
+			ok, err := c.call(stale)
 			if err != nil {
 				t.Fatalf("round %d: stale %s: %v", i, c.name, err)
 			}
@@ -171,7 +172,7 @@ func TestJobQueue_StaleHolderChangesNothing(t *testing.T) {
 			t.Fatalf("round %d (%s): stale calls changed the row\nbefore %+v\nafter  %+v", i, phase, before, after)
 		}
 		if phase == "new holder running" { // and the rightful holder still can finish it
-			if ok, err := e.queue.Ack(ctx, holder.ID, holder.Generation, t0.Add(3*lease)); !ok || err != nil {
+			if ok, err := e.queue.Ack(ctx, holder.ID, holder.Generation); !ok || err != nil {
 				t.Fatalf("round %d: the holder's ack after the stale calls: %v %v", i, ok, err)
 			}
 		}
@@ -190,24 +191,28 @@ func TestJobQueue_FailAndReap(t *testing.T) {
 	t.Parallel()
 	e := newJobsEnv(t) // reaps: a database of its own, and the subtests run in order
 	ctx := context.Background()
-	now := time.Now().Add(time.Hour).Truncate(time.Millisecond) // the queue's clock: after every enqueue below
 
 	t.Run("failure_with_attempts_left_is_ready_at_retry_time", func(t *testing.T) {
 		e.enqueue(t, newJobOpts{Queue: "fail-retry", MaxAttempts: 2})
-		j := e.claimOne(t, "fail-retry", "w", now, time.Minute)
-		retryAt := now.Add(90 * time.Second)
-		if ok, err := e.queue.Fail(ctx, j.ID, j.Generation, "try again", false, retryAt, now); !ok || err != nil {
+		j := e.claimOne(t, "fail-retry", "w", time.Minute)
+		const retryAfter = 90 * time.Second
+		if ok, err := e.queue.Fail(ctx, j.ID, j.Generation, "try again", false, retryAfter); !ok || err != nil {
 			t.Fatalf("fail: %v %v", ok, err)
 		}
 		got := e.get(t, j.ID)
-		if got.Status != domain.JobReady || !got.AvailableAt.Equal(retryAt) || got.LastError != "try again" || got.LeaseOwner != "" {
-			t.Fatalf("after a failure with attempts left: %+v", got)
+		// Both stamped by the database's clock in the failure's statement.
+		if got.Status != domain.JobReady || !got.AvailableAt.Equal(got.UpdatedAt.Add(retryAfter)) || got.LastError != "try again" || got.LeaseOwner != "" {
+			t.Fatalf("after a failure with attempts left: %+v, want available %v after the failure", got, retryAfter)
 		}
-		if jobs, _ := e.queue.Claim(ctx, "fail-retry", "w", 1, retryAt.Add(-time.Millisecond), retryAt.Add(time.Minute)); len(jobs) != 0 {
+		if jobs, _ := e.queue.Claim(ctx, "fail-retry", "w", 1, time.Minute); len(jobs) != 0 {
 			t.Fatal("claimed before its retry time")
 		}
-		j = e.claimOne(t, "fail-retry", "w", retryAt, time.Minute)
-		if ok, err := e.queue.Fail(ctx, j.ID, j.Generation, "last words", false, retryAt.Add(time.Hour), retryAt); !ok || err != nil {
+		// The retry time passes (by the database's clock, which the test cannot move).
+		if _, err := e.pool.Exec(ctx, `UPDATE jobs SET available_at = now() - interval '1 second' WHERE id = $1`, j.ID); err != nil {
+			t.Fatal(err)
+		}
+		j = e.claimOne(t, "fail-retry", "w", time.Minute)
+		if ok, err := e.queue.Fail(ctx, j.ID, j.Generation, "last words", false, time.Hour); !ok || err != nil {
 			t.Fatalf("fail: %v %v", ok, err)
 		}
 		if got := e.get(t, j.ID); got.Status != domain.JobDead || got.Attempts != 2 || got.LastError != "last words" {
@@ -216,8 +221,8 @@ func TestJobQueue_FailAndReap(t *testing.T) {
 	})
 	t.Run("permanent_failure_is_dead_with_attempts_left", func(t *testing.T) {
 		e.enqueue(t, newJobOpts{Queue: "fail-permanent", MaxAttempts: 5})
-		j := e.claimOne(t, "fail-permanent", "w", now, time.Minute)
-		if ok, err := e.queue.Fail(ctx, j.ID, j.Generation, "bad payload", true, now.Add(time.Hour), now); !ok || err != nil {
+		j := e.claimOne(t, "fail-permanent", "w", time.Minute)
+		if ok, err := e.queue.Fail(ctx, j.ID, j.Generation, "bad payload", true, time.Hour); !ok || err != nil {
 			t.Fatalf("fail: %v %v", ok, err)
 		}
 		if got := e.get(t, j.ID); got.Status != domain.JobDead || got.Attempts != 1 || got.LastError != "bad payload" {
@@ -228,13 +233,12 @@ func TestJobQueue_FailAndReap(t *testing.T) {
 		e.enqueue(t, newJobOpts{Queue: "reap", Kind: "again", MaxAttempts: 3})
 		e.enqueue(t, newJobOpts{Queue: "reap", Kind: "last", MaxAttempts: 1})
 		e.enqueue(t, newJobOpts{Queue: "reap", Kind: "alive", MaxAttempts: 3})
-		t0 := now.Add(24 * time.Hour) // past every lease the earlier subtests left
 		byKind := map[string]domain.Job{}
-		for _, lease := range []time.Duration{time.Second, time.Second, time.Hour} {
-			j := e.claimOne(t, "reap", "w", t0, lease)
+		for _, lease := range []time.Duration{-time.Second, -time.Second, time.Hour} { // two run out at once
+			j := e.claimOne(t, "reap", "w", lease)
 			byKind[j.Kind] = j
 		}
-		n, err := e.queue.Reap(ctx, t0.Add(time.Minute))
+		n, err := e.queue.Reap(ctx)
 		if err != nil || n != 2 {
 			t.Fatalf("reap: %d jobs, err %v; want the two expired ones", n, err)
 		}
@@ -247,7 +251,7 @@ func TestJobQueue_FailAndReap(t *testing.T) {
 		if got := e.get(t, byKind["alive"].ID); got.Status != domain.JobRunning || got.Generation != byKind["alive"].Generation {
 			t.Fatalf("job with a live lease: %+v", got)
 		}
-		if n, err := e.queue.Reap(ctx, t0.Add(time.Minute)); err != nil || n != 0 {
+		if n, err := e.queue.Reap(ctx); err != nil || n != 0 {
 			t.Fatalf("second reap: %d, %v", n, err)
 		}
 	})
@@ -259,17 +263,16 @@ func TestJobQueue_ReapInBatches(t *testing.T) {
 	t.Parallel()
 	e := newJobsEnv(t) // reaps: a database of its own
 	ctx := context.Background()
-	t0 := time.Now().Add(time.Hour).Truncate(time.Millisecond)
 	const expired, batch = 7, 3
 	for range expired + 1 {
 		e.enqueue(t, newJobOpts{Queue: "reap-batches", MaxAttempts: 3})
 	}
 	var ids []int64
 	for range expired {
-		ids = append(ids, e.claimOne(t, "reap-batches", "w", t0, time.Second).ID)
+		ids = append(ids, e.claimOne(t, "reap-batches", "w", -time.Second).ID)
 	}
-	alive := e.claimOne(t, "reap-batches", "w", t0, time.Hour)
-	n, err := e.queue.ReapInBatches(ctx, t0.Add(time.Minute), batch)
+	alive := e.claimOne(t, "reap-batches", "w", time.Hour)
+	n, err := e.queue.ReapInBatches(ctx, batch)
 	if err != nil || n != expired {
 		t.Fatalf("reap: %d jobs, err %v; want all %d expired ones across batches of %d", n, err, expired, batch)
 	}
@@ -288,13 +291,12 @@ func TestJobQueue_ConcurrentReapers(t *testing.T) {
 	t.Parallel()
 	e := newJobsEnv(t) // reaps: a database of its own
 	ctx := context.Background()
-	t0 := time.Now().Add(time.Hour).Truncate(time.Millisecond)
 	const expired, reapers, batch = 40, 4, 5
 	for range expired {
 		e.enqueue(t, newJobOpts{Queue: "reap-concurrent", MaxAttempts: 3})
 	}
 	for range expired {
-		e.claimOne(t, "reap-concurrent", "w", t0, time.Second)
+		e.claimOne(t, "reap-concurrent", "w", -time.Second)
 	}
 	var total atomic.Int64
 	var wg sync.WaitGroup
@@ -302,7 +304,7 @@ func TestJobQueue_ConcurrentReapers(t *testing.T) {
 	for range reapers {
 		wg.Go(func() {
 			<-start
-			n, err := e.queue.ReapInBatches(ctx, t0.Add(time.Minute), batch)
+			n, err := e.queue.ReapInBatches(ctx, batch)
 			if err != nil {
 				t.Errorf("reap: %v", err)
 			}
@@ -422,7 +424,7 @@ func TestJobQueue_Enqueue(t *testing.T) {
 		t.Parallel()
 		before := time.Now().Add(-time.Second)
 		e.enqueue(t, newJobOpts{Queue: "defaults"})
-		j := e.claimOne(t, "defaults", "w", time.Now().Add(time.Second), time.Minute)
+		j := e.claimOne(t, "defaults", "w", time.Minute)
 		if j.MaxAttempts != domain.DefaultMaxAttempts || string(j.Payload) != "{}" || j.AvailableAt.Before(before) || j.Attempts != 1 || j.Generation != 1 {
 			t.Fatalf("defaults: %+v", j)
 		}
@@ -482,11 +484,10 @@ func TestJobQueue_Claim(t *testing.T) {
 		var mu sync.Mutex
 		seen := map[int64]string{}
 		var dup []int64
-		now := time.Now().Add(time.Second)
 		together(claimers, func(i int) {
 			owner := fmt.Sprintf("claimer-%d", i)
 			for {
-				got, err := e.queue.Claim(ctx, "disjoint", owner, batch, now, now.Add(time.Minute))
+				got, err := e.queue.Claim(ctx, "disjoint", owner, batch, time.Minute)
 				if err != nil {
 					t.Errorf("%s: %v", owner, err)
 					return
@@ -520,7 +521,7 @@ func TestJobQueue_Claim(t *testing.T) {
 		e.enqueue(t, newJobOpts{Queue: "order", Kind: "future", Priority: 9, RunAt: now.Add(time.Hour)})
 		var kinds []string
 		for {
-			got, err := e.queue.Claim(ctx, "order", "w", 1, now, now.Add(time.Minute))
+			got, err := e.queue.Claim(ctx, "order", "w", 1, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -539,19 +540,18 @@ func TestJobQueue_OperatorActions(t *testing.T) {
 	t.Parallel()
 	e := newJobsEnv(t)
 	ctx := context.Background()
-	now := time.Now()
 	e.enqueue(t, newJobOpts{Queue: "ops", Kind: "dies", MaxAttempts: 1})
 	e.enqueue(t, newJobOpts{Queue: "ops", Kind: "succeeds"})
 	e.enqueue(t, newJobOpts{Queue: "ops", Kind: "waits"})
 	ids := map[string]int64{}
 	for range 2 {
-		j := e.claimOne(t, "ops", "w", now.Add(time.Second), time.Minute)
+		j := e.claimOne(t, "ops", "w", time.Minute)
 		ids[j.Kind] = j.ID
 		if j.Kind == "dies" {
-			if ok, err := e.queue.Fail(ctx, j.ID, j.Generation, "broken", false, now, now); !ok || err != nil {
+			if ok, err := e.queue.Fail(ctx, j.ID, j.Generation, "broken", false, 0); !ok || err != nil {
 				t.Fatalf("fail: %v %v", ok, err)
 			}
-		} else if ok, err := e.queue.Ack(ctx, j.ID, j.Generation, now); !ok || err != nil {
+		} else if ok, err := e.queue.Ack(ctx, j.ID, j.Generation); !ok || err != nil {
 			t.Fatalf("ack: %v %v", ok, err)
 		}
 	}

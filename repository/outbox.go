@@ -178,14 +178,6 @@ func (o *Outbox) Discard(ctx context.Context, id int64) error {
 	return nil
 }
 
-// DeleteApplied deletes up to limit applied events created before before, oldest first along
-// outbox_applied_idx, and returns how many went. It is the retention job's step: call it until it
-// returns less than limit.
-func (o *Outbox) DeleteApplied(ctx context.Context, before time.Time, limit int) (int64, error) {
-	n, err := o.q.OutboxDeleteApplied(ctx, o.pool, dao.OutboxDeleteAppliedParams{Before: before, Lim: int32(limit)})
-	return n, wrapf(err, "delete applied outbox events")
-}
-
 // Listen calls wake for every outbox notification until ctx ends (a wake-up only; the relay
 // polls anyway).
 func (o *Outbox) Listen(ctx context.Context, wake func()) error {

@@ -19,6 +19,8 @@ type SeedOptions struct {
 	Chunk        int    // rows per COPY
 	Now          time.Time
 	Reader       SeedReader // one signed-in reader over the seeded data (none when Username is "")
+	// SearchLanguage is the text search configuration the articles are indexed in (INKWELL_SEARCH_LANGUAGE).
+	SearchLanguage string
 }
 
 // Seeder bulk-loads users, published articles and like counters with COPY, for benchmarks and
@@ -59,6 +61,9 @@ func (s *Seeder) Seed(ctx context.Context, o SeedOptions, progress func(what str
 			return fmt.Errorf("copy articles: %w", err)
 		}
 		progress("articles", done+n, o.Articles)
+	}
+	if err := s.seedSearch(ctx, o, tag, progress); err != nil {
+		return err
 	}
 	// Like counters for every seeded article in one statement: a heavy-tailed spread, as real
 	// popularity is.

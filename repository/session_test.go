@@ -585,25 +585,6 @@ func TestIdempotencyStore(t *testing.T) {
 		requireCall(t, do(t, scope, "old", "h", never(t)), created, true)
 	})
 
-	t.Run("prune deletes keys older than 24 hours only", func(t *testing.T) {
-		t.Parallel()
-		scope := newScope()
-		if _, err := s.pool.Exec(ctx, `INSERT INTO idempotency_keys (scope, key, request_hash, response_status, response_body, created_at)
-			VALUES ($1, 'old', 'h', 201, '{}', now() - interval '25 hours'), ($1, 'recent', 'h', 201, '{}', now() - interval '23 hours')`, scope); err != nil {
-			t.Fatal(err)
-		}
-		requireCall(t, do(t, scope, "fresh", "h", answer(created)), created, false)
-		n, err := s.idem.Prune(ctx)
-		if err != nil || n < 1 {
-			t.Fatalf("Prune = %d, %v; want at least this test's old key", n, err)
-		}
-		for key, want := range map[string]int64{"old": 0, "recent": 1, "fresh": 1} {
-			if got := stored(t, scope, key); got != want {
-				t.Errorf("key %q: %d rows after prune, want %d", key, got, want)
-			}
-		}
-	})
-
 	t.Run("concurrent duplicates run once; the others are in flight or replays of it", func(t *testing.T) {
 		t.Parallel()
 		scope := newScope()

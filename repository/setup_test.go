@@ -44,6 +44,7 @@ type env struct {
 	articles *repository.ArticleRepository
 	inter    *repository.InteractiveRepository
 	comments *repository.CommentRepository
+	search   *repository.SearchRepository
 }
 
 type envOpts struct {
@@ -90,9 +91,10 @@ func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
 		counters: cache.NewCounters(cacheRDB, ks, o.Policy, log),
 		viewers:  viewers,
 	}
-	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, lists, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), log)
+	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, lists, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), repository.SearchLanguage("english"), log)
 	e.inter = repository.NewInteractiveRepository(pool, q, e.counters, viewers)
 	e.comments = repository.NewCommentRepository(pool, q)
+	e.search = repository.NewSearchRepository(pool, dao.New(), repository.SearchLanguage("english"), e.articles, cache.NewSearchCache(cacheRDB, ks), log)
 	return e
 }
 
@@ -196,10 +198,10 @@ func (q *countingQuerier) counterBatches() [][]int64 {
 	return slices.Clone(q.counterIDs)
 }
 
-func (q *countingQuerier) ArticleGetBySlug(ctx context.Context, db dao.DBTX, slug string) (dao.Article, error) {
+func (q *countingQuerier) ArticleGetBySlug(ctx context.Context, db dao.DBTX, slug string) (dao.ArticleGetBySlugRow, error) {
 	q.bySlug.Add(1)
 	if err := q.hold(ctx); err != nil {
-		return dao.Article{}, err
+		return dao.ArticleGetBySlugRow{}, err
 	}
 	return q.Querier.ArticleGetBySlug(ctx, db, slug)
 }

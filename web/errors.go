@@ -59,10 +59,21 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		abortWith(c, http.StatusConflict, "status", "does not allow this: publish works on drafts and withdrawn articles, withdraw on published ones")
 	case errors.Is(err, domain.ErrConflict):
 		abortWith(c, http.StatusConflict, "body", "the resource was changed or is busy; reload and retry")
+	case errors.Is(err, domain.ErrOverloaded):
+		// Load shed on purpose (counted in metrics, not logged: a burst would flood the log); the
+		// slot it waited for is typically free again within a second.
+		c.Header("Retry-After", "1")
+		abortWith(c, http.StatusServiceUnavailable, "body", "the service is busy; retry in a second")
 	case errors.Is(err, domain.ErrUnavailable):
 		log.WarnContext(c.Request.Context(), "dependency unavailable", "err", err)
 		c.Header("Retry-After", "5")
 		abortWith(c, http.StatusServiceUnavailable, "body", "the service is temporarily unavailable; retry shortly")
+	case errors.Is(err, context.DeadlineExceeded):
+		// The request's deadline (INKWELL_REQUEST_TIMEOUT) or a dependency's own timeout ran out:
+		// the service is slow right now, which is not the client's fault nor a bug.
+		log.WarnContext(c.Request.Context(), "request ran out of time", "method", c.Request.Method, "route", c.FullPath(), "err", err)
+		c.Header("Retry-After", "5")
+		abortWith(c, http.StatusServiceUnavailable, "body", "the request took too long; retry shortly")
 	case errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil:
 		// The client went away; nobody reads this response.
 		c.AbortWithStatus(499)

@@ -66,12 +66,34 @@ func TestErrorMapping(t *testing.T) {
 			},
 		},
 		{
+			name: "overloaded (load shed while Redis is down) is 503, retry in a second",
+			err:  fmt.Errorf("get article: %w", domain.ErrOverloaded),
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusServiceUnavailable, map[string][]string{
+					"body": {"the service is busy; retry in a second"},
+				})
+				if got := rec.Header().Get("Retry-After"); got != "1" {
+					t.Errorf("Retry-After = %q, want 1", got)
+				}
+			},
+		},
+		{
 			name: "unavailable says when to retry",
 			err:  fmt.Errorf("query: %w", domain.ErrUnavailable),
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireErrors(t, rec, http.StatusServiceUnavailable, map[string][]string{
 					"body": {"the service is temporarily unavailable; retry shortly"},
 				})
+				if secs, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || secs <= 0 {
+					t.Errorf("Retry-After = %q, want a positive number of seconds", rec.Header().Get("Retry-After"))
+				}
+			},
+		},
+		{
+			name: "a deadline that ran out is 503, not 500",
+			err:  fmt.Errorf("load article: %w", context.DeadlineExceeded),
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusServiceUnavailable, map[string][]string{"body": {"the request took too long; retry shortly"}})
 				if secs, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || secs <= 0 {
 					t.Errorf("Retry-After = %q, want a positive number of seconds", rec.Header().Get("Retry-After"))
 				}

@@ -146,6 +146,7 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 		col      domain.Collection
 		cols     []domain.Collection
 		hot      []service.HotView
+		found    service.SearchResult
 		notes    service.NotificationList
 		marked   int64
 		uid      int64
@@ -162,6 +163,8 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 		comment, comments = fxComment, []domain.CommentView{fxComment}
 		col, cols = fxCollection, []domain.Collection{fxCollection}
 		hot = []service.HotView{{ArticleView: fxArticle, Score: 12.5}}
+		found = service.SearchResult{Hits: []service.SearchResultHit{{View: fxArticle, Snippet: "about \x01dragons\x02 <b>"}},
+			Total: 1, Next: &domain.SearchCursor{Snapshot: fxArticle.CreatedAt, Score: 0.5, ID: 9, Total: 1}}
 		notes, marked = fxNotifications, 2
 		uid, tokens = authedID, fxTokens
 		key, secret, keys = fxKeys[1], "iw_efgh_secret", fxKeys
@@ -212,6 +215,7 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.collections.EXPECT().Articles(a, a, a, a).Return(list, err).AnyTimes()
 	m.history.EXPECT().History(a, a, a).Return(list, err).AnyTimes()
 	m.hot.EXPECT().Hot(a, a, a).Return(hot, err).AnyTimes()
+	m.search.EXPECT().Articles(a, a, a).Return(found, err).AnyTimes()
 	m.peopleSearch.EXPECT().Users(a, a, a, a).Return([]domain.Profile{profile}, err).AnyTimes()
 	m.tagSearch.EXPECT().Tags(a, a, a).Return(tags, err).AnyTimes()
 
@@ -605,15 +609,16 @@ var queryRoutes = []string{
 	"GET /api/articles/{slug}/comments",
 	"GET /api/collections/{id}/articles",
 	"DELETE /api/articles/{slug}/collect",
+	"GET /api/search/articles",
 	"GET /api/search/users",
 	"GET /api/search/tags",
 }
 
 // fuzzedQueryNames are the query parameters FuzzQueryParams sets by name.
-var fuzzedQueryNames = []string{"limit", "offset", "cursor", "after", "status", "tag", "author", "favorited", "collectionId", "q"}
+var fuzzedQueryNames = []string{"limit", "offset", "cursor", "after", "status", "tag", "author", "favorited", "collectionId", "q", "suggest"}
 
 type queryValues struct {
-	limit, offset, cursor, after, status, tag, author, favorited, collectionID, extra, query string
+	limit, offset, cursor, after, status, tag, author, favorited, collectionID, extra, q, suggest string
 }
 
 func rawCursor(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
@@ -636,8 +641,12 @@ var querySeeds = []queryValues{
 	{tag: "\xc0\xaf", author: "\xed\xa0\x80", favorited: `\ud800`}, {tag: oneMiB}, {author: "a\x00", extra: "favorited=%c0%af"},
 	{extra: "limit="}, {extra: "limit=5&limit=500"}, {extra: "cursor=&offset="}, {extra: "a;b=c&%zz=1"}, {extra: "status=draft&status=bogus"},
 	{extra: "collectionId="}, {extra: "&&&==&"},
-	{query: "ali"}, {query: " \t "}, {query: `%_\`}, {query: strings.Repeat("é", 257)}, {query: "a\x00"}, {query: "\xc0\xaf", limit: "100"},
-	{query: `"unbalanced -or OR | & ! ( :*`}, {extra: "q=a&q="}, {extra: "q=%zz"},
+	{q: "dragons", limit: "5", tag: "dragons", author: "jake"}, {q: `"a b" -c or d`, suggest: "false"},
+	{q: "   "}, {q: "\x00"}, {q: "\xc0\xaf"}, {q: strings.Repeat("x", 257)}, {q: strings.Repeat("缓", 256)}, {q: "x", suggest: "maybe"},
+	{q: "x", cursor: rawCursor("s1:1795924924902000:0.5:9:1")}, {q: "x", cursor: rawCursor("s1:1:NaN:9:1")}, {q: "x", cursor: rawCursor("1795924924902000:1")},
+	{q: "x", extra: "q=y&q="}, {q: `' & | ! ( ) :* <-> \\`},
+	{q: "ali"}, {q: " \t "}, {q: `%_\`}, {q: strings.Repeat("é", 257)}, {q: "a\x00"}, {q: "\xc0\xaf", limit: "100"},
+	{q: `"unbalanced -or OR | & ! ( :*`}, {extra: "q=%zz"},
 }
 
 type queryInput struct {
@@ -676,7 +685,7 @@ func queryCorpus() []queryInput {
 func FuzzQueryParams(f *testing.F) {
 	for _, in := range queryCorpus() {
 		q := in.q
-		f.Add(in.route, uint16(in.mode), q.limit, q.offset, q.cursor, q.after, q.status, q.tag, q.author, q.favorited, q.collectionID, q.extra, q.query)
+		f.Add(in.route, uint16(in.mode), q.limit, q.offset, q.cursor, q.after, q.status, q.tag, q.author, q.favorited, q.collectionID, q.extra, q.q, q.suggest)
 	}
 	f.Fuzz(checkQueryParams)
 }
@@ -685,16 +694,16 @@ func TestFuzzQueryParamsSeedMatrix(t *testing.T) {
 	t.Parallel()
 	for _, in := range queryMatrix() {
 		q := in.q
-		checkQueryParams(t, in.route, uint16(in.mode), q.limit, q.offset, q.cursor, q.after, q.status, q.tag, q.author, q.favorited, q.collectionID, q.extra, q.query)
+		checkQueryParams(t, in.route, uint16(in.mode), q.limit, q.offset, q.cursor, q.after, q.status, q.tag, q.author, q.favorited, q.collectionID, q.extra, q.q, q.suggest)
 	}
 }
 
-func checkQueryParams(t *testing.T, route uint8, mode uint16, limit, offset, cursor, after, status, tag, author, favorited, collectionID, extra, query string) {
+func checkQueryParams(t *testing.T, route uint8, mode uint16, limit, offset, cursor, after, status, tag, author, favorited, collectionID, extra, search, suggest string) {
 	key := queryRoutes[int(route)%len(queryRoutes)]
 	method, template := splitKey(key)
 	q := url.Values{}
 	for name, v := range map[string]string{"limit": limit, "offset": offset, "cursor": cursor, "after": after, "status": status,
-		"tag": tag, "author": author, "favorited": favorited, "collectionId": collectionID, "q": query} {
+		"tag": tag, "author": author, "favorited": favorited, "collectionId": collectionID, "q": search, "suggest": suggest} {
 		if v != "" {
 			q.Set(name, v)
 		}

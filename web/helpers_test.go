@@ -31,13 +31,19 @@ type bundle struct {
 
 func setup(t *testing.T) bundle {
 	t.Helper()
+	return setupWith(t, web.RouterConfig{MaxBodyBytes: maxBodyBytes})
+}
+
+// setupWith is setup with the router's settings of the test's choosing.
+func setupWith(t *testing.T, cfg web.RouterConfig) bundle {
+	t.Helper()
 	ctrl := gomock.NewController(t)
 	users := mocks.NewMockUserService(ctrl)
 	profiles := mocks.NewMockProfileService(ctrl)
 	articles := mocks.NewMockArticleService(ctrl)
 	comments := mocks.NewMockCommentService(ctrl)
 	logger := slog.New(slog.DiscardHandler)
-	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes}, logger, web.Handlers{
+	router := web.NewRouter(cfg, logger, web.Handlers{
 		Auth:     web.NewAuthenticator(users, logger),
 		Users:    web.NewUserHandler(users, logger),
 		Profiles: web.NewProfileHandler(profiles, logger),

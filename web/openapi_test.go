@@ -858,6 +858,7 @@ type allMocks struct {
 	codeLogin     *mocks.MockCodeLoginService
 	account       *mocks.MockAccountService
 	sessions      *mocks.MockSessionService
+	search        *mocks.MockSearchService
 	limiter       *mocks.MockRateLimiter
 	peopleSearch  *mocks.MockPeopleSearchService
 	tagSearch     *mocks.MockTagSearchService
@@ -876,6 +877,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		codeLogin:     mocks.NewMockCodeLoginService(ctrl),
 		account:       mocks.NewMockAccountService(ctrl),
 		sessions:      mocks.NewMockSessionService(ctrl),
+		search:        mocks.NewMockSearchService(ctrl),
 		limiter:       mocks.NewMockRateLimiter(ctrl),
 		peopleSearch:  mocks.NewMockPeopleSearchService(ctrl),
 		tagSearch:     mocks.NewMockTagSearchService(ctrl),
@@ -896,6 +898,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		CodeLogin:     web.NewCodeLoginHandler(m.codeLogin, logger),
 		Account:       web.NewAccountHandler(m.account, logger),
 		Sessions:      web.NewSessionHandler(m.sessions, m.users, logger),
+		Search:        web.NewSearchHandler(m.search, logger),
 		SearchPeople:  web.NewPeopleSearchHandler(m.peopleSearch, logger),
 		SearchTags:    web.NewTagSearchHandler(m.tagSearch, logger),
 		Idempotency:   web.NewIdempotency(),

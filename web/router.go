@@ -3,6 +3,7 @@ package web
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 )
@@ -12,7 +13,8 @@ type RouterConfig struct {
 	MaxBodyBytes   int64
 	CORS           CORSConfig
 	RateLimits     RateLimits
-	TrustedProxies []string // proxies whose X-Forwarded-For names the client; none by default
+	TrustedProxies []string      // proxies whose X-Forwarded-For names the client; none by default
+	RequestTimeout time.Duration // each request's context deadline (0: none); see requestDeadline
 }
 
 // Handlers are every handler the router mounts.
@@ -28,6 +30,7 @@ type Handlers struct {
 	CodeLogin     *CodeLoginHandler
 	Account       *AccountHandler
 	Sessions      *SessionHandler
+	Search        *SearchHandler
 	SearchPeople  *PeopleSearchHandler
 	SearchTags    *TagSearchHandler
 	Idempotency   *Idempotency
@@ -45,7 +48,8 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	// The client IP keys rate limits and registration idempotency: trust X-Forwarded-For only from
 	// configured proxies, or any client could pick its own IP.
 	_ = r.SetTrustedProxies(cfg.TrustedProxies)
-	r.Use(requestID(), recoverJSON(log), accessLog(log, h.Observer), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes), plainText())
+	r.Use(requestID(), recoverJSON(log), accessLog(log, h.Observer), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes), plainText(),
+		requestDeadline(cfg.RequestTimeout))
 	r.NoRoute(func(c *gin.Context) { abortWith(c, http.StatusNotFound, "body", "no such endpoint") })
 	r.NoMethod(func(c *gin.Context) {
 		abortWith(c, http.StatusMethodNotAllowed, "body", "method not allowed on this endpoint")
@@ -128,6 +132,8 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	auth.POST("/articles/:slug/collect", h.Collections.Collect)
 	auth.DELETE("/articles/:slug/collect", h.Collections.Uncollect)
 	api.GET("/tags", h.Articles.Tags)
+	// Search has paths of its own, so no article slug is ever shadowed.
+	pub.GET("/search/articles", h.Search.Articles)
 	pub.GET("/search/users", h.SearchPeople.Users)
 	api.GET("/search/tags", h.SearchTags.Tags)
 

@@ -32,12 +32,14 @@ Usage:
   inkwell migrate status [flags]  list migrations and whether each is applied
   inkwell rank [flags]            run one hot-list ranking pass now (takes the same lock as the job)
   inkwell seed [flags]            bulk-load demo users, published articles and like counts
+  inkwell search reindex [flags]  rebuild every published article's search document (after changing INKWELL_SEARCH_LANGUAGE)
   inkwell jobs list [flags]       list background jobs, dead ones first (--queue, --status, --limit)
   inkwell jobs retry ID           make a dead job ready again with fresh attempts
   inkwell jobs discard ID         delete a dead or done job
   inkwell outbox list [flags]     list outbox events, newest first (--status pending|published|applied|dead, --limit)
   inkwell outbox retry ID         make a dead outbox event pending again with fresh attempts
   inkwell outbox discard ID       delete a dead outbox event
+  inkwell prune [--dry-run]       run one retention pass now, or print what it would delete
 
 Every flag can also be set through the environment variable named in its description.
 Run 'inkwell serve --help' for the list of settings.
@@ -73,6 +75,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return jobs(ctx, args, stdout, stderr)
 	case "outbox":
 		return outbox(ctx, args, stdout, stderr)
+	case "prune":
+		return prune(ctx, args, stdout, stderr)
+	case "search":
+		return search(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -229,7 +235,7 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cleanup()
-	opts.Now = time.Now()
+	opts.Now, opts.SearchLanguage = time.Now(), cfg.SearchLanguage
 	start := time.Now()
 	err = repository.NewSeeder(pool).Seed(ctx, opts, func(what string, done, total int) {
 		fmt.Fprintf(stdout, "seed: %-8s %9d / %d  (%v)\n", what, done, total, time.Since(start).Round(time.Millisecond))

@@ -25,7 +25,7 @@ const module = "github.com/inkwell-dev/inkwell"
 // (TestCore... below restrict those for the core). An allowed arrow that no longer exists is only
 // logged (go test -v): drop it when you notice.
 var allowed = map[string]struct{ imports, tests string }{
-	".":                  {imports: "auth cache delivery events ioc job metrics migrations repository service web"},
+	".":                  {imports: "auth cache delivery domain events ioc job metrics migrations repository service web"},
 	"auth":               {imports: "domain"},
 	"bench/loadgen":      {},
 	"cache":              {imports: "domain", tests: "internal/testenv"},
