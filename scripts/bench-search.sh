@@ -179,7 +179,7 @@ search_section() {
 
 	search_publish after bin/inkwell
 	if [[ -z $SEARCH_BEFORE_REF ]]; then
-		SEARCH_BEFORE_REF=$(git log --first-parent --merges --format=%H -i --grep='^Merge h-search:' -1 2>/dev/null || true)
+		SEARCH_BEFORE_REF=$(git log --merges --format=%H -i --grep='^Merge h-search:' -1 2>/dev/null || true)
 		[[ -n $SEARCH_BEFORE_REF ]] && SEARCH_BEFORE_REF="$SEARCH_BEFORE_REF^1"
 	fi
 	if [[ -n $SEARCH_BEFORE_REF ]]; then

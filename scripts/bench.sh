@@ -47,7 +47,7 @@
 #   BENCH_SEARCH_CONCURRENCY / BENCH_SEARCH_DURATION / BENCH_SEARCH_WARMUP   per search row (16, 10s, 2s)
 #   BENCH_SEARCH_ROWS    only these search rows (default mixed,rare,common,misspelt,users,tags)
 #   BENCH_SEARCH_BEFORE_REF the build whose publish latency is "before" (default: the first parent of
-#                        the merge of h-search, found in this branch's history)
+#                        the merge of h-search found in the history)
 #
 # It runs scripts/services.sh, builds bin/inkwell, bin/loadgen and the job package's tests, creates
 # a fresh database inkwell_bench (dropped first if it exists, dropped again at the end), starts
