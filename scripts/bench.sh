@@ -187,6 +187,7 @@ for addr in "$API_ADDR" "$API2_ADDR" "$CEILING_ADDR"; do
 done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/inkwell-bench.XXXXXX")
+MAIN_DBS=() # $BENCH_DB once this run has created it
 API_PID="" API2_PID="" CEILING_PID=""
 
 psql_admin() { PGCONNECT_TIMEOUT=5 PGOPTIONS='-c client_min_messages=warning' psql -X -q -v ON_ERROR_STOP=1 "$PG_ADMIN_URL" "$@"; }
@@ -219,7 +220,9 @@ cleanup() {
 			tail -n 20 "$log" >&3 || true
 		fi
 	done
-	for db in "$BENCH_DB" "${SCALE_DBS[@]}" "${SEARCH_DBS[@]}"; do
+	# Only the databases this run created (a scale- or search-only run never makes $BENCH_DB, and
+	# another run may be using it).
+	for db in "${MAIN_DBS[@]}" "${SCALE_DBS[@]}" "${SEARCH_DBS[@]}"; do
 		psql_admin -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 ||
 			say "could not drop database $db"
 	done
@@ -379,6 +382,7 @@ fi
 #    live an hour, so the writers' tokens outlast the run.
 psql_admin -c "DROP DATABASE IF EXISTS $BENCH_DB WITH (FORCE)" >/dev/null
 psql_admin -c "CREATE DATABASE $BENCH_DB" >/dev/null
+MAIN_DBS+=("$BENCH_DB")
 say "starting inkwell on $API_ADDR (database $BENCH_DB, redis prefix $REDIS_PREFIX)"
 # serve ADDR LOG: one instance of the bench's server, in the background (its pid in $!).
 serve() {
