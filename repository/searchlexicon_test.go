@@ -103,13 +103,13 @@ func TestSearchLexicon_PassAndSuggest(t *testing.T) {
 		t.Errorf("second pass %+v changed the lexicon or the watermark (was %d)", again, pass.Watermark)
 	}
 
-	got, err := lex.Suggest(ctx, []string{"Dargon", "dragon", "teh", "tehcnology", "bat", "xyzzyq", "12345", "缓存", "a", "wagn"})
+	got, err := lex.Suggest(ctx, []string{"Dargon", "dragon", "teh", "tehcnology", "bat", "xyzzyq", "12345", "缓存", "a", "wagn"}) //nolint:misspell // typos are the input
 	if err != nil {
 		t.Fatal(err)
 	}
 	// cat and hat are both one edit from bat: cat is in as many articles (2) as hat, so byte order
 	// decides; wagn is one insertion from wagon.
-	wantSug := map[string]string{"Dargon": "dragon", "teh": "the", "tehcnology": "technology", "bat": "cat", "wagn": "wagon"}
+	wantSug := map[string]string{"Dargon": "dragon", "teh": "the", "tehcnology": "technology", "bat": "cat", "wagn": "wagon"} //nolint:misspell // typos are the input
 	if !maps.Equal(got, wantSug) {
 		t.Errorf("Suggest = %v, want %v", got, wantSug)
 	}
