@@ -371,6 +371,7 @@ type Querier interface {
 	// stopped short of @before.
 	SearchLexiconUnfoldedBefore(ctx context.Context, db DBTX, arg SearchLexiconUnfoldedBeforeParams) (int64, error)
 	SearchLexiconUnlock(ctx context.Context, db DBTX) (bool, error)
+	SearchLexiconWatermark(ctx context.Context, db DBTX) (int64, error)
 	// "Did you mean": candidate corrections of the words that are not in the lexicon (words in it get
 	// trigram rows). Two sources, both bounded by the query, not the lexicon: per word, the @k most
 	// similar lexicon words by trigrams (`%`, similarity ≥ pg_trgm.similarity_threshold, off the GIN,

@@ -80,6 +80,17 @@ func (q *Queries) SearchLexiconUnlock(ctx context.Context, db DBTX) (bool, error
 	return pg_advisory_unlock, err
 }
 
+const searchLexiconWatermark = `-- name: SearchLexiconWatermark :one
+SELECT article_watermark FROM search_lexicon_state WHERE id
+`
+
+func (q *Queries) SearchLexiconWatermark(ctx context.Context, db DBTX) (int64, error) {
+	row := db.QueryRow(ctx, searchLexiconWatermark)
+	var article_watermark int64
+	err := row.Scan(&article_watermark)
+	return article_watermark, err
+}
+
 const searchWordsCandidates = `-- name: SearchWordsCandidates :many
 WITH q AS (
     SELECT DISTINCT w AS word FROM unnest($1::text[]) AS w

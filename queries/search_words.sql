@@ -113,3 +113,6 @@ SELECT pg_advisory_unlock(1422, 1);
 -- The first article after the watermark @after and before @before, 0 if none: whether a pass
 -- stopped short of @before.
 SELECT COALESCE(min(id), 0)::bigint FROM articles WHERE id > @after::bigint AND id < @before::bigint;
+
+-- name: SearchLexiconWatermark :one
+SELECT article_watermark FROM search_lexicon_state WHERE id;

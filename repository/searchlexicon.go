@@ -229,6 +229,7 @@ type LexiconPassOptions struct {
 type LexiconPass struct {
 	Ran       bool  // false: another pass held the lock (and Wait was false)
 	Batches   int   // statements run
+	Ranges    int   // of them, range statements run side by side (FoldRange)
 	Articles  int   // articles looked at (published or not)
 	Words     int   // lexicon rows added or counted up
 	Watermark int64 // the id every article up to which has been looked at
@@ -318,8 +319,12 @@ func (l *SearchLexicon) FoldRange(ctx context.Context, lo, hi int64, settledBefo
 	var res LexiconPass
 	_, err := l.locked(ctx, true, func(conn *pgxpool.Conn) error {
 		var err error
-		if res, err = l.pass(ctx, conn, LexiconPassOptions{SettledBefore: settledBefore, Batch: seedLexiconBatch, Until: lo - 1}); err != nil {
-			return err
+		if lo > 1 { // Until 0 would mean no bound: nothing comes before id 1 anyway
+			if res, err = l.pass(ctx, conn, LexiconPassOptions{SettledBefore: settledBefore, Batch: seedLexiconBatch, Until: lo - 1}); err != nil {
+				return err
+			}
+		} else if res.Watermark, err = l.q.SearchLexiconWatermark(ctx, conn); err != nil {
+			return wrapf(err, "lexicon fold: read the watermark")
 		}
 		before := res.Watermark
 		// Settled up to lo, unless an article in (watermark, lo) stopped the pass.
@@ -363,6 +368,7 @@ func (l *SearchLexicon) FoldRange(ctx context.Context, lo, hi int64, settledBefo
 			return err
 		}
 		res.Batches += len(words)
+		res.Ranges = len(words)
 		res.Articles += int(hi - before)
 		for _, n := range words {
 			res.Words += int(n)

@@ -222,15 +222,23 @@ func TestSearchLexicon_FoldRange(t *testing.T) {
 	}
 	ndoc := func() int64 { return lexiconWords(t, db.Pool)["marker"] }
 
-	add(3, old)                // the app's, not folded yet
-	lo, hi := add(12_000, old) // the seed's: three ranges of 5,000
-	_, last := add(2, old)     // after the seed
-	p, err := lex.FoldRange(ctx, lo, hi, time.Now(), 3)
+	// A seed into an empty database: its range starts at the first id, and is folded side by
+	// side (not by the one-batch-at-a-time pass: an Until of 0 would have meant no bound).
+	lo, hi := add(6_000, old)
+	p, err := lex.FoldRange(ctx, lo, hi, time.Now(), 2)
+	if err != nil || p.Ranges != 2 || p.Watermark != hi || ndoc() != 6_000 {
+		t.Fatalf("FoldRange from the first id: %+v, %v, marker in %d; want 2 range statements, watermark %d", p, err, ndoc(), hi)
+	}
+
+	add(3, old)               // the app's, not folded yet
+	lo, hi = add(12_000, old) // the seed's: three ranges of 5,000
+	_, last := add(2, old)    // after the seed
+	p, err = lex.FoldRange(ctx, lo, hi, time.Now(), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Watermark != last || p.Articles != 12_005 || ndoc() != 12_005 {
-		t.Errorf("FoldRange %+v, marker in %d articles; want 12,005 articles folded once, watermark %d", p, ndoc(), last)
+	if p.Watermark != last || p.Articles != 12_005 || p.Ranges != 3 || ndoc() != 18_005 {
+		t.Errorf("FoldRange %+v, marker in %d articles; want 12,005 articles folded once (3 ranges), watermark %d", p, ndoc(), last)
 	}
 
 	// An article before the next range is not settled: ordinary batches stop before it.
@@ -240,10 +248,10 @@ func TestSearchLexicon_FoldRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Watermark != last || ndoc() != 12_005 {
+	if p.Watermark != last || ndoc() != 18_005 {
 		t.Errorf("FoldRange past an unsettled article: %+v, marker in %d; want the watermark left at %d", p, ndoc(), last)
 	}
-	if p, err = lex.Pass(ctx, repository.LexiconPassOptions{SettledBefore: time.Now().Add(time.Minute)}); err != nil || p.Watermark != hi || ndoc() != 12_016 {
-		t.Errorf("pass once settled (%d): %+v, %v, marker in %d; want the watermark at %d, 12,016 articles", recentID, p, err, ndoc(), hi)
+	if p, err = lex.Pass(ctx, repository.LexiconPassOptions{SettledBefore: time.Now().Add(time.Minute)}); err != nil || p.Watermark != hi || ndoc() != 18_016 {
+		t.Errorf("pass once settled (%d): %+v, %v, marker in %d; want the watermark at %d, 18,016 articles", recentID, p, err, ndoc(), hi)
 	}
 }
