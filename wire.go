@@ -25,7 +25,7 @@ import (
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService,
 	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
-	service.NewAccountService, service.NewSearchService)
+	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
@@ -37,6 +37,7 @@ var rootSet = wire.NewSet(
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 	NewRetentionConfig, NewRetentionJob,
 	NewSearchLanguage, NewSearchBackfill,
+	job.NewLexiconJob,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
@@ -46,6 +47,11 @@ var appSet = wire.NewSet(
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(job.Ranker), new(*service.RankService)),
 	wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)),
+	wire.Bind(new(job.LexiconFolder), new(*repository.SearchLexicon)),
+	wire.Bind(new(service.UserSearcher), new(*repository.PeopleSearch)),
+	wire.Bind(new(service.TagSearcher), new(*repository.TagSearch)),
+	wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)),
+	wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)),
 	wire.Bind(new(service.UserRepository), new(*repository.UserRepository)),
 	wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)),
 	wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)),
@@ -89,7 +95,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.RequestObserver), new(*metrics.Registry)),
 	wire.Bind(new(web.ReadinessChecker), new(*Readiness)),
 	wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)),
-	wire.Bind(new(service.Suggester), new(repository.NoSuggestions)),
+	wire.Bind(new(service.Suggester), new(*repository.SearchLexicon)),
 	wire.Bind(new(web.SearchService), new(*service.SearchService)),
 )
 

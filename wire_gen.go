@@ -155,9 +155,15 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sessionHandler := web.NewSessionHandler(sessionService, userService, log)
 	searchCache := cache.NewSearchCache(universalClient, keyspace)
 	searchRepository := repository.NewSearchRepository(pool, querier, searchLanguage, articleRepository, searchCache, log)
-	noSuggestions := repository.NewNoSuggestions()
-	searchService := service.NewSearchService(searchRepository, noSuggestions, articleService)
+	searchLexicon := repository.NewSearchLexicon(pool, querier)
+	searchService := service.NewSearchService(searchRepository, searchLexicon, articleService)
 	searchHandler := web.NewSearchHandler(searchService, log)
+	peopleSearch := repository.NewPeopleSearch(pool, querier)
+	peopleSearchService := service.NewPeopleSearchService(peopleSearch, userRepository, followRepository)
+	peopleSearchHandler := web.NewPeopleSearchHandler(peopleSearchService, log)
+	tagSearch := repository.NewTagSearch(pool, querier)
+	tagSearchService := service.NewTagSearchService(tagSearch)
+	tagSearchHandler := web.NewTagSearchHandler(tagSearchService, log)
 	idempotency := web.NewIdempotency()
 	rateLimiter := cache.NewRateLimiter(universalClient, keyspace)
 	registry := metrics.New(log)
@@ -201,6 +207,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		Account:       accountHandler,
 		Sessions:      sessionHandler,
 		Search:        searchHandler,
+		SearchPeople:  peopleSearchHandler,
+		SearchTags:    tagSearchHandler,
 		Idempotency:   idempotency,
 		Limiter:       rateLimiter,
 		Observer:      registry,
@@ -209,7 +217,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
-	cron, err := NewScheduler(cfg, rankJob, retentionJob, log)
+	lexiconJob := job.NewLexiconJob(searchLexicon, log, v)
+	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
 	if err != nil {
 		cleanup7()
 		cleanup6()
@@ -236,7 +245,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
-var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService, service.NewAccountService, service.NewSearchService)
+var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService, service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
@@ -247,8 +256,8 @@ var rootSet = wire.NewSet(
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 	NewRetentionConfig, NewRetentionJob,
-	NewSearchLanguage, NewSearchBackfill,
+	NewSearchLanguage, NewSearchBackfill, job.NewLexiconJob,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)), wire.Bind(new(service.Suggester), new(repository.NoSuggestions)), wire.Bind(new(web.SearchService), new(*service.SearchService)))
+var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)), wire.Bind(new(job.LexiconFolder), new(*repository.SearchLexicon)), wire.Bind(new(service.UserSearcher), new(*repository.PeopleSearch)), wire.Bind(new(service.TagSearcher), new(*repository.TagSearch)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)), wire.Bind(new(service.Suggester), new(*repository.SearchLexicon)), wire.Bind(new(web.SearchService), new(*service.SearchService)))

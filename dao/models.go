@@ -235,6 +235,17 @@ type RefreshToken struct {
 	CreatedAt time.Time
 }
 
+type SearchLexiconState struct {
+	ID               bool
+	ArticleWatermark int64
+	FoldedAt         pgtype.Timestamptz
+}
+
+type SearchWord struct {
+	Word string
+	Ndoc int64
+}
+
 type Session struct {
 	ID         string
 	UserID     int64

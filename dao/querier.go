@@ -363,6 +363,37 @@ type Querier interface {
 	// it until RetentionUnlock, and released by PostgreSQL if that connection or its process dies.
 	RetentionTryLock(ctx context.Context, db DBTX) (bool, error)
 	RetentionUnlock(ctx context.Context, db DBTX) (bool, error)
+	// Moves the watermark from @from_id to @to_id, only if it is still at @from_id.
+	SearchLexiconAdvance(ctx context.Context, db DBTX, arg SearchLexiconAdvanceParams) (int64, error)
+	SearchLexiconLock(ctx context.Context, db DBTX) error
+	// One lexicon pass at a time in the fleet: a session-level advisory lock (two-key form, class 1422,
+	// a key space of its own) held by the connection that runs the pass, and freed with it if it breaks.
+	SearchLexiconTryLock(ctx context.Context, db DBTX) (bool, error)
+	// The first article after the watermark @after and before @before, 0 if none: whether a pass
+	// stopped short of @before.
+	SearchLexiconUnfoldedBefore(ctx context.Context, db DBTX, arg SearchLexiconUnfoldedBeforeParams) (int64, error)
+	SearchLexiconUnlock(ctx context.Context, db DBTX) (bool, error)
+	SearchLexiconWatermark(ctx context.Context, db DBTX) (int64, error)
+	// "Did you mean": candidate corrections of the words that are not in the lexicon (words in it get
+	// trigram rows). Two sources, both bounded by the query, not the lexicon: per word, the @k most
+	// similar lexicon words by trigrams (`%`, similarity ≥ pg_trgm.similarity_threshold, off the GIN,
+	// nearest first); and which of @probes (the words themselves and their edit-distance-1 variants,
+	// made by the caller) are lexicon words, by primary-key probes, with an empty query: for
+	// misspellings too short or too scrambled for trigrams, and to tell which words are known. The
+	// caller picks among the candidates by edit distance.
+	SearchWordsCandidates(ctx context.Context, db DBTX, arg SearchWordsCandidatesParams) ([]SearchWordsCandidatesRow, error)
+	// One batch of the lexicon pass: the next @batch articles after the watermark in id order (up to
+	// @until), cut before the first one created at or after @settled_before (an article whose
+	// transaction may still be open could hide an id below it, so the watermark never passes a recent
+	// row); the words of the published ones, each counted once per article, added to the lexicon; the
+	// watermark moved to the batch's last id. One statement, under the state row's lock, so a batch is
+	// folded once. ts_stat counts the words inside one function call over the batch's vectors (about
+	// five times faster than unnesting every vector into rows and grouping them).
+	SearchWordsFold(ctx context.Context, db DBTX, arg SearchWordsFoldParams) (SearchWordsFoldRow, error)
+	// The words of the published articles with ids in (@after, @through], added to the lexicon
+	// without looking at the watermark: the seed folds its own id range with several of these side by
+	// side, under the pass's lock, and then moves the watermark over the range (SearchLexiconAdvance).
+	SearchWordsFoldRange(ctx context.Context, db DBTX, arg SearchWordsFoldRangeParams) (int32, error)
 	SessionCountPrunableIdle(ctx context.Context, db DBTX, arg SessionCountPrunableIdleParams) (int64, error)
 	SessionCountPrunableRevoked(ctx context.Context, db DBTX, arg SessionCountPrunableRevokedParams) (int64, error)
 	SessionInsert(ctx context.Context, db DBTX, arg SessionInsertParams) error
@@ -398,6 +429,10 @@ type Querier interface {
 	SessionTouch(ctx context.Context, db DBTX, id string) error
 	// The tag cloud, read off the counts' popularity index.
 	TagListPopular(ctx context.Context, db DBTX, lim int32) ([]string, error)
+	// Tag autocomplete: tags in use starting with @prefix (lower-cased, LIKE-escaped by the caller),
+	// most used first. A range of tag_article_counts_prefix_idx, sorted by count: its cost is the number
+	// of tags sharing the prefix, never the number of articles.
+	TagSearchPrefix(ctx context.Context, db DBTX, arg TagSearchPrefixParams) ([]TagArticleCount, error)
 	// Emails are compared in their canonical form (domain.CanonicalEmail).
 	UserGetByEmail(ctx context.Context, db DBTX, emailCanonical string) (User, error)
 	UserGetByID(ctx context.Context, db DBTX, id int64) (User, error)
@@ -416,6 +451,13 @@ type Querier interface {
 	// A proof of the email's ownership (reset code, code login) sets a new password hash and marks
 	// the email verified.
 	UserReplaceCredentials(ctx context.Context, db DBTX, arg UserReplaceCredentialsParams) error
+	// People search, ranked in groups: the exact username, then usernames starting with @q (the first
+	// @lim in byte order, a range of users_username_prefix_idx), then the usernames most similar to @q
+	// (trigram similarity ≥ pg_trgm.similarity_threshold, off the trigram GIN), then users whose bio
+	// holds the words of @q (the bio GIN). Each group reads a bounded number of rows; a user in several
+	// groups counts in the best. The similar and bio groups are skipped when the prefix group fills
+	// the page (they would rank below it). @q is lower-cased and @prefix LIKE-escaped by the caller.
+	UserSearch(ctx context.Context, db DBTX, arg UserSearchParams) ([]UserSearchRow, error)
 	// a new address (not a new spelling of the same one) is unverified
 	UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams) (User, error)
 	UserUpdatePasswordHash(ctx context.Context, db DBTX, arg UserUpdatePasswordHashParams) error

@@ -262,6 +262,79 @@ func (q *Queries) UserLockIfPassword(ctx context.Context, db DBTX, arg UserLockI
 	return id, err
 }
 
+const userSearch = `-- name: UserSearch :many
+WITH prefix AS (
+    SELECT u.id, lower(u.username) AS name
+    FROM users u WHERE (lower(u.username) COLLATE "C") LIKE $3::text
+    ORDER BY (lower(u.username) COLLATE "C") LIMIT $2::int
+), fill AS (
+    SELECT count(*) < $2::int AS more FROM prefix
+)
+SELECT m.id, m.grp::int AS grp
+FROM (
+    SELECT g.id, min(g.grp) AS grp, min(g.dist) AS dist, min(g.name) AS name
+    FROM (
+        (SELECT u.id, 0 AS grp, 0::float8 AS dist, lower(u.username) AS name
+         FROM users u WHERE lower(u.username) = $1::text)
+        UNION ALL
+        (SELECT p.id, 1, 0::float8, p.name FROM prefix p)
+        UNION ALL
+        -- The closest of at most 200 similar names (the first the GIN's bitmap yields): names
+        -- sharing long parts (seed1a2b_1, seed1a2b_2, …) can all be similar to a query, and
+        -- ranking every one of them would cost the table's size.
+        (SELECT c.id, 2, c.dist, c.name
+         FROM (SELECT u.id, (lower(u.username) <-> $1::text)::float8 AS dist, lower(u.username) AS name
+               FROM users u WHERE (SELECT more FROM fill) AND lower(u.username) % $1::text LIMIT 200) c
+         ORDER BY c.dist LIMIT $2::int)
+        UNION ALL
+        (SELECT u.id, 3, 0::float8, lower(u.username)
+         FROM users u
+         WHERE (SELECT more FROM fill) AND to_tsvector('simple', u.bio) @@ plainto_tsquery('simple', $1::text)
+         LIMIT $2::int)
+    ) g
+    GROUP BY g.id
+) m
+ORDER BY m.grp, m.dist, m.name
+LIMIT $2::int
+`
+
+type UserSearchParams struct {
+	Q      string
+	Lim    int32
+	Prefix string
+}
+
+type UserSearchRow struct {
+	ID  int64
+	Grp int32
+}
+
+// People search, ranked in groups: the exact username, then usernames starting with @q (the first
+// @lim in byte order, a range of users_username_prefix_idx), then the usernames most similar to @q
+// (trigram similarity ≥ pg_trgm.similarity_threshold, off the trigram GIN), then users whose bio
+// holds the words of @q (the bio GIN). Each group reads a bounded number of rows; a user in several
+// groups counts in the best. The similar and bio groups are skipped when the prefix group fills
+// the page (they would rank below it). @q is lower-cased and @prefix LIKE-escaped by the caller.
+func (q *Queries) UserSearch(ctx context.Context, db DBTX, arg UserSearchParams) ([]UserSearchRow, error) {
+	rows, err := db.Query(ctx, userSearch, arg.Q, arg.Lim, arg.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UserSearchRow{}
+	for rows.Next() {
+		var i UserSearchRow
+		if err := rows.Scan(&i.ID, &i.Grp); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const userUpdate = `-- name: UserUpdate :one
 UPDATE users
 SET email_verified_at = CASE WHEN email_canonical = $1::text THEN email_verified_at END,

@@ -51,3 +51,44 @@ RETURNING *;
 -- a password change, reset or takeover (which update the row, and end the sessions, in their own
 -- transaction) either commits first and this finds no row, or waits for the login's session.
 SELECT id FROM users WHERE id = @id::bigint AND password_hash = @password_hash::text FOR SHARE;
+
+-- name: UserSearch :many
+-- People search, ranked in groups: the exact username, then usernames starting with @q (the first
+-- @lim in byte order, a range of users_username_prefix_idx), then the usernames most similar to @q
+-- (trigram similarity ≥ pg_trgm.similarity_threshold, off the trigram GIN), then users whose bio
+-- holds the words of @q (the bio GIN). Each group reads a bounded number of rows; a user in several
+-- groups counts in the best. The similar and bio groups are skipped when the prefix group fills
+-- the page (they would rank below it). @q is lower-cased and @prefix LIKE-escaped by the caller.
+WITH prefix AS (
+    SELECT u.id, lower(u.username) AS name
+    FROM users u WHERE (lower(u.username) COLLATE "C") LIKE @prefix::text
+    ORDER BY (lower(u.username) COLLATE "C") LIMIT @lim::int
+), fill AS (
+    SELECT count(*) < @lim::int AS more FROM prefix
+)
+SELECT m.id, m.grp::int AS grp
+FROM (
+    SELECT g.id, min(g.grp) AS grp, min(g.dist) AS dist, min(g.name) AS name
+    FROM (
+        (SELECT u.id, 0 AS grp, 0::float8 AS dist, lower(u.username) AS name
+         FROM users u WHERE lower(u.username) = @q::text)
+        UNION ALL
+        (SELECT p.id, 1, 0::float8, p.name FROM prefix p)
+        UNION ALL
+        -- The closest of at most 200 similar names (the first the GIN's bitmap yields): names
+        -- sharing long parts (seed1a2b_1, seed1a2b_2, …) can all be similar to a query, and
+        -- ranking every one of them would cost the table's size.
+        (SELECT c.id, 2, c.dist, c.name
+         FROM (SELECT u.id, (lower(u.username) <-> @q::text)::float8 AS dist, lower(u.username) AS name
+               FROM users u WHERE (SELECT more FROM fill) AND lower(u.username) % @q::text LIMIT 200) c
+         ORDER BY c.dist LIMIT @lim::int)
+        UNION ALL
+        (SELECT u.id, 3, 0::float8, lower(u.username)
+         FROM users u
+         WHERE (SELECT more FROM fill) AND to_tsvector('simple', u.bio) @@ plainto_tsquery('simple', @q::text)
+         LIMIT @lim::int)
+    ) g
+    GROUP BY g.id
+) m
+ORDER BY m.grp, m.dist, m.name
+LIMIT @lim::int;

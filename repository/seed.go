@@ -43,14 +43,16 @@ func (s *Seeder) Seed(ctx context.Context, o SeedOptions, progress func(what str
 	}
 	rng := rand.New(rand.NewPCG(uint64(o.Now.UnixNano()), 42))
 	span := time.Duration(o.Days) * 24 * time.Hour
+	text := newSeedText(rng)
 	for done := 0; done < o.Articles; done += o.Chunk {
 		n := min(o.Chunk, o.Articles-done)
 		rows := make([][]any, n)
 		for i := range n {
 			k := done + i
 			published := o.Now.Add(-time.Duration(rng.Int64N(int64(span))))
+			title, description, body, _ := text.article()
 			rows[i] = []any{fmt.Sprintf("seed-%s-%d", tag, k), userIDs[rng.IntN(len(userIDs))],
-				fmt.Sprintf("Seeded article %d", k), "seeded for benchmarks", "body of a seeded article",
+				title, description, body,
 				[]string{fmt.Sprintf("tag%d", rng.IntN(20))}, "published", published, published, published}
 		}
 		if _, err := s.pool.CopyFrom(ctx, pgx.Identifier{"articles"},
@@ -72,6 +74,9 @@ func (s *Seeder) Seed(ctx context.Context, o SeedOptions, progress func(what str
 		return fmt.Errorf("seed counters: %w", err)
 	}
 	progress("counters", o.Articles, o.Articles)
+	if err := s.seedLexicon(ctx, o, tag, progress); err != nil {
+		return err
+	}
 	if err := s.seedReader(ctx, o, tag, progress); err != nil {
 		return err
 	}
@@ -81,7 +86,7 @@ func (s *Seeder) Seed(ctx context.Context, o SeedOptions, progress func(what str
 	// map the ranking scan and the lists' projections cannot be index-only. It also spares the
 	// first minutes after a seed autovacuum's own pass over the new rows. VACUUM cannot run in a
 	// transaction; Exec runs it on its own.
-	if _, err := s.pool.Exec(ctx, `VACUUM (ANALYZE) users, articles, interactives, article_tags, favorite_articles,
+	if _, err := s.pool.Exec(ctx, `VACUUM (ANALYZE) users, articles, interactives, article_tags, favorite_articles, search_words,
 		author_article_counts, tag_article_counts, site_article_counts, user_favorite_counts, follows, likes`); err != nil {
 		return fmt.Errorf("vacuum analyze: %w", err)
 	}

@@ -10,7 +10,9 @@ import (
 )
 
 // Every seeded article is searchable: the seed fills the search documents after its COPY, in
-// batches over several statements.
+// batches over several statements. An English article is found by its title's words (a title of stop
+// words only finds nothing, by design); CJK ones count as found when they have a document (their
+// bigrams are CJK search's own tests).
 func TestSeeder_FillsSearchDocuments(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
@@ -22,7 +24,8 @@ func TestSeeder_FillsSearchDocuments(t *testing.T) {
 	var missing, found int64
 	if err := db.Pool.QueryRow(ctx, `
 		SELECT count(*) FILTER (WHERE search_vector IS NULL),
-		       count(*) FILTER (WHERE search_vector @@ websearch_to_tsquery('english', 'seeded articles'))
+		       count(*) FILTER (WHERE length(search_vector) > 0 AND (title !~ '^[A-Z]'
+		           OR numnode(plainto_tsquery('english', title)) = 0 OR search_vector @@ plainto_tsquery('english', title)))
 		FROM articles`).Scan(&missing, &found); err != nil {
 		t.Fatal(err)
 	}

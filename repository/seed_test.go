@@ -63,3 +63,30 @@ func TestSeeder_Reader(t *testing.T) {
 		t.Errorf("%d readers, want 1", readers)
 	}
 }
+
+// Seeded text is searchable text: English with a Zipf skew, some CJK bodies, and every seeded
+// article folded into the lexicon by the end of the seed.
+func TestSeeder_TextAndLexicon(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	ctx := context.Background()
+	opts := repository.SeedOptions{Users: 5, Articles: 600, Days: 2, PasswordHash: "x", Chunk: 250, Now: time.Now()}
+	if err := repository.NewSeeder(db.Pool).Seed(ctx, opts, func(string, int, int) {}); err != nil {
+		t.Fatal(err)
+	}
+	var cjk, english, maxID, watermark, theDocs, words int64
+	if err := db.Pool.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE body ~ '[\u4e00-\u9fff\u3040-\u30ff]'), count(*) FILTER (WHERE body ~ '^[A-Z]'), max(id),
+		       (SELECT article_watermark FROM search_lexicon_state), (SELECT ndoc FROM search_words WHERE word = 'the'),
+		       (SELECT count(*) FROM search_words)
+		FROM articles`).Scan(&cjk, &english, &maxID, &watermark, &theDocs, &words); err != nil {
+		t.Fatal(err)
+	}
+	if cjk < 10 || cjk > 60 || cjk+english != 600 {
+		t.Errorf("%d CJK and %d English bodies of 600, want about 5%% CJK", cjk, english)
+	}
+	if watermark != maxID || theDocs < english*9/10 || theDocs > english || words < 1000 {
+		t.Errorf("lexicon after the seed: watermark %d (max id %d), 'the' in %d articles (%d English), %d words",
+			watermark, maxID, theDocs, english, words)
+	}
+}

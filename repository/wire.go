@@ -14,4 +14,5 @@ func NewQuerier() dao.Querier { return dao.New() }
 var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewFollowRepository,
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
 	NewRankRepository, NewHotArticleStore, NewJobQueue, NewOutbox, NewNotificationRepository,
-	NewSessionRepository, NewAPIKeyRepository, NewIdempotencyStore, NewRetentionStore, NewSearchRepository, NewNoSuggestions)
+	NewSessionRepository, NewAPIKeyRepository, NewIdempotencyStore, NewRetentionStore, NewSearchRepository,
+	NewSearchLexicon, NewPeopleSearch, NewTagSearch)

@@ -10,7 +10,7 @@
 #   BENCH_DURATION       measured window per HTTP row (default 10s, at most 60s)
 #   BENCH_WARMUP         unmeasured warm-up before each window (default 2s)
 #   BENCH_RANK_ARTICLES  articles bulk-seeded for the ranking pass (default 100000, 1000..1000000)
-#   BENCH_BUDGET         the whole run's time limit in seconds (default 600, at most 1800); every
+#   BENCH_BUDGET         the whole run's time limit in seconds (default 600, at most 3600); every
 #                        step also has its own limit, and the run fails when either runs out
 #   BENCH_WRITE          1: rewrite docs/BENCHMARKS.md between its results markers
 #   BENCH_REF            a git revision (e.g. HEAD): build the server and run the Go benchmarks from
@@ -39,6 +39,15 @@
 #   BENCH_PORT           first of the ports the run listens on (default 18080: inkwell on it, the
 #                        second instance on +1, the ceiling on +10), for running beside another run
 #   BENCH_DB_NAME        the database the run creates and drops (default inkwell_bench)
+#   BENCH_SEARCH         0: skip the search section (step 5 below); default 1
+#   BENCH_SEARCH_ONLY    1: only the search section; with BENCH_WRITE=1 it rewrites only its section
+#                        of the doc (make bench-search)
+#   BENCH_SEARCH_ARTICLES articles of the search section's database (default 1000000)
+#   BENCH_SEARCH_DB      its name (default inkwell_bench_search2; also <name>_pub_before/_after)
+#   BENCH_SEARCH_CONCURRENCY / BENCH_SEARCH_DURATION / BENCH_SEARCH_WARMUP   per search row (16, 10s, 2s)
+#   BENCH_SEARCH_ROWS    only these search rows (default mixed,rare,common,misspelt,users,tags)
+#   BENCH_SEARCH_BEFORE_REF the build whose publish latency is "before" (default: the first parent of
+#                        the merge of h-search found in the history)
 #
 # It runs scripts/services.sh, builds bin/inkwell, bin/loadgen and the job package's tests, creates
 # a fresh database inkwell_bench (dropped first if it exists, dropped again at the end), starts
@@ -57,7 +66,11 @@
 #      articles bulk-seeded into inkwell_bench;
 #   4. the scale section (scripts/bench-scale.sh): two more databases, inkwell_bench_1k and
 #      inkwell_bench_1m, bulk-seeded with inkwell seed, the list rows on each with a fresh server,
-#      next to the ceiling, compared by loadgen scale.
+#      next to the ceiling, compared by loadgen scale;
+#   5. the search section (scripts/bench-search.sh): inkwell_bench_search2 bulk-seeded with
+#      inkwell seed (the seed's steps timed, the search index's share read off them), article,
+#      people and tag search and "did you mean" rows at 16 connections, and publish latency of this
+#      build against the build before the search index.
 # After the HTTP rows, the likes and comments rows are checked against PostgreSQL: the article's
 # like rows, the sum of its counter shards and the favoritesCount the API serves must agree, and
 # match what the writers did; its comments must be numbered 1..n with no gap or repeat, one per 200
@@ -83,6 +96,8 @@ PROP_WRITES=${BENCH_PROPAGATION_WRITES:-1000}
 PROP_BUDGET=${BENCH_PROPAGATION_BUDGET:-90}
 SCALE=${BENCH_SCALE:-1}
 SCALE_ONLY=${BENCH_SCALE_ONLY:-0}
+SEARCH=${BENCH_SEARCH:-1}
+SEARCH_ONLY=${BENCH_SEARCH_ONLY:-0}
 ROWS=${BENCH_ROWS:-}
 PORT=${BENCH_PORT:-18080}
 BENCH_DB=${BENCH_DB_NAME:-inkwell_bench}
@@ -124,8 +139,8 @@ dur_ok "$WARMUP" || die "BENCH_WARMUP must look like 2s or 500ms, not '$WARMUP'"
 if ! [[ $RANK_ARTICLES =~ ^[0-9]+$ ]] || ((RANK_ARTICLES < 1000 || RANK_ARTICLES > 1000000)); then
 	die "BENCH_RANK_ARTICLES must be 1000..1000000, not '$RANK_ARTICLES'"
 fi
-if ! [[ $BUDGET =~ ^[0-9]+$ ]] || ((BUDGET < 60 || BUDGET > 1800)); then
-	die "BENCH_BUDGET must be 60..1800 seconds, not '$BUDGET'"
+if ! [[ $BUDGET =~ ^[0-9]+$ ]] || ((BUDGET < 60 || BUDGET > 3600)); then
+	die "BENCH_BUDGET must be 60..3600 seconds, not '$BUDGET'"
 fi
 if ! [[ $PROP_WRITES =~ ^[0-9]+$ ]] || ((PROP_WRITES < 1 || PROP_WRITES > 10000)); then
 	die "BENCH_PROPAGATION_WRITES must be 1..10000, not '$PROP_WRITES'"
@@ -138,17 +153,25 @@ fi
 [[ $SCALE_ONLY == 0 || $SCALE_ONLY == 1 ]] || die "BENCH_SCALE_ONLY must be 0 or 1, not '$SCALE_ONLY'"
 ((!(SCALE_ONLY && FLEET_ONLY))) || die "BENCH_SCALE_ONLY and BENCH_FLEET_ONLY exclude each other"
 ((!(SCALE_ONLY && !SCALE))) || die "BENCH_SCALE_ONLY=1 with BENCH_SCALE=0 leaves nothing to run"
-if ((FLEET_ONLY)); then SCALE=0; fi
+[[ $SEARCH == 0 || $SEARCH == 1 ]] || die "BENCH_SEARCH must be 0 or 1, not '$SEARCH'"
+[[ $SEARCH_ONLY == 0 || $SEARCH_ONLY == 1 ]] || die "BENCH_SEARCH_ONLY must be 0 or 1, not '$SEARCH_ONLY'"
+((!(SEARCH_ONLY && (FLEET_ONLY || SCALE_ONLY)))) || die "BENCH_SEARCH_ONLY excludes BENCH_FLEET_ONLY and BENCH_SCALE_ONLY"
+((!(SEARCH_ONLY && !SEARCH))) || die "BENCH_SEARCH_ONLY=1 with BENCH_SEARCH=0 leaves nothing to run"
+if ((FLEET_ONLY || SCALE_ONLY)); then SEARCH=0; fi
+if ((FLEET_ONLY || SEARCH_ONLY)); then SCALE=0; fi
 # shellcheck source=scripts/bench-scale.sh
 source "$ROOT_DIR/scripts/bench-scale.sh"
 scale_check_settings
+# shellcheck source=scripts/bench-search.sh
+source "$ROOT_DIR/scripts/bench-search.sh"
+search_check_settings
 if [[ -n $ROWS ]]; then
 	[[ $ROWS =~ ^[a-z-]+(,[a-z-]+)*$ ]] || die "BENCH_ROWS must be row names separated by commas (e.g. likes,comments), not '$ROWS'"
 	((FLEET_ONLY == 0)) || die "BENCH_ROWS and BENCH_FLEET_ONLY=1 do not go together"
 	[[ $WRITE == 0 ]] || die "BENCH_ROWS measures a part of the run: it does not rewrite $DOC (BENCH_WRITE=1)"
 fi
 if [[ $WRITE == 1 ]]; then
-	for section in results fleet-results scale-results; do
+	for section in results fleet-results scale-results search-results; do
 		if ! grep -q "^<!-- $section:start -->\$" "$DOC" || ! grep -q "^<!-- $section:end -->\$" "$DOC"; then
 			die "$DOC lacks the <!-- $section:start --> / <!-- $section:end --> marker lines"
 		fi
@@ -164,6 +187,7 @@ for addr in "$API_ADDR" "$API2_ADDR" "$CEILING_ADDR"; do
 done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/inkwell-bench.XXXXXX")
+MAIN_DBS=() # $BENCH_DB once this run has created it
 API_PID="" API2_PID="" CEILING_PID=""
 
 psql_admin() { PGCONNECT_TIMEOUT=5 PGOPTIONS='-c client_min_messages=warning' psql -X -q -v ON_ERROR_STOP=1 "$PG_ADMIN_URL" "$@"; }
@@ -196,7 +220,9 @@ cleanup() {
 			tail -n 20 "$log" >&3 || true
 		fi
 	done
-	for db in "$BENCH_DB" "${SCALE_DBS[@]}"; do
+	# Only the databases this run created (a scale- or search-only run never makes $BENCH_DB, and
+	# another run may be using it).
+	for db in "${MAIN_DBS[@]}" "${SCALE_DBS[@]}" "${SEARCH_DBS[@]}"; do
 		psql_admin -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 ||
 			say "could not drop database $db"
 	done
@@ -317,7 +343,7 @@ main_pkg=./cmd/inkwell
 [[ -d "$SRC/cmd/inkwell" ]] || main_pkg=. # refs from before the binary moved to cmd/inkwell
 step build-inkwell 300 go -C "$SRC" build -o "$ROOT_DIR/bin/inkwell" "$main_pkg"
 step build-loadgen 300 go build -o bin/loadgen ./bench/loadgen
-if ((!SCALE_ONLY)); then
+if ((!SCALE_ONLY && !SEARCH_ONLY)); then
 	step build-jobtests 300 go -C "$SRC" test -c -o "$WORK/job.test" ./job/
 	rm -f "$WORK/job.test"
 fi
@@ -333,6 +359,15 @@ write_section() {
 	say "rewrote the $1 section of $DOC"
 }
 
+if ((SEARCH_ONLY)); then
+	search_section
+	echo
+	cat "$WORK/search.md"
+	if [[ $WRITE == 1 ]]; then write_section search-results "$WORK/search.md"; fi
+	say "done in $(mmss "$SECONDS")"
+	exit 0
+fi
+
 if ((SCALE_ONLY)); then
 	scale_section
 	echo
@@ -347,6 +382,7 @@ fi
 #    live an hour, so the writers' tokens outlast the run.
 psql_admin -c "DROP DATABASE IF EXISTS $BENCH_DB WITH (FORCE)" >/dev/null
 psql_admin -c "CREATE DATABASE $BENCH_DB" >/dev/null
+MAIN_DBS+=("$BENCH_DB")
 say "starting inkwell on $API_ADDR (database $BENCH_DB, redis prefix $REDIS_PREFIX)"
 # serve ADDR LOG: one instance of the bench's server, in the background (its pid in $!).
 serve() {
@@ -623,6 +659,7 @@ fi
 # 7b. The scale section (scripts/bench-scale.sh): its own databases, servers and ceiling.
 SCALE_SECS=0
 if ((SCALE)); then scale_section; fi
+if ((SEARCH)); then search_section; fi
 
 # 8. Report.
 fmt_int() { # 12345.6 -> 12,346; anything else (e.g. "?") unchanged
@@ -708,9 +745,14 @@ if ((SCALE)); then
 	echo
 	cat "$WORK/scale.md"
 fi
+if ((SEARCH)); then
+	echo
+	cat "$WORK/search.md"
+fi
 if [[ $WRITE == 1 ]]; then
 	if ((!FLEET_ONLY)); then write_section results "$WORK/results.md"; fi
 	write_section fleet-results "$WORK/fleet.md"
 	if ((SCALE)); then write_section scale-results "$WORK/scale.md"; fi
+	if ((SEARCH)); then write_section search-results "$WORK/search.md"; fi
 fi
 say "done in $(mmss "$SECONDS")"

@@ -216,6 +216,8 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.history.EXPECT().History(a, a, a).Return(list, err).AnyTimes()
 	m.hot.EXPECT().Hot(a, a, a).Return(hot, err).AnyTimes()
 	m.search.EXPECT().Articles(a, a, a).Return(found, err).AnyTimes()
+	m.peopleSearch.EXPECT().Users(a, a, a, a).Return([]domain.Profile{profile}, err).AnyTimes()
+	m.tagSearch.EXPECT().Tags(a, a, a).Return(tags, err).AnyTimes()
 
 	m.notifications.EXPECT().List(a, a, a).Return(notes, err).AnyTimes()
 	m.notifications.EXPECT().MarkRead(a, a, a).Return(marked, err).AnyTimes()
@@ -608,6 +610,8 @@ var queryRoutes = []string{
 	"GET /api/collections/{id}/articles",
 	"DELETE /api/articles/{slug}/collect",
 	"GET /api/search/articles",
+	"GET /api/search/users",
+	"GET /api/search/tags",
 }
 
 // fuzzedQueryNames are the query parameters FuzzQueryParams sets by name.
@@ -641,6 +645,8 @@ var querySeeds = []queryValues{
 	{q: "   "}, {q: "\x00"}, {q: "\xc0\xaf"}, {q: strings.Repeat("x", 257)}, {q: strings.Repeat("缓", 256)}, {q: "x", suggest: "maybe"},
 	{q: "x", cursor: rawCursor("s1:1795924924902000:0.5:9:1")}, {q: "x", cursor: rawCursor("s1:1:NaN:9:1")}, {q: "x", cursor: rawCursor("1795924924902000:1")},
 	{q: "x", extra: "q=y&q="}, {q: `' & | ! ( ) :* <-> \\`},
+	{q: "ali"}, {q: " \t "}, {q: `%_\`}, {q: strings.Repeat("é", 257)}, {q: "a\x00"}, {q: "\xc0\xaf", limit: "100"},
+	{q: `"unbalanced -or OR | & ! ( :*`}, {extra: "q=%zz"},
 }
 
 type queryInput struct {

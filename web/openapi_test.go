@@ -860,6 +860,8 @@ type allMocks struct {
 	sessions      *mocks.MockSessionService
 	search        *mocks.MockSearchService
 	limiter       *mocks.MockRateLimiter
+	peopleSearch  *mocks.MockPeopleSearchService
+	tagSearch     *mocks.MockTagSearchService
 }
 
 func newAllMocks(ctrl *gomock.Controller) allMocks {
@@ -877,6 +879,8 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		sessions:      mocks.NewMockSessionService(ctrl),
 		search:        mocks.NewMockSearchService(ctrl),
 		limiter:       mocks.NewMockRateLimiter(ctrl),
+		peopleSearch:  mocks.NewMockPeopleSearchService(ctrl),
+		tagSearch:     mocks.NewMockTagSearchService(ctrl),
 	}
 }
 
@@ -895,6 +899,8 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Account:       web.NewAccountHandler(m.account, logger),
 		Sessions:      web.NewSessionHandler(m.sessions, m.users, logger),
 		Search:        web.NewSearchHandler(m.search, logger),
+		SearchPeople:  web.NewPeopleSearchHandler(m.peopleSearch, logger),
+		SearchTags:    web.NewTagSearchHandler(m.tagSearch, logger),
 		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,
 		Observer:      nopObserver{},

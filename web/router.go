@@ -35,6 +35,8 @@ type Handlers struct {
 	Account       *AccountHandler
 	Sessions      *SessionHandler
 	Search        *SearchHandler
+	SearchPeople  *PeopleSearchHandler
+	SearchTags    *TagSearchHandler
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
 	Observer      RequestObserver // nil: no metrics
@@ -143,6 +145,8 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	api.GET("/tags", h.Articles.Tags)
 	// Search has paths of its own, so no article slug is ever shadowed.
 	pub.GET("/search/articles", h.Search.Articles)
+	pub.GET("/search/users", h.SearchPeople.Users)
+	api.GET("/search/tags", h.SearchTags.Tags)
 
 	auth.POST("/collections", h.Collections.Create)
 	auth.GET("/collections", h.Collections.List)

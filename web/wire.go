@@ -5,4 +5,5 @@ import "github.com/google/wire"
 // ProviderSet builds the handlers and the router.
 var ProviderSet = wire.NewSet(NewAuthenticator, NewUserHandler, NewProfileHandler, NewArticleHandler,
 	NewCommentHandler, NewCollectionHandler, NewHotHandler, NewNotificationHandler,
-	NewCodeLoginHandler, NewAccountHandler, NewSessionHandler, NewSearchHandler, NewIdempotency, wire.Struct(new(Handlers), "*"), NewRouter)
+	NewCodeLoginHandler, NewAccountHandler, NewSessionHandler, NewSearchHandler, NewIdempotency,
+	NewPeopleSearchHandler, NewTagSearchHandler, wire.Struct(new(Handlers), "*"), NewRouter)

@@ -374,3 +374,39 @@ func TestPropagateBudget(t *testing.T) {
 		t.Fatalf("%+v: want a few edits, each counted as not shown after 20ms, then the budget stops the run", res)
 	}
 }
+
+// -urls: a read target cycles through a file's loopback URLs, each worker from its own place.
+func TestAttachURLs(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/urls.txt"
+	if err := os.WriteFile(file, []byte("# queries\nhttp://127.0.0.1:1/a\n\nhttp://127.0.0.1:1/b\nhttp://127.0.0.1:1/c\nhttp://127.0.0.1:1/d\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := parseTargets([]string{"search=http://127.0.0.1:1/a", "w=POST http://127.0.0.1:1/x"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := attachURLs(ts, []string{"search=" + file}); err != nil {
+		t.Fatal(err)
+	}
+	send, err := newSender(ts[0], "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for k := range 5 {
+		got = append(got, send(k).URL.Path)
+	}
+	if strings.Join(got, "") != "/c/d/a/b/c" {
+		t.Errorf("requests %v, want c d a b c", got)
+	}
+	bad := dir + "/bad.txt"
+	if err := os.WriteFile(bad, []byte("http://example.com/x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []string{"search=" + bad, "w=" + file, "nobody=" + file, "search"} {
+		if err := attachURLs(ts[:], []string{spec}); err == nil {
+			t.Errorf("attachURLs(%q) = nil error", spec)
+		}
+	}
+}

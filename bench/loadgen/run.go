@@ -75,8 +75,8 @@ type runConfig struct {
 const runUsage = `Usage: loadgen run [flags] TARGET...
 
 Measures each target in turn: a warm-up, then a measured window, with C workers each sending its
-next request as soon as the previous answer is read (closed loop). Only 200 answers count as
-successes; anything else is an error, and any error makes the run exit non-zero.
+next request as soon as the previous answer is read (closed loop). Only 200 answers (and 201 to a
+POST) count as successes; anything else is an error, and any error makes the run exit non-zero.
 
 A TARGET is one of
   NAME=URL                          GET URL, anonymously
@@ -113,6 +113,8 @@ func runMain(args []string) error {
 	tokenFile := fs.String("tokens", "", "file of access tokens, one per line: worker i of a write target signs with line i (needs at least -c distinct tokens)")
 	var bodyFlags multiFlag
 	fs.Var(&bodyFlags, "body", "NAME=JSON: the body target NAME sends with POST, PUT and PATCH (repeatable)")
+	var urlFlags multiFlag
+	fs.Var(&urlFlags, "urls", "NAME=FILE: read target NAME cycles through the URLs in FILE, one per line, worker i starting at line i (repeatable)")
 	var authFlags multiFlag
 	fs.Var(&authFlags, "auth", "NAME=FILE: every worker of read target NAME signs with the first token in FILE (one signed-in reader; repeatable)")
 	slowOK := fs.Bool("slow-ok", false, "a target with no request inside its window (each took longer) is reported with 0 req/s instead of failing the run; errors still fail it")
@@ -149,6 +151,9 @@ func runMain(args []string) error {
 		return err
 	}
 	if err := attachReaders(targets, authFlags); err != nil {
+		return err
+	}
+	if err := attachURLs(targets, urlFlags); err != nil {
 		return err
 	}
 	if *rssPID < 0 {
@@ -255,7 +260,7 @@ func measure(t target, cfg runConfig) result {
 			token = cfg.tokens[i]
 		}
 		wg.Go(func() {
-			send, err := newSender(t, token)
+			send, err := newSender(t, token, i*len(t.URLs)/cfg.concurrency)
 			if err != nil {
 				ws.errs, ws.firstErr = 1, err.Error()
 				return
@@ -337,10 +342,26 @@ func measure(t target, cfg runConfig) result {
 	return r
 }
 
-// newSender returns the k-th request of a worker of t: t.Methods[k%len] in turn. Requests without
-// a body are built once and reused; a request with a body is built anew each time, since the
-// transport may still hold the previous one's body when Do returns.
-func newSender(t target, token string) (func(k int) *http.Request, error) {
+// newSender returns the k-th request of a worker of t: t.Methods[k%len] in turn, or with -urls
+// t.URLs[(start+k)%len] (workers start spread over the file, so with a file longer than a window's
+// requests no URL repeats: no cache of recent answers is hit by another worker's same query). Requests without a body are built once and reused; a request with a body is
+// built anew each time, since the transport may still hold the previous one's body when Do returns.
+func newSender(t target, token string, start int) (func(k int) *http.Request, error) {
+	if len(t.URLs) > 0 {
+		reqs := make([]*http.Request, len(t.URLs))
+		for j, u := range t.URLs {
+			req, err := http.NewRequest(http.MethodGet, u, nil)
+			if err != nil {
+				return nil, err
+			}
+			req.Header.Set("Accept", "application/json")
+			if token != "" {
+				req.Header.Set("Authorization", "Token "+token)
+			}
+			reqs[j] = req
+		}
+		return func(k int) *http.Request { return reqs[(start+k)%len(reqs)] }, nil
+	}
 	methods := t.Methods
 	if len(methods) == 0 {
 		methods = []string{http.MethodGet}
@@ -373,14 +394,14 @@ func newSender(t target, token string) (func(k int) *http.Request, error) {
 	}, nil
 }
 
-// doOne sends req and reads the whole body; anything but 200 is an error (its method and status,
-// and the start of the answer, make the error sample).
+// doOne sends req and reads the whole body; anything but 200 (or 201 to a POST: a create) is an
+// error (its method and status, and the start of the answer, make the error sample).
 func doOne(client *http.Client, req *http.Request) (int64, error) {
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err
 	}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK && (req.Method != http.MethodPost || resp.StatusCode != http.StatusCreated) {
 		head, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()

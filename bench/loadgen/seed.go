@@ -179,7 +179,7 @@ func (s *seedConfig) register(name string) (string, error) {
 		User struct{ Token string } `json:"user"`
 	}
 	err := s.call(http.MethodPost, "/api/users", "", map[string]any{"user": map[string]string{
-		"username": name, "email": name + "@bench.invalid", "password": s.password,
+		"username": name, "email": name + "@bench.example", "password": s.password,
 	}}, http.StatusCreated, &out)
 	if err == nil && out.User.Token == "" {
 		err = fmt.Errorf("registering %s answered no token", name)

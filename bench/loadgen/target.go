@@ -38,6 +38,9 @@ type target struct {
 	Path    string   // methods and path shown in the table
 	Token   string   // a read target's one signed-in reader (-auth); write targets use -tokens
 	Signed  bool     // a read sent signed in (-signed): each worker as its own user, as writes are
+	// URLs (-urls NAME=FILE) replace URL for a read: worker i sends URLs[i], URLs[i+1], … in turn,
+	// so a row can mix many queries (the search rows); Path shows URL, the first of them.
+	URLs []string
 }
 
 // signs reports whether the target's workers send a token: writes always, reads when -signed.
@@ -247,3 +250,56 @@ func workerTokens(targets []target, tokenFile string, c int) ([]string, error) {
 
 // errNoTargets is returned when run is given nothing to measure.
 var errNoTargets = errors.New("no targets: give NAME=URL or NAME=METHOD[+METHOD...] URL arguments")
+
+// maxURLs bounds a -urls file.
+const maxURLs = 100_000
+
+// attachURLs reads -urls NAME=FILE: the loopback URLs, one per line (blank lines and lines
+// starting with '#' skipped), that the GET target NAME cycles through instead of its own URL.
+func attachURLs(targets []target, specs []string) error {
+	for _, spec := range specs {
+		name, file, ok := strings.Cut(spec, "=")
+		if !ok || name == "" || file == "" {
+			return fmt.Errorf("-urls %q: want NAME=FILE", spec)
+		}
+		i := slices.IndexFunc(targets, func(t target) bool { return t.Name == name })
+		switch {
+		case i < 0:
+			return fmt.Errorf("-urls %q: no target named %q", spec, name)
+		case targets[i].writes():
+			return fmt.Errorf("-urls %q: %s is a write target; -urls is for reads", spec, name)
+		case targets[i].URLs != nil:
+			return fmt.Errorf("-urls: target %q has two URL files", name)
+		}
+		f, err := os.Open(file)
+		if err != nil {
+			return fmt.Errorf("-urls: %w", err)
+		}
+		var urls []string
+		sc := bufio.NewScanner(f)
+		for line := 1; sc.Scan(); line++ {
+			raw := strings.TrimSpace(sc.Text())
+			if raw == "" || strings.HasPrefix(raw, "#") {
+				continue
+			}
+			u, err := checkLoopbackURL(raw)
+			if err != nil {
+				f.Close()
+				return fmt.Errorf("-urls %s line %d: %w", file, line, err)
+			}
+			if urls = append(urls, u.String()); len(urls) > maxURLs {
+				f.Close()
+				return fmt.Errorf("-urls %s: more than %d URLs", file, maxURLs)
+			}
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("-urls %s: %w", file, err)
+		}
+		if len(urls) == 0 {
+			return fmt.Errorf("-urls %s: no URL in the file", file)
+		}
+		targets[i].URLs = urls
+	}
+	return nil
+}

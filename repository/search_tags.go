@@ -1,0 +1,33 @@
+package repository
+
+import (
+	"context"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/inkwell-dev/inkwell/dao"
+)
+
+// TagSearch completes tag prefixes (GET /api/search/tags) off tag_article_counts_prefix_idx.
+type TagSearch struct {
+	pool *pgxpool.Pool
+	q    dao.Querier
+}
+
+// NewTagSearch returns the searcher.
+func NewTagSearch(pool *pgxpool.Pool, q dao.Querier) *TagSearch { return &TagSearch{pool: pool, q: q} }
+
+// SearchTags returns at most limit tags in use starting with prefix, case-insensitively, the most
+// used first.
+func (p *TagSearch) SearchTags(ctx context.Context, prefix string, limit int) ([]string, error) {
+	rows, err := p.q.TagSearchPrefix(ctx, p.pool, dao.TagSearchPrefixParams{Prefix: likePrefix(strings.ToLower(prefix)), Lim: int32(limit)})
+	if err != nil {
+		return nil, wrapf(err, "search tags")
+	}
+	tags := make([]string, len(rows))
+	for i, r := range rows {
+		tags[i] = r.Tag
+	}
+	return tags, nil
+}
