@@ -50,4 +50,5 @@ DROP INDEX CONCURRENTLY IF EXISTS users_username_trgm_idx;
 DROP INDEX CONCURRENTLY IF EXISTS users_username_prefix_idx;
 DROP TABLE IF EXISTS search_lexicon_state;
 DROP TABLE IF EXISTS search_words;
--- pg_trgm stays: another migration (h-search's CJK index) may use it.
+-- pg_trgm stays installed: it may have been there before this migration, and other objects may
+-- use it (a Down never drops an extension).
