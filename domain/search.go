@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -24,13 +25,24 @@ type SearchTerms struct {
 	CJK   []string
 }
 
-// ParseSearchQuery validates q (not blank, at most MaxSearchQueryLen characters) and splits it.
-func ParseSearchQuery(q string) (SearchTerms, error) {
+// CheckSearchText validates the q of any search (articles, people, tags): not blank, and at most
+// MaxSearchQueryLen characters once trimmed, which it returns.
+func CheckSearchText(q string) (string, error) {
+	q = strings.TrimSpace(q)
 	switch {
-	case strings.TrimSpace(q) == "":
-		return SearchTerms{}, NewValidationError("q", "can't be blank")
+	case q == "":
+		return "", NewValidationError("q", "can't be blank")
 	case utf8.RuneCountInString(q) > MaxSearchQueryLen:
-		return SearchTerms{}, NewValidationError("q", "is too long (at most 256 characters)")
+		return "", NewValidationError("q", fmt.Sprintf("is too long (maximum is %d characters)", MaxSearchQueryLen))
+	}
+	return q, nil
+}
+
+// ParseSearchQuery validates q (CheckSearchText) and splits it.
+func ParseSearchQuery(q string) (SearchTerms, error) {
+	q, err := CheckSearchText(q)
+	if err != nil {
+		return SearchTerms{}, err
 	}
 	var words, run strings.Builder
 	var t SearchTerms

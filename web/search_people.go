@@ -2,11 +2,9 @@ package web
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -20,23 +18,20 @@ type PeopleSearchService interface {
 	Users(ctx context.Context, viewerID int64, q string, limit int) ([]domain.Profile, error)
 }
 
-// Search-box parameters (people and tags): q is required, at most maxLookupQueryRunes characters
-// once trimmed; limit is 1–maxLookupLimit, default defaultLookupLimit.
+// Search-box parameters (people and tags): q as every search takes it (domain.CheckSearchText);
+// limit is 1–maxLookupLimit, default defaultLookupLimit.
 const (
-	maxLookupQueryRunes = 256
-	defaultLookupLimit  = 10
-	maxLookupLimit      = 100
+	defaultLookupLimit = 10
+	maxLookupLimit     = 100
 )
 
 // lookupParams reads q and limit. On bad values it answers 422 and returns false.
 func lookupParams(c *gin.Context) (q string, limit int, ok bool) {
 	v := &domain.ValidationError{}
-	q = strings.TrimSpace(c.Query("q"))
-	switch {
-	case q == "":
-		v.Add("q", "can't be blank")
-	case utf8.RuneCountInString(q) > maxLookupQueryRunes:
-		v.Add("q", fmt.Sprintf("is too long (maximum is %d characters)", maxLookupQueryRunes))
+	q, err := domain.CheckSearchText(c.Query("q"))
+	var bad *domain.ValidationError
+	if errors.As(err, &bad) {
+		v.Fields = bad.Fields
 	}
 	limit = intParam(c, v, "limit", defaultLookupLimit, 1, maxLookupLimit)
 	if v.OrNil() != nil {
