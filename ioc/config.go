@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/robfig/cron/v3"
 )
 
@@ -29,6 +30,9 @@ type Config struct {
 	// own setting): one statement, and one transaction left idle by its client.
 	DBStatementTimeout time.Duration
 	DBIdleInTxTimeout  time.Duration
+	// DBConnectTimeout bounds opening one PostgreSQL connection (0: no bound, or DATABASE_URL's
+	// connect_timeout).
+	DBConnectTimeout time.Duration
 	// Reads sent to PostgreSQL because Redis failed: how many at once per process (0: half the
 	// pool's connections) and how long one waits for its turn before it is answered 503.
 	DBFallbackConcurrency int
@@ -153,6 +157,11 @@ type Config struct {
 	JWTSecretFromFile bool
 
 	envErrs []error // environment values that could not be parsed, reported by Validate
+
+	// ConfigurePgPool, when set, adjusts every PostgreSQL pool's settings last. It is not a
+	// setting (no flag or variable sets it): tests put their pools under a shared connection
+	// budget with it (internal/testenv.LimitPool).
+	ConfigurePgPool func(*pgxpool.Config)
 }
 
 // env reads an environment variable with a default.
@@ -227,6 +236,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	str(&c.Addr, "addr", "INKWELL_ADDR", ":8080", "HTTP listen address")
 	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/inkwell?sslmode=disable", "PostgreSQL connection URL")
 	dur(&c.DBStatementTimeout, "db-statement-timeout", "INKWELL_DB_STATEMENT_TIMEOUT", 30*time.Second, "PostgreSQL cancels a statement of the server or job workers that runs longer (statement_timeout; 0 keeps the server's setting); not applied to migrate and seed")
+	dur(&c.DBConnectTimeout, "db-connect-timeout", "INKWELL_DB_CONNECT_TIMEOUT", 5*time.Second, "give up opening a PostgreSQL connection after this long (DATABASE_URL's connect_timeout wins; 0: wait for ever), so a server that stops answering fails requests instead of holding them and the pool's slots")
 	dur(&c.DBIdleInTxTimeout, "db-idle-in-tx-timeout", "INKWELL_DB_IDLE_IN_TX_TIMEOUT", time.Minute, "PostgreSQL ends a session whose transaction sits idle longer, releasing its locks (idle_in_transaction_session_timeout; 0 keeps the server's setting)")
 	intf(&c.DBFallbackConcurrency, "db-fallback-concurrency", "INKWELL_DB_FALLBACK_CONCURRENCY", 0, "cache reads sent to PostgreSQL at once by this instance while Redis fails (0: half the pool's max connections); the rest wait INKWELL_DB_FALLBACK_WAIT, then get 503 with Retry-After: 1")
 	dur(&c.DBFallbackWait, "db-fallback-wait", "INKWELL_DB_FALLBACK_WAIT", 100*time.Millisecond, "how long a cache read waits for one of the INKWELL_DB_FALLBACK_CONCURRENCY slots while Redis fails before it is answered 503")
@@ -411,6 +421,9 @@ func (c *Config) Validate(log *slog.Logger) error {
 		errs = append(errs, errors.New("INKWELL_DB_FALLBACK_CONCURRENCY, INKWELL_DB_FALLBACK_WAIT and INKWELL_REQUEST_TIMEOUT must not be negative"))
 	}
 	errs = append(errs, c.validateRetention()...)
+	if c.DBConnectTimeout < 0 {
+		errs = append(errs, errors.New("INKWELL_DB_CONNECT_TIMEOUT must be 0 (no bound) or positive"))
+	}
 	if c.DBStatementTimeout < 0 || c.DBIdleInTxTimeout < 0 || (c.DBStatementTimeout > 0 && c.DBStatementTimeout < time.Millisecond) || (c.DBIdleInTxTimeout > 0 && c.DBIdleInTxTimeout < time.Millisecond) {
 		errs = append(errs, errors.New("INKWELL_DB_STATEMENT_TIMEOUT and INKWELL_DB_IDLE_IN_TX_TIMEOUT must be 0 (server's setting) or at least 1ms"))
 	}

@@ -35,7 +35,12 @@ func OpenPgPool(cfg *Config, name string, maxConns int32, configure func(*pgxpoo
 		pcfg.MaxConns = maxConns
 	}
 	SessionTimeouts(cfg, pcfg)
+	ConnectTimeout(cfg, pcfg)
 	configure(pcfg)
+	if cfg.ConfigurePgPool != nil {
+		cfg.ConfigurePgPool(pcfg)
+	}
+	gateConnects(pcfg, name, log)
 	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to PostgreSQL: %w", err)
@@ -64,6 +69,17 @@ func SessionTimeouts(cfg *Config, pcfg *pgxpool.Config) {
 	}
 	set("statement_timeout", cfg.DBStatementTimeout)
 	set("idle_in_transaction_session_timeout", cfg.DBIdleInTxTimeout)
+}
+
+// ConnectTimeout bounds opening a connection of pcfg by INKWELL_DB_CONNECT_TIMEOUT unless
+// DATABASE_URL sets connect_timeout. Without a bound, a server that accepts TCP but never answers
+// (a network that drops packets, a proxy whose upstream died) holds each new connection, and
+// with it a slot of the pool, until the request's deadline: every request then waits that long,
+// and the pool recovers no sooner after the server is back.
+func ConnectTimeout(cfg *Config, pcfg *pgxpool.Config) {
+	if pcfg.ConnConfig.ConnectTimeout == 0 && !strings.Contains(cfg.DatabaseURL, "connect_timeout") {
+		pcfg.ConnConfig.ConnectTimeout = cfg.DBConnectTimeout
+	}
 }
 
 // WithoutStatementTimeout is a configure function for OpenPgPool of the one-off bulk commands

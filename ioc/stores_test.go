@@ -53,3 +53,31 @@ func TestSessionTimeouts(t *testing.T) {
 		}
 	})
 }
+
+// A connection attempt is bounded by INKWELL_DB_CONNECT_TIMEOUT unless DATABASE_URL says
+// otherwise; the resilience suite shows the pool recovering within it after PostgreSQL stops
+// answering.
+func TestConnectTimeout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, url string
+		setting   time.Duration
+		want      time.Duration
+	}{
+		{"from the setting", "postgres://postgres@127.0.0.1:5432/inkwell", 5 * time.Second, 5 * time.Second},
+		{"the URL's connect_timeout wins", "postgres://postgres@127.0.0.1:5432/inkwell?connect_timeout=12", 5 * time.Second, 12 * time.Second},
+		{"0 leaves it unbounded", "postgres://postgres@127.0.0.1:5432/inkwell", 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pcfg, err := pgxpool.ParseConfig(tc.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ConnectTimeout(&Config{DatabaseURL: tc.url, DBConnectTimeout: tc.setting}, pcfg)
+			if got := pcfg.ConnConfig.ConnectTimeout; got != tc.want {
+				t.Errorf("connect timeout %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
