@@ -45,21 +45,11 @@ migrate: services ## Apply database migrations to DATABASE_URL
 	go run ./cmd/inkwell migrate up
 
 # How many packages' tests run at once (go test -p), and how many tests at once in each
-# (-parallel; pinned to the 2-core default, so a bigger machine does not multiply connections).
-# They all share PostgreSQL's max_connections (100 by default, and other clients' too), so -p is
-# sized from the connections a package's tests hold at most:
-#   - a test database (testenv.NewDB, a copy of the migrated template): a pool of
-#     testenv.PoolMaxConns = 4, and 1 admin connection while it is created or dropped;
-#   - a wired app instance (internal/apptest): 2 pools (app, job queue) of
-#     apptest.AppPoolMaxConns = 8 each, 2 of them held in LISTEN; e2e keeps several up at once
-#     (a parent test's instance lives while its parallel subtests run);
-#   - test pools of their own: job's queue tests 8-24, repository's safety tests 16, a few of 1.
-# Adding up every cap gives more than the tests ever hold at once (no test fills all its pools),
-# so -p is sized from what they do hold:
-# Peaks sampled from pg_stat_activity (every 30 ms, one package alone): e2e 37, repository 29,
-# job 20, resilience 12, internal/testenv 6, any other 3 or fewer. With -p 2 the worst pair is
-# e2e + repository = 37 + 29 = 66 < 100, leaving a third of the server for everything else
-# (a whole run peaked at 44); -p 3 would add job's 20 (86): too close on a shared server.
+# (-parallel; pinned to the 2-core default, so a bigger machine does not multiply the load).
+# PostgreSQL connections cannot run out whatever these are: every test connection takes a slot of
+# a machine-wide budget (internal/testenv/connbudget.go, TEST_PG_CONNECTIONS, default 80 of the
+# server's 100), and one over it waits for another to close. -p 2 keeps the waiting rare: a whole
+# run peaked at 57 connections sampled from pg_stat_activity.
 TEST_P ?= 2
 TEST_PARALLEL ?= 2
 # Listed first because go test starts packages in command-line order: the longest ones (tens of
@@ -71,9 +61,10 @@ TEST_SLOW_PKGS ?= ./resilience ./job ./e2e ./repository
 .PHONY: test
 test: ## Start services, vet, run all tests with -race, then the e2e suite through a fleet (generated code and tidiness: make check)
 	DATABASE_URL='$(TEST_DATABASE_URL)' REDIS_URL='$(TEST_REDIS_URL)' scripts/services.sh
-	@# e2e's browser test of /api/docs drives a headless Chromium; installed here (like haproxy
-	@# for test-fleet) so CI runs it rather than skipping it.
+	@# e2e's browser test of /api/docs drives a headless Chromium and its fleet tests a HAProxy;
+	@# both installed here (from the OS packages when missing) so a fresh machine runs them.
 	scripts/services.sh chromium
+	scripts/services.sh haproxy
 	go vet ./...
 	go test -race -count=1 -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout 20m $(TEST_SLOW_PKGS) ./...
 	$(MAKE) test-fleet

@@ -15,7 +15,9 @@ import (
 // that has gone).
 func TestRequestDeadlineStopsTheStatement(t *testing.T) {
 	t.Parallel()
-	const timeout = time.Second
+	// Long enough that the setup's register and publish, on a machine busy with the whole suite
+	// under -race, finish inside it (at 1 s the publish itself was sometimes answered 503).
+	const timeout = 3 * time.Second
 	app := startApp(t, func(c *ioc.Config) { c.RequestTimeout = timeout })
 	author := app.Register("deadlineauthor")
 	slug := app.publish(author, "Locked for a while")

@@ -372,6 +372,7 @@ func newReadStack(t *testing.T) *readStack {
 	}
 	sql := &sqlLog{}
 	pcfg.ConnConfig.Tracer = sql
+	testenv.LimitPool(pcfg) // under the tests' shared connection budget
 	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 	if err != nil {
 		t.Fatal(err)

@@ -49,6 +49,7 @@ func newQueueEnv(t testing.TB, maxConns int32) *queueEnv {
 	if v := os.Getenv("INKWELL_TEST_SYNCHRONOUS_COMMIT"); v != "" {
 		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = v
 	}
+	testenv.LimitPool(cfg) // under the tests' shared connection budget
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

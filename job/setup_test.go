@@ -66,6 +66,7 @@ func setup(tb testing.TB, o envOpts) *env {
 		}
 		e.stmts = &stmtCounter{}
 		cfg.ConnConfig.Tracer = e.stmts
+		testenv.LimitPool(cfg) // under the tests' shared connection budget
 		e.pool, err = pgxpool.NewWithConfig(context.Background(), cfg)
 		if err != nil {
 			tb.Fatal(err)

@@ -25,6 +25,7 @@ func hotPool(t *testing.T, db *testenv.DB) *pgxpool.Pool {
 		t.Fatal(err)
 	}
 	cfg.MaxConns = 16
+	testenv.LimitPool(cfg) // under the tests' shared connection budget
 	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -54,6 +54,7 @@ func tracedPool(t *testing.T, db *testenv.DB) (*pgxpool.Pool, *statementCounter)
 	}
 	counter := &statementCounter{}
 	cfg.ConnConfig.Tracer = counter
+	testenv.LimitPool(cfg) // under the tests' shared connection budget
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

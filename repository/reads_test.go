@@ -48,6 +48,7 @@ func readsSetup(t *testing.T, db *testenv.DB, o readsOpts) *readsEnv {
 	}
 	tracer := &readsTracer{}
 	cfg.ConnConfig.Tracer = tracer
+	testenv.LimitPool(cfg) // under the tests' shared connection budget
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -539,7 +540,8 @@ func TestReadRepository_ApplyReads_CancelledAfterCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.ConnConfig.Host, cfg.ConnConfig.Port = proxy.host, proxy.port
-	cfg.MaxConns = 1 // one connection, whose statement is prepared before the answer is held
+	cfg.MaxConns = 1       // one connection, whose statement is prepared before the answer is held
+	testenv.LimitPool(cfg) // under the tests' shared connection budget
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

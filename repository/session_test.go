@@ -38,7 +38,8 @@ func setupSafety(t *testing.T, db *testenv.DB) safetyEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.MaxConns = 16 // bounded: every package's tests share the server's max_connections (100 by default)
+	cfg.MaxConns = 16      // bounded: every package's tests share the server's max_connections (100 by default)
+	testenv.LimitPool(cfg) // under the tests' shared connection budget
 	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,7 @@ func openTimeoutPool(t *testing.T, statement, idleInTx time.Duration) *pgxpool.P
 	if idleInTx > 0 {
 		pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(idleInTx.Milliseconds(), 10)
 	}
+	testenv.LimitPool(pcfg) // under the tests' shared connection budget
 	pool, err := pgxpool.NewWithConfig(t.Context(), pcfg)
 	if err != nil {
 		t.Fatal(err)

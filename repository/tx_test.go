@@ -341,6 +341,7 @@ func poolThroughCutProxy(t *testing.T, url string) (*pgxpool.Pool, *cutProxy) {
 	p, _ := strconv.Atoi(port)
 	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
 	cfg.MaxConns = 1
+	testenv.LimitPool(cfg) // under the tests' shared connection budget
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -63,6 +63,7 @@ func StartReplica(t *testing.T, db *testenv.DB, prefix string, tweak ...func(*io
 	cfg.RedisPrefix = prefix
 	cfg.JWTSecret = JWTSecret
 	cfg.Addr = "127.0.0.1:0"
+	cfg.ConfigurePgPool = testenv.LimitPool
 	for _, f := range tweak {
 		f(cfg)
 	}

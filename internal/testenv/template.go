@@ -106,7 +106,7 @@ func migrateDatabase(ctx context.Context, databaseURL string) error {
 // templateMarker. It holds an advisory lock on the maintenance database while it looks and
 // builds, so concurrent callers (other test processes) build it once.
 func ensureTemplate(ctx context.Context, name string, migrate func(ctx context.Context, databaseURL string) error) (err error) {
-	admin, err := pgx.Connect(ctx, DatabaseURL())
+	admin, err := Connect(ctx, DatabaseURL())
 	if err != nil {
 		return fmt.Errorf("connect to PostgreSQL at TEST_DATABASE_URL=%s: %w (run `make test`, which starts it)", DatabaseURL(), err)
 	}

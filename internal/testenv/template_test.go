@@ -15,7 +15,7 @@ import (
 
 func adminConn(t *testing.T) *pgx.Conn {
 	t.Helper()
-	c, err := pgx.Connect(t.Context(), DatabaseURL())
+	c, err := Connect(t.Context(), DatabaseURL())
 	if err != nil {
 		t.Fatalf("connect to PostgreSQL: %v", err)
 	}
@@ -30,7 +30,7 @@ func scratchTemplate(t *testing.T) string {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		c, err := pgx.Connect(ctx, DatabaseURL())
+		c, err := Connect(ctx, DatabaseURL())
 		if err != nil {
 			t.Logf("drop %s: %v", name, err)
 			return
@@ -140,7 +140,7 @@ func TestEnsureTemplate_RebuildsAnIncompleteTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	func() { // the leftover gets a stray table, which a rebuilt template lacks
-		c, err := pgx.Connect(t.Context(), urlOf(t, name))
+		c, err := Connect(t.Context(), urlOf(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +181,7 @@ func TestCreateDatabase_RetriesWhileTheTemplateIsInUse(t *testing.T) {
 	if _, err := admin.Exec(t.Context(), "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
-	busy, err := pgx.Connect(t.Context(), urlOf(t, name))
+	busy, err := Connect(t.Context(), urlOf(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func newDB(t testing.TB, template string) *DB {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	admin, err := pgx.Connect(ctx, DatabaseURL())
+	admin, err := Connect(ctx, DatabaseURL())
 	if err != nil {
 		t.Fatalf("connect to PostgreSQL at TEST_DATABASE_URL=%s: %v (run `make test`, which starts it)", DatabaseURL(), err)
 	}
@@ -105,10 +105,7 @@ func newDB(t testing.TB, template string) *DB {
 	}
 	u.Path = "/" + name
 	db := &DB{Name: name, URL: u.String()}
-	pcfg, err := pgxpool.ParseConfig(db.URL)
-	if err != nil {
-		t.Fatalf("parse %s: %v", db.URL, err)
-	}
+	pcfg := PoolConfig(t, db.URL)
 	// Fixed rather than pgxpool's max(4, CPUs): the Makefile's -p counts on it (every package's
 	// tests share the server's max_connections).
 	pcfg.MaxConns = PoolMaxConns
@@ -121,7 +118,7 @@ func newDB(t testing.TB, template string) *DB {
 		pool.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		admin, err := pgx.Connect(ctx, DatabaseURL())
+		admin, err := Connect(ctx, DatabaseURL())
 		if err != nil {
 			t.Logf("drop %s: %v", name, err)
 			return
