@@ -29,7 +29,7 @@ func errorsOf(t *testing.T, r response) map[string]any {
 }
 
 func TestAccountsJourney(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 
 	// Register: the email is stored as typed and matched canonically.
@@ -105,7 +105,7 @@ func TestAccountsJourney(t *testing.T) {
 }
 
 func TestAccountsBadInput(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	token := app.Register("existing")
 
@@ -171,7 +171,7 @@ func TestAccountsBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			res := app.Do(tc.method, tc.path, tc.token, tc.body, tc.headers...)
 			if res.Status != tc.status {
 				t.Fatalf("status %d, want %d; body %s", res.Status, tc.status, res.Body)
@@ -186,19 +186,19 @@ func TestAccountsBadInput(t *testing.T) {
 	}
 
 	t.Run("no partial write on a rejected registration", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		app.Do("POST", "/api/users", "", user(map[string]any{"username": "partial", "email": "bad", "password": "longenough"})).Expect(t, 422)
 		app.Do("GET", "/api/profiles/partial", "", nil).Expect(t, 404)
 	})
 	t.Run("token of a user id that does not exist", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		ghost := signWith(jwt.SigningMethodHS256, []byte(testJWTSecret), claims(func(c jwt.MapClaims) { c["sub"] = strconv.Itoa(1 << 40) }))
 		app.Do("GET", "/api/user", ghost, nil).Expect(t, 401)
 	})
 }
 
 func TestHealthz(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	app.Do("GET", "/healthz", "", nil).Expect(t, http.StatusOK)
 }

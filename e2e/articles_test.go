@@ -41,7 +41,7 @@ func newArticle(title string, tags ...string) map[string]any {
 var isoMillis = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
 
 func TestArticlesJourney(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	author := app.Register("author1")
 	reader := app.Register("reader1")
@@ -172,7 +172,7 @@ func TestArticlesJourney(t *testing.T) {
 // order it was written in (the RealWorld collection expects ["dragons","training"]), and so does
 // an article stored before tags were sorted on write.
 func TestArticlesTagListSorted(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	author := app.Register("tagger")
 	reader := app.Register("tagreader")
@@ -227,7 +227,7 @@ func TestArticlesTagListSorted(t *testing.T) {
 }
 
 func TestArticleDraftsAndPublishing(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	author := app.Register("writer")
 	reader := app.Register("onlooker")
@@ -288,7 +288,7 @@ func TestArticleDraftsAndPublishing(t *testing.T) {
 }
 
 func TestArticlesBadInput(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	author := app.Register("badinput")
 	other := app.Register("otherone")
@@ -332,7 +332,7 @@ func TestArticlesBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			res := app.Do(tc.method, tc.path, tc.token, tc.body)
 			if res.Status != tc.status {
 				t.Fatalf("status %d, want %d; body %s", res.Status, tc.status, res.Body)
@@ -350,7 +350,7 @@ func TestArticlesBadInput(t *testing.T) {
 }
 
 func TestArticleKeysetPaging(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	author := app.Register("pager")
 	for i := range 7 {
@@ -385,7 +385,7 @@ func TestArticleKeysetPaging(t *testing.T) {
 }
 
 func TestConcurrentFavoritesAndComments(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	author := app.Register("popular")
 	app.Do("POST", "/api/articles", author, newArticle("Hot take")).Expect(t, 201)
@@ -426,7 +426,7 @@ func TestConcurrentFavoritesAndComments(t *testing.T) {
 }
 
 func TestCORS(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t, func(c *ioc.Config) {
 		c.Env, c.CORSOrigins = "prod", "https://conduit.example"
 		c.CodeSender, c.CodeWebhookURL = "webhook", "http://127.0.0.1:1/codes"
@@ -448,7 +448,7 @@ func TestCORS(t *testing.T) {
 // TestTagsAcrossInstances: a RealWorld front end's "Popular Tags" shows a new tag on the next read,
 // whichever instance serves it, and drops it once its only article is withdrawn.
 func TestTagsAcrossInstances(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	db := testenv.NewDB(t) // alone: the tag cloud is global to the database
 	rds := testenv.NewRedis(t)
 	a, b := startReplica(t, db, rds.Prefix), startReplica(t, db, rds.Prefix)

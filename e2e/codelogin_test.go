@@ -102,7 +102,7 @@ func (a *testApp) waitFor(what string, cond func() bool) {
 }
 
 func TestCodeLoginJourney(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app, inbox := startCodeApp(t)
 
 	// Ask for a code: accepted, and a second ask within the minute is refused with Retry-After.
@@ -178,7 +178,7 @@ func TestCodeLoginJourney(t *testing.T) {
 }
 
 func TestCodeLoginRefusals(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	cases := []struct {
 		name   string
@@ -200,7 +200,7 @@ func TestCodeLoginRefusals(t *testing.T) {
 	t.Run("refused", func(t *testing.T) { // returns once its parallel subtests are done
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel()
+				parallel(t)
 				res := app.Do("POST", "/api/users/login/code"+tc.path, "", tc.body).Expect(t, tc.status)
 				errs := errorsOf(t, res)
 				if _, ok := errs[tc.field]; tc.field != "" && !ok {

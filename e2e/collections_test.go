@@ -86,7 +86,7 @@ func wantCollect(t *testing.T, what string, a map[string]any, collected bool, n 
 }
 
 func TestCollectionsJourney(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	owner := app.Register("collector")
 	other := app.Register("stranger")
@@ -134,7 +134,7 @@ func TestCollectionsJourney(t *testing.T) {
 	app.Do("DELETE", app.createFolder(owner, strings.Repeat("é", 100)), owner, nil).Expect(t, http.StatusNoContent) // 100 characters is fine
 
 	t.Run("validation", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		cases := []struct {
 			name, method, path string
 			body               any
@@ -149,7 +149,7 @@ func TestCollectionsJourney(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel()
+				parallel(t)
 				res := app.Do(tc.method, tc.path, owner, tc.body).Expect(t, http.StatusUnprocessableEntity)
 				if _, ok := errorsOf(t, res)["name"]; !ok {
 					t.Fatalf("errors lack name: %s", res.Body)
@@ -159,7 +159,7 @@ func TestCollectionsJourney(t *testing.T) {
 	})
 
 	t.Run("someone else's, unknown and malformed ids", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		slug := app.publish(other, "Something to collect")
 		cases := []struct {
 			name, method, path string
@@ -183,14 +183,14 @@ func TestCollectionsJourney(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel()
+				parallel(t)
 				app.Do(tc.method, tc.path, owner, tc.body).Expect(t, tc.status)
 			})
 		}
 	})
 
 	t.Run("a token is required", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		for _, r := range []struct{ method, path string }{
 			{"POST", "/api/collections"}, {"GET", "/api/collections"}, {"PATCH", reading}, {"DELETE", reading},
 			{"GET", reading + "/articles"}, {"POST", "/api/articles/x/collect"}, {"DELETE", "/api/articles/x/collect?collectionId=1"},
@@ -205,7 +205,7 @@ func TestCollectionsJourney(t *testing.T) {
 }
 
 func TestCollectCounts(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	author := app.Register("scribe")
 	owner := app.Register("hoarder")
@@ -334,7 +334,7 @@ func slugsOf(t *testing.T, r response) ([]string, float64, string) {
 }
 
 func TestCollectionArticlesPaging(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	author := app.Register("prolific")
 	owner := app.Register("curator")

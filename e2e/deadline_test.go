@@ -14,7 +14,7 @@ import (
 // it: PostgreSQL is left with nobody waiting on the lock (and no connection held for a client
 // that has gone).
 func TestRequestDeadlineStopsTheStatement(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	// Long enough that the setup's register and publish, on a machine busy with the whole suite
 	// under -race, finish inside it (at 1 s the publish itself was sometimes answered 503).
 	const timeout = 3 * time.Second

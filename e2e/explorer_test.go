@@ -56,7 +56,7 @@ func chromium(t *testing.T) string {
 // origin, no script error, no policy violation), and "Try it out" → "Execute" on GET /api/tags
 // reaches this server and shows its 200 in the page.
 func TestAPIExplorerInABrowser(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	bin := chromium(t)
 	app := startApp(t)
 

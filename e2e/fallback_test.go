@@ -16,7 +16,7 @@ import (
 // burst must overflow it). A burst of reads then gets only 200s and 503s — each 503 with
 // Retry-After: 1 and a RealWorld error body — and never a 500.
 func TestBurstWithRedisDown(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	redisSrv := testenv.StartRedisServer(t)
 	app := startApp(t, func(c *ioc.Config) {
 		c.RedisURL = redisSrv.URL()

@@ -85,7 +85,7 @@ func (f fleetOf3) article(t *testing.T, token, title string) string {
 // propagationBound, the hot list at once. Each step is a subtest on an article of its own, so one
 // that fails neither hides nor breaks the others.
 func TestFleet_ThreeInstancesBehaveAsOne(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	db, rds := testenv.NewDB(t), testenv.NewRedis(t)
 	f := fleetOf3{startReplica(t, db, rds.Prefix, noCron), startReplica(t, db, rds.Prefix, noCron), startReplica(t, db, rds.Prefix, noCron)}
 	author, fan := f.a.Register("fleetauthor"), f.b.Register("fleetfan")
@@ -274,7 +274,7 @@ func tokenName(token, author string) string {
 // keep-alive connection, to the instances in turn, so a fleet run of the suite really spreads each
 // test's requests (and a broken balancer fails here rather than pass every test on one instance).
 func TestFleet_BalancerRoundRobin(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	var fleet *testApp
 	if fleetSize(t) > 1 {
 		fleet = startApp(t) // the suite's own fleet

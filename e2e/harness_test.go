@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/inkwell-dev/inkwell/internal/apptest"
@@ -28,6 +29,19 @@ const fleetEnv = "INKWELL_E2E_FLEET"
 const maxFleet = 5
 
 // fleetSize is how many instances startApp serves, from fleetEnv.
+// parallel marks t parallel, except a subtest in a fleet run. t.Parallel pauses a parallel
+// subtest until its parent returns, and the parent then gives its slot of -parallel up while it
+// waits for its subtests: its fleet (three instances, each with its LISTEN connections) stays
+// alive while later tests start theirs, and in the fleet run the fleets piled up past PostgreSQL's
+// max_connections. With subtests in order, a test's fleet is gone before its slot is taken again,
+// so -parallel N bounds the fleets alive at N.
+func parallel(t *testing.T) {
+	t.Helper()
+	if fleetSize(t) <= 1 || !strings.Contains(t.Name(), "/") {
+		t.Parallel()
+	}
+}
+
 func fleetSize(t *testing.T) int {
 	t.Helper()
 	raw := os.Getenv(fleetEnv)

@@ -26,44 +26,18 @@ var hostileJSONOnly = map[string]string{"NUL escape": `a\u0000b`}
 
 // TestHostileInputNeverA5xx sends each kind of hostile text through the real stack (PostgreSQL,
 // Redis) to every text field that reaches storage, every query parameter and path value that
-// reaches a query, and asserts a 4xx in the RealWorld error shape and that nothing was written.
+// reaches a query, and asserts that nothing was written and the answer: a 4xx in the RealWorld
+// error shape (422 naming the field for bodies, 404 for paths), or an empty list for a list's
+// tag, author or favorited filter.
 // A lone surrogate escape (\ud800) is valid JSON read as U+FFFD: it may succeed, never a 5xx.
 func TestHostileInputNeverA5xx(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.RateWrites = "0" })
 	acc := signUp(t, app, accountOpts{})
 	slug := app.publish(acc.Token, "Hostile input target")
 	other := signUp(t, app, accountOpts{})
 
-	// Every body template holds one %s, where the hostile text goes inside a JSON string.
-	bodies := []struct{ method, path, auth, template string }{
-		{"POST", "/api/users", "", `{"user":{"username":"%s","email":"h@example.com","password":"correct horse battery"}}`},
-		{"POST", "/api/users", "", `{"user":{"username":"hostile","email":"%s","password":"correct horse battery"}}`},
-		{"POST", "/api/users/login", "", `{"user":{"email":"%s","password":"correct horse battery"}}`},
-		{"POST", "/api/users/login/code/send", "", `{"email":"%s"}`},
-		{"PUT", "/api/user", acc.Token, `{"user":{"bio":"%s"}}`},
-		{"PUT", "/api/user", acc.Token, `{"user":{"image":"https://example.com/%s"}}`},
-		{"PUT", "/api/user", acc.Token, `{"user":{"username":"%s"}}`},
-		{"PUT", "/api/user", acc.Token, `{"user":{"email":"%s","currentPassword":"correct horse battery"}}`},
-		{"POST", "/api/articles", acc.Token, `{"article":{"title":"%s","description":"d","body":"b"}}`},
-		{"POST", "/api/articles", acc.Token, `{"article":{"title":"t","description":"%s","body":"b"}}`},
-		{"POST", "/api/articles", acc.Token, `{"article":{"title":"t","description":"d","body":"%s"}}`},
-		{"POST", "/api/articles", acc.Token, `{"article":{"title":"t","description":"d","body":"b","tagList":["ok","%s"]}}`},
-		{"PUT", "/api/articles/" + slug, acc.Token, `{"article":{"title":"%s"}}`},
-		{"PUT", "/api/articles/" + slug, acc.Token, `{"article":{"body":"%s"}}`},
-		{"POST", "/api/articles/" + slug + "/comments", acc.Token, `{"comment":{"body":"%s"}}`},
-		{"POST", "/api/collections", acc.Token, `{"collection":{"name":"%s"}}`},
-		{"POST", "/api/collections", acc.Token, `{"collection":{"name":"n","description":"%s"}}`},
-		{"POST", "/api/user/api-keys", acc.Token, `{"apiKey":{"name":"%s"}}`},
-	}
-	queries := []string{"tag", "author", "favorited"}
-	paths := []struct{ method, template string }{
-		{"GET", "/api/articles/%s"},
-		{"GET", "/api/articles/%s/comments"},
-		{"POST", "/api/articles/%s/favorite"},
-		{"GET", "/api/profiles/%s"},
-		{"POST", "/api/profiles/%s/follow"},
-	}
+	bodies, queries, paths := textTargets(acc.Token, slug)
 
 	expect4xx := func(t *testing.T, what string, res response) {
 		t.Helper()
@@ -111,23 +85,34 @@ func TestHostileInputNeverA5xx(t *testing.T) {
 	}
 	for kind, v := range hostileText {
 		for _, name := range queries {
+			// A filter that names a tag or user that cannot exist: an empty list, as for any
+			// unknown name.
 			what := "GET /api/articles?" + name + "= with " + kind
 			res, answered := send(t, "GET", "/api/articles?"+name+"="+url.QueryEscape(v))
 			if !answered {
 				continue
 			}
-			if res.Status == http.StatusOK && kind == "1 MiB" { // storable text that names nothing: an empty list
-				if n := res.JSON(t)["articlesCount"]; n != 0.0 {
-					t.Errorf("%s: articlesCount %v, want 0", what, n)
-				}
+			if res.Status == http.StatusRequestHeaderFieldsTooLarge || (fleetSize(t) > 1 && res.Header.Get(apptest.ServedByHeader) == "") {
+				continue // a request line too long for the server or the fleet's balancer never reached inkwell
+			}
+			if res.Status != http.StatusOK {
+				t.Errorf("%s: status %d, want 200 and an empty list; body %.300s", what, res.Status, res.Body)
 				continue
 			}
-			expect4xx(t, what, res)
+			if n := res.JSON(t)["articlesCount"]; n != 0.0 {
+				t.Errorf("%s: articlesCount %v, want 0", what, n)
+			}
 		}
 		for _, p := range paths {
 			path := strings.Replace(p.template, "%s", url.PathEscape(v), 1)
 			if res, answered := send(t, p.method, path); answered {
-				expect4xx(t, p.method+" "+p.template+" with "+kind, res)
+				what := p.method + " " + p.template + " with " + kind
+				expect4xx(t, what, res)
+				// A name that cannot be stored names nothing (the 1 MiB one is storable: it is
+				// simply unknown, or too long for the request line).
+				if kind != "1 MiB" && res.Status != http.StatusNotFound {
+					t.Errorf("%s: status %d, want 404", what, res.Status)
+				}
 			}
 		}
 		for _, b := range bodies {
@@ -137,6 +122,48 @@ func TestHostileInputNeverA5xx(t *testing.T) {
 	if after := storedState(t, app); after != before {
 		t.Errorf("hostile input changed what is stored:\nbefore %s\nafter  %s", before, after)
 	}
+}
+
+// bodyTarget is a request whose JSON body template holds one %s, where text goes inside a JSON
+// string (as it is: not through encoding/json, which would repair it).
+type bodyTarget struct{ method, path, auth, template string }
+
+// pathTarget is a request whose path template holds one %s, where text goes percent-encoded.
+type pathTarget struct{ method, template string }
+
+// textTargets are the places client text reaches storage or a query: every stored text field
+// (bodies, sent by the account whose token is given, the article slug theirs), the list's name
+// filters (queries, on GET /api/articles) and path values naming a slug or username.
+func textTargets(token, slug string) (bodies []bodyTarget, queries []string, paths []pathTarget) {
+	bodies = []bodyTarget{
+		{"POST", "/api/users", "", `{"user":{"username":"%s","email":"h@example.com","password":"correct horse battery"}}`},
+		{"POST", "/api/users", "", `{"user":{"username":"hostile","email":"%s","password":"correct horse battery"}}`},
+		{"POST", "/api/users/login", "", `{"user":{"email":"%s","password":"correct horse battery"}}`},
+		{"POST", "/api/users/login/code/send", "", `{"email":"%s"}`},
+		{"PUT", "/api/user", token, `{"user":{"bio":"%s"}}`},
+		{"PUT", "/api/user", token, `{"user":{"image":"https://example.com/%s"}}`},
+		{"PUT", "/api/user", token, `{"user":{"username":"%s"}}`},
+		{"PUT", "/api/user", token, `{"user":{"email":"%s","currentPassword":"correct horse battery"}}`},
+		{"POST", "/api/articles", token, `{"article":{"title":"%s","description":"d","body":"b"}}`},
+		{"POST", "/api/articles", token, `{"article":{"title":"t","description":"%s","body":"b"}}`},
+		{"POST", "/api/articles", token, `{"article":{"title":"t","description":"d","body":"%s"}}`},
+		{"POST", "/api/articles", token, `{"article":{"title":"t","description":"d","body":"b","tagList":["ok","%s"]}}`},
+		{"PUT", "/api/articles/" + slug, token, `{"article":{"title":"%s"}}`},
+		{"PUT", "/api/articles/" + slug, token, `{"article":{"body":"%s"}}`},
+		{"POST", "/api/articles/" + slug + "/comments", token, `{"comment":{"body":"%s"}}`},
+		{"POST", "/api/collections", token, `{"collection":{"name":"%s"}}`},
+		{"POST", "/api/collections", token, `{"collection":{"name":"n","description":"%s"}}`},
+		{"POST", "/api/user/api-keys", token, `{"apiKey":{"name":"%s"}}`},
+	}
+	queries = []string{"tag", "author", "favorited"}
+	paths = []pathTarget{
+		{"GET", "/api/articles/%s"},
+		{"GET", "/api/articles/%s/comments"},
+		{"POST", "/api/articles/%s/favorite"},
+		{"GET", "/api/profiles/%s"},
+		{"POST", "/api/profiles/%s/follow"},
+	}
+	return bodies, queries, paths
 }
 
 // storedState digests every row the fields above can write, so any partial write shows.

@@ -144,14 +144,14 @@ func requireFresh(t *testing.T, r response) {
 }
 
 func TestIdempotencyKeys(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t, func(c *ioc.Config) {
 		c.RateWrites, c.RateAuth = "0", "0" // thousands of writes by a handful of users
 		c.TrustedProxies = "127.0.0.1"      // X-Forwarded-For picks the client IP registration keys are scoped by
 	})
 
 	t.Run("50 concurrent identical requests for each of 100 keys create one article per key", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		const keys, perKey, keysAtOnce, authors = 100, 50, 4, 4
 		client := burstClient(t)
 		tokens := make([]string, authors)
@@ -252,7 +252,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	})
 
 	t.Run("the same key with another body is 422, and nothing is written", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		acc := signUp(t, app, accountOpts{})
 		title := "Mismatch " + testenv.RandomID(4)
 		app.call(t, "POST", "/api/articles", acc.Token, newArticle(title), "Idempotency-Key", "mismatch").Expect(t, http.StatusCreated)
@@ -264,7 +264,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	})
 
 	t.Run("the same JSON re-encoded is the same request", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		acc := signUp(t, app, accountOpts{})
 		title := "Encoded " + testenv.RandomID(4)
 		first := app.call(t, "POST", "/api/articles", acc.Token,
@@ -275,7 +275,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	})
 
 	t.Run("keys longer than 255 characters are refused", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		acc := signUp(t, app, accountOpts{})
 		title := "Long key " + testenv.RandomID(4)
 		res := app.call(t, "POST", "/api/articles", acc.Token, newArticle(title), "Idempotency-Key", strings.Repeat("k", 256))
@@ -287,7 +287,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	})
 
 	t.Run("keys are per user", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		a, b := signUp(t, app, accountOpts{}), signUp(t, app, accountOpts{})
 		title := "Per user " + testenv.RandomID(4)
 		ra := app.call(t, "POST", "/api/articles", a.Token, newArticle(title), "Idempotency-Key", "shared").Expect(t, http.StatusCreated)
@@ -299,7 +299,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	})
 
 	t.Run("registration with a key is scoped by client IP", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		name1, name2 := "reg"+testenv.RandomID(4), "reg"+testenv.RandomID(4)
 		body := func(name string) map[string]any {
 			return map[string]any{"user": map[string]any{"username": name, "email": name + "@example.com", "password": "correct horse battery"}}
@@ -324,7 +324,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	})
 
 	t.Run("a rejected registration under a key is stored and replayed", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		taken := signUp(t, app, accountOpts{})
 		dup := map[string]any{"user": map[string]any{"username": "dup" + testenv.RandomID(4), "email": taken.Email, "password": "correct horse battery"}}
 		first := app.call(t, "POST", "/api/users", "", dup, "Idempotency-Key", "dup-"+taken.Username, "X-Forwarded-For", "198.51.100.3")
@@ -334,7 +334,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	})
 
 	t.Run("comments with a key replay; the same key on another article is another request", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		author, reader := signUp(t, app, accountOpts{}), signUp(t, app, accountOpts{})
 		one := articleOf(t, app.call(t, "POST", "/api/articles", author.Token, newArticle("Commented "+testenv.RandomID(4))).Expect(t, http.StatusCreated))["slug"].(string)
 		two := articleOf(t, app.call(t, "POST", "/api/articles", author.Token, newArticle("Commented "+testenv.RandomID(4))).Expect(t, http.StatusCreated))["slug"].(string)
@@ -352,7 +352,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	})
 
 	t.Run("a key older than 24 hours is forgotten: the request runs anew", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		acc := signUp(t, app, accountOpts{})
 		scope := fmt.Sprintf("user:%d", app.userID(t, acc.Username))
 		if _, err := app.DB.Pool.Exec(context.Background(), `INSERT INTO idempotency_keys (scope, key, request_hash, response_status, response_body, created_at)

@@ -14,7 +14,7 @@ import (
 // and never hands back a token of the first answer (its refresh token was rotated before the
 // replay); a replay whose password is no longer the account's signs nobody in.
 func TestKeyedRegistrationStoresNoToken(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t, noAuthLimit)
 
 	register := func(t *testing.T, name, key, password string) response {
@@ -34,7 +34,7 @@ func TestKeyedRegistrationStoresNoToken(t *testing.T) {
 	}
 
 	t.Run("the stored answer holds no token; a replay signs in anew", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		name, key := "keyed"+testenv.RandomID(5), "signup-"+testenv.RandomID(6)
 		first := register(t, name, key, "correct horse battery").Expect(t, http.StatusCreated)
 		requireFresh(t, first)
@@ -87,7 +87,7 @@ func TestKeyedRegistrationStoresNoToken(t *testing.T) {
 	})
 
 	t.Run("a replay after a password change signs nobody in", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		name, key := "keyed"+testenv.RandomID(5), "signup-"+testenv.RandomID(6)
 		first := register(t, name, key, "correct horse battery").Expect(t, http.StatusCreated)
 		token := userOf(t, first)["token"].(string)

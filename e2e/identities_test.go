@@ -15,7 +15,7 @@ import (
 // used up, code login (and sending) for that target answers 429 with Retry-After, even with the
 // right code, and every wrong guess before that answered the same 401.
 func TestCodeLoginFailureBudget(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app, inbox := startCodeApp(t, func(c *ioc.Config) { c.CodeFailureBudget, c.CodeAttempts = 4, 3 })
 	rdb := testenv.NewRedis(t).Client
 	target := map[string]any{"email": "victim@example.com"}
@@ -52,7 +52,7 @@ func TestCodeLoginFailureBudget(t *testing.T) {
 // TestPhoneLoginCannotBeBlocked: the .invalid domain cannot be registered, and a phone's first
 // code login succeeds even when its placeholder email is taken by an older account.
 func TestPhoneLoginCannotBeBlocked(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app, inbox := startCodeApp(t)
 	reg := app.Do("POST", "/api/users", "", map[string]any{"user": map[string]any{
 		"email": "4915111122233@phone.invalid", "username": "squatter", "password": "password123"}}).Expect(t, http.StatusUnprocessableEntity)
@@ -84,7 +84,7 @@ func TestPhoneLoginCannotBeBlocked(t *testing.T) {
 // TestCanonicalIdentities: emails differing by case or Unicode compatibility form are one
 // account; reserved and dot-only usernames are refused.
 func TestCanonicalIdentities(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	register := func(email, username string) response {
 		return app.Do("POST", "/api/users", "", map[string]any{"user": map[string]any{"email": email, "username": username, "password": "password123"}})
@@ -111,7 +111,7 @@ func TestCanonicalIdentities(t *testing.T) {
 // TestCodeLoginWithRedisDown: with Redis stopped, PostgreSQL meters and checks codes (by hash),
 // with the same resend interval and failure budget.
 func TestCodeLoginWithRedisDown(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	redisSrv := testenv.StartRedisServer(t)
 	app, inbox := startCodeApp(t, func(c *ioc.Config) {
 		c.RedisURL = redisSrv.URL()
@@ -147,7 +147,7 @@ func TestCodeLoginWithRedisDown(t *testing.T) {
 // failing too (its tables renamed away), code send and code login are 503 in the RealWorld error
 // shape, never a 500. (That no code goes out unmetered: service/codefallback_test.go.)
 func TestCodeLoginFailsClosedWhenNeitherStoreAnswers(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	redisSrv := testenv.StartRedisServer(t)
 	app, _ := startCodeApp(t, func(c *ioc.Config) { c.RedisURL = redisSrv.URL() })
 	redisSrv.Stop()

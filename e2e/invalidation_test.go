@@ -14,7 +14,7 @@ import (
 // in-process copy through the invalidation channel, not by expiry. The local tiers keep entries
 // for a minute here, so a fresh read on B within the test can only come from the broadcast.
 func TestEditShowsOnAnotherInstanceBeforeItsLocalCopyExpires(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	db, rds := testenv.NewDB(t), testenv.NewRedis(t)
 	longLocal := func(c *ioc.Config) { c.CacheLocalTTL = time.Minute }
 	a, b := startReplica(t, db, rds.Prefix, longLocal), startReplica(t, db, rds.Prefix, longLocal)

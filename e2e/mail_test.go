@@ -51,7 +51,7 @@ func passwordLogin(app *testApp, t *testing.T, email, password string) response 
 }
 
 func TestEmailVerification(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	srv := testenv.StartSMTPServer(t, testenv.SMTPOptions{})
 	app := startApp(t, withSMTP(srv))
 
@@ -104,7 +104,7 @@ func TestEmailVerification(t *testing.T) {
 }
 
 func TestEmailVerification_WrongGuessesSpendTheCode(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	srv := testenv.StartSMTPServer(t, testenv.SMTPOptions{})
 	app := startApp(t, withSMTP(srv))
 	acc := register(t, app, "guesser", "guesser@example.com", "correct horse battery")
@@ -121,7 +121,7 @@ func TestEmailVerification_WrongGuessesSpendTheCode(t *testing.T) {
 // makes an API key. The victim, who owns the mailbox, signs in by code: the account becomes
 // theirs alone, and every way the attacker had in stops working.
 func TestPreAccountTakeover(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	srv := testenv.StartSMTPServer(t, testenv.SMTPOptions{})
 	app := startApp(t, withSMTP(srv))
 
@@ -157,7 +157,7 @@ func TestPreAccountTakeover(t *testing.T) {
 // TestCodeLogin_VerifiedAccountIsNotTakenOver: the normal path. An owner who verified their email
 // and signs in by code keeps their password, sessions and keys.
 func TestCodeLogin_VerifiedAccountIsNotTakenOver(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	srv := testenv.StartSMTPServer(t, testenv.SMTPOptions{})
 	app := startApp(t, withSMTP(srv))
 
@@ -174,7 +174,7 @@ func TestCodeLogin_VerifiedAccountIsNotTakenOver(t *testing.T) {
 }
 
 func TestPasswordReset(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	srv := testenv.StartSMTPServer(t, testenv.SMTPOptions{})
 	app := startApp(t, withSMTP(srv))
 
@@ -234,7 +234,7 @@ func TestPasswordReset(t *testing.T) {
 }
 
 func TestPasswordReset_ExpiredCodeIsRefused(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	srv := testenv.StartSMTPServer(t, testenv.SMTPOptions{})
 	app := startApp(t, withSMTP(srv))
 	register(t, app, "late", "late@example.com", "correct horse battery")

@@ -50,7 +50,7 @@ func slugOfNotification(n map[string]any) string {
 }
 
 func TestNotificationsJourney(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	author := app.Register("notifying_author")
 	reader := app.Register("loyal_reader")

@@ -17,7 +17,7 @@ func articleOfNotification(n map[string]any) map[string]any {
 // shows neither the title it was announced with nor one typed since; published again, it shows the
 // article as it is now, and the new publication notifies nobody again.
 func TestNotificationsShowOnlyArticlesTheReaderMaySee(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	author := app.Register("visible_author")
 	reader := app.Register("visible_reader")
@@ -60,7 +60,7 @@ func TestNotificationsShowOnlyArticlesTheReaderMaySee(t *testing.T) {
 // nobody. The consumer is held off by a lock on its inbox while the article is published and
 // withdrawn.
 func TestNotificationsSkipArticlesWithdrawnBeforeTheFanOut(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	singleInstance(t, "a later article's notification proves the earlier event was applied only with one consumer")
 	app := startApp(t)
 	author := app.Register("hasty_author")

@@ -13,7 +13,7 @@ import (
 )
 
 func TestObservability(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 
 	t.Run("request ids are echoed, or made up when missing or unsafe", func(t *testing.T) {
@@ -79,7 +79,7 @@ func TestObservability(t *testing.T) {
 }
 
 func TestReadyzWithRedisDown(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t, func(c *ioc.Config) { c.RedisURL = "redis://127.0.0.1:1/0" })
 	// Degraded, not out of service: the balancer keeps sending traffic, which PostgreSQL serves.
 	r := app.Do("GET", "/readyz", "", nil).Expect(t, http.StatusOK)

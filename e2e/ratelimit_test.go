@@ -32,7 +32,7 @@ func atoi(t *testing.T, what, s string) int {
 }
 
 func TestRateLimitAcrossInstances(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	const limit, requests = 50, 200
 	db := testenv.NewDB(t)
 	rds := testenv.NewRedis(t)
@@ -114,7 +114,7 @@ func TestRateLimitAcrossInstances(t *testing.T) {
 }
 
 func TestRateLimitPerUserWrites(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t, func(c *ioc.Config) { c.RateWrites, c.RateAuth = "3/1m", "0" })
 	a, b := signUp(t, app, accountOpts{}), signUp(t, app, accountOpts{})
 
@@ -150,7 +150,7 @@ func TestRateLimitPerUserWrites(t *testing.T) {
 }
 
 func TestRateLimitFailsOpenWithRedisDown(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	redisSrv := testenv.StartRedisServer(t)
 	app := startApp(t, func(c *ioc.Config) {
 		c.RedisURL = redisSrv.URL()

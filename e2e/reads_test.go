@@ -91,7 +91,7 @@ func (a *testApp) history(token, query string) ([]string, string) {
 }
 
 func TestReadsAreCounted(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	author := app.Register("wordsmith")
 	reader := app.Register("bookworm")
@@ -161,7 +161,7 @@ func TestReadsAreCounted(t *testing.T) {
 // interval is an hour here: only the stop can have sent them. Another instance on the same
 // database and Redis prefix consumes the batch (reclaiming it if the stopping one had taken it).
 func TestReadsTalliedBeforeAStopAreCounted(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	hour := func(c *ioc.Config) { c.ReadTallyFlush = time.Hour }
 	first := startReplica(t, testenv.NewDB(t), testenv.NewRedis(t).Prefix, hour)
 	author := first.Register("stopper")
@@ -192,7 +192,7 @@ func TestReadsTalliedBeforeAStopAreCounted(t *testing.T) {
 }
 
 func TestReadingHistory(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	author := app.Register("novelist")
 	reader := app.Register("devourer")
@@ -454,7 +454,7 @@ func (s *readStack) coldCaches(t *testing.T) {
 // none at all once the caches are warm), whoever reads and however cold the caches; the read
 // is handed to the recorder instead.
 func TestReadsZeroWritesOnRequestPath(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	s := newReadStack(t)
 	app := s.app()
 	author := app.Register("quill")
@@ -540,7 +540,7 @@ func TestReadsZeroWritesOnRequestPath(t *testing.T) {
 }
 
 func TestZeroWritesClassifier(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	cases := map[string]bool{
 		"-- name: ArticleGetBySlug :one\nSELECT * FROM articles WHERE slug = $1": true,
 		"WITH x AS (SELECT 1) SELECT * FROM x":                                   true,

@@ -19,7 +19,7 @@ import (
 // once A's Redis is back. Before the revocation lease, B and C trusted a Redis that A's mark never
 // reached, and took the logged-out token for as long as its mark was missing.
 func TestRevocationIsGlobal(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	if os.Getenv("TEST_REDIS_MODE") == "cluster" || strings.Contains(testenv.RedisURL(), "addr=") {
 		t.Skip("the fault proxy stands in front of one Redis server, not a cluster")
 	}

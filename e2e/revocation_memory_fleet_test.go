@@ -14,7 +14,7 @@ import (
 // logout on A is refused by both on the very next request. Repeated, so a revocation that only
 // sometimes beats the next request would show.
 func TestRevocationMemoryIsGlobal(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	db, r := testenv.NewDB(t), testenv.NewRedis(t)
 	a := startReplica(t, db, r.Prefix, noAuthLimit)
 	b := startReplica(t, db, r.Prefix, noAuthLimit)

@@ -17,7 +17,7 @@ import (
 // one of its words misspelt finds nothing, is told the word and (by default) gets its hits; the
 // people and tag search boxes find the author and the tag by a prefix.
 func TestSearchSuggestionsPeopleAndTags(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.RateWrites = "0" })
 	author := signUp(t, app, accountOpts{Username: "lexi" + searchWord()[2:]})
 	w, tag := searchWord(), searchWord()

@@ -40,7 +40,7 @@ func (a *testApp) searchSlugs(t *testing.T, token, query string) ([]string, map[
 // (a draft, a withdrawn and a deleted one never, by query or filter, for a reader or anonymously,
 // on every instance of a fleet), with snippets and stable pages.
 func TestSearchArticles(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.RateWrites = "0" })
 	author, reader := signUp(t, app, accountOpts{}), signUp(t, app, accountOpts{})
 	w := searchWord()
@@ -123,7 +123,7 @@ func TestSearchArticles(t *testing.T) {
 
 // TestSearchQueriesNeverA5xx: any text in q, through the whole stack, is an answer or a 4xx.
 func TestSearchQueriesNeverA5xx(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t)
 	acc := signUp(t, app, accountOpts{})
 	app.publish(acc.Token, "Search target 缓存击穿")

@@ -14,11 +14,11 @@ import (
 // TestSessionControl: a user lists and ends sessions, logs out everywhere, and a credential
 // change needs the current password and ends every other session and every API key.
 func TestSessionControl(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t, noAuthLimit)
 
 	t.Run("list marks the current session and names its client; ending one refuses it at once", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		acc := signUp(t, app, accountOpts{})
 		phone := app.call(t, "POST", "/api/users/login", "", map[string]any{"user": map[string]any{"email": acc.Email, "password": acc.Password}},
 			"User-Agent", "inkwell-phone/1.0").Expect(t, http.StatusOK)
@@ -55,7 +55,7 @@ func TestSessionControl(t *testing.T) {
 	})
 
 	t.Run("logout all ends every session and refresh token", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		acc := signUp(t, app, accountOpts{})
 		others := []session{logIn(t, app, acc), logIn(t, app, acc), logIn(t, app, acc)}
 		app.call(t, "POST", "/api/users/logout", acc.Token, map[string]any{"all": true}).Expect(t, http.StatusNoContent)
@@ -66,7 +66,7 @@ func TestSessionControl(t *testing.T) {
 	})
 
 	t.Run("a password change needs the current password and ends every other session and every key", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		acc := signUp(t, app, accountOpts{})
 		other := logIn(t, app, acc)
 		key := app.call(t, "POST", "/api/user/api-keys", acc.Token, map[string]any{"apiKey": map[string]any{"name": "ci"}}).
@@ -98,7 +98,7 @@ func TestSessionControl(t *testing.T) {
 // A logged-out token cannot come back near its expiry: its revocation mark outlives the token's
 // lifetime plus the 5 s of clock skew the token check allows (it lived exactly the lifetime).
 func TestSessionControl_MarkOutlivesToken(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	const verifySkew = 5 * time.Second
 	app := startApp(t, noAuthLimit)
 	acc := signUp(t, app, accountOpts{})
@@ -113,7 +113,7 @@ func TestSessionControl_MarkOutlivesToken(t *testing.T) {
 // user: exactly one wins, the others are refused (their password is no longer the account's, or
 // their session was ended by the winner), and the account ends with the winner's password.
 func TestSessionControl_ConcurrentPasswordChanges(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t, noAuthLimit)
 	acc := signUp(t, app, accountOpts{})
 	const n = 6
@@ -168,7 +168,7 @@ func TestSessionControl_ConcurrentPasswordChanges(t *testing.T) {
 // with PUT /api/user by any current password (403), but a fresh login code sent to its own
 // address stands in for it; a wrong one is 403 on code, and other edits need neither.
 func TestSessionControl_CodeOnlyAccount(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app, inbox := startCodeApp(t, noAuthLimit)
 	email := "code-only." + strings.ToLower(testenv.RandomID(6)) + "@example.com"
 	app.call(t, "POST", "/api/users/login/code/send", "", map[string]any{"email": email}).Expect(t, http.StatusAccepted)
@@ -200,7 +200,7 @@ func TestSessionControl_CodeOnlyAccount(t *testing.T) {
 // TestAPIKeyLimits: keys never manage the account, read keys only read, a key is never echoed
 // as token, and the cap of 20 holds under 50 concurrent creates.
 func TestAPIKeyLimits(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t, noAuthLimit)
 	acc := signUp(t, app, accountOpts{})
 	newKey := func(t *testing.T, scopes ...string) string {

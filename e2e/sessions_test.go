@@ -94,11 +94,11 @@ func untilUnauthorized(t *testing.T, app *testApp, token string) {
 }
 
 func TestSessions(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t, noAuthLimit)
 
 	t.Run("login and registration hand out a refresh token and start distinct sessions", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		acc := signUp(t, app, accountOpts{})
 		s := logIn(t, app, acc)
 		if s.Refresh == acc.Refresh {
@@ -113,7 +113,7 @@ func TestSessions(t *testing.T) {
 	})
 
 	t.Run("refresh rotates; replaying a spent refresh token revokes the whole family", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		acc := signUp(t, app, accountOpts{})
 		other := logIn(t, app, acc) // another session of the same user
 		s0 := acc.session()
@@ -143,7 +143,7 @@ func TestSessions(t *testing.T) {
 	})
 
 	t.Run("20 concurrent refreshes of one token: exactly one wins", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		acc := signUp(t, app, accountOpts{})
 		const n = 20
 		client := burstClient(t)
@@ -187,7 +187,7 @@ func TestSessions(t *testing.T) {
 	})
 
 	t.Run("logout ends that session only", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		acc := signUp(t, app, accountOpts{})
 		mine, other := logIn(t, app, acc), logIn(t, app, acc)
 
@@ -205,7 +205,7 @@ func TestSessions(t *testing.T) {
 	})
 
 	t.Run("refresh input errors", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		for _, tc := range []struct {
 			name   string
 			body   any
@@ -218,7 +218,7 @@ func TestSessions(t *testing.T) {
 			{"an access token is not a refresh token", nil, http.StatusUnauthorized, "refreshToken"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel()
+				parallel(t)
 				body := tc.body
 				if body == nil {
 					body = map[string]any{"refreshToken": signUp(t, app, accountOpts{}).Token}
@@ -229,7 +229,7 @@ func TestSessions(t *testing.T) {
 	})
 
 	t.Run("access tokens the server must refuse", func(t *testing.T) {
-		t.Parallel()
+		parallel(t)
 		acc := signUp(t, app, accountOpts{})
 		live := claimsOf(t, acc.Token)
 		gone := signUp(t, app, accountOpts{})
@@ -288,7 +288,7 @@ func TestSessions(t *testing.T) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel()
+				parallel(t)
 				res := app.call(t, "GET", "/api/user", tc.token, nil)
 				if res.Status != tc.want {
 					t.Fatalf("GET /api/user: %d %s, want %d", res.Status, res.Body, tc.want)
@@ -308,7 +308,7 @@ func TestSessions(t *testing.T) {
 }
 
 func TestSessionRevocationWithRedisDown(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	redisSrv := testenv.StartRedisServer(t)
 	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.RedisURL = redisSrv.URL() })
 	acc := signUp(t, app, accountOpts{})
@@ -362,7 +362,7 @@ func revocationMarkKey(t *testing.T, prefix, access string) string {
 }
 
 func TestAPIKeys(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	app := startApp(t, noAuthLimit)
 	owner, stranger := signUp(t, app, accountOpts{}), signUp(t, app, accountOpts{})
 

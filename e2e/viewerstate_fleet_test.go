@@ -14,7 +14,7 @@ import (
 // the very next reads, which land on every instance in turn, show it: favorited, following and
 // collected, on the article and in the list. No propagation bound: read-your-writes.
 func TestFleet_ViewerReadsTheirOwnWrites(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	var fleet *testApp
 	if fleetSize(t) > 1 {
 		fleet = startApp(t)

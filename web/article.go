@@ -209,6 +209,10 @@ func (h *ArticleHandler) List(c *gin.Context) {
 	if !ok {
 		return
 	}
+	if unstorableFilter(c) {
+		h.respondList(c, service.ArticleList{Articles: []domain.ArticleView{}}, nil)
+		return
+	}
 	l, err := h.articles.List(c.Request.Context(), viewerID(c), service.ListInput{
 		Tag: c.Query("tag"), Author: c.Query("author"), Favorited: c.Query("favorited"), Page: p,
 	})

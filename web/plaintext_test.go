@@ -2,7 +2,9 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"go.uber.org/mock/gomock"
@@ -11,9 +13,10 @@ import (
 	"github.com/inkwell-dev/inkwell/service"
 )
 
-// PostgreSQL text holds neither NUL nor invalid UTF-8: a path, query parameter or JSON body
-// carrying one is a 422 naming it (the Idempotency-Key header: TestIdempotency's table), and never reaches a
-// service (where the database would answer it with a 500).
+// PostgreSQL text holds neither NUL nor invalid UTF-8, and a request carrying one never reaches a
+// service (where the database would answer it with an error): a path is a 404 (it names nothing),
+// a query parameter or JSON body a 422 naming it (the Idempotency-Key header: TestIdempotency's
+// table), and a name filter of a list an empty list (TestPlainText_UnstorableFilterIsAnEmptyList).
 func TestPlainText_NULAndInvalidUTF8AreRefusedBeforeAnyService(t *testing.T) {
 	t.Parallel()
 	const msg = "must be UTF-8 text without NUL characters"
@@ -23,14 +26,12 @@ func TestPlainText_NULAndInvalidUTF8AreRefusedBeforeAnyService(t *testing.T) {
 		status                     int
 		field, message             string
 	}{
-		{"tag with NUL", "GET", "/api/articles?tag=%00", "", nil, http.StatusUnprocessableEntity, "tag", msg},
-		{"tag not UTF-8", "GET", "/api/articles?tag=%ff", "", nil, http.StatusUnprocessableEntity, "tag", msg},
-		{"author not UTF-8", "GET", "/api/articles?author=%c3%28", "", nil, http.StatusUnprocessableEntity, "author", msg},
-		{"favorited with NUL", "GET", "/api/articles?favorited=a%00b", "", nil, http.StatusUnprocessableEntity, "favorited", msg},
+		{"limit with NUL", "GET", "/api/articles?limit=%00", "", nil, http.StatusUnprocessableEntity, "limit", msg},
 		{"parameter name not UTF-8", "GET", "/api/articles?%ff=1", "", nil, http.StatusUnprocessableEntity, "query", msg},
-		{"slug with NUL", "GET", "/api/articles/a%00b", "", nil, http.StatusUnprocessableEntity, "path", msg},
-		{"username not UTF-8", "GET", "/api/profiles/%ff", "", nil, http.StatusUnprocessableEntity, "path", msg},
-		{"comments of a slug not UTF-8", "GET", "/api/articles/%ff/comments", "", nil, http.StatusUnprocessableEntity, "path", msg},
+		{"slug with NUL", "GET", "/api/articles/a%00b", "", nil, http.StatusNotFound, "path", "not found"},
+		{"username not UTF-8", "GET", "/api/profiles/%ff", "", nil, http.StatusNotFound, "path", "not found"},
+		{"comments of a slug not UTF-8", "GET", "/api/articles/%ff/comments", "", nil, http.StatusNotFound, "path", "not found"},
+		{"favorite of a slug with NUL", "POST", "/api/articles/a%00b/favorite", "", authHeader, http.StatusNotFound, "path", "not found"},
 		{"JSON body with a NUL escape", "POST", "/api/articles", `{"article":{"title":"a\u0000b","description":"d","body":"b"}}`,
 			authHeader, http.StatusUnprocessableEntity, "body", `must not contain NUL characters (\u0000)`},
 		{"JSON body with a raw NUL byte", "POST", "/api/articles", "{\"article\":{\"title\":\"a\x00b\",\"description\":\"d\",\"body\":\"b\"}}",
@@ -50,6 +51,7 @@ func TestPlainText_NULAndInvalidUTF8AreRefusedBeforeAnyService(t *testing.T) {
 			b.articles.EXPECT().Get(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			b.profiles.EXPECT().Get(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			b.comments.EXPECT().List(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			b.articles.EXPECT().Favorite(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			rec := b.do(newRequest(tc.method, tc.target, tc.body, tc.headers))
 			requireErrors(t, rec, tc.status, map[string][]string{tc.field: {tc.message}})
 		})
@@ -80,4 +82,41 @@ func TestPlainText_NULAndInvalidUTF8AreRefusedBeforeAnyService(t *testing.T) {
 		rec := b.do(newRequest("POST", "/api/articles", `{"article":{"title":"a\ud800b","description":"d","body":"b"}}`, authHeader))
 		requireStatus(t, rec, http.StatusCreated)
 	})
+}
+
+// A tag, author or liker's username that PostgreSQL cannot store names nothing: the list is
+// empty, as for any unknown name, and no service is asked.
+func TestPlainText_UnstorableFilterIsAnEmptyList(t *testing.T) {
+	t.Parallel()
+	for _, target := range []string{
+		"/api/articles?tag=%00",
+		"/api/articles?tag=%ff",
+		"/api/articles?author=%c3%28",
+		"/api/articles?favorited=a%00b",
+		"/api/articles?tag=ok&author=a%ed%a0%80b",
+	} {
+		t.Run(target, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.articles.EXPECT().List(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			rec := b.do(newRequest("GET", target, "", nil))
+			requireStatus(t, rec, http.StatusOK)
+			requireEmptyList(t, rec)
+		})
+	}
+}
+
+// requireEmptyList asserts a list answer with no articles and articlesCount 0.
+func requireEmptyList(t *testing.T, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	var got struct {
+		Articles      []any `json:"articles"`
+		ArticlesCount *int  `json:"articlesCount"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Articles == nil || len(got.Articles) != 0 || got.ArticlesCount == nil || *got.ArticlesCount != 0 {
+		t.Errorf("body %s, want an empty list with articlesCount 0", rec.Body)
+	}
 }

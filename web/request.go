@@ -99,13 +99,19 @@ func hasNULEscape(raw []byte) bool {
 	}
 }
 
-// plainText refuses a request whose path or query parameters hold invalid UTF-8 or a NUL
-// character (422, naming the parameter): PostgreSQL text can hold neither, so such a slug, username
-// or tag would otherwise reach the database as a 500.
+// plainText stops a request whose path or query parameters hold invalid UTF-8 or a NUL character
+// before any service: PostgreSQL text can hold neither, so such a slug, username or tag would
+// otherwise reach the database as an error. What the client gets depends on what the value is:
+//
+//   - a path naming a slug, username or id that cannot exist: 404, as for any other name that
+//     names nothing;
+//   - a filter naming a tag, author or user that cannot exist (nameFilters): passed on, and the
+//     list handler answers an empty list, as for any other unknown name (unstorableFilter);
+//   - any other parameter (limit, cursor, status, q, ...) or a parameter name: 422 naming it.
 func plainText() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if !isPlainText(c.Request.URL.Path) {
-			abortWith(c, http.StatusUnprocessableEntity, "path", "must be UTF-8 text without NUL characters")
+			abortWith(c, http.StatusNotFound, "path", "not found")
 			return
 		}
 		raw := c.Request.URL.RawQuery
@@ -115,18 +121,34 @@ func plainText() gin.HandlerFunc {
 		}
 		for name, values := range c.Request.URL.Query() {
 			for _, v := range values {
-				if !isPlainText(name) || !isPlainText(v) {
-					field := name
-					if name == "" || !isPlainText(name) { // an error names a field clients can show
-						field = "query"
-					}
-					abortWith(c, http.StatusUnprocessableEntity, field, "must be UTF-8 text without NUL characters")
-					return
+				if isPlainText(name) && (isPlainText(v) || nameFilters[name]) {
+					continue
 				}
+				field := name
+				if name == "" || !isPlainText(name) { // an error names a field clients can show
+					field = "query"
+				}
+				abortWith(c, http.StatusUnprocessableEntity, field, "must be UTF-8 text without NUL characters")
+				return
 			}
 		}
 		c.Next()
 	}
+}
+
+// nameFilters are the query parameters that filter a list by a name (a tag, an author's or a
+// liker's username): a value PostgreSQL cannot store names nothing, and the list is empty.
+var nameFilters = map[string]bool{"tag": true, "author": true, "favorited": true}
+
+// unstorableFilter reports whether one of the request's name filters cannot name anything: its
+// list is then empty without asking a service.
+func unstorableFilter(c *gin.Context) bool {
+	for name := range nameFilters {
+		if !isPlainText(c.Query(name)) {
+			return true
+		}
+	}
+	return false
 }
 
 func isPlainText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }

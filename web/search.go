@@ -77,6 +77,10 @@ func (h *SearchHandler) Articles(c *gin.Context) {
 		writeError(c, h.log, err)
 		return
 	}
+	if unstorableFilter(c) {
+		renderJSON(c, http.StatusOK, searchArticlesEnvelope{Articles: []searchArticleJSON{}})
+		return
+	}
 	res, err := h.search.Articles(c.Request.Context(), viewerID(c), in)
 	if err != nil {
 		writeError(c, h.log, err)

@@ -75,6 +75,27 @@ func TestSearchArticles(t *testing.T) {
 	}
 	runSearchCases(t, []searchCase{
 		{
+			name: "a tag that cannot be stored names nothing: an empty answer", query: "q=dragons&tag=%00",
+			buildStubs: func(s *mocks.MockSearchService) { s.EXPECT().Articles(a, a, a).Times(0) },
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireStatus(t, rec, http.StatusOK)
+				requireEmptyList(t, rec)
+			},
+		},
+		{
+			name: "an author that cannot be stored names nothing: an empty answer", query: "q=dragons&author=a%ffb",
+			buildStubs: func(s *mocks.MockSearchService) { s.EXPECT().Articles(a, a, a).Times(0) },
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireStatus(t, rec, http.StatusOK)
+				requireEmptyList(t, rec)
+			},
+		},
+		{
+			name: "a query that is not UTF-8 is refused", query: "q=%ff",
+			buildStubs:    func(s *mocks.MockSearchService) { s.EXPECT().Articles(a, a, a).Times(0) },
+			checkResponse: wantSearchError("q", "must be UTF-8 text without NUL characters"),
+		},
+		{
 			name: "hits with escaped snippets and a cursor", query: "q=dragons&tag=fantasy&author=jake&limit=5", headers: authHeader,
 			buildStubs: func(s *mocks.MockSearchService) {
 				s.EXPECT().Articles(a, authedID, service.SearchInput{Q: "dragons", Tag: "fantasy", Author: "jake", Limit: 5}).Return(found, nil)

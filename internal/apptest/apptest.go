@@ -25,7 +25,7 @@ import (
 // App is the fully wired inkwell serving on a loopback port, on its own database and Redis
 // key space.
 type App struct {
-	T     *testing.T
+	T     *testing.T // the test that started it (nil when a fuzz target did: use Fetch)
 	URL   string
 	Fleet []*App // the instances behind URL when it is a balancer's (StartFleet); nil for one instance
 	Cfg   *ioc.Config
@@ -47,7 +47,7 @@ const JWTSecret = "e2e-test-secret-e2e-test-secret-0123456789"
 
 // Start wires the app exactly as `inkwell serve` does and serves it until the test ends, on a
 // database and Redis key prefix of its own.
-func Start(t *testing.T, tweak ...func(*ioc.Config)) *App {
+func Start(t testing.TB, tweak ...func(*ioc.Config)) *App {
 	t.Helper()
 	return StartReplica(t, testenv.NewDB(t), testenv.NewRedis(t).Prefix, tweak...)
 }
@@ -55,7 +55,7 @@ func Start(t *testing.T, tweak ...func(*ioc.Config)) *App {
 // StartReplica wires and serves one inkwell instance on the database db and under the Redis key
 // prefix, as `inkwell serve` on another machine behind a load balancer would run: what it shares
 // with other instances on them lives in PostgreSQL and Redis only.
-func StartReplica(t *testing.T, db *testenv.DB, prefix string, tweak ...func(*ioc.Config)) *App {
+func StartReplica(t testing.TB, db *testenv.DB, prefix string, tweak ...func(*ioc.Config)) *App {
 	t.Helper()
 	cfg := ioc.Flags(flag.NewFlagSet("test", flag.ContinueOnError))
 	cfg.DatabaseURL = withPoolMaxConns(db.URL, AppPoolMaxConns)
@@ -93,7 +93,8 @@ func StartReplica(t *testing.T, db *testenv.DB, prefix string, tweak ...func(*io
 		})
 	}
 	t.Cleanup(stop)
-	return &App{T: t, URL: "http://" + ln.Addr().String(), Cfg: cfg, DB: db, Wired: app, HTTP: &http.Client{}, stop: stop}
+	tt, _ := t.(*testing.T) // nil for a fuzz target's instance, which calls Fetch
+	return &App{T: tt, URL: "http://" + ln.Addr().String(), Cfg: cfg, DB: db, Wired: app, HTTP: &http.Client{}, stop: stop}
 }
 
 // AppPoolMaxConns caps each of a test instance's two PostgreSQL pools (the app's and the job

@@ -25,7 +25,7 @@ import (
 // land on different instances. Cfg and Wired are the first instance's (driving a job such as
 // Wired.Rank.RunOnce on one instance is what that instance's schedule would do); Fleet lists all
 // of them, in the balancer's order.
-func StartFleet(t *testing.T, n int, tweak ...func(*ioc.Config)) *App {
+func StartFleet(t testing.TB, n int, tweak ...func(*ioc.Config)) *App {
 	t.Helper()
 	db, prefix := testenv.NewDB(t), testenv.NewRedis(t).Prefix
 	smallPools := func(c *ioc.Config) {
@@ -82,7 +82,7 @@ const ServedByHeader = "X-Served-By"
 // it returns the balancer's base URL. Its listening socket is opened here and handed to HAProxy
 // (bind fd@3), so the port is never free for another process to take in between and requests
 // sent before HAProxy has started wait in the socket's backlog instead of being refused.
-func StartBalancer(t *testing.T, addrs []string) string {
+func StartBalancer(t testing.TB, addrs []string) string {
 	t.Helper()
 	bin := haproxyBinary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -174,7 +174,7 @@ backend instances
 }
 
 // haproxyBinary is the haproxy on PATH, else Debian's /usr/sbin/haproxy (not on a non-root PATH).
-func haproxyBinary(t *testing.T) string {
+func haproxyBinary(t testing.TB) string {
 	t.Helper()
 	if p, err := exec.LookPath("haproxy"); err == nil {
 		return p
