@@ -73,22 +73,19 @@ test: ## Start services, vet, run all tests with -race, then the e2e suite throu
 # The e2e suite again, every startApp a fleet: TEST_FLEET_SIZE instances on one database and one
 # Redis key prefix behind a round-robin HAProxy (the OS package; scripts/services.sh haproxy
 # installs it), so each request of a test may land on another instance. Tests that need one
-# process skip themselves, saying why (go test -v shows it). It runs alone, after the other
-# packages: a fleet holds more connections than one instance (each instance keeps its two LISTEN
+# process skip themselves, saying why (go test -v shows it). It runs after the other packages:
+# a fleet holds more connections than one instance (each instance keeps its two LISTEN
 # connections), so apptest caps a fleet instance's pools (FleetPoolMaxConns = 4), closes its idle
-# connections after 500 ms and polls for jobs every 3 s (NOTIFY wakes it sooner). Peak sampled
-# from pg_stat_activity: 71 (seven parent tests' fleets alive while their parallel subtests ran),
-# about the main run's worst pair (66).
+# connections after 500 ms and polls for jobs every 3 s (NOTIFY wakes it sooner), and in a fleet
+# run a test's subtests run in order (e2e's parallel helper), so -parallel bounds the fleets alive
+# at once. Peak sampled from pg_stat_activity: 36 connections with -parallel 2.
 TEST_FLEET_SIZE ?= 3
 
 .PHONY: test-fleet
-test-fleet: ## Run the e2e suite through a fleet: TEST_FLEET_SIZE (3) instances behind HAProxy for every test (~1.5 min)
+test-fleet: ## Run the e2e suite through a fleet: TEST_FLEET_SIZE (3) instances behind HAProxy for every test (~4 min)
 	DATABASE_URL='$(TEST_DATABASE_URL)' REDIS_URL='$(TEST_REDIS_URL)' scripts/services.sh
 	scripts/services.sh haproxy
-	@# One test at a time: with the shared fleet up, each test that starts instances of its own
-	@# (replicas, an SMTP or code inbox, other settings) adds their pools to the fleet's, and two
-	@# of them side by side passed PostgreSQL's 100 connections.
-	INKWELL_E2E_FLEET=$(TEST_FLEET_SIZE) go test -race -count=1 -p 1 -parallel 1 -timeout 15m ./e2e
+	INKWELL_E2E_FLEET=$(TEST_FLEET_SIZE) go test -race -count=1 -p 1 -parallel 2 -timeout 15m ./e2e
 
 # Packages `make test-cluster` runs on a throwaway Redis Cluster; they need no PostgreSQL.
 CLUSTER_TEST_PKGS ?= ./cache/... ./events/...
