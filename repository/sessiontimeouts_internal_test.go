@@ -65,15 +65,23 @@ func TestSessionTimeouts(t *testing.T) {
 	t.Run("an idle transaction is ended and reads as unavailable", func(t *testing.T) {
 		t.Parallel()
 		pool := openTimeoutPool(t, 0, 100*time.Millisecond)
-		tx, err := pool.Begin(t.Context())
+		// The backend's pid first, outside the transaction: inside it, a machine busy enough to
+		// pause this goroutine for the timeout between BEGIN and the query had the session ended
+		// before the pid was known.
+		conn, err := pool.Acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+		var pid int32
+		if err := conn.QueryRow(t.Context(), "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		tx, err := conn.Begin(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer func() { _ = tx.Rollback(t.Context()) }()
-		var pid int32
-		if err := tx.QueryRow(t.Context(), "SELECT pg_backend_pid()").Scan(&pid); err != nil {
-			t.Fatal(err)
-		}
 		// Wait (on the server's word, not a sleep of our own) until PostgreSQL has ended the session.
 		deadline := time.Now().Add(15 * time.Second)
 		for {
