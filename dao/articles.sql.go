@@ -260,11 +260,12 @@ func (q *Queries) ArticleGetBySlugs(ctx context.Context, db DBTX, slugs []string
 
 const articleInsert = `-- name: ArticleInsert :one
 
-INSERT INTO articles (slug, author_id, title, description, body, tag_list, status, published_at, search_vector)
+INSERT INTO articles (slug, author_id, title, description, body, tag_list, status, published_at, search_vector, search_seq)
 VALUES ($1::text, $2::bigint, $3::text, $4::text, $5::text, $6::text[],
         $7::text, CASE WHEN $7::text = 'published' THEN now() END,
         CASE WHEN $7::text = 'published'
-             THEN inkwell_search_document(($8::text)::regconfig, $3::text, $4::text, $5::text) END)
+             THEN inkwell_search_document(($8::text)::regconfig, $3::text, $4::text, $5::text) END,
+        CASE WHEN $7::text = 'published' THEN nextval('articles_search_seq') END)
 RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
 `
 
@@ -296,7 +297,8 @@ type ArticleInsertRow struct {
 
 // Full articles are read with their columns named, never *: search_vector (migration 00021) is
 // as large as the text it indexes and no caller needs it back.
-// search_vector is set in the same statement (see ArticleUpdateContent).
+// search_vector is set in the same statement (see ArticleUpdateContent), and a published
+// article takes the next place in publication order (search_seq, migration 00024).
 func (q *Queries) ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (ArticleInsertRow, error) {
 	row := db.QueryRow(ctx, articleInsert,
 		arg.Slug,
@@ -961,7 +963,8 @@ SET status        = $1::text,
     version       = version + 1,
     updated_at    = now(),
     search_vector = CASE WHEN $1::text = 'published'
-                         THEN inkwell_search_document(($2::text)::regconfig, title, description, body) END
+                         THEN inkwell_search_document(($2::text)::regconfig, title, description, body) END,
+    search_seq    = CASE WHEN $1::text = 'published' THEN nextval('articles_search_seq') ELSE search_seq END
 WHERE id = $3::bigint AND status = ANY ($4::text[])
 RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
 `
@@ -990,7 +993,8 @@ type ArticleTransitionRow struct {
 
 // Status changes are guarded in SQL: the row changes only if its status is one of from_statuses,
 // so an illegal or concurrent transition updates nothing. Publishing computes the search
-// document; withdrawing clears it (the partial index drops the row either way).
+// document and takes the next place in publication order (a re-published article is news again);
+// withdrawing clears the document (the partial index drops the row either way).
 func (q *Queries) ArticleTransition(ctx context.Context, db DBTX, arg ArticleTransitionParams) (ArticleTransitionRow, error) {
 	row := db.QueryRow(ctx, articleTransition,
 		arg.ToStatus,

@@ -47,6 +47,7 @@ type Article struct {
 	UpdatedAt    time.Time
 	PublishedAt  pgtype.Timestamptz
 	SearchVector interface{}
+	SearchSeq    pgtype.Int8
 }
 
 type ArticleCommentSeq struct {

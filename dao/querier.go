@@ -55,7 +55,8 @@ type Querier interface {
 	ArticleGetBySlugs(ctx context.Context, db DBTX, slugs []string) ([]ArticleGetBySlugsRow, error)
 	// Full articles are read with their columns named, never *: search_vector (migration 00021) is
 	// as large as the text it indexes and no caller needs it back.
-	// search_vector is set in the same statement (see ArticleUpdateContent).
+	// search_vector is set in the same statement (see ArticleUpdateContent), and a published
+	// article takes the next place in publication order (search_seq, migration 00024).
 	ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (ArticleInsertRow, error)
 	// An author's own list, every status: the merge of the author's three status lists, each read
 	// off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
@@ -88,22 +89,16 @@ type Querier interface {
 	// (before_published_at, before_id), never older than since. Only what scoring needs: the winners'
 	// summaries are loaded once, at the end.
 	ArticleRankScan(ctx context.Context, db DBTX, arg ArticleRankScanParams) ([]ArticleRankScanRow, error)
-	// Full-text search over published articles (docs/ARCHITECTURE.md, "Search"; README "Search").
-	// The query is websearch_to_tsquery over the words of q in the configured language, AND the CJK
-	// part (phrases of bigrams, built by domain.SearchTerms), so any text a user types is a query.
-	// Bounded work whatever the term: the candidates are the newest @depth matches (walking
-	// articles_published_at_idx with the @@ filter for a common term, the GIN index and a top-N sort
-	// for a rare one; the planner picks with the term's statistics, as the query runs with a custom
-	// plan). Only those are ranked: ts_rank over the weighted vector (title A > description B >
-	// body C; ts_rank saturates repeated words, so a body repeating a word cannot outrank a title
-	// holding it), times a likes boost (1 + 0.1·ln(1 + likes)) and a freshness boost
-	// (1 + 0.25·exp(-age / 14 days), age at the snapshot). The snapshot (page 1's now(), carried by
-	// the cursor) bounds the candidates by published_at, so articles published while a client pages
-	// never push one it has not seen yet past the depth; the page is a keyset (score, id) over them.
-	// total is the number of candidates (the hits, up to @depth).
-	ArticleSearch(ctx context.Context, db DBTX, arg ArticleSearchParams) ([]ArticleSearchRow, error)
-	// Published articles without a search document (written before migration 00021, or by an older
-	// instance during a rolling upgrade), a batch at a time off articles_search_missing_idx.
+	// Every match below @below_seq (at most the snapshot's place + 1), the newest @depth of them: for
+	// a query rare enough that reading all its matches costs less than walking windows, and for the
+	// rest of the history when the windows walked ran out before @depth. The matches are collected
+	// first (MATERIALIZED: a plan walking the publication order from the newest, testing each row,
+	// would read most of the table for a rare word); only the newest @depth are ranked.
+	ArticleSearchAll(ctx context.Context, db DBTX, arg ArticleSearchAllParams) ([]ArticleSearchAllRow, error)
+	// Published articles without a search document or a place in publication order (published before
+	// migrations 00021 and 00024, or by an older instance during a rolling upgrade), oldest
+	// publication first, a batch at a time off articles_search_unplaced_idx: their places follow
+	// their publication dates.
 	ArticleSearchBackfill(ctx context.Context, db DBTX, arg ArticleSearchBackfillParams) ([]int64, error)
 	// One instance of a fleet backfills at a time (its batch's transaction holds the lock).
 	ArticleSearchBackfillLock(ctx context.Context, db DBTX) (bool, error)
@@ -113,15 +108,41 @@ type Querier interface {
 	// ids at a time (primary key order), in the configured language. The SET reads the row as the
 	// UPDATE finds it, so an edit committed meanwhile is indexed as edited.
 	ArticleSearchReindex(ctx context.Context, db DBTX, arg ArticleSearchReindexParams) (ArticleSearchReindexRow, error)
+	// Full-text search over published articles (docs/ARCHITECTURE.md, "Search"; README "Search").
+	// The query is websearch_to_tsquery over the words of q in the configured language, AND the CJK
+	// part (phrases of bigrams, built by domain.SearchTerms), so any text a user types is a query.
+	// What a search needs before it reads any article (repository.planSearch): the snapshot (the last
+	// place in publication order, and the time) and how many articles are published, with the tag
+	// and by the author. Each part is one probe.
+	ArticleSearchSnapshot(ctx context.Context, db DBTX, arg ArticleSearchSnapshotParams) (ArticleSearchSnapshotRow, error)
 	// The snippets of one page only: ts_headline over the description and the start of the body,
 	// with \x01 and \x02 around matched words (stripped from the text first, so they can only be
 	// marks); web turns them into <mark> after escaping the rest. The text is returned too when the
 	// query has CJK runs, which ts_headline cannot mark (domain.Snippet does).
 	ArticleSearchSnippets(ctx context.Context, db DBTX, arg ArticleSearchSnippetsParams) ([]ArticleSearchSnippetsRow, error)
+	// The candidates of a search are the newest @depth matches (by place in publication order, up to
+	// the snapshot's) of the query: websearch_to_tsquery over the words in the configured language,
+	// AND the CJK part. Each is returned as a list shows it (no body), with ts_rank over its weighted
+	// vector (title A > description B > body C; ts_rank saturates repeated words, so a body repeating
+	// a word cannot outrank a title holding it) and its likes (the sum of its counter shards, read
+	// here for the candidates only: through the counters cache, each search would fill it with a few
+	// hundred cold items); the caller adds the boosts (domain.SearchScore) and orders the page. Three
+	// of the four statements below walk windows of publication places newest first, one window a
+	// probe of articles_search_window_idx (the words and the window number, both in the GIN index),
+	// and stop once @depth matches came back; which size fits depends on how common the query is
+	// (repository.planSearch). The last reads every match, for queries rare enough that all their
+	// matches are few. Filters: a tag (its projection's key) and an author.
+	// Windows of 1,024 places, from @top down to @bottom.
+	ArticleSearchWindow10(ctx context.Context, db DBTX, arg ArticleSearchWindow10Params) ([]ArticleSearchWindow10Row, error)
+	// Windows of 8,192 places, from @top down to @bottom.
+	ArticleSearchWindow13(ctx context.Context, db DBTX, arg ArticleSearchWindow13Params) ([]ArticleSearchWindow13Row, error)
+	// Windows of 65,536 places, from @top down to @bottom.
+	ArticleSearchWindow16(ctx context.Context, db DBTX, arg ArticleSearchWindow16Params) ([]ArticleSearchWindow16Row, error)
 	ArticleSummariesByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleSummariesByIDsRow, error)
 	// Status changes are guarded in SQL: the row changes only if its status is one of from_statuses,
 	// so an illegal or concurrent transition updates nothing. Publishing computes the search
-	// document; withdrawing clears it (the partial index drops the row either way).
+	// document and takes the next place in publication order (a re-published article is news again);
+	// withdrawing clears the document (the partial index drops the row either way).
 	ArticleTransition(ctx context.Context, db DBTX, arg ArticleTransitionParams) (ArticleTransitionRow, error)
 	// The version guard makes a lost update impossible even if a caller skipped the row lock. The
 	// search document follows the text in the same statement, so search never shows an edit late;
@@ -374,6 +395,9 @@ type Querier interface {
 	SearchLexiconUnfoldedBefore(ctx context.Context, db DBTX, arg SearchLexiconUnfoldedBeforeParams) (int64, error)
 	SearchLexiconUnlock(ctx context.Context, db DBTX) (bool, error)
 	SearchLexiconWatermark(ctx context.Context, db DBTX) (int64, error)
+	// Words counted by the caller (the seed, which wrote the articles): words[i] occurs in ndocs[i]
+	// of the range's articles. In word order, as every fold, so folds side by side cannot deadlock.
+	SearchWordsAdd(ctx context.Context, db DBTX, arg SearchWordsAddParams) (int32, error)
 	// "Did you mean": candidate corrections of the words that are not in the lexicon (words in it get
 	// trigram rows). Two sources, both bounded by the query, not the lexicon: per word, the @k most
 	// similar lexicon words by trigrams (`%`, similarity ≥ pg_trgm.similarity_threshold, off the GIN,
@@ -382,6 +406,13 @@ type Querier interface {
 	// misspellings too short or too scrambled for trigrams, and to tell which words are known. The
 	// caller picks among the candidates by edit distance.
 	SearchWordsCandidates(ctx context.Context, db DBTX, arg SearchWordsCandidatesParams) ([]SearchWordsCandidatesRow, error)
+	// How common each of @words is, for planning a search (repository.searchWords caches the answers):
+	// its lexeme in the configured language ('' for a stop word, which the query drops) and the
+	// articles the lexicon counted with that lexeme, over the words that share it (communication,
+	// communicate, ... all search as 'communic'), -1 when the lexicon has none. The words sharing a
+	// lexeme are found by prefix off the lexicon's trigram index (a stem is a prefix of the words it
+	// comes from, bar a final letter: hence the word itself too).
+	SearchWordsEstimate(ctx context.Context, db DBTX, arg SearchWordsEstimateParams) ([]SearchWordsEstimateRow, error)
 	// One batch of the lexicon pass: the next @batch articles after the watermark in id order (up to
 	// @until), cut before the first one created at or after @settled_before (an article whose
 	// transaction may still be open could hide an id below it, so the watermark never passes a recent

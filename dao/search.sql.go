@@ -12,127 +12,91 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const articleSearch = `-- name: ArticleSearch :many
-
-WITH candidates AS (
-    SELECT a.id, a.published_at, a.search_vector
-    FROM articles a
-    WHERE a.status = 'published'
-      AND a.search_vector @@ (websearch_to_tsquery(($2::text)::regconfig, $3::text) && ($4::text)::tsquery)
-      AND a.published_at <= coalesce($1::timestamptz, now())
+const articleSearchAll = `-- name: ArticleSearchAll :many
+WITH q AS MATERIALIZED (
+    SELECT websearch_to_tsquery(($1::text)::regconfig, $2::text) && ($3::text)::tsquery AS tsq
+), matches AS MATERIALIZED (
+    SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.version, a.created_at, a.updated_at,
+           a.published_at, a.search_vector, a.search_seq
+    FROM articles a, q
+    WHERE a.status = 'published' AND a.search_vector @@ q.tsq AND a.search_seq < $4::bigint
       AND ($5::text IS NULL OR EXISTS (
             SELECT 1 FROM article_tags t
             WHERE t.tag = $5::text AND t.created_at = a.created_at AND t.article_id = a.id))
       AND ($6::bigint IS NULL OR a.author_id = $6::bigint)
-    ORDER BY a.published_at DESC, a.id DESC
-    LIMIT $7::int
-), scored AS (
-    SELECT c.id,
-           (ts_rank(c.search_vector, websearch_to_tsquery(($2::text)::regconfig, $3::text) && ($4::text)::tsquery)::float8
-            * (1 + 0.1 * ln(1 + greatest(coalesce(l.likes, 0), 0)::float8))
-            * (1 + 0.25 * exp(-greatest(extract(epoch FROM (coalesce($1::timestamptz, now()) - c.published_at))::float8, 0) / 1209600.0))
-           )::float8 AS score,
-           count(*) OVER () AS total
-    FROM candidates c
-    LEFT JOIN LATERAL (
-        SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = c.id
-    ) l ON true
-), page AS (
-    -- The page first, then its articles: one primary-key probe per hit on the page, not per
-    -- candidate.
-    SELECT s.id, s.score, s.total
-    FROM scored s
-    WHERE (s.score, s.id) < ($8::float8, $9::bigint)
-    ORDER BY s.score DESC, s.id DESC
-    LIMIT $10::int
+), newest AS (
+    SELECT id, slug, author_id, title, description, tag_list, version, created_at, updated_at, published_at, search_vector, search_seq FROM matches ORDER BY search_seq DESC LIMIT $7::int
 )
-SELECT p.score::float8 AS score, p.total::bigint AS total,
-       coalesce($1::timestamptz, now())::timestamptz AS snapshot,
-       a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
-FROM page p
-JOIN articles a ON a.id = p.id
-ORDER BY p.score DESC, p.id DESC
+SELECT n.id, n.slug, n.author_id, n.title, n.description, n.tag_list, n.version, n.created_at, n.updated_at,
+       n.published_at, ts_rank(n.search_vector, q.tsq)::float8 AS rank, coalesce(l.likes, 0)::bigint AS likes
+FROM newest n
+CROSS JOIN q
+LEFT JOIN LATERAL (
+    SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = n.id
+) l ON true
+ORDER BY n.search_seq DESC
 `
 
-type ArticleSearchParams struct {
-	Snapshot     pgtype.Timestamptz
+type ArticleSearchAllParams struct {
 	SearchConfig string
 	Words        string
 	Cjk          string
+	BelowSeq     int64
 	Tag          pgtype.Text
 	AuthorID     pgtype.Int8
 	Depth        int32
-	AfterScore   float64
-	AfterID      int64
-	Lim          int32
 }
 
-type ArticleSearchRow struct {
-	Score       float64
-	Total       int64
-	Snapshot    time.Time
+type ArticleSearchAllRow struct {
 	ID          int64
 	Slug        string
 	AuthorID    int64
 	Title       string
 	Description string
 	TagList     []string
-	Status      string
 	Version     int32
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	PublishedAt pgtype.Timestamptz
+	Rank        float64
+	Likes       int64
 }
 
-// Full-text search over published articles (docs/ARCHITECTURE.md, "Search"; README "Search").
-// The query is websearch_to_tsquery over the words of q in the configured language, AND the CJK
-// part (phrases of bigrams, built by domain.SearchTerms), so any text a user types is a query.
-// Bounded work whatever the term: the candidates are the newest @depth matches (walking
-// articles_published_at_idx with the @@ filter for a common term, the GIN index and a top-N sort
-// for a rare one; the planner picks with the term's statistics, as the query runs with a custom
-// plan). Only those are ranked: ts_rank over the weighted vector (title A > description B >
-// body C; ts_rank saturates repeated words, so a body repeating a word cannot outrank a title
-// holding it), times a likes boost (1 + 0.1·ln(1 + likes)) and a freshness boost
-// (1 + 0.25·exp(-age / 14 days), age at the snapshot). The snapshot (page 1's now(), carried by
-// the cursor) bounds the candidates by published_at, so articles published while a client pages
-// never push one it has not seen yet past the depth; the page is a keyset (score, id) over them.
-// total is the number of candidates (the hits, up to @depth).
-func (q *Queries) ArticleSearch(ctx context.Context, db DBTX, arg ArticleSearchParams) ([]ArticleSearchRow, error) {
-	rows, err := db.Query(ctx, articleSearch,
-		arg.Snapshot,
+// Every match below @below_seq (at most the snapshot's place + 1), the newest @depth of them: for
+// a query rare enough that reading all its matches costs less than walking windows, and for the
+// rest of the history when the windows walked ran out before @depth. The matches are collected
+// first (MATERIALIZED: a plan walking the publication order from the newest, testing each row,
+// would read most of the table for a rare word); only the newest @depth are ranked.
+func (q *Queries) ArticleSearchAll(ctx context.Context, db DBTX, arg ArticleSearchAllParams) ([]ArticleSearchAllRow, error) {
+	rows, err := db.Query(ctx, articleSearchAll,
 		arg.SearchConfig,
 		arg.Words,
 		arg.Cjk,
+		arg.BelowSeq,
 		arg.Tag,
 		arg.AuthorID,
 		arg.Depth,
-		arg.AfterScore,
-		arg.AfterID,
-		arg.Lim,
 	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ArticleSearchRow{}
+	items := []ArticleSearchAllRow{}
 	for rows.Next() {
-		var i ArticleSearchRow
+		var i ArticleSearchAllRow
 		if err := rows.Scan(
-			&i.Score,
-			&i.Total,
-			&i.Snapshot,
 			&i.ID,
 			&i.Slug,
 			&i.AuthorID,
 			&i.Title,
 			&i.Description,
 			&i.TagList,
-			&i.Status,
 			&i.Version,
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.PublishedAt,
+			&i.Rank,
+			&i.Likes,
 		); err != nil {
 			return nil, err
 		}
@@ -145,15 +109,21 @@ func (q *Queries) ArticleSearch(ctx context.Context, db DBTX, arg ArticleSearchP
 }
 
 const articleSearchBackfill = `-- name: ArticleSearchBackfill :many
-UPDATE articles a
-SET search_vector = inkwell_search_document(($1::text)::regconfig, a.title, a.description, a.body)
-WHERE a.id IN (
-    SELECT m.id FROM articles m
-    WHERE m.status = 'published' AND m.search_vector IS NULL
-    ORDER BY m.id
+WITH batch AS (
+    SELECT m.id, m.published_at FROM articles m
+    WHERE m.status = 'published' AND (m.search_vector IS NULL OR m.search_seq IS NULL)
+    ORDER BY m.published_at, m.id
     LIMIT $2::int
-    FOR UPDATE SKIP LOCKED)
-  AND a.status = 'published'
+    FOR UPDATE SKIP LOCKED
+), placed AS (
+    SELECT p.id, nextval('articles_search_seq') AS seq
+    FROM (SELECT b.id FROM batch b ORDER BY b.published_at, b.id) p
+)
+UPDATE articles a
+SET search_vector = coalesce(a.search_vector, inkwell_search_document(($1::text)::regconfig, a.title, a.description, a.body)),
+    search_seq    = coalesce(a.search_seq, placed.seq)
+FROM placed
+WHERE a.id = placed.id AND a.status = 'published'
 RETURNING a.id
 `
 
@@ -162,8 +132,10 @@ type ArticleSearchBackfillParams struct {
 	Lim          int32
 }
 
-// Published articles without a search document (written before migration 00021, or by an older
-// instance during a rolling upgrade), a batch at a time off articles_search_missing_idx.
+// Published articles without a search document or a place in publication order (published before
+// migrations 00021 and 00024, or by an older instance during a rolling upgrade), oldest
+// publication first, a batch at a time off articles_search_unplaced_idx: their places follow
+// their publication dates.
 func (q *Queries) ArticleSearchBackfill(ctx context.Context, db DBTX, arg ArticleSearchBackfillParams) ([]int64, error) {
 	rows, err := db.Query(ctx, articleSearchBackfill, arg.SearchConfig, arg.Lim)
 	if err != nil {
@@ -245,6 +217,47 @@ func (q *Queries) ArticleSearchReindex(ctx context.Context, db DBTX, arg Article
 	return i, err
 }
 
+const articleSearchSnapshot = `-- name: ArticleSearchSnapshot :one
+
+SELECT coalesce(pg_sequence_last_value('articles_search_seq'::regclass), 0)::bigint AS snapshot_seq,
+       now()::timestamptz AS snapshot_at,
+       (SELECT coalesce(sum(c.published), 0) FROM site_article_counts c)::bigint AS published,
+       (SELECT coalesce(max(t.published), 0) FROM tag_article_counts t WHERE t.tag = $1::text)::bigint AS tag_published,
+       (SELECT coalesce(max(x.published), 0) FROM author_article_counts x WHERE x.author_id = $2::bigint)::bigint AS author_published
+`
+
+type ArticleSearchSnapshotParams struct {
+	Tag      pgtype.Text
+	AuthorID pgtype.Int8
+}
+
+type ArticleSearchSnapshotRow struct {
+	SnapshotSeq     int64
+	SnapshotAt      time.Time
+	Published       int64
+	TagPublished    int64
+	AuthorPublished int64
+}
+
+// Full-text search over published articles (docs/ARCHITECTURE.md, "Search"; README "Search").
+// The query is websearch_to_tsquery over the words of q in the configured language, AND the CJK
+// part (phrases of bigrams, built by domain.SearchTerms), so any text a user types is a query.
+// What a search needs before it reads any article (repository.planSearch): the snapshot (the last
+// place in publication order, and the time) and how many articles are published, with the tag
+// and by the author. Each part is one probe.
+func (q *Queries) ArticleSearchSnapshot(ctx context.Context, db DBTX, arg ArticleSearchSnapshotParams) (ArticleSearchSnapshotRow, error) {
+	row := db.QueryRow(ctx, articleSearchSnapshot, arg.Tag, arg.AuthorID)
+	var i ArticleSearchSnapshotRow
+	err := row.Scan(
+		&i.SnapshotSeq,
+		&i.SnapshotAt,
+		&i.Published,
+		&i.TagPublished,
+		&i.AuthorPublished,
+	)
+	return i, err
+}
+
 const articleSearchSnippets = `-- name: ArticleSearchSnippets :many
 SELECT a.id,
        ts_headline(($1::text)::regconfig,
@@ -291,6 +304,361 @@ func (q *Queries) ArticleSearchSnippets(ctx context.Context, db DBTX, arg Articl
 	for rows.Next() {
 		var i ArticleSearchSnippetsRow
 		if err := rows.Scan(&i.ID, &i.Headline, &i.Text); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const articleSearchWindow10 = `-- name: ArticleSearchWindow10 :many
+
+WITH q AS MATERIALIZED (
+    SELECT websearch_to_tsquery(($7::text)::regconfig, $8::text) && ($9::text)::tsquery AS tsq
+)
+SELECT m.id, m.slug, m.author_id, m.title, m.description, m.tag_list, m.version, m.created_at, m.updated_at,
+       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank, coalesce(l.likes, 0)::bigint AS likes
+FROM q, generate_series($1::int, $2::int, -1) AS w(n)
+CROSS JOIN LATERAL (
+    SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.version, a.created_at, a.updated_at,
+           a.published_at, a.search_vector, a.search_seq
+    FROM articles a
+    WHERE a.status = 'published' AND a.search_vector @@ q.tsq AND (a.search_seq >> 10)::int = w.n
+      AND a.search_seq <= $3::bigint
+      AND ($4::text IS NULL OR EXISTS (
+            SELECT 1 FROM article_tags t
+            WHERE t.tag = $4::text AND t.created_at = a.created_at AND t.article_id = a.id))
+      AND ($5::bigint IS NULL OR a.author_id = $5::bigint)
+    ORDER BY a.search_seq DESC
+) m
+LEFT JOIN LATERAL (
+    SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
+) l ON true
+LIMIT $6::int
+`
+
+type ArticleSearchWindow10Params struct {
+	Top          int32
+	Bottom       int32
+	SnapshotSeq  int64
+	Tag          pgtype.Text
+	AuthorID     pgtype.Int8
+	Depth        int32
+	SearchConfig string
+	Words        string
+	Cjk          string
+}
+
+type ArticleSearchWindow10Row struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	TagList     []string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+	Rank        float64
+	Likes       int64
+}
+
+// The candidates of a search are the newest @depth matches (by place in publication order, up to
+// the snapshot's) of the query: websearch_to_tsquery over the words in the configured language,
+// AND the CJK part. Each is returned as a list shows it (no body), with ts_rank over its weighted
+// vector (title A > description B > body C; ts_rank saturates repeated words, so a body repeating
+// a word cannot outrank a title holding it) and its likes (the sum of its counter shards, read
+// here for the candidates only: through the counters cache, each search would fill it with a few
+// hundred cold items); the caller adds the boosts (domain.SearchScore) and orders the page. Three
+// of the four statements below walk windows of publication places newest first, one window a
+// probe of articles_search_window_idx (the words and the window number, both in the GIN index),
+// and stop once @depth matches came back; which size fits depends on how common the query is
+// (repository.planSearch). The last reads every match, for queries rare enough that all their
+// matches are few. Filters: a tag (its projection's key) and an author.
+// Windows of 1,024 places, from @top down to @bottom.
+func (q *Queries) ArticleSearchWindow10(ctx context.Context, db DBTX, arg ArticleSearchWindow10Params) ([]ArticleSearchWindow10Row, error) {
+	rows, err := db.Query(ctx, articleSearchWindow10,
+		arg.Top,
+		arg.Bottom,
+		arg.SnapshotSeq,
+		arg.Tag,
+		arg.AuthorID,
+		arg.Depth,
+		arg.SearchConfig,
+		arg.Words,
+		arg.Cjk,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ArticleSearchWindow10Row{}
+	for rows.Next() {
+		var i ArticleSearchWindow10Row
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.AuthorID,
+			&i.Title,
+			&i.Description,
+			&i.TagList,
+			&i.Version,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.PublishedAt,
+			&i.Rank,
+			&i.Likes,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const articleSearchWindow13 = `-- name: ArticleSearchWindow13 :many
+WITH q AS MATERIALIZED (
+    SELECT websearch_to_tsquery(($7::text)::regconfig, $8::text) && ($9::text)::tsquery AS tsq
+)
+SELECT m.id, m.slug, m.author_id, m.title, m.description, m.tag_list, m.version, m.created_at, m.updated_at,
+       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank, coalesce(l.likes, 0)::bigint AS likes
+FROM q, generate_series($1::int, $2::int, -1) AS w(n)
+CROSS JOIN LATERAL (
+    SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.version, a.created_at, a.updated_at,
+           a.published_at, a.search_vector, a.search_seq
+    FROM articles a
+    WHERE a.status = 'published' AND a.search_vector @@ q.tsq AND (a.search_seq >> 13)::int = w.n
+      AND a.search_seq <= $3::bigint
+      AND ($4::text IS NULL OR EXISTS (
+            SELECT 1 FROM article_tags t
+            WHERE t.tag = $4::text AND t.created_at = a.created_at AND t.article_id = a.id))
+      AND ($5::bigint IS NULL OR a.author_id = $5::bigint)
+    ORDER BY a.search_seq DESC
+) m
+LEFT JOIN LATERAL (
+    SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
+) l ON true
+LIMIT $6::int
+`
+
+type ArticleSearchWindow13Params struct {
+	Top          int32
+	Bottom       int32
+	SnapshotSeq  int64
+	Tag          pgtype.Text
+	AuthorID     pgtype.Int8
+	Depth        int32
+	SearchConfig string
+	Words        string
+	Cjk          string
+}
+
+type ArticleSearchWindow13Row struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	TagList     []string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+	Rank        float64
+	Likes       int64
+}
+
+// Windows of 8,192 places, from @top down to @bottom.
+func (q *Queries) ArticleSearchWindow13(ctx context.Context, db DBTX, arg ArticleSearchWindow13Params) ([]ArticleSearchWindow13Row, error) {
+	rows, err := db.Query(ctx, articleSearchWindow13,
+		arg.Top,
+		arg.Bottom,
+		arg.SnapshotSeq,
+		arg.Tag,
+		arg.AuthorID,
+		arg.Depth,
+		arg.SearchConfig,
+		arg.Words,
+		arg.Cjk,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ArticleSearchWindow13Row{}
+	for rows.Next() {
+		var i ArticleSearchWindow13Row
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.AuthorID,
+			&i.Title,
+			&i.Description,
+			&i.TagList,
+			&i.Version,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.PublishedAt,
+			&i.Rank,
+			&i.Likes,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const articleSearchWindow16 = `-- name: ArticleSearchWindow16 :many
+WITH q AS MATERIALIZED (
+    SELECT websearch_to_tsquery(($7::text)::regconfig, $8::text) && ($9::text)::tsquery AS tsq
+)
+SELECT m.id, m.slug, m.author_id, m.title, m.description, m.tag_list, m.version, m.created_at, m.updated_at,
+       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank, coalesce(l.likes, 0)::bigint AS likes
+FROM q, generate_series($1::int, $2::int, -1) AS w(n)
+CROSS JOIN LATERAL (
+    SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.version, a.created_at, a.updated_at,
+           a.published_at, a.search_vector, a.search_seq
+    FROM articles a
+    WHERE a.status = 'published' AND a.search_vector @@ q.tsq AND (a.search_seq >> 16)::int = w.n
+      AND a.search_seq <= $3::bigint
+      AND ($4::text IS NULL OR EXISTS (
+            SELECT 1 FROM article_tags t
+            WHERE t.tag = $4::text AND t.created_at = a.created_at AND t.article_id = a.id))
+      AND ($5::bigint IS NULL OR a.author_id = $5::bigint)
+    ORDER BY a.search_seq DESC
+) m
+LEFT JOIN LATERAL (
+    SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
+) l ON true
+LIMIT $6::int
+`
+
+type ArticleSearchWindow16Params struct {
+	Top          int32
+	Bottom       int32
+	SnapshotSeq  int64
+	Tag          pgtype.Text
+	AuthorID     pgtype.Int8
+	Depth        int32
+	SearchConfig string
+	Words        string
+	Cjk          string
+}
+
+type ArticleSearchWindow16Row struct {
+	ID          int64
+	Slug        string
+	AuthorID    int64
+	Title       string
+	Description string
+	TagList     []string
+	Version     int32
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PublishedAt pgtype.Timestamptz
+	Rank        float64
+	Likes       int64
+}
+
+// Windows of 65,536 places, from @top down to @bottom.
+func (q *Queries) ArticleSearchWindow16(ctx context.Context, db DBTX, arg ArticleSearchWindow16Params) ([]ArticleSearchWindow16Row, error) {
+	rows, err := db.Query(ctx, articleSearchWindow16,
+		arg.Top,
+		arg.Bottom,
+		arg.SnapshotSeq,
+		arg.Tag,
+		arg.AuthorID,
+		arg.Depth,
+		arg.SearchConfig,
+		arg.Words,
+		arg.Cjk,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ArticleSearchWindow16Row{}
+	for rows.Next() {
+		var i ArticleSearchWindow16Row
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.AuthorID,
+			&i.Title,
+			&i.Description,
+			&i.TagList,
+			&i.Version,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.PublishedAt,
+			&i.Rank,
+			&i.Likes,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const searchWordsEstimate = `-- name: SearchWordsEstimate :many
+WITH q AS (
+    SELECT w.word, (tsvector_to_array(to_tsvector(($1::text)::regconfig, w.word)))[1] AS lexeme
+    FROM unnest($2::text[]) AS w(word)
+)
+SELECT q.word::text AS word, coalesce(q.lexeme, '')::text AS lexeme,
+       coalesce((SELECT sum(f.ndoc) FROM (
+            SELECT x.word, x.ndoc FROM search_words x
+            WHERE length(q.lexeme) >= 3
+              AND x.word LIKE replace(replace(replace(q.lexeme, '\', '\\'), '%', '\%'), '_', '\_') || '%'
+            UNION
+            SELECT x.word, x.ndoc FROM search_words x WHERE x.word = q.word
+        ) f
+        WHERE (tsvector_to_array(to_tsvector(($1::text)::regconfig, f.word)))[1] = q.lexeme), -1)::bigint AS ndoc
+FROM q
+`
+
+type SearchWordsEstimateParams struct {
+	SearchConfig string
+	Words        []string
+}
+
+type SearchWordsEstimateRow struct {
+	Word   string
+	Lexeme string
+	Ndoc   int64
+}
+
+// How common each of @words is, for planning a search (repository.searchWords caches the answers):
+// its lexeme in the configured language (” for a stop word, which the query drops) and the
+// articles the lexicon counted with that lexeme, over the words that share it (communication,
+// communicate, ... all search as 'communic'), -1 when the lexicon has none. The words sharing a
+// lexeme are found by prefix off the lexicon's trigram index (a stem is a prefix of the words it
+// comes from, bar a final letter: hence the word itself too).
+func (q *Queries) SearchWordsEstimate(ctx context.Context, db DBTX, arg SearchWordsEstimateParams) ([]SearchWordsEstimateRow, error) {
+	rows, err := db.Query(ctx, searchWordsEstimate, arg.SearchConfig, arg.Words)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SearchWordsEstimateRow{}
+	for rows.Next() {
+		var i SearchWordsEstimateRow
+		if err := rows.Scan(&i.Word, &i.Lexeme, &i.Ndoc); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

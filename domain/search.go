@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode"
@@ -14,8 +15,25 @@ const (
 	MaxSearchQueryLen = 256
 	// SearchDepth is how many of the newest matches a query ranks: deeper hits are never shown, so
 	// a query for the commonest word costs what a query for a rare one does.
-	SearchDepth = 1000
+	SearchDepth = 200
 )
+
+// The boosts of a hit's score (SearchScore): likes add up to about 0.1·ln(likes), freshness up to
+// a quarter for an article published just now, fading over two weeks.
+const (
+	searchLikesBoost     = 0.1
+	searchFreshnessBoost = 0.25
+	searchFreshnessScale = 14 * 24 * time.Hour
+)
+
+// SearchScore is a hit's score: its text rank (ts_rank over the weighted document: title above
+// description above body) times a small boost for its likes, 1 + 0.1·ln(1 + likes), and one for
+// freshness, 1 + 0.25·e^(−age / 14 days), age taken at the search's snapshot. The boosts order
+// hits whose text matches alike; they cannot lift a body match far above a title match.
+func SearchScore(rank float64, likes int64, age time.Duration) float64 {
+	return rank * (1 + searchLikesBoost*math.Log1p(float64(max(likes, 0)))) *
+		(1 + searchFreshnessBoost*math.Exp(-float64(max(age, 0))/float64(searchFreshnessScale)))
+}
 
 // SearchTerms is a search query split the way the index is built: Words (everything but CJK,
 // for websearch_to_tsquery in the configured language, which accepts any text) and the runs of
@@ -121,13 +139,15 @@ func (t SearchTerms) CJKQuery() string {
 func (t SearchTerms) Key() string { return t.Words + "\x00" + strings.Join(t.CJK, "\x00") }
 
 // SearchCursor is the position after a page of search results: the snapshot the first page was
-// ranked at (later publishes are not candidates, so they never push an unseen hit past the
-// depth) and the last hit's (score, id), plus the first page's hit count.
+// ranked at (its time, for freshness, and the last place in publication order then: later
+// publishes are not candidates, so they never push an unseen hit past the depth) and the last
+// hit's (score, id), plus the first page's hit count.
 type SearchCursor struct {
-	Snapshot time.Time
-	Score    float64
-	ID       int64
-	Total    int64
+	Snapshot    time.Time
+	SnapshotSeq int64
+	Score       float64
+	ID          int64
+	Total       int64
 }
 
 // SearchHit is one found article (a summary, no body) with its score and a snippet of where it

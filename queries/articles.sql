@@ -2,12 +2,14 @@
 -- as large as the text it indexes and no caller needs it back.
 
 -- name: ArticleInsert :one
--- search_vector is set in the same statement (see ArticleUpdateContent).
-INSERT INTO articles (slug, author_id, title, description, body, tag_list, status, published_at, search_vector)
+-- search_vector is set in the same statement (see ArticleUpdateContent), and a published
+-- article takes the next place in publication order (search_seq, migration 00024).
+INSERT INTO articles (slug, author_id, title, description, body, tag_list, status, published_at, search_vector, search_seq)
 VALUES (@slug::text, @author_id::bigint, @title::text, @description::text, @body::text, @tag_list::text[],
         @status::text, CASE WHEN @status::text = 'published' THEN now() END,
         CASE WHEN @status::text = 'published'
-             THEN inkwell_search_document((@search_config::text)::regconfig, @title::text, @description::text, @body::text) END)
+             THEN inkwell_search_document((@search_config::text)::regconfig, @title::text, @description::text, @body::text) END,
+        CASE WHEN @status::text = 'published' THEN nextval('articles_search_seq') END)
 RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at;
 
 -- name: ArticleGetBySlug :one
@@ -38,14 +40,16 @@ RETURNING id, slug, author_id, title, description, body, tag_list, status, versi
 -- name: ArticleTransition :one
 -- Status changes are guarded in SQL: the row changes only if its status is one of from_statuses,
 -- so an illegal or concurrent transition updates nothing. Publishing computes the search
--- document; withdrawing clears it (the partial index drops the row either way).
+-- document and takes the next place in publication order (a re-published article is news again);
+-- withdrawing clears the document (the partial index drops the row either way).
 UPDATE articles
 SET status        = @to_status::text,
     published_at  = CASE WHEN @to_status::text = 'published' THEN COALESCE(published_at, now()) ELSE published_at END,
     version       = version + 1,
     updated_at    = now(),
     search_vector = CASE WHEN @to_status::text = 'published'
-                         THEN inkwell_search_document((@search_config::text)::regconfig, title, description, body) END
+                         THEN inkwell_search_document((@search_config::text)::regconfig, title, description, body) END,
+    search_seq    = CASE WHEN @to_status::text = 'published' THEN nextval('articles_search_seq') ELSE search_seq END
 WHERE id = @id::bigint AND status = ANY (@from_statuses::text[])
 RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at;
 

@@ -178,6 +178,37 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			notWant: []string{"Sort", "Seq Scan"},
 		},
 		{
+			// A search's windows: each probe of the GIN index names the words and the window.
+			name: "search windows",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ArticleSearchWindow10(t.Context(), c, dao.ArticleSearchWindow10Params{})
+			},
+			args:    "(29, 0, 30000, NULL, NULL, 200, 'english', 'dragon', 'x')",
+			want:    []string{"Limit", "Bitmap Index Scan on articles_search_window_idx", "((search_seq >> 10))::integer = w.n"},
+			notWant: []string{"Seq Scan on articles"},
+		},
+		{
+			// Every match, for rare queries: off the GIN index, never a walk of the table.
+			name: "search every match",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ArticleSearchAll(t.Context(), c, dao.ArticleSearchAllParams{})
+			},
+			args:    "('english', 'dragon', 'x', 30001, NULL, NULL, 200)",
+			want:    []string{"Bitmap Index Scan on articles_search_window_idx"},
+			notWant: []string{"Seq Scan on articles", "Index Scan Backward"},
+		},
+		{
+			// The lexicon pass with nothing to fold reads an index range past the watermark (it
+			// used to walk the whole primary key, every minute).
+			name: "lexicon pass",
+			sql: func(c dao.DBTX) {
+				_, _ = q.SearchWordsFold(t.Context(), c, dao.SearchWordsFoldParams{})
+			},
+			args:    "(9223372036854775807, 500, now())",
+			want:    []string{"Index Scan using articles_pkey on articles a", "Index Cond: ((id > $"},
+			notWant: []string{"Seq Scan on articles", "Index Scan Backward"},
+		},
+		{
 			name: "tag cloud",
 			sql: func(c dao.DBTX) {
 				_, _ = q.TagListPopular(t.Context(), c, 100)

@@ -356,8 +356,13 @@ func (c sqlCapture) Query(_ context.Context, sql string, _ ...any) (pgx.Rows, er
 
 func (c sqlCapture) QueryRow(_ context.Context, sql string, _ ...any) pgx.Row {
 	*c.sql = sql
-	return nil
+	return capturedRow{}
 }
+
+// capturedRow is the row of a query that was captured, not run.
+type capturedRow struct{}
+
+func (capturedRow) Scan(...any) error { return errCaptured }
 
 var errCaptured = errors.New("captured, not run")
 

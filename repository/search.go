@@ -1,18 +1,18 @@
 package repository
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/cache"
@@ -42,13 +42,14 @@ type SearchRepository struct {
 	q        dao.Querier
 	lang     SearchLanguage
 	articles *ArticleRepository
+	words    *searchWordCache
 	hits     *cache.SearchCache
 	log      *slog.Logger
 }
 
 // NewSearchRepository returns the repository.
 func NewSearchRepository(pool *pgxpool.Pool, q dao.Querier, lang SearchLanguage, articles *ArticleRepository, hits *cache.SearchCache, log *slog.Logger) *SearchRepository {
-	return &SearchRepository{pool: pool, q: q, lang: lang, articles: articles, hits: hits, log: log}
+	return &SearchRepository{pool: pool, q: q, lang: lang, articles: articles, words: newSearchWordCache(), hits: hits, log: log}
 }
 
 // Search returns one page of hits. A shared (anonymous) page comes from the hit-list cache when
@@ -88,7 +89,7 @@ func searchKey(q service.SearchQuery) string {
 	b.WriteString(q.Terms.Key())
 	fmt.Fprintf(&b, "\x00%s\x00%d\x00%d", q.Tag, q.AuthorID, q.Limit)
 	if c := q.After; c != nil {
-		fmt.Fprintf(&b, "\x00%d\x00%s\x00%d\x00%d", c.Snapshot.UnixMicro(), strconv.FormatFloat(c.Score, 'g', -1, 64), c.ID, c.Total)
+		fmt.Fprintf(&b, "\x00%d\x00%d\x00%s\x00%d\x00%d", c.Snapshot.UnixMicro(), c.SnapshotSeq, strconv.FormatFloat(c.Score, 'g', -1, 64), c.ID, c.Total)
 	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:16])
@@ -128,49 +129,165 @@ func (r *SearchRepository) hydrate(ctx context.Context, e cache.SearchEntry) (se
 // firstSearchPage is the position before every hit.
 var firstSearchPage = domain.SearchCursor{Score: math.Inf(1), ID: math.MaxInt64}
 
+// searchCandidate is one of a search's candidates: a match (as a list shows it) with its text
+// rank, its likes and its score.
+type searchCandidate struct {
+	article domain.Article
+	rank    float64
+	likes   int64
+	score   float64
+}
+
+// candidateOf turns a candidate row into a candidate; the four candidate statements return the
+// same columns, so their rows convert to this one's type.
+func candidateOf(row dao.ArticleSearchAllRow) searchCandidate {
+	return searchCandidate{rank: row.Rank, likes: row.Likes, article: summaryFromRow(dao.ArticleListByAuthorRow{
+		ID: row.ID, Slug: row.Slug, AuthorID: row.AuthorID, Title: row.Title, Description: row.Description,
+		TagList: row.TagList, Status: string(domain.StatusPublished), Version: row.Version, CreatedAt: row.CreatedAt,
+		UpdatedAt: row.UpdatedAt, PublishedAt: row.PublishedAt,
+	})}
+}
+
+// search ranks the newest domain.SearchDepth matches (candidates; see planSearch for how they are
+// found) by domain.SearchScore, their likes read with them from interactives, and returns the page
+// after q.After with its snippets, computed for the page only.
 func (r *SearchRepository) search(ctx context.Context, q service.SearchQuery) (service.SearchPage, error) {
-	after := firstSearchPage
-	var snapshot pgtype.Timestamptz // none: the query takes now(), and returns it for the cursor
-	if q.After != nil {
-		after = *q.After
-		snapshot = pgtype.Timestamptz{Time: q.After.Snapshot, Valid: true}
-	}
-	// A custom plan every time: whether to walk the newest articles or the GIN index depends on
-	// how common the words are, which a generic plan (pgx prepares statements) cannot know.
-	db := customPlan{r.pool}
-	rows, err := r.q.ArticleSearch(ctx, db, dao.ArticleSearchParams{
-		SearchConfig: string(r.lang), Words: q.Terms.Words, Cjk: q.Terms.CJKQuery(),
-		Snapshot: snapshot, Tag: optText(q.Tag), AuthorID: optInt(q.AuthorID), Depth: domain.SearchDepth,
-		AfterScore: after.Score, AfterID: after.ID, Lim: int32(q.Limit),
-	})
+	stats, err := r.q.ArticleSearchSnapshot(ctx, r.pool, dao.ArticleSearchSnapshotParams{Tag: optText(q.Tag), AuthorID: optInt(q.AuthorID)})
 	if err != nil {
-		return service.SearchPage{}, wrapf(err, "search articles")
+		return service.SearchPage{}, wrapf(err, "plan a search")
 	}
-	page := service.SearchPage{Hits: make([]domain.SearchHit, len(rows))}
-	ids := make([]int64, len(rows))
-	for i, row := range rows {
-		page.Hits[i] = domain.SearchHit{Score: row.Score, Article: summaryFromRow(dao.ArticleListByAuthorRow{
-			ID: row.ID, Slug: row.Slug, AuthorID: row.AuthorID, Title: row.Title, Description: row.Description,
-			TagList: row.TagList, Status: row.Status, Version: row.Version, CreatedAt: row.CreatedAt,
-			UpdatedAt: row.UpdatedAt, PublishedAt: row.PublishedAt,
-		})}
-		ids[i] = row.ID
-		page.Total = row.Total
+	known, err := r.words.estimates(ctx, searchPlanWords(q.Terms.Words), r.estimateWords)
+	if err != nil {
+		return service.SearchPage{}, err
 	}
+	after := firstSearchPage
+	if q.After != nil { // a later page ranks the first page's candidates, at its snapshot
+		after = *q.After
+		stats.SnapshotSeq, stats.SnapshotAt = q.After.SnapshotSeq, q.After.Snapshot
+	}
+	plan := planSearch(q.Terms.Words, len(q.Terms.CJK), stats, known, q.Tag != "", q.AuthorID != 0, domain.SearchDepth)
+	cands, err := r.candidates(ctx, q, plan)
+	if err != nil {
+		return service.SearchPage{}, err
+	}
+	page := service.SearchPage{Total: int64(len(cands))}
 	if q.After != nil {
 		page.Total = q.After.Total // the first page's count, whatever page this is
 	}
-	if len(rows) == 0 {
+	if len(cands) == 0 {
 		return page, nil
 	}
-	if len(rows) == q.Limit {
-		last := rows[len(rows)-1]
-		page.Next = &domain.SearchCursor{Snapshot: last.Snapshot, Score: last.Score, ID: last.ID, Total: page.Total}
+	score(cands, stats.SnapshotAt)
+	for _, c := range cands {
+		if c.score < after.Score || (c.score == after.Score && c.article.ID < after.ID) {
+			page.Hits = append(page.Hits, domain.SearchHit{Article: c.article, Score: c.score})
+			if len(page.Hits) == q.Limit {
+				break
+			}
+		}
+	}
+	if len(page.Hits) == 0 {
+		return page, nil
+	}
+	if last := page.Hits[len(page.Hits)-1]; len(page.Hits) == q.Limit && last.Article.ID != cands[len(cands)-1].article.ID {
+		page.Next = &domain.SearchCursor{Snapshot: stats.SnapshotAt, SnapshotSeq: stats.SnapshotSeq,
+			Score: last.Score, ID: last.Article.ID, Total: page.Total}
+	}
+	ids := make([]int64, len(page.Hits))
+	for i, h := range page.Hits {
+		ids[i] = h.Article.ID
 	}
 	if err := r.snippets(ctx, q.Terms, ids, page.Hits); err != nil {
 		return service.SearchPage{}, err
 	}
 	return page, nil
+}
+
+// estimateWords asks the lexicon how common words are (searchWordCache's loader).
+func (r *SearchRepository) estimateWords(ctx context.Context, words []string) (map[string]wordEstimate, error) {
+	rows, err := r.q.SearchWordsEstimate(ctx, r.pool, dao.SearchWordsEstimateParams{Words: words, SearchConfig: string(r.lang)})
+	if err != nil {
+		return nil, wrapf(err, "estimate search words")
+	}
+	out := make(map[string]wordEstimate, len(rows))
+	for _, row := range rows {
+		out[row.Word] = wordEstimate{stop: row.Lexeme == "", ndoc: row.Ndoc}
+	}
+	return out, nil
+}
+
+// candidates collects the newest domain.SearchDepth matches as the plan says: windows newest
+// first, handing over to reading the rest of the history when the windows it walked ran out.
+func (r *SearchRepository) candidates(ctx context.Context, q service.SearchQuery, p searchPlan) ([]searchCandidate, error) {
+	var out []searchCandidate
+	below := p.snapshotSeq + 1
+	if p.shift != 0 {
+		rows, err := r.walkWindows(ctx, q, p)
+		if err != nil {
+			return nil, wrapf(err, "search windows")
+		}
+		out = rows
+		if len(out) == domain.SearchDepth || p.bottom == 0 {
+			return out, nil
+		}
+		below = int64(p.bottom) << p.shift
+	}
+	rows, err := r.q.ArticleSearchAll(ctx, r.pool, dao.ArticleSearchAllParams{
+		SearchConfig: string(r.lang), Words: q.Terms.Words, Cjk: q.Terms.CJKQuery(), BelowSeq: below,
+		Tag: optText(q.Tag), AuthorID: optInt(q.AuthorID), Depth: int32(domain.SearchDepth - len(out)),
+	})
+	if err != nil {
+		return nil, wrapf(err, "search articles")
+	}
+	for _, row := range rows {
+		out = append(out, candidateOf(row))
+	}
+	return out, nil
+}
+
+// walkWindows runs the plan's window statement (one per window size: the index expression is part
+// of the statement).
+func (r *SearchRepository) walkWindows(ctx context.Context, q service.SearchQuery, p searchPlan) ([]searchCandidate, error) {
+	cfg, words, cjk, tag, author := string(r.lang), q.Terms.Words, q.Terms.CJKQuery(), optText(q.Tag), optInt(q.AuthorID)
+	depth := int32(domain.SearchDepth)
+	var out []searchCandidate
+	switch p.shift {
+	case searchMinShift:
+		rows, err := r.q.ArticleSearchWindow10(ctx, r.pool, dao.ArticleSearchWindow10Params{Top: p.top, Bottom: p.bottom,
+			SnapshotSeq: p.snapshotSeq, Tag: tag, AuthorID: author, Depth: depth, SearchConfig: cfg, Words: words, Cjk: cjk})
+		for _, row := range rows {
+			out = append(out, candidateOf(dao.ArticleSearchAllRow(row)))
+		}
+		return out, err
+	case searchMidShift:
+		rows, err := r.q.ArticleSearchWindow13(ctx, r.pool, dao.ArticleSearchWindow13Params{Top: p.top, Bottom: p.bottom,
+			SnapshotSeq: p.snapshotSeq, Tag: tag, AuthorID: author, Depth: depth, SearchConfig: cfg, Words: words, Cjk: cjk})
+		for _, row := range rows {
+			out = append(out, candidateOf(dao.ArticleSearchAllRow(row)))
+		}
+		return out, err
+	default:
+		rows, err := r.q.ArticleSearchWindow16(ctx, r.pool, dao.ArticleSearchWindow16Params{Top: p.top, Bottom: p.bottom,
+			SnapshotSeq: p.snapshotSeq, Tag: tag, AuthorID: author, Depth: depth, SearchConfig: cfg, Words: words, Cjk: cjk})
+		for _, row := range rows {
+			out = append(out, candidateOf(dao.ArticleSearchAllRow(row)))
+		}
+		return out, err
+	}
+}
+
+// score computes every candidate's score and orders them best first, ties by id, newest first.
+func score(cands []searchCandidate, at time.Time) {
+	for i := range cands {
+		c := &cands[i]
+		c.score = domain.SearchScore(c.rank, c.likes, at.Sub(*c.article.PublishedAt))
+	}
+	slices.SortFunc(cands, func(a, b searchCandidate) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.article.ID, a.article.ID)
+	})
 }
 
 // snippets fills in the hits' snippets with one query for the page.
@@ -195,20 +312,4 @@ func (r *SearchRepository) snippets(ctx context.Context, t domain.SearchTerms, i
 		hits[i].Snippet = byID[hits[i].Article.ID]
 	}
 	return nil
-}
-
-// customPlan runs each query with pgx's unnamed statement, which PostgreSQL plans for the
-// parameters it is given, instead of the cached prepared statement that turns generic.
-type customPlan struct{ db dao.DBTX }
-
-func (c customPlan) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	return c.db.Exec(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
-}
-
-func (c customPlan) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	return c.db.Query(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
-}
-
-func (c customPlan) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return c.db.QueryRow(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
 }

@@ -4,10 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -18,14 +16,14 @@ func FuzzSearchQuery(f *testing.F) {
 	db := testenv.NewDB(f)
 	if _, err := db.Pool.Exec(f.Context(), `
 		INSERT INTO users (email, username, password_hash) VALUES ('fuzz@example.com', 'fuzz', 'x');
-		INSERT INTO articles (slug, author_id, title, description, body, status, published_at, search_vector)
+		INSERT INTO articles (slug, author_id, title, description, body, status, published_at, search_vector, search_seq)
 		SELECT 'fuzz-' || i, u.id, t.title, 'about ' || t.title, t.body, 'published', now() - i * interval '1 minute',
-		       inkwell_search_document('english', t.title, 'about ' || t.title, t.body)
+		       inkwell_search_document('english', t.title, 'about ' || t.title, t.body), nextval('articles_search_seq')
 		FROM users u, (VALUES (1, 'Dragons', 'here be dragons and their eggs'), (2, '缓存击穿', '我们讨论缓存击穿和雪崩'),
 		                      (3, 'Tokyo', '東京タワーは日本の電波塔です'), (4, 'Odd <b> & "quotes"', 'a:* & | ! ( ) <-> '' \\ end')) AS t(i, title, body)`); err != nil {
 		f.Fatal(err)
 	}
-	repo := repository.NewSearchRepository(db.Pool, dao.New(), "english", nil, nil, testenv.Logger(f))
+	repo := setup(f, db, envOpts{}).search
 	for _, q := range []string{"dragons", `"here be" -eggs or tokyo`, "缓存", "缓", "東京 タワー", "!", "a:*", `'`, `\`, "( ) & |",
 		"<->", "-", `""`, "or or or", "the and", "dragon's", "x" + strings.Repeat("缓", 200), "\u200b", "\ufeff", "ﾃｽﾄ", "𝔡𝔯𝔞𝔤𝔬𝔫",
 		"a\u0301", "%", "_", strings.Repeat("-", 40), strings.Repeat("- (", 40), "dragons:A", "!dragons", "dragons <2> eggs", "'dragons' & 'eggs'"} {

@@ -19,8 +19,9 @@ func NewSearchReindexer(pool *pgxpool.Pool, lang SearchLanguage, log *slog.Logge
 // transaction, so an edit waits behind at most one batch's row locks.
 const searchBatch = 500
 
-// BackfillSearch gives a search document to the published articles without one (written before
-// migration 00021, or by an instance of an older version during a rolling upgrade), a batch per
+// BackfillSearch gives a search document and a place in publication order to the published
+// articles without one (written before migrations 00021 and 00024, or by an instance of an older
+// version during a rolling upgrade), oldest publication first, a batch per
 // transaction until none is left. One instance of a fleet works at a time: a batch runs only
 // while its transaction holds an advisory lock, and an instance that cannot take it stops (the
 // holder is doing the work). Returns the articles it indexed.

@@ -357,6 +357,33 @@ func TestSearch_BigBodiesAndBackfill(t *testing.T) {
 		}
 	})
 
+	t.Run("backfill places articles without a place in publication order, after the others", func(t *testing.T) {
+		w := word()
+		older := createArticle(t, e, articleOpts{Body: w + " older"})
+		newer := createArticle(t, e, articleOpts{Body: w + " newer"})
+		placed := createArticle(t, e, articleOpts{Body: w + " placed"})
+		// As a database migrated to 00024 holds them: published before places existed. The older one
+		// was published first, though its id came later.
+		if _, err := e.pool.Exec(t.Context(), `UPDATE articles SET search_seq = NULL,
+			published_at = CASE WHEN id = $1 THEN now() - interval '2 days' ELSE now() - interval '1 day' END
+			WHERE id = ANY($2)`, older.ID, []int64{older.ID, newer.ID}); err != nil {
+			t.Fatal(err)
+		}
+		if got := slugsOf(e.searchFor(t, w)); !slices.Equal(got, []string{placed.Slug}) {
+			t.Fatalf("before the backfill found %v, want only the placed %s", got, placed.Slug)
+		}
+		if _, err := e.search.BackfillSearch(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.searchFor(t, w); len(got.Hits) != 3 {
+			t.Fatalf("after the backfill found %v, want all three", slugsOf(got))
+		}
+		if n := e.count(t, `SELECT count(*) FROM articles o, articles n, articles p WHERE o.id = $1 AND n.id = $2 AND p.id = $3
+			AND p.search_seq < o.search_seq AND o.search_seq < n.search_seq`, older.ID, newer.ID, placed.ID); n != 1 {
+			t.Fatal("places not given in publication order after the placed article")
+		}
+	})
+
 	t.Run("reindex rebuilds every published document", func(t *testing.T) {
 		w := word()
 		a := createArticle(t, e, articleOpts{Body: w})

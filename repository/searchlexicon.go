@@ -316,6 +316,59 @@ func (l *SearchLexicon) pass(ctx context.Context, conn *pgxpool.Conn, opts Lexic
 // writer inserts inside the range while it is folded may be missed (a seed is for benchmark and
 // demo databases); none is folded twice. A failed statement leaves its range out of the lexicon.
 func (l *SearchLexicon) FoldRange(ctx context.Context, lo, hi int64, settledBefore time.Time, workers int) (LexiconPass, error) {
+	return l.foldRange(ctx, lo, hi, settledBefore, func(before int64) (int, int, error) {
+		return l.foldStatements(ctx, before, hi, workers)
+	})
+}
+
+// foldStatements folds the articles with ids in (after, hi] from the database, up to workers
+// statements side by side; it returns the statements run and the words added.
+func (l *SearchLexicon) foldStatements(ctx context.Context, after, hi int64, workers int) (int, int, error) {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		errs  []error
+		words int
+		n     int
+	)
+	slots := make(chan struct{}, max(workers, 1))
+	for from := after; from < hi; from += seedLexiconBatch {
+		to := min(from+seedLexiconBatch, hi)
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			added, err := l.q.SearchWordsFoldRange(ctx, l.pool, dao.SearchWordsFoldRangeParams{After: from, Through: to})
+			mu.Lock()
+			defer mu.Unlock()
+			words, n = words+int(added), n+1
+			if err != nil {
+				errs = append(errs, wrapf(err, "lexicon fold: (%d, %d]", from, to))
+			}
+		})
+	}
+	wg.Wait()
+	return n, words, errors.Join(errs...)
+}
+
+// FoldCounted is FoldRange for a range whose words the caller counted as it wrote the articles
+// (the seed: words[i] occurs in ndocs[i] of the range's published articles, as the lexicon pass
+// would count them). When the watermark is not right before lo (an ordinary pass folded part of
+// the range meanwhile), the counts would add that part twice: the range is folded from the
+// database instead.
+func (l *SearchLexicon) FoldCounted(ctx context.Context, lo, hi int64, settledBefore time.Time, words []string, ndocs []int64, workers int) (LexiconPass, error) {
+	return l.foldRange(ctx, lo, hi, settledBefore, func(before int64) (int, int, error) {
+		if before != lo-1 {
+			return l.foldStatements(ctx, before, hi, workers)
+		}
+		added, err := l.q.SearchWordsAdd(ctx, l.pool, dao.SearchWordsAddParams{Words: words, Ndocs: ndocs})
+		return 1, int(added), wrapf(err, "lexicon fold: add %d counted words", len(words))
+	})
+}
+
+// foldRange is FoldRange's frame: under the lock, fold what comes before lo, then fold (the
+// watermark, hi] with fold (given the watermark), move the watermark past hi, and fold what came
+// after. fold returns the statements it ran and the words it added.
+func (l *SearchLexicon) foldRange(ctx context.Context, lo, hi int64, settledBefore time.Time, fold func(before int64) (int, int, error)) (LexiconPass, error) {
 	var res LexiconPass
 	_, err := l.locked(ctx, true, func(conn *pgxpool.Conn) error {
 		var err error
@@ -337,28 +390,8 @@ func (l *SearchLexicon) FoldRange(ctx context.Context, lo, hi int64, settledBefo
 			res.add(more)
 			return err
 		}
-		var (
-			wg    sync.WaitGroup
-			mu    sync.Mutex
-			errs  []error
-			words []int32
-		)
-		slots := make(chan struct{}, max(workers, 1))
-		for from := before; from < hi; from += seedLexiconBatch {
-			to := min(from+seedLexiconBatch, hi)
-			slots <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-slots }()
-				n, err := l.q.SearchWordsFoldRange(ctx, l.pool, dao.SearchWordsFoldRangeParams{After: from, Through: to})
-				mu.Lock()
-				defer mu.Unlock()
-				words = append(words, n)
-				if err != nil {
-					errs = append(errs, wrapf(err, "lexicon fold: (%d, %d]", from, to))
-				}
-			})
-		}
-		wg.Wait()
+		statements, words, ferr := fold(before)
+		errs := []error{ferr}
 		// The watermark passes the range even if a statement failed: its articles stay out of the
 		// lexicon (fewer suggestions), where folding the range again would count the others twice.
 		if _, err := l.q.SearchLexiconAdvance(context.WithoutCancel(ctx), conn, dao.SearchLexiconAdvanceParams{FromID: before, ToID: hi}); err != nil {
@@ -367,12 +400,10 @@ func (l *SearchLexicon) FoldRange(ctx context.Context, lo, hi int64, settledBefo
 		if err := errors.Join(errs...); err != nil {
 			return err
 		}
-		res.Batches += len(words)
-		res.Ranges = len(words)
+		res.Batches += statements
+		res.Ranges = statements
 		res.Articles += int(hi - before)
-		for _, n := range words {
-			res.Words += int(n)
-		}
+		res.Words += words
 		res.Watermark = hi
 		more, err := l.pass(ctx, conn, LexiconPassOptions{SettledBefore: settledBefore, Batch: seedLexiconBatch})
 		res.add(more)

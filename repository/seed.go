@@ -21,6 +21,9 @@ type SeedOptions struct {
 	Reader       SeedReader // one signed-in reader over the seeded data (none when Username is "")
 	// SearchLanguage is the text search configuration the articles are indexed in (INKWELL_SEARCH_LANGUAGE).
 	SearchLanguage string
+	// NoSearch leaves the articles without search documents, places and lexicon words: a server's
+	// backfill and lexicon pass add them later. For measuring what indexing costs a seed.
+	NoSearch bool
 }
 
 // Seeder bulk-loads users, published articles and like counters with COPY, for benchmarks and
@@ -42,27 +45,7 @@ func (s *Seeder) Seed(ctx context.Context, o SeedOptions, progress func(what str
 		return err
 	}
 	rng := rand.New(rand.NewPCG(uint64(o.Now.UnixNano()), 42))
-	span := time.Duration(o.Days) * 24 * time.Hour
-	text := newSeedText(rng)
-	for done := 0; done < o.Articles; done += o.Chunk {
-		n := min(o.Chunk, o.Articles-done)
-		rows := make([][]any, n)
-		for i := range n {
-			k := done + i
-			published := o.Now.Add(-time.Duration(rng.Int64N(int64(span))))
-			title, description, body, _ := text.article()
-			rows[i] = []any{fmt.Sprintf("seed-%s-%d", tag, k), userIDs[rng.IntN(len(userIDs))],
-				title, description, body,
-				[]string{fmt.Sprintf("tag%d", rng.IntN(20))}, "published", published, published, published}
-		}
-		if _, err := s.pool.CopyFrom(ctx, pgx.Identifier{"articles"},
-			[]string{"slug", "author_id", "title", "description", "body", "tag_list", "status", "created_at", "updated_at", "published_at"},
-			pgx.CopyFromRows(rows)); err != nil {
-			return fmt.Errorf("copy articles: %w", err)
-		}
-		progress("articles", done+n, o.Articles)
-	}
-	if err := s.seedSearch(ctx, o, tag, progress); err != nil {
+	if err := s.seedArticles(ctx, o, tag, userIDs, rng, progress); err != nil {
 		return err
 	}
 	// Like counters for every seeded article in one statement: a heavy-tailed spread, as real
@@ -74,9 +57,6 @@ func (s *Seeder) Seed(ctx context.Context, o SeedOptions, progress func(what str
 		return fmt.Errorf("seed counters: %w", err)
 	}
 	progress("counters", o.Articles, o.Articles)
-	if err := s.seedLexicon(ctx, o, tag, progress); err != nil {
-		return err
-	}
 	if err := s.seedReader(ctx, o, tag, progress); err != nil {
 		return err
 	}

@@ -4,13 +4,82 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 )
 
-// seedLexicon folds the seeded articles into the "did you mean" lexicon, several ranges of ids
-// side by side (SearchLexicon.FoldRange). Every article up to the seed's start is settled:
-// seeded rows are created in the past, and their COPYs have committed.
-func (s *Seeder) seedLexicon(ctx context.Context, o SeedOptions, tag string, progress func(string, int, int)) error {
+// seedLexiconCounter counts, while the seed writes its English articles, in how many articles each
+// word occurs, the way the lexicon pass would count them from the database: the 'simple'
+// configuration's words (lower-cased letter runs; the seed writes no digits, hyphens or
+// apostrophes), 3–32 letters (queries/search_words.sql, SearchWordsFold). CJK articles add no
+// lexicon words, and the seed writes no Latin letters into them. It runs for every seeded word,
+// so it allocates only for a word it has not seen before.
+type seedLexiconCounter struct {
+	counts map[string]*seedWordCount
+	doc    int // the article being counted
+	buf    []byte
+}
+
+type seedWordCount struct {
+	ndoc    int64
+	lastDoc int // the article it was last counted for
+}
+
+func newSeedLexicon() *seedLexiconCounter {
+	return &seedLexiconCounter{counts: map[string]*seedWordCount{}}
+}
+
+// add counts one article's fields.
+func (c *seedLexiconCounter) add(fields ...string) {
+	c.doc++
+	for _, f := range fields {
+		for i := 0; i < len(f); {
+			if !isASCIILetter(f[i]) {
+				i++
+				continue
+			}
+			j := i
+			c.buf = c.buf[:0]
+			for j < len(f) && isASCIILetter(f[j]) {
+				c.buf = append(c.buf, f[j]|0x20) // lower case
+				j++
+			}
+			if n := j - i; n >= lexiconMinRunes && n <= lexiconMaxRunes {
+				w := c.counts[string(c.buf)]
+				if w == nil {
+					w = &seedWordCount{}
+					c.counts[string(c.buf)] = w
+				}
+				if w.lastDoc != c.doc {
+					w.lastDoc = c.doc
+					w.ndoc++
+				}
+			}
+			i = j
+		}
+	}
+}
+
+func isASCIILetter(b byte) bool { return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') }
+
+// words returns the counted words in order and their article counts.
+func (c *seedLexiconCounter) words() ([]string, []int64) {
+	words := make([]string, 0, len(c.counts))
+	for w := range c.counts {
+		words = append(words, w)
+	}
+	slices.Sort(words)
+	ndocs := make([]int64, len(words))
+	for i, w := range words {
+		ndocs[i] = c.counts[w].ndoc
+	}
+	return words, ndocs
+}
+
+// seedLexicon folds the seeded articles into the "did you mean" lexicon with the words the seed
+// counted (SearchLexicon.FoldCounted). Every article up to the seed's start is settled: seeded rows
+// are created in the past, and their inserts have committed.
+func (s *Seeder) seedLexicon(ctx context.Context, o SeedOptions, tag string, counted *seedLexiconCounter, progress func(string, int, int)) error {
 	var lo, hi *int64
 	// The slug key's range of this run's prefix ('.' follows '-'): an index range, not a scan.
 	if err := s.pool.QueryRow(ctx, `SELECT min(id), max(id) FROM articles WHERE slug >= $1 AND slug < $2`,
@@ -20,7 +89,8 @@ func (s *Seeder) seedLexicon(ctx context.Context, o SeedOptions, tag string, pro
 	if lo == nil {
 		return nil
 	}
-	p, err := NewSearchLexicon(s.pool, queries).FoldRange(ctx, *lo, *hi, o.Now.Add(time.Second), min(runtime.NumCPU(), 8))
+	words, ndocs := counted.words()
+	p, err := NewSearchLexicon(s.pool, queries).FoldCounted(ctx, *lo, *hi, o.Now.Add(time.Second), words, ndocs, min(runtime.NumCPU(), 8))
 	if err != nil {
 		return fmt.Errorf("seed lexicon: %w", err)
 	}

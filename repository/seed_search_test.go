@@ -33,3 +33,32 @@ func TestSeeder_FillsSearchDocuments(t *testing.T) {
 		t.Fatalf("%d articles without a document, %d found; want 0 and %d", missing, found, opts.Articles)
 	}
 }
+
+// A seed with NoSearch loads articles the search cannot see yet (no document, no place, nothing
+// in the lexicon); the server's backfill then makes them searchable.
+func TestSeeder_NoSearchLeavesItToTheBackfill(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	ctx := context.Background()
+	opts := repository.SeedOptions{Users: 2, Articles: 700, Days: 2, PasswordHash: "x", Now: time.Now(), NoSearch: true}
+	if err := repository.NewSeeder(db.Pool).Seed(ctx, opts, func(string, int, int) {}); err != nil {
+		t.Fatal(err)
+	}
+	var unindexed, words int64
+	count := func() {
+		t.Helper()
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE search_vector IS NULL OR search_seq IS NULL),
+			(SELECT count(*) FROM search_words) FROM articles`).Scan(&unindexed, &words); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if count(); unindexed != 700 || words != 0 {
+		t.Fatalf("after a seed without search: %d of 700 articles unindexed, %d lexicon words; want 700 and 0", unindexed, words)
+	}
+	if n, err := repository.NewSearchReindexer(db.Pool, "english", testenv.Logger(t)).BackfillSearch(ctx); err != nil || n != 700 {
+		t.Fatalf("backfill indexed %d, %v; want 700", n, err)
+	}
+	if count(); unindexed != 0 {
+		t.Fatalf("%d articles still unindexed after the backfill", unindexed)
+	}
+}

@@ -89,4 +89,30 @@ func TestSeeder_TextAndLexicon(t *testing.T) {
 		t.Errorf("lexicon after the seed: watermark %d (max id %d), 'the' in %d articles (%d English), %d words",
 			watermark, maxID, theDocs, english, words)
 	}
+	// The seed counts the words it writes instead of folding them from the database: the counts
+	// must be what the lexicon pass's own statement would have found.
+	var differ int64
+	if err := db.Pool.QueryRow(ctx, `
+		WITH folded AS (
+		    SELECT w.word, w.ndoc
+		    FROM ts_stat($q$SELECT to_tsvector('simple', left(title, 1000) || ' ' || left(description, 4000) || ' ' || left(body, 100000))
+		                   FROM articles WHERE status = 'published'$q$) AS w (word, ndoc, nentry)
+		    WHERE w.word ~ '^[[:alnum:]]{3,32}$' AND w.word !~ '^[0-9]+$'
+		      AND w.word !~ '[぀-ヿ㐀-䶿一-鿿가-힯豈-﫿]')
+		SELECT count(*) FROM folded f FULL JOIN search_words s ON s.word = f.word
+		WHERE f.ndoc IS DISTINCT FROM s.ndoc`).Scan(&differ); err != nil {
+		t.Fatal(err)
+	}
+	if differ != 0 {
+		t.Errorf("%d lexicon words differ from what the lexicon pass folds from the seeded articles", differ)
+	}
+	// Seeded articles take their places in publication order.
+	var disorder int64
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM (
+		SELECT published_at < lag(published_at) OVER (ORDER BY search_seq) AS back FROM articles) s WHERE back`).Scan(&disorder); err != nil {
+		t.Fatal(err)
+	}
+	if disorder != 0 {
+		t.Errorf("%d seeded articles were placed before an article published after them", disorder)
+	}
 }

@@ -54,7 +54,7 @@ type envOpts struct {
 	RedisHook redis.Hook    // installed on a client of the caches' own (to inject faults)
 }
 
-func setup(t *testing.T, db *testenv.DB, o envOpts) *env {
+func setup(t testing.TB, db *testenv.DB, o envOpts) *env {
 	t.Helper()
 	if o.Policy == (cache.Policy{}) {
 		o.Policy = testPolicy

@@ -643,7 +643,7 @@ var querySeeds = []queryValues{
 	{extra: "collectionId="}, {extra: "&&&==&"},
 	{q: "dragons", limit: "5", tag: "dragons", author: "jake"}, {q: `"a b" -c or d`, suggest: "false"},
 	{q: "   "}, {q: "\x00"}, {q: "\xc0\xaf"}, {q: strings.Repeat("x", 257)}, {q: strings.Repeat("缓", 256)}, {q: "x", suggest: "maybe"},
-	{q: "x", cursor: rawCursor("s1:1795924924902000:0.5:9:1")}, {q: "x", cursor: rawCursor("s1:1:NaN:9:1")}, {q: "x", cursor: rawCursor("1795924924902000:1")},
+	{q: "x", cursor: rawCursor("s2:1795924924902000:3:0.5:9:1")}, {q: "x", cursor: rawCursor("s2:1:3:NaN:9:1")}, {q: "x", cursor: rawCursor("s1:1795924924902000:0.5:9:1")}, {q: "x", cursor: rawCursor("1795924924902000:1")},
 	{q: "x", extra: "q=y&q="}, {q: `' & | ! ( ) :* <-> \\`},
 	{q: "ali"}, {q: " \t "}, {q: `%_\`}, {q: strings.Repeat("é", 257)}, {q: "a\x00"}, {q: "\xc0\xaf", limit: "100"},
 	{q: `"unbalanced -or OR | & ! ( :*`}, {extra: "q=%zz"},

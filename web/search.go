@@ -102,17 +102,17 @@ func snippetHTML(s string) string {
 }
 
 // searchCursorVersion starts every search cursor, so a list's cursor is refused here (and a
-// later format can be told apart).
-const searchCursorVersion = "s1"
+// later format can be told apart: s1 cursors, without the snapshot's place, are refused).
+const searchCursorVersion = "s2"
 
-// encodeSearchCursor makes the opaque cursor of a search page: the snapshot, the last hit's
-// exact score and id, and the first page's count.
+// encodeSearchCursor makes the opaque cursor of a search page: the snapshot (time and place),
+// the last hit's exact score and id, and the first page's count.
 func encodeSearchCursor(c *domain.SearchCursor) string {
 	if c == nil {
 		return ""
 	}
-	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%s:%d:%s:%d:%d", searchCursorVersion,
-		c.Snapshot.UnixMicro(), strconv.FormatFloat(c.Score, 'g', -1, 64), c.ID, c.Total))
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%s:%d:%d:%s:%d:%d", searchCursorVersion,
+		c.Snapshot.UnixMicro(), c.SnapshotSeq, strconv.FormatFloat(c.Score, 'g', -1, 64), c.ID, c.Total))
 }
 
 func decodeSearchCursor(s string) (*domain.SearchCursor, bool) {
@@ -121,14 +121,15 @@ func decodeSearchCursor(s string) (*domain.SearchCursor, bool) {
 		return nil, false
 	}
 	parts := strings.Split(string(raw), ":")
-	if len(parts) != 5 || parts[0] != searchCursorVersion {
+	if len(parts) != 6 || parts[0] != searchCursorVersion {
 		return nil, false
 	}
 	micros, err1 := strconv.ParseInt(parts[1], 10, 64)
-	score, err2 := strconv.ParseFloat(parts[2], 64)
-	id, err3 := strconv.ParseInt(parts[3], 10, 64)
-	total, err4 := strconv.ParseInt(parts[4], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || id <= 0 || total < 0 ||
+	seq, err2 := strconv.ParseInt(parts[2], 10, 64)
+	score, err3 := strconv.ParseFloat(parts[3], 64)
+	id, err4 := strconv.ParseInt(parts[4], 10, 64)
+	total, err5 := strconv.ParseInt(parts[5], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil || seq < 0 || id <= 0 || total < 0 ||
 		math.IsNaN(score) || math.IsInf(score, 0) || score < 0 {
 		return nil, false
 	}
@@ -136,5 +137,5 @@ func decodeSearchCursor(s string) (*domain.SearchCursor, bool) {
 	if at.Year() < 2000 || at.Year() > 9999 {
 		return nil, false
 	}
-	return &domain.SearchCursor{Snapshot: at, Score: score, ID: id, Total: total}, true
+	return &domain.SearchCursor{Snapshot: at, SnapshotSeq: seq, Score: score, ID: id, Total: total}, true
 }

@@ -68,7 +68,7 @@ func never(s *mocks.MockSearchService) {
 func TestSearchArticles(t *testing.T) {
 	t.Parallel()
 	a := gomock.Any()
-	next := &domain.SearchCursor{Snapshot: time.Date(2026, 5, 1, 10, 0, 0, 123456000, time.UTC), Score: 0.123456789012345678, ID: 42, Total: 57}
+	next := &domain.SearchCursor{Snapshot: time.Date(2026, 5, 1, 10, 0, 0, 123456000, time.UTC), SnapshotSeq: 123456789, Score: 0.123456789012345678, ID: 42, Total: 57}
 	found := service.SearchResult{
 		Hits:  []service.SearchResultHit{{View: dragon, Snippet: "Train <your> \x01dragons\x02 & \"more\""}},
 		Total: 57, Next: next,
@@ -160,7 +160,7 @@ func TestSearchArticles(t *testing.T) {
 			name: "a cursor is passed on decoded", query: "q=x&cursor=" + encodeSearchCursorForTest(next),
 			buildStubs: func(s *mocks.MockSearchService) {
 				s.EXPECT().Articles(a, int64(0), gomock.Cond(func(in service.SearchInput) bool {
-					return in.After != nil && in.After.Snapshot.Equal(next.Snapshot) && in.After.Score == next.Score &&
+					return in.After != nil && in.After.Snapshot.Equal(next.Snapshot) && in.After.SnapshotSeq == next.SnapshotSeq && in.After.Score == next.Score &&
 						in.After.ID == next.ID && in.After.Total == next.Total
 				})).Return(service.SearchResult{Hits: []service.SearchResultHit{}}, nil)
 			},
@@ -210,14 +210,17 @@ func TestSearchArticles(t *testing.T) {
 		{name: "limit 101", query: "q=x&limit=101", buildStubs: never, checkResponse: wantSearchError("limit", "between 1 and 100")},
 		{name: "a list's cursor", query: "q=x&cursor=MTc5NTkyNDkyNDkwMjAwMDox", buildStubs: never, checkResponse: wantSearchError("cursor", "is not a cursor this API returned")},
 		{name: "garbage cursor", query: "q=x&cursor=!!!", buildStubs: never, checkResponse: wantSearchError("cursor", "is not a cursor this API returned")},
-		{name: "NaN score", query: "q=x&cursor=" + base64URL("s1:1795924924902000:NaN:9:1"), buildStubs: never, checkResponse: wantSearchError("cursor", "is not a cursor")},
+		{name: "NaN score", query: "q=x&cursor=" + base64URL("s2:1795924924902000:7:NaN:9:1"), buildStubs: never, checkResponse: wantSearchError("cursor", "is not a cursor")},
+		{name: "a cursor of the earlier format", query: "q=x&cursor=" + base64URL("s1:1795924924902000:0.5:9:1"), buildStubs: never, checkResponse: wantSearchError("cursor", "is not a cursor")},
+		{name: "a negative snapshot place", query: "q=x&cursor=" + base64URL("s2:1795924924902000:-1:0.5:9:1"), buildStubs: never, checkResponse: wantSearchError("cursor", "is not a cursor")},
 		{name: "bad suggest", query: "q=x&suggest=maybe", buildStubs: never, checkResponse: wantSearchError("suggest", "true or false")},
 	})
 }
 
-// encodeSearchCursorForTest is the cursor format the handler writes (s1:snapshot µs:score:id:total).
+// encodeSearchCursorForTest is the cursor format the handler writes (s2:snapshot µs:snapshot
+// place:score:id:total).
 func encodeSearchCursorForTest(c *domain.SearchCursor) string {
-	return base64URL(fmt.Sprintf("s1:%d:%s:%d:%d", c.Snapshot.UnixMicro(), strconv.FormatFloat(c.Score, 'g', -1, 64), c.ID, c.Total))
+	return base64URL(fmt.Sprintf("s2:%d:%d:%s:%d:%d", c.Snapshot.UnixMicro(), c.SnapshotSeq, strconv.FormatFloat(c.Score, 'g', -1, 64), c.ID, c.Total))
 }
 
 func checkSearchCursorRoundTrip(t *testing.T, got string, want *domain.SearchCursor) {

@@ -278,6 +278,7 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&opts.Reader.Username, "reader", "", "also add a reader with this username (email USERNAME@example.com, password \"password123\") who follows and favorites seeded data")
 		fs.IntVar(&opts.Reader.Follows, "reader-follows", 0, "seeded authors the --reader follows, at random (≤ --users)")
 		fs.IntVar(&opts.Reader.Favorites, "reader-favorites", 0, "seeded articles the --reader favorites, at random (≤ --articles)")
+		fs.BoolVar(&opts.NoSearch, "no-search", false, "load the articles without search documents and lexicon words (a server's backfill and lexicon pass add them later); for measuring what indexing costs a seed")
 	})
 	if err != nil {
 		return err
