@@ -132,7 +132,7 @@ bench-scale: ## Only the scale section of make bench (list rows at 1k and 1M bul
 	BENCH_WRITE=1 BENCH_SCALE_ONLY=1 BENCH_COMMAND='make bench-scale' scripts/bench.sh
 
 .PHONY: bench-search
-bench-search: ## Only the search section of make bench (article, people and tag search, suggestions at 1M bulk-seeded articles, seed time, publish latency); rewrites its section of docs/BENCHMARKS.md (~25-30 min, mostly the seed)
+bench-search: ## Only the search section of make bench (article, people and tag search, suggestions at 1M bulk-seeded articles, seed time, publish latency); rewrites its section of docs/BENCHMARKS.md (~6 min on 2 cores, mostly the two seeds)
 	BENCH_WRITE=1 BENCH_SEARCH_ONLY=1 BENCH_COMMAND='make bench-search' BENCH_BUDGET=2400 scripts/bench.sh
 
 .PHONY: bench-go

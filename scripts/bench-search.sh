@@ -5,10 +5,10 @@
 # bench.sh's helpers and settings (step, say, die, psql_admin, wait_http, stop_pid, WORK, ...).
 #
 # 1. inkwell_bench_search2 (BENCH_SEARCH_DB; dropped first if it exists, dropped again by bench.sh's
-#    clean-up): BENCH_SEARCH_ARTICLES articles (default 1,000,000), 1,000 users. The seed's own
-#    progress lines time its steps: the search index (the `search` step: h-search's backfill of
-#    search_vector) and the lexicon are read off them, so "without the index" is the same run minus
-#    that step.
+#    clean-up): BENCH_SEARCH_ARTICLES articles (default 1,000,000), 1,000 users, seeded twice: once
+#    with `inkwell seed --no-search` on a scratch database (no search documents, places or lexicon
+#    words: the baseline), then as a user seeds it. The difference of the two wall times is what
+#    indexing costs the seed.
 # 2. Query files made from the lexicon (search_words) with awk and a fixed seed, each long enough
 #    that no query repeats within the 5 s anonymous answer cache: mixed (1–3 words drawn from the
 #    seed's English word list, which the seed draws Zipf-distributed), rare (one of the made-up
@@ -17,6 +17,9 @@
 #    lexicon word: the search finds nothing and asks for a suggestion, `suggest=false` so it is
 #    not applied), plus usernames cut to 3+ letters (exact, prefix, similar) and tag prefixes.
 # 3. A fresh server on it; the rows one after another, BENCH_SEARCH_CONCURRENCY (16) connections.
+#    The hot-list job is put off for the rows (INKWELL_RANK_SCHEDULE=@every 24h): on a million
+#    articles its pass over the 7-day window takes both cores of a small machine for a while, and
+#    it would land in whichever row runs at that minute.
 # 4. Publish latency: POST /api/articles (published at once) by 16 writers, on two fresh small
 #    databases: this build, and a build of BENCH_SEARCH_BEFORE_REF (default: the commit before the
 #    search index was merged), each on its own database migrated by itself.
@@ -60,12 +63,15 @@ search_newdb() { # search_newdb DB
 
 psql_search() { PGCONNECT_TIMEOUT=5 psql -X -q -tA -v ON_ERROR_STOP=1 "postgres://postgres@127.0.0.1:5432/$SEARCH_DB?sslmode=disable" -c "$1"; }
 
-# seed_step_end NAME: the elapsed time (seconds) on the seed's last progress line of step NAME.
-seed_step_end() {
-	local d
-	d=$(awk -v s="$1" '$1 == "seed:" && $2 == s { v = $NF } END { gsub(/[()]/, "", v); print v }' "$WORK/search-seed.out")
-	[[ -n $d ]] || return 1
-	go_seconds "$d"
+# search_seed DB [FLAGS...]: seeds DB and prints the wall time in seconds.
+search_seed() {
+	local db=$1 t0
+	shift
+	search_env "$db"
+	step "search-migrate-$db" 120 "${SEARCH_ENV[@]}" bin/inkwell migrate up
+	t0=$(date +%s.%N)
+	step -v "search-seed-$db" 1800 "${SEARCH_ENV[@]}" bin/inkwell seed --articles "$SEARCH_ARTICLES" --users "$SEARCH_USERS" "$@"
+	awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", b - a }'
 }
 
 # search_queries: the query URL files, from the lexicon.
@@ -140,27 +146,23 @@ json_field() {
 }
 
 search_section() {
-	local start=$SECONDS t0 total idx lex base="http://$API_ADDR" before_bin before_rev="" limit
-	search_newdb "$SEARCH_DB"
-	search_env "$SEARCH_DB"
-	step search-migrate 120 "${SEARCH_ENV[@]}" bin/inkwell migrate up
+	local start=$SECONDS total base_secs base="http://$API_ADDR" before_bin before_rev="" limit
 	SEARCH_BUSY_SEED=$(machine_busy 2)
-	say "search: seeding $SEARCH_DB ($SEARCH_ARTICLES articles, $SEARCH_USERS users); machine busy $SEARCH_BUSY_SEED of $(nproc) cores"
-	t0=$(date +%s.%N)
-	step -v search-seed 1800 "${SEARCH_ENV[@]}" bin/inkwell seed --articles "$SEARCH_ARTICLES" --users "$SEARCH_USERS"
-	total=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-	idx=0
-	if seed_step_end search >/dev/null 2>&1; then
-		idx=$(awk -v s="$(seed_step_end search)" -v a="$(seed_step_end articles)" 'BEGIN { printf "%.1f", s - a }')
-	fi
-	lex=$(awk -v l="$(seed_step_end lexicon)" -v c="$(seed_step_end counters)" 'BEGIN { printf "%.1f", l - c }')
-	SEARCH_SEED_LINE=$(awk -v t="$total" -v i="$idx" -v l="$lex" 'BEGIN {
-		printf "`inkwell seed` took %.1f s in all: %.1f s of it the search index (search_vector, the `search` step), %.1f s the lexicon; without the index %.1f s, so the index adds %.0f%%", t, i, l, t - i, (t - i > 0 ? 100 * i / (t - i) : 0) }')
+	say "search: seeding ${SEARCH_DB}_base without search ($SEARCH_ARTICLES articles, $SEARCH_USERS users); machine busy $SEARCH_BUSY_SEED of $(nproc) cores"
+	search_newdb "${SEARCH_DB}_base"
+	base_secs=$(search_seed "${SEARCH_DB}_base" --no-search) || die "search: the baseline seed failed"
+	psql_admin -c "DROP DATABASE IF EXISTS ${SEARCH_DB}_base WITH (FORCE)" >/dev/null
+	say "search: seeding $SEARCH_DB"
+	search_newdb "$SEARCH_DB"
+	total=$(search_seed "$SEARCH_DB") || die "search: the seed failed"
+	search_env "$SEARCH_DB"
+	SEARCH_SEED_LINE=$(awk -v t="$total" -v b="$base_secs" 'BEGIN {
+		printf "`inkwell seed` took %.1f s; `inkwell seed --no-search` (no search documents, places or lexicon words) %.1f s, so indexing adds %.0f%%", t, b, (b > 0 ? 100 * (t - b) / b : 0) }')
 	say "search: $SEARCH_SEED_LINE"
 	SEARCH_LEXICON=$(psql_search "SELECT count(*) FROM search_words")
 
 	say "search: starting inkwell on $SEARCH_DB"
-	"${SEARCH_ENV[@]}" INKWELL_ADDR="$API_ADDR" INKWELL_MIGRATE_ON_START=false bin/inkwell serve >"$WORK/inkwell-search.log" 2>&1 &
+	"${SEARCH_ENV[@]}" INKWELL_ADDR="$API_ADDR" INKWELL_MIGRATE_ON_START=false INKWELL_RANK_SCHEDULE='@every 24h' bin/inkwell serve >"$WORK/inkwell-search.log" 2>&1 &
 	API_PID=$!
 	wait_http 30 "$base/healthz" "$API_PID" "inkwell (search)"
 	search_queries
@@ -200,7 +202,7 @@ search_section() {
 			"$COMMAND" "$SEARCH_ARTICLES" "$SEARCH_CONCURRENCY" "$SEARCH_DURATION" "$SEARCH_WARMUP" "${REF:+ BENCH_REF=$REF}"
 		printf -- '- Data: `inkwell seed --articles %s --users %s` (bodies of 60–200 Zipf-drawn words, 5%% CJK); %s. Lexicon: %s words\n' \
 			"$SEARCH_ARTICLES" "$SEARCH_USERS" "$SEARCH_SEED_LINE" "$SEARCH_LEXICON"
-		printf -- '- Rows: one server, one row after another, closed loop, anonymous, each worker walking its own part of a file of 10,000–30,000 queries (no query repeats inside the 5 s answer cache): `search-mixed` 1–3 words from the seed'"'"'s word list, `search-rare` one made-up word (about 20 articles each), `search-common` 1–3 of the 30 commonest non-stop words, `search-misspelt` a word with two letters swapped that finds nothing and gets a suggestion (`suggest=false`: the failed search plus the lexicon lookup), `search-users` a username cut to 3 letters or more, `search-tags` a tag cut to 1 or more\n'
+		printf -- '- Rows: one server (its hot-list job put off, `INKWELL_RANK_SCHEDULE=@every 24h`: its pass over a million articles would take the cores from whichever row it fell in), one row after another, closed loop, anonymous, each worker walking its own part of a file of 10,000–30,000 queries (no query repeats inside the 5 s answer cache): `search-mixed` 1–3 words from the seed'"'"'s word list, `search-rare` one made-up word (about 20 articles each), `search-common` 1–3 of the 30 commonest non-stop words, `search-misspelt` a word with two letters swapped that finds nothing and gets a suggestion (`suggest=false`: the failed search plus the lexicon lookup), `search-users` a username cut to 3 letters or more, `search-tags` a tag cut to 1 or more\n'
 		local before_text="no earlier build (BENCH_SEARCH_BEFORE_REF unset and no merge of h-search found)"
 		if [[ -n $before_rev ]]; then before_text="commit \`$before_rev\` (before the search index)"; fi
 		printf -- '- Publish: `POST /api/articles` (published at once, a 130-word body), %s writers, on a fresh database each: this build, and %s\n' \

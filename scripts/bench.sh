@@ -68,7 +68,7 @@
 #      inkwell_bench_1m, bulk-seeded with inkwell seed, the list rows on each with a fresh server,
 #      next to the ceiling, compared by loadgen scale;
 #   5. the search section (scripts/bench-search.sh): inkwell_bench_search2 bulk-seeded with
-#      inkwell seed (the seed's steps timed, the search index's share read off them), article,
+#      inkwell seed, and once more with --no-search on a scratch database (the difference is what indexing costs the seed), article,
 #      people and tag search and "did you mean" rows at 16 connections, and publish latency of this
 #      build against the build before the search index.
 # After the HTTP rows, the likes and comments rows are checked against PostgreSQL: the article's
