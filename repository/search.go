@@ -239,10 +239,8 @@ func (r *SearchRepository) candidates(ctx context.Context, q service.SearchQuery
 	if err != nil {
 		return nil, wrapf(err, "search articles")
 	}
-	for _, row := range rows {
-		out = append(out, candidateOf(row))
-	}
-	return out, nil
+	rest, _ := candidatesOf(rows, nil)
+	return append(out, rest...), nil
 }
 
 // walkWindows runs the plan's window statement (one per window size: the index expression is part
@@ -250,30 +248,27 @@ func (r *SearchRepository) candidates(ctx context.Context, q service.SearchQuery
 func (r *SearchRepository) walkWindows(ctx context.Context, q service.SearchQuery, p searchPlan) ([]searchCandidate, error) {
 	cfg, words, cjk, tag, author := string(r.lang), q.Terms.Words, q.Terms.CJKQuery(), optText(q.Tag), optInt(q.AuthorID)
 	depth := int32(domain.SearchDepth)
-	var out []searchCandidate
 	switch p.shift {
 	case searchMinShift:
-		rows, err := r.q.ArticleSearchWindow10(ctx, r.pool, dao.ArticleSearchWindow10Params{Top: p.top, Bottom: p.bottom,
-			SnapshotSeq: p.snapshotSeq, Tag: tag, AuthorID: author, Depth: depth, SearchConfig: cfg, Words: words, Cjk: cjk})
-		for _, row := range rows {
-			out = append(out, candidateOf(dao.ArticleSearchAllRow(row)))
-		}
-		return out, err
+		return candidatesOf(r.q.ArticleSearchWindow10(ctx, r.pool, dao.ArticleSearchWindow10Params{Top: p.top, Bottom: p.bottom,
+			SnapshotSeq: p.snapshotSeq, Tag: tag, AuthorID: author, Depth: depth, SearchConfig: cfg, Words: words, Cjk: cjk}))
 	case searchMidShift:
-		rows, err := r.q.ArticleSearchWindow13(ctx, r.pool, dao.ArticleSearchWindow13Params{Top: p.top, Bottom: p.bottom,
-			SnapshotSeq: p.snapshotSeq, Tag: tag, AuthorID: author, Depth: depth, SearchConfig: cfg, Words: words, Cjk: cjk})
-		for _, row := range rows {
-			out = append(out, candidateOf(dao.ArticleSearchAllRow(row)))
-		}
-		return out, err
+		return candidatesOf(r.q.ArticleSearchWindow13(ctx, r.pool, dao.ArticleSearchWindow13Params{Top: p.top, Bottom: p.bottom,
+			SnapshotSeq: p.snapshotSeq, Tag: tag, AuthorID: author, Depth: depth, SearchConfig: cfg, Words: words, Cjk: cjk}))
 	default:
-		rows, err := r.q.ArticleSearchWindow16(ctx, r.pool, dao.ArticleSearchWindow16Params{Top: p.top, Bottom: p.bottom,
-			SnapshotSeq: p.snapshotSeq, Tag: tag, AuthorID: author, Depth: depth, SearchConfig: cfg, Words: words, Cjk: cjk})
-		for _, row := range rows {
-			out = append(out, candidateOf(dao.ArticleSearchAllRow(row)))
-		}
-		return out, err
+		return candidatesOf(r.q.ArticleSearchWindow16(ctx, r.pool, dao.ArticleSearchWindow16Params{Top: p.top, Bottom: p.bottom,
+			SnapshotSeq: p.snapshotSeq, Tag: tag, AuthorID: author, Depth: depth, SearchConfig: cfg, Words: words, Cjk: cjk}))
 	}
+}
+
+// candidatesOf turns the rows of any candidate statement into candidates (they return the same
+// columns).
+func candidatesOf[R dao.ArticleSearchWindow10Row | dao.ArticleSearchWindow13Row | dao.ArticleSearchWindow16Row | dao.ArticleSearchAllRow](rows []R, err error) ([]searchCandidate, error) {
+	out := make([]searchCandidate, len(rows))
+	for i, row := range rows {
+		out[i] = candidateOf(dao.ArticleSearchAllRow(row))
+	}
+	return out, err
 }
 
 // score computes every candidate's score and orders them best first, ties by id, newest first.
