@@ -163,7 +163,10 @@ func (r *SearchRepository) search(ctx context.Context, q service.SearchQuery) (s
 	after := firstSearchPage
 	if q.After != nil { // a later page ranks the first page's candidates, at its snapshot
 		after = *q.After
-		stats.SnapshotSeq, stats.SnapshotAt = q.After.SnapshotSeq, q.After.Snapshot
+		// A cursor names a past snapshot: one naming a later place (forged) would only make the
+		// windows walk empty places, so it is held to the present.
+		stats.SnapshotSeq = min(q.After.SnapshotSeq, stats.SnapshotSeq)
+		stats.SnapshotAt = q.After.Snapshot
 	}
 	plan := planSearch(q.Terms.Words, len(q.Terms.CJK), stats, known, q.Tag != "", q.AuthorID != 0, domain.SearchDepth)
 	cands, err := r.candidates(ctx, q, plan)
