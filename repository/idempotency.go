@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,12 +22,19 @@ type IdempotencyStore struct {
 	q      dao.Querier
 	maxAge time.Duration
 	wait   time.Duration // how long a duplicate waits for the request holding its key
+
+	// held has a channel per key a request of this process is running; it is closed when that
+	// request is done. Duplicates in this process wait on it instead of polling the database.
+	mu   sync.Mutex
+	held map[service.IdempotencyKey]chan struct{}
+
+	onLocalWait func() // tests: called when a duplicate starts waiting for one of this process
 }
 
 // NewIdempotencyStore returns the store; keys older than 24 hours (by the database's clock, which
 // stamps them) are forgotten, and deleted by the retention job (policy idempotency_keys).
 func NewIdempotencyStore(pool *pgxpool.Pool, q dao.Querier) *IdempotencyStore {
-	return &IdempotencyStore{pool: pool, q: q, maxAge: 24 * time.Hour, wait: 3 * time.Second}
+	return &IdempotencyStore{pool: pool, q: q, maxAge: 24 * time.Hour, wait: 3 * time.Second, held: map[service.IdempotencyKey]chan struct{}{}}
 }
 
 // Lookup returns the answer stored under k without taking its lock: a retry of a finished request
@@ -60,9 +68,17 @@ func storedResponseOf(row dao.IdempotencyKey) domain.StoredResponse {
 // domain.ErrIdempotencyInFlight. It waits without a connection: the lock is only tried, and
 // between tries the connection goes back to the pool. Waiting on the lock itself would let a
 // burst of duplicates take every connection while the request they wait for needs one more to
-// finish (its reads run beside its unit of work).
+// finish (its reads run beside its unit of work). Duplicates within this process do not even
+// try: they queue behind the one of theirs that holds the key, on a channel, and only that one
+// polls. A burst of 50 duplicates on one instance is then one request's worth of database work,
+// not 50 pollers crowding the pool that the request they wait for needs.
 func (s *IdempotencyStore) Do(ctx context.Context, k service.IdempotencyKey, write func(ctx context.Context, tx service.Tx) domain.StoredResponse) (domain.StoredResponse, bool, error) {
 	deadline := time.Now().Add(s.wait)
+	release, err := s.enter(ctx, service.IdempotencyKey{Scope: k.Scope, Key: k.Key}, deadline)
+	if err != nil {
+		return domain.StoredResponse{}, false, err
+	}
+	defer release()
 	pause := 5 * time.Millisecond
 	for {
 		res, replayed, err := s.once(ctx, k, write)
@@ -81,6 +97,51 @@ func (s *IdempotencyStore) Do(ctx context.Context, k service.IdempotencyKey, wri
 		case <-t.C:
 		}
 		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+// enter waits until no other request of this process holds key, then holds it until release is
+// called; domain.ErrIdempotencyInFlight when deadline comes first. The request hash is not part
+// of key: a different request under a busy key waits too, and is then a mismatch.
+func (s *IdempotencyStore) enter(ctx context.Context, key service.IdempotencyKey, deadline time.Time) (release func(), err error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		s.mu.Lock()
+		busy, ok := s.held[key]
+		if !ok {
+			done := make(chan struct{})
+			s.held[key] = done
+			s.mu.Unlock()
+			return func() {
+				s.mu.Lock()
+				delete(s.held, key)
+				s.mu.Unlock()
+				close(done)
+			}, nil
+		}
+		s.mu.Unlock()
+		if timer == nil {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return nil, domain.ErrIdempotencyInFlight
+			}
+			timer = time.NewTimer(left)
+			if s.onLocalWait != nil {
+				s.onLocalWait()
+			}
+		}
+		select {
+		case <-busy:
+		case <-timer.C:
+			return nil, domain.ErrIdempotencyInFlight
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 

@@ -614,4 +614,57 @@ func TestIdempotencyStore(t *testing.T) {
 		}
 		t.Logf("%d of %d concurrent duplicates were refused as in flight", inFlight, n)
 	})
+
+	t.Run("duplicates in one process wait without touching the database, then replay", func(t *testing.T) {
+		t.Parallel()
+		// A pool of the subtest's own, so its acquire count is this subtest's alone.
+		cfg, err := pgxpool.ParseConfig(db.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.MaxConns = 2
+		testenv.LimitPool(cfg)
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		store := repository.NewIdempotencyStore(pool, repository.NewQuerier())
+		const dups = 40
+		waiting := make(chan struct{}, dups)
+		store.OnLocalWait(func() { waiting <- struct{}{} })
+		key := service.IdempotencyKey{Scope: newScope(), Key: "k", RequestHash: "h"}
+
+		entered, release := make(chan struct{}), make(chan struct{})
+		first := make(chan idemCall, 1)
+		go func() {
+			res, replayed, err := store.Do(ctx, key, func(context.Context, service.Tx) domain.StoredResponse {
+				close(entered)
+				<-release
+				return created
+			})
+			first <- idemCall{res, replayed, err}
+		}()
+		recv(t, entered, "the first request to start running")
+		acquired := pool.Stat().AcquireCount()
+
+		calls := make(chan idemCall, dups)
+		for range dups {
+			go func() {
+				res, replayed, err := store.Do(ctx, key, never(t))
+				calls <- idemCall{res, replayed, err}
+			}()
+		}
+		for range dups {
+			recv(t, waiting, "a duplicate to wait")
+		}
+		if n := pool.Stat().AcquireCount() - acquired; n != 0 {
+			t.Fatalf("%d duplicates waiting in process took %d connections, want none", dups, n)
+		}
+		close(release)
+		requireCall(t, recv(t, first, "the first request to finish"), created, false)
+		for range dups {
+			requireCall(t, recv(t, calls, "a duplicate to finish"), created, true)
+		}
+	})
 }
