@@ -301,9 +301,8 @@ func TestSearch_CursorStableUnderConcurrentPublishes(t *testing.T) {
 	if p := page(nil); p.Total != 25+3*3 {
 		t.Fatalf("new search total %d, want %d", p.Total, 25+9)
 	}
-	// A forged cursor naming a place far past the last publication still pages on. (At this size
-	// the search reads every match, so this does not reach the window walk the clamp in search()
-	// protects at a million articles.)
+	// A forged cursor naming a place far past the last publication still pages on (what the
+	// window walk reads for one: TestSearch_ForgedCursorPlaceIsHeldToThePresent).
 	forged := *page(nil).Next
 	forged.SnapshotSeq = 1 << 50
 	if p := page(&forged); len(p.Hits) == 0 {

@@ -1,9 +1,12 @@
 package repository
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
@@ -18,23 +21,7 @@ func TestSearchPlans_FindTheSameCandidates(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	const articles = 5000
-	if _, err := db.Pool.Exec(t.Context(), fmt.Sprintf(`
-		INSERT INTO users (email, username, password_hash) VALUES ('plans@example.com', 'plans', 'x');
-		INSERT INTO articles (slug, author_id, title, description, body, status, published_at, search_vector, search_seq)
-		SELECT 'plan-' || i, u.id, t.title, 'about it', t.body, 'published', now() - (%[1]d - i) * interval '1 minute',
-		       inkwell_search_document('english', t.title, 'about it', t.body), nextval('articles_search_seq')
-		FROM users u, generate_series(1, %[1]d) AS i,
-		     LATERAL (SELECT CASE WHEN i %% 7 = 0 THEN 'zqtitle zqcommon' ELSE 'Plain title' END AS title,
-		                     'zqcommon body' || CASE WHEN i %% 2 = 0 THEN ' zqhalf' ELSE '' END
-		                                     || CASE WHEN i %% 97 = 0 THEN ' zqrare' ELSE '' END AS body) AS t
-		ORDER BY i;
-		INSERT INTO interactives (biz, biz_id, like_cnt) SELECT 'article', id, id %% 13 FROM articles WHERE id %% 3 = 0;`, articles)); err != nil {
-		t.Fatal(err)
-	}
-	var last int64
-	if err := db.Pool.QueryRow(t.Context(), `SELECT max(search_seq) FROM articles`).Scan(&last); err != nil {
-		t.Fatal(err)
-	}
+	last := seedPlanArticles(t, db, articles)
 	r := NewSearchRepository(db.Pool, dao.New(), "english", nil, nil, testenv.Logger(t))
 	for _, words := range []string{"zqcommon", "zqhalf", "zqcommon zqhalf", "zqrare", "zqcommon -zqhalf", "zqrare or zqtitle"} {
 		terms, err := domain.ParseSearchQuery(words)
@@ -76,6 +63,31 @@ func TestSearchPlans_FindTheSameCandidates(t *testing.T) {
 	}
 }
 
+// seedPlanArticles publishes n articles by one user, in publication order, with the made-up words
+// the plan tests search for (zqcommon in all, zqhalf in every second, zqtitle in every seventh's
+// title, zqrare in every 97th), likes on every third; it returns the last place.
+func seedPlanArticles(t *testing.T, db *testenv.DB, n int) int64 {
+	t.Helper()
+	if _, err := db.Pool.Exec(t.Context(), fmt.Sprintf(`
+		INSERT INTO users (email, username, password_hash) VALUES ('plans@example.com', 'plans', 'x');
+		INSERT INTO articles (slug, author_id, title, description, body, status, published_at, search_vector, search_seq)
+		SELECT 'plan-' || i, u.id, t.title, 'about it', t.body, 'published', now() - (%[1]d - i) * interval '1 minute',
+		       inkwell_search_document('english', t.title, 'about it', t.body), nextval('articles_search_seq')
+		FROM users u, generate_series(1, %[1]d) AS i,
+		     LATERAL (SELECT CASE WHEN i %% 7 = 0 THEN 'zqtitle zqcommon' ELSE 'Plain title' END AS title,
+		                     'zqcommon body' || CASE WHEN i %% 2 = 0 THEN ' zqhalf' ELSE '' END
+		                                     || CASE WHEN i %% 97 = 0 THEN ' zqrare' ELSE '' END AS body) AS t
+		ORDER BY i;
+		INSERT INTO interactives (biz, biz_id, like_cnt) SELECT 'article', id, id %% 13 FROM articles WHERE id %% 3 = 0;`, n)); err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	if err := db.Pool.QueryRow(t.Context(), `SELECT max(search_seq) FROM articles`).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	return last
+}
+
 func ids(cs []searchCandidate) []int64 {
 	out := make([]int64, len(cs))
 	for i, c := range cs {
@@ -85,3 +97,89 @@ func ids(cs []searchCandidate) []int64 {
 }
 
 func head(s []int64) []int64 { return s[:min(len(s), 5)] }
+
+// placesQuerier records the places the candidate statements were asked to read from.
+type placesQuerier struct {
+	dao.Querier
+	mu       sync.Mutex
+	tops     []int32 // window statements' first window
+	belowSeq []int64 // ArticleSearchAll's bound
+}
+
+func (q *placesQuerier) ArticleSearchWindow10(ctx context.Context, db dao.DBTX, arg dao.ArticleSearchWindow10Params) ([]dao.ArticleSearchWindow10Row, error) {
+	q.mu.Lock()
+	q.tops = append(q.tops, arg.Top)
+	q.mu.Unlock()
+	return q.Querier.ArticleSearchWindow10(ctx, db, arg)
+}
+
+func (q *placesQuerier) ArticleSearchAll(ctx context.Context, db dao.DBTX, arg dao.ArticleSearchAllParams) ([]dao.ArticleSearchAllRow, error) {
+	q.mu.Lock()
+	q.belowSeq = append(q.belowSeq, arg.BelowSeq)
+	q.mu.Unlock()
+	return q.Querier.ArticleSearchAll(ctx, db, arg)
+}
+
+// A cursor naming a place past the last publication (forged: the API only hands out places it
+// has seen) is held to the present: the search reads no window past it and answers what the
+// honest cursor answers.
+func TestSearch_ForgedCursorPlaceIsHeldToThePresent(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	last := seedPlanArticles(t, db, 5000)
+	q := &placesQuerier{Querier: dao.New()}
+	r := NewSearchRepository(db.Pool, q, "english", nil, nil, testenv.Logger(t))
+	// As common as the lexicon would say once its pass ran: the plan walks windows of 1,024.
+	r.words.entries["zqcommon"] = cachedWord{wordEstimate{ndoc: 5000}, time.Now().Add(time.Hour)}
+	terms, err := domain.ParseSearchQuery("zqcommon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := r.search(t.Context(), service.SearchQuery{Terms: terms, Limit: 20})
+	if err != nil || first.Next == nil {
+		t.Fatalf("first page: %+v, %v; want a page with a next cursor", first, err)
+	}
+	honest, err := r.search(t.Context(), service.SearchQuery{Terms: terms, Limit: 20, After: first.Next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1<<40 names window 1<<30 of 1,024 places (a walk of empty windows); 1<<50 names one past
+	// int32, which would wrap to window 0 (the oldest places).
+	for _, seq := range []int64{last + 1, 1 << 40, 1 << 50} {
+		q.mu.Lock()
+		q.tops, q.belowSeq = nil, nil
+		q.mu.Unlock()
+		forged := *first.Next
+		forged.SnapshotSeq = seq
+		got, err := r.search(t.Context(), service.SearchQuery{Terms: terms, Limit: 20, After: &forged})
+		if err != nil {
+			t.Fatalf("place %d: %v", seq, err)
+		}
+		if !slices.Equal(hitIDs(got.Hits), hitIDs(honest.Hits)) {
+			t.Errorf("place %d: page %v, want the honest cursor's %v", seq, hitIDs(got.Hits), hitIDs(honest.Hits))
+		}
+		q.mu.Lock()
+		if len(q.tops) == 0 {
+			t.Errorf("place %d: no window was walked (plan changed?)", seq)
+		}
+		for _, top := range q.tops {
+			if top > int32(last>>searchMinShift) {
+				t.Errorf("place %d: walked from window %d, past the last place's window %d", seq, top, last>>searchMinShift)
+			}
+		}
+		for _, below := range q.belowSeq {
+			if below > last+1 {
+				t.Errorf("place %d: read every match below %d, past the last place %d", seq, below, last)
+			}
+		}
+		q.mu.Unlock()
+	}
+}
+
+func hitIDs(hs []domain.SearchHit) []int64 {
+	out := make([]int64, len(hs))
+	for i, h := range hs {
+		out[i] = h.Article.ID
+	}
+	return out
+}
