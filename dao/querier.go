@@ -115,11 +115,10 @@ type Querier interface {
 	// place in publication order, and the time) and how many articles are published, with the tag
 	// and by the author. Each part is one probe.
 	ArticleSearchSnapshot(ctx context.Context, db DBTX, arg ArticleSearchSnapshotParams) (ArticleSearchSnapshotRow, error)
-	// The snippets of one page only: ts_headline over the description and the start of the body,
-	// with \x01 and \x02 around matched words (stripped from the text first, so they can only be
-	// marks); web turns them into <mark> after escaping the rest. The text is returned too when the
-	// query has CJK runs, which ts_headline cannot mark (domain.Snippet does).
-	ArticleSearchSnippets(ctx context.Context, db DBTX, arg ArticleSearchSnippetsParams) ([]ArticleSearchSnippetsRow, error)
+	// The text of one page's snippets: the description and the start of the body (repository.snippets
+	// marks the matched words in Go: PostgreSQL's ts_headline parsed each hit's text again, about
+	// 100 µs an article, the largest part of a rare word's search).
+	ArticleSearchTexts(ctx context.Context, db DBTX, ids []int64) ([]ArticleSearchTextsRow, error)
 	// The candidates of a search are the newest @depth matches (by place in publication order, up to
 	// the snapshot's) of the query: websearch_to_tsquery over the words in the configured language,
 	// AND the CJK part. Each is returned as a list shows it (no body), with ts_rank over its weighted
@@ -425,6 +424,9 @@ type Querier interface {
 	// without looking at the watermark: the seed folds its own id range with several of these side by
 	// side, under the pass's lock, and then moves the watermark over the range (SearchLexiconAdvance).
 	SearchWordsFoldRange(ctx context.Context, db DBTX, arg SearchWordsFoldRangeParams) (int32, error)
+	// The lexeme of each of @words in the configured language ('' for a stop word): which words of a
+	// hit's text match the query, for its snippet (repository.snippets caches the answers).
+	SearchWordsLexemes(ctx context.Context, db DBTX, arg SearchWordsLexemesParams) ([]SearchWordsLexemesRow, error)
 	SessionCountPrunableIdle(ctx context.Context, db DBTX, arg SessionCountPrunableIdleParams) (int64, error)
 	SessionCountPrunableRevoked(ctx context.Context, db DBTX, arg SessionCountPrunableRevokedParams) (int64, error)
 	SessionInsert(ctx context.Context, db DBTX, arg SessionInsertParams) error

@@ -258,52 +258,31 @@ func (q *Queries) ArticleSearchSnapshot(ctx context.Context, db DBTX, arg Articl
 	return i, err
 }
 
-const articleSearchSnippets = `-- name: ArticleSearchSnippets :many
-SELECT a.id,
-       ts_headline(($1::text)::regconfig,
-                   translate(a.description || E'\n' || left(a.body, 20000), E'\x01\x02', ''),
-                   websearch_to_tsquery(($1::text)::regconfig, $2::text),
-                   'StartSel=' || E'\x01' || ', StopSel=' || E'\x02' ||
-                   ', MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "')::text AS headline,
-       CASE WHEN $3::bool
-            THEN translate(a.description || E'\n' || left(a.body, 20000), E'\x01\x02', '')
-            ELSE '' END::text AS text
+const articleSearchTexts = `-- name: ArticleSearchTexts :many
+SELECT a.id, a.description, left(a.body, 20000)::text AS body
 FROM articles a
-WHERE a.id = ANY ($4::bigint[]) AND a.status = 'published'
+WHERE a.id = ANY ($1::bigint[]) AND a.status = 'published'
 `
 
-type ArticleSearchSnippetsParams struct {
-	SearchConfig string
-	Words        string
-	WithText     bool
-	Ids          []int64
+type ArticleSearchTextsRow struct {
+	ID          int64
+	Description string
+	Body        string
 }
 
-type ArticleSearchSnippetsRow struct {
-	ID       int64
-	Headline string
-	Text     string
-}
-
-// The snippets of one page only: ts_headline over the description and the start of the body,
-// with \x01 and \x02 around matched words (stripped from the text first, so they can only be
-// marks); web turns them into <mark> after escaping the rest. The text is returned too when the
-// query has CJK runs, which ts_headline cannot mark (domain.Snippet does).
-func (q *Queries) ArticleSearchSnippets(ctx context.Context, db DBTX, arg ArticleSearchSnippetsParams) ([]ArticleSearchSnippetsRow, error) {
-	rows, err := db.Query(ctx, articleSearchSnippets,
-		arg.SearchConfig,
-		arg.Words,
-		arg.WithText,
-		arg.Ids,
-	)
+// The text of one page's snippets: the description and the start of the body (repository.snippets
+// marks the matched words in Go: PostgreSQL's ts_headline parsed each hit's text again, about
+// 100 µs an article, the largest part of a rare word's search).
+func (q *Queries) ArticleSearchTexts(ctx context.Context, db DBTX, ids []int64) ([]ArticleSearchTextsRow, error) {
+	rows, err := db.Query(ctx, articleSearchTexts, ids)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ArticleSearchSnippetsRow{}
+	items := []ArticleSearchTextsRow{}
 	for rows.Next() {
-		var i ArticleSearchSnippetsRow
-		if err := rows.Scan(&i.ID, &i.Headline, &i.Text); err != nil {
+		var i ArticleSearchTextsRow
+		if err := rows.Scan(&i.ID, &i.Description, &i.Body); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -659,6 +638,44 @@ func (q *Queries) SearchWordsEstimate(ctx context.Context, db DBTX, arg SearchWo
 	for rows.Next() {
 		var i SearchWordsEstimateRow
 		if err := rows.Scan(&i.Word, &i.Lexeme, &i.Ndoc); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const searchWordsLexemes = `-- name: SearchWordsLexemes :many
+SELECT w.word::text AS word,
+       coalesce((tsvector_to_array(to_tsvector(($1::text)::regconfig, w.word)))[1], '')::text AS lexeme
+FROM unnest($2::text[]) AS w(word)
+`
+
+type SearchWordsLexemesParams struct {
+	SearchConfig string
+	Words        []string
+}
+
+type SearchWordsLexemesRow struct {
+	Word   string
+	Lexeme string
+}
+
+// The lexeme of each of @words in the configured language (” for a stop word): which words of a
+// hit's text match the query, for its snippet (repository.snippets caches the answers).
+func (q *Queries) SearchWordsLexemes(ctx context.Context, db DBTX, arg SearchWordsLexemesParams) ([]SearchWordsLexemesRow, error) {
+	rows, err := db.Query(ctx, searchWordsLexemes, arg.SearchConfig, arg.Words)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SearchWordsLexemesRow{}
+	for rows.Next() {
+		var i SearchWordsLexemesRow
+		if err := rows.Scan(&i.Word, &i.Lexeme); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

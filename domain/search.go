@@ -158,8 +158,8 @@ type SearchHit struct {
 	Snippet string
 }
 
-// Snippet marks: ts_headline puts them around matched words, MarkCJK around matched CJK runs;
-// they are stripped from the text first, so they are never the article's own characters.
+// Snippet marks: Snippet puts them around matched words, MarkCJK around matched CJK runs; they
+// are stripped from the text first (SnippetText), so they are never the article's own characters.
 const (
 	SnippetStart = '\x01'
 	SnippetStop  = '\x02'

@@ -34,6 +34,13 @@ SELECT q.word::text AS word, coalesce(q.lexeme, '')::text AS lexeme,
         WHERE (tsvector_to_array(to_tsvector((@search_config::text)::regconfig, f.word)))[1] = q.lexeme), -1)::bigint AS ndoc
 FROM q;
 
+-- name: SearchWordsLexemes :many
+-- The lexeme of each of @words in the configured language ('' for a stop word): which words of a
+-- hit's text match the query, for its snippet (repository.snippets caches the answers).
+SELECT w.word::text AS word,
+       coalesce((tsvector_to_array(to_tsvector((@search_config::text)::regconfig, w.word)))[1], '')::text AS lexeme
+FROM unnest(@words::text[]) AS w(word);
+
 -- The candidates of a search are the newest @depth matches (by place in publication order, up to
 -- the snapshot's) of the query: websearch_to_tsquery over the words in the configured language,
 -- AND the CJK part. Each is returned as a list shows it (no body), with ts_rank over its weighted
@@ -151,20 +158,11 @@ LEFT JOIN LATERAL (
 ) l ON true
 ORDER BY n.search_seq DESC;
 
--- name: ArticleSearchSnippets :many
--- The snippets of one page only: ts_headline over the description and the start of the body,
--- with \x01 and \x02 around matched words (stripped from the text first, so they can only be
--- marks); web turns them into <mark> after escaping the rest. The text is returned too when the
--- query has CJK runs, which ts_headline cannot mark (domain.Snippet does).
-SELECT a.id,
-       ts_headline((@search_config::text)::regconfig,
-                   translate(a.description || E'\n' || left(a.body, 20000), E'\x01\x02', ''),
-                   websearch_to_tsquery((@search_config::text)::regconfig, @words::text),
-                   'StartSel=' || E'\x01' || ', StopSel=' || E'\x02' ||
-                   ', MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "')::text AS headline,
-       CASE WHEN @with_text::bool
-            THEN translate(a.description || E'\n' || left(a.body, 20000), E'\x01\x02', '')
-            ELSE '' END::text AS text
+-- name: ArticleSearchTexts :many
+-- The text of one page's snippets: the description and the start of the body (repository.snippets
+-- marks the matched words in Go: PostgreSQL's ts_headline parsed each hit's text again, about
+-- 100 µs an article, the largest part of a rare word's search).
+SELECT a.id, a.description, left(a.body, 20000)::text AS body
 FROM articles a
 WHERE a.id = ANY (@ids::bigint[]) AND a.status = 'published';
 

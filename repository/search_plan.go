@@ -51,10 +51,12 @@ type searchPlan struct {
 }
 
 // wordEstimate is how common a word is (SearchWordsEstimate): a stop word (dropped by the query),
-// or the articles the lexicon counted with its lexeme (-1: none).
+// or the articles the lexicon counted with its lexeme (-1: none). Its lexeme says which words of
+// a hit's text it matches (snippets).
 type wordEstimate struct {
-	stop bool
-	ndoc int64
+	stop   bool
+	ndoc   int64
+	lexeme string
 }
 
 // planSearch chooses the plan for a query of words (domain.SearchTerms.Words) and cjk runs with the
@@ -133,36 +135,38 @@ func wordsShare(words string, known map[string]wordEstimate, published float64) 
 	}
 }
 
-// searchWordCache remembers how common words are (SearchWordsEstimate) for planning searches: the
-// lexicon changes slowly, and the words of queries repeat, so most searches plan without asking
-// PostgreSQL. Each instance keeps its own; an estimate only steers a search's cost, never what it
-// finds.
-type searchWordCache struct {
+// searchWordCache remembers what PostgreSQL said about words: how common they are
+// (SearchWordsEstimate, for planning searches) or their lexemes (SearchWordsLexemes, for snippets).
+// Neither changes quickly (the lexicon grows slowly, a word's lexeme never changes), and the words
+// of queries and texts repeat, so most searches ask PostgreSQL nothing about words. Each instance
+// keeps its own; what it holds only steers a search's cost and its snippets' marks, never what a
+// search finds.
+type searchWordCache[V any] struct {
 	mu      sync.Mutex
-	entries map[string]cachedWord
+	entries map[string]cachedWord[V]
 	ttl     time.Duration
 	max     int
 	now     func() time.Time
 }
 
-type cachedWord struct {
-	wordEstimate
+type cachedWord[V any] struct {
+	value V
 	until time.Time
 }
 
-func newSearchWordCache() *searchWordCache {
-	return &searchWordCache{entries: map[string]cachedWord{}, ttl: 10 * time.Minute, max: 50_000, now: time.Now}
+func newSearchWordCache[V any]() *searchWordCache[V] {
+	return &searchWordCache[V]{entries: map[string]cachedWord[V]{}, ttl: 10 * time.Minute, max: 50_000, now: time.Now}
 }
 
-// estimates returns the estimates of words, asking load for the ones it does not hold.
-func (c *searchWordCache) estimates(ctx context.Context, words []string, load func(context.Context, []string) (map[string]wordEstimate, error)) (map[string]wordEstimate, error) {
-	out := make(map[string]wordEstimate, len(words))
+// get returns the values of words, asking load for the ones it does not hold.
+func (c *searchWordCache[V]) get(ctx context.Context, words []string, load func(context.Context, []string) (map[string]V, error)) (map[string]V, error) {
+	out := make(map[string]V, len(words))
 	var missing []string
 	now := c.now()
 	c.mu.Lock()
 	for _, w := range words {
 		if e, ok := c.entries[w]; ok && now.Before(e.until) {
-			out[w] = e.wordEstimate
+			out[w] = e.value
 		} else {
 			missing = append(missing, w)
 		}
@@ -182,7 +186,7 @@ func (c *searchWordCache) estimates(ctx context.Context, words []string, load fu
 	}
 	for w, e := range loaded {
 		out[w] = e
-		c.entries[w] = cachedWord{wordEstimate: e, until: now.Add(c.ttl)}
+		c.entries[w] = cachedWord[V]{value: e, until: now.Add(c.ttl)}
 	}
 	return out, nil
 }

@@ -104,7 +104,7 @@ func TestSearchWordTokens(t *testing.T) {
 func TestSearchWordCache(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := newSearchWordCache()
+	c := newSearchWordCache[wordEstimate]()
 	c.now = func() time.Time { return now }
 	c.max = 3
 	var asked [][]string
@@ -117,21 +117,21 @@ func TestSearchWordCache(t *testing.T) {
 		return out, nil
 	}
 	ctx := context.Background()
-	if got, _ := c.estimates(ctx, []string{"ab", "abc"}, load); got["abc"].ndoc != 3 || len(asked) != 1 {
+	if got, _ := c.get(ctx, []string{"ab", "abc"}, load); got["abc"].ndoc != 3 || len(asked) != 1 {
 		t.Fatalf("first call: %v, asked %v", got, asked)
 	}
-	if _, _ = c.estimates(ctx, []string{"abc", "abcd"}, load); len(asked) != 2 || len(asked[1]) != 1 || asked[1][0] != "abcd" {
+	if _, _ = c.get(ctx, []string{"abc", "abcd"}, load); len(asked) != 2 || len(asked[1]) != 1 || asked[1][0] != "abcd" {
 		t.Fatalf("second call asked %v, want only abcd", asked)
 	}
 	now = now.Add(c.ttl)
-	if _, _ = c.estimates(ctx, []string{"ab"}, load); len(asked) != 3 {
+	if _, _ = c.get(ctx, []string{"ab"}, load); len(asked) != 3 {
 		t.Fatalf("an expired entry was not asked again: %v", asked)
 	}
 	if len(c.entries) > c.max {
 		t.Fatalf("%d entries, bound %d", len(c.entries), c.max)
 	}
 	boom := errors.New("down")
-	if _, err := c.estimates(ctx, []string{"new"}, func(context.Context, []string) (map[string]wordEstimate, error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, err := c.get(ctx, []string{"new"}, func(context.Context, []string) (map[string]wordEstimate, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Fatalf("err %v, want the loader's", err)
 	}
 	if _, ok := c.entries["new"]; ok {

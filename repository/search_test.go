@@ -242,12 +242,27 @@ func TestSearch_Snippets(t *testing.T) {
 		t.Fatalf("hits %+v", p.Hits)
 	}
 	s := p.Hits[0].Snippet
-	// The article's own \x01 is gone (only marks remain); ts_headline leaves HTML tags out.
-	if !strings.Contains(s, "\x01"+w+"\x02") || strings.Count(s, "\x01") != 1 || !strings.Contains(s, "markup") {
+	// The article's own \x01 is gone (only marks remain); the text around the word is kept as
+	// written (the web layer escapes it).
+	if !strings.Contains(s, "\x01"+w+"\x02") || strings.Count(s, "\x01") != 1 || !strings.Contains(s, "<b>markup</b>") {
 		t.Fatalf("snippet %q: want the word marked once, and the text around it", s)
 	}
 	if n := len([]rune(s)); n > 400 {
 		t.Fatalf("snippet of %d characters, want a short one", n)
+	}
+
+	// Marked are the words whose lexeme the query has: other forms of a word (stemming), in
+	// the description too; not a longer word that begins like it, nor a stop word.
+	w2 := word()
+	b := createArticle(t, e, articleOpts{Description: "Dragons of " + w2 + ".",
+		Body: "A dragonfly met the dragon's eggs, a dragoon and " + w2 + "."})
+	got := e.searchFor(t, `dragon of `+w2+` -wyvern`)
+	if len(got.Hits) != 1 || got.Hits[0].Article.ID != b.ID {
+		t.Fatalf("hits %+v", got.Hits)
+	}
+	want := "\x01Dragons\x02 of \x01" + w2 + "\x02.\nA dragonfly met the \x01dragon\x02's eggs, a dragoon and \x01" + w2 + "\x02"
+	if s := got.Hits[0].Snippet; s != want {
+		t.Fatalf("snippet\n %q, want\n %q", s, want)
 	}
 }
 

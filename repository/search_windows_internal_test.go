@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,7 +132,7 @@ func TestSearch_ForgedCursorPlaceIsHeldToThePresent(t *testing.T) {
 	q := &placesQuerier{Querier: dao.New()}
 	r := NewSearchRepository(db.Pool, q, "english", nil, nil, testenv.Logger(t))
 	// As common as the lexicon would say once its pass ran: the plan walks windows of 1,024.
-	r.words.entries["zqcommon"] = cachedWord{wordEstimate{ndoc: 5000}, time.Now().Add(time.Hour)}
+	r.words.entries["zqcommon"] = cachedWord[wordEstimate]{wordEstimate{ndoc: 5000}, time.Now().Add(time.Hour)}
 	terms, err := domain.ParseSearchQuery("zqcommon")
 	if err != nil {
 		t.Fatal(err)
@@ -182,4 +184,49 @@ func hitIDs(hs []domain.SearchHit) []int64 {
 		out[i] = h.Article.ID
 	}
 	return out
+}
+
+// lexemeQuerier counts the lookups of the lexemes of texts' words.
+type lexemeQuerier struct {
+	dao.Querier
+	lookups, words atomic.Int64
+}
+
+func (q *lexemeQuerier) SearchWordsLexemes(ctx context.Context, db dao.DBTX, arg dao.SearchWordsLexemesParams) ([]dao.SearchWordsLexemesRow, error) {
+	q.lookups.Add(1)
+	q.words.Add(int64(len(arg.Words)))
+	return q.Querier.SearchWordsLexemes(ctx, db, arg)
+}
+
+// Snippets look up only the words that could match (their first letter is a query lexeme's), once
+// per instance: a second search of the same texts asks PostgreSQL nothing about words.
+func TestSearchSnippets_LookUpFewWordsOnce(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	seedPlanArticles(t, db, 300)
+	q := &lexemeQuerier{Querier: dao.New()}
+	r := NewSearchRepository(db.Pool, q, "english", nil, nil, testenv.Logger(t))
+	terms, err := domain.ParseSearchQuery("zqhalf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		page, err := r.search(t.Context(), service.SearchQuery{Terms: terms, Limit: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Hits) != 20 {
+			t.Fatalf("search %d: %d hits, want 20", i, len(page.Hits))
+		}
+		for _, h := range page.Hits {
+			if !strings.Contains(h.Snippet, "\x01zqhalf\x02") {
+				t.Fatalf("search %d: snippet %q does not mark zqhalf", i, h.Snippet)
+			}
+		}
+	}
+	// The page's texts (description and body) hold about, it, zqcommon, body and zqhalf: of them
+	// only zqcommon and zqhalf begin like the query's lexeme.
+	if n, w := q.lookups.Load(), q.words.Load(); n != 1 || w != 2 {
+		t.Fatalf("%d lexeme lookups of %d words over two searches, want 1 of 2 (zqcommon, zqhalf)", n, w)
+	}
 }
