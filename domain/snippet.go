@@ -2,8 +2,10 @@ package domain
 
 import (
 	"iter"
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // A snippet is at most snippetFragments pieces of the text, each about snippetWords words long,
@@ -20,64 +22,83 @@ const (
 // SnippetText is the text snippets are cut from: an article's description and the start of its
 // body, with the snippet marks removed, so every mark in a snippet is one Snippet put there.
 func SnippetText(description, body string) string {
+	text := description + "\n" + body
+	if !strings.ContainsAny(text, string([]rune{SnippetStart, SnippetStop})) {
+		return text
+	}
 	return strings.Map(func(r rune) rune {
 		if r == SnippetStart || r == SnippetStop {
 			return -1
 		}
 		return r
-	}, description+"\n"+body)
+	}, text)
 }
 
-// SnippetWords are the words of text in order, lower-cased, as Snippet splits them: runs of
-// letters and digits. A caller learns from them which words match before it calls Snippet.
+// SnippetWords are the words of text in order, as Snippet splits them: runs of letters and
+// digits, as written. A caller learns from them which words match before it calls Snippet.
 func SnippetWords(text string) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for s := range wordSpans(text) {
-			if !yield(strings.ToLower(text[s.from:s.to])) {
+			if !yield(text[s.from:s.to]) {
 				return
 			}
 		}
 	}
 }
 
-// Snippet returns up to two fragments of text around the words match reports (given a word
-// lower-cased), each match marked with SnippetStart and SnippetStop. The text between words is
-// kept as it is (the web layer escapes it).
+// Snippet returns up to two fragments of text around the words match reports (given a word as
+// written), each match marked with SnippetStart and SnippetStop. The text between words is kept
+// as it is (the web layer escapes it).
 func Snippet(text string, match func(word string) bool) string {
-	var spans []wordSpan
-	var matched []int // indexes into spans
+	// First the fragments (word indexes) and the matches, then the fragments' words: holding every
+	// word of a long text would cost more than reading it twice.
 	type fragment struct{ from, to int }
 	var frags []fragment
+	var matched []int
+	words := 0
 	for s := range wordSpans(text) {
-		spans = append(spans, s)
-		if !match(strings.ToLower(text[s.from:s.to])) {
+		words++
+		if !match(text[s.from:s.to]) {
 			if len(frags) == snippetFragments && s.index+1 >= frags[len(frags)-1].to {
 				break // every fragment is whole
 			}
 			continue
 		}
-		matched = append(matched, s.index)
 		if len(frags) > 0 && s.index < frags[len(frags)-1].to {
-			continue // inside the last fragment
+			matched = append(matched, s.index) // inside the last fragment
+			continue
 		}
 		if len(frags) == snippetFragments {
 			break
 		}
-		from := s.index - snippetLead
+		matched = append(matched, s.index)
+		from := max(s.index-snippetLead, 0)
 		if len(frags) > 0 {
 			from = max(from, frags[len(frags)-1].to)
 		}
-		frags = append(frags, fragment{max(from, 0), max(from, 0) + snippetWords})
+		frags = append(frags, fragment{from, from + snippetWords})
 	}
-	if len(spans) == 0 {
+	if words == 0 {
 		return ""
 	}
 	if len(frags) == 0 {
-		return markWords(text, spans[:min(len(spans), snippetWords)], nil)
+		frags = append(frags, fragment{0, snippetWords})
+	}
+	spans := make([][]wordSpan, len(frags))
+	for i := range spans {
+		spans[i] = make([]wordSpan, 0, snippetWords)
+	}
+	for s := range wordSpans(text) {
+		i := slices.IndexFunc(frags, func(f fragment) bool { return f.from <= s.index && s.index < f.to })
+		if i >= 0 {
+			spans[i] = append(spans[i], s)
+		} else if s.index >= frags[len(frags)-1].to {
+			break
+		}
 	}
 	parts := make([]string, len(frags))
-	for i, f := range frags {
-		parts[i] = markWords(text, spans[f.from:min(f.to, len(spans))], matched)
+	for i := range frags {
+		parts[i] = markWords(text, spans[i], matched)
 	}
 	return strings.Join(parts, snippetDelimiter)
 }
@@ -119,8 +140,16 @@ type wordSpan struct {
 func wordSpans(text string) iter.Seq[wordSpan] {
 	return func(yield func(wordSpan) bool) {
 		index, start := 0, -1
-		for i, r := range text {
-			word := unicode.IsLetter(r) || unicode.IsDigit(r)
+		for i := 0; i < len(text); {
+			var word bool
+			n := 1
+			if c := text[i]; c < utf8.RuneSelf {
+				word = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+			} else {
+				var r rune
+				r, n = utf8.DecodeRuneInString(text[i:])
+				word = unicode.IsLetter(r) || unicode.IsDigit(r)
+			}
 			switch {
 			case word && start < 0:
 				start = i
@@ -130,6 +159,7 @@ func wordSpans(text string) iter.Seq[wordSpan] {
 				}
 				index, start = index+1, -1
 			}
+			i += n
 		}
 		if start >= 0 {
 			yield(wordSpan{start, len(text), index})

@@ -18,7 +18,7 @@ func words(from, n int) []string {
 }
 
 func matchOf(ws ...string) func(string) bool {
-	return func(w string) bool { return slices.Contains(ws, w) }
+	return func(w string) bool { return slices.Contains(ws, strings.ToLower(w)) }
 }
 
 func TestSnippet(t *testing.T) {
@@ -74,7 +74,19 @@ func TestSnippetText_RemovesMarks(t *testing.T) {
 func TestSnippetWords(t *testing.T) {
 	t.Parallel()
 	got := slices.Collect(domain.SnippetWords("Here be Dragons, 3d—Über!"))
-	if want := []string{"here", "be", "dragons", "3d", "über"}; !slices.Equal(got, want) {
+	if want := []string{"Here", "be", "Dragons", "3d", "Über"}; !slices.Equal(got, want) {
 		t.Fatalf("SnippetWords = %q, want %q", got, want)
+	}
+}
+
+// A page's snippet for a 130-word text (the seed's size) with a match near the end.
+func BenchmarkSnippet(b *testing.B) {
+	text := domain.SnippetText("A Short description of the article.", strings.Repeat("Then the words of a body go on, and on. ", 16)+"Here be Dragons.")
+	match := func(w string) bool { return (w[0] == 'd' || w[0] == 'D') && strings.ToLower(w) == "dragons" }
+	b.ReportAllocs()
+	for b.Loop() {
+		if domain.Snippet(text, match) == "" {
+			b.Fatal("no snippet")
+		}
 	}
 }

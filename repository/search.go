@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -308,6 +309,14 @@ func (r *SearchRepository) snippets(ctx context.Context, t domain.SearchTerms, k
 		first, _ := utf8.DecodeRuneInString(l)
 		firsts[first] = true
 	}
+	// candidate is w lower-cased when it could match: its first letter is a query lexeme's.
+	candidate := func(w string) (string, bool) {
+		first, _ := utf8.DecodeRuneInString(w)
+		if !firsts[unicode.ToLower(first)] {
+			return "", false
+		}
+		return strings.ToLower(w), true
+	}
 	texts := make(map[int64]string, len(rows))
 	seen := map[string]bool{}
 	var lookup []string
@@ -318,7 +327,7 @@ func (r *SearchRepository) snippets(ctx context.Context, t domain.SearchTerms, k
 			continue
 		}
 		for w := range domain.SnippetWords(text) {
-			if first, _ := utf8.DecodeRuneInString(w); firsts[first] && !seen[w] {
+			if w, ok := candidate(w); ok && !seen[w] {
 				seen[w] = true
 				lookup = append(lookup, w)
 			}
@@ -328,7 +337,14 @@ func (r *SearchRepository) snippets(ctx context.Context, t domain.SearchTerms, k
 	if err != nil {
 		return err
 	}
-	match := func(w string) bool { l, ok := lexemes[w]; return ok && wanted[l] }
+	match := func(w string) bool {
+		w, ok := candidate(w)
+		if !ok {
+			return false
+		}
+		l, ok := lexemes[w]
+		return ok && wanted[l]
+	}
 	for i := range hits {
 		text, ok := texts[hits[i].Article.ID]
 		if !ok {
