@@ -22,7 +22,7 @@ import (
 
 // NewMetricsHandler exposes every component's counters on the Prometheus registry (which also
 // records the HTTP requests) and serves them at GET /metrics.
-func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool repository.QueuePool, rdb redis.UniversalClient, breaker *cache.Breaker,
+func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool repository.QueuePool, searchPool repository.SearchPool, rdb redis.UniversalClient, breaker *cache.Breaker,
 	bcast *cache.Broadcaster, users *cache.UserCache, articles *cache.ArticleCache, workers Workers, rank *job.RankJob, retention *job.RetentionJob, queue *repository.JobQueue, outbox *repository.Outbox,
 	reads ReadStream, outboxStream OutboxStream, sessions *service.SessionService, viewers *cache.ViewerState, revocations *cache.Revocations,
 	fallback *cache.FallbackLimit) http.Handler {
@@ -102,7 +102,7 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 		})
 	registerRetentionMetrics(m, retention)
 
-	for name, pool := range map[string]*pgxpool.Pool{"api": pool, "queue": queuePool.Pool} {
+	for name, pool := range map[string]*pgxpool.Pool{"api": pool, "queue": queuePool.Pool, "search": searchPool.Pool} {
 		l := prometheus.Labels{"pool": name}
 		m.Gauge("inkwell_pgxpool_acquired_conns", "PostgreSQL connections in use.", l, func() float64 { return float64(pool.Stat().AcquiredConns()) })
 		m.Gauge("inkwell_pgxpool_idle_conns", "Idle PostgreSQL connections.", l, func() float64 { return float64(pool.Stat().IdleConns()) })

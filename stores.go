@@ -2,12 +2,24 @@ package inkwell
 
 import (
 	"log/slog"
+	"runtime"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
 )
+
+// NewSearchPgPool opens the article searches' own pool (repository.ConfigureSearchPool): a
+// search holds one connection for one statement at a time and is CPU work in PostgreSQL, so a
+// connection per core (at least 4, at most 16) keeps the cores busy without queueing more
+// searches inside PostgreSQL than it can run.
+func NewSearchPgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (repository.SearchPool, func(), error) {
+	maxConns := int32(min(max(runtime.NumCPU(), 4), 16))
+	configure := func(c *pgxpool.Config) { repository.ConfigureSearchPool(c); tracing.TracePostgres(c) }
+	pool, cleanup, err := ioc.OpenPgPool(cfg, "search pool", maxConns, configure, log)
+	return repository.SearchPool{Pool: pool}, cleanup, err
+}
 
 // NewQueuePgPool opens the job queue's own pool: one connection held in LISTEN, one for the
 // runner's cycle, one for the reaper, and one for every four job slots' lease renewals and

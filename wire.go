@@ -30,7 +30,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
 var rootSet = wire.NewSet(
-	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewScheduler,
+	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,

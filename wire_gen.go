@@ -153,8 +153,17 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	codeLoginHandler := web.NewCodeLoginHandler(codeLoginService, log)
 	accountHandler := web.NewAccountHandler(accountService, log)
 	sessionHandler := web.NewSessionHandler(sessionService, userService, log)
+	searchPool, cleanup6, err := NewSearchPgPool(cfg, tracing, log)
+	if err != nil {
+		cleanup5()
+		cleanup4()
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
 	searchCache := cache.NewSearchCache(universalClient, keyspace)
-	searchRepository := repository.NewSearchRepository(pool, querier, searchLanguage, articleRepository, searchCache, log)
+	searchRepository := repository.NewSearchRepository(searchPool, querier, searchLanguage, articleRepository, searchCache, log)
 	searchLexicon := repository.NewSearchLexicon(pool, querier)
 	searchService := service.NewSearchService(searchRepository, searchLexicon, articleService)
 	searchHandler := web.NewSearchHandler(searchService, log)
@@ -172,6 +181,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	streamWriter := events.NewStreamWriter(universalClient)
 	sender, err := NewCodeGateway(cfg, codePolicy, log)
 	if err != nil {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -188,11 +198,11 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig(cfg)
-	rankJob, cleanup6 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	rankJob, cleanup7 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
 	retentionStore := repository.NewRetentionStore(pool, querier)
 	retentionConfig := NewRetentionConfig(cfg)
-	retentionJob, cleanup7 := NewRetentionJob(retentionStore, retentionConfig, log, v)
-	handler := NewMetricsHandler(registry, pool, queuePool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, retentionJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations, fallbackLimit)
+	retentionJob, cleanup8 := NewRetentionJob(retentionStore, retentionConfig, log, v)
+	handler := NewMetricsHandler(registry, pool, queuePool, searchPool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, retentionJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations, fallbackLimit)
 	readiness := NewReadiness(pool, universalClient)
 	handlers := web.Handlers{
 		Auth:          authenticator,
@@ -220,6 +230,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	lexiconJob := job.NewLexiconJob(searchLexicon, log, v)
 	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
 	if err != nil {
+		cleanup8()
 		cleanup7()
 		cleanup6()
 		cleanup5()
@@ -231,6 +242,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	app := NewApp(cfg, server, cron, workers, rankJob, retentionJob, log)
 	return app, func() {
+		cleanup8()
 		cleanup7()
 		cleanup6()
 		cleanup5()
@@ -250,7 +262,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
 var rootSet = wire.NewSet(
-	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewScheduler,
+	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,

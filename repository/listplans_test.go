@@ -198,6 +198,38 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			notWant: []string{"Seq Scan on articles", "Index Scan Backward"},
 		},
 		{
+			// The search pool plans every statement once (ConfigureSearchPool): the snapshot
+			// reads the counts by key (the seed's 20 tags fit a page, which the planner reads
+			// whole; a long tag list has its key).
+			name: "search snapshot",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ArticleSearchSnapshot(t.Context(), c, dao.ArticleSearchSnapshotParams{})
+			},
+			args:    "('tag1', 1)",
+			want:    []string{"Index Scan using author_article_counts_pkey", "(tag = $1)"},
+			notWant: []string{"Seq Scan on author_article_counts", "Seq Scan on articles"},
+		},
+		{
+			// A page's snippet texts, by id.
+			name: "search texts",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ArticleSearchTexts(t.Context(), c, nil)
+			},
+			args:    "('{1,2,3}')",
+			want:    []string{"Index Scan using articles_pkey"},
+			notWant: []string{"Seq Scan on articles"},
+		},
+		{
+			// How common the query's words are: off the lexicon's indexes.
+			name: "search word estimates",
+			sql: func(c dao.DBTX) {
+				_, _ = q.SearchWordsEstimate(t.Context(), c, dao.SearchWordsEstimateParams{})
+			},
+			args:    "('english', '{dragon,eggs}')",
+			want:    []string{"on search_words"},
+			notWant: []string{"Seq Scan on search_words"},
+		},
+		{
 			// The lexicon pass with nothing to fold reads an index range past the watermark (it
 			// used to walk the whole primary key, every minute).
 			name: "lexicon pass",

@@ -51,8 +51,8 @@ type SearchRepository struct {
 }
 
 // NewSearchRepository returns the repository.
-func NewSearchRepository(pool *pgxpool.Pool, q dao.Querier, lang SearchLanguage, articles *ArticleRepository, hits *cache.SearchCache, log *slog.Logger) *SearchRepository {
-	return &SearchRepository{pool: pool, q: q, lang: lang, articles: articles, words: newSearchWordCache[wordEstimate](), lexemes: newSearchWordCache[string](), hits: hits, log: log}
+func NewSearchRepository(pool SearchPool, q dao.Querier, lang SearchLanguage, articles *ArticleRepository, hits *cache.SearchCache, log *slog.Logger) *SearchRepository {
+	return &SearchRepository{pool: pool.Pool, q: q, lang: lang, articles: articles, words: newSearchWordCache[wordEstimate](), lexemes: newSearchWordCache[string](), hits: hits, log: log}
 }
 
 // Search returns one page of hits. A shared (anonymous) page comes from the hit-list cache when

@@ -12,7 +12,7 @@ import (
 // NewSearchReindexer returns a SearchRepository for the one-off commands (`inkwell search
 // reindex`): BackfillSearch and Reindex only, with no caches.
 func NewSearchReindexer(pool *pgxpool.Pool, lang SearchLanguage, log *slog.Logger) *SearchRepository {
-	return NewSearchRepository(pool, dao.New(), lang, nil, nil, log)
+	return NewSearchRepository(SearchPool{pool}, dao.New(), lang, nil, nil, log)
 }
 
 // searchBatch is how many articles one backfill or reindex statement indexes: each is a short
