@@ -43,7 +43,7 @@ func newQueueEnv(t testing.TB, maxConns int32) *queueEnv {
 		t.Fatal(err)
 	}
 	cfg.MaxConns = maxConns
-	repository.ConfigureQueuePool(cfg)
+	repository.PlanStatementsOnce(cfg)
 	// INKWELL_TEST_SYNCHRONOUS_COMMIT=off shows how much of the queue's cost is waiting for WAL
 	// flushes (a diagnostic for BenchmarkQueueThroughput; never the default).
 	if v := os.Getenv("INKWELL_TEST_SYNCHRONOUS_COMMIT"); v != "" {

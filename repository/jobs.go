@@ -23,17 +23,12 @@ type JobQueue struct {
 
 // QueuePool is the connection pool the job queue works through. It is not the API's pool, so
 // that workers and requests cannot take each other's connections, and its sessions plan
-// statements once (ConfigureQueuePool).
+// statements once (PlanStatementsOnce). The queue's statements are written so that their plan
+// never depends on their parameters (primary key lookups and partial-index scans), and letting
+// PostgreSQL plan the claim afresh for every call cost about 0.6 ms of a 1.3 ms worker cycle —
+// most of the throughput (docs/BENCHMARKS.md). TestJobQueueGenericPlans holds the statements to
+// index scans.
 type QueuePool struct{ *pgxpool.Pool }
-
-// ConfigureQueuePool makes the pool's sessions keep one generic plan per prepared statement. The
-// queue's statements are written so that their plan never depends on their parameters (primary
-// key lookups and partial-index scans), and letting PostgreSQL plan the claim afresh for every
-// call cost about 0.6 ms of a 1.3 ms worker cycle — most of the throughput (docs/BENCHMARKS.md).
-// TestJobQueueGenericPlans holds the statements to index scans.
-func ConfigureQueuePool(c *pgxpool.Config) {
-	c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-}
 
 // NewJobQueue returns the queue.
 func NewJobQueue(pool QueuePool) *JobQueue {

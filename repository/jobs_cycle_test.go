@@ -98,7 +98,7 @@ func mustClaim(t *testing.T, e *jobsEnv, queue, owner string, n int, lease time.
 	return jobs
 }
 
-// TestJobQueueGenericPlans: the queue's pool plans each statement once (ConfigureQueuePool), so
+// TestJobQueueGenericPlans: the queue's pool plans each statement once (PlanStatementsOnce), so
 // every statement must have a plan that is good whatever its parameters: index scans only, on a
 // table big enough that a bad estimate would pick a sequential scan or a hash join over all of
 // it. PostgreSQL's auto_explain, loaded into the test's session, sends each executed statement's
@@ -121,7 +121,7 @@ func TestJobQueueGenericPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.MaxConns = 1
-	repository.ConfigureQueuePool(cfg)
+	repository.PlanStatementsOnce(cfg)
 	cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
 		mu.Lock()
 		defer mu.Unlock()

@@ -198,7 +198,7 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			notWant: []string{"Seq Scan on articles", "Index Scan Backward"},
 		},
 		{
-			// The search pool plans every statement once (ConfigureSearchPool): the snapshot
+			// The search pool plans every statement once (PlanStatementsOnce): the snapshot
 			// reads the counts by key (the seed's 20 tags fit a page, which the planner reads
 			// whole; a long tag list has its key).
 			name: "search snapshot",
