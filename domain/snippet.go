@@ -109,7 +109,7 @@ func markWords(text string, spans []wordSpan, matched []int) string {
 	var b strings.Builder
 	at := spans[0].from
 	for _, s := range spans {
-		if !isMatched(s.index, matched) {
+		if !slices.Contains(matched, s.index) {
 			continue
 		}
 		b.WriteString(text[at:s.from])
@@ -120,15 +120,6 @@ func markWords(text string, spans []wordSpan, matched []int) string {
 	}
 	b.WriteString(text[at:spans[len(spans)-1].to])
 	return b.String()
-}
-
-func isMatched(i int, matched []int) bool {
-	for _, m := range matched {
-		if m == i {
-			return true
-		}
-	}
-	return false
 }
 
 // wordSpan is one word of a text: its byte range and its index among the text's words.
