@@ -73,6 +73,8 @@ func TestRunnerBatchesAcks(t *testing.T) {
 	if got := log.ackBatches(); len(got) == 0 || got[0] != slots {
 		t.Fatalf("ack batches %v, want the first to carry all %d", got, slots)
 	}
+	// The runner counts an ack after its statement returns, a moment after the rows read done.
+	queueWait(t, 20*time.Second, "the runner counts the acks", func() bool { return r.Stats.Done.Load() >= 2*slots })
 	if r.Stats.Done.Load() != 2*slots {
 		t.Fatalf("done %d, want %d", r.Stats.Done.Load(), 2*slots)
 	}
