@@ -123,9 +123,10 @@ type Querier interface {
 	// the snapshot's) of the query: websearch_to_tsquery over the words in the configured language,
 	// AND the CJK part. Each is returned as a list shows it (no body), with ts_rank over its weighted
 	// vector (title A > description B > body C; ts_rank saturates repeated words, so a body repeating
-	// a word cannot outrank a title holding it) and its likes (the sum of its counter shards, read
+	// a word cannot outrank a title holding it) and its counters (the sums of its counter shards, read
 	// here for the candidates only: through the counters cache, each search would fill it with a few
-	// hundred cold items); the caller adds the boosts (domain.SearchScore) and orders the page. Three
+	// hundred cold items; the page's hits show them, so the page needs no second counters lookup);
+	// the caller adds the boosts (domain.SearchScore, from the likes) and orders the page. Three
 	// of the four statements below walk windows of publication places newest first, one window a
 	// probe of articles_search_window_idx (the words and the window number, both in the GIN index),
 	// and stop once @depth matches came back; which size fits depends on how common the query is

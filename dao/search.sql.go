@@ -28,11 +28,13 @@ WITH q AS MATERIALIZED (
     SELECT id, slug, author_id, title, description, tag_list, version, created_at, updated_at, published_at, search_vector, search_seq FROM matches ORDER BY search_seq DESC LIMIT $7::int
 )
 SELECT n.id, n.slug, n.author_id, n.title, n.description, n.tag_list, n.version, n.created_at, n.updated_at,
-       n.published_at, ts_rank(n.search_vector, q.tsq)::float8 AS rank, coalesce(l.likes, 0)::bigint AS likes
+       n.published_at, ts_rank(n.search_vector, q.tsq)::float8 AS rank,
+       coalesce(l.reads, 0)::bigint AS reads, coalesce(l.likes, 0)::bigint AS likes, coalesce(l.collects, 0)::bigint AS collects
 FROM newest n
 CROSS JOIN q
 LEFT JOIN LATERAL (
-    SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = n.id
+    SELECT sum(i.read_cnt) AS reads, sum(i.like_cnt) AS likes, sum(i.collect_cnt) AS collects
+    FROM interactives i WHERE i.biz = 'article' AND i.biz_id = n.id
 ) l ON true
 ORDER BY n.search_seq DESC
 `
@@ -59,7 +61,9 @@ type ArticleSearchAllRow struct {
 	UpdatedAt   time.Time
 	PublishedAt pgtype.Timestamptz
 	Rank        float64
+	Reads       int64
 	Likes       int64
+	Collects    int64
 }
 
 // Every match below @below_seq (at most the snapshot's place + 1), the newest @depth of them: for
@@ -96,7 +100,9 @@ func (q *Queries) ArticleSearchAll(ctx context.Context, db DBTX, arg ArticleSear
 			&i.UpdatedAt,
 			&i.PublishedAt,
 			&i.Rank,
+			&i.Reads,
 			&i.Likes,
+			&i.Collects,
 		); err != nil {
 			return nil, err
 		}
@@ -299,7 +305,8 @@ WITH q AS MATERIALIZED (
     SELECT websearch_to_tsquery(($7::text)::regconfig, $8::text) && ($9::text)::tsquery AS tsq
 )
 SELECT m.id, m.slug, m.author_id, m.title, m.description, m.tag_list, m.version, m.created_at, m.updated_at,
-       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank, coalesce(l.likes, 0)::bigint AS likes
+       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank,
+       coalesce(l.reads, 0)::bigint AS reads, coalesce(l.likes, 0)::bigint AS likes, coalesce(l.collects, 0)::bigint AS collects
 FROM q, generate_series($1::int, $2::int, -1) AS w(n)
 CROSS JOIN LATERAL (
     SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.version, a.created_at, a.updated_at,
@@ -314,7 +321,8 @@ CROSS JOIN LATERAL (
     ORDER BY a.search_seq DESC
 ) m
 LEFT JOIN LATERAL (
-    SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
+    SELECT sum(i.read_cnt) AS reads, sum(i.like_cnt) AS likes, sum(i.collect_cnt) AS collects
+    FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
 ) l ON true
 LIMIT $6::int
 `
@@ -343,16 +351,19 @@ type ArticleSearchWindow10Row struct {
 	UpdatedAt   time.Time
 	PublishedAt pgtype.Timestamptz
 	Rank        float64
+	Reads       int64
 	Likes       int64
+	Collects    int64
 }
 
 // The candidates of a search are the newest @depth matches (by place in publication order, up to
 // the snapshot's) of the query: websearch_to_tsquery over the words in the configured language,
 // AND the CJK part. Each is returned as a list shows it (no body), with ts_rank over its weighted
 // vector (title A > description B > body C; ts_rank saturates repeated words, so a body repeating
-// a word cannot outrank a title holding it) and its likes (the sum of its counter shards, read
+// a word cannot outrank a title holding it) and its counters (the sums of its counter shards, read
 // here for the candidates only: through the counters cache, each search would fill it with a few
-// hundred cold items); the caller adds the boosts (domain.SearchScore) and orders the page. Three
+// hundred cold items; the page's hits show them, so the page needs no second counters lookup);
+// the caller adds the boosts (domain.SearchScore, from the likes) and orders the page. Three
 // of the four statements below walk windows of publication places newest first, one window a
 // probe of articles_search_window_idx (the words and the window number, both in the GIN index),
 // and stop once @depth matches came back; which size fits depends on how common the query is
@@ -390,7 +401,9 @@ func (q *Queries) ArticleSearchWindow10(ctx context.Context, db DBTX, arg Articl
 			&i.UpdatedAt,
 			&i.PublishedAt,
 			&i.Rank,
+			&i.Reads,
 			&i.Likes,
+			&i.Collects,
 		); err != nil {
 			return nil, err
 		}
@@ -407,7 +420,8 @@ WITH q AS MATERIALIZED (
     SELECT websearch_to_tsquery(($7::text)::regconfig, $8::text) && ($9::text)::tsquery AS tsq
 )
 SELECT m.id, m.slug, m.author_id, m.title, m.description, m.tag_list, m.version, m.created_at, m.updated_at,
-       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank, coalesce(l.likes, 0)::bigint AS likes
+       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank,
+       coalesce(l.reads, 0)::bigint AS reads, coalesce(l.likes, 0)::bigint AS likes, coalesce(l.collects, 0)::bigint AS collects
 FROM q, generate_series($1::int, $2::int, -1) AS w(n)
 CROSS JOIN LATERAL (
     SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.version, a.created_at, a.updated_at,
@@ -422,7 +436,8 @@ CROSS JOIN LATERAL (
     ORDER BY a.search_seq DESC
 ) m
 LEFT JOIN LATERAL (
-    SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
+    SELECT sum(i.read_cnt) AS reads, sum(i.like_cnt) AS likes, sum(i.collect_cnt) AS collects
+    FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
 ) l ON true
 LIMIT $6::int
 `
@@ -451,7 +466,9 @@ type ArticleSearchWindow13Row struct {
 	UpdatedAt   time.Time
 	PublishedAt pgtype.Timestamptz
 	Rank        float64
+	Reads       int64
 	Likes       int64
+	Collects    int64
 }
 
 // Windows of 8,192 places, from @top down to @bottom.
@@ -486,7 +503,9 @@ func (q *Queries) ArticleSearchWindow13(ctx context.Context, db DBTX, arg Articl
 			&i.UpdatedAt,
 			&i.PublishedAt,
 			&i.Rank,
+			&i.Reads,
 			&i.Likes,
+			&i.Collects,
 		); err != nil {
 			return nil, err
 		}
@@ -503,7 +522,8 @@ WITH q AS MATERIALIZED (
     SELECT websearch_to_tsquery(($7::text)::regconfig, $8::text) && ($9::text)::tsquery AS tsq
 )
 SELECT m.id, m.slug, m.author_id, m.title, m.description, m.tag_list, m.version, m.created_at, m.updated_at,
-       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank, coalesce(l.likes, 0)::bigint AS likes
+       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank,
+       coalesce(l.reads, 0)::bigint AS reads, coalesce(l.likes, 0)::bigint AS likes, coalesce(l.collects, 0)::bigint AS collects
 FROM q, generate_series($1::int, $2::int, -1) AS w(n)
 CROSS JOIN LATERAL (
     SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.version, a.created_at, a.updated_at,
@@ -518,7 +538,8 @@ CROSS JOIN LATERAL (
     ORDER BY a.search_seq DESC
 ) m
 LEFT JOIN LATERAL (
-    SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
+    SELECT sum(i.read_cnt) AS reads, sum(i.like_cnt) AS likes, sum(i.collect_cnt) AS collects
+    FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
 ) l ON true
 LIMIT $6::int
 `
@@ -547,7 +568,9 @@ type ArticleSearchWindow16Row struct {
 	UpdatedAt   time.Time
 	PublishedAt pgtype.Timestamptz
 	Rank        float64
+	Reads       int64
 	Likes       int64
+	Collects    int64
 }
 
 // Windows of 65,536 places, from @top down to @bottom.
@@ -582,7 +605,9 @@ func (q *Queries) ArticleSearchWindow16(ctx context.Context, db DBTX, arg Articl
 			&i.UpdatedAt,
 			&i.PublishedAt,
 			&i.Rank,
+			&i.Reads,
 			&i.Likes,
+			&i.Collects,
 		); err != nil {
 			return nil, err
 		}

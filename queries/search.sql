@@ -45,9 +45,10 @@ FROM unnest(@words::text[]) AS w(word);
 -- the snapshot's) of the query: websearch_to_tsquery over the words in the configured language,
 -- AND the CJK part. Each is returned as a list shows it (no body), with ts_rank over its weighted
 -- vector (title A > description B > body C; ts_rank saturates repeated words, so a body repeating
--- a word cannot outrank a title holding it) and its likes (the sum of its counter shards, read
+-- a word cannot outrank a title holding it) and its counters (the sums of its counter shards, read
 -- here for the candidates only: through the counters cache, each search would fill it with a few
--- hundred cold items); the caller adds the boosts (domain.SearchScore) and orders the page. Three
+-- hundred cold items; the page's hits show them, so the page needs no second counters lookup);
+-- the caller adds the boosts (domain.SearchScore, from the likes) and orders the page. Three
 -- of the four statements below walk windows of publication places newest first, one window a
 -- probe of articles_search_window_idx (the words and the window number, both in the GIN index),
 -- and stop once @depth matches came back; which size fits depends on how common the query is
@@ -60,7 +61,8 @@ WITH q AS MATERIALIZED (
     SELECT websearch_to_tsquery((@search_config::text)::regconfig, @words::text) && (@cjk::text)::tsquery AS tsq
 )
 SELECT m.id, m.slug, m.author_id, m.title, m.description, m.tag_list, m.version, m.created_at, m.updated_at,
-       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank, coalesce(l.likes, 0)::bigint AS likes
+       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank,
+       coalesce(l.reads, 0)::bigint AS reads, coalesce(l.likes, 0)::bigint AS likes, coalesce(l.collects, 0)::bigint AS collects
 FROM q, generate_series(@top::int, @bottom::int, -1) AS w(n)
 CROSS JOIN LATERAL (
     SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.version, a.created_at, a.updated_at,
@@ -75,7 +77,8 @@ CROSS JOIN LATERAL (
     ORDER BY a.search_seq DESC
 ) m
 LEFT JOIN LATERAL (
-    SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
+    SELECT sum(i.read_cnt) AS reads, sum(i.like_cnt) AS likes, sum(i.collect_cnt) AS collects
+    FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
 ) l ON true
 LIMIT @depth::int;
 
@@ -85,7 +88,8 @@ WITH q AS MATERIALIZED (
     SELECT websearch_to_tsquery((@search_config::text)::regconfig, @words::text) && (@cjk::text)::tsquery AS tsq
 )
 SELECT m.id, m.slug, m.author_id, m.title, m.description, m.tag_list, m.version, m.created_at, m.updated_at,
-       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank, coalesce(l.likes, 0)::bigint AS likes
+       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank,
+       coalesce(l.reads, 0)::bigint AS reads, coalesce(l.likes, 0)::bigint AS likes, coalesce(l.collects, 0)::bigint AS collects
 FROM q, generate_series(@top::int, @bottom::int, -1) AS w(n)
 CROSS JOIN LATERAL (
     SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.version, a.created_at, a.updated_at,
@@ -100,7 +104,8 @@ CROSS JOIN LATERAL (
     ORDER BY a.search_seq DESC
 ) m
 LEFT JOIN LATERAL (
-    SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
+    SELECT sum(i.read_cnt) AS reads, sum(i.like_cnt) AS likes, sum(i.collect_cnt) AS collects
+    FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
 ) l ON true
 LIMIT @depth::int;
 
@@ -110,7 +115,8 @@ WITH q AS MATERIALIZED (
     SELECT websearch_to_tsquery((@search_config::text)::regconfig, @words::text) && (@cjk::text)::tsquery AS tsq
 )
 SELECT m.id, m.slug, m.author_id, m.title, m.description, m.tag_list, m.version, m.created_at, m.updated_at,
-       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank, coalesce(l.likes, 0)::bigint AS likes
+       m.published_at, ts_rank(m.search_vector, q.tsq)::float8 AS rank,
+       coalesce(l.reads, 0)::bigint AS reads, coalesce(l.likes, 0)::bigint AS likes, coalesce(l.collects, 0)::bigint AS collects
 FROM q, generate_series(@top::int, @bottom::int, -1) AS w(n)
 CROSS JOIN LATERAL (
     SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.version, a.created_at, a.updated_at,
@@ -125,7 +131,8 @@ CROSS JOIN LATERAL (
     ORDER BY a.search_seq DESC
 ) m
 LEFT JOIN LATERAL (
-    SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
+    SELECT sum(i.read_cnt) AS reads, sum(i.like_cnt) AS likes, sum(i.collect_cnt) AS collects
+    FROM interactives i WHERE i.biz = 'article' AND i.biz_id = m.id
 ) l ON true
 LIMIT @depth::int;
 
@@ -150,11 +157,13 @@ WITH q AS MATERIALIZED (
     SELECT * FROM matches ORDER BY search_seq DESC LIMIT @depth::int
 )
 SELECT n.id, n.slug, n.author_id, n.title, n.description, n.tag_list, n.version, n.created_at, n.updated_at,
-       n.published_at, ts_rank(n.search_vector, q.tsq)::float8 AS rank, coalesce(l.likes, 0)::bigint AS likes
+       n.published_at, ts_rank(n.search_vector, q.tsq)::float8 AS rank,
+       coalesce(l.reads, 0)::bigint AS reads, coalesce(l.likes, 0)::bigint AS likes, coalesce(l.collects, 0)::bigint AS collects
 FROM newest n
 CROSS JOIN q
 LEFT JOIN LATERAL (
-    SELECT sum(i.like_cnt) AS likes FROM interactives i WHERE i.biz = 'article' AND i.biz_id = n.id
+    SELECT sum(i.read_cnt) AS reads, sum(i.like_cnt) AS likes, sum(i.collect_cnt) AS collects
+    FROM interactives i WHERE i.biz = 'article' AND i.biz_id = n.id
 ) l ON true
 ORDER BY n.search_seq DESC;
 

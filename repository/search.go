@@ -133,18 +133,19 @@ func (r *SearchRepository) hydrate(ctx context.Context, e cache.SearchEntry) (se
 var firstSearchPage = domain.SearchCursor{Score: math.Inf(1), ID: math.MaxInt64}
 
 // searchCandidate is one of a search's candidates: a match (as a list shows it) with its text
-// rank, its likes and its score.
+// rank, its counters (the likes weigh in the score) and its score.
 type searchCandidate struct {
-	article domain.Article
-	rank    float64
-	likes   int64
-	score   float64
+	article  domain.Article
+	rank     float64
+	counters domain.Counters
+	score    float64
 }
 
 // candidateOf turns a candidate row into a candidate; the four candidate statements return the
 // same columns, so their rows convert to this one's type.
 func candidateOf(row dao.ArticleSearchAllRow) searchCandidate {
-	return searchCandidate{rank: row.Rank, likes: row.Likes, article: summaryFromRow(dao.ArticleListByAuthorRow{
+	counters := domain.Counters{Reads: row.Reads, Likes: row.Likes, Collects: row.Collects}
+	return searchCandidate{rank: row.Rank, counters: counters, article: summaryFromRow(dao.ArticleListByAuthorRow{
 		ID: row.ID, Slug: row.Slug, AuthorID: row.AuthorID, Title: row.Title, Description: row.Description,
 		TagList: row.TagList, Status: string(domain.StatusPublished), Version: row.Version, CreatedAt: row.CreatedAt,
 		UpdatedAt: row.UpdatedAt, PublishedAt: row.PublishedAt,
@@ -176,7 +177,7 @@ func (r *SearchRepository) search(ctx context.Context, q service.SearchQuery) (s
 	if err != nil {
 		return service.SearchPage{}, err
 	}
-	page := service.SearchPage{Total: int64(len(cands))}
+	page := service.SearchPage{Total: int64(len(cands)), Counters: map[int64]domain.Counters{}}
 	if q.After != nil {
 		page.Total = q.After.Total // the first page's count, whatever page this is
 	}
@@ -187,6 +188,7 @@ func (r *SearchRepository) search(ctx context.Context, q service.SearchQuery) (s
 	for _, c := range cands {
 		if c.score < after.Score || (c.score == after.Score && c.article.ID < after.ID) {
 			page.Hits = append(page.Hits, domain.SearchHit{Article: c.article, Score: c.score})
+			page.Counters[c.article.ID] = c.counters
 			if len(page.Hits) == q.Limit {
 				break
 			}
@@ -281,7 +283,7 @@ func candidatesOf[R dao.ArticleSearchWindow10Row | dao.ArticleSearchWindow13Row 
 func score(cands []searchCandidate, at time.Time) {
 	for i := range cands {
 		c := &cands[i]
-		c.score = domain.SearchScore(c.rank, c.likes, at.Sub(*c.article.PublishedAt))
+		c.score = domain.SearchScore(c.rank, c.counters.Likes, at.Sub(*c.article.PublishedAt))
 	}
 	slices.SortFunc(cands, func(a, b searchCandidate) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {

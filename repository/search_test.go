@@ -468,3 +468,34 @@ func TestSearch_Cache(t *testing.T) {
 		}
 	})
 }
+
+// A page's counters are read with its candidates: the sums over the counter shards, as the
+// counters' own reads give them, so the views need no second lookup.
+func TestSearch_PageCountersAreTheStores(t *testing.T) {
+	t.Parallel()
+	e := setup(t, testenv.NewDB(t), envOpts{})
+	w := word()
+	liked := createArticle(t, e, articleOpts{Body: w})
+	plain := createArticle(t, e, articleOpts{Body: w})
+	for range 2 {
+		if err := e.inter.Like(t.Context(), domain.BizArticle, liked.ID, createUser(t, e.users, userOpts{}).ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Reads and collects on a shard of their own: the page sums the shards.
+	if _, err := e.pool.Exec(t.Context(), `INSERT INTO interactives (biz, biz_id, shard, read_cnt, collect_cnt, version)
+		VALUES ('article', $1, 7, 5, 3, 1)`, liked.ID); err != nil {
+		t.Fatal(err)
+	}
+	page := e.searchFor(t, w)
+	want, err := e.inter.Counters(t.Context(), domain.BizArticle, []int64{liked.ID, plain.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want[liked.ID] != (domain.Counters{Reads: 5, Likes: 2, Collects: 3}) {
+		t.Fatalf("the counters' own read: %+v", want[liked.ID])
+	}
+	if len(page.Hits) != 2 || len(page.Counters) != 2 || page.Counters[liked.ID] != want[liked.ID] || page.Counters[plain.ID] != want[plain.ID] {
+		t.Fatalf("page counters %+v for %v, want %+v", page.Counters, slugsOf(page), want)
+	}
+}

@@ -56,7 +56,7 @@ func TestSearchPlans_FindTheSameCandidates(t *testing.T) {
 				t.Errorf("%q, plan %+v: %d candidates %v…, want %d %v…", words, p, len(got), head(ids(got)), len(want), head(want))
 			}
 			for i := range got {
-				if got[i].rank != all[i].rank || got[i].likes != all[i].likes || got[i].article.Title != all[i].article.Title {
+				if got[i].rank != all[i].rank || got[i].counters != all[i].counters || got[i].article.Title != all[i].article.Title {
 					t.Errorf("%q, plan %+v: candidate %d is %+v, want %+v", words, p, got[i].article.ID, got[i], all[i])
 					break
 				}

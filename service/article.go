@@ -453,7 +453,7 @@ func (s *ArticleService) viewKnowing(ctx context.Context, viewerID int64, a doma
 	if err != nil {
 		return domain.ArticleView{}, err
 	}
-	views, err := s.assemble(ctx, viewerID, []domain.Article{a}, map[int64]domain.User{author.ID: author}, liked)
+	views, err := s.assemble(ctx, viewerID, []domain.Article{a}, map[int64]domain.User{author.ID: author}, liked, nil)
 	if err != nil {
 		return domain.ArticleView{}, err
 	}
@@ -462,6 +462,11 @@ func (s *ArticleService) viewKnowing(ctx context.Context, viewerID int64, a doma
 
 // views assembles a page of articles with a fixed number of batched lookups, whatever its size.
 func (s *ArticleService) views(ctx context.Context, viewerID int64, arts []domain.Article) ([]domain.ArticleView, error) {
+	return s.viewsCounted(ctx, viewerID, arts, nil)
+}
+
+// viewsCounted is views with the articles' counters already read (nil: looked up).
+func (s *ArticleService) viewsCounted(ctx context.Context, viewerID int64, arts []domain.Article, counters map[int64]domain.Counters) ([]domain.ArticleView, error) {
 	if len(arts) == 0 {
 		return []domain.ArticleView{}, nil
 	}
@@ -470,16 +475,19 @@ func (s *ArticleService) views(ctx context.Context, viewerID int64, arts []domai
 	if err != nil {
 		return nil, err
 	}
-	return s.assemble(ctx, viewerID, arts, authors, nil)
+	return s.assemble(ctx, viewerID, arts, authors, nil, counters)
 }
 
 // assemble composes the views; liked, when not nil, is the viewer's `favorited` for every article
-// (known from a write), else it is looked up.
-func (s *ArticleService) assemble(ctx context.Context, viewerID int64, arts []domain.Article, authors map[int64]domain.User, liked map[int64]bool) ([]domain.ArticleView, error) {
+// (known from a write), and counters, when not nil, every article's counters (read with the
+// articles); else they are looked up.
+func (s *ArticleService) assemble(ctx context.Context, viewerID int64, arts []domain.Article, authors map[int64]domain.User, liked map[int64]bool, counters map[int64]domain.Counters) ([]domain.ArticleView, error) {
 	ids := uniqueIDs(arts, func(a domain.Article) int64 { return a.ID })
-	counters, err := s.inter.Counters(ctx, domain.BizArticle, ids)
-	if err != nil {
-		return nil, err
+	var err error
+	if counters == nil {
+		if counters, err = s.inter.Counters(ctx, domain.BizArticle, ids); err != nil {
+			return nil, err
+		}
 	}
 	var following, collected map[int64]bool
 	if viewerID != 0 {

@@ -25,11 +25,13 @@ type SearchQuery struct {
 }
 
 // SearchPage is one page of hits, best first. Total counts the hits up to domain.SearchDepth;
-// Next is set when a further page may exist.
+// Next is set when a further page may exist. Counters, when not nil, are the hits' counters as
+// the search read them from the store (a page served from a cache leaves them to the views).
 type SearchPage struct {
-	Hits  []domain.SearchHit
-	Total int64
-	Next  *domain.SearchCursor
+	Hits     []domain.SearchHit
+	Total    int64
+	Next     *domain.SearchCursor
+	Counters map[int64]domain.Counters
 }
 
 // SearchRepository finds published articles.
@@ -126,19 +128,20 @@ func (s *SearchService) Articles(ctx context.Context, viewerID int64, in SearchI
 		}
 	}
 	out.Total, out.Next = page.Total, page.Next
-	out.Hits, err = s.hits(ctx, viewerID, page.Hits)
+	out.Hits, err = s.hits(ctx, viewerID, page)
 	return out, err
 }
 
-// hits assembles the views of a page with the batched lookups of any list.
-func (s *SearchService) hits(ctx context.Context, viewerID int64, found []domain.SearchHit) ([]SearchResultHit, error) {
-	arts := make([]domain.Article, len(found))
-	snippets := make(map[int64]string, len(found))
-	for i, h := range found {
+// hits assembles the views of a page with the batched lookups of any list, less the counters
+// when the search read them.
+func (s *SearchService) hits(ctx context.Context, viewerID int64, page SearchPage) ([]SearchResultHit, error) {
+	arts := make([]domain.Article, len(page.Hits))
+	snippets := make(map[int64]string, len(page.Hits))
+	for i, h := range page.Hits {
 		arts[i] = h.Article
 		snippets[h.Article.ID] = h.Snippet
 	}
-	views, err := s.articles.views(ctx, viewerID, arts)
+	views, err := s.articles.viewsCounted(ctx, viewerID, arts, page.Counters)
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,19 @@ func TestSearchService(t *testing.T) {
 		}
 	})
 
+	t.Run("counters the search read with its hits are shown as read, not looked up again", func(t *testing.T) {
+		t.Parallel()
+		s, repo, _, d := newSearchService(t)
+		d.users.EXPECT().GetByIDs(a, []int64{5}).Return(map[int64]domain.User{5: author}, nil)
+		d.inter.EXPECT().Counters(a, a, a).Times(0)
+		repo.EXPECT().Search(a, a).Return(service.SearchPage{Hits: []domain.SearchHit{hit}, Total: 1,
+			Counters: map[int64]domain.Counters{11: {Reads: 9, Likes: 4, Collects: 2}}}, nil)
+		res, err := s.Articles(t.Context(), 0, service.SearchInput{Q: "cache", Limit: 10})
+		if err != nil || len(res.Hits) != 1 || res.Hits[0].View.Counters != (domain.Counters{Reads: 9, Likes: 4, Collects: 2}) {
+			t.Fatalf("%+v, %v", res, err)
+		}
+	})
+
 	t.Run("a signed-in reader's search is not shared; an unknown author finds nothing", func(t *testing.T) {
 		t.Parallel()
 		s, repo, _, d := newSearchService(t)
