@@ -16,19 +16,29 @@
 #    stop words) and misspelt (a word of 5+ letters with two neighbouring letters swapped, not a
 #    lexicon word: the search finds nothing and asks for a suggestion, `suggest=false` so it is
 #    not applied), plus usernames cut to 3+ letters (exact, prefix, similar) and tag prefixes.
-# 3. A fresh server on it; the rows one after another, BENCH_SEARCH_CONCURRENCY (16) connections.
+# 3. A fresh server on it; the rows one after another, BENCH_SEARCH_CONCURRENCY (16) connections,
+#    each after a warm-up of BENCH_SEARCH_WARMUP (15 s): a server's first seconds are not its steady
+#    state (its word caches are empty, so every search asks PostgreSQL how common its words are,
+#    and each pool connection plans each search statement on first use; with 2 s of warm-up the
+#    mixed row measured 149 req/s, with 15 s 237, on the same build). The warm-up's queries are
+#    not measured again: each worker walks on through its part of the file. Then the same rows at
+#    one connection (BENCH_SEARCH_SERVICE_DURATION, 5 s each, the files read from the end, so none
+#    of those queries ran before): the time one search takes with nothing queued in front of it.
 #    The hot-list job is put off for the rows (INKWELL_RANK_SCHEDULE=@every 24h): on a million
 #    articles its pass over the 7-day window takes both cores of a small machine for a while, and
 #    it would land in whichever row runs at that minute.
-# 4. Publish latency: POST /api/articles (published at once) by 16 writers, on two fresh small
-#    databases: this build, and a build of BENCH_SEARCH_BEFORE_REF (default: the commit before the
-#    search index was merged), each on its own database migrated by itself.
+# 4. Publish latency: POST /api/articles (published at once) by 16 writers, then by one (its
+#    latency with nothing queued), on two fresh small databases: this build, and a build of
+#    BENCH_SEARCH_BEFORE_REF (default: the commit before the search index was merged), each on its
+#    own database migrated by itself.
 
 SEARCH_ARTICLES=${BENCH_SEARCH_ARTICLES:-1000000}
 SEARCH_DB=${BENCH_SEARCH_DB:-inkwell_bench_search2}
 SEARCH_CONCURRENCY=${BENCH_SEARCH_CONCURRENCY:-16}
 SEARCH_DURATION=${BENCH_SEARCH_DURATION:-10s}
-SEARCH_WARMUP=${BENCH_SEARCH_WARMUP:-2s}
+SEARCH_WARMUP=${BENCH_SEARCH_WARMUP:-15s}
+SEARCH_SERVICE_DURATION=${BENCH_SEARCH_SERVICE_DURATION:-5s}
+PUBLISH_WARMUP=2s
 SEARCH_BEFORE_REF=${BENCH_SEARCH_BEFORE_REF:-}
 SEARCH_ROWS=${BENCH_SEARCH_ROWS:-mixed,rare,common,misspelt,users,tags}
 SEARCH_USERS=1000
@@ -43,7 +53,8 @@ search_check_settings() {
 		die "BENCH_SEARCH_CONCURRENCY must be 1..256, not '$SEARCH_CONCURRENCY'"
 	fi
 	dur_ok "$SEARCH_DURATION" || die "BENCH_SEARCH_DURATION must look like 10s or 500ms, not '$SEARCH_DURATION'"
-	dur_ok "$SEARCH_WARMUP" || die "BENCH_SEARCH_WARMUP must look like 2s or 500ms, not '$SEARCH_WARMUP'"
+	dur_ok "$SEARCH_WARMUP" || die "BENCH_SEARCH_WARMUP must look like 15s or 500ms, not '$SEARCH_WARMUP'"
+	dur_ok "$SEARCH_SERVICE_DURATION" || die "BENCH_SEARCH_SERVICE_DURATION must look like 5s or 500ms, not '$SEARCH_SERVICE_DURATION'"
 	[[ $SEARCH_ROWS =~ ^(mixed|rare|common|misspelt|users|tags)(,(mixed|rare|common|misspelt|users|tags))*$ ]] ||
 		die "BENCH_SEARCH_ROWS must be some of mixed,rare,common,misspelt,users,tags, not '$SEARCH_ROWS'"
 }
@@ -90,18 +101,18 @@ search_queries() {
 		FILENAME ~ /tag-prefixes/ { tp[nt++] = $1; next }
 		END {
 			srand(17)
-			for (i = 0; i < 30000; i++) {
+			for (i = 0; i < 40000; i++) {
 				k = 1 + int(rand() * 3); q = ""
 				for (j = 0; j < k; j++) q = q (j ? "+" : "") list[int(rand() * nl)]
 				print base "/api/search/articles?q=" q > (dir "/mixed.urls")
 			}
-			for (i = 0; i < 10000 && nr > 0; i++) print base "/api/search/articles?q=" rare[int(rand() * nr)] > (dir "/rare.urls")
-			for (i = 0; i < 10000; i++) {
+			for (i = 0; i < 20000 && nr > 0; i++) print base "/api/search/articles?q=" rare[int(rand() * nr)] > (dir "/rare.urls")
+			for (i = 0; i < 20000; i++) {
 				k = 1 + int(rand() * 3); q = ""
 				for (j = 0; j < k; j++) q = q (j ? "+" : "") common[int(rand() * nc)]
 				print base "/api/search/articles?q=" q "&limit=" (10 + i % 10) > (dir "/common.urls")
 			}
-			for (n = 0; n < 10000;) {
+			for (n = 0; n < 40000;) {
 				w = list[int(rand() * nl)]
 				if (length(w) < 5) continue
 				p = 2 + int(rand() * (length(w) - 3))
@@ -131,8 +142,12 @@ search_publish() {
 	# A body of about 130 words, as the seed writes them.
 	words=$(head -c 20000 "$WORK/search/mixed.urls" | sed -n 's/.*q=//p' | tr '+' ' ' | tr '\n' ' ' | cut -d' ' -f1-130)
 	body=$(printf '{"article":{"title":"Benchmark publish","description":"an article published by the benchmark","body":"%s.","tagList":["bench"]}}' "$words")
-	step -v "publish-$label" 120 bin/loadgen run -c "$SEARCH_CONCURRENCY" -d "$SEARCH_DURATION" -warmup "$SEARCH_WARMUP" \
+	step -v "publish-$label" 120 bin/loadgen run -c "$SEARCH_CONCURRENCY" -d "$SEARCH_DURATION" -warmup "$PUBLISH_WARMUP" \
 		-ref publish -json "$WORK/publish-$label.json" -tokens "$WORK/publish-$label.tokens" -body "publish=$body" \
+		"publish=POST $base/api/articles"
+	# One writer: the latency of a publish with nothing queued in front of it.
+	step -v "publish-$label-c1" 120 bin/loadgen run -c 1 -d "$SEARCH_SERVICE_DURATION" -warmup 1s \
+		-ref publish -json "$WORK/publish-$label-c1.json" -tokens "$WORK/publish-$label.tokens" -body "publish=$body" \
 		"publish=POST $base/api/articles"
 	stop_pid "$API_PID" "inkwell (publish $label)"
 	API_PID=""
@@ -146,7 +161,7 @@ json_field() {
 }
 
 search_section() {
-	local start=$SECONDS total base_secs base="http://$API_ADDR" before_bin before_rev="" limit
+	local start=$SECONDS total base_secs base="http://$API_ADDR" before_bin before_rev="" limit run label
 	SEARCH_BUSY_SEED=$(machine_busy 2)
 	say "search: seeding ${SEARCH_DB}_base without search ($SEARCH_ARTICLES articles, $SEARCH_USERS users); machine busy $SEARCH_BUSY_SEED of $(nproc) cores"
 	search_newdb "${SEARCH_DB}_base"
@@ -176,6 +191,15 @@ search_section() {
 	limit=$(awk -v n="${#targets[@]}" -v d="$(dur_s "$SEARCH_DURATION")" -v w="$(dur_s "$SEARCH_WARMUP")" 'BEGIN { printf "%d", n * (d + w + 35) + 30 }')
 	step -v search-rows "$limit" bin/loadgen run -c "$SEARCH_CONCURRENCY" -d "$SEARCH_DURATION" -warmup "$SEARCH_WARMUP" \
 		-timeout 30s -ref "${targets[0]%%=*}" -json "$WORK/search-rows.json" "${urls[@]}" "${targets[@]}"
+	local c1_urls=()
+	for row in ${SEARCH_ROWS//,/ }; do
+		tac "$WORK/search/$row.urls" >"$WORK/search/$row.c1.urls"
+		c1_urls+=(-urls "search-$row=$WORK/search/$row.c1.urls")
+	done
+	say "search: the same rows at one connection, 1s + $SEARCH_SERVICE_DURATION each"
+	limit=$(awk -v n="${#targets[@]}" -v d="$(dur_s "$SEARCH_SERVICE_DURATION")" 'BEGIN { printf "%d", n * (d + 1 + 35) + 30 }')
+	step -v search-rows-c1 "$limit" bin/loadgen run -c 1 -d "$SEARCH_SERVICE_DURATION" -warmup 1s \
+		-timeout 30s -ref "${targets[0]%%=*}" -json "$WORK/search-rows-c1.json" "${c1_urls[@]}" "${targets[@]}"
 	stop_pid "$API_PID" "inkwell (search)"
 	API_PID=""
 
@@ -198,11 +222,11 @@ search_section() {
 		printf 'Measured %s on commit `%s`, %s cores (`nproc`), %s; %s of %s cores busy in the 2 s before the seed, %s before the rows (all processes; other work on the machine skews the numbers).\n\n' \
 			"$(date -u '+%Y-%m-%d %H:%M UTC')" "$BUILT_REV" "$(nproc)" \
 			"$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo "?")" "$SEARCH_BUSY_SEED" "$(nproc)" "$SEARCH_BUSY"
-		printf -- '- Command: `%s` (BENCH_SEARCH_ARTICLES=%s BENCH_SEARCH_CONCURRENCY=%s BENCH_SEARCH_DURATION=%s BENCH_SEARCH_WARMUP=%s%s)\n' \
-			"$COMMAND" "$SEARCH_ARTICLES" "$SEARCH_CONCURRENCY" "$SEARCH_DURATION" "$SEARCH_WARMUP" "${REF:+ BENCH_REF=$REF}"
+		printf -- '- Command: `%s` (BENCH_SEARCH_ARTICLES=%s BENCH_SEARCH_CONCURRENCY=%s BENCH_SEARCH_DURATION=%s BENCH_SEARCH_WARMUP=%s BENCH_SEARCH_SERVICE_DURATION=%s%s)\n' \
+			"$COMMAND" "$SEARCH_ARTICLES" "$SEARCH_CONCURRENCY" "$SEARCH_DURATION" "$SEARCH_WARMUP" "$SEARCH_SERVICE_DURATION" "${REF:+ BENCH_REF=$REF}"
 		printf -- '- Data: `inkwell seed --articles %s --users %s` (bodies of 60–200 Zipf-drawn words, 5%% CJK); %s. Lexicon: %s words\n' \
 			"$SEARCH_ARTICLES" "$SEARCH_USERS" "$SEARCH_SEED_LINE" "$SEARCH_LEXICON"
-		printf -- '- Rows: one server (its hot-list job put off, `INKWELL_RANK_SCHEDULE=@every 24h`: its pass over a million articles would take the cores from whichever row it fell in), one row after another, closed loop, anonymous, each worker walking its own part of a file of 10,000–30,000 queries (no query repeats inside the 5 s answer cache): `search-mixed` 1–3 words from the seed'"'"'s word list, `search-rare` one made-up word (about 20 articles each), `search-common` 1–3 of the 30 commonest non-stop words, `search-misspelt` a word with two letters swapped that finds nothing and gets a suggestion (`suggest=false`: the failed search plus the lexicon lookup), `search-users` a username cut to 3 letters or more, `search-tags` a tag cut to 1 or more\n'
+		printf -- '- Rows: one server (its hot-list job put off, `INKWELL_RANK_SCHEDULE=@every 24h`: its pass over a million articles would take the cores from whichever row it fell in), one row after another, closed loop, anonymous, each after a warm-up (a fresh server'"'"'s word caches are empty and its pool connections plan each statement on first use; the warm-up'"'"'s queries are not measured again), each worker walking its own part of a file of 10,000–40,000 queries (no query repeats inside the 5 s answer cache): `search-mixed` 1–3 words from the seed'"'"'s word list, `search-rare` one made-up word (about 20 articles each), `search-common` 1–3 of the 30 commonest non-stop words, `search-misspelt` a word with two letters swapped that finds nothing and gets a suggestion (`suggest=false`: the failed search plus the lexicon lookup), `search-users` a username cut to 3 letters or more, `search-tags` a tag cut to 1 or more\n'
 		local before_text="no earlier build (BENCH_SEARCH_BEFORE_REF unset and no merge of h-search found)"
 		if [[ -n $before_rev ]]; then before_text="commit \`$before_rev\` (before the search index)"; fi
 		printf -- '- Publish: `POST /api/articles` (published at once, a 130-word body), %s writers, on a fresh database each: this build, and %s\n' \
@@ -210,11 +234,15 @@ search_section() {
 		printf -- '- Wall time: %s for the section (seeding included)\n\n' "$(mmss "$SEARCH_SECS")"
 		cat "$WORK/search-rows.out"
 		echo
+		printf 'The same rows at **one connection** (the files read from the end: none of these queries ran before), so nothing is queued in front of a search: its latency is the work one search takes.\n\n'
+		sed -n '/^| Case | Request/,/^$/p' "$WORK/search-rows-c1.out"
 		printf '| publish | req/s | p50 ms | p99 ms |\n|---|---:|---:|---:|\n'
-		for label in before after; do
-			[[ -s $WORK/publish-$label.json ]] || continue
-			printf '| %s | %s | %s | %s |\n' "$label" "$(json_field "$WORK/publish-$label.json" publish rps)" \
-				"$(json_field "$WORK/publish-$label.json" publish p50Ms)" "$(json_field "$WORK/publish-$label.json" publish p99Ms)"
+		for run in before after before-c1 after-c1; do
+			[[ -s $WORK/publish-$run.json ]] || continue
+			label=${run%-c1}
+			if [[ $run == *-c1 ]]; then label="$label, 1 writer"; else label="$label, $SEARCH_CONCURRENCY writers"; fi
+			printf '| %s | %s | %s | %s |\n' "$label" "$(json_field "$WORK/publish-$run.json" publish rps)" \
+				"$(json_field "$WORK/publish-$run.json" publish p50Ms)" "$(json_field "$WORK/publish-$run.json" publish p99Ms)"
 		done
 	} >"$WORK/search.md"
 }

@@ -44,7 +44,8 @@
 #                        of the doc (make bench-search)
 #   BENCH_SEARCH_ARTICLES articles of the search section's database (default 1000000)
 #   BENCH_SEARCH_DB      its name (default inkwell_bench_search2; also <name>_pub_before/_after)
-#   BENCH_SEARCH_CONCURRENCY / BENCH_SEARCH_DURATION / BENCH_SEARCH_WARMUP   per search row (16, 10s, 2s)
+#   BENCH_SEARCH_CONCURRENCY / BENCH_SEARCH_DURATION / BENCH_SEARCH_WARMUP   per search row (16, 10s, 15s)
+#   BENCH_SEARCH_SERVICE_DURATION  per search row at one connection (5s)
 #   BENCH_SEARCH_ROWS    only these search rows (default mixed,rare,common,misspelt,users,tags)
 #   BENCH_SEARCH_BEFORE_REF the build whose publish latency is "before" (default: the first parent of
 #                        the merge of h-search found in the history)
