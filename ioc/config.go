@@ -241,7 +241,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	intf(&c.DBFallbackConcurrency, "db-fallback-concurrency", "INKWELL_DB_FALLBACK_CONCURRENCY", 0, "cache reads sent to PostgreSQL at once by this instance while Redis fails (0: half the pool's max connections); the rest wait INKWELL_DB_FALLBACK_WAIT, then get 503 with Retry-After: 1")
 	dur(&c.DBFallbackWait, "db-fallback-wait", "INKWELL_DB_FALLBACK_WAIT", 100*time.Millisecond, "how long a cache read waits for one of the INKWELL_DB_FALLBACK_CONCURRENCY slots while Redis fails before it is answered 503")
 	dur(&c.RequestTimeout, "request-timeout", "INKWELL_REQUEST_TIMEOUT", 30*time.Second, "deadline of one HTTP request's work (database and Redis calls stop with it; answered 503); 0 disables")
-	str(&c.RedisURL, "redis-url", "REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL, redis://[user:password@]host:port/db; in cluster and sentinel mode more nodes follow as ?addr=host:port&addr=host:port")
+	str(&c.RedisURL, "redis-url", "REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL, redis://[user:password@]host:port/db; in cluster and sentinel mode more nodes follow as ?addr=host:port&addr=host:port; read_timeout, write_timeout (300ms) and dial_timeout (1s) may be set the same way")
 	str(&c.RedisMode, "redis-mode", "INKWELL_REDIS_MODE", "single", "how REDIS_URL is used: single (one server), cluster (seed nodes of a Redis Cluster) or sentinel (Sentinel addresses; needs INKWELL_REDIS_SENTINEL_MASTER)")
 	str(&c.RedisMaster, "redis-sentinel-master", "INKWELL_REDIS_SENTINEL_MASTER", "", "sentinel mode: name of the master the Sentinels monitor")
 	str(&c.RedisPrefix, "redis-prefix", "INKWELL_REDIS_PREFIX", "inkwell:", "prefix of every Redis key this instance writes")

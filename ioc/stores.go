@@ -128,6 +128,7 @@ func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
 		o = &redis.UniversalOptions{
 			Addrs: []string{p.Addr}, DB: p.DB, Username: p.Username, Password: p.Password, TLSConfig: p.TLSConfig,
 			ClientName: p.ClientName, Protocol: p.Protocol, MinRetryBackoff: p.MinRetryBackoff, MaxRetryBackoff: p.MaxRetryBackoff,
+			DialTimeout: p.DialTimeout, ReadTimeout: p.ReadTimeout, WriteTimeout: p.WriteTimeout,
 			PoolFIFO: p.PoolFIFO, PoolSize: p.PoolSize, PoolTimeout: p.PoolTimeout, MinIdleConns: p.MinIdleConns,
 			MaxIdleConns: p.MaxIdleConns, MaxActiveConns: p.MaxActiveConns, MaxConcurrentDials: p.MaxConcurrentDials,
 			ConnMaxIdleTime: p.ConnMaxIdleTime, ConnMaxLifetime: p.ConnMaxLifetime, ConnMaxLifetimeJitter: p.ConnMaxLifetimeJitter,
@@ -146,6 +147,7 @@ func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
 			ClientName: p.ClientName, Protocol: p.Protocol, MinRetryBackoff: p.MinRetryBackoff, MaxRetryBackoff: p.MaxRetryBackoff,
 			MaxRedirects: p.MaxRedirects, ReadOnly: p.ReadOnly, RouteByLatency: p.RouteByLatency,
 			RouteByLatencyTolerance: p.RouteByLatencyTolerance, RouteRandomly: p.RouteRandomly, FailingTimeoutSeconds: p.FailingTimeoutSeconds,
+			DialTimeout: p.DialTimeout, ReadTimeout: p.ReadTimeout, WriteTimeout: p.WriteTimeout,
 			PoolFIFO: p.PoolFIFO, PoolSize: p.PoolSize, PoolTimeout: p.PoolTimeout, MinIdleConns: p.MinIdleConns,
 			MaxIdleConns: p.MaxIdleConns, MaxActiveConns: p.MaxActiveConns, MaxConcurrentDials: p.MaxConcurrentDials,
 			ConnMaxIdleTime: p.ConnMaxIdleTime, ConnMaxLifetime: p.ConnMaxLifetime, ConnMaxLifetimeJitter: p.ConnMaxLifetimeJitter,
@@ -171,6 +173,7 @@ func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
 			ClientName: p.ClientName, Protocol: p.Protocol, MinRetryBackoff: p.MinRetryBackoff, MaxRetryBackoff: p.MaxRetryBackoff,
 			ReadOnly: p.ReplicaOnly, RouteByLatency: p.RouteByLatency, RouteByLatencyTolerance: p.RouteByLatencyTolerance,
 			RouteRandomly: p.RouteRandomly, DisableIdentity: p.DisableIdentity, IdentitySuffix: p.IdentitySuffix,
+			DialTimeout: p.DialTimeout, ReadTimeout: p.ReadTimeout, WriteTimeout: p.WriteTimeout,
 			PoolFIFO: p.PoolFIFO, PoolSize: p.PoolSize, PoolTimeout: p.PoolTimeout, MinIdleConns: p.MinIdleConns,
 			MaxIdleConns: p.MaxIdleConns, MaxActiveConns: p.MaxActiveConns, MaxConcurrentDials: p.MaxConcurrentDials,
 			ConnMaxIdleTime: p.ConnMaxIdleTime, ConnMaxLifetime: p.ConnMaxLifetime, ConnMaxLifetimeJitter: p.ConnMaxLifetimeJitter,
@@ -184,10 +187,25 @@ func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
 	// Redis; a pooled connection that Redis closed is found by the pool's health check before
 	// use, so retries are not needed for that). After a few failures in a row the circuit breaker
 	// (the hook NewRedis installs) stops calling Redis at all for a while. The settings apply to
-	// every node a cluster or Sentinel client talks to.
-	o.DialTimeout = time.Second
-	o.ReadTimeout = 300 * time.Millisecond
-	o.WriteTimeout = 300 * time.Millisecond
+	// every node a cluster or Sentinel client talks to. The URL may set longer (or shorter)
+	// timeouts, for a Redis farther away than the same network; never none, which would leave a
+	// request waiting on a Redis that stopped answering instead of falling back.
+	for _, t := range []struct {
+		param string
+		value *time.Duration
+		def   time.Duration
+	}{
+		{"dial_timeout", &o.DialTimeout, time.Second},
+		{"read_timeout", &o.ReadTimeout, 300 * time.Millisecond},
+		{"write_timeout", &o.WriteTimeout, 300 * time.Millisecond},
+	} {
+		switch {
+		case *t.value == 0:
+			*t.value = t.def
+		case *t.value < 0:
+			return nil, fmt.Errorf("REDIS_URL: %s must be a positive duration such as 500ms or 2s (the default is %s); inkwell needs a bound to fall back to PostgreSQL when Redis stops answering", t.param, t.def)
+		}
+	}
 	o.MaxRetries = -1   // go-redis: 0 would mean its default of 3
 	o.DialerRetries = 1 // go-redis would otherwise retry a refused dial 5 times, 100 ms apart
 	return o, nil

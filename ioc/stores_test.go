@@ -1,6 +1,7 @@
 package ioc
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +78,49 @@ func TestConnectTimeout(t *testing.T) {
 			ConnectTimeout(&Config{DatabaseURL: tc.url, DBConnectTimeout: tc.setting}, pcfg)
 			if got := pcfg.ConnConfig.ConnectTimeout; got != tc.want {
 				t.Errorf("connect timeout %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Redis calls are bounded by short timeouts unless REDIS_URL sets others; a URL that would
+// remove the bound is refused, since a request would then wait on a silent Redis instead of
+// falling back to PostgreSQL.
+func TestRedisTimeouts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, mode, url   string
+		dial, read, write time.Duration
+		wantErr           string
+	}{
+		{name: "defaults", mode: RedisSingle, url: "redis://127.0.0.1:6379/0",
+			dial: time.Second, read: 300 * time.Millisecond, write: 300 * time.Millisecond},
+		{name: "the URL's own", mode: RedisSingle, url: "redis://127.0.0.1:6379/0?read_timeout=2s&write_timeout=1500ms&dial_timeout=3",
+			dial: 3 * time.Second, read: 2 * time.Second, write: 1500 * time.Millisecond},
+		{name: "cluster, one set", mode: RedisCluster, url: "redis://127.0.0.1:7000?addr=127.0.0.1:7001&read_timeout=1s",
+			dial: time.Second, read: time.Second, write: 300 * time.Millisecond},
+		{name: "sentinel, one set", mode: RedisSentinel, url: "redis://127.0.0.1:26379/0?master_name=m&write_timeout=700ms",
+			dial: time.Second, read: 300 * time.Millisecond, write: 700 * time.Millisecond},
+		{name: "zero is no timeout: refused", mode: RedisSingle, url: "redis://127.0.0.1:6379/0?read_timeout=0", wantErr: "read_timeout must be a positive duration"},
+		{name: "negative: refused", mode: RedisSingle, url: "redis://127.0.0.1:6379/0?dial_timeout=-1s", wantErr: "dial_timeout must be a positive duration"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o, err := RedisOptions(&Config{RedisMode: tc.mode, RedisURL: tc.url})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.DialTimeout != tc.dial || o.ReadTimeout != tc.read || o.WriteTimeout != tc.write {
+				t.Errorf("dial %s, read %s, write %s; want %s, %s, %s", o.DialTimeout, o.ReadTimeout, o.WriteTimeout, tc.dial, tc.read, tc.write)
+			}
+			if o.MaxRetries != -1 {
+				t.Errorf("MaxRetries %d, want -1 (none) whatever the URL says", o.MaxRetries)
 			}
 		})
 	}
