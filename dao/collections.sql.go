@@ -65,6 +65,17 @@ func (q *Queries) ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]
 	return items, nil
 }
 
+const collectionCountByOwner = `-- name: CollectionCountByOwner :one
+SELECT count(*)::int FROM collections WHERE owner_id = $1::bigint
+`
+
+func (q *Queries) CollectionCountByOwner(ctx context.Context, db DBTX, ownerID int64) (int32, error) {
+	row := db.QueryRow(ctx, collectionCountByOwner, ownerID)
+	var column_1 int32
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const collectionDelete = `-- name: CollectionDelete :many
 WITH gone AS (
     DELETE FROM collection_items WHERE collection_id = $1::bigint RETURNING article_id
@@ -304,6 +315,18 @@ func (q *Queries) CollectionLockForDelete(ctx context.Context, db DBTX, id int64
 	var owner_id int64
 	err := row.Scan(&owner_id)
 	return owner_id, err
+}
+
+const collectionLockOwner = `-- name: CollectionLockOwner :exec
+SELECT pg_advisory_xact_lock(hashtextextended('collections', $1::bigint))
+`
+
+// Serializes folder creation per owner for the rest of the transaction, so the cap is counted and
+// kept by one creation at a time (concurrent creates at the cap cannot all pass the count). The
+// owner id seeds the hash of the lock's name.
+func (q *Queries) CollectionLockOwner(ctx context.Context, db DBTX, ownerID int64) error {
+	_, err := db.Exec(ctx, collectionLockOwner, ownerID)
+	return err
 }
 
 const collectionUpdate = `-- name: CollectionUpdate :one

@@ -149,6 +149,7 @@ type Querier interface {
 	// only published articles carry one (drafts and withdrawn articles are not searchable, and
 	// publishing computes it).
 	ArticleUpdateContent(ctx context.Context, db DBTX, arg ArticleUpdateContentParams) (ArticleUpdateContentRow, error)
+	CollectionCountByOwner(ctx context.Context, db DBTX, ownerID int64) (int32, error)
 	// Deletes the folder and returns the articles it held, whose collect counters must go down.
 	CollectionDelete(ctx context.Context, db DBTX, id int64) ([]int64, error)
 	CollectionGetByID(ctx context.Context, db DBTX, id int64) (Collection, error)
@@ -163,6 +164,10 @@ type Querier interface {
 	// statement, then sees (and uncounts) its item; an Add arriving later waits and finds no folder.
 	// Returns the owner, whose collected flags the deletion changes.
 	CollectionLockForDelete(ctx context.Context, db DBTX, id int64) (int64, error)
+	// Serializes folder creation per owner for the rest of the transaction, so the cap is counted and
+	// kept by one creation at a time (concurrent creates at the cap cannot all pass the count). The
+	// owner id seeds the hash of the lock's name.
+	CollectionLockOwner(ctx context.Context, db DBTX, ownerID int64) error
 	// Returns the folder with its article count (kept by a trigger), as the list shows it.
 	CollectionUpdate(ctx context.Context, db DBTX, arg CollectionUpdateParams) (Collection, error)
 	CommentDelete(ctx context.Context, db DBTX, id int64) (int64, error)

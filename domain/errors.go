@@ -96,6 +96,9 @@ var ErrIllegalTransition = fmt.Errorf("%w: illegal status transition", ErrConfli
 // ErrCollectionNameTaken means the owner already has a collection with this name.
 var ErrCollectionNameTaken = errors.New("collection name has already been taken")
 
+// ErrCollectionLimit means the owner has the most collections one account may have.
+var ErrCollectionLimit = errors.New("too many collections")
+
 // ErrIdempotencyInFlight means a request with the same Idempotency-Key is still being processed.
 var ErrIdempotencyInFlight = fmt.Errorf("%w: a request with this Idempotency-Key is still in flight", ErrConflict)
 

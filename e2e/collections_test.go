@@ -3,9 +3,13 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // folderOf is the "collection" object of a response.
@@ -397,4 +401,28 @@ func TestCollectionArticlesPaging(t *testing.T) {
 	if c := foldersOf(t, app.Do("GET", "/api/collections", owner, nil).Expect(t, http.StatusOK)); c[0]["articlesCount"] != 4.0 {
 		t.Fatalf("folder count after deleting an article: %v", c[0]["articlesCount"])
 	}
+}
+
+// An account has at most service.MaxCollections folders, so their list, which is not paged, stays
+// one bounded page; the next create says how many are allowed and leaves nothing behind.
+func TestCollectionsCap(t *testing.T) {
+	parallel(t)
+	app := startApp(t, func(c *ioc.Config) { c.RateWrites = "0" })
+	owner := app.Register("hoarder")
+	var last string
+	for i := range service.MaxCollections {
+		last = app.createFolder(owner, fmt.Sprintf("Folder %03d", i))
+	}
+	over := app.Do("POST", "/api/collections", owner, folderBody(str("One too many"), nil))
+	requireErrorField(t, over, http.StatusUnprocessableEntity, "collection")
+	if !strings.Contains(string(over.Body), strconv.Itoa(service.MaxCollections)) {
+		t.Fatalf("the refusal does not say the cap: %s", over.Body)
+	}
+	if l := foldersOf(t, app.Do("GET", "/api/collections", owner, nil).Expect(t, http.StatusOK)); len(l) != service.MaxCollections {
+		t.Fatalf("%d folders listed, want %d", len(l), service.MaxCollections)
+	}
+	// Deleting one makes room again; another account is not affected.
+	app.Do("DELETE", last, owner, nil).Expect(t, http.StatusNoContent)
+	app.createFolder(owner, "One too many")
+	app.createFolder(app.Register("newcomer"), "First")
 }

@@ -25,11 +25,28 @@ func NewCollectionRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.
 	return &CollectionRepository{pool: pool, q: q, counters: counters, viewers: viewers}
 }
 
-// Create inserts a folder; domain.ErrCollectionNameTaken if the owner has one of that name.
-func (r *CollectionRepository) Create(ctx context.Context, c domain.Collection) (domain.Collection, error) {
-	row, err := r.q.CollectionInsert(ctx, r.pool, dao.CollectionInsertParams{OwnerID: c.OwnerID, Name: c.Name, Description: c.Description})
+// Create inserts a folder unless the owner has max folders already (domain.ErrCollectionLimit)
+// or one of that name (domain.ErrCollectionNameTaken). Creations by one owner take a
+// transaction-scoped lock first, so the count and the insert are one step: concurrent creates at
+// the cap cannot all pass the count.
+func (r *CollectionRepository) Create(ctx context.Context, c domain.Collection, max int) (domain.Collection, error) {
+	var row dao.Collection
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+		if err := r.q.CollectionLockOwner(ctx, tx, c.OwnerID); err != nil {
+			return wrapf(err, "lock collections of user %d", c.OwnerID)
+		}
+		n, err := r.q.CollectionCountByOwner(ctx, tx, c.OwnerID)
+		if err != nil {
+			return wrapf(err, "count collections of user %d", c.OwnerID)
+		}
+		if int(n) >= max {
+			return domain.ErrCollectionLimit
+		}
+		row, err = r.q.CollectionInsert(ctx, tx, dao.CollectionInsertParams{OwnerID: c.OwnerID, Name: c.Name, Description: c.Description})
+		return wrapf(err, "insert collection")
+	})
 	if err != nil {
-		return domain.Collection{}, wrapf(err, "insert collection")
+		return domain.Collection{}, err
 	}
 	return collectionFromRow(row, 0), nil
 }

@@ -3,8 +3,10 @@ package repository_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,6 +54,9 @@ func setupCollections(t *testing.T, db *testenv.DB) colEnv {
 }
 
 // collectionOpts are the fields of a folder to create; empty ones get unique defaults.
+// folderCap is the per-owner cap the tests create under when the cap is not what they test.
+const folderCap = 1000
+
 type collectionOpts struct {
 	Owner       domain.User // zero: a new user
 	Name        string      // empty: unique
@@ -66,7 +71,7 @@ func (c colEnv) createCollection(t *testing.T, o collectionOpts) domain.Collecti
 	if o.Name == "" {
 		o.Name = "Folder " + testenv.RandomID(4)
 	}
-	col, err := c.cols.Create(t.Context(), domain.Collection{OwnerID: o.Owner.ID, Name: o.Name, Description: o.Description})
+	col, err := c.cols.Create(t.Context(), domain.Collection{OwnerID: o.Owner.ID, Name: o.Name, Description: o.Description}, folderCap)
 	if err != nil {
 		t.Fatalf("create collection %q: %v", o.Name, err)
 	}
@@ -220,7 +225,7 @@ func TestCollectionRepository_Folders(t *testing.T) {
 		owner, other := createUser(t, c.users, userOpts{}), createUser(t, c.users, userOpts{})
 		c.createCollection(t, collectionOpts{Owner: owner, Name: "Go"})
 		keep := c.createCollection(t, collectionOpts{Owner: owner, Name: "Rust"})
-		if _, err := c.cols.Create(t.Context(), domain.Collection{OwnerID: owner.ID, Name: "GO"}); !errors.Is(err, domain.ErrCollectionNameTaken) {
+		if _, err := c.cols.Create(t.Context(), domain.Collection{OwnerID: owner.ID, Name: "GO"}, folderCap); !errors.Is(err, domain.ErrCollectionNameTaken) {
 			t.Fatalf("duplicate Create error = %v, want ErrCollectionNameTaken", err)
 		}
 		if _, err := c.cols.Update(t.Context(), domain.Collection{ID: keep.ID, Name: "go"}); !errors.Is(err, domain.ErrCollectionNameTaken) {
@@ -232,6 +237,46 @@ func TestCollectionRepository_Folders(t *testing.T) {
 		c.createCollection(t, collectionOpts{Owner: other, Name: "Go"})
 		if n := c.count(t, "SELECT count(*) FROM collections WHERE owner_id = $1", owner.ID); n != 2 {
 			t.Fatalf("owner has %d folders, want 2", n)
+		}
+	})
+
+	t.Run("concurrent creates at the cap: exactly the cap is kept", func(t *testing.T) {
+		t.Parallel()
+		c := setupCollections(t, db)
+		owner, other := createUser(t, c.users, userOpts{}), createUser(t, c.users, userOpts{})
+		const max, tries = 3, 12
+		c.createCollection(t, collectionOpts{Owner: owner, Name: "Existing"})
+		errs := make([]error, tries)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range tries {
+			wg.Go(func() {
+				<-start
+				_, errs[i] = c.cols.Create(t.Context(), domain.Collection{OwnerID: owner.ID, Name: fmt.Sprintf("Race %d", i)}, max)
+			})
+		}
+		close(start)
+		wg.Wait()
+		var created, refused int
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				created++
+			case errors.Is(err, domain.ErrCollectionLimit):
+				refused++
+			default:
+				t.Fatalf("Create: %v", err)
+			}
+		}
+		if created != max-1 || refused != tries-(max-1) {
+			t.Fatalf("%d created and %d refused, want %d and %d", created, refused, max-1, tries-(max-1))
+		}
+		if n := c.count(t, "SELECT count(*) FROM collections WHERE owner_id = $1", owner.ID); n != max {
+			t.Fatalf("owner has %d folders, want the cap %d", n, max)
+		}
+		// The cap is per owner.
+		if _, err := c.cols.Create(t.Context(), domain.Collection{OwnerID: other.ID, Name: "Mine"}, max); err != nil {
+			t.Fatalf("another owner's first folder: %v", err)
 		}
 	})
 

@@ -25,7 +25,7 @@ func TestCountersExactAfterLostIncrements(t *testing.T) {
 	t.Run("collects", func(t *testing.T) {
 		a := createArticle(t, e, articleOpts{})
 		owner := createUser(t, e.users, userOpts{})
-		col, err := cols.Create(ctx, domain.Collection{OwnerID: owner.ID, Name: "Later"})
+		col, err := cols.Create(ctx, domain.Collection{OwnerID: owner.ID, Name: "Later"}, folderCap)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/inkwell-dev/inkwell/domain"
@@ -12,8 +13,9 @@ import (
 
 // CollectionRepository stores collection folders and their items.
 type CollectionRepository interface {
-	// Create returns domain.ErrCollectionNameTaken when the owner has a folder of that name.
-	Create(ctx context.Context, c domain.Collection) (domain.Collection, error)
+	// Create returns domain.ErrCollectionLimit when the owner has max folders already, and
+	// domain.ErrCollectionNameTaken when the owner has a folder of that name.
+	Create(ctx context.Context, c domain.Collection, max int) (domain.Collection, error)
 	Get(ctx context.Context, id int64) (domain.Collection, error)
 	ListByOwner(ctx context.Context, ownerID int64) ([]domain.Collection, error)
 	Update(ctx context.Context, c domain.Collection) (domain.Collection, error)
@@ -41,6 +43,9 @@ type CollectionInput struct {
 	Name, Description *string
 }
 
+// MaxCollections bounds how many folders one user may have: the list of them is one page.
+const MaxCollections = 200
+
 // Create makes a folder for viewerID.
 func (s *CollectionService) Create(ctx context.Context, viewerID int64, in CollectionInput) (domain.Collection, error) {
 	name, desc := "", ""
@@ -55,7 +60,10 @@ func (s *CollectionService) Create(ctx context.Context, viewerID int64, in Colle
 	if err := v.OrNil(); err != nil {
 		return domain.Collection{}, err
 	}
-	c, err := s.cols.Create(ctx, domain.Collection{OwnerID: viewerID, Name: strings.TrimSpace(name), Description: desc})
+	c, err := s.cols.Create(ctx, domain.Collection{OwnerID: viewerID, Name: strings.TrimSpace(name), Description: desc}, MaxCollections)
+	if errors.Is(err, domain.ErrCollectionLimit) {
+		return domain.Collection{}, domain.NewValidationError("collection", fmt.Sprintf("you have %d collections already, the most one account may have; delete one first", MaxCollections))
+	}
 	return c, nameTakenAsValidation(err)
 }
 

@@ -42,7 +42,7 @@ var errFolderNotFound = fmt.Errorf("get collection 99: %w", domain.ErrNotFound)
 
 // noFolderWrites proves the collection repository was never asked to change anything.
 func noFolderWrites(d colDeps) {
-	d.cols.EXPECT().Create(gomock.Any(), gomock.Any()).Times(0)
+	d.cols.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	d.cols.EXPECT().Update(gomock.Any(), gomock.Any()).Times(0)
 	d.cols.EXPECT().Delete(gomock.Any(), gomock.Any()).Times(0)
 	d.cols.EXPECT().Add(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
@@ -107,7 +107,7 @@ func TestCollectionService_Create(t *testing.T) {
 			name: "created for the viewer with a trimmed name",
 			in:   service.CollectionInput{Name: ptr("  Later  "), Description: ptr("to read")},
 			buildStubs: func(d colDeps) {
-				d.cols.EXPECT().Create(gomock.Any(), domain.Collection{OwnerID: reader.ID, Name: "Later", Description: "to read"}).
+				d.cols.EXPECT().Create(gomock.Any(), domain.Collection{OwnerID: reader.ID, Name: "Later", Description: "to read"}, service.MaxCollections).
 					Return(readerFolder, nil)
 			},
 			check: wantCollection(readerFolder),
@@ -116,7 +116,7 @@ func TestCollectionService_Create(t *testing.T) {
 			name: "a description is optional",
 			in:   service.CollectionInput{Name: ptr("Later")},
 			buildStubs: func(d colDeps) {
-				d.cols.EXPECT().Create(gomock.Any(), domain.Collection{OwnerID: reader.ID, Name: "Later"}).Return(readerFolder, nil)
+				d.cols.EXPECT().Create(gomock.Any(), domain.Collection{OwnerID: reader.ID, Name: "Later"}, service.MaxCollections).Return(readerFolder, nil)
 			},
 			check: wantCollection(readerFolder),
 		},
@@ -124,7 +124,7 @@ func TestCollectionService_Create(t *testing.T) {
 			name: "a name of exactly 100 characters, multi-byte, is fine",
 			in:   service.CollectionInput{Name: ptr(strings.Repeat("é", 100))},
 			buildStubs: func(d colDeps) {
-				d.cols.EXPECT().Create(gomock.Any(), domain.Collection{OwnerID: reader.ID, Name: strings.Repeat("é", 100)}).Return(readerFolder, nil)
+				d.cols.EXPECT().Create(gomock.Any(), domain.Collection{OwnerID: reader.ID, Name: strings.Repeat("é", 100)}, service.MaxCollections).Return(readerFolder, nil)
 			},
 			check: wantCollection(readerFolder),
 		},
@@ -158,15 +158,25 @@ func TestCollectionService_Create(t *testing.T) {
 			name: "a name the viewer already uses",
 			in:   service.CollectionInput{Name: ptr("Later")},
 			buildStubs: func(d colDeps) {
-				d.cols.EXPECT().Create(gomock.Any(), gomock.Any()).Return(domain.Collection{}, errNameUsed)
+				d.cols.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Return(domain.Collection{}, errNameUsed)
 			},
 			check: wantCollectionValidation(takenName),
+		},
+		{
+			name: "an account at the cap is told how many it may have",
+			in:   service.CollectionInput{Name: ptr("Later")},
+			buildStubs: func(d colDeps) {
+				d.cols.EXPECT().Create(gomock.Any(), gomock.Any(), service.MaxCollections).Return(domain.Collection{}, domain.ErrCollectionLimit)
+			},
+			check: wantCollectionValidation(map[string][]string{
+				"collection": {"you have 200 collections already, the most one account may have; delete one first"},
+			}),
 		},
 		{
 			name: "a storage failure is not the client's fault",
 			in:   service.CollectionInput{Name: ptr("Later")},
 			buildStubs: func(d colDeps) {
-				d.cols.EXPECT().Create(gomock.Any(), gomock.Any()).Return(domain.Collection{}, errStorage)
+				d.cols.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any()).Return(domain.Collection{}, errStorage)
 			},
 			check: func(t *testing.T, _ domain.Collection, err error) {
 				requireNoValidation(t, err)

@@ -57,18 +57,18 @@ func (mr *MockCollectionRepositoryMockRecorder) Add(ctx, collectionID, articleID
 }
 
 // Create mocks base method.
-func (m *MockCollectionRepository) Create(ctx context.Context, c domain.Collection) (domain.Collection, error) {
+func (m *MockCollectionRepository) Create(ctx context.Context, c domain.Collection, max int) (domain.Collection, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Create", ctx, c)
+	ret := m.ctrl.Call(m, "Create", ctx, c, max)
 	ret0, _ := ret[0].(domain.Collection)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
 
 // Create indicates an expected call of Create.
-func (mr *MockCollectionRepositoryMockRecorder) Create(ctx, c any) *gomock.Call {
+func (mr *MockCollectionRepositoryMockRecorder) Create(ctx, c, max any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockCollectionRepository)(nil).Create), ctx, c)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockCollectionRepository)(nil).Create), ctx, c, max)
 }
 
 // Delete mocks base method.
