@@ -58,7 +58,7 @@ func NewJWTConfig(cfg *ioc.Config) auth.JWTConfig {
 // NewSessionConfig returns token lifetimes and the revocation lease: 3 s, so a logout while Redis
 // is unreachable waits about that long; renewals look 30 s back while the lease holds.
 func NewSessionConfig(cfg *ioc.Config) service.SessionConfig {
-	return service.SessionConfig{AccessTTL: cfg.JWTLifetime, RefreshTTL: cfg.RefreshLifetime,
+	return service.SessionConfig{AccessTTL: cfg.JWTLifetime, RefreshTTL: cfg.RefreshLifetime, PerUser: cfg.SessionsPerUser,
 		RevocationLease: 3 * time.Second, RecentRevocations: 30 * time.Second}
 }
 

@@ -41,7 +41,7 @@ func TestDefaultAccessTokenOutlastsADay(t *testing.T) {
 	ctrl := gomock.NewController(t)
 	repo := mocks.NewMockSessionRepository(ctrl)
 	revoked := mocks.NewMockRevocationCache(ctrl)
-	repo.EXPECT().Create(gomock.Any(), gomock.Any(), int64(7), gomock.Any(), gomock.Any(), gomock.Any()).Return(nil)
+	repo.EXPECT().Create(gomock.Any(), gomock.Any(), int64(7), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(nil, nil)
 	// Not revoked, and the cache holds its lease: every check answers from Redis.
 	revoked.EXPECT().IsRevoked(gomock.Any(), gomock.Any()).Return(false, true, nil).AnyTimes()
 	sessions := service.NewSessionService(repo, revoked, tokens, mocks.NewMockAPIKeyRepository(ctrl), NewSessionConfig(cfg),

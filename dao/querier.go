@@ -440,6 +440,10 @@ type Querier interface {
 	// The user's sessions that can still be refreshed: not revoked, with an unspent refresh token
 	// that has not expired.
 	SessionListLiveByUser(ctx context.Context, db DBTX, userID int64) ([]SessionListLiveByUserRow, error)
+	// Serializes session starts per user for the rest of the transaction, so the cap on live sessions
+	// (SessionRevokeBeyond) is kept by one start at a time. The user id seeds the hash of the lock's
+	// name.
+	SessionLockUser(ctx context.Context, db DBTX, userID int64) error
 	// Live sessions unused (not refreshed) for longer than keep whose newest refresh token has
 	// expired: nothing can refresh them, and their last access token expired long ago. The newest
 	// expiry is a subquery per candidate (an aggregate, so the planner keeps it a probe of
@@ -458,6 +462,11 @@ type Querier interface {
 	SessionRevokeAllByUser(ctx context.Context, db DBTX, arg SessionRevokeAllByUserParams) ([]string, error)
 	// Ends every live session of the user, returning their ids for the revocation cache.
 	SessionRevokeAllOfUser(ctx context.Context, db DBTX, userID int64) ([]string, error)
+	// Ends the user's unrevoked sessions beyond the @keep most recently used (a refresh is a use),
+	// returning their ids so each gets its revocation mark. It runs after each start, so the user's
+	// unrevoked sessions, which it reads (sessions_user_live_idx) and sorts, are at most @keep + 1
+	// (an expired session that was never revoked is among the least recently used: it goes first).
+	SessionRevokeBeyond(ctx context.Context, db DBTX, arg SessionRevokeBeyondParams) ([]string, error)
 	// Revokes one of the user's live sessions; 0 rows: not the user's, unknown or already revoked.
 	SessionRevokeOwned(ctx context.Context, db DBTX, arg SessionRevokeOwnedParams) (int64, error)
 	// The sessions revoked in the last within_seconds by the clock of the database (no instance clock

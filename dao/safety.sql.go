@@ -361,6 +361,18 @@ func (q *Queries) SessionListLiveByUser(ctx context.Context, db DBTX, userID int
 	return items, nil
 }
 
+const sessionLockUser = `-- name: SessionLockUser :exec
+SELECT pg_advisory_xact_lock(hashtextextended('sessions', $1::bigint))
+`
+
+// Serializes session starts per user for the rest of the transaction, so the cap on live sessions
+// (SessionRevokeBeyond) is kept by one start at a time. The user id seeds the hash of the lock's
+// name.
+func (q *Queries) SessionLockUser(ctx context.Context, db DBTX, userID int64) error {
+	_, err := db.Exec(ctx, sessionLockUser, userID)
+	return err
+}
+
 const sessionRevoke = `-- name: SessionRevoke :one
 UPDATE sessions SET revoked_at = COALESCE(revoked_at, clock_timestamp()) WHERE id = $1::text RETURNING user_id
 `
@@ -390,6 +402,46 @@ type SessionRevokeAllByUserParams struct {
 // each gets its revocation mark.
 func (q *Queries) SessionRevokeAllByUser(ctx context.Context, db DBTX, arg SessionRevokeAllByUserParams) ([]string, error) {
 	rows, err := db.Query(ctx, sessionRevokeAllByUser, arg.UserID, arg.Keep)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sessionRevokeBeyond = `-- name: SessionRevokeBeyond :many
+UPDATE sessions SET revoked_at = clock_timestamp()
+WHERE id IN (
+    SELECT s.id FROM sessions s
+    WHERE s.user_id = $1::bigint AND s.revoked_at IS NULL
+    ORDER BY COALESCE(s.last_used_at, s.created_at) DESC, s.id
+    OFFSET $2::int
+) AND revoked_at IS NULL
+RETURNING id
+`
+
+type SessionRevokeBeyondParams struct {
+	UserID int64
+	Keep   int32
+}
+
+// Ends the user's unrevoked sessions beyond the @keep most recently used (a refresh is a use),
+// returning their ids so each gets its revocation mark. It runs after each start, so the user's
+// unrevoked sessions, which it reads (sessions_user_live_idx) and sorts, are at most @keep + 1
+// (an expired session that was never revoked is among the least recently used: it goes first).
+func (q *Queries) SessionRevokeBeyond(ctx context.Context, db DBTX, arg SessionRevokeBeyondParams) ([]string, error) {
+	rows, err := db.Query(ctx, sessionRevokeBeyond, arg.UserID, arg.Keep)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/ioc"
 )
 
 // TestSessionControl: a user lists and ends sessions, logs out everywhere, and a credential
@@ -284,4 +285,33 @@ func TestAPIKeyLimits(t *testing.T) {
 			t.Fatalf("created %d, stored %d; want exactly 20", created, n)
 		}
 	})
+}
+
+// A user holds at most INKWELL_SESSIONS_PER_USER live sessions: a login past it ends the least
+// recently used (refreshed) one, on every instance before the login is answered, as a logout
+// would; the others, the refreshed old one included, keep working.
+func TestSessionControl_PerUserCap(t *testing.T) {
+	parallel(t)
+	db, rds := testenv.NewDB(t), testenv.NewRedis(t)
+	tweak := func(c *ioc.Config) { noAuthLimit(c); c.SessionsPerUser = 3 }
+	a, b := startReplica(t, db, rds.Prefix, tweak), startReplica(t, db, rds.Prefix, tweak)
+
+	acc := signUp(t, a, accountOpts{}) // registration opens the first session
+	second := logIn(t, b, acc)
+	third := logIn(t, a, acc)
+	first := refreshOf(t, b.refresh(t, acc.Refresh)) // the oldest, now the most recently used
+	fourth := logIn(t, a, acc)                       // one past the cap: ends the second
+
+	requireErrorField(t, b.call(t, "GET", "/api/user", second.Access, nil), http.StatusUnauthorized, "token")
+	requireRefreshRefused(t, b.refresh(t, second.Refresh))
+	for i, s := range []session{first, third, fourth} {
+		for _, app := range []*testApp{a, b} {
+			if r := app.call(t, "GET", "/api/user", s.Access, nil); r.Status != http.StatusOK {
+				t.Fatalf("session %d refused after the cap ended another: %d %s", i, r.Status, r.Body)
+			}
+		}
+	}
+	if list := b.call(t, "GET", "/api/user/sessions", fourth.Access, nil).Expect(t, http.StatusOK).JSON(t)["sessions"].([]any); len(list) != 3 {
+		t.Fatalf("%d sessions listed, want the cap of 3: %v", len(list), list)
+	}
 }

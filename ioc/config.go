@@ -55,6 +55,7 @@ type Config struct {
 	JWTIssuer       string
 	JWTLifetime     time.Duration
 	RefreshLifetime time.Duration
+	SessionsPerUser int
 	RateAuth        string
 	RateWrites      string
 	TrustedProxies  string
@@ -260,6 +261,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	// that refresh can set it short (e.g. 15m) and rotate with refresh tokens.
 	dur(&c.JWTLifetime, "jwt-lifetime", "INKWELL_JWT_LIFETIME", DefaultJWTLifetime, "access token lifetime (RealWorld front ends never refresh; native clients that refresh can set e.g. 15m)")
 	dur(&c.RefreshLifetime, "refresh-lifetime", "INKWELL_REFRESH_LIFETIME", 30*24*time.Hour, "refresh token lifetime")
+	intf(&c.SessionsPerUser, "sessions-per-user", "INKWELL_SESSIONS_PER_USER", 100, "live login sessions one user may hold; a login past it ends the least recently used (refreshed) one")
 	str(&c.RateAuth, "rate-auth", "INKWELL_RATE_AUTH", "60/1m", "per-client-IP limit on registration, login and code login (N/duration; 0 disables)")
 	str(&c.RateWrites, "rate-writes", "INKWELL_RATE_WRITES", "300/1m", "per-user limit on writes (N/duration; 0 disables)")
 	str(&c.TrustedProxies, "trusted-proxies", "INKWELL_TRUSTED_PROXIES", "", "comma-separated proxy IPs/CIDRs whose X-Forwarded-For names the client")
@@ -370,6 +372,9 @@ func (c *Config) Validate(log *slog.Logger) error {
 	}
 	if c.JWTLifetime <= 0 || c.RefreshLifetime <= 0 {
 		errs = append(errs, errors.New("INKWELL_JWT_LIFETIME and INKWELL_REFRESH_LIFETIME must be positive"))
+	}
+	if c.SessionsPerUser < 1 {
+		errs = append(errs, fmt.Errorf("INKWELL_SESSIONS_PER_USER must be at least 1, not %d", c.SessionsPerUser))
 	}
 	for name, v := range map[string]string{"INKWELL_RATE_AUTH": c.RateAuth, "INKWELL_RATE_WRITES": c.RateWrites} {
 		if _, _, err := ParseRate(v); err != nil {

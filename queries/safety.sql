@@ -21,6 +21,26 @@ SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_st
 -- name: SessionInsert :exec
 INSERT INTO sessions (id, user_id, user_agent) VALUES (@id::text, @user_id::bigint, @user_agent::text);
 
+-- name: SessionLockUser :exec
+-- Serializes session starts per user for the rest of the transaction, so the cap on live sessions
+-- (SessionRevokeBeyond) is kept by one start at a time. The user id seeds the hash of the lock's
+-- name.
+SELECT pg_advisory_xact_lock(hashtextextended('sessions', @user_id::bigint));
+
+-- name: SessionRevokeBeyond :many
+-- Ends the user's unrevoked sessions beyond the @keep most recently used (a refresh is a use),
+-- returning their ids so each gets its revocation mark. It runs after each start, so the user's
+-- unrevoked sessions, which it reads (sessions_user_live_idx) and sorts, are at most @keep + 1
+-- (an expired session that was never revoked is among the least recently used: it goes first).
+UPDATE sessions SET revoked_at = clock_timestamp()
+WHERE id IN (
+    SELECT s.id FROM sessions s
+    WHERE s.user_id = @user_id::bigint AND s.revoked_at IS NULL
+    ORDER BY COALESCE(s.last_used_at, s.created_at) DESC, s.id
+    OFFSET @keep::int
+) AND revoked_at IS NULL
+RETURNING id;
+
 -- name: SessionTouch :exec
 -- Notes a refresh as the session's last use: the only write that tracks use, so plain requests
 -- cost none.

@@ -130,7 +130,7 @@ func TestAccountCodes(t *testing.T) {
 		u := createUser(t, e.users, userOpts{})
 		sessions, keys := repository.NewSessionRepository(db.Pool, dao.New()), repository.NewAPIKeyRepository(db.Pool, dao.New())
 		for _, sid := range []string{"s-" + u.Username + "-1", "s-" + u.Username + "-2"} {
-			if err := sessions.Create(t.Context(), sid, u.ID, "test", []byte(sid), time.Now().Add(time.Hour)); err != nil {
+			if _, err := sessions.Create(t.Context(), sid, u.ID, "test", []byte(sid), time.Now().Add(time.Hour), sessionCap); err != nil {
 				t.Fatal(err)
 			}
 		}

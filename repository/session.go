@@ -25,22 +25,40 @@ func NewSessionRepository(pool *pgxpool.Pool, q dao.Querier) *SessionRepository 
 	return &SessionRepository{pool: pool, q: q}
 }
 
-// Create opens a session with its first refresh token, in a unit of work of its own.
-func (r *SessionRepository) Create(ctx context.Context, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time) error {
-	return inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		return r.CreateIn(ctx, tx, sessionID, userID, userAgent, refreshHash, expires)
+// Create opens a session with its first refresh token, in a unit of work of its own, and ends
+// the user's sessions beyond the keep most recently used (see CreateIn).
+func (r *SessionRepository) Create(ctx context.Context, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time, keep int) ([]string, error) {
+	var ended []string
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+		var err error
+		ended, err = r.CreateIn(ctx, tx, sessionID, userID, userAgent, refreshHash, expires, keep)
+		return err
 	})
+	return ended, err
 }
 
-// CreateIn opens a session with its first refresh token in the caller's unit of work.
-func (r *SessionRepository) CreateIn(ctx context.Context, stx service.Tx, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time) error {
+// CreateIn opens a session with its first refresh token in the caller's unit of work, then ends
+// the user's sessions beyond the keep most recently used, the new one counted, and returns their
+// ids. Starts for one user take a transaction-scoped lock first, so two of them cannot both
+// count the other's session out and leave one too many.
+func (r *SessionRepository) CreateIn(ctx context.Context, stx service.Tx, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time, keep int) ([]string, error) {
 	tx := txOf(stx)
-	return tx.savepoint(ctx, func(tx pgx.Tx) error {
+	var ended []string
+	err := tx.savepoint(ctx, func(tx pgx.Tx) error {
+		if err := queries.SessionLockUser(ctx, tx, userID); err != nil {
+			return wrapf(err, "lock sessions of user %d", userID)
+		}
 		if err := queries.SessionInsert(ctx, tx, dao.SessionInsertParams{ID: sessionID, UserID: userID, UserAgent: userAgent}); err != nil {
 			return wrapf(err, "create session")
 		}
-		return wrapf(queries.RefreshTokenInsert(ctx, tx, dao.RefreshTokenInsertParams{TokenHash: refreshHash, SessionID: sessionID, ExpiresAt: expires}), "store refresh token")
+		if err := queries.RefreshTokenInsert(ctx, tx, dao.RefreshTokenInsertParams{TokenHash: refreshHash, SessionID: sessionID, ExpiresAt: expires}); err != nil {
+			return wrapf(err, "store refresh token")
+		}
+		var err error
+		ended, err = queries.SessionRevokeBeyond(ctx, tx, dao.SessionRevokeBeyondParams{UserID: userID, Keep: int32(keep)})
+		return wrapf(err, "end sessions of user %d beyond %d", userID, keep)
 	})
+	return ended, err
 }
 
 // Rotate spends the token with hash and stores nextHash in its session. The token row is locked

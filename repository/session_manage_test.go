@@ -3,6 +3,7 @@ package repository_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -46,6 +47,84 @@ func TestSessionRepository_Manage(t *testing.T) {
 		}
 		if list[0].UserAgent != "test-agent" || list[0].CreatedAt.IsZero() {
 			t.Fatalf("session %+v: want its user agent and creation time", list[0])
+		}
+	})
+
+	start := func(t *testing.T, userID int64, keep int) (string, []string) {
+		t.Helper()
+		sid := domain.NewSessionID()
+		ended, err := s.sessions.Create(ctx, sid, userID, "test-agent", domain.HashSecret(sid), time.Now().Add(time.Hour), keep)
+		if err != nil {
+			t.Fatalf("create session: %v", err)
+		}
+		return sid, ended
+	}
+
+	t.Run("a start past the cap ends the least recently used session", func(t *testing.T) {
+		t.Parallel()
+		a := createSession(t, s, sessionOpts{})
+		owner := domain.User{ID: a.UserID}
+		b := createSession(t, s, sessionOpts{User: owner})
+		c := createSession(t, s, sessionOpts{User: owner})
+		stranger := createSession(t, s, sessionOpts{})
+		now := time.Now()
+		if _, _, _, err := s.sessions.Rotate(ctx, domain.HashSecret(a.Refresh), domain.HashSecret("next-"+a.ID), now.Add(time.Hour), now); err != nil {
+			t.Fatal(err)
+		}
+		d, ended := start(t, owner.ID, 3)
+		if len(ended) != 1 || ended[0] != b.ID {
+			t.Fatalf("ended %v, want [%s] (the oldest never refreshed; %s was refreshed)", ended, b.ID, a.ID)
+		}
+		list, err := s.sessions.ListLive(ctx, owner.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != 3 || list[0].ID != d || list[1].ID != a.ID || list[2].ID != c.ID {
+			t.Fatalf("ListLive = %+v, want d, a (refreshed), c", list)
+		}
+		if !s.isRevoked(t, b.ID) || s.isRevoked(t, stranger.ID) {
+			t.Fatal("the ended session is not revoked, or another user's is")
+		}
+		if _, ended := start(t, owner.ID, 4); len(ended) != 0 {
+			t.Fatalf("a start under the cap ended %v", ended)
+		}
+	})
+
+	t.Run("concurrent starts at the cap keep exactly the cap", func(t *testing.T) {
+		t.Parallel()
+		owner := createUser(t, s.users, userOpts{})
+		const keep, starts = 3, 12
+		created, ended, errs := make([]string, starts), make([][]string, starts), make([]error, starts)
+		begin := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range starts {
+			created[i] = domain.NewSessionID()
+			wg.Go(func() {
+				<-begin
+				ended[i], errs[i] = s.sessions.Create(ctx, created[i], owner.ID, "test-agent", domain.HashSecret(created[i]), time.Now().Add(time.Hour), keep)
+			})
+		}
+		close(begin)
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		endedOnce := map[string]int{}
+		for _, ids := range ended {
+			for _, id := range ids {
+				endedOnce[id]++
+			}
+		}
+		if len(endedOnce) != starts-keep {
+			t.Fatalf("%d sessions ended, want %d", len(endedOnce), starts-keep)
+		}
+		for id, n := range endedOnce {
+			if n != 1 || !slices.Contains(created, id) {
+				t.Fatalf("session %s ended %d times (or is not one of the starts)", id, n)
+			}
+		}
+		if n := s.count(t, "SELECT count(*) FROM sessions WHERE user_id = $1 AND revoked_at IS NULL", owner.ID); n != keep {
+			t.Fatalf("%d live sessions, want %d", n, keep)
 		}
 	})
 

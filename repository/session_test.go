@@ -65,6 +65,10 @@ func (s safetyEnv) count(t *testing.T, sql string, args ...any) int64 {
 	return n
 }
 
+// sessionCap is the live sessions per user the tests start under when the cap is not what they
+// test.
+const sessionCap = 1000
+
 // sessionOpts describe a session to open; zero fields get fresh values.
 type sessionOpts struct {
 	User    domain.User // zero: a new user
@@ -90,7 +94,7 @@ func createSession(t *testing.T, s safetyEnv, o sessionOpts) openSession {
 		o.Expires = time.Now().Add(time.Hour)
 	}
 	sid := domain.NewSessionID()
-	if err := s.sessions.Create(t.Context(), sid, o.User.ID, "test-agent", domain.HashSecret(o.Refresh), o.Expires); err != nil {
+	if _, err := s.sessions.Create(t.Context(), sid, o.User.ID, "test-agent", domain.HashSecret(o.Refresh), o.Expires, sessionCap); err != nil {
 		t.Fatalf("create session: %v", err)
 	}
 	return openSession{ID: sid, UserID: o.User.ID, Refresh: o.Refresh}
@@ -467,7 +471,7 @@ func TestIdempotencyStore(t *testing.T) {
 				runs++
 				sid := domain.NewSessionID()
 				sids = append(sids, sid)
-				if err := s.sessions.CreateIn(ctx, tx, sid, u.ID, "", domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
+				if _, err := s.sessions.CreateIn(ctx, tx, sid, u.ID, "", domain.HashSecret(sid), time.Now().Add(time.Hour), sessionCap); err != nil {
 					t.Errorf("write inside the request: %v", err)
 				}
 				return domain.StoredResponse{Status: status, Body: []byte(`{"status":"` + time.Now().String() + `"}`)}
@@ -504,7 +508,7 @@ func TestIdempotencyStore(t *testing.T) {
 		u := createUser(t, s.users, userOpts{})
 		sid := domain.NewSessionID()
 		requireCall(t, do(t, scope, "k", "h", func(ctx context.Context, tx service.Tx) domain.StoredResponse {
-			if err := s.sessions.CreateIn(ctx, tx, sid, u.ID, "", domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
+			if _, err := s.sessions.CreateIn(ctx, tx, sid, u.ID, "", domain.HashSecret(sid), time.Now().Add(time.Hour), sessionCap); err != nil {
 				t.Errorf("write inside the request: %v", err)
 			}
 			// Not visible outside the transaction yet.
@@ -527,7 +531,7 @@ func TestIdempotencyStore(t *testing.T) {
 		got := do(t, scope, "k", "h", func(ctx context.Context, tx service.Tx) domain.StoredResponse {
 			// A write that succeeds, then one that fails inside the request's unit of work, as a
 			// registration with a taken email does.
-			if err := s.sessions.CreateIn(ctx, tx, sid, taken.ID, "", domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
+			if _, err := s.sessions.CreateIn(ctx, tx, sid, taken.ID, "", domain.HashSecret(sid), time.Now().Add(time.Hour), sessionCap); err != nil {
 				t.Errorf("first write: %v", err)
 			}
 			_, err := s.users.CreateIn(ctx, tx, domain.User{Email: taken.Email, Username: uniqueName("dup"), PasswordHash: "x"})

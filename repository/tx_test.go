@@ -495,7 +495,7 @@ func TestUnitOfWork_RepositoryCallsJoinTheTransaction(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if err := s.sessions.CreateIn(t.Context(), tx, sid, u.ID, "", domain.HashSecret(sid), time.Now().Add(time.Hour)); err != nil {
+				if _, err := s.sessions.CreateIn(t.Context(), tx, sid, u.ID, "", domain.HashSecret(sid), time.Now().Add(time.Hour), sessionCap); err != nil {
 					return err
 				}
 				return tc.outcome

@@ -15,10 +15,12 @@ import (
 
 // SessionRepository stores login sessions (refresh-token families) and their refresh tokens.
 type SessionRepository interface {
-	// Create opens a session for the client named by userAgent with its first refresh token.
-	Create(ctx context.Context, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time) error
+	// Create opens a session for the client named by userAgent with its first refresh token, and
+	// ends (revokes) the user's sessions beyond the keep most recently used, the new one
+	// counted, returning the ids it ended.
+	Create(ctx context.Context, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time, keep int) (ended []string, err error)
 	// CreateIn is Create in the caller's unit of work.
-	CreateIn(ctx context.Context, tx Tx, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time) error
+	CreateIn(ctx context.Context, tx Tx, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time, keep int) (ended []string, err error)
 	// Rotate spends the refresh token with hash and stores the next one in its session, atomically,
 	// returning the session's user and id, and notes the session's last use. A token that was already spent revokes its whole
 	// session (someone replayed it: theft) and is domain.ErrRefreshInvalid, as is an unknown,
@@ -87,6 +89,10 @@ type TokenManager interface {
 type SessionConfig struct {
 	AccessTTL  time.Duration
 	RefreshTTL time.Duration
+	// PerUser is how many live sessions one user may hold (default DefaultSessionsPerUser): a
+	// start past it ends the least recently used, so the list of them stays one bounded page
+	// however often a script logs in.
+	PerUser int
 	// RevocationLease is how long Redis is trusted to hold every revocation, counted from the
 	// moment a renewal began reading them from PostgreSQL (default 3 s). A revocation whose
 	// Redis mark fails is answered once every lease that began before its commit has ended, so
@@ -97,7 +103,13 @@ type SessionConfig struct {
 	RecentRevocations time.Duration
 }
 
+// DefaultSessionsPerUser is SessionConfig.PerUser when it is not set.
+const DefaultSessionsPerUser = 100
+
 func (c SessionConfig) withDefaults() SessionConfig {
+	if c.PerUser <= 0 {
+		c.PerUser = DefaultSessionsPerUser
+	}
 	if c.RevocationLease <= 0 {
 		c.RevocationLease = 3 * time.Second
 	}
@@ -139,17 +151,28 @@ func NewSessionService(repo SessionRepository, revoked RevocationCache, tokens T
 }
 
 // Start opens a session for userID: a new refresh-token family and an access token tied to it.
-// The client is named by the User-Agent that WithUserAgent put in ctx.
+// The client is named by the User-Agent that WithUserAgent put in ctx. A user holding
+// SessionConfig.PerUser sessions already loses the least recently used one, on every instance
+// before this returns, as with a logout.
 func (s *SessionService) Start(ctx context.Context, userID int64) (domain.Tokens, error) {
 	return s.start(userID, func(sid string, hash []byte, expires time.Time) error {
-		return s.repo.Create(ctx, sid, userID, userAgentOf(ctx), hash, expires)
+		ended, err := s.repo.Create(ctx, sid, userID, userAgentOf(ctx), hash, expires, s.cfg.PerUser)
+		if err == nil {
+			s.rememberAll(ctx, ended)
+		}
+		return err
 	})
 }
 
-// StartIn is Start in the caller's unit of work: the session exists exactly when tx commits.
+// StartIn is Start in the caller's unit of work: the session exists exactly when tx commits, and
+// a session it ends is marked revoked once tx has committed.
 func (s *SessionService) StartIn(ctx context.Context, tx Tx, userID int64) (domain.Tokens, error) {
 	return s.start(userID, func(sid string, hash []byte, expires time.Time) error {
-		return s.repo.CreateIn(ctx, tx, sid, userID, userAgentOf(ctx), hash, expires)
+		ended, err := s.repo.CreateIn(ctx, tx, sid, userID, userAgentOf(ctx), hash, expires, s.cfg.PerUser)
+		if err == nil && len(ended) > 0 {
+			tx.AfterCommit(func(ctx context.Context) { s.rememberAll(ctx, ended) })
+		}
+		return err
 	})
 }
 

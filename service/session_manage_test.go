@@ -145,6 +145,34 @@ func TestSessionService_RevokeAllInMarksAfterCommit(t *testing.T) {
 	tx.hooks[0](t.Context())
 }
 
+// A login in the caller's unit of work that ends a session past the cap marks it revoked only once
+// the unit of work commits (before that, the ending is not certain); one that ends none adds no
+// hook.
+func TestSessionService_StartInMarksEndedAfterCommit(t *testing.T) {
+	t.Parallel()
+	s, d := newSessionService(t)
+	tx := &recordingTx{}
+	d.repo.EXPECT().CreateIn(gomock.Any(), tx, gomock.Any(), int64(7), gomock.Any(), gomock.Any(), gomock.Any(), service.DefaultSessionsPerUser).
+		Return([]string{"sid-old"}, nil)
+	d.tokens.EXPECT().Issue(int64(7), gomock.Any()).Return("ACCESS", nil).Times(2)
+	d.revoked.EXPECT().Revoke(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+	if _, err := s.StartIn(t.Context(), tx, 7); err != nil {
+		t.Fatal(err)
+	}
+	if len(tx.hooks) != 1 {
+		t.Fatalf("%d commit hooks, want 1", len(tx.hooks))
+	}
+
+	under := &recordingTx{}
+	d.repo.EXPECT().CreateIn(gomock.Any(), under, gomock.Any(), int64(7), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(nil, nil)
+	if _, err := s.StartIn(t.Context(), under, 7); err != nil || len(under.hooks) != 0 {
+		t.Fatalf("StartIn under the cap: %v, %d hooks", err, len(under.hooks))
+	}
+
+	d.revoked.EXPECT().Revoke(gomock.Any(), "sid-old", markTTL).Return(nil)
+	tx.hooks[0](t.Context())
+}
+
 func TestSessionService_StartRecordsUserAgent(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("é", domain.MaxUserAgentLen) // two bytes each: cut on a rune boundary
@@ -155,7 +183,7 @@ func TestSessionService_StartRecordsUserAgent(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			s, d := newSessionService(t)
-			d.repo.EXPECT().Create(gomock.Any(), gomock.Any(), int64(7), tc.want, gomock.Any(), gomock.Any()).Return(nil)
+			d.repo.EXPECT().Create(gomock.Any(), gomock.Any(), int64(7), tc.want, gomock.Any(), gomock.Any(), gomock.Any()).Return(nil, nil)
 			d.tokens.EXPECT().Issue(int64(7), gomock.Any()).Return("ACCESS", nil)
 			if _, err := s.Start(service.WithUserAgent(t.Context(), tc.ua), 7); err != nil {
 				t.Fatal(err)

@@ -74,10 +74,10 @@ func TestSessionService_Start(t *testing.T) {
 			name: "opens a family with the hashed refresh token and issues an access token of that session",
 			buildStubs: func(d sessionDeps, c *createdSession) {
 				gomock.InOrder(
-					d.repo.EXPECT().Create(gomock.Any(), gomock.Any(), int64(7), "", gomock.Any(), sessionNow.Add(sessionCfg.RefreshTTL)).
-						DoAndReturn(func(_ context.Context, sid string, _ int64, _ string, hash []byte, _ time.Time) error {
+					d.repo.EXPECT().Create(gomock.Any(), gomock.Any(), int64(7), "", gomock.Any(), sessionNow.Add(sessionCfg.RefreshTTL), service.DefaultSessionsPerUser).
+						DoAndReturn(func(_ context.Context, sid string, _ int64, _ string, hash []byte, _ time.Time, _ int) ([]string, error) {
 							c.sid, c.hash = sid, hash
-							return nil
+							return nil, nil
 						}),
 					d.tokens.EXPECT().Issue(int64(7), gomock.Any()).DoAndReturn(func(_ int64, sid string) (string, error) {
 						c.issuedFor = sid
@@ -101,10 +101,25 @@ func TestSessionService_Start(t *testing.T) {
 			},
 		},
 		{
+			name: "a start past the cap marks the sessions it ended revoked before it answers",
+			buildStubs: func(d sessionDeps, _ *createdSession) {
+				d.repo.EXPECT().Create(gomock.Any(), gomock.Any(), int64(7), gomock.Any(), gomock.Any(), gomock.Any(), service.DefaultSessionsPerUser).
+					Return([]string{"sid-old"}, nil)
+				d.revoked.EXPECT().Revoke(gomock.Any(), "sid-old", markTTL).Return(nil)
+				d.tokens.EXPECT().Issue(int64(7), gomock.Any()).Return("ACCESS", nil)
+			},
+			check: func(t *testing.T, tok domain.Tokens, err error, _ *createdSession) {
+				if err != nil || tok.Access != "ACCESS" {
+					t.Fatalf("Start = %+v, %v", tok, err)
+				}
+			},
+		},
+		{
 			name: "storage failing issues nothing",
 			buildStubs: func(d sessionDeps, _ *createdSession) {
-				d.repo.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(errDB)
+				d.repo.EXPECT().Create(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(nil, errDB)
 				d.tokens.EXPECT().Issue(gomock.Any(), gomock.Any()).Times(0)
+				d.revoked.EXPECT().Revoke(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, tok domain.Tokens, err error, _ *createdSession) {
 				requireErrorIs(t, err, errDB)

@@ -44,31 +44,33 @@ func (m *MockSessionRepository) EXPECT() *MockSessionRepositoryMockRecorder {
 }
 
 // Create mocks base method.
-func (m *MockSessionRepository) Create(ctx context.Context, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time) error {
+func (m *MockSessionRepository) Create(ctx context.Context, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time, keep int) ([]string, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Create", ctx, sessionID, userID, userAgent, refreshHash, expires)
-	ret0, _ := ret[0].(error)
-	return ret0
+	ret := m.ctrl.Call(m, "Create", ctx, sessionID, userID, userAgent, refreshHash, expires, keep)
+	ret0, _ := ret[0].([]string)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
 }
 
 // Create indicates an expected call of Create.
-func (mr *MockSessionRepositoryMockRecorder) Create(ctx, sessionID, userID, userAgent, refreshHash, expires any) *gomock.Call {
+func (mr *MockSessionRepositoryMockRecorder) Create(ctx, sessionID, userID, userAgent, refreshHash, expires, keep any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockSessionRepository)(nil).Create), ctx, sessionID, userID, userAgent, refreshHash, expires)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockSessionRepository)(nil).Create), ctx, sessionID, userID, userAgent, refreshHash, expires, keep)
 }
 
 // CreateIn mocks base method.
-func (m *MockSessionRepository) CreateIn(ctx context.Context, tx service.Tx, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time) error {
+func (m *MockSessionRepository) CreateIn(ctx context.Context, tx service.Tx, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time, keep int) ([]string, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "CreateIn", ctx, tx, sessionID, userID, userAgent, refreshHash, expires)
-	ret0, _ := ret[0].(error)
-	return ret0
+	ret := m.ctrl.Call(m, "CreateIn", ctx, tx, sessionID, userID, userAgent, refreshHash, expires, keep)
+	ret0, _ := ret[0].([]string)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
 }
 
 // CreateIn indicates an expected call of CreateIn.
-func (mr *MockSessionRepositoryMockRecorder) CreateIn(ctx, tx, sessionID, userID, userAgent, refreshHash, expires any) *gomock.Call {
+func (mr *MockSessionRepositoryMockRecorder) CreateIn(ctx, tx, sessionID, userID, userAgent, refreshHash, expires, keep any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateIn", reflect.TypeOf((*MockSessionRepository)(nil).CreateIn), ctx, tx, sessionID, userID, userAgent, refreshHash, expires)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateIn", reflect.TypeOf((*MockSessionRepository)(nil).CreateIn), ctx, tx, sessionID, userID, userAgent, refreshHash, expires, keep)
 }
 
 // IsRevoked mocks base method.
