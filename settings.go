@@ -62,6 +62,11 @@ func NewSessionConfig(cfg *ioc.Config) service.SessionConfig {
 		RevocationLease: 3 * time.Second, RecentRevocations: 30 * time.Second}
 }
 
+// NewIdempotencyWait returns how long a duplicate Idempotency-Key request waits for the first.
+func NewIdempotencyWait(cfg *ioc.Config) repository.IdempotencyWait {
+	return repository.IdempotencyWait(cfg.IdempotencyWait)
+}
+
 // NewBreakerConfig returns the settings of the circuit breaker every Redis call goes through
 // (see cache.Breaker).
 func NewBreakerConfig(cfg *ioc.Config) cache.BreakerConfig {

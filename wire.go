@@ -32,7 +32,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 var rootSet = wire.NewSet(
 	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
-	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
+	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 	NewRetentionConfig, NewRetentionJob,

@@ -76,7 +76,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sessionConfig := NewSessionConfig(cfg)
 	v2 := ioc.NewAfter()
 	sessionService := service.NewSessionService(sessionRepository, revocations, jwtManager, apiKeyRepository, sessionConfig, v, v2, log)
-	idempotencyStore := repository.NewIdempotencyStore(pool, querier)
+	idempotencyWait := NewIdempotencyWait(cfg)
+	idempotencyStore := repository.NewIdempotencyStore(pool, querier, idempotencyWait)
 	codeKeys, err := NewCodeKeys(cfg)
 	if err != nil {
 		cleanup4()
@@ -264,7 +265,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 var rootSet = wire.NewSet(
 	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
-	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewBreakerConfig, NewKeyspace,
+	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 	NewRetentionConfig, NewRetentionJob,

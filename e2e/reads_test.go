@@ -411,8 +411,8 @@ func newReadStack(t *testing.T) *readStack {
 	reads := &recordedReadEvents{}
 	sessions := service.NewSessionService(repository.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks, nil), tokens,
 		repository.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, time.After, log)
-	userSvc := service.NewUserService(users, hasher, sessions, repository.NewIdempotencyStore(pool, q), noVerification{}, nil, log)
-	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), repository.NewIdempotencyStore(pool, q), preload)
+	userSvc := service.NewUserService(users, hasher, sessions, repository.NewIdempotencyStore(pool, q, 0), noVerification{}, nil, log)
+	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), repository.NewIdempotencyStore(pool, q, 0), preload)
 	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters), articleSvc)
 	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters, viewers), articleSvc)
 	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: 1 << 20}, log, web.Handlers{
@@ -420,7 +420,7 @@ func newReadStack(t *testing.T) *readStack {
 		Users:       web.NewUserHandler(userSvc, log),
 		Profiles:    web.NewProfileHandler(service.NewProfileService(users, follows), log),
 		Articles:    web.NewArticleHandler(articleSvc, log),
-		Comments:    web.NewCommentHandler(service.NewCommentService(articles, repository.NewCommentRepository(pool, q), users, follows, repository.NewIdempotencyStore(pool, q)), log),
+		Comments:    web.NewCommentHandler(service.NewCommentService(articles, repository.NewCommentRepository(pool, q), users, follows, repository.NewIdempotencyStore(pool, q, 0)), log),
 		Collections: web.NewCollectionHandler(colSvc, readSvc, log),
 		Sessions:    web.NewSessionHandler(sessions, userSvc, log),
 	})

@@ -39,10 +39,12 @@ type Config struct {
 	DBFallbackWait        time.Duration
 	// RequestTimeout bounds the work of one HTTP request (its context's deadline; 0: none).
 	RequestTimeout time.Duration
-	RedisURL       string
-	RedisMode      string // "single", "cluster" or "sentinel": how RedisURL is read
-	RedisMaster    string // Sentinel mode: the name the Sentinels know the master by
-	RedisPrefix    string
+	// IdempotencyWait is how long a duplicate Idempotency-Key request waits for the first.
+	IdempotencyWait time.Duration
+	RedisURL        string
+	RedisMode       string // "single", "cluster" or "sentinel": how RedisURL is read
+	RedisMaster     string // Sentinel mode: the name the Sentinels know the master by
+	RedisPrefix     string
 	// The Redis circuit breaker: consecutive failures that open it, and how long it stays open.
 	RedisBreakerFailures int
 	RedisBreakerOpen     time.Duration
@@ -242,6 +244,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	intf(&c.DBFallbackConcurrency, "db-fallback-concurrency", "INKWELL_DB_FALLBACK_CONCURRENCY", 0, "cache reads sent to PostgreSQL at once by this instance while Redis fails (0: half the pool's max connections); the rest wait INKWELL_DB_FALLBACK_WAIT, then get 503 with Retry-After: 1")
 	dur(&c.DBFallbackWait, "db-fallback-wait", "INKWELL_DB_FALLBACK_WAIT", 100*time.Millisecond, "how long a cache read waits for one of the INKWELL_DB_FALLBACK_CONCURRENCY slots while Redis fails before it is answered 503")
 	dur(&c.RequestTimeout, "request-timeout", "INKWELL_REQUEST_TIMEOUT", 30*time.Second, "deadline of one HTTP request's work (database and Redis calls stop with it; answered 503); 0 disables")
+	dur(&c.IdempotencyWait, "idempotency-wait", "INKWELL_IDEMPOTENCY_WAIT", 3*time.Second, "how long a request repeating an Idempotency-Key waits for the first one to finish before it is answered 409")
 	str(&c.RedisURL, "redis-url", "REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL, redis://[user:password@]host:port/db; in cluster and sentinel mode more nodes follow as ?addr=host:port&addr=host:port; read_timeout, write_timeout (300ms) and dial_timeout (1s) may be set the same way")
 	str(&c.RedisMode, "redis-mode", "INKWELL_REDIS_MODE", "single", "how REDIS_URL is used: single (one server), cluster (seed nodes of a Redis Cluster) or sentinel (Sentinel addresses; needs INKWELL_REDIS_SENTINEL_MASTER)")
 	str(&c.RedisMaster, "redis-sentinel-master", "INKWELL_REDIS_SENTINEL_MASTER", "", "sentinel mode: name of the master the Sentinels monitor")
@@ -372,6 +375,9 @@ func (c *Config) Validate(log *slog.Logger) error {
 	}
 	if c.JWTLifetime <= 0 || c.RefreshLifetime <= 0 {
 		errs = append(errs, errors.New("INKWELL_JWT_LIFETIME and INKWELL_REFRESH_LIFETIME must be positive"))
+	}
+	if c.IdempotencyWait <= 0 {
+		errs = append(errs, fmt.Errorf("INKWELL_IDEMPOTENCY_WAIT must be positive, not %s", c.IdempotencyWait))
 	}
 	if c.SessionsPerUser < 1 {
 		errs = append(errs, fmt.Errorf("INKWELL_SESSIONS_PER_USER must be at least 1, not %d", c.SessionsPerUser))

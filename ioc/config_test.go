@@ -248,6 +248,10 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		"bad proxy":    {"INKWELL_TRUSTED_PROXIES": "10.0.0.1, proxy.internal"},
 		"bad CIDR":     {"INKWELL_TRUSTED_PROXIES": "10.0.0.0/33"},
 
+		"no sessions":         {"INKWELL_SESSIONS_PER_USER": "0"},
+		"no idempotency wait": {"INKWELL_IDEMPOTENCY_WAIT": "0s"},
+		"redis no timeout":    {"REDIS_URL": "redis://127.0.0.1:6379/0?read_timeout=0"},
+
 		"retention age":          {"INKWELL_RETENTION_JOBS_DONE": "a week"},
 		"negative retention":     {"INKWELL_RETENTION_NOTIFICATIONS": "-1h"},
 		"short inbox":            {"INKWELL_RETENTION_INBOX": "10m"},

@@ -31,10 +31,20 @@ type IdempotencyStore struct {
 	onLocalWait func() // tests: called when a duplicate starts waiting for one of this process
 }
 
+// IdempotencyWait is how long a duplicate waits for the request holding its key before it is
+// answered domain.ErrIdempotencyInFlight (0: DefaultIdempotencyWait).
+type IdempotencyWait time.Duration
+
+// DefaultIdempotencyWait is IdempotencyWait when it is not set.
+const DefaultIdempotencyWait = 3 * time.Second
+
 // NewIdempotencyStore returns the store; keys older than 24 hours (by the database's clock, which
 // stamps them) are forgotten, and deleted by the retention job (policy idempotency_keys).
-func NewIdempotencyStore(pool *pgxpool.Pool, q dao.Querier) *IdempotencyStore {
-	return &IdempotencyStore{pool: pool, q: q, maxAge: 24 * time.Hour, wait: 3 * time.Second, held: map[service.IdempotencyKey]chan struct{}{}}
+func NewIdempotencyStore(pool *pgxpool.Pool, q dao.Querier, wait IdempotencyWait) *IdempotencyStore {
+	if wait <= 0 {
+		wait = IdempotencyWait(DefaultIdempotencyWait)
+	}
+	return &IdempotencyStore{pool: pool, q: q, maxAge: 24 * time.Hour, wait: time.Duration(wait), held: map[service.IdempotencyKey]chan struct{}{}}
 }
 
 // Lookup returns the answer stored under k without taking its lock: a retry of a finished request

@@ -52,7 +52,7 @@ func setupSafety(t *testing.T, db *testenv.DB) safetyEnv {
 		users:    repository.NewUserRepository(pool, q, uc, log),
 		sessions: repository.NewSessionRepository(pool, q),
 		keys:     repository.NewAPIKeyRepository(pool, q),
-		idem:     repository.NewIdempotencyStore(pool, q),
+		idem:     repository.NewIdempotencyStore(pool, q, 0),
 	}
 }
 
@@ -633,7 +633,7 @@ func TestIdempotencyStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
-		store := repository.NewIdempotencyStore(pool, repository.NewQuerier())
+		store := repository.NewIdempotencyStore(pool, repository.NewQuerier(), 0)
 		const dups = 40
 		waiting := make(chan struct{}, dups)
 		store.OnLocalWait(func() { waiting <- struct{}{} })

@@ -46,7 +46,7 @@ func TestRegisterIdempotent_HashesWithoutHoldingAConnection(t *testing.T) {
 	users := repository.NewUserRepository(db.Pool, q,
 		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
 	hasher := &gatedHasher{entered: make(chan struct{}), release: make(chan struct{})}
-	svc := service.NewUserService(users, hasher, userSessions{}, repository.NewIdempotencyStore(db.Pool, q), noVerification{}, nil, log)
+	svc := service.NewUserService(users, hasher, userSessions{}, repository.NewIdempotencyStore(db.Pool, q, 0), noVerification{}, nil, log)
 
 	name := "gated" + testenv.RandomID(4)
 	in := service.RegisterInput{Username: name, Email: name + "@example.com", Password: "correct horse battery"}
@@ -125,7 +125,7 @@ func TestRegisterIdempotent_StoresNoToken(t *testing.T) {
 	users := repository.NewUserRepository(db.Pool, q,
 		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
 	sessions := &countingSessions{}
-	svc := service.NewUserService(users, plainHasher{}, sessions, repository.NewIdempotencyStore(db.Pool, q), noVerification{}, nil, log)
+	svc := service.NewUserService(users, plainHasher{}, sessions, repository.NewIdempotencyStore(db.Pool, q, 0), noVerification{}, nil, log)
 
 	name := "tokenless" + testenv.RandomID(4)
 	in := service.RegisterInput{Username: name, Email: name + "@example.com", Password: "correct horse battery"}
