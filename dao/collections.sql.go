@@ -317,18 +317,6 @@ func (q *Queries) CollectionLockForDelete(ctx context.Context, db DBTX, id int64
 	return owner_id, err
 }
 
-const collectionLockOwner = `-- name: CollectionLockOwner :exec
-SELECT pg_advisory_xact_lock(hashtextextended('collections', $1::bigint))
-`
-
-// Serializes folder creation per owner for the rest of the transaction, so the cap is counted and
-// kept by one creation at a time (concurrent creates at the cap cannot all pass the count). The
-// owner id seeds the hash of the lock's name.
-func (q *Queries) CollectionLockOwner(ctx context.Context, db DBTX, ownerID int64) error {
-	_, err := db.Exec(ctx, collectionLockOwner, ownerID)
-	return err
-}
-
 const collectionUpdate = `-- name: CollectionUpdate :one
 UPDATE collections c
 SET name = $1::text, description = $2::text, updated_at = now()

@@ -15,10 +15,6 @@ type Querier interface {
 	APIKeyCountLive(ctx context.Context, db DBTX, userID int64) (int32, error)
 	APIKeyInsert(ctx context.Context, db DBTX, arg APIKeyInsertParams) (ApiKey, error)
 	APIKeyListByUser(ctx context.Context, db DBTX, userID int64) ([]ApiKey, error)
-	// Serializes key creation per user for the rest of the transaction, so the cap is counted and
-	// kept by one creation at a time (concurrent creates at the cap cannot all pass the count).
-	// (the user id seeds the hash of the lock's name).
-	APIKeyLockUser(ctx context.Context, db DBTX, userID int64) error
 	APIKeyRevoke(ctx context.Context, db DBTX, arg APIKeyRevokeParams) (int64, error)
 	APIKeyRevokeAllByUser(ctx context.Context, db DBTX, userID int64) (int64, error)
 	APIKeyRevokeAllOfUser(ctx context.Context, db DBTX, userID int64) error
@@ -164,10 +160,6 @@ type Querier interface {
 	// statement, then sees (and uncounts) its item; an Add arriving later waits and finds no folder.
 	// Returns the owner, whose collected flags the deletion changes.
 	CollectionLockForDelete(ctx context.Context, db DBTX, id int64) (int64, error)
-	// Serializes folder creation per owner for the rest of the transaction, so the cap is counted and
-	// kept by one creation at a time (concurrent creates at the cap cannot all pass the count). The
-	// owner id seeds the hash of the lock's name.
-	CollectionLockOwner(ctx context.Context, db DBTX, ownerID int64) error
 	// Returns the folder with its article count (kept by a trigger), as the list shows it.
 	CollectionUpdate(ctx context.Context, db DBTX, arg CollectionUpdateParams) (Collection, error)
 	CommentDelete(ctx context.Context, db DBTX, id int64) (int64, error)
@@ -440,10 +432,6 @@ type Querier interface {
 	// The user's sessions that can still be refreshed: not revoked, with an unspent refresh token
 	// that has not expired.
 	SessionListLiveByUser(ctx context.Context, db DBTX, userID int64) ([]SessionListLiveByUserRow, error)
-	// Serializes session starts per user for the rest of the transaction, so the cap on live sessions
-	// (SessionRevokeBeyond) is kept by one start at a time. The user id seeds the hash of the lock's
-	// name.
-	SessionLockUser(ctx context.Context, db DBTX, userID int64) error
 	// Live sessions unused (not refreshed) for longer than keep whose newest refresh token has
 	// expired: nothing can refresh them, and their last access token expired long ago. The newest
 	// expiry is a subquery per candidate (an aggregate, so the planner keeps it a probe of
@@ -494,6 +482,11 @@ type Querier interface {
 	// a password change, reset or takeover (which update the row, and end the sessions, in their own
 	// transaction) either commits first and this finds no row, or waits for the login's session.
 	UserLockIfPassword(ctx context.Context, db DBTX, arg UserLockIfPasswordParams) (int64, error)
+	// Serializes one user's writes of @scope (repository's lockScope* names: API keys, collections,
+	// sessions) for the rest of the transaction, so a cap on how many the user may hold is counted
+	// and kept by one write at a time: concurrent writes at the cap cannot all pass the count. The
+	// user id seeds the hash of the scope's name.
+	UserLockScope(ctx context.Context, db DBTX, arg UserLockScopeParams) error
 	// Marks the email verified if it is still the address the code went to.
 	UserMarkEmailVerified(ctx context.Context, db DBTX, arg UserMarkEmailVerifiedParams) (int64, error)
 	// A proof of the email's ownership (reset code, code login) sets a new password hash and marks

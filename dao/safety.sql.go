@@ -118,18 +118,6 @@ func (q *Queries) APIKeyListByUser(ctx context.Context, db DBTX, userID int64) (
 	return items, nil
 }
 
-const aPIKeyLockUser = `-- name: APIKeyLockUser :exec
-SELECT pg_advisory_xact_lock(hashtextextended('api_keys', $1::bigint))
-`
-
-// Serializes key creation per user for the rest of the transaction, so the cap is counted and
-// kept by one creation at a time (concurrent creates at the cap cannot all pass the count).
-// (the user id seeds the hash of the lock's name).
-func (q *Queries) APIKeyLockUser(ctx context.Context, db DBTX, userID int64) error {
-	_, err := db.Exec(ctx, aPIKeyLockUser, userID)
-	return err
-}
-
 const aPIKeyRevoke = `-- name: APIKeyRevoke :execrows
 UPDATE api_keys SET revoked_at = now() WHERE id = $1::bigint AND user_id = $2::bigint AND revoked_at IS NULL
 `
@@ -359,18 +347,6 @@ func (q *Queries) SessionListLiveByUser(ctx context.Context, db DBTX, userID int
 		return nil, err
 	}
 	return items, nil
-}
-
-const sessionLockUser = `-- name: SessionLockUser :exec
-SELECT pg_advisory_xact_lock(hashtextextended('sessions', $1::bigint))
-`
-
-// Serializes session starts per user for the rest of the transaction, so the cap on live sessions
-// (SessionRevokeBeyond) is kept by one start at a time. The user id seeds the hash of the lock's
-// name.
-func (q *Queries) SessionLockUser(ctx context.Context, db DBTX, userID int64) error {
-	_, err := db.Exec(ctx, sessionLockUser, userID)
-	return err
 }
 
 const sessionRevoke = `-- name: SessionRevoke :one

@@ -262,6 +262,24 @@ func (q *Queries) UserLockIfPassword(ctx context.Context, db DBTX, arg UserLockI
 	return id, err
 }
 
+const userLockScope = `-- name: UserLockScope :exec
+SELECT pg_advisory_xact_lock(hashtextextended($1::text, $2::bigint))
+`
+
+type UserLockScopeParams struct {
+	Scope  string
+	UserID int64
+}
+
+// Serializes one user's writes of @scope (repository's lockScope* names: API keys, collections,
+// sessions) for the rest of the transaction, so a cap on how many the user may hold is counted
+// and kept by one write at a time: concurrent writes at the cap cannot all pass the count. The
+// user id seeds the hash of the scope's name.
+func (q *Queries) UserLockScope(ctx context.Context, db DBTX, arg UserLockScopeParams) error {
+	_, err := db.Exec(ctx, userLockScope, arg.Scope, arg.UserID)
+	return err
+}
+
 const userSearch = `-- name: UserSearch :many
 WITH prefix AS (
     SELECT u.id, lower(u.username) AS name

@@ -3,12 +3,6 @@ INSERT INTO collections (owner_id, name, description)
 VALUES (@owner_id::bigint, @name::text, @description::text)
 RETURNING *;
 
--- name: CollectionLockOwner :exec
--- Serializes folder creation per owner for the rest of the transaction, so the cap is counted and
--- kept by one creation at a time (concurrent creates at the cap cannot all pass the count). The
--- owner id seeds the hash of the lock's name.
-SELECT pg_advisory_xact_lock(hashtextextended('collections', @owner_id::bigint));
-
 -- name: CollectionCountByOwner :one
 SELECT count(*)::int FROM collections WHERE owner_id = @owner_id::bigint;
 

@@ -21,12 +21,6 @@ SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_st
 -- name: SessionInsert :exec
 INSERT INTO sessions (id, user_id, user_agent) VALUES (@id::text, @user_id::bigint, @user_agent::text);
 
--- name: SessionLockUser :exec
--- Serializes session starts per user for the rest of the transaction, so the cap on live sessions
--- (SessionRevokeBeyond) is kept by one start at a time. The user id seeds the hash of the lock's
--- name.
-SELECT pg_advisory_xact_lock(hashtextextended('sessions', @user_id::bigint));
-
 -- name: SessionRevokeBeyond :many
 -- Ends the user's unrevoked sessions beyond the @keep most recently used (a refresh is a use),
 -- returning their ids so each gets its revocation mark. It runs after each start, so the user's
@@ -90,12 +84,6 @@ FOR UPDATE OF r;
 
 -- name: RefreshTokenSpend :exec
 UPDATE refresh_tokens SET spent_at = now() WHERE token_hash = @token_hash::bytea;
-
--- name: APIKeyLockUser :exec
--- Serializes key creation per user for the rest of the transaction, so the cap is counted and
--- kept by one creation at a time (concurrent creates at the cap cannot all pass the count).
--- (the user id seeds the hash of the lock's name).
-SELECT pg_advisory_xact_lock(hashtextextended('api_keys', @user_id::bigint));
 
 -- name: APIKeyCountLive :one
 SELECT count(*)::int FROM api_keys WHERE user_id = @user_id::bigint AND revoked_at IS NULL;

@@ -92,3 +92,10 @@ FROM (
 ) m
 ORDER BY m.grp, m.dist, m.name
 LIMIT @lim::int;
+
+-- name: UserLockScope :exec
+-- Serializes one user's writes of @scope (repository's lockScope* names: API keys, collections,
+-- sessions) for the rest of the transaction, so a cap on how many the user may hold is counted
+-- and kept by one write at a time: concurrent writes at the cap cannot all pass the count. The
+-- user id seeds the hash of the scope's name.
+SELECT pg_advisory_xact_lock(hashtextextended(@scope::text, @user_id::bigint));

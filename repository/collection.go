@@ -32,7 +32,7 @@ func NewCollectionRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.
 func (r *CollectionRepository) Create(ctx context.Context, c domain.Collection, max int) (domain.Collection, error) {
 	var row dao.Collection
 	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		if err := r.q.CollectionLockOwner(ctx, tx, c.OwnerID); err != nil {
+		if err := r.q.UserLockScope(ctx, tx, dao.UserLockScopeParams{Scope: lockScopeCollections, UserID: c.OwnerID}); err != nil {
 			return wrapf(err, "lock collections of user %d", c.OwnerID)
 		}
 		n, err := r.q.CollectionCountByOwner(ctx, tx, c.OwnerID)

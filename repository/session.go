@@ -45,7 +45,7 @@ func (r *SessionRepository) CreateIn(ctx context.Context, stx service.Tx, sessio
 	tx := txOf(stx)
 	var ended []string
 	err := tx.savepoint(ctx, func(tx pgx.Tx) error {
-		if err := queries.SessionLockUser(ctx, tx, userID); err != nil {
+		if err := queries.UserLockScope(ctx, tx, dao.UserLockScopeParams{Scope: lockScopeSessions, UserID: userID}); err != nil {
 			return wrapf(err, "lock sessions of user %d", userID)
 		}
 		if err := queries.SessionInsert(ctx, tx, dao.SessionInsertParams{ID: sessionID, UserID: userID, UserAgent: userAgent}); err != nil {
@@ -190,7 +190,7 @@ func NewAPIKeyRepository(pool *pgxpool.Pool, q dao.Querier) *APIKeyRepository {
 func (r *APIKeyRepository) Create(ctx context.Context, userID int64, name, prefix string, hash []byte, scopes []domain.Scope, max int) (domain.APIKey, error) {
 	var created dao.ApiKey
 	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		if err := r.q.APIKeyLockUser(ctx, tx, userID); err != nil {
+		if err := r.q.UserLockScope(ctx, tx, dao.UserLockScopeParams{Scope: lockScopeAPIKeys, UserID: userID}); err != nil {
 			return wrapf(err, "lock api keys of user %d", userID)
 		}
 		live, err := r.q.APIKeyCountLive(ctx, tx, userID)

@@ -18,6 +18,14 @@ import (
 	"github.com/inkwell-dev/inkwell/service"
 )
 
+// The scopes of UserLockScope: each serializes one user's writes of what a cap counts. The names
+// are the locks' identities, shared with instances of other versions during a rolling deploy.
+const (
+	lockScopeAPIKeys     = "api_keys"
+	lockScopeCollections = "collections"
+	lockScopeSessions    = "sessions"
+)
+
 // UserRepository stores accounts in PostgreSQL and reads them by id and username through the user
 // cache. Reads through the cache come back without PasswordHash; GetByEmail (used by login) and
 // Update always read PostgreSQL and carry it.
