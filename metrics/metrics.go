@@ -34,9 +34,31 @@ func New(log *slog.Logger) *Registry {
 	return &Registry{reg: reg, http: h, log: log, timeout: 2 * time.Second}
 }
 
-// ObserveRequest records one HTTP request (web.RequestObserver).
+// ObserveRequest records one HTTP request (web.RequestObserver). route must be a route template
+// or one fixed value for requests no route matched (the router's contract); the method and the
+// status are brought into closed sets here, whatever the caller passes.
 func (r *Registry) ObserveRequest(route, method string, status int, d time.Duration) {
-	r.http.WithLabelValues(route, method, strconv.Itoa(status)).Observe(d.Seconds())
+	r.http.WithLabelValues(route, methodLabel(method), statusLabel(status)).Observe(d.Seconds())
+}
+
+// methodLabel is method when it is one of the standard HTTP methods, else "OTHER". The method is
+// whatever token a client sends, of any length, and every distinct label value is a series kept
+// until the process restarts: 50 requests with 20 KB method names once grew /metrics by 15 MB.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "OTHER"
+}
+
+// statusLabel is the status code, or "other" outside 100..599 (no valid answer has one).
+func statusLabel(status int) string {
+	if status < 100 || status > 599 {
+		return "other"
+	}
+	return strconv.Itoa(status)
 }
 
 // Handler serves the metrics in the Prometheus text format.
