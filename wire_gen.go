@@ -177,6 +177,31 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	idempotency := web.NewIdempotency()
 	rateLimiter := cache.NewRateLimiter(universalClient, keyspace)
 	registry := metrics.New(log)
+	readiness := NewReadiness(pool, universalClient)
+	drain := web.NewDrain()
+	handlers := web.Handlers{
+		Auth:          authenticator,
+		Users:         userHandler,
+		Profiles:      profileHandler,
+		Articles:      articleHandler,
+		Comments:      commentHandler,
+		Collections:   collectionHandler,
+		Hot:           hotHandler,
+		Notifications: notificationHandler,
+		CodeLogin:     codeLoginHandler,
+		Account:       accountHandler,
+		Sessions:      sessionHandler,
+		Search:        searchHandler,
+		SearchPeople:  peopleSearchHandler,
+		SearchTags:    tagSearchHandler,
+		Idempotency:   idempotency,
+		Limiter:       rateLimiter,
+		Observer:      registry,
+		Readiness:     readiness,
+		Drain:         drain,
+	}
+	engine := web.NewRouter(routerConfig, log, handlers)
+	server := ioc.NewHTTPServer(cfg, engine)
 	outbox := repository.NewOutbox(pool, querier)
 	outboxStream := NewOutboxStream(keyspace)
 	streamWriter := events.NewStreamWriter(universalClient)
@@ -204,32 +229,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	retentionConfig := NewRetentionConfig(cfg)
 	retentionJob, cleanup8 := NewRetentionJob(retentionStore, retentionConfig, log, v)
 	handler := NewMetricsHandler(registry, pool, queuePool, searchPool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, retentionJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations, fallbackLimit)
-	readiness := NewReadiness(pool, universalClient)
-	handlers := web.Handlers{
-		Auth:          authenticator,
-		Users:         userHandler,
-		Profiles:      profileHandler,
-		Articles:      articleHandler,
-		Comments:      commentHandler,
-		Collections:   collectionHandler,
-		Hot:           hotHandler,
-		Notifications: notificationHandler,
-		CodeLogin:     codeLoginHandler,
-		Account:       accountHandler,
-		Sessions:      sessionHandler,
-		Search:        searchHandler,
-		SearchPeople:  peopleSearchHandler,
-		SearchTags:    tagSearchHandler,
-		Idempotency:   idempotency,
-		Limiter:       rateLimiter,
-		Observer:      registry,
-		Metrics:       handler,
-		Readiness:     readiness,
-	}
-	engine := web.NewRouter(routerConfig, log, handlers)
-	server := ioc.NewHTTPServer(cfg, engine)
-	lexiconJob := job.NewLexiconJob(searchLexicon, log, v)
-	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
+	metricsServer, cleanup9, err := ioc.NewMetricsServer(cfg, handler)
 	if err != nil {
 		cleanup8()
 		cleanup7()
@@ -241,8 +241,23 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	app := NewApp(cfg, server, cron, workers, rankJob, retentionJob, log)
+	lexiconJob := job.NewLexiconJob(searchLexicon, log, v)
+	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
+	if err != nil {
+		cleanup9()
+		cleanup8()
+		cleanup7()
+		cleanup6()
+		cleanup5()
+		cleanup4()
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	app := NewApp(cfg, server, metricsServer, drain, cron, workers, rankJob, retentionJob, log)
 	return app, func() {
+		cleanup9()
 		cleanup8()
 		cleanup7()
 		cleanup6()

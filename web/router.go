@@ -40,8 +40,8 @@ type Handlers struct {
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
 	Observer      RequestObserver // nil: no metrics
-	Metrics       http.Handler    // GET /metrics; nil: not served
 	Readiness     ReadinessChecker
+	Drain         *Drain // nil: /readyz never answers draining
 }
 
 // NewRouter returns the gin engine with every route of the API.
@@ -65,10 +65,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	})
 
 	r.GET("/healthz", func(c *gin.Context) { renderJSON(c, http.StatusOK, gin.H{"status": "ok"}) })
-	r.GET("/readyz", readyz(h.Readiness, log))
-	if h.Metrics != nil {
-		r.GET("/metrics", gin.WrapH(h.Metrics))
-	}
+	r.GET("/readyz", readyz(h.Readiness, h.Drain, log))
 	r.GET("/api/openapi.yaml", serveOpenAPI)
 	r.GET(explorerPath, serveExplorer)
 	r.GET(explorerPath+"/*asset", serveExplorer)
