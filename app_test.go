@@ -79,7 +79,7 @@ func TestGracefulShutdownDrainsRequests(t *testing.T) {
 func TestDurableTrimsTheOutboxStream(t *testing.T) {
 	cfg := &ioc.Config{StreamMaxLen: 100, StreamTrimEvery: time.Second, QueueConcurrency: 1, QueueLease: time.Second,
 		QueuePoll: time.Second, QueueReapEvery: time.Second, OutboxPoll: time.Second, ShutdownTimeout: time.Second}
-	durable := NewDurable(cfg, nil, nil, nil, "test:stream:outbox", nil, nil, service.CodeKeys{}, nil, time.Now, discard)
+	durable := NewDurable(cfg, nil, nil, nil, "test:stream:outbox", nil, nil, service.CodeKeys{}, nil, nil, time.Now, discard)
 	var streams []string
 	for _, w := range durable {
 		if tr, ok := w.(*events.Trimmer); ok {

@@ -91,6 +91,27 @@ func TestObservability(t *testing.T) {
 			}
 		}
 	})
+	t.Run("idempotent requests are counted by outcome, job runs by kind and outcome", func(t *testing.T) {
+		singleInstance(t, "reads the metrics of the instance that served the requests")
+		token := app.Register("idemmetrics")
+		key := "Idempotency-Key"
+		app.Do("POST", "/api/articles", token, newArticle("Counted once"), key, "k-1").Expect(t, http.StatusCreated)
+		app.Do("POST", "/api/articles", token, newArticle("Counted once"), key, "k-1").Expect(t, http.StatusCreated)
+		app.Do("POST", "/api/articles", token, newArticle("Another article"), key, "k-1").Expect(t, http.StatusUnprocessableEntity)
+		app.Do("POST", "/api/users/login/code/send", "", map[string]any{"email": "idemmetrics@example.com"}).Expect(t, http.StatusAccepted)
+		done := regexp.MustCompile(`inkwell_job_duration_seconds_count\{kind="send_code",outcome="done",queue="default"\} [1-9]`)
+		app.waitFor("the send_code job's run is in the metrics", func() bool { return done.MatchString(app.metrics()) })
+		body := app.metrics()
+		for _, want := range []string{
+			`inkwell_idempotency_requests_total{outcome="executed"} 1`, `inkwell_idempotency_requests_total{outcome="replayed"} 1`,
+			`inkwell_idempotency_requests_total{outcome="mismatch"} 1`, `inkwell_idempotency_requests_total{outcome="in_flight"} 0`,
+			`inkwell_idempotency_requests_total{outcome="commit_unknown"} 0`,
+		} {
+			if !strings.Contains(body, want+"\n") {
+				t.Errorf("metrics lack %s", want)
+			}
+		}
+	})
 	// promlint is what `promtool check metrics` runs: it refuses, among others, a gauge named
 	// *_total (a count that only grows is a counter, so rate() applies to it).
 	t.Run("metrics pass promtool's lint", func(t *testing.T) {

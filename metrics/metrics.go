@@ -17,6 +17,7 @@ import (
 type Registry struct {
 	reg     *prometheus.Registry
 	http    *prometheus.HistogramVec
+	jobs    *prometheus.HistogramVec
 	log     *slog.Logger
 	timeout time.Duration
 }
@@ -30,8 +31,19 @@ func New(log *slog.Logger) *Registry {
 		Help:    "HTTP requests by route template, method and status.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 	}, []string{"route", "method", "status"})
-	reg.MustRegister(h)
-	return &Registry{reg: reg, http: h, log: log, timeout: 2 * time.Second}
+	jobs := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "inkwell_job_duration_seconds",
+		Help:    "Job runs by queue, kind and outcome (done, retry, dead, lease_lost, cancelled, unrecorded).",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"queue", "kind", "outcome"})
+	reg.MustRegister(h, jobs)
+	return &Registry{reg: reg, http: h, jobs: jobs, log: log, timeout: 2 * time.Second}
+}
+
+// ObserveJob records one job run (job.JobObserver). The runner passes a closed set: its queue,
+// a kind it has a handler for (else "unknown") and one of its outcomes.
+func (r *Registry) ObserveJob(queue, kind, outcome string, d time.Duration) {
+	r.jobs.WithLabelValues(queue, kind, outcome).Observe(d.Seconds())
 }
 
 // ObserveRequest records one HTTP request (web.RequestObserver). route must be a route template
