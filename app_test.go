@@ -128,7 +128,9 @@ func startDrainingApp(t *testing.T, tweak func(*App)) *drainingApp {
 		default:
 			close(d.release)
 		}
-		<-d.served
+		if err := <-d.served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
 	})
 	return d
 }

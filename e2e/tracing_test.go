@@ -195,7 +195,7 @@ func TestTracingIgnoresUntrustedTraceContext(t *testing.T) {
 
 	t.Setenv("OTEL_TRACES_SAMPLER", "parentbased_always_off")
 	quiet := &testApp{apptest.Start(t)}
-	header, clientTrace, _ = traceparent(t)
+	header, _, _ = traceparent(t)
 	before := len(recv.Spans())
 	quiet.Do("GET", "/api/tags", "", nil, "traceparent", header).Expect(t, http.StatusOK)
 	quiet.Stop()
