@@ -36,7 +36,9 @@ COPY --from=build /out/inkwell /inkwell
 WORKDIR /var/lib/inkwell
 USER 10001:10001
 ENV INKWELL_ADDR=:8080
-EXPOSE 8080
+# GET /metrics is served apart from the API, on INKWELL_METRICS_ADDR (:9464 by default): publish
+# it only to your Prometheus, never through the balancer.
+EXPOSE 8080 9464
 # GET /healthz over bash's /dev/tcp on the port of INKWELL_ADDR (":8080", "0.0.0.0:9000"): healthy
 # on a 200. /healthz answers as long as the process serves; whether PostgreSQL and Redis answer is
 # /readyz's business (the balancer's check), so an outage there does not get containers restarted.

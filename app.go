@@ -14,6 +14,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/web"
 )
 
 // Worker is a long-running background task; Run returns when its context ends.
@@ -27,17 +28,29 @@ type Workers []Worker
 // App is the running process: the HTTP server, the scheduled jobs and the background workers.
 type App struct {
 	Server          *http.Server
+	Metrics         *ioc.MetricsServer // nil: no metrics listener
 	Cron            *cron.Cron
 	Workers         Workers
 	Rank            *job.RankJob
 	Retention       *job.RetentionJob
 	Log             *slog.Logger
 	ShutdownTimeout time.Duration
+
+	// Drain is what /readyz reports: from the end of Serve's context on, "draining" (503) for
+	// DrainDelay while the server still accepts and serves, so the balancer's health check takes
+	// the instance out before connections are refused. A nil Drain or a zero delay stops at once.
+	Drain      *web.Drain
+	DrainDelay time.Duration
+	// SkipDrain, closed, ends the drain delay early (a second SIGINT or SIGTERM); nil never does.
+	SkipDrain <-chan struct{}
+
+	after func(time.Duration) <-chan time.Time // the drain delay's timer (tests: a channel of theirs)
 }
 
 // NewApp assembles the App; c has the scheduled jobs on it (NewScheduler).
-func NewApp(cfg *ioc.Config, srv *http.Server, c *cron.Cron, workers Workers, rank *job.RankJob, retention *job.RetentionJob, log *slog.Logger) *App {
-	return &App{Server: srv, Cron: c, Workers: workers, Rank: rank, Retention: retention, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
+func NewApp(cfg *ioc.Config, srv *http.Server, metrics *ioc.MetricsServer, drain *web.Drain, c *cron.Cron, workers Workers, rank *job.RankJob, retention *job.RetentionJob, log *slog.Logger) *App {
+	return &App{Server: srv, Metrics: metrics, Drain: drain, DrainDelay: cfg.DrainDelay, Cron: c, Workers: workers, Rank: rank,
+		Retention: retention, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
 }
 
 // stopCron stops the cron and returns what Cron.Stop does; a retention run under way is stopped
@@ -68,11 +81,26 @@ func (a *App) Run(ctx context.Context) error {
 	return a.Serve(ctx, ln)
 }
 
-// Serve serves on ln until ctx ends, then shuts down gracefully: stop accepting, let in-flight
-// requests finish, stop the jobs and the workers (after the requests, so events they produced are
-// still flushed) and wait for them, then give the ranking lock up, all within ShutdownTimeout. Closing the pools is left to the
-// cleanup function that built the App.
+// Serve serves on ln (and the metrics on their own listener) until ctx ends, then shuts down
+// gracefully: drain (readiness 503 for DrainDelay, serving as before), stop accepting, let
+// in-flight requests finish, stop the jobs and the workers (after the requests, so events they
+// produced are still flushed) and wait for them, then give the ranking lock up, all within
+// ShutdownTimeout after the drain; the metrics listener stops last, so scrapes see the whole
+// shutdown. Closing the pools is left to the cleanup function that built the App.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	if a.Metrics != nil {
+		metricsDone := make(chan error, 1)
+		go func() { metricsDone <- a.Metrics.Serve() }()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = a.Metrics.Shutdown(sctx)
+			if err := <-metricsDone; err != nil {
+				a.Log.Error("metrics listener failed", "err", err)
+			}
+		}()
+		a.Log.Info("serving metrics", "addr", a.Metrics.Addr())
+	}
 	wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWorkers()
 	var workers sync.WaitGroup
@@ -102,6 +130,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
+	a.drain()
 	a.Log.Info("shutting down", "timeout", a.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), a.ShutdownTimeout)
 	defer cancel()
@@ -128,4 +157,26 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	a.Log.Info("stopped")
 	return errors.Join(errs...)
+}
+
+// drain makes /readyz answer 503 and keeps serving for DrainDelay (or until SkipDrain), so the
+// balancer sees the instance leave before its connections are refused. Keep-alives end meanwhile:
+// each connection closes after its next answer, and its client reconnects through the balancer
+// to an instance that stays.
+func (a *App) drain() {
+	if a.Drain == nil || a.DrainDelay <= 0 {
+		return
+	}
+	a.Drain.Start()
+	a.Server.SetKeepAlivesEnabled(false)
+	a.Log.Info("draining: /readyz answers 503 before the server stops accepting", "delay", a.DrainDelay)
+	after := a.after
+	if after == nil {
+		after = time.After
+	}
+	select {
+	case <-after(a.DrainDelay):
+	case <-a.SkipDrain:
+		a.Log.Info("drain delay cut short")
+	}
 }

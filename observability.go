@@ -25,7 +25,7 @@ import (
 func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool repository.QueuePool, searchPool repository.SearchPool, rdb redis.UniversalClient, breaker *cache.Breaker,
 	bcast *cache.Broadcaster, users *cache.UserCache, articles *cache.ArticleCache, workers Workers, rank *job.RankJob, retention *job.RetentionJob, queue *repository.JobQueue, outbox *repository.Outbox,
 	reads ReadStream, outboxStream OutboxStream, sessions *service.SessionService, viewers *cache.ViewerState, revocations *cache.Revocations,
-	fallback *cache.FallbackLimit) http.Handler {
+	fallback *cache.FallbackLimit, idempotency *repository.IdempotencyStore) http.Handler {
 	for name, st := range map[string]*cache.Stats{"user": users.Stats(), "article": articles.Stats(), "viewer": &viewers.Stats} {
 		l := prometheus.Labels{"cache": name}
 		m.Counter("inkwell_cache_hits_total", "Read-through cache hits.", l, &st.Hits)
@@ -101,6 +101,12 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 			return 0
 		})
 	registerRetentionMetrics(m, retention)
+	for outcome, v := range map[string]*atomic.Int64{"executed": &idempotency.Stats.Executed, "replayed": &idempotency.Stats.Replayed,
+		"mismatch": &idempotency.Stats.Mismatched, "in_flight": &idempotency.Stats.InFlight, "commit_unknown": &idempotency.Stats.CommitUnknown} {
+		m.Counter("inkwell_idempotency_requests_total", "Requests with an Idempotency-Key, by how they ended: executed, replayed (a stored answer), "+
+			"mismatch (the key was used for another request: 422), in_flight (the request holding the key did not finish in time: 409), "+
+			"commit_unknown (the COMMIT did not answer: 503, the write may or may not stand).", prometheus.Labels{"outcome": outcome}, v)
+	}
 
 	for name, pool := range map[string]*pgxpool.Pool{"api": pool, "queue": queuePool.Pool, "search": searchPool.Pool} {
 		l := prometheus.Labels{"pool": name}

@@ -93,6 +93,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)),
 	wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)),
 	wire.Bind(new(web.RequestObserver), new(*metrics.Registry)),
+	wire.Bind(new(job.JobObserver), new(*metrics.Registry)),
 	wire.Bind(new(web.ReadinessChecker), new(*Readiness)),
 	wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)),
 	wire.Bind(new(service.Suggester), new(*repository.SearchLexicon)),

@@ -177,34 +177,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	idempotency := web.NewIdempotency()
 	rateLimiter := cache.NewRateLimiter(universalClient, keyspace)
 	registry := metrics.New(log)
-	outbox := repository.NewOutbox(pool, querier)
-	outboxStream := NewOutboxStream(keyspace)
-	streamWriter := events.NewStreamWriter(universalClient)
-	sender, err := NewCodeGateway(cfg, codePolicy, log)
-	if err != nil {
-		cleanup6()
-		cleanup5()
-		cleanup4()
-		cleanup3()
-		cleanup2()
-		cleanup()
-		return nil, nil, err
-	}
-	resilienceConfig := NewDeliveryConfig()
-	resilient := delivery.NewResilient(sender, resilienceConfig)
-	durable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, codeKeys, notificationService, v, log)
-	revocationRenewer := NewRevocationRenewer(sessionService, sessionConfig, v2, log)
-	searchBackfill := NewSearchBackfill(cfg, searchRepository, log)
-	workers := NewWorkers(cfg, universalClient, readStream, publisher, readAggregator, readService, durable, preloader, revocationRenewer, searchBackfill, log)
-	locker := cache.NewLocker(universalClient, keyspace)
-	jobLocker := NewRankLocker(locker)
-	rankJobConfig := NewRankJobConfig(cfg)
-	rankJob, cleanup7 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
-	retentionStore := repository.NewRetentionStore(pool, querier)
-	retentionConfig := NewRetentionConfig(cfg)
-	retentionJob, cleanup8 := NewRetentionJob(retentionStore, retentionConfig, log, v)
-	handler := NewMetricsHandler(registry, pool, queuePool, searchPool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, retentionJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations, fallbackLimit)
 	readiness := NewReadiness(pool, universalClient)
+	drain := web.NewDrain()
 	handlers := web.Handlers{
 		Auth:          authenticator,
 		Users:         userHandler,
@@ -223,13 +197,39 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		Idempotency:   idempotency,
 		Limiter:       rateLimiter,
 		Observer:      registry,
-		Metrics:       handler,
 		Readiness:     readiness,
+		Drain:         drain,
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
-	lexiconJob := job.NewLexiconJob(searchLexicon, log, v)
-	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
+	outbox := repository.NewOutbox(pool, querier)
+	outboxStream := NewOutboxStream(keyspace)
+	streamWriter := events.NewStreamWriter(universalClient)
+	sender, err := NewCodeGateway(cfg, codePolicy, log)
+	if err != nil {
+		cleanup6()
+		cleanup5()
+		cleanup4()
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	resilienceConfig := NewDeliveryConfig()
+	resilient := delivery.NewResilient(sender, resilienceConfig)
+	durable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, codeKeys, notificationService, registry, v, log)
+	revocationRenewer := NewRevocationRenewer(sessionService, sessionConfig, v2, log)
+	searchBackfill := NewSearchBackfill(cfg, searchRepository, log)
+	workers := NewWorkers(cfg, universalClient, readStream, publisher, readAggregator, readService, durable, preloader, revocationRenewer, searchBackfill, log)
+	locker := cache.NewLocker(universalClient, keyspace)
+	jobLocker := NewRankLocker(locker)
+	rankJobConfig := NewRankJobConfig(cfg)
+	rankJob, cleanup7 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	retentionStore := repository.NewRetentionStore(pool, querier)
+	retentionConfig := NewRetentionConfig(cfg)
+	retentionJob, cleanup8 := NewRetentionJob(retentionStore, retentionConfig, log, v)
+	handler := NewMetricsHandler(registry, pool, queuePool, searchPool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, retentionJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations, fallbackLimit, idempotencyStore)
+	metricsServer, cleanup9, err := ioc.NewMetricsServer(cfg, handler)
 	if err != nil {
 		cleanup8()
 		cleanup7()
@@ -241,8 +241,23 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	app := NewApp(cfg, server, cron, workers, rankJob, retentionJob, log)
+	lexiconJob := job.NewLexiconJob(searchLexicon, log, v)
+	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
+	if err != nil {
+		cleanup9()
+		cleanup8()
+		cleanup7()
+		cleanup6()
+		cleanup5()
+		cleanup4()
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	app := NewApp(cfg, server, metricsServer, drain, cron, workers, rankJob, retentionJob, log)
 	return app, func() {
+		cleanup9()
 		cleanup8()
 		cleanup7()
 		cleanup6()
@@ -273,4 +288,4 @@ var rootSet = wire.NewSet(
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)), wire.Bind(new(job.LexiconFolder), new(*repository.SearchLexicon)), wire.Bind(new(service.UserSearcher), new(*repository.PeopleSearch)), wire.Bind(new(service.TagSearcher), new(*repository.TagSearch)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)), wire.Bind(new(service.Suggester), new(*repository.SearchLexicon)), wire.Bind(new(web.SearchService), new(*service.SearchService)))
+var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)), wire.Bind(new(job.LexiconFolder), new(*repository.SearchLexicon)), wire.Bind(new(service.UserSearcher), new(*repository.PeopleSearch)), wire.Bind(new(service.TagSearcher), new(*repository.TagSearch)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(job.JobObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)), wire.Bind(new(service.Suggester), new(*repository.SearchLexicon)), wire.Bind(new(web.SearchService), new(*service.SearchService)))

@@ -160,11 +160,12 @@ type Durable Workers
 
 // NewDurable builds the durable-work workers.
 func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.JobQueue, outbox *repository.Outbox, stream OutboxStream,
-	writer *events.StreamWriter, sender *delivery.Resilient, codeKeys service.CodeKeys, notifications *service.NotificationService, now func() time.Time, log *slog.Logger) Durable {
+	writer *events.StreamWriter, sender *delivery.Resilient, codeKeys service.CodeKeys, notifications *service.NotificationService, jobs job.JobObserver,
+	now func() time.Time, log *slog.Logger) Durable {
 	owner := consumerName()
 	runner := job.NewRunner(queue, job.QueueConfig{
 		Queue: service.QueueDefault, Concurrency: cfg.QueueConcurrency, Lease: cfg.QueueLease, Poll: cfg.QueuePoll,
-		BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Grace: cfg.ShutdownTimeout / 2,
+		BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Grace: cfg.ShutdownTimeout / 2, Observer: jobs,
 	}, map[string]job.JobHandler{
 		service.JobKindSendCode:        job.SendCodeHandler(sender, codeKeys),
 		service.JobKindSendAccountMail: job.SendAccountMailHandler(sender, codeKeys),

@@ -39,3 +39,8 @@ func SetRevocationsClock(r *Revocations, now func() time.Time) {
 
 // Acquire takes a fallback slot as a fallback load does.
 func (l *FallbackLimit) Acquire(ctx context.Context) (func(), error) { return l.acquire(ctx) }
+
+// PublishAcked publishes an acknowledged invalidation of keys, as DeleteAcked and revocations do.
+func (b *Broadcaster) PublishAcked(keys []string, wait time.Duration) bool {
+	return b.publishAcked(keys, wait)
+}

@@ -69,9 +69,13 @@ type tier interface {
 
 // invalidation is one message on the channel.
 type invalidation struct {
-	From string   `json:"from"`          // the publishing instance
-	Keys []string `json:"keys"`          // the Redis keys it changed; each is dropped from every tier
-	Ack  string   `json:"ack,omitempty"` // a list to push onto once the keys are dropped (publishAcked)
+	From string   `json:"from"` // the publishing instance
+	Keys []string `json:"keys"` // the Redis keys it changed; each is dropped from every tier
+	// Where to acknowledge once the keys are dropped (publishAcked): a stream to add an entry to,
+	// else (a message of an older version) a list to push onto. A publisher names both, so
+	// instances of the older version, which know only the list, still acknowledge.
+	AckStream string `json:"ack_stream,omitempty"`
+	Ack       string `json:"ack,omitempty"`
 }
 
 // broadcastOptions are the timings and test hooks of a Broadcaster.
@@ -177,8 +181,8 @@ func (b *Broadcaster) apply(payload string) {
 		}
 		b.Stats.Received.Add(1)
 	}
-	if m.Ack != "" {
-		b.acknowledge(m.Ack)
+	if m.AckStream != "" || m.Ack != "" {
+		b.acknowledge(m)
 	}
 	if b.opts.received != nil {
 		b.opts.received(m.Keys, own)

@@ -9,14 +9,22 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ackTTL bounds how long an unread acknowledgement list stays in Redis.
+// ackTTL bounds how long an unread acknowledgement stream or list stays in Redis.
 const ackTTL = 10 * time.Second
 
 // publishAcked is publish for a change that must have reached every instance before the write
-// answers: the message names a list, every subscription that receives it (this instance's own
-// too) pushes its id onto that list once it has dropped the keys, and publishAcked waits for as
+// answers: the message names a stream, every subscription that receives it (this instance's own
+// too) adds its id to that stream once it has dropped the keys, and publishAcked waits for as
 // many acknowledgements as PUBLISH said it delivered to, for at most wait. It reports whether all
 // of them came; false also when the PUBLISH failed. A nil Broadcaster has no one to tell: true.
+//
+// The wait is XREAD's BLOCK, which Redis keeps to the millisecond. (It was BLPOP, whose timeout
+// go-redis sends in whole seconds: every wait under a second became one second, and go-redis
+// logged a warning for each, several per write.)
+//
+// An instance of an older version acknowledges on the list the message also names, which no
+// blocking read here watches: its acknowledgements are counted when the stream's wait is over,
+// so during a rolling upgrade a write waits out wait whenever such an instance is subscribed.
 //
 // An instance Redis does not count (its subscription is gone) receives nothing, and its tiers go
 // off as soon as it notices; one that Redis counts but that does not answer in time (stalled,
@@ -26,8 +34,9 @@ func (b *Broadcaster) publishAcked(keys []string, wait time.Duration) bool {
 	if b == nil {
 		return true
 	}
-	ack := b.channel + ":ack:" + newToken()
-	raw, _ := json.Marshal(invalidation{From: b.id, Keys: keys, Ack: ack}) // strings only: it cannot fail
+	token := newToken()
+	acks, legacy := b.channel+":acks:"+token, b.channel+":ack:"+token
+	raw, _ := json.Marshal(invalidation{From: b.id, Keys: keys, AckStream: acks, Ack: legacy}) // strings only: it cannot fail
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout+wait)
 	defer cancel()
 	receivers, err := b.rdb.Publish(ctx, b.channel, raw).Result()
@@ -37,31 +46,49 @@ func (b *Broadcaster) publishAcked(keys []string, wait time.Duration) bool {
 		return false
 	}
 	b.Stats.Published.Add(1)
-	defer b.rdb.Del(context.WithoutCancel(ctx), ack)
+	defer b.rdb.Del(context.WithoutCancel(ctx), acks)
 	deadline := time.Now().Add(wait)
-	for got := int64(0); got < receivers; got++ {
-		left := time.Until(deadline)
+	got, after := int64(0), "0"
+	for got < receivers {
+		// Whole milliseconds, what BLOCK takes; 0 would block for ever.
+		left := time.Until(deadline).Truncate(time.Millisecond)
 		if left <= 0 {
+			break
+		}
+		streams, err := b.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{acks, after}, Count: receivers - got, Block: left}).Result()
+		if errors.Is(err, redis.Nil) {
+			break // the wait is over
+		}
+		if err != nil {
+			b.log.Warn("waiting for cache invalidation acknowledgements failed", "channel", b.channel, "err", err)
 			return false
 		}
-		// BLPOP's timeout has a resolution of a millisecond; 0 would block forever.
-		if _, err := b.rdb.BLPop(ctx, max(left, time.Millisecond), ack).Result(); err != nil {
-			if !errors.Is(err, redis.Nil) {
-				b.log.Warn("waiting for cache invalidation acknowledgements failed", "channel", b.channel, "err", err)
+		for _, st := range streams {
+			for _, m := range st.Messages {
+				got, after = got+1, m.ID
 			}
-			return false
 		}
 	}
-	return true
+	if got >= receivers {
+		return true
+	}
+	older, err := b.rdb.LLen(ctx, legacy).Result()
+	return err == nil && got+older >= receivers
 }
 
-// acknowledge tells the publisher of an acknowledged message that this instance has applied it.
-func (b *Broadcaster) acknowledge(list string) {
+// acknowledge tells the publisher of an acknowledged message that this instance has applied it:
+// on the stream it named, or on the list of a publisher of an older version.
+func (b *Broadcaster) acknowledge(m invalidation) {
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 	defer cancel()
 	_, err := b.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.RPush(ctx, list, b.id)
-		p.PExpire(ctx, list, ackTTL)
+		if m.AckStream != "" {
+			p.XAdd(ctx, &redis.XAddArgs{Stream: m.AckStream, Values: []string{"from", b.id}})
+			p.PExpire(ctx, m.AckStream, ackTTL)
+			return nil
+		}
+		p.RPush(ctx, m.Ack, b.id)
+		p.PExpire(ctx, m.Ack, ackTTL)
 		return nil
 	})
 	if err != nil {

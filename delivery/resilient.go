@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
@@ -13,7 +14,7 @@ import (
 type ResilienceConfig struct {
 	Timeout     time.Duration // per attempt
 	Retries     int           // extra attempts for transient failures
-	RetryDelay  time.Duration // doubled after each retry
+	RetryDelay  time.Duration // doubled after each retry; each wait is drawn from its upper half
 	MaxInFlight int           // bulkhead: sends running at once
 	// Breaker: after FailuresToOpen consecutive failures the breaker opens and refuses sends for
 	// OpenFor; then it lets one trial through (half-open) and closes again if it succeeds.
@@ -36,6 +37,7 @@ type Resilient struct {
 	breaker *gobreaker.CircuitBreaker[struct{}]
 	slots   chan struct{}
 	sleep   func(ctx context.Context, d time.Duration) error
+	jitter  func(d time.Duration) time.Duration // the wait before a retry whose nominal delay is d
 }
 
 // NewResilient wraps next.
@@ -53,7 +55,18 @@ func NewResilient(next Sender, cfg ResilienceConfig) *Resilient {
 		IsSuccessful: func(err error) bool { return err == nil || errors.Is(err, ErrRejected) },
 		IsExcluded:   func(err error) bool { return errors.Is(err, errCallerGone) },
 	})
-	return &Resilient{next: next, cfg: cfg, breaker: cb, slots: make(chan struct{}, cfg.MaxInFlight), sleep: sleepCtx}
+	return &Resilient{next: next, cfg: cfg, breaker: cb, slots: make(chan struct{}, cfg.MaxInFlight), sleep: sleepCtx, jitter: equalJitter}
+}
+
+// equalJitter draws a retry's wait from [d/2, d]. A gateway's hiccup fails every send in flight
+// at once (up to MaxInFlight, on every instance): without jitter their retries would all arrive
+// together again, RetryDelay later, and then 2·RetryDelay later. Half the delay is kept, so a
+// retry never comes much sooner than the schedule says.
+func equalJitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	return d/2 + rand.N(d-d/2+1)
 }
 
 // errCallerGone marks a failure that happened because the caller's context ended.
@@ -71,7 +84,7 @@ func (r *Resilient) Send(ctx context.Context, m Message) error {
 	var err error
 	for attempt := 0; attempt <= r.cfg.Retries; attempt++ {
 		if attempt > 0 {
-			if serr := r.sleep(ctx, delay); serr != nil {
+			if serr := r.sleep(ctx, r.jitter(delay)); serr != nil {
 				return errors.Join(err, serr)
 			}
 			delay *= 2

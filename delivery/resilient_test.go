@@ -82,8 +82,16 @@ type resilientOpts struct {
 	OpenFor        time.Duration // zero: an hour (the breaker stays open for the test)
 }
 
-// newResilient wraps f; the delays it would sleep between retries are recorded instead.
+// newResilient wraps f; the delays it would sleep between retries are recorded instead, without
+// jitter (the nominal schedule; TestResilient_RetryDelaysAreJittered covers the jitter).
 func newResilient(f Sender, o resilientOpts) (*Resilient, *[]time.Duration) {
+	r, delays := newJitteredResilient(f, o)
+	r.jitter = func(d time.Duration) time.Duration { return d }
+	return r, delays
+}
+
+// newJitteredResilient is newResilient with the wrapper's own jitter.
+func newJitteredResilient(f Sender, o resilientOpts) (*Resilient, *[]time.Duration) {
 	if o.Timeout == 0 {
 		o.Timeout = time.Minute
 	}
@@ -376,5 +384,35 @@ func TestResilient_SendCode(t *testing.T) {
 	want := []Message{{Channel: "phone", Address: "+4915112345678", Code: "000042"}}
 	if !reflect.DeepEqual(f.msgs, want) {
 		t.Fatalf("sent %+v, want %+v", f.msgs, want)
+	}
+}
+
+// TestResilient_RetryDelaysAreJittered: each retry waits a random time in the upper half of its
+// nominal delay (10 ms, then 20 ms), so sends that failed together do not retry in lockstep.
+func TestResilient_RetryDelaysAreJittered(t *testing.T) {
+	t.Parallel()
+	f := &fakeSender{results: []error{errGateway}}
+	r, delays := newJitteredResilient(f, resilientOpts{Retries: 2, FailuresToOpen: 1000})
+	const sends = 20
+	for range sends {
+		if err := r.Send(context.Background(), msg); !errors.Is(err, errGateway) {
+			t.Fatalf("send: %v", err)
+		}
+	}
+	if len(*delays) != 2*sends {
+		t.Fatalf("%d waits, want %d", len(*delays), 2*sends)
+	}
+	firsts := map[time.Duration]bool{}
+	for i, d := range *delays {
+		nominal := 10 * time.Millisecond << (i % 2)
+		if d < nominal/2 || d > nominal {
+			t.Fatalf("retry %d waited %s, want within [%s, %s]", i, d, nominal/2, nominal)
+		}
+		if i%2 == 0 {
+			firsts[d] = true
+		}
+	}
+	if len(firsts) < 2 {
+		t.Fatalf("%d sends' first retries all waited %v: no jitter", sends, firsts)
 	}
 }

@@ -49,5 +49,5 @@ func TestEditShowsOnAnotherInstanceBeforeItsLocalCopyExpires(t *testing.T) {
 
 func (a *testApp) metrics() string {
 	a.T.Helper()
-	return string(a.Do("GET", "/metrics", "", nil).Expect(a.T, http.StatusOK).Body)
+	return a.Metrics()
 }

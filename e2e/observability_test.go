@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,7 +42,7 @@ func TestObservability(t *testing.T) {
 		app.Do("POST", "/api/articles", token, newArticle("Measured article")).Expect(t, http.StatusCreated)
 		app.Do("GET", "/api/articles/measured-article", "", nil).Expect(t, http.StatusOK)
 		app.Do("GET", "/api/articles/no-such-article", "", nil).Expect(t, http.StatusNotFound)
-		body := string(app.Do("GET", "/metrics", "", nil).Expect(t, http.StatusOK).Body)
+		body := app.metrics()
 		for _, want := range []string{
 			`route="/api/articles/:slug",status="200"`, `route="/api/articles/:slug",status="404"`,
 			"inkwell_cache_hits_total", "inkwell_singleflight_shared_total", "inkwell_pgxpool_total_conns",
@@ -57,10 +58,64 @@ func TestObservability(t *testing.T) {
 			t.Error("a raw path leaked into a metric label")
 		}
 	})
+	t.Run("metrics are served on their own listener, not the API's", func(t *testing.T) {
+		requireErrorField(t, app.Do("GET", "/metrics", "", nil), http.StatusNotFound, "body")
+		if !strings.Contains(app.metrics(), "inkwell_http_request_duration_seconds") {
+			t.Fatal("the metrics listener does not serve the request histogram")
+		}
+	})
+	// A client picks the method: only the standard ones become label values, the rest are OTHER,
+	// so invented methods cannot grow /metrics (50 of 20 KB once added 15 MB, kept until restart).
+	t.Run("request labels come from closed sets", func(t *testing.T) {
+		singleInstance(t, "reads the metrics of the instance that served the requests")
+		before := len(app.metrics())
+		for i := range 50 {
+			method := strings.Repeat(string(rune('A'+i%26)), 20_000) + strconv.Itoa(i)
+			for _, path := range []string{"/api/articles", "/no/such/path"} {
+				res := app.Do(method, path, "", nil)
+				if res.Status != http.StatusMethodNotAllowed && res.Status != http.StatusNotFound {
+					t.Fatalf("%s with a 20 KB method: %d %s", path, res.Status, res.Body)
+				}
+			}
+		}
+		body := app.metrics()
+		if grown := len(body) - before; grown > 20_000 {
+			t.Fatalf("/metrics grew by %d bytes after 100 requests with invented methods", grown)
+		}
+		if strings.Contains(body, strings.Repeat("A", 100)) {
+			t.Fatal("an invented method became a label value")
+		}
+		for _, want := range []string{`method="OTHER",route="unmatched",status="405"`, `method="OTHER",route="unmatched",status="404"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("metrics lack %s", want)
+			}
+		}
+	})
+	t.Run("idempotent requests are counted by outcome, job runs by kind and outcome", func(t *testing.T) {
+		singleInstance(t, "reads the metrics of the instance that served the requests")
+		token := app.Register("idemmetrics")
+		key := "Idempotency-Key"
+		app.Do("POST", "/api/articles", token, newArticle("Counted once"), key, "k-1").Expect(t, http.StatusCreated)
+		app.Do("POST", "/api/articles", token, newArticle("Counted once"), key, "k-1").Expect(t, http.StatusCreated)
+		app.Do("POST", "/api/articles", token, newArticle("Another article"), key, "k-1").Expect(t, http.StatusUnprocessableEntity)
+		app.Do("POST", "/api/users/login/code/send", "", map[string]any{"email": "idemmetrics@example.com"}).Expect(t, http.StatusAccepted)
+		done := regexp.MustCompile(`inkwell_job_duration_seconds_count\{kind="send_code",outcome="done",queue="default"\} [1-9]`)
+		app.waitFor("the send_code job's run is in the metrics", func() bool { return done.MatchString(app.metrics()) })
+		body := app.metrics()
+		for _, want := range []string{
+			`inkwell_idempotency_requests_total{outcome="executed"} 1`, `inkwell_idempotency_requests_total{outcome="replayed"} 1`,
+			`inkwell_idempotency_requests_total{outcome="mismatch"} 1`, `inkwell_idempotency_requests_total{outcome="in_flight"} 0`,
+			`inkwell_idempotency_requests_total{outcome="commit_unknown"} 0`,
+		} {
+			if !strings.Contains(body, want+"\n") {
+				t.Errorf("metrics lack %s", want)
+			}
+		}
+	})
 	// promlint is what `promtool check metrics` runs: it refuses, among others, a gauge named
 	// *_total (a count that only grows is a counter, so rate() applies to it).
 	t.Run("metrics pass promtool's lint", func(t *testing.T) {
-		body := string(app.Do("GET", "/metrics", "", nil).Expect(t, http.StatusOK).Body)
+		body := app.metrics()
 		problems, err := promlint.New(strings.NewReader(body)).Lint()
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/inkwell-dev/inkwell/internal/apptest"
+	"github.com/inkwell-dev/inkwell/ioc"
 )
 
 // The instrumentation scopes of the PostgreSQL and Redis spans.
@@ -86,14 +87,15 @@ func (tr spanTree) dump() string {
 
 // TestTracingSpanTreeOfOneRequest exports to an in-process OTLP receiver and checks the spans of
 // one publishing request: the server span is named by the route template and continues the
-// caller's trace; the request's PostgreSQL statements and Redis commands are its descendants; the
+// trace of the caller, a trusted proxy; the request's PostgreSQL statements and Redis commands are its descendants; the
 // outbox relay's publish of the event, the notifications consumer's work on it and that work's
 // statements are in the same trace, each under the one before. A read is named by its template,
 // never its slug.
 func TestTracingSpanTreeOfOneRequest(t *testing.T) {
 	// Not parallel: the OTEL_* variables are the process's.
 	recv := apptest.StartOTLPReceiver(t)
-	app := &testApp{apptest.Start(t)}
+	// The test's requests come from loopback, as a proxy's would: trusted to hand its trace on.
+	app := &testApp{apptest.Start(t, func(c *ioc.Config) { c.TrustedProxies = "127.0.0.1" })}
 	author := app.Register("traced_author")
 	reader := app.Register("traced_reader")
 	app.Do("POST", "/api/profiles/traced_author/follow", reader, nil).Expect(t, http.StatusOK)
@@ -164,5 +166,41 @@ inserted:
 		if strings.Contains(s.Name, slug) {
 			t.Fatalf("a span name holds the slug: %q", s.Name)
 		}
+	}
+}
+
+// TestTracingIgnoresUntrustedTraceContext: a traceparent from a caller that is not a trusted proxy
+// neither chooses the trace nor the sampling decision. Its request is a trace of its own with the
+// caller's span as a link; and with a sampler that records no new trace (parent-based, off), the
+// caller's "sampled" flag does not make us record one.
+func TestTracingIgnoresUntrustedTraceContext(t *testing.T) {
+	// Not parallel: the OTEL_* variables are the process's.
+	recv := apptest.StartOTLPReceiver(t)
+	app := &testApp{apptest.Start(t)} // no trusted proxies: the loopback caller is a client
+	header, clientTrace, clientSpan := traceparent(t)
+	app.Do("GET", "/api/tags", "", nil, "traceparent", header).Expect(t, http.StatusOK)
+	app.Stop()
+	if spans := recv.Trace(clientTrace); len(spans) != 0 {
+		t.Fatalf("%d spans in the client's trace, want none:\n%s", len(spans), treeOf(spans).dump())
+	}
+	var server *apptest.Span
+	for _, s := range recv.Spans() {
+		if s.Name == "GET /api/tags" {
+			server = &s
+		}
+	}
+	if server == nil || server.ParentID != "" || len(server.Links) != 1 || server.Links[0] != clientTrace+"/"+clientSpan {
+		t.Fatalf("server span %+v: want a root linked to the client's span %s/%s", server, clientTrace, clientSpan)
+	}
+
+	t.Setenv("OTEL_TRACES_SAMPLER", "parentbased_always_off")
+	quiet := &testApp{apptest.Start(t)}
+	header, _, _ = traceparent(t)
+	before := len(recv.Spans())
+	quiet.Do("GET", "/api/tags", "", nil, "traceparent", header).Expect(t, http.StatusOK)
+	quiet.Stop()
+	if spans := recv.Spans()[before:]; len(spans) != 0 {
+		t.Fatalf("%d spans exported under a sampler that records no new trace: the client's sampled flag forced them:\n%s",
+			len(spans), treeOf(spans).dump())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/mail"
 	"os"
 	"path/filepath"
@@ -52,6 +53,8 @@ type Config struct {
 	LogLevel             string
 	LogFormat            string
 	ShutdownTimeout      time.Duration
+	// DrainDelay: after SIGTERM, how long /readyz answers 503 while the server still serves.
+	DrainDelay time.Duration
 
 	JWTSecret       string
 	JWTIssuer       string
@@ -124,6 +127,8 @@ type Config struct {
 	CodeGlobalWindow  time.Duration
 
 	PprofAddr string
+	// MetricsAddr is where GET /metrics is served, on a listener apart from Addr ("": nowhere).
+	MetricsAddr string
 
 	RankSchedule string
 	RankTopN     int
@@ -255,6 +260,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	str(&c.LogLevel, "log-level", "INKWELL_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "INKWELL_LOG_FORMAT", "json", "log format: json or text")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "INKWELL_SHUTDOWN_TIMEOUT", 15*time.Second, "how long graceful shutdown waits for requests and jobs to finish")
+	dur(&c.DrainDelay, "drain-delay", "INKWELL_DRAIN_DELAY", 5*time.Second, "on SIGTERM or SIGINT, how long GET /readyz answers 503 draining while the server still serves, before it stops accepting connections (longer than the balancer takes to notice: its check interval times the failures it needs); a second signal cuts it short; 0 stops at once")
 
 	str(&c.JWTSecret, "jwt-secret", "INKWELL_JWT_SECRET", "", "HS256 signing secret for access tokens, at least 32 bytes (required in prod)")
 	str(&c.DevSecretFile, "dev-secret-file", "INKWELL_DEV_SECRET_FILE", DefaultDevSecretFile, "dev without INKWELL_JWT_SECRET: file holding the JWT secret (relative to the working directory), created once with 32 random bytes (mode 0600) and reused by every restart and every instance started with it")
@@ -350,6 +356,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	intf(&c.CodeGlobalSends, "code-global-sends", "INKWELL_CODE_GLOBAL_SENDS", 600, "login codes sent to anyone per INKWELL_CODE_GLOBAL_WINDOW (SMS pumping guard)")
 	dur(&c.CodeGlobalWindow, "code-global-window", "INKWELL_CODE_GLOBAL_WINDOW", time.Minute, "window of INKWELL_CODE_GLOBAL_SENDS")
 
+	str(&c.MetricsAddr, "metrics-addr", "INKWELL_METRICS_ADDR", ":9464", "serve GET /metrics (Prometheus) on this address, a listener apart from INKWELL_ADDR that the balancer does not forward; empty disables")
 	str(&c.PprofAddr, "pprof-addr", "INKWELL_PPROF_ADDR", "", "serve /debug/pprof on this loopback address (e.g. 127.0.0.1:6060); empty disables")
 
 	c.MaxBodyBytes = 1 << 20
@@ -464,11 +471,21 @@ func (c *Config) Validate(log *slog.Logger) error {
 	if err := validatePprofAddr(c.PprofAddr); err != nil {
 		errs = append(errs, err)
 	}
+	if c.MetricsAddr != "" {
+		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			errs = append(errs, fmt.Errorf("INKWELL_METRICS_ADDR %q: want host:port, e.g. :9464 or 127.0.0.1:9464 (empty disables): %w", c.MetricsAddr, err))
+		} else if c.MetricsAddr == c.Addr && port != "0" { // port 0: each listener gets a port of its own
+			errs = append(errs, fmt.Errorf("INKWELL_METRICS_ADDR must differ from INKWELL_ADDR (%s): the metrics have a listener of their own", c.Addr))
+		}
+	}
 	if _, err := ParseTrustedProxies(c.TrustedProxies); err != nil {
 		errs = append(errs, err)
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("INKWELL_SHUTDOWN_TIMEOUT must be positive"))
+	}
+	if c.DrainDelay < 0 {
+		errs = append(errs, errors.New("INKWELL_DRAIN_DELAY must be 0 (no drain) or positive"))
 	}
 	if c.RedisBreakerFailures < 1 || c.RedisBreakerOpen < 10*time.Millisecond {
 		errs = append(errs, errors.New("INKWELL_REDIS_BREAKER_FAILURES must be at least 1 and INKWELL_REDIS_BREAKER_OPEN at least 10ms"))

@@ -37,7 +37,8 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func TestConfigDefaults(t *testing.T) {
 	cfg := parse(t, nil)
-	if cfg.Addr != ":8080" || cfg.Env != "dev" || cfg.MigrateOnStart || cfg.JWTLifetime != 24*time.Hour {
+	if cfg.Addr != ":8080" || cfg.Env != "dev" || cfg.MigrateOnStart || cfg.JWTLifetime != 24*time.Hour ||
+		cfg.MetricsAddr != ":9464" || cfg.DrainDelay != 5*time.Second {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 	if err := cfg.Validate(discard); err != nil {
@@ -260,6 +261,10 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		"retention batch":        {"INKWELL_RETENTION_BATCH": "0"},
 		"negative history cap":   {"INKWELL_RETENTION_HISTORY": "-1"},
 		"history cap not number": {"INKWELL_RETENTION_HISTORY": "lots"},
+
+		"metrics addr no port":      {"INKWELL_METRICS_ADDR": "metrics.internal"},
+		"metrics addr is the API's": {"INKWELL_METRICS_ADDR": ":8080"},
+		"negative drain delay":      {"INKWELL_DRAIN_DELAY": "-1s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := parse(t, env).Validate(discard); err == nil {

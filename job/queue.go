@@ -47,7 +47,25 @@ type QueueConfig struct {
 	// AckWait bounds how long a finished job waits for its ack to be batched with others (zero:
 	// 2ms). Its slot stays taken meanwhile; it is recorded at once when nothing else is running.
 	AckWait time.Duration
+	// Observer records each run's duration (nil: none).
+	Observer JobObserver
 }
+
+// JobObserver records how long each job run took, by queue, kind and outcome (metrics). The kind
+// is one the runner has a handler for, else "unknown"; the outcome is one of the Outcome* below.
+type JobObserver interface {
+	ObserveJob(queue, kind, outcome string, d time.Duration)
+}
+
+// The outcomes of one job run, as a JobObserver sees them.
+const (
+	JobOutcomeDone       = "done"       // the handler succeeded (its ack is batched)
+	JobOutcomeRetry      = "retry"      // failed; it runs again after a backoff
+	JobOutcomeDead       = "dead"       // failed permanently or for the last time
+	JobOutcomeLeaseLost  = "lease_lost" // another runner holds it now: this run's outcome is dropped
+	JobOutcomeCancelled  = "cancelled"  // stopped by a shutdown; it runs again once its lease expires
+	JobOutcomeUnrecorded = "unrecorded" // failed, and the failure could not be recorded
+)
 
 // QueueStats counts a runner's work. Values only grow.
 type QueueStats struct {
@@ -259,10 +277,11 @@ func (r *Runner) execute(parent context.Context, j domain.Job, claimSent time.Ti
 		trace.WithAttributes(attribute.Int64("inkwell.job.id", j.ID), attribute.String("inkwell.job.queue", j.Queue),
 			attribute.String("inkwell.job.kind", j.Kind), attribute.Int("inkwell.job.attempt", j.Attempts)))
 	defer span.End()
+	started := time.Now()
 	h, ok := r.handlers[j.Kind]
 	if !ok {
 		span.SetStatus(codes.Error, "no handler")
-		r.fail(sctx, log, j, fmt.Errorf("%w: no handler for kind %q", domain.ErrPermanent, j.Kind))
+		r.observe("unknown", r.fail(sctx, log, j, fmt.Errorf("%w: no handler for kind %q", domain.ErrPermanent, j.Kind)), started)
 		return false
 	}
 	ctx, cancel := context.WithCancel(sctx)
@@ -273,20 +292,30 @@ func (r *Runner) execute(parent context.Context, j domain.Job, claimSent time.Ti
 	stopLease()
 	if leaseLost.Load() {
 		r.Stats.LostLeases.Add(1)
+		r.observe(j.Kind, JobOutcomeLeaseLost, started)
 		log.Warn("job lease lost while running; leaving the outcome to its new holder")
 		return false
 	}
 	if parent.Err() != nil {
 		// Shutdown cancelled it: whatever it returned, it may not have finished its work, so
 		// nothing is recorded; the lease expires and it runs again elsewhere.
+		r.observe(j.Kind, JobOutcomeCancelled, started)
 		return false
 	}
 	if err == nil {
+		r.observe(j.Kind, JobOutcomeDone, started)
 		return true
 	}
 	span.SetStatus(codes.Error, err.Error())
-	r.fail(sctx, log, j, err)
+	r.observe(j.Kind, r.fail(sctx, log, j, err), started)
 	return false
+}
+
+// observe reports a run that started at started to the observer, if there is one.
+func (r *Runner) observe(kind, outcome string, started time.Time) {
+	if r.cfg.Observer != nil {
+		r.cfg.Observer.ObserveJob(r.cfg.Queue, kind, outcome, time.Since(started))
+	}
 }
 
 // keepLease ends the handler's context shortly before the lease would expire, and renews the
@@ -336,22 +365,27 @@ func (r *Runner) keepLease(ctx context.Context, cancel context.CancelFunc, j dom
 	return func() { close(quit); wg.Wait() }
 }
 
-func (r *Runner) fail(ctx context.Context, log *slog.Logger, j domain.Job, err error) {
+// fail records a failed run and returns its outcome (a JobOutcome*).
+func (r *Runner) fail(ctx context.Context, log *slog.Logger, j domain.Job, err error) string {
 	permanent := errors.Is(err, domain.ErrPermanent)
 	retryAfter := domain.Backoff(j.Attempts, r.cfg.BackoffBase, r.cfg.BackoffMax, r.rnd())
 	ok, ferr := r.store.Fail(ctx, j.ID, j.Generation, err.Error(), permanent, retryAfter)
 	switch {
 	case ferr != nil:
 		log.Error("job failure could not be recorded", "err", ferr, "job_err", err)
+		return JobOutcomeUnrecorded
 	case !ok:
 		r.Stats.LostLeases.Add(1)
 		log.Warn("job failure changed nothing: the lease was lost", "job_err", err)
+		return JobOutcomeLeaseLost
 	case permanent || j.Attempts >= j.MaxAttempts:
 		r.Stats.Dead.Add(1)
 		log.Error("job is dead", "err", err, "attempts", j.Attempts)
+		return JobOutcomeDead
 	default:
 		r.Stats.Retried.Add(1)
 		log.Warn("job failed; will retry", "err", err, "retry_after", retryAfter)
+		return JobOutcomeRetry
 	}
 }
 

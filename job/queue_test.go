@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -210,6 +211,7 @@ type runnerOpts struct {
 	BackoffMax  time.Duration
 	Grace       time.Duration // zero: a minute; negative: none at all
 	AckWait     time.Duration // zero: the runner's default
+	Observer    job.JobObserver
 }
 
 func newRunner(t testing.TB, store job.JobStore, o runnerOpts, handlers map[string]job.JobHandler) *job.Runner {
@@ -240,7 +242,7 @@ func newRunner(t testing.TB, store job.JobStore, o runnerOpts, handlers map[stri
 	}
 	return job.NewRunner(store, job.QueueConfig{
 		Queue: o.Queue, Concurrency: o.Concurrency, Lease: o.Lease, Poll: o.Poll,
-		BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax, Grace: o.Grace, AckWait: o.AckWait,
+		BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax, Grace: o.Grace, AckWait: o.AckWait, Observer: o.Observer,
 	}, handlers, o.Owner, testenv.Logger(t))
 }
 
@@ -957,5 +959,56 @@ func TestLeaseDeadlineBeforeTheDatabaseExpiry(t *testing.T) {
 	runInBackground(t, r)
 	if !queueRecv(t, ended, 20*time.Second, "the handler's context to end with its lease") {
 		t.Fatal("the handler still ran after its lease had run out by the database's clock")
+	}
+}
+
+// observedRun is one run a JobObserver saw.
+type observedRun struct{ queue, kind, outcome string }
+
+type runObserver chan observedRun
+
+func (o runObserver) ObserveJob(queue, kind, outcome string, d time.Duration) {
+	if d < 0 {
+		panic("negative job duration")
+	}
+	o <- observedRun{queue, kind, outcome}
+}
+
+// TestRunnerObservesEachRunByKindAndOutcome: every run is reported once with its kind (a handled
+// one, else "unknown") and outcome, for job durations by kind and outcome in the metrics.
+func TestRunnerObservesEachRunByKindAndOutcome(t *testing.T) {
+	t.Parallel()
+	e := newQueueEnv(t, 4)
+	const queue = "observed"
+	runs := make(runObserver, 16)
+	store := &hookedStore{JobStore: e.queue, afterFail: func(id int64, _ string, _ bool, retryAfter time.Duration, _ bool) {
+		e.retryDueNow(t, id, retryAfter)
+	}}
+	r := newRunner(t, store, runnerOpts{Queue: queue, Observer: runs}, map[string]job.JobHandler{
+		"ok":    func(context.Context, domain.Job) error { return nil },
+		"flaky": func(context.Context, domain.Job) error { return errors.New("boom") },
+	})
+	e.enqueue(t, jobOpts{Queue: queue, Kind: "ok"})
+	e.enqueue(t, jobOpts{Queue: queue, Kind: "flaky", MaxAttempts: 2})
+	e.enqueue(t, jobOpts{Queue: queue, Kind: "made-up-kind"})
+	stop := runInBackground(t, r)
+	got := map[observedRun]int{}
+	for i := range 4 {
+		got[queueRecv(t, runs, 20*time.Second, fmt.Sprintf("run %d", i+1))]++
+	}
+	stop()
+	want := map[observedRun]int{
+		{queue, "ok", job.JobOutcomeDone}:      1,
+		{queue, "flaky", job.JobOutcomeRetry}:  1,
+		{queue, "flaky", job.JobOutcomeDead}:   1,
+		{queue, "unknown", job.JobOutcomeDead}: 1,
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("observed %v, want %v", got, want)
+	}
+	select {
+	case extra := <-runs:
+		t.Fatalf("an extra observation: %+v", extra)
+	default:
 	}
 }

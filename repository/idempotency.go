@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,6 +30,17 @@ type IdempotencyStore struct {
 	held map[service.IdempotencyKey]chan struct{}
 
 	onLocalWait func() // tests: called when a duplicate starts waiting for one of this process
+
+	Stats IdempotencyStats
+}
+
+// IdempotencyStats counts how keyed requests ended, once each. Values only grow.
+type IdempotencyStats struct {
+	Executed      atomic.Int64 // the request ran (its answer stored, or a 5xx not stored)
+	Replayed      atomic.Int64 // a stored answer was returned
+	Mismatched    atomic.Int64 // the key was used for another request (422)
+	InFlight      atomic.Int64 // the request holding the key did not finish in time (409)
+	CommitUnknown atomic.Int64 // the unit of work's COMMIT did not answer (503): run, or not
 }
 
 // IdempotencyWait is how long a duplicate waits for the request holding its key before it is
@@ -54,13 +66,31 @@ func (s *IdempotencyStore) Lookup(ctx context.Context, k service.IdempotencyKey)
 	prev, err := s.q.IdempotencyGet(ctx, s.pool, dao.IdempotencyGetParams{Scope: k.Scope, Key: k.Key, MaxAgeSecs: s.maxAge.Seconds()})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return domain.StoredResponse{}, false, nil
+		return domain.StoredResponse{}, false, nil // Do decides how it ends
 	case err != nil:
 		return domain.StoredResponse{}, false, wrapf(err, "read idempotency key")
 	case prev.RequestHash != k.RequestHash:
+		s.Stats.Mismatched.Add(1)
 		return domain.StoredResponse{}, false, domain.ErrIdempotencyMismatch
 	}
+	s.Stats.Replayed.Add(1)
 	return storedResponseOf(prev), true, nil
+}
+
+// count records how a Do ended.
+func (s *IdempotencyStore) count(replayed bool, err error) {
+	switch {
+	case err == nil && replayed:
+		s.Stats.Replayed.Add(1)
+	case err == nil:
+		s.Stats.Executed.Add(1)
+	case errors.Is(err, domain.ErrIdempotencyMismatch):
+		s.Stats.Mismatched.Add(1)
+	case errors.Is(err, domain.ErrIdempotencyInFlight):
+		s.Stats.InFlight.Add(1)
+	case errors.Is(err, ErrCommitUnknown):
+		s.Stats.CommitUnknown.Add(1)
+	}
 }
 
 // storedResponseOf is the answer kept in an idempotency record.
@@ -83,6 +113,12 @@ func storedResponseOf(row dao.IdempotencyKey) domain.StoredResponse {
 // polls. A burst of 50 duplicates on one instance is then one request's worth of database work,
 // not 50 pollers crowding the pool that the request they wait for needs.
 func (s *IdempotencyStore) Do(ctx context.Context, k service.IdempotencyKey, write func(ctx context.Context, tx service.Tx) domain.StoredResponse) (domain.StoredResponse, bool, error) {
+	res, replayed, err := s.do(ctx, k, write)
+	s.count(replayed, err)
+	return res, replayed, err
+}
+
+func (s *IdempotencyStore) do(ctx context.Context, k service.IdempotencyKey, write func(ctx context.Context, tx service.Tx) domain.StoredResponse) (domain.StoredResponse, bool, error) {
 	deadline := time.Now().Add(s.wait)
 	release, err := s.enter(ctx, service.IdempotencyKey{Scope: k.Scope, Key: k.Key}, deadline)
 	if err != nil {

@@ -134,7 +134,7 @@ search_publish() {
 	local label=$1 bin=$2 db=${SEARCH_DB}_pub_$1 base="http://$API_ADDR" body words
 	search_newdb "$db"
 	search_env "$db"
-	"${SEARCH_ENV[@]}" INKWELL_ADDR="$API_ADDR" INKWELL_MIGRATE_ON_START=true "$bin" serve >"$WORK/inkwell-publish-$label.log" 2>&1 &
+	"${SEARCH_ENV[@]}" INKWELL_ADDR="$API_ADDR" INKWELL_METRICS_ADDR= INKWELL_DRAIN_DELAY=0 INKWELL_MIGRATE_ON_START=true "$bin" serve >"$WORK/inkwell-publish-$label.log" 2>&1 &
 	API_PID=$!
 	wait_http 60 "$base/healthz" "$API_PID" "inkwell (publish $label)"
 	step "publish-seed-$label" 120 bin/loadgen seed -base "$base" -users 2 -articles 2 -tags 4 -follows 1 -favorites 1 -pick 0 -workers 2 \
@@ -177,7 +177,7 @@ search_section() {
 	SEARCH_LEXICON=$(psql_search "SELECT count(*) FROM search_words")
 
 	say "search: starting inkwell on $SEARCH_DB"
-	"${SEARCH_ENV[@]}" INKWELL_ADDR="$API_ADDR" INKWELL_MIGRATE_ON_START=false INKWELL_RANK_SCHEDULE='@every 24h' bin/inkwell serve >"$WORK/inkwell-search.log" 2>&1 &
+	"${SEARCH_ENV[@]}" INKWELL_ADDR="$API_ADDR" INKWELL_METRICS_ADDR= INKWELL_DRAIN_DELAY=0 INKWELL_MIGRATE_ON_START=false INKWELL_RANK_SCHEDULE='@every 24h' bin/inkwell serve >"$WORK/inkwell-search.log" 2>&1 &
 	API_PID=$!
 	wait_http 30 "$base/healthz" "$API_PID" "inkwell (search)"
 	search_queries

@@ -385,12 +385,13 @@ psql_admin -c "DROP DATABASE IF EXISTS $BENCH_DB WITH (FORCE)" >/dev/null
 psql_admin -c "CREATE DATABASE $BENCH_DB" >/dev/null
 MAIN_DBS+=("$BENCH_DB")
 say "starting inkwell on $API_ADDR (database $BENCH_DB, redis prefix $REDIS_PREFIX)"
-# serve ADDR LOG: one instance of the bench's server, in the background (its pid in $!).
+# serve ADDR LOG: one instance of the bench's server, in the background (its pid in $!). No
+# metrics listener (two instances would take one port) and no drain delay (nothing balances them).
 serve() {
 	INKWELL_ADDR=$1 DATABASE_URL=$BENCH_DATABASE_URL REDIS_URL=$BENCH_REDIS_URL \
 		INKWELL_REDIS_PREFIX=$REDIS_PREFIX INKWELL_MIGRATE_ON_START=true INKWELL_LOG_LEVEL=warn \
 		INKWELL_JWT_SECRET=$JWT_SECRET INKWELL_JWT_LIFETIME=1h INKWELL_RATE_WRITES=0 INKWELL_RATE_AUTH=0 \
-		INKWELL_PPROF_ADDR=$PPROF_ADDR bin/inkwell serve >"$WORK/$2.log" 2>&1 &
+		INKWELL_PPROF_ADDR=$PPROF_ADDR INKWELL_METRICS_ADDR= INKWELL_DRAIN_DELAY=0 bin/inkwell serve >"$WORK/$2.log" 2>&1 &
 }
 serve "$API_ADDR" inkwell
 API_PID=$!

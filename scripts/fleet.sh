@@ -9,13 +9,16 @@
 #   FLEET_SIZE          number of instances (default 3)
 #   FLEET_PORT          the balancer's port on 127.0.0.1 (default 8080)
 #   FLEET_BASE_PORT     the first instance's port (default FLEET_PORT+1); the others follow it
+#   FLEET_METRICS_PORT  the first instance's metrics port (GET /metrics; default 9464); the others
+#                       follow it
 #   DATABASE_URL, REDIS_URL  as for `make run`: one database and one Redis for every instance
 #   INKWELL_JWT_SECRET  when set, every instance signs with it; otherwise every instance reads the
 #                       dev secret file .data/jwt-secret (INKWELL_DEV_SECRET_FILE; created on
 #                       first use), so a token one instance issues works on all of them
-#   Other INKWELL_* settings reach every instance unchanged, except INKWELL_ADDR (one port each),
-#   INKWELL_MIGRATE_ON_START (true) and INKWELL_PPROF_ADDR (unset: the instances would fight over
-#   its port); INKWELL_TRUSTED_PROXIES defaults to 127.0.0.1, the balancer.
+#   Other INKWELL_* settings reach every instance unchanged, except INKWELL_ADDR and
+#   INKWELL_METRICS_ADDR (one port each), INKWELL_MIGRATE_ON_START (true) and INKWELL_PPROF_ADDR
+#   (unset: the instances would fight over its port); INKWELL_TRUSTED_PROXIES defaults to
+#   127.0.0.1, the balancer.
 #
 # Steps: scripts/services.sh makes sure PostgreSQL, Redis and the database are there; the binary
 # is built once into .data/fleet/inkwell; the instances start together on 127.0.0.1 ports
@@ -61,6 +64,8 @@ FLEET_PORT="${FLEET_PORT:-8080}"
 [[ $FLEET_SIZE =~ ^[1-9][0-9]*$ ]] || die "FLEET_SIZE must be a whole number of at least 1, not '$FLEET_SIZE'"
 [[ $FLEET_PORT =~ ^[1-9][0-9]*$ ]] || die "FLEET_PORT must be a port number, not '$FLEET_PORT'"
 FLEET_BASE_PORT="${FLEET_BASE_PORT:-$((FLEET_PORT + 1))}"
+FLEET_METRICS_PORT="${FLEET_METRICS_PORT:-9464}"
+[[ $FLEET_METRICS_PORT =~ ^[1-9][0-9]*$ ]] || die "FLEET_METRICS_PORT must be a port number, not '$FLEET_METRICS_PORT'"
 [[ $FLEET_BASE_PORT =~ ^[1-9][0-9]*$ ]] || die "FLEET_BASE_PORT must be a port number, not '$FLEET_BASE_PORT'"
 ((FLEET_BASE_PORT + FLEET_SIZE - 1 <= 65535)) || die "ports $FLEET_BASE_PORT.. do not fit $FLEET_SIZE instances"
 if ((FLEET_PORT >= FLEET_BASE_PORT && FLEET_PORT < FLEET_BASE_PORT + FLEET_SIZE)); then
@@ -225,6 +230,8 @@ mkdir -p "$FLEET_DIR"
 for ((i = 0; i < FLEET_SIZE; i++)); do
 	port=$((FLEET_BASE_PORT + i))
 	if tcp_open 127.0.0.1 "$port"; then die "port $port (instance $((i + 1))) is in use; choose other ports with FLEET_BASE_PORT"; fi
+	port=$((FLEET_METRICS_PORT + i))
+	if tcp_open 127.0.0.1 "$port"; then die "metrics port $port (instance $((i + 1))) is in use; choose other ports with FLEET_METRICS_PORT"; fi
 done
 if tcp_open 127.0.0.1 "$FLEET_PORT"; then die "port $FLEET_PORT (the balancer) is in use; choose another with FLEET_PORT"; fi
 
@@ -250,11 +257,12 @@ rm -f "$FLEET_DIR"/app-*.log # a larger fleet's last run left more
 for ((i = 1; i <= FLEET_SIZE; i++)); do
 	port=$((FLEET_BASE_PORT + i - 1))
 	log="$FLEET_DIR/app-$i.log"
-	env -u INKWELL_PPROF_ADDR INKWELL_ADDR="127.0.0.1:$port" INKWELL_MIGRATE_ON_START=true \
+	metrics_port=$((FLEET_METRICS_PORT + i - 1))
+	env -u INKWELL_PPROF_ADDR INKWELL_ADDR="127.0.0.1:$port" INKWELL_METRICS_ADDR="127.0.0.1:$metrics_port" INKWELL_MIGRATE_ON_START=true \
 		INKWELL_TRUSTED_PROXIES="${INKWELL_TRUSTED_PROXIES:-127.0.0.1}" \
 		"$BIN" serve >>"$log" 2>&1 &
 	PIDS+=("$!") NAMES+=("app$i") LOGS+=("$log")
-	say "app$i: pid $! on 127.0.0.1:$port (log .data/fleet/app-$i.log)"
+	say "app$i: pid $! on 127.0.0.1:$port, metrics on 127.0.0.1:$metrics_port (log .data/fleet/app-$i.log)"
 done
 
 for ((i = 1; i <= FLEET_SIZE; i++)); do

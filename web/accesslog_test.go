@@ -73,7 +73,6 @@ func TestAccessLog(t *testing.T) {
 		Profiles: web.NewProfileHandler(mocks.NewMockProfileService(ctrl), logger),
 		Articles: web.NewArticleHandler(mocks.NewMockArticleService(ctrl), logger),
 		Comments: web.NewCommentHandler(mocks.NewMockCommentService(ctrl), logger),
-		Metrics:  http.NotFoundHandler(),
 	})
 	b := bundle{users: users, router: router}
 	expectAuth(users)
@@ -86,7 +85,7 @@ func TestAccessLog(t *testing.T) {
 	anon := newRequest(http.MethodPost, "/api/profiles/x/follow", "", map[string]string{"X-Forwarded-For": "203.0.113.9"})
 	anon.RemoteAddr = "198.51.100.7:4000" // not a trusted proxy: its X-Forwarded-For is ignored
 	requireStatus(t, b.do(anon), http.StatusUnauthorized)
-	for _, probe := range []string{"/healthz", "/readyz", "/metrics"} {
+	for _, probe := range []string{"/healthz", "/readyz"} {
 		b.do(newRequest(http.MethodGet, probe, "", nil))
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -20,12 +21,33 @@ type ReadinessChecker interface {
 // balancer because the one Redis they share is down would turn a slowdown into an outage.
 var degradableChecks = map[string]bool{"redis": true}
 
-// readyz answers 200 "ready" when every dependency answers (PostgreSQL, Redis, migrations
-// current), 200 "degraded" when only a degradable one (Redis) fails, and 503 "not ready" when
-// PostgreSQL does not answer or migrations are missing. The body names each check's state; the
-// error details go to the log, not to the caller.
-func readyz(checker ReadinessChecker, log *slog.Logger) gin.HandlerFunc {
+// Drain marks an instance that is stopping. From Start on, /readyz answers 503 "draining" whatever
+// the dependencies say, while the server still serves every request, so the balancer's health
+// check takes the instance out before it stops accepting connections (the App waits
+// INKWELL_DRAIN_DELAY between the two).
+type Drain struct{ on atomic.Bool }
+
+// NewDrain returns a mark that is not draining.
+func NewDrain() *Drain { return &Drain{} }
+
+// Start begins draining; it is never undone (a process drains once, then stops).
+func (d *Drain) Start() { d.on.Store(true) }
+
+// Draining reports whether Start was called; a nil Drain never drains.
+func (d *Drain) Draining() bool { return d != nil && d.on.Load() }
+
+// readyz answers 503 "draining" once drain has started; otherwise 200 "ready" when every
+// dependency answers (PostgreSQL, Redis, migrations current), 200 "degraded" when only a
+// degradable one (Redis) fails, and 503 "not ready" when PostgreSQL does not answer or migrations
+// are missing. The body names each check's state; the error details go to the log, not to the
+// caller.
+func readyz(checker ReadinessChecker, drain *Drain, log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		if drain.Draining() {
+			renderJSON(c, http.StatusServiceUnavailable, gin.H{"status": "draining",
+				"detail": "this instance is shutting down: send new requests to another one"})
+			return
+		}
 		if checker == nil {
 			renderJSON(c, http.StatusOK, gin.H{"status": "ready"})
 			return

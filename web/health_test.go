@@ -93,3 +93,40 @@ func TestReadyz(t *testing.T) {
 		})
 	}
 }
+
+// TestReadyzWhileDraining: once the drain has started, readiness is 503 "draining" whatever the
+// dependencies say (they are not even asked), and liveness stays 200.
+func TestReadyzWhileDraining(t *testing.T) {
+	t.Parallel()
+	drain := web.NewDrain()
+	asked := 0
+	checks := countingReadiness{n: &asked}
+	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes}, slog.New(slog.DiscardHandler), web.Handlers{Readiness: checks, Drain: drain})
+	get := func(path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		router.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec
+	}
+	if rec := get("/readyz"); rec.Code != http.StatusOK {
+		t.Fatalf("before the drain: %d %s", rec.Code, rec.Body)
+	}
+	drain.Start()
+	rec := get("/readyz")
+	var body struct{ Status, Detail string }
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusServiceUnavailable || body.Status != "draining" {
+		t.Fatalf("while draining: %d %s, want 503 draining", rec.Code, rec.Body)
+	}
+	if asked != 1 {
+		t.Errorf("dependencies checked %d times, want once (before the drain)", asked)
+	}
+	if rec := get("/healthz"); rec.Code != http.StatusOK {
+		t.Fatalf("healthz while draining: %d", rec.Code)
+	}
+}
+
+type countingReadiness struct{ n *int }
+
+func (c countingReadiness) Ready(context.Context) map[string]error {
+	*c.n++
+	return map[string]error{"postgres": nil}
+}

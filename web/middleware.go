@@ -62,8 +62,8 @@ func requestID() gin.HandlerFunc {
 // accessLog writes one line per request and reports it to the observer. The route is the template
 // (/api/articles/:slug), never the raw path, so metrics stay bounded and no slug ends up a label.
 // The client IP is gin's ClientIP, which reads X-Forwarded-For only from the trusted proxies (the
-// same IP rate limits key on). Probes and scrapes (/healthz, /readyz, /metrics) arrive every few
-// seconds from every monitor and say nothing about users: they are logged at debug.
+// same IP rate limits key on). Probes (/healthz, /readyz) arrive every few seconds from every
+// monitor and say nothing about users: they are logged at debug.
 func accessLog(log *slog.Logger, obs RequestObserver) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
@@ -96,8 +96,9 @@ func accessLog(log *slog.Logger, obs RequestObserver) gin.HandlerFunc {
 	}
 }
 
-// probeRoutes are the routes of health probes and metric scrapes.
-var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+// probeRoutes are the routes of health probes. (Metric scrapes have a listener of their own,
+// ioc.MetricsServer, outside this router.)
+var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true}
 
 // tokenFrom extracts the token of "Authorization: Token <jwt>" or "Bearer <jwt>".
 func tokenFrom(header string) (string, bool) {

@@ -668,9 +668,6 @@ func TestOpenAPIOperationsAnswerAsDocumented(t *testing.T) {
 	t.Parallel()
 	d := mustOpenAPI(t)
 	for _, o := range d.ops() {
-		if o.Path == "/metrics" {
-			continue // the Prometheus handler lives outside this package; here it is a stand-in
-		}
 		t.Run(o.key(), func(t *testing.T) {
 			t.Parallel()
 			seen := map[int]bool{}
@@ -904,20 +901,14 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,
 		Observer:      nopObserver{},
-		Metrics:       fakeMetrics,
 		Readiness:     readyChecker{},
+		Drain:         web.NewDrain(),
 	}
 }
 
 type nopObserver struct{}
 
 func (nopObserver) ObserveRequest(string, string, int, time.Duration) {}
-
-// fakeMetrics stands in for the Prometheus handler, which lives outside this package.
-var fakeMetrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	_, _ = w.Write([]byte("# HELP up 1 when up\n# TYPE up gauge\nup 1\n"))
-})
 
 // readyChecker reports every dependency ready.
 type readyChecker struct{}

@@ -14,7 +14,7 @@ type RouterConfig struct {
 	MaxBodyBytes   int64
 	CORS           CORSConfig
 	RateLimits     RateLimits
-	TrustedProxies []string      // proxies whose X-Forwarded-For names the client; none by default
+	TrustedProxies []string      // proxies whose X-Forwarded-For names the client and whose trace context is continued; none by default
 	RequestTimeout time.Duration // each request's context deadline (0: none); see requestDeadline
 	// Tracer makes every request a server span named by its route template; nil: no spans, and
 	// no tracing middleware at all (the request path pays nothing).
@@ -40,8 +40,8 @@ type Handlers struct {
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
 	Observer      RequestObserver // nil: no metrics
-	Metrics       http.Handler    // GET /metrics; nil: not served
 	Readiness     ReadinessChecker
+	Drain         *Drain // nil: /readyz never answers draining
 }
 
 // NewRouter returns the gin engine with every route of the API.
@@ -54,8 +54,9 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	_ = r.SetTrustedProxies(cfg.TrustedProxies)
 	r.Use(requestID())
 	if cfg.Tracer != nil {
-		// Outside the access log and the recovery, so their lines carry the trace id.
-		r.Use(traceRequests(cfg.Tracer))
+		// Outside the access log and the recovery, so their lines carry the trace id. The same
+		// proxies whose X-Forwarded-For names the client may hand the request's trace on.
+		r.Use(traceRequests(cfg.Tracer, cfg.TrustedProxies)...)
 	}
 	r.Use(recoverJSON(log), accessLog(log, h.Observer), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes), plainText(),
 		requestDeadline(cfg.RequestTimeout))
@@ -65,10 +66,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	})
 
 	r.GET("/healthz", func(c *gin.Context) { renderJSON(c, http.StatusOK, gin.H{"status": "ok"}) })
-	r.GET("/readyz", readyz(h.Readiness, log))
-	if h.Metrics != nil {
-		r.GET("/metrics", gin.WrapH(h.Metrics))
-	}
+	r.GET("/readyz", readyz(h.Readiness, h.Drain, log))
 	r.GET("/api/openapi.yaml", serveOpenAPI)
 	r.GET(explorerPath, serveExplorer)
 	r.GET(explorerPath+"/*asset", serveExplorer)

@@ -119,6 +119,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	skipDrain, stopWatching := secondSignal()
+	defer stopWatching()
 
 	if cfg.MigrateOnStart {
 		if err := migrateOnStart(ctx, cfg, log); err != nil {
@@ -130,7 +132,29 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cleanup()
+	app.SkipDrain = skipDrain
 	return app.Run(ctx)
+}
+
+// secondSignal returns a channel closed by the second SIGINT or SIGTERM: the first starts the
+// graceful shutdown (its drain delay first), a second one tells the server not to wait out the
+// delay (an impatient Ctrl-C in development). It is registered beside signal.NotifyContext's,
+// so both see the first signal.
+func secondSignal() (second <-chan struct{}, stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	closed, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		for range 2 {
+			select {
+			case <-sigs:
+			case <-done:
+				return
+			}
+		}
+		close(closed)
+	}()
+	return closed, func() { signal.Stop(sigs); close(done) }
 }
 
 var migrateSubcommands = []subcommand{

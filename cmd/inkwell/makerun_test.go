@@ -42,7 +42,7 @@ func TestMakeRunExitsZeroAfterCtrlC(t *testing.T) {
 	cmd.Dir = filepath.Join("..", "..")
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+db.URL, "REDIS_URL="+testenv.RedisURL(), "INKWELL_REDIS_PREFIX="+rdb.Prefix,
-		"INKWELL_ADDR="+addr, "INKWELL_ENV=dev", "INKWELL_PPROF_ADDR=",
+		"INKWELL_ADDR="+addr, "INKWELL_ENV=dev", "INKWELL_PPROF_ADDR=", "INKWELL_METRICS_ADDR=",
 	)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}

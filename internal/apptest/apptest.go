@@ -25,14 +25,17 @@ import (
 // App is the fully wired inkwell serving on a loopback port, on its own database and Redis
 // key space.
 type App struct {
-	T     *testing.T // the test that started it (nil when a fuzz target did: use Fetch)
-	URL   string
-	Fleet []*App // the instances behind URL when it is a balancer's (StartFleet); nil for one instance
-	Cfg   *ioc.Config
-	DB    *testenv.DB
-	Wired *inkwell.App // the wired process, to drive its jobs (Wired.Rank.RunOnce) directly
-	HTTP  *http.Client
-	stop  func()
+	T   *testing.T // the test that started it (nil when a fuzz target did: use Fetch)
+	URL string
+	// MetricsURL is the instance's GET /metrics, on its own listener (a balancer's App: the
+	// first instance's, as Cfg and Wired are).
+	MetricsURL string
+	Fleet      []*App // the instances behind URL when it is a balancer's (StartFleet); nil for one instance
+	Cfg        *ioc.Config
+	DB         *testenv.DB
+	Wired      *inkwell.App // the wired process, to drive its jobs (Wired.Rank.RunOnce) directly
+	HTTP       *http.Client
+	stop       func()
 }
 
 // Stop shuts the instance down before the test ends, as SIGTERM would: it drains requests, stops
@@ -63,6 +66,8 @@ func StartReplica(t testing.TB, db *testenv.DB, prefix string, tweak ...func(*io
 	cfg.RedisPrefix = prefix
 	cfg.JWTSecret = JWTSecret
 	cfg.Addr = "127.0.0.1:0"
+	cfg.MetricsAddr = "127.0.0.1:0"
+	cfg.DrainDelay = 0 // no balancer watches a test instance's /readyz: stop at once
 	cfg.ConfigurePgPool = testenv.LimitPool
 	for _, f := range tweak {
 		f(cfg)
@@ -94,7 +99,30 @@ func StartReplica(t testing.TB, db *testenv.DB, prefix string, tweak ...func(*io
 	}
 	t.Cleanup(stop)
 	tt, _ := t.(*testing.T) // nil for a fuzz target's instance, which calls Fetch
-	return &App{T: tt, URL: "http://" + ln.Addr().String(), Cfg: cfg, DB: db, Wired: app, HTTP: &http.Client{}, stop: stop}
+	a := &App{T: tt, URL: "http://" + ln.Addr().String(), Cfg: cfg, DB: db, Wired: app, HTTP: &http.Client{}, stop: stop}
+	if app.Metrics != nil {
+		a.MetricsURL = "http://" + app.Metrics.Addr() + "/metrics"
+	}
+	return a
+}
+
+// Metrics scrapes the instance's metrics listener (a balancer's App: the first instance's) and
+// returns the exposition text.
+func (a *App) Metrics() string {
+	a.T.Helper()
+	if a.MetricsURL == "" {
+		a.T.Fatal("this instance serves no metrics (INKWELL_METRICS_ADDR is empty)")
+	}
+	res, err := a.HTTP.Get(a.MetricsURL)
+	if err != nil {
+		a.T.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		a.T.Fatalf("GET %s: %d, %v", a.MetricsURL, res.StatusCode, err)
+	}
+	return string(body)
 }
 
 // AppPoolMaxConns caps each of a test instance's two PostgreSQL pools (the app's and the job
