@@ -36,6 +36,7 @@ func NewAuthorPageCache(rdb redis.UniversalClient, ks Keyspace, policy Policy) *
 type cachedPage struct {
 	Articles []cachedArticle `json:"articles"`
 	Total    int64           `json:"total"`
+	More     *bool           `json:"more,omitempty"` // nil in entries of versions that did not store it
 }
 
 // Key is the hash of one author (tests inspect it).
@@ -54,6 +55,7 @@ func field(status domain.ArticleStatus) string {
 type AuthorPage struct {
 	Articles []domain.Article
 	Total    int64
+	More     bool // a second page exists
 	Found    bool
 	guard    string // the hash's invalidation token when Get looked ("" for none)
 }
@@ -80,14 +82,14 @@ func (c *AuthorPageCache) Get(ctx context.Context, authorID int64, status domain
 	for i, a := range p.Articles {
 		arts[i] = a.domain()
 	}
-	return AuthorPage{Articles: arts, Total: p.Total, Found: true}, nil
+	return AuthorPage{Articles: arts, Total: p.Total, More: moreOf(p.More, len(arts)), Found: true}, nil
 }
 
 // Fill stores the first page for the status filter, loaded after the lookup that returned seen,
 // unless the author's pages were invalidated since (it reports whether it stored the page). Pass
 // the AuthorPage Get returned, and only when Get did not fail.
-func (c *AuthorPageCache) Fill(ctx context.Context, authorID int64, status domain.ArticleStatus, seen AuthorPage, arts []domain.Article, total int64) (bool, error) {
-	p := cachedPage{Articles: make([]cachedArticle, len(arts)), Total: total}
+func (c *AuthorPageCache) Fill(ctx context.Context, authorID int64, status domain.ArticleStatus, seen AuthorPage, arts []domain.Article, total int64, more bool) (bool, error) {
+	p := cachedPage{Articles: make([]cachedArticle, len(arts)), Total: total, More: &more}
 	for i, a := range arts {
 		a.Body = ""
 		p.Articles[i] = toCachedArticle(a)

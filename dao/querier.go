@@ -56,6 +56,7 @@ type Querier interface {
 	ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (ArticleInsertRow, error)
 	// An author's own list, every status: the merge of the author's three status lists, each read
 	// off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
+	// After a cursor (the first page passes beforeEverything) or an offset, like the public lists.
 	ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error)
 	// An author's own list, one status.
 	ArticleListByAuthorStatus(ctx context.Context, db DBTX, arg ArticleListByAuthorStatusParams) ([]ArticleListByAuthorStatusRow, error)

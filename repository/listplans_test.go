@@ -128,8 +128,8 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			sql: func(c dao.DBTX) {
 				_, _ = q.ArticleListByAuthor(t.Context(), c, dao.ArticleListByAuthorParams{})
 			},
-			args:    "(1, 20, 20, 0)",
-			want:    []string{"Limit", "Merge Append", "using articles_author_status_idx", "Index Cond: ((author_id = $1) AND (status = 'withdrawn'::text))"},
+			args:    "(1, now(), 1, 21, 0, 21)",
+			want:    []string{"Limit", "Merge Append", "using articles_author_status_idx", "Index Cond: ((author_id = $1) AND (status = 'withdrawn'::text) AND (ROW(created_at, id) < ROW($2, $3)))"},
 			notWant: []string{"Sort  ", "Seq Scan", "Filter"},
 		},
 		{
@@ -137,8 +137,8 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			sql: func(c dao.DBTX) {
 				_, _ = q.ArticleListByAuthorStatus(t.Context(), c, dao.ArticleListByAuthorStatusParams{})
 			},
-			args:    "(1, 'draft', 20, 0)",
-			want:    []string{"Limit", "using articles_author_status_idx", "Index Cond: ((author_id = $1) AND (status = $2))"},
+			args:    "(1, 'draft', now(), 1, 0, 21)",
+			want:    []string{"Limit", "using articles_author_status_idx", "Index Cond: ((author_id = $1) AND (status = $2) AND (ROW(created_at, id) < ROW($3, $4)))"},
 			notWant: []string{"Sort", "Seq Scan", "Filter"},
 		},
 		{
