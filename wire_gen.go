@@ -228,7 +228,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
-	lexiconJob := job.NewLexiconJob(searchLexicon, log, v)
+	lexiconJob := job.NewLexiconJob(searchLexicon, log)
 	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
 	if err != nil {
 		cleanup8()

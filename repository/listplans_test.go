@@ -230,15 +230,15 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			notWant: []string{"Seq Scan on search_words"},
 		},
 		{
-			// The lexicon pass with nothing to fold reads an index range past the watermark (it
-			// used to walk the whole primary key, every minute).
+			// The lexicon pass reads the oldest changes off the log's key, then their articles'
+			// changes off its article index: its cost follows the changes, never the articles.
 			name: "lexicon pass",
 			sql: func(c dao.DBTX) {
-				_, _ = q.SearchWordsFold(t.Context(), c, dao.SearchWordsFoldParams{})
+				_, _ = q.SearchLexiconChangesBatch(t.Context(), c, 500)
 			},
-			args:    "(9223372036854775807, 500, now())",
-			want:    []string{"Index Scan using articles_pkey on articles a", "Index Cond: ((id > $"},
-			notWant: []string{"Seq Scan on articles", "Index Scan Backward"},
+			args:    "(500)",
+			want:    []string{"using search_lexicon_changes_pkey", "using search_lexicon_changes_article_idx"},
+			notWant: []string{"on articles", "Seq Scan"},
 		},
 		{
 			name: "tag cloud",
