@@ -48,12 +48,14 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	keyspace := NewKeyspace(cfg)
 	broadcaster, cleanup4 := cache.NewBroadcaster(universalClient, keyspace, log)
 	fallbackLimit := NewFallbackLimit(cfg, pool)
-	policy := NewCachePolicy(cfg, broadcaster, fallbackLimit)
+	repairer, cleanup5 := cache.NewRepairer(log)
+	policy := NewCachePolicy(cfg, broadcaster, fallbackLimit, repairer)
 	userCache := cache.NewUserCache(universalClient, keyspace, policy, log)
 	userRepository := repository.NewUserRepository(pool, querier, userCache, log)
 	hasherConfig := NewHasherConfig(cfg)
 	argon2Hasher, err := auth.NewHasher(hasherConfig)
 	if err != nil {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -66,6 +68,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	v := ioc.NewClock()
 	jwtManager, err := auth.NewJWTManager(jwtConfig, v)
 	if err != nil {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -80,6 +83,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	idempotencyStore := repository.NewIdempotencyStore(pool, querier, idempotencyWait)
 	codeKeys, err := NewCodeKeys(cfg)
 	if err != nil {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -91,8 +95,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
 	codeFallback := repository.NewCodeFallback(pool, codePolicy, v)
 	fallbackCodeStore := NewCodeStore(codeStore, codeFallback, log)
-	queuePool, cleanup5, err := NewQueuePgPool(cfg, tracing, log)
+	queuePool, cleanup6, err := NewQueuePgPool(cfg, tracing, log)
 	if err != nil {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -114,6 +119,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	tagsCache := cache.NewTagsCache(universalClient, keyspace, policy, log)
 	searchLanguage, err := NewSearchLanguage(cfg, pool)
 	if err != nil {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -154,8 +160,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	codeLoginHandler := web.NewCodeLoginHandler(codeLoginService, log)
 	accountHandler := web.NewAccountHandler(accountService, log)
 	sessionHandler := web.NewSessionHandler(sessionService, userService, log)
-	searchPool, cleanup6, err := NewSearchPgPool(cfg, tracing, log)
+	searchPool, cleanup7, err := NewSearchPgPool(cfg, tracing, log)
 	if err != nil {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -182,6 +189,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	streamWriter := events.NewStreamWriter(universalClient)
 	sender, err := NewCodeGateway(cfg, codePolicy, log)
 	if err != nil {
+		cleanup7()
 		cleanup6()
 		cleanup5()
 		cleanup4()
@@ -199,11 +207,11 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig(cfg)
-	rankJob, cleanup7 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	rankJob, cleanup8 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
 	retentionStore := repository.NewRetentionStore(pool, querier)
 	retentionConfig := NewRetentionConfig(cfg)
-	retentionJob, cleanup8 := NewRetentionJob(retentionStore, retentionConfig, log, v)
-	handler := NewMetricsHandler(registry, pool, queuePool, searchPool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, retentionJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations, fallbackLimit)
+	retentionJob, cleanup9 := NewRetentionJob(retentionStore, retentionConfig, log, v)
+	handler := NewMetricsHandler(registry, pool, queuePool, searchPool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, retentionJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations, fallbackLimit, repairer)
 	readiness := NewReadiness(pool, universalClient)
 	handlers := web.Handlers{
 		Auth:          authenticator,
@@ -231,6 +239,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	lexiconJob := job.NewLexiconJob(searchLexicon, log)
 	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
 	if err != nil {
+		cleanup9()
 		cleanup8()
 		cleanup7()
 		cleanup6()
@@ -243,6 +252,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	app := NewApp(cfg, server, cron, workers, rankJob, retentionJob, log)
 	return app, func() {
+		cleanup9()
 		cleanup8()
 		cleanup7()
 		cleanup6()

@@ -39,3 +39,9 @@ func SetRevocationsClock(r *Revocations, now func() time.Time) {
 
 // Acquire takes a fallback slot as a fallback load does.
 func (l *FallbackLimit) Acquire(ctx context.Context) (func(), error) { return l.acquire(ctx) }
+
+// NewTunedRepairer is NewRepairer retrying every 10 ms (up to 50 ms), calling round after each
+// round with what it left behind.
+func NewTunedRepairer(log *slog.Logger, round func(left int)) (*Repairer, func()) {
+	return newRepairer(log, repairOptions{minBackoff: 10 * time.Millisecond, maxBackoff: 50 * time.Millisecond, round: round})
+}
