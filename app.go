@@ -14,6 +14,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // Worker is a long-running background task; Run returns when its context ends.
@@ -31,13 +32,15 @@ type App struct {
 	Workers         Workers
 	Rank            *job.RankJob
 	Retention       *job.RetentionJob
+	Accounts        *service.AccountDeletion // inkwell users delete
 	Log             *slog.Logger
 	ShutdownTimeout time.Duration
 }
 
 // NewApp assembles the App; c has the scheduled jobs on it (NewScheduler).
-func NewApp(cfg *ioc.Config, srv *http.Server, c *cron.Cron, workers Workers, rank *job.RankJob, retention *job.RetentionJob, log *slog.Logger) *App {
-	return &App{Server: srv, Cron: c, Workers: workers, Rank: rank, Retention: retention, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
+func NewApp(cfg *ioc.Config, srv *http.Server, c *cron.Cron, workers Workers, rank *job.RankJob, retention *job.RetentionJob,
+	accounts *service.AccountDeletion, log *slog.Logger) *App {
+	return &App{Server: srv, Cron: c, Workers: workers, Rank: rank, Retention: retention, Accounts: accounts, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
 }
 
 // stopCron stops the cron and returns what Cron.Stop does; a retention run under way is stopped

@@ -107,6 +107,17 @@ func (c *ListPageCache) Invalidate(ctx context.Context, tags ...string) error {
 	return c.rt.Delete(ctx, keys...)
 }
 
+// InvalidateEverywhere is Invalidate that returns once every instance has dropped its in-process
+// copies.
+func (c *ListPageCache) InvalidateEverywhere(ctx context.Context, tags ...string) error {
+	keys := make([]string, 0, len(tags)+1)
+	keys = append(keys, c.globalKey())
+	for _, t := range tags {
+		keys = append(keys, c.tagKey(t))
+	}
+	return c.rt.DeleteAcked(ctx, keys...)
+}
+
 func (c *ListPageCache) get(ctx context.Context, key string, load func(context.Context) (ListPage, error)) (ListPage, error) {
 	return c.getFrom(ctx, c.rt, key, load)
 }

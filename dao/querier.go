@@ -18,6 +18,8 @@ type Querier interface {
 	APIKeyRevoke(ctx context.Context, db DBTX, arg APIKeyRevokeParams) (int64, error)
 	APIKeyRevokeAllByUser(ctx context.Context, db DBTX, userID int64) (int64, error)
 	APIKeyRevokeAllOfUser(ctx context.Context, db DBTX, userID int64) error
+	// The user's own articles, every status, for their caches and their deleted events.
+	AccountArticles(ctx context.Context, db DBTX, userID int64) ([]AccountArticlesRow, error)
 	AccountCodeCountAttempt(ctx context.Context, db DBTX, arg AccountCodeCountAttemptParams) error
 	AccountCodeCountPrunable(ctx context.Context, db DBTX, arg AccountCodeCountPrunableParams) (int64, error)
 	// The account's code for purpose, locked, with whether it is still usable by the database's clock.
@@ -29,6 +31,33 @@ type Querier interface {
 	// interval they hold is far shorter than their validity).
 	AccountCodePruneBatch(ctx context.Context, db DBTX, arg AccountCodePruneBatchParams) (int64, error)
 	AccountCodeSpend(ctx context.Context, db DBTX, arg AccountCodeSpendParams) error
+	// The rest goes with the row, by the foreign keys' cascades: articles (with their comments, tags,
+	// folder items of others, reading histories, notifications), follows both ways, folders, reading
+	// history, notifications, sessions and refresh tokens, API keys, account codes.
+	AccountDelete(ctx context.Context, db DBTX, userID int64) (int64, error)
+	// The comments the user wrote, on anyone's article (the cascade would take them too; counted here).
+	AccountDeleteComments(ctx context.Context, db DBTX, userID int64) (int64, error)
+	// Answers stored for the user's Idempotency-Keys (they may hold the user's articles and comments).
+	AccountDeleteStoredAnswers(ctx context.Context, db DBTX, userID int64) error
+	// The likes and counter rows of the user's articles go before the articles (as one article's
+	// delete does: a like in flight holds those rows while it waits for the article's lock).
+	AccountDropArticleInteractions(ctx context.Context, db DBTX, articleIds []int64) error
+	AccountFollowees(ctx context.Context, db DBTX, userID int64) ([]int64, error)
+	AccountFollowers(ctx context.Context, db DBTX, userID int64) ([]int64, error)
+	// Deleting an account (`inkwell users delete`, repository.AccountEraser): the statements of one
+	// unit of work, in this order. The user's row is locked first, so writes of the account that
+	// start meanwhile wait for it and then find it gone.
+	AccountLockByUsername(ctx context.Context, db DBTX, username string) (AccountLockByUsernameRow, error)
+	// Locked before their items are read, as a folder's own delete does: an item added while they are
+	// deleted would otherwise go with the cascade without being uncounted.
+	AccountLockCollections(ctx context.Context, db DBTX, userID int64) ([]int64, error)
+	// The user's folder items go, and each article's collect count goes down by the items it had
+	// (collects live on shard 0). Returns the changed shard rows for the counters cache.
+	AccountUncountCollects(ctx context.Context, db DBTX, userID int64) ([]AccountUncountCollectsRow, error)
+	// The likes the user gave go, and each liked item's count goes down by one on shard 0 (a shard
+	// may go below zero; the sum over the shards is exact). Returns the changed shard rows for the
+	// counters cache. (The likes triggers update the favorites projection and counts.)
+	AccountUncountLikes(ctx context.Context, db DBTX, userID int64) ([]AccountUncountLikesRow, error)
 	// The feed's articlesCount: one counts row per followed author.
 	ArticleCountFeed(ctx context.Context, db DBTX, followerID int64) (int64, error)
 	// articlesCount of two or three filters at once: exact up to @cap, and @cap beyond it.
