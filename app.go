@@ -14,6 +14,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 )
 
@@ -33,6 +34,7 @@ type App struct {
 	Workers         Workers
 	Rank            *job.RankJob
 	Retention       *job.RetentionJob
+	Accounts        *service.AccountDeletion // inkwell users delete
 	Log             *slog.Logger
 	ShutdownTimeout time.Duration
 
@@ -48,9 +50,10 @@ type App struct {
 }
 
 // NewApp assembles the App; c has the scheduled jobs on it (NewScheduler).
-func NewApp(cfg *ioc.Config, srv *http.Server, metrics *ioc.MetricsServer, drain *web.Drain, c *cron.Cron, workers Workers, rank *job.RankJob, retention *job.RetentionJob, log *slog.Logger) *App {
+func NewApp(cfg *ioc.Config, srv *http.Server, metrics *ioc.MetricsServer, drain *web.Drain, c *cron.Cron, workers Workers, rank *job.RankJob, retention *job.RetentionJob,
+	accounts *service.AccountDeletion, log *slog.Logger) *App {
 	return &App{Server: srv, Metrics: metrics, Drain: drain, DrainDelay: cfg.DrainDelay, Cron: c, Workers: workers, Rank: rank,
-		Retention: retention, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
+		Retention: retention, Accounts: accounts, Log: log, ShutdownTimeout: cfg.ShutdownTimeout}
 }
 
 // stopCron stops the cron and returns what Cron.Stop does; a retention run under way is stopped

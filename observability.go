@@ -25,7 +25,7 @@ import (
 func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool repository.QueuePool, searchPool repository.SearchPool, rdb redis.UniversalClient, breaker *cache.Breaker,
 	bcast *cache.Broadcaster, users *cache.UserCache, articles *cache.ArticleCache, workers Workers, rank *job.RankJob, retention *job.RetentionJob, queue *repository.JobQueue, outbox *repository.Outbox,
 	reads ReadStream, outboxStream OutboxStream, sessions *service.SessionService, viewers *cache.ViewerState, revocations *cache.Revocations,
-	fallback *cache.FallbackLimit, idempotency *repository.IdempotencyStore) http.Handler {
+	fallback *cache.FallbackLimit, idempotency *repository.IdempotencyStore, repair *cache.Repairer) http.Handler {
 	for name, st := range map[string]*cache.Stats{"user": users.Stats(), "article": articles.Stats(), "viewer": &viewers.Stats} {
 		l := prometheus.Labels{"cache": name}
 		m.Counter("inkwell_cache_hits_total", "Read-through cache hits.", l, &st.Hits)
@@ -126,6 +126,9 @@ func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool reposi
 	m.Counter("inkwell_cache_invalidation_publish_failures_total", "Cache changes not broadcast: the other instances' in-process copies stay until they expire.", nil, &bcast.Stats.PublishFailed)
 	m.Counter("inkwell_cache_invalidations_received_total", "Cache changes of other instances dropped from the in-process tiers.", nil, &bcast.Stats.Received)
 	m.Counter("inkwell_cache_invalidation_subscription_losses_total", "Times the cache invalidation subscription was lost (the tiers went off).", nil, &bcast.Stats.Losses)
+	m.Gauge("inkwell_cache_invalidation_repairs_pending", "Cache invalidations Redis did not take, still being retried by this instance (their entries may be served stale by instances that reach Redis).", nil,
+		func() float64 { return float64(repair.Stats.Pending.Load()) })
+	m.Counter("inkwell_cache_invalidation_repair_failures_total", "Rounds of invalidation retries that left some behind (Redis still failing from here).", nil, &repair.Stats.Failures)
 	m.Counter("inkwell_redis_breaker_rejected_total", "Redis calls refused by the open circuit breaker.", nil, &breaker.Rejected)
 	m.Gauge("inkwell_redis_pool_total_conns", "Redis connections open.", nil, func() float64 { return float64(rdb.PoolStats().TotalConns) })
 	m.Gauge("inkwell_redis_pool_idle_conns", "Idle Redis connections.", nil, func() float64 { return float64(rdb.PoolStats().IdleConns) })

@@ -24,7 +24,7 @@ func NewScheduler(cfg *ioc.Config, rank *job.RankJob, retention *job.RetentionJo
 			return nil, err
 		}
 	}
-	// Newly published articles reach the "did you mean" lexicon within about LexiconLag plus a minute.
+	// Changes of published articles reach the "did you mean" lexicon within about a minute.
 	if _, err := c.AddJob("@every 1m", once.Then(lexicon)); err != nil {
 		return nil, err
 	}

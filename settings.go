@@ -78,9 +78,9 @@ func NewKeyspace(cfg *ioc.Config) cache.Keyspace { return cache.Keyspace(cfg.Red
 
 // NewCachePolicy returns the read-through cache policy; changes are broadcast to the other
 // instances through b.
-func NewCachePolicy(cfg *ioc.Config, b *cache.Broadcaster, fallback *cache.FallbackLimit) cache.Policy {
+func NewCachePolicy(cfg *ioc.Config, b *cache.Broadcaster, fallback *cache.FallbackLimit, repair *cache.Repairer) cache.Policy {
 	return cache.Policy{TTL: cfg.CacheTTL, NullTTL: cfg.CacheNullTTL, Jitter: cfg.CacheJitter, LoadTimeout: cfg.CacheLoadWait,
-		LocalTTL: cfg.CacheLocalTTL, LocalMax: 10_000, Broadcast: b, Fallback: fallback}
+		LocalTTL: cfg.CacheLocalTTL, LocalMax: 10_000, Broadcast: b, Fallback: fallback, Repair: repair}
 }
 
 // NewFallbackLimit bounds the cache reads this instance sends to PostgreSQL while Redis fails

@@ -25,7 +25,8 @@ import (
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService,
 	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
-	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService)
+	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService,
+	service.NewAccountDeletion)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
@@ -98,6 +99,8 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)),
 	wire.Bind(new(service.Suggester), new(*repository.SearchLexicon)),
 	wire.Bind(new(web.SearchService), new(*service.SearchService)),
+	wire.Bind(new(service.AccountStore), new(*repository.AccountEraser)),
+	wire.Bind(new(service.SessionEnder), new(*service.SessionService)),
 )
 
 // InitApp wires the whole process from its configuration.

@@ -48,12 +48,14 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	keyspace := NewKeyspace(cfg)
 	broadcaster, cleanup4 := cache.NewBroadcaster(universalClient, keyspace, log)
 	fallbackLimit := NewFallbackLimit(cfg, pool)
-	policy := NewCachePolicy(cfg, broadcaster, fallbackLimit)
+	repairer, cleanup5 := cache.NewRepairer(log)
+	policy := NewCachePolicy(cfg, broadcaster, fallbackLimit, repairer)
 	userCache := cache.NewUserCache(universalClient, keyspace, policy, log)
 	userRepository := repository.NewUserRepository(pool, querier, userCache, log)
 	hasherConfig := NewHasherConfig(cfg)
 	argon2Hasher, err := auth.NewHasher(hasherConfig)
 	if err != nil {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -66,6 +68,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	v := ioc.NewClock()
 	jwtManager, err := auth.NewJWTManager(jwtConfig, v)
 	if err != nil {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -80,6 +83,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	idempotencyStore := repository.NewIdempotencyStore(pool, querier, idempotencyWait)
 	codeKeys, err := NewCodeKeys(cfg)
 	if err != nil {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -91,8 +95,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
 	codeFallback := repository.NewCodeFallback(pool, codePolicy, v)
 	fallbackCodeStore := NewCodeStore(codeStore, codeFallback, log)
-	queuePool, cleanup5, err := NewQueuePgPool(cfg, tracing, log)
+	queuePool, cleanup6, err := NewQueuePgPool(cfg, tracing, log)
 	if err != nil {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -114,6 +119,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	tagsCache := cache.NewTagsCache(universalClient, keyspace, policy, log)
 	searchLanguage, err := NewSearchLanguage(cfg, pool)
 	if err != nil {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -154,8 +160,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	codeLoginHandler := web.NewCodeLoginHandler(codeLoginService, log)
 	accountHandler := web.NewAccountHandler(accountService, log)
 	sessionHandler := web.NewSessionHandler(sessionService, userService, log)
-	searchPool, cleanup6, err := NewSearchPgPool(cfg, tracing, log)
+	searchPool, cleanup7, err := NewSearchPgPool(cfg, tracing, log)
 	if err != nil {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -207,6 +214,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	streamWriter := events.NewStreamWriter(universalClient)
 	sender, err := NewCodeGateway(cfg, codePolicy, log)
 	if err != nil {
+		cleanup7()
 		cleanup6()
 		cleanup5()
 		cleanup4()
@@ -224,25 +232,12 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig(cfg)
-	rankJob, cleanup7 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	rankJob, cleanup8 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
 	retentionStore := repository.NewRetentionStore(pool, querier)
 	retentionConfig := NewRetentionConfig(cfg)
-	retentionJob, cleanup8 := NewRetentionJob(retentionStore, retentionConfig, log, v)
-	handler := NewMetricsHandler(registry, pool, queuePool, searchPool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, retentionJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations, fallbackLimit, idempotencyStore)
-	metricsServer, cleanup9, err := ioc.NewMetricsServer(cfg, handler)
-	if err != nil {
-		cleanup8()
-		cleanup7()
-		cleanup6()
-		cleanup5()
-		cleanup4()
-		cleanup3()
-		cleanup2()
-		cleanup()
-		return nil, nil, err
-	}
-	lexiconJob := job.NewLexiconJob(searchLexicon, log, v)
-	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
+	retentionJob, cleanup9 := NewRetentionJob(retentionStore, retentionConfig, log, v)
+	handler := NewMetricsHandler(registry, pool, queuePool, searchPool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, retentionJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations, fallbackLimit, idempotencyStore, repairer)
+	metricsServer, cleanup10, err := ioc.NewMetricsServer(cfg, handler)
 	if err != nil {
 		cleanup9()
 		cleanup8()
@@ -255,8 +250,26 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	app := NewApp(cfg, server, metricsServer, drain, cron, workers, rankJob, retentionJob, log)
+	lexiconJob := job.NewLexiconJob(searchLexicon, log)
+	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
+	if err != nil {
+		cleanup10()
+		cleanup9()
+		cleanup8()
+		cleanup7()
+		cleanup6()
+		cleanup5()
+		cleanup4()
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	accountEraser := repository.NewAccountEraser(pool, userCache, articleCache, authorPageCache, listPageCache, tagsCache, counters, viewerState, log)
+	accountDeletion := service.NewAccountDeletion(accountEraser, sessionService)
+	app := NewApp(cfg, server, metricsServer, drain, cron, workers, rankJob, retentionJob, accountDeletion, log)
 	return app, func() {
+		cleanup10()
 		cleanup9()
 		cleanup8()
 		cleanup7()
@@ -273,7 +286,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
-var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService, service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService)
+var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService, service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService, service.NewAccountDeletion)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
@@ -288,4 +301,4 @@ var rootSet = wire.NewSet(
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)), wire.Bind(new(job.LexiconFolder), new(*repository.SearchLexicon)), wire.Bind(new(service.UserSearcher), new(*repository.PeopleSearch)), wire.Bind(new(service.TagSearcher), new(*repository.TagSearch)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(job.JobObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)), wire.Bind(new(service.Suggester), new(*repository.SearchLexicon)), wire.Bind(new(web.SearchService), new(*service.SearchService)))
+var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)), wire.Bind(new(job.LexiconFolder), new(*repository.SearchLexicon)), wire.Bind(new(service.UserSearcher), new(*repository.PeopleSearch)), wire.Bind(new(service.TagSearcher), new(*repository.TagSearch)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(job.JobObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)), wire.Bind(new(service.Suggester), new(*repository.SearchLexicon)), wire.Bind(new(web.SearchService), new(*service.SearchService)), wire.Bind(new(service.AccountStore), new(*repository.AccountEraser)), wire.Bind(new(service.SessionEnder), new(*service.SessionService)))

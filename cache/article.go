@@ -123,6 +123,16 @@ func (c *ArticleCache) Invalidate(ctx context.Context, slug string) error {
 	return c.rt.Delete(ctx, c.key(slug))
 }
 
+// InvalidateEverywhere drops the entries of several articles at once (one pipeline, one
+// broadcast) and returns once every instance has dropped its in-process copies.
+func (c *ArticleCache) InvalidateEverywhere(ctx context.Context, slugs ...string) error {
+	keys := make([]string, len(slugs))
+	for i, s := range slugs {
+		keys[i] = c.key(s)
+	}
+	return c.rt.DeleteAcked(ctx, keys...)
+}
+
 // Stats exposes the cache's counters.
 func (c *ArticleCache) Stats() *Stats { return &c.rt.Stats }
 

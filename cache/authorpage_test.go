@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func sameArticle(a, b domain.Article) bool {
 // setPage fills a page as a read that found the hash absent would.
 func setPage(t *testing.T, pc *cache.AuthorPageCache, author int64, st domain.ArticleStatus, arts []domain.Article, total int64) error {
 	t.Helper()
-	_, err := pc.Fill(t.Context(), author, st, cache.AuthorPage{}, arts, total)
+	_, err := pc.Fill(t.Context(), author, st, cache.AuthorPage{}, arts, total, false)
 	return err
 }
 
@@ -189,6 +190,36 @@ func TestAuthorPageCache(t *testing.T) {
 		}
 	})
 
+	t.Run("whether a second page exists is kept; an entry from before it was kept reads as before", func(t *testing.T) {
+		t.Parallel()
+		e, pc := newAuthorPageCache(t, envOpts{})
+		for _, more := range []bool{true, false} {
+			seen, err := pc.Get(t.Context(), 42, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pc.Fill(t.Context(), 42, "", seen, []domain.Article{testArticle(1, domain.StatusDraft)}, 30, more); err != nil {
+				t.Fatal(err)
+			}
+			if p, err := pc.Get(t.Context(), 42, ""); err != nil || !p.Found || p.More != more {
+				t.Fatalf("stored more=%v, read %+v, %v", more, p, err)
+			}
+			if err := pc.Invalidate(t.Context(), 42); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A version that did not store "more": a full page may have one, a short one has none.
+		full := `{"articles":[` + strings.Repeat(`{"id":1},`, domain.DefaultPageLimit-1) + `{"id":1}],"total":99}`
+		for raw, want := range map[string]bool{full: true, `{"articles":[{"id":1}],"total":99}`: false} {
+			if err := e.rdb.HSet(t.Context(), pc.Key(42), "all", raw).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if p, err := pc.Get(t.Context(), 42, ""); err != nil || !p.Found || p.More != want {
+				t.Fatalf("an old entry of %d articles read as more=%v (%v), want %v", len(p.Articles), p.More, err, want)
+			}
+		}
+	})
+
 	t.Run("an unreadable entry is a miss", func(t *testing.T) {
 		t.Parallel()
 		e, pc := newAuthorPageCache(t, envOpts{})
@@ -206,7 +237,7 @@ func TestAuthorPageCache(t *testing.T) {
 		if _, _, ok, err := getPage(t, pc, 42, ""); err == nil || ok {
 			t.Errorf("Get = %v, %v; want an error", ok, err)
 		}
-		if _, err := pc.Fill(t.Context(), 42, "", cache.AuthorPage{}, nil, 0); err == nil {
+		if _, err := pc.Fill(t.Context(), 42, "", cache.AuthorPage{}, nil, 0, false); err == nil {
 			t.Error("Fill: nil error")
 		}
 		if err := pc.Invalidate(t.Context(), 42); err == nil {
@@ -229,14 +260,14 @@ func TestAuthorPageCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		old := []domain.Article{testArticle(1, domain.StatusDraft)}
-		if stored, err := reader.Fill(t.Context(), 42, "", miss, old, 1); err != nil || stored {
+		if stored, err := reader.Fill(t.Context(), 42, "", miss, old, 1, false); err != nil || stored {
 			t.Fatalf("Fill after the invalidation = %v, %v; want it dropped", stored, err)
 		}
 		if _, _, ok, _ := getPage(t, reader, 42, ""); ok {
 			t.Fatal("the page read before the invalidation was stored after it")
 		}
 		again, _ := reader.Get(t.Context(), 42, "")
-		if stored, err := reader.Fill(t.Context(), 42, "", again, old, 1); err != nil || !stored {
+		if stored, err := reader.Fill(t.Context(), 42, "", again, old, 1, false); err != nil || !stored {
 			t.Fatalf("a fill looked up after the invalidation = %v, %v; want it stored", stored, err)
 		}
 	})

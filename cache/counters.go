@@ -89,7 +89,8 @@ type Counters struct {
 	log    *slog.Logger
 	rt     *readThrough[domain.Counters]
 
-	repair repairSet // hashes a change may be missing from, to mark suspect once Redis answers
+	repair   repairSet // hashes a change may be missing from, to mark suspect once Redis answers
+	repairer *Repairer
 
 	Stats Stats
 }
@@ -115,11 +116,15 @@ func NewCounters(rdb redis.UniversalClient, ks Keyspace, policy Policy, log *slo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Counters{rdb: rdb, ks: ks, ttl: policy.TTL, jitter: policy.Jitter, log: log}
+	c := &Counters{rdb: rdb, ks: ks, ttl: policy.TTL, jitter: policy.Jitter, log: log, repairer: policy.Repair}
 	if policy.LocalTTL > 0 {
 		policy.LocalTTL = min(policy.LocalTTL, countersLocalTTL)
 	}
 	c.rt = newReadThroughCore[domain.Counters]("counters", policy, log, &c.Stats, c.lookup)
+	policy.Repair.register(func(ctx context.Context) int {
+		c.suspectDistrusted(ctx)
+		return c.repair.size()
+	})
 	return c
 }
 

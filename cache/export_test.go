@@ -44,3 +44,9 @@ func (l *FallbackLimit) Acquire(ctx context.Context) (func(), error) { return l.
 func (b *Broadcaster) PublishAcked(keys []string, wait time.Duration) bool {
 	return b.publishAcked(keys, wait)
 }
+
+// NewTunedRepairer is NewRepairer retrying every 10 ms (up to 50 ms), calling round after each
+// round with what it left behind.
+func NewTunedRepairer(log *slog.Logger, round func(left int)) (*Repairer, func()) {
+	return newRepairer(log, repairOptions{minBackoff: 10 * time.Millisecond, maxBackoff: 50 * time.Millisecond, round: round})
+}

@@ -43,12 +43,14 @@ func NewListPageCache(rdb redis.UniversalClient, ks Keyspace, policy Policy, log
 type cachedListPage struct {
 	Articles []cachedArticle `json:"articles"`
 	Total    int64           `json:"total"`
+	More     *bool           `json:"more,omitempty"` // nil in entries of versions that did not store it
 }
 
-// ListPage is one cached first page.
+// ListPage is one cached first page; More says whether a second page exists.
 type ListPage struct {
 	Articles []domain.Article
 	Total    int64
+	More     bool
 }
 
 // Global returns the global first page, calling load on a miss.
@@ -105,6 +107,17 @@ func (c *ListPageCache) Invalidate(ctx context.Context, tags ...string) error {
 	return c.rt.Delete(ctx, keys...)
 }
 
+// InvalidateEverywhere is Invalidate that returns once every instance has dropped its in-process
+// copies.
+func (c *ListPageCache) InvalidateEverywhere(ctx context.Context, tags ...string) error {
+	keys := make([]string, 0, len(tags)+1)
+	keys = append(keys, c.globalKey())
+	for _, t := range tags {
+		keys = append(keys, c.tagKey(t))
+	}
+	return c.rt.DeleteAcked(ctx, keys...)
+}
+
 func (c *ListPageCache) get(ctx context.Context, key string, load func(context.Context) (ListPage, error)) (ListPage, error) {
 	return c.getFrom(ctx, c.rt, key, load)
 }
@@ -115,7 +128,7 @@ func (c *ListPageCache) getFrom(ctx context.Context, rt *ReadThrough[cachedListP
 		if err != nil {
 			return cachedListPage{}, err
 		}
-		out := cachedListPage{Articles: make([]cachedArticle, len(p.Articles)), Total: p.Total}
+		out := cachedListPage{Articles: make([]cachedArticle, len(p.Articles)), Total: p.Total, More: &p.More}
 		for i, a := range p.Articles {
 			out.Articles[i] = toCachedArticle(a)
 		}
@@ -124,7 +137,7 @@ func (c *ListPageCache) getFrom(ctx context.Context, rt *ReadThrough[cachedListP
 	if err != nil {
 		return ListPage{}, err
 	}
-	p := ListPage{Articles: make([]domain.Article, len(cp.Articles)), Total: cp.Total}
+	p := ListPage{Articles: make([]domain.Article, len(cp.Articles)), Total: cp.Total, More: moreOf(cp.More, len(cp.Articles))}
 	for i, a := range cp.Articles {
 		p.Articles[i] = a.domain()
 	}
@@ -134,3 +147,12 @@ func (c *ListPageCache) getFrom(ctx context.Context, rt *ReadThrough[cachedListP
 func (c *ListPageCache) globalKey() string { return c.ks.Key("listpage", "global") }
 
 func (c *ListPageCache) tagKey(tag string) string { return c.ks.Key("listpage", "tag", tag) }
+
+// moreOf is a cached first page's More. An entry written by a version that did not store it (a
+// rolling upgrade, until it expires) is read by that version's rule: a full page may have more.
+func moreOf(stored *bool, n int) bool {
+	if stored == nil {
+		return n >= domain.DefaultPageLimit
+	}
+	return *stored
+}

@@ -26,6 +26,9 @@ type Policy struct {
 	// Fallback, when set, bounds the loads sent to PostgreSQL because Redis failed (shared by every
 	// cache of the process); nil leaves them unbounded.
 	Fallback *FallbackLimit
+	// Repair, when set, writes again in the background, until they land, the invalidations Redis
+	// did not take (see Repairer); nil leaves them to the cache's next use of Redis.
+	Repair *Repairer
 }
 
 // Stats counts what a ReadThrough did. Values only grow.

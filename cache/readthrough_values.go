@@ -52,16 +52,21 @@ func newToken() string {
 // (nothing, or a given tombstone), checked and written in one script. So a load that read a row
 // before a writer's commit, and whose fill lands after that writer's Delete, finds the writer's
 // tombstone and is dropped, on every instance alike.
+//
+// An invalidation Redis did not take is written again until it lands (Policy.Repair, and this
+// cache's next lookup); meanwhile this process reads the key as a miss and fills nothing into it.
 type ReadThrough[V any] struct {
-	rdb   redis.UniversalClient
-	rt    *readThrough[V]
-	Stats Stats
+	rdb    redis.UniversalClient
+	rt     *readThrough[V]
+	repair repairSet // keys whose tombstone could not be written
+	Stats  Stats
 }
 
 // NewReadThrough returns a read-through cache; name labels its log lines.
 func NewReadThrough[V any](rdb redis.UniversalClient, name string, policy Policy, log *slog.Logger) *ReadThrough[V] {
 	c := &ReadThrough[V]{rdb: rdb}
 	c.rt = newReadThroughCore[V](name, policy, log, &c.Stats, c.lookup)
+	policy.Repair.register(c.repairNow)
 	return c
 }
 
@@ -191,15 +196,20 @@ func (c *ReadThrough[V]) Preload(ctx context.Context, key string, ttl time.Durat
 }
 
 // Delete invalidates keys: each entry is replaced by a tombstone of this invalidation (see
-// ReadThrough). Callers write PostgreSQL first and then delete, so a failure here leaves an entry
-// that is at most one TTL stale; the error is returned for the caller to log.
+// ReadThrough). Callers write PostgreSQL first and then delete; when the tombstone cannot be
+// written the keys are remembered and tombstoned once Redis answers (see Repairer), and the error
+// is returned for the caller to log.
 func (c *ReadThrough[V]) Delete(ctx context.Context, keys ...string) error {
 	if len(keys) == 0 {
 		return nil
 	}
 	c.rt.changing(keys...)
 	defer c.rt.changed(keys...)
-	return c.tombstone(ctx, keys)
+	if err := c.tombstone(ctx, keys); err != nil {
+		c.distrust(ctx, keys)
+		return err
+	}
+	return nil
 }
 
 // DeleteAcked is Delete for a change that must be seen by the next read on any instance (the
@@ -213,6 +223,7 @@ func (c *ReadThrough[V]) DeleteAcked(ctx context.Context, keys ...string) error 
 	c.rt.changing(keys...)
 	if err := c.tombstone(ctx, keys); err != nil {
 		c.rt.changed(keys...)
+		c.distrust(ctx, keys)
 		return err
 	}
 	if !c.rt.changedAcked(deleteAckWait, keys...) && c.rt.policy.LocalTTL > 0 {
@@ -246,9 +257,57 @@ func (c *ReadThrough[V]) tombstone(ctx context.Context, keys []string) error {
 	return nil
 }
 
+// distrust remembers keys whose tombstone could not be written, for the repair.
+func (c *ReadThrough[V]) distrust(ctx context.Context, keys []string) {
+	for _, k := range keys {
+		if !c.repair.add(k) {
+			c.rt.log.WarnContext(ctx, "too many cache entries to repair; this one may stay stale until it expires", "cache", c.rt.name, "key", k)
+		}
+	}
+	c.repair.failedAt.Store(time.Now().UnixNano())
+	c.rt.policy.Repair.kick()
+}
+
+// repairNow tombstones the remembered keys (a new tombstone each time: the entry's value, and any
+// fill guard taken before, are void) and returns how many are still waiting.
+func (c *ReadThrough[V]) repairNow(ctx context.Context) int {
+	if c.repair.size() == 0 {
+		return 0
+	}
+	keys := c.repair.take()
+	ctx = context.WithoutCancel(ctx)
+	c.rt.changing(keys...)
+	err := c.tombstone(ctx, keys)
+	c.rt.changed(keys...)
+	if err != nil {
+		for _, k := range keys {
+			c.repair.add(k)
+		}
+		c.repair.failedAt.Store(time.Now().UnixNano())
+	}
+	return c.repair.size()
+}
+
+// repairBeforeRead writes the remembered tombstones before a lookup, unless a write just failed
+// (the repairer is on it; a read during an outage should not wait for another failure).
+func (c *ReadThrough[V]) repairBeforeRead(ctx context.Context) {
+	if c.repair.size() > 0 && time.Since(time.Unix(0, c.repair.failedAt.Load())) >= repairReadPause {
+		c.repairNow(ctx)
+	}
+}
+
+// repairReadPause is how long after a failed write reads leave repairs to the repairer.
+const repairReadPause = 500 * time.Millisecond
+
+// unrepaired is the fill guard of a key whose invalidation has not landed: no value in Redis
+// equals it, so nothing read now is filled over the stale entry.
+const unrepaired = tombstonePrefix + "unrepaired"
+
 // lookup reads keys with one GET each, pipelined when there are several (a pipeline, unlike MGET,
-// may span cluster slots).
+// may span cluster slots). A key whose invalidation has not landed yet is a miss whatever Redis
+// holds.
 func (c *ReadThrough[V]) lookup(ctx context.Context, keys []string) (observed[V], error) {
+	c.repairBeforeRead(ctx)
 	out := newObserved[V](len(keys))
 	cmds := make([]*redis.StringCmd, len(keys))
 	if len(keys) == 1 {
@@ -262,6 +321,10 @@ func (c *ReadThrough[V]) lookup(ctx context.Context, keys []string) (observed[V]
 	}
 	for i, key := range keys {
 		raw, err := cmds[i].Result()
+		if err == nil && c.repair.has(key) {
+			out.seen[key] = unrepaired
+			continue
+		}
 		switch {
 		case errors.Is(err, redis.Nil):
 			out.seen[key] = ""

@@ -94,6 +94,16 @@ func (c *UserCache) Invalidate(ctx context.Context, id int64, usernames ...strin
 	return c.rt.Delete(ctx, keys...)
 }
 
+// InvalidateEverywhere is Invalidate that returns once every instance has dropped its in-process
+// copies (a deleted account: its next read anywhere must miss).
+func (c *UserCache) InvalidateEverywhere(ctx context.Context, id int64, usernames ...string) error {
+	keys := []string{c.idKey(id)}
+	for _, n := range usernames {
+		keys = append(keys, c.nameKey(n))
+	}
+	return c.rt.DeleteAcked(ctx, keys...)
+}
+
 // Stats exposes the cache's counters.
 func (c *UserCache) Stats() *Stats { return &c.rt.Stats }
 

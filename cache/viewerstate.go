@@ -52,10 +52,10 @@ const viewerLocalMaxFactor = 5
 //     saw before it read PostgreSQL (lua/viewer_fill.lua), so a load that read the old state loses
 //     to the write's tombstone; its in-process copy loses to the delete (local's stamps).
 //   - Redis failing: reads load from PostgreSQL and write nothing back. A tombstone that could not
-//     be written is remembered and written once this process reaches Redis again (the next read
-//     or write through this cache); until then other instances that reach Redis may serve the
-//     flag as it was, for at most the policy's TTL. Only an instance cut from Redis while the
-//     others are not opens that window.
+//     be written is remembered and written once this process reaches Redis again (Policy.Repair
+//     retries it in the background, and the next read or write through this cache writes it);
+//     until then other instances that reach Redis may serve the flag as it was. Only an instance
+//     cut from Redis while the others are not opens that window, and only for as long as it is.
 type ViewerState struct {
 	rdb redis.UniversalClient
 	ks  Keyspace
@@ -78,6 +78,10 @@ func NewViewerState(rdb redis.UniversalClient, ks Keyspace, policy Policy, log *
 	}
 	c := &ViewerState{rdb: rdb, ks: ks, log: log, policy: policy}
 	c.rt = newReadThroughCore[bool]("viewer", policy, log, &c.Stats, c.lookup)
+	policy.Repair.register(func(ctx context.Context) int {
+		c.repairPending(ctx)
+		return c.repair.size()
+	})
 	return c
 }
 
@@ -228,6 +232,7 @@ func (c *ViewerState) distrust(ctx context.Context, keys []string) {
 			c.log.WarnContext(ctx, "too many viewer state entries to repair; this one may stay stale until it expires", "key", k)
 		}
 	}
+	c.policy.Repair.kick()
 }
 
 // repairPending tombstones the keys whose invalidation failed earlier and returns them. Call it
@@ -263,8 +268,8 @@ func (c *ViewerState) lookup(ctx context.Context, keys []string) (observed[bool]
 	for i, k := range keys {
 		s, _ := vals[i].(string)
 		switch {
-		case repaired[k]:
-			out.seen[k] = tombstonePrefix + "repaired" // never equal to a real tombstone: the fill is dropped
+		case repaired[k] || c.repair.has(k):
+			out.seen[k] = unrepaired // never equal to a real tombstone: the fill is dropped
 		case vals[i] == nil:
 			out.seen[k] = ""
 		case s == "1" || s == "0":

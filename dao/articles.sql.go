@@ -335,32 +335,37 @@ FROM (
             a.created_at, a.updated_at, a.published_at
      FROM articles a
      WHERE a.author_id = $1::bigint AND a.status = 'draft'
+       AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
      ORDER BY a.created_at DESC, a.id DESC
-     LIMIT $2::int)
+     LIMIT $4::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
             a.created_at, a.updated_at, a.published_at
      FROM articles a
      WHERE a.author_id = $1::bigint AND a.status = 'published'
+       AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
      ORDER BY a.created_at DESC, a.id DESC
-     LIMIT $2::int)
+     LIMIT $4::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
             a.created_at, a.updated_at, a.published_at
      FROM articles a
      WHERE a.author_id = $1::bigint AND a.status = 'withdrawn'
+       AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
      ORDER BY a.created_at DESC, a.id DESC
-     LIMIT $2::int)
+     LIMIT $4::int)
 ) u
 ORDER BY u.created_at DESC, u.id DESC
-LIMIT $4::int OFFSET $3::int
+LIMIT $6::int OFFSET $5::int
 `
 
 type ArticleListByAuthorParams struct {
-	AuthorID int64
-	Depth    int32
-	Off      int32
-	Lim      int32
+	AuthorID        int64
+	BeforeCreatedAt time.Time
+	BeforeID        int64
+	Depth           int32
+	Off             int32
+	Lim             int32
 }
 
 type ArticleListByAuthorRow struct {
@@ -379,9 +384,12 @@ type ArticleListByAuthorRow struct {
 
 // An author's own list, every status: the merge of the author's three status lists, each read
 // off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
+// After a cursor (the first page passes beforeEverything) or an offset, like the public lists.
 func (q *Queries) ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error) {
 	rows, err := db.Query(ctx, articleListByAuthor,
 		arg.AuthorID,
+		arg.BeforeCreatedAt,
+		arg.BeforeID,
 		arg.Depth,
 		arg.Off,
 		arg.Lim,
@@ -421,15 +429,18 @@ SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, 
        a.created_at, a.updated_at, a.published_at
 FROM articles a
 WHERE a.author_id = $1::bigint AND a.status = $2::text
+  AND (a.created_at, a.id) < ($3::timestamptz, $4::bigint)
 ORDER BY a.created_at DESC, a.id DESC
-LIMIT $4::int OFFSET $3::int
+LIMIT $6::int OFFSET $5::int
 `
 
 type ArticleListByAuthorStatusParams struct {
-	AuthorID int64
-	Status   string
-	Off      int32
-	Lim      int32
+	AuthorID        int64
+	Status          string
+	BeforeCreatedAt time.Time
+	BeforeID        int64
+	Off             int32
+	Lim             int32
 }
 
 type ArticleListByAuthorStatusRow struct {
@@ -451,6 +462,8 @@ func (q *Queries) ArticleListByAuthorStatus(ctx context.Context, db DBTX, arg Ar
 	rows, err := db.Query(ctx, articleListByAuthorStatus,
 		arg.AuthorID,
 		arg.Status,
+		arg.BeforeCreatedAt,
+		arg.BeforeID,
 		arg.Off,
 		arg.Lim,
 	)

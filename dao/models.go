@@ -236,6 +236,15 @@ type RefreshToken struct {
 	CreatedAt time.Time
 }
 
+type SearchLexiconChange struct {
+	ID          int64
+	ArticleID   int64
+	Removed     bool
+	Title       pgtype.Text
+	Description pgtype.Text
+	Body        pgtype.Text
+}
+
 type SearchLexiconState struct {
 	ID               bool
 	ArticleWatermark int64

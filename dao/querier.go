@@ -18,6 +18,8 @@ type Querier interface {
 	APIKeyRevoke(ctx context.Context, db DBTX, arg APIKeyRevokeParams) (int64, error)
 	APIKeyRevokeAllByUser(ctx context.Context, db DBTX, userID int64) (int64, error)
 	APIKeyRevokeAllOfUser(ctx context.Context, db DBTX, userID int64) error
+	// The user's own articles, every status, for their caches and their deleted events.
+	AccountArticles(ctx context.Context, db DBTX, userID int64) ([]AccountArticlesRow, error)
 	AccountCodeCountAttempt(ctx context.Context, db DBTX, arg AccountCodeCountAttemptParams) error
 	AccountCodeCountPrunable(ctx context.Context, db DBTX, arg AccountCodeCountPrunableParams) (int64, error)
 	// The account's code for purpose, locked, with whether it is still usable by the database's clock.
@@ -29,6 +31,33 @@ type Querier interface {
 	// interval they hold is far shorter than their validity).
 	AccountCodePruneBatch(ctx context.Context, db DBTX, arg AccountCodePruneBatchParams) (int64, error)
 	AccountCodeSpend(ctx context.Context, db DBTX, arg AccountCodeSpendParams) error
+	// The rest goes with the row, by the foreign keys' cascades: articles (with their comments, tags,
+	// folder items of others, reading histories, notifications), follows both ways, folders, reading
+	// history, notifications, sessions and refresh tokens, API keys, account codes.
+	AccountDelete(ctx context.Context, db DBTX, userID int64) (int64, error)
+	// The comments the user wrote, on anyone's article (the cascade would take them too; counted here).
+	AccountDeleteComments(ctx context.Context, db DBTX, userID int64) (int64, error)
+	// Answers stored for the user's Idempotency-Keys (they may hold the user's articles and comments).
+	AccountDeleteStoredAnswers(ctx context.Context, db DBTX, userID int64) error
+	// The likes and counter rows of the user's articles go before the articles (as one article's
+	// delete does: a like in flight holds those rows while it waits for the article's lock).
+	AccountDropArticleInteractions(ctx context.Context, db DBTX, articleIds []int64) error
+	AccountFollowees(ctx context.Context, db DBTX, userID int64) ([]int64, error)
+	AccountFollowers(ctx context.Context, db DBTX, userID int64) ([]int64, error)
+	// Deleting an account (`inkwell users delete`, repository.AccountEraser): the statements of one
+	// unit of work, in this order. The user's row is locked first, so writes of the account that
+	// start meanwhile wait for it and then find it gone.
+	AccountLockByUsername(ctx context.Context, db DBTX, username string) (AccountLockByUsernameRow, error)
+	// Locked before their items are read, as a folder's own delete does: an item added while they are
+	// deleted would otherwise go with the cascade without being uncounted.
+	AccountLockCollections(ctx context.Context, db DBTX, userID int64) ([]int64, error)
+	// The user's folder items go, and each article's collect count goes down by the items it had
+	// (collects live on shard 0). Returns the changed shard rows for the counters cache.
+	AccountUncountCollects(ctx context.Context, db DBTX, userID int64) ([]AccountUncountCollectsRow, error)
+	// The likes the user gave go, and each liked item's count goes down by one on shard 0 (a shard
+	// may go below zero; the sum over the shards is exact). Returns the changed shard rows for the
+	// counters cache. (The likes triggers update the favorites projection and counts.)
+	AccountUncountLikes(ctx context.Context, db DBTX, userID int64) ([]AccountUncountLikesRow, error)
 	// The feed's articlesCount: one counts row per followed author.
 	ArticleCountFeed(ctx context.Context, db DBTX, followerID int64) (int64, error)
 	// articlesCount of two or three filters at once: exact up to @cap, and @cap beyond it.
@@ -56,6 +85,7 @@ type Querier interface {
 	ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (ArticleInsertRow, error)
 	// An author's own list, every status: the merge of the author's three status lists, each read
 	// off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
+	// After a cursor (the first page passes beforeEverything) or an offset, like the public lists.
 	ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error)
 	// An author's own list, one status.
 	ArticleListByAuthorStatus(ctx context.Context, db DBTX, arg ArticleListByAuthorStatusParams) ([]ArticleListByAuthorStatusRow, error)
@@ -381,20 +411,29 @@ type Querier interface {
 	// it until RetentionUnlock, and released by PostgreSQL if that connection or its process dies.
 	RetentionTryLock(ctx context.Context, db DBTX) (bool, error)
 	RetentionUnlock(ctx context.Context, db DBTX) (bool, error)
-	// Moves the watermark from @from_id to @to_id, only if it is still at @from_id.
-	SearchLexiconAdvance(ctx context.Context, db DBTX, arg SearchLexiconAdvanceParams) (int64, error)
+	// The articles of the @lim oldest lexicon changes, with every change of theirs, in order: a pass
+	// settles an article's changes together (an added text and the removal of that text cancel). Off
+	// the primary key and the article index: an empty log costs one index probe, however many
+	// articles there are.
+	// LATERAL, so each article's changes are an index range even when the log is long (a user's
+	// deletion logs all their articles at once): a join was planned as a scan of the whole log.
+	SearchLexiconChangesBatch(ctx context.Context, db DBTX, lim int32) ([]SearchLexiconChangesBatchRow, error)
+	SearchLexiconChangesDelete(ctx context.Context, db DBTX, ids []int64) error
 	SearchLexiconLock(ctx context.Context, db DBTX) error
 	// One lexicon pass at a time in the fleet: a session-level advisory lock (two-key form, class 1422,
 	// a key space of its own) held by the connection that runs the pass, and freed with it if it breaks.
 	SearchLexiconTryLock(ctx context.Context, db DBTX) (bool, error)
-	// The first article after the watermark @after and before @before, 0 if none: whether a pass
-	// stopped short of @before.
-	SearchLexiconUnfoldedBefore(ctx context.Context, db DBTX, arg SearchLexiconUnfoldedBeforeParams) (int64, error)
 	SearchLexiconUnlock(ctx context.Context, db DBTX) (bool, error)
-	SearchLexiconWatermark(ctx context.Context, db DBTX) (int64, error)
-	// Words counted by the caller (the seed, which wrote the articles): words[i] occurs in ndocs[i]
-	// of the range's articles. In word order, as every fold, so folds side by side cannot deadlock.
+	// Words counted by the caller (the seed, which wrote the articles with
+	// inkwell.lexicon_insert_counted on, so no change rows): words[i] occurs in ndocs[i] of them. In
+	// word order, as every fold, so folds side by side cannot deadlock.
 	SearchWordsAdd(ctx context.Context, db DBTX, arg SearchWordsAddParams) (int32, error)
+	// Moves the lexicon by the words of the @added articles (as they are now, if still published:
+	// counted once per article, like every fold) minus the words of the @removed changes' texts.
+	// Words whose count reaches zero are returned, for SearchWordsDropEmptied (a statement cannot
+	// update and delete the same row). ts_stat counts the words inside one function call over the
+	// texts' vectors (about five times faster than unnesting every vector into rows and grouping).
+	SearchWordsApplyChanges(ctx context.Context, db DBTX, arg SearchWordsApplyChangesParams) (SearchWordsApplyChangesRow, error)
 	// "Did you mean": candidate corrections of the words that are not in the lexicon (words in it get
 	// trigram rows). Two sources, both bounded by the query, not the lexicon: per word, the @k most
 	// similar lexicon words by trigrams (`%`, similarity ≥ pg_trgm.similarity_threshold, off the GIN,
@@ -403,6 +442,9 @@ type Querier interface {
 	// misspellings too short or too scrambled for trigrams, and to tell which words are known. The
 	// caller picks among the candidates by edit distance.
 	SearchWordsCandidates(ctx context.Context, db DBTX, arg SearchWordsCandidatesParams) ([]SearchWordsCandidatesRow, error)
+	// Words no counted article holds any more are no longer suggested. A count below zero is a text
+	// counted before the lexicon followed changes (migration 00026) that the old pass never added.
+	SearchWordsDropEmptied(ctx context.Context, db DBTX, words []string) error
 	// How common each of @words is, for planning a search (repository.searchWords caches the answers):
 	// its lexeme in the configured language ('' for a stop word, which the query drops) and the
 	// articles the lexicon counted with that lexeme, over the words that share it (communication,
@@ -410,18 +452,6 @@ type Querier interface {
 	// lexeme are found by prefix off the lexicon's trigram index (a stem is a prefix of the words it
 	// comes from, bar a final letter: hence the word itself too).
 	SearchWordsEstimate(ctx context.Context, db DBTX, arg SearchWordsEstimateParams) ([]SearchWordsEstimateRow, error)
-	// One batch of the lexicon pass: the next @batch articles after the watermark in id order (up to
-	// @until), cut before the first one created at or after @settled_before (an article whose
-	// transaction may still be open could hide an id below it, so the watermark never passes a recent
-	// row); the words of the published ones, each counted once per article, added to the lexicon; the
-	// watermark moved to the batch's last id. One statement, under the state row's lock, so a batch is
-	// folded once. ts_stat counts the words inside one function call over the batch's vectors (about
-	// five times faster than unnesting every vector into rows and grouping them).
-	SearchWordsFold(ctx context.Context, db DBTX, arg SearchWordsFoldParams) (SearchWordsFoldRow, error)
-	// The words of the published articles with ids in (@after, @through], added to the lexicon
-	// without looking at the watermark: the seed folds its own id range with several of these side by
-	// side, under the pass's lock, and then moves the watermark over the range (SearchLexiconAdvance).
-	SearchWordsFoldRange(ctx context.Context, db DBTX, arg SearchWordsFoldRangeParams) (int32, error)
 	// The lexeme of each of @words in the configured language ('' for a stop word): which words of a
 	// hit's text match the query, for its snippet (repository.snippets caches the answers).
 	SearchWordsLexemes(ctx context.Context, db DBTX, arg SearchWordsLexemesParams) ([]SearchWordsLexemesRow, error)

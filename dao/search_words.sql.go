@@ -7,26 +7,64 @@ package dao
 
 import (
 	"context"
-	"time"
 )
 
-const searchLexiconAdvance = `-- name: SearchLexiconAdvance :execrows
-UPDATE search_lexicon_state SET article_watermark = $1::bigint, folded_at = now()
-WHERE id AND article_watermark = $2::bigint
+const searchLexiconChangesBatch = `-- name: SearchLexiconChangesBatch :many
+WITH picked AS (
+    SELECT DISTINCT p.article_id FROM (
+        SELECT c.article_id FROM search_lexicon_changes c ORDER BY c.id LIMIT $1::int
+    ) p
+)
+SELECT c.id, c.article_id, c.removed
+FROM picked
+CROSS JOIN LATERAL (
+    SELECT l.id, l.article_id, l.removed
+    FROM search_lexicon_changes l
+    WHERE l.article_id = picked.article_id
+    ORDER BY l.id
+) c
+ORDER BY c.article_id, c.id
 `
 
-type SearchLexiconAdvanceParams struct {
-	ToID   int64
-	FromID int64
+type SearchLexiconChangesBatchRow struct {
+	ID        int64
+	ArticleID int64
+	Removed   bool
 }
 
-// Moves the watermark from @from_id to @to_id, only if it is still at @from_id.
-func (q *Queries) SearchLexiconAdvance(ctx context.Context, db DBTX, arg SearchLexiconAdvanceParams) (int64, error) {
-	result, err := db.Exec(ctx, searchLexiconAdvance, arg.ToID, arg.FromID)
+// The articles of the @lim oldest lexicon changes, with every change of theirs, in order: a pass
+// settles an article's changes together (an added text and the removal of that text cancel). Off
+// the primary key and the article index: an empty log costs one index probe, however many
+// articles there are.
+// LATERAL, so each article's changes are an index range even when the log is long (a user's
+// deletion logs all their articles at once): a join was planned as a scan of the whole log.
+func (q *Queries) SearchLexiconChangesBatch(ctx context.Context, db DBTX, lim int32) ([]SearchLexiconChangesBatchRow, error) {
+	rows, err := db.Query(ctx, searchLexiconChangesBatch, lim)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []SearchLexiconChangesBatchRow{}
+	for rows.Next() {
+		var i SearchLexiconChangesBatchRow
+		if err := rows.Scan(&i.ID, &i.ArticleID, &i.Removed); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const searchLexiconChangesDelete = `-- name: SearchLexiconChangesDelete :exec
+DELETE FROM search_lexicon_changes WHERE id = ANY ($1::bigint[])
+`
+
+func (q *Queries) SearchLexiconChangesDelete(ctx context.Context, db DBTX, ids []int64) error {
+	_, err := db.Exec(ctx, searchLexiconChangesDelete, ids)
+	return err
 }
 
 const searchLexiconLock = `-- name: SearchLexiconLock :exec
@@ -51,24 +89,6 @@ func (q *Queries) SearchLexiconTryLock(ctx context.Context, db DBTX) (bool, erro
 	return pg_try_advisory_lock, err
 }
 
-const searchLexiconUnfoldedBefore = `-- name: SearchLexiconUnfoldedBefore :one
-SELECT COALESCE(min(id), 0)::bigint FROM articles WHERE id > $1::bigint AND id < $2::bigint
-`
-
-type SearchLexiconUnfoldedBeforeParams struct {
-	After  int64
-	Before int64
-}
-
-// The first article after the watermark @after and before @before, 0 if none: whether a pass
-// stopped short of @before.
-func (q *Queries) SearchLexiconUnfoldedBefore(ctx context.Context, db DBTX, arg SearchLexiconUnfoldedBeforeParams) (int64, error) {
-	row := db.QueryRow(ctx, searchLexiconUnfoldedBefore, arg.After, arg.Before)
-	var column_1 int64
-	err := row.Scan(&column_1)
-	return column_1, err
-}
-
 const searchLexiconUnlock = `-- name: SearchLexiconUnlock :one
 SELECT pg_advisory_unlock(1422, 1)
 `
@@ -78,17 +98,6 @@ func (q *Queries) SearchLexiconUnlock(ctx context.Context, db DBTX) (bool, error
 	var pg_advisory_unlock bool
 	err := row.Scan(&pg_advisory_unlock)
 	return pg_advisory_unlock, err
-}
-
-const searchLexiconWatermark = `-- name: SearchLexiconWatermark :one
-SELECT article_watermark FROM search_lexicon_state WHERE id
-`
-
-func (q *Queries) SearchLexiconWatermark(ctx context.Context, db DBTX) (int64, error) {
-	row := db.QueryRow(ctx, searchLexiconWatermark)
-	var article_watermark int64
-	err := row.Scan(&article_watermark)
-	return article_watermark, err
 }
 
 const searchWordsAdd = `-- name: SearchWordsAdd :one
@@ -107,13 +116,65 @@ type SearchWordsAddParams struct {
 	Words []string
 }
 
-// Words counted by the caller (the seed, which wrote the articles): words[i] occurs in ndocs[i]
-// of the range's articles. In word order, as every fold, so folds side by side cannot deadlock.
+// Words counted by the caller (the seed, which wrote the articles with
+// inkwell.lexicon_insert_counted on, so no change rows): words[i] occurs in ndocs[i] of them. In
+// word order, as every fold, so folds side by side cannot deadlock.
 func (q *Queries) SearchWordsAdd(ctx context.Context, db DBTX, arg SearchWordsAddParams) (int32, error) {
 	row := db.QueryRow(ctx, searchWordsAdd, arg.Ndocs, arg.Words)
 	var column_1 int32
 	err := row.Scan(&column_1)
 	return column_1, err
+}
+
+const searchWordsApplyChanges = `-- name: SearchWordsApplyChanges :one
+WITH texts AS (
+    SELECT s.word, s.ndoc AS n
+    FROM ts_stat(format($q$SELECT to_tsvector('simple', left(title, 1000) || ' ' || left(description, 4000) || ' ' || left(body, 100000))
+                          FROM articles WHERE id = ANY (%L::bigint[]) AND status = 'published'$q$, $1::bigint[])) AS s (word, ndoc, nentry)
+    UNION ALL
+    SELECT s.word, -s.ndoc
+    FROM ts_stat(format($q$SELECT to_tsvector('simple', left(title, 1000) || ' ' || left(description, 4000) || ' ' || left(body, 100000))
+                          FROM search_lexicon_changes WHERE id = ANY (%L::bigint[]) AND removed$q$, $2::bigint[])) AS s (word, ndoc, nentry)
+), delta AS (
+    SELECT t.word, sum(t.n)::bigint AS n
+    FROM texts t
+    WHERE t.word ~ '^[[:alnum:]]{3,32}$'
+      AND t.word !~ '^[0-9]+$'
+      AND t.word !~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]'
+    GROUP BY t.word
+    HAVING sum(t.n) <> 0
+), applied AS (
+    -- In word order, so folds running side by side (the seed's) cannot deadlock on the lexicon's rows.
+    INSERT INTO search_words AS s (word, ndoc)
+    SELECT d.word, d.n FROM delta d ORDER BY d.word
+    ON CONFLICT (word) DO UPDATE SET ndoc = s.ndoc + EXCLUDED.ndoc
+    RETURNING s.word, s.ndoc
+)
+SELECT count(*)::int AS words,
+       coalesce(array_agg(a.word) FILTER (WHERE a.ndoc <= 0), '{}')::text[] AS emptied
+FROM applied a
+`
+
+type SearchWordsApplyChangesParams struct {
+	Added   []int64
+	Removed []int64
+}
+
+type SearchWordsApplyChangesRow struct {
+	Words   int32
+	Emptied []string
+}
+
+// Moves the lexicon by the words of the @added articles (as they are now, if still published:
+// counted once per article, like every fold) minus the words of the @removed changes' texts.
+// Words whose count reaches zero are returned, for SearchWordsDropEmptied (a statement cannot
+// update and delete the same row). ts_stat counts the words inside one function call over the
+// texts' vectors (about five times faster than unnesting every vector into rows and grouping).
+func (q *Queries) SearchWordsApplyChanges(ctx context.Context, db DBTX, arg SearchWordsApplyChangesParams) (SearchWordsApplyChangesRow, error) {
+	row := db.QueryRow(ctx, searchWordsApplyChanges, arg.Added, arg.Removed)
+	var i SearchWordsApplyChangesRow
+	err := row.Scan(&i.Words, &i.Emptied)
+	return i, err
 }
 
 const searchWordsCandidates = `-- name: SearchWordsCandidates :many
@@ -176,106 +237,13 @@ func (q *Queries) SearchWordsCandidates(ctx context.Context, db DBTX, arg Search
 	return items, nil
 }
 
-const searchWordsFold = `-- name: SearchWordsFold :one
-WITH state AS (
-    SELECT article_watermark AS wm FROM search_lexicon_state WHERE id FOR UPDATE
-), candidates AS (
-    -- The watermark as a scalar subquery: an index condition on the primary key. Joined with the
-    -- state row instead, the planner walked the whole key from its start and filtered (2.4 s at a
-    -- million articles, every minute, with nothing to fold).
-    SELECT a.id, a.created_at
-    FROM articles a
-    WHERE a.id > (SELECT state.wm FROM state) AND a.id <= $1::bigint
-    ORDER BY a.id
-    LIMIT $2::int
-), cut AS (
-    SELECT min(c.id) AS id FROM candidates c WHERE c.created_at >= $3::timestamptz
-), batch AS (
-    SELECT c.id FROM candidates c, cut WHERE cut.id IS NULL OR c.id < cut.id
-), bounds AS (
-    SELECT state.wm AS lo, COALESCE(max(b.id), state.wm) AS hi, count(b.id) AS n
-    FROM state LEFT JOIN batch b ON TRUE
-    GROUP BY state.wm
-), words AS (
-    SELECT w.word, w.ndoc
-    FROM bounds,
-         ts_stat(format($q$SELECT to_tsvector('simple', left(title, 1000) || ' ' || left(description, 4000) || ' ' || left(body, 100000))
-                            FROM articles WHERE id > %s AND id <= %s AND status = 'published'$q$, bounds.lo, bounds.hi)) AS w (word, ndoc, nentry)
-    WHERE bounds.n > 0
-      AND w.word ~ '^[[:alnum:]]{3,32}$'
-      AND w.word !~ '^[0-9]+$'
-      AND w.word !~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]'
-), added AS (
-    -- In word order, so folds running side by side (the seed's) cannot deadlock on the lexicon's rows.
-    INSERT INTO search_words AS s (word, ndoc)
-    SELECT word, ndoc FROM words ORDER BY word
-    ON CONFLICT (word) DO UPDATE SET ndoc = s.ndoc + EXCLUDED.ndoc
-    RETURNING 1
-)
-UPDATE search_lexicon_state st
-SET article_watermark = bounds.hi,
-    folded_at         = now()
-FROM bounds
-WHERE st.id
-RETURNING bounds.n::int AS articles,
-          (SELECT count(*) FROM added)::int AS words,
-          st.article_watermark
+const searchWordsDropEmptied = `-- name: SearchWordsDropEmptied :exec
+DELETE FROM search_words WHERE word = ANY ($1::text[]) AND ndoc <= 0
 `
 
-type SearchWordsFoldParams struct {
-	Until         int64
-	Batch         int32
-	SettledBefore time.Time
-}
-
-type SearchWordsFoldRow struct {
-	Articles         int32
-	Words            int32
-	ArticleWatermark int64
-}
-
-// One batch of the lexicon pass: the next @batch articles after the watermark in id order (up to
-// @until), cut before the first one created at or after @settled_before (an article whose
-// transaction may still be open could hide an id below it, so the watermark never passes a recent
-// row); the words of the published ones, each counted once per article, added to the lexicon; the
-// watermark moved to the batch's last id. One statement, under the state row's lock, so a batch is
-// folded once. ts_stat counts the words inside one function call over the batch's vectors (about
-// five times faster than unnesting every vector into rows and grouping them).
-func (q *Queries) SearchWordsFold(ctx context.Context, db DBTX, arg SearchWordsFoldParams) (SearchWordsFoldRow, error) {
-	row := db.QueryRow(ctx, searchWordsFold, arg.Until, arg.Batch, arg.SettledBefore)
-	var i SearchWordsFoldRow
-	err := row.Scan(&i.Articles, &i.Words, &i.ArticleWatermark)
-	return i, err
-}
-
-const searchWordsFoldRange = `-- name: SearchWordsFoldRange :one
-WITH words AS (
-    SELECT w.word, w.ndoc
-    FROM ts_stat(format($q$SELECT to_tsvector('simple', left(title, 1000) || ' ' || left(description, 4000) || ' ' || left(body, 100000))
-                          FROM articles WHERE id > %s AND id <= %s AND status = 'published'$q$, $1::bigint, $2::bigint)) AS w (word, ndoc, nentry)
-    WHERE w.word ~ '^[[:alnum:]]{3,32}$'
-      AND w.word !~ '^[0-9]+$'
-      AND w.word !~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]'
-), added AS (
-    INSERT INTO search_words AS s (word, ndoc)
-    SELECT word, ndoc FROM words ORDER BY word
-    ON CONFLICT (word) DO UPDATE SET ndoc = s.ndoc + EXCLUDED.ndoc
-    RETURNING 1
-)
-SELECT count(*)::int FROM added
-`
-
-type SearchWordsFoldRangeParams struct {
-	After   int64
-	Through int64
-}
-
-// The words of the published articles with ids in (@after, @through], added to the lexicon
-// without looking at the watermark: the seed folds its own id range with several of these side by
-// side, under the pass's lock, and then moves the watermark over the range (SearchLexiconAdvance).
-func (q *Queries) SearchWordsFoldRange(ctx context.Context, db DBTX, arg SearchWordsFoldRangeParams) (int32, error) {
-	row := db.QueryRow(ctx, searchWordsFoldRange, arg.After, arg.Through)
-	var column_1 int32
-	err := row.Scan(&column_1)
-	return column_1, err
+// Words no counted article holds any more are no longer suggested. A count below zero is a text
+// counted before the lexicon followed changes (migration 00026) that the old pass never added.
+func (q *Queries) SearchWordsDropEmptied(ctx context.Context, db DBTX, words []string) error {
+	_, err := db.Exec(ctx, searchWordsDropEmptied, words)
+	return err
 }

@@ -21,3 +21,13 @@ const (
 	MaxPageLimit     = 100
 	MaxPageOffset    = 100_000
 )
+
+// CutPage keeps the first limit items of a read that asked for limit+1 and reports whether the
+// extra one came: a next page exists exactly when it did, so a list never offers a cursor to an
+// empty page (a full last page was indistinguishable from a page with more after it).
+func CutPage[T any](items []T, limit int) ([]T, bool) {
+	if len(items) > limit {
+		return items[:limit], true
+	}
+	return items, false
+}

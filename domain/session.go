@@ -82,11 +82,15 @@ const (
 	ScopeWrite Scope = "write"
 )
 
-// ParseScopes checks a key's requested scopes: empty means the default (write); duplicates are
-// dropped.
+// ParseScopes checks a key's requested scopes: none given (nil: the field was absent or null)
+// means the default (write); a list given empty is refused, since a client that sends [] asked
+// for no power and must not get the widest; duplicates are dropped.
 func ParseScopes(in []string) ([]Scope, error) {
-	if len(in) == 0 {
+	if in == nil {
 		return []Scope{ScopeWrite}, nil
+	}
+	if len(in) == 0 {
+		return nil, NewValidationError("scopes", `must name at least one scope ("read" or "write")`)
 	}
 	var out []Scope
 	seen := map[Scope]bool{}

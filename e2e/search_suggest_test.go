@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
@@ -31,13 +30,7 @@ func TestSearchSuggestionsPeopleAndTags(t *testing.T) {
 	}
 	slug := articleOf(t, res)["slug"].(string)
 
-	// What the every-minute job does on one instance (the job waits 5 minutes for an article to
-	// settle; the test's article has committed).
-	p, err := repository.NewSearchLexicon(app.DB.Pool, repository.NewQuerier()).Pass(context.Background(),
-		repository.LexiconPassOptions{SettledBefore: time.Now().Add(time.Minute)})
-	if err != nil || !p.Ran || p.Articles == 0 {
-		t.Fatalf("lexicon pass: %+v, %v", p, err)
-	}
+	app.foldLexicon(t)
 
 	misspelt := w[:4] + string(w[5]) + string(w[4]) + w[6:] // two neighbours swapped
 	slugs, body := app.searchSlugs(t, "", "q="+misspelt)
@@ -63,4 +56,73 @@ func TestSearchSuggestionsPeopleAndTags(t *testing.T) {
 	}
 	app.call(t, "GET", "/api/search/users?q=%20", "", nil).Expect(t, http.StatusUnprocessableEntity)
 	app.call(t, "GET", "/api/search/tags?q="+strings.Repeat("x", 257), "", nil).Expect(t, http.StatusUnprocessableEntity)
+}
+
+// foldLexicon does what the every-minute lexicon job does on one instance.
+func (a *testApp) foldLexicon(t *testing.T) {
+	t.Helper()
+	if _, err := repository.NewSearchLexicon(a.DB.Pool, repository.NewQuerier()).Pass(context.Background(),
+		repository.LexiconPassOptions{Wait: true}); err != nil {
+		t.Fatalf("lexicon pass: %v", err)
+	}
+}
+
+// TestSearchSuggestions_FollowRemovals: "did you mean" stops suggesting the words of a withdrawn,
+// edited or deleted article once the lexicon pass has run, and learns a republished article's
+// and an edit's words. (The lexicon used to only ever add: a removed text's words were suggested
+// for ever.) Searches are signed in, so no cached anonymous answer hides a change.
+func TestSearchSuggestions_FollowRemovals(t *testing.T) {
+	parallel(t)
+	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.RateWrites = "0" })
+	author := signUp(t, app, accountOpts{})
+	reader := signUp(t, app, accountOpts{})
+	// misspell swaps two neighbours that differ (a word with equal letters there is drawn again).
+	word := func() (string, string) {
+		for {
+			if w := searchWord(); w[4] != w[5] {
+				return w, w[:4] + string(w[5]) + string(w[4]) + w[6:]
+			}
+		}
+	}
+	suggestion := func(q string) any {
+		t.Helper()
+		_, body := app.searchSlugs(t, reader.Token, "suggest=false&q="+q)
+		return body["suggestion"]
+	}
+	w, misspelt := word()
+	slug := articleOf(t, app.call(t, "POST", "/api/articles", author.Token, map[string]any{"article": map[string]any{
+		"title": "Notes", "description": "a word of its own", "body": "The " + w + " is rare."}}).Expect(t, http.StatusCreated))["slug"].(string)
+	app.foldLexicon(t)
+	if got := suggestion(misspelt); got != w {
+		t.Fatalf("published: q=%s suggests %v, want %s", misspelt, got, w)
+	}
+
+	app.call(t, "POST", "/api/articles/"+slug+"/withdraw", author.Token, nil).Expect(t, http.StatusOK)
+	app.foldLexicon(t)
+	if got := suggestion(misspelt); got != nil {
+		t.Errorf("withdrawn: q=%s still suggests %v", misspelt, got)
+	}
+
+	app.call(t, "POST", "/api/articles/"+slug+"/publish", author.Token, nil).Expect(t, http.StatusOK)
+	app.foldLexicon(t)
+	if got := suggestion(misspelt); got != w {
+		t.Errorf("republished: q=%s suggests %v, want %s", misspelt, got, w)
+	}
+
+	edited, misspeltEdited := word()
+	app.call(t, "PUT", "/api/articles/"+slug, author.Token, map[string]any{"article": map[string]any{"body": "Now " + edited + " instead."}}).
+		Expect(t, http.StatusOK)
+	app.foldLexicon(t)
+	if got := suggestion(misspelt); got != nil {
+		t.Errorf("edited away: q=%s still suggests %v", misspelt, got)
+	}
+	if got := suggestion(misspeltEdited); got != edited {
+		t.Errorf("edited in: q=%s suggests %v, want %s", misspeltEdited, got, edited)
+	}
+
+	app.call(t, "DELETE", "/api/articles/"+slug, author.Token, nil).Expect(t, http.StatusNoContent)
+	app.foldLexicon(t)
+	if got := suggestion(misspeltEdited); got != nil {
+		t.Errorf("deleted: q=%s still suggests %v", misspeltEdited, got)
+	}
 }

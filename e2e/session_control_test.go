@@ -242,6 +242,21 @@ func TestAPIKeyLimits(t *testing.T) {
 		app.call(t, "POST", "/api/articles", writeKey, newArticle("write key")).Expect(t, http.StatusCreated)
 	})
 
+	t.Run("an empty scope list is 422, not a write key; absent or null is the default", func(t *testing.T) {
+		requireErrorField(t, app.call(t, "POST", "/api/user/api-keys", acc.Token,
+			map[string]any{"apiKey": map[string]any{"name": "none", "scopes": []string{}}}), http.StatusUnprocessableEntity, "scopes")
+		for _, list := range app.call(t, "GET", "/api/user/api-keys", acc.Token, nil).Expect(t, http.StatusOK).JSON(t)["apiKeys"].([]any) {
+			if list.(map[string]any)["name"] == "none" {
+				t.Fatal("the refused key was stored")
+			}
+		}
+		null := app.call(t, "POST", "/api/user/api-keys", acc.Token, map[string]any{"apiKey": map[string]any{"name": "null", "scopes": nil}}).
+			Expect(t, http.StatusCreated).JSON(t)["apiKey"].(map[string]any)
+		if fmt.Sprint(null["scopes"]) != "[write]" {
+			t.Fatalf("scopes null made a key with scopes %v, want [write]", null["scopes"])
+		}
+	})
+
 	t.Run("a key is never echoed as token", func(t *testing.T) {
 		u := userOf(t, app.call(t, "GET", "/api/user", writeKey, nil).Expect(t, http.StatusOK))
 		if u["token"] != "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
@@ -13,27 +12,23 @@ import (
 )
 
 type fakeFolder struct {
-	settled []time.Time
-	ran     bool
-	err     error
+	calls int
+	ran   bool
+	err   error
 }
 
-func (f *fakeFolder) FoldNew(_ context.Context, settledBefore time.Time) (int, bool, error) {
-	f.settled = append(f.settled, settledBefore)
+func (f *fakeFolder) FoldNew(context.Context) (int, bool, error) {
+	f.calls++
 	return 3, f.ran, f.err
 }
 
-// The job folds what is older than the lag on its clock, and reports a skip and a failure as such.
-func TestLexiconJob_FoldsWhatIsOlderThanTheLag(t *testing.T) {
+// The job reports what the pass folded, and a skip and a failure as such.
+func TestLexiconJob_ReportsThePass(t *testing.T) {
 	t.Parallel()
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	f := &fakeFolder{ran: true}
-	j := job.NewLexiconJob(f, testenv.Logger(t), func() time.Time { return now })
-	if n, ran, err := j.RunOnce(context.Background()); n != 3 || !ran || err != nil {
-		t.Errorf("RunOnce = %d, %v, %v", n, ran, err)
-	}
-	if len(f.settled) != 1 || !f.settled[0].Equal(now.Add(-job.LexiconLag)) {
-		t.Errorf("settled before %v, want %v", f.settled, now.Add(-job.LexiconLag))
+	j := job.NewLexiconJob(f, testenv.Logger(t))
+	if n, ran, err := j.RunOnce(context.Background()); n != 3 || !ran || err != nil || f.calls != 1 {
+		t.Errorf("RunOnce = %d, %v, %v (%d calls)", n, ran, err, f.calls)
 	}
 	f.ran, f.err = false, errors.New("boom")
 	if _, _, err := j.RunOnce(context.Background()); err == nil {
@@ -56,10 +51,9 @@ func TestLexiconJob_TwoInstancesFoldOnce(t *testing.T) {
 		FROM generate_series(1, 1200) i`, author); err != nil {
 		t.Fatal(err)
 	}
-	clock := func() time.Time { return time.Now() }
 	jobs := []*job.LexiconJob{
-		job.NewLexiconJob(repository.NewSearchLexicon(db.Pool, dao.New()), testenv.Logger(t), clock),
-		job.NewLexiconJob(repository.NewSearchLexicon(db.Pool, dao.New()), testenv.Logger(t), clock),
+		job.NewLexiconJob(repository.NewSearchLexicon(db.Pool, dao.New()), testenv.Logger(t)),
+		job.NewLexiconJob(repository.NewSearchLexicon(db.Pool, dao.New()), testenv.Logger(t)),
 	}
 	type result struct {
 		n   int
@@ -81,7 +75,7 @@ func TestLexiconJob_TwoInstancesFoldOnce(t *testing.T) {
 		total += r.n
 	}
 	// A job that skipped folds the rest at its next tick; here the other one did it all, or they
-	// took turns: either way each article once.
+	// took turns: either way each article's change once.
 	for {
 		n, _, err := jobs[0].RunOnce(ctx)
 		if err != nil {
@@ -97,6 +91,6 @@ func TestLexiconJob_TwoInstancesFoldOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	if total != 1200 || ndoc != 1200 {
-		t.Errorf("folded %d articles, dragon in %d; want 1200 each", total, ndoc)
+		t.Errorf("folded %d changes, dragon in %d articles; want 1200 each", total, ndoc)
 	}
 }

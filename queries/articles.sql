@@ -183,12 +183,14 @@ WHERE f.follower_id = @follower_id::bigint;
 -- name: ArticleListByAuthor :many
 -- An author's own list, every status: the merge of the author's three status lists, each read
 -- off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
+-- After a cursor (the first page passes beforeEverything) or an offset, like the public lists.
 SELECT u.*
 FROM (
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
             a.created_at, a.updated_at, a.published_at
      FROM articles a
      WHERE a.author_id = @author_id::bigint AND a.status = 'draft'
+       AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
      ORDER BY a.created_at DESC, a.id DESC
      LIMIT @depth::int)
     UNION ALL
@@ -196,6 +198,7 @@ FROM (
             a.created_at, a.updated_at, a.published_at
      FROM articles a
      WHERE a.author_id = @author_id::bigint AND a.status = 'published'
+       AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
      ORDER BY a.created_at DESC, a.id DESC
      LIMIT @depth::int)
     UNION ALL
@@ -203,6 +206,7 @@ FROM (
             a.created_at, a.updated_at, a.published_at
      FROM articles a
      WHERE a.author_id = @author_id::bigint AND a.status = 'withdrawn'
+       AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
      ORDER BY a.created_at DESC, a.id DESC
      LIMIT @depth::int)
 ) u
@@ -215,6 +219,7 @@ SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, 
        a.created_at, a.updated_at, a.published_at
 FROM articles a
 WHERE a.author_id = @author_id::bigint AND a.status = @status::text
+  AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
 ORDER BY a.created_at DESC, a.id DESC
 LIMIT @lim::int OFFSET @off::int;
 

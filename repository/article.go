@@ -218,11 +218,11 @@ const combinedCountCap = 10_000
 // A single filter (or none) reads its page off its own ordered index and its count off a counts
 // row; filters combined walk the global order and count at most combinedCountCap matches. The
 // global and per-tag first pages of the default size come through the first-page cache.
-func (r *ArticleRepository) ListPublished(ctx context.Context, q service.ArticleQuery) ([]domain.Article, int64, error) {
+func (r *ArticleRepository) ListPublished(ctx context.Context, q service.ArticleQuery) (service.ArticlePage, error) {
 	if q.Page.Offset == 0 && q.Page.Cursor == nil && q.Page.Limit == domain.DefaultPageLimit && q.AuthorID == 0 && q.FavoritedBy == 0 {
 		load := func(ctx context.Context) (cache.ListPage, error) {
-			arts, total, err := r.listPublished(ctx, q)
-			return cache.ListPage{Articles: arts, Total: total}, err
+			p, err := r.listPublished(ctx, q)
+			return cache.ListPage(p), err
 		}
 		var p cache.ListPage
 		var err error
@@ -231,14 +231,14 @@ func (r *ArticleRepository) ListPublished(ctx context.Context, q service.Article
 		} else {
 			p, err = r.lists.Tag(ctx, q.Tag, load)
 		}
-		return p.Articles, p.Total, err
+		return service.ArticlePage(p), err
 	}
 	return r.listPublished(ctx, q)
 }
 
-func (r *ArticleRepository) listPublished(ctx context.Context, q service.ArticleQuery) ([]domain.Article, int64, error) {
+func (r *ArticleRepository) listPublished(ctx context.Context, q service.ArticleQuery) (service.ArticlePage, error) {
 	before, beforeID, off := keyset(q.Page)
-	lim := int32(q.Page.Limit)
+	lim := probe(q.Page)
 	var (
 		arts  []domain.Article
 		total int64
@@ -289,39 +289,42 @@ func (r *ArticleRepository) listPublished(ctx context.Context, q service.Article
 		}
 	}
 	if err != nil {
-		return nil, 0, wrapf(err, "list articles")
+		return service.ArticlePage{}, wrapf(err, "list articles")
 	}
-	return arts, total, nil
+	return cutPage(arts, total, q.Page), nil
 }
 
 // Feed lists one page of the published article summaries by the authors followerID follows;
 // its count sums the followed authors' counts rows. The first page of the default size comes
 // through the first-page cache, under the feed's stamp (cache.FeedStamps), made before any query;
 // when Redis cannot make it, PostgreSQL answers.
-func (r *ArticleRepository) Feed(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, int64, error) {
+func (r *ArticleRepository) Feed(ctx context.Context, followerID int64, p domain.Page) (service.ArticlePage, error) {
 	if p.Offset == 0 && p.Cursor == nil && p.Limit == domain.DefaultPageLimit {
 		followees := func(ctx context.Context) ([]int64, error) {
 			ids, err := r.q.FollowListFolloweeIDs(ctx, r.pool, followerID)
 			return ids, wrapf(err, "list followees of %d", followerID)
 		}
 		page, ok, err := r.lists.Feed(ctx, followerID, followees, func(ctx context.Context) (cache.ListPage, error) {
-			total, err := r.feedCount(ctx, followerID)
-			if err != nil {
-				return cache.ListPage{}, err
-			}
-			arts, err := r.feedPage(ctx, followerID, p)
-			return cache.ListPage{Articles: arts, Total: total}, err
+			page, err := r.feed(ctx, followerID, p)
+			return cache.ListPage(page), err
 		})
 		if ok {
-			return page.Articles, page.Total, err
+			return service.ArticlePage(page), err
 		}
 	}
+	return r.feed(ctx, followerID, p)
+}
+
+func (r *ArticleRepository) feed(ctx context.Context, followerID int64, p domain.Page) (service.ArticlePage, error) {
 	total, err := r.feedCount(ctx, followerID)
 	if err != nil {
-		return nil, 0, err
+		return service.ArticlePage{}, err
 	}
 	arts, err := r.feedPage(ctx, followerID, p)
-	return arts, total, err
+	if err != nil {
+		return service.ArticlePage{}, err
+	}
+	return cutPage(arts, total, p), nil
 }
 
 func (r *ArticleRepository) feedCount(ctx context.Context, followerID int64) (int64, error) {
@@ -332,7 +335,7 @@ func (r *ArticleRepository) feedCount(ctx context.Context, followerID int64) (in
 func (r *ArticleRepository) feedPage(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, error) {
 	before, beforeID, off := keyset(p)
 	rows, err := r.q.ArticleListFeed(ctx, r.pool, dao.ArticleListFeedParams{
-		FollowerID: followerID, BeforeCreatedAt: before, BeforeID: beforeID, Lim: int32(p.Limit), Off: off, Depth: int32(p.Limit) + off,
+		FollowerID: followerID, BeforeCreatedAt: before, BeforeID: beforeID, Lim: probe(p), Off: off, Depth: probe(p) + off,
 	})
 	if err != nil {
 		return nil, wrapf(err, "list feed of %d", followerID)
@@ -340,9 +343,9 @@ func (r *ArticleRepository) feedPage(ctx context.Context, followerID int64, p do
 	return summariesFrom(rows, func(r dao.ArticleListFeedRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) }), nil
 }
 
-// ListByAuthor lists an author's own summaries. The first page with the default limit is served
-// from the author-page cache.
-func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) ([]domain.Article, int64, error) {
+// ListByAuthor lists an author's own summaries, after p's cursor or offset. The first page with
+// the default limit is served from the author-page cache.
+func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) (service.ArticlePage, error) {
 	firstPage := p.Offset == 0 && p.Cursor == nil && p.Limit == domain.DefaultPageLimit
 	var cached cache.AuthorPage
 	if firstPage {
@@ -352,44 +355,49 @@ func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, st
 			firstPage = false // Redis is failing: don't write back
 		}
 		if cached.Found {
-			return cached.Articles, cached.Total, nil
+			return service.ArticlePage{Articles: cached.Articles, Total: cached.Total, More: cached.More}, nil
 		}
 	}
-	out, total, err := r.listByAuthor(ctx, authorID, status, p)
+	out, err := r.listByAuthor(ctx, authorID, status, p)
 	if err != nil {
-		return nil, 0, err
+		return service.ArticlePage{}, err
 	}
 	if firstPage {
-		if _, err := r.pages.Fill(ctx, authorID, status, cached, out, total); err != nil {
+		if _, err := r.pages.Fill(ctx, authorID, status, cached, out.Articles, out.Total, out.More); err != nil {
 			r.log.WarnContext(ctx, "author page cache write failed", "author_id", authorID, "err", err)
 		}
 	}
-	return out, total, nil
+	return out, nil
 }
 
-func (r *ArticleRepository) listByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) ([]domain.Article, int64, error) {
-	lim, off := int32(p.Limit), int32(p.Offset)
+func (r *ArticleRepository) listByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) (service.ArticlePage, error) {
+	before, beforeID, off := keyset(p)
+	lim := probe(p)
 	var (
 		out []domain.Article
 		err error
 	)
 	if status == "" {
 		var rows []dao.ArticleListByAuthorRow
-		rows, err = r.q.ArticleListByAuthor(ctx, r.pool, dao.ArticleListByAuthorParams{AuthorID: authorID, Lim: lim, Off: off, Depth: lim + off})
+		rows, err = r.q.ArticleListByAuthor(ctx, r.pool, dao.ArticleListByAuthorParams{
+			AuthorID: authorID, BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off, Depth: lim + off,
+		})
 		out = summariesFrom(rows, func(r dao.ArticleListByAuthorRow) dao.ArticleListByAuthorRow { return r })
 	} else {
 		var rows []dao.ArticleListByAuthorStatusRow
-		rows, err = r.q.ArticleListByAuthorStatus(ctx, r.pool, dao.ArticleListByAuthorStatusParams{AuthorID: authorID, Status: string(status), Lim: lim, Off: off})
+		rows, err = r.q.ArticleListByAuthorStatus(ctx, r.pool, dao.ArticleListByAuthorStatusParams{
+			AuthorID: authorID, Status: string(status), BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off,
+		})
 		out = summariesFrom(rows, func(r dao.ArticleListByAuthorStatusRow) dao.ArticleListByAuthorRow {
 			return dao.ArticleListByAuthorRow(r)
 		})
 	}
 	if err != nil {
-		return nil, 0, wrapf(err, "list articles of %d", authorID)
+		return service.ArticlePage{}, wrapf(err, "list articles of %d", authorID)
 	}
 	c, err := countRow(r.q.ArticleCountsByAuthor(ctx, r.pool, authorID))
 	if err != nil {
-		return nil, 0, wrapf(err, "count articles of %d", authorID)
+		return service.ArticlePage{}, wrapf(err, "count articles of %d", authorID)
 	}
 	total := c.Drafts + c.Published + c.Withdrawn
 	switch status {
@@ -400,7 +408,7 @@ func (r *ArticleRepository) listByAuthor(ctx context.Context, authorID int64, st
 	case domain.StatusWithdrawn:
 		total = c.Withdrawn
 	}
-	return out, total, nil
+	return cutPage(out, total, p), nil
 }
 
 // Tags returns the most used tags of published articles, through the cache.
@@ -507,6 +515,16 @@ func keyset(p domain.Page) (time.Time, int64, int32) {
 		return beforeEverything.CreatedAt, beforeEverything.ID, int32(p.Offset)
 	}
 	return p.Cursor.CreatedAt, p.Cursor.ID, 0
+}
+
+// probe is how many rows a list reads for page p: one more than it shows, so that it knows
+// whether a next page exists (cutPage).
+func probe(p domain.Page) int32 { return int32(p.Limit) + 1 }
+
+// cutPage makes the page of a list read with probe(p) rows.
+func cutPage(arts []domain.Article, total int64, p domain.Page) service.ArticlePage {
+	arts, more := domain.CutPage(arts, p.Limit)
+	return service.ArticlePage{Articles: arts, Total: total, More: more}
 }
 
 // summariesFrom converts one list query's rows (each list has its own row type, all with the

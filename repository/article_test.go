@@ -597,7 +597,7 @@ func TestArticleRepository_AuthorPageCache(t *testing.T) {
 
 	list := func(t *testing.T, e *env, author int64, status domain.ArticleStatus, p domain.Page) ([]domain.Article, int64) {
 		t.Helper()
-		arts, total, err := e.articles.ListByAuthor(t.Context(), author, status, p)
+		arts, total, err := unpage(e.articles.ListByAuthor(t.Context(), author, status, p))
 		if err != nil {
 			t.Fatalf("ListByAuthor(%d, %q, %+v): %v", author, status, p, err)
 		}
@@ -903,12 +903,12 @@ func TestArticleRepository_Tags(t *testing.T) {
 	}
 
 	for _, tag := range []string{"draftonly", "withdrawnonly"} {
-		arts, total, err := e.articles.ListPublished(t.Context(), service.ArticleQuery{Tag: tag, Page: domain.Page{Limit: 20}})
+		arts, total, err := unpage(e.articles.ListPublished(t.Context(), service.ArticleQuery{Tag: tag, Page: domain.Page{Limit: 20}}))
 		if err != nil || len(arts) != 0 || total != 0 {
 			t.Errorf("ListPublished(tag=%s): %d articles, total %d, %v; want none", tag, len(arts), total, err)
 		}
 	}
-	arts, total, err := e.articles.ListPublished(t.Context(), service.ArticleQuery{Page: domain.Page{Limit: 20}})
+	arts, total, err := unpage(e.articles.ListPublished(t.Context(), service.ArticleQuery{Page: domain.Page{Limit: 20}}))
 	if err != nil || len(arts) != 4 || total != 4 {
 		t.Errorf("ListPublished: %d articles, total %d, %v; want the 4 published", len(arts), total, err)
 	}
@@ -998,7 +998,7 @@ func TestArticleRepository_ListPublished(t *testing.T) {
 		for _, c := range cases {
 			q := c.q
 			q.Page = domain.Page{Limit: 20}
-			arts, total, err := e.articles.ListPublished(t.Context(), q)
+			arts, total, err := unpage(e.articles.ListPublished(t.Context(), q))
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
@@ -1011,7 +1011,7 @@ func TestArticleRepository_ListPublished(t *testing.T) {
 			}
 			// The total ignores paging.
 			q.Page = domain.Page{Limit: 1, Offset: 1}
-			page, total, err := e.articles.ListPublished(t.Context(), q)
+			page, total, err := unpage(e.articles.ListPublished(t.Context(), q))
 			if err != nil || total != int64(len(want)) || len(page) != min(1, max(len(want)-1, 0)) {
 				t.Errorf("%s, second page of 1: %v (total %d), %v", c.name, slugs(page), total, err)
 			}
@@ -1050,7 +1050,7 @@ func TestArticleRepository_ListPublished(t *testing.T) {
 			if pages > n {
 				t.Fatalf("still walking after %d pages: %v", pages, walked)
 			}
-			arts, total, err := e.articles.ListPublished(t.Context(), service.ArticleQuery{AuthorID: author.ID, Page: p})
+			arts, total, err := unpage(e.articles.ListPublished(t.Context(), service.ArticleQuery{AuthorID: author.ID, Page: p}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1080,7 +1080,7 @@ func TestArticleRepository_ListPublished(t *testing.T) {
 			all = append([]domain.Article{createArticle(t, e, articleOpts{Author: author})}, all...)
 		}
 		c := &domain.Cursor{CreatedAt: all[0].CreatedAt, ID: all[0].ID}
-		arts, _, err := e.articles.ListPublished(t.Context(), service.ArticleQuery{AuthorID: author.ID, Page: domain.Page{Limit: 10, Offset: 2, Cursor: c}})
+		arts, _, err := unpage(e.articles.ListPublished(t.Context(), service.ArticleQuery{AuthorID: author.ID, Page: domain.Page{Limit: 10, Offset: 2, Cursor: c}}))
 		if err != nil || len(arts) != 3 || arts[0].ID != all[1].ID {
 			t.Fatalf("cursor after the newest, offset 2: %v, %v; want the other 3", slugs(arts), err)
 		}

@@ -21,7 +21,7 @@ func TestArticleRepository_FirstPagesFollowTheWrites(t *testing.T) {
 	first := domain.Page{Limit: domain.DefaultPageLimit}
 	page := func(tag string) ([]string, int64) {
 		t.Helper()
-		arts, total, err := e.articles.ListPublished(ctx, service.ArticleQuery{Tag: tag, Page: first})
+		arts, total, err := unpage(e.articles.ListPublished(ctx, service.ArticleQuery{Tag: tag, Page: first}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestArticleRepository_FeedFirstPageFollowsTheWrites(t *testing.T) {
 	first := domain.Page{Limit: domain.DefaultPageLimit}
 	requireFeed := func(want ...string) []domain.Article {
 		t.Helper()
-		arts, total, err := e.articles.Feed(ctx, reader.ID, first)
+		arts, total, err := unpage(e.articles.Feed(ctx, reader.ID, first))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +180,7 @@ func TestArticleRepository_FeedWithoutRedis(t *testing.T) {
 	if err := e.follows.Follow(ctx, reader.ID, alice.ID); err != nil {
 		t.Fatal(err)
 	}
-	arts, total, err := e.articles.Feed(ctx, reader.ID, domain.Page{Limit: domain.DefaultPageLimit})
+	arts, total, err := unpage(e.articles.Feed(ctx, reader.ID, domain.Page{Limit: domain.DefaultPageLimit}))
 	if err != nil || total != 1 || !slices.Equal(slugs(arts), []string{a.Slug}) {
 		t.Fatalf("feed without Redis = %v (articlesCount %d), %v; want [%s], 1", slugs(arts), total, err, a.Slug)
 	}

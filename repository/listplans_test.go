@@ -128,8 +128,8 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			sql: func(c dao.DBTX) {
 				_, _ = q.ArticleListByAuthor(t.Context(), c, dao.ArticleListByAuthorParams{})
 			},
-			args:    "(1, 20, 20, 0)",
-			want:    []string{"Limit", "Merge Append", "using articles_author_status_idx", "Index Cond: ((author_id = $1) AND (status = 'withdrawn'::text))"},
+			args:    "(1, now(), 1, 21, 0, 21)",
+			want:    []string{"Limit", "Merge Append", "using articles_author_status_idx", "Index Cond: ((author_id = $1) AND (status = 'withdrawn'::text) AND (ROW(created_at, id) < ROW($2, $3)))"},
 			notWant: []string{"Sort  ", "Seq Scan", "Filter"},
 		},
 		{
@@ -137,8 +137,8 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			sql: func(c dao.DBTX) {
 				_, _ = q.ArticleListByAuthorStatus(t.Context(), c, dao.ArticleListByAuthorStatusParams{})
 			},
-			args:    "(1, 'draft', 20, 0)",
-			want:    []string{"Limit", "using articles_author_status_idx", "Index Cond: ((author_id = $1) AND (status = $2))"},
+			args:    "(1, 'draft', now(), 1, 0, 21)",
+			want:    []string{"Limit", "using articles_author_status_idx", "Index Cond: ((author_id = $1) AND (status = $2) AND (ROW(created_at, id) < ROW($3, $4)))"},
 			notWant: []string{"Sort", "Seq Scan", "Filter"},
 		},
 		{
@@ -230,15 +230,15 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			notWant: []string{"Seq Scan on search_words"},
 		},
 		{
-			// The lexicon pass with nothing to fold reads an index range past the watermark (it
-			// used to walk the whole primary key, every minute).
+			// The lexicon pass reads the oldest changes off the log's key, then their articles'
+			// changes off its article index: its cost follows the changes, never the articles.
 			name: "lexicon pass",
 			sql: func(c dao.DBTX) {
-				_, _ = q.SearchWordsFold(t.Context(), c, dao.SearchWordsFoldParams{})
+				_, _ = q.SearchLexiconChangesBatch(t.Context(), c, 500)
 			},
-			args:    "(9223372036854775807, 500, now())",
-			want:    []string{"Index Scan using articles_pkey on articles a", "Index Cond: ((id > $"},
-			notWant: []string{"Seq Scan on articles", "Index Scan Backward"},
+			args:    "(500)",
+			want:    []string{"using search_lexicon_changes_pkey", "using search_lexicon_changes_article_idx"},
+			notWant: []string{"on articles", "Seq Scan"},
 		},
 		{
 			name: "tag cloud",

@@ -2,21 +2,18 @@ package repository
 
 import (
 	"context"
-	"errors"
-	"math"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/dao"
 )
 
-// Lexicon words: what the lexicon pass keeps (queries/search_words.sql, SearchWordsFold) and what
+// Lexicon words: what the lexicon pass keeps (queries/search_words.sql, SearchWordsApplyChanges) and what
 // Suggest looks up, the same rule on both sides.
 const (
 	lexiconMinRunes = 3
@@ -28,8 +25,8 @@ const (
 )
 
 // SearchLexicon is the lexicon of indexed words (search_words) behind "did you mean": Suggest
-// corrects misspelt words, and the lexicon pass (Pass) folds newly published articles into it in
-// the background, off the publish path.
+// corrects misspelt words, and the lexicon pass (Pass) folds the changes of published articles
+// (published, edited, withdrawn, deleted) into it in the background, off the write path.
 type SearchLexicon struct {
 	pool *pgxpool.Pool
 	q    dao.Querier
@@ -215,31 +212,27 @@ func editDistance(a, b string) int {
 
 // LexiconPassOptions tunes one lexicon pass.
 type LexiconPassOptions struct {
-	// SettledBefore: articles created at or after it are left for a later pass (and so is every
-	// article after them in id order), because a transaction still open could yet commit an
-	// article with a lower id. The job passes its clock minus a lag; the seed its start.
-	SettledBefore time.Time
-	Batch         int   // articles per statement (default 500)
-	MaxBatches    int   // statements per pass; 0 is no bound (the seed)
-	Until         int64 // the last id to fold; 0 is no bound
-	Wait          bool  // wait for a pass running elsewhere instead of skipping
+	Batch      int  // changes per transaction (default 500; an article's every change comes along)
+	MaxBatches int  // transactions per pass; 0 is no bound
+	Wait       bool // wait for a pass running elsewhere instead of skipping
 }
 
 // LexiconPass is what one pass did.
 type LexiconPass struct {
-	Ran       bool  // false: another pass held the lock (and Wait was false)
-	Batches   int   // statements run
-	Ranges    int   // of them, range statements run side by side (FoldRange)
-	Articles  int   // articles looked at (published or not)
-	Words     int   // lexicon rows added or counted up
-	Watermark int64 // the id every article up to which has been looked at
+	Ran     bool // false: another pass held the lock (and Wait was false)
+	Batches int  // transactions run
+	Changes int  // change rows folded and deleted
+	Added   int  // articles whose text was counted
+	Removed int  // texts subtracted
+	Words   int  // lexicon rows added, counted up or down
 }
 
-// Pass folds the articles after the watermark into the lexicon, in batches of opts.Batch articles
-// (one statement each, its own transaction), until a batch comes back short — the table's end or
-// an article not settled yet — or after opts.MaxBatches. It runs under a session advisory lock, so
-// one pass at a time runs in the whole fleet; each batch also locks the state row, and moves the
-// watermark in the statement that folds the batch, so no article is folded twice.
+// Pass folds the lexicon's change log (search_lexicon_changes, written by triggers on articles in
+// the transaction of every change; migration 00026) into the lexicon, oldest changes first, in
+// batches of opts.Batch changes, each one transaction, until the log is empty or after
+// opts.MaxBatches. Its work follows the changes, not the table: with nothing to fold it is one
+// index probe. It runs under a session advisory lock, so one pass at a time runs in the whole
+// fleet, and a batch deletes the changes it folded in its own transaction, so none is folded twice.
 func (l *SearchLexicon) Pass(ctx context.Context, opts LexiconPassOptions) (LexiconPass, error) {
 	var res LexiconPass
 	ran, err := l.locked(ctx, opts.Wait, func(conn *pgxpool.Conn) error {
@@ -284,155 +277,113 @@ func (l *SearchLexicon) locked(ctx context.Context, wait bool, fn func(conn *pgx
 // pass runs the batches of one pass; the caller holds the lock.
 func (l *SearchLexicon) pass(ctx context.Context, conn *pgxpool.Conn, opts LexiconPassOptions) (LexiconPass, error) {
 	if opts.Batch <= 0 {
-		opts.Batch = 500
-	}
-	until := opts.Until
-	if until <= 0 {
-		until = math.MaxInt64
+		opts.Batch = lexiconJobBatch
 	}
 	res := LexiconPass{Ran: true}
 	for opts.MaxBatches == 0 || res.Batches < opts.MaxBatches {
-		row, err := l.q.SearchWordsFold(ctx, conn, dao.SearchWordsFoldParams{
-			Until: until, SettledBefore: opts.SettledBefore, Batch: int32(min(opts.Batch, 1<<30))})
+		n, err := l.batch(ctx, conn, min(opts.Batch, 1<<30), &res)
 		if err != nil {
-			return res, wrapf(err, "lexicon pass: fold after %d", res.Watermark)
+			return res, err
 		}
-		res.Batches++
-		res.Articles += int(row.Articles)
-		res.Words += int(row.Words)
-		res.Watermark = row.ArticleWatermark
-		if int(row.Articles) < opts.Batch {
+		if n < opts.Batch {
 			break
 		}
 	}
 	return res, nil
 }
 
-// FoldRange folds the articles with ids in [lo, hi] (a seed's own range, all committed) into the
-// lexicon with up to workers statements side by side, then moves the watermark past them, under
-// the pass's lock (waiting for one running elsewhere). The articles before lo are folded first by
-// an ordinary pass; if one of them is not settled yet (an article created after settledBefore),
-// the range is left to ordinary passes too, which fold it one batch at a time. Articles another
-// writer inserts inside the range while it is folded may be missed (a seed is for benchmark and
-// demo databases); none is folded twice. A failed statement leaves its range out of the lexicon.
-func (l *SearchLexicon) FoldRange(ctx context.Context, lo, hi int64, settledBefore time.Time, workers int) (LexiconPass, error) {
-	return l.foldRange(ctx, lo, hi, settledBefore, func(before int64) (int, int, error) {
-		return l.foldStatements(ctx, before, hi, workers)
-	})
-}
-
-// foldStatements folds the articles with ids in (after, hi] from the database, up to workers
-// statements side by side; it returns the statements run and the words added.
-func (l *SearchLexicon) foldStatements(ctx context.Context, after, hi int64, workers int) (int, int, error) {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		errs  []error
-		words int
-		n     int
-	)
-	slots := make(chan struct{}, max(workers, 1))
-	for from := after; from < hi; from += seedLexiconBatch {
-		to := min(from+seedLexiconBatch, hi)
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			added, err := l.q.SearchWordsFoldRange(ctx, l.pool, dao.SearchWordsFoldRangeParams{After: from, Through: to})
-			mu.Lock()
-			defer mu.Unlock()
-			words, n = words+int(added), n+1
-			if err != nil {
-				errs = append(errs, wrapf(err, "lexicon fold: (%d, %d]", from, to))
-			}
-		})
+// batch folds the articles of the oldest lim changes, every change of theirs, in one transaction;
+// it returns how many change rows it read. REPEATABLE READ: the articles' texts are read in the
+// snapshot the changes were read in, so an addition with no later change visible reads the very
+// text it added (a change committed after the snapshot brings its own rows, folded next time).
+func (l *SearchLexicon) batch(ctx context.Context, conn *pgxpool.Conn, lim int, res *LexiconPass) (int, error) {
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err != nil {
+		return 0, wrapf(err, "lexicon pass: begin")
 	}
-	wg.Wait()
-	return n, words, errors.Join(errs...)
-}
-
-// FoldCounted is FoldRange for a range whose words the caller counted as it wrote the articles
-// (the seed: words[i] occurs in ndocs[i] of the range's published articles, as the lexicon pass
-// would count them). When the watermark is not right before lo (an ordinary pass folded part of
-// the range meanwhile), the counts would add that part twice: the range is folded from the
-// database instead.
-func (l *SearchLexicon) FoldCounted(ctx context.Context, lo, hi int64, settledBefore time.Time, words []string, ndocs []int64, workers int) (LexiconPass, error) {
-	return l.foldRange(ctx, lo, hi, settledBefore, func(before int64) (int, int, error) {
-		if before != lo-1 {
-			return l.foldStatements(ctx, before, hi, workers)
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	rows, err := l.q.SearchLexiconChangesBatch(ctx, tx, int32(lim))
+	if err != nil {
+		return 0, wrapf(err, "lexicon pass: read changes")
+	}
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	added, removed, ids := settleLexiconChanges(rows)
+	applied, err := l.q.SearchWordsApplyChanges(ctx, tx, dao.SearchWordsApplyChangesParams{Added: added, Removed: removed})
+	if err != nil {
+		return 0, wrapf(err, "lexicon pass: fold %d changes", len(ids))
+	}
+	if len(applied.Emptied) > 0 {
+		if err := l.q.SearchWordsDropEmptied(ctx, tx, applied.Emptied); err != nil {
+			return 0, wrapf(err, "lexicon pass: drop %d words", len(applied.Emptied))
 		}
-		added, err := l.q.SearchWordsAdd(ctx, l.pool, dao.SearchWordsAddParams{Words: words, Ndocs: ndocs})
-		return 1, int(added), wrapf(err, "lexicon fold: add %d counted words", len(words))
-	})
+	}
+	if err := l.q.SearchLexiconChangesDelete(ctx, tx, ids); err != nil {
+		return 0, wrapf(err, "lexicon pass: delete %d changes", len(ids))
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, wrapf(err, "lexicon pass: commit")
+	}
+	res.Batches++
+	res.Changes += len(ids)
+	res.Added += len(added)
+	res.Removed += len(removed)
+	res.Words += int(applied.Words)
+	return len(rows), nil
 }
 
-// foldRange is FoldRange's frame: under the lock, fold what comes before lo, then fold (the
-// watermark, hi] with fold (given the watermark), move the watermark past hi, and fold what came
-// after. fold returns the statements it ran and the words it added.
-func (l *SearchLexicon) foldRange(ctx context.Context, lo, hi int64, settledBefore time.Time, fold func(before int64) (int, int, error)) (LexiconPass, error) {
+// settleLexiconChanges pairs each article's changes (rows in article, then log order): an
+// addition is cancelled by the removal that follows it, whose text is the one the addition would
+// have counted. What is left of an article is at most a removal first (a text an earlier pass
+// counted: subtract it) and an addition last (count the article's text as it is). It returns the
+// articles to count, the removal rows to subtract, and every row it settled.
+func settleLexiconChanges(rows []dao.SearchLexiconChangesBatchRow) (added, removed, ids []int64) {
+	pending := int64(0) // an article whose last addition nothing has removed yet
+	for i, r := range rows {
+		if i > 0 && r.ArticleID != rows[i-1].ArticleID && pending != 0 {
+			added, pending = append(added, pending), 0
+		}
+		ids = append(ids, r.ID)
+		switch {
+		case !r.Removed:
+			pending = r.ArticleID // a second addition in a row supersedes the first
+		case pending != 0:
+			pending = 0 // the text this removal takes away was never counted
+		default:
+			removed = append(removed, r.ID)
+		}
+	}
+	if pending != 0 {
+		added = append(added, pending)
+	}
+	return added, removed, ids
+}
+
+// FoldCounted adds words the caller counted as it wrote the articles (the seed: words[i] occurs
+// in ndocs[i] of the published articles it inserted with inkwell.lexicon_insert_counted on, so
+// the triggers logged no change for them), under the pass's lock, waiting for a pass running
+// elsewhere.
+func (l *SearchLexicon) FoldCounted(ctx context.Context, words []string, ndocs []int64) (LexiconPass, error) {
 	var res LexiconPass
 	_, err := l.locked(ctx, true, func(conn *pgxpool.Conn) error {
-		var err error
-		if lo > 1 { // Until 0 would mean no bound: nothing comes before id 1 anyway
-			if res, err = l.pass(ctx, conn, LexiconPassOptions{SettledBefore: settledBefore, Batch: seedLexiconBatch, Until: lo - 1}); err != nil {
-				return err
-			}
-		} else if res.Watermark, err = l.q.SearchLexiconWatermark(ctx, conn); err != nil {
-			return wrapf(err, "lexicon fold: read the watermark")
-		}
-		before := res.Watermark
-		// Settled up to lo, unless an article in (watermark, lo) stopped the pass.
-		next, err := l.q.SearchLexiconUnfoldedBefore(ctx, conn, dao.SearchLexiconUnfoldedBeforeParams{After: before, Before: lo})
-		if err != nil {
-			return wrapf(err, "lexicon fold: check the watermark")
-		}
-		if next != 0 || before >= hi {
-			more, err := l.pass(ctx, conn, LexiconPassOptions{SettledBefore: settledBefore, Batch: seedLexiconBatch})
-			res.add(more)
-			return err
-		}
-		statements, words, ferr := fold(before)
-		errs := []error{ferr}
-		// The watermark passes the range even if a statement failed: its articles stay out of the
-		// lexicon (fewer suggestions), where folding the range again would count the others twice.
-		if _, err := l.q.SearchLexiconAdvance(context.WithoutCancel(ctx), conn, dao.SearchLexiconAdvanceParams{FromID: before, ToID: hi}); err != nil {
-			errs = append(errs, wrapf(err, "lexicon fold: advance the watermark"))
-		}
-		if err := errors.Join(errs...); err != nil {
-			return err
-		}
-		res.Batches += statements
-		res.Ranges = statements
-		res.Articles += int(hi - before)
-		res.Words += words
-		res.Watermark = hi
-		more, err := l.pass(ctx, conn, LexiconPassOptions{SettledBefore: settledBefore, Batch: seedLexiconBatch})
-		res.add(more)
-		return err
+		added, err := l.q.SearchWordsAdd(ctx, conn, dao.SearchWordsAddParams{Words: words, Ndocs: ndocs})
+		res.Batches, res.Words = 1, int(added)
+		return wrapf(err, "lexicon fold: add %d counted words", len(words))
 	})
 	res.Ran = err == nil
 	return res, err
 }
 
-func (p *LexiconPass) add(q LexiconPass) {
-	p.Batches += q.Batches
-	p.Articles += q.Articles
-	p.Words += q.Words
-	if q.Watermark > p.Watermark {
-		p.Watermark = q.Watermark
-	}
-}
-
-// The background pass's bounds: at most 100 statements of 500 articles per tick. A range fold
-// (the seed's) takes 5,000 per statement, as nothing waits on it.
+// The background pass's bounds: at most 100 transactions of 500 changes per tick.
 const (
 	lexiconJobBatch      = 500
 	lexiconJobMaxBatches = 100
-	seedLexiconBatch     = 5000
 )
 
 // FoldNew is the background job's pass (job.LexiconFolder): bounded, and skipped when another
 // instance is running one.
-func (l *SearchLexicon) FoldNew(ctx context.Context, settledBefore time.Time) (int, bool, error) {
-	p, err := l.Pass(ctx, LexiconPassOptions{SettledBefore: settledBefore, Batch: lexiconJobBatch, MaxBatches: lexiconJobMaxBatches})
-	return p.Articles, p.Ran, err
+func (l *SearchLexicon) FoldNew(ctx context.Context) (int, bool, error) {
+	p, err := l.Pass(ctx, LexiconPassOptions{Batch: lexiconJobBatch, MaxBatches: lexiconJobMaxBatches})
+	return p.Changes, p.Ran, err
 }

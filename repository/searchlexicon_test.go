@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/dao"
@@ -14,8 +16,8 @@ import (
 	"github.com/inkwell-dev/inkwell/repository"
 )
 
-// lexiconArticle inserts an article straight into the table (the lexicon pass reads only the
-// table) and returns its id.
+// lexiconArticle inserts an article straight into the table (its triggers log the change the
+// lexicon pass folds) and returns its id.
 func lexiconArticle(t *testing.T, pool *pgxpool.Pool, author int64, status, title, body string, createdAt time.Time) int64 {
 	t.Helper()
 	var id int64
@@ -73,13 +75,12 @@ func TestSearchLexicon_PassAndSuggest(t *testing.T) {
 	lexiconArticle(t, db.Pool, author, "draft", "Secret", "zanzibarian plans", old)
 	lexiconArticle(t, db.Pool, author, "published", "Hats", "hat", old)
 
-	settled := time.Now().Add(time.Minute)
-	pass, err := lex.Pass(ctx, repository.LexiconPassOptions{SettledBefore: settled})
+	pass, err := lex.Pass(ctx, repository.LexiconPassOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !pass.Ran || pass.Articles != 4 || pass.Batches != 1 {
-		t.Errorf("pass %+v: want it to run and look at the 4 articles in one batch", pass)
+	if !pass.Ran || pass.Changes != 3 || pass.Added != 3 || pass.Batches != 1 {
+		t.Errorf("pass %+v: want it to run and count the 3 published articles in one batch", pass)
 	}
 	words := lexiconWords(t, db.Pool)
 	want := map[string]int64{"dragon": 1, "cat": 2, "hat": 2, "the": 1, "technology": 1, "wagon": 1, "cats": 1, "training": 1}
@@ -95,12 +96,12 @@ func TestSearchLexicon_PassAndSuggest(t *testing.T) {
 	}
 
 	// Idempotent: a second pass finds nothing new and changes no count.
-	again, err := lex.Pass(ctx, repository.LexiconPassOptions{SettledBefore: settled})
+	again, err := lex.Pass(ctx, repository.LexiconPassOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Articles != 0 || again.Watermark != pass.Watermark || !maps.Equal(lexiconWords(t, db.Pool), words) {
-		t.Errorf("second pass %+v changed the lexicon or the watermark (was %d)", again, pass.Watermark)
+	if again.Changes != 0 || !maps.Equal(lexiconWords(t, db.Pool), words) {
+		t.Errorf("second pass %+v changed the lexicon", again)
 	}
 
 	got, err := lex.Suggest(ctx, []string{"Dargon", "dragon", "teh", "tehcnology", "bat", "xyzzyq", "12345", "缓存", "a", "wagn"}) //nolint:misspell // typos are the input
@@ -116,7 +117,7 @@ func TestSearchLexicon_PassAndSuggest(t *testing.T) {
 
 	// More articles with hat: now hat is in more articles than cat and wins the tie.
 	lexiconArticle(t, db.Pool, author, "published", "More hats", "hat", old)
-	if _, err := lex.Pass(ctx, repository.LexiconPassOptions{SettledBefore: settled}); err != nil {
+	if _, err := lex.Pass(ctx, repository.LexiconPassOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := lex.Suggest(ctx, []string{"bat"}); err != nil || got["bat"] != "hat" {
@@ -124,42 +125,229 @@ func TestSearchLexicon_PassAndSuggest(t *testing.T) {
 	}
 }
 
-// A pass works in bounded batches, stops at an article that is not settled yet (and so at every
-// later one), and skips when another pass holds the lock.
-func TestSearchLexicon_PassIsBoundedAndWaitsForRecentArticles(t *testing.T) {
+// lexiconRecount is the lexicon folded afresh from every published article: what the lexicon must
+// equal once every change is folded.
+func lexiconRecount(t *testing.T, pool *pgxpool.Pool) map[string]int64 {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `
+		SELECT w.word, w.ndoc
+		FROM ts_stat($q$SELECT to_tsvector('simple', left(title, 1000) || ' ' || left(description, 4000) || ' ' || left(body, 100000))
+		               FROM articles WHERE status = 'published'$q$) AS w (word, ndoc, nentry)
+		WHERE w.word ~ '^[[:alnum:]]{3,32}$' AND w.word !~ '^[0-9]+$'
+		  AND w.word !~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (struct {
+		w string
+		n int64
+	}, error) {
+		var v struct {
+			w string
+			n int64
+		}
+		return v, r.Scan(&v.w, &v.n)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := make(map[string]int64, len(out))
+	for _, v := range out {
+		m[v.w] = v.n
+	}
+	return m
+}
+
+// requireLexiconExact folds every change and compares the lexicon with a recount.
+func requireLexiconExact(t *testing.T, lex *repository.SearchLexicon, pool *pgxpool.Pool, when string) map[string]int64 {
+	t.Helper()
+	if _, err := lex.Pass(context.Background(), repository.LexiconPassOptions{Wait: true}); err != nil {
+		t.Fatalf("%s: pass: %v", when, err)
+	}
+	got, want := lexiconWords(t, pool), lexiconRecount(t, pool)
+	if !maps.Equal(got, want) {
+		for w, n := range want {
+			if got[w] != n {
+				t.Errorf("%s: lexicon[%q] = %d, a recount finds %d", when, w, got[w], n)
+			}
+		}
+		for w, n := range got {
+			if _, ok := want[w]; !ok {
+				t.Errorf("%s: lexicon holds %q (%d), no published article does", when, w, n)
+			}
+		}
+	}
+	return got
+}
+
+// The lexicon's counts follow every change of what is published: a withdrawal, a deletion and an
+// edit take their words out (so they stop being suggested), a publish (also of an article the
+// pass first saw as a draft) and a republish put them in; changes folded together cancel exactly.
+func TestSearchLexicon_CountsFollowRemovals(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
 	lex := repository.NewSearchLexicon(db.Pool, dao.New())
 	author := lexiconAuthor(t, db.Pool)
-	base := time.Now().Add(-time.Hour)
-	var ids []int64
-	for i := range 7 {
-		ids = append(ids, lexiconArticle(t, db.Pool, author, "published", fmt.Sprintf("word%c", 'a'+i), "common", base.Add(time.Duration(i)*time.Minute)))
+	old := time.Now().Add(-time.Hour)
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := db.Pool.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
 	}
-	// Article 6 (index 5) is recent at the settle time; 7 is old again (a transaction that began
-	// long ago), but comes after it in id order.
-	if _, err := db.Pool.Exec(ctx, "UPDATE articles SET created_at = now() WHERE id = $1", ids[5]); err != nil {
-		t.Fatal(err)
+	suggests := func(word, want string) {
+		t.Helper()
+		got, err := lex.Suggest(ctx, []string{word})
+		if err != nil || got[word] != want {
+			t.Errorf("Suggest(%s) = %q, %v; want %q", word, got[word], err, want)
+		}
 	}
-	settled := time.Now().Add(-time.Minute)
+	wagon := lexiconArticle(t, db.Pool, author, "published", "Wagons", "the dragon pulls a wagon", old)
+	griffin := lexiconArticle(t, db.Pool, author, "published", "Dragons", "the dragon sleeps", old)
+	draft := lexiconArticle(t, db.Pool, author, "draft", "Later", "a zeppelin", old)
+	words := requireLexiconExact(t, lex, db.Pool, "published")
+	if words["dragon"] != 2 || words["wagon"] != 1 {
+		t.Fatalf("after publishing: %v", words)
+	}
+	suggests("wagn", "wagon")
 
-	p, err := lex.Pass(ctx, repository.LexiconPassOptions{SettledBefore: settled, Batch: 2, MaxBatches: 1})
+	exec(`UPDATE articles SET status = 'withdrawn' WHERE id = $1`, wagon)
+	words = requireLexiconExact(t, lex, db.Pool, "withdrawn")
+	if _, ok := words["wagon"]; ok || words["dragon"] != 1 {
+		t.Fatalf("after the withdrawal: %v; want no wagon and dragon in 1", words)
+	}
+	suggests("wagn", "") // a withdrawn article's word is no longer suggested
+
+	exec(`UPDATE articles SET body = 'the griffin sleeps' WHERE id = $1`, griffin)
+	words = requireLexiconExact(t, lex, db.Pool, "edited")
+	if _, ok := words["dragon"]; ok || words["griffin"] != 1 {
+		t.Fatalf("after the edit: %v; want griffin and no dragon", words)
+	}
+	suggests("dargon", "")
+
+	exec(`UPDATE articles SET status = 'published', published_at = now() WHERE id = $1`, draft)
+	if requireLexiconExact(t, lex, db.Pool, "a draft published after a pass saw it")["zeppelin"] != 1 {
+		t.Fatal("the draft published later was never counted")
+	}
+	exec(`UPDATE articles SET status = 'published' WHERE id = $1`, wagon)
+	requireLexiconExact(t, lex, db.Pool, "republished")
+
+	// Several changes of one article between two passes fold to its last state: published, edited
+	// twice, withdrawn, republished, all before the pass.
+	churn := lexiconArticle(t, db.Pool, author, "published", "Churn", "alpha", old)
+	exec(`UPDATE articles SET body = 'bravo' WHERE id = $1`, churn)
+	exec(`UPDATE articles SET body = 'charlie' WHERE id = $1`, churn)
+	exec(`UPDATE articles SET status = 'withdrawn' WHERE id = $1`, churn)
+	exec(`UPDATE articles SET status = 'published', body = 'delta' WHERE id = $1`, churn)
+	words = requireLexiconExact(t, lex, db.Pool, "churned")
+	for _, w := range []string{"alpha", "bravo", "charlie"} {
+		if _, ok := words[w]; ok {
+			t.Errorf("after churn the lexicon holds %q", w)
+		}
+	}
+
+	exec(`DELETE FROM articles WHERE id = ANY($1)`, []int64{griffin, churn})
+	words = requireLexiconExact(t, lex, db.Pool, "deleted")
+	if _, ok := words["griffin"]; ok {
+		t.Errorf("a deleted article's word is still counted: %v", words)
+	}
+	// A change that leaves the words alone (the search backfill, a title-only change that keeps
+	// its words) logs what it must and folds to nothing.
+	exec(`UPDATE articles SET search_seq = NULL WHERE id = $1`, wagon)
+	var logged int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM search_lexicon_changes`).Scan(&logged); err != nil || logged != 0 {
+		t.Errorf("an update of neither text nor status logged %d changes (%v)", logged, err)
+	}
+}
+
+// Writers change articles while passes run on another connection: whatever a pass's snapshot
+// caught of a change in flight, once every change is folded the lexicon equals a recount.
+func TestSearchLexicon_PassesRacingWriters(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	ctx := context.Background()
+	lex := repository.NewSearchLexicon(db.Pool, dao.New())
+	author := lexiconAuthor(t, db.Pool)
+	vocabulary := []string{"amber", "basil", "cedar", "delta", "ember", "fjord", "grove", "heron"}
+	var ids []int64
+	for i := range 12 {
+		ids = append(ids, lexiconArticle(t, db.Pool, author, "published", "Race", vocabulary[i%len(vocabulary)], time.Now()))
+	}
+	stop := make(chan struct{})
+	passes := make(chan error, 1)
+	go func() {
+		defer close(passes)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := lex.Pass(ctx, repository.LexiconPassOptions{Batch: 3, Wait: true}); err != nil {
+				passes <- err
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 60 {
+				id := ids[(w*7+i)%len(ids)]
+				word := vocabulary[(w+i*3)%len(vocabulary)]
+				var err error
+				switch i % 4 {
+				case 0:
+					_, err = db.Pool.Exec(ctx, `UPDATE articles SET body = $2 WHERE id = $1`, id, word+" "+vocabulary[i%len(vocabulary)])
+				case 1:
+					_, err = db.Pool.Exec(ctx, `UPDATE articles SET status = CASE status WHEN 'published' THEN 'withdrawn' ELSE 'published' END WHERE id = $1`, id)
+				case 2:
+					// an edit and a status change in one transaction
+					err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+						if _, err := tx.Exec(ctx, `UPDATE articles SET title = $2 WHERE id = $1`, id, word); err != nil {
+							return err
+						}
+						_, err := tx.Exec(ctx, `UPDATE articles SET status = 'published' WHERE id = $1`, id)
+						return err
+					})
+				default:
+					_, err = db.Pool.Exec(ctx, `UPDATE articles SET description = $2 WHERE id = $1`, id, word)
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	if err := <-passes; err != nil {
+		t.Fatal(err)
+	}
+	requireLexiconExact(t, lex, db.Pool, "after racing writers")
+}
+
+// A pass works in bounded batches and skips when another pass holds the lock.
+func TestSearchLexicon_PassIsBoundedAndSkipsWhenLocked(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	ctx := context.Background()
+	lex := repository.NewSearchLexicon(db.Pool, dao.New())
+	author := lexiconAuthor(t, db.Pool)
+	for i := range 7 {
+		lexiconArticle(t, db.Pool, author, "published", fmt.Sprintf("word%c", 'a'+i), "common", time.Now())
+	}
+	p, err := lex.Pass(ctx, repository.LexiconPassOptions{Batch: 2, MaxBatches: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Batches != 1 || p.Articles != 2 || p.Watermark != ids[1] {
-		t.Errorf("bounded pass %+v: want 1 batch of 2 articles, watermark %d", p, ids[1])
+	if p.Batches != 1 || p.Changes != 2 {
+		t.Errorf("bounded pass %+v: want 1 batch of 2 changes", p)
 	}
-	p, err = lex.Pass(ctx, repository.LexiconPassOptions{SettledBefore: settled, Batch: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Articles != 3 || p.Watermark != ids[4] {
-		t.Errorf("pass %+v: want 3 more articles, stopping before the recent one (watermark %d)", p, ids[4])
-	}
-	if n := lexiconWords(t, db.Pool)["common"]; n != 5 {
-		t.Errorf("common counted in %d articles, want 5", n)
+	if n := lexiconWords(t, db.Pool)["common"]; n != 2 {
+		t.Errorf("common counted in %d articles, want 2", n)
 	}
 
 	// Another session holds the pass's lock: a pass skips, without touching anything.
@@ -170,7 +358,7 @@ func TestSearchLexicon_PassIsBoundedAndWaitsForRecentArticles(t *testing.T) {
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(1422, 1)"); err != nil {
 		t.Fatal(err)
 	}
-	p, err = lex.Pass(ctx, repository.LexiconPassOptions{SettledBefore: time.Now().Add(time.Minute)})
+	p, err = lex.Pass(ctx, repository.LexiconPassOptions{})
 	if err != nil || p.Ran {
 		t.Errorf("pass while locked elsewhere: %+v, %v; want skipped", p, err)
 	}
@@ -179,13 +367,12 @@ func TestSearchLexicon_PassIsBoundedAndWaitsForRecentArticles(t *testing.T) {
 	}
 	conn.Release()
 
-	// Once settled, the rest is folded; the lock went back with the connection each time.
-	p, err = lex.Pass(ctx, repository.LexiconPassOptions{SettledBefore: time.Now().Add(time.Minute), Batch: 2})
+	p, err = lex.Pass(ctx, repository.LexiconPassOptions{Batch: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Ran || p.Articles != 2 || p.Watermark != ids[6] {
-		t.Errorf("final pass %+v: want the last 2 articles, watermark %d", p, ids[6])
+	if !p.Ran || p.Changes != 5 || p.Batches != 3 {
+		t.Errorf("final pass %+v: want the last 5 changes in 3 batches", p)
 	}
 	if n := lexiconWords(t, db.Pool)["common"]; n != 7 {
 		t.Errorf("common counted in %d articles, want 7", n)
@@ -199,59 +386,92 @@ func TestSearchLexicon_PassIsBoundedAndWaitsForRecentArticles(t *testing.T) {
 	}
 }
 
-// A seed's range is folded side by side, after the articles before it and before those after it,
-// each once; an unsettled article before the range leaves it to ordinary passes.
-func TestSearchLexicon_FoldRange(t *testing.T) {
+// The rebuild README documents for operators (truncate, log every published article as added, in
+// one transaction under the pass's lock) is exact, also with a writer's change racing it: one
+// that commits while the rebuild waits for its lock, and one that writes the article after the
+// rebuild's truncate and before the rebuild reads the articles.
+func TestSearchLexicon_DocumentedRebuild(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
 	lex := repository.NewSearchLexicon(db.Pool, dao.New())
 	author := lexiconAuthor(t, db.Pool)
-	old := time.Now().Add(-time.Hour)
-	add := func(n int, createdAt time.Time) (first, last int64) {
+	kept := lexiconArticle(t, db.Pool, author, "published", "Kept", "kestrel", time.Now())
+	other := lexiconArticle(t, db.Pool, author, "published", "Other", "osprey", time.Now())
+	requireLexiconExact(t, lex, db.Pool, "before")
+	// A word counted before the lexicon followed changes, never subtracted.
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO search_words (word, ndoc) VALUES ('stale', 3)`); err != nil {
+		t.Fatal(err)
+	}
+	// waitBlocked returns once a session waits for a lock on the change log.
+	waitBlocked := func(what string) {
 		t.Helper()
-		if err := db.Pool.QueryRow(ctx, `
-			WITH a AS (
-				INSERT INTO articles (slug, author_id, title, description, body, status, created_at, published_at)
-				SELECT 'range-' || md5(random()::text || i), $1, 'Range', '', 'marker', 'published', $3, $3
-				FROM generate_series(1, $2::int) i RETURNING id
-			) SELECT min(id), max(id) FROM a`, author, n, createdAt).Scan(&first, &last); err != nil {
-			t.Fatal(err)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var n int
+			if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'search_lexicon_changes'::regclass`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n > 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never waited for the change log's lock", what)
+			}
 		}
-		return first, last
-	}
-	ndoc := func() int64 { return lexiconWords(t, db.Pool)["marker"] }
-
-	// A seed into an empty database: its range starts at the first id, and is folded side by
-	// side (not by the one-batch-at-a-time pass: an Until of 0 would have meant no bound).
-	lo, hi := add(6_000, old)
-	p, err := lex.FoldRange(ctx, lo, hi, time.Now(), 2)
-	if err != nil || p.Ranges != 2 || p.Watermark != hi || ndoc() != 6_000 {
-		t.Fatalf("FoldRange from the first id: %+v, %v, marker in %d; want 2 range statements, watermark %d", p, err, ndoc(), hi)
 	}
 
-	add(3, old)               // the app's, not folded yet
-	lo, hi = add(12_000, old) // the seed's: three ranges of 5,000
-	_, last := add(2, old)    // after the seed
-	p, err = lex.FoldRange(ctx, lo, hi, time.Now(), 3)
+	// 1: a writer's edit is open (its change rows written) when the rebuild starts; the rebuild's
+	// truncate waits for it, and then reads the article as the writer left it.
+	writer, err := db.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Watermark != last || p.Articles != 12_005 || p.Ranges != 3 || ndoc() != 18_005 {
-		t.Errorf("FoldRange %+v, marker in %d articles; want 12,005 articles folded once (3 ranges), watermark %d", p, ndoc(), last)
+	defer func() { _ = writer.Rollback(ctx) }()
+	if _, err := writer.Exec(ctx, `UPDATE articles SET body = 'kite' WHERE id = $1`, kept); err != nil {
+		t.Fatal(err)
 	}
-
-	// An article before the next range is not settled: ordinary batches stop before it.
-	recentID, _ := add(1, time.Now())
-	lo, hi = add(10, old)
-	p, err = lex.FoldRange(ctx, lo, hi, time.Now().Add(-time.Minute), 3)
+	rebuild, err := db.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Watermark != last || ndoc() != 18_005 {
-		t.Errorf("FoldRange past an unsettled article: %+v, marker in %d; want the watermark left at %d", p, ndoc(), last)
+	defer func() { _ = rebuild.Rollback(ctx) }()
+	if _, err := rebuild.Exec(ctx, `SELECT pg_advisory_xact_lock(1422, 1)`); err != nil {
+		t.Fatal(err)
 	}
-	if p, err = lex.Pass(ctx, repository.LexiconPassOptions{SettledBefore: time.Now().Add(time.Minute)}); err != nil || p.Watermark != hi || ndoc() != 18_016 {
-		t.Errorf("pass once settled (%d): %+v, %v, marker in %d; want the watermark at %d, 18,016 articles", recentID, p, err, ndoc(), hi)
+	truncated := make(chan error, 1)
+	go func() {
+		_, err := rebuild.Exec(ctx, `TRUNCATE search_words, search_lexicon_changes`)
+		truncated <- err
+	}()
+	waitBlocked("the rebuild's truncate")
+	if err := writer.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-truncated; err != nil {
+		t.Fatal(err)
+	}
+
+	// 2: a writer edits another article after the truncate; its change rows wait for the rebuild,
+	// which reads the article's text from before the edit.
+	edited := make(chan error, 1)
+	go func() {
+		_, err := db.Pool.Exec(ctx, `UPDATE articles SET body = 'owl' WHERE id = $1`, other)
+		edited <- err
+	}()
+	waitBlocked("the second writer")
+	if _, err := rebuild.Exec(ctx, `INSERT INTO search_lexicon_changes (article_id, removed)
+		SELECT id, false FROM articles WHERE status = 'published' ORDER BY id`); err != nil {
+		t.Fatal(err)
+	}
+	if err := rebuild.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-edited; err != nil {
+		t.Fatal(err)
+	}
+	words := requireLexiconExact(t, lex, db.Pool, "after the rebuild")
+	if _, ok := words["stale"]; ok || words["kite"] != 1 || words["owl"] != 1 || words["osprey"] != 0 {
+		t.Errorf("after the rebuild: %v; want kite and owl, no stale word and no osprey", words)
 	}
 }

@@ -3,15 +3,13 @@ package repository
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
-	"time"
 )
 
 // seedLexiconCounter counts, while the seed writes its English articles, in how many articles each
 // word occurs, the way the lexicon pass would count them from the database: the 'simple'
 // configuration's words (lower-cased letter runs; the seed writes no digits, hyphens or
-// apostrophes), 3–32 letters (queries/search_words.sql, SearchWordsFold). CJK articles add no
+// apostrophes), 3–32 letters (queries/search_words.sql, SearchWordsApplyChanges). CJK articles add no
 // lexicon words, and the seed writes no Latin letters into them. It runs for every seeded word,
 // so it allocates only for a word it has not seen before.
 type seedLexiconCounter struct {
@@ -76,24 +74,13 @@ func (c *seedLexiconCounter) words() ([]string, []int64) {
 	return words, ndocs
 }
 
-// seedLexicon folds the seeded articles into the "did you mean" lexicon with the words the seed
-// counted (SearchLexicon.FoldCounted). Every article up to the seed's start is settled: seeded rows
-// are created in the past, and their inserts have committed.
-func (s *Seeder) seedLexicon(ctx context.Context, o SeedOptions, tag string, counted *seedLexiconCounter, progress func(string, int, int)) error {
-	var lo, hi *int64
-	// The slug key's range of this run's prefix ('.' follows '-'): an index range, not a scan.
-	if err := s.pool.QueryRow(ctx, `SELECT min(id), max(id) FROM articles WHERE slug >= $1 AND slug < $2`,
-		fmt.Sprintf("seed-%s-", tag), fmt.Sprintf("seed-%s.", tag)).Scan(&lo, &hi); err != nil {
-		return fmt.Errorf("seed lexicon range: %w", err)
-	}
-	if lo == nil {
-		return nil
-	}
+// seedLexicon adds the words the seed counted to the "did you mean" lexicon
+// (SearchLexicon.FoldCounted); moveStaged inserted the articles without change rows.
+func (s *Seeder) seedLexicon(ctx context.Context, counted *seedLexiconCounter, progress func(string, int, int)) error {
 	words, ndocs := counted.words()
-	p, err := NewSearchLexicon(s.pool, queries).FoldCounted(ctx, *lo, *hi, o.Now.Add(time.Second), words, ndocs, min(runtime.NumCPU(), 8))
-	if err != nil {
+	if _, err := NewSearchLexicon(s.pool, queries).FoldCounted(ctx, words, ndocs); err != nil {
 		return fmt.Errorf("seed lexicon: %w", err)
 	}
-	progress("lexicon", p.Articles, p.Articles)
+	progress("lexicon", counted.doc, counted.doc)
 	return nil
 }

@@ -28,7 +28,8 @@ const seedMoveBatch = 25_000
 //   - the "did you mean" lexicon gets the words the seed wrote, counted here while writing them
 //     (seedLexicon), instead of parsing a million texts a second time.
 //
-// With o.NoSearch the articles get no document, place or lexicon words.
+// With o.NoSearch the articles get no document or place, and their words reach the lexicon through
+// the lexicon pass, as a published article's do.
 func (s *Seeder) seedArticles(ctx context.Context, o SeedOptions, tag string, userIDs []int64, rng *rand.Rand, progress func(string, int, int)) (err error) {
 	lang := o.SearchLanguage
 	if lang == "" {
@@ -93,7 +94,7 @@ func (s *Seeder) seedArticles(ctx context.Context, o SeedOptions, tag string, us
 	if o.NoSearch {
 		return nil
 	}
-	return s.seedLexicon(ctx, o, tag, lex, progress)
+	return s.seedLexicon(ctx, lex, progress)
 }
 
 // moveStaged inserts the staged articles into articles in publication order, a batch per
@@ -120,7 +121,15 @@ func (s *Seeder) moveStaged(ctx context.Context, staging, lang string, o SeedOpt
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			_, err := s.pool.Exec(ctx, insert, append([]any{from, to}, search...)...)
+			err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+				if !o.NoSearch { // the seed counts these articles' words itself (seedLexicon)
+					if _, err := tx.Exec(ctx, `SELECT set_config('inkwell.lexicon_insert_counted', 'on', true)`); err != nil {
+						return err
+					}
+				}
+				_, err := tx.Exec(ctx, insert, append([]any{from, to}, search...)...)
+				return err
+			})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -2,9 +2,11 @@ package repository_test
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
+	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
 )
@@ -60,5 +62,12 @@ func TestSeeder_NoSearchLeavesItToTheBackfill(t *testing.T) {
 	}
 	if count(); unindexed != 0 {
 		t.Fatalf("%d articles still unindexed after the backfill", unindexed)
+	}
+	// Their words reach the lexicon through the lexicon pass, as any published article's.
+	if _, err := repository.NewSearchLexicon(db.Pool, dao.New()).Pass(ctx, repository.LexiconPassOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := lexiconWords(t, db.Pool), lexiconRecount(t, db.Pool); len(want) == 0 || !maps.Equal(got, want) {
+		t.Errorf("the lexicon after a pass holds %d words, a recount of the seeded articles %d", len(got), len(want))
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // These tests run against the real PostgreSQL and Redis (TEST_DATABASE_URL, TEST_REDIS_URL). Each
@@ -471,4 +472,9 @@ func together(n int, fn func(i int)) {
 	ready.Wait()
 	close(start)
 	done.Wait()
+}
+
+// unpage spreads a list's page into the articles and the total, as most list tests check them.
+func unpage(p service.ArticlePage, err error) ([]domain.Article, int64, error) {
+	return p.Articles, p.Total, err
 }

@@ -15,4 +15,4 @@ var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewFollowRepository
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
 	NewRankRepository, NewHotArticleStore, NewJobQueue, NewOutbox, NewNotificationRepository,
 	NewSessionRepository, NewAPIKeyRepository, NewIdempotencyStore, NewRetentionStore, NewSearchRepository,
-	NewSearchLexicon, NewPeopleSearch, NewTagSearch)
+	NewSearchLexicon, NewPeopleSearch, NewTagSearch, NewAccountEraser)

@@ -21,7 +21,16 @@ type ArticleQuery struct {
 	Page        domain.Page
 }
 
-// ArticleRepository stores articles. Lists return the total count of the filter (ignoring paging);
+// ArticlePage is one page of a list as storage read it: at most the page's limit of articles, the
+// filter's total (ignoring paging), and whether a next page exists (storage reads one row more
+// than the limit to know).
+type ArticlePage struct {
+	Articles []domain.Article
+	Total    int64
+	More     bool
+}
+
+// ArticleRepository stores articles. Lists return a page with the total count of the filter;
 // ListByAuthor returns summaries (empty Body), the public lists full articles. Shared with the
 // comment use case (comment.go), which finds the article commented on.
 type ArticleRepository interface {
@@ -39,10 +48,10 @@ type ArticleRepository interface {
 	// domain.ErrConflict.
 	Transition(ctx context.Context, id int64, from []domain.ArticleStatus, to domain.ArticleStatus) (domain.Article, error)
 	Delete(ctx context.Context, a domain.Article) error
-	ListPublished(ctx context.Context, q ArticleQuery) ([]domain.Article, int64, error)
-	Feed(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, int64, error)
+	ListPublished(ctx context.Context, q ArticleQuery) (ArticlePage, error)
+	Feed(ctx context.Context, followerID int64, p domain.Page) (ArticlePage, error)
 	// ListByAuthor lists an author's own articles, all statuses unless status is set.
-	ListByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) ([]domain.Article, int64, error)
+	ListByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) (ArticlePage, error)
 	Tags(ctx context.Context) ([]string, error)
 }
 
@@ -108,7 +117,7 @@ type UpdateArticleInput struct {
 type ArticleList struct {
 	Articles   []domain.ArticleView
 	Total      int64
-	NextCursor *domain.Cursor // set when a further page may exist
+	NextCursor *domain.Cursor // set when a next page exists
 }
 
 // ListInput filters the public list by tag, author username and favoriting username.
@@ -354,37 +363,34 @@ func (s *ArticleService) List(ctx context.Context, viewerID int64, in ListInput)
 		}
 		*f.id = u.ID
 	}
-	arts, total, err := s.articles.ListPublished(ctx, q)
+	page, err := s.articles.ListPublished(ctx, q)
 	if err != nil {
 		return ArticleList{}, err
 	}
-	return s.list(ctx, viewerID, arts, total, in.Page)
+	return s.list(ctx, viewerID, page)
 }
 
 // Feed returns published articles by the authors viewerID follows, newest first.
 func (s *ArticleService) Feed(ctx context.Context, viewerID int64, p domain.Page) (ArticleList, error) {
-	arts, total, err := s.articles.Feed(ctx, viewerID, p)
+	page, err := s.articles.Feed(ctx, viewerID, p)
 	if err != nil {
 		return ArticleList{}, err
 	}
-	return s.list(ctx, viewerID, arts, total, p)
+	return s.list(ctx, viewerID, page)
 }
 
-// Mine returns viewerID's own articles in every status (or only status, when set). It pages by
-// offset only: ListByAuthor does not page by cursor, so no NextCursor is offered (a client that
-// followed one would be served the first page again, forever). Serving the first page preloads
-// the newest article's detail: an author looking at their list is likely to open it next.
+// Mine returns viewerID's own articles in every status (or only status, when set), by cursor or
+// offset like the public lists. Serving the first page preloads the newest article's detail: an
+// author looking at their list is likely to open it next.
 func (s *ArticleService) Mine(ctx context.Context, viewerID int64, status domain.ArticleStatus, p domain.Page) (ArticleList, error) {
-	arts, total, err := s.articles.ListByAuthor(ctx, viewerID, status, p)
+	page, err := s.articles.ListByAuthor(ctx, viewerID, status, p)
 	if err != nil {
 		return ArticleList{}, err
 	}
-	if p.Offset == 0 && p.Cursor == nil && p.Limit == domain.DefaultPageLimit && len(arts) > 0 {
-		s.preload.Preload(arts[0].Slug)
+	if p.Offset == 0 && p.Cursor == nil && p.Limit == domain.DefaultPageLimit && len(page.Articles) > 0 {
+		s.preload.Preload(page.Articles[0].Slug)
 	}
-	l, err := s.list(ctx, viewerID, arts, total, p)
-	l.NextCursor = nil
-	return l, err
+	return s.list(ctx, viewerID, page)
 }
 
 // Tags returns the tags in use on published articles, most used first.
@@ -422,14 +428,16 @@ func (s *ArticleService) owned(ctx context.Context, viewerID int64, slug string)
 	return a, nil
 }
 
-func (s *ArticleService) list(ctx context.Context, viewerID int64, arts []domain.Article, total int64, p domain.Page) (ArticleList, error) {
-	views, err := s.views(ctx, viewerID, arts)
+// list renders a page; its cursor is the last article's position, offered only when storage
+// found a next page.
+func (s *ArticleService) list(ctx context.Context, viewerID int64, page ArticlePage) (ArticleList, error) {
+	views, err := s.views(ctx, viewerID, page.Articles)
 	if err != nil {
 		return ArticleList{}, err
 	}
-	out := ArticleList{Articles: views, Total: total}
-	if len(arts) > 0 && len(arts) == p.Limit {
-		last := arts[len(arts)-1]
+	out := ArticleList{Articles: views, Total: page.Total}
+	if page.More && len(page.Articles) > 0 {
+		last := page.Articles[len(page.Articles)-1]
 		out.NextCursor = &domain.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
 	}
 	return out, nil

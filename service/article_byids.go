@@ -8,8 +8,9 @@ import (
 
 // articlesByIDs turns a page of references (history entries, folder items) into article views,
 // in the page's order, with the same batched lookups as any list. References to articles the
-// viewer can no longer read are skipped. NextCursor is the position of the page's last reference.
-func articlesByIDs[T any](ctx context.Context, s *ArticleService, viewerID int64, refs []T, key func(T) (int64, domain.Cursor)) (ArticleList, error) {
+// viewer can no longer read are skipped. NextCursor, when more references follow (the caller read
+// one beyond the page to know), is the position of the page's last reference.
+func articlesByIDs[T any](ctx context.Context, s *ArticleService, viewerID int64, refs []T, more bool, key func(T) (int64, domain.Cursor)) (ArticleList, error) {
 	out := ArticleList{Articles: []domain.ArticleView{}}
 	if len(refs) == 0 {
 		return out, nil
@@ -36,7 +37,10 @@ func articlesByIDs[T any](ctx context.Context, s *ArticleService, viewerID int64
 	if err != nil {
 		return ArticleList{}, err
 	}
-	_, last := key(refs[len(refs)-1])
-	out.Articles, out.Total, out.NextCursor = views, int64(len(views)), &last
+	out.Articles, out.Total = views, int64(len(views))
+	if more {
+		_, last := key(refs[len(refs)-1])
+		out.NextCursor = &last
+	}
 	return out, nil
 }

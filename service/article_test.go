@@ -961,7 +961,7 @@ func TestArticleService_ListFilters(t *testing.T) {
 			in:   service.ListInput{Page: page},
 			buildStubs: func(d articleDeps) {
 				d.users.EXPECT().GetByUsername(gomock.Any(), gomock.Any()).Times(0)
-				d.articles.EXPECT().ListPublished(gomock.Any(), service.ArticleQuery{Page: page}).Return(nil, int64(0), nil)
+				d.articles.EXPECT().ListPublished(gomock.Any(), service.ArticleQuery{Page: page}).Return(service.ArticlePage{}, nil)
 				noView(d)
 			},
 			check: wantEmptyList,
@@ -974,7 +974,7 @@ func TestArticleService_ListFilters(t *testing.T) {
 				d.users.EXPECT().GetByUsername(gomock.Any(), "critic").Return(critic, nil)
 				d.articles.EXPECT().ListPublished(gomock.Any(),
 					service.ArticleQuery{Tag: "go", AuthorID: writer.ID, FavoritedBy: critic.ID, Page: page}).
-					Return([]domain.Article{}, int64(0), nil)
+					Return(service.ArticlePage{Articles: []domain.Article{}}, nil)
 			},
 			check: wantEmptyList,
 		},
@@ -1015,7 +1015,7 @@ func TestArticleService_ListFilters(t *testing.T) {
 			name: "a failing list is an error",
 			in:   service.ListInput{Page: page},
 			buildStubs: func(d articleDeps) {
-				d.articles.EXPECT().ListPublished(gomock.Any(), gomock.Any()).Return(nil, int64(0), errStorage)
+				d.articles.EXPECT().ListPublished(gomock.Any(), gomock.Any()).Return(service.ArticlePage{}, errStorage)
 				noView(d)
 			},
 			check: func(t *testing.T, _ service.ArticleList, err error) {
@@ -1055,6 +1055,7 @@ func TestArticleService_ListBatchesLookups(t *testing.T) {
 		{name: "a full page by the viewer alone asks nobody about follows", n: limit, authors: []domain.User{reader}, viewerID: reader.ID, wantCursor: true},
 		{name: "anonymous viewer, full page", n: limit, authors: []domain.User{writer, critic}, viewerID: 0, wantCursor: true},
 		{name: "anonymous viewer, short page", n: 3, authors: []domain.User{writer, critic, reader}, viewerID: 0},
+		{name: "a full last page: storage found nothing after it, so no cursor", n: limit, authors: []domain.User{writer}, viewerID: 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1082,7 +1083,7 @@ func TestArticleService_ListBatchesLookups(t *testing.T) {
 			following := map[int64]bool{writer.ID: true}
 			page := domain.Page{Limit: limit}
 
-			d.articles.EXPECT().ListPublished(gomock.Any(), service.ArticleQuery{Page: page}).Return(arts, int64(1000), nil)
+			d.articles.EXPECT().ListPublished(gomock.Any(), service.ArticleQuery{Page: page}).Return(service.ArticlePage{Articles: arts, Total: 1000, More: tc.wantCursor}, nil)
 			d.users.EXPECT().GetByID(gomock.Any(), gomock.Any()).Times(0)
 			d.users.EXPECT().GetByIDs(gomock.Any(), gomock.InAnyOrder(authorIDs)).Return(found, nil).Times(1)
 			d.inter.EXPECT().Counters(gomock.Any(), domain.BizArticle, gomock.InAnyOrder(ids)).Return(counters, nil).Times(1)
@@ -1121,7 +1122,7 @@ func TestArticleService_ListBatchesLookups(t *testing.T) {
 			}
 			switch {
 			case !tc.wantCursor && l.NextCursor != nil:
-				t.Errorf("NextCursor = %+v on a short page, want nil", l.NextCursor)
+				t.Errorf("NextCursor = %+v on the last page, want nil", l.NextCursor)
 			case tc.wantCursor:
 				last := arts[len(arts)-1]
 				if want := (&domain.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}); !reflect.DeepEqual(l.NextCursor, want) {
@@ -1137,7 +1138,7 @@ func TestArticleService_ListAssembly(t *testing.T) {
 	t.Run("an empty page looks nothing up", func(t *testing.T) {
 		t.Parallel()
 		s, d := newArticleService(t)
-		d.articles.EXPECT().ListPublished(gomock.Any(), gomock.Any()).Return([]domain.Article{}, int64(0), nil)
+		d.articles.EXPECT().ListPublished(gomock.Any(), gomock.Any()).Return(service.ArticlePage{Articles: []domain.Article{}}, nil)
 		noView(d)
 		l, err := s.List(context.Background(), reader.ID, service.ListInput{Page: domain.Page{Limit: 20}})
 		wantEmptyList(t, l, err)
@@ -1146,7 +1147,7 @@ func TestArticleService_ListAssembly(t *testing.T) {
 		t.Parallel()
 		s, d := newArticleService(t)
 		arts := []domain.Article{articleBy(1, writer.ID, domain.StatusPublished), articleBy(2, critic.ID, domain.StatusPublished)}
-		d.articles.EXPECT().ListPublished(gomock.Any(), gomock.Any()).Return(arts, int64(2), nil)
+		d.articles.EXPECT().ListPublished(gomock.Any(), gomock.Any()).Return(service.ArticlePage{Articles: arts, Total: 3, More: true}, nil)
 		d.users.EXPECT().GetByIDs(gomock.Any(), gomock.InAnyOrder([]int64{writer.ID, critic.ID})).
 			Return(map[int64]domain.User{writer.ID: writer}, nil)
 		d.inter.EXPECT().Counters(gomock.Any(), domain.BizArticle, gomock.Any()).Return(map[int64]domain.Counters{}, nil)
@@ -1168,7 +1169,7 @@ func TestArticleService_ListAssembly(t *testing.T) {
 	t.Run("a failing author lookup fails the list", func(t *testing.T) {
 		t.Parallel()
 		s, d := newArticleService(t)
-		d.articles.EXPECT().ListPublished(gomock.Any(), gomock.Any()).Return([]domain.Article{articleBy(1, writer.ID, domain.StatusPublished)}, int64(1), nil)
+		d.articles.EXPECT().ListPublished(gomock.Any(), gomock.Any()).Return(service.ArticlePage{Articles: []domain.Article{articleBy(1, writer.ID, domain.StatusPublished)}, Total: 1}, nil)
 		d.users.EXPECT().GetByIDs(gomock.Any(), gomock.Any()).Return(nil, errStorage)
 		d.inter.EXPECT().Counters(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 		_, err := s.List(context.Background(), reader.ID, service.ListInput{Page: domain.Page{Limit: 20}})
@@ -1184,7 +1185,7 @@ func TestArticleService_FeedAndMine(t *testing.T) {
 		t.Parallel()
 		s, d := newArticleService(t)
 		arts := []domain.Article{articleBy(1, writer.ID, domain.StatusPublished), articleBy(2, critic.ID, domain.StatusPublished)}
-		d.articles.EXPECT().Feed(gomock.Any(), reader.ID, page).Return(arts, int64(9), nil)
+		d.articles.EXPECT().Feed(gomock.Any(), reader.ID, page).Return(service.ArticlePage{Articles: arts, Total: 9, More: true}, nil)
 		d.users.EXPECT().GetByIDs(gomock.Any(), gomock.InAnyOrder([]int64{writer.ID, critic.ID})).
 			Return(map[int64]domain.User{writer.ID: writer, critic.ID: critic}, nil)
 		d.inter.EXPECT().Counters(gomock.Any(), domain.BizArticle, gomock.InAnyOrder([]int64{1, 2})).Return(map[int64]domain.Counters{}, nil)
@@ -1213,7 +1214,7 @@ func TestArticleService_FeedAndMine(t *testing.T) {
 		t.Parallel()
 		s, d := newArticleService(t)
 		arts := []domain.Article{articleBy(1, reader.ID, domain.StatusDraft)}
-		d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.StatusDraft, page).Return(arts, int64(1), nil)
+		d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.StatusDraft, page).Return(service.ArticlePage{Articles: arts, Total: 1}, nil)
 		d.users.EXPECT().GetByIDs(gomock.Any(), []int64{reader.ID}).Return(map[int64]domain.User{reader.ID: reader}, nil)
 		d.inter.EXPECT().Counters(gomock.Any(), domain.BizArticle, []int64{1}).Return(map[int64]domain.Counters{}, nil)
 		d.inter.EXPECT().Liked(gomock.Any(), reader.ID, domain.BizArticle, []int64{1}).Return(map[int64]bool{}, nil)
@@ -1229,12 +1230,12 @@ func TestArticleService_FeedAndMine(t *testing.T) {
 			t.Errorf("mine =\n  %+v\nwant\n  %+v", l, want)
 		}
 	})
-	t.Run("mine offers no cursor, even for a full page: its list pages by offset only", func(t *testing.T) {
+	t.Run("mine offers a cursor at its last article when storage found a next page", func(t *testing.T) {
 		t.Parallel()
 		s, d := newArticleService(t)
 		arts := []domain.Article{articleBy(1, reader.ID, domain.StatusPublished), articleBy(2, reader.ID, domain.StatusDraft)}
 		p := domain.Page{Limit: 2, Offset: 4}
-		d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.ArticleStatus(""), p).Return(arts, int64(10), nil)
+		d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.ArticleStatus(""), p).Return(service.ArticlePage{Articles: arts, Total: 10, More: true}, nil)
 		d.users.EXPECT().GetByIDs(gomock.Any(), []int64{reader.ID}).Return(map[int64]domain.User{reader.ID: reader}, nil)
 		d.inter.EXPECT().Counters(gomock.Any(), domain.BizArticle, gomock.InAnyOrder([]int64{1, 2})).Return(map[int64]domain.Counters{}, nil)
 		d.inter.EXPECT().Liked(gomock.Any(), reader.ID, domain.BizArticle, gomock.InAnyOrder([]int64{1, 2})).Return(map[int64]bool{}, nil)
@@ -1244,8 +1245,9 @@ func TestArticleService_FeedAndMine(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Mine: %v", err)
 		}
-		if len(l.Articles) != 2 || l.Total != 10 || l.NextCursor != nil {
-			t.Errorf("mine = %d articles of %d, cursor %+v; want 2 of 10 and no cursor", len(l.Articles), l.Total, l.NextCursor)
+		want := &domain.Cursor{CreatedAt: arts[1].CreatedAt, ID: 2}
+		if len(l.Articles) != 2 || l.Total != 10 || !reflect.DeepEqual(l.NextCursor, want) {
+			t.Errorf("mine = %d articles of %d, cursor %+v; want 2 of 10 and cursor %+v", len(l.Articles), l.Total, l.NextCursor, want)
 		}
 	})
 	t.Run("mine's first page preloads the newest article's detail, once", func(t *testing.T) {
@@ -1253,7 +1255,7 @@ func TestArticleService_FeedAndMine(t *testing.T) {
 		s, d := newArticleService(t)
 		arts := []domain.Article{articleBy(1, reader.ID, domain.StatusDraft), articleBy(2, reader.ID, domain.StatusPublished)}
 		first := domain.Page{Limit: domain.DefaultPageLimit}
-		d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.ArticleStatus(""), first).Return(arts, int64(2), nil)
+		d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.ArticleStatus(""), first).Return(service.ArticlePage{Articles: arts, Total: 2}, nil)
 		d.users.EXPECT().GetByIDs(gomock.Any(), []int64{reader.ID}).Return(map[int64]domain.User{reader.ID: reader}, nil)
 		d.inter.EXPECT().Counters(gomock.Any(), domain.BizArticle, gomock.InAnyOrder([]int64{1, 2})).Return(map[int64]domain.Counters{}, nil)
 		d.inter.EXPECT().Liked(gomock.Any(), reader.ID, domain.BizArticle, gomock.InAnyOrder([]int64{1, 2})).Return(map[int64]bool{}, nil)
@@ -1273,7 +1275,7 @@ func TestArticleService_FeedAndMine(t *testing.T) {
 		} {
 			s, d := newArticleService(t)
 			arts := []domain.Article{articleBy(1, reader.ID, domain.StatusDraft)}
-			d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.ArticleStatus(""), p).Return(arts, int64(1), nil)
+			d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.ArticleStatus(""), p).Return(service.ArticlePage{Articles: arts, Total: 1}, nil)
 			d.users.EXPECT().GetByIDs(gomock.Any(), []int64{reader.ID}).Return(map[int64]domain.User{reader.ID: reader}, nil)
 			d.inter.EXPECT().Counters(gomock.Any(), domain.BizArticle, []int64{1}).Return(map[int64]domain.Counters{}, nil)
 			d.inter.EXPECT().Liked(gomock.Any(), reader.ID, domain.BizArticle, []int64{1}).Return(map[int64]bool{}, nil)
@@ -1285,13 +1287,13 @@ func TestArticleService_FeedAndMine(t *testing.T) {
 		}
 		first := domain.Page{Limit: domain.DefaultPageLimit}
 		s, d := newArticleService(t)
-		d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.ArticleStatus(""), first).Return([]domain.Article{}, int64(0), nil)
+		d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.ArticleStatus(""), first).Return(service.ArticlePage{Articles: []domain.Article{}}, nil)
 		d.preload.EXPECT().Preload(gomock.Any()).Times(0)
 		if l, err := s.Mine(context.Background(), reader.ID, "", first); err != nil || len(l.Articles) != 0 {
 			t.Fatalf("Mine of no articles = %+v, %v", l, err)
 		}
 		s, d = newArticleService(t)
-		d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.ArticleStatus(""), first).Return(nil, int64(0), errStorage)
+		d.articles.EXPECT().ListByAuthor(gomock.Any(), reader.ID, domain.ArticleStatus(""), first).Return(service.ArticlePage{}, errStorage)
 		d.preload.EXPECT().Preload(gomock.Any()).Times(0)
 		noView(d)
 		_, err := s.Mine(context.Background(), reader.ID, "", first)
@@ -1300,7 +1302,7 @@ func TestArticleService_FeedAndMine(t *testing.T) {
 	t.Run("a failing feed query is returned", func(t *testing.T) {
 		t.Parallel()
 		s, d := newArticleService(t)
-		d.articles.EXPECT().Feed(gomock.Any(), reader.ID, page).Return(nil, int64(0), errStorage)
+		d.articles.EXPECT().Feed(gomock.Any(), reader.ID, page).Return(service.ArticlePage{}, errStorage)
 		noView(d)
 		_, err := s.Feed(context.Background(), reader.ID, page)
 		requireErrorIs(t, err, errStorage)

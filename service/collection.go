@@ -139,20 +139,14 @@ func (s *CollectionService) Articles(ctx context.Context, viewerID, id int64, p 
 	if _, err := s.owned(ctx, viewerID, id); err != nil {
 		return ArticleList{}, err
 	}
-	items, err := s.cols.Items(ctx, id, p.Cursor, p.Limit)
+	items, err := s.cols.Items(ctx, id, p.Cursor, p.Limit+1)
 	if err != nil {
 		return ArticleList{}, err
 	}
-	list, err := articlesByIDs(ctx, s.articles, viewerID, items, func(it domain.CollectionItem) (int64, domain.Cursor) {
+	items, more := domain.CutPage(items, p.Limit)
+	return articlesByIDs(ctx, s.articles, viewerID, items, more, func(it domain.CollectionItem) (int64, domain.Cursor) {
 		return it.ArticleID, domain.Cursor{CreatedAt: it.AddedAt, ID: it.ArticleID}
 	})
-	if err != nil {
-		return ArticleList{}, err
-	}
-	if len(items) < p.Limit {
-		list.NextCursor = nil
-	}
-	return list, nil
 }
 
 func (s *CollectionService) owned(ctx context.Context, viewerID, id int64) (domain.Collection, error) {

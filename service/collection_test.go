@@ -605,13 +605,14 @@ func TestCollectionService_Articles(t *testing.T) {
 		check      func(t *testing.T, l service.ArticleList, err error)
 	}{
 		{
-			name: "a full page, in the folder's order, has a cursor at its last item",
+			name: "a page with more after it, in the folder's order, has a cursor at its last item",
 			id:   readerFolder.ID, page: domain.Page{Limit: 3, Cursor: after},
 			buildStubs: func(d colDeps) {
-				items := []domain.CollectionItem{item(a3.ID, 1), item(a1.ID, 2), item(a2.ID, 3)}
+				// One more than the page is read; the fourth only says a next page exists.
+				items := []domain.CollectionItem{item(a3.ID, 1), item(a1.ID, 2), item(a2.ID, 3), item(ownDraft.ID, 4)}
 				gomock.InOrder(
 					d.cols.EXPECT().Get(gomock.Any(), readerFolder.ID).Return(readerFolder, nil),
-					d.cols.EXPECT().Items(gomock.Any(), readerFolder.ID, after, 3).Return(items, nil),
+					d.cols.EXPECT().Items(gomock.Any(), readerFolder.ID, after, 4).Return(items, nil),
 					// The lookup answers in any order; the page keeps the folder's.
 					d.articles.EXPECT().GetByIDs(gomock.Any(), []int64{a3.ID, a1.ID, a2.ID}).Return([]domain.Article{a1, a2, a3}, nil),
 				)
@@ -627,6 +628,19 @@ func TestCollectionService_Articles(t *testing.T) {
 			id:   readerFolder.ID, page: domain.Page{Limit: 3},
 			buildStubs: func(d colDeps) {
 				d.cols.EXPECT().Get(gomock.Any(), readerFolder.ID).Return(readerFolder, nil)
+				d.cols.EXPECT().Items(gomock.Any(), readerFolder.ID, nil, 4).Return([]domain.CollectionItem{item(a1.ID, 1), item(a2.ID, 2)}, nil)
+				d.articles.EXPECT().GetByIDs(gomock.Any(), []int64{a1.ID, a2.ID}).Return([]domain.Article{a2, a1}, nil)
+				expectPageViews(d, []domain.Article{a1, a2}, writer, critic)
+			},
+			check: func(t *testing.T, l service.ArticleList, err error) {
+				wantPage(t, l, err, []int64{a1.ID, a2.ID}, nil)
+			},
+		},
+		{
+			name: "a full last page has no cursor: nothing came beyond it",
+			id:   readerFolder.ID, page: domain.Page{Limit: 2},
+			buildStubs: func(d colDeps) {
+				d.cols.EXPECT().Get(gomock.Any(), readerFolder.ID).Return(readerFolder, nil)
 				d.cols.EXPECT().Items(gomock.Any(), readerFolder.ID, nil, 3).Return([]domain.CollectionItem{item(a1.ID, 1), item(a2.ID, 2)}, nil)
 				d.articles.EXPECT().GetByIDs(gomock.Any(), []int64{a1.ID, a2.ID}).Return([]domain.Article{a2, a1}, nil)
 				expectPageViews(d, []domain.Article{a1, a2}, writer, critic)
@@ -640,9 +654,9 @@ func TestCollectionService_Articles(t *testing.T) {
 			id:   readerFolder.ID, page: domain.Page{Limit: 4},
 			buildStubs: func(d colDeps) {
 				const deleted = 40
-				items := []domain.CollectionItem{item(withdrawn.ID, 1), item(a1.ID, 2), item(othersDraft.ID, 3), item(deleted, 4)}
+				items := []domain.CollectionItem{item(withdrawn.ID, 1), item(a1.ID, 2), item(othersDraft.ID, 3), item(deleted, 4), item(a2.ID, 5)}
 				d.cols.EXPECT().Get(gomock.Any(), readerFolder.ID).Return(readerFolder, nil)
-				d.cols.EXPECT().Items(gomock.Any(), readerFolder.ID, nil, 4).Return(items, nil)
+				d.cols.EXPECT().Items(gomock.Any(), readerFolder.ID, nil, 5).Return(items, nil)
 				d.articles.EXPECT().GetByIDs(gomock.Any(), []int64{withdrawn.ID, a1.ID, othersDraft.ID, deleted}).
 					Return([]domain.Article{othersDraft, a1, withdrawn}, nil)
 				expectPageViews(d, []domain.Article{a1}, writer)
@@ -657,7 +671,7 @@ func TestCollectionService_Articles(t *testing.T) {
 			id:   readerFolder.ID, page: domain.Page{Limit: 2},
 			buildStubs: func(d colDeps) {
 				d.cols.EXPECT().Get(gomock.Any(), readerFolder.ID).Return(readerFolder, nil)
-				d.cols.EXPECT().Items(gomock.Any(), readerFolder.ID, nil, 2).Return([]domain.CollectionItem{item(withdrawn.ID, 1), item(othersDraft.ID, 2)}, nil)
+				d.cols.EXPECT().Items(gomock.Any(), readerFolder.ID, nil, 3).Return([]domain.CollectionItem{item(withdrawn.ID, 1), item(othersDraft.ID, 2), item(a1.ID, 3)}, nil)
 				d.articles.EXPECT().GetByIDs(gomock.Any(), gomock.Any()).Return([]domain.Article{withdrawn, othersDraft}, nil)
 				noView(d.articleDeps)
 			},
@@ -671,7 +685,7 @@ func TestCollectionService_Articles(t *testing.T) {
 			id:   readerFolder.ID, page: domain.Page{Limit: 5},
 			buildStubs: func(d colDeps) {
 				d.cols.EXPECT().Get(gomock.Any(), readerFolder.ID).Return(readerFolder, nil)
-				d.cols.EXPECT().Items(gomock.Any(), readerFolder.ID, nil, 5).Return([]domain.CollectionItem{item(ownDraft.ID, 1)}, nil)
+				d.cols.EXPECT().Items(gomock.Any(), readerFolder.ID, nil, 6).Return([]domain.CollectionItem{item(ownDraft.ID, 1)}, nil)
 				d.articles.EXPECT().GetByIDs(gomock.Any(), []int64{ownDraft.ID}).Return([]domain.Article{ownDraft}, nil)
 				expectPageViews(d, []domain.Article{ownDraft}, reader)
 			},
@@ -684,7 +698,7 @@ func TestCollectionService_Articles(t *testing.T) {
 			id:   readerFolder.ID, page: domain.Page{Limit: 20},
 			buildStubs: func(d colDeps) {
 				d.cols.EXPECT().Get(gomock.Any(), readerFolder.ID).Return(readerFolder, nil)
-				d.cols.EXPECT().Items(gomock.Any(), readerFolder.ID, nil, 20).Return([]domain.CollectionItem{}, nil)
+				d.cols.EXPECT().Items(gomock.Any(), readerFolder.ID, nil, 21).Return([]domain.CollectionItem{}, nil)
 				d.articles.EXPECT().GetByIDs(gomock.Any(), gomock.Any()).Times(0)
 				noView(d.articleDeps)
 			},
@@ -714,7 +728,7 @@ func TestCollectionService_Articles(t *testing.T) {
 			id:   readerFolder.ID, page: domain.Page{Limit: 20},
 			buildStubs: func(d colDeps) {
 				d.cols.EXPECT().Get(gomock.Any(), readerFolder.ID).Return(readerFolder, nil)
-				d.cols.EXPECT().Items(gomock.Any(), readerFolder.ID, nil, 20).Return([]domain.CollectionItem{item(a1.ID, 1)}, nil)
+				d.cols.EXPECT().Items(gomock.Any(), readerFolder.ID, nil, 21).Return([]domain.CollectionItem{item(a1.ID, 1)}, nil)
 				d.articles.EXPECT().GetByIDs(gomock.Any(), gomock.Any()).Return(nil, errStorage)
 				noView(d.articleDeps)
 			},
@@ -742,12 +756,12 @@ func TestReadService_History(t *testing.T) {
 	}
 	after := &domain.Cursor{CreatedAt: colEpoch, ID: 9}
 
-	t.Run("a full page skips the withdrawn article and has a cursor at the last read", func(t *testing.T) {
+	t.Run("a page with more after it skips the withdrawn article and has a cursor at the last read", func(t *testing.T) {
 		t.Parallel()
 		articles, d := newArticleService(t)
 		reads := mocks.NewMockReadRepository(gomock.NewController(t))
 		s := service.NewReadService(reads, articles)
-		reads.EXPECT().History(gomock.Any(), reader.ID, after, 2).Return([]domain.HistoryEntry{read(a1.ID, 1), read(withdrawn.ID, 2)}, nil)
+		reads.EXPECT().History(gomock.Any(), reader.ID, after, 3).Return([]domain.HistoryEntry{read(a1.ID, 1), read(withdrawn.ID, 2), read(a1.ID, 3)}, nil)
 		d.articles.EXPECT().GetByIDs(gomock.Any(), []int64{a1.ID, withdrawn.ID}).Return([]domain.Article{withdrawn, a1}, nil)
 		expectPageViews(colDeps{articleDeps: d}, []domain.Article{a1}, writer)
 		l, err := s.History(context.Background(), reader.ID, domain.Page{Limit: 2, Cursor: after})
@@ -758,10 +772,21 @@ func TestReadService_History(t *testing.T) {
 		articles, d := newArticleService(t)
 		reads := mocks.NewMockReadRepository(gomock.NewController(t))
 		s := service.NewReadService(reads, articles)
-		reads.EXPECT().History(gomock.Any(), reader.ID, nil, 5).Return([]domain.HistoryEntry{read(a1.ID, 1)}, nil)
+		reads.EXPECT().History(gomock.Any(), reader.ID, nil, 6).Return([]domain.HistoryEntry{read(a1.ID, 1)}, nil)
 		d.articles.EXPECT().GetByIDs(gomock.Any(), []int64{a1.ID}).Return([]domain.Article{a1}, nil)
 		expectPageViews(colDeps{articleDeps: d}, []domain.Article{a1}, writer)
 		l, err := s.History(context.Background(), reader.ID, domain.Page{Limit: 5})
+		wantPage(t, l, err, []int64{a1.ID}, nil)
+	})
+	t.Run("a full last page has no cursor", func(t *testing.T) {
+		t.Parallel()
+		articles, d := newArticleService(t)
+		reads := mocks.NewMockReadRepository(gomock.NewController(t))
+		s := service.NewReadService(reads, articles)
+		reads.EXPECT().History(gomock.Any(), reader.ID, nil, 2).Return([]domain.HistoryEntry{read(a1.ID, 1)}, nil)
+		d.articles.EXPECT().GetByIDs(gomock.Any(), []int64{a1.ID}).Return([]domain.Article{a1}, nil)
+		expectPageViews(colDeps{articleDeps: d}, []domain.Article{a1}, writer)
+		l, err := s.History(context.Background(), reader.ID, domain.Page{Limit: 1})
 		wantPage(t, l, err, []int64{a1.ID}, nil)
 	})
 	t.Run("an empty history looks nothing up", func(t *testing.T) {
@@ -769,7 +794,7 @@ func TestReadService_History(t *testing.T) {
 		articles, d := newArticleService(t)
 		reads := mocks.NewMockReadRepository(gomock.NewController(t))
 		s := service.NewReadService(reads, articles)
-		reads.EXPECT().History(gomock.Any(), reader.ID, nil, 20).Return(nil, nil)
+		reads.EXPECT().History(gomock.Any(), reader.ID, nil, 21).Return(nil, nil)
 		d.articles.EXPECT().GetByIDs(gomock.Any(), gomock.Any()).Times(0)
 		noView(d)
 		l, err := s.History(context.Background(), reader.ID, domain.Page{Limit: 20})

@@ -101,20 +101,37 @@ func (s *CommentService) add(ctx context.Context, viewerID int64, c domain.Comme
 	return views[0], nil
 }
 
+// CommentList is one page of an article's comments.
+type CommentList struct {
+	Comments []domain.CommentView
+	// NextAfter, when not 0, is the seq to list after for the next page: more comments follow.
+	// It is the page's last stored comment, shown or not (one whose author is gone is left out).
+	NextAfter int64
+}
+
 // List returns an article's comments in order, those numbered after afterSeq, at most limit.
-func (s *CommentService) List(ctx context.Context, viewerID int64, slug string, afterSeq int64, limit int) ([]domain.CommentView, error) {
+func (s *CommentService) List(ctx context.Context, viewerID int64, slug string, afterSeq int64, limit int) (CommentList, error) {
 	a, err := s.readable(ctx, viewerID, slug)
 	if err != nil {
-		return nil, err
+		return CommentList{}, err
 	}
 	if limit <= 0 || limit > MaxCommentsPerRequest {
 		limit = MaxCommentsPerRequest
 	}
-	cs, err := s.comments.List(ctx, a.ID, afterSeq, limit)
+	cs, err := s.comments.List(ctx, a.ID, afterSeq, limit+1)
 	if err != nil {
-		return nil, err
+		return CommentList{}, err
 	}
-	return s.views(ctx, viewerID, cs)
+	cs, more := domain.CutPage(cs, limit)
+	views, err := s.views(ctx, viewerID, cs)
+	if err != nil {
+		return CommentList{}, err
+	}
+	out := CommentList{Comments: views}
+	if more {
+		out.NextAfter = cs[len(cs)-1].Seq
+	}
+	return out, nil
 }
 
 // Delete removes a comment; only the comment's author may.

@@ -258,18 +258,20 @@ func TestCommentService_List(t *testing.T) {
 				d.articles.EXPECT().GetBySlug(gomock.Any(), tc.slug).Return(draft, nil)
 			}
 			if tc.wantRepoLimit != 0 {
-				d.comments.EXPECT().List(gomock.Any(), published.ID, tc.afterSeq, tc.wantRepoLimit).Return(comments, nil)
+				// one more than the page, to know whether a next page exists
+				d.comments.EXPECT().List(gomock.Any(), published.ID, tc.afterSeq, tc.wantRepoLimit+1).Return(comments, nil)
 			}
 			if tc.buildStubs != nil {
 				tc.buildStubs(d)
 			} else {
 				d.users.EXPECT().GetByIDs(gomock.Any(), gomock.Any()).Return(authors, nil)
 			}
-			vs, err := s.List(context.Background(), tc.viewerID, tc.slug, tc.afterSeq, tc.limit)
+			l, err := s.List(context.Background(), tc.viewerID, tc.slug, tc.afterSeq, tc.limit)
+			vs := l.Comments
 			if tc.check != nil {
 				tc.check(t, vs, err)
-			} else if err != nil || len(vs) != len(comments) {
-				t.Errorf("List = (%d comments, %v), want %d", len(vs), err, len(comments))
+			} else if want := min(len(comments), tc.wantRepoLimit); err != nil || len(vs) != want {
+				t.Errorf("List = (%d comments, %v), want %d", len(vs), err, want)
 			}
 		})
 	}
@@ -278,23 +280,43 @@ func TestCommentService_List(t *testing.T) {
 		t.Parallel()
 		s, d := newCommentService(t)
 		d.articles.EXPECT().GetBySlug(gomock.Any(), published.Slug).Return(published, nil)
-		d.comments.EXPECT().List(gomock.Any(), published.ID, int64(0), service.MaxCommentsPerRequest).Return(nil, nil)
+		d.comments.EXPECT().List(gomock.Any(), published.ID, int64(0), service.MaxCommentsPerRequest+1).Return(nil, nil)
 		d.users.EXPECT().GetByIDs(gomock.Any(), gomock.Any()).Times(0)
 		d.follows.EXPECT().FollowingAmong(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
-		vs, err := s.List(context.Background(), reader.ID, published.Slug, 0, 0)
-		if err != nil || vs == nil || len(vs) != 0 {
-			t.Errorf("List = (%#v, %v), want an empty, non-nil list", vs, err)
+		l, err := s.List(context.Background(), reader.ID, published.Slug, 0, 0)
+		if err != nil || l.Comments == nil || len(l.Comments) != 0 || l.NextAfter != 0 {
+			t.Errorf("List = (%#v, %v), want an empty, non-nil list and no next page", l, err)
 		}
 	})
 	t.Run("a comment whose author vanished is left out", func(t *testing.T) {
 		t.Parallel()
 		s, d := newCommentService(t)
 		d.articles.EXPECT().GetBySlug(gomock.Any(), published.Slug).Return(published, nil)
-		d.comments.EXPECT().List(gomock.Any(), published.ID, int64(0), service.MaxCommentsPerRequest).Return(comments, nil)
+		d.comments.EXPECT().List(gomock.Any(), published.ID, int64(0), service.MaxCommentsPerRequest+1).Return(comments, nil)
 		d.users.EXPECT().GetByIDs(gomock.Any(), gomock.Any()).Return(map[int64]domain.User{critic.ID: critic}, nil)
-		vs, err := s.List(context.Background(), 0, published.Slug, 0, 0)
-		if err != nil || len(vs) != 1 || vs[0].ID != 11 {
-			t.Errorf("List = (%+v, %v), want only comment 11", vs, err)
+		l, err := s.List(context.Background(), 0, published.Slug, 0, 0)
+		if err != nil || len(l.Comments) != 1 || l.Comments[0].ID != 11 {
+			t.Errorf("List = (%+v, %v), want only comment 11", l, err)
+		}
+	})
+	t.Run("a next page is offered exactly when the one extra comment came", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			limit     int
+			wantNext  int64
+			wantShown int
+		}{
+			{limit: 2, wantNext: 7, wantShown: 2}, // 3 stored: the third says the page is not the last
+			{limit: 3, wantNext: 0, wantShown: 3}, // a full last page offers no cursor
+		} {
+			s, d := newCommentService(t)
+			d.articles.EXPECT().GetBySlug(gomock.Any(), published.Slug).Return(published, nil)
+			d.comments.EXPECT().List(gomock.Any(), published.ID, int64(0), tc.limit+1).Return(comments, nil)
+			d.users.EXPECT().GetByIDs(gomock.Any(), gomock.Any()).Return(authors, nil)
+			l, err := s.List(context.Background(), 0, published.Slug, 0, tc.limit)
+			if err != nil || len(l.Comments) != tc.wantShown || l.NextAfter != tc.wantNext {
+				t.Errorf("limit %d: %d comments, next after %d, %v; want %d, %d", tc.limit, len(l.Comments), l.NextAfter, err, tc.wantShown, tc.wantNext)
+			}
 		}
 	})
 }

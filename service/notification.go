@@ -58,16 +58,17 @@ type NotificationList struct {
 
 // List returns viewerID's notifications, newest first.
 func (s *NotificationService) List(ctx context.Context, viewerID int64, p domain.Page) (NotificationList, error) {
-	items, err := s.repo.List(ctx, viewerID, p.Cursor, p.Limit)
+	items, err := s.repo.List(ctx, viewerID, p.Cursor, p.Limit+1)
 	if err != nil {
 		return NotificationList{}, err
 	}
+	items, more := domain.CutPage(items, p.Limit)
 	unread, err := s.repo.Unread(ctx, viewerID)
 	if err != nil {
 		return NotificationList{}, err
 	}
 	out := NotificationList{Items: items, Unread: unread}
-	if len(items) == p.Limit && len(items) > 0 {
+	if more {
 		last := items[len(items)-1]
 		out.NextCursor = &domain.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
 	}

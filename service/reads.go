@@ -49,18 +49,12 @@ func (s *ReadService) RecordHistory(ctx context.Context, evs []domain.ReadEvent)
 
 // History lists the articles viewerID read, most recent first, paged by cursor.
 func (s *ReadService) History(ctx context.Context, viewerID int64, p domain.Page) (ArticleList, error) {
-	entries, err := s.reads.History(ctx, viewerID, p.Cursor, p.Limit)
+	entries, err := s.reads.History(ctx, viewerID, p.Cursor, p.Limit+1)
 	if err != nil {
 		return ArticleList{}, err
 	}
-	list, err := articlesByIDs(ctx, s.articles, viewerID, entries, func(e domain.HistoryEntry) (int64, domain.Cursor) {
+	entries, more := domain.CutPage(entries, p.Limit)
+	return articlesByIDs(ctx, s.articles, viewerID, entries, more, func(e domain.HistoryEntry) (int64, domain.Cursor) {
 		return e.ArticleID, domain.Cursor{CreatedAt: e.ReadAt, ID: e.ArticleID}
 	})
-	if err != nil {
-		return ArticleList{}, err
-	}
-	if len(entries) < p.Limit {
-		list.NextCursor = nil
-	}
-	return list, nil
 }

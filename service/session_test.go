@@ -583,6 +583,18 @@ func TestSessionService_APIKeys(t *testing.T) {
 			},
 		},
 		{
+			name:       "an empty scope list is refused, not made a write key",
+			keyName:    "ci",
+			scopes:     []string{},
+			buildStubs: func(d sessionDeps, _ *storedKey) { untouched(d) },
+			check: func(t *testing.T, _ domain.APIKey, key string, err error, _ *storedKey) {
+				requireValidation(t, err, map[string][]string{"scopes": {`must name at least one scope ("read" or "write")`}})
+				if key != "" {
+					t.Fatal("a key was handed out")
+				}
+			},
+		},
+		{
 			name:    "a read key",
 			keyName: "ci",
 			scopes:  []string{"read", "read"},

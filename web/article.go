@@ -235,10 +235,6 @@ func (h *ArticleHandler) Mine(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if p.Cursor != nil {
-		abortWith(c, http.StatusUnprocessableEntity, "cursor", "is not supported here; page with offset")
-		return
-	}
 	var status domain.ArticleStatus
 	if s := c.Query("status"); s != "" {
 		st, ok := domain.ParseArticleStatus(s)

@@ -18,7 +18,7 @@ import (
 type CommentService interface {
 	Add(ctx context.Context, viewerID int64, slug, body string) (domain.CommentView, error)
 	AddIdempotent(ctx context.Context, viewerID int64, slug, body string, idem service.Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error)
-	List(ctx context.Context, viewerID int64, slug string, afterSeq int64, limit int) ([]domain.CommentView, error)
+	List(ctx context.Context, viewerID int64, slug string, afterSeq int64, limit int) (service.CommentList, error)
 	Delete(ctx context.Context, viewerID int64, slug string, commentID int64) error
 }
 
@@ -74,26 +74,42 @@ func (h *CommentHandler) Add(c *gin.Context) {
 	respond(h.comments.Add(c.Request.Context(), viewerID(c), c.Param("slug"), req.Comment.Body))
 }
 
-// List handles GET /api/articles/:slug/comments, all of them (RealWorld) or, with ?after=<seq>
-// and ?limit=, the next page after the last one seen.
+// List handles GET /api/articles/:slug/comments, all of them (RealWorld) or, with ?limit= and
+// ?after=<seq> or ?cursor=<the last page's nextCursor>, the next page after the last one seen.
+// nextCursor is there only when more comments follow.
 func (h *CommentHandler) List(c *gin.Context) {
 	v := &domain.ValidationError{}
-	after := intParam(c, v, "after", 0, 0, 1<<53)
+	after := int64(intParam(c, v, "after", 0, 0, 1<<53))
 	limit := intParam(c, v, "limit", service.MaxCommentsPerRequest, 1, service.MaxCommentsPerRequest)
+	if s := c.Query("cursor"); s != "" {
+		seq, ok := decodeSeqCursor(s)
+		switch _, both := c.GetQuery("after"); {
+		case !ok:
+			v.Add("cursor", "is not a cursor this API returned")
+		case both:
+			v.Add("cursor", "cannot be combined with after")
+		default:
+			after = seq
+		}
+	}
 	if v.OrNil() != nil {
 		c.AbortWithStatusJSON(http.StatusUnprocessableEntity, errorBody{Errors: v.Fields})
 		return
 	}
-	cs, err := h.comments.List(c.Request.Context(), viewerID(c), c.Param("slug"), int64(after), limit)
+	l, err := h.comments.List(c.Request.Context(), viewerID(c), c.Param("slug"), after, limit)
 	if err != nil {
 		writeError(c, h.log, err)
 		return
 	}
-	out := make([]commentJSON, len(cs))
-	for i, cv := range cs {
+	out := make([]commentJSON, len(l.Comments))
+	for i, cv := range l.Comments {
 		out[i] = commentOf(cv)
 	}
-	renderJSON(c, http.StatusOK, gin.H{"comments": out})
+	body := gin.H{"comments": out}
+	if l.NextAfter != 0 {
+		body["nextCursor"] = encodeSeqCursor(l.NextAfter)
+	}
+	renderJSON(c, http.StatusOK, body)
 }
 
 // Delete handles DELETE /api/articles/:slug/comments/:id.

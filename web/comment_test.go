@@ -10,6 +10,7 @@ import (
 	"go.uber.org/mock/gomock"
 
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 var (
@@ -117,27 +118,28 @@ func TestListComments(t *testing.T) {
 			name: "anonymous reader gets every comment",
 			buildStubs: func(b bundle) {
 				noAuth(b)
-				b.comments.EXPECT().List(gomock.Any(), int64(0), slug, int64(0), 1000).Return([]domain.CommentView{thanks, reply}, nil)
+				b.comments.EXPECT().List(gomock.Any(), int64(0), slug, int64(0), 1000).Return(service.CommentList{Comments: []domain.CommentView{thanks, reply}}, nil)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireJSON(t, rec, http.StatusOK, `{"comments":[`+thanksJSON+`,`+replyJSON+`]}`)
 			},
 		},
 		{
-			name:    "signed-in reader",
+			name:    "signed-in reader, more comments follow",
 			headers: authHeader,
 			buildStubs: func(b bundle) {
 				expectAuth(b.users)
-				b.comments.EXPECT().List(gomock.Any(), authedID, slug, int64(0), 1000).Return([]domain.CommentView{reply}, nil)
+				b.comments.EXPECT().List(gomock.Any(), authedID, slug, int64(0), 1000).Return(service.CommentList{Comments: []domain.CommentView{reply}, NextAfter: 7}, nil)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
-				requireJSON(t, rec, http.StatusOK, `{"comments":[`+replyJSON+`]}`)
+				// more follow: the cursor names the page's last stored comment
+				requireJSON(t, rec, http.StatusOK, `{"comments":[`+replyJSON+`],"nextCursor":"`+base64URL("n:7")+`"}`)
 			},
 		},
 		{
 			name: "no comments is an empty list, not null",
 			buildStubs: func(b bundle) {
-				b.comments.EXPECT().List(gomock.Any(), int64(0), slug, int64(0), 1000).Return(nil, nil)
+				b.comments.EXPECT().List(gomock.Any(), int64(0), slug, int64(0), 1000).Return(service.CommentList{}, nil)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireJSON(t, rec, http.StatusOK, `{"comments":[]}`)
@@ -146,7 +148,7 @@ func TestListComments(t *testing.T) {
 		{
 			name: "article not found",
 			buildStubs: func(b bundle) {
-				b.comments.EXPECT().List(gomock.Any(), int64(0), slug, int64(0), 1000).Return(nil, domain.ErrNotFound)
+				b.comments.EXPECT().List(gomock.Any(), int64(0), slug, int64(0), 1000).Return(service.CommentList{}, domain.ErrNotFound)
 			},
 			checkResponse: requireNotFound,
 		},

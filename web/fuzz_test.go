@@ -203,7 +203,7 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.articles.EXPECT().Tags(a).Return(tags, err).AnyTimes()
 
 	m.comments.EXPECT().Add(a, a, a, a).Return(comment, err).AnyTimes()
-	m.comments.EXPECT().List(a, a, a, a, a).Return(comments, err).AnyTimes()
+	m.comments.EXPECT().List(a, a, a, a, a).Return(service.CommentList{Comments: comments, NextAfter: int64(len(comments))}, err).AnyTimes()
 	m.comments.EXPECT().Delete(a, a, a, a).Return(err).AnyTimes()
 
 	m.collections.EXPECT().Create(a, a, a).Return(col, err).AnyTimes()

@@ -21,6 +21,31 @@ func encodeCursor(c *domain.Cursor) string {
 	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%d:%d", c.CreatedAt.UnixMicro(), c.ID))
 }
 
+// seqCursorPrefix marks a cursor of a numbered list (comments), so a list's (time, id) cursor is
+// refused there and the other way round.
+const seqCursorPrefix = "n:"
+
+// encodeSeqCursor makes the cursor of a numbered list: the last number seen.
+func encodeSeqCursor(seq int64) string {
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%s%d", seqCursorPrefix, seq))
+}
+
+func decodeSeqCursor(s string) (int64, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return 0, false
+	}
+	n, ok := strings.CutPrefix(string(raw), seqCursorPrefix)
+	if !ok {
+		return 0, false
+	}
+	seq, err := strconv.ParseInt(n, 10, 64)
+	if err != nil || seq <= 0 || seq > 1<<53 {
+		return 0, false
+	}
+	return seq, true
+}
+
 func decodeCursor(s string) (*domain.Cursor, bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {

@@ -148,7 +148,7 @@ func apiKeyOf(k domain.APIKey, key string) apiKeyJSON {
 type createAPIKeyRequest struct {
 	APIKey struct {
 		Name   string   `json:"name"`
-		Scopes []string `json:"scopes"` // "read" and/or "write"; default ["write"]
+		Scopes []string `json:"scopes"` // "read" and/or "write"; absent or null: ["write"]; [] is refused
 	} `json:"apiKey"`
 }
 

@@ -142,6 +142,18 @@ func TestSessionEndpoints(t *testing.T) {
 				requireJSON(t, rec, http.StatusCreated, `{"apiKey":{"id":4,"name":"ci","prefix":"iw_abcdef","key":"iw_abcdef-secret","scopes":["read"],"createdAt":"2026-05-01T08:00:00.000Z","lastUsedAt":null}}`)
 			},
 		},
+		{
+			name: "an empty scope list reaches the service as given, not as absent", method: "POST", path: "/api/user/api-keys", headers: authHeader,
+			body: `{"apiKey":{"name":"ci","scopes":[]}}`,
+			buildStubs: func(b sessionBundle) {
+				expectAuth(b.users)
+				b.sessions.EXPECT().CreateAPIKey(gomock.Any(), authedID, "ci", []string{}).
+					Return(domain.APIKey{}, "", domain.NewValidationError("scopes", "must name at least one scope"))
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusUnprocessableEntity, map[string][]string{"scopes": {"must name at least one scope"}})
+			},
+		},
 	})
 }
 

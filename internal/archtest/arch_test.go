@@ -29,7 +29,7 @@ var allowed = map[string]struct{ imports, tests string }{
 	"auth":               {imports: "domain"},
 	"bench/loadgen":      {},
 	"cache":              {imports: "domain", tests: "internal/testenv"},
-	"cmd/inkwell":        {imports: ". auth domain ioc migrations repository", tests: "internal/testenv"},
+	"cmd/inkwell":        {imports: ". auth domain ioc migrations repository", tests: "internal/apptest internal/testenv"},
 	"dao":                {},
 	"delivery":           {imports: "domain", tests: "internal/testenv"}, // tests mail through a loopback SMTP server
 	"domain":             {},

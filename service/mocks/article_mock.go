@@ -87,13 +87,12 @@ func (mr *MockArticleRepositoryMockRecorder) Delete(ctx, a any) *gomock.Call {
 }
 
 // Feed mocks base method.
-func (m *MockArticleRepository) Feed(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, int64, error) {
+func (m *MockArticleRepository) Feed(ctx context.Context, followerID int64, p domain.Page) (service.ArticlePage, error) {
 	m.ctrl.T.Helper()
 	ret := m.ctrl.Call(m, "Feed", ctx, followerID, p)
-	ret0, _ := ret[0].([]domain.Article)
-	ret1, _ := ret[1].(int64)
-	ret2, _ := ret[2].(error)
-	return ret0, ret1, ret2
+	ret0, _ := ret[0].(service.ArticlePage)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
 }
 
 // Feed indicates an expected call of Feed.
@@ -133,13 +132,12 @@ func (mr *MockArticleRepositoryMockRecorder) GetBySlug(ctx, slug any) *gomock.Ca
 }
 
 // ListByAuthor mocks base method.
-func (m *MockArticleRepository) ListByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) ([]domain.Article, int64, error) {
+func (m *MockArticleRepository) ListByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) (service.ArticlePage, error) {
 	m.ctrl.T.Helper()
 	ret := m.ctrl.Call(m, "ListByAuthor", ctx, authorID, status, p)
-	ret0, _ := ret[0].([]domain.Article)
-	ret1, _ := ret[1].(int64)
-	ret2, _ := ret[2].(error)
-	return ret0, ret1, ret2
+	ret0, _ := ret[0].(service.ArticlePage)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
 }
 
 // ListByAuthor indicates an expected call of ListByAuthor.
@@ -149,13 +147,12 @@ func (mr *MockArticleRepositoryMockRecorder) ListByAuthor(ctx, authorID, status,
 }
 
 // ListPublished mocks base method.
-func (m *MockArticleRepository) ListPublished(ctx context.Context, q service.ArticleQuery) ([]domain.Article, int64, error) {
+func (m *MockArticleRepository) ListPublished(ctx context.Context, q service.ArticleQuery) (service.ArticlePage, error) {
 	m.ctrl.T.Helper()
 	ret := m.ctrl.Call(m, "ListPublished", ctx, q)
-	ret0, _ := ret[0].([]domain.Article)
-	ret1, _ := ret[1].(int64)
-	ret2, _ := ret[2].(error)
-	return ret0, ret1, ret2
+	ret0, _ := ret[0].(service.ArticlePage)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
 }
 
 // ListPublished indicates an expected call of ListPublished.

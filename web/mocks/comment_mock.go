@@ -88,10 +88,10 @@ func (mr *MockCommentServiceMockRecorder) Delete(ctx, viewerID, slug, commentID 
 }
 
 // List mocks base method.
-func (m *MockCommentService) List(ctx context.Context, viewerID int64, slug string, afterSeq int64, limit int) ([]domain.CommentView, error) {
+func (m *MockCommentService) List(ctx context.Context, viewerID int64, slug string, afterSeq int64, limit int) (service.CommentList, error) {
 	m.ctrl.T.Helper()
 	ret := m.ctrl.Call(m, "List", ctx, viewerID, slug, afterSeq, limit)
-	ret0, _ := ret[0].([]domain.CommentView)
+	ret0, _ := ret[0].(service.CommentList)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
