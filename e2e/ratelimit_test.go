@@ -258,3 +258,33 @@ func TestRateLimitHasNoWindowBoundary(t *testing.T) {
 		t.Fatalf("only %d requests admitted in %v, want at least the budget, %d", len(admitted), window/2+window, limit)
 	}
 }
+
+// TestRateLimitSearchPerClient: the three search endpoints share one budget per client, the
+// client IP as the trusted proxy names it or the signed-in user; a search over it is 429 with
+// Retry-After, and other clients search on.
+func TestRateLimitSearchPerClient(t *testing.T) {
+	parallel(t)
+	app := startApp(t, noAuthLimit, func(c *ioc.Config) {
+		c.RateWrites, c.RateSearch = "0", "3/1h" // one search every 20 minutes after the first 3
+		c.TrustedProxies = "127.0.0.1"           // the test is the proxy: X-Forwarded-For names the client
+	})
+	acc := signUp(t, app, accountOpts{})
+	from := func(ip string) []string { return []string{"X-Forwarded-For", ip} }
+	for i, path := range []string{"/api/search/articles?q=dragons", "/api/search/users?q=jake", "/api/search/tags?q=dr"} {
+		res := app.call(t, "GET", path, "", nil, from("203.0.113.1")...).Expect(t, http.StatusOK)
+		if h := rateOf(res); h.limit != "3" || h.remaining != strconv.Itoa(2-i) || h.retryAfter != "" {
+			t.Fatalf("GET %s: headers %+v, want limit 3, remaining %d", path, h, 2-i)
+		}
+	}
+	res := app.call(t, "GET", "/api/search/articles?q=dragons", "", nil, from("203.0.113.1")...)
+	requireErrorField(t, res, http.StatusTooManyRequests, "body")
+	if h := rateOf(res); h.remaining != "0" || atoi(t, "Retry-After", h.retryAfter) < 1199 || atoi(t, "Retry-After", h.retryAfter) > 1200 {
+		t.Fatalf("over the budget: headers %+v, want Retry-After 1199..1200 (one search every 20 minutes)", h)
+	}
+	// Another client, and a signed-in user at the limited client's address, have budgets of their own.
+	app.call(t, "GET", "/api/search/articles?q=dragons", "", nil, from("203.0.113.2")...).Expect(t, http.StatusOK)
+	res = app.call(t, "GET", "/api/search/articles?q=dragons", acc.Token, nil, from("203.0.113.1")...).Expect(t, http.StatusOK)
+	if h := rateOf(res); h.remaining != "2" {
+		t.Fatalf("the signed-in user's first search: headers %+v, want 2 remaining", h)
+	}
+}
