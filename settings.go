@@ -37,6 +37,8 @@ func NewRouterConfig(cfg *ioc.Config, tracing *ioc.Tracing) web.RouterConfig {
 	rc.RateLimits.Auth = web.RateRule{Name: "auth", Limit: n, Window: w}
 	n, w, _ = ioc.ParseRate(cfg.RateWrites)
 	rc.RateLimits.Writes = web.RateRule{Name: "writes", Limit: n, Window: w}
+	n, w, _ = ioc.ParseRate(cfg.RateSearch)
+	rc.RateLimits.Search = web.RateRule{Name: "search", Limit: n, Window: w}
 	rc.TrustedProxies, _ = ioc.ParseTrustedProxies(cfg.TrustedProxies) // Validate refused a bad entry
 	return rc
 }

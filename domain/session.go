@@ -68,7 +68,9 @@ type RateDecision struct {
 	Allowed   bool
 	Limit     int
 	Remaining int
-	Reset     time.Duration // until the window ends
+	Reset     time.Duration // until the whole budget is back
+	// RetryAfter is, for a refused request, how long until one would be allowed.
+	RetryAfter time.Duration
 }
 
 // Scope is what an API key may do. No scope includes account management (credentials, keys,

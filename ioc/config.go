@@ -63,6 +63,7 @@ type Config struct {
 	SessionsPerUser int
 	RateAuth        string
 	RateWrites      string
+	RateSearch      string
 	TrustedProxies  string
 
 	Argon2MemoryKiB     uint
@@ -273,6 +274,7 @@ func Flags(fs *flag.FlagSet) *Config {
 	intf(&c.SessionsPerUser, "sessions-per-user", "INKWELL_SESSIONS_PER_USER", 100, "live login sessions one user may hold; a login past it ends the least recently used (refreshed) one")
 	str(&c.RateAuth, "rate-auth", "INKWELL_RATE_AUTH", "60/1m", "per-client-IP limit on registration, login and code login (N/duration; 0 disables)")
 	str(&c.RateWrites, "rate-writes", "INKWELL_RATE_WRITES", "300/1m", "per-user limit on writes (N/duration; 0 disables)")
+	str(&c.RateSearch, "rate-search", "INKWELL_RATE_SEARCH", "120/1m", "per-client limit on GET /api/search/* (the user when signed in, else the client IP; N/duration; 0 disables)")
 	str(&c.TrustedProxies, "trusted-proxies", "INKWELL_TRUSTED_PROXIES", "", "comma-separated proxy IPs/CIDRs whose X-Forwarded-For names the client")
 
 	uintf(&c.Argon2MemoryKiB, "argon2-memory-kib", "INKWELL_ARGON2_MEMORY_KIB", 19*1024, "Argon2id memory per hash in KiB (minimum 19456)")
@@ -389,7 +391,7 @@ func (c *Config) Validate(log *slog.Logger) error {
 	if c.SessionsPerUser < 1 {
 		errs = append(errs, fmt.Errorf("INKWELL_SESSIONS_PER_USER must be at least 1, not %d", c.SessionsPerUser))
 	}
-	for name, v := range map[string]string{"INKWELL_RATE_AUTH": c.RateAuth, "INKWELL_RATE_WRITES": c.RateWrites} {
+	for name, v := range map[string]string{"INKWELL_RATE_AUTH": c.RateAuth, "INKWELL_RATE_WRITES": c.RateWrites, "INKWELL_RATE_SEARCH": c.RateSearch} {
 		if _, _, err := ParseRate(v); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}

@@ -105,6 +105,39 @@ func TestConnectGate(t *testing.T) {
 		}
 	})
 
+	t.Run("a connected connection dials only cancel requests: never counted, refused while paused", func(t *testing.T) {
+		t.Parallel()
+		d := setup(t)
+		ctx := context.Background()
+		conn := d.pcfg.ConnConfig.Copy() // what pgxpool hands BeforeConnect for each new connection
+		if err := d.pcfg.BeforeConnect(ctx, conn); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.AfterConnect(ctx, nil); err != nil { // connected
+			t.Fatal(err)
+		}
+		cancelRequest := func() (net.Conn, error) { return conn.DialFunc(ctx, "tcp", "127.0.0.1:5432") }
+		for range 2 * connectGateFailures {
+			c, err := cancelRequest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = c.Close() // the server closes a cancel request without an answer
+		}
+		c, err := dial(d)
+		if err != nil {
+			t.Fatalf("a connection attempt after %d unanswered cancel requests: %v", 2*connectGateFailures, err)
+		}
+		answered(t, c)
+		d.fail = true
+		for range connectGateFailures {
+			_, _ = dial(d)
+		}
+		if _, err := cancelRequest(); !errors.Is(err, errConnectPaused) {
+			t.Fatalf("a cancel request while paused: %v, want errConnectPaused", err)
+		}
+	})
+
 	t.Run("after the pause one probe passes and its answer reopens the gate", func(t *testing.T) {
 		t.Parallel()
 		d := setup(t)

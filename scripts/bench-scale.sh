@@ -81,7 +81,7 @@ scale_measure() {
 	# A shutdown timeout under stop_pid's 10 s, and no drain delay before it: at 1M articles a background job (the ranking pass)
 	# may still be running when the rows end, and the server should stop, not be killed.
 	"${SCALE_ENV[@]}" INKWELL_ADDR="$API_ADDR" INKWELL_MIGRATE_ON_START=false INKWELL_JWT_LIFETIME=1h \
-		INKWELL_RATE_WRITES=0 INKWELL_RATE_AUTH=0 INKWELL_SHUTDOWN_TIMEOUT=7s INKWELL_DRAIN_DELAY=0 INKWELL_METRICS_ADDR= bin/inkwell serve >"$WORK/inkwell-scale-$label.log" 2>&1 &
+		INKWELL_RATE_WRITES=0 INKWELL_RATE_AUTH=0 INKWELL_RATE_SEARCH=0 INKWELL_SHUTDOWN_TIMEOUT=7s INKWELL_DRAIN_DELAY=0 INKWELL_METRICS_ADDR= bin/inkwell serve >"$WORK/inkwell-scale-$label.log" 2>&1 &
 	API_PID=$!
 	wait_http 30 "$base/healthz" "$API_PID" "inkwell (scale $label)"
 

@@ -15,7 +15,8 @@ import (
 
 //go:generate go tool mockgen -source=ratelimit.go -destination=mocks/ratelimit_mock.go -package=mocks
 
-// RateLimiter counts a request against a limit per window.
+// RateLimiter counts a request against a limit per window: Limit requests at once at most, the
+// budget refilling at Limit per Window (cache.RateLimiter).
 type RateLimiter interface {
 	Allow(ctx context.Context, key string, limit int, window time.Duration) (domain.RateDecision, error)
 }
@@ -31,11 +32,13 @@ type RateRule struct {
 type RateLimits struct {
 	Auth   RateRule // per client IP: registration, login, code sending and code login
 	Writes RateRule // per user: every authenticated write
+	Search RateRule // per user when signed in, else per client IP: GET /api/search/*
 }
 
 // rateLimit counts each request against rule for the key keyOf gives, answers 429 with
-// Retry-After when it is over, and always sets the X-RateLimit-* headers. When the limiter fails
-// (Redis down) requests pass: an outage of the limiter must not become an outage of the API.
+// Retry-After (until one more request would be allowed) when it is over, and always sets the
+// X-RateLimit-* headers (Reset: until the whole budget is back). When the limiter fails (Redis
+// down) requests pass: an outage of the limiter must not become an outage of the API.
 func rateLimit(l RateLimiter, rule RateRule, keyOf func(*gin.Context) string, log *slog.Logger) gin.HandlerFunc {
 	if rule.Limit <= 0 {
 		return func(c *gin.Context) { c.Next() }
@@ -47,20 +50,32 @@ func rateLimit(l RateLimiter, rule RateRule, keyOf func(*gin.Context) string, lo
 			c.Next()
 			return
 		}
-		reset := strconv.Itoa(int(math.Ceil(d.Reset.Seconds())))
 		h := c.Writer.Header()
 		h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
 		h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
-		h.Set("X-RateLimit-Reset", reset)
+		h.Set("X-RateLimit-Reset", seconds(d.Reset))
 		if !d.Allowed {
-			h.Set("Retry-After", reset)
-			abortWith(c, http.StatusTooManyRequests, "body", "too many requests; retry after "+reset+" seconds")
+			retry := seconds(d.RetryAfter)
+			h.Set("Retry-After", retry)
+			abortWith(c, http.StatusTooManyRequests, "body", "too many requests; retry after "+retry+" seconds")
 			return
 		}
 		c.Next()
 	}
 }
 
+// seconds rounds d up to whole seconds, at least 1: a client told 0 would retry at once.
+func seconds(d time.Duration) string { return strconv.Itoa(max(int(math.Ceil(d.Seconds())), 1)) }
+
 func byClientIP(c *gin.Context) string { return "ip:" + c.ClientIP() }
 
 func byUser(c *gin.Context) string { return "user:" + strconv.FormatInt(viewerID(c), 10) }
+
+// byClient is the signed-in user (authenticated by the route's middleware, so a made-up token
+// cannot buy a fresh budget), else the client IP.
+func byClient(c *gin.Context) string {
+	if viewerID(c) != 0 {
+		return byUser(c)
+	}
+	return byClientIP(c)
+}

@@ -72,24 +72,24 @@ func TestRateLimitAuth(t *testing.T) {
 			},
 		},
 		{
-			name:   "over the limit: 429 with Retry-After, the handler never runs",
+			name:   "over the limit: 429 with Retry-After (until one more fits), the handler never runs",
 			body:   loginBody,
 			limits: testLimits,
 			buildStubs: func(t *testing.T, b safetyBundle) {
-				allow(domain.RateDecision{Allowed: false, Limit: 5, Remaining: 0, Reset: 30 * time.Second}, nil)(t, b)
+				allow(domain.RateDecision{Allowed: false, Limit: 5, Remaining: 0, Reset: time.Minute, RetryAfter: 11500 * time.Millisecond}, nil)(t, b)
 				b.users.EXPECT().Login(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
-				requireErrors(t, rec, http.StatusTooManyRequests, map[string][]string{"body": {"too many requests; retry after 30 seconds"}})
-				requireRateHeaders(t, rec, "5", "0", "30", "30")
+				requireErrors(t, rec, http.StatusTooManyRequests, map[string][]string{"body": {"too many requests; retry after 12 seconds"}})
+				requireRateHeaders(t, rec, "5", "0", "60", "12")
 			},
 		},
 		{
-			name:   "a window ending within the second rounds up: Retry-After is never 0",
+			name:   "a wait within the second rounds up: Retry-After is never 0",
 			body:   loginBody,
 			limits: testLimits,
 			buildStubs: func(t *testing.T, b safetyBundle) {
-				allow(domain.RateDecision{Allowed: false, Limit: 5, Remaining: 0, Reset: 200 * time.Millisecond}, nil)(t, b)
+				allow(domain.RateDecision{Allowed: false, Limit: 5, Remaining: 0, Reset: 200 * time.Millisecond, RetryAfter: 200 * time.Millisecond}, nil)(t, b)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireStatus(t, rec, http.StatusTooManyRequests)
@@ -128,7 +128,7 @@ func TestRateLimitAuth(t *testing.T) {
 			headers: map[string]string{"Idempotency-Key": "reg"},
 			limits:  testLimits,
 			buildStubs: func(t *testing.T, b safetyBundle) {
-				allow(domain.RateDecision{Allowed: false, Limit: 5, Remaining: 0, Reset: time.Second}, nil)(t, b)
+				allow(domain.RateDecision{Allowed: false, Limit: 5, Remaining: 0, Reset: time.Second, RetryAfter: time.Second}, nil)(t, b)
 				b.users.EXPECT().RegisterIdempotent(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 				b.users.EXPECT().Register(gomock.Any(), gomock.Any()).Times(0)
 			},
@@ -142,7 +142,7 @@ func TestRateLimitAuth(t *testing.T) {
 func TestRateLimitWrites(t *testing.T) {
 	t.Parallel()
 	allowed := domain.RateDecision{Allowed: true, Limit: 3, Remaining: 2, Reset: 45 * time.Second}
-	denied := domain.RateDecision{Allowed: false, Limit: 3, Remaining: 0, Reset: 45 * time.Second}
+	denied := domain.RateDecision{Allowed: false, Limit: 3, Remaining: 0, Reset: time.Minute, RetryAfter: 15 * time.Second}
 	writes := func(d domain.RateDecision, err error) func(b safetyBundle) {
 		return func(b safetyBundle) {
 			b.limiter.EXPECT().Allow(gomock.Any(), "writes:user:7", 3, time.Minute).Return(d, err)
@@ -176,7 +176,7 @@ func TestRateLimitWrites(t *testing.T) {
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireStatus(t, rec, http.StatusTooManyRequests)
-				requireRateHeaders(t, rec, "3", "0", "45", "45")
+				requireRateHeaders(t, rec, "3", "0", "60", "15")
 			},
 		},
 		{

@@ -73,7 +73,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 
 	pass := func(c *gin.Context) { c.Next() }
 	// Writes by a signed-in user count against the user's write budget; reads do not.
-	writeLimit, authLimit := gin.HandlerFunc(pass), gin.HandlerFunc(pass)
+	writeLimit, authLimit, searchLimit := gin.HandlerFunc(pass), gin.HandlerFunc(pass), gin.HandlerFunc(pass)
 	if h.Limiter != nil {
 		limit := rateLimit(h.Limiter, cfg.RateLimits.Writes, byUser, log)
 		writeLimit = func(c *gin.Context) {
@@ -84,6 +84,9 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 			limit(c)
 		}
 		authLimit = rateLimit(h.Limiter, cfg.RateLimits.Auth, byClientIP, log)
+		// Searches are PostgreSQL's dearest reads: without a budget one client's burst fills the
+		// search pool and every other searcher queues behind it.
+		searchLimit = rateLimit(h.Limiter, cfg.RateLimits.Search, byClient, log)
 	}
 	idemUser, idemClient := gin.HandlerFunc(pass), gin.HandlerFunc(pass)
 	if h.Idempotency != nil {
@@ -141,10 +144,12 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	auth.POST("/articles/:slug/collect", h.Collections.Collect)
 	auth.DELETE("/articles/:slug/collect", h.Collections.Uncollect)
 	api.GET("/tags", h.Articles.Tags)
-	// Search has paths of its own, so no article slug is ever shadowed.
-	pub.GET("/search/articles", h.Search.Articles)
-	pub.GET("/search/users", h.SearchPeople.Users)
-	api.GET("/search/tags", h.SearchTags.Tags)
+	// Search has paths of its own, so no article slug is ever shadowed. One budget per client,
+	// counted after authentication: a signed-in user's own, else the client IP's. Tag search is
+	// public and never reads a token, so it always counts against the IP's.
+	pub.GET("/search/articles", searchLimit, h.Search.Articles)
+	pub.GET("/search/users", searchLimit, h.SearchPeople.Users)
+	api.GET("/search/tags", searchLimit, h.SearchTags.Tags)
 
 	auth.POST("/collections", h.Collections.Create)
 	auth.GET("/collections", h.Collections.List)
