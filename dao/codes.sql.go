@@ -11,7 +11,7 @@ import (
 )
 
 const loginCodeGet = `-- name: LoginCodeGet :one
-SELECT target, code_hash, attempts_left, spent, sent_at, expires_at FROM login_codes WHERE target = $1::text AND expires_at > $2::timestamptz
+SELECT target, code_hash, attempts_left, spent, sent_at, expires_at, strong FROM login_codes WHERE target = $1::text AND expires_at > $2::timestamptz
 `
 
 type LoginCodeGetParams struct {
@@ -29,6 +29,7 @@ func (q *Queries) LoginCodeGet(ctx context.Context, db DBTX, arg LoginCodeGetPar
 		&i.Spent,
 		&i.SentAt,
 		&i.ExpiresAt,
+		&i.Strong,
 	)
 	return i, err
 }

@@ -469,6 +469,18 @@ type Querier interface {
 	// most used first. A range of tag_article_counts_prefix_idx, sorted by count: its cost is the number
 	// of tags sharing the prefix, never the number of articles.
 	TagSearchPrefix(ctx context.Context, db DBTX, arg TagSearchPrefixParams) ([]TagArticleCount, error)
+	// Every account the old and the new email rule may disagree on, and every account that lost its
+	// address to another (users_email_recheck_idx): what `inkwell users collisions` starts from.
+	UserEmailCollisionCandidates(ctx context.Context, db DBTX) ([]UserEmailCollisionCandidatesRow, error)
+	// Stores the account's canonical email as the recheck computed it, if its email and canonical
+	// form are still the ones it read (a concurrent change wins, and is rechecked in turn).
+	UserEmailRecheck(ctx context.Context, db DBTX, arg UserEmailRecheckParams) (int64, error)
+	// The accounts holding any of the canonical emails (users_email_key).
+	UserEmailsByCanonical(ctx context.Context, db DBTX, canonicals []string) ([]UserEmailsByCanonicalRow, error)
+	// A batch of the accounts whose canonical email is not known to follow the current rule (a
+	// non-ASCII email written since the last recheck, by this version or an older one), after id
+	// @after (users_email_recheck_idx).
+	UserEmailsToRecheck(ctx context.Context, db DBTX, arg UserEmailsToRecheckParams) ([]UserEmailsToRecheckRow, error)
 	// Emails are compared in their canonical form (domain.CanonicalEmail).
 	UserGetByEmail(ctx context.Context, db DBTX, emailCanonical string) (User, error)
 	UserGetByID(ctx context.Context, db DBTX, id int64) (User, error)

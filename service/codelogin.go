@@ -168,15 +168,23 @@ func (s *CodeLoginService) VerifyOwnCode(ctx context.Context, u domain.User, cod
 	return nil
 }
 
-// parseCodeTarget parses the target and returns its storage key. Codes are never sent to the
-// reserved .invalid domain (phone accounts' placeholders).
+// parseCodeTarget parses the target and returns its storage key. A code login may create an
+// account, so an email must be acceptable as a new address (ValidateNewEmail): codes are never
+// sent to the reserved .invalid domain (phone accounts' placeholders), to a domain IDNA refuses,
+// or to a look-alike local part.
 func parseCodeTarget(email, phone string) (domain.CodeTarget, string, error) {
 	t, err := domain.ParseCodeTarget(email, phone)
 	if err != nil {
 		return domain.CodeTarget{}, "", err
 	}
-	if t.Channel == "email" && domain.EmailReserved(CanonicalEmail(t.Address)) {
-		return domain.CodeTarget{}, "", domain.NewValidationError("email", "uses a reserved domain")
+	if t.Channel == "email" {
+		if problems := NewEmailProblems(t.Address); len(problems) > 0 {
+			v := &domain.ValidationError{}
+			for _, p := range problems {
+				v.Add("email", p)
+			}
+			return domain.CodeTarget{}, "", v
+		}
 	}
 	return t, codeTargetKey(t), nil
 }

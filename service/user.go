@@ -307,7 +307,7 @@ func (s *UserService) Update(ctx context.Context, cred domain.Credential, in Upd
 	if in.Email != nil {
 		e := domain.NormalizeEmail(*in.Email)
 		in.Email = &e
-		domain.ValidateEmail(v, e) // a reserved domain is refused below, if the email changes
+		domain.ValidateEmail(v, e) // a reserved or look-alike address is refused below, if the email changes
 	}
 	if in.Username != nil {
 		domain.ValidateUsernameFormat(v, *in.Username)
@@ -324,16 +324,16 @@ func (s *UserService) Update(ctx context.Context, cred domain.Credential, in Upd
 	if err := v.OrNil(); err != nil {
 		return domain.User{}, err
 	}
-	if in.Email != nil && domain.EmailReserved(CanonicalEmail(*in.Email)) {
-		// Refused before the step-up asks for a password: moving to a reserved address is bad
-		// input whoever asks (keeping the one the account has is not a change; checked again
-		// below, in the transaction).
+	if in.Email != nil && len(NewEmailProblems(*in.Email)) > 0 {
+		// Refused before the step-up asks for a password: moving to a reserved or look-alike
+		// address is bad input whoever asks (keeping the one the account has is not a change;
+		// checked again below, in the transaction).
 		cur, err := s.users.GetByID(ctx, userID)
 		if err != nil && !errors.Is(err, domain.ErrNotFound) {
 			return domain.User{}, err
 		}
-		if CanonicalEmail(cur.Email) != CanonicalEmail(*in.Email) {
-			return domain.User{}, domain.NewValidationError("email", "uses a reserved domain")
+		if err := refuseNewEmail(cur.Email, *in.Email); err != nil {
+			return domain.User{}, err
 		}
 	}
 	verified, err := s.stepUp(ctx, userID, &in)
@@ -353,8 +353,10 @@ func (s *UserService) Update(ctx context.Context, cred domain.Credential, in Upd
 	apply := func(u *domain.User) error {
 		// A settings form sends every field back: an account may keep a name or address that is
 		// reserved now (a phone account's placeholder email), but not change to one.
-		if in.Email != nil && CanonicalEmail(*in.Email) != CanonicalEmail(u.Email) && domain.EmailReserved(CanonicalEmail(*in.Email)) {
-			return domain.NewValidationError("email", "uses a reserved domain")
+		if in.Email != nil {
+			if err := refuseNewEmail(u.Email, *in.Email); err != nil {
+				return err
+			}
 		}
 		if in.Username != nil && !strings.EqualFold(*in.Username, u.Username) && domain.UsernameReserved(*in.Username) {
 			return domain.NewValidationError("username", "is reserved")
@@ -497,6 +499,19 @@ func (s *UserService) rehash(ctx context.Context, u domain.User, password string
 func (s *UserService) burnVerification(password string) {
 	s.dummyOnce.Do(func() { s.dummyHash, _ = s.hasher.Hash("inkwell-timing-equalizer") })
 	_, _, _ = s.hasher.Verify(password, s.dummyHash)
+}
+
+// refuseNewEmail is the validation error of an account moving from current to email, when email
+// is another address that may not become an account's (NewEmailProblems); nil otherwise.
+func refuseNewEmail(current, email string) error {
+	if CanonicalEmail(current) == CanonicalEmail(email) {
+		return nil
+	}
+	v := &domain.ValidationError{}
+	for _, p := range NewEmailProblems(email) {
+		v.Add("email", p)
+	}
+	return v.OrNil()
 }
 
 func uniquenessAsValidation(err error) error {
