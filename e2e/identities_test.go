@@ -13,8 +13,9 @@ import (
 )
 
 // TestCodeLoginFailureBudget: wrong guesses count per target across codes; once the budget is
-// used up, code login (and sending) for that target answers 429 with Retry-After, even with the
-// right code, and every wrong guess before that answered the same 401.
+// used up, six-digit codes for that target answer 429 with Retry-After, even the right one, and
+// every wrong guess before that answered the same 401. The owner is not locked out: the next send
+// is a strong code, which logs in whatever was guessed before it.
 func TestCodeLoginFailureBudget(t *testing.T) {
 	parallel(t)
 	app, inbox := startCodeApp(t, func(c *ioc.Config) { c.CodeFailureBudget, c.CodeAttempts = 4, 3 })
@@ -47,7 +48,20 @@ func TestCodeLoginFailureBudget(t *testing.T) {
 	if s, err := strconv.Atoi(locked.Header.Get("Retry-After")); err != nil || time.Duration(s)*time.Second < 23*time.Hour {
 		t.Fatalf("Retry-After %q, want about a day", locked.Header.Get("Retry-After"))
 	}
-	app.Do("POST", "/api/users/login/code/send", "", target).Expect(t, http.StatusTooManyRequests)
+
+	if err := rdb.Del(context.Background(), app.Cfg.RedisPrefix+"logincode:{email:victim@example.com}").Err(); err != nil {
+		t.Fatal(err)
+	}
+	app.Do("POST", "/api/users/login/code/send", "", target).Expect(t, http.StatusAccepted)
+	strong := app.codeOf(inbox, "email:victim@example.com")
+	if !accountCodePattern.MatchString(strong) {
+		t.Fatalf("the code sent to a locked target is %q, want a strong XXXXX-XXXXX code", strong)
+	}
+	for range 5 { // wrong guesses do not burn a strong code
+		guess("ZZZZZ-ZZZZZ").Expect(t, http.StatusUnauthorized)
+		guess(wrongFor(second)).Expect(t, http.StatusUnauthorized)
+	}
+	guess(strings.ToLower(strong)).Expect(t, http.StatusOK)
 }
 
 // TestPhoneLoginCannotBeBlocked: the .invalid domain cannot be registered, and a phone's first
