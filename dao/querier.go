@@ -18,13 +18,20 @@ type Querier interface {
 	APIKeyRevoke(ctx context.Context, db DBTX, arg APIKeyRevokeParams) (int64, error)
 	APIKeyRevokeAllByUser(ctx context.Context, db DBTX, userID int64) (int64, error)
 	APIKeyRevokeAllOfUser(ctx context.Context, db DBTX, userID int64) error
+	// Counts a wrong guess from any client: the code's total, for an operator. The limit on guesses
+	// is per client (account_code_misses).
 	AccountCodeCountAttempt(ctx context.Context, db DBTX, arg AccountCodeCountAttemptParams) error
+	AccountCodeCountMiss(ctx context.Context, db DBTX, arg AccountCodeCountMissParams) error
 	AccountCodeCountPrunable(ctx context.Context, db DBTX, arg AccountCodeCountPrunableParams) (int64, error)
 	// The account's code for purpose, locked, with whether it is still usable by the database's clock.
 	AccountCodeGetForUpdate(ctx context.Context, db DBTX, arg AccountCodeGetForUpdateParams) (AccountCodeGetForUpdateRow, error)
 	// Stores a new code for the account and purpose unless the previous one was sent less than
 	// resend_seconds ago (then no row comes back). Attempts and spending start again.
 	AccountCodeIssue(ctx context.Context, db DBTX, arg AccountCodeIssueParams) (int64, error)
+	// The wrong guesses one client made at the account's code for purpose.
+	AccountCodeMisses(ctx context.Context, db DBTX, arg AccountCodeMissesParams) (int32, error)
+	// A new code: every client may guess again.
+	AccountCodeMissesReset(ctx context.Context, db DBTX, arg AccountCodeMissesResetParams) error
 	// Verification and reset codes that expired longer than keep ago, spent or not (the resend
 	// interval they hold is far shorter than their validity).
 	AccountCodePruneBatch(ctx context.Context, db DBTX, arg AccountCodePruneBatchParams) (int64, error)

@@ -17,7 +17,9 @@ import (
 // domain.ErrEmailTaken / domain.ErrUsernameTaken when a uniqueness rule is violated. Shared: the
 // profile, article, comment and rank use cases look users up through it too.
 type UserRepository interface {
-	Create(ctx context.Context, u domain.User) (domain.User, error)
+	// CreateWith inserts the user and runs then in the same unit of work (what must commit with
+	// the account: its verification mail); an error from then rolls the account back.
+	CreateWith(ctx context.Context, u domain.User, then func(tx Tx, created domain.User) error) (domain.User, error)
 	// CreateIn is Create in the caller's unit of work; a uniqueness rejection leaves tx usable.
 	CreateIn(ctx context.Context, tx Tx, u domain.User) (domain.User, error)
 	GetByID(ctx context.Context, id int64) (domain.User, error)
@@ -59,10 +61,11 @@ type SessionManager interface {
 	RevokeAllIn(ctx context.Context, tx Tx, userID int64, keep string, keys bool) error
 }
 
-// RegistrationVerifier mails a new account its email verification code
-// (AccountService.SendVerificationAfterRegister); failures are its own to log.
+// RegistrationVerifier issues a new account its email verification code, and queues the mail,
+// in the account's unit of work (AccountService.IssueVerificationIn): an account is never
+// committed without its mail, whatever crashes after the commit.
 type RegistrationVerifier interface {
-	SendVerificationAfterRegister(ctx context.Context, userID int64)
+	IssueVerificationIn(ctx context.Context, tx Tx, u domain.User) error
 }
 
 // StepUpCodes checks a login code sent to the account's own email or phone, spending it
@@ -125,11 +128,12 @@ func (s *UserService) Register(ctx context.Context, in RegisterInput) (Session, 
 	if err != nil {
 		return Session{}, err
 	}
-	created, err := s.users.Create(ctx, u)
+	created, err := s.users.CreateWith(ctx, u, func(tx Tx, created domain.User) error {
+		return s.verifier.IssueVerificationIn(ctx, tx, created)
+	})
 	if err != nil {
 		return Session{}, uniquenessAsValidation(err)
 	}
-	s.verifier.SendVerificationAfterRegister(ctx, created.ID)
 	return s.session(ctx, created)
 }
 
@@ -159,7 +163,9 @@ func (s *UserService) RegisterIdempotent(ctx context.Context, in RegisterInput, 
 			if err != nil {
 				return Session{}, uniquenessAsValidation(err)
 			}
-			tx.AfterCommit(func(ctx context.Context) { s.verifier.SendVerificationAfterRegister(ctx, created.ID) })
+			if err := s.verifier.IssueVerificationIn(ctx, tx, created); err != nil {
+				return Session{}, fmt.Errorf("issue the verification code of user %d: %w", created.ID, err)
+			}
 			t, err := s.sessions.StartIn(ctx, tx, created.ID)
 			if err != nil {
 				return Session{}, fmt.Errorf("start session for user %d: %w", created.ID, err)
