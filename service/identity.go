@@ -45,13 +45,17 @@ func LegacyCanonicalEmail(email string) string {
 	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(strings.TrimSpace(email))))
 }
 
+// asciiLower lower-cases ASCII letters only, byte by byte (an ASCII byte is never part of a
+// multi-byte UTF-8 sequence), leaving every other byte as it is: text that is not UTF-8 stays so,
+// and reaches PostgreSQL's refusal instead of turning into U+FFFD.
 func asciiLower(s string) string {
-	return strings.Map(func(r rune) rune {
-		if 'A' <= r && r <= 'Z' {
-			return r + ('a' - 'A')
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
 		}
-		return r
-	}, s)
+	}
+	return string(b)
 }
 
 // ValidateNewEmail adds a message to v when email (already normalized) is not acceptable as a
