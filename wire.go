@@ -37,7 +37,7 @@ var rootSet = wire.NewSet(
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 	NewRetentionConfig, NewRetentionJob,
-	NewSearchLanguage, NewSearchBackfill,
+	NewSearchLanguage, NewSearchBackfill, NewEmailRecheck,
 	job.NewLexiconJob,
 )
 

@@ -228,7 +228,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	durable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, codeKeys, notificationService, registry, v, log)
 	revocationRenewer := NewRevocationRenewer(sessionService, sessionConfig, v2, log)
 	searchBackfill := NewSearchBackfill(cfg, searchRepository, log)
-	workers := NewWorkers(cfg, universalClient, readStream, publisher, readAggregator, readService, durable, preloader, revocationRenewer, searchBackfill, log)
+	userEmails := repository.NewUserEmails(userRepository)
+	emailRecheck := NewEmailRecheck(userEmails, log)
+	workers := NewWorkers(cfg, universalClient, readStream, publisher, readAggregator, readService, durable, preloader, revocationRenewer, searchBackfill, emailRecheck, log)
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig(cfg)
@@ -297,7 +299,7 @@ var rootSet = wire.NewSet(
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 	NewRetentionConfig, NewRetentionJob,
-	NewSearchLanguage, NewSearchBackfill, job.NewLexiconJob,
+	NewSearchLanguage, NewSearchBackfill, NewEmailRecheck, job.NewLexiconJob,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.

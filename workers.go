@@ -48,7 +48,7 @@ func NewAggregatorConfig(cfg *ioc.Config, stream ReadStream) events.AggregatorCo
 // the stream trimmer, the preloader, the revocation lease's renewer, and the durable
 // (Postgres-backed) work.
 func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, pub *events.Publisher, agg *events.ReadAggregator, reads *service.ReadService, durable Durable,
-	preload *job.Preloader, revocations *job.RevocationRenewer, searchBackfill *job.SearchBackfill, log *slog.Logger) Workers {
+	preload *job.Preloader, revocations *job.RevocationRenewer, searchBackfill *job.SearchBackfill, emailRecheck *job.EmailRecheck, log *slog.Logger) Workers {
 	consumer := func(group string, h events.Handler) *events.Consumer {
 		return events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: group, Name: consumerName(),
@@ -66,6 +66,7 @@ func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, p
 		preload,
 		revocations,
 		searchBackfill,
+		emailRecheck,
 	}, durable...)
 	if cfg.PprofAddr != "" {
 		ws = append(ws, ioc.NewPprofServer(cfg.PprofAddr, log))
@@ -119,6 +120,16 @@ func NewArticlePreloader(articles *repository.ArticleRepository, log *slog.Logge
 // document, at start and every INKWELL_SEARCH_BACKFILL_EVERY (one instance of a fleet at a time).
 func NewSearchBackfill(cfg *ioc.Config, search *repository.SearchRepository, log *slog.Logger) *job.SearchBackfill {
 	return job.NewSearchBackfill(search, cfg.SearchBackfillEvery, log)
+}
+
+// emailRecheckEvery is how often each instance looks for canonical emails an instance of an older
+// version wrote (only during a rolling upgrade past migration 00025 are there any).
+const emailRecheckEvery = 5 * time.Minute
+
+// NewEmailRecheck returns the worker that recomputes canonical emails written under the rule
+// before migration 00025, at start and every emailRecheckEvery.
+func NewEmailRecheck(emails *repository.UserEmails, log *slog.Logger) *job.EmailRecheck {
+	return job.NewEmailRecheck(emails, emailRecheckEvery, time.After, log)
 }
 
 // NewRevocationRenewer returns the worker that renews the revocation lease (see

@@ -46,6 +46,12 @@ func (e *codesEnv) pastResend(t *testing.T, target string) {
 	}
 }
 
+// owner and attacker are two requesting clients (their IP addresses).
+const (
+	owner    = "192.0.2.1"
+	attacker = "198.51.100.7"
+)
+
 func reasonOf(err error) domain.CodeReason {
 	var ce *domain.CodeError
 	if errors.As(err, &ce) {
@@ -61,10 +67,10 @@ func TestCodeStore_Send(t *testing.T) {
 	t.Run("resend_within_the_interval_is_refused_with_its_wait", func(t *testing.T) {
 		t.Parallel()
 		e := newCodesEnv(t, codePolicy)
-		if err := e.store.Put(ctx, "email:a@example.com", "h-1"); err != nil {
+		if err := e.store.Put(ctx, "email:a@example.com", owner, "h-1", false); err != nil {
 			t.Fatal(err)
 		}
-		err := e.store.Put(ctx, "email:a@example.com", "h-2")
+		err := e.store.Put(ctx, "email:a@example.com", owner, "h-2", false)
 		var ce *domain.CodeError
 		if !errors.As(err, &ce) || ce.Reason != domain.CodeTooSoon || ce.RetryAfter != time.Minute {
 			t.Fatalf("second put: %v, want too-soon with 60 s", err)
@@ -73,29 +79,34 @@ func TestCodeStore_Send(t *testing.T) {
 	t.Run("nothing_plain_is_stored_the_hash_only", func(t *testing.T) {
 		t.Parallel()
 		e := newCodesEnv(t, codePolicy)
-		if err := e.store.Put(ctx, "email:a@example.com", "h-1"); err != nil {
+		if err := e.store.Put(ctx, "email:a@example.com", owner, "h-1", false); err != nil {
 			t.Fatal(err)
 		}
 		got, err := e.rdb.HGetAll(ctx, e.codeKey("email:a@example.com")).Result()
-		if err != nil || got["h"] != "h-1" || len(got) != 3 {
-			t.Fatalf("code key holds %v (%v), want the hash, attempts left and the spent flag", got, err)
+		if err != nil || got["h"] != "h-1" || got["strong"] != "0" || len(got) != 4 {
+			t.Fatalf("code key holds %v (%v), want the hash, attempts left, the spent and the strong flag", got, err)
 		}
 	})
-	t.Run("daily_send_cap_per_target", func(t *testing.T) {
+	t.Run("daily_send_cap_per_client_and_target", func(t *testing.T) {
 		t.Parallel()
 		e := newCodesEnv(t, codePolicy)
+		const target = "phone:+4915100000001"
 		for i := range codePolicy.DailySends {
-			if err := e.store.Put(ctx, "phone:+4915100000001", "h"); err != nil {
+			if err := e.store.Put(ctx, target, attacker, "h", false); err != nil {
 				t.Fatalf("send %d: %v", i, err)
 			}
-			e.pastResend(t, "phone:+4915100000001")
+			e.pastResend(t, target)
 		}
-		err := e.store.Put(ctx, "phone:+4915100000001", "h")
+		err := e.store.Put(ctx, target, attacker, "h", false)
 		var ce *domain.CodeError
 		if !errors.As(err, &ce) || ce.Reason != domain.CodeSendCap || ce.RetryAfter < 23*time.Hour {
 			t.Fatalf("send over the cap: %v, want send-cap for about a day", err)
 		}
-		if err := e.store.Put(ctx, "phone:+4915100000002", "h"); err != nil {
+		// Whoever used up their sends did not use up the owner's.
+		if err := e.store.Put(ctx, target, owner, "h", false); err != nil {
+			t.Fatalf("the owner's send after another client's cap: %v", err)
+		}
+		if err := e.store.Put(ctx, "phone:+4915100000002", attacker, "h", false); err != nil {
 			t.Fatalf("another target is not capped: %v", err)
 		}
 	})
@@ -105,11 +116,11 @@ func TestCodeStore_Send(t *testing.T) {
 		p.GlobalSends = 3
 		e := newCodesEnv(t, p)
 		for i := range 3 {
-			if err := e.store.Put(ctx, "email:u"+string(rune('a'+i))+"@example.com", "h"); err != nil {
+			if err := e.store.Put(ctx, "email:u"+string(rune('a'+i))+"@example.com", owner, "h", false); err != nil {
 				t.Fatalf("send %d: %v", i, err)
 			}
 		}
-		if err := e.store.Put(ctx, "email:z@example.com", "h"); reasonOf(err) != domain.CodeBusy {
+		if err := e.store.Put(ctx, "email:z@example.com", owner, "h", false); reasonOf(err) != domain.CodeBusy {
 			t.Fatalf("fourth send in the window: %v, want busy", err)
 		}
 	})
@@ -118,19 +129,19 @@ func TestCodeStore_Send(t *testing.T) {
 		p := codePolicy
 		p.DailySends = 1
 		e := newCodesEnv(t, p)
-		if err := e.store.Put(ctx, "email:a@example.com", "h-1"); err != nil {
+		if err := e.store.Put(ctx, "email:a@example.com", owner, "h-1", false); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.store.Withdraw(ctx, "email:a@example.com", "h-other"); err != nil {
+		if err := e.store.Withdraw(ctx, "email:a@example.com", owner, "h-other"); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.store.Put(ctx, "email:a@example.com", "h-2"); reasonOf(err) != domain.CodeTooSoon {
+		if err := e.store.Put(ctx, "email:a@example.com", owner, "h-2", false); reasonOf(err) != domain.CodeTooSoon {
 			t.Fatalf("withdrawing another code lifted the interval: %v", err)
 		}
-		if err := e.store.Withdraw(ctx, "email:a@example.com", "h-1"); err != nil {
+		if err := e.store.Withdraw(ctx, "email:a@example.com", owner, "h-1"); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.store.Put(ctx, "email:a@example.com", "h-2"); err != nil {
+		if err := e.store.Put(ctx, "email:a@example.com", owner, "h-2", false); err != nil {
 			t.Fatalf("put after withdraw: %v", err)
 		}
 	})
@@ -146,7 +157,7 @@ func TestCodeStore_Verify(t *testing.T) {
 		if err := e.store.Check(ctx, "email:never@example.com", "h"); reasonOf(err) != domain.CodeInvalid {
 			t.Fatalf("never sent: %v", err)
 		}
-		if err := e.store.Put(ctx, "email:a@example.com", "h-right"); err != nil {
+		if err := e.store.Put(ctx, "email:a@example.com", owner, "h-right", false); err != nil {
 			t.Fatal(err)
 		}
 		for i := range codePolicy.Attempts + 1 { // wrong, wrong, wrong (burns), then burned
@@ -162,7 +173,7 @@ func TestCodeStore_Verify(t *testing.T) {
 	t.Run("a_used_code_is_spent_and_keeps_its_resend_window", func(t *testing.T) {
 		t.Parallel()
 		e := newCodesEnv(t, codePolicy)
-		if err := e.store.Put(ctx, "email:a@example.com", "h-right"); err != nil {
+		if err := e.store.Put(ctx, "email:a@example.com", owner, "h-right", false); err != nil {
 			t.Fatal(err)
 		}
 		if err := e.store.Check(ctx, "email:a@example.com", "h-right"); err != nil {
@@ -171,7 +182,7 @@ func TestCodeStore_Verify(t *testing.T) {
 		if err := e.store.Check(ctx, "email:a@example.com", "h-right"); reasonOf(err) != domain.CodeInvalid {
 			t.Fatalf("the code worked twice: %v", err)
 		}
-		if err := e.store.Put(ctx, "email:a@example.com", "h-next"); reasonOf(err) != domain.CodeTooSoon {
+		if err := e.store.Put(ctx, "email:a@example.com", owner, "h-next", false); reasonOf(err) != domain.CodeTooSoon {
 			t.Fatalf("a new code right after a login: %v, want too-soon", err)
 		}
 		if ttl := e.rdb.TTL(ctx, e.codeKey("email:a@example.com")).Val(); ttl <= 9*time.Minute {
@@ -186,7 +197,7 @@ func TestCodeStore_Verify(t *testing.T) {
 		const target = "email:victim@example.com"
 		wrong := 0
 		for wrong < p.FailureBudget {
-			if err := e.store.Put(ctx, target, "h-right"); err != nil {
+			if err := e.store.Put(ctx, target, owner, "h-right", false); err != nil {
 				t.Fatalf("send after %d wrong guesses: %v", wrong, err)
 			}
 			for range p.Attempts {
@@ -200,17 +211,35 @@ func TestCodeStore_Verify(t *testing.T) {
 			}
 			e.pastResend(t, target)
 		}
-		// The budget is used up: the right code is refused too, and so is a new send.
+		// The budget is used up: the right six-digit code is refused too, and so is a new one.
 		err := e.store.Check(ctx, target, "h-right")
 		var ce *domain.CodeError
 		if !errors.As(err, &ce) || ce.Reason != domain.CodeLocked || ce.RetryAfter < 23*time.Hour {
 			t.Fatalf("check after the budget: %v, want locked for about a day", err)
 		}
-		if err := e.store.Put(ctx, target, "h-new"); reasonOf(err) != domain.CodeLocked {
+		if err := e.store.Put(ctx, target, owner, "h-new", false); reasonOf(err) != domain.CodeLocked {
 			t.Fatalf("send after the budget: %v, want locked", err)
 		}
-		if err := e.store.Put(ctx, "email:other@example.com", "h"); err != nil {
+		if err := e.store.Put(ctx, "email:other@example.com", owner, "h", false); err != nil {
 			t.Fatalf("another target is not locked: %v", err)
+		}
+		// A strong code is sent and works: wrong guesses neither burn it nor lift the lock.
+		if err := e.store.Put(ctx, target, owner, "h-strong", true); err != nil {
+			t.Fatalf("strong send after the budget: %v", err)
+		}
+		for i := range p.Attempts + 2 {
+			if err := e.store.Check(ctx, target, "h-wrong"); reasonOf(err) != domain.CodeInvalid {
+				t.Fatalf("wrong guess %d of a strong code: %v, want invalid", i, err)
+			}
+		}
+		if err := e.store.Check(ctx, target, "h-strong"); err != nil {
+			t.Fatalf("the strong code after wrong guesses: %v", err)
+		}
+		if err := e.store.Check(ctx, target, "h-strong"); reasonOf(err) != domain.CodeInvalid {
+			t.Fatalf("a strong code worked twice: %v", err)
+		}
+		if fails, err := e.rdb.HGet(ctx, e.codeKey(target)+":budget", "fails").Int(); err != nil || fails != p.FailureBudget {
+			t.Fatalf("budget counted %d (%v), want it to stay at %d", fails, err, p.FailureBudget)
 		}
 	})
 }
@@ -225,7 +254,7 @@ func TestCodeStore_ConcurrentGuessesNeverExceedTheBudget(t *testing.T) {
 	e := newCodesEnv(t, p)
 	ctx := context.Background()
 	const target = "phone:+4915100000009"
-	if err := e.store.Put(ctx, target, "h-right"); err != nil {
+	if err := e.store.Put(ctx, target, owner, "h-right", false); err != nil {
 		t.Fatal(err)
 	}
 	const n = 50

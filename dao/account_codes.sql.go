@@ -29,8 +29,27 @@ type AccountCodeCountAttemptParams struct {
 	Purpose string
 }
 
+// Counts a wrong guess from any client: the code's total, for an operator. The limit on guesses
+// is per client (account_code_misses).
 func (q *Queries) AccountCodeCountAttempt(ctx context.Context, db DBTX, arg AccountCodeCountAttemptParams) error {
 	_, err := db.Exec(ctx, accountCodeCountAttempt, arg.UserID, arg.Purpose)
+	return err
+}
+
+const accountCodeCountMiss = `-- name: AccountCodeCountMiss :exec
+INSERT INTO account_code_misses (user_id, purpose, client, misses)
+VALUES ($1::bigint, $2::text, $3::text, 1)
+ON CONFLICT (user_id, purpose, client) DO UPDATE SET misses = account_code_misses.misses + 1
+`
+
+type AccountCodeCountMissParams struct {
+	UserID  int64
+	Purpose string
+	Client  string
+}
+
+func (q *Queries) AccountCodeCountMiss(ctx context.Context, db DBTX, arg AccountCodeCountMissParams) error {
+	_, err := db.Exec(ctx, accountCodeCountMiss, arg.UserID, arg.Purpose, arg.Client)
 	return err
 }
 
@@ -104,6 +123,40 @@ func (q *Queries) AccountCodeIssue(ctx context.Context, db DBTX, arg AccountCode
 	var user_id int64
 	err := row.Scan(&user_id)
 	return user_id, err
+}
+
+const accountCodeMisses = `-- name: AccountCodeMisses :one
+SELECT misses FROM account_code_misses
+WHERE user_id = $1::bigint AND purpose = $2::text AND client = $3::text
+`
+
+type AccountCodeMissesParams struct {
+	UserID  int64
+	Purpose string
+	Client  string
+}
+
+// The wrong guesses one client made at the account's code for purpose.
+func (q *Queries) AccountCodeMisses(ctx context.Context, db DBTX, arg AccountCodeMissesParams) (int32, error) {
+	row := db.QueryRow(ctx, accountCodeMisses, arg.UserID, arg.Purpose, arg.Client)
+	var misses int32
+	err := row.Scan(&misses)
+	return misses, err
+}
+
+const accountCodeMissesReset = `-- name: AccountCodeMissesReset :exec
+DELETE FROM account_code_misses WHERE user_id = $1::bigint AND purpose = $2::text
+`
+
+type AccountCodeMissesResetParams struct {
+	UserID  int64
+	Purpose string
+}
+
+// A new code: every client may guess again.
+func (q *Queries) AccountCodeMissesReset(ctx context.Context, db DBTX, arg AccountCodeMissesResetParams) error {
+	_, err := db.Exec(ctx, accountCodeMissesReset, arg.UserID, arg.Purpose)
+	return err
 }
 
 const accountCodeSpend = `-- name: AccountCodeSpend :exec

@@ -11,7 +11,7 @@ import (
 )
 
 const loginCodeGet = `-- name: LoginCodeGet :one
-SELECT target, code_hash, attempts_left, spent, sent_at, expires_at FROM login_codes WHERE target = $1::text AND expires_at > $2::timestamptz
+SELECT target, code_hash, attempts_left, spent, sent_at, expires_at, strong FROM login_codes WHERE target = $1::text AND expires_at > $2::timestamptz
 `
 
 type LoginCodeGetParams struct {
@@ -29,6 +29,7 @@ func (q *Queries) LoginCodeGet(ctx context.Context, db DBTX, arg LoginCodeGetPar
 		&i.Spent,
 		&i.SentAt,
 		&i.ExpiresAt,
+		&i.Strong,
 	)
 	return i, err
 }
@@ -129,11 +130,11 @@ func (q *Queries) LoginCodePurgeExpired(ctx context.Context, db DBTX, now time.T
 }
 
 const loginCodePut = `-- name: LoginCodePut :exec
-INSERT INTO login_codes (target, code_hash, attempts_left, spent, sent_at, expires_at)
-VALUES ($1::text, $2::text, $3::int, false, $4::timestamptz, $5::timestamptz)
+INSERT INTO login_codes (target, code_hash, attempts_left, spent, sent_at, expires_at, strong)
+VALUES ($1::text, $2::text, $3::int, false, $4::timestamptz, $5::timestamptz, $6::boolean)
 ON CONFLICT (target) DO UPDATE
 SET code_hash = EXCLUDED.code_hash, attempts_left = EXCLUDED.attempts_left, spent = false,
-    sent_at = EXCLUDED.sent_at, expires_at = EXCLUDED.expires_at
+    sent_at = EXCLUDED.sent_at, expires_at = EXCLUDED.expires_at, strong = EXCLUDED.strong
 `
 
 type LoginCodePutParams struct {
@@ -142,6 +143,7 @@ type LoginCodePutParams struct {
 	AttemptsLeft int32
 	Now          time.Time
 	ExpiresAt    time.Time
+	Strong       bool
 }
 
 func (q *Queries) LoginCodePut(ctx context.Context, db DBTX, arg LoginCodePutParams) error {
@@ -151,6 +153,7 @@ func (q *Queries) LoginCodePut(ctx context.Context, db DBTX, arg LoginCodePutPar
 		arg.AttemptsLeft,
 		arg.Now,
 		arg.ExpiresAt,
+		arg.Strong,
 	)
 	return err
 }

@@ -21,6 +21,13 @@ type AccountCode struct {
 	SpentAt   pgtype.Timestamptz
 }
 
+type AccountCodeMiss struct {
+	UserID  int64
+	Purpose string
+	Client  string
+	Misses  int32
+}
+
 type ApiKey struct {
 	ID         int64
 	UserID     int64
@@ -185,6 +192,7 @@ type LoginCode struct {
 	Spent        bool
 	SentAt       time.Time
 	ExpiresAt    time.Time
+	Strong       bool
 }
 
 type LoginCodeMeter struct {
@@ -276,17 +284,18 @@ type TagArticleCount struct {
 }
 
 type User struct {
-	ID              int64
-	Email           string
-	Username        string
-	PasswordHash    string
-	Bio             string
-	Image           string
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-	Phone           pgtype.Text
-	EmailCanonical  string
-	EmailVerifiedAt pgtype.Timestamptz
+	ID                    int64
+	Email                 string
+	Username              string
+	PasswordHash          string
+	Bio                   string
+	Image                 string
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
+	Phone                 pgtype.Text
+	EmailCanonical        string
+	EmailVerifiedAt       pgtype.Timestamptz
+	EmailCanonicalChecked bool
 }
 
 type UserFavoriteCount struct {

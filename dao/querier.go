@@ -20,13 +20,20 @@ type Querier interface {
 	APIKeyRevokeAllOfUser(ctx context.Context, db DBTX, userID int64) error
 	// The user's own articles, every status, for their caches and their deleted events.
 	AccountArticles(ctx context.Context, db DBTX, userID int64) ([]AccountArticlesRow, error)
+	// Counts a wrong guess from any client: the code's total, for an operator. The limit on guesses
+	// is per client (account_code_misses).
 	AccountCodeCountAttempt(ctx context.Context, db DBTX, arg AccountCodeCountAttemptParams) error
+	AccountCodeCountMiss(ctx context.Context, db DBTX, arg AccountCodeCountMissParams) error
 	AccountCodeCountPrunable(ctx context.Context, db DBTX, arg AccountCodeCountPrunableParams) (int64, error)
 	// The account's code for purpose, locked, with whether it is still usable by the database's clock.
 	AccountCodeGetForUpdate(ctx context.Context, db DBTX, arg AccountCodeGetForUpdateParams) (AccountCodeGetForUpdateRow, error)
 	// Stores a new code for the account and purpose unless the previous one was sent less than
 	// resend_seconds ago (then no row comes back). Attempts and spending start again.
 	AccountCodeIssue(ctx context.Context, db DBTX, arg AccountCodeIssueParams) (int64, error)
+	// The wrong guesses one client made at the account's code for purpose.
+	AccountCodeMisses(ctx context.Context, db DBTX, arg AccountCodeMissesParams) (int32, error)
+	// A new code: every client may guess again.
+	AccountCodeMissesReset(ctx context.Context, db DBTX, arg AccountCodeMissesResetParams) error
 	// Verification and reset codes that expired longer than keep ago, spent or not (the resend
 	// interval they hold is far shorter than their validity).
 	AccountCodePruneBatch(ctx context.Context, db DBTX, arg AccountCodePruneBatchParams) (int64, error)
@@ -499,6 +506,18 @@ type Querier interface {
 	// most used first. A range of tag_article_counts_prefix_idx, sorted by count: its cost is the number
 	// of tags sharing the prefix, never the number of articles.
 	TagSearchPrefix(ctx context.Context, db DBTX, arg TagSearchPrefixParams) ([]TagArticleCount, error)
+	// Every account the old and the new email rule may disagree on, and every account that lost its
+	// address to another (users_email_recheck_idx): what `inkwell users collisions` starts from.
+	UserEmailCollisionCandidates(ctx context.Context, db DBTX) ([]UserEmailCollisionCandidatesRow, error)
+	// Stores the account's canonical email as the recheck computed it, if its email and canonical
+	// form are still the ones it read (a concurrent change wins, and is rechecked in turn).
+	UserEmailRecheck(ctx context.Context, db DBTX, arg UserEmailRecheckParams) (int64, error)
+	// The accounts holding any of the canonical emails (users_email_key).
+	UserEmailsByCanonical(ctx context.Context, db DBTX, canonicals []string) ([]UserEmailsByCanonicalRow, error)
+	// A batch of the accounts whose canonical email is not known to follow the current rule (a
+	// non-ASCII email written since the last recheck, by this version or an older one), after id
+	// @after (users_email_recheck_idx).
+	UserEmailsToRecheck(ctx context.Context, db DBTX, arg UserEmailsToRecheckParams) ([]UserEmailsToRecheckRow, error)
 	// Emails are compared in their canonical form (domain.CanonicalEmail).
 	UserGetByEmail(ctx context.Context, db DBTX, emailCanonical string) (User, error)
 	UserGetByID(ctx context.Context, db DBTX, id int64) (User, error)

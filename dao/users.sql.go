@@ -7,12 +7,175 @@ package dao
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const userEmailCollisionCandidates = `-- name: UserEmailCollisionCandidates :many
+SELECT id, email, email_canonical, email_canonical_checked, username, email_verified_at, created_at
+FROM users
+WHERE octet_length(email) <> char_length(email) OR email_canonical LIKE 'duplicate:%'
+ORDER BY id
+`
+
+type UserEmailCollisionCandidatesRow struct {
+	ID                    int64
+	Email                 string
+	EmailCanonical        string
+	EmailCanonicalChecked bool
+	Username              string
+	EmailVerifiedAt       pgtype.Timestamptz
+	CreatedAt             time.Time
+}
+
+// Every account the old and the new email rule may disagree on, and every account that lost its
+// address to another (users_email_recheck_idx): what `inkwell users collisions` starts from.
+func (q *Queries) UserEmailCollisionCandidates(ctx context.Context, db DBTX) ([]UserEmailCollisionCandidatesRow, error) {
+	rows, err := db.Query(ctx, userEmailCollisionCandidates)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UserEmailCollisionCandidatesRow{}
+	for rows.Next() {
+		var i UserEmailCollisionCandidatesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.EmailCanonical,
+			&i.EmailCanonicalChecked,
+			&i.Username,
+			&i.EmailVerifiedAt,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const userEmailRecheck = `-- name: UserEmailRecheck :execrows
+UPDATE users SET email_canonical = $1::text, email_canonical_checked = true
+WHERE id = $2::bigint AND email = $3::text AND email_canonical = $4::text
+`
+
+type UserEmailRecheckParams struct {
+	EmailCanonical string
+	ID             int64
+	Email          string
+	OldCanonical   string
+}
+
+// Stores the account's canonical email as the recheck computed it, if its email and canonical
+// form are still the ones it read (a concurrent change wins, and is rechecked in turn).
+func (q *Queries) UserEmailRecheck(ctx context.Context, db DBTX, arg UserEmailRecheckParams) (int64, error) {
+	result, err := db.Exec(ctx, userEmailRecheck,
+		arg.EmailCanonical,
+		arg.ID,
+		arg.Email,
+		arg.OldCanonical,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const userEmailsByCanonical = `-- name: UserEmailsByCanonical :many
+SELECT id, email, email_canonical, email_canonical_checked, username, email_verified_at, created_at
+FROM users
+WHERE email_canonical = ANY ($1::text[])
+ORDER BY id
+`
+
+type UserEmailsByCanonicalRow struct {
+	ID                    int64
+	Email                 string
+	EmailCanonical        string
+	EmailCanonicalChecked bool
+	Username              string
+	EmailVerifiedAt       pgtype.Timestamptz
+	CreatedAt             time.Time
+}
+
+// The accounts holding any of the canonical emails (users_email_key).
+func (q *Queries) UserEmailsByCanonical(ctx context.Context, db DBTX, canonicals []string) ([]UserEmailsByCanonicalRow, error) {
+	rows, err := db.Query(ctx, userEmailsByCanonical, canonicals)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UserEmailsByCanonicalRow{}
+	for rows.Next() {
+		var i UserEmailsByCanonicalRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.EmailCanonical,
+			&i.EmailCanonicalChecked,
+			&i.Username,
+			&i.EmailVerifiedAt,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const userEmailsToRecheck = `-- name: UserEmailsToRecheck :many
+SELECT id, email, email_canonical FROM users
+WHERE (octet_length(email) <> char_length(email) OR email_canonical LIKE 'duplicate:%')
+  AND NOT email_canonical_checked AND id > $1::bigint
+ORDER BY id
+LIMIT $2::int
+`
+
+type UserEmailsToRecheckParams struct {
+	After int64
+	Lim   int32
+}
+
+type UserEmailsToRecheckRow struct {
+	ID             int64
+	Email          string
+	EmailCanonical string
+}
+
+// A batch of the accounts whose canonical email is not known to follow the current rule (a
+// non-ASCII email written since the last recheck, by this version or an older one), after id
+// @after (users_email_recheck_idx).
+func (q *Queries) UserEmailsToRecheck(ctx context.Context, db DBTX, arg UserEmailsToRecheckParams) ([]UserEmailsToRecheckRow, error) {
+	rows, err := db.Query(ctx, userEmailsToRecheck, arg.After, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UserEmailsToRecheckRow{}
+	for rows.Next() {
+		var i UserEmailsToRecheckRow
+		if err := rows.Scan(&i.ID, &i.Email, &i.EmailCanonical); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const userGetByEmail = `-- name: UserGetByEmail :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at FROM users WHERE email_canonical = $1::text
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked FROM users WHERE email_canonical = $1::text
 `
 
 // Emails are compared in their canonical form (domain.CanonicalEmail).
@@ -31,12 +194,13 @@ func (q *Queries) UserGetByEmail(ctx context.Context, db DBTX, emailCanonical st
 		&i.Phone,
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
+		&i.EmailCanonicalChecked,
 	)
 	return i, err
 }
 
 const userGetByID = `-- name: UserGetByID :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at FROM users WHERE id = $1::bigint
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked FROM users WHERE id = $1::bigint
 `
 
 func (q *Queries) UserGetByID(ctx context.Context, db DBTX, id int64) (User, error) {
@@ -54,12 +218,13 @@ func (q *Queries) UserGetByID(ctx context.Context, db DBTX, id int64) (User, err
 		&i.Phone,
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
+		&i.EmailCanonicalChecked,
 	)
 	return i, err
 }
 
 const userGetByIDForUpdate = `-- name: UserGetByIDForUpdate :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at FROM users WHERE id = $1::bigint FOR UPDATE
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked FROM users WHERE id = $1::bigint FOR UPDATE
 `
 
 func (q *Queries) UserGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (User, error) {
@@ -77,12 +242,13 @@ func (q *Queries) UserGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (
 		&i.Phone,
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
+		&i.EmailCanonicalChecked,
 	)
 	return i, err
 }
 
 const userGetByIDs = `-- name: UserGetByIDs :many
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at FROM users WHERE id = ANY ($1::bigint[])
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked FROM users WHERE id = ANY ($1::bigint[])
 `
 
 func (q *Queries) UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]User, error) {
@@ -106,6 +272,7 @@ func (q *Queries) UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]Use
 			&i.Phone,
 			&i.EmailCanonical,
 			&i.EmailVerifiedAt,
+			&i.EmailCanonicalChecked,
 		); err != nil {
 			return nil, err
 		}
@@ -118,7 +285,7 @@ func (q *Queries) UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]Use
 }
 
 const userGetByPhone = `-- name: UserGetByPhone :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at FROM users WHERE phone = $1::text
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked FROM users WHERE phone = $1::text
 `
 
 func (q *Queries) UserGetByPhone(ctx context.Context, db DBTX, phone string) (User, error) {
@@ -136,12 +303,13 @@ func (q *Queries) UserGetByPhone(ctx context.Context, db DBTX, phone string) (Us
 		&i.Phone,
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
+		&i.EmailCanonicalChecked,
 	)
 	return i, err
 }
 
 const userGetByUsername = `-- name: UserGetByUsername :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at FROM users WHERE lower(username) = lower($1::text)
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked FROM users WHERE lower(username) = lower($1::text)
 `
 
 func (q *Queries) UserGetByUsername(ctx context.Context, db DBTX, username string) (User, error) {
@@ -159,6 +327,7 @@ func (q *Queries) UserGetByUsername(ctx context.Context, db DBTX, username strin
 		&i.Phone,
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
+		&i.EmailCanonicalChecked,
 	)
 	return i, err
 }
@@ -166,7 +335,7 @@ func (q *Queries) UserGetByUsername(ctx context.Context, db DBTX, username strin
 const userInsert = `-- name: UserInsert :one
 INSERT INTO users (email, email_canonical, username, password_hash, bio, image)
 VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text)
-RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked
 `
 
 type UserInsertParams struct {
@@ -200,6 +369,7 @@ func (q *Queries) UserInsert(ctx context.Context, db DBTX, arg UserInsertParams)
 		&i.Phone,
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
+		&i.EmailCanonicalChecked,
 	)
 	return i, err
 }
@@ -207,7 +377,7 @@ func (q *Queries) UserInsert(ctx context.Context, db DBTX, arg UserInsertParams)
 const userInsertWithPhone = `-- name: UserInsertWithPhone :one
 INSERT INTO users (email, email_canonical, username, password_hash, phone)
 VALUES ($1::text, $2::text, $3::text, $4::text, $5::text)
-RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked
 `
 
 type UserInsertWithPhoneParams struct {
@@ -239,6 +409,7 @@ func (q *Queries) UserInsertWithPhone(ctx context.Context, db DBTX, arg UserInse
 		&i.Phone,
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
+		&i.EmailCanonicalChecked,
 	)
 	return i, err
 }
@@ -364,7 +535,7 @@ SET email_verified_at = CASE WHEN email_canonical = $1::text THEN email_verified
     image           = $6::text,
     updated_at      = now()
 WHERE id = $7::bigint
-RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked
 `
 
 type UserUpdateParams struct {
@@ -401,6 +572,7 @@ func (q *Queries) UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams)
 		&i.Phone,
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
+		&i.EmailCanonicalChecked,
 	)
 	return i, err
 }

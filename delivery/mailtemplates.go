@@ -32,6 +32,7 @@ var mailSubjects = map[Purpose]string{
 	PurposeLogin:         "Your inkwell sign-in code",
 	PurposeVerifyEmail:   "Confirm your email address for inkwell",
 	PurposeResetPassword: "Reset your inkwell password",
+	PurposeStepUp:        "Confirm a change to your inkwell account",
 }
 
 func parseMailTemplates(v MailValidity) (*mailTemplates, error) {
@@ -63,8 +64,8 @@ func (t *mailTemplates) render(m Message) (renderedMail, error) {
 	if !ok {
 		return renderedMail{}, fmt.Errorf("%w: no mail template for purpose %q", ErrRejected, p)
 	}
-	valid := map[Purpose]time.Duration{PurposeLogin: t.validity.Login, PurposeVerifyEmail: t.validity.VerifyEmail,
-		PurposeResetPassword: t.validity.ResetPassword}[p]
+	valid := map[Purpose]time.Duration{PurposeLogin: t.validity.Login, PurposeStepUp: t.validity.Login,
+		PurposeVerifyEmail: t.validity.VerifyEmail, PurposeResetPassword: t.validity.ResetPassword}[p]
 	data := map[string]any{"Code": m.Code, "Address": m.Address,
 		"Minutes": int(valid.Minutes()), "Hours": int(valid.Hours())}
 	var text, html bytes.Buffer

@@ -127,9 +127,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// SendCode delivers a login code (the job layer's port).
-func (r *Resilient) SendCode(ctx context.Context, channel, address, code string) error {
-	return r.Send(ctx, Message{Channel: channel, Address: address, Code: code})
+// SendCode delivers a one-time code (the job layer's port): a sign-in code (purpose "") or a
+// step-up code ("step_up").
+func (r *Resilient) SendCode(ctx context.Context, channel, address, purpose, code string) error {
+	return r.Send(ctx, Message{Channel: channel, Address: address, Code: code, Purpose: Purpose(purpose)})
 }
 
 // SendAccountMail delivers a code mailed to an account: email verification or password reset

@@ -378,10 +378,14 @@ func TestResilient_SendCode(t *testing.T) {
 	t.Parallel()
 	f := &fakeSender{}
 	r, _ := newResilient(f, resilientOpts{})
-	if err := r.SendCode(context.Background(), "phone", "+4915112345678", "000042"); err != nil {
+	if err := r.SendCode(context.Background(), "phone", "+4915112345678", "", "000042"); err != nil {
 		t.Fatal(err)
 	}
-	want := []Message{{Channel: "phone", Address: "+4915112345678", Code: "000042"}}
+	if err := r.SendCode(context.Background(), "email", "a@example.com", "step_up", "000043"); err != nil {
+		t.Fatal(err)
+	}
+	want := []Message{{Channel: "phone", Address: "+4915112345678", Code: "000042"},
+		{Channel: "email", Address: "a@example.com", Code: "000043", Purpose: PurposeStepUp}}
 	if !reflect.DeepEqual(f.msgs, want) {
 		t.Fatalf("sent %+v, want %+v", f.msgs, want)
 	}

@@ -27,6 +27,8 @@ const (
 	PurposeLogin         Purpose = "login"
 	PurposeVerifyEmail   Purpose = "verify_email"
 	PurposeResetPassword Purpose = "reset_password"
+	// PurposeStepUp confirms a change of the account's email or password.
+	PurposeStepUp Purpose = "step_up"
 )
 
 // purpose is m's purpose, login when unset.

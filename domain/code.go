@@ -15,7 +15,7 @@ const (
 	CodeTooSoon CodeReason = "too-soon" // a code was sent less than the resend interval ago
 	CodeSendCap CodeReason = "send-cap" // the target's daily send cap is used up
 	CodeBusy    CodeReason = "busy"     // the global send rate cap is used up
-	CodeLocked  CodeReason = "locked"   // the target's failure budget is used up
+	CodeLocked  CodeReason = "locked"   // the target's failure budget is used up (six-digit codes only)
 	// CodeInvalid is every refused guess: wrong, never sent, expired, spent or burned. One reason
 	// and one message for all of them, so a guess learns nothing but "no".
 	CodeInvalid CodeReason = "invalid"
@@ -36,11 +36,11 @@ func (e *CodeError) Message() string {
 	case CodeTooSoon:
 		return fmt.Sprintf("was sent less than %d seconds ago; wait before asking again", int(e.RetryAfter.Seconds()))
 	case CodeSendCap:
-		return "was sent too many times to this address today; try again later"
+		return "was sent too many times to this address from here today; try again later"
 	case CodeBusy:
 		return "cannot be sent right now; try again shortly"
 	case CodeLocked:
-		return "was entered wrong too many times for this address; code login is locked for a while"
+		return "was entered wrong too many times for this address; ask for a new code: the next one is longer and works"
 	default:
 		return "is invalid or has expired"
 	}
@@ -82,12 +82,26 @@ func ParseCodeTarget(email, phone string) (CodeTarget, error) {
 	}
 }
 
-// ValidateCode checks the shape of a submitted code (six digits).
+// ValidateCode checks the shape of a submitted six-digit code.
 func ValidateCode(code string) error {
 	if len(code) != 6 || strings.Trim(code, "0123456789") != "" {
 		return NewValidationError("code", "must be the 6 digits you received")
 	}
 	return nil
+}
+
+// CanonicalOneTimeCode is the form a submitted one-time code is hashed in: six digits as they are,
+// or a strong code (XXXXX-XXXXX, sent while the target's failure budget is used up) in
+// CanonicalAccountCode's form. Anything else is a validation error.
+func CanonicalOneTimeCode(code string) (string, error) {
+	code = strings.TrimSpace(code)
+	if ValidateCode(code) == nil {
+		return code, nil
+	}
+	if c, ok := CanonicalAccountCode(code); ok {
+		return c, nil
+	}
+	return "", NewValidationError("code", "must be the 6 digits you received (or the XXXXX-XXXXX code, if that is what you received)")
 }
 
 // PhoneOfPlaceholder returns the phone number of a phone account's placeholder email

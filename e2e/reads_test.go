@@ -560,7 +560,7 @@ func TestZeroWritesClassifier(t *testing.T) {
 	}
 }
 
-// noVerification sends no verification mail.
+// noVerification issues no verification code.
 type noVerification struct{}
 
-func (noVerification) SendVerificationAfterRegister(context.Context, int64) {}
+func (noVerification) IssueVerificationIn(context.Context, service.Tx, domain.User) error { return nil }

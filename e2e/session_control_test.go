@@ -166,8 +166,10 @@ func TestSessionControl_ConcurrentPasswordChanges(t *testing.T) {
 }
 
 // A code-login account has a random password nobody knows: it cannot change its credentials
-// with PUT /api/user by any current password (403), but a fresh login code sent to its own
-// address stands in for it; a wrong one is 403 on code, and other edits need neither.
+// with PUT /api/user by any current password (403), but a step-up code sent to its own address
+// stands in for it; a wrong one is 403 on code, and other edits need neither. Step-up codes have
+// their own key and resend interval: a sign-in code is no step-up code, and a sign-in code sent a
+// moment ago does not hold a step-up code back.
 func TestSessionControl_CodeOnlyAccount(t *testing.T) {
 	parallel(t)
 	app, inbox := startCodeApp(t, noAuthLimit)
@@ -182,20 +184,29 @@ func TestSessionControl_CodeOnlyAccount(t *testing.T) {
 	requireErrorField(t, app.call(t, "PUT", "/api/user", token, map[string]any{"user": map[string]any{"password": "my own password", "code": "000000"}}),
 		http.StatusForbidden, "code")
 
-	// The login code's resend window passes (its key goes, as at its expiry); a new code, sent
-	// to the account's own address, proves the user is at the keyboard.
+	// A sign-in code, fresh and unused, is not a step-up code. (Its key is dropped first, as at
+	// the end of its resend window.)
 	rdb := testenv.NewRedis(t).Client
 	if err := rdb.Del(t.Context(), app.Cfg.RedisPrefix+"logincode:{email:"+email+"}").Err(); err != nil {
 		t.Fatal(err)
 	}
 	app.call(t, "POST", "/api/users/login/code/send", "", map[string]any{"email": email}).Expect(t, http.StatusAccepted)
-	stepUp := app.codeOf(inbox, "email:"+email)
+	signIn := app.codeOf(inbox, "email:"+email)
+	requireErrorField(t, app.call(t, "PUT", "/api/user", token, map[string]any{"user": map[string]any{"password": "my own password", "code": signIn}}),
+		http.StatusForbidden, "code")
+
+	// A step-up code, sent right after that sign-in code (its resend interval is its own) to the
+	// account's own address, proves the user is at the keyboard; the sign-in code still works.
+	app.call(t, "POST", "/api/user/step-up/code", token, nil).Expect(t, http.StatusAccepted)
+	app.call(t, "POST", "/api/user/step-up/code", token, nil).Expect(t, http.StatusTooManyRequests)
+	stepUp := app.codeOf(inbox, "stepup:email:"+email)
 	app.call(t, "PUT", "/api/user", token, map[string]any{"user": map[string]any{"password": "my own password", "code": stepUp}}).Expect(t, http.StatusOK)
 	app.call(t, "POST", "/api/users/login", "", map[string]any{"user": map[string]any{"email": email, "password": "my own password"}}).Expect(t, http.StatusOK)
 	app.call(t, "GET", "/api/user", token, nil).Expect(t, http.StatusOK) // the calling session stays
 	// The code is spent: it cannot be used again.
 	requireErrorField(t, app.call(t, "PUT", "/api/user", token, map[string]any{"user": map[string]any{"password": "another password", "code": stepUp}}),
 		http.StatusForbidden, "code")
+	app.call(t, "POST", "/api/users/login/code", "", map[string]any{"email": email, "code": signIn}).Expect(t, http.StatusOK)
 }
 
 // TestAPIKeyLimits: keys never manage the account, read keys only read, a key is never echoed

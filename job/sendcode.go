@@ -9,9 +9,10 @@ import (
 	"github.com/inkwell-dev/inkwell/service"
 )
 
-// CodeSender delivers a login code. Errors wrapping domain.ErrPermanent are not retried.
+// CodeSender delivers a one-time code for purpose (service.CodePurposeLogin or
+// CodePurposeStepUp). Errors wrapping domain.ErrPermanent are not retried.
 type CodeSender interface {
-	SendCode(ctx context.Context, channel, address, code string) error
+	SendCode(ctx context.Context, channel, address, purpose, code string) error
 }
 
 // SendCodeHandler returns the handler of send_code jobs: it opens the sealed code with keys (the
@@ -26,7 +27,12 @@ func SendCodeHandler(sender CodeSender, keys service.CodeKeys) JobHandler {
 		if err != nil {
 			return err
 		}
-		return sender.SendCode(ctx, p.Channel, p.Address, code)
+		switch p.Purpose {
+		case service.CodePurposeLogin, service.CodePurposeStepUp:
+		default:
+			return fmt.Errorf("%w: send_code purpose %q", domain.ErrPermanent, p.Purpose)
+		}
+		return sender.SendCode(ctx, p.Channel, p.Address, p.Purpose, code)
 	}
 }
 

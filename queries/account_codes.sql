@@ -22,8 +22,24 @@ WHERE c.user_id = @user_id::bigint AND c.purpose = @purpose::text
 FOR UPDATE;
 
 -- name: AccountCodeCountAttempt :exec
+-- Counts a wrong guess from any client: the code's total, for an operator. The limit on guesses
+-- is per client (account_code_misses).
 UPDATE account_codes SET attempts = attempts + 1
 WHERE user_id = @user_id::bigint AND purpose = @purpose::text;
+
+-- name: AccountCodeMisses :one
+-- The wrong guesses one client made at the account's code for purpose.
+SELECT misses FROM account_code_misses
+WHERE user_id = @user_id::bigint AND purpose = @purpose::text AND client = @client::text;
+
+-- name: AccountCodeCountMiss :exec
+INSERT INTO account_code_misses (user_id, purpose, client, misses)
+VALUES (@user_id::bigint, @purpose::text, @client::text, 1)
+ON CONFLICT (user_id, purpose, client) DO UPDATE SET misses = account_code_misses.misses + 1;
+
+-- name: AccountCodeMissesReset :exec
+-- A new code: every client may guess again.
+DELETE FROM account_code_misses WHERE user_id = @user_id::bigint AND purpose = @purpose::text;
 
 -- name: AccountCodeSpend :exec
 UPDATE account_codes SET spent_at = now()

@@ -24,11 +24,11 @@ UPDATE login_code_meters SET hits = hits - 1 WHERE key = @key::text AND hits > 0
 SELECT * FROM login_codes WHERE target = @target::text AND expires_at > @now::timestamptz;
 
 -- name: LoginCodePut :exec
-INSERT INTO login_codes (target, code_hash, attempts_left, spent, sent_at, expires_at)
-VALUES (@target::text, @code_hash::text, @attempts_left::int, false, @now::timestamptz, @expires_at::timestamptz)
+INSERT INTO login_codes (target, code_hash, attempts_left, spent, sent_at, expires_at, strong)
+VALUES (@target::text, @code_hash::text, @attempts_left::int, false, @now::timestamptz, @expires_at::timestamptz, @strong::boolean)
 ON CONFLICT (target) DO UPDATE
 SET code_hash = EXCLUDED.code_hash, attempts_left = EXCLUDED.attempts_left, spent = false,
-    sent_at = EXCLUDED.sent_at, expires_at = EXCLUDED.expires_at;
+    sent_at = EXCLUDED.sent_at, expires_at = EXCLUDED.expires_at, strong = EXCLUDED.strong;
 
 -- name: LoginCodeSpend :exec
 UPDATE login_codes SET spent = true WHERE target = @target::text;

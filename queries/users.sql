@@ -99,3 +99,34 @@ LIMIT @lim::int;
 -- and kept by one write at a time: concurrent writes at the cap cannot all pass the count. The
 -- user id seeds the hash of the scope's name.
 SELECT pg_advisory_xact_lock(hashtextextended(@scope::text, @user_id::bigint));
+
+-- name: UserEmailsToRecheck :many
+-- A batch of the accounts whose canonical email is not known to follow the current rule (a
+-- non-ASCII email written since the last recheck, by this version or an older one), after id
+-- @after (users_email_recheck_idx).
+SELECT id, email, email_canonical FROM users
+WHERE (octet_length(email) <> char_length(email) OR email_canonical LIKE 'duplicate:%')
+  AND NOT email_canonical_checked AND id > @after::bigint
+ORDER BY id
+LIMIT @lim::int;
+
+-- name: UserEmailRecheck :execrows
+-- Stores the account's canonical email as the recheck computed it, if its email and canonical
+-- form are still the ones it read (a concurrent change wins, and is rechecked in turn).
+UPDATE users SET email_canonical = @email_canonical::text, email_canonical_checked = true
+WHERE id = @id::bigint AND email = @email::text AND email_canonical = @old_canonical::text;
+
+-- name: UserEmailCollisionCandidates :many
+-- Every account the old and the new email rule may disagree on, and every account that lost its
+-- address to another (users_email_recheck_idx): what `inkwell users collisions` starts from.
+SELECT id, email, email_canonical, email_canonical_checked, username, email_verified_at, created_at
+FROM users
+WHERE octet_length(email) <> char_length(email) OR email_canonical LIKE 'duplicate:%'
+ORDER BY id;
+
+-- name: UserEmailsByCanonical :many
+-- The accounts holding any of the canonical emails (users_email_key).
+SELECT id, email, email_canonical, email_canonical_checked, username, email_verified_at, created_at
+FROM users
+WHERE email_canonical = ANY (@canonicals::text[])
+ORDER BY id;

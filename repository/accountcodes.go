@@ -10,6 +10,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // The account-code methods of UserRepository: codes mailed to an account (email verification,
@@ -33,27 +34,43 @@ func (r *UserRepository) GetByIDUncached(ctx context.Context, id int64) (domain.
 func (r *UserRepository) IssueAccountCode(ctx context.Context, userID int64, purpose domain.AccountCodePurpose, email string,
 	codeHash []byte, validity, resend time.Duration, delivery domain.NewJob) error {
 	return inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		_, err := queries.AccountCodeIssue(ctx, tx, dao.AccountCodeIssueParams{UserID: userID, Purpose: string(purpose), Email: email,
-			CodeHash: codeHash, ValidSeconds: validity.Seconds(), ResendSeconds: resend.Seconds()})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return &domain.CodeError{Reason: domain.CodeTooSoon, RetryAfter: resend}
-		}
-		if err != nil {
-			return wrapf(err, "store %s code", purpose)
-		}
-		_, err = EnqueueTx(ctx, tx, delivery)
-		return err
+		return issueAccountCode(ctx, tx, userID, purpose, email, codeHash, validity, resend, delivery)
 	})
+}
+
+// IssueAccountCodeIn is IssueAccountCode in the caller's unit of work (a registration's: the
+// account and its verification mail commit together).
+func (r *UserRepository) IssueAccountCodeIn(ctx context.Context, stx service.Tx, userID int64, purpose domain.AccountCodePurpose, email string,
+	codeHash []byte, validity, resend time.Duration, delivery domain.NewJob) error {
+	return issueAccountCode(ctx, txOf(stx), userID, purpose, email, codeHash, validity, resend, delivery)
+}
+
+func issueAccountCode(ctx context.Context, tx *Tx, userID int64, purpose domain.AccountCodePurpose, email string,
+	codeHash []byte, validity, resend time.Duration, delivery domain.NewJob) error {
+	_, err := queries.AccountCodeIssue(ctx, tx, dao.AccountCodeIssueParams{UserID: userID, Purpose: string(purpose), Email: email,
+		CodeHash: codeHash, ValidSeconds: validity.Seconds(), ResendSeconds: resend.Seconds()})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &domain.CodeError{Reason: domain.CodeTooSoon, RetryAfter: resend}
+	}
+	if err != nil {
+		return wrapf(err, "store %s code", purpose)
+	}
+	if err := queries.AccountCodeMissesReset(ctx, tx, dao.AccountCodeMissesResetParams{UserID: userID, Purpose: string(purpose)}); err != nil {
+		return wrapf(err, "reset the wrong guesses of the %s code", purpose)
+	}
+	_, err = EnqueueTx(ctx, tx, delivery)
+	return err
 }
 
 // VerifyEmail spends the account's verification code and marks its email verified, if the email
 // is still the one the code went to. A wrong, spent or expired code is
-// domain.ErrAccountCodeInvalid.
-func (r *UserRepository) VerifyEmail(ctx context.Context, userID int64, codeHash []byte, maxAttempts int) (domain.User, error) {
+// domain.ErrAccountCodeInvalid, and so is any code from a client that guessed wrong maxAttempts
+// times.
+func (r *UserRepository) VerifyEmail(ctx context.Context, userID int64, codeHash []byte, client string, maxAttempts int) (domain.User, error) {
 	var u domain.User
 	valid := false
 	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		email, ok, err := redeem(ctx, tx, userID, domain.PurposeVerifyEmail, codeHash, maxAttempts)
+		email, ok, err := redeem(ctx, tx, userID, domain.PurposeVerifyEmail, codeHash, client, maxAttempts)
 		if err != nil || !ok {
 			return err // a wrong guess commits its count
 		}
@@ -81,11 +98,11 @@ func (r *UserRepository) VerifyEmail(ctx context.Context, userID int64, codeHash
 // the code went to, replaces the password hash with newHash, marks the email verified, and
 // revokes every session and API key of the account. It returns the revoked sessions, which the
 // caller must still remove from the revocation cache.
-func (r *UserRepository) ResetPassword(ctx context.Context, userID int64, codeHash []byte, maxAttempts int, newHash string) ([]string, error) {
+func (r *UserRepository) ResetPassword(ctx context.Context, userID int64, codeHash []byte, client string, maxAttempts int, newHash string) ([]string, error) {
 	var revoked []string
 	valid := false
 	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		email, ok, err := redeem(ctx, tx, userID, domain.PurposeResetPassword, codeHash, maxAttempts)
+		email, ok, err := redeem(ctx, tx, userID, domain.PurposeResetPassword, codeHash, client, maxAttempts)
 		if err != nil || !ok {
 			return err
 		}
@@ -142,21 +159,35 @@ func (r *UserRepository) replaceCredentials(ctx context.Context, tx *Tx, userID 
 }
 
 // redeem spends the account's code for purpose if codeHash matches a live one, returning the
-// address the code was sent to. ok is false for no code, a spent or expired one, one whose tries
-// are used up, and a wrong guess, which is counted.
-func redeem(ctx context.Context, tx *Tx, userID int64, purpose domain.AccountCodePurpose, codeHash []byte, maxAttempts int) (email string, ok bool, err error) {
+// address the code was sent to. ok is false for no code, a spent or expired one, any guess from a
+// client whose tries at this code are used up, and a wrong guess, which is counted for its client.
+// Tries are per client, so whoever guesses wrong five times locks out themselves, never the
+// owner; codes have 50 bits, so no number of clients could guess one.
+func redeem(ctx context.Context, tx *Tx, userID int64, purpose domain.AccountCodePurpose, codeHash []byte, client string,
+	maxAttempts int) (email string, ok bool, err error) {
 	key := dao.AccountCodeGetForUpdateParams{UserID: userID, Purpose: string(purpose)}
-	row, err := queries.AccountCodeGetForUpdate(ctx, tx, key)
+	row, err := queries.AccountCodeGetForUpdate(ctx, tx, key) // the row lock serializes the guesses
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, wrapf(err, "load %s code", purpose)
 	}
-	if !row.Live || int(row.Attempts) >= maxAttempts {
+	if !row.Live {
+		return "", false, nil
+	}
+	byClient := dao.AccountCodeMissesParams{UserID: userID, Purpose: string(purpose), Client: client}
+	misses, err := queries.AccountCodeMisses(ctx, tx, byClient)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return "", false, wrapf(err, "load the wrong guesses at the %s code", purpose)
+	}
+	if int(misses) >= maxAttempts {
 		return "", false, nil
 	}
 	if subtle.ConstantTimeCompare(row.CodeHash, codeHash) != 1 {
+		if err := queries.AccountCodeCountMiss(ctx, tx, dao.AccountCodeCountMissParams(byClient)); err != nil {
+			return "", false, wrapf(err, "count a wrong %s code", purpose)
+		}
 		err := queries.AccountCodeCountAttempt(ctx, tx, dao.AccountCodeCountAttemptParams(key))
 		return "", false, wrapf(err, "count a wrong %s code", purpose)
 	}

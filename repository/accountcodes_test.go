@@ -3,6 +3,7 @@ package repository_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func TestAccountCodes(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				_, errs[i] = e.users.ResetPassword(context.Background(), u.ID, hashOf("ABCDE-23456"), 5, "new-hash")
+				_, errs[i] = e.users.ResetPassword(context.Background(), u.ID, hashOf("ABCDE-23456"), "client-"+strconv.Itoa(i), 5, "new-hash")
 			})
 		}
 		wg.Wait()
@@ -91,20 +92,38 @@ func TestAccountCodes(t *testing.T) {
 			t.Fatalf("%d redemptions succeeded, want exactly 1", ok)
 		}
 	})
-	t.Run("wrong_guesses_are_counted_and_spend_the_code", func(t *testing.T) {
+	// Tries are per client: the one that guessed wrong three times may not use the code any more,
+	// but the owner, elsewhere, still can; a new code gives every client its tries again.
+	t.Run("wrong_guesses_count_per_client", func(t *testing.T) {
 		t.Parallel()
 		e := setup(t, db, envOpts{})
 		u := createUser(t, e.users, userOpts{})
-		if err := issue(t, e, u, domain.PurposeVerifyEmail, "ABCDE-23456"); err != nil {
+		if err := issue(t, e, u, domain.PurposeResetPassword, "ABCDE-23456"); err != nil {
 			t.Fatal(err)
 		}
 		for range 3 {
-			if _, err := e.users.VerifyEmail(t.Context(), u.ID, hashOf("ZZZZZ-ZZZZZ"), 3); !errors.Is(err, domain.ErrAccountCodeInvalid) {
+			if _, err := e.users.ResetPassword(t.Context(), u.ID, hashOf("ZZZZZ-ZZZZZ"), "attacker", 3, "h"); !errors.Is(err, domain.ErrAccountCodeInvalid) {
 				t.Fatalf("wrong guess: %v", err)
 			}
 		}
-		if _, err := e.users.VerifyEmail(t.Context(), u.ID, hashOf("ABCDE-23456"), 3); !errors.Is(err, domain.ErrAccountCodeInvalid) {
-			t.Fatalf("right code after the tries ran out: %v", err)
+		if _, err := e.users.ResetPassword(t.Context(), u.ID, hashOf("ABCDE-23456"), "attacker", 3, "h"); !errors.Is(err, domain.ErrAccountCodeInvalid) {
+			t.Fatalf("the right code from a client whose tries ran out: %v", err)
+		}
+		if _, err := db.Pool.Exec(t.Context(), `UPDATE account_codes SET sent_at = sent_at - interval '2 minutes' WHERE user_id = $1`, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := issue(t, e, u, domain.PurposeResetPassword, "BCDEF-34567"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.users.ResetPassword(t.Context(), u.ID, hashOf("ZZZZZ-ZZZZZ"), "attacker", 3, "h"); !errors.Is(err, domain.ErrAccountCodeInvalid) {
+			t.Fatalf("wrong guess at the new code: %v", err)
+		}
+		if _, err := e.users.ResetPassword(t.Context(), u.ID, hashOf("BCDEF-34567"), "owner", 3, "h"); err != nil {
+			t.Fatalf("the owner's right code after another client's wrong guesses: %v", err)
+		}
+		var attempts int
+		if err := db.Pool.QueryRow(t.Context(), `SELECT attempts FROM account_codes WHERE user_id = $1`, u.ID).Scan(&attempts); err != nil || attempts != 1 {
+			t.Fatalf("the code's total of wrong guesses is %d (%v), want 1", attempts, err)
 		}
 	})
 	t.Run("a_code_proves_nothing_about_an_address_changed_since", func(t *testing.T) {
@@ -117,7 +136,7 @@ func TestAccountCodes(t *testing.T) {
 		if _, err := e.users.Update(t.Context(), u.ID, func(u *domain.User) error { u.Email = "elsewhere-" + u.Email; return nil }); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.users.VerifyEmail(t.Context(), u.ID, hashOf("ABCDE-23456"), 5); !errors.Is(err, domain.ErrAccountCodeInvalid) {
+		if _, err := e.users.VerifyEmail(t.Context(), u.ID, hashOf("ABCDE-23456"), "owner", 5); !errors.Is(err, domain.ErrAccountCodeInvalid) {
 			t.Fatalf("verify after an email change: %v", err)
 		}
 		if got, _ := e.users.GetByIDUncached(t.Context(), u.ID); got.EmailVerified {

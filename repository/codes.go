@@ -15,7 +15,7 @@ import (
 
 // CodeFallback is the PostgreSQL copy of cache.CodeStore's rules, used while Redis is
 // unavailable (see service.FallbackCodeStore): the same resend interval, attempts per code,
-// per-target failure budget and daily send cap, and global send rate, in fixed windows kept in
+// per-target failure budget (and strong codes past it), per-client daily send cap, and global send rate, in fixed windows kept in
 // login_code_meters. Each step is one transaction holding an advisory lock on the target, so
 // concurrent guesses on several instances are counted one at a time. Like the Redis store it only
 // sees code hashes.
@@ -33,7 +33,10 @@ func NewCodeFallback(pool *pgxpool.Pool, policy cache.CodePolicy, now func() tim
 const globalCodeMeter = "global"
 
 func failsMeter(target string) string { return "fails:" + target }
-func sendsMeter(target string) string { return "sends:" + target }
+
+// sendsMeter counts the sends client made to target: the daily cap is per client, so nobody can
+// use up the owner's.
+func sendsMeter(target, client string) string { return "sends:" + target + ":" + client }
 
 // meter returns a meter's hits in its current window and when the window ends (0 hits when none).
 func meter(ctx context.Context, tx *Tx, key string, now time.Time) (int, time.Time, error) {
@@ -63,7 +66,7 @@ func (s *CodeFallback) inTargetTx(ctx context.Context, target string, fn func(tx
 }
 
 // Put meters one send and stores codeHash for target, refusing as cache.CodeStore.Put does.
-func (s *CodeFallback) Put(ctx context.Context, target, codeHash string) error {
+func (s *CodeFallback) Put(ctx context.Context, target, client, codeHash string, strong bool) error {
 	var refusal error
 	err := s.inTargetTx(ctx, target, func(tx *Tx, now time.Time) error {
 		refusal = nil
@@ -78,7 +81,7 @@ func (s *CodeFallback) Put(ctx context.Context, target, codeHash string) error {
 			refusal = &domain.CodeError{Reason: domain.CodeBusy, RetryAfter: waitUntil(end, now)}
 			return nil // the global hit stays counted, as in Redis
 		}
-		if fails, end, err := meter(ctx, tx, failsMeter(target), now); err != nil || fails >= s.policy.FailureBudget {
+		if fails, end, err := meter(ctx, tx, failsMeter(target), now); err != nil || (!strong && fails >= s.policy.FailureBudget) {
 			if err == nil {
 				refusal = &domain.CodeError{Reason: domain.CodeLocked, RetryAfter: waitUntil(end, now)}
 			}
@@ -91,17 +94,18 @@ func (s *CodeFallback) Put(ctx context.Context, target, codeHash string) error {
 		} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return wrapf(err, "read login code")
 		}
-		if sends, end, err := meter(ctx, tx, sendsMeter(target), now); err != nil || sends >= s.policy.DailySends {
+		sends := sendsMeter(target, client)
+		if n, end, err := meter(ctx, tx, sends, now); err != nil || n >= s.policy.DailySends {
 			if err == nil {
 				refusal = &domain.CodeError{Reason: domain.CodeSendCap, RetryAfter: waitUntil(end, now)}
 			}
 			return err
 		}
-		if _, _, err := hit(ctx, tx, sendsMeter(target), now, s.policy.BudgetWindow); err != nil {
+		if _, _, err := hit(ctx, tx, sends, now, s.policy.BudgetWindow); err != nil {
 			return err
 		}
 		return wrapf(queries.LoginCodePut(ctx, tx, dao.LoginCodePutParams{
-			Target: target, CodeHash: codeHash, AttemptsLeft: int32(s.policy.Attempts), Now: now, ExpiresAt: now.Add(s.policy.Validity),
+			Target: target, CodeHash: codeHash, AttemptsLeft: int32(s.policy.Attempts), Now: now, ExpiresAt: now.Add(s.policy.Validity), Strong: strong,
 		}), "store login code")
 	})
 	if err != nil {
@@ -110,7 +114,9 @@ func (s *CodeFallback) Put(ctx context.Context, target, codeHash string) error {
 	return refusal
 }
 
-// Check verifies codeHash for target against its code and its failure budget.
+// Check verifies codeHash for target against its code and its failure budget, as
+// cache.CodeStore.Check does: a strong code is checked even while the budget is used up, and
+// wrong guesses do not burn it.
 func (s *CodeFallback) Check(ctx context.Context, target, codeHash string) error {
 	var refusal error
 	err := s.inTargetTx(ctx, target, func(tx *Tx, now time.Time) error {
@@ -119,23 +125,30 @@ func (s *CodeFallback) Check(ctx context.Context, target, codeHash string) error
 		if err != nil {
 			return err
 		}
-		if fails >= s.policy.FailureBudget {
+		locked := fails >= s.policy.FailureBudget
+		code, err := queries.LoginCodeGet(ctx, tx, dao.LoginCodeGetParams{Target: target, Now: now})
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return wrapf(err, "read login code")
+		}
+		found := err == nil
+		if locked && !(found && code.Strong) {
 			refusal = &domain.CodeError{Reason: domain.CodeLocked, RetryAfter: waitUntil(end, now)}
 			return nil
 		}
-		code, err := queries.LoginCodeGet(ctx, tx, dao.LoginCodeGetParams{Target: target, Now: now})
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && (code.Spent || code.AttemptsLeft <= 0)) {
+		if !found || code.Spent || (!code.Strong && code.AttemptsLeft <= 0) {
 			return nil
-		}
-		if err != nil {
-			return wrapf(err, "read login code")
 		}
 		if code.CodeHash == codeHash {
 			refusal = nil
 			return wrapf(queries.LoginCodeSpend(ctx, tx, target), "spend login code")
 		}
-		if err := queries.LoginCodeMiss(ctx, tx, target); err != nil {
-			return wrapf(err, "count a wrong login code")
+		if !code.Strong {
+			if err := queries.LoginCodeMiss(ctx, tx, target); err != nil {
+				return wrapf(err, "count a wrong login code")
+			}
+		}
+		if locked {
+			return nil
 		}
 		_, _, err = hit(ctx, tx, failsMeter(target), now, s.policy.BudgetWindow)
 		return err
@@ -146,13 +159,13 @@ func (s *CodeFallback) Check(ctx context.Context, target, codeHash string) error
 	return refusal
 }
 
-// Withdraw deletes target's code if it is still codeHash and gives its send back.
-func (s *CodeFallback) Withdraw(ctx context.Context, target, codeHash string) error {
+// Withdraw deletes target's code if it is still codeHash and gives client's send back.
+func (s *CodeFallback) Withdraw(ctx context.Context, target, client, codeHash string) error {
 	return s.inTargetTx(ctx, target, func(tx *Tx, _ time.Time) error {
 		n, err := queries.LoginCodeWithdraw(ctx, tx, dao.LoginCodeWithdrawParams{Target: target, CodeHash: codeHash})
 		if err != nil || n == 0 {
 			return wrapf(err, "withdraw login code")
 		}
-		return wrapf(queries.LoginCodeMeterGiveBack(ctx, tx, sendsMeter(target)), "give a login code send back")
+		return wrapf(queries.LoginCodeMeterGiveBack(ctx, tx, sendsMeter(target, client)), "give a login code send back")
 	})
 }

@@ -53,10 +53,10 @@ func TestCodeFallback(t *testing.T) {
 	t.Run("resend_interval_and_a_spent_code_keeps_it", func(t *testing.T) {
 		t.Parallel()
 		e := newFallbackEnv(t, fallbackPolicy)
-		if err := e.store.Put(ctx, "email:a@example.com", "h-1"); err != nil {
+		if err := e.store.Put(ctx, "email:a@example.com", "192.0.2.1", "h-1", false); err != nil {
 			t.Fatal(err)
 		}
-		err := e.store.Put(ctx, "email:a@example.com", "h-2")
+		err := e.store.Put(ctx, "email:a@example.com", "192.0.2.1", "h-2", false)
 		var ce *domain.CodeError
 		if !errors.As(err, &ce) || ce.Reason != domain.CodeTooSoon || ce.RetryAfter != time.Minute {
 			t.Fatalf("second put: %v, want too-soon 60 s", err)
@@ -67,18 +67,18 @@ func TestCodeFallback(t *testing.T) {
 		if err := e.store.Check(ctx, "email:a@example.com", "h-1"); codeReason(err) != domain.CodeInvalid {
 			t.Fatalf("used twice: %v", err)
 		}
-		if err := e.store.Put(ctx, "email:a@example.com", "h-2"); codeReason(err) != domain.CodeTooSoon {
+		if err := e.store.Put(ctx, "email:a@example.com", "192.0.2.1", "h-2", false); codeReason(err) != domain.CodeTooSoon {
 			t.Fatalf("send right after a login: %v, want too-soon", err)
 		}
 		e.advance(time.Minute)
-		if err := e.store.Put(ctx, "email:a@example.com", "h-2"); err != nil {
+		if err := e.store.Put(ctx, "email:a@example.com", "192.0.2.1", "h-2", false); err != nil {
 			t.Fatalf("send after the interval: %v", err)
 		}
 	})
 	t.Run("wrong_guesses_burn_the_code_and_answer_alike", func(t *testing.T) {
 		t.Parallel()
 		e := newFallbackEnv(t, fallbackPolicy)
-		if err := e.store.Put(ctx, "email:a@example.com", "h-right"); err != nil {
+		if err := e.store.Put(ctx, "email:a@example.com", "192.0.2.1", "h-right", false); err != nil {
 			t.Fatal(err)
 		}
 		for i := range 3 {
@@ -101,7 +101,7 @@ func TestCodeFallback(t *testing.T) {
 		e := newFallbackEnv(t, p)
 		const target = "phone:+4915100000001"
 		for round := range 2 {
-			if err := e.store.Put(ctx, target, "h-right"); err != nil {
+			if err := e.store.Put(ctx, target, "192.0.2.1", "h-right", false); err != nil {
 				t.Fatalf("send %d: %v", round, err)
 			}
 			for range 2 {
@@ -116,11 +116,23 @@ func TestCodeFallback(t *testing.T) {
 		if !errors.As(err, &ce) || ce.Reason != domain.CodeLocked || ce.RetryAfter < 23*time.Hour {
 			t.Fatalf("after the budget: %v, want locked for about a day", err)
 		}
-		if err := e.store.Put(ctx, target, "h-new"); codeReason(err) != domain.CodeLocked {
+		if err := e.store.Put(ctx, target, "192.0.2.1", "h-new", false); codeReason(err) != domain.CodeLocked {
 			t.Fatalf("send after the budget: %v", err)
 		}
+		// A strong code is sent and checked despite the lock; wrong guesses do not burn it.
+		if err := e.store.Put(ctx, target, "192.0.2.1", "h-strong", true); err != nil {
+			t.Fatalf("strong send after the budget: %v", err)
+		}
+		for range p.Attempts + 1 {
+			if err := e.store.Check(ctx, target, "h-wrong"); codeReason(err) != domain.CodeInvalid {
+				t.Fatalf("wrong guess of a strong code: %v", err)
+			}
+		}
+		if err := e.store.Check(ctx, target, "h-strong"); err != nil {
+			t.Fatalf("the strong code: %v", err)
+		}
 		e.advance(24 * time.Hour)
-		if err := e.store.Put(ctx, target, "h-new"); err != nil {
+		if err := e.store.Put(ctx, target, "192.0.2.1", "h-new", false); err != nil {
 			t.Fatalf("send a day later: %v", err)
 		}
 		if err := e.store.Check(ctx, target, "h-new"); err != nil {
@@ -133,27 +145,43 @@ func TestCodeFallback(t *testing.T) {
 		p.DailySends, p.GlobalSends = 2, 4
 		e := newFallbackEnv(t, p)
 		for i := range 2 {
-			if err := e.store.Put(ctx, "email:a@example.com", "h"); err != nil {
+			if err := e.store.Put(ctx, "email:a@example.com", "192.0.2.1", "h", false); err != nil {
 				t.Fatalf("send %d: %v", i, err)
 			}
 			e.advance(time.Minute)
 		}
-		if err := e.store.Put(ctx, "email:a@example.com", "h"); codeReason(err) != domain.CodeSendCap {
+		if err := e.store.Put(ctx, "email:a@example.com", "192.0.2.1", "h", false); codeReason(err) != domain.CodeSendCap {
 			t.Fatalf("third send to one target: %v, want send-cap", err)
 		}
 		// The global window started at the first send, 2 minutes ago: a new one has begun; three
 		// hits count in it so far (the capped send's included).
-		if err := e.store.Put(ctx, "email:b@example.com", "h"); err != nil {
+		if err := e.store.Put(ctx, "email:b@example.com", "192.0.2.1", "h", false); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.store.Put(ctx, "email:c@example.com", "h"); err != nil {
+		if err := e.store.Put(ctx, "email:c@example.com", "192.0.2.1", "h", false); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.store.Put(ctx, "email:d@example.com", "h"); err != nil {
+		if err := e.store.Put(ctx, "email:d@example.com", "192.0.2.1", "h", false); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.store.Put(ctx, "email:e@example.com", "h"); codeReason(err) != domain.CodeBusy {
+		if err := e.store.Put(ctx, "email:e@example.com", "192.0.2.1", "h", false); codeReason(err) != domain.CodeBusy {
 			t.Fatalf("fifth send in the global window: %v, want busy", err)
+		}
+	})
+	t.Run("send_cap_is_per_client", func(t *testing.T) {
+		t.Parallel()
+		p := fallbackPolicy
+		p.DailySends = 1
+		e := newFallbackEnv(t, p)
+		if err := e.store.Put(ctx, "email:a@example.com", "198.51.100.7", "h", false); err != nil {
+			t.Fatal(err)
+		}
+		e.advance(time.Minute)
+		if err := e.store.Put(ctx, "email:a@example.com", "198.51.100.7", "h", false); codeReason(err) != domain.CodeSendCap {
+			t.Fatalf("second send by one client: %v, want send-cap", err)
+		}
+		if err := e.store.Put(ctx, "email:a@example.com", "192.0.2.1", "h", false); err != nil {
+			t.Fatalf("another client's send: %v", err)
 		}
 	})
 	t.Run("withdraw_gives_the_send_back", func(t *testing.T) {
@@ -161,13 +189,13 @@ func TestCodeFallback(t *testing.T) {
 		p := fallbackPolicy
 		p.DailySends = 1
 		e := newFallbackEnv(t, p)
-		if err := e.store.Put(ctx, "email:a@example.com", "h-1"); err != nil {
+		if err := e.store.Put(ctx, "email:a@example.com", "192.0.2.1", "h-1", false); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.store.Withdraw(ctx, "email:a@example.com", "h-1"); err != nil {
+		if err := e.store.Withdraw(ctx, "email:a@example.com", "192.0.2.1", "h-1"); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.store.Put(ctx, "email:a@example.com", "h-2"); err != nil {
+		if err := e.store.Put(ctx, "email:a@example.com", "192.0.2.1", "h-2", false); err != nil {
 			t.Fatalf("put after withdraw: %v", err)
 		}
 	})
@@ -181,7 +209,7 @@ func TestCodeFallback_ConcurrentGuessesNeverExceedTheBudget(t *testing.T) {
 	p.Attempts = 1000
 	e := newFallbackEnv(t, p)
 	ctx := context.Background()
-	if err := e.store.Put(ctx, "email:victim@example.com", "h-right"); err != nil {
+	if err := e.store.Put(ctx, "email:victim@example.com", "192.0.2.1", "h-right", false); err != nil {
 		t.Fatal(err)
 	}
 	const n = 50

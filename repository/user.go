@@ -30,16 +30,17 @@ const (
 // cache. Reads through the cache come back without PasswordHash; GetByEmail (used by login) and
 // Update always read PostgreSQL and carry it.
 type UserRepository struct {
-	pool  *pgxpool.Pool
-	q     dao.Querier
-	cache *cache.UserCache
-	log   *slog.Logger
+	pool   *pgxpool.Pool
+	q      dao.Querier
+	cache  *cache.UserCache
+	emails *UserEmails
+	log    *slog.Logger
 }
 
 // NewUserRepository returns the repository. q runs single statements outside transactions; it is
 // normally dao.New(pool), and tests may wrap it to count queries.
 func NewUserRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.UserCache, log *slog.Logger) *UserRepository {
-	return &UserRepository{pool: pool, q: q, cache: c, log: log}
+	return &UserRepository{pool: pool, q: q, cache: c, emails: &UserEmails{pool: pool, q: q, log: log}, log: log}
 }
 
 // Create inserts a new user.
@@ -51,6 +52,26 @@ func (r *UserRepository) Create(ctx context.Context, u domain.User) (domain.User
 	// A lookup of this username just before the insert may have left a null marker behind.
 	r.invalidateNow(ctx, row.ID, row.Username)
 	return userFromRow(row), nil
+}
+
+// CreateWith inserts a new user and runs then in the same unit of work: what must commit with the
+// account (its verification mail). An error from then rolls the account back.
+func (r *UserRepository) CreateWith(ctx context.Context, u domain.User, then func(tx service.Tx, created domain.User) error) (domain.User, error) {
+	var created dao.User
+	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+		row, err := queries.UserInsert(ctx, tx, userInsertParams(u))
+		if err != nil {
+			return wrapf(err, "insert user")
+		}
+		created = row
+		// A lookup of this username just before the insert may have left a null marker behind.
+		tx.AfterCommit(func(ctx context.Context) { r.invalidateNow(ctx, row.ID, row.Username) })
+		return then(tx, userFromRow(row))
+	})
+	if err != nil {
+		return domain.User{}, err
+	}
+	return userFromRow(created), nil
 }
 
 // CreateIn inserts a new user in the caller's unit of work. The insert runs in a savepoint, so a
@@ -100,11 +121,30 @@ func (r *UserRepository) GetByUsername(ctx context.Context, username string) (do
 // GetByEmail returns the user with email (compared canonically), password hash included. It
 // bypasses the cache.
 func (r *UserRepository) GetByEmail(ctx context.Context, email string) (domain.User, error) {
-	row, err := r.q.UserGetByEmail(ctx, r.pool, service.CanonicalEmail(email))
+	row, err := r.byEmail(ctx, service.CanonicalEmail(email), false)
 	if err != nil {
 		return domain.User{}, wrapf(err, "get user by email")
 	}
 	return userFromRow(row), nil
+}
+
+// byEmail reads the account whose canonical email is key. A row whose own email is not that
+// mailbox under the current rule (its form was written by the old rule and not rechecked yet,
+// see emailrecheck.go) is not it: never returned, so no lookup crosses mailboxes. With repair, such
+// a row is rechecked on the spot (it holds key, which another mailbox may need) and the lookup
+// runs again.
+func (r *UserRepository) byEmail(ctx context.Context, key string, repair bool) (dao.User, error) {
+	row, err := r.q.UserGetByEmail(ctx, r.pool, key)
+	if err != nil || service.CanonicalEmail(row.Email) == key {
+		return row, err
+	}
+	if !repair {
+		return dao.User{}, pgx.ErrNoRows
+	}
+	if _, _, err := r.emails.recheckEmail(ctx, row.ID, row.Email, row.EmailCanonical); err != nil {
+		return dao.User{}, err
+	}
+	return r.byEmail(ctx, key, false)
 }
 
 // Update locks the user's row, applies change and writes the result, all in one transaction; then
@@ -215,7 +255,7 @@ func (r *UserRepository) FindOrCreateByTarget(ctx context.Context, t domain.Code
 		if t.Channel == "phone" {
 			return r.q.UserGetByPhone(ctx, r.pool, t.Address)
 		}
-		return r.q.UserGetByEmail(ctx, r.pool, service.CanonicalEmail(t.Address))
+		return r.byEmail(ctx, service.CanonicalEmail(t.Address), true)
 	}
 	row, err := find()
 	if err == nil {

@@ -11,7 +11,7 @@ import (
 func NewQuerier() dao.Querier { return dao.New() }
 
 // ProviderSet builds the repositories.
-var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewFollowRepository,
+var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewUserEmails, NewFollowRepository,
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
 	NewRankRepository, NewHotArticleStore, NewJobQueue, NewOutbox, NewNotificationRepository,
 	NewSessionRepository, NewAPIKeyRepository, NewIdempotencyStore, NewRetentionStore, NewSearchRepository,

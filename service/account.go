@@ -23,12 +23,17 @@ type AccountCodeRepository interface {
 	// CodeTooSoon within resend of the previous code.
 	IssueAccountCode(ctx context.Context, userID int64, purpose domain.AccountCodePurpose, email string, codeHash []byte,
 		validity, resend time.Duration, delivery domain.NewJob) error
+	// IssueAccountCodeIn is IssueAccountCode in the caller's unit of work.
+	IssueAccountCodeIn(ctx context.Context, tx Tx, userID int64, purpose domain.AccountCodePurpose, email string, codeHash []byte,
+		validity, resend time.Duration, delivery domain.NewJob) error
 	// VerifyEmail spends the verification code and marks the email verified, or returns
-	// domain.ErrAccountCodeInvalid.
-	VerifyEmail(ctx context.Context, userID int64, codeHash []byte, maxAttempts int) (domain.User, error)
+	// domain.ErrAccountCodeInvalid. Wrong guesses count per client: one that made maxAttempts of
+	// them may not try this code again, anyone else still may.
+	VerifyEmail(ctx context.Context, userID int64, codeHash []byte, client string, maxAttempts int) (domain.User, error)
 	// ResetPassword spends the reset code, sets newHash, marks the email verified and revokes every
-	// session and API key, returning the revoked sessions; or domain.ErrAccountCodeInvalid.
-	ResetPassword(ctx context.Context, userID int64, codeHash []byte, maxAttempts int, newHash string) ([]string, error)
+	// session and API key, returning the revoked sessions; or domain.ErrAccountCodeInvalid. Wrong
+	// guesses count per client, as VerifyEmail's.
+	ResetPassword(ctx context.Context, userID int64, codeHash []byte, client string, maxAttempts int, newHash string) ([]string, error)
 	// TakeOverUnverified does what ResetPassword does, without a code, to an account whose email
 	// is not verified; took is false for a verified one.
 	TakeOverUnverified(ctx context.Context, userID int64, newHash string) (revoked []string, took bool, err error)
@@ -84,12 +89,14 @@ func (s *AccountService) SendVerification(ctx context.Context, userID int64) err
 	return s.issue(ctx, u, domain.PurposeVerifyEmail, domain.VerifyEmailValidity)
 }
 
-// SendVerificationAfterRegister is SendVerification for an account just created: a failure is
-// logged, not returned, since the account exists and the user can ask again.
-func (s *AccountService) SendVerificationAfterRegister(ctx context.Context, userID int64) {
-	if err := s.SendVerification(ctx, userID); err != nil {
-		s.log.WarnContext(ctx, "verification email for a new account not queued; the user can ask for another", "user_id", userID, "err", err)
+// IssueVerificationIn issues the verification code of u, an account being created in tx, and
+// queues its mail in tx too: the account and its mail commit together or not at all.
+func (s *AccountService) IssueVerificationIn(ctx context.Context, tx Tx, u domain.User) error {
+	hash, job, err := s.prepare(u, domain.PurposeVerifyEmail)
+	if err != nil {
+		return err
 	}
+	return s.repo.IssueAccountCodeIn(ctx, tx, u.ID, domain.PurposeVerifyEmail, u.Email, hash, domain.VerifyEmailValidity, domain.AccountCodeResend, job)
 }
 
 // VerifyEmail marks the user's email verified if code is the one last mailed to it.
@@ -98,7 +105,7 @@ func (s *AccountService) VerifyEmail(ctx context.Context, userID int64, code str
 	if !ok {
 		return domain.User{}, domain.ErrAccountCodeInvalid
 	}
-	return s.repo.VerifyEmail(ctx, userID, hash, domain.AccountCodeAttempts)
+	return s.repo.VerifyEmail(ctx, userID, hash, requesterOf(ctx), domain.AccountCodeAttempts)
 }
 
 // RequestPasswordReset mails a reset code to the account with email, if there is one. Whether
@@ -126,7 +133,8 @@ func (s *AccountService) RequestPasswordReset(ctx context.Context, email string)
 
 // ConfirmPasswordReset sets a new password for the account with email if code is its live reset
 // code, and ends every session and API key of the account. An unknown email and a wrong code
-// are the same domain.ErrAccountCodeInvalid.
+// are the same domain.ErrAccountCodeInvalid, after the same work: the password is hashed either
+// way, so the answer's timing does not tell which emails have accounts.
 func (s *AccountService) ConfirmPasswordReset(ctx context.Context, email, code, password string) error {
 	email = domain.NormalizeEmail(email)
 	v := &domain.ValidationError{}
@@ -145,17 +153,17 @@ func (s *AccountService) ConfirmPasswordReset(ctx context.Context, email, code, 
 		return domain.ErrAccountCodeInvalid
 	}
 	u, err := s.repo.GetByEmail(ctx, email)
+	if err != nil && !errors.Is(err, domain.ErrNotFound) {
+		return err
+	}
+	newHash, herr := s.hasher.Hash(password)
 	if errors.Is(err, domain.ErrNotFound) {
 		return domain.ErrAccountCodeInvalid
 	}
-	if err != nil {
-		return err
+	if herr != nil {
+		return fmt.Errorf("hash password: %w", herr)
 	}
-	newHash, err := s.hasher.Hash(password)
-	if err != nil {
-		return fmt.Errorf("hash password: %w", err)
-	}
-	revoked, err := s.repo.ResetPassword(ctx, u.ID, hash, domain.AccountCodeAttempts, newHash)
+	revoked, err := s.repo.ResetPassword(ctx, u.ID, hash, requesterOf(ctx), domain.AccountCodeAttempts, newHash)
 	if err != nil {
 		return err
 	}
@@ -186,16 +194,25 @@ func (s *AccountService) ClaimByCodeLogin(ctx context.Context, channel string, u
 }
 
 func (s *AccountService) issue(ctx context.Context, u domain.User, purpose domain.AccountCodePurpose, validity time.Duration) error {
+	hash, job, err := s.prepare(u, purpose)
+	if err != nil {
+		return err
+	}
+	return s.repo.IssueAccountCode(ctx, u.ID, purpose, u.Email, hash, validity, domain.AccountCodeResend, job)
+}
+
+// prepare makes a code for u and purpose: its hash, and the job that mails it, sealed, to u's
+// address as stored (never to a spelling someone typed).
+func (s *AccountService) prepare(u domain.User, purpose domain.AccountCodePurpose) ([]byte, domain.NewJob, error) {
 	code := domain.NewAccountCode()
 	hash, _ := domain.HashAccountCode(code)
 	sealed, err := s.keys.Seal(u.Email, code)
 	if err != nil {
-		return err
+		return nil, domain.NewJob{}, err
 	}
 	payload, err := json.Marshal(AccountMailPayload{Purpose: string(purpose), Address: u.Email, SealedCode: sealed})
 	if err != nil {
-		return err
+		return nil, domain.NewJob{}, err
 	}
-	job := domain.NewJob{Queue: QueueDefault, Kind: JobKindSendAccountMail, Payload: payload, MaxAttempts: 5, DeleteWhenDone: true}
-	return s.repo.IssueAccountCode(ctx, u.ID, purpose, u.Email, hash, validity, domain.AccountCodeResend, job)
+	return hash, domain.NewJob{Queue: QueueDefault, Kind: JobKindSendAccountMail, Payload: payload, MaxAttempts: 5, DeleteWhenDone: true}, nil
 }

@@ -27,13 +27,13 @@ func NewFallbackCodeStore(primary, fallback CodeStore, log *slog.Logger) *Fallba
 }
 
 // Put meters and stores in the primary, or in the fallback when the primary fails.
-func (s *FallbackCodeStore) Put(ctx context.Context, target, codeHash string) error {
-	err := s.primary.Put(ctx, target, codeHash)
+func (s *FallbackCodeStore) Put(ctx context.Context, target, client, codeHash string, strong bool) error {
+	err := s.primary.Put(ctx, target, client, codeHash, strong)
 	if err == nil || IsCodeError(err) {
 		return err
 	}
 	s.log.WarnContext(ctx, "login code store unavailable; metering the send in PostgreSQL", "err", err)
-	ferr := s.fallback.Put(ctx, target, codeHash)
+	ferr := s.fallback.Put(ctx, target, client, codeHash, strong)
 	if ferr == nil || IsCodeError(ferr) {
 		return ferr
 	}
@@ -63,9 +63,9 @@ func (s *FallbackCodeStore) Check(ctx context.Context, target, codeHash string) 
 }
 
 // Withdraw withdraws from both; the code is in one of them.
-func (s *FallbackCodeStore) Withdraw(ctx context.Context, target, codeHash string) error {
-	perr := s.primary.Withdraw(ctx, target, codeHash)
-	ferr := s.fallback.Withdraw(ctx, target, codeHash)
+func (s *FallbackCodeStore) Withdraw(ctx context.Context, target, client, codeHash string) error {
+	perr := s.primary.Withdraw(ctx, target, client, codeHash)
+	ferr := s.fallback.Withdraw(ctx, target, client, codeHash)
 	if perr == nil || ferr == nil {
 		return nil
 	}

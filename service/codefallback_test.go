@@ -30,9 +30,9 @@ func TestFallbackCodeStore(t *testing.T) {
 		t.Parallel()
 		for _, answer := range []error{nil, &domain.CodeError{Reason: domain.CodeTooSoon, RetryAfter: 1}} {
 			s, primary, fallback := newFallbackStore(t)
-			primary.EXPECT().Put(ctx, "t", "h").Return(answer)
-			fallback.EXPECT().Put(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
-			if err := s.Put(ctx, "t", "h"); !errors.Is(err, answer) {
+			primary.EXPECT().Put(ctx, "t", "c", "h", false).Return(answer)
+			fallback.EXPECT().Put(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			if err := s.Put(ctx, "t", "c", "h", false); !errors.Is(err, answer) {
 				t.Fatalf("put: %v, want %v", err, answer)
 			}
 		}
@@ -40,9 +40,9 @@ func TestFallbackCodeStore(t *testing.T) {
 	t.Run("put_falls_back_when_the_primary_cannot_decide", func(t *testing.T) {
 		t.Parallel()
 		s, primary, fallback := newFallbackStore(t)
-		primary.EXPECT().Put(ctx, "t", "h").Return(down)
-		fallback.EXPECT().Put(ctx, "t", "h").Return(locked)
-		if err := s.Put(ctx, "t", "h"); !errors.Is(err, locked) {
+		primary.EXPECT().Put(ctx, "t", "c", "h", false).Return(down)
+		fallback.EXPECT().Put(ctx, "t", "c", "h", false).Return(locked)
+		if err := s.Put(ctx, "t", "c", "h", false); !errors.Is(err, locked) {
 			t.Fatalf("put: %v, want the fallback's refusal", err)
 		}
 	})
@@ -50,12 +50,14 @@ func TestFallbackCodeStore(t *testing.T) {
 		t.Parallel()
 		ctrl := gomock.NewController(t)
 		primary, fallback := mocks.NewMockCodeStore(ctrl), mocks.NewMockCodeStore(ctrl)
-		primary.EXPECT().Put(gomock.Any(), gomock.Any(), gomock.Any()).Return(down)
-		fallback.EXPECT().Put(gomock.Any(), gomock.Any(), gomock.Any()).Return(errors.New("pg: connection refused"))
+		primary.EXPECT().Put(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(down)
+		fallback.EXPECT().Put(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(errors.New("pg: connection refused"))
 		jobs := mocks.NewMockJobEnqueuer(ctrl)
 		jobs.EXPECT().Enqueue(gomock.Any(), gomock.Any()).Times(0) // no code goes out unmetered
+		accounts := mocks.NewMockCodeAccounts(ctrl)
+		accounts.EXPECT().GetByEmail(gomock.Any(), "a@example.com").Return(domain.User{}, domain.ErrNotFound)
 		svc := service.NewCodeLoginService(service.NewFallbackCodeStore(primary, fallback, discardLogger), jobs,
-			mocks.NewMockCodeAccounts(ctrl), mocks.NewMockPasswordHasher(ctrl), mocks.NewMockSessionManager(ctrl), noClaims{}, testCodeKeys, discardLogger)
+			accounts, mocks.NewMockPasswordHasher(ctrl), mocks.NewMockSessionManager(ctrl), noClaims{}, testCodeKeys, discardLogger)
 		if err := svc.Send(ctx, "a@example.com", ""); !errors.Is(err, domain.ErrUnavailable) {
 			t.Fatalf("send with both stores down: %v, want unavailable (503)", err)
 		}

@@ -15,15 +15,17 @@ import (
 //go:generate go tool mockgen -source=codelogin.go -destination=mocks/codelogin_mock.go -package=mocks
 
 // CodeStore keeps one-time codes as hashes (see CodeKeys.Hash) and meters them: Put refuses a
-// send over the global rate, within the resend interval, past the target's daily cap or while its
-// failure budget is used up (a *domain.CodeError with RetryAfter); Check returns nil for the right
-// code, a *domain.CodeError CodeLocked while the target's failure budget is used up, and
+// send over the global rate, within the resend interval, past client's daily cap for the target,
+// or, for a code that is not strong, while the target's failure budget is used up (a
+// *domain.CodeError with RetryAfter); Check returns nil for the right code, a *domain.CodeError
+// CodeLocked while the target's failure budget is used up and its live code is not strong, and
 // CodeInvalid otherwise. Any other error means the store could not decide.
 type CodeStore interface {
-	Put(ctx context.Context, target, codeHash string) error
+	Put(ctx context.Context, target, client, codeHash string, strong bool) error
 	Check(ctx context.Context, target, codeHash string) error
-	// Withdraw deletes target's code if it is still codeHash, lifting the resend interval.
-	Withdraw(ctx context.Context, target, codeHash string) error
+	// Withdraw deletes target's code if it is still codeHash, lifting the resend interval and
+	// giving client's send back.
+	Withdraw(ctx context.Context, target, client, codeHash string) error
 }
 
 // JobEnqueuer puts work on the durable queue.
@@ -31,11 +33,15 @@ type JobEnqueuer interface {
 	Enqueue(ctx context.Context, j domain.NewJob) (bool, error)
 }
 
-// CodeAccounts finds or creates the account a code login is for.
+// CodeAccounts finds or creates the account a code is for.
 type CodeAccounts interface {
 	// FindOrCreateByTarget returns the user with that email or phone, creating it on first login.
 	// Concurrent first logins create one account.
 	FindOrCreateByTarget(ctx context.Context, t domain.CodeTarget, passwordHash string) (domain.User, error)
+	// GetByEmail returns the account whose email is that mailbox: its codes go to its address as
+	// stored, never to the spelling someone typed.
+	GetByEmail(ctx context.Context, email string) (domain.User, error)
+	GetByID(ctx context.Context, id int64) (domain.User, error)
 }
 
 // EmailClaims hands an account whose email was never verified to the code login that just proved
@@ -51,15 +57,25 @@ const (
 	JobKindSendCode = "send_code"
 )
 
+// What a one-time code is for. Each purpose keeps its codes, resend interval and budgets under
+// keys of its own (the target's key with the purpose's prefix), so asking for one never refuses
+// or spends the other.
+const (
+	CodePurposeLogin  = ""        // a sign-in code (POST /api/users/login/code/send)
+	CodePurposeStepUp = "step_up" // confirms a change of email or password (POST /api/user/step-up/code)
+)
+
 // SendCodePayload is the send_code job's payload. The code is sealed (CodeKeys.Seal), never
 // plain, and the job row is deleted when done.
 type SendCodePayload struct {
 	Channel    string `json:"channel"`
 	Address    string `json:"address"`
+	Purpose    string `json:"purpose,omitempty"` // CodePurposeLogin or CodePurposeStepUp
 	SealedCode string `json:"sealedCode"`
 }
 
-// CodeLoginService logs users in with one-time codes sent by email or SMS.
+// CodeLoginService logs users in with one-time codes sent by email or SMS, and sends and checks
+// the step-up codes of credential changes.
 type CodeLoginService struct {
 	codes    CodeStore
 	jobs     JobEnqueuer
@@ -77,33 +93,75 @@ func NewCodeLoginService(codes CodeStore, jobs JobEnqueuer, accounts CodeAccount
 	return &CodeLoginService{codes: codes, jobs: jobs, accounts: accounts, hasher: hasher, sessions: sessions, claims: claims, keys: keys, log: log}
 }
 
-// Send makes a code for the email or phone, stores it and queues its delivery.
+// Send makes a sign-in code for the email or phone, stores it and queues its delivery: to the
+// address of the account that mailbox or phone has, as stored, or, with no account yet, as typed
+// (the first login creates the account with that mailbox).
 func (s *CodeLoginService) Send(ctx context.Context, email, phone string) error {
 	t, key, err := parseCodeTarget(email, phone)
 	if err != nil {
 		return err
 	}
+	if t.Channel == "email" {
+		u, err := s.accounts.GetByEmail(ctx, t.Address)
+		switch {
+		case err == nil:
+			t.Address = u.Email
+		case !errors.Is(err, domain.ErrNotFound):
+			return err
+		}
+	}
+	return s.send(ctx, t, key, CodePurposeLogin)
+}
+
+// SendStepUpCode sends a step-up code to the account's own email or phone, as stored: the proof a
+// credential change asks of an account without a password it knows (made by code login). It has
+// its own key, resend interval and budgets, apart from sign-in codes.
+func (s *CodeLoginService) SendStepUpCode(ctx context.Context, userID int64) error {
+	u, err := s.accounts.GetByID(ctx, userID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return domain.ErrUnauthorized
+	}
+	if err != nil {
+		return err
+	}
+	t, key := ownTarget(u)
+	return s.send(ctx, t, key, CodePurposeStepUp)
+}
+
+// send stores a new code for key and queues its delivery to t. While key's failure budget is used
+// up, the code is a strong one (domain.NewAccountCode: 50 bits), which the lock does not apply to:
+// an attacker's wrong guesses can slow the owner down, never lock them out.
+func (s *CodeLoginService) send(ctx context.Context, t domain.CodeTarget, key, purpose string) error {
+	client := requesterOf(ctx)
 	code, err := newCode()
 	if err != nil {
 		return err
 	}
 	hash := s.keys.Hash(key, code)
-	sealed, err := s.keys.Seal(t.Address, code)
-	if err != nil {
-		return err
-	}
-	payload, err := json.Marshal(SendCodePayload{Channel: t.Channel, Address: t.Address, SealedCode: sealed})
-	if err != nil {
-		return err
+	err = s.codes.Put(ctx, key, client, hash, false)
+	var ce *domain.CodeError
+	if errors.As(err, &ce) && ce.Reason == domain.CodeLocked {
+		code = domain.NewAccountCode()
+		canonical, _ := domain.CanonicalAccountCode(code)
+		hash = s.keys.Hash(key, canonical)
+		err = s.codes.Put(ctx, key, client, hash, true)
 	}
 	// Fail closed: a code that cannot be metered is not sent.
-	if err := s.codes.Put(ctx, key, hash); err != nil {
+	if err != nil {
 		return storeFailure(err, "store login code")
 	}
-	if _, err := s.jobs.Enqueue(ctx, domain.NewJob{Queue: QueueDefault, Kind: JobKindSendCode, Payload: payload, MaxAttempts: 5, DeleteWhenDone: true}); err != nil {
+	sealed, err := s.keys.Seal(t.Address, code)
+	if err == nil {
+		var payload []byte
+		payload, err = json.Marshal(SendCodePayload{Channel: t.Channel, Address: t.Address, Purpose: purpose, SealedCode: sealed})
+		if err == nil {
+			_, err = s.jobs.Enqueue(ctx, domain.NewJob{Queue: QueueDefault, Kind: JobKindSendCode, Payload: payload, MaxAttempts: 5, DeleteWhenDone: true})
+		}
+	}
+	if err != nil {
 		// The code will never be sent: withdraw it, or the user could not ask again for a minute.
-		if werr := s.codes.Withdraw(context.WithoutCancel(ctx), key, hash); werr != nil {
-			s.log.WarnContext(ctx, "withdrawing an undeliverable login code failed; the next send waits out the resend interval", "err", werr)
+		if werr := s.codes.Withdraw(context.WithoutCancel(ctx), key, client, hash); werr != nil {
+			s.log.WarnContext(ctx, "withdrawing an undeliverable code failed; the next send waits out the resend interval", "err", werr)
 		}
 		return fmt.Errorf("queue code delivery: %w", err)
 	}
@@ -116,11 +174,8 @@ func (s *CodeLoginService) Login(ctx context.Context, email, phone, code string)
 	if err != nil {
 		return Session{}, err
 	}
-	if err := domain.ValidateCode(code); err != nil {
+	if err := s.check(ctx, key, code, "verify login code"); err != nil {
 		return Session{}, err
-	}
-	if err := s.codes.Check(ctx, key, s.keys.Hash(key, code)); err != nil {
-		return Session{}, storeFailure(err, "verify login code")
 	}
 	// An account made by code login has a random password nobody knows; the user can set one.
 	secret, err := newSecret()
@@ -146,37 +201,56 @@ func (s *CodeLoginService) Login(ctx context.Context, email, phone, code string)
 	return Session{User: u, Token: tokens.Access, Refresh: tokens.Refresh}, nil
 }
 
-// VerifyOwnCode checks a login code sent to u's own email or phone (POST
-// /api/users/login/code/send), spending it: the step-up of a credential change for an account
-// without a password it knows (made by code login). Wrong guesses count in the target's failure
-// budget like a login's.
+// VerifyOwnCode checks a step-up code sent to u's own email or phone (SendStepUpCode), spending
+// it: the step-up of a credential change for an account without a password it knows (made by code
+// login). Wrong guesses count in the step-up budget of that address. A sign-in code is not a
+// step-up code.
 func (s *CodeLoginService) VerifyOwnCode(ctx context.Context, u domain.User, code string) error {
-	email, phone := u.Email, ""
-	if p, ok := domain.PhoneOfPlaceholder(u.Email); ok {
-		email, phone = "", p
-	}
-	_, key, err := parseCodeTarget(email, phone)
+	_, key := ownTarget(u)
+	return s.check(ctx, key, code, "verify step-up code")
+}
+
+func (s *CodeLoginService) check(ctx context.Context, key, code, what string) error {
+	canonical, err := domain.CanonicalOneTimeCode(code)
 	if err != nil {
 		return err
 	}
-	if err := domain.ValidateCode(code); err != nil {
-		return err
-	}
-	if err := s.codes.Check(ctx, key, s.keys.Hash(key, code)); err != nil {
-		return storeFailure(err, "verify step-up code")
+	if err := s.codes.Check(ctx, key, s.keys.Hash(key, canonical)); err != nil {
+		return storeFailure(err, what)
 	}
 	return nil
 }
 
-// parseCodeTarget parses the target and returns its storage key. Codes are never sent to the
-// reserved .invalid domain (phone accounts' placeholders).
+// ownTarget is where u's step-up codes go (its email as stored, or the phone of a phone
+// account's placeholder) and the key they are kept under.
+func ownTarget(u domain.User) (domain.CodeTarget, string) {
+	t := domain.CodeTarget{Channel: "email", Address: u.Email}
+	if p, ok := domain.PhoneOfPlaceholder(u.Email); ok {
+		t = domain.CodeTarget{Channel: "phone", Address: p}
+	}
+	return t, stepUpKeyPrefix + codeTargetKey(t)
+}
+
+// stepUpKeyPrefix keeps step-up codes apart from sign-in codes (the seed's per-purpose keys).
+const stepUpKeyPrefix = "stepup:"
+
+// parseCodeTarget parses the target and returns its storage key. A code login may create an
+// account, so an email must be acceptable as a new address (ValidateNewEmail): codes are never
+// sent to the reserved .invalid domain (phone accounts' placeholders), to a domain IDNA refuses,
+// or to a look-alike local part.
 func parseCodeTarget(email, phone string) (domain.CodeTarget, string, error) {
 	t, err := domain.ParseCodeTarget(email, phone)
 	if err != nil {
 		return domain.CodeTarget{}, "", err
 	}
-	if t.Channel == "email" && domain.EmailReserved(CanonicalEmail(t.Address)) {
-		return domain.CodeTarget{}, "", domain.NewValidationError("email", "uses a reserved domain")
+	if t.Channel == "email" {
+		if problems := NewEmailProblems(t.Address); len(problems) > 0 {
+			v := &domain.ValidationError{}
+			for _, p := range problems {
+				v.Add("email", p)
+			}
+			return domain.CodeTarget{}, "", v
+		}
 	}
 	return t, codeTargetKey(t), nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 var discardLogger = slog.New(slog.DiscardHandler)
@@ -63,7 +64,7 @@ func (r *recordedReads) events() []domain.ReadEvent {
 	return append([]domain.ReadEvent(nil), r.evs...)
 }
 
-// noVerification sends no verification mail.
+// noVerification issues no verification code.
 type noVerification struct{}
 
-func (noVerification) SendVerificationAfterRegister(context.Context, int64) {}
+func (noVerification) IssueVerificationIn(context.Context, service.Tx, domain.User) error { return nil }

@@ -17,7 +17,9 @@ import (
 // domain.ErrEmailTaken / domain.ErrUsernameTaken when a uniqueness rule is violated. Shared: the
 // profile, article, comment and rank use cases look users up through it too.
 type UserRepository interface {
-	Create(ctx context.Context, u domain.User) (domain.User, error)
+	// CreateWith inserts the user and runs then in the same unit of work (what must commit with
+	// the account: its verification mail); an error from then rolls the account back.
+	CreateWith(ctx context.Context, u domain.User, then func(tx Tx, created domain.User) error) (domain.User, error)
 	// CreateIn is Create in the caller's unit of work; a uniqueness rejection leaves tx usable.
 	CreateIn(ctx context.Context, tx Tx, u domain.User) (domain.User, error)
 	GetByID(ctx context.Context, id int64) (domain.User, error)
@@ -59,10 +61,11 @@ type SessionManager interface {
 	RevokeAllIn(ctx context.Context, tx Tx, userID int64, keep string, keys bool) error
 }
 
-// RegistrationVerifier mails a new account its email verification code
-// (AccountService.SendVerificationAfterRegister); failures are its own to log.
+// RegistrationVerifier issues a new account its email verification code, and queues the mail,
+// in the account's unit of work (AccountService.IssueVerificationIn): an account is never
+// committed without its mail, whatever crashes after the commit.
 type RegistrationVerifier interface {
-	SendVerificationAfterRegister(ctx context.Context, userID int64)
+	IssueVerificationIn(ctx context.Context, tx Tx, u domain.User) error
 }
 
 // StepUpCodes checks a login code sent to the account's own email or phone, spending it
@@ -125,11 +128,12 @@ func (s *UserService) Register(ctx context.Context, in RegisterInput) (Session, 
 	if err != nil {
 		return Session{}, err
 	}
-	created, err := s.users.Create(ctx, u)
+	created, err := s.users.CreateWith(ctx, u, func(tx Tx, created domain.User) error {
+		return s.verifier.IssueVerificationIn(ctx, tx, created)
+	})
 	if err != nil {
 		return Session{}, uniquenessAsValidation(err)
 	}
-	s.verifier.SendVerificationAfterRegister(ctx, created.ID)
 	return s.session(ctx, created)
 }
 
@@ -159,7 +163,9 @@ func (s *UserService) RegisterIdempotent(ctx context.Context, in RegisterInput, 
 			if err != nil {
 				return Session{}, uniquenessAsValidation(err)
 			}
-			tx.AfterCommit(func(ctx context.Context) { s.verifier.SendVerificationAfterRegister(ctx, created.ID) })
+			if err := s.verifier.IssueVerificationIn(ctx, tx, created); err != nil {
+				return Session{}, fmt.Errorf("issue the verification code of user %d: %w", created.ID, err)
+			}
 			t, err := s.sessions.StartIn(ctx, tx, created.ID)
 			if err != nil {
 				return Session{}, fmt.Errorf("start session for user %d: %w", created.ID, err)
@@ -307,7 +313,7 @@ func (s *UserService) Update(ctx context.Context, cred domain.Credential, in Upd
 	if in.Email != nil {
 		e := domain.NormalizeEmail(*in.Email)
 		in.Email = &e
-		domain.ValidateEmail(v, e) // a reserved domain is refused below, if the email changes
+		domain.ValidateEmail(v, e) // a reserved or look-alike address is refused below, if the email changes
 	}
 	if in.Username != nil {
 		domain.ValidateUsernameFormat(v, *in.Username)
@@ -324,16 +330,16 @@ func (s *UserService) Update(ctx context.Context, cred domain.Credential, in Upd
 	if err := v.OrNil(); err != nil {
 		return domain.User{}, err
 	}
-	if in.Email != nil && domain.EmailReserved(CanonicalEmail(*in.Email)) {
-		// Refused before the step-up asks for a password: moving to a reserved address is bad
-		// input whoever asks (keeping the one the account has is not a change; checked again
-		// below, in the transaction).
+	if in.Email != nil && len(NewEmailProblems(*in.Email)) > 0 {
+		// Refused before the step-up asks for a password: moving to a reserved or look-alike
+		// address is bad input whoever asks (keeping the one the account has is not a change;
+		// checked again below, in the transaction).
 		cur, err := s.users.GetByID(ctx, userID)
 		if err != nil && !errors.Is(err, domain.ErrNotFound) {
 			return domain.User{}, err
 		}
-		if CanonicalEmail(cur.Email) != CanonicalEmail(*in.Email) {
-			return domain.User{}, domain.NewValidationError("email", "uses a reserved domain")
+		if err := refuseNewEmail(cur.Email, *in.Email); err != nil {
+			return domain.User{}, err
 		}
 	}
 	verified, err := s.stepUp(ctx, userID, &in)
@@ -353,8 +359,10 @@ func (s *UserService) Update(ctx context.Context, cred domain.Credential, in Upd
 	apply := func(u *domain.User) error {
 		// A settings form sends every field back: an account may keep a name or address that is
 		// reserved now (a phone account's placeholder email), but not change to one.
-		if in.Email != nil && CanonicalEmail(*in.Email) != CanonicalEmail(u.Email) && domain.EmailReserved(CanonicalEmail(*in.Email)) {
-			return domain.NewValidationError("email", "uses a reserved domain")
+		if in.Email != nil {
+			if err := refuseNewEmail(u.Email, *in.Email); err != nil {
+				return err
+			}
 		}
 		if in.Username != nil && !strings.EqualFold(*in.Username, u.Username) && domain.UsernameReserved(*in.Username) {
 			return domain.NewValidationError("username", "is reserved")
@@ -497,6 +505,19 @@ func (s *UserService) rehash(ctx context.Context, u domain.User, password string
 func (s *UserService) burnVerification(password string) {
 	s.dummyOnce.Do(func() { s.dummyHash, _ = s.hasher.Hash("inkwell-timing-equalizer") })
 	_, _, _ = s.hasher.Verify(password, s.dummyHash)
+}
+
+// refuseNewEmail is the validation error of an account moving from current to email, when email
+// is another address that may not become an account's (NewEmailProblems); nil otherwise.
+func refuseNewEmail(current, email string) error {
+	if CanonicalEmail(current) == CanonicalEmail(email) {
+		return nil
+	}
+	v := &domain.ValidationError{}
+	for _, p := range NewEmailProblems(email) {
+		v.Add("email", p)
+	}
+	return v.OrNil()
 }
 
 func uniquenessAsValidation(err error) error {

@@ -12,10 +12,11 @@ import (
 
 //go:generate go tool mockgen -source=codelogin.go -destination=mocks/codelogin_mock.go -package=mocks
 
-// CodeLoginService is what the one-time code login handlers need.
+// CodeLoginService is what the one-time code handlers need.
 type CodeLoginService interface {
 	Send(ctx context.Context, email, phone string) error
 	Login(ctx context.Context, email, phone, code string) (service.Session, error)
+	SendStepUpCode(ctx context.Context, userID int64) error
 }
 
 // CodeLoginHandler serves one-time code login.
@@ -57,6 +58,16 @@ func (h *CodeLoginHandler) Send(c *gin.Context) {
 	}
 	email, phone, _ := req.fields()
 	if err := h.svc.Send(c.Request.Context(), email, phone); err != nil {
+		writeError(c, h.log, err)
+		return
+	}
+	renderJSON(c, http.StatusAccepted, gin.H{"sent": true, "expiresIn": 600, "resendAfter": 60})
+}
+
+// SendStepUp handles POST /api/user/step-up/code: a code to the account's own email or phone,
+// which PUT /api/user takes as "code" instead of the current password.
+func (h *CodeLoginHandler) SendStepUp(c *gin.Context) {
+	if err := h.svc.SendStepUpCode(c.Request.Context(), viewerID(c)); err != nil {
 		writeError(c, h.log, err)
 		return
 	}

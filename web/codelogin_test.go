@@ -17,6 +17,12 @@ import (
 
 func codeLoginRouter(t *testing.T) (http.Handler, *mocks.MockCodeLoginService) {
 	t.Helper()
+	router, codes, _ := codeLoginRouterWithUsers(t)
+	return router, codes
+}
+
+func codeLoginRouterWithUsers(t *testing.T) (http.Handler, *mocks.MockCodeLoginService, *mocks.MockUserService) {
+	t.Helper()
 	ctrl := gomock.NewController(t)
 	codes := mocks.NewMockCodeLoginService(ctrl)
 	users := mocks.NewMockUserService(ctrl)
@@ -24,7 +30,59 @@ func codeLoginRouter(t *testing.T) (http.Handler, *mocks.MockCodeLoginService) {
 	return web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes}, logger, web.Handlers{
 		Auth: web.NewAuthenticator(users, logger), Users: web.NewUserHandler(users, logger),
 		CodeLogin: web.NewCodeLoginHandler(codes, logger),
-	}), codes
+	}), codes, users
+}
+
+// TestSendStepUpCode: a session asks for a step-up code for its own account; anonymous requests
+// and API keys never reach the service; a too-soon refusal is 429 with Retry-After.
+func TestSendStepUpCode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		headers    map[string]string
+		buildStubs func(codes *mocks.MockCodeLoginService, users *mocks.MockUserService)
+		status     int
+		retryAfter string
+	}{
+		{
+			name: "session", headers: authHeader, status: http.StatusAccepted,
+			buildStubs: func(codes *mocks.MockCodeLoginService, users *mocks.MockUserService) {
+				expectAuth(users)
+				codes.EXPECT().SendStepUpCode(gomock.Any(), authedID).Return(nil)
+			},
+		},
+		{
+			name: "too_soon", headers: authHeader, status: http.StatusTooManyRequests, retryAfter: "42",
+			buildStubs: func(codes *mocks.MockCodeLoginService, users *mocks.MockUserService) {
+				expectAuth(users)
+				codes.EXPECT().SendStepUpCode(gomock.Any(), authedID).Return(&domain.CodeError{Reason: domain.CodeTooSoon, RetryAfter: 42 * time.Second})
+			},
+		},
+		{
+			name: "anonymous", status: http.StatusUnauthorized,
+			buildStubs: func(codes *mocks.MockCodeLoginService, _ *mocks.MockUserService) {
+				codes.EXPECT().SendStepUpCode(gomock.Any(), gomock.Any()).Times(0)
+			},
+		},
+		{
+			name: "api_key", headers: map[string]string{"Authorization": "Bearer " + apiKeyToken}, status: http.StatusForbidden,
+			buildStubs: func(codes *mocks.MockCodeLoginService, users *mocks.MockUserService) {
+				users.EXPECT().Authenticate(gomock.Any(), apiKeyToken).Return(writeKeyCred, nil)
+				codes.EXPECT().SendStepUpCode(gomock.Any(), gomock.Any()).Times(0)
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			router, codes, users := codeLoginRouterWithUsers(t)
+			tc.buildStubs(codes, users)
+			rec := httptest.NewRecorder()
+			router.ServeHTTP(rec, newRequest(http.MethodPost, "/api/user/step-up/code", "", tc.headers))
+			if rec.Code != tc.status || rec.Header().Get("Retry-After") != tc.retryAfter {
+				t.Fatalf("status %d (Retry-After %q), want %d (%q): %s", rec.Code, rec.Header().Get("Retry-After"), tc.status, tc.retryAfter, rec.Body)
+			}
+		})
+	}
 }
 
 // TestCodeLoginErrors: every refused guess is one 401 with one message; the refusals that pass
@@ -53,7 +111,7 @@ func TestCodeLoginErrors(t *testing.T) {
 					Return(service.Session{}, &domain.CodeError{Reason: domain.CodeLocked, RetryAfter: 5 * time.Hour})
 			},
 			status: http.StatusTooManyRequests, retryAfter: "18000",
-			fields: map[string][]string{"code": {"was entered wrong too many times for this address; code login is locked for a while"}},
+			fields: map[string][]string{"code": {"was entered wrong too many times for this address; ask for a new code: the next one is longer and works"}},
 		},
 		{
 			name: "daily_cap_is_429", path: "/api/users/login/code/send", body: `{"email":"a@example.com"}`,
@@ -61,7 +119,7 @@ func TestCodeLoginErrors(t *testing.T) {
 				codes.EXPECT().Send(gomock.Any(), "a@example.com", "").Return(&domain.CodeError{Reason: domain.CodeSendCap, RetryAfter: time.Hour})
 			},
 			status: http.StatusTooManyRequests, retryAfter: "3600",
-			fields: map[string][]string{"code": {"was sent too many times to this address today; try again later"}},
+			fields: map[string][]string{"code": {"was sent too many times to this address from here today; try again later"}},
 		},
 		{
 			name: "unmetered_send_is_503", path: "/api/users/login/code/send", body: `{"email":"a@example.com"}`,

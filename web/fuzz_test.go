@@ -224,6 +224,7 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 
 	m.codeLogin.EXPECT().Send(a, a, a).Return(err).AnyTimes()
 	m.codeLogin.EXPECT().Login(a, a, a, a).Return(session, err).AnyTimes()
+	m.codeLogin.EXPECT().SendStepUpCode(a, a).Return(err).AnyTimes()
 
 	m.account.EXPECT().SendVerification(a, a).Return(err).AnyTimes()
 	m.account.EXPECT().VerifyEmail(a, a, a).Return(user, err).AnyTimes()

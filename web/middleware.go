@@ -176,11 +176,13 @@ func isReadMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
-// RecordClient names the client (its User-Agent) in the request's context, for the session a
-// login opens.
+// RecordClient names the client in the request's context: its User-Agent, for the session a
+// login opens, and its address (the IP the rate limits key on), for the code budgets kept per
+// requester.
 func RecordClient() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		c.Request = c.Request.WithContext(service.WithUserAgent(c.Request.Context(), c.Request.UserAgent()))
+		ctx := service.WithUserAgent(c.Request.Context(), c.Request.UserAgent())
+		c.Request = c.Request.WithContext(service.WithRequester(ctx, c.ClientIP()))
 		c.Next()
 	}
 }

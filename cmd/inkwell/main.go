@@ -43,6 +43,8 @@ Usage:
   inkwell outbox retry ID           make a dead outbox event pending again with fresh attempts
   inkwell outbox discard ID         delete a dead outbox event
   inkwell prune [--dry-run]         run one retention pass now, or print what it would delete
+  inkwell users collisions          list accounts whose emails were one address before the mailbox rule, or are one now
+  inkwell users recheck             recompute canonical emails still waiting for the mailbox rule (the server does it too)
   inkwell users delete USERNAME     delete an account and all that is its own; its sessions end on every instance
   inkwell help settings             list every server setting (flag, environment variable, default)
   inkwell --version                 print the version, commit and build time

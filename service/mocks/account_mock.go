@@ -15,6 +15,7 @@ import (
 	time "time"
 
 	domain "github.com/inkwell-dev/inkwell/domain"
+	service "github.com/inkwell-dev/inkwell/service"
 	gomock "go.uber.org/mock/gomock"
 )
 
@@ -86,19 +87,33 @@ func (mr *MockAccountCodeRepositoryMockRecorder) IssueAccountCode(ctx, userID, p
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "IssueAccountCode", reflect.TypeOf((*MockAccountCodeRepository)(nil).IssueAccountCode), ctx, userID, purpose, email, codeHash, validity, resend, delivery)
 }
 
-// ResetPassword mocks base method.
-func (m *MockAccountCodeRepository) ResetPassword(ctx context.Context, userID int64, codeHash []byte, maxAttempts int, newHash string) ([]string, error) {
+// IssueAccountCodeIn mocks base method.
+func (m *MockAccountCodeRepository) IssueAccountCodeIn(ctx context.Context, tx service.Tx, userID int64, purpose domain.AccountCodePurpose, email string, codeHash []byte, validity, resend time.Duration, delivery domain.NewJob) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "ResetPassword", ctx, userID, codeHash, maxAttempts, newHash)
+	ret := m.ctrl.Call(m, "IssueAccountCodeIn", ctx, tx, userID, purpose, email, codeHash, validity, resend, delivery)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// IssueAccountCodeIn indicates an expected call of IssueAccountCodeIn.
+func (mr *MockAccountCodeRepositoryMockRecorder) IssueAccountCodeIn(ctx, tx, userID, purpose, email, codeHash, validity, resend, delivery any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "IssueAccountCodeIn", reflect.TypeOf((*MockAccountCodeRepository)(nil).IssueAccountCodeIn), ctx, tx, userID, purpose, email, codeHash, validity, resend, delivery)
+}
+
+// ResetPassword mocks base method.
+func (m *MockAccountCodeRepository) ResetPassword(ctx context.Context, userID int64, codeHash []byte, client string, maxAttempts int, newHash string) ([]string, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "ResetPassword", ctx, userID, codeHash, client, maxAttempts, newHash)
 	ret0, _ := ret[0].([]string)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
 
 // ResetPassword indicates an expected call of ResetPassword.
-func (mr *MockAccountCodeRepositoryMockRecorder) ResetPassword(ctx, userID, codeHash, maxAttempts, newHash any) *gomock.Call {
+func (mr *MockAccountCodeRepositoryMockRecorder) ResetPassword(ctx, userID, codeHash, client, maxAttempts, newHash any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ResetPassword", reflect.TypeOf((*MockAccountCodeRepository)(nil).ResetPassword), ctx, userID, codeHash, maxAttempts, newHash)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ResetPassword", reflect.TypeOf((*MockAccountCodeRepository)(nil).ResetPassword), ctx, userID, codeHash, client, maxAttempts, newHash)
 }
 
 // TakeOverUnverified mocks base method.
@@ -118,18 +133,18 @@ func (mr *MockAccountCodeRepositoryMockRecorder) TakeOverUnverified(ctx, userID,
 }
 
 // VerifyEmail mocks base method.
-func (m *MockAccountCodeRepository) VerifyEmail(ctx context.Context, userID int64, codeHash []byte, maxAttempts int) (domain.User, error) {
+func (m *MockAccountCodeRepository) VerifyEmail(ctx context.Context, userID int64, codeHash []byte, client string, maxAttempts int) (domain.User, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "VerifyEmail", ctx, userID, codeHash, maxAttempts)
+	ret := m.ctrl.Call(m, "VerifyEmail", ctx, userID, codeHash, client, maxAttempts)
 	ret0, _ := ret[0].(domain.User)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
 
 // VerifyEmail indicates an expected call of VerifyEmail.
-func (mr *MockAccountCodeRepositoryMockRecorder) VerifyEmail(ctx, userID, codeHash, maxAttempts any) *gomock.Call {
+func (mr *MockAccountCodeRepositoryMockRecorder) VerifyEmail(ctx, userID, codeHash, client, maxAttempts any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "VerifyEmail", reflect.TypeOf((*MockAccountCodeRepository)(nil).VerifyEmail), ctx, userID, codeHash, maxAttempts)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "VerifyEmail", reflect.TypeOf((*MockAccountCodeRepository)(nil).VerifyEmail), ctx, userID, codeHash, client, maxAttempts)
 }
 
 // MockRevocationRecorder is a mock of RevocationRecorder interface.

@@ -56,31 +56,31 @@ func (mr *MockCodeStoreMockRecorder) Check(ctx, target, codeHash any) *gomock.Ca
 }
 
 // Put mocks base method.
-func (m *MockCodeStore) Put(ctx context.Context, target, codeHash string) error {
+func (m *MockCodeStore) Put(ctx context.Context, target, client, codeHash string, strong bool) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Put", ctx, target, codeHash)
+	ret := m.ctrl.Call(m, "Put", ctx, target, client, codeHash, strong)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
 // Put indicates an expected call of Put.
-func (mr *MockCodeStoreMockRecorder) Put(ctx, target, codeHash any) *gomock.Call {
+func (mr *MockCodeStoreMockRecorder) Put(ctx, target, client, codeHash, strong any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Put", reflect.TypeOf((*MockCodeStore)(nil).Put), ctx, target, codeHash)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Put", reflect.TypeOf((*MockCodeStore)(nil).Put), ctx, target, client, codeHash, strong)
 }
 
 // Withdraw mocks base method.
-func (m *MockCodeStore) Withdraw(ctx context.Context, target, codeHash string) error {
+func (m *MockCodeStore) Withdraw(ctx context.Context, target, client, codeHash string) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Withdraw", ctx, target, codeHash)
+	ret := m.ctrl.Call(m, "Withdraw", ctx, target, client, codeHash)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
 // Withdraw indicates an expected call of Withdraw.
-func (mr *MockCodeStoreMockRecorder) Withdraw(ctx, target, codeHash any) *gomock.Call {
+func (mr *MockCodeStoreMockRecorder) Withdraw(ctx, target, client, codeHash any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Withdraw", reflect.TypeOf((*MockCodeStore)(nil).Withdraw), ctx, target, codeHash)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Withdraw", reflect.TypeOf((*MockCodeStore)(nil).Withdraw), ctx, target, client, codeHash)
 }
 
 // MockJobEnqueuer is a mock of JobEnqueuer interface.
@@ -159,6 +159,36 @@ func (m *MockCodeAccounts) FindOrCreateByTarget(ctx context.Context, t domain.Co
 func (mr *MockCodeAccountsMockRecorder) FindOrCreateByTarget(ctx, t, passwordHash any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "FindOrCreateByTarget", reflect.TypeOf((*MockCodeAccounts)(nil).FindOrCreateByTarget), ctx, t, passwordHash)
+}
+
+// GetByEmail mocks base method.
+func (m *MockCodeAccounts) GetByEmail(ctx context.Context, email string) (domain.User, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "GetByEmail", ctx, email)
+	ret0, _ := ret[0].(domain.User)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// GetByEmail indicates an expected call of GetByEmail.
+func (mr *MockCodeAccountsMockRecorder) GetByEmail(ctx, email any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "GetByEmail", reflect.TypeOf((*MockCodeAccounts)(nil).GetByEmail), ctx, email)
+}
+
+// GetByID mocks base method.
+func (m *MockCodeAccounts) GetByID(ctx context.Context, id int64) (domain.User, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "GetByID", ctx, id)
+	ret0, _ := ret[0].(domain.User)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// GetByID indicates an expected call of GetByID.
+func (mr *MockCodeAccountsMockRecorder) GetByID(ctx, id any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "GetByID", reflect.TypeOf((*MockCodeAccounts)(nil).GetByID), ctx, id)
 }
 
 // MockEmailClaims is a mock of EmailClaims interface.

@@ -42,21 +42,6 @@ func (m *MockUserRepository) EXPECT() *MockUserRepositoryMockRecorder {
 	return m.recorder
 }
 
-// Create mocks base method.
-func (m *MockUserRepository) Create(ctx context.Context, u domain.User) (domain.User, error) {
-	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Create", ctx, u)
-	ret0, _ := ret[0].(domain.User)
-	ret1, _ := ret[1].(error)
-	return ret0, ret1
-}
-
-// Create indicates an expected call of Create.
-func (mr *MockUserRepositoryMockRecorder) Create(ctx, u any) *gomock.Call {
-	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Create", reflect.TypeOf((*MockUserRepository)(nil).Create), ctx, u)
-}
-
 // CreateIn mocks base method.
 func (m *MockUserRepository) CreateIn(ctx context.Context, tx service.Tx, u domain.User) (domain.User, error) {
 	m.ctrl.T.Helper()
@@ -70,6 +55,21 @@ func (m *MockUserRepository) CreateIn(ctx context.Context, tx service.Tx, u doma
 func (mr *MockUserRepositoryMockRecorder) CreateIn(ctx, tx, u any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateIn", reflect.TypeOf((*MockUserRepository)(nil).CreateIn), ctx, tx, u)
+}
+
+// CreateWith mocks base method.
+func (m *MockUserRepository) CreateWith(ctx context.Context, u domain.User, then func(service.Tx, domain.User) error) (domain.User, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "CreateWith", ctx, u, then)
+	ret0, _ := ret[0].(domain.User)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// CreateWith indicates an expected call of CreateWith.
+func (mr *MockUserRepositoryMockRecorder) CreateWith(ctx, u, then any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateWith", reflect.TypeOf((*MockUserRepository)(nil).CreateWith), ctx, u, then)
 }
 
 // GetByEmail mocks base method.
@@ -353,16 +353,18 @@ func (m *MockRegistrationVerifier) EXPECT() *MockRegistrationVerifierMockRecorde
 	return m.recorder
 }
 
-// SendVerificationAfterRegister mocks base method.
-func (m *MockRegistrationVerifier) SendVerificationAfterRegister(ctx context.Context, userID int64) {
+// IssueVerificationIn mocks base method.
+func (m *MockRegistrationVerifier) IssueVerificationIn(ctx context.Context, tx service.Tx, u domain.User) error {
 	m.ctrl.T.Helper()
-	m.ctrl.Call(m, "SendVerificationAfterRegister", ctx, userID)
+	ret := m.ctrl.Call(m, "IssueVerificationIn", ctx, tx, u)
+	ret0, _ := ret[0].(error)
+	return ret0
 }
 
-// SendVerificationAfterRegister indicates an expected call of SendVerificationAfterRegister.
-func (mr *MockRegistrationVerifierMockRecorder) SendVerificationAfterRegister(ctx, userID any) *gomock.Call {
+// IssueVerificationIn indicates an expected call of IssueVerificationIn.
+func (mr *MockRegistrationVerifierMockRecorder) IssueVerificationIn(ctx, tx, u any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "SendVerificationAfterRegister", reflect.TypeOf((*MockRegistrationVerifier)(nil).SendVerificationAfterRegister), ctx, userID)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "IssueVerificationIn", reflect.TypeOf((*MockRegistrationVerifier)(nil).IssueVerificationIn), ctx, tx, u)
 }
 
 // MockStepUpCodes is a mock of StepUpCodes interface.

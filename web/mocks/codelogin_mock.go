@@ -69,3 +69,17 @@ func (mr *MockCodeLoginServiceMockRecorder) Send(ctx, email, phone any) *gomock.
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Send", reflect.TypeOf((*MockCodeLoginService)(nil).Send), ctx, email, phone)
 }
+
+// SendStepUpCode mocks base method.
+func (m *MockCodeLoginService) SendStepUpCode(ctx context.Context, userID int64) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "SendStepUpCode", ctx, userID)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// SendStepUpCode indicates an expected call of SendStepUpCode.
+func (mr *MockCodeLoginServiceMockRecorder) SendStepUpCode(ctx, userID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "SendStepUpCode", reflect.TypeOf((*MockCodeLoginService)(nil).SendStepUpCode), ctx, userID)
+}
