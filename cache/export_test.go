@@ -39,3 +39,12 @@ func SetRevocationsClock(r *Revocations, now func() time.Time) {
 
 // Acquire takes a fallback slot as a fallback load does.
 func (l *FallbackLimit) Acquire(ctx context.Context) (func(), error) { return l.acquire(ctx) }
+
+// PublishAcked is publishAcked: keys published as a change every receiver acknowledges (as a
+// revocation's), and whether all of them did within wait.
+func (b *Broadcaster) PublishAcked(keys []string, wait time.Duration) bool {
+	return b.publishAcked(keys, wait)
+}
+
+// Acknowledge pushes this instance's acknowledgement onto list, as a receiver does.
+func (b *Broadcaster) Acknowledge(list string) { b.acknowledge(list) }
