@@ -92,6 +92,7 @@ func (tr spanTree) dump() string {
 // never its slug.
 func TestTracingSpanTreeOfOneRequest(t *testing.T) {
 	// Not parallel: the OTEL_* variables are the process's.
+	inProcess(t, "wires its own instance for the receiver")
 	recv := apptest.StartOTLPReceiver(t)
 	app := &testApp{apptest.Start(t)}
 	author := app.Register("traced_author")

@@ -30,9 +30,11 @@ type App struct {
 	Fleet []*App // the instances behind URL when it is a balancer's (StartFleet); nil for one instance
 	Cfg   *ioc.Config
 	DB    *testenv.DB
-	Wired *inkwell.App // the wired process, to drive its jobs (Wired.Rank.RunOnce) directly
-	HTTP  *http.Client
-	stop  func()
+	Wired *inkwell.App // the wired process, to drive its jobs (Wired.Rank.RunOnce) directly; nil for a process (StartProcess)
+	// Release is the binary a process instance runs (StartProcess); zero for an in-process one.
+	Release Release
+	HTTP    *http.Client
+	stop    func()
 }
 
 // Stop shuts the instance down before the test ends, as SIGTERM would: it drains requests, stops
