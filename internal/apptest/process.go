@@ -237,7 +237,7 @@ func (p *process) stop() {
 }
 
 // processStopWait is how long a process may take to stop after SIGTERM (its shutdown timeout is
-// 10 s by default).
+// 15 s by default).
 const processStopWait = 30 * time.Second
 
 // tailBuffer keeps the last max bytes written to it.
