@@ -24,6 +24,11 @@ const slotWait = time.Minute
 // connections count in the budget as in-process pools' do.
 func BudgetProxy(t testing.TB, databaseURL string) string {
 	t.Helper()
+	return budgetProxy(t, databaseURL, budget)
+}
+
+func budgetProxy(t testing.TB, databaseURL string, budget func() (*connBudget, error)) string {
+	t.Helper()
 	cfg, err := pgconn.ParseConfig(databaseURL)
 	if err != nil {
 		t.Fatalf("budget proxy: %v", err)
@@ -49,7 +54,7 @@ func BudgetProxy(t testing.TB, databaseURL string) string {
 			if err != nil {
 				return // closed by the cleanup
 			}
-			conns.Go(func() { proxyConn(ctx, client, network, upstream) })
+			conns.Go(func() { proxyConn(ctx, client, network, upstream, budget) })
 		}
 	}()
 	u, err := url.Parse(databaseURL)
@@ -66,7 +71,7 @@ func BudgetProxy(t testing.TB, databaseURL string) string {
 
 // proxyConn takes a slot, connects client to the server and copies both ways until either side
 // closes (or ctx ends), then frees the slot.
-func proxyConn(ctx context.Context, client net.Conn, network, upstream string) {
+func proxyConn(ctx context.Context, client net.Conn, network, upstream string, budget func() (*connBudget, error)) {
 	defer client.Close()
 	b, err := budget()
 	if err != nil {
