@@ -40,7 +40,8 @@ func SetRevocationsClock(r *Revocations, now func() time.Time) {
 // Acquire takes a fallback slot as a fallback load does.
 func (l *FallbackLimit) Acquire(ctx context.Context) (func(), error) { return l.acquire(ctx) }
 
-// PublishAcked publishes an acknowledged invalidation of keys, as DeleteAcked and revocations do.
+// PublishAcked is publishAcked: keys published as a change every receiver acknowledges (as a
+// revocation's), and whether all of them did within wait.
 func (b *Broadcaster) PublishAcked(keys []string, wait time.Duration) bool {
 	return b.publishAcked(keys, wait)
 }
@@ -50,3 +51,7 @@ func (b *Broadcaster) PublishAcked(keys []string, wait time.Duration) bool {
 func NewTunedRepairer(log *slog.Logger, round func(left int)) (*Repairer, func()) {
 	return newRepairer(log, repairOptions{minBackoff: 10 * time.Millisecond, maxBackoff: 50 * time.Millisecond, round: round})
 }
+
+// AcknowledgeOn adds this instance's acknowledgement to stream, as a receiver of a message
+// naming it does.
+func (b *Broadcaster) AcknowledgeOn(stream string) { b.acknowledge(invalidation{AckStream: stream}) }

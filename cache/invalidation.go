@@ -5,12 +5,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // Broadcaster keeps the in-process tiers of every instance coherent with the changes any instance
@@ -67,13 +70,18 @@ type tier interface {
 	flush()
 }
 
+// invalidationVersion is the schema version of the channel's messages (domain.MessageVersion).
+// Version 1 added "v"; version 0 is the same fields without it.
+const invalidationVersion domain.MessageVersion = 1
+
 // invalidation is one message on the channel.
 type invalidation struct {
-	From string   `json:"from"` // the publishing instance
-	Keys []string `json:"keys"` // the Redis keys it changed; each is dropped from every tier
+	V    domain.MessageVersion `json:"v"`
+	From string                `json:"from"` // the publishing instance
+	Keys []string              `json:"keys"` // the Redis keys it changed; each is dropped from every tier
 	// Where to acknowledge once the keys are dropped (publishAcked): a stream to add an entry to,
-	// else (a message of an older version) a list to push onto. A publisher names both, so
-	// instances of the older version, which know only the list, still acknowledge.
+	// else (a message of v0.1.0) a list to push onto. A publisher names both, so instances of
+	// the older version, which know only the list, still acknowledge.
 	AckStream string `json:"ack_stream,omitempty"`
 	Ack       string `json:"ack,omitempty"`
 }
@@ -144,7 +152,7 @@ func (b *Broadcaster) publish(keys []string) {
 	if b == nil || len(keys) == 0 {
 		return
 	}
-	raw, _ := json.Marshal(invalidation{From: b.id, Keys: keys}) // strings only: it cannot fail
+	raw, _ := json.Marshal(invalidation{V: invalidationVersion, From: b.id, Keys: keys}) // strings only: it cannot fail
 	// Detached from any request: the change happened, the others must hear of it either way.
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 	defer cancel()
@@ -164,7 +172,11 @@ func (b *Broadcaster) publish(keys []string) {
 // apply drops the keys of a received message from every tier.
 func (b *Broadcaster) apply(payload string) {
 	var m invalidation
-	if err := json.Unmarshal([]byte(payload), &m); err != nil {
+	err := json.Unmarshal([]byte(payload), &m)
+	if err == nil && !invalidationVersion.Reads(m.V) {
+		err = fmt.Errorf("message of version %d, this release reads %d and %d", m.V, invalidationVersion-1, invalidationVersion)
+	}
+	if err != nil {
 		// What changed is unknown, so anything may be stale.
 		b.Stats.UnreadableMsgs.Add(1)
 		b.log.Warn("unreadable cache invalidation; flushing every in-process tier", "channel", b.channel, "err", err)

@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // ackTTL bounds how long an unread acknowledgement stream or list stays in Redis.
@@ -36,7 +40,7 @@ func (b *Broadcaster) publishAcked(keys []string, wait time.Duration) bool {
 	}
 	token := newToken()
 	acks, legacy := b.channel+":acks:"+token, b.channel+":ack:"+token
-	raw, _ := json.Marshal(invalidation{From: b.id, Keys: keys, AckStream: acks, Ack: legacy}) // strings only: it cannot fail
+	raw, _ := json.Marshal(invalidation{V: invalidationVersion, From: b.id, Keys: keys, AckStream: acks, Ack: legacy}) // strings only: it cannot fail
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout+wait)
 	defer cancel()
 	receivers, err := b.rdb.Publish(ctx, b.channel, raw).Result()
@@ -65,7 +69,14 @@ func (b *Broadcaster) publishAcked(keys []string, wait time.Duration) bool {
 		}
 		for _, st := range streams {
 			for _, m := range st.Messages {
-				got, after = got+1, m.ID
+				after = m.ID
+				if err := checkAck(m.Values); err != nil {
+					// Not an acknowledgement this release can vouch for: whoever sent it is not
+					// counted, so the caller falls back as for an instance that did not answer.
+					b.log.Warn("unreadable cache invalidation acknowledgement", "channel", b.channel, "err", err)
+					continue
+				}
+				got++
 			}
 		}
 	}
@@ -76,6 +87,29 @@ func (b *Broadcaster) publishAcked(keys []string, wait time.Duration) bool {
 	return err == nil && got+older >= receivers
 }
 
+// ackVersion is the schema version of an acknowledgement entry (domain.MessageVersion): the
+// stream entry's fields "v" and "from" (the acknowledging instance). An entry without "v" is
+// version 0. Publishers of v0.1.0 name only a list, onto which a bare instance id is pushed: they
+// count what they pop and read nothing of it.
+const ackVersion domain.MessageVersion = 1
+
+// checkAck reports whether the fields of an acknowledgement entry are of this release or the one
+// before it.
+func checkAck(fields map[string]any) error {
+	v := domain.MessageVersion(0)
+	if raw, ok := fields["v"].(string); ok {
+		n, err := strconv.Atoi(raw)
+		if err != nil {
+			return fmt.Errorf("acknowledgement version %q: %w", raw, err)
+		}
+		v = domain.MessageVersion(n)
+	}
+	if from, _ := fields["from"].(string); from == "" || !ackVersion.Reads(v) {
+		return fmt.Errorf("acknowledgement %v: not of a version this release reads", fields)
+	}
+	return nil
+}
+
 // acknowledge tells the publisher of an acknowledged message that this instance has applied it:
 // on the stream it named, or on the list of a publisher of an older version.
 func (b *Broadcaster) acknowledge(m invalidation) {
@@ -83,7 +117,7 @@ func (b *Broadcaster) acknowledge(m invalidation) {
 	defer cancel()
 	_, err := b.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		if m.AckStream != "" {
-			p.XAdd(ctx, &redis.XAddArgs{Stream: m.AckStream, Values: []string{"from", b.id}})
+			p.XAdd(ctx, &redis.XAddArgs{Stream: m.AckStream, Values: []string{"v", strconv.Itoa(int(ackVersion)), "from", b.id}})
 			p.PExpire(ctx, m.AckStream, ackTTL)
 			return nil
 		}

@@ -205,6 +205,7 @@ func TestFleet_ThreeInstancesBehaveAsOne(t *testing.T) {
 	})
 
 	t.Run("withdraw of a hot-listed article on A leaves the hot list of B and C at once", func(t *testing.T) {
+		inProcess(t, "drives A's ranking pass (Wired.Rank.RunOnce)")
 		gone, stays := f.article(t, author, "Fleet hot, withdrawn"), f.article(t, author, "Fleet hot, staying")
 		for _, p := range []string{gone, stays} {
 			f.b.Do("POST", p+"/favorite", fan, nil).Expect(t, http.StatusOK)

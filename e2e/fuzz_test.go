@@ -37,6 +37,7 @@ func FuzzStoredText(f *testing.F) {
 		f.Add(uint8(i), seeds[(i+5)%len(seeds)])
 	}
 
+	inProcess(f, "a fuzz target's instance is in process (apptest.Start)")
 	app := apptest.Start(f, noAuthLimit, func(c *ioc.Config) { c.RateWrites = "0" })
 	token, slug := fuzzAuthor(f, app)
 	bodies, _, _ = textTargets(token, slug)

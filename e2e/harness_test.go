@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/inkwell-dev/inkwell/internal/apptest"
@@ -28,6 +29,47 @@ const fleetEnv = "INKWELL_E2E_FLEET"
 // maxFleet keeps a typo from starting dozens of instances (each holds PostgreSQL connections).
 const maxFleet = 5
 
+// upgradeEnv names the setting that runs the suite through a fleet in the middle of a rolling
+// upgrade (make test-upgrade): INKWELL_E2E_UPGRADE=1 makes every startApp two processes on one
+// database and one Redis key prefix behind a round-robin HAProxy, one of the previous release
+// (apptest.PreviousReleaseFile, built from its commit) and one of the working tree, so requests
+// alternate between old and new; startReplica alternates too, the previous release first. Tests
+// that need an instance's internals (Wired) skip themselves (inProcess), and so do those listed
+// in newSinceThePreviousRelease.
+const upgradeEnv = "INKWELL_E2E_UPGRADE"
+
+// newSinceThePreviousRelease lists the tests (top-level names) of behaviour the previous release
+// lacks, with what that is: through a mixed fleet they would fail on its instances, as a client
+// would see it until the upgrade is done (docs/OPERATIONS.md, "Upgrading a fleet"). A release
+// empties the list.
+var newSinceThePreviousRelease = map[string]string{}
+
+// upgradeRun reports whether the suite runs through a mixed fleet (upgradeEnv).
+func upgradeRun(t testing.TB) bool {
+	t.Helper()
+	switch raw := os.Getenv(upgradeEnv); raw {
+	case "", "0":
+		return false
+	case "1":
+		if os.Getenv(fleetEnv) != "" {
+			t.Fatalf("%s and %s both set: choose one fleet", upgradeEnv, fleetEnv)
+		}
+		if what, ok := newSinceThePreviousRelease[strings.SplitN(t.Name(), "/", 2)[0]]; ok {
+			t.Skipf("tests %s, which the previous release lacks (newSinceThePreviousRelease)", what)
+		}
+		return true
+	default:
+		t.Fatalf("%s=%q: want 1 (or 0)", upgradeEnv, raw)
+		return false
+	}
+}
+
+// releases are the binaries of a mixed fleet: the previous release, then the working tree.
+func releases(t *testing.T) []apptest.Release {
+	t.Helper()
+	return []apptest.Release{apptest.PreviousRelease(t), apptest.CurrentRelease(t)}
+}
+
 // fleetSize is how many instances startApp serves, from fleetEnv.
 // parallel marks t parallel, except a subtest in a fleet run. t.Parallel pauses a parallel
 // subtest until its parent returns, and the parent then gives its slot of -parallel up while it
@@ -44,6 +86,9 @@ func parallel(t *testing.T) {
 
 func fleetSize(t *testing.T) int {
 	t.Helper()
+	if upgradeRun(t) {
+		return 2
+	}
 	raw := os.Getenv(fleetEnv)
 	if raw == "" {
 		return 1
@@ -62,6 +107,9 @@ func fleetSize(t *testing.T) int {
 // the first instance's.
 func startApp(t *testing.T, tweak ...func(*ioc.Config)) *testApp {
 	t.Helper()
+	if upgradeRun(t) {
+		return &testApp{apptest.StartMixedFleet(t, releases(t), tweak...)}
+	}
 	if n := fleetSize(t); n > 1 {
 		return &testApp{apptest.StartFleet(t, n, tweak...)}
 	}
@@ -78,10 +126,39 @@ func singleInstance(t *testing.T, reason string) {
 	}
 }
 
+// inProcess declares that a test (or subtest) needs its instances in the test's process: it
+// drives their internals (Wired: a job's RunOnce, a consumer's stats) or wires one by hand. In an
+// upgrade run, whose instances are processes, it is skipped, saying why; the other runs cover it.
+func inProcess(t testing.TB, reason string) {
+	t.Helper()
+	if upgradeRun(t) {
+		t.Skipf("in process only: %s (%s=1 runs the suite on processes of two releases; the other runs cover this test)", reason, upgradeEnv)
+	}
+}
+
 // startReplica serves one more instance on db and the Redis key prefix, as another machine
 // behind a load balancer would. Tests that start their instances with it address each one
-// directly, in a fleet run too.
+// directly, in a fleet run too. In an upgrade run the instances are processes, of the previous
+// release and the working tree in turn (the previous release first).
 func startReplica(t *testing.T, db *testenv.DB, prefix string, tweak ...func(*ioc.Config)) *testApp {
 	t.Helper()
+	if upgradeRun(t) {
+		rels := releases(t)
+		return &testApp{apptest.StartProcess(t, rels[replicaTurn(t)%len(rels)], db, prefix, tweak...)}
+	}
 	return &testApp{apptest.StartReplica(t, db, prefix, tweak...)}
+}
+
+// replicaTurns counts each test's startReplica calls (an upgrade run alternates releases).
+var replicaTurns = struct {
+	sync.Mutex
+	n map[string]int
+}{n: map[string]int{}}
+
+func replicaTurn(t *testing.T) int {
+	replicaTurns.Lock()
+	defer replicaTurns.Unlock()
+	n := replicaTurns.n[t.Name()]
+	replicaTurns.n[t.Name()] = n + 1
+	return n
 }

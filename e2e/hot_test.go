@@ -64,6 +64,7 @@ type hotCase struct {
 
 func TestHotList_EndToEnd(t *testing.T) {
 	parallel(t)
+	inProcess(t, "drives the ranking pass (Wired.Rank.RunOnce)")
 	app := startApp(t, noCron)
 
 	// Before any ranking pass: an empty list, not an error.
@@ -248,6 +249,7 @@ func recvRankRun(t *testing.T, ch <-chan rankRunOutcome, what string) rankRunOut
 // waits for that first result (it must be skipped-not-leader) and only then lets the holder go on
 // (it must succeed). No sleeps, no timing assumptions.
 func TestHotList_TwoInstancesRankOneAtATime(t *testing.T) {
+	inProcess(t, "drives the ranking passes of two instances at once (Wired.Rank.RunOnce)")
 	parallel(t)
 	db := testenv.NewDB(t)
 	rds := testenv.NewRedis(t)
@@ -373,6 +375,7 @@ func TestHotList_TwoInstancesRankOneAtATime(t *testing.T) {
 // list in its process, none it can read from Redis — serves the last ranking, computed by another
 // instance, from PostgreSQL's copy instead of a 503; the published check still applies to it.
 func TestHotList_ColdStartWithRedisDown(t *testing.T) {
+	inProcess(t, "drives the ranking pass (Wired.Rank.RunOnce)")
 	parallel(t)
 	if testenv.RedisMode() == ioc.RedisCluster {
 		t.Skip("the fault proxy stands in front of one Redis server, not a cluster")
@@ -430,6 +433,7 @@ func TestHotList_ColdStartWithRedisDown(t *testing.T) {
 // one instance disappears from the hot list of every instance on the very next read, without
 // waiting for the next ranking run; publishing it again brings it back.
 func TestHotList_HidesWhatReadersMayNotSee(t *testing.T) {
+	inProcess(t, "drives the ranking pass (Wired.Rank.RunOnce)")
 	parallel(t)
 	db := testenv.NewDB(t)
 	rds := testenv.NewRedis(t)

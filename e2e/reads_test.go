@@ -455,6 +455,7 @@ func (s *readStack) coldCaches(t *testing.T) {
 // is handed to the recorder instead.
 func TestReadsZeroWritesOnRequestPath(t *testing.T) {
 	parallel(t)
+	inProcess(t, "wires the service stack by hand over a traced pool")
 	s := newReadStack(t)
 	app := s.app()
 	author := app.Register("quill")

@@ -93,6 +93,7 @@ func (tr spanTree) dump() string {
 // never its slug.
 func TestTracingSpanTreeOfOneRequest(t *testing.T) {
 	// Not parallel: the OTEL_* variables are the process's.
+	inProcess(t, "wires its own instance for the receiver")
 	recv := apptest.StartOTLPReceiver(t)
 	// The test's requests come from loopback, as a proxy's would: trusted to hand its trace on.
 	app := &testApp{apptest.Start(t, func(c *ioc.Config) { c.TrustedProxies = "127.0.0.1" })}

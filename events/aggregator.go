@@ -139,7 +139,7 @@ func (a *ReadAggregator) flush(ctx context.Context, final bool) error {
 	cmds := make([]*redis.StringCmd, len(batches))
 	_, _ = a.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for i, b := range batches {
-			cmds[i] = pipe.XAdd(ctx, &redis.XAddArgs{Stream: a.cfg.Stream, Values: []any{"id", b.id, "counts", b.counts}})
+			cmds[i] = pipe.XAdd(ctx, &redis.XAddArgs{Stream: a.cfg.Stream, Values: []any{"v", ReadEntryVersion.String(), "id", b.id, "counts", b.counts}})
 		}
 		return nil
 	})
@@ -223,10 +223,13 @@ func decodeCounts(id, counts string, into []domain.ReadEvent) ([]domain.ReadEven
 }
 
 // DecodeReadEntry appends the read events of one stream entry to into: one event for an entry
-// the Publisher wrote, one per article for a batch the ReadAggregator wrote. ok is false (and
-// into unchanged) when the entry cannot be parsed.
+// the Publisher wrote, one per article for a batch the ReadAggregator wrote, of this release or
+// the one before it. ok is false (and into unchanged) when the entry cannot be parsed.
 func DecodeReadEntry(values map[string]any, into []domain.ReadEvent) (_ []domain.ReadEvent, ok bool) {
 	if counts, isBatch := values["counts"].(string); isBatch {
+		if !readableEntry(values) {
+			return into, false
+		}
 		id, _ := values["id"].(string)
 		return decodeCounts(id, counts, into)
 	}

@@ -39,8 +39,8 @@ func (e *env) streamReads(t *testing.T) (reads map[int64]int64, entries int, ids
 	reads = map[int64]int64{}
 	for _, m := range msgs {
 		evs, ok := events.DecodeReadEntry(m.Values, nil)
-		if !ok {
-			t.Fatalf("entry %s does not decode: %v", m.ID, m.Values)
+		if !ok || m.Values["v"] != events.ReadEntryVersion.String() {
+			t.Fatalf("entry %s does not decode, or is not at v=%s: %v", m.ID, events.ReadEntryVersion, m.Values)
 		}
 		for _, ev := range evs {
 			reads[ev.ArticleID] += ev.Reads()

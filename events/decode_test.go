@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,6 +59,58 @@ func TestDecodeReadEvent(t *testing.T) {
 			t.Parallel()
 			if got, ok := events.DecodeReadEvent(vals); ok {
 				t.Errorf("DecodeReadEvent(%v) = %+v, true; want rejected", vals, got)
+			}
+		})
+	}
+}
+
+// TestDecodeReadEntry_ThisAndThePreviousVersion: during a rolling upgrade the read stream holds
+// entries written by both releases; this release's consumers read both (and a later release's,
+// which keeps these fields), and refuse a version they cannot vouch for.
+func TestDecodeReadEntry_ThisAndThePreviousVersion(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	single := domain.ReadEvent{ID: "0123456789abcdef0123456789abcdef", ArticleID: 42, UserID: 7, At: at}
+	batch := []domain.ReadEvent{{ID: "b1", ArticleID: 12, Count: 5}}
+	// What v0.1.0 (2cc64c0) writes: the Publisher's single reads and the aggregator's batches, no "v".
+	v0Single := values(single)
+	v0Batch := map[string]any{"id": "b1", "counts": "12:5"}
+	with := func(m map[string]any, kv ...string) map[string]any {
+		m = maps.Clone(m)
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	readable := map[string]struct {
+		values map[string]any
+		want   []domain.ReadEvent
+	}{
+		"a single read of version 0 (v0.1.0)": {v0Single, []domain.ReadEvent{single}},
+		"a batch of version 0 (v0.1.0)":       {v0Batch, batch},
+		"a single read of version 1":          {with(v0Single, "v", "1"), []domain.ReadEvent{single}},
+		"a batch of version 1":                {with(v0Batch, "v", "1"), batch},
+		"a later version with a new field":    {with(v0Single, "v", "2", "device", "phone"), []domain.ReadEvent{single}},
+	}
+	for name, c := range readable {
+		t.Run("reads "+name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := events.DecodeReadEntry(c.values, nil)
+			if !ok || !slices.Equal(got, c.want) {
+				t.Fatalf("DecodeReadEntry(%v) = %+v, %v; want %+v", c.values, got, ok, c.want)
+			}
+		})
+	}
+	unreadable := map[string]map[string]any{
+		"a single read whose version is no number": with(v0Single, "v", "one"),
+		"a batch whose version is no number":       with(v0Batch, "v", "1.0"),
+		"a negative version":                       with(v0Single, "v", "-1"),
+	}
+	for name, vals := range unreadable {
+		t.Run("refuses "+name, func(t *testing.T) {
+			t.Parallel()
+			if got, ok := events.DecodeReadEntry(vals, nil); ok {
+				t.Fatalf("DecodeReadEntry(%v) = %+v, true; want refused", vals, got)
 			}
 		})
 	}

@@ -114,8 +114,14 @@ func (p *Publisher) send(ctx context.Context, batch []domain.ReadEvent) {
 	p.Stats.Published.Add(int64(len(batch)))
 }
 
+// ReadEntryVersion is the schema version of the read stream's entries (domain.MessageVersion),
+// single reads ("v", "id", "article", "user", "at") and batches of anonymous reads ("v", "id",
+// "counts") alike. Version 1 added "v"; version 0 is the same fields without it.
+const ReadEntryVersion domain.MessageVersion = 1
+
 func encode(ev domain.ReadEvent) []any {
 	return []any{
+		"v", ReadEntryVersion.String(),
 		"id", ev.ID,
 		"article", strconv.FormatInt(ev.ArticleID, 10),
 		"user", strconv.FormatInt(ev.UserID, 10),
@@ -123,8 +129,12 @@ func encode(ev domain.ReadEvent) []any {
 	}
 }
 
-// DecodeReadEvent parses a stream entry written by the publisher.
+// DecodeReadEvent parses a stream entry written by the publisher, of this release or the one
+// before it.
 func DecodeReadEvent(values map[string]any) (domain.ReadEvent, bool) {
+	if !readableEntry(values) {
+		return domain.ReadEvent{}, false
+	}
 	str := func(k string) string { s, _ := values[k].(string); return s }
 	article, err1 := strconv.ParseInt(str("article"), 10, 64)
 	user, err2 := strconv.ParseInt(str("user"), 10, 64)
@@ -134,4 +144,11 @@ func DecodeReadEvent(values map[string]any) (domain.ReadEvent, bool) {
 		return domain.ReadEvent{}, false
 	}
 	return domain.ReadEvent{ID: id, ArticleID: article, UserID: user, At: time.UnixMicro(at).UTC()}, true
+}
+
+// readableEntry reports whether a read stream entry's version is one this release reads.
+func readableEntry(values map[string]any) bool {
+	field, _ := values["v"].(string)
+	v, ok := domain.ParseMessageVersion(field)
+	return ok && ReadEntryVersion.Reads(v)
 }

@@ -105,6 +105,9 @@ func TestPublisher(t *testing.T) {
 			if !ok || got != evs[i] {
 				t.Fatalf("entry %d decodes to %+v (ok=%v), want %+v", i, got, ok, evs[i])
 			}
+			if m.Values["v"] != events.ReadEntryVersion.String() {
+				t.Fatalf("entry %d: %v, want v=%s", i, m.Values, events.ReadEntryVersion)
+			}
 		}
 		if d, f := p.Stats.Dropped.Load(), p.Stats.Failed.Load(); d != 0 || f != 0 {
 			t.Errorf("Dropped = %d, Failed = %d; want 0, 0", d, f)

@@ -2,7 +2,6 @@ package job
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,6 +25,11 @@ type OutboxStore interface {
 	Release(ctx context.Context, evs []domain.OutboxEvent, cause string) error
 	Redrive(ctx context.Context, p domain.RedrivePolicy, n int) ([]domain.OutboxRedriven, error)
 }
+
+// OutboxEntryVersion is the schema version of the outbox stream's entries (domain.MessageVersion):
+// "v", "id", "topic", "aggregate", "payload" (its own version inside), "traceparent". Version 1
+// added "v"; version 0 is the same fields without it.
+const OutboxEntryVersion domain.MessageVersion = 1
 
 // StreamAdder appends entries to a stream (events.StreamWriter in production).
 type StreamAdder interface {
@@ -161,7 +165,8 @@ func (r *Relay) publish(ctx context.Context, ev domain.OutboxEvent) (bool, error
 		))
 	defer span.End()
 	values := map[string]any{
-		"id": ev.EventID(), "topic": ev.Topic, "aggregate": strconv.FormatInt(ev.AggregateID, 10), "payload": string(ev.Payload),
+		"v": OutboxEntryVersion.String(), "id": ev.EventID(), "topic": ev.Topic, "aggregate": strconv.FormatInt(ev.AggregateID, 10),
+		"payload": string(ev.Payload),
 	}
 	if tp := events.TraceParent(ctx); tp != "" {
 		values[events.TraceParentField] = tp
@@ -220,12 +225,11 @@ const GroupNotifications = "notifications"
 func NotificationsHandler(svc ArticleEventApplier, log *slog.Logger) func(ctx context.Context, msgs []redis.XMessage) error {
 	return func(ctx context.Context, msgs []redis.XMessage) error {
 		for _, m := range msgs {
-			id, _ := m.Values["id"].(string)
-			topic, _ := m.Values["topic"].(string)
-			raw, _ := m.Values["payload"].(string)
-			var ev domain.ArticleEvent
-			if id == "" || json.Unmarshal([]byte(raw), &ev) != nil {
-				log.WarnContext(ctx, "skipping malformed outbox entry", "entry", m.ID)
+			id, topic, ev, err := decodeOutboxEntry(m.Values)
+			if err != nil {
+				// It can never be applied: retrying it would only delay the rest. Its row stays
+				// unapplied, so the re-drive publishes it again and, failing that, marks it dead.
+				log.WarnContext(ctx, "skipping malformed outbox entry", "entry", m.ID, "err", err)
 				continue
 			}
 			if err := applyArticleEvent(ctx, svc, m, id, topic, ev); err != nil {
@@ -234,6 +238,25 @@ func NotificationsHandler(svc ArticleEventApplier, log *slog.Logger) func(ctx co
 		}
 		return nil
 	}
+}
+
+// decodeOutboxEntry reads an outbox stream entry of this release or the one before it.
+func decodeOutboxEntry(values map[string]any) (id, topic string, ev domain.ArticleEvent, err error) {
+	str := func(k string) string { s, _ := values[k].(string); return s }
+	v, ok := domain.ParseMessageVersion(str("v"))
+	switch {
+	case !ok:
+		return "", "", ev, fmt.Errorf("%w: outbox entry version %q", domain.ErrUnreadableMessage, str("v"))
+	case !OutboxEntryVersion.Reads(v):
+		return "", "", ev, fmt.Errorf("%w: outbox entry of version %d, this release reads %d and %d",
+			domain.ErrUnreadableMessage, v, OutboxEntryVersion-1, OutboxEntryVersion)
+	}
+	id, topic = str("id"), str("topic")
+	if id == "" {
+		return "", "", ev, fmt.Errorf("%w: outbox entry without an id", domain.ErrUnreadableMessage)
+	}
+	ev, err = domain.DecodeArticleEvent([]byte(str("payload")))
+	return id, topic, ev, err
 }
 
 // applyArticleEvent applies one entry in its own span, a child of the relay's publish span (and

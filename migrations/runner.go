@@ -10,7 +10,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -44,11 +44,16 @@ var SessionSettings = map[string]string{
 // Every run holds a PostgreSQL session-level advisory lock (goose's session locker), so two
 // instances starting at once apply each migration exactly once: the second waits, polling once a
 // second for up to five minutes, then finds nothing left to do.
+//
+// databaseURL is the app's DATABASE_URL: its pool_* parameters (pool_max_conns, ...) size the
+// app's pools, and PostgreSQL refuses a session that sends them as settings, so they are left out
+// here (pgxpool's parser takes them off).
 func Open(databaseURL string) (*Runner, error) {
-	cfg, err := pgx.ParseConfig(databaseURL)
+	poolCfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	cfg := poolCfg.ConnConfig
 	for param, value := range SessionSettings {
 		cfg.RuntimeParams[param] = value
 	}

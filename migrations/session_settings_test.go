@@ -51,3 +51,15 @@ func TestRunnerSessionSettings(t *testing.T) {
 		}
 	})
 }
+
+// The runner takes the app's DATABASE_URL as it is, pool settings included ("A pool_max_conns in
+// DATABASE_URL sets all three" pools, OPERATIONS.md): `inkwell migrate up` and
+// INKWELL_MIGRATE_ON_START failed on such a URL, PostgreSQL refusing pool_max_conns as a setting.
+func TestRunnerTakesTheAppsPoolSettings(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDB(t)
+	r := open(t, db.URL+"&pool_max_conns=4&pool_max_conn_idle_time=500ms&pool_health_check_period=500ms")
+	if _, err := r.UpAll(t.Context()); err != nil {
+		t.Fatalf("migrate up with the app's pool settings in the URL: %v", err)
+	}
+}

@@ -2,7 +2,6 @@ package repository
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 // commit. The row carries the trace context of ctx (the request's span), which the relay hands on
 // through the stream to the consumer.
 func writeArticleEvent(ctx context.Context, db dao.DBTX, topic string, a domain.Article) error {
-	payload, err := json.Marshal(domain.ArticleEvent{ArticleID: a.ID, AuthorID: a.AuthorID, Slug: a.Slug, Title: a.Title})
+	payload, err := domain.EncodeArticleEvent(domain.ArticleEvent{ArticleID: a.ID, AuthorID: a.AuthorID, Slug: a.Slug, Title: a.Title})
 	if err != nil {
 		return err
 	}

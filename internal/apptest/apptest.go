@@ -28,14 +28,16 @@ type App struct {
 	T   *testing.T // the test that started it (nil when a fuzz target did: use Fetch)
 	URL string
 	// MetricsURL is the instance's GET /metrics, on its own listener (a balancer's App: the
-	// first instance's, as Cfg and Wired are).
+	// first instance's, as Cfg and Wired are; empty for a process, StartProcess).
 	MetricsURL string
 	Fleet      []*App // the instances behind URL when it is a balancer's (StartFleet); nil for one instance
 	Cfg        *ioc.Config
 	DB         *testenv.DB
-	Wired      *inkwell.App // the wired process, to drive its jobs (Wired.Rank.RunOnce) directly
-	HTTP       *http.Client
-	stop       func()
+	Wired      *inkwell.App // the wired process, to drive its jobs (Wired.Rank.RunOnce) directly; nil for a process (StartProcess)
+	// Release is the binary a process instance runs (StartProcess); zero for an in-process one.
+	Release Release
+	HTTP    *http.Client
+	stop    func()
 }
 
 // Stop shuts the instance down before the test ends, as SIGTERM would: it drains requests, stops

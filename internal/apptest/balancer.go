@@ -212,3 +212,40 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// StartMixedFleet is StartFleet with processes (StartProcess): one instance of each release, in
+// the order given, on one database and one Redis key prefix behind a round-robin HAProxy, so
+// consecutive requests alternate between the releases, as during a rolling upgrade. The database
+// is a copy of the tests' template, migrated by this tree's migrations, which is what the newest
+// release (the last) applies before it serves: it starts first, with INKWELL_MIGRATE_ON_START as
+// a new binary would, and finds nothing left to do. Cfg is the first instance's; Fleet lists all.
+func StartMixedFleet(t testing.TB, releases []Release, tweak ...func(*ioc.Config)) *App {
+	t.Helper()
+	db, prefix := testenv.NewDB(t), testenv.NewRedis(t).Prefix
+	instances := make([]*App, len(releases))
+	addrs := make([]string, len(releases))
+	migrate := func(c *ioc.Config) { c.MigrateOnStart = true }
+	for i := len(releases) - 1; i >= 0; i-- { // the newest first: it migrates before the others serve
+		tw := tweak
+		if i == len(releases)-1 {
+			tw = append([]func(*ioc.Config){migrate}, tweak...)
+		}
+		instances[i] = StartProcess(t, releases[i], db, prefix, tw...)
+		addrs[i] = strings.TrimPrefix(instances[i].URL, "http://")
+	}
+	// Stopped together, after the balancer (registered later, so it runs first): each takes
+	// about a second to drain.
+	t.Cleanup(func() {
+		var stopping sync.WaitGroup
+		for _, in := range instances {
+			stopping.Go(in.stop)
+		}
+		stopping.Wait()
+	})
+	first := *instances[0]
+	first.URL = StartBalancer(t, addrs)
+	first.HTTP = &http.Client{}
+	first.Fleet = instances
+	first.Release = Release{}
+	return &first
+}
