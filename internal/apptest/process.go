@@ -31,13 +31,21 @@ import (
 func StartProcess(t testing.TB, rel Release, db *testenv.DB, prefix string, tweak ...func(*ioc.Config)) *App {
 	t.Helper()
 	cfg, env := processConfig(t, db, prefix, tweak)
-	p := &process{t: t, rel: rel, out: &tailBuffer{max: processOutputMax}, exited: make(chan struct{}), addr: make(chan string, 1)}
+	p := &process{t: t, rel: rel, out: &tailBuffer{max: processOutputMax}, exited: make(chan struct{}), addr: make(chan string, 1), metricsAddr: make(chan string, 1)}
 	p.start(env)
 	tt, _ := t.(*testing.T)
 	app := &App{T: tt, Cfg: cfg, DB: db, HTTP: &http.Client{}, Release: rel, stop: p.stop}
 	select {
 	case addr := <-p.addr:
 		app.URL = "http://" + addr
+		// A release with a metrics listener names it before it serves; an older one (v0.1.0)
+		// serves GET /metrics on the API's port.
+		select {
+		case m := <-p.metricsAddr:
+			app.MetricsURL = "http://" + m + "/metrics"
+		default:
+			app.MetricsURL = app.URL + "/metrics"
+		}
 	case <-p.exited:
 		t.Fatalf("%s exited before it served (%v); its output:\n%s", rel.Name, p.waitErr, p.out)
 	case <-time.After(processStartWait):
@@ -69,6 +77,12 @@ func processConfig(t testing.TB, db *testenv.DB, prefix string, tweak []func(*io
 	cfg.Addr = "127.0.0.1:0" // the process logs the port it got ("serving")
 	cfg.LogFormat, cfg.LogLevel = "json", "info"
 	cfg.QueuePoll, cfg.OutboxPoll = fleetPoll, fleetPoll
+	// As a deployment behind the balancer would be: the balancer (HAProxy on loopback) is a trusted
+	// proxy, so a test's traceparent is continued; no fixed metrics port that two processes would
+	// share; and a stop needs no drain (no balancer health check to wait for).
+	cfg.TrustedProxies = "127.0.0.1,::1"
+	cfg.MetricsAddr = "127.0.0.1:0"
+	cfg.DrainDelay = 0
 	for _, f := range tweak {
 		f(cfg)
 	}
@@ -120,15 +134,17 @@ func firstDifference(a, b *ioc.Config) string {
 
 // process is one running binary.
 type process struct {
-	t       testing.TB
-	rel     Release
-	cmd     *exec.Cmd
-	out     *tailBuffer
-	addr    chan string   // the address it serves on, once it said so
-	exited  chan struct{} // closed when it has exited (waitErr set)
-	waitErr error
-	raced   bool // it reported a data race (set before exited is closed)
-	once    sync.Once
+	t    testing.TB
+	rel  Release
+	cmd  *exec.Cmd
+	out  *tailBuffer
+	addr chan string // the address it serves on, once it said so
+	// metricsAddr is the address of its metrics listener, once it said so (before addr).
+	metricsAddr chan string
+	exited      chan struct{} // closed when it has exited (waitErr set)
+	waitErr     error
+	raced       bool // it reported a data race (set before exited is closed)
+	once        sync.Once
 }
 
 func (p *process) start(env []string) {
@@ -170,6 +186,15 @@ func (p *process) scan(r io.Reader) {
 		p.out.Write(append(line, '\n'))
 		if strings.Contains(string(line), "WARNING: DATA RACE") {
 			p.raced = true
+		}
+		if strings.Contains(string(line), `"msg":"serving metrics"`) {
+			var l struct{ Addr string }
+			if json.Unmarshal(line, &l) == nil && l.Addr != "" {
+				select {
+				case p.metricsAddr <- l.Addr:
+				default:
+				}
+			}
 		}
 		if !found && strings.Contains(string(line), `"msg":"serving"`) {
 			var l struct{ Addr string }
