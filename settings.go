@@ -65,8 +65,8 @@ func NewSessionConfig(cfg *ioc.Config) service.SessionConfig {
 }
 
 // NewIdempotencyWait returns how long a duplicate Idempotency-Key request waits for the first.
-func NewIdempotencyWait(cfg *ioc.Config) repository.IdempotencyWait {
-	return repository.IdempotencyWait(cfg.IdempotencyWait)
+func NewIdempotencyWait(cfg *ioc.Config) service.IdempotencyWait {
+	return service.IdempotencyWait(cfg.IdempotencyWait)
 }
 
 // NewBreakerConfig returns the settings of the circuit breaker every Redis call goes through

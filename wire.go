@@ -16,6 +16,7 @@ import (
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 )
@@ -26,7 +27,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
 	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService,
-	service.NewAccountDeletion)
+	service.NewAccountDeletion, service.NewIdempotencyRunner)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
@@ -92,6 +93,8 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.SessionManager), new(*service.SessionService)),
 	wire.Bind(new(web.SessionService), new(*service.SessionService)),
 	wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)),
+	wire.Bind(new(service.Idempotency), new(*service.IdempotencyRunner)),
+	wire.Bind(new(service.UnitOfWork), new(*pg.UnitOfWork)),
 	wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)),
 	wire.Bind(new(web.RequestObserver), new(*metrics.Registry)),
 	wire.Bind(new(job.JobObserver), new(*metrics.Registry)),

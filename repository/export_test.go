@@ -21,7 +21,3 @@ func (r *InteractiveRepository) QueuedLikes(biz domain.Biz, id int64) int {
 func (j *JobQueue) ReapInBatches(ctx context.Context, batch int) (int, error) {
 	return j.reapInBatches(ctx, batch)
 }
-
-// OnLocalWait has f called whenever a duplicate starts waiting for a request of this process
-// holding its key.
-func (s *IdempotencyStore) OnLocalWait(f func()) { s.onLocalWait = f }

@@ -26,7 +26,7 @@ type safetyEnv struct {
 	users    *repository.UserRepository
 	sessions *repository.SessionRepository
 	keys     *repository.APIKeyRepository
-	idem     *repository.IdempotencyStore
+	idem     *service.IdempotencyRunner
 }
 
 func setupSafety(t *testing.T, db *testenv.DB) safetyEnv {
@@ -53,7 +53,7 @@ func setupSafety(t *testing.T, db *testenv.DB) safetyEnv {
 		users:    repository.NewUserRepository(pool, q, uc, log),
 		sessions: repository.NewSessionRepository(pool, q),
 		keys:     repository.NewAPIKeyRepository(pool, q),
-		idem:     repository.NewIdempotencyStore(pool, q, 0),
+		idem:     service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), repository.NewIdempotencyStore(pool, q), 0),
 	}
 }
 
@@ -634,7 +634,7 @@ func TestIdempotencyStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
-		store := repository.NewIdempotencyStore(pool, repository.NewQuerier(), 0)
+		store := newIdempotency(pool, 0)
 		const dups = 40
 		waiting := make(chan struct{}, dups)
 		store.OnLocalWait(func() { waiting <- struct{}{} })

@@ -33,7 +33,7 @@ var allowed = map[string]struct{ imports, tests string }{
 	"dao":                {},
 	"delivery":           {imports: "domain", tests: "internal/testenv"}, // tests mail through a loopback SMTP server
 	"domain":             {},
-	"e2e":                {tests: ". auth cache domain internal/apptest internal/testenv ioc job repository service web"},
+	"e2e":                {tests: ". auth cache domain internal/apptest internal/testenv ioc job repository repository/pg service web"},
 	"events":             {imports: "domain", tests: "internal/testenv"},
 	"internal/apptest":   {imports: ". internal/testenv ioc"},
 	"internal/archtest":  {},
@@ -46,7 +46,7 @@ var allowed = map[string]struct{ imports, tests string }{
 	"repository":         {imports: "cache dao domain repository/pg service", tests: "internal/testenv job"},
 	"repository/pg":      {imports: "domain service"}, // the unit of work and error translation every storage room shares; implements service.Tx
 	"resilience":         {tests: "cache domain internal/apptest internal/testenv ioc"},
-	"service":            {imports: "domain", tests: "cache dao internal/testenv repository service/mocks"},
+	"service":            {imports: "domain", tests: "cache internal/testenv repository repository/pg service/mocks"}, // tests run use cases over the real unit of work
 	"service/mocks":      {imports: "domain service"},
 	"web":                {imports: "domain internal/requestid service", tests: "web/mocks"},
 	"web/mocks":          {imports: "domain service"},
