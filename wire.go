@@ -16,6 +16,7 @@ import (
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
@@ -44,7 +45,7 @@ var rootSet = wire.NewSet(
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
-	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet,
+	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(job.Ranker), new(*service.RankService)),
@@ -77,7 +78,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.HotService), new(*service.RankService)),
 	wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)),
 	wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)),
-	wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)),
+	wire.Bind(new(service.JobEnqueuer), new(*durable.JobQueue)),
 	wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)),
 	wire.Bind(new(web.NotificationService), new(*service.NotificationService)),
 	wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)),
@@ -92,7 +93,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)),
 	wire.Bind(new(service.SessionManager), new(*service.SessionService)),
 	wire.Bind(new(web.SessionService), new(*service.SessionService)),
-	wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)),
+	wire.Bind(new(service.IdempotencyStore), new(*durable.IdempotencyStore)),
 	wire.Bind(new(service.Idempotency), new(*service.IdempotencyRunner)),
 	wire.Bind(new(service.UnitOfWork), new(*pg.UnitOfWork)),
 	wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)),

@@ -17,6 +17,7 @@ import (
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -170,7 +171,7 @@ func NewRelayConfig(cfg *ioc.Config, stream OutboxStream) job.RelayConfig {
 type Durable Workers
 
 // NewDurable builds the durable-work workers.
-func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.JobQueue, outbox *repository.Outbox, stream OutboxStream,
+func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *durable.JobQueue, outbox *durable.Outbox, stream OutboxStream,
 	writer *events.StreamWriter, sender *delivery.Resilient, codeKeys service.CodeKeys, notifications *service.NotificationService, jobs job.JobObserver,
 	now func() time.Time, log *slog.Logger) Durable {
 	owner := consumerName()

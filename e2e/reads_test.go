@@ -25,6 +25,7 @@ import (
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
@@ -412,7 +413,7 @@ func newReadStack(t *testing.T) *readStack {
 	reads := &recordedReadEvents{}
 	sessions := service.NewSessionService(repository.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks, nil), tokens,
 		repository.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, time.After, log)
-	idem := service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), repository.NewIdempotencyStore(pool, q), 0)
+	idem := service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), durable.NewIdempotencyStore(pool, q), 0)
 	userSvc := service.NewUserService(users, pg.NewUnitOfWork(pool), hasher, sessions, idem, noVerification{}, nil, log)
 	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), idem, preload)
 	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters), articleSvc)

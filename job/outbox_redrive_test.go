@@ -15,6 +15,7 @@ import (
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -43,7 +44,7 @@ func newRedriveWorld(t *testing.T, policy domain.RedrivePolicy, applier job.Arti
 	log := testenv.Logger(t)
 	ctx := context.Background()
 	w := &redriveWorld{e: e, srv: srv, stream: "stream:outbox", policy: policy}
-	outbox := repository.NewOutbox(e.pool, dao.New())
+	outbox := durable.NewOutbox(e.pool, dao.New())
 	if applier == nil {
 		applier = service.NewNotificationService(repository.NewNotificationRepository(e.pool, dao.New()))
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/inkwell-dev/inkwell/events"
 )
 
-// JobStore is the durable queue the runner works from (repository.JobQueue).
+// JobStore is the durable queue the runner works from (durable.JobQueue).
 type JobStore interface {
 	// AckAndClaim records the done jobs and claims up to c.Limit more in one transaction;
 	// acked[i] is false when done[i]'s lease was lost.

@@ -19,7 +19,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/job"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
@@ -33,7 +33,7 @@ import (
 type queueEnv struct {
 	db    *testenv.DB
 	pool  *pgxpool.Pool
-	queue *repository.JobQueue
+	queue *durable.JobQueue
 }
 
 // newQueueEnv migrates a database and opens a pool of maxConns connections on it (the default
@@ -58,7 +58,7 @@ func newQueueEnv(t testing.TB, maxConns int32) *queueEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return &queueEnv{db: db, pool: pool, queue: repository.NewJobQueue(repository.QueuePool{Pool: pool}, dao.New())}
+	return &queueEnv{db: db, pool: pool, queue: durable.NewJobQueue(durable.QueuePool{Pool: pool}, dao.New())}
 }
 
 // jobOpts are the fields of a job to enqueue; empty ones get defaults.

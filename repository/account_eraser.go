@@ -10,6 +10,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -120,7 +121,7 @@ func (r *AccountEraser) erase(ctx context.Context, tx *pg.Tx, username string, f
 	}
 	for _, a := range e.articles {
 		art := domain.Article{ID: a.ID, AuthorID: id, Slug: a.Slug, Title: a.Title}
-		if err := writeArticleEvent(ctx, r.q, tx, domain.TopicArticleDeleted, art); err != nil {
+		if err := durable.WriteArticleEvent(ctx, r.q, tx, domain.TopicArticleDeleted, art); err != nil {
 			return e, domain.ErasedAccount{}, err
 		}
 	}

@@ -1,8 +1,6 @@
 package repository
 
 import (
-	"context"
-
 	"github.com/inkwell-dev/inkwell/domain"
 )
 
@@ -15,9 +13,4 @@ func (r *InteractiveRepository) QueuedLikes(biz domain.Biz, id int64) int {
 		return len(next.items)
 	}
 	return 0
-}
-
-// ReapInBatches is Reap with a batch size of the test's choosing.
-func (j *JobQueue) ReapInBatches(ctx context.Context, batch int) (int, error) {
-	return j.reapInBatches(ctx, batch)
 }

@@ -14,6 +14,6 @@ func NewQuerier() dao.Querier { return dao.New() }
 // ProviderSet builds the repositories.
 var ProviderSet = wire.NewSet(NewQuerier, pg.NewUnitOfWork, NewUserRepository, NewUserEmails, NewFollowRepository,
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
-	NewRankRepository, NewHotArticleStore, NewJobQueue, NewOutbox, NewNotificationRepository,
-	NewSessionRepository, NewAPIKeyRepository, NewIdempotencyStore, NewRetentionStore, NewSearchRepository,
+	NewRankRepository, NewHotArticleStore, NewNotificationRepository,
+	NewSessionRepository, NewAPIKeyRepository, NewRetentionStore, NewSearchRepository,
 	NewSearchLexicon, NewPeopleSearch, NewTagSearch, NewAccountEraser)

@@ -15,13 +15,14 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
 // newIdempotency is the idempotency path as the app wires it, over the database's store.
 func newIdempotency(pool *pgxpool.Pool) *service.IdempotencyRunner {
-	return service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), repository.NewIdempotencyStore(pool, repository.NewQuerier()), 0)
+	return service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), durable.NewIdempotencyStore(pool, repository.NewQuerier()), 0)
 }
 
 // gatedHasher blocks each Hash until the test lets it go, so the test can look at the world while

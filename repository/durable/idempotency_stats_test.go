@@ -1,4 +1,4 @@
-package repository_test
+package durable_test
 
 import (
 	"context"
@@ -13,9 +13,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -23,7 +24,7 @@ import (
 // newIdempotency is the idempotency path as the app wires it: service.IdempotencyRunner over the
 // store, in units of work on pool.
 func newIdempotency(pool *pgxpool.Pool, wait service.IdempotencyWait) *service.IdempotencyRunner {
-	return service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), repository.NewIdempotencyStore(pool, repository.NewQuerier()), wait)
+	return service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), durable.NewIdempotencyStore(pool, dao.New()), wait)
 }
 
 // TestIdempotencyStoreCountsHowRequestsEnd: each keyed request is counted once, by how it ended:
