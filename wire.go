@@ -18,6 +18,7 @@ import (
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/repository/session"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 )
@@ -45,7 +46,7 @@ var rootSet = wire.NewSet(
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
-	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, serviceSet, web.ProviderSet,
+	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, session.ProviderSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(job.Ranker), new(*service.RankService)),
@@ -88,9 +89,9 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.EmailClaims), new(*service.AccountService)),
 	wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)),
 	wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)),
-	wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)),
+	wire.Bind(new(service.SessionRepository), new(*session.SessionRepository)),
 	wire.Bind(new(service.RevocationCache), new(*cache.Revocations)),
-	wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)),
+	wire.Bind(new(service.APIKeyRepository), new(*session.APIKeyRepository)),
 	wire.Bind(new(service.SessionManager), new(*service.SessionService)),
 	wire.Bind(new(web.SessionService), new(*service.SessionService)),
 	wire.Bind(new(service.IdempotencyStore), new(*durable.IdempotencyStore)),

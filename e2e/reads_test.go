@@ -27,6 +27,7 @@ import (
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
+	sessionstore "github.com/inkwell-dev/inkwell/repository/session"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 )
@@ -411,8 +412,8 @@ func newReadStack(t *testing.T) *readStack {
 		t.Fatal(err)
 	}
 	reads := &recordedReadEvents{}
-	sessions := service.NewSessionService(repository.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks, nil), tokens,
-		repository.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, time.After, log)
+	sessions := service.NewSessionService(sessionstore.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks, nil), tokens,
+		sessionstore.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, time.After, log)
 	idem := service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), durable.NewIdempotencyStore(pool, q), 0)
 	userSvc := service.NewUserService(users, pg.NewUnitOfWork(pool), hasher, sessions, idem, noVerification{}, nil, log)
 	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), idem, preload)

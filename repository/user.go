@@ -19,13 +19,10 @@ import (
 	"github.com/inkwell-dev/inkwell/service"
 )
 
-// The scopes of UserLockScope: each serializes one user's writes of what a cap counts. The names
-// are the locks' identities, shared with instances of other versions during a rolling deploy.
-const (
-	lockScopeAPIKeys     = "api_keys"
-	lockScopeCollections = "collections"
-	lockScopeSessions    = "sessions"
-)
+// lockScopeCollections is the scope of UserLockScope that serializes one user's collection
+// writes (a cap counts them). The name is the lock's identity, shared with instances of other
+// versions during a rolling deploy; the sessions room holds the scopes of sessions and API keys.
+const lockScopeCollections = "collections"
 
 // UserRepository stores accounts in PostgreSQL and reads them by id and username through the user
 // cache. Reads through the cache come back without PasswordHash; GetByEmail (used by login) and

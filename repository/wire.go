@@ -15,5 +15,5 @@ func NewQuerier() dao.Querier { return dao.New() }
 var ProviderSet = wire.NewSet(NewQuerier, pg.NewUnitOfWork, NewUserRepository, NewUserEmails, NewFollowRepository,
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
 	NewRankRepository, NewHotArticleStore, NewNotificationRepository,
-	NewSessionRepository, NewAPIKeyRepository, NewRetentionStore, NewSearchRepository,
+	NewRetentionStore, NewSearchRepository,
 	NewSearchLexicon, NewPeopleSearch, NewTagSearch, NewAccountEraser)

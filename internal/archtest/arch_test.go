@@ -25,7 +25,7 @@ const module = "github.com/inkwell-dev/inkwell"
 // (TestCore... below restrict those for the core). An allowed arrow that no longer exists is only
 // logged (go test -v): drop it when you notice.
 var allowed = map[string]struct{ imports, tests string }{
-	".":                  {imports: "auth cache delivery domain events ioc job metrics migrations repository repository/durable repository/pg service web", tests: "service/mocks"},
+	".":                  {imports: "auth cache delivery domain events ioc job metrics migrations repository repository/durable repository/pg repository/session service web", tests: "service/mocks"},
 	"auth":               {imports: "domain"},
 	"bench/loadgen":      {},
 	"cache":              {imports: "domain", tests: "internal/testenv"},
@@ -33,7 +33,7 @@ var allowed = map[string]struct{ imports, tests string }{
 	"dao":                {},
 	"delivery":           {imports: "domain", tests: "internal/testenv"}, // tests mail through a loopback SMTP server
 	"domain":             {},
-	"e2e":                {tests: ". auth cache domain internal/apptest internal/testenv ioc job repository repository/durable repository/pg service web"},
+	"e2e":                {tests: ". auth cache domain internal/apptest internal/testenv ioc job repository repository/durable repository/pg repository/session service web"},
 	"events":             {imports: "domain", tests: "internal/testenv"},
 	"internal/apptest":   {imports: ". internal/testenv ioc"},
 	"internal/archtest":  {},
@@ -43,9 +43,10 @@ var allowed = map[string]struct{ imports, tests string }{
 	"job":                {imports: "domain events service", tests: "cache dao internal/testenv repository repository/durable repository/pg"},
 	"metrics":            {},
 	"migrations":         {tests: "internal/testenv"},
-	"repository":         {imports: "cache dao domain repository/durable repository/pg service", tests: "internal/testenv job"}, // core writes jobs and outbox rows in its units of work: core → durable only
-	"repository/durable": {imports: "dao domain repository/pg service", tests: "internal/testenv repository"},                   // durable delivery room (jobs, outbox, idempotency store); tests: the core retention store prunes the outbox
-	"repository/pg":      {imports: "domain service"},                                                                           // the unit of work and error translation every storage room shares; implements service.Tx
+	"repository":         {imports: "cache dao domain repository/durable repository/pg service", tests: "internal/testenv job repository/session"}, // core writes jobs and outbox rows in its units of work: core → durable only
+	"repository/durable": {imports: "dao domain repository/pg service", tests: "internal/testenv repository"},                                      // durable delivery room (jobs, outbox, idempotency store); tests: the core retention store prunes the outbox
+	"repository/session": {imports: "dao domain repository/pg service", tests: "internal/testenv"},                                                 // sessions room: login sessions and API keys
+	"repository/pg":      {imports: "domain service", tests: "internal/testenv"},                                                                   // the unit of work and error translation every storage room shares; implements service.Tx
 	"resilience":         {tests: "cache domain internal/apptest internal/testenv ioc"},
 	"service":            {imports: "domain", tests: "cache internal/testenv repository repository/durable repository/pg service/mocks"}, // tests run use cases over the real unit of work
 	"service/mocks":      {imports: "domain service"},

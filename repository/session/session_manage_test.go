@@ -1,4 +1,4 @@
-package repository_test
+package session_test
 
 import (
 	"errors"
