@@ -13,6 +13,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/delivery"
+	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
@@ -54,7 +55,7 @@ func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, p
 		return events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: group, Name: consumerName(),
 			BatchSize: cfg.ConsumerBatch, BatchWait: cfg.ConsumerWait,
-			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick, MaxDeliveries: int64(cfg.ConsumerMaxDeliveries),
+			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick, Retry: domain.RetryPolicy{MaxAttempts: cfg.ConsumerMaxDeliveries},
 		}, h, log)
 	}
 	ws := append(Workers{
@@ -158,8 +159,8 @@ func NewRelayConfig(cfg *ioc.Config, stream OutboxStream) job.RelayConfig {
 	return job.RelayConfig{
 		Stream: string(stream), Batch: 100, Lease: 30 * time.Second, Poll: cfg.OutboxPoll,
 		Redrive: job.RedrivePolicy{
-			After: cfg.OutboxRedeliverAfter, MaxAttempts: cfg.OutboxMaxAttempts,
-			BackoffBase: min(outboxBackoffBase, cfg.OutboxBackoffMax), BackoffMax: cfg.OutboxBackoffMax,
+			After: cfg.OutboxRedeliverAfter, Retry: domain.RetryPolicy{MaxAttempts: cfg.OutboxMaxAttempts,
+				Base: min(outboxBackoffBase, cfg.OutboxBackoffMax), Max: cfg.OutboxBackoffMax},
 		},
 		RedriveEvery: min(cfg.OutboxRedeliverAfter/4, 30*time.Second),
 	}
@@ -177,7 +178,7 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *durable.JobQu
 	owner := consumerName()
 	runner := job.NewRunner(queue, job.QueueConfig{
 		Queue: service.QueueDefault, Concurrency: cfg.QueueConcurrency, Lease: cfg.QueueLease, Poll: cfg.QueuePoll,
-		BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Grace: cfg.ShutdownTimeout / 2, Observer: jobs,
+		Retry: domain.RetryPolicy{Base: time.Second, Max: 5 * time.Minute}, Grace: cfg.ShutdownTimeout / 2, Observer: jobs,
 	}, map[string]job.JobHandler{
 		service.JobKindSendCode:        job.SendCodeHandler(sender, codeKeys),
 		service.JobKindSendAccountMail: job.SendAccountMailHandler(sender, codeKeys),
@@ -197,7 +198,7 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *durable.JobQu
 		listener{name: "outbox", log: log, listen: func(ctx context.Context) error { return outbox.Listen(ctx, relay.Wake) }},
 		events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: job.GroupNotifications, Name: owner, BatchSize: 100, BatchWait: 100 * time.Millisecond,
-			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick, MaxDeliveries: int64(cfg.ConsumerMaxDeliveries),
+			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick, Retry: domain.RetryPolicy{MaxAttempts: cfg.ConsumerMaxDeliveries},
 		}, job.NotificationsHandler(notifications, log), log),
 		// Like the read stream: cut to about INKWELL_STREAM_MAXLEN entries, never past what the
 		// notifications group has not acknowledged (or not read yet).

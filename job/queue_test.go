@@ -244,7 +244,7 @@ func newRunner(t testing.TB, store job.JobStore, o runnerOpts, handlers map[stri
 	}
 	return job.NewRunner(store, job.QueueConfig{
 		Queue: o.Queue, Concurrency: o.Concurrency, Lease: o.Lease, Poll: o.Poll,
-		BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax, Grace: o.Grace, AckWait: o.AckWait, Observer: o.Observer,
+		Retry: domain.RetryPolicy{Base: o.BackoffBase, Max: o.BackoffMax}, Grace: o.Grace, AckWait: o.AckWait, Observer: o.Observer,
 	}, handlers, o.Owner, testenv.Logger(t))
 }
 

@@ -74,7 +74,7 @@ func (o *Outbox) Release(ctx context.Context, evs []domain.OutboxEvent, cause st
 // relay (or marks them dead), in one statement (SKIP LOCKED), and reports each.
 func (o *Outbox) Redrive(ctx context.Context, p domain.RedrivePolicy, n int) ([]domain.OutboxRedriven, error) {
 	rows, err := o.q.OutboxRedrive(ctx, o.pool, dao.OutboxRedriveParams{
-		MaxAttempts: int32(p.MaxAttempts), BackoffBaseSeconds: p.BackoffBase.Seconds(), BackoffMaxSeconds: p.BackoffMax.Seconds(),
+		MaxAttempts: int32(p.Retry.MaxAttempts), BackoffBaseSeconds: p.Retry.Base.Seconds(), BackoffMaxSeconds: p.Retry.Max.Seconds(),
 		WindowSeconds: p.After.Seconds(), Lim: int32(n),
 	})
 	if err != nil {

@@ -93,7 +93,7 @@ func (e *outboxEnv) publish(t *testing.T, id int64) {
 	}
 }
 
-var testRedrive = domain.RedrivePolicy{After: 2 * time.Minute, MaxAttempts: 4, BackoffBase: 10 * time.Second, BackoffMax: 30 * time.Second}
+var testRedrive = domain.RedrivePolicy{After: 2 * time.Minute, Retry: domain.RetryPolicy{MaxAttempts: 4, Base: 10 * time.Second, Max: 30 * time.Second}}
 
 // TestOutbox_RedriveAttemptsBackoffDead walks one event that is never applied through its life:
 // published, re-driven once the redelivery window has passed (not before), due again only after
@@ -122,7 +122,7 @@ func TestOutbox_RedriveAttemptsBackoffDead(t *testing.T) {
 		t.Fatalf("re-drive 5s before the window ends: %v", got)
 	}
 	wantBackoff := []time.Duration{10 * time.Second, 20 * time.Second, 30 * time.Second}
-	for attempt := 1; attempt < testRedrive.MaxAttempts; attempt++ {
+	for attempt := 1; attempt < testRedrive.Retry.MaxAttempts; attempt++ {
 		e.ageOutbox(t, id, 10*time.Second) // the window has passed
 		got := redrive()
 		if len(got) != 1 || got[0] != (domain.OutboxRedriven{ID: id, Status: domain.OutboxPending, Attempts: attempt}) {
@@ -142,7 +142,7 @@ func TestOutbox_RedriveAttemptsBackoffDead(t *testing.T) {
 		e.ageOutbox(t, id, testRedrive.After)
 	}
 	got := redrive()
-	if len(got) != 1 || got[0] != (domain.OutboxRedriven{ID: id, Status: domain.OutboxDead, Attempts: testRedrive.MaxAttempts}) {
+	if len(got) != 1 || got[0] != (domain.OutboxRedriven{ID: id, Status: domain.OutboxDead, Attempts: testRedrive.Retry.MaxAttempts}) {
 		t.Fatalf("last re-drive: %v", got)
 	}
 	if evs, err := e.outbox.Claim(ctx, "relay", 10, time.Minute); err != nil || len(evs) != 0 {
@@ -157,7 +157,7 @@ func TestOutbox_RedriveAttemptsBackoffDead(t *testing.T) {
 		t.Fatalf("health with one dead event: %+v %v", h, err)
 	}
 	list, err := e.outbox.List(ctx, domain.OutboxDead, 10)
-	if err != nil || len(list) != 1 || list[0].ID != id || list[0].Attempts != testRedrive.MaxAttempts || list[0].LastError == "" {
+	if err != nil || len(list) != 1 || list[0].ID != id || list[0].Attempts != testRedrive.Retry.MaxAttempts || list[0].LastError == "" {
 		t.Fatalf("dead list: %+v %v", list, err)
 	}
 

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -85,19 +84,6 @@ func createUser(t *testing.T, a accounts, _ userOpts) domain.User {
 
 // uniqueName returns a username no other test uses.
 func uniqueName(base string) string { return base + "_" + testenv.RandomID(5) }
-
-// waitUntil spins until cond holds; it is for conditions certain to become true soon, and fails
-// rather than hang. (A local copy until internal/testenv holds the shared one.)
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting until %s", what)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-}
 
 // together runs fn(0) … fn(n-1) on n goroutines released at once, and returns when all are done.
 func together(n int, fn func(i int)) {
