@@ -52,26 +52,6 @@ func (r *UserRepository) Create(ctx context.Context, u domain.User) (domain.User
 	return userFromRow(row), nil
 }
 
-// CreateWith inserts a new user and runs then in the same unit of work: what must commit with the
-// account (its verification mail). An error from then rolls the account back.
-func (r *UserRepository) CreateWith(ctx context.Context, u domain.User, then func(tx service.Tx, created domain.User) error) (domain.User, error) {
-	var created dao.User
-	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
-		row, err := r.q.UserInsert(ctx, tx, userInsertParams(u))
-		if err != nil {
-			return pg.Wrapf(err, "insert user")
-		}
-		created = row
-		// A lookup of this username just before the insert may have left a null marker behind.
-		tx.AfterCommit(func(ctx context.Context) { r.invalidateNow(ctx, row.ID, row.Username) })
-		return then(tx, userFromRow(row))
-	})
-	if err != nil {
-		return domain.User{}, err
-	}
-	return userFromRow(created), nil
-}
-
 // CreateIn inserts a new user in the caller's unit of work. The insert runs in a savepoint, so a
 // taken email or username (domain.ErrEmailTaken, domain.ErrUsernameTaken) leaves the unit of work
 // usable, for storing that answer.

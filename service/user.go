@@ -17,9 +17,6 @@ import (
 // domain.ErrEmailTaken / domain.ErrUsernameTaken when a uniqueness rule is violated. Shared: the
 // profile, article, comment and rank use cases look users up through it too.
 type UserRepository interface {
-	// CreateWith inserts the user and runs then in the same unit of work (what must commit with
-	// the account: its verification mail); an error from then rolls the account back.
-	CreateWith(ctx context.Context, u domain.User, then func(tx Tx, created domain.User) error) (domain.User, error)
 	// CreateIn is Create in the caller's unit of work; a uniqueness rejection leaves tx usable.
 	CreateIn(ctx context.Context, tx Tx, u domain.User) (domain.User, error)
 	GetByID(ctx context.Context, id int64) (domain.User, error)
@@ -129,7 +126,13 @@ func (s *UserService) Register(ctx context.Context, in RegisterInput) (Session, 
 	if err != nil {
 		return Session{}, err
 	}
-	created, err := s.users.CreateWith(ctx, u, func(tx Tx, created domain.User) error {
+	// The account commits with its verification mail, or not at all.
+	var created domain.User
+	err = s.uow.InTx(ctx, func(tx Tx) error {
+		var err error
+		if created, err = s.users.CreateIn(ctx, tx, u); err != nil {
+			return err
+		}
 		return s.verifier.IssueVerificationIn(ctx, tx, created)
 	})
 	if err != nil {

@@ -39,7 +39,7 @@ func newUserService(t *testing.T) (*service.UserService, userDeps) {
 
 // untouched proves that rejected input reaches neither storage, the hasher nor the token issuer.
 func untouched(d userDeps) {
-	d.repo.EXPECT().CreateWith(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+	d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	d.repo.EXPECT().GetByEmail(gomock.Any(), gomock.Any()).Times(0)
 	d.repo.EXPECT().Update(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	d.repo.EXPECT().UpdateIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
@@ -77,7 +77,7 @@ func TestUserService_Register(t *testing.T) {
 			buildStubs: func(d userDeps) {
 				gomock.InOrder(
 					d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil),
-					d.repo.EXPECT().CreateWith(gomock.Any(), domain.User{Email: "Jake@JAKE.jake", Username: "jake", PasswordHash: "HASH"}, gomock.Any()).
+					d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), domain.User{Email: "Jake@JAKE.jake", Username: "jake", PasswordHash: "HASH"}).
 						Return(created, nil),
 					d.tokens.EXPECT().Start(gomock.Any(), int64(7)).Return(domain.Tokens{Access: "TOKEN", Refresh: "REFRESH"}, nil),
 				)
@@ -131,7 +131,7 @@ func TestUserService_Register(t *testing.T) {
 			in:   valid,
 			buildStubs: func(d userDeps) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
-				d.repo.EXPECT().CreateWith(gomock.Any(), gomock.Any(), gomock.Any()).
+				d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).
 					Return(domain.User{}, fmt.Errorf("insert user: %w", domain.ErrEmailTaken))
 				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
@@ -144,7 +144,7 @@ func TestUserService_Register(t *testing.T) {
 			in:   valid,
 			buildStubs: func(d userDeps) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
-				d.repo.EXPECT().CreateWith(gomock.Any(), gomock.Any(), gomock.Any()).
+				d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).
 					Return(domain.User{}, fmt.Errorf("insert user: %w", domain.ErrUsernameTaken))
 				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
@@ -157,7 +157,7 @@ func TestUserService_Register(t *testing.T) {
 			in:   valid,
 			buildStubs: func(d userDeps) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
-				d.repo.EXPECT().CreateWith(gomock.Any(), gomock.Any(), gomock.Any()).
+				d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).
 					Return(domain.User{}, errors.Join(domain.ErrEmailTaken, domain.ErrUsernameTaken))
 				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
@@ -173,7 +173,7 @@ func TestUserService_Register(t *testing.T) {
 			in:   valid,
 			buildStubs: func(d userDeps) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
-				d.repo.EXPECT().CreateWith(gomock.Any(), gomock.Any(), gomock.Any()).
+				d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).
 					Return(domain.User{}, fmt.Errorf("insert user: %w", domain.ErrUnavailable))
 				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
@@ -186,7 +186,7 @@ func TestUserService_Register(t *testing.T) {
 			in:   valid,
 			buildStubs: func(d userDeps) {
 				d.hasher.EXPECT().Hash("jakejake").Return("", errors.New("entropy exhausted"))
-				d.repo.EXPECT().CreateWith(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ service.Session, err error) {
@@ -198,7 +198,7 @@ func TestUserService_Register(t *testing.T) {
 			in:   valid,
 			buildStubs: func(d userDeps) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
-				d.repo.EXPECT().CreateWith(gomock.Any(), gomock.Any(), gomock.Any()).Return(created, nil)
+				d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).Return(created, nil)
 				d.tokens.EXPECT().Start(gomock.Any(), int64(7)).Return(domain.Tokens{}, errors.New("signing failed"))
 			},
 			check: func(t *testing.T, s service.Session, err error) {

@@ -57,21 +57,6 @@ func (mr *MockUserRepositoryMockRecorder) CreateIn(ctx, tx, u any) *gomock.Call 
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateIn", reflect.TypeOf((*MockUserRepository)(nil).CreateIn), ctx, tx, u)
 }
 
-// CreateWith mocks base method.
-func (m *MockUserRepository) CreateWith(ctx context.Context, u domain.User, then func(service.Tx, domain.User) error) (domain.User, error) {
-	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "CreateWith", ctx, u, then)
-	ret0, _ := ret[0].(domain.User)
-	ret1, _ := ret[1].(error)
-	return ret0, ret1
-}
-
-// CreateWith indicates an expected call of CreateWith.
-func (mr *MockUserRepositoryMockRecorder) CreateWith(ctx, u, then any) *gomock.Call {
-	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateWith", reflect.TypeOf((*MockUserRepository)(nil).CreateWith), ctx, u, then)
-}
-
 // GetByEmail mocks base method.
 func (m *MockUserRepository) GetByEmail(ctx context.Context, email string) (domain.User, error) {
 	m.ctrl.T.Helper()
