@@ -273,7 +273,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		return nil, nil, err
 	}
 	accountEraser := repository.NewAccountEraser(pool, querier, userCache, articleCache, authorPageCache, listPageCache, tagsCache, counters, viewerState, log)
-	accountDeletion := service.NewAccountDeletion(accountEraser, sessionService)
+	accountDeletion := service.NewAccountDeletion(unitOfWork, accountEraser, sessionService)
 	app := NewApp(cfg, server, metricsServer, drain, cron, workers, rankJob, retentionJob, accountDeletion, log)
 	return app, func() {
 		cleanup10()

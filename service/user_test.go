@@ -34,7 +34,7 @@ func newUserService(t *testing.T) (*service.UserService, userDeps) {
 		idem:   mocks.NewMockIdempotency(ctrl),
 		codes:  mocks.NewMockStepUpCodes(ctrl),
 	}
-	return service.NewUserService(d.repo, inlineUnitOfWork{}, d.hasher, d.tokens, d.idem, noVerification{}, d.codes, discardLogger), d
+	return service.NewUserService(d.repo, txUnitOfWork{noHooksTx{}}, d.hasher, d.tokens, d.idem, noVerification{}, d.codes, discardLogger), d
 }
 
 // untouched proves that rejected input reaches neither storage, the hasher nor the token issuer.
@@ -553,18 +553,6 @@ func applyChangeTx(stored domain.User) func(context.Context, service.Tx, int64, 
 	return func(ctx context.Context, _ service.Tx, id int64, change func(*domain.User) error) (domain.User, error) {
 		return applyChange(stored)(ctx, id, change)
 	}
-}
-
-// inlineUnitOfWork runs each unit of work once, at once, with a Tx that has no hooks: the
-// repositories it is handed to are mocks.
-type inlineUnitOfWork struct{}
-
-func (inlineUnitOfWork) InTx(_ context.Context, fn func(service.Tx) error) error {
-	return fn(noHooksTx{})
-}
-
-func (inlineUnitOfWork) InTxOnce(_ context.Context, fn func(service.Tx) error) error {
-	return fn(noHooksTx{})
 }
 
 type noHooksTx struct{}
