@@ -24,7 +24,7 @@ func newIdempotency(pool *pgxpool.Pool, wait service.IdempotencyWait) *service.I
 	return service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), durable.NewIdempotencyStore(pool, repository.NewQuerier()), wait)
 }
 
-// idemCall is one IdempotencyStore.Do outcome.
+// idemCall is one IdempotencyRunner.Do outcome.
 type idemCall struct {
 	res      domain.StoredResponse
 	replayed bool

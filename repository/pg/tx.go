@@ -174,7 +174,7 @@ func InTx(ctx context.Context, pool *pgxpool.Pool, p RetryPolicy, fn func(tx *Tx
 func TxOf(tx service.Tx) *Tx {
 	t, ok := tx.(*Tx)
 	if !ok {
-		panic("repository: the unit of work was not opened by repository.UnitOfWork")
+		panic("repository: the unit of work was not opened by pg.UnitOfWork")
 	}
 	return t
 }
