@@ -43,10 +43,10 @@ var allowed = map[string]struct{ imports, tests string }{
 	"job":                {imports: "domain events service", tests: "cache dao internal/testenv repository repository/durable repository/pg"},
 	"metrics":            {},
 	"migrations":         {tests: "internal/testenv"},
-	"repository":         {imports: "cache dao domain repository/durable repository/pg service", tests: "internal/testenv job repository/session"}, // core writes jobs and outbox rows in its units of work: core → durable only
-	"repository/durable": {imports: "dao domain repository/pg service", tests: "internal/testenv repository"},                                      // durable delivery room (jobs, outbox, idempotency store); tests: the core retention store prunes the outbox
-	"repository/session": {imports: "dao domain repository/pg service", tests: "internal/testenv"},                                                 // sessions room: login sessions and API keys
-	"repository/pg":      {imports: "domain service", tests: "internal/testenv"},                                                                   // the unit of work and error translation every storage room shares; implements service.Tx
+	"repository":         {imports: "cache dao domain repository/durable repository/pg service", tests: "internal/testenv job repository/session"},
+	"repository/durable": {imports: "dao domain repository/pg service", tests: "internal/testenv repository"}, // room of durable delivery; the core writes its rows (core → durable, one way); its tests prune the outbox with the core's retention store
+	"repository/session": {imports: "dao domain repository/pg service", tests: "internal/testenv"},            // room of sessions and API keys
+	"repository/pg":      {imports: "domain service", tests: "internal/testenv"},                              // the unit of work and error translation every storage room shares; implements service.Tx
 	"resilience":         {tests: "cache domain internal/apptest internal/testenv ioc"},
 	"service":            {imports: "domain", tests: "cache internal/testenv repository repository/durable repository/pg service/mocks"}, // tests run use cases over the real unit of work
 	"service/mocks":      {imports: "domain service"},
