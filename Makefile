@@ -121,7 +121,7 @@ fuzz: ## Fuzz the HTTP decoders and parameters, search queries against PostgreSQ
 	go test ./web -run '^$$' -fuzz '^FuzzJSONBodies$$' -fuzztime $(or $(FUZZTIME),20s)
 	go test ./web -run '^$$' -fuzz '^FuzzQueryParams$$' -fuzztime $(or $(FUZZTIME),20s)
 	go test ./web -run '^$$' -fuzz '^FuzzPathParams$$' -fuzztime $(or $(FUZZTIME),20s)
-	go test ./repository -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(or $(FUZZTIME),20s) -parallel 2
+	go test ./repository/search -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(or $(FUZZTIME),20s) -parallel 2
 	go test ./e2e -run '^$$' -fuzz '^FuzzStoredText$$' -fuzztime $(or $(FUZZTIME),20s) -parallel 2
 
 .PHONY: generate
