@@ -28,7 +28,7 @@ func TestDefaultAccessTokenOutlastsADay(t *testing.T) {
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	cfg.JWTSecret = "0123456789abcdef0123456789abcdef" // Validate would take it from the dev file
+	cfg.Auth.JWTSecret = "0123456789abcdef0123456789abcdef" // Validate would take it from the dev file
 
 	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	var offset atomic.Int64 // nanoseconds since start
@@ -58,7 +58,7 @@ func TestDefaultAccessTokenOutlastsADay(t *testing.T) {
 		{time.Minute, true},
 		{16 * time.Minute, true}, // the old 15-minute default signed RealWorld users out here
 		{23 * time.Hour, true},
-		{cfg.JWTLifetime + time.Minute, false},
+		{cfg.Auth.JWTLifetime + time.Minute, false},
 	} {
 		offset.Store(int64(tc.after))
 		cred, err := sessions.Authenticate(t.Context(), login.Access)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/ioc"
@@ -19,8 +20,8 @@ func TestBurstWithRedisDown(t *testing.T) {
 	parallel(t)
 	redisSrv := testenv.StartRedisServer(t)
 	app := startApp(t, func(c *ioc.Config) {
-		c.RedisURL = redisSrv.URL()
-		c.DBFallbackConcurrency, c.DBFallbackWait = 1, 0
+		c.Redis.URL = redisSrv.URL()
+		c.Tune.DBFallbackConcurrency, c.Tune.DBFallbackWait = new(1), new(time.Duration(0))
 	})
 	author := app.Register("fallbackauthor")
 	const articles, burst = 8, 48

@@ -20,7 +20,7 @@ func TestInvalidationRepair_AnInstanceCutFromRedisRepairsItsWrites(t *testing.T)
 	db, rds := testenv.NewDB(t), testenv.NewRedis(t)
 	faults := testenv.NewFaults(t) // before the instances: it stops after they have
 	proxy := faults.RedisProxy()
-	a := startReplica(t, db, rds.Prefix, func(c *ioc.Config) { c.RedisURL = proxy.Rewrite(c.RedisURL) })
+	a := startReplica(t, db, rds.Prefix, func(c *ioc.Config) { c.Redis.URL = proxy.Rewrite(c.Redis.URL) })
 	b := startReplica(t, db, rds.Prefix)
 	author := b.Register("repairauthor")
 	slug := articleOf(t, b.Do("POST", "/api/articles", author, newArticle("Before the cut")).Expect(t, http.StatusCreated))["slug"].(string)

@@ -107,10 +107,9 @@ func help(args []string, stdout io.Writer) error {
 		return nil
 	case args[0] == "settings":
 		fs := flag.NewFlagSet("inkwell", flag.ContinueOnError)
-		ioc.Flags(fs)
+		cfg := ioc.Flags(fs)
 		fmt.Fprint(stdout, "Server settings (flag, else the environment variable named, else the default):\n")
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
+		printSettings(stdout, fs, cfg, func(string) bool { return true })
 		return nil
 	default:
 		return usageError{fmt.Sprintf("unknown help topic %q: run 'inkwell COMMAND --help', or 'inkwell help settings'", args[0])}
@@ -127,7 +126,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	skipDrain, stopWatching := secondSignal()
 	defer stopWatching()
 
-	if cfg.MigrateOnStart {
+	if cfg.Server.MigrateOnStart {
 		if err := migrateOnStart(ctx, cfg, log); err != nil {
 			return err
 		}
@@ -186,7 +185,7 @@ func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return usagef(sp.name, "VERSION %q is not a migration version (a number, 0 for none)", rest[0])
 		}
 	}
-	r, err := migrations.Open(cfg.DatabaseURL)
+	r, err := migrations.Open(cfg.Database.URL)
 	if err != nil {
 		return err
 	}
@@ -249,7 +248,7 @@ func migrateTo(ctx context.Context, r *migrations.Runner, target int64) ([]migra
 // migrateOnStart applies pending migrations before serving (INKWELL_MIGRATE_ON_START), logging
 // each.
 func migrateOnStart(ctx context.Context, cfg *ioc.Config, log *slog.Logger) error {
-	r, err := migrations.Open(cfg.DatabaseURL)
+	r, err := migrations.Open(cfg.Database.URL)
 	if err != nil {
 		return err
 	}
@@ -334,7 +333,7 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cleanup()
-	opts.Now, opts.SearchLanguage = time.Now(), cfg.SearchLanguage
+	opts.Now, opts.SearchLanguage = time.Now(), cfg.Search.Language
 	start := time.Now()
 	err = repository.NewSeeder(pool).Seed(ctx, opts, func(what string, done, total int) {
 		fmt.Fprintf(stdout, "seed: %-8s %9d / %d  (%v)\n", what, done, total, time.Since(start).Round(time.Millisecond))
@@ -352,7 +351,7 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "Sign in as %s:\n  email:    %s@example.com\n  password: %s\n", signIn, signIn, seedPassword)
 	fmt.Fprintf(stdout, "  curl -s -X POST http://localhost%s/api/users/login -H 'Content-Type: application/json' \\\n    -d '{\"user\":{\"email\":\"%s@example.com\",\"password\":\"%s\"}}'\n",
-		localPort(cfg.Addr), signIn, seedPassword)
+		localPort(cfg.Server.Addr), signIn, seedPassword)
 	return nil
 }
 

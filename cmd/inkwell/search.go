@@ -29,7 +29,7 @@ func search(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer cleanup()
-	lang, err := repository.CheckSearchLanguage(ctx, pool, cfg.SearchLanguage)
+	lang, err := repository.CheckSearchLanguage(ctx, pool, cfg.Search.Language)
 	if err != nil {
 		return err
 	}
