@@ -13,7 +13,7 @@ import (
 )
 
 // TestBurstWithRedisDown: with the app's Redis stopped every cache read falls back to
-// PostgreSQL, bounded per instance (INKWELL_DB_FALLBACK_CONCURRENCY, here 1 with no wait, so a
+// PostgreSQL, bounded per instance (cache.FallbackConcurrency, here 1 with no wait, so a
 // burst must overflow it). A burst of reads then gets only 200s and 503s — each 503 with
 // Retry-After: 1 and a RealWorld error body — and never a 500.
 func TestBurstWithRedisDown(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 // serves the entries it cached before: the article, the global first page, the author's own
 // first page and the profile. Once A reaches Redis again it writes those invalidations by itself,
 // without another request, and B serves the edits. Before the repair, B kept the old entries
-// until they expired (INKWELL_CACHE_TTL, 10 minutes by default).
+// until they expired (cache.TTL, 10 minutes by default).
 func TestInvalidationRepair_AnInstanceCutFromRedisRepairsItsWrites(t *testing.T) {
 	parallel(t)
 	db, rds := testenv.NewDB(t), testenv.NewRedis(t)

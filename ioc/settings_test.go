@@ -153,3 +153,17 @@ func TestNoWarningWithoutRemovedSettings(t *testing.T) {
 		t.Fatalf("warnings without removed settings: %s", logs.String())
 	}
 }
+
+// TestChangelogListsRemovedSettings: an operator upgrading reads which variables no longer do
+// anything in the CHANGELOG.
+func TestChangelogListsRemovedSettings(t *testing.T) {
+	text, err := os.ReadFile("../CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range RemovedSettings {
+		if !strings.Contains(string(text), "`"+r.Env()+"`") {
+			t.Errorf("CHANGELOG.md does not list the removed setting %s", r.Env())
+		}
+	}
+}
