@@ -14,14 +14,14 @@ import (
 )
 
 // NewRankConfig returns the ranking pass settings.
-func NewRankConfig(cfg *ioc.Config) service.RankConfig {
-	return service.RankConfig{TopN: cfg.Jobs.RankTopN, BatchSize: job.RankBatch, Cutoff: job.RankCutoff}
+func NewRankConfig(j ioc.JobsConfig) service.RankConfig {
+	return service.RankConfig{TopN: j.RankTopN, BatchSize: job.RankBatch, Cutoff: job.RankCutoff}
 }
 
 // NewHotListTTLs returns how long the two-level hot-list cache keeps a list: Redis for ten
 // ranking intervals (at least an hour), the process for about one interval.
-func NewHotListTTLs(cfg *ioc.Config) cache.HotListTTLs {
-	interval := scheduleInterval(cfg.Jobs.RankSchedule)
+func NewHotListTTLs(j ioc.JobsConfig) cache.HotListTTLs {
+	interval := scheduleInterval(j.RankSchedule)
 	return cache.HotListTTLs{Redis: max(10*interval, time.Hour), Local: interval}
 }
 

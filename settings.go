@@ -30,8 +30,7 @@ const argon2MaxConcurrent = 8
 const IdempotencyWait = 3 * time.Second
 
 // NewRouterConfig returns the router's settings; request spans only when tracing is on.
-func NewRouterConfig(cfg *ioc.Config, tracing *ioc.Tracing) web.RouterConfig {
-	s := cfg.Server
+func NewRouterConfig(s ioc.ServerConfig, tracing *ioc.Tracing) web.RouterConfig {
 	rc := web.RouterConfig{MaxBodyBytes: maxBodyBytes, RequestTimeout: s.RequestTimeout}
 	if tracing.On() {
 		rc.Tracer = tracing.Provider
@@ -58,63 +57,62 @@ func NewRouterConfig(cfg *ioc.Config, tracing *ioc.Tracing) web.RouterConfig {
 
 // NewHasherConfig returns the Argon2id settings: OWASP's minimum raised to the configured memory
 // (iterations and lanes stay OWASP's: 2 and 1).
-func NewHasherConfig(cfg *ioc.Config) auth.HasherConfig {
+func NewHasherConfig(a ioc.AuthConfig) auth.HasherConfig {
 	p := auth.OWASPMinimum
-	p.MemoryKiB = uint32(cfg.Auth.Argon2MemoryKiB)
+	p.MemoryKiB = uint32(a.Argon2MemoryKiB)
 	return auth.HasherConfig{Params: p, MaxConcurrent: argon2MaxConcurrent}
 }
 
 // NewJWTConfig returns the access-token settings.
-func NewJWTConfig(cfg *ioc.Config) auth.JWTConfig {
-	return auth.JWTConfig{Secret: []byte(cfg.Auth.JWTSecret), Issuer: cfg.Auth.JWTIssuer, Lifetime: cfg.Auth.JWTLifetime}
+func NewJWTConfig(a ioc.AuthConfig) auth.JWTConfig {
+	return auth.JWTConfig{Secret: []byte(a.JWTSecret), Issuer: a.JWTIssuer, Lifetime: a.JWTLifetime}
 }
 
 // NewSessionConfig returns token lifetimes and the revocation lease: 3 s, so a logout while Redis
 // is unreachable waits about that long; renewals look 30 s back while the lease holds.
-func NewSessionConfig(cfg *ioc.Config) service.SessionConfig {
-	return service.SessionConfig{AccessTTL: cfg.Auth.JWTLifetime, RefreshTTL: cfg.Auth.RefreshLifetime, PerUser: cfg.Auth.SessionsPerUser,
+func NewSessionConfig(a ioc.AuthConfig) service.SessionConfig {
+	return service.SessionConfig{AccessTTL: a.JWTLifetime, RefreshTTL: a.RefreshLifetime, PerUser: a.SessionsPerUser,
 		RevocationLease: 3 * time.Second, RecentRevocations: 30 * time.Second}
 }
 
 // NewIdempotencyWait returns how long a duplicate Idempotency-Key request waits for the first.
-func NewIdempotencyWait(cfg *ioc.Config) repository.IdempotencyWait {
-	return repository.IdempotencyWait(ioc.Or(cfg.Tune.IdempotencyWait, IdempotencyWait))
+func NewIdempotencyWait(tune ioc.Tuning) repository.IdempotencyWait {
+	return repository.IdempotencyWait(ioc.Or(tune.IdempotencyWait, IdempotencyWait))
 }
 
 // NewBreakerConfig returns the settings of the circuit breaker every Redis call goes through
 // (see cache.Breaker).
-func NewBreakerConfig(cfg *ioc.Config) cache.BreakerConfig {
-	return cache.BreakerConfig{FailuresToOpen: cache.BreakerFailures, OpenFor: cfg.Redis.BreakerOpen}
+func NewBreakerConfig(r ioc.RedisConfig) cache.BreakerConfig {
+	return cache.BreakerConfig{FailuresToOpen: cache.BreakerFailures, OpenFor: r.BreakerOpen}
 }
 
 // NewKeyspace returns the Redis key prefix.
-func NewKeyspace(cfg *ioc.Config) cache.Keyspace { return cache.Keyspace(cfg.Redis.Prefix) }
+func NewKeyspace(r ioc.RedisConfig) cache.Keyspace { return cache.Keyspace(r.Prefix) }
 
 // NewCachePolicy returns the read-through cache policy; changes are broadcast to the other
 // instances through b.
-func NewCachePolicy(cfg *ioc.Config, b *cache.Broadcaster, fallback *cache.FallbackLimit, repair *cache.Repairer) cache.Policy {
-	return cache.Policy{TTL: cache.TTL, NullTTL: cache.NullTTL, Jitter: ioc.Or(cfg.Tune.CacheJitter, cache.TTLJitter), LoadTimeout: cache.LoadTimeout,
-		LocalTTL: cfg.Redis.CacheLocalTTL, LocalMax: 10_000, Broadcast: b, Fallback: fallback, Repair: repair}
+func NewCachePolicy(r ioc.RedisConfig, tune ioc.Tuning, b *cache.Broadcaster, fallback *cache.FallbackLimit, repair *cache.Repairer) cache.Policy {
+	return cache.Policy{TTL: cache.TTL, NullTTL: cache.NullTTL, Jitter: ioc.Or(tune.CacheJitter, cache.TTLJitter), LoadTimeout: cache.LoadTimeout,
+		LocalTTL: r.CacheLocalTTL, LocalMax: 10_000, Broadcast: b, Fallback: fallback, Repair: repair}
 }
 
 // NewFallbackLimit bounds the cache reads this instance sends to PostgreSQL while Redis fails
 // (cache.FallbackConcurrency: half the pool's connections, so writes and the other half of the
 // traffic keep connections; cache.FallbackWait for a turn).
-func NewFallbackLimit(cfg *ioc.Config, pool *pgxpool.Pool) *cache.FallbackLimit {
-	n := ioc.Or(cfg.Tune.DBFallbackConcurrency, cache.FallbackConcurrency)
+func NewFallbackLimit(tune ioc.Tuning, pool *pgxpool.Pool) *cache.FallbackLimit {
+	n := ioc.Or(tune.DBFallbackConcurrency, cache.FallbackConcurrency)
 	if n == 0 {
 		n = max(int(pool.Config().MaxConns)/2, 1)
 	}
-	return cache.NewFallbackLimit(n, ioc.Or(cfg.Tune.DBFallbackWait, cache.FallbackWait))
+	return cache.NewFallbackLimit(n, ioc.Or(tune.DBFallbackWait, cache.FallbackWait))
 }
 
 // NewCodePolicy is the one-time code policy: valid INKWELL_CODE_VALIDITY (10 minutes by default),
 // and the cache.Code* budgets: one send a minute, 3 wrong tries a code, 10 wrong tries and 10
 // sends per target a day, 600 sends a minute in all.
-func NewCodePolicy(cfg *ioc.Config) cache.CodePolicy {
-	t := cfg.Tune
+func NewCodePolicy(a ioc.AuthConfig, t ioc.Tuning) cache.CodePolicy {
 	return cache.CodePolicy{
-		Validity: cfg.Auth.CodeValidity, Resend: cache.CodeResend, Attempts: ioc.Or(t.CodeAttempts, cache.CodeAttempts),
+		Validity: a.CodeValidity, Resend: cache.CodeResend, Attempts: ioc.Or(t.CodeAttempts, cache.CodeAttempts),
 		FailureBudget: ioc.Or(t.CodeFailureBudget, cache.CodeFailureBudget), DailySends: ioc.Or(t.CodeDailySends, cache.CodeDailySends),
 		BudgetWindow: cache.CodeBudgetWindow, GlobalSends: cache.CodeGlobalSends, GlobalWindow: cache.CodeGlobalWindow,
 	}
@@ -128,8 +126,8 @@ func NewCodeStore(primary *cache.CodeStore, fallback *repository.CodeFallback, l
 
 // NewCodeKeys derives the keys that hash stored login codes and seal them in send_code jobs from
 // the JWT secret (see service.CodeKeys): rotating the secret voids pending codes, nothing more.
-func NewCodeKeys(cfg *ioc.Config) (service.CodeKeys, error) {
-	return service.NewCodeKeys([]byte(cfg.Auth.JWTSecret))
+func NewCodeKeys(a ioc.AuthConfig) (service.CodeKeys, error) {
+	return service.NewCodeKeys([]byte(a.JWTSecret))
 }
 
 // NewSlugSuffix returns the random tail added to a slug whose title is already taken: six
@@ -148,8 +146,8 @@ func NewSlugSuffix() service.SlugSuffix {
 // NewSearchLanguage checks INKWELL_SEARCH_LANGUAGE against the database's text search
 // configurations: a name PostgreSQL does not know stops the start with a clear error, rather than
 // every publish and search failing.
-func NewSearchLanguage(cfg *ioc.Config, pool *pgxpool.Pool) (repository.SearchLanguage, error) {
+func NewSearchLanguage(s ioc.SearchConfig, pool *pgxpool.Pool) (repository.SearchLanguage, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return repository.CheckSearchLanguage(ctx, pool, strings.TrimSpace(cfg.Search.Language))
+	return repository.CheckSearchLanguage(ctx, pool, strings.TrimSpace(s.Language))
 }

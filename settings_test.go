@@ -34,7 +34,7 @@ func TestDefaultAccessTokenOutlastsADay(t *testing.T) {
 	var offset atomic.Int64 // nanoseconds since start
 	now := func() time.Time { return start.Add(time.Duration(offset.Load())) }
 
-	tokens, err := auth.NewJWTManager(NewJWTConfig(cfg), now)
+	tokens, err := auth.NewJWTManager(NewJWTConfig(cfg.Auth), now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestDefaultAccessTokenOutlastsADay(t *testing.T) {
 	repo.EXPECT().Create(gomock.Any(), gomock.Any(), int64(7), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(nil, nil)
 	// Not revoked, and the cache holds its lease: every check answers from Redis.
 	revoked.EXPECT().IsRevoked(gomock.Any(), gomock.Any()).Return(false, true, nil).AnyTimes()
-	sessions := service.NewSessionService(repo, revoked, tokens, mocks.NewMockAPIKeyRepository(ctrl), NewSessionConfig(cfg),
+	sessions := service.NewSessionService(repo, revoked, tokens, mocks.NewMockAPIKeyRepository(ctrl), NewSessionConfig(cfg.Auth),
 		now, time.After, discard)
 
 	login, err := sessions.Start(t.Context(), 7)

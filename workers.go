@@ -37,9 +37,9 @@ func NewPublisherConfig(stream ReadStream) events.PublisherConfig {
 // NewAggregatorConfig returns the settings of the in-process tally of anonymous reads: sent every
 // events.ReadTallyFlush (or at events.ReadTallyMax reads), 500 articles per batch entry, up
 // to 64 failed batches kept for a retry.
-func NewAggregatorConfig(cfg *ioc.Config, stream ReadStream) events.AggregatorConfig {
+func NewAggregatorConfig(tune ioc.Tuning, stream ReadStream) events.AggregatorConfig {
 	return events.AggregatorConfig{
-		Stream: string(stream), FlushEvery: ioc.Or(cfg.Tune.ReadTallyFlush, events.ReadTallyFlush), FlushAt: events.ReadTallyMax, EntryMax: 500, RetryMax: 64,
+		Stream: string(stream), FlushEvery: ioc.Or(tune.ReadTallyFlush, events.ReadTallyFlush), FlushAt: events.ReadTallyMax, EntryMax: 500, RetryMax: 64,
 	}
 }
 

@@ -400,11 +400,11 @@ func newReadStack(t *testing.T) *readStack {
 		}
 	})
 	inter := repository.NewInteractiveRepository(pool, q, counters, viewers)
-	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg))
+	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg.Auth))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := auth.NewJWTManager(inkwell.NewJWTConfig(cfg), time.Now)
+	tokens, err := auth.NewJWTManager(inkwell.NewJWTConfig(cfg.Auth), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

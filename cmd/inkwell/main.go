@@ -320,7 +320,7 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if r := opts.Reader; r.Username == "" && (r.Follows > 0 || r.Favorites > 0) {
 		return usagef(sp.name, "--reader-follows and --reader-favorites need --reader USERNAME")
 	}
-	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg))
+	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg.Auth))
 	if err != nil {
 		return err
 	}
