@@ -18,6 +18,7 @@ import (
 // Retry-After: 1 and a RealWorld error body — and never a 500.
 func TestBurstWithRedisDown(t *testing.T) {
 	parallel(t)
+	inProcess(t, "sets tuning constants through ioc.Config.Tune, which no setting carries to a process")
 	redisSrv := testenv.StartRedisServer(t)
 	app := startApp(t, func(c *ioc.Config) {
 		c.Redis.URL = redisSrv.URL()

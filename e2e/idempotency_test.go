@@ -145,6 +145,7 @@ func requireFresh(t *testing.T, r response) {
 
 func TestIdempotencyKeys(t *testing.T) {
 	parallel(t)
+	inProcess(t, "sets tuning constants through ioc.Config.Tune, which no setting carries to a process")
 	app := startApp(t, func(c *ioc.Config) {
 		c.Server.RateWrites, c.Server.RateAuth = "0", "0" // thousands of writes by a handful of users
 		c.Server.TrustedProxies = "127.0.0.1"             // X-Forwarded-For picks the client IP registration keys are scoped by

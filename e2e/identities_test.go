@@ -18,6 +18,7 @@ import (
 // is a strong code, which logs in whatever was guessed before it.
 func TestCodeLoginFailureBudget(t *testing.T) {
 	parallel(t)
+	inProcess(t, "sets tuning constants through ioc.Config.Tune, which no setting carries to a process")
 	app, inbox := startCodeApp(t, func(c *ioc.Config) { c.Tune.CodeFailureBudget, c.Tune.CodeAttempts = new(4), new(3) })
 	rdb := testenv.NewRedis(t).Client
 	target := map[string]any{"email": "victim@example.com"}
@@ -132,6 +133,7 @@ func TestCanonicalIdentities(t *testing.T) {
 // with the same resend interval and failure budget.
 func TestCodeLoginWithRedisDown(t *testing.T) {
 	parallel(t)
+	inProcess(t, "sets tuning constants through ioc.Config.Tune, which no setting carries to a process")
 	redisSrv := testenv.StartRedisServer(t)
 	app, inbox := startCodeApp(t, func(c *ioc.Config) {
 		c.Redis.URL = redisSrv.URL()

@@ -212,6 +212,7 @@ func TestRegistrationMailCommitsWithTheAccount(t *testing.T) {
 // strong code: TestCodeLoginFailureBudget.)
 func TestCodeBudgetsCannotLockOutTheOwner(t *testing.T) {
 	parallel(t)
+	inProcess(t, "sets tuning constants through ioc.Config.Tune, which no setting carries to a process")
 	app, inbox := startCodeApp(t, noAuthLimit, func(c *ioc.Config) {
 		c.Server.TrustedProxies = "127.0.0.1" // X-Forwarded-For names the client
 		c.Tune.CodeDailySends = new(2)

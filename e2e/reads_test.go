@@ -162,6 +162,7 @@ func TestReadsAreCounted(t *testing.T) {
 // database and Redis prefix consumes the batch (reclaiming it if the stopping one had taken it).
 func TestReadsTalliedBeforeAStopAreCounted(t *testing.T) {
 	parallel(t)
+	inProcess(t, "sets tuning constants through ioc.Config.Tune, which no setting carries to a process")
 	hour := func(c *ioc.Config) { c.Tune.ReadTallyFlush = new(time.Hour) }
 	first := startReplica(t, testenv.NewDB(t), testenv.NewRedis(t).Prefix, hour)
 	author := first.Register("stopper")
