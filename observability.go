@@ -17,12 +17,13 @@ import (
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/migrations"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
 // NewMetricsHandler exposes every component's counters on the Prometheus registry (which also
 // records the HTTP requests) and serves them at GET /metrics.
-func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool repository.QueuePool, searchPool repository.SearchPool, rdb redis.UniversalClient, breaker *cache.Breaker,
+func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool repository.QueuePool, searchPool pg.SearchPool, rdb redis.UniversalClient, breaker *cache.Breaker,
 	bcast *cache.Broadcaster, users *cache.UserCache, articles *cache.ArticleCache, workers Workers, rank *job.RankJob, retention *job.RetentionJob, queue *repository.JobQueue, outbox *repository.Outbox,
 	reads ReadStream, outboxStream OutboxStream, sessions *service.SessionService, viewers *cache.ViewerState, revocations *cache.Revocations,
 	fallback *cache.FallbackLimit, idempotency *repository.IdempotencyStore, repair *cache.Repairer) http.Handler {
