@@ -18,13 +18,13 @@ import (
 	"github.com/inkwell-dev/inkwell/migrations"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
-	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
 // NewMetricsHandler exposes every component's counters on the Prometheus registry (which also
 // records the HTTP requests) and serves them at GET /metrics.
-func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool durable.QueuePool, searchPool pg.SearchPool, rdb redis.UniversalClient, breaker *cache.Breaker,
+func NewMetricsHandler(m *metrics.Registry, pool *pgxpool.Pool, queuePool durable.QueuePool, searchPool search.Pool, rdb redis.UniversalClient, breaker *cache.Breaker,
 	bcast *cache.Broadcaster, users *cache.UserCache, articles *cache.ArticleCache, workers Workers, rank *job.RankJob, retention *job.RetentionJob, queue *durable.JobQueue, outbox *durable.Outbox,
 	reads ReadStream, outboxStream OutboxStream, sessions *service.SessionService, viewers *cache.ViewerState, revocations *cache.Revocations,
 	fallback *cache.FallbackLimit, idempotency *service.IdempotencyRunner, repair *cache.Repairer) http.Handler {

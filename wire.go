@@ -18,6 +18,7 @@ import (
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/repository/session"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
@@ -32,8 +33,10 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewAccountDeletion, service.NewIdempotencyRunner)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
-// metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
+// metrics endpoint, the readiness check, and the settings each layer takes from the configuration
+// (a provider takes the groups of ioc.Config it reads, or the tests' Tune).
 var rootSet = wire.NewSet(
+	wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Auth", "Search", "Jobs", "Tune"),
 	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,
@@ -46,14 +49,14 @@ var rootSet = wire.NewSet(
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
-	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, session.ProviderSet, serviceSet, web.ProviderSet,
+	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(job.Ranker), new(*service.RankService)),
 	wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)),
-	wire.Bind(new(job.LexiconFolder), new(*repository.SearchLexicon)),
-	wire.Bind(new(service.UserSearcher), new(*repository.PeopleSearch)),
-	wire.Bind(new(service.TagSearcher), new(*repository.TagSearch)),
+	wire.Bind(new(job.LexiconFolder), new(*search.Lexicon)),
+	wire.Bind(new(service.UserSearcher), new(*search.People)),
+	wire.Bind(new(service.TagSearcher), new(*search.Tags)),
 	wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)),
 	wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)),
 	wire.Bind(new(service.UserRepository), new(*repository.UserRepository)),
@@ -101,8 +104,9 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.RequestObserver), new(*metrics.Registry)),
 	wire.Bind(new(job.JobObserver), new(*metrics.Registry)),
 	wire.Bind(new(web.ReadinessChecker), new(*Readiness)),
-	wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)),
-	wire.Bind(new(service.Suggester), new(*repository.SearchLexicon)),
+	wire.Bind(new(service.SearchRepository), new(*search.Repository)),
+	wire.Bind(new(service.Suggester), new(*search.Lexicon)),
+	wire.Bind(new(search.ArticleReader), new(*repository.ArticleRepository)),
 	wire.Bind(new(web.SearchService), new(*service.SearchService)),
 	wire.Bind(new(service.AccountStore), new(*repository.AccountEraser)),
 	wire.Bind(new(service.SessionEnder), new(*service.SessionService)),

@@ -18,6 +18,7 @@ import (
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/repository/session"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
@@ -29,18 +30,20 @@ import (
 
 // InitApp wires the whole process from its configuration.
 func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
+	serverConfig := cfg.Server
 	tracing, cleanup, err := ioc.NewTracing(log)
 	if err != nil {
 		return nil, nil, err
 	}
-	routerConfig := NewRouterConfig(cfg, tracing)
+	routerConfig := NewRouterConfig(serverConfig, tracing)
 	pool, cleanup2, err := ioc.NewPgPool(cfg, tracing, log)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
 	querier := repository.NewQuerier()
-	breakerConfig := NewBreakerConfig(cfg)
+	redisConfig := cfg.Redis
+	breakerConfig := NewBreakerConfig(redisConfig)
 	breaker := cache.NewBreaker(breakerConfig, log)
 	universalClient, cleanup3, err := ioc.NewRedis(cfg, breaker, tracing, log)
 	if err != nil {
@@ -48,15 +51,17 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	keyspace := NewKeyspace(cfg)
+	keyspace := NewKeyspace(redisConfig)
+	tuning := cfg.Tune
 	broadcaster, cleanup4 := cache.NewBroadcaster(universalClient, keyspace, log)
-	fallbackLimit := NewFallbackLimit(cfg, pool)
+	fallbackLimit := NewFallbackLimit(tuning, pool)
 	repairer, cleanup5 := cache.NewRepairer(log)
-	policy := NewCachePolicy(cfg, broadcaster, fallbackLimit, repairer)
+	policy := NewCachePolicy(redisConfig, tuning, broadcaster, fallbackLimit, repairer)
 	userCache := cache.NewUserCache(universalClient, keyspace, policy, log)
 	userRepository := repository.NewUserRepository(pool, querier, userCache, log)
 	unitOfWork := pg.NewUnitOfWork(pool)
-	hasherConfig := NewHasherConfig(cfg)
+	authConfig := cfg.Auth
+	hasherConfig := NewHasherConfig(authConfig)
 	argon2Hasher, err := auth.NewHasher(hasherConfig)
 	if err != nil {
 		cleanup5()
@@ -68,7 +73,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	sessionRepository := session.NewSessionRepository(pool, querier)
 	revocations := cache.NewRevocations(universalClient, keyspace, broadcaster)
-	jwtConfig := NewJWTConfig(cfg)
+	jwtConfig := NewJWTConfig(authConfig)
 	v := ioc.NewClock()
 	jwtManager, err := auth.NewJWTManager(jwtConfig, v)
 	if err != nil {
@@ -80,13 +85,13 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		return nil, nil, err
 	}
 	apiKeyRepository := session.NewAPIKeyRepository(pool, querier)
-	sessionConfig := NewSessionConfig(cfg)
+	sessionConfig := NewSessionConfig(authConfig)
 	v2 := ioc.NewAfter()
 	sessionService := service.NewSessionService(sessionRepository, revocations, jwtManager, apiKeyRepository, sessionConfig, v, v2, log)
 	idempotencyStore := durable.NewIdempotencyStore(pool, querier)
-	idempotencyWait := NewIdempotencyWait(cfg)
+	idempotencyWait := NewIdempotencyWait(tuning)
 	idempotencyRunner := service.NewIdempotencyRunner(unitOfWork, idempotencyStore, idempotencyWait)
-	codeKeys, err := NewCodeKeys(cfg)
+	codeKeys, err := NewCodeKeys(authConfig)
 	if err != nil {
 		cleanup5()
 		cleanup4()
@@ -96,7 +101,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		return nil, nil, err
 	}
 	accountService := service.NewAccountService(userRepository, argon2Hasher, sessionService, codeKeys, log)
-	codePolicy := NewCodePolicy(cfg)
+	codePolicy := NewCodePolicy(authConfig, tuning)
 	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
 	codeFallback := repository.NewCodeFallback(pool, querier, codePolicy, v)
 	fallbackCodeStore := NewCodeStore(codeStore, codeFallback, log)
@@ -122,7 +127,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	articleCache := cache.NewArticleCache(universalClient, keyspace, policy, log)
 	authorPageCache := cache.NewAuthorPageCache(universalClient, keyspace, policy)
 	tagsCache := cache.NewTagsCache(universalClient, keyspace, policy, log)
-	searchLanguage, err := NewSearchLanguage(cfg, pool)
+	searchConfig := cfg.Search
+	language, err := NewSearchLanguage(searchConfig, pool)
 	if err != nil {
 		cleanup6()
 		cleanup5()
@@ -132,12 +138,12 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	articleRepository := repository.NewArticleRepository(pool, querier, articleCache, authorPageCache, listPageCache, tagsCache, searchLanguage, log)
+	articleRepository := repository.NewArticleRepository(pool, querier, articleCache, authorPageCache, listPageCache, tagsCache, language, log)
 	counters := cache.NewCounters(universalClient, keyspace, policy, log)
 	interactiveRepository := repository.NewInteractiveRepository(pool, querier, counters, viewerState)
 	readStream := NewReadStream(keyspace)
-	aggregatorConfig := NewAggregatorConfig(cfg, readStream)
-	publisherConfig := NewPublisherConfig(cfg, readStream)
+	aggregatorConfig := NewAggregatorConfig(tuning, readStream)
+	publisherConfig := NewPublisherConfig(readStream)
 	publisher := events.NewPublisher(universalClient, publisherConfig, log)
 	readAggregator := events.NewReadAggregator(universalClient, aggregatorConfig, publisher, log)
 	slugSuffix := NewSlugSuffix()
@@ -153,10 +159,11 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	readService := service.NewReadService(readRepository, articleService)
 	collectionHandler := web.NewCollectionHandler(collectionService, readService, log)
 	rankRepository := repository.NewRankRepository(pool, querier)
-	hotListTTLs := NewHotListTTLs(cfg)
+	jobsConfig := cfg.Jobs
+	hotListTTLs := NewHotListTTLs(jobsConfig)
 	hotListCache := cache.NewHotListCache(universalClient, keyspace, hotListTTLs, v, log, broadcaster)
 	hotArticleStore := repository.NewHotArticleStore(pool, querier)
-	rankConfig := NewRankConfig(cfg)
+	rankConfig := NewRankConfig(jobsConfig)
 	rankService := service.NewRankService(rankRepository, hotListCache, hotArticleStore, userRepository, interactiveRepository, followRepository, rankConfig, v)
 	hotHandler := web.NewHotHandler(rankService, log)
 	notificationRepository := repository.NewNotificationRepository(pool, querier)
@@ -176,15 +183,15 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		return nil, nil, err
 	}
 	searchCache := cache.NewSearchCache(universalClient, keyspace)
-	searchRepository := repository.NewSearchRepository(searchPool, querier, searchLanguage, articleRepository, searchCache, log)
-	searchLexicon := repository.NewSearchLexicon(pool, querier)
-	searchService := service.NewSearchService(searchRepository, searchLexicon, articleService)
+	searchRepository := search.NewRepository(searchPool, querier, language, articleRepository, searchCache, log)
+	lexicon := search.NewLexicon(pool, querier)
+	searchService := service.NewSearchService(searchRepository, lexicon, articleService)
 	searchHandler := web.NewSearchHandler(searchService, log)
-	peopleSearch := repository.NewPeopleSearch(pool, querier)
-	peopleSearchService := service.NewPeopleSearchService(peopleSearch, userRepository, followRepository)
+	people := search.NewPeople(pool, querier)
+	peopleSearchService := service.NewPeopleSearchService(people, userRepository, followRepository)
 	peopleSearchHandler := web.NewPeopleSearchHandler(peopleSearchService, log)
-	tagSearch := repository.NewTagSearch(pool, querier)
-	tagSearchService := service.NewTagSearchService(tagSearch)
+	tags := search.NewTags(pool, querier)
+	tagSearchService := service.NewTagSearchService(tags)
 	tagSearchHandler := web.NewTagSearchHandler(tagSearchService, log)
 	idempotency := web.NewIdempotency()
 	rateLimiter := cache.NewRateLimiter(universalClient, keyspace)
@@ -232,13 +239,13 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	resilient := delivery.NewResilient(sender, resilienceConfig)
 	inkwellDurable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, codeKeys, notificationService, registry, v, log)
 	revocationRenewer := NewRevocationRenewer(sessionService, sessionConfig, v2, log)
-	searchBackfill := NewSearchBackfill(cfg, searchRepository, log)
+	searchBackfill := NewSearchBackfill(searchRepository, log)
 	userEmails := repository.NewUserEmails(userRepository)
 	emailRecheck := NewEmailRecheck(userEmails, log)
 	workers := NewWorkers(cfg, universalClient, readStream, publisher, readAggregator, readService, inkwellDurable, preloader, revocationRenewer, searchBackfill, emailRecheck, log)
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
-	rankJobConfig := NewRankJobConfig(cfg)
+	rankJobConfig := NewRankJobConfig()
 	rankJob, cleanup8 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
 	retentionStore := repository.NewRetentionStore(pool, querier)
 	retentionConfig := NewRetentionConfig(cfg)
@@ -257,7 +264,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	lexiconJob := job.NewLexiconJob(searchLexicon, log)
+	lexiconJob := job.NewLexiconJob(lexicon, log)
 	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
 	if err != nil {
 		cleanup10()
@@ -296,9 +303,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService, service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService, service.NewAccountDeletion, service.NewIdempotencyRunner)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
-// metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
-var rootSet = wire.NewSet(
-	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
+// metrics endpoint, the readiness check, and the settings each layer takes from the configuration
+// (a provider takes the groups of ioc.Config it reads, or the tests' Tune).
+var rootSet = wire.NewSet(wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Auth", "Search", "Jobs", "Tune"), NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
 	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
@@ -308,4 +315,4 @@ var rootSet = wire.NewSet(
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, session.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)), wire.Bind(new(job.LexiconFolder), new(*repository.SearchLexicon)), wire.Bind(new(service.UserSearcher), new(*repository.PeopleSearch)), wire.Bind(new(service.TagSearcher), new(*repository.TagSearch)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*durable.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*session.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*session.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*durable.IdempotencyStore)), wire.Bind(new(service.Idempotency), new(*service.IdempotencyRunner)), wire.Bind(new(service.UnitOfWork), new(*pg.UnitOfWork)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(job.JobObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)), wire.Bind(new(service.Suggester), new(*repository.SearchLexicon)), wire.Bind(new(web.SearchService), new(*service.SearchService)), wire.Bind(new(service.AccountStore), new(*repository.AccountEraser)), wire.Bind(new(service.SessionEnder), new(*service.SessionService)))
+var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)), wire.Bind(new(job.LexiconFolder), new(*search.Lexicon)), wire.Bind(new(service.UserSearcher), new(*search.People)), wire.Bind(new(service.TagSearcher), new(*search.Tags)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*durable.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*session.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*session.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*durable.IdempotencyStore)), wire.Bind(new(service.Idempotency), new(*service.IdempotencyRunner)), wire.Bind(new(service.UnitOfWork), new(*pg.UnitOfWork)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(job.JobObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.SearchRepository), new(*search.Repository)), wire.Bind(new(service.Suggester), new(*search.Lexicon)), wire.Bind(new(search.ArticleReader), new(*repository.ArticleRepository)), wire.Bind(new(web.SearchService), new(*service.SearchService)), wire.Bind(new(service.AccountStore), new(*repository.AccountEraser)), wire.Bind(new(service.SessionEnder), new(*service.SessionService)))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
 // TestSearchSuggestionsPeopleAndTags: once the lexicon pass has folded an article, a query with
@@ -17,7 +18,7 @@ import (
 // people and tag search boxes find the author and the tag by a prefix.
 func TestSearchSuggestionsPeopleAndTags(t *testing.T) {
 	parallel(t)
-	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.RateWrites = "0" })
+	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.Server.RateWrites = "0" })
 	author := signUp(t, app, accountOpts{Username: "lexi" + searchWord()[2:]})
 	w, tag := searchWord(), searchWord()
 	for w[4] == w[5] { // swapping two equal letters would misspell nothing (1 word in 20)
@@ -61,8 +62,8 @@ func TestSearchSuggestionsPeopleAndTags(t *testing.T) {
 // foldLexicon does what the every-minute lexicon job does on one instance.
 func (a *testApp) foldLexicon(t *testing.T) {
 	t.Helper()
-	if _, err := repository.NewSearchLexicon(a.DB.Pool, repository.NewQuerier()).Pass(context.Background(),
-		repository.LexiconPassOptions{Wait: true}); err != nil {
+	if _, err := search.NewLexicon(a.DB.Pool, repository.NewQuerier()).Pass(context.Background(),
+		search.LexiconPassOptions{Wait: true}); err != nil {
 		t.Fatalf("lexicon pass: %v", err)
 	}
 }
@@ -73,7 +74,7 @@ func (a *testApp) foldLexicon(t *testing.T) {
 // for ever.) Searches are signed in, so no cached anonymous answer hides a change.
 func TestSearchSuggestions_FollowRemovals(t *testing.T) {
 	parallel(t)
-	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.RateWrites = "0" })
+	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.Server.RateWrites = "0" })
 	author := signUp(t, app, accountOpts{})
 	reader := signUp(t, app, accountOpts{})
 	// misspell swaps two neighbours that differ (a word with equal letters there is drawn again).

@@ -14,6 +14,5 @@ func NewQuerier() dao.Querier { return dao.New() }
 // ProviderSet builds the repositories.
 var ProviderSet = wire.NewSet(NewQuerier, pg.NewUnitOfWork, NewUserRepository, NewUserEmails, NewFollowRepository,
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
-	NewRankRepository, NewHotArticleStore, NewNotificationRepository,
-	NewRetentionStore, NewSearchRepository,
-	NewSearchLexicon, NewPeopleSearch, NewTagSearch, NewAccountEraser)
+	NewRankRepository, NewHotArticleStore, NewNotificationRepository, NewRetentionStore,
+	NewAccountEraser)
