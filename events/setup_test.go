@@ -283,31 +283,6 @@ func (r *recorder) times(id string) int {
 	return r.seen[id]
 }
 
-// waitUntil polls cond until it holds; it waits for asynchronous outcomes (a counter reaching a
-// value, the stream reaching a length) and fails the test rather than hang.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after 20s waiting until %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// recv waits for one value from ch, failing the test rather than hanging.
-func recv[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(20 * time.Second):
-		t.Fatalf("gave up after 20s waiting for %s", what)
-		panic("unreachable")
-	}
-}
-
 // cmdHook is a go-redis hook that counts pipelines (round trips) and their sizes, and reports the
 // outcome of chosen commands.
 type cmdHook struct {

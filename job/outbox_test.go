@@ -276,10 +276,10 @@ func TestOutbox_PublishesSurviveKilledRelaysAndConsumers(t *testing.T) {
 	}
 
 	const wantNotifications = articles * perAuthor
-	queueWait(t, 2*time.Minute, "every event is published and every notification exists", func() bool {
+	testenv.WaitUntil(t, "every event is published and every notification exists", func() bool {
 		return e.count(t, `SELECT count(*) FROM outbox WHERE status <> 'applied'`) == 0 &&
 			e.count(t, `SELECT count(*) FROM notifications`) >= wantNotifications
-	})
+	}, 2*time.Minute)
 	elapsed := time.Since(began)
 	stopAll()
 	wg.Wait()

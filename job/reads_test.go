@@ -139,7 +139,7 @@ func TestReadCountConsumer_AcknowledgesMalformedEntries(t *testing.T) {
 	go func() { defer close(done); _ = c.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	waitUntil(t, 20*time.Second, "all 11 entries are acked", func() bool { return c.Stats.Acked.Load() == 11 })
+	testenv.WaitUntil(t, "all 11 entries are acked", func() bool { return c.Stats.Acked.Load() == 11 }, 20*time.Second)
 	if got := e.pgReads(t, arts); got[arts[0]] != 3 || got[arts[1]] != 3 {
 		t.Errorf("read_cnt = %v, want 3 each", got)
 	}
