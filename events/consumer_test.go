@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
@@ -51,7 +52,7 @@ func TestConsumer(t *testing.T) {
 		e := setup(t)
 		e.add(t, 7)
 		got := make(chan int, 10)
-		c := e.startConsumer(t, func(_ context.Context, msgs []redis.XMessage) error {
+		c := e.startConsumer(t, func(_ context.Context, msgs []events.Message) error {
 			got <- len(msgs)
 			return nil
 		}, consumerOpts{BatchSize: 1000, BatchWait: 50 * time.Millisecond})
@@ -74,7 +75,7 @@ func TestConsumer(t *testing.T) {
 				close(release)
 			}
 		})
-		rec := &recorder{before: func(call int64, _ []redis.XMessage) error {
+		rec := &recorder{before: func(call int64, _ []events.Message) error {
 			switch call {
 			case 1:
 				close(failed)
@@ -176,8 +177,8 @@ func TestConsumer(t *testing.T) {
 			},
 		}
 		client.AddHook(hook)
-		got := make(chan []redis.XMessage, 1)
-		e.startConsumer(t, func(_ context.Context, msgs []redis.XMessage) error {
+		got := make(chan []events.Message, 1)
+		e.startConsumer(t, func(_ context.Context, msgs []events.Message) error {
 			got <- msgs
 			return nil
 		}, consumerOpts{Client: client, BatchSize: 1, BatchWait: 2 * time.Second, Backoff: time.Hour})

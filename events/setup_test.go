@@ -243,10 +243,10 @@ type recorder struct {
 	calls   atomic.Int64
 	// before, when set, runs first on every call (with the 1-based call number); an error it
 	// returns is the handler's.
-	before func(call int64, msgs []redis.XMessage) error
+	before func(call int64, msgs []events.Message) error
 }
 
-func (r *recorder) handle(_ context.Context, msgs []redis.XMessage) error {
+func (r *recorder) handle(_ context.Context, msgs []events.Message) error {
 	call := r.calls.Add(1)
 	if r.before != nil {
 		if err := r.before(call, msgs); err != nil {

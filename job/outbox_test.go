@@ -229,7 +229,7 @@ func TestOutbox_PublishesSurviveKilledRelaysAndConsumers(t *testing.T) {
 				Stream: stream, Group: job.GroupNotifications, Name: fmt.Sprintf("consumer-%d-life-%d", i, n),
 				BatchSize: 20, BatchWait: 10 * time.Millisecond, ClaimIdle: consumerClaim, ClaimEvery: consumerClaim,
 				Backoff: 10 * time.Millisecond,
-			}, func(ctx context.Context, msgs []redis.XMessage) error {
+			}, func(ctx context.Context, msgs []events.Message) error {
 				if batchKills.strike("consumer: before apply") {
 					l.kill()
 					return ctx.Err()

@@ -149,7 +149,7 @@ func TestReadPipeline_ConsumersKilledMidStream_CountsEveryReadOnce(t *testing.T)
 	// The real handler, wrapped to kill its consumer before, during or after applying a batch.
 	realHandler := job.ReadCountHandler(service.NewReadService(e.reads, nil), e.log)
 	var handlerErrors atomic.Int64
-	handler := func(ctx context.Context, msgs []redis.XMessage) error {
+	handler := func(ctx context.Context, msgs []events.Message) error {
 		if k.decide(killBeforeApply, 0.03) {
 			kill(ctx)
 		}
