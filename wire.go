@@ -32,7 +32,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
 var rootSet = wire.NewSet(
 	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
-	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
+	NewMetricsHandler, wire.Struct(new(MetricSources), "*"), NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
