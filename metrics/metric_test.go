@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -76,5 +77,22 @@ func TestBindingMistakesPanic(t *testing.T) {
 			}()
 			bind()
 		})
+	}
+}
+
+// TestTwoRegistriesShareTheCatalogue: in-process fleets (the e2e suite) wire one registry per
+// instance from the same package-level declarations.
+func TestTwoRegistriesShareTheCatalogue(t *testing.T) {
+	for i := range 2 {
+		r := New(slog.New(slog.DiscardHandler))
+		var v atomic.Int64
+		r.Count(OutboxRelayed, &v)
+		r.Scrape([]Metric{OutboxBacklog}, func(_ context.Context, emit func(Metric, float64, ...string)) error {
+			emit(OutboxBacklog, float64(i))
+			return nil
+		})
+		if body := scrape(t, r); !strings.Contains(body, "inkwell_outbox_relayed_total 0\n") || !strings.Contains(body, "inkwell_outbox_backlog "+strconv.Itoa(i)+"\n") {
+			t.Errorf("registry %d serves\n%s", i, body)
+		}
 	}
 }
