@@ -16,6 +16,7 @@ import (
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/migrations"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -24,7 +25,7 @@ import (
 type MetricSources struct {
 	Pool         *pgxpool.Pool
 	QueuePool    repository.QueuePool
-	SearchPool   repository.SearchPool
+	SearchPool   pg.SearchPool
 	Redis        redis.UniversalClient
 	Breaker      *cache.Breaker
 	Broadcaster  *cache.Broadcaster

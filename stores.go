@@ -8,17 +8,18 @@ import (
 
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
-// NewSearchPgPool opens the article searches' own pool (repository.SearchPool): a
+// NewSearchPgPool opens the article searches' own pool (pg.SearchPool): a
 // search holds one connection for one statement at a time and is CPU work in PostgreSQL, so a
 // connection per core (at least 4, at most 16) keeps the cores busy without queueing more
 // searches inside PostgreSQL than it can run.
-func NewSearchPgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (repository.SearchPool, func(), error) {
+func NewSearchPgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (pg.SearchPool, func(), error) {
 	maxConns := int32(min(max(runtime.NumCPU(), 4), 16))
-	configure := func(c *pgxpool.Config) { repository.PlanStatementsOnce(c); tracing.TracePostgres(c) }
+	configure := func(c *pgxpool.Config) { pg.PlanStatementsOnce(c); tracing.TracePostgres(c) }
 	pool, cleanup, err := ioc.OpenPgPool(cfg, "search pool", maxConns, configure, log)
-	return repository.SearchPool{Pool: pool}, cleanup, err
+	return pg.SearchPool{Pool: pool}, cleanup, err
 }
 
 // NewQueuePgPool opens the job queue's own pool: one connection held in LISTEN, one for the
@@ -27,7 +28,7 @@ func NewSearchPgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (r
 // them wait a moment). With tracing on, its statements are spans of the job that runs them.
 func NewQueuePgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (repository.QueuePool, func(), error) {
 	maxConns := int32(3 + (cfg.QueueConcurrency+3)/4)
-	configure := func(c *pgxpool.Config) { repository.PlanStatementsOnce(c); tracing.TracePostgres(c) }
+	configure := func(c *pgxpool.Config) { pg.PlanStatementsOnce(c); tracing.TracePostgres(c) }
 	pool, cleanup, err := ioc.OpenPgPool(cfg, "job queue pool", maxConns, configure, log)
 	return repository.QueuePool{Pool: pool}, cleanup, err
 }

@@ -93,7 +93,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	accountService := service.NewAccountService(userRepository, argon2Hasher, sessionService, codeKeys, log)
 	codePolicy := NewCodePolicy(cfg)
 	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
-	codeFallback := repository.NewCodeFallback(pool, codePolicy, v)
+	codeFallback := repository.NewCodeFallback(pool, querier, codePolicy, v)
 	fallbackCodeStore := NewCodeStore(codeStore, codeFallback, log)
 	queuePool, cleanup6, err := NewQueuePgPool(cfg, tracing, log)
 	if err != nil {
@@ -104,7 +104,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	jobQueue := repository.NewJobQueue(queuePool)
+	jobQueue := repository.NewJobQueue(queuePool, querier)
 	codeLoginService := service.NewCodeLoginService(fallbackCodeStore, jobQueue, userRepository, argon2Hasher, sessionService, accountService, codeKeys, log)
 	userService := service.NewUserService(userRepository, argon2Hasher, sessionService, idempotencyStore, accountService, codeLoginService, log)
 	authenticator := web.NewAuthenticator(userService, log)
@@ -290,7 +290,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	accountEraser := repository.NewAccountEraser(pool, userCache, articleCache, authorPageCache, listPageCache, tagsCache, counters, viewerState, log)
+	accountEraser := repository.NewAccountEraser(pool, querier, userCache, articleCache, authorPageCache, listPageCache, tagsCache, counters, viewerState, log)
 	accountDeletion := service.NewAccountDeletion(accountEraser, sessionService)
 	app := NewApp(cfg, server, metricsServer, drain, cron, workers, rankJob, retentionJob, accountDeletion, log)
 	return app, func() {

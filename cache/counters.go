@@ -95,7 +95,7 @@ type Counters struct {
 	Stats Stats
 }
 
-// Tx is the unit of work a count change is made in (repository.Tx).
+// Tx is the unit of work a count change is made in (pg.Tx).
 type Tx interface {
 	AfterCommit(fn func(ctx context.Context))
 	IfCommitUnknown(fn func(ctx context.Context))

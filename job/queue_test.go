@@ -15,10 +15,12 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // These tests run the job runner against the real PostgreSQL queue (TEST_DATABASE_URL). Each
@@ -44,7 +46,7 @@ func newQueueEnv(t testing.TB, maxConns int32) *queueEnv {
 		t.Fatal(err)
 	}
 	cfg.MaxConns = maxConns
-	repository.PlanStatementsOnce(cfg)
+	pg.PlanStatementsOnce(cfg)
 	// INKWELL_TEST_SYNCHRONOUS_COMMIT=off shows how much of the queue's cost is waiting for WAL
 	// flushes (a diagnostic for BenchmarkQueueThroughput; never the default).
 	if v := os.Getenv("INKWELL_TEST_SYNCHRONOUS_COMMIT"); v != "" {
@@ -56,7 +58,7 @@ func newQueueEnv(t testing.TB, maxConns int32) *queueEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return &queueEnv{db: db, pool: pool, queue: repository.NewJobQueue(repository.QueuePool{Pool: pool})}
+	return &queueEnv{db: db, pool: pool, queue: repository.NewJobQueue(repository.QueuePool{Pool: pool}, dao.New())}
 }
 
 // jobOpts are the fields of a job to enqueue; empty ones get defaults.

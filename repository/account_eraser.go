@@ -10,6 +10,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -17,6 +18,7 @@ import (
 // likes and folders held up, in one unit of work; then every cache entry that showed them.
 type AccountEraser struct {
 	pool     *pgxpool.Pool
+	q        dao.Querier
 	users    *cache.UserCache
 	articles *cache.ArticleCache
 	pages    *cache.AuthorPageCache
@@ -28,9 +30,9 @@ type AccountEraser struct {
 }
 
 // NewAccountEraser returns the eraser.
-func NewAccountEraser(pool *pgxpool.Pool, users *cache.UserCache, articles *cache.ArticleCache, pages *cache.AuthorPageCache,
+func NewAccountEraser(pool *pgxpool.Pool, q dao.Querier, users *cache.UserCache, articles *cache.ArticleCache, pages *cache.AuthorPageCache,
 	lists *cache.ListPageCache, tags *cache.TagsCache, counters *cache.Counters, viewers *cache.ViewerState, log *slog.Logger) *AccountEraser {
-	return &AccountEraser{pool: pool, users: users, articles: articles, pages: pages, lists: lists, tags: tags,
+	return &AccountEraser{pool: pool, q: q, users: users, articles: articles, pages: pages, lists: lists, tags: tags,
 		counters: counters, viewers: viewers, log: log}
 }
 
@@ -47,7 +49,7 @@ type erased struct {
 // entries are dropped after the commit, before Erase returns.
 func (r *AccountEraser) Erase(ctx context.Context, username string, fn func(tx service.Tx, u domain.User) error) (domain.ErasedAccount, error) {
 	var out domain.ErasedAccount
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
 		e, summary, err := r.erase(ctx, tx, username, fn)
 		if err != nil {
 			return err
@@ -59,20 +61,20 @@ func (r *AccountEraser) Erase(ctx context.Context, username string, fn func(tx s
 	return out, err
 }
 
-func (r *AccountEraser) erase(ctx context.Context, tx *Tx, username string, fn func(tx service.Tx, u domain.User) error) (erased, domain.ErasedAccount, error) {
+func (r *AccountEraser) erase(ctx context.Context, tx *pg.Tx, username string, fn func(tx service.Tx, u domain.User) error) (erased, domain.ErasedAccount, error) {
 	var e erased
 	var err error
-	if e.user, err = queries.AccountLockByUsername(ctx, tx, username); err != nil {
-		return e, domain.ErasedAccount{}, wrapf(err, "lock user %q", username)
+	if e.user, err = r.q.AccountLockByUsername(ctx, tx, username); err != nil {
+		return e, domain.ErasedAccount{}, pg.Wrapf(err, "lock user %q", username)
 	}
 	id := e.user.ID
 	if err := fn(tx, domain.User{ID: id, Username: e.user.Username, Email: e.user.Email}); err != nil {
 		return e, domain.ErasedAccount{}, err
 	}
 	counted := map[int64]cache.CounterRow{}
-	likes, err := queries.AccountUncountLikes(ctx, tx, id)
+	likes, err := r.q.AccountUncountLikes(ctx, tx, id)
 	if err != nil {
-		return e, domain.ErasedAccount{}, wrapf(err, "uncount the likes of user %d", id)
+		return e, domain.ErasedAccount{}, pg.Wrapf(err, "uncount the likes of user %d", id)
 	}
 	for _, l := range likes {
 		if l.Biz == string(domain.BizArticle) {
@@ -80,50 +82,50 @@ func (r *AccountEraser) erase(ctx context.Context, tx *Tx, username string, fn f
 			counted[l.BizID] = counterRow(l.ReadCnt, l.LikeCnt, l.CollectCnt, l.Version)
 		}
 	}
-	folders, err := queries.AccountLockCollections(ctx, tx, id)
+	folders, err := r.q.AccountLockCollections(ctx, tx, id)
 	if err != nil {
-		return e, domain.ErasedAccount{}, wrapf(err, "lock the folders of user %d", id)
+		return e, domain.ErasedAccount{}, pg.Wrapf(err, "lock the folders of user %d", id)
 	}
-	collects, err := queries.AccountUncountCollects(ctx, tx, id)
+	collects, err := r.q.AccountUncountCollects(ctx, tx, id)
 	if err != nil {
-		return e, domain.ErasedAccount{}, wrapf(err, "uncount the folders of user %d", id)
+		return e, domain.ErasedAccount{}, pg.Wrapf(err, "uncount the folders of user %d", id)
 	}
 	for _, c := range collects { // after the likes: shard 0's newest version
 		e.collected = append(e.collected, c.BizID)
 		counted[c.BizID] = counterRow(c.ReadCnt, c.LikeCnt, c.CollectCnt, c.Version)
 	}
-	if e.articles, err = queries.AccountArticles(ctx, tx, id); err != nil {
-		return e, domain.ErasedAccount{}, wrapf(err, "list the articles of user %d", id)
+	if e.articles, err = r.q.AccountArticles(ctx, tx, id); err != nil {
+		return e, domain.ErasedAccount{}, pg.Wrapf(err, "list the articles of user %d", id)
 	}
 	ids := make([]int64, len(e.articles))
 	for i, a := range e.articles {
 		ids[i] = a.ID
 		delete(counted, a.ID) // its counters go with it
 	}
-	if err := queries.AccountDropArticleInteractions(ctx, tx, ids); err != nil {
-		return e, domain.ErasedAccount{}, wrapf(err, "delete the likes and counters of user %d's articles", id)
+	if err := r.q.AccountDropArticleInteractions(ctx, tx, ids); err != nil {
+		return e, domain.ErasedAccount{}, pg.Wrapf(err, "delete the likes and counters of user %d's articles", id)
 	}
-	comments, err := queries.AccountDeleteComments(ctx, tx, id)
+	comments, err := r.q.AccountDeleteComments(ctx, tx, id)
 	if err != nil {
-		return e, domain.ErasedAccount{}, wrapf(err, "delete the comments of user %d", id)
+		return e, domain.ErasedAccount{}, pg.Wrapf(err, "delete the comments of user %d", id)
 	}
-	if e.followers, err = queries.AccountFollowers(ctx, tx, id); err != nil {
-		return e, domain.ErasedAccount{}, wrapf(err, "list the followers of user %d", id)
+	if e.followers, err = r.q.AccountFollowers(ctx, tx, id); err != nil {
+		return e, domain.ErasedAccount{}, pg.Wrapf(err, "list the followers of user %d", id)
 	}
-	if e.following, err = queries.AccountFollowees(ctx, tx, id); err != nil {
-		return e, domain.ErasedAccount{}, wrapf(err, "list whom user %d follows", id)
+	if e.following, err = r.q.AccountFollowees(ctx, tx, id); err != nil {
+		return e, domain.ErasedAccount{}, pg.Wrapf(err, "list whom user %d follows", id)
 	}
-	if err := queries.AccountDeleteStoredAnswers(ctx, tx, id); err != nil {
-		return e, domain.ErasedAccount{}, wrapf(err, "delete the stored answers of user %d", id)
+	if err := r.q.AccountDeleteStoredAnswers(ctx, tx, id); err != nil {
+		return e, domain.ErasedAccount{}, pg.Wrapf(err, "delete the stored answers of user %d", id)
 	}
 	for _, a := range e.articles {
 		art := domain.Article{ID: a.ID, AuthorID: id, Slug: a.Slug, Title: a.Title}
-		if err := writeArticleEvent(ctx, tx, domain.TopicArticleDeleted, art); err != nil {
+		if err := writeArticleEvent(ctx, r.q, tx, domain.TopicArticleDeleted, art); err != nil {
 			return e, domain.ErasedAccount{}, err
 		}
 	}
-	if n, err := queries.AccountDelete(ctx, tx, id); err != nil || n == 0 {
-		return e, domain.ErasedAccount{}, wrapf(notFoundIfNone(n, err), "delete user %d", id)
+	if n, err := r.q.AccountDelete(ctx, tx, id); err != nil || n == 0 {
+		return e, domain.ErasedAccount{}, pg.Wrapf(notFoundIfNone(n, err), "delete user %d", id)
 	}
 	r.counters.Changed(tx, domain.BizArticle, counted)
 	return e, domain.ErasedAccount{

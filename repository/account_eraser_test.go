@@ -18,7 +18,7 @@ import (
 
 func newEraser(t *testing.T, e *env) *repository.AccountEraser {
 	ks, log := e.ks, testenv.Logger(t)
-	return repository.NewAccountEraser(e.pool, e.cache, e.artCache, e.pages, cache.NewListPageCache(e.rdb, ks, testPolicy, log),
+	return repository.NewAccountEraser(e.pool, dao.New(), e.cache, e.artCache, e.pages, cache.NewListPageCache(e.rdb, ks, testPolicy, log),
 		cache.NewTagsCache(e.rdb, ks, testPolicy, log), e.counters, e.viewers, log)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -23,7 +24,7 @@ import (
 func (r *UserRepository) GetByIDUncached(ctx context.Context, id int64) (domain.User, error) {
 	row, err := r.q.UserGetByID(ctx, r.pool, id)
 	if err != nil {
-		return domain.User{}, wrapf(err, "get user %d", id)
+		return domain.User{}, pg.Wrapf(err, "get user %d", id)
 	}
 	return userFromRow(row), nil
 }
@@ -33,8 +34,8 @@ func (r *UserRepository) GetByIDUncached(ctx context.Context, id int64) (domain.
 // CodeTooSoon, and nothing changes.
 func (r *UserRepository) IssueAccountCode(ctx context.Context, userID int64, purpose domain.AccountCodePurpose, email string,
 	codeHash []byte, validity, resend time.Duration, delivery domain.NewJob) error {
-	return inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		return issueAccountCode(ctx, tx, userID, purpose, email, codeHash, validity, resend, delivery)
+	return pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
+		return r.issueAccountCode(ctx, tx, userID, purpose, email, codeHash, validity, resend, delivery)
 	})
 }
 
@@ -42,23 +43,23 @@ func (r *UserRepository) IssueAccountCode(ctx context.Context, userID int64, pur
 // account and its verification mail commit together).
 func (r *UserRepository) IssueAccountCodeIn(ctx context.Context, stx service.Tx, userID int64, purpose domain.AccountCodePurpose, email string,
 	codeHash []byte, validity, resend time.Duration, delivery domain.NewJob) error {
-	return issueAccountCode(ctx, txOf(stx), userID, purpose, email, codeHash, validity, resend, delivery)
+	return r.issueAccountCode(ctx, pg.TxOf(stx), userID, purpose, email, codeHash, validity, resend, delivery)
 }
 
-func issueAccountCode(ctx context.Context, tx *Tx, userID int64, purpose domain.AccountCodePurpose, email string,
+func (r *UserRepository) issueAccountCode(ctx context.Context, tx *pg.Tx, userID int64, purpose domain.AccountCodePurpose, email string,
 	codeHash []byte, validity, resend time.Duration, delivery domain.NewJob) error {
-	_, err := queries.AccountCodeIssue(ctx, tx, dao.AccountCodeIssueParams{UserID: userID, Purpose: string(purpose), Email: email,
+	_, err := r.q.AccountCodeIssue(ctx, tx, dao.AccountCodeIssueParams{UserID: userID, Purpose: string(purpose), Email: email,
 		CodeHash: codeHash, ValidSeconds: validity.Seconds(), ResendSeconds: resend.Seconds()})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return &domain.CodeError{Reason: domain.CodeTooSoon, RetryAfter: resend}
 	}
 	if err != nil {
-		return wrapf(err, "store %s code", purpose)
+		return pg.Wrapf(err, "store %s code", purpose)
 	}
-	if err := queries.AccountCodeMissesReset(ctx, tx, dao.AccountCodeMissesResetParams{UserID: userID, Purpose: string(purpose)}); err != nil {
-		return wrapf(err, "reset the wrong guesses of the %s code", purpose)
+	if err := r.q.AccountCodeMissesReset(ctx, tx, dao.AccountCodeMissesResetParams{UserID: userID, Purpose: string(purpose)}); err != nil {
+		return pg.Wrapf(err, "reset the wrong guesses of the %s code", purpose)
 	}
-	_, err = EnqueueTx(ctx, tx, delivery)
+	_, err = EnqueueTx(ctx, r.q, tx, delivery)
 	return err
 }
 
@@ -69,17 +70,17 @@ func issueAccountCode(ctx context.Context, tx *Tx, userID int64, purpose domain.
 func (r *UserRepository) VerifyEmail(ctx context.Context, userID int64, codeHash []byte, client string, maxAttempts int) (domain.User, error) {
 	var u domain.User
 	valid := false
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		email, ok, err := redeem(ctx, tx, userID, domain.PurposeVerifyEmail, codeHash, client, maxAttempts)
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
+		email, ok, err := r.redeem(ctx, tx, userID, domain.PurposeVerifyEmail, codeHash, client, maxAttempts)
 		if err != nil || !ok {
 			return err // a wrong guess commits its count
 		}
-		if _, err := queries.UserMarkEmailVerified(ctx, tx, dao.UserMarkEmailVerifiedParams{ID: userID, Email: email}); err != nil {
-			return wrapf(err, "mark email verified")
+		if _, err := r.q.UserMarkEmailVerified(ctx, tx, dao.UserMarkEmailVerifiedParams{ID: userID, Email: email}); err != nil {
+			return pg.Wrapf(err, "mark email verified")
 		}
-		row, err := queries.UserGetByID(ctx, tx, userID)
+		row, err := r.q.UserGetByID(ctx, tx, userID)
 		if err != nil {
-			return wrapf(err, "get user %d", userID)
+			return pg.Wrapf(err, "get user %d", userID)
 		}
 		// Verified now, or before by another proof; unverified means the email changed meanwhile.
 		if u, valid = userFromRow(row), row.EmailVerifiedAt.Valid && row.Email == email; !valid {
@@ -101,14 +102,14 @@ func (r *UserRepository) VerifyEmail(ctx context.Context, userID int64, codeHash
 func (r *UserRepository) ResetPassword(ctx context.Context, userID int64, codeHash []byte, client string, maxAttempts int, newHash string) ([]string, error) {
 	var revoked []string
 	valid := false
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		email, ok, err := redeem(ctx, tx, userID, domain.PurposeResetPassword, codeHash, client, maxAttempts)
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
+		email, ok, err := r.redeem(ctx, tx, userID, domain.PurposeResetPassword, codeHash, client, maxAttempts)
 		if err != nil || !ok {
 			return err
 		}
-		row, err := queries.UserGetByIDForUpdate(ctx, tx, userID)
+		row, err := r.q.UserGetByIDForUpdate(ctx, tx, userID)
 		if err != nil {
-			return wrapf(err, "lock user %d", userID)
+			return pg.Wrapf(err, "lock user %d", userID)
 		}
 		if valid = row.Email == email; !valid {
 			return nil
@@ -127,10 +128,10 @@ func (r *UserRepository) ResetPassword(ctx context.Context, userID int64, codeHa
 // session and API key revoked, so whoever registered the address before cannot get back in.
 // took is false, and nothing changes, when the email is verified already.
 func (r *UserRepository) TakeOverUnverified(ctx context.Context, userID int64, newHash string) (revoked []string, took bool, err error) {
-	err = inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		row, err := queries.UserGetByIDForUpdate(ctx, tx, userID)
+	err = pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
+		row, err := r.q.UserGetByIDForUpdate(ctx, tx, userID)
 		if err != nil {
-			return wrapf(err, "lock user %d", userID)
+			return pg.Wrapf(err, "lock user %d", userID)
 		}
 		if took = !row.EmailVerifiedAt.Valid; !took {
 			return nil
@@ -143,16 +144,16 @@ func (r *UserRepository) TakeOverUnverified(ctx context.Context, userID int64, n
 
 // replaceCredentials sets a new password hash, marks the email verified and revokes every
 // session and API key of the user, in tx.
-func (r *UserRepository) replaceCredentials(ctx context.Context, tx *Tx, userID int64, newHash string) ([]string, error) {
-	if err := queries.UserReplaceCredentials(ctx, tx, dao.UserReplaceCredentialsParams{ID: userID, PasswordHash: newHash}); err != nil {
-		return nil, wrapf(err, "replace credentials")
+func (r *UserRepository) replaceCredentials(ctx context.Context, tx *pg.Tx, userID int64, newHash string) ([]string, error) {
+	if err := r.q.UserReplaceCredentials(ctx, tx, dao.UserReplaceCredentialsParams{ID: userID, PasswordHash: newHash}); err != nil {
+		return nil, pg.Wrapf(err, "replace credentials")
 	}
-	revoked, err := queries.SessionRevokeAllOfUser(ctx, tx, userID)
+	revoked, err := r.q.SessionRevokeAllOfUser(ctx, tx, userID)
 	if err != nil {
-		return nil, wrapf(err, "revoke sessions")
+		return nil, pg.Wrapf(err, "revoke sessions")
 	}
-	if err := queries.APIKeyRevokeAllOfUser(ctx, tx, userID); err != nil {
-		return nil, wrapf(err, "revoke API keys")
+	if err := r.q.APIKeyRevokeAllOfUser(ctx, tx, userID); err != nil {
+		return nil, pg.Wrapf(err, "revoke API keys")
 	}
 	tx.AfterCommit(func(ctx context.Context) { r.invalidateNow(ctx, userID) })
 	return revoked, nil
@@ -163,36 +164,36 @@ func (r *UserRepository) replaceCredentials(ctx context.Context, tx *Tx, userID 
 // client whose tries at this code are used up, and a wrong guess, which is counted for its client.
 // Tries are per client, so whoever guesses wrong five times locks out themselves, never the
 // owner; codes have 50 bits, so no number of clients could guess one.
-func redeem(ctx context.Context, tx *Tx, userID int64, purpose domain.AccountCodePurpose, codeHash []byte, client string,
+func (r *UserRepository) redeem(ctx context.Context, tx *pg.Tx, userID int64, purpose domain.AccountCodePurpose, codeHash []byte, client string,
 	maxAttempts int) (email string, ok bool, err error) {
 	key := dao.AccountCodeGetForUpdateParams{UserID: userID, Purpose: string(purpose)}
-	row, err := queries.AccountCodeGetForUpdate(ctx, tx, key) // the row lock serializes the guesses
+	row, err := r.q.AccountCodeGetForUpdate(ctx, tx, key) // the row lock serializes the guesses
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, nil
 	}
 	if err != nil {
-		return "", false, wrapf(err, "load %s code", purpose)
+		return "", false, pg.Wrapf(err, "load %s code", purpose)
 	}
 	if !row.Live {
 		return "", false, nil
 	}
 	byClient := dao.AccountCodeMissesParams{UserID: userID, Purpose: string(purpose), Client: client}
-	misses, err := queries.AccountCodeMisses(ctx, tx, byClient)
+	misses, err := r.q.AccountCodeMisses(ctx, tx, byClient)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return "", false, wrapf(err, "load the wrong guesses at the %s code", purpose)
+		return "", false, pg.Wrapf(err, "load the wrong guesses at the %s code", purpose)
 	}
 	if int(misses) >= maxAttempts {
 		return "", false, nil
 	}
 	if subtle.ConstantTimeCompare(row.CodeHash, codeHash) != 1 {
-		if err := queries.AccountCodeCountMiss(ctx, tx, dao.AccountCodeCountMissParams(byClient)); err != nil {
-			return "", false, wrapf(err, "count a wrong %s code", purpose)
+		if err := r.q.AccountCodeCountMiss(ctx, tx, dao.AccountCodeCountMissParams(byClient)); err != nil {
+			return "", false, pg.Wrapf(err, "count a wrong %s code", purpose)
 		}
-		err := queries.AccountCodeCountAttempt(ctx, tx, dao.AccountCodeCountAttemptParams(key))
-		return "", false, wrapf(err, "count a wrong %s code", purpose)
+		err := r.q.AccountCodeCountAttempt(ctx, tx, dao.AccountCodeCountAttemptParams(key))
+		return "", false, pg.Wrapf(err, "count a wrong %s code", purpose)
 	}
-	if err := queries.AccountCodeSpend(ctx, tx, dao.AccountCodeSpendParams(key)); err != nil {
-		return "", false, wrapf(err, "spend %s code", purpose)
+	if err := r.q.AccountCodeSpend(ctx, tx, dao.AccountCodeSpendParams(key)); err != nil {
+		return "", false, pg.Wrapf(err, "spend %s code", purpose)
 	}
 	return row.Email, true, nil
 }

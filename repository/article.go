@@ -16,6 +16,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -46,7 +47,7 @@ func NewArticleRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.ArticleCac
 // Create inserts the article in a unit of work of its own (see CreateIn).
 func (r *ArticleRepository) Create(ctx context.Context, a domain.Article) (domain.Article, error) {
 	var created domain.Article
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
 		var err error
 		created, err = r.CreateIn(ctx, tx, a)
 		return err
@@ -58,22 +59,22 @@ func (r *ArticleRepository) Create(ctx context.Context, a domain.Article) (domai
 // publish event for the outbox, in the caller's unit of work. Its statements run in a savepoint,
 // so a taken slug (domain.ErrSlugTaken) leaves the unit of work usable for another try.
 func (r *ArticleRepository) CreateIn(ctx context.Context, stx service.Tx, a domain.Article) (domain.Article, error) {
-	tx := txOf(stx)
+	tx := pg.TxOf(stx)
 	var row dao.ArticleGetBySlugRow
-	err := tx.savepoint(ctx, func(db pgx.Tx) error {
-		inserted, err := queries.ArticleInsert(ctx, db, dao.ArticleInsertParams{
+	err := tx.Savepoint(ctx, func(db pgx.Tx) error {
+		inserted, err := r.q.ArticleInsert(ctx, db, dao.ArticleInsertParams{
 			Slug: a.Slug, AuthorID: a.AuthorID, Title: a.Title, Description: a.Description, Body: a.Body,
 			TagList: nonNilTags(a.Tags), Status: string(a.Status), SearchConfig: string(r.lang),
 		})
 		row = dao.ArticleGetBySlugRow(inserted)
 		if err != nil {
-			return wrapf(err, "insert article %q", a.Slug)
+			return pg.Wrapf(err, "insert article %q", a.Slug)
 		}
-		if err := queries.CommentSeqInit(ctx, db, row.ID); err != nil {
-			return wrapf(err, "init comment numbering of article %d", row.ID)
+		if err := r.q.CommentSeqInit(ctx, db, row.ID); err != nil {
+			return pg.Wrapf(err, "init comment numbering of article %d", row.ID)
 		}
 		if row.Status == string(domain.StatusPublished) {
-			return writeArticleEvent(ctx, db, domain.TopicArticlePublished, articleFromRow(row))
+			return writeArticleEvent(ctx, r.q, db, domain.TopicArticlePublished, articleFromRow(row))
 		}
 		return nil
 	})
@@ -98,7 +99,7 @@ func (r *ArticleRepository) getBySlugs(ctx context.Context, slugs []string) (map
 	return r.cache.BySlugs(ctx, slugs, func(ctx context.Context, slugs []string) (map[string]domain.Article, error) {
 		rows, err := r.q.ArticleGetBySlugs(ctx, r.pool, slugs)
 		if err != nil {
-			return nil, wrapf(err, "get %d articles by slug", len(slugs))
+			return nil, pg.Wrapf(err, "get %d articles by slug", len(slugs))
 		}
 		out := make(map[string]domain.Article, len(rows))
 		for _, row := range rows {
@@ -113,7 +114,7 @@ func (r *ArticleRepository) loadBySlug(slug string) func(context.Context) (domai
 	return func(ctx context.Context) (domain.Article, error) {
 		row, err := r.q.ArticleGetBySlug(ctx, r.pool, slug)
 		if err != nil {
-			return domain.Article{}, wrapf(err, "get article %q", slug)
+			return domain.Article{}, pg.Wrapf(err, "get article %q", slug)
 		}
 		return articleFromRow(row), nil
 	}
@@ -122,16 +123,16 @@ func (r *ArticleRepository) loadBySlug(slug string) func(context.Context) (domai
 // Update locks the article, applies change and writes the content guarded by the version it read.
 func (r *ArticleRepository) Update(ctx context.Context, id int64, change func(*domain.Article) error) (domain.Article, error) {
 	var row dao.ArticleGetBySlugRow
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		locked, err := queries.ArticleGetByIDForUpdate(ctx, tx, id)
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
+		locked, err := r.q.ArticleGetByIDForUpdate(ctx, tx, id)
 		if err != nil {
-			return wrapf(err, "lock article %d", id)
+			return pg.Wrapf(err, "lock article %d", id)
 		}
 		a := articleFromRow(dao.ArticleGetBySlugRow(locked))
 		if err := change(&a); err != nil {
 			return err
 		}
-		updated, err := queries.ArticleUpdateContent(ctx, tx, dao.ArticleUpdateContentParams{
+		updated, err := r.q.ArticleUpdateContent(ctx, tx, dao.ArticleUpdateContentParams{
 			ID: id, ExpectedVersion: locked.Version,
 			Title: a.Title, Description: a.Description, Body: a.Body, TagList: nonNilTags(a.Tags),
 			SearchConfig: string(r.lang),
@@ -141,7 +142,7 @@ func (r *ArticleRepository) Update(ctx context.Context, id int64, change func(*d
 			return fmt.Errorf("%w: article %d changed concurrently", domain.ErrStaleVersion, id)
 		}
 		if err != nil {
-			return wrapf(err, "update article %d", id)
+			return pg.Wrapf(err, "update article %d", id)
 		}
 		r.afterWrite(tx, articleFromRow(row), row.Slug, locked.TagList...)
 		return nil
@@ -160,8 +161,8 @@ func (r *ArticleRepository) Transition(ctx context.Context, id int64, from []dom
 		fromNames[i] = string(s)
 	}
 	var row dao.ArticleGetBySlugRow
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		moved, err := queries.ArticleTransition(ctx, tx, dao.ArticleTransitionParams{
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
+		moved, err := r.q.ArticleTransition(ctx, tx, dao.ArticleTransitionParams{
 			ID: id, ToStatus: string(to), FromStatuses: fromNames, SearchConfig: string(r.lang),
 		})
 		row = dao.ArticleGetBySlugRow(moved)
@@ -169,14 +170,14 @@ func (r *ArticleRepository) Transition(ctx context.Context, id int64, from []dom
 			return fmt.Errorf("%w: article %d cannot move to %s from its current status", domain.ErrIllegalTransition, id, to)
 		}
 		if err != nil {
-			return wrapf(err, "move article %d to %s", id, to)
+			return pg.Wrapf(err, "move article %d to %s", id, to)
 		}
 		topic := domain.TopicArticlePublished
 		if to == domain.StatusWithdrawn {
 			topic = domain.TopicArticleWithdrawn
 		}
 		r.afterWrite(tx, articleFromRow(row), row.Slug)
-		return writeArticleEvent(ctx, tx, topic, articleFromRow(row))
+		return writeArticleEvent(ctx, r.q, tx, topic, articleFromRow(row))
 	})
 	if err != nil {
 		return domain.Article{}, err
@@ -189,23 +190,23 @@ func (r *ArticleRepository) Transition(ctx context.Context, id int64, from []dom
 // while its trigger waits for the article's lock, which the article's delete takes (its trigger),
 // so taking the rows after that lock would wait on each other in a circle.
 func (r *ArticleRepository) Delete(ctx context.Context, a domain.Article) error {
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
 		item := string(domain.BizArticle)
-		if err := queries.InteractiveDelete(ctx, tx, dao.InteractiveDeleteParams{Biz: item, BizID: a.ID}); err != nil {
-			return wrapf(err, "delete counters of article %d", a.ID)
+		if err := r.q.InteractiveDelete(ctx, tx, dao.InteractiveDeleteParams{Biz: item, BizID: a.ID}); err != nil {
+			return pg.Wrapf(err, "delete counters of article %d", a.ID)
 		}
-		if err := queries.LikeDeleteByItem(ctx, tx, dao.LikeDeleteByItemParams{Biz: item, BizID: a.ID}); err != nil {
-			return wrapf(err, "delete likes of article %d", a.ID)
+		if err := r.q.LikeDeleteByItem(ctx, tx, dao.LikeDeleteByItemParams{Biz: item, BizID: a.ID}); err != nil {
+			return pg.Wrapf(err, "delete likes of article %d", a.ID)
 		}
-		n, err := queries.ArticleDelete(ctx, tx, a.ID)
+		n, err := r.q.ArticleDelete(ctx, tx, a.ID)
 		if err != nil {
-			return wrapf(err, "delete article %d", a.ID)
+			return pg.Wrapf(err, "delete article %d", a.ID)
 		}
 		if n == 0 {
 			return domain.ErrNotFound
 		}
 		r.afterWrite(tx, domain.Article{AuthorID: a.AuthorID}, a.Slug, a.Tags...)
-		return writeArticleEvent(ctx, tx, domain.TopicArticleDeleted, a)
+		return writeArticleEvent(ctx, r.q, tx, domain.TopicArticleDeleted, a)
 	})
 	return err
 }
@@ -289,7 +290,7 @@ func (r *ArticleRepository) listPublished(ctx context.Context, q service.Article
 		}
 	}
 	if err != nil {
-		return service.ArticlePage{}, wrapf(err, "list articles")
+		return service.ArticlePage{}, pg.Wrapf(err, "list articles")
 	}
 	return cutPage(arts, total, q.Page), nil
 }
@@ -302,7 +303,7 @@ func (r *ArticleRepository) Feed(ctx context.Context, followerID int64, p domain
 	if p.Offset == 0 && p.Cursor == nil && p.Limit == domain.DefaultPageLimit {
 		followees := func(ctx context.Context) ([]int64, error) {
 			ids, err := r.q.FollowListFolloweeIDs(ctx, r.pool, followerID)
-			return ids, wrapf(err, "list followees of %d", followerID)
+			return ids, pg.Wrapf(err, "list followees of %d", followerID)
 		}
 		page, ok, err := r.lists.Feed(ctx, followerID, followees, func(ctx context.Context) (cache.ListPage, error) {
 			page, err := r.feed(ctx, followerID, p)
@@ -329,7 +330,7 @@ func (r *ArticleRepository) feed(ctx context.Context, followerID int64, p domain
 
 func (r *ArticleRepository) feedCount(ctx context.Context, followerID int64) (int64, error) {
 	total, err := r.q.ArticleCountFeed(ctx, r.pool, followerID)
-	return total, wrapf(err, "count feed of %d", followerID)
+	return total, pg.Wrapf(err, "count feed of %d", followerID)
 }
 
 func (r *ArticleRepository) feedPage(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, error) {
@@ -338,7 +339,7 @@ func (r *ArticleRepository) feedPage(ctx context.Context, followerID int64, p do
 		FollowerID: followerID, BeforeCreatedAt: before, BeforeID: beforeID, Lim: probe(p), Off: off, Depth: probe(p) + off,
 	})
 	if err != nil {
-		return nil, wrapf(err, "list feed of %d", followerID)
+		return nil, pg.Wrapf(err, "list feed of %d", followerID)
 	}
 	return summariesFrom(rows, func(r dao.ArticleListFeedRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) }), nil
 }
@@ -393,11 +394,11 @@ func (r *ArticleRepository) listByAuthor(ctx context.Context, authorID int64, st
 		})
 	}
 	if err != nil {
-		return service.ArticlePage{}, wrapf(err, "list articles of %d", authorID)
+		return service.ArticlePage{}, pg.Wrapf(err, "list articles of %d", authorID)
 	}
 	c, err := countRow(r.q.ArticleCountsByAuthor(ctx, r.pool, authorID))
 	if err != nil {
-		return service.ArticlePage{}, wrapf(err, "count articles of %d", authorID)
+		return service.ArticlePage{}, pg.Wrapf(err, "count articles of %d", authorID)
 	}
 	total := c.Drafts + c.Published + c.Withdrawn
 	switch status {
@@ -415,7 +416,7 @@ func (r *ArticleRepository) listByAuthor(ctx context.Context, authorID int64, st
 func (r *ArticleRepository) Tags(ctx context.Context) ([]string, error) {
 	return r.tags.Get(ctx, func(ctx context.Context) ([]string, error) {
 		tags, err := r.q.TagListPopular(ctx, r.pool, maxTags)
-		return tags, wrapf(err, "list tags")
+		return tags, pg.Wrapf(err, "list tags")
 	})
 }
 
@@ -429,7 +430,7 @@ func (r *ArticleRepository) Preload(ctx context.Context, slug string) error {
 // afterWrite brings the caches in line with tx's write once it has committed: drop (or, on
 // publish, warm) the detail entry and drop the author's cached pages. Failures only cost freshness
 // until the TTL, so they are logged.
-func (r *ArticleRepository) afterWrite(tx *Tx, a domain.Article, invalidateSlug string, formerTags ...string) {
+func (r *ArticleRepository) afterWrite(tx *pg.Tx, a domain.Article, invalidateSlug string, formerTags ...string) {
 	tx.AfterCommit(func(ctx context.Context) { r.syncCaches(ctx, a, invalidateSlug, formerTags) })
 }
 
@@ -553,7 +554,7 @@ func (r *ArticleRepository) GetByIDs(ctx context.Context, ids []int64) ([]domain
 	}
 	rows, err := r.q.ArticleGetByIDs(ctx, r.pool, ids)
 	if err != nil {
-		return nil, wrapf(err, "get %d articles", len(ids))
+		return nil, pg.Wrapf(err, "get %d articles", len(ids))
 	}
 	return summariesFrom(rows, func(r dao.ArticleGetByIDsRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) }), nil
 }

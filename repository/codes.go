@@ -11,6 +11,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // CodeFallback is the PostgreSQL copy of cache.CodeStore's rules, used while Redis is
@@ -21,13 +22,14 @@ import (
 // sees code hashes.
 type CodeFallback struct {
 	pool   *pgxpool.Pool
+	q      dao.Querier
 	policy cache.CodePolicy
 	now    func() time.Time
 }
 
 // NewCodeFallback returns the fallback store.
-func NewCodeFallback(pool *pgxpool.Pool, policy cache.CodePolicy, now func() time.Time) *CodeFallback {
-	return &CodeFallback{pool: pool, policy: policy, now: now}
+func NewCodeFallback(pool *pgxpool.Pool, q dao.Querier, policy cache.CodePolicy, now func() time.Time) *CodeFallback {
+	return &CodeFallback{pool: pool, q: q, policy: policy, now: now}
 }
 
 const globalCodeMeter = "global"
@@ -39,27 +41,27 @@ func failsMeter(target string) string { return "fails:" + target }
 func sendsMeter(target, client string) string { return "sends:" + target + ":" + client }
 
 // meter returns a meter's hits in its current window and when the window ends (0 hits when none).
-func meter(ctx context.Context, tx *Tx, key string, now time.Time) (int, time.Time, error) {
-	row, err := queries.LoginCodeMeterGet(ctx, tx, dao.LoginCodeMeterGetParams{Key: key, Now: now})
+func (s *CodeFallback) meter(ctx context.Context, tx *pg.Tx, key string, now time.Time) (int, time.Time, error) {
+	row, err := s.q.LoginCodeMeterGet(ctx, tx, dao.LoginCodeMeterGetParams{Key: key, Now: now})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, time.Time{}, nil
 	}
-	return int(row.Hits), row.WindowEnds, wrapf(err, "read login code meter")
+	return int(row.Hits), row.WindowEnds, pg.Wrapf(err, "read login code meter")
 }
 
-func hit(ctx context.Context, tx *Tx, key string, now time.Time, window time.Duration) (int, time.Time, error) {
-	row, err := queries.LoginCodeMeterHit(ctx, tx, dao.LoginCodeMeterHitParams{Key: key, Now: now, NewWindowEnds: now.Add(window)})
-	return int(row.Hits), row.WindowEnds, wrapf(err, "count login code meter")
+func (s *CodeFallback) hit(ctx context.Context, tx *pg.Tx, key string, now time.Time, window time.Duration) (int, time.Time, error) {
+	row, err := s.q.LoginCodeMeterHit(ctx, tx, dao.LoginCodeMeterHitParams{Key: key, Now: now, NewWindowEnds: now.Add(window)})
+	return int(row.Hits), row.WindowEnds, pg.Wrapf(err, "count login code meter")
 }
 
 func waitUntil(end, now time.Time) time.Duration {
 	return max(end.Sub(now).Round(time.Second), time.Second)
 }
 
-func (s *CodeFallback) inTargetTx(ctx context.Context, target string, fn func(tx *Tx, now time.Time) error) error {
-	return inTx(ctx, s.pool, defaultRetry, func(tx *Tx) error {
-		if err := queries.LoginCodeLockTarget(ctx, tx, "login_code:"+target); err != nil {
-			return wrapf(err, "lock login code target")
+func (s *CodeFallback) inTargetTx(ctx context.Context, target string, fn func(tx *pg.Tx, now time.Time) error) error {
+	return pg.InTx(ctx, s.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
+		if err := s.q.LoginCodeLockTarget(ctx, tx, "login_code:"+target); err != nil {
+			return pg.Wrapf(err, "lock login code target")
 		}
 		return fn(tx, s.now())
 	})
@@ -68,12 +70,12 @@ func (s *CodeFallback) inTargetTx(ctx context.Context, target string, fn func(tx
 // Put meters one send and stores codeHash for target, refusing as cache.CodeStore.Put does.
 func (s *CodeFallback) Put(ctx context.Context, target, client, codeHash string, strong bool) error {
 	var refusal error
-	err := s.inTargetTx(ctx, target, func(tx *Tx, now time.Time) error {
+	err := s.inTargetTx(ctx, target, func(tx *pg.Tx, now time.Time) error {
 		refusal = nil
-		if err := queries.LoginCodePurgeExpired(ctx, tx, now); err != nil {
-			return wrapf(err, "purge login codes")
+		if err := s.q.LoginCodePurgeExpired(ctx, tx, now); err != nil {
+			return pg.Wrapf(err, "purge login codes")
 		}
-		n, end, err := hit(ctx, tx, globalCodeMeter, now, s.policy.GlobalWindow)
+		n, end, err := s.hit(ctx, tx, globalCodeMeter, now, s.policy.GlobalWindow)
 		if err != nil {
 			return err
 		}
@@ -81,30 +83,30 @@ func (s *CodeFallback) Put(ctx context.Context, target, client, codeHash string,
 			refusal = &domain.CodeError{Reason: domain.CodeBusy, RetryAfter: waitUntil(end, now)}
 			return nil // the global hit stays counted, as in Redis
 		}
-		if fails, end, err := meter(ctx, tx, failsMeter(target), now); err != nil || (!strong && fails >= s.policy.FailureBudget) {
+		if fails, end, err := s.meter(ctx, tx, failsMeter(target), now); err != nil || (!strong && fails >= s.policy.FailureBudget) {
 			if err == nil {
 				refusal = &domain.CodeError{Reason: domain.CodeLocked, RetryAfter: waitUntil(end, now)}
 			}
 			return err
 		}
-		code, err := queries.LoginCodeGet(ctx, tx, dao.LoginCodeGetParams{Target: target, Now: now})
+		code, err := s.q.LoginCodeGet(ctx, tx, dao.LoginCodeGetParams{Target: target, Now: now})
 		if err == nil && code.SentAt.Add(s.policy.Resend).After(now) {
 			refusal = &domain.CodeError{Reason: domain.CodeTooSoon, RetryAfter: waitUntil(code.SentAt.Add(s.policy.Resend), now)}
 			return nil
 		} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return wrapf(err, "read login code")
+			return pg.Wrapf(err, "read login code")
 		}
 		sends := sendsMeter(target, client)
-		if n, end, err := meter(ctx, tx, sends, now); err != nil || n >= s.policy.DailySends {
+		if n, end, err := s.meter(ctx, tx, sends, now); err != nil || n >= s.policy.DailySends {
 			if err == nil {
 				refusal = &domain.CodeError{Reason: domain.CodeSendCap, RetryAfter: waitUntil(end, now)}
 			}
 			return err
 		}
-		if _, _, err := hit(ctx, tx, sends, now, s.policy.BudgetWindow); err != nil {
+		if _, _, err := s.hit(ctx, tx, sends, now, s.policy.BudgetWindow); err != nil {
 			return err
 		}
-		return wrapf(queries.LoginCodePut(ctx, tx, dao.LoginCodePutParams{
+		return pg.Wrapf(s.q.LoginCodePut(ctx, tx, dao.LoginCodePutParams{
 			Target: target, CodeHash: codeHash, AttemptsLeft: int32(s.policy.Attempts), Now: now, ExpiresAt: now.Add(s.policy.Validity), Strong: strong,
 		}), "store login code")
 	})
@@ -119,16 +121,16 @@ func (s *CodeFallback) Put(ctx context.Context, target, client, codeHash string,
 // wrong guesses do not burn it.
 func (s *CodeFallback) Check(ctx context.Context, target, codeHash string) error {
 	var refusal error
-	err := s.inTargetTx(ctx, target, func(tx *Tx, now time.Time) error {
+	err := s.inTargetTx(ctx, target, func(tx *pg.Tx, now time.Time) error {
 		refusal = &domain.CodeError{Reason: domain.CodeInvalid}
-		fails, end, err := meter(ctx, tx, failsMeter(target), now)
+		fails, end, err := s.meter(ctx, tx, failsMeter(target), now)
 		if err != nil {
 			return err
 		}
 		locked := fails >= s.policy.FailureBudget
-		code, err := queries.LoginCodeGet(ctx, tx, dao.LoginCodeGetParams{Target: target, Now: now})
+		code, err := s.q.LoginCodeGet(ctx, tx, dao.LoginCodeGetParams{Target: target, Now: now})
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return wrapf(err, "read login code")
+			return pg.Wrapf(err, "read login code")
 		}
 		found := err == nil
 		if locked && !(found && code.Strong) {
@@ -140,17 +142,17 @@ func (s *CodeFallback) Check(ctx context.Context, target, codeHash string) error
 		}
 		if code.CodeHash == codeHash {
 			refusal = nil
-			return wrapf(queries.LoginCodeSpend(ctx, tx, target), "spend login code")
+			return pg.Wrapf(s.q.LoginCodeSpend(ctx, tx, target), "spend login code")
 		}
 		if !code.Strong {
-			if err := queries.LoginCodeMiss(ctx, tx, target); err != nil {
-				return wrapf(err, "count a wrong login code")
+			if err := s.q.LoginCodeMiss(ctx, tx, target); err != nil {
+				return pg.Wrapf(err, "count a wrong login code")
 			}
 		}
 		if locked {
 			return nil
 		}
-		_, _, err = hit(ctx, tx, failsMeter(target), now, s.policy.BudgetWindow)
+		_, _, err = s.hit(ctx, tx, failsMeter(target), now, s.policy.BudgetWindow)
 		return err
 	})
 	if err != nil {
@@ -161,11 +163,11 @@ func (s *CodeFallback) Check(ctx context.Context, target, codeHash string) error
 
 // Withdraw deletes target's code if it is still codeHash and gives client's send back.
 func (s *CodeFallback) Withdraw(ctx context.Context, target, client, codeHash string) error {
-	return s.inTargetTx(ctx, target, func(tx *Tx, _ time.Time) error {
-		n, err := queries.LoginCodeWithdraw(ctx, tx, dao.LoginCodeWithdrawParams{Target: target, CodeHash: codeHash})
+	return s.inTargetTx(ctx, target, func(tx *pg.Tx, _ time.Time) error {
+		n, err := s.q.LoginCodeWithdraw(ctx, tx, dao.LoginCodeWithdrawParams{Target: target, CodeHash: codeHash})
 		if err != nil || n == 0 {
-			return wrapf(err, "withdraw login code")
+			return pg.Wrapf(err, "withdraw login code")
 		}
-		return wrapf(queries.LoginCodeMeterGiveBack(ctx, tx, sendsMeter(target, client)), "give a login code send back")
+		return pg.Wrapf(s.q.LoginCodeMeterGiveBack(ctx, tx, sendsMeter(target, client)), "give a login code send back")
 	})
 }

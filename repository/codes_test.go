@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
@@ -32,7 +33,7 @@ func newFallbackEnv(t *testing.T, p cache.CodePolicy) *fallbackEnv {
 	db := testenv.NewDB(t)
 	e := &fallbackEnv{}
 	e.now.Store(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC).UnixNano())
-	e.store = repository.NewCodeFallback(db.Pool, p, func() time.Time { return time.Unix(0, e.now.Load()).UTC() })
+	e.store = repository.NewCodeFallback(db.Pool, dao.New(), p, func() time.Time { return time.Unix(0, e.now.Load()).UTC() })
 	return e
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // CollectionRepository stores collection folders and their items. Adding or removing an item
@@ -31,19 +32,19 @@ func NewCollectionRepository(pool *pgxpool.Pool, q dao.Querier, counters *cache.
 // the cap cannot all pass the count.
 func (r *CollectionRepository) Create(ctx context.Context, c domain.Collection, max int) (domain.Collection, error) {
 	var row dao.Collection
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
 		if err := r.q.UserLockScope(ctx, tx, dao.UserLockScopeParams{Scope: lockScopeCollections, UserID: c.OwnerID}); err != nil {
-			return wrapf(err, "lock collections of user %d", c.OwnerID)
+			return pg.Wrapf(err, "lock collections of user %d", c.OwnerID)
 		}
 		n, err := r.q.CollectionCountByOwner(ctx, tx, c.OwnerID)
 		if err != nil {
-			return wrapf(err, "count collections of user %d", c.OwnerID)
+			return pg.Wrapf(err, "count collections of user %d", c.OwnerID)
 		}
 		if int(n) >= max {
 			return domain.ErrCollectionLimit
 		}
 		row, err = r.q.CollectionInsert(ctx, tx, dao.CollectionInsertParams{OwnerID: c.OwnerID, Name: c.Name, Description: c.Description})
-		return wrapf(err, "insert collection")
+		return pg.Wrapf(err, "insert collection")
 	})
 	if err != nil {
 		return domain.Collection{}, err
@@ -55,7 +56,7 @@ func (r *CollectionRepository) Create(ctx context.Context, c domain.Collection, 
 func (r *CollectionRepository) Get(ctx context.Context, id int64) (domain.Collection, error) {
 	row, err := r.q.CollectionGetByID(ctx, r.pool, id)
 	if err != nil {
-		return domain.Collection{}, wrapf(err, "get collection %d", id)
+		return domain.Collection{}, pg.Wrapf(err, "get collection %d", id)
 	}
 	return collectionFromRow(row, 0), nil
 }
@@ -64,7 +65,7 @@ func (r *CollectionRepository) Get(ctx context.Context, id int64) (domain.Collec
 func (r *CollectionRepository) ListByOwner(ctx context.Context, ownerID int64) ([]domain.Collection, error) {
 	rows, err := r.q.CollectionListByOwner(ctx, r.pool, ownerID)
 	if err != nil {
-		return nil, wrapf(err, "list collections of %d", ownerID)
+		return nil, pg.Wrapf(err, "list collections of %d", ownerID)
 	}
 	out := make([]domain.Collection, len(rows))
 	for i, row := range rows {
@@ -77,7 +78,7 @@ func (r *CollectionRepository) ListByOwner(ctx context.Context, ownerID int64) (
 func (r *CollectionRepository) Update(ctx context.Context, c domain.Collection) (domain.Collection, error) {
 	row, err := r.q.CollectionUpdate(ctx, r.pool, dao.CollectionUpdateParams{ID: c.ID, Name: c.Name, Description: c.Description})
 	if err != nil {
-		return domain.Collection{}, wrapf(err, "update collection %d", c.ID)
+		return domain.Collection{}, pg.Wrapf(err, "update collection %d", c.ID)
 	}
 	return collectionFromRow(row, row.ArticleCount), nil
 }
@@ -85,23 +86,23 @@ func (r *CollectionRepository) Update(ctx context.Context, c domain.Collection) 
 // Delete removes a folder and its items, lowering each item's collect counter, in one transaction;
 // domain.ErrNotFound if the folder does not exist (any more).
 func (r *CollectionRepository) Delete(ctx context.Context, id int64) error {
-	return inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+	return pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
 		// Lock first: an Add committing while CollectionDelete ran would have its item removed by
 		// the cascade without being in CollectionDelete's snapshot, so its count would stay up.
-		owner, err := queries.CollectionLockForDelete(ctx, tx, id)
+		owner, err := r.q.CollectionLockForDelete(ctx, tx, id)
 		if err != nil {
-			return wrapf(err, "lock collection %d", id)
+			return pg.Wrapf(err, "lock collection %d", id)
 		}
-		articles, err := queries.CollectionDelete(ctx, tx, id)
+		articles, err := r.q.CollectionDelete(ctx, tx, id)
 		if err != nil {
-			return wrapf(err, "delete collection %d", id)
+			return pg.Wrapf(err, "delete collection %d", id)
 		}
 		r.viewers.Changed(tx, owner, cache.ViewerCollects, articles...)
 		rows := make(map[int64]cache.CounterRow, len(articles))
 		for _, a := range articles {
-			row, err := queries.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: a, Delta: -1})
+			row, err := r.q.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: a, Delta: -1})
 			if err != nil {
-				return wrapf(err, "uncount collect of article %d", a)
+				return pg.Wrapf(err, "uncount collect of article %d", a)
 			}
 			rows[a] = counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)
 		}
@@ -122,30 +123,30 @@ func (r *CollectionRepository) Remove(ctx context.Context, collectionID, article
 
 func (r *CollectionRepository) setItem(ctx context.Context, collectionID, articleID int64, add bool) (bool, error) {
 	var changed bool
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
 		var n int64
 		var err error
 		if add {
-			n, err = queries.CollectionItemInsert(ctx, tx, dao.CollectionItemInsertParams{CollectionID: collectionID, ArticleID: articleID})
+			n, err = r.q.CollectionItemInsert(ctx, tx, dao.CollectionItemInsertParams{CollectionID: collectionID, ArticleID: articleID})
 		} else {
-			n, err = queries.CollectionItemDelete(ctx, tx, dao.CollectionItemDeleteParams{CollectionID: collectionID, ArticleID: articleID})
+			n, err = r.q.CollectionItemDelete(ctx, tx, dao.CollectionItemDeleteParams{CollectionID: collectionID, ArticleID: articleID})
 		}
 		if changed = err == nil && n > 0; !changed {
-			return wrapf(err, "set item %d of collection %d", articleID, collectionID)
+			return pg.Wrapf(err, "set item %d of collection %d", articleID, collectionID)
 		}
 		// The item's foreign key holds the folder: it exists, and keeps its owner.
-		folder, err := queries.CollectionGetByID(ctx, tx, collectionID)
+		folder, err := r.q.CollectionGetByID(ctx, tx, collectionID)
 		if err != nil {
-			return wrapf(err, "get collection %d", collectionID)
+			return pg.Wrapf(err, "get collection %d", collectionID)
 		}
 		r.viewers.Changed(tx, folder.OwnerID, cache.ViewerCollects, articleID)
 		delta := int64(1)
 		if !add {
 			delta = -1
 		}
-		row, err := queries.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: articleID, Delta: delta})
+		row, err := r.q.InteractiveAddCollects(ctx, tx, dao.InteractiveAddCollectsParams{Biz: string(domain.BizArticle), BizID: articleID, Delta: delta})
 		if err != nil {
-			return wrapf(err, "count collect of article %d", articleID)
+			return pg.Wrapf(err, "count collect of article %d", articleID)
 		}
 		r.counters.Changed(tx, domain.BizArticle, map[int64]cache.CounterRow{articleID: counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)})
 		return nil
@@ -159,7 +160,7 @@ func (r *CollectionRepository) Items(ctx context.Context, collectionID int64, af
 	p := dao.CollectionItemListParams{CollectionID: collectionID, Lim: int32(limit), BeforeCreatedAt: before.CreatedAt, BeforeArticleID: before.ID}
 	rows, err := r.q.CollectionItemList(ctx, r.pool, p)
 	if err != nil {
-		return nil, wrapf(err, "list items of collection %d", collectionID)
+		return nil, pg.Wrapf(err, "list items of collection %d", collectionID)
 	}
 	out := make([]domain.CollectionItem, len(rows))
 	for i, row := range rows {

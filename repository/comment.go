@@ -8,6 +8,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -43,7 +44,7 @@ func (r *CommentRepository) Create(ctx context.Context, c domain.Comment) (domai
 // work ends.
 func (r *CommentRepository) CreateIn(ctx context.Context, stx service.Tx, c domain.Comment) (domain.Comment, error) {
 	var row dao.Comment
-	err := txOf(stx).savepoint(ctx, func(db pgx.Tx) error {
+	err := pg.TxOf(stx).Savepoint(ctx, func(db pgx.Tx) error {
 		rows, err := r.insertNumbered(ctx, db, c.ArticleID, []domain.Comment{c})
 		row, err = firstRow(rows, err)
 		return err
@@ -61,15 +62,15 @@ func (r *CommentRepository) insertNumbered(ctx context.Context, db dao.DBTX, art
 	for i, c := range cs {
 		authors[i], bodies[i] = c.AuthorID, c.Body
 	}
-	rows, err := queries.CommentInsertNumbered(ctx, db, dao.CommentInsertNumberedParams{ArticleID: articleID, AuthorIds: authors, Bodies: bodies})
-	return rows, wrapf(err, "insert %d comments on article %d", len(cs), articleID)
+	rows, err := r.q.CommentInsertNumbered(ctx, db, dao.CommentInsertNumberedParams{ArticleID: articleID, AuthorIds: authors, Bodies: bodies})
+	return rows, pg.Wrapf(err, "insert %d comments on article %d", len(cs), articleID)
 }
 
 // List returns the article's comments numbered after afterSeq, in order, at most limit.
 func (r *CommentRepository) List(ctx context.Context, articleID, afterSeq int64, limit int) ([]domain.Comment, error) {
 	rows, err := r.q.CommentListByArticle(ctx, r.pool, dao.CommentListByArticleParams{ArticleID: articleID, AfterSeq: afterSeq, Lim: int32(limit)})
 	if err != nil {
-		return nil, wrapf(err, "list comments of article %d", articleID)
+		return nil, pg.Wrapf(err, "list comments of article %d", articleID)
 	}
 	out := make([]domain.Comment, len(rows))
 	for i, row := range rows {
@@ -82,7 +83,7 @@ func (r *CommentRepository) List(ctx context.Context, articleID, afterSeq int64,
 func (r *CommentRepository) Get(ctx context.Context, id int64) (domain.Comment, error) {
 	row, err := r.q.CommentGetByID(ctx, r.pool, id)
 	if err != nil {
-		return domain.Comment{}, wrapf(err, "get comment %d", id)
+		return domain.Comment{}, pg.Wrapf(err, "get comment %d", id)
 	}
 	return commentFromRow(row), nil
 }
@@ -91,7 +92,7 @@ func (r *CommentRepository) Get(ctx context.Context, id int64) (domain.Comment, 
 func (r *CommentRepository) Delete(ctx context.Context, id int64) error {
 	n, err := r.q.CommentDelete(ctx, r.pool, id)
 	if err != nil {
-		return wrapf(err, "delete comment %d", id)
+		return pg.Wrapf(err, "delete comment %d", id)
 	}
 	if n == 0 {
 		return domain.ErrNotFound

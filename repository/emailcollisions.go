@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -54,7 +55,7 @@ type EmailCollision struct {
 func (r *UserEmails) EmailCollisions(ctx context.Context) (groups []EmailCollision, pending int, err error) {
 	candidates, err := r.q.UserEmailCollisionCandidates(ctx, r.pool)
 	if err != nil {
-		return nil, 0, wrapf(err, "read the accounts with non-ASCII or duplicate emails")
+		return nil, 0, pg.Wrapf(err, "read the accounts with non-ASCII or duplicate emails")
 	}
 	accounts := map[int64]dao.UserEmailCollisionCandidatesRow{}
 	var keys []string
@@ -69,7 +70,7 @@ func (r *UserEmails) EmailCollisions(ctx context.Context) (groups []EmailCollisi
 	for chunk := range slices.Chunk(slices.Compact(keys), 1000) {
 		holders, err := r.q.UserEmailsByCanonical(ctx, r.pool, chunk)
 		if err != nil {
-			return nil, 0, wrapf(err, "read the accounts holding those addresses")
+			return nil, 0, pg.Wrapf(err, "read the accounts holding those addresses")
 		}
 		for _, h := range holders {
 			accounts[h.ID] = dao.UserEmailCollisionCandidatesRow(h)

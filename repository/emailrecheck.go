@@ -11,6 +11,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -32,7 +33,7 @@ type UserEmails struct {
 
 // OpenUserEmails returns the rechecks on pool, for a command-line tool.
 func OpenUserEmails(pool *pgxpool.Pool, log *slog.Logger) *UserEmails {
-	return &UserEmails{pool: pool, q: dao.New(), log: log}
+	return &UserEmails{pool: pool, q: NewQuerier(), log: log}
 }
 
 // NewUserEmails returns the rechecks the user repository uses.
@@ -56,7 +57,7 @@ func (r *UserEmails) RecheckEmails(ctx context.Context) (changed, duplicates int
 	for {
 		rows, err := r.q.UserEmailsToRecheck(ctx, r.pool, dao.UserEmailsToRecheckParams{After: after, Lim: emailRecheckBatch})
 		if err != nil {
-			return changed, duplicates, wrapf(err, "read accounts to recheck")
+			return changed, duplicates, pg.Wrapf(err, "read accounts to recheck")
 		}
 		for _, row := range rows {
 			c, d, err := r.recheckEmail(ctx, row.ID, row.Email, row.EmailCanonical)
@@ -86,7 +87,7 @@ func (r *UserEmails) recheckEmail(ctx context.Context, id int64, email, old stri
 		canonical = old
 	}
 	n, err := r.q.UserEmailRecheck(ctx, r.pool, dao.UserEmailRecheckParams{ID: id, Email: email, OldCanonical: old, EmailCanonical: canonical})
-	if errors.Is(translate(err), domain.ErrEmailTaken) {
+	if errors.Is(pg.Translate(err), domain.ErrEmailTaken) {
 		marked := duplicateEmailPrefix + strconv.FormatInt(id, 10) + ":" + canonical
 		n, err = r.q.UserEmailRecheck(ctx, r.pool, dao.UserEmailRecheckParams{ID: id, Email: email, OldCanonical: old, EmailCanonical: marked})
 		if err == nil && n > 0 {
@@ -96,7 +97,7 @@ func (r *UserEmails) recheckEmail(ctx context.Context, id int64, email, old stri
 		}
 	}
 	if err != nil {
-		return false, false, wrapf(err, "recheck the email of user %d", id)
+		return false, false, pg.Wrapf(err, "recheck the email of user %d", id)
 	}
 	return n > 0 && canonical != old, false, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // FollowRepository stores follow edges in PostgreSQL; who follows whom is read through the
@@ -29,14 +30,14 @@ func NewFollowRepository(pool *pgxpool.Pool, q dao.Querier, viewers *cache.Viewe
 func (r *FollowRepository) Follow(ctx context.Context, followerID, followeeID int64) error {
 	err := r.q.FollowInsert(ctx, r.pool, dao.FollowInsertParams{FollowerID: followerID, FolloweeID: followeeID})
 	r.followChanged(ctx, followerID, followeeID)
-	return wrapf(err, "follow %d -> %d", followerID, followeeID)
+	return pg.Wrapf(err, "follow %d -> %d", followerID, followeeID)
 }
 
 // Unfollow removes the edge if it exists.
 func (r *FollowRepository) Unfollow(ctx context.Context, followerID, followeeID int64) error {
 	err := r.q.FollowDelete(ctx, r.pool, dao.FollowDeleteParams{FollowerID: followerID, FolloweeID: followeeID})
 	r.followChanged(ctx, followerID, followeeID)
-	return wrapf(err, "unfollow %d -> %d", followerID, followeeID)
+	return pg.Wrapf(err, "unfollow %d -> %d", followerID, followeeID)
 }
 
 // followChanged invalidates the cached edge after its statement, whatever it returned: an

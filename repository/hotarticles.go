@@ -9,6 +9,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // HotArticleStore keeps the latest ranking in PostgreSQL (table hot_articles), the copy a process
@@ -37,7 +38,7 @@ func (s *HotArticleStore) Replace(ctx context.Context, rankedAt time.Time, ranke
 	for i, r := range ranked {
 		p.Positions[i], p.ArticleIds[i], p.Likes[i], p.Scores[i] = int32(i+1), r.ID, r.Likes, r.Score
 	}
-	err := RunTx(ctx, s.pool, defaultRetry, func(ctx context.Context, tx pgx.Tx) error {
+	err := pg.RunTx(ctx, s.pool, pg.DefaultRetry, func(ctx context.Context, tx pgx.Tx) error {
 		if err := s.q.HotArticleLockForReplace(ctx, tx); err != nil {
 			return err
 		}
@@ -49,7 +50,7 @@ func (s *HotArticleStore) Replace(ctx context.Context, rankedAt time.Time, ranke
 		}
 		return s.q.HotArticleInsertRanking(ctx, tx, p)
 	})
-	return wrapf(err, "replace the kept ranking (%d articles)", len(ranked))
+	return pg.Wrapf(err, "replace the kept ranking (%d articles)", len(ranked))
 }
 
 // Latest returns the kept ranking, best first; domain.ErrNotFound when none is kept (no run has
@@ -57,7 +58,7 @@ func (s *HotArticleStore) Replace(ctx context.Context, rankedAt time.Time, ranke
 func (s *HotArticleStore) Latest(ctx context.Context) (domain.Ranking, error) {
 	rows, err := s.q.HotArticleListAll(ctx, s.pool)
 	if err != nil {
-		return domain.Ranking{}, wrapf(err, "load the kept ranking")
+		return domain.Ranking{}, pg.Wrapf(err, "load the kept ranking")
 	}
 	if len(rows) == 0 {
 		return domain.Ranking{}, domain.ErrNotFound

@@ -14,6 +14,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -68,7 +69,7 @@ func (s *IdempotencyStore) Lookup(ctx context.Context, k service.IdempotencyKey)
 	case errors.Is(err, pgx.ErrNoRows):
 		return domain.StoredResponse{}, false, nil // Do decides how it ends
 	case err != nil:
-		return domain.StoredResponse{}, false, wrapf(err, "read idempotency key")
+		return domain.StoredResponse{}, false, pg.Wrapf(err, "read idempotency key")
 	case prev.RequestHash != k.RequestHash:
 		s.Stats.Mismatched.Add(1)
 		return domain.StoredResponse{}, false, domain.ErrIdempotencyMismatch
@@ -88,7 +89,7 @@ func (s *IdempotencyStore) count(replayed bool, err error) {
 		s.Stats.Mismatched.Add(1)
 	case errors.Is(err, domain.ErrIdempotencyInFlight):
 		s.Stats.InFlight.Add(1)
-	case errors.Is(err, ErrCommitUnknown):
+	case errors.Is(err, pg.ErrCommitUnknown):
 		s.Stats.CommitUnknown.Add(1)
 	}
 }
@@ -199,15 +200,15 @@ func (s *IdempotencyStore) once(ctx context.Context, k service.IdempotencyKey, w
 	var res domain.StoredResponse
 	var replayed bool
 	errServerError := errors.New("not stored: server error")
-	err := inTx(ctx, s.pool, RetryPolicy{Attempts: 1}, func(tx *Tx) error {
-		locked, err := queries.IdempotencyTryLock(ctx, tx, dao.IdempotencyTryLockParams{Scope: k.Scope, Key: k.Key})
+	err := pg.InTx(ctx, s.pool, pg.RetryPolicy{Attempts: 1}, func(tx *pg.Tx) error {
+		locked, err := s.q.IdempotencyTryLock(ctx, tx, dao.IdempotencyTryLockParams{Scope: k.Scope, Key: k.Key})
 		if err != nil {
-			return wrapf(err, "lock idempotency key")
+			return pg.Wrapf(err, "lock idempotency key")
 		}
 		if !locked {
 			return errKeyBusy
 		}
-		prev, err := queries.IdempotencyGet(ctx, tx, dao.IdempotencyGetParams{Scope: k.Scope, Key: k.Key, MaxAgeSecs: s.maxAge.Seconds()})
+		prev, err := s.q.IdempotencyGet(ctx, tx, dao.IdempotencyGetParams{Scope: k.Scope, Key: k.Key, MaxAgeSecs: s.maxAge.Seconds()})
 		switch {
 		case err == nil:
 			if prev.RequestHash != k.RequestHash {
@@ -216,18 +217,18 @@ func (s *IdempotencyStore) once(ctx context.Context, k service.IdempotencyKey, w
 			res, replayed = storedResponseOf(prev), true
 			return nil
 		case !errors.Is(err, pgx.ErrNoRows):
-			return wrapf(err, "read idempotency key")
+			return pg.Wrapf(err, "read idempotency key")
 		}
 		// The write runs after a savepoint: a rejection it got from a failed statement (a unique
 		// key) is then stored with none of its writes.
 		if _, err := tx.Exec(ctx, "SAVEPOINT idempotent_request"); err != nil {
-			return wrapf(err, "savepoint before the request")
+			return pg.Wrapf(err, "savepoint before the request")
 		}
 		res = write(ctx, tx)
 		if res.Status >= 500 {
 			return errServerError
 		}
-		if tx.tx.Conn().PgConn().TxStatus() == 'E' && res.Status < 400 {
+		if tx.Aborted() && res.Status < 400 {
 			// A statement of the write failed outside its own savepoint, and the use case answered
 			// success over writes that did not happen: neither answer nor store it.
 			return errors.New("idempotent request answered success after a failed statement")
@@ -236,11 +237,11 @@ func (s *IdempotencyStore) once(ctx context.Context, k service.IdempotencyKey, w
 			// Rejected, as without a key: none of its writes stand, its answer is kept. The
 			// commit hooks of the writes undone go with them.
 			if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT idempotent_request"); err != nil {
-				return wrapf(err, "roll back the rejected request")
+				return pg.Wrapf(err, "roll back the rejected request")
 			}
-			tx.dropHooks()
+			tx.DropHooks()
 		}
-		return wrapf(queries.IdempotencyPut(ctx, tx, dao.IdempotencyPutParams{
+		return pg.Wrapf(s.q.IdempotencyPut(ctx, tx, dao.IdempotencyPutParams{
 			Scope: k.Scope, Key: k.Key, RequestHash: k.RequestHash, ResponseStatus: int32(res.Status), ResponseBody: res.Body,
 			SessionUserID: pgtype.Int8{Int64: res.SessionFor, Valid: res.SessionFor != 0},
 		}), "store idempotent response")

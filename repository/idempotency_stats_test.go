@@ -16,6 +16,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -111,7 +112,7 @@ func TestIdempotencyStoreCountsHowRequestsEnd(t *testing.T) {
 			cutAtCommit.armed.Store(true) // the answer is stored next, then COMMIT goes into a dead socket
 			return created
 		})
-		if !errors.Is(err, repository.ErrCommitUnknown) {
+		if !errors.Is(err, pg.ErrCommitUnknown) {
 			t.Fatalf("Do: %v, want ErrCommitUnknown", err)
 		}
 		if got, want := countsOf(s), (counts{commitUnknown: 1}); got != want {

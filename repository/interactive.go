@@ -10,6 +10,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // InteractiveRepository stores likes and counters: PostgreSQL is the truth (a like row per user
@@ -144,7 +145,7 @@ func (r *InteractiveRepository) likeRound(ctx context.Context, item likeItem, ch
 		row, err = r.q.LikeSetManyCounted(ctx, r.pool, dao.LikeSetManyCountedParams{
 			Biz: string(item.biz), BizID: item.id, OnUsers: nonNil(on), OffUsers: nonNil(off), Shard: int16(shard),
 		})
-		if !retryable(err) || attempt == defaultRetry.Attempts || ctx.Err() != nil {
+		if !pg.Retryable(err) || attempt == pg.DefaultRetry.Attempts || ctx.Err() != nil {
 			break
 		}
 	}
@@ -154,7 +155,7 @@ func (r *InteractiveRepository) likeRound(ctx context.Context, item likeItem, ch
 	if err != nil {
 		// The statement may have committed before its answer was lost: the hash may miss it.
 		r.counters.Suspect(ctx, item.biz, item.id)
-		return wrapf(err, "set %d likes of %s %d", len(idx), item.biz, item.id)
+		return pg.Wrapf(err, "set %d likes of %s %d", len(idx), item.biz, item.id)
 	}
 	if row.ShardTouched { // committed, and the count moved
 		changed := counterRow(row.ReadCnt, row.LikeCnt, row.CollectCnt, row.Version)
@@ -186,7 +187,7 @@ func (r *InteractiveRepository) Counters(ctx context.Context, biz domain.Biz, id
 	return r.counters.Read(ctx, biz, ids, func(ctx context.Context, ids []int64) (map[int64][]cache.CounterRow, error) {
 		rows, err := r.q.InteractiveGetMany(ctx, r.pool, dao.InteractiveGetManyParams{Biz: string(biz), BizIds: ids})
 		if err != nil {
-			return nil, wrapf(err, "get counters of %d %s items", len(ids), biz)
+			return nil, pg.Wrapf(err, "get counters of %d %s items", len(ids), biz)
 		}
 		out := make(map[int64][]cache.CounterRow, len(ids))
 		for _, row := range rows {

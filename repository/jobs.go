@@ -12,6 +12,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // JobQueue is the PostgreSQL job queue. Every write after a claim names the claim's generation,
@@ -23,7 +24,7 @@ type JobQueue struct {
 
 // QueuePool is the connection pool the job queue works through. It is not the API's pool, so
 // that workers and requests cannot take each other's connections, and its sessions plan
-// statements once (PlanStatementsOnce). The queue's statements are written so that their plan
+// statements once (pg.PlanStatementsOnce). The queue's statements are written so that their plan
 // never depends on their parameters (primary key lookups and partial-index scans), and letting
 // PostgreSQL plan the claim afresh for every call cost about 0.6 ms of a 1.3 ms worker cycle —
 // most of the throughput (docs/BENCHMARKS.md). TestJobQueueGenericPlans holds the statements to
@@ -31,8 +32,8 @@ type JobQueue struct {
 type QueuePool struct{ *pgxpool.Pool }
 
 // NewJobQueue returns the queue.
-func NewJobQueue(pool QueuePool) *JobQueue {
-	return &JobQueue{pool: pool.Pool, q: dao.New()}
+func NewJobQueue(pool QueuePool, q dao.Querier) *JobQueue {
+	return &JobQueue{pool: pool.Pool, q: q}
 }
 
 // jobsChannel is the LISTEN/NOTIFY channel enqueues signal; the payload is the queue name.
@@ -41,9 +42,9 @@ const jobsChannel = "inkwell_jobs"
 // Enqueue adds a job on its own. It reports false when a job with the same unique key exists.
 func (j *JobQueue) Enqueue(ctx context.Context, nj domain.NewJob) (bool, error) {
 	var added bool
-	err := inTx(ctx, j.pool, defaultRetry, func(tx *Tx) error {
+	err := pg.InTx(ctx, j.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
 		var err error
-		added, err = EnqueueTx(ctx, tx, nj)
+		added, err = EnqueueTx(ctx, j.q, tx, nj)
 		return err
 	})
 	return added, err
@@ -52,27 +53,27 @@ func (j *JobQueue) Enqueue(ctx context.Context, nj domain.NewJob) (bool, error) 
 // EnqueueTx adds a job inside the caller's transaction, so the job exists exactly when the
 // business write it belongs to commits. It also wakes listening workers at commit. The job
 // carries the trace context of ctx, so its run joins the enqueuing request's trace.
-func EnqueueTx(ctx context.Context, db dao.DBTX, nj domain.NewJob) (bool, error) {
+func EnqueueTx(ctx context.Context, q dao.Querier, db dao.DBTX, nj domain.NewJob) (bool, error) {
 	if nj.MaxAttempts <= 0 {
 		nj.MaxAttempts = domain.DefaultMaxAttempts
 	}
 	if len(nj.Payload) == 0 {
 		nj.Payload = []byte("{}")
 	}
-	_, err := queries.JobEnqueue(ctx, db, dao.JobEnqueueParams{
+	_, err := q.JobEnqueue(ctx, db, dao.JobEnqueueParams{
 		Queue: nj.Queue, Kind: nj.Kind, Payload: nj.Payload, Priority: int32(nj.Priority),
 		AvailableAt: pgtype.Timestamptz{Time: nj.RunAt, Valid: !nj.RunAt.IsZero()},
 		MaxAttempts: int32(nj.MaxAttempts), UniqueKey: pgtype.Text{String: nj.UniqueKey, Valid: nj.UniqueKey != ""},
-		DeleteWhenDone: nj.DeleteWhenDone, Traceparent: traceParent(ctx),
+		DeleteWhenDone: nj.DeleteWhenDone, Traceparent: pg.TraceParent(ctx),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil // the unique key exists already
 	}
 	if err != nil {
-		return false, wrapf(err, "enqueue %s/%s", nj.Queue, nj.Kind)
+		return false, pg.Wrapf(err, "enqueue %s/%s", nj.Queue, nj.Kind)
 	}
-	if _, err := queries.JobNotify(ctx, db, nj.Queue); err != nil {
-		return false, wrapf(err, "notify queue %s", nj.Queue)
+	if _, err := q.JobNotify(ctx, db, nj.Queue); err != nil {
+		return false, pg.Wrapf(err, "notify queue %s", nj.Queue)
 	}
 	return true, nil
 }
@@ -110,7 +111,7 @@ func (j *JobQueue) AckAndClaim(ctx context.Context, done []domain.Job, c domain.
 		Queue: c.Queue, Lim: int32(max(c.Limit, 0)), Owner: c.Owner, LeaseSecs: c.Lease.Seconds(),
 	})
 	if err != nil {
-		return nil, nil, wrapf(err, "ack %d jobs and claim up to %d from %q", len(done), c.Limit, c.Queue)
+		return nil, nil, pg.Wrapf(err, "ack %d jobs and claim up to %d from %q", len(done), c.Limit, c.Queue)
 	}
 	stillHeld := map[int64]bool{}
 	if len(rows) > 0 {
@@ -136,13 +137,13 @@ func (j *JobQueue) AckAndClaim(ctx context.Context, done []domain.Job, c domain.
 func (j *JobQueue) Fail(ctx context.Context, id, generation int64, lastErr string, permanent bool, retryAfter time.Duration) (bool, error) {
 	n, err := j.q.JobFail(ctx, j.pool, dao.JobFailParams{
 		ID: id, Generation: generation, LastError: lastErr, Permanent: permanent, RetryAfterSecs: retryAfter.Seconds()})
-	return n == 1, wrapf(err, "fail job %d", id)
+	return n == 1, pg.Wrapf(err, "fail job %d", id)
 }
 
 // Renew extends a lease to lease from now (by the database's clock); false when it was lost.
 func (j *JobQueue) Renew(ctx context.Context, id, generation int64, lease time.Duration) (bool, error) {
 	n, err := j.q.JobRenew(ctx, j.pool, dao.JobRenewParams{ID: id, Generation: generation, LeaseSecs: lease.Seconds()})
-	return n == 1, wrapf(err, "renew job %d", id)
+	return n == 1, pg.Wrapf(err, "renew job %d", id)
 }
 
 // reapBatch is how many expired leases one reap statement returns: each batch commits on its own,
@@ -161,7 +162,7 @@ func (j *JobQueue) reapInBatches(ctx context.Context, batch int) (int, error) {
 		rows, err := j.q.JobReap(ctx, j.pool, int32(batch))
 		total += len(rows)
 		if err != nil || len(rows) < batch {
-			return total, wrapf(err, "reap expired leases")
+			return total, pg.Wrapf(err, "reap expired leases")
 		}
 	}
 }
@@ -172,7 +173,7 @@ func (j *JobQueue) List(ctx context.Context, queue string, status domain.JobStat
 		Queue: pgtype.Text{String: queue, Valid: queue != ""}, Status: pgtype.Text{String: string(status), Valid: status != ""}, Lim: int32(limit),
 	})
 	if err != nil {
-		return nil, wrapf(err, "list jobs")
+		return nil, pg.Wrapf(err, "list jobs")
 	}
 	out := make([]domain.Job, len(rows))
 	for i, r := range rows {
@@ -185,7 +186,7 @@ func (j *JobQueue) List(ctx context.Context, queue string, status domain.JobStat
 func (j *JobQueue) Retry(ctx context.Context, id int64) error {
 	n, err := j.q.JobRetry(ctx, j.pool, id)
 	if err != nil {
-		return wrapf(err, "retry job %d", id)
+		return pg.Wrapf(err, "retry job %d", id)
 	}
 	if n == 0 {
 		return fmt.Errorf("job %d is not dead (or does not exist): %w", id, domain.ErrNotFound)
@@ -197,7 +198,7 @@ func (j *JobQueue) Retry(ctx context.Context, id int64) error {
 func (j *JobQueue) Discard(ctx context.Context, id int64) error {
 	n, err := j.q.JobDiscard(ctx, j.pool, id)
 	if err != nil {
-		return wrapf(err, "discard job %d", id)
+		return pg.Wrapf(err, "discard job %d", id)
 	}
 	if n == 0 {
 		return fmt.Errorf("job %d is not dead or done (or does not exist): %w", id, domain.ErrNotFound)
@@ -209,7 +210,7 @@ func (j *JobQueue) Discard(ctx context.Context, id int64) error {
 func (j *JobQueue) Get(ctx context.Context, id int64) (domain.Job, error) {
 	row, err := j.q.JobGet(ctx, j.pool, id)
 	if err != nil {
-		return domain.Job{}, wrapf(err, "get job %d", id)
+		return domain.Job{}, pg.Wrapf(err, "get job %d", id)
 	}
 	return jobFromRow(row), nil
 }
@@ -225,11 +226,11 @@ func (j *JobQueue) Listen(ctx context.Context, wake func(queue string)) error {
 func listen(ctx context.Context, pool *pgxpool.Pool, channel string, wake func(payload string)) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
-		return wrapf(err, "acquire listener connection")
+		return pg.Wrapf(err, "acquire listener connection")
 	}
 	defer conn.Release()
 	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
-		return wrapf(err, "listen on %s", channel)
+		return pg.Wrapf(err, "listen on %s", channel)
 	}
 	for {
 		n, err := conn.Conn().WaitForNotification(ctx)
@@ -239,7 +240,7 @@ func listen(ctx context.Context, pool *pgxpool.Pool, channel string, wake func(p
 				return nil
 			}
 			_ = conn.Conn().Close(context.Background()) // the pool replaces a broken connection
-			return wrapf(err, "wait for notification on %s", channel)
+			return pg.Wrapf(err, "wait for notification on %s", channel)
 		}
 		wake(n.Payload)
 	}
@@ -277,7 +278,7 @@ type QueueStat struct {
 func (j *JobQueue) Stats(ctx context.Context) ([]QueueStat, error) {
 	rows, err := j.q.JobStats(ctx, j.pool)
 	if err != nil {
-		return nil, wrapf(err, "job stats")
+		return nil, pg.Wrapf(err, "job stats")
 	}
 	out := make([]QueueStat, len(rows))
 	for i, r := range rows {

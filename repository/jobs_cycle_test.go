@@ -12,9 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // TestJobQueue_AckAndClaim: one call acknowledges a batch — reporting, per job, whether its lease
@@ -121,7 +123,7 @@ func TestJobQueueGenericPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.MaxConns = 1
-	repository.PlanStatementsOnce(cfg)
+	pg.PlanStatementsOnce(cfg)
 	cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -137,7 +139,7 @@ func TestJobQueueGenericPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	q := repository.NewJobQueue(repository.QueuePool{Pool: pool})
+	q := repository.NewJobQueue(repository.QueuePool{Pool: pool}, dao.New())
 
 	planOf := func(name string, run func() error) string {
 		t.Helper()

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
@@ -31,7 +32,7 @@ type jobsEnv struct {
 func newJobsEnv(t *testing.T) *jobsEnv {
 	t.Helper()
 	db := testenv.NewDB(t)
-	return &jobsEnv{pool: db.Pool, queue: repository.NewJobQueue(repository.QueuePool{Pool: db.Pool})}
+	return &jobsEnv{pool: db.Pool, queue: repository.NewJobQueue(repository.QueuePool{Pool: db.Pool}, dao.New())}
 }
 
 // newJob is a job to enqueue; empty fields get defaults.
@@ -333,7 +334,7 @@ func TestJobQueue_Enqueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		added, err := repository.EnqueueTx(ctx, tx, newJobOpts{Queue: "tx-rollback"}.job())
+		added, err := repository.EnqueueTx(ctx, dao.New(), tx, newJobOpts{Queue: "tx-rollback"}.job())
 		if err != nil || !added {
 			t.Fatalf("enqueue in tx: %v %v", added, err)
 		}
@@ -354,7 +355,7 @@ func TestJobQueue_Enqueue(t *testing.T) {
 	t.Run("in_a_transaction_that_commits_exists_after_commit", func(t *testing.T) {
 		t.Parallel()
 		err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-			_, err := repository.EnqueueTx(ctx, tx, newJobOpts{Queue: "tx-commit"}.job())
+			_, err := repository.EnqueueTx(ctx, dao.New(), tx, newJobOpts{Queue: "tx-commit"}.job())
 			return err
 		})
 		if err != nil {
@@ -389,7 +390,7 @@ func TestJobQueue_Enqueue(t *testing.T) {
 		var results []bool
 		err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
 			for range 2 {
-				added, err := repository.EnqueueTx(ctx, tx, newJobOpts{Queue: "unique-tx", UniqueKey: "k"}.job())
+				added, err := repository.EnqueueTx(ctx, dao.New(), tx, newJobOpts{Queue: "unique-tx", UniqueKey: "k"}.job())
 				if err != nil {
 					return err
 				}
@@ -457,7 +458,7 @@ func TestJobQueue_NotifyOnlyOnCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := repository.EnqueueTx(context.Background(), tx, newJobOpts{Queue: "rolled-back"}.job()); err != nil {
+	if _, err := repository.EnqueueTx(context.Background(), dao.New(), tx, newJobOpts{Queue: "rolled-back"}.job()); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Rollback(context.Background()); err != nil {

@@ -18,7 +18,7 @@ import (
 func seedForPlans(t *testing.T, db *testenv.DB) {
 	t.Helper()
 	ctx := t.Context()
-	err := repository.NewSeeder(db.Pool).Seed(ctx, repository.SeedOptions{
+	err := repository.NewSeeder(db.Pool, dao.New()).Seed(ctx, repository.SeedOptions{
 		Users: 300, Articles: 30_000, Days: 60, PasswordHash: "not-a-hash", Now: time.Now(),
 	}, func(string, int, int) {})
 	if err != nil {

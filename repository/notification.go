@@ -9,6 +9,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // fanOutPage is how many followers one INSERT notifies: a famous author's millions of followers
@@ -37,31 +38,31 @@ func NewNotificationRepository(pool *pgxpool.Pool, q dao.Querier) *NotificationR
 func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, eventID, kind string, actorID, articleID int64, at time.Time) (int, error) {
 	eventAt := pgtype.Timestamptz{Time: at, Valid: !at.IsZero()}
 	notified := 0
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		fresh, err := queries.InboxInsert(ctx, tx, dao.InboxInsertParams{Consumer: consumer, EventID: eventID})
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
+		fresh, err := r.q.InboxInsert(ctx, tx, dao.InboxInsertParams{Consumer: consumer, EventID: eventID})
 		if err != nil {
-			return wrapf(err, "record event %s", eventID)
+			return pg.Wrapf(err, "record event %s", eventID)
 		}
-		if err := markOutboxApplied(ctx, tx, eventID); err != nil {
+		if err := markOutboxApplied(ctx, r.q, tx, eventID); err != nil {
 			return err
 		}
 		if fresh == 0 {
 			return nil // applied before
 		}
-		claimed, err := queries.ArticleFanoutClaim(ctx, tx, articleID)
+		claimed, err := r.q.ArticleFanoutClaim(ctx, tx, articleID)
 		if err != nil {
-			return wrapf(err, "claim the announcement of article %d", articleID)
+			return pg.Wrapf(err, "claim the announcement of article %d", articleID)
 		}
 		if claimed == 0 {
 			return nil // not published now, or announced before: the inbox record alone commits
 		}
 		after := int64(0)
 		for {
-			ids, err := queries.NotificationFanOut(ctx, tx, dao.NotificationFanOutParams{
+			ids, err := r.q.NotificationFanOut(ctx, tx, dao.NotificationFanOutParams{
 				Kind: kind, ActorID: actorID, ArticleID: articleID, EventID: eventID, EventAt: eventAt, AfterFollower: after, Lim: fanOutPage,
 			})
 			if err != nil {
-				return wrapf(err, "notify followers of %d", actorID)
+				return pg.Wrapf(err, "notify followers of %d", actorID)
 			}
 			notified += len(ids)
 			if len(ids) < fanOutPage {
@@ -78,7 +79,7 @@ func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, 
 // Ignore records that consumer saw eventID, a topic it has nothing to do for: the outbox event
 // is done and never re-driven.
 func (r *NotificationRepository) Ignore(ctx context.Context, consumer, eventID string) error {
-	return markOutboxApplied(ctx, r.pool, eventID)
+	return markOutboxApplied(ctx, r.q, r.pool, eventID)
 }
 
 // List returns userID's notifications, newest first, after the cursor (created at, id).
@@ -87,7 +88,7 @@ func (r *NotificationRepository) List(ctx context.Context, userID int64, after *
 	p := dao.NotificationListParams{UserID: userID, Lim: int32(limit), BeforeCreatedAt: before.CreatedAt, BeforeID: before.ID}
 	rows, err := r.q.NotificationList(ctx, r.pool, p)
 	if err != nil {
-		return nil, wrapf(err, "list notifications of %d", userID)
+		return nil, pg.Wrapf(err, "list notifications of %d", userID)
 	}
 	out := make([]domain.Notification, len(rows))
 	for i, row := range rows {
@@ -109,11 +110,11 @@ func (r *NotificationRepository) MarkRead(ctx context.Context, userID int64, ids
 		ids = []int64{}
 	}
 	n, err := r.q.NotificationMarkRead(ctx, r.pool, dao.NotificationMarkReadParams{UserID: userID, Ids: ids})
-	return n, wrapf(err, "mark notifications of %d read", userID)
+	return n, pg.Wrapf(err, "mark notifications of %d read", userID)
 }
 
 // Unread counts userID's unread notifications.
 func (r *NotificationRepository) Unread(ctx context.Context, userID int64) (int64, error) {
 	n, err := r.q.NotificationUnreadCount(ctx, r.pool, userID)
-	return n, wrapf(err, "count unread notifications of %d", userID)
+	return n, pg.Wrapf(err, "count unread notifications of %d", userID)
 }

@@ -10,20 +10,21 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // writeArticleEvent records an article event in the caller's transaction and wakes the relay at
 // commit. The row carries the trace context of ctx (the request's span), which the relay hands on
 // through the stream to the consumer.
-func writeArticleEvent(ctx context.Context, db dao.DBTX, topic string, a domain.Article) error {
+func writeArticleEvent(ctx context.Context, q dao.Querier, db dao.DBTX, topic string, a domain.Article) error {
 	payload, err := domain.EncodeArticleEvent(domain.ArticleEvent{ArticleID: a.ID, AuthorID: a.AuthorID, Slug: a.Slug, Title: a.Title})
 	if err != nil {
 		return err
 	}
-	if _, err := queries.OutboxInsert(ctx, db, dao.OutboxInsertParams{Topic: topic, AggregateID: a.ID, Payload: payload, Traceparent: traceParent(ctx)}); err != nil {
-		return wrapf(err, "write %s event of article %d", topic, a.ID)
+	if _, err := q.OutboxInsert(ctx, db, dao.OutboxInsertParams{Topic: topic, AggregateID: a.ID, Payload: payload, Traceparent: pg.TraceParent(ctx)}); err != nil {
+		return pg.Wrapf(err, "write %s event of article %d", topic, a.ID)
 	}
-	return wrapf(queries.OutboxNotify(ctx, db), "notify outbox relay")
+	return pg.Wrapf(q.OutboxNotify(ctx, db), "notify outbox relay")
 }
 
 // Outbox is the relay's view of the outbox table.
@@ -37,7 +38,7 @@ func NewOutbox(pool *pgxpool.Pool, q dao.Querier) *Outbox { return &Outbox{pool:
 
 // OpenOutbox returns the outbox on pool with the generated queries (for the CLI, which does not
 // see dao).
-func OpenOutbox(pool *pgxpool.Pool) *Outbox { return NewOutbox(pool, dao.New()) }
+func OpenOutbox(pool *pgxpool.Pool) *Outbox { return NewOutbox(pool, NewQuerier()) }
 
 // Claim leases up to n due pending events to owner for lease (SKIP LOCKED, fenced). The lease is
 // stamped and compared on PostgreSQL's clock, so relays whose clocks differ never take a live
@@ -45,7 +46,7 @@ func OpenOutbox(pool *pgxpool.Pool) *Outbox { return NewOutbox(pool, dao.New()) 
 func (o *Outbox) Claim(ctx context.Context, owner string, n int, lease time.Duration) ([]domain.OutboxEvent, error) {
 	rows, err := o.q.OutboxClaim(ctx, o.pool, dao.OutboxClaimParams{Owner: owner, LeaseSeconds: lease.Seconds(), Lim: int32(n)})
 	if err != nil {
-		return nil, wrapf(err, "claim outbox events")
+		return nil, pg.Wrapf(err, "claim outbox events")
 	}
 	out := make([]domain.OutboxEvent, len(rows))
 	for i, r := range rows {
@@ -59,7 +60,7 @@ func (o *Outbox) Claim(ctx context.Context, owner string, n int, lease time.Dura
 // event was applied meanwhile).
 func (o *Outbox) MarkPublished(ctx context.Context, id, generation int64) (bool, error) {
 	n, err := o.q.OutboxMarkPublished(ctx, o.pool, dao.OutboxMarkPublishedParams{ID: id, Generation: generation})
-	return n == 1, wrapf(err, "mark outbox event %d published", id)
+	return n == 1, pg.Wrapf(err, "mark outbox event %d published", id)
 }
 
 // Release gives back the leases of events the relay could not write to the stream, keeping
@@ -70,7 +71,7 @@ func (o *Outbox) Release(ctx context.Context, evs []domain.OutboxEvent, cause st
 		ids[i], gens[i] = ev.ID, ev.Generation
 	}
 	_, err := o.q.OutboxRelease(ctx, o.pool, dao.OutboxReleaseParams{LastError: cause, Ids: ids, Generations: gens})
-	return wrapf(err, "release %d outbox events", len(evs))
+	return pg.Wrapf(err, "release %d outbox events", len(evs))
 }
 
 // Redrive returns up to n published events older than the window and still not applied to the
@@ -81,7 +82,7 @@ func (o *Outbox) Redrive(ctx context.Context, p domain.RedrivePolicy, n int) ([]
 		WindowSeconds: p.After.Seconds(), Lim: int32(n),
 	})
 	if err != nil {
-		return nil, wrapf(err, "re-drive outbox events")
+		return nil, pg.Wrapf(err, "re-drive outbox events")
 	}
 	out := make([]domain.OutboxRedriven, len(rows))
 	for i, r := range rows {
@@ -92,25 +93,25 @@ func (o *Outbox) Redrive(ctx context.Context, p domain.RedrivePolicy, n int) ([]
 
 // markOutboxApplied records, in the consumer's transaction, that the outbox event eventID was
 // applied, so it is never re-driven. Ids of other events (not from the outbox) change nothing.
-func markOutboxApplied(ctx context.Context, db dao.DBTX, eventID string) error {
+func markOutboxApplied(ctx context.Context, q dao.Querier, db dao.DBTX, eventID string) error {
 	id, ok := domain.ParseOutboxEventID(eventID)
 	if !ok {
 		return nil
 	}
-	_, err := queries.OutboxMarkApplied(ctx, db, id)
-	return wrapf(err, "mark outbox event %d applied", id)
+	_, err := q.OutboxMarkApplied(ctx, db, id)
+	return pg.Wrapf(err, "mark outbox event %d applied", id)
 }
 
 // MarkApplied records that eventID was applied with no effect of its own (a topic its consumer
 // ignores): the event is done.
 func (o *Outbox) MarkApplied(ctx context.Context, eventID string) error {
-	return markOutboxApplied(ctx, o.pool, eventID)
+	return markOutboxApplied(ctx, o.q, o.pool, eventID)
 }
 
 // Backlog counts events waiting to be published.
 func (o *Outbox) Backlog(ctx context.Context) (int64, error) {
 	n, err := o.q.OutboxBacklog(ctx, o.pool)
-	return n, wrapf(err, "count outbox backlog")
+	return n, pg.Wrapf(err, "count outbox backlog")
 }
 
 // OutboxHealth is what the metrics show of the outbox.
@@ -125,7 +126,7 @@ type OutboxHealth struct {
 func (o *Outbox) Health(ctx context.Context) (OutboxHealth, error) {
 	r, err := o.q.OutboxHealth(ctx, o.pool)
 	if err != nil {
-		return OutboxHealth{}, wrapf(err, "read outbox health")
+		return OutboxHealth{}, pg.Wrapf(err, "read outbox health")
 	}
 	return OutboxHealth{Dead: r.Dead, OldestUnapplied: time.Duration(r.OldestUnappliedSeconds * float64(time.Second))}, nil
 }
@@ -134,7 +135,7 @@ func (o *Outbox) Health(ctx context.Context) (OutboxHealth, error) {
 func (o *Outbox) List(ctx context.Context, status domain.OutboxStatus, limit int) ([]domain.OutboxEntry, error) {
 	rows, err := o.q.OutboxList(ctx, o.pool, dao.OutboxListParams{Status: pgtype.Text{String: string(status), Valid: status != ""}, Lim: int32(limit)})
 	if err != nil {
-		return nil, wrapf(err, "list outbox events")
+		return nil, pg.Wrapf(err, "list outbox events")
 	}
 	out := make([]domain.OutboxEntry, len(rows))
 	for i, r := range rows {
@@ -159,7 +160,7 @@ func timePtr(t pgtype.Timestamptz) *time.Time {
 func (o *Outbox) Retry(ctx context.Context, id int64) error {
 	n, err := o.q.OutboxRetry(ctx, o.pool, id)
 	if err != nil {
-		return wrapf(err, "retry outbox event %d", id)
+		return pg.Wrapf(err, "retry outbox event %d", id)
 	}
 	if n == 0 {
 		return fmt.Errorf("outbox event %d is not dead (or does not exist): %w", id, domain.ErrNotFound)
@@ -171,7 +172,7 @@ func (o *Outbox) Retry(ctx context.Context, id int64) error {
 func (o *Outbox) Discard(ctx context.Context, id int64) error {
 	n, err := o.q.OutboxDiscard(ctx, o.pool, id)
 	if err != nil {
-		return wrapf(err, "discard outbox event %d", id)
+		return pg.Wrapf(err, "discard outbox event %d", id)
 	}
 	if n == 0 {
 		return fmt.Errorf("outbox event %d is not dead (or does not exist): %w", id, domain.ErrNotFound)

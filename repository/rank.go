@@ -9,6 +9,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // RankRepository feeds the ranking job straight from PostgreSQL (no cache: the job reads every
@@ -33,7 +34,7 @@ func (r *RankRepository) ScanPublished(ctx context.Context, since time.Time, aft
 	}
 	rows, err := r.q.ArticleRankScan(ctx, r.pool, p)
 	if err != nil {
-		return nil, wrapf(err, "scan published articles")
+		return nil, pg.Wrapf(err, "scan published articles")
 	}
 	out := make([]domain.Candidate, len(rows))
 	for i, row := range rows {
@@ -49,7 +50,7 @@ func (r *RankRepository) Summaries(ctx context.Context, ids []int64) ([]domain.A
 	}
 	rows, err := r.q.ArticleSummariesByIDs(ctx, r.pool, ids)
 	if err != nil {
-		return nil, wrapf(err, "summaries of %d articles", len(ids))
+		return nil, pg.Wrapf(err, "summaries of %d articles", len(ids))
 	}
 	out := make([]domain.Article, len(rows))
 	for i, row := range rows {
@@ -66,7 +67,7 @@ func (r *RankRepository) PublishedAmong(ctx context.Context, ids []int64) (map[i
 	}
 	found, err := r.q.ArticlePublishedAmong(ctx, r.pool, ids)
 	if err != nil {
-		return nil, wrapf(err, "published among %d articles", len(ids))
+		return nil, pg.Wrapf(err, "published among %d articles", len(ids))
 	}
 	for _, id := range found {
 		out[id] = true
@@ -82,7 +83,7 @@ func (r *RankRepository) LikeCounts(ctx context.Context, ids []int64) (map[int64
 	}
 	rows, err := r.q.InteractiveLikesMany(ctx, r.pool, dao.InteractiveLikesManyParams{Biz: string(domain.BizArticle), BizIds: ids})
 	if err != nil {
-		return nil, wrapf(err, "like counts of %d articles", len(ids))
+		return nil, pg.Wrapf(err, "like counts of %d articles", len(ids))
 	}
 	for _, row := range rows {
 		out[row.BizID] = row.LikeCnt

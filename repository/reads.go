@@ -9,6 +9,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // ReadRepository applies batches of read events and serves reading history.
@@ -49,7 +50,7 @@ func (r *ReadRepository) ApplyReads(ctx context.Context, consumer string, evs []
 	rows, err := r.q.ReadEventsApply(sctx, r.pool, dao.ReadEventsApplyParams{Consumer: consumer, EventIds: ids, ArticleIds: articles, Reads: reads})
 	if err != nil {
 		r.counters.Suspect(ctx, domain.BizArticle, articles...)
-		return 0, wrapf(err, "apply %d read events", len(evs))
+		return 0, pg.Wrapf(err, "apply %d read events", len(evs))
 	}
 	stored := make(map[int64]cache.CounterRow, len(rows))
 	var applied int64
@@ -76,7 +77,7 @@ func (r *ReadRepository) ApplyHistory(ctx context.Context, evs []domain.ReadEven
 	if len(users) == 0 {
 		return nil
 	}
-	return wrapf(r.q.ReadHistoryApply(ctx, r.pool, dao.ReadHistoryApplyParams{UserIds: users, ArticleIds: articles, ReadAts: ats}),
+	return pg.Wrapf(r.q.ReadHistoryApply(ctx, r.pool, dao.ReadHistoryApplyParams{UserIds: users, ArticleIds: articles, ReadAts: ats}),
 		"apply %d history entries", len(users))
 }
 
@@ -86,7 +87,7 @@ func (r *ReadRepository) History(ctx context.Context, userID int64, after *domai
 	p := dao.ReadHistoryListParams{UserID: userID, Lim: int32(limit), BeforeReadAt: before.CreatedAt, BeforeArticleID: before.ID}
 	rows, err := r.q.ReadHistoryList(ctx, r.pool, p)
 	if err != nil {
-		return nil, wrapf(err, "list history of %d", userID)
+		return nil, pg.Wrapf(err, "list history of %d", userID)
 	}
 	out := make([]domain.HistoryEntry, len(rows))
 	for i, row := range rows {

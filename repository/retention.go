@@ -10,6 +10,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // retentionPolicy is how one kind of row is pruned: one bounded delete (at most lim rows, one
@@ -94,19 +95,19 @@ func (s *RetentionStore) Knows(name string) bool {
 func (s *RetentionStore) TryLock(ctx context.Context) (unlock func(context.Context) error, ok bool, err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return nil, false, wrapf(err, "take a connection for the retention lock")
+		return nil, false, pg.Wrapf(err, "take a connection for the retention lock")
 	}
 	locked, err := s.q.RetentionTryLock(ctx, conn)
 	if err != nil || !locked {
 		conn.Release()
-		return nil, false, wrapf(err, "try the retention lock")
+		return nil, false, pg.Wrapf(err, "try the retention lock")
 	}
 	return func(ctx context.Context) error {
 		defer conn.Release()
 		if _, err := s.q.RetentionUnlock(ctx, conn); err != nil {
 			// Closing the session is what releases the lock now; Release then drops the connection.
 			_ = conn.Conn().Close(context.WithoutCancel(ctx))
-			return wrapf(err, "release the retention lock (its connection was closed instead)")
+			return pg.Wrapf(err, "release the retention lock (its connection was closed instead)")
 		}
 		return nil
 	}, true, nil
@@ -119,7 +120,7 @@ func (s *RetentionStore) Prune(ctx context.Context, rule domain.RetentionRule, l
 		return 0, err
 	}
 	n, err := p.prune(ctx, s.q, s.pool, rule, clampLimit(limit))
-	return n, wrapf(err, "prune %s", rule.Name)
+	return n, pg.Wrapf(err, "prune %s", rule.Name)
 }
 
 // CountPrunable counts, up to limit, the rows rule would delete now.
@@ -129,7 +130,7 @@ func (s *RetentionStore) CountPrunable(ctx context.Context, rule domain.Retentio
 		return 0, err
 	}
 	n, err := p.count(ctx, s.q, s.pool, rule, clampLimit(limit))
-	return n, wrapf(err, "count prunable %s", rule.Name)
+	return n, pg.Wrapf(err, "count prunable %s", rule.Name)
 }
 
 func (s *RetentionStore) policy(rule domain.RetentionRule) (retentionPolicy, error) {

@@ -20,6 +20,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -30,7 +31,7 @@ type SearchLanguage string
 // CheckSearchLanguage returns name as a text search configuration of the database, or an error
 // naming the setting when there is none by that name (the server refuses to start with it).
 func CheckSearchLanguage(ctx context.Context, pool *pgxpool.Pool, name string) (SearchLanguage, error) {
-	got, err := dao.New().ArticleSearchLanguage(ctx, pool, name)
+	got, err := NewQuerier().ArticleSearchLanguage(ctx, pool, name)
 	if err != nil {
 		return "", fmt.Errorf("INKWELL_SEARCH_LANGUAGE %q is not a text search configuration of this database (SELECT cfgname FROM pg_ts_config lists them): %w", name, err)
 	}
@@ -51,7 +52,7 @@ type SearchRepository struct {
 }
 
 // NewSearchRepository returns the repository.
-func NewSearchRepository(pool SearchPool, q dao.Querier, lang SearchLanguage, articles *ArticleRepository, hits *cache.SearchCache, log *slog.Logger) *SearchRepository {
+func NewSearchRepository(pool pg.SearchPool, q dao.Querier, lang SearchLanguage, articles *ArticleRepository, hits *cache.SearchCache, log *slog.Logger) *SearchRepository {
 	return &SearchRepository{pool: pool.Pool, q: q, lang: lang, articles: articles, words: newSearchWordCache[wordEstimate](), lexemes: newSearchWordCache[string](), hits: hits, log: log}
 }
 
@@ -158,7 +159,7 @@ func candidateOf(row dao.ArticleSearchAllRow) searchCandidate {
 func (r *SearchRepository) search(ctx context.Context, q service.SearchQuery) (service.SearchPage, error) {
 	stats, err := r.q.ArticleSearchSnapshot(ctx, r.pool, dao.ArticleSearchSnapshotParams{Tag: optText(q.Tag), AuthorID: optInt(q.AuthorID)})
 	if err != nil {
-		return service.SearchPage{}, wrapf(err, "plan a search")
+		return service.SearchPage{}, pg.Wrapf(err, "plan a search")
 	}
 	known, err := r.words.get(ctx, searchPlanWords(q.Terms.Words), r.estimateWords)
 	if err != nil {
@@ -215,7 +216,7 @@ func (r *SearchRepository) search(ctx context.Context, q service.SearchQuery) (s
 func (r *SearchRepository) estimateWords(ctx context.Context, words []string) (map[string]wordEstimate, error) {
 	rows, err := r.q.SearchWordsEstimate(ctx, r.pool, dao.SearchWordsEstimateParams{Words: words, SearchConfig: string(r.lang)})
 	if err != nil {
-		return nil, wrapf(err, "estimate search words")
+		return nil, pg.Wrapf(err, "estimate search words")
 	}
 	out := make(map[string]wordEstimate, len(rows))
 	for _, row := range rows {
@@ -232,7 +233,7 @@ func (r *SearchRepository) candidates(ctx context.Context, q service.SearchQuery
 	if p.shift != 0 {
 		rows, err := r.walkWindows(ctx, q, p)
 		if err != nil {
-			return nil, wrapf(err, "search windows")
+			return nil, pg.Wrapf(err, "search windows")
 		}
 		out = rows
 		if len(out) == domain.SearchDepth || p.bottom == 0 {
@@ -245,7 +246,7 @@ func (r *SearchRepository) candidates(ctx context.Context, q service.SearchQuery
 		Tag: optText(q.Tag), AuthorID: optInt(q.AuthorID), Depth: int32(domain.SearchDepth - len(out)),
 	})
 	if err != nil {
-		return nil, wrapf(err, "search articles")
+		return nil, pg.Wrapf(err, "search articles")
 	}
 	rest, _ := candidatesOf(rows, nil)
 	return append(out, rest...), nil
@@ -303,7 +304,7 @@ func score(cands []searchCandidate, at time.Time) {
 func (r *SearchRepository) snippets(ctx context.Context, t domain.SearchTerms, known map[string]wordEstimate, ids []int64, hits []domain.SearchHit) error {
 	rows, err := r.q.ArticleSearchTexts(ctx, r.pool, ids)
 	if err != nil {
-		return wrapf(err, "search snippets")
+		return pg.Wrapf(err, "search snippets")
 	}
 	wanted := queryLexemes(t.Words, known)
 	firsts := map[rune]bool{}
@@ -379,7 +380,7 @@ func queryLexemes(words string, known map[string]wordEstimate) map[string]bool {
 func (r *SearchRepository) lexemesOf(ctx context.Context, words []string) (map[string]string, error) {
 	rows, err := r.q.SearchWordsLexemes(ctx, r.pool, dao.SearchWordsLexemesParams{Words: words, SearchConfig: string(r.lang)})
 	if err != nil {
-		return nil, wrapf(err, "look up the lexemes of words")
+		return nil, pg.Wrapf(err, "look up the lexemes of words")
 	}
 	out := make(map[string]string, len(rows))
 	for _, row := range rows {

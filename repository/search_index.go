@@ -7,12 +7,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // NewSearchReindexer returns a SearchRepository for the one-off commands (`inkwell search
 // reindex`): BackfillSearch and Reindex only, with no caches.
 func NewSearchReindexer(pool *pgxpool.Pool, lang SearchLanguage, log *slog.Logger) *SearchRepository {
-	return NewSearchRepository(SearchPool{pool}, dao.New(), lang, nil, nil, log)
+	return NewSearchRepository(pg.SearchPool{Pool: pool}, NewQuerier(), lang, nil, nil, log)
 }
 
 // searchBatch is how many articles one backfill or reindex statement indexes: each is a short
@@ -30,15 +31,15 @@ func (r *SearchRepository) BackfillSearch(ctx context.Context) (int, error) {
 	for {
 		var n int
 		var busy bool
-		err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-			locked, err := queries.ArticleSearchBackfillLock(ctx, tx)
+		err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
+			locked, err := r.q.ArticleSearchBackfillLock(ctx, tx)
 			if err != nil || !locked {
 				busy = !locked
-				return wrapf(err, "take the search backfill lock")
+				return pg.Wrapf(err, "take the search backfill lock")
 			}
-			ids, err := queries.ArticleSearchBackfill(ctx, tx, dao.ArticleSearchBackfillParams{SearchConfig: string(r.lang), Lim: searchBatch})
+			ids, err := r.q.ArticleSearchBackfill(ctx, tx, dao.ArticleSearchBackfillParams{SearchConfig: string(r.lang), Lim: searchBatch})
 			n = len(ids)
-			return wrapf(err, "backfill search documents")
+			return pg.Wrapf(err, "backfill search documents")
 		})
 		if err != nil || busy {
 			return total, err
@@ -61,7 +62,7 @@ func (r *SearchRepository) Reindex(ctx context.Context, progress func(scanned, r
 			AfterID: after, Lim: searchBatch, SearchConfig: string(r.lang),
 		})
 		if err != nil {
-			return wrapf(err, "reindex articles after %d", after)
+			return pg.Wrapf(err, "reindex articles after %d", after)
 		}
 		scanned, reindexed = scanned+row.Scanned, reindexed+row.Reindexed
 		if progress != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // PeopleSearch finds users for search boxes (GET /api/search/users). Each group of the query reads
@@ -34,7 +35,7 @@ func (p *PeopleSearch) SearchUsers(ctx context.Context, q string, limit int) ([]
 	q = strings.ToLower(q)
 	rows, err := p.q.UserSearch(ctx, p.pool, dao.UserSearchParams{Q: q, Prefix: likePrefix(q), Lim: int32(limit)})
 	if err != nil {
-		return nil, wrapf(err, "search users")
+		return nil, pg.Wrapf(err, "search users")
 	}
 	ids := make([]int64, len(rows))
 	for i, r := range rows {

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // TagSearch completes tag prefixes (GET /api/search/tags) off tag_article_counts_prefix_idx.
@@ -23,7 +24,7 @@ func NewTagSearch(pool *pgxpool.Pool, q dao.Querier) *TagSearch { return &TagSea
 func (p *TagSearch) SearchTags(ctx context.Context, prefix string, limit int) ([]string, error) {
 	rows, err := p.q.TagSearchPrefix(ctx, p.pool, dao.TagSearchPrefixParams{Prefix: likePrefix(strings.ToLower(prefix)), Lim: int32(limit)})
 	if err != nil {
-		return nil, wrapf(err, "search tags")
+		return nil, pg.Wrapf(err, "search tags")
 	}
 	tags := make([]string, len(rows))
 	for i, r := range rows {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // Lexicon words: what the lexicon pass keeps (queries/search_words.sql, SearchWordsApplyChanges) and what
@@ -68,7 +69,7 @@ func (l *SearchLexicon) Suggest(ctx context.Context, words []string) (map[string
 	rows, err := l.q.SearchWordsCandidates(ctx, l.pool, dao.SearchWordsCandidatesParams{
 		Words: asked, K: suggestTrigramCandidates, Probes: probes})
 	if err != nil {
-		return nil, wrapf(err, "search lexicon candidates")
+		return nil, pg.Wrapf(err, "search lexicon candidates")
 	}
 	known := map[string]int64{}                         // probes that are lexicon words
 	near := map[string][]dao.SearchWordsCandidatesRow{} // trigram neighbours per asked word
@@ -249,7 +250,7 @@ func (l *SearchLexicon) Pass(ctx context.Context, opts LexiconPassOptions) (Lexi
 func (l *SearchLexicon) locked(ctx context.Context, wait bool, fn func(conn *pgxpool.Conn) error) (ran bool, err error) {
 	conn, err := l.pool.Acquire(ctx)
 	if err != nil {
-		return false, wrapf(err, "lexicon pass: acquire")
+		return false, pg.Wrapf(err, "lexicon pass: acquire")
 	}
 	if wait {
 		err = l.q.SearchLexiconLock(ctx, conn)
@@ -262,7 +263,7 @@ func (l *SearchLexicon) locked(ctx context.Context, wait bool, fn func(conn *pgx
 	}
 	if err != nil {
 		conn.Release()
-		return false, wrapf(err, "lexicon pass: lock")
+		return false, pg.Wrapf(err, "lexicon pass: lock")
 	}
 	defer func() {
 		// A connection that may still hold the lock must not go back to the pool.
@@ -299,12 +300,12 @@ func (l *SearchLexicon) pass(ctx context.Context, conn *pgxpool.Conn, opts Lexic
 func (l *SearchLexicon) batch(ctx context.Context, conn *pgxpool.Conn, lim int, res *LexiconPass) (int, error) {
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	if err != nil {
-		return 0, wrapf(err, "lexicon pass: begin")
+		return 0, pg.Wrapf(err, "lexicon pass: begin")
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	rows, err := l.q.SearchLexiconChangesBatch(ctx, tx, int32(lim))
 	if err != nil {
-		return 0, wrapf(err, "lexicon pass: read changes")
+		return 0, pg.Wrapf(err, "lexicon pass: read changes")
 	}
 	if len(rows) == 0 {
 		return 0, nil
@@ -312,18 +313,18 @@ func (l *SearchLexicon) batch(ctx context.Context, conn *pgxpool.Conn, lim int, 
 	added, removed, ids := settleLexiconChanges(rows)
 	applied, err := l.q.SearchWordsApplyChanges(ctx, tx, dao.SearchWordsApplyChangesParams{Added: added, Removed: removed})
 	if err != nil {
-		return 0, wrapf(err, "lexicon pass: fold %d changes", len(ids))
+		return 0, pg.Wrapf(err, "lexicon pass: fold %d changes", len(ids))
 	}
 	if len(applied.Emptied) > 0 {
 		if err := l.q.SearchWordsDropEmptied(ctx, tx, applied.Emptied); err != nil {
-			return 0, wrapf(err, "lexicon pass: drop %d words", len(applied.Emptied))
+			return 0, pg.Wrapf(err, "lexicon pass: drop %d words", len(applied.Emptied))
 		}
 	}
 	if err := l.q.SearchLexiconChangesDelete(ctx, tx, ids); err != nil {
-		return 0, wrapf(err, "lexicon pass: delete %d changes", len(ids))
+		return 0, pg.Wrapf(err, "lexicon pass: delete %d changes", len(ids))
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return 0, wrapf(err, "lexicon pass: commit")
+		return 0, pg.Wrapf(err, "lexicon pass: commit")
 	}
 	res.Batches++
 	res.Changes += len(ids)
@@ -369,7 +370,7 @@ func (l *SearchLexicon) FoldCounted(ctx context.Context, words []string, ndocs [
 	_, err := l.locked(ctx, true, func(conn *pgxpool.Conn) error {
 		added, err := l.q.SearchWordsAdd(ctx, conn, dao.SearchWordsAddParams{Words: words, Ndocs: ndocs})
 		res.Batches, res.Words = 1, int(added)
-		return wrapf(err, "lexicon fold: add %d counted words", len(words))
+		return pg.Wrapf(err, "lexicon fold: add %d counted words", len(words))
 	})
 	res.Ran = err == nil
 	return res, err

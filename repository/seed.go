@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -28,10 +29,13 @@ type SeedOptions struct {
 
 // Seeder bulk-loads users, published articles and like counters with COPY, for benchmarks and
 // demos. It writes PostgreSQL only; caches fill as usual when the data is read.
-type Seeder struct{ pool *pgxpool.Pool }
+type Seeder struct {
+	pool *pgxpool.Pool
+	q    dao.Querier
+}
 
 // NewSeeder returns a Seeder.
-func NewSeeder(pool *pgxpool.Pool) *Seeder { return &Seeder{pool: pool} }
+func NewSeeder(pool *pgxpool.Pool, q dao.Querier) *Seeder { return &Seeder{pool: pool, q: q} }
 
 // Seed loads the data, calling progress after each chunk with the rows done so far. Usernames
 // carry a run tag so seeding twice adds more data instead of failing on uniqueness.

@@ -78,7 +78,7 @@ func (c *seedLexiconCounter) words() ([]string, []int64) {
 // (SearchLexicon.FoldCounted); moveStaged inserted the articles without change rows.
 func (s *Seeder) seedLexicon(ctx context.Context, counted *seedLexiconCounter, progress func(string, int, int)) error {
 	words, ndocs := counted.words()
-	if _, err := NewSearchLexicon(s.pool, queries).FoldCounted(ctx, words, ndocs); err != nil {
+	if _, err := NewSearchLexicon(s.pool, s.q).FoldCounted(ctx, words, ndocs); err != nil {
 		return fmt.Errorf("seed lexicon: %w", err)
 	}
 	progress("lexicon", counted.doc, counted.doc)

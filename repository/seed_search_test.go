@@ -20,7 +20,7 @@ func TestSeeder_FillsSearchDocuments(t *testing.T) {
 	db := testenv.NewDB(t)
 	ctx := context.Background()
 	opts := repository.SeedOptions{Users: 5, Articles: 25_000, Days: 3, PasswordHash: "x", Now: time.Now()}
-	if err := repository.NewSeeder(db.Pool).Seed(ctx, opts, func(string, int, int) {}); err != nil {
+	if err := repository.NewSeeder(db.Pool, dao.New()).Seed(ctx, opts, func(string, int, int) {}); err != nil {
 		t.Fatal(err)
 	}
 	var missing, found int64
@@ -43,7 +43,7 @@ func TestSeeder_NoSearchLeavesItToTheBackfill(t *testing.T) {
 	db := testenv.NewDB(t)
 	ctx := context.Background()
 	opts := repository.SeedOptions{Users: 2, Articles: 700, Days: 2, PasswordHash: "x", Now: time.Now(), NoSearch: true}
-	if err := repository.NewSeeder(db.Pool).Seed(ctx, opts, func(string, int, int) {}); err != nil {
+	if err := repository.NewSeeder(db.Pool, dao.New()).Seed(ctx, opts, func(string, int, int) {}); err != nil {
 		t.Fatal(err)
 	}
 	var unindexed, words int64

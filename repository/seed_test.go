@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
 )
@@ -16,7 +17,7 @@ func TestSeeder_Reader(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	seeder := repository.NewSeeder(db.Pool)
+	seeder := repository.NewSeeder(db.Pool, dao.New())
 	opts := repository.SeedOptions{Users: 30, Articles: 200, Days: 3, PasswordHash: "x", Chunk: 64, Now: time.Now(),
 		Reader: repository.SeedReader{Username: "reader1", Follows: 25, Favorites: 40}}
 	var steps []string
@@ -71,7 +72,7 @@ func TestSeeder_TextAndLexicon(t *testing.T) {
 	db := testenv.NewDB(t)
 	ctx := context.Background()
 	opts := repository.SeedOptions{Users: 5, Articles: 600, Days: 2, PasswordHash: "x", Chunk: 250, Now: time.Now()}
-	if err := repository.NewSeeder(db.Pool).Seed(ctx, opts, func(string, int, int) {}); err != nil {
+	if err := repository.NewSeeder(db.Pool, dao.New()).Seed(ctx, opts, func(string, int, int) {}); err != nil {
 		t.Fatal(err)
 	}
 	var cjk, english, changes, theDocs, words int64

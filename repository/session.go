@@ -11,6 +11,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -29,7 +30,7 @@ func NewSessionRepository(pool *pgxpool.Pool, q dao.Querier) *SessionRepository 
 // the user's sessions beyond the keep most recently used (see CreateIn).
 func (r *SessionRepository) Create(ctx context.Context, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time, keep int) ([]string, error) {
 	var ended []string
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
 		var err error
 		ended, err = r.CreateIn(ctx, tx, sessionID, userID, userAgent, refreshHash, expires, keep)
 		return err
@@ -42,21 +43,21 @@ func (r *SessionRepository) Create(ctx context.Context, sessionID string, userID
 // ids. Starts for one user take a transaction-scoped lock first, so two of them cannot both
 // count the other's session out and leave one too many.
 func (r *SessionRepository) CreateIn(ctx context.Context, stx service.Tx, sessionID string, userID int64, userAgent string, refreshHash []byte, expires time.Time, keep int) ([]string, error) {
-	tx := txOf(stx)
+	tx := pg.TxOf(stx)
 	var ended []string
-	err := tx.savepoint(ctx, func(tx pgx.Tx) error {
-		if err := queries.UserLockScope(ctx, tx, dao.UserLockScopeParams{Scope: lockScopeSessions, UserID: userID}); err != nil {
-			return wrapf(err, "lock sessions of user %d", userID)
+	err := tx.Savepoint(ctx, func(tx pgx.Tx) error {
+		if err := r.q.UserLockScope(ctx, tx, dao.UserLockScopeParams{Scope: lockScopeSessions, UserID: userID}); err != nil {
+			return pg.Wrapf(err, "lock sessions of user %d", userID)
 		}
-		if err := queries.SessionInsert(ctx, tx, dao.SessionInsertParams{ID: sessionID, UserID: userID, UserAgent: userAgent}); err != nil {
-			return wrapf(err, "create session")
+		if err := r.q.SessionInsert(ctx, tx, dao.SessionInsertParams{ID: sessionID, UserID: userID, UserAgent: userAgent}); err != nil {
+			return pg.Wrapf(err, "create session")
 		}
-		if err := queries.RefreshTokenInsert(ctx, tx, dao.RefreshTokenInsertParams{TokenHash: refreshHash, SessionID: sessionID, ExpiresAt: expires}); err != nil {
-			return wrapf(err, "store refresh token")
+		if err := r.q.RefreshTokenInsert(ctx, tx, dao.RefreshTokenInsertParams{TokenHash: refreshHash, SessionID: sessionID, ExpiresAt: expires}); err != nil {
+			return pg.Wrapf(err, "store refresh token")
 		}
 		var err error
-		ended, err = queries.SessionRevokeBeyond(ctx, tx, dao.SessionRevokeBeyondParams{UserID: userID, Keep: int32(keep)})
-		return wrapf(err, "end sessions of user %d beyond %d", userID, keep)
+		ended, err = r.q.SessionRevokeBeyond(ctx, tx, dao.SessionRevokeBeyondParams{UserID: userID, Keep: int32(keep)})
+		return pg.Wrapf(err, "end sessions of user %d beyond %d", userID, keep)
 	})
 	return ended, err
 }
@@ -68,34 +69,34 @@ func (r *SessionRepository) Rotate(ctx context.Context, hash, nextHash []byte, n
 	var userID int64
 	var sessionID string
 	var revoked bool
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		row, err := queries.RefreshTokenGetForUpdate(ctx, tx, hash)
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
+		row, err := r.q.RefreshTokenGetForUpdate(ctx, tx, hash)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return domain.ErrRefreshInvalid
 		}
 		if err != nil {
-			return wrapf(err, "load refresh token")
+			return pg.Wrapf(err, "load refresh token")
 		}
 		userID, sessionID = row.UserID, row.SessionID
 		switch {
 		case row.RevokedAt.Valid:
 			return domain.ErrRefreshInvalid
 		case row.SpentAt.Valid:
-			if _, err := queries.SessionRevoke(ctx, tx, row.SessionID); err != nil {
-				return wrapf(err, "revoke session")
+			if _, err := r.q.SessionRevoke(ctx, tx, row.SessionID); err != nil {
+				return pg.Wrapf(err, "revoke session")
 			}
 			revoked = true
 			return nil // commit the revocation; the caller still gets ErrRefreshInvalid
 		case !row.ExpiresAt.After(now) || !bytes.Equal(row.TokenHash, hash):
 			return domain.ErrRefreshInvalid
 		}
-		if err := queries.RefreshTokenSpend(ctx, tx, hash); err != nil {
-			return wrapf(err, "spend refresh token")
+		if err := r.q.RefreshTokenSpend(ctx, tx, hash); err != nil {
+			return pg.Wrapf(err, "spend refresh token")
 		}
-		if err := queries.SessionTouch(ctx, tx, row.SessionID); err != nil {
-			return wrapf(err, "note session use")
+		if err := r.q.SessionTouch(ctx, tx, row.SessionID); err != nil {
+			return pg.Wrapf(err, "note session use")
 		}
-		return wrapf(queries.RefreshTokenInsert(ctx, tx, dao.RefreshTokenInsertParams{TokenHash: nextHash, SessionID: row.SessionID, ExpiresAt: nextExpires}), "store refresh token")
+		return pg.Wrapf(r.q.RefreshTokenInsert(ctx, tx, dao.RefreshTokenInsertParams{TokenHash: nextHash, SessionID: row.SessionID, ExpiresAt: nextExpires}), "store refresh token")
 	})
 	if err == nil && revoked {
 		err = domain.ErrRefreshInvalid
@@ -109,14 +110,14 @@ func (r *SessionRepository) Revoke(ctx context.Context, sessionID string) error 
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
-	return wrapf(err, "revoke session")
+	return pg.Wrapf(err, "revoke session")
 }
 
 // RevokeOwned ends userID's live session sessionID; any other is domain.ErrNotFound.
 func (r *SessionRepository) RevokeOwned(ctx context.Context, userID int64, sessionID string) error {
 	n, err := r.q.SessionRevokeOwned(ctx, r.pool, dao.SessionRevokeOwnedParams{ID: sessionID, UserID: userID})
 	if err != nil {
-		return wrapf(err, "revoke session")
+		return pg.Wrapf(err, "revoke session")
 	}
 	if n == 0 {
 		return domain.ErrNotFound
@@ -127,7 +128,7 @@ func (r *SessionRepository) RevokeOwned(ctx context.Context, userID int64, sessi
 // RevokeAll ends every live session of userID and returns their ids.
 func (r *SessionRepository) RevokeAll(ctx context.Context, userID int64) ([]string, error) {
 	var ids []string
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
 		var err error
 		ids, err = r.RevokeAllIn(ctx, tx, userID, "")
 		return err
@@ -137,15 +138,15 @@ func (r *SessionRepository) RevokeAll(ctx context.Context, userID int64) ([]stri
 
 // RevokeAllIn ends every live session of userID but keep in the caller's unit of work.
 func (r *SessionRepository) RevokeAllIn(ctx context.Context, stx service.Tx, userID int64, keep string) ([]string, error) {
-	ids, err := queries.SessionRevokeAllByUser(ctx, txOf(stx), dao.SessionRevokeAllByUserParams{UserID: userID, Keep: keep})
-	return ids, wrapf(err, "revoke sessions of user %d", userID)
+	ids, err := r.q.SessionRevokeAllByUser(ctx, pg.TxOf(stx), dao.SessionRevokeAllByUserParams{UserID: userID, Keep: keep})
+	return ids, pg.Wrapf(err, "revoke sessions of user %d", userID)
 }
 
 // ListLive lists userID's sessions that can still be refreshed.
 func (r *SessionRepository) ListLive(ctx context.Context, userID int64) ([]domain.SessionInfo, error) {
 	rows, err := r.q.SessionListLiveByUser(ctx, r.pool, userID)
 	if err != nil {
-		return nil, wrapf(err, "list sessions of user %d", userID)
+		return nil, pg.Wrapf(err, "list sessions of user %d", userID)
 	}
 	out := make([]domain.SessionInfo, len(rows))
 	for i, row := range rows {
@@ -164,13 +165,13 @@ func (r *SessionRepository) IsRevoked(ctx context.Context, sessionID string) (bo
 	if errors.Is(err, pgx.ErrNoRows) {
 		return true, nil
 	}
-	return revoked, wrapf(err, "check session")
+	return revoked, pg.Wrapf(err, "check session")
 }
 
 // RevokedWithin lists the sessions revoked in the last d, by PostgreSQL's clock.
 func (r *SessionRepository) RevokedWithin(ctx context.Context, d time.Duration) ([]string, error) {
 	ids, err := r.q.SessionRevokedWithin(ctx, r.pool, d.Seconds())
-	return ids, wrapf(err, "list sessions revoked in the last %s", d)
+	return ids, pg.Wrapf(err, "list sessions revoked in the last %s", d)
 }
 
 // APIKeyRepository stores API keys by hash.
@@ -189,13 +190,13 @@ func NewAPIKeyRepository(pool *pgxpool.Pool, q dao.Querier) *APIKeyRepository {
 // count and the insert are one step: concurrent creates at the cap cannot all pass the count.
 func (r *APIKeyRepository) Create(ctx context.Context, userID int64, name, prefix string, hash []byte, scopes []domain.Scope, max int) (domain.APIKey, error) {
 	var created dao.ApiKey
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
 		if err := r.q.UserLockScope(ctx, tx, dao.UserLockScopeParams{Scope: lockScopeAPIKeys, UserID: userID}); err != nil {
-			return wrapf(err, "lock api keys of user %d", userID)
+			return pg.Wrapf(err, "lock api keys of user %d", userID)
 		}
 		live, err := r.q.APIKeyCountLive(ctx, tx, userID)
 		if err != nil {
-			return wrapf(err, "count api keys of user %d", userID)
+			return pg.Wrapf(err, "count api keys of user %d", userID)
 		}
 		if int(live) >= max {
 			return domain.ErrAPIKeyLimit
@@ -208,7 +209,7 @@ func (r *APIKeyRepository) Create(ctx context.Context, userID int64, name, prefi
 			names[i] = string(s)
 		}
 		created, err = r.q.APIKeyInsert(ctx, tx, dao.APIKeyInsertParams{UserID: userID, Name: name, Prefix: prefix, KeyHash: hash, Scopes: names})
-		return wrapf(err, "create api key")
+		return pg.Wrapf(err, "create api key")
 	})
 	if err != nil {
 		return domain.APIKey{}, err
@@ -218,15 +219,15 @@ func (r *APIKeyRepository) Create(ctx context.Context, userID int64, name, prefi
 
 // RevokeAllIn revokes every live key of userID in the caller's unit of work.
 func (r *APIKeyRepository) RevokeAllIn(ctx context.Context, stx service.Tx, userID int64) error {
-	_, err := r.q.APIKeyRevokeAllByUser(ctx, txOf(stx), userID)
-	return wrapf(err, "revoke api keys of user %d", userID)
+	_, err := r.q.APIKeyRevokeAllByUser(ctx, pg.TxOf(stx), userID)
+	return pg.Wrapf(err, "revoke api keys of user %d", userID)
 }
 
 // List returns userID's live keys.
 func (r *APIKeyRepository) List(ctx context.Context, userID int64) ([]domain.APIKey, error) {
 	rows, err := r.q.APIKeyListByUser(ctx, r.pool, userID)
 	if err != nil {
-		return nil, wrapf(err, "list api keys")
+		return nil, pg.Wrapf(err, "list api keys")
 	}
 	out := make([]domain.APIKey, len(rows))
 	for i, row := range rows {
@@ -239,7 +240,7 @@ func (r *APIKeyRepository) List(ctx context.Context, userID int64) ([]domain.API
 func (r *APIKeyRepository) Revoke(ctx context.Context, userID, id int64) error {
 	n, err := r.q.APIKeyRevoke(ctx, r.pool, dao.APIKeyRevokeParams{ID: id, UserID: userID})
 	if err != nil {
-		return wrapf(err, "revoke api key")
+		return pg.Wrapf(err, "revoke api key")
 	}
 	if n == 0 {
 		return domain.ErrNotFound
@@ -254,7 +255,7 @@ func (r *APIKeyRepository) Authenticate(ctx context.Context, hash []byte) (domai
 		return domain.Credential{}, domain.ErrUnauthorized
 	}
 	if err != nil {
-		return domain.Credential{}, wrapf(err, "authenticate api key")
+		return domain.Credential{}, pg.Wrapf(err, "authenticate api key")
 	}
 	return domain.Credential{UserID: row.UserID, APIKeyID: row.ID, Scopes: scopesOf(row.Scopes)}, nil
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -159,7 +159,7 @@ func TestSessionRepository_Manage(t *testing.T) {
 		}
 		stranger := createSession(t, s, sessionOpts{})
 		var ended []string
-		err := repository.NewUnitOfWork(s.pool).InTx(ctx, func(tx *repository.Tx) error {
+		err := pg.NewUnitOfWork(s.pool).InTx(ctx, func(tx *pg.Tx) error {
 			var err error
 			ended, err = s.sessions.RevokeAllIn(ctx, tx, owner.ID, keep.ID)
 			return err
@@ -248,7 +248,7 @@ func TestAPIKeyRepository_Manage(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		err := repository.NewUnitOfWork(s.pool).InTx(ctx, func(tx *repository.Tx) error { return s.keys.RevokeAllIn(ctx, tx, owner.ID) })
+		err := pg.NewUnitOfWork(s.pool).InTx(ctx, func(tx *pg.Tx) error { return s.keys.RevokeAllIn(ctx, tx, owner.ID) })
 		if err != nil {
 			t.Fatal(err)
 		}

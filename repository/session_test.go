@@ -14,6 +14,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -553,7 +554,7 @@ func TestIdempotencyStore(t *testing.T) {
 		taken := createUser(t, s.users, userOpts{})
 		got := do(t, scope, "k", "h", func(ctx context.Context, tx service.Tx) domain.StoredResponse {
 			// A statement that fails outside any savepoint aborts the whole unit of work.
-			_, _ = tx.(*repository.Tx).Exec(ctx, "INSERT INTO users (email, username, password_hash) VALUES ($1, $2, 'x')", taken.Email, uniqueName("dup"))
+			_, _ = tx.(*pg.Tx).Exec(ctx, "INSERT INTO users (email, username, password_hash) VALUES ($1, $2, 'x')", taken.Email, uniqueName("dup"))
 			return created // a use case that swallowed the error
 		})
 		if got.err == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // openTimeoutPool opens a pool whose sessions carry the two timeouts in milliseconds, the way
@@ -53,8 +54,8 @@ func TestSessionTimeouts(t *testing.T) {
 		if !errors.As(err, &pgErr) || pgErr.Code != "57014" {
 			t.Fatalf("err = %v, want SQLSTATE 57014 (query_canceled)", err)
 		}
-		if got := translate(err); !errors.Is(got, domain.ErrUnavailable) {
-			t.Fatalf("translate(%v) = %v, want domain.ErrUnavailable (503, not 500)", err, got)
+		if got := pg.Translate(err); !errors.Is(got, domain.ErrUnavailable) {
+			t.Fatalf("pg.Translate(%v) = %v, want domain.ErrUnavailable (503, not 500)", err, got)
 		}
 		// The connection stays usable: only the statement was cancelled.
 		if _, err := pool.Exec(t.Context(), "SELECT 1"); err != nil {
@@ -103,8 +104,8 @@ func TestSessionTimeouts(t *testing.T) {
 		if err == nil {
 			t.Fatal("the idle transaction still ran a statement")
 		}
-		if got := translate(err); !errors.Is(got, domain.ErrUnavailable) {
-			t.Fatalf("translate(%v) = %v, want domain.ErrUnavailable", err, got)
+		if got := pg.Translate(err); !errors.Is(got, domain.ErrUnavailable) {
+			t.Fatalf("pg.Translate(%v) = %v, want domain.ErrUnavailable", err, got)
 		}
 	})
 }

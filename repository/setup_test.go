@@ -19,6 +19,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -95,7 +96,7 @@ func setup(t testing.TB, db *testenv.DB, o envOpts) *env {
 	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, lists, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), repository.SearchLanguage("english"), log)
 	e.inter = repository.NewInteractiveRepository(pool, q, e.counters, viewers)
 	e.comments = repository.NewCommentRepository(pool, q)
-	e.search = repository.NewSearchRepository(repository.SearchPool{Pool: pool}, dao.New(), repository.SearchLanguage("english"), e.articles, cache.NewSearchCache(cacheRDB, ks), log)
+	e.search = repository.NewSearchRepository(pg.SearchPool{Pool: pool}, dao.New(), repository.SearchLanguage("english"), e.articles, cache.NewSearchCache(cacheRDB, ks), log)
 	return e
 }
 

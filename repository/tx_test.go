@@ -18,11 +18,11 @@ import (
 
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // fastRetry retries at once, so the tests that count attempts do not wait on backoff.
-var fastRetry = repository.RetryPolicy{Attempts: 3, Base: time.Microsecond}
+var fastRetry = pg.RetryPolicy{Attempts: 3, Base: time.Microsecond}
 
 func pgErr(code string) error { return &pgconn.PgError{Code: code, Message: "injected " + code} }
 
@@ -51,7 +51,7 @@ func TestRunTx_RetryPolicy(t *testing.T) {
 
 	tests := []struct {
 		name   string
-		policy repository.RetryPolicy
+		policy pg.RetryPolicy
 		// fails is the error attempt i (from 1) returns after writing its mark; nil commits.
 		fails     func(attempt int) error
 		wantCalls int
@@ -89,7 +89,7 @@ func TestRunTx_RetryPolicy(t *testing.T) {
 		},
 		{
 			name:      "Attempts below one still tries once",
-			policy:    repository.RetryPolicy{Attempts: 0, Base: time.Microsecond},
+			policy:    pg.RetryPolicy{Attempts: 0, Base: time.Microsecond},
 			fails:     func(int) error { return pgErr("40001") },
 			wantCalls: 1, wantCode: "40001",
 		},
@@ -117,7 +117,7 @@ func TestRunTx_RetryPolicy(t *testing.T) {
 			t.Parallel()
 			label := testenv.RandomID(6)
 			calls := 0
-			err := repository.RunTx(t.Context(), db.Pool, tc.policy, func(ctx context.Context, tx pgx.Tx) error {
+			err := pg.RunTx(t.Context(), db.Pool, tc.policy, func(ctx context.Context, tx pgx.Tx) error {
 				calls++
 				if _, err := tx.Exec(ctx, `INSERT INTO tx_marks (label) VALUES ($1)`, label); err != nil {
 					return err
@@ -154,7 +154,7 @@ func TestRunTx_RetryPolicy(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			// An hour of backoff: only the cancellation can end it.
-			done <- repository.RunTx(ctx, db.Pool, repository.RetryPolicy{Attempts: 5, Base: time.Hour}, func(context.Context, pgx.Tx) error {
+			done <- pg.RunTx(ctx, db.Pool, pg.RetryPolicy{Attempts: 5, Base: time.Hour}, func(context.Context, pgx.Tx) error {
 				calls++
 				close(failed)
 				return pgErr("40001")
@@ -176,7 +176,7 @@ func TestRunTx_RetryPolicy(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		calls := 0
-		err := repository.RunTx(ctx, db.Pool, fastRetry, func(context.Context, pgx.Tx) error { calls++; return nil })
+		err := pg.RunTx(ctx, db.Pool, fastRetry, func(context.Context, pgx.Tx) error { calls++; return nil })
 		if !errors.Is(err, context.Canceled) || calls != 0 {
 			t.Fatalf("err = %v after %d calls, want context.Canceled before fn runs", err, calls)
 		}
@@ -214,7 +214,7 @@ func TestRunTx_RealConflicts(t *testing.T) {
 		var conflicts atomic.Int64
 		goOffCall := func(id int) error {
 			attempt := 0
-			return repository.RunTx(ctx, db.Pool, repository.RetryPolicy{Attempts: 5, Base: time.Millisecond}, func(ctx context.Context, tx pgx.Tx) error {
+			return pg.RunTx(ctx, db.Pool, pg.RetryPolicy{Attempts: 5, Base: time.Millisecond}, func(ctx context.Context, tx pgx.Tx) error {
 				attempt++
 				calls.Add(1)
 				if _, err := tx.Exec(ctx, `SET TRANSACTION ISOLATION LEVEL SERIALIZABLE`); err != nil {
@@ -274,7 +274,7 @@ func TestRunTx_RealConflicts(t *testing.T) {
 		var calls, deadlocks atomic.Int64
 		transfer := func(first, second int) error {
 			attempt := 0
-			return repository.RunTx(ctx, db.Pool, repository.RetryPolicy{Attempts: 5, Base: time.Millisecond}, func(ctx context.Context, tx pgx.Tx) error {
+			return pg.RunTx(ctx, db.Pool, pg.RetryPolicy{Attempts: 5, Base: time.Millisecond}, func(ctx context.Context, tx pgx.Tx) error {
 				attempt++
 				calls.Add(1)
 				if _, err := tx.Exec(ctx, `SET LOCAL deadlock_timeout = '50ms'`); err != nil {
@@ -411,7 +411,7 @@ func TestRunTx_CommitOutcomeUnknown(t *testing.T) {
 
 		label := testenv.RandomID(6)
 		calls := 0
-		err := repository.RunTx(ctx, pool, fastRetry, func(ctx context.Context, tx pgx.Tx) error {
+		err := pg.RunTx(ctx, pool, fastRetry, func(ctx context.Context, tx pgx.Tx) error {
 			calls++
 			if _, err := tx.Exec(ctx, `INSERT INTO commit_marks VALUES ($1)`, label); err != nil {
 				return err
@@ -419,7 +419,7 @@ func TestRunTx_CommitOutcomeUnknown(t *testing.T) {
 			proxy.cut() // COMMIT now goes into a dead socket
 			return nil
 		})
-		if !errors.Is(err, repository.ErrCommitUnknown) {
+		if !errors.Is(err, pg.ErrCommitUnknown) {
 			t.Fatalf("err = %v, want ErrCommitUnknown", err)
 		}
 		if calls != 1 {
@@ -436,7 +436,7 @@ func TestRunTx_CommitOutcomeUnknown(t *testing.T) {
 		t.Parallel()
 		label := testenv.RandomID(6)
 		calls := 0
-		err := repository.RunTx(ctx, db.Pool, fastRetry, func(ctx context.Context, tx pgx.Tx) error {
+		err := pg.RunTx(ctx, db.Pool, fastRetry, func(ctx context.Context, tx pgx.Tx) error {
 			calls++
 			if _, err := tx.Exec(ctx, `INSERT INTO commit_marks VALUES ($1)`, label); err != nil {
 				return err
@@ -457,7 +457,7 @@ func TestRunTx_CommitOutcomeUnknown(t *testing.T) {
 		}
 		// Depending on whether the client reads the server's FATAL 57P01 before the socket reset,
 		// the error is that PgError (the server said: rolled back) or ErrCommitUnknown.
-		if !errors.Is(err, repository.ErrCommitUnknown) && pgCode(err) != "57P01" {
+		if !errors.Is(err, pg.ErrCommitUnknown) && pgCode(err) != "57P01" {
 			t.Fatalf("err = %v, want ErrCommitUnknown or SQLSTATE 57P01", err)
 		}
 		t.Logf("commit on a terminated backend: %v", err)
@@ -474,7 +474,7 @@ func TestUnitOfWork_RepositoryCallsJoinTheTransaction(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	s := setupSafety(t, db)
-	uow := repository.NewUnitOfWork(s.pool)
+	uow := pg.NewUnitOfWork(s.pool)
 	errRollback := errors.New("roll it all back")
 
 	tests := []struct {
@@ -490,7 +490,7 @@ func TestUnitOfWork_RepositoryCallsJoinTheTransaction(t *testing.T) {
 			t.Parallel()
 			name := uniqueName("uow")
 			sid := domain.NewSessionID()
-			err := uow.InTx(t.Context(), func(tx *repository.Tx) error {
+			err := uow.InTx(t.Context(), func(tx *pg.Tx) error {
 				u, err := s.users.CreateIn(t.Context(), tx, domain.User{Email: name + "@example.com", Username: name, PasswordHash: "x"})
 				if err != nil {
 					return err
@@ -516,7 +516,7 @@ func TestUnitOfWork_RepositoryCallsJoinTheTransaction(t *testing.T) {
 		t.Parallel()
 		taken := createUser(t, s.users, userOpts{})
 		name := uniqueName("after")
-		err := uow.InTx(t.Context(), func(tx *repository.Tx) error {
+		err := uow.InTx(t.Context(), func(tx *pg.Tx) error {
 			if _, err := s.users.CreateIn(t.Context(), tx, domain.User{Email: taken.Email, Username: uniqueName("dup"), PasswordHash: "x"}); !errors.Is(err, domain.ErrEmailTaken) {
 				t.Errorf("duplicate email = %v, want ErrEmailTaken", err)
 			}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // TestUnitOfWorkHooks: what a unit of work registers with AfterCommit runs once COMMIT has
@@ -21,7 +21,7 @@ func TestUnitOfWorkHooks(t *testing.T) {
 	errRollback := errors.New("roll back")
 
 	type counts struct{ committed, unknown, finally atomic.Int64 }
-	register := func(tx *repository.Tx, c *counts, committedBefore *bool) {
+	register := func(tx *pg.Tx, c *counts, committedBefore *bool) {
 		tx.AfterCommit(func(ctx context.Context) {
 			if ctx.Err() != nil {
 				t.Error("a commit hook got a cancelled context")
@@ -47,7 +47,7 @@ func TestUnitOfWorkHooks(t *testing.T) {
 		t.Parallel()
 		var c counts
 		var early bool
-		err := repository.NewUnitOfWork(db.Pool).InTx(ctx, func(tx *repository.Tx) error {
+		err := pg.NewUnitOfWork(db.Pool).InTx(ctx, func(tx *pg.Tx) error {
 			register(tx, &c, &early)
 			_, err := tx.Exec(ctx, `SELECT 1`)
 			return err
@@ -61,7 +61,7 @@ func TestUnitOfWorkHooks(t *testing.T) {
 	t.Run("dropped on rollback", func(t *testing.T) {
 		t.Parallel()
 		var c counts
-		err := repository.NewUnitOfWork(db.Pool).InTx(ctx, func(tx *repository.Tx) error {
+		err := pg.NewUnitOfWork(db.Pool).InTx(ctx, func(tx *pg.Tx) error {
 			register(tx, &c, nil)
 			return errRollback
 		})
@@ -74,7 +74,7 @@ func TestUnitOfWorkHooks(t *testing.T) {
 		t.Parallel()
 		var c counts
 		attempts := 0
-		err := repository.NewUnitOfWork(db.Pool).InTx(ctx, func(tx *repository.Tx) error {
+		err := pg.NewUnitOfWork(db.Pool).InTx(ctx, func(tx *pg.Tx) error {
 			attempts++
 			register(tx, &c, nil)
 			if attempts == 1 {
@@ -92,12 +92,12 @@ func TestUnitOfWorkHooks(t *testing.T) {
 		t.Parallel()
 		pool, proxy := poolThroughCutProxy(t, db.URL)
 		var c counts
-		err := repository.NewUnitOfWork(pool).InTx(ctx, func(tx *repository.Tx) error {
+		err := pg.NewUnitOfWork(pool).InTx(ctx, func(tx *pg.Tx) error {
 			register(tx, &c, nil)
 			proxy.cut() // COMMIT goes into a dead socket
 			return nil
 		})
-		if !errors.Is(err, repository.ErrCommitUnknown) || c.committed.Load() != 0 || c.finally.Load() != 1 || c.unknown.Load() != 1 {
+		if !errors.Is(err, pg.ErrCommitUnknown) || c.committed.Load() != 0 || c.finally.Load() != 1 || c.unknown.Load() != 1 {
 			t.Fatalf("InTx = %v; commit hooks %d, unknown-outcome hooks %d, finally %d; want ErrCommitUnknown, 0, 1 and 1",
 				err, c.committed.Load(), c.unknown.Load(), c.finally.Load())
 		}
@@ -111,14 +111,14 @@ func TestCacheChangesWaitForCommit(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	e := setup(t, db, envOpts{})
-	uow := repository.NewUnitOfWork(e.pool)
+	uow := pg.NewUnitOfWork(e.pool)
 	ctx := t.Context()
 	errRollback := errors.New("roll back")
 
 	t.Run("published article is warmed after the commit", func(t *testing.T) {
 		author := createUser(t, e.users, userOpts{})
 		slug := "uow-" + testenv.RandomID(6)
-		err := uow.InTx(ctx, func(tx *repository.Tx) error {
+		err := uow.InTx(ctx, func(tx *pg.Tx) error {
 			if _, err := e.articles.CreateIn(ctx, tx, domain.Article{Slug: slug, AuthorID: author.ID, Title: "T", Description: "D", Body: "B", Status: domain.StatusPublished}); err != nil {
 				return err
 			}
@@ -138,7 +138,7 @@ func TestCacheChangesWaitForCommit(t *testing.T) {
 	t.Run("rolled back article leaves the cache alone", func(t *testing.T) {
 		author := createUser(t, e.users, userOpts{})
 		slug := "uow-" + testenv.RandomID(6)
-		err := uow.InTx(ctx, func(tx *repository.Tx) error {
+		err := uow.InTx(ctx, func(tx *pg.Tx) error {
 			if _, err := e.articles.CreateIn(ctx, tx, domain.Article{Slug: slug, AuthorID: author.ID, Title: "T", Description: "D", Body: "B", Status: domain.StatusPublished}); err != nil {
 				return err
 			}
@@ -158,7 +158,7 @@ func TestCacheChangesWaitForCommit(t *testing.T) {
 		if _, err := e.users.GetByUsername(ctx, name); !errors.Is(err, domain.ErrNotFound) {
 			t.Fatalf("GetByUsername = %v, want ErrNotFound", err)
 		}
-		err := uow.InTx(ctx, func(tx *repository.Tx) error {
+		err := uow.InTx(ctx, func(tx *pg.Tx) error {
 			_, err := e.users.CreateIn(ctx, tx, domain.User{Email: name + "@example.com", Username: name, PasswordHash: "x"})
 			return err
 		})

@@ -15,6 +15,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -38,7 +39,7 @@ type UserRepository struct {
 }
 
 // NewUserRepository returns the repository. q runs single statements outside transactions; it is
-// normally dao.New(pool), and tests may wrap it to count queries.
+// normally NewQuerier(), and tests may wrap it to count queries.
 func NewUserRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.UserCache, log *slog.Logger) *UserRepository {
 	return &UserRepository{pool: pool, q: q, cache: c, emails: &UserEmails{pool: pool, q: q, log: log}, log: log}
 }
@@ -47,7 +48,7 @@ func NewUserRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.UserCache, lo
 func (r *UserRepository) Create(ctx context.Context, u domain.User) (domain.User, error) {
 	row, err := r.q.UserInsert(ctx, r.pool, userInsertParams(u))
 	if err != nil {
-		return domain.User{}, wrapf(err, "insert user")
+		return domain.User{}, pg.Wrapf(err, "insert user")
 	}
 	// A lookup of this username just before the insert may have left a null marker behind.
 	r.invalidateNow(ctx, row.ID, row.Username)
@@ -58,10 +59,10 @@ func (r *UserRepository) Create(ctx context.Context, u domain.User) (domain.User
 // account (its verification mail). An error from then rolls the account back.
 func (r *UserRepository) CreateWith(ctx context.Context, u domain.User, then func(tx service.Tx, created domain.User) error) (domain.User, error) {
 	var created dao.User
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		row, err := queries.UserInsert(ctx, tx, userInsertParams(u))
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
+		row, err := r.q.UserInsert(ctx, tx, userInsertParams(u))
 		if err != nil {
-			return wrapf(err, "insert user")
+			return pg.Wrapf(err, "insert user")
 		}
 		created = row
 		// A lookup of this username just before the insert may have left a null marker behind.
@@ -78,15 +79,15 @@ func (r *UserRepository) CreateWith(ctx context.Context, u domain.User, then fun
 // taken email or username (domain.ErrEmailTaken, domain.ErrUsernameTaken) leaves the unit of work
 // usable, for storing that answer.
 func (r *UserRepository) CreateIn(ctx context.Context, stx service.Tx, u domain.User) (domain.User, error) {
-	tx := txOf(stx)
+	tx := pg.TxOf(stx)
 	var row dao.User
-	err := tx.savepoint(ctx, func(db pgx.Tx) error {
+	err := tx.Savepoint(ctx, func(db pgx.Tx) error {
 		var err error
-		row, err = queries.UserInsert(ctx, db, userInsertParams(u))
+		row, err = r.q.UserInsert(ctx, db, userInsertParams(u))
 		return err
 	})
 	if err != nil {
-		return domain.User{}, wrapf(err, "insert user")
+		return domain.User{}, pg.Wrapf(err, "insert user")
 	}
 	tx.AfterCommit(func(ctx context.Context) { r.invalidateNow(ctx, row.ID, row.Username) })
 	return userFromRow(row), nil
@@ -101,7 +102,7 @@ func (r *UserRepository) GetByID(ctx context.Context, id int64) (domain.User, er
 	return r.cache.ByID(ctx, id, func(ctx context.Context) (domain.User, error) {
 		row, err := r.q.UserGetByID(ctx, r.pool, id)
 		if err != nil {
-			return domain.User{}, wrapf(err, "get user %d", id)
+			return domain.User{}, pg.Wrapf(err, "get user %d", id)
 		}
 		return userFromRow(row), nil
 	})
@@ -112,7 +113,7 @@ func (r *UserRepository) GetByUsername(ctx context.Context, username string) (do
 	return r.cache.ByUsername(ctx, username, func(ctx context.Context) (domain.User, error) {
 		row, err := r.q.UserGetByUsername(ctx, r.pool, username)
 		if err != nil {
-			return domain.User{}, wrapf(err, "get user %q", username)
+			return domain.User{}, pg.Wrapf(err, "get user %q", username)
 		}
 		return userFromRow(row), nil
 	})
@@ -123,7 +124,7 @@ func (r *UserRepository) GetByUsername(ctx context.Context, username string) (do
 func (r *UserRepository) GetByEmail(ctx context.Context, email string) (domain.User, error) {
 	row, err := r.byEmail(ctx, service.CanonicalEmail(email), false)
 	if err != nil {
-		return domain.User{}, wrapf(err, "get user by email")
+		return domain.User{}, pg.Wrapf(err, "get user by email")
 	}
 	return userFromRow(row), nil
 }
@@ -157,21 +158,21 @@ func (r *UserRepository) Update(ctx context.Context, id int64, change func(*doma
 // the user's.
 func (r *UserRepository) UpdateTx(ctx context.Context, id int64, change func(tx service.Tx, u *domain.User) error) (domain.User, error) {
 	var before, after dao.User
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
-		row, err := queries.UserGetByIDForUpdate(ctx, tx, id)
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
+		row, err := r.q.UserGetByIDForUpdate(ctx, tx, id)
 		if err != nil {
-			return wrapf(err, "lock user %d", id)
+			return pg.Wrapf(err, "lock user %d", id)
 		}
 		before = row
 		u := userFromRow(row)
 		if err := change(tx, &u); err != nil {
 			return err
 		}
-		after, err = queries.UserUpdate(ctx, tx, dao.UserUpdateParams{
+		after, err = r.q.UserUpdate(ctx, tx, dao.UserUpdateParams{
 			ID: id, Email: u.Email, EmailCanonical: service.CanonicalEmail(u.Email), Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image,
 		})
 		if err != nil {
-			return wrapf(err, "update user %d", id)
+			return pg.Wrapf(err, "update user %d", id)
 		}
 		tx.AfterCommit(func(ctx context.Context) { r.invalidateNow(ctx, id, before.Username, after.Username) })
 		return nil
@@ -186,13 +187,13 @@ func (r *UserRepository) UpdateTx(ctx context.Context, id int64, change func(tx 
 // hash is still hash (UserLockIfPassword); held is false, and fn is not run, otherwise.
 func (r *UserRepository) InTxIfPassword(ctx context.Context, id int64, hash string, fn func(tx service.Tx) error) (bool, error) {
 	held := false
-	err := inTx(ctx, r.pool, defaultRetry, func(tx *Tx) error {
+	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
 		held = false
-		if _, err := queries.UserLockIfPassword(ctx, tx, dao.UserLockIfPasswordParams{ID: id, PasswordHash: hash}); err != nil {
+		if _, err := r.q.UserLockIfPassword(ctx, tx, dao.UserLockIfPasswordParams{ID: id, PasswordHash: hash}); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
 				return nil
 			}
-			return wrapf(err, "hold user %d", id)
+			return pg.Wrapf(err, "hold user %d", id)
 		}
 		held = true
 		return fn(tx)
@@ -203,7 +204,7 @@ func (r *UserRepository) InTxIfPassword(ctx context.Context, id int64, hash stri
 // ReplacePasswordHash swaps the hash only if it still equals oldHash. Hashes are never cached, so
 // no cache entry changes.
 func (r *UserRepository) ReplacePasswordHash(ctx context.Context, id int64, oldHash, newHash string) error {
-	return wrapf(r.q.UserUpdatePasswordHash(ctx, r.pool, dao.UserUpdatePasswordHashParams{
+	return pg.Wrapf(r.q.UserUpdatePasswordHash(ctx, r.pool, dao.UserUpdatePasswordHashParams{
 		ID: id, OldPasswordHash: oldHash, PasswordHash: newHash,
 	}), "replace password hash of user %d", id)
 }
@@ -232,7 +233,7 @@ func (r *UserRepository) GetByIDs(ctx context.Context, ids []int64) (map[int64]d
 	return r.cache.ByIDs(ctx, ids, func(ctx context.Context, ids []int64) (map[int64]domain.User, error) {
 		rows, err := r.q.UserGetByIDs(ctx, r.pool, ids)
 		if err != nil {
-			return nil, wrapf(err, "get %d users", len(ids))
+			return nil, pg.Wrapf(err, "get %d users", len(ids))
 		}
 		out := make(map[int64]domain.User, len(rows))
 		for _, row := range rows {
@@ -262,7 +263,7 @@ func (r *UserRepository) FindOrCreateByTarget(ctx context.Context, t domain.Code
 		return userFromRow(row), nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
-		return domain.User{}, wrapf(err, "find code-login user")
+		return domain.User{}, pg.Wrapf(err, "find code-login user")
 	}
 	email, phone := t.Address, pgtype.Text{}
 	if t.Channel == "phone" {
@@ -277,15 +278,15 @@ func (r *UserRepository) FindOrCreateByTarget(ctx context.Context, t domain.Code
 			r.invalidateNow(ctx, row.ID, row.Username)
 			return userFromRow(row), nil
 		}
-		terr := translate(err)
+		terr := pg.Translate(err)
 		if !errors.Is(terr, domain.ErrEmailTaken) && !errors.Is(terr, domain.ErrConflict) && !errors.Is(terr, domain.ErrUsernameTaken) {
-			return domain.User{}, wrapf(err, "create code-login user")
+			return domain.User{}, pg.Wrapf(err, "create code-login user")
 		}
 		if row, err = find(); err == nil {
 			return userFromRow(row), nil // a concurrent first login made it
 		}
 		if !errors.Is(err, pgx.ErrNoRows) || attempt == 2 {
-			return domain.User{}, wrapf(err, "create code-login user")
+			return domain.User{}, pg.Wrapf(err, "create code-login user")
 		}
 		if t.Channel == "phone" && errors.Is(terr, domain.ErrEmailTaken) {
 			email = strings.TrimPrefix(t.Address, "+") + "." + randomHex(4) + "@phone.invalid"

@@ -6,6 +6,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // The per-viewer flags of a rendered item — liked, collected, following — are read through
@@ -21,7 +22,7 @@ func (r *InteractiveRepository) Liked(ctx context.Context, userID int64, biz dom
 	return r.viewers.Among(ctx, userID, cache.LikesOf(biz), ids, func(ctx context.Context, ids []int64) (map[int64]bool, error) {
 		liked, err := r.q.LikeListLikedAmong(ctx, r.pool, dao.LikeListLikedAmongParams{UserID: userID, Biz: string(biz), BizIds: ids})
 		if err != nil {
-			return nil, wrapf(err, "list likes of %d", userID)
+			return nil, pg.Wrapf(err, "list likes of %d", userID)
 		}
 		return setOf(liked), nil
 	})
@@ -35,7 +36,7 @@ func (r *InteractiveRepository) Collected(ctx context.Context, userID int64, biz
 	return r.viewers.Among(ctx, userID, cache.ViewerCollects, ids, func(ctx context.Context, ids []int64) (map[int64]bool, error) {
 		found, err := r.q.CollectionItemCollectedAmong(ctx, r.pool, dao.CollectionItemCollectedAmongParams{OwnerID: userID, ArticleIds: ids})
 		if err != nil {
-			return nil, wrapf(err, "list collected of %d", userID)
+			return nil, pg.Wrapf(err, "list collected of %d", userID)
 		}
 		return setOf(found), nil
 	})
@@ -49,7 +50,7 @@ func (r *FollowRepository) FollowingAmong(ctx context.Context, followerID int64,
 	return r.viewers.Among(ctx, followerID, cache.ViewerFollows, ids, func(ctx context.Context, ids []int64) (map[int64]bool, error) {
 		followed, err := r.q.FollowListFolloweesAmong(ctx, r.pool, dao.FollowListFolloweesAmongParams{FollowerID: followerID, FolloweeIds: ids})
 		if err != nil {
-			return nil, wrapf(err, "list follows of %d", followerID)
+			return nil, pg.Wrapf(err, "list follows of %d", followerID)
 		}
 		return setOf(followed), nil
 	})

@@ -336,7 +336,7 @@ func seed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer cleanup()
 	opts.Now, opts.SearchLanguage = time.Now(), cfg.SearchLanguage
 	start := time.Now()
-	err = repository.NewSeeder(pool).Seed(ctx, opts, func(what string, done, total int) {
+	err = repository.NewSeeder(pool, repository.NewQuerier()).Seed(ctx, opts, func(what string, done, total int) {
 		fmt.Fprintf(stdout, "seed: %-8s %9d / %d  (%v)\n", what, done, total, time.Since(start).Round(time.Millisecond))
 	})
 	if err != nil {
@@ -398,7 +398,7 @@ func jobs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cleanup()
-	q := repository.NewJobQueue(repository.QueuePool{Pool: pool})
+	q := repository.NewJobQueue(repository.QueuePool{Pool: pool}, repository.NewQuerier())
 	switch sub {
 	case "list":
 		list, err := q.List(ctx, queue, domain.JobStatus(status), limit)

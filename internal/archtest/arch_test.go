@@ -25,7 +25,7 @@ const module = "github.com/inkwell-dev/inkwell"
 // (TestCore... below restrict those for the core). An allowed arrow that no longer exists is only
 // logged (go test -v): drop it when you notice.
 var allowed = map[string]struct{ imports, tests string }{
-	".":                 {imports: "auth cache delivery domain events ioc job metrics migrations repository service web", tests: "service/mocks"},
+	".":                 {imports: "auth cache delivery domain events ioc job metrics migrations repository repository/pg service web", tests: "service/mocks"},
 	"auth":              {imports: "domain"},
 	"bench/loadgen":     {},
 	"cache":             {imports: "domain", tests: "internal/testenv"},
@@ -39,11 +39,12 @@ var allowed = map[string]struct{ imports, tests string }{
 	"internal/archtest": {},
 	"internal/testenv":  {imports: "migrations"},
 	"ioc":               {imports: "requestid"}, // infrastructure only: the root package wires the layers
-	"job":               {imports: "domain events service", tests: "cache dao internal/testenv repository"},
+	"job":               {imports: "domain events service", tests: "cache dao internal/testenv repository repository/pg"},
 	"metrics":           {},
 	"migrations":        {tests: "internal/testenv"},
-	"repository":        {imports: "cache dao domain service", tests: "internal/testenv job"},
-	"requestid":         {}, // a leaf both web (sets the id) and ioc's logger (reads it) stand on; internal/ holds test support only
+	"repository":        {imports: "cache dao domain repository/pg service", tests: "internal/testenv job"},
+	"repository/pg":     {imports: "domain service"}, // the unit of work and error translation every storage room shares; implements service.Tx
+	"requestid":         {},                          // a leaf both web (sets the id) and ioc's logger (reads it) stand on; internal/ holds test support only
 	"resilience":        {tests: "cache domain internal/apptest internal/testenv ioc"},
 	"service":           {imports: "domain", tests: "cache dao internal/testenv repository service/mocks"},
 	"service/mocks":     {imports: "domain service"},

@@ -1,4 +1,4 @@
-package repository
+package pg
 
 import "github.com/jackc/pgx/v5/pgxpool"
 

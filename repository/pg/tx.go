@@ -1,4 +1,4 @@
-package repository
+package pg
 
 import (
 	"context"
@@ -79,17 +79,17 @@ func (t *Tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	return t.tx.QueryRow(ctx, sql, args...)
 }
 
-// savepoint runs fn in a savepoint of t: when one of fn's statements fails, only fn's writes are
+// Savepoint runs fn in a savepoint of t: when one of fn's statements fails, only fn's writes are
 // rolled back and t stays usable (a unit of work that stores a rejection, or tries another slug).
 // Errors of the SAVEPOINT and RELEASE statements themselves are translated like any statement's
 // (a broken connection is domain.ErrUnavailable).
-func (t *Tx) savepoint(ctx context.Context, fn func(db pgx.Tx) error) error {
-	return translate(pgx.BeginFunc(ctx, t.tx, fn))
+func (t *Tx) Savepoint(ctx context.Context, fn func(db pgx.Tx) error) error {
+	return Translate(pgx.BeginFunc(ctx, t.tx, fn))
 }
 
-// dropHooks forgets the commit hooks registered so far: the writes they follow were rolled back
+// DropHooks forgets the commit hooks registered so far: the writes they follow were rolled back
 // to a savepoint. Finally hooks stay: what they release was still reserved.
-func (t *Tx) dropHooks() {
+func (t *Tx) DropHooks() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.onCommit, t.onUnknown = nil, nil
@@ -126,23 +126,25 @@ type UnitOfWork struct {
 // NewUnitOfWork returns the unit of work of the pool, retrying serialization failures and
 // deadlocks as RunTx does.
 func NewUnitOfWork(pool *pgxpool.Pool) *UnitOfWork {
-	return &UnitOfWork{pool: pool, retry: defaultRetry}
+	return &UnitOfWork{pool: pool, retry: DefaultRetry}
 }
 
 // InTx runs fn in one transaction, committing when it returns nil and rolling back otherwise. A
 // run that lost a race (40001, 40P01) is retried with a fresh Tx: the hooks a failed attempt
 // registered are dropped with it. The hooks of the attempt that committed run before InTx returns.
 func (u *UnitOfWork) InTx(ctx context.Context, fn func(tx *Tx) error) error {
-	return inTx(ctx, u.pool, u.retry, fn)
+	return InTx(ctx, u.pool, u.retry, fn)
 }
 
 // InTxOnce is InTx without retries, for a unit of work that must not run twice (it waits on a
 // lock whose holder's outcome it reports, or it is retried by its caller).
 func (u *UnitOfWork) InTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
-	return inTx(ctx, u.pool, RetryPolicy{Attempts: 1}, fn)
+	return InTx(ctx, u.pool, RetryPolicy{Attempts: 1}, fn)
 }
 
-func inTx(ctx context.Context, pool *pgxpool.Pool, p RetryPolicy, fn func(tx *Tx) error) error {
+// InTx runs fn in one transaction on pool under the retry policy p, with hooks as UnitOfWork.InTx
+// describes; the rooms' repositories open their own units of work with it.
+func InTx(ctx context.Context, pool *pgxpool.Pool, p RetryPolicy, fn func(tx *Tx) error) error {
 	var last *Tx
 	err := RunTx(ctx, pool, p, func(ctx context.Context, ptx pgx.Tx) error {
 		if last != nil {
@@ -164,12 +166,16 @@ func inTx(ctx context.Context, pool *pgxpool.Pool, p RetryPolicy, fn func(tx *Tx
 	return err
 }
 
-// txOf returns the repository's Tx behind a use case's handle. Only this package makes them, so
+// TxOf returns the repository's Tx behind a use case's handle. Only this package makes them, so
 // another type is a wiring bug, not an input.
-func txOf(tx service.Tx) *Tx {
+func TxOf(tx service.Tx) *Tx {
 	t, ok := tx.(*Tx)
 	if !ok {
 		panic("repository: the unit of work was not opened by repository.UnitOfWork")
 	}
 	return t
 }
+
+// Aborted reports whether a statement of the unit of work failed outside a savepoint, leaving
+// the transaction able only to roll back.
+func (t *Tx) Aborted() bool { return t.tx.Conn().PgConn().TxStatus() == 'E' }

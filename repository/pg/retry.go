@@ -1,4 +1,4 @@
-package repository
+package pg
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/inkwell-dev/inkwell/dao"
 
 	"github.com/inkwell-dev/inkwell/domain"
 )
@@ -27,13 +25,13 @@ type RetryPolicy struct {
 	Base     time.Duration // first backoff; doubled each retry, with jitter
 }
 
-// defaultRetry retries serialization failures and deadlocks twice.
-var defaultRetry = RetryPolicy{Attempts: 3, Base: 10 * time.Millisecond}
+// DefaultRetry retries serialization failures and deadlocks twice.
+var DefaultRetry = RetryPolicy{Attempts: 3, Base: 10 * time.Millisecond}
 
-// retryable reports errors that mean "this transaction lost a race; running it again may
+// Retryable reports errors that mean "this transaction lost a race; running it again may
 // succeed": serialization failure (40001) and deadlock (40P01). Everything else, unique
 // violations included, is an answer, not a race.
-func retryable(err error) bool {
+func Retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
 }
@@ -49,7 +47,7 @@ func RunTx(ctx context.Context, pool *pgxpool.Pool, p RetryPolicy, fn func(ctx c
 	var err error
 	for attempt := 1; ; attempt++ {
 		err = runOnce(ctx, pool, fn)
-		if err == nil || !retryable(err) || attempt >= p.Attempts {
+		if err == nil || !Retryable(err) || attempt >= p.Attempts {
 			return err
 		}
 		wait := delay/2 + time.Duration(rand.Int64N(int64(delay/2)+1))
@@ -67,7 +65,7 @@ func RunTx(ctx context.Context, pool *pgxpool.Pool, p RetryPolicy, fn func(ctx c
 func runOnce(ctx context.Context, pool *pgxpool.Pool, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
-		return translate(err) // PostgreSQL unreachable: domain.ErrUnavailable
+		return Translate(err) // PostgreSQL unreachable: domain.ErrUnavailable
 	}
 	// Rolls back when fn fails or panics (a panic would otherwise leak the connection, its open
 	// transaction and any lock it holds); a no-op once Commit ran.
@@ -78,7 +76,7 @@ func runOnce(ctx context.Context, pool *pgxpool.Pool, fn func(ctx context.Contex
 	if err := tx.Commit(ctx); err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) {
-			if errors.Is(translate(err), domain.ErrUnavailable) { // e.g. 57P01: the server is shutting down
+			if errors.Is(Translate(err), domain.ErrUnavailable) { // e.g. 57P01: the server is shutting down
 				return fmt.Errorf("%w: %w", domain.ErrUnavailable, err)
 			}
 			return err // the server answered: the transaction was rolled back
@@ -89,13 +87,10 @@ func runOnce(ctx context.Context, pool *pgxpool.Pool, fn func(ctx context.Contex
 	return nil
 }
 
-// wrapf annotates a translated error with what was being done.
-func wrapf(err error, format string, args ...any) error {
+// Wrapf annotates a translated error with what was being done.
+func Wrapf(err error, format string, args ...any) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf(format+": %w", append(args, translate(err))...)
+	return fmt.Errorf(format+": %w", append(args, Translate(err))...)
 }
-
-// queries runs sqlc's statements on the connection each call names: a pool, or a unit of work's Tx.
-var queries = dao.New()

@@ -1,4 +1,4 @@
-package repository
+package pg
 
 import (
 	"context"
@@ -23,8 +23,8 @@ var constraintErrors = map[string]error{
 	"collections_owner_name_key": domain.ErrCollectionNameTaken,
 }
 
-// translate turns a driver error into a domain error, keeping the original text for logs.
-func translate(err error) error {
+// Translate turns a driver error into a domain error, keeping the original text for logs.
+func Translate(err error) error {
 	if err == nil {
 		return nil
 	}

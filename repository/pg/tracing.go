@@ -1,4 +1,4 @@
-package repository
+package pg
 
 import (
 	"context"
@@ -6,10 +6,10 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 )
 
-// traceParent is the W3C traceparent of ctx's span, or "" when there is none (tracing off), for
+// TraceParent is the W3C traceparent of ctx's span, or "" when there is none (tracing off), for
 // the rows that hand work on to other processes (outbox events, jobs). Only the traceparent is
 // kept: baggage and tracestate are not carried across the asynchronous hop.
-func traceParent(ctx context.Context) string {
+func TraceParent(ctx context.Context) string {
 	c := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(ctx, c)
 	return c["traceparent"]
