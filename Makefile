@@ -55,8 +55,9 @@ TEST_PARALLEL ?= 2
 # Listed first because go test starts packages in command-line order: the longest ones (tens of
 # seconds each) then overlap instead of one of them running alone at the end, and the busiest on
 # the CPU (resilience, e2e) each run beside one that mostly waits for PostgreSQL (job,
-# repository). ./... adds the rest. (A package renamed or removed must leave this list too.)
-TEST_SLOW_PKGS ?= ./resilience ./job ./e2e ./repository
+# repository), then the seeder's and the search room's (split off repository's, 20-35 s each).
+# ./... adds the rest. (A package renamed or removed must leave this list too.)
+TEST_SLOW_PKGS ?= ./resilience ./job ./e2e ./repository ./cmd/inkwell/seed ./repository/search
 
 .PHONY: test
 test: ## Start services, vet, run all tests with -race, then the e2e suite through a fleet and through a mixed-release fleet (generated code and tidiness: make check)
@@ -121,7 +122,7 @@ fuzz: ## Fuzz the HTTP decoders and parameters, search queries against PostgreSQ
 	go test ./web -run '^$$' -fuzz '^FuzzJSONBodies$$' -fuzztime $(or $(FUZZTIME),20s)
 	go test ./web -run '^$$' -fuzz '^FuzzQueryParams$$' -fuzztime $(or $(FUZZTIME),20s)
 	go test ./web -run '^$$' -fuzz '^FuzzPathParams$$' -fuzztime $(or $(FUZZTIME),20s)
-	go test ./repository -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(or $(FUZZTIME),20s) -parallel 2
+	go test ./repository/search -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(or $(FUZZTIME),20s) -parallel 2
 	go test ./e2e -run '^$$' -fuzz '^FuzzStoredText$$' -fuzztime $(or $(FUZZTIME),20s) -parallel 2
 
 .PHONY: generate

@@ -16,7 +16,7 @@ import (
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/migrations"
 	"github.com/inkwell-dev/inkwell/repository"
-	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -25,7 +25,7 @@ import (
 type MetricSources struct {
 	Pool         *pgxpool.Pool
 	QueuePool    repository.QueuePool
-	SearchPool   pg.SearchPool
+	SearchPool   search.Pool
 	Redis        redis.UniversalClient
 	Breaker      *cache.Breaker
 	Broadcaster  *cache.Broadcaster

@@ -13,6 +13,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 )
@@ -135,8 +136,8 @@ func NewSlugSuffix() service.SlugSuffix {
 // NewSearchLanguage checks INKWELL_SEARCH_LANGUAGE against the database's text search
 // configurations: a name PostgreSQL does not know stops the start with a clear error, rather than
 // every publish and search failing.
-func NewSearchLanguage(cfg *ioc.Config, pool *pgxpool.Pool) (repository.SearchLanguage, error) {
+func NewSearchLanguage(cfg *ioc.Config, pool *pgxpool.Pool) (search.Language, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return repository.CheckSearchLanguage(ctx, pool, strings.TrimSpace(cfg.SearchLanguage))
+	return search.CheckLanguage(ctx, pool, repository.NewQuerier(), strings.TrimSpace(cfg.SearchLanguage))
 }

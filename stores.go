@@ -9,17 +9,18 @@ import (
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
-// NewSearchPgPool opens the article searches' own pool (pg.SearchPool): a
+// NewSearchPgPool opens the article searches' own pool (search.Pool): a
 // search holds one connection for one statement at a time and is CPU work in PostgreSQL, so a
 // connection per core (at least 4, at most 16) keeps the cores busy without queueing more
 // searches inside PostgreSQL than it can run.
-func NewSearchPgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (pg.SearchPool, func(), error) {
+func NewSearchPgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (search.Pool, func(), error) {
 	maxConns := int32(min(max(runtime.NumCPU(), 4), 16))
 	configure := func(c *pgxpool.Config) { pg.PlanStatementsOnce(c); tracing.TracePostgres(c) }
 	pool, cleanup, err := ioc.OpenPgPool(cfg, "search pool", maxConns, configure, log)
-	return pg.SearchPool{Pool: pool}, cleanup, err
+	return search.Pool{Pool: pool}, cleanup, err
 }
 
 // NewQueuePgPool opens the job queue's own pool: one connection held in LISTEN, one for the

@@ -16,6 +16,7 @@ import (
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 )
@@ -43,14 +44,14 @@ var rootSet = wire.NewSet(
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
-	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, serviceSet, web.ProviderSet,
+	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, search.ProviderSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(job.Ranker), new(*service.RankService)),
 	wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)),
-	wire.Bind(new(job.LexiconFolder), new(*repository.SearchLexicon)),
-	wire.Bind(new(service.UserSearcher), new(*repository.PeopleSearch)),
-	wire.Bind(new(service.TagSearcher), new(*repository.TagSearch)),
+	wire.Bind(new(job.LexiconFolder), new(*search.Lexicon)),
+	wire.Bind(new(service.UserSearcher), new(*search.People)),
+	wire.Bind(new(service.TagSearcher), new(*search.Tags)),
 	wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)),
 	wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)),
 	wire.Bind(new(service.UserRepository), new(*repository.UserRepository)),
@@ -96,8 +97,9 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.RequestObserver), new(*metrics.Registry)),
 	wire.Bind(new(job.JobObserver), new(*metrics.Registry)),
 	wire.Bind(new(web.ReadinessChecker), new(*Readiness)),
-	wire.Bind(new(service.SearchRepository), new(*repository.SearchRepository)),
-	wire.Bind(new(service.Suggester), new(*repository.SearchLexicon)),
+	wire.Bind(new(service.SearchRepository), new(*search.Repository)),
+	wire.Bind(new(service.Suggester), new(*search.Lexicon)),
+	wire.Bind(new(search.ArticleReader), new(*repository.ArticleRepository)),
 	wire.Bind(new(web.SearchService), new(*service.SearchService)),
 	wire.Bind(new(service.AccountStore), new(*repository.AccountEraser)),
 	wire.Bind(new(service.SessionEnder), new(*service.SessionService)),

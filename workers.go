@@ -17,6 +17,7 @@ import (
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -118,8 +119,8 @@ func NewArticlePreloader(articles *repository.ArticleRepository, log *slog.Logge
 
 // NewSearchBackfill returns the worker that indexes published articles without a search
 // document, at start and every INKWELL_SEARCH_BACKFILL_EVERY (one instance of a fleet at a time).
-func NewSearchBackfill(cfg *ioc.Config, search *repository.SearchRepository, log *slog.Logger) *job.SearchBackfill {
-	return job.NewSearchBackfill(search, cfg.SearchBackfillEvery, log)
+func NewSearchBackfill(cfg *ioc.Config, articles *search.Repository, log *slog.Logger) *job.SearchBackfill {
+	return job.NewSearchBackfill(articles, cfg.SearchBackfillEvery, log)
 }
 
 // emailRecheckEvery is how often each instance looks for canonical emails an instance of an older

@@ -25,6 +25,7 @@ import (
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 )
@@ -388,7 +389,7 @@ func newReadStack(t *testing.T) *readStack {
 	lists := cache.NewListPageCache(rds.Client, ks, policy, log)
 	follows := repository.NewFollowRepository(pool, q, viewers, lists, log)
 	articles := repository.NewArticleRepository(pool, q, cache.NewArticleCache(rds.Client, ks, policy, log),
-		cache.NewAuthorPageCache(rds.Client, ks, policy), lists, cache.NewTagsCache(rds.Client, ks, policy, log), repository.SearchLanguage("english"), log)
+		cache.NewAuthorPageCache(rds.Client, ks, policy), lists, cache.NewTagsCache(rds.Client, ks, policy, log), search.Language("english"), log)
 	preload := inkwell.NewArticlePreloader(articles, log) // as the server runs it
 	pctx, stopPreloads := context.WithCancel(context.Background())
 	preloadsStopped := make(chan error, 1)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
 // TestSearchSuggestionsPeopleAndTags: once the lexicon pass has folded an article, a query with
@@ -61,8 +62,8 @@ func TestSearchSuggestionsPeopleAndTags(t *testing.T) {
 // foldLexicon does what the every-minute lexicon job does on one instance.
 func (a *testApp) foldLexicon(t *testing.T) {
 	t.Helper()
-	if _, err := repository.NewSearchLexicon(a.DB.Pool, repository.NewQuerier()).Pass(context.Background(),
-		repository.LexiconPassOptions{Wait: true}); err != nil {
+	if _, err := search.NewLexicon(a.DB.Pool, repository.NewQuerier()).Pass(context.Background(),
+		search.LexiconPassOptions{Wait: true}); err != nil {
 		t.Fatalf("lexicon pass: %v", err)
 	}
 }

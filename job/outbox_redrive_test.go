@@ -15,6 +15,7 @@ import (
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -58,7 +59,7 @@ func newRedriveWorld(t *testing.T, policy domain.RedrivePolicy, applier job.Arti
 		cache.NewArticleCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy, log),
 		cache.NewAuthorPageCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy),
 		cache.NewListPageCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy, log),
-		cache.NewTagsCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy, log), repository.SearchLanguage("english"), log)
+		cache.NewTagsCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy, log), search.Language("english"), log)
 
 	var author int64
 	if err := e.pool.QueryRow(ctx, `INSERT INTO users (email, username, password_hash) VALUES ('a@example.com', 'author', 'x') RETURNING id`).Scan(&author); err != nil {

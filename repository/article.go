@@ -17,6 +17,7 @@ import (
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -35,12 +36,12 @@ type ArticleRepository struct {
 	pages *cache.AuthorPageCache
 	lists *cache.ListPageCache
 	tags  *cache.TagsCache
-	lang  SearchLanguage // the text search configuration the writes index in
+	lang  search.Language // the text search configuration the writes index in
 	log   *slog.Logger
 }
 
 // NewArticleRepository returns the repository.
-func NewArticleRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.ArticleCache, pages *cache.AuthorPageCache, lists *cache.ListPageCache, tags *cache.TagsCache, lang SearchLanguage, log *slog.Logger) *ArticleRepository {
+func NewArticleRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.ArticleCache, pages *cache.AuthorPageCache, lists *cache.ListPageCache, tags *cache.TagsCache, lang search.Language, log *slog.Logger) *ArticleRepository {
 	return &ArticleRepository{pool: pool, q: q, cache: c, pages: pages, lists: lists, tags: tags, lang: lang, log: log}
 }
 
@@ -93,9 +94,9 @@ func (r *ArticleRepository) GetBySlug(ctx context.Context, slug string) (domain.
 	return r.cache.BySlug(ctx, slug, r.loadBySlug(slug))
 }
 
-// getBySlugs returns the full articles among slugs that exist, by slug, through the cache (one
+// GetBySlugs returns the full articles among slugs that exist, by slug, through the cache (one
 // query for the misses).
-func (r *ArticleRepository) getBySlugs(ctx context.Context, slugs []string) (map[string]domain.Article, error) {
+func (r *ArticleRepository) GetBySlugs(ctx context.Context, slugs []string) (map[string]domain.Article, error) {
 	return r.cache.BySlugs(ctx, slugs, func(ctx context.Context, slugs []string) (map[string]domain.Article, error) {
 		rows, err := r.q.ArticleGetBySlugs(ctx, r.pool, slugs)
 		if err != nil {

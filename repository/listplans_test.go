@@ -8,9 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/inkwell-dev/inkwell/cmd/inkwell/seed"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository"
 )
 
 // seedForPlans bulk-loads db the way `inkwell seed` does, adds a reader's follows and likes, and
@@ -18,7 +18,7 @@ import (
 func seedForPlans(t *testing.T, db *testenv.DB) {
 	t.Helper()
 	ctx := t.Context()
-	err := repository.NewSeeder(db.Pool, dao.New()).Seed(ctx, repository.SeedOptions{
+	err := seed.New(db.Pool, dao.New()).Seed(ctx, seed.Options{
 		Users: 300, Articles: 30_000, Days: 60, PasswordHash: "not-a-hash", Now: time.Now(),
 	}, func(string, int, int) {})
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
-	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -46,7 +46,6 @@ type env struct {
 	articles *repository.ArticleRepository
 	inter    *repository.InteractiveRepository
 	comments *repository.CommentRepository
-	search   *repository.SearchRepository
 }
 
 type envOpts struct {
@@ -93,10 +92,9 @@ func setup(t testing.TB, db *testenv.DB, o envOpts) *env {
 		counters: cache.NewCounters(cacheRDB, ks, o.Policy, log),
 		viewers:  viewers,
 	}
-	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, lists, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), repository.SearchLanguage("english"), log)
+	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, lists, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), search.Language("english"), log)
 	e.inter = repository.NewInteractiveRepository(pool, q, e.counters, viewers)
 	e.comments = repository.NewCommentRepository(pool, q)
-	e.search = repository.NewSearchRepository(pg.SearchPool{Pool: pool}, dao.New(), repository.SearchLanguage("english"), e.articles, cache.NewSearchCache(cacheRDB, ks), log)
 	return e
 }
 

@@ -14,5 +14,5 @@ func NewQuerier() dao.Querier { return dao.New() }
 var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewUserEmails, NewFollowRepository,
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
 	NewRankRepository, NewHotArticleStore, NewJobQueue, NewOutbox, NewNotificationRepository,
-	NewSessionRepository, NewAPIKeyRepository, NewIdempotencyStore, NewRetentionStore, NewSearchRepository,
-	NewSearchLexicon, NewPeopleSearch, NewTagSearch, NewAccountEraser)
+	NewSessionRepository, NewAPIKeyRepository, NewIdempotencyStore, NewRetentionStore,
+	NewAccountEraser)

@@ -8,12 +8,13 @@ import (
 
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
-// search runs `inkwell search reindex`: every published article's search document again, in the
+// searchCommand runs `inkwell search reindex`: every published article's search document again, in the
 // configured INKWELL_SEARCH_LANGUAGE, a batch of ids per statement (so the server keeps serving
 // and editing meanwhile; an article edited during the run is indexed as edited).
-func search(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func searchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	subs := []subcommand{{"reindex", "", "Rebuild every published article's search document, in INKWELL_SEARCH_LANGUAGE, a batch at a time."}}
 	sub, args, err := pickSubcommand("search", subs, args, stdout)
 	if err != nil {
@@ -29,11 +30,11 @@ func search(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer cleanup()
-	lang, err := repository.CheckSearchLanguage(ctx, pool, cfg.SearchLanguage)
+	lang, err := search.CheckLanguage(ctx, pool, repository.NewQuerier(), cfg.SearchLanguage)
 	if err != nil {
 		return err
 	}
-	repo := repository.NewSearchReindexer(pool, lang, log)
+	repo := search.NewReindexer(pool, repository.NewQuerier(), lang, log)
 	start := time.Now()
 	last := time.Now()
 	var scanned, reindexed int64

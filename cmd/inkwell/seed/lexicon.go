@@ -1,9 +1,11 @@
-package repository
+package seed
 
 import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
 // seedLexiconCounter counts, while the seed writes its English articles, in how many articles each
@@ -42,7 +44,7 @@ func (c *seedLexiconCounter) add(fields ...string) {
 				c.buf = append(c.buf, f[j]|0x20) // lower case
 				j++
 			}
-			if n := j - i; n >= lexiconMinRunes && n <= lexiconMaxRunes {
+			if n := j - i; n >= search.LexiconMinRunes && n <= search.LexiconMaxRunes {
 				w := c.counts[string(c.buf)]
 				if w == nil {
 					w = &seedWordCount{}
@@ -75,10 +77,10 @@ func (c *seedLexiconCounter) words() ([]string, []int64) {
 }
 
 // seedLexicon adds the words the seed counted to the "did you mean" lexicon
-// (SearchLexicon.FoldCounted); moveStaged inserted the articles without change rows.
+// (search.Lexicon.FoldCounted); moveStaged inserted the articles without change rows.
 func (s *Seeder) seedLexicon(ctx context.Context, counted *seedLexiconCounter, progress func(string, int, int)) error {
 	words, ndocs := counted.words()
-	if _, err := NewSearchLexicon(s.pool, s.q).FoldCounted(ctx, words, ndocs); err != nil {
+	if _, err := search.NewLexicon(s.pool, s.q).FoldCounted(ctx, words, ndocs); err != nil {
 		return fmt.Errorf("seed lexicon: %w", err)
 	}
 	progress("lexicon", counted.doc, counted.doc)

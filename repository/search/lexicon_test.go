@@ -1,4 +1,4 @@
-package repository_test
+package search_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
 // lexiconArticle inserts an article straight into the table (its triggers log the change the
@@ -41,33 +41,11 @@ func lexiconAuthor(t *testing.T, pool *pgxpool.Pool) int64 {
 	return id
 }
 
-func lexiconWords(t *testing.T, pool *pgxpool.Pool) map[string]int64 {
-	t.Helper()
-	rows, err := pool.Query(context.Background(), "SELECT word, ndoc FROM search_words")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string]int64{}
-	for rows.Next() {
-		var w string
-		var n int64
-		if err := rows.Scan(&w, &n); err != nil {
-			t.Fatal(err)
-		}
-		out[w] = n
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func TestSearchLexicon_PassAndSuggest(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	lex := repository.NewSearchLexicon(db.Pool, dao.New())
+	lex := search.NewLexicon(db.Pool, dao.New())
 	author := lexiconAuthor(t, db.Pool)
 	old := time.Now().Add(-time.Hour)
 	lexiconArticle(t, db.Pool, author, "published", "Training your Dragon", "The dragon sleeps in the wagon; the cat and the cat's hat.", old)
@@ -75,14 +53,14 @@ func TestSearchLexicon_PassAndSuggest(t *testing.T) {
 	lexiconArticle(t, db.Pool, author, "draft", "Secret", "zanzibarian plans", old)
 	lexiconArticle(t, db.Pool, author, "published", "Hats", "hat", old)
 
-	pass, err := lex.Pass(ctx, repository.LexiconPassOptions{})
+	pass, err := lex.Pass(ctx, search.LexiconPassOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !pass.Ran || pass.Changes != 3 || pass.Added != 3 || pass.Batches != 1 {
 		t.Errorf("pass %+v: want it to run and count the 3 published articles in one batch", pass)
 	}
-	words := lexiconWords(t, db.Pool)
+	words := testenv.LexiconWords(t, db.Pool)
 	want := map[string]int64{"dragon": 1, "cat": 2, "hat": 2, "the": 1, "technology": 1, "wagon": 1, "cats": 1, "training": 1}
 	for w, n := range want {
 		if words[w] != n {
@@ -96,11 +74,11 @@ func TestSearchLexicon_PassAndSuggest(t *testing.T) {
 	}
 
 	// Idempotent: a second pass finds nothing new and changes no count.
-	again, err := lex.Pass(ctx, repository.LexiconPassOptions{})
+	again, err := lex.Pass(ctx, search.LexiconPassOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Changes != 0 || !maps.Equal(lexiconWords(t, db.Pool), words) {
+	if again.Changes != 0 || !maps.Equal(testenv.LexiconWords(t, db.Pool), words) {
 		t.Errorf("second pass %+v changed the lexicon", again)
 	}
 
@@ -117,7 +95,7 @@ func TestSearchLexicon_PassAndSuggest(t *testing.T) {
 
 	// More articles with hat: now hat is in more articles than cat and wins the tie.
 	lexiconArticle(t, db.Pool, author, "published", "More hats", "hat", old)
-	if _, err := lex.Pass(ctx, repository.LexiconPassOptions{}); err != nil {
+	if _, err := lex.Pass(ctx, search.LexiconPassOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := lex.Suggest(ctx, []string{"bat"}); err != nil || got["bat"] != "hat" {
@@ -125,46 +103,13 @@ func TestSearchLexicon_PassAndSuggest(t *testing.T) {
 	}
 }
 
-// lexiconRecount is the lexicon folded afresh from every published article: what the lexicon must
-// equal once every change is folded.
-func lexiconRecount(t *testing.T, pool *pgxpool.Pool) map[string]int64 {
-	t.Helper()
-	rows, err := pool.Query(context.Background(), `
-		SELECT w.word, w.ndoc
-		FROM ts_stat($q$SELECT to_tsvector('simple', left(title, 1000) || ' ' || left(description, 4000) || ' ' || left(body, 100000))
-		               FROM articles WHERE status = 'published'$q$) AS w (word, ndoc, nentry)
-		WHERE w.word ~ '^[[:alnum:]]{3,32}$' AND w.word !~ '^[0-9]+$'
-		  AND w.word !~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (struct {
-		w string
-		n int64
-	}, error) {
-		var v struct {
-			w string
-			n int64
-		}
-		return v, r.Scan(&v.w, &v.n)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := make(map[string]int64, len(out))
-	for _, v := range out {
-		m[v.w] = v.n
-	}
-	return m
-}
-
 // requireLexiconExact folds every change and compares the lexicon with a recount.
-func requireLexiconExact(t *testing.T, lex *repository.SearchLexicon, pool *pgxpool.Pool, when string) map[string]int64 {
+func requireLexiconExact(t *testing.T, lex *search.Lexicon, pool *pgxpool.Pool, when string) map[string]int64 {
 	t.Helper()
-	if _, err := lex.Pass(context.Background(), repository.LexiconPassOptions{Wait: true}); err != nil {
+	if _, err := lex.Pass(context.Background(), search.LexiconPassOptions{Wait: true}); err != nil {
 		t.Fatalf("%s: pass: %v", when, err)
 	}
-	got, want := lexiconWords(t, pool), lexiconRecount(t, pool)
+	got, want := testenv.LexiconWords(t, pool), testenv.LexiconRecount(t, pool)
 	if !maps.Equal(got, want) {
 		for w, n := range want {
 			if got[w] != n {
@@ -187,7 +132,7 @@ func TestSearchLexicon_CountsFollowRemovals(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	lex := repository.NewSearchLexicon(db.Pool, dao.New())
+	lex := search.NewLexicon(db.Pool, dao.New())
 	author := lexiconAuthor(t, db.Pool)
 	old := time.Now().Add(-time.Hour)
 	exec := func(sql string, args ...any) {
@@ -267,7 +212,7 @@ func TestSearchLexicon_PassesRacingWriters(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	lex := repository.NewSearchLexicon(db.Pool, dao.New())
+	lex := search.NewLexicon(db.Pool, dao.New())
 	author := lexiconAuthor(t, db.Pool)
 	vocabulary := []string{"amber", "basil", "cedar", "delta", "ember", "fjord", "grove", "heron"}
 	var ids []int64
@@ -284,7 +229,7 @@ func TestSearchLexicon_PassesRacingWriters(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := lex.Pass(ctx, repository.LexiconPassOptions{Batch: 3, Wait: true}); err != nil {
+			if _, err := lex.Pass(ctx, search.LexiconPassOptions{Batch: 3, Wait: true}); err != nil {
 				passes <- err
 				return
 			}
@@ -334,19 +279,19 @@ func TestSearchLexicon_PassIsBoundedAndSkipsWhenLocked(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	lex := repository.NewSearchLexicon(db.Pool, dao.New())
+	lex := search.NewLexicon(db.Pool, dao.New())
 	author := lexiconAuthor(t, db.Pool)
 	for i := range 7 {
 		lexiconArticle(t, db.Pool, author, "published", fmt.Sprintf("word%c", 'a'+i), "common", time.Now())
 	}
-	p, err := lex.Pass(ctx, repository.LexiconPassOptions{Batch: 2, MaxBatches: 1})
+	p, err := lex.Pass(ctx, search.LexiconPassOptions{Batch: 2, MaxBatches: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Batches != 1 || p.Changes != 2 {
 		t.Errorf("bounded pass %+v: want 1 batch of 2 changes", p)
 	}
-	if n := lexiconWords(t, db.Pool)["common"]; n != 2 {
+	if n := testenv.LexiconWords(t, db.Pool)["common"]; n != 2 {
 		t.Errorf("common counted in %d articles, want 2", n)
 	}
 
@@ -358,7 +303,7 @@ func TestSearchLexicon_PassIsBoundedAndSkipsWhenLocked(t *testing.T) {
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(1422, 1)"); err != nil {
 		t.Fatal(err)
 	}
-	p, err = lex.Pass(ctx, repository.LexiconPassOptions{})
+	p, err = lex.Pass(ctx, search.LexiconPassOptions{})
 	if err != nil || p.Ran {
 		t.Errorf("pass while locked elsewhere: %+v, %v; want skipped", p, err)
 	}
@@ -367,14 +312,14 @@ func TestSearchLexicon_PassIsBoundedAndSkipsWhenLocked(t *testing.T) {
 	}
 	conn.Release()
 
-	p, err = lex.Pass(ctx, repository.LexiconPassOptions{Batch: 2})
+	p, err = lex.Pass(ctx, search.LexiconPassOptions{Batch: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !p.Ran || p.Changes != 5 || p.Batches != 3 {
 		t.Errorf("final pass %+v: want the last 5 changes in 3 batches", p)
 	}
-	if n := lexiconWords(t, db.Pool)["common"]; n != 7 {
+	if n := testenv.LexiconWords(t, db.Pool)["common"]; n != 7 {
 		t.Errorf("common counted in %d articles, want 7", n)
 	}
 	var locks int
@@ -394,7 +339,7 @@ func TestSearchLexicon_DocumentedRebuild(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	lex := repository.NewSearchLexicon(db.Pool, dao.New())
+	lex := search.NewLexicon(db.Pool, dao.New())
 	author := lexiconAuthor(t, db.Pool)
 	kept := lexiconArticle(t, db.Pool, author, "published", "Kept", "kestrel", time.Now())
 	other := lexiconArticle(t, db.Pool, author, "published", "Other", "osprey", time.Now())

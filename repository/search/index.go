@@ -1,4 +1,4 @@
-package repository
+package search
 
 import (
 	"context"
@@ -10,10 +10,10 @@ import (
 	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
-// NewSearchReindexer returns a SearchRepository for the one-off commands (`inkwell search
+// NewReindexer returns a Repository for the one-off commands (`inkwell search
 // reindex`): BackfillSearch and Reindex only, with no caches.
-func NewSearchReindexer(pool *pgxpool.Pool, lang SearchLanguage, log *slog.Logger) *SearchRepository {
-	return NewSearchRepository(pg.SearchPool{Pool: pool}, NewQuerier(), lang, nil, nil, log)
+func NewReindexer(pool *pgxpool.Pool, q dao.Querier, lang Language, log *slog.Logger) *Repository {
+	return NewRepository(Pool{Pool: pool}, q, lang, nil, nil, log)
 }
 
 // searchBatch is how many articles one backfill or reindex statement indexes: each is a short
@@ -26,7 +26,7 @@ const searchBatch = 500
 // transaction until none is left. One instance of a fleet works at a time: a batch runs only
 // while its transaction holds an advisory lock, and an instance that cannot take it stops (the
 // holder is doing the work). Returns the articles it indexed.
-func (r *SearchRepository) BackfillSearch(ctx context.Context) (int, error) {
+func (r *Repository) BackfillSearch(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		var n int
@@ -55,7 +55,7 @@ func (r *SearchRepository) BackfillSearch(ctx context.Context) (int, error) {
 // (`inkwell search reindex`: after a change of INKWELL_SEARCH_LANGUAGE or of the document
 // function), walking the primary key a batch per statement. progress gets the ids scanned and the
 // articles reindexed so far after each batch.
-func (r *SearchRepository) Reindex(ctx context.Context, progress func(scanned, reindexed int64)) error {
+func (r *Repository) Reindex(ctx context.Context, progress func(scanned, reindexed int64)) error {
 	var after, scanned, reindexed int64
 	for {
 		row, err := r.q.ArticleSearchReindex(ctx, r.pool, dao.ArticleSearchReindexParams{

@@ -1,4 +1,4 @@
-package repository
+package search
 
 import (
 	"context"
@@ -10,16 +10,16 @@ import (
 	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
-// PeopleSearch finds users for search boxes (GET /api/search/users). Each group of the query reads
+// People finds users for search boxes (GET /api/search/users). Each group of the query reads
 // at most its limit of rows off an index (migrations/00022_search_lexicon_people_tags.sql).
-type PeopleSearch struct {
+type People struct {
 	pool *pgxpool.Pool
 	q    dao.Querier
 }
 
-// NewPeopleSearch returns the searcher.
-func NewPeopleSearch(pool *pgxpool.Pool, q dao.Querier) *PeopleSearch {
-	return &PeopleSearch{pool: pool, q: q}
+// NewPeople returns the searcher.
+func NewPeople(pool *pgxpool.Pool, q dao.Querier) *People {
+	return &People{pool: pool, q: q}
 }
 
 // likeEscaper escapes LIKE's metacharacters (PostgreSQL's default escape is the backslash), so a
@@ -31,7 +31,7 @@ func likePrefix(s string) string { return likeEscaper.Replace(s) + "%" }
 
 // SearchUsers returns the ids of at most limit users matching q, best first (exact username,
 // username prefix, username similarity, bio words); usernames compare case-insensitively.
-func (p *PeopleSearch) SearchUsers(ctx context.Context, q string, limit int) ([]int64, error) {
+func (p *People) SearchUsers(ctx context.Context, q string, limit int) ([]int64, error) {
 	q = strings.ToLower(q)
 	rows, err := p.q.UserSearch(ctx, p.pool, dao.UserSearchParams{Q: q, Prefix: likePrefix(q), Lim: int32(limit)})
 	if err != nil {

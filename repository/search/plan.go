@@ -1,4 +1,4 @@
-package repository
+package search
 
 import (
 	"context"
@@ -117,7 +117,7 @@ func wordsShare(words string, known map[string]wordEstimate, published float64) 
 			continue
 		}
 		e := known[t.word]
-		if t.negated || e.stop || (e.ndoc < 0 && len([]rune(t.word)) < lexiconMinRunes) {
+		if t.negated || e.stop || (e.ndoc < 0 && len([]rune(t.word)) < LexiconMinRunes) {
 			continue
 		}
 		s := min(float64(max(e.ndoc, 1))/published, 1)

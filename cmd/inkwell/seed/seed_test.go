@@ -1,4 +1,4 @@
-package repository_test
+package seed_test
 
 import (
 	"context"
@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inkwell-dev/inkwell/cmd/inkwell/seed"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository"
 )
 
 // The reader a seed adds follows and favorites exactly what it was asked to, drawn from that
@@ -17,9 +17,9 @@ func TestSeeder_Reader(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	seeder := repository.NewSeeder(db.Pool, dao.New())
-	opts := repository.SeedOptions{Users: 30, Articles: 200, Days: 3, PasswordHash: "x", Chunk: 64, Now: time.Now(),
-		Reader: repository.SeedReader{Username: "reader1", Follows: 25, Favorites: 40}}
+	seeder := seed.New(db.Pool, dao.New())
+	opts := seed.Options{Users: 30, Articles: 200, Days: 3, PasswordHash: "x", Chunk: 64, Now: time.Now(),
+		Reader: seed.Reader{Username: "reader1", Follows: 25, Favorites: 40}}
 	var steps []string
 	if err := seeder.Seed(ctx, opts, func(what string, _, _ int) { steps = append(steps, what) }); err != nil {
 		t.Fatal(err)
@@ -46,12 +46,12 @@ func TestSeeder_Reader(t *testing.T) {
 	}
 
 	// A second seed without a reader adds none; one asking for more follows than authors fails.
-	opts.Reader = repository.SeedReader{}
+	opts.Reader = seed.Reader{}
 	opts.Now = opts.Now.Add(time.Second)
 	if err := seeder.Seed(ctx, opts, func(string, int, int) {}); err != nil {
 		t.Fatal(err)
 	}
-	opts.Reader = repository.SeedReader{Username: "reader2", Follows: 31}
+	opts.Reader = seed.Reader{Username: "reader2", Follows: 31}
 	opts.Now = opts.Now.Add(time.Second)
 	if err := seeder.Seed(ctx, opts, func(string, int, int) {}); err == nil {
 		t.Error("31 follows of 30 authors: nil error")
@@ -71,8 +71,8 @@ func TestSeeder_TextAndLexicon(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	opts := repository.SeedOptions{Users: 5, Articles: 600, Days: 2, PasswordHash: "x", Chunk: 250, Now: time.Now()}
-	if err := repository.NewSeeder(db.Pool, dao.New()).Seed(ctx, opts, func(string, int, int) {}); err != nil {
+	opts := seed.Options{Users: 5, Articles: 600, Days: 2, PasswordHash: "x", Chunk: 250, Now: time.Now()}
+	if err := seed.New(db.Pool, dao.New()).Seed(ctx, opts, func(string, int, int) {}); err != nil {
 		t.Fatal(err)
 	}
 	var cjk, english, changes, theDocs, words int64

@@ -1,4 +1,4 @@
-package repository
+package search
 
 import (
 	"context"
@@ -17,25 +17,25 @@ import (
 // Lexicon words: what the lexicon pass keeps (queries/search_words.sql, SearchWordsApplyChanges) and what
 // Suggest looks up, the same rule on both sides.
 const (
-	lexiconMinRunes = 3
-	lexiconMaxRunes = 32
+	LexiconMinRunes = 3
+	LexiconMaxRunes = 32
 	// suggestMaxWords bounds the words one Suggest call looks at (a query has a handful).
 	suggestMaxWords = 8
 	// suggestTrigramCandidates is how many trigram neighbours of a word are weighed by edit distance.
 	suggestTrigramCandidates = 10
 )
 
-// SearchLexicon is the lexicon of indexed words (search_words) behind "did you mean": Suggest
+// Lexicon is the lexicon of indexed words (search_words) behind "did you mean": Suggest
 // corrects misspelt words, and the lexicon pass (Pass) folds the changes of published articles
 // (published, edited, withdrawn, deleted) into it in the background, off the write path.
-type SearchLexicon struct {
+type Lexicon struct {
 	pool *pgxpool.Pool
 	q    dao.Querier
 }
 
-// NewSearchLexicon returns the lexicon.
-func NewSearchLexicon(pool *pgxpool.Pool, q dao.Querier) *SearchLexicon {
-	return &SearchLexicon{pool: pool, q: q}
+// NewLexicon returns the lexicon.
+func NewLexicon(pool *pgxpool.Pool, q dao.Querier) *Lexicon {
+	return &Lexicon{pool: pool, q: q}
 }
 
 // Suggest maps each of words that is not in the lexicon to its closest lexicon word, when one is
@@ -44,7 +44,7 @@ func NewSearchLexicon(pool *pgxpool.Pool, q dao.Querier) *SearchLexicon {
 // Candidates are a word's nearest lexicon words by trigrams plus its edit-distance-1 variants
 // that are lexicon words; the closest by Damerau-Levenshtein (optimal string alignment) distance
 // wins, then the one in more articles, then the first in byte order. One statement.
-func (l *SearchLexicon) Suggest(ctx context.Context, words []string) (map[string]string, error) {
+func (l *Lexicon) Suggest(ctx context.Context, words []string) (map[string]string, error) {
 	out := map[string]string{}
 	given := map[string][]string{} // lexicon form → the words given that have it
 	var asked, probes []string
@@ -113,7 +113,7 @@ func (l *SearchLexicon) Suggest(ctx context.Context, words []string) (map[string
 func lexiconForm(w string) (string, bool) {
 	w = strings.ToLower(strings.TrimSpace(w))
 	n := utf8.RuneCountInString(w)
-	if n < lexiconMinRunes || n > lexiconMaxRunes || !utf8.ValidString(w) {
+	if n < LexiconMinRunes || n > LexiconMaxRunes || !utf8.ValidString(w) {
 		return "", false
 	}
 	letter := false
@@ -156,7 +156,7 @@ func appendVariants(dst []string, w string) []string {
 	}
 	buf := make([]rune, 0, len(rs)+1)
 	add := func(v []rune) {
-		if n := len(v); n >= lexiconMinRunes && n <= lexiconMaxRunes {
+		if n := len(v); n >= LexiconMinRunes && n <= LexiconMaxRunes {
 			dst = append(dst, string(v))
 		}
 	}
@@ -234,7 +234,7 @@ type LexiconPass struct {
 // opts.MaxBatches. Its work follows the changes, not the table: with nothing to fold it is one
 // index probe. It runs under a session advisory lock, so one pass at a time runs in the whole
 // fleet, and a batch deletes the changes it folded in its own transaction, so none is folded twice.
-func (l *SearchLexicon) Pass(ctx context.Context, opts LexiconPassOptions) (LexiconPass, error) {
+func (l *Lexicon) Pass(ctx context.Context, opts LexiconPassOptions) (LexiconPass, error) {
 	var res LexiconPass
 	ran, err := l.locked(ctx, opts.Wait, func(conn *pgxpool.Conn) error {
 		var err error
@@ -247,7 +247,7 @@ func (l *SearchLexicon) Pass(ctx context.Context, opts LexiconPassOptions) (Lexi
 
 // locked runs fn holding the lexicon pass's advisory lock on a connection of its own; ran is false
 // when the lock was taken elsewhere and wait is false.
-func (l *SearchLexicon) locked(ctx context.Context, wait bool, fn func(conn *pgxpool.Conn) error) (ran bool, err error) {
+func (l *Lexicon) locked(ctx context.Context, wait bool, fn func(conn *pgxpool.Conn) error) (ran bool, err error) {
 	conn, err := l.pool.Acquire(ctx)
 	if err != nil {
 		return false, pg.Wrapf(err, "lexicon pass: acquire")
@@ -276,7 +276,7 @@ func (l *SearchLexicon) locked(ctx context.Context, wait bool, fn func(conn *pgx
 }
 
 // pass runs the batches of one pass; the caller holds the lock.
-func (l *SearchLexicon) pass(ctx context.Context, conn *pgxpool.Conn, opts LexiconPassOptions) (LexiconPass, error) {
+func (l *Lexicon) pass(ctx context.Context, conn *pgxpool.Conn, opts LexiconPassOptions) (LexiconPass, error) {
 	if opts.Batch <= 0 {
 		opts.Batch = lexiconJobBatch
 	}
@@ -297,7 +297,7 @@ func (l *SearchLexicon) pass(ctx context.Context, conn *pgxpool.Conn, opts Lexic
 // it returns how many change rows it read. REPEATABLE READ: the articles' texts are read in the
 // snapshot the changes were read in, so an addition with no later change visible reads the very
 // text it added (a change committed after the snapshot brings its own rows, folded next time).
-func (l *SearchLexicon) batch(ctx context.Context, conn *pgxpool.Conn, lim int, res *LexiconPass) (int, error) {
+func (l *Lexicon) batch(ctx context.Context, conn *pgxpool.Conn, lim int, res *LexiconPass) (int, error) {
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	if err != nil {
 		return 0, pg.Wrapf(err, "lexicon pass: begin")
@@ -365,7 +365,7 @@ func settleLexiconChanges(rows []dao.SearchLexiconChangesBatchRow) (added, remov
 // in ndocs[i] of the published articles it inserted with inkwell.lexicon_insert_counted on, so
 // the triggers logged no change for them), under the pass's lock, waiting for a pass running
 // elsewhere.
-func (l *SearchLexicon) FoldCounted(ctx context.Context, words []string, ndocs []int64) (LexiconPass, error) {
+func (l *Lexicon) FoldCounted(ctx context.Context, words []string, ndocs []int64) (LexiconPass, error) {
 	var res LexiconPass
 	_, err := l.locked(ctx, true, func(conn *pgxpool.Conn) error {
 		added, err := l.q.SearchWordsAdd(ctx, conn, dao.SearchWordsAddParams{Words: words, Ndocs: ndocs})
@@ -384,7 +384,7 @@ const (
 
 // FoldNew is the background job's pass (job.LexiconFolder): bounded, and skipped when another
 // instance is running one.
-func (l *SearchLexicon) FoldNew(ctx context.Context) (int, bool, error) {
+func (l *Lexicon) FoldNew(ctx context.Context) (int, bool, error) {
 	p, err := l.Pass(ctx, LexiconPassOptions{Batch: lexiconJobBatch, MaxBatches: lexiconJobMaxBatches})
 	return p.Changes, p.Ran, err
 }

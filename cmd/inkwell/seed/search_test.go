@@ -1,4 +1,4 @@
-package repository_test
+package seed_test
 
 import (
 	"context"
@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inkwell-dev/inkwell/cmd/inkwell/seed"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
 // Every seeded article is searchable: the seed fills the search documents after its COPY, in
@@ -19,8 +20,8 @@ func TestSeeder_FillsSearchDocuments(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	opts := repository.SeedOptions{Users: 5, Articles: 25_000, Days: 3, PasswordHash: "x", Now: time.Now()}
-	if err := repository.NewSeeder(db.Pool, dao.New()).Seed(ctx, opts, func(string, int, int) {}); err != nil {
+	opts := seed.Options{Users: 5, Articles: 25_000, Days: 3, PasswordHash: "x", Now: time.Now()}
+	if err := seed.New(db.Pool, dao.New()).Seed(ctx, opts, func(string, int, int) {}); err != nil {
 		t.Fatal(err)
 	}
 	var missing, found int64
@@ -42,8 +43,8 @@ func TestSeeder_NoSearchLeavesItToTheBackfill(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	opts := repository.SeedOptions{Users: 2, Articles: 700, Days: 2, PasswordHash: "x", Now: time.Now(), NoSearch: true}
-	if err := repository.NewSeeder(db.Pool, dao.New()).Seed(ctx, opts, func(string, int, int) {}); err != nil {
+	opts := seed.Options{Users: 2, Articles: 700, Days: 2, PasswordHash: "x", Now: time.Now(), NoSearch: true}
+	if err := seed.New(db.Pool, dao.New()).Seed(ctx, opts, func(string, int, int) {}); err != nil {
 		t.Fatal(err)
 	}
 	var unindexed, words int64
@@ -57,17 +58,17 @@ func TestSeeder_NoSearchLeavesItToTheBackfill(t *testing.T) {
 	if count(); unindexed != 700 || words != 0 {
 		t.Fatalf("after a seed without search: %d of 700 articles unindexed, %d lexicon words; want 700 and 0", unindexed, words)
 	}
-	if n, err := repository.NewSearchReindexer(db.Pool, "english", testenv.Logger(t)).BackfillSearch(ctx); err != nil || n != 700 {
+	if n, err := search.NewReindexer(db.Pool, dao.New(), "english", testenv.Logger(t)).BackfillSearch(ctx); err != nil || n != 700 {
 		t.Fatalf("backfill indexed %d, %v; want 700", n, err)
 	}
 	if count(); unindexed != 0 {
 		t.Fatalf("%d articles still unindexed after the backfill", unindexed)
 	}
 	// Their words reach the lexicon through the lexicon pass, as any published article's.
-	if _, err := repository.NewSearchLexicon(db.Pool, dao.New()).Pass(ctx, repository.LexiconPassOptions{}); err != nil {
+	if _, err := search.NewLexicon(db.Pool, dao.New()).Pass(ctx, search.LexiconPassOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := lexiconWords(t, db.Pool), lexiconRecount(t, db.Pool); len(want) == 0 || !maps.Equal(got, want) {
+	if got, want := testenv.LexiconWords(t, db.Pool), testenv.LexiconRecount(t, db.Pool); len(want) == 0 || !maps.Equal(got, want) {
 		t.Errorf("the lexicon after a pass holds %d words, a recount of the seeded articles %d", len(got), len(want))
 	}
 }

@@ -1,4 +1,4 @@
-package repository
+package seed
 
 import (
 	"context"
@@ -30,7 +30,7 @@ const seedMoveBatch = 25_000
 //
 // With o.NoSearch the articles get no document or place, and their words reach the lexicon through
 // the lexicon pass, as a published article's do.
-func (s *Seeder) seedArticles(ctx context.Context, o SeedOptions, tag string, userIDs []int64, rng *rand.Rand, progress func(string, int, int)) (err error) {
+func (s *Seeder) seedArticles(ctx context.Context, o Options, tag string, userIDs []int64, rng *rand.Rand, progress func(string, int, int)) (err error) {
 	lang := o.SearchLanguage
 	if lang == "" {
 		lang = "english"
@@ -99,7 +99,7 @@ func (s *Seeder) seedArticles(ctx context.Context, o SeedOptions, tag string, us
 
 // moveStaged inserts the staged articles into articles in publication order, a batch per
 // statement and a few statements at once, computing each search document in the statement.
-func (s *Seeder) moveStaged(ctx context.Context, staging, lang string, o SeedOptions, progress func(string, int, int)) error {
+func (s *Seeder) moveStaged(ctx context.Context, staging, lang string, o Options, progress func(string, int, int)) error {
 	document, search := `inkwell_search_document($3::text::regconfig, title, description, body)`, []any{lang}
 	if o.NoSearch {
 		document, search = `NULL::tsvector`, nil

@@ -1,4 +1,4 @@
-package repository
+package search
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -25,7 +24,7 @@ func TestSearchPlans_FindTheSameCandidates(t *testing.T) {
 	db := testenv.NewDB(t)
 	const articles = 5000
 	last := seedPlanArticles(t, db, articles)
-	r := NewSearchRepository(pg.SearchPool{Pool: db.Pool}, dao.New(), "english", nil, nil, testenv.Logger(t))
+	r := NewRepository(Pool{Pool: db.Pool}, dao.New(), "english", nil, nil, testenv.Logger(t))
 	for _, words := range []string{"zqcommon", "zqhalf", "zqcommon zqhalf", "zqrare", "zqcommon -zqhalf", "zqrare or zqtitle"} {
 		terms, err := domain.ParseSearchQuery(words)
 		if err != nil {
@@ -131,7 +130,7 @@ func TestSearch_ForgedCursorPlaceIsHeldToThePresent(t *testing.T) {
 	db := testenv.NewDB(t)
 	last := seedPlanArticles(t, db, 5000)
 	q := &placesQuerier{Querier: dao.New()}
-	r := NewSearchRepository(pg.SearchPool{Pool: db.Pool}, q, "english", nil, nil, testenv.Logger(t))
+	r := NewRepository(Pool{Pool: db.Pool}, q, "english", nil, nil, testenv.Logger(t))
 	// As common as the lexicon would say once its pass ran: the plan walks windows of 1,024.
 	r.words.entries["zqcommon"] = cachedWord[wordEstimate]{wordEstimate{ndoc: 5000}, time.Now().Add(time.Hour)}
 	terms, err := domain.ParseSearchQuery("zqcommon")
@@ -206,7 +205,7 @@ func TestSearchSnippets_LookUpFewWordsOnce(t *testing.T) {
 	db := testenv.NewDB(t)
 	seedPlanArticles(t, db, 300)
 	q := &lexemeQuerier{Querier: dao.New()}
-	r := NewSearchRepository(pg.SearchPool{Pool: db.Pool}, q, "english", nil, nil, testenv.Logger(t))
+	r := NewRepository(Pool{Pool: db.Pool}, q, "english", nil, nil, testenv.Logger(t))
 	terms, err := domain.ParseSearchQuery("zqhalf")
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package repository
+package seed
 
 import (
 	"math/rand/v2"

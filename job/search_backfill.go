@@ -7,7 +7,7 @@ import (
 )
 
 // SearchIndexer gives search documents to the published articles that have none; one instance
-// of a fleet at a time does the work (repository.SearchRepository.BackfillSearch).
+// of a fleet at a time does the work (search.Repository.BackfillSearch in repository/search).
 type SearchIndexer interface {
 	BackfillSearch(ctx context.Context) (int, error)
 }

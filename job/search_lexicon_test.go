@@ -8,7 +8,7 @@ import (
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/job"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
 type fakeFolder struct {
@@ -52,8 +52,8 @@ func TestLexiconJob_TwoInstancesFoldOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs := []*job.LexiconJob{
-		job.NewLexiconJob(repository.NewSearchLexicon(db.Pool, dao.New()), testenv.Logger(t)),
-		job.NewLexiconJob(repository.NewSearchLexicon(db.Pool, dao.New()), testenv.Logger(t)),
+		job.NewLexiconJob(search.NewLexicon(db.Pool, dao.New()), testenv.Logger(t)),
+		job.NewLexiconJob(search.NewLexicon(db.Pool, dao.New()), testenv.Logger(t)),
 	}
 	type result struct {
 		n   int

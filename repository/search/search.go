@@ -1,4 +1,4 @@
-package repository
+package search
 
 import (
 	"cmp"
@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/cache"
@@ -24,42 +25,35 @@ import (
 	"github.com/inkwell-dev/inkwell/service"
 )
 
-// SearchLanguage is the PostgreSQL text search configuration articles are indexed and searched
-// in (INKWELL_SEARCH_LANGUAGE), as PostgreSQL names it.
-type SearchLanguage string
-
-// CheckSearchLanguage returns name as a text search configuration of the database, or an error
-// naming the setting when there is none by that name (the server refuses to start with it).
-func CheckSearchLanguage(ctx context.Context, pool *pgxpool.Pool, name string) (SearchLanguage, error) {
-	got, err := NewQuerier().ArticleSearchLanguage(ctx, pool, name)
-	if err != nil {
-		return "", fmt.Errorf("INKWELL_SEARCH_LANGUAGE %q is not a text search configuration of this database (SELECT cfgname FROM pg_ts_config lists them): %w", name, err)
-	}
-	return SearchLanguage(got), nil
-}
-
-// SearchRepository runs article searches: the ranking query, then the snippets of the page, and
-// for anonymous readers a short-lived cache of hit lists hydrated through the article cache.
-type SearchRepository struct {
+// Repository runs article searches: the ranking query, then the snippets of the page, and for
+// anonymous readers a short-lived cache of hit lists hydrated through the article cache.
+type Repository struct {
 	pool     *pgxpool.Pool
 	q        dao.Querier
-	lang     SearchLanguage
-	articles *ArticleRepository
+	lang     Language
+	articles ArticleReader
 	words    *searchWordCache[wordEstimate] // how common query words are, and their lexemes
 	lexemes  *searchWordCache[string]       // the lexemes of the words of hits' texts
 	hits     *cache.SearchCache
 	log      *slog.Logger
 }
 
-// NewSearchRepository returns the repository.
-func NewSearchRepository(pool pg.SearchPool, q dao.Querier, lang SearchLanguage, articles *ArticleRepository, hits *cache.SearchCache, log *slog.Logger) *SearchRepository {
-	return &SearchRepository{pool: pool.Pool, q: q, lang: lang, articles: articles, words: newSearchWordCache[wordEstimate](), lexemes: newSearchWordCache[string](), hits: hits, log: log}
+// ArticleReader reads full articles by slug through the article cache (the core
+// repository.ArticleRepository): cached hit lists are hydrated with it, so a page stays coherent
+// with every write. Declared here so the search room does not import the core repository.
+type ArticleReader interface {
+	GetBySlugs(ctx context.Context, slugs []string) (map[string]domain.Article, error)
+}
+
+// NewRepository returns the repository.
+func NewRepository(pool Pool, q dao.Querier, lang Language, articles ArticleReader, hits *cache.SearchCache, log *slog.Logger) *Repository {
+	return &Repository{pool: pool.Pool, q: q, lang: lang, articles: articles, words: newSearchWordCache[wordEstimate](), lexemes: newSearchWordCache[string](), hits: hits, log: log}
 }
 
 // Search returns one page of hits. A shared (anonymous) page comes from the hit-list cache when
 // it is there; its articles are then read through the article cache, and any that is no longer
 // published is left out. Redis failing only means PostgreSQL answers.
-func (r *SearchRepository) Search(ctx context.Context, q service.SearchQuery) (service.SearchPage, error) {
+func (r *Repository) Search(ctx context.Context, q service.SearchQuery) (service.SearchPage, error) {
 	if !q.Shared {
 		return r.search(ctx, q)
 	}
@@ -109,12 +103,12 @@ func entryOf(p service.SearchPage) cache.SearchEntry {
 
 // hydrate turns a cached page back into hits, through the article cache (coherent with every
 // write on every instance): an article withdrawn or deleted since the page was cached is dropped.
-func (r *SearchRepository) hydrate(ctx context.Context, e cache.SearchEntry) (service.SearchPage, error) {
+func (r *Repository) hydrate(ctx context.Context, e cache.SearchEntry) (service.SearchPage, error) {
 	slugs := make([]string, len(e.Hits))
 	for i, h := range e.Hits {
 		slugs[i] = h.Slug
 	}
-	arts, err := r.articles.getBySlugs(ctx, slugs)
+	arts, err := r.articles.GetBySlugs(ctx, slugs)
 	if err != nil {
 		return service.SearchPage{}, err
 	}
@@ -146,17 +140,30 @@ type searchCandidate struct {
 // same columns, so their rows convert to this one's type.
 func candidateOf(row dao.ArticleSearchAllRow) searchCandidate {
 	counters := domain.Counters{Reads: row.Reads, Likes: row.Likes, Collects: row.Collects}
-	return searchCandidate{rank: row.Rank, counters: counters, article: summaryFromRow(dao.ArticleListByAuthorRow{
+	a := domain.Article{ // a list's summary: no body
 		ID: row.ID, Slug: row.Slug, AuthorID: row.AuthorID, Title: row.Title, Description: row.Description,
-		TagList: row.TagList, Status: string(domain.StatusPublished), Version: row.Version, CreatedAt: row.CreatedAt,
-		UpdatedAt: row.UpdatedAt, PublishedAt: row.PublishedAt,
-	})}
+		Tags: row.TagList, Status: domain.StatusPublished, Version: row.Version,
+		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+	}
+	if a.Tags == nil {
+		a.Tags = []string{}
+	}
+	if row.PublishedAt.Valid {
+		t := row.PublishedAt.Time
+		a.PublishedAt = &t
+	}
+	return searchCandidate{rank: row.Rank, counters: counters, article: a}
 }
+
+// optText and optInt are an optional filter's parameter: NULL when it is not set.
+func optText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
+
+func optInt(id int64) pgtype.Int8 { return pgtype.Int8{Int64: id, Valid: id != 0} }
 
 // search ranks the newest domain.SearchDepth matches (candidates; see planSearch for how they are
 // found) by domain.SearchScore, their likes read with them from interactives, and returns the page
 // after q.After with its snippets, computed for the page only.
-func (r *SearchRepository) search(ctx context.Context, q service.SearchQuery) (service.SearchPage, error) {
+func (r *Repository) search(ctx context.Context, q service.SearchQuery) (service.SearchPage, error) {
 	stats, err := r.q.ArticleSearchSnapshot(ctx, r.pool, dao.ArticleSearchSnapshotParams{Tag: optText(q.Tag), AuthorID: optInt(q.AuthorID)})
 	if err != nil {
 		return service.SearchPage{}, pg.Wrapf(err, "plan a search")
@@ -213,7 +220,7 @@ func (r *SearchRepository) search(ctx context.Context, q service.SearchQuery) (s
 }
 
 // estimateWords asks the lexicon how common words are (searchWordCache's loader).
-func (r *SearchRepository) estimateWords(ctx context.Context, words []string) (map[string]wordEstimate, error) {
+func (r *Repository) estimateWords(ctx context.Context, words []string) (map[string]wordEstimate, error) {
 	rows, err := r.q.SearchWordsEstimate(ctx, r.pool, dao.SearchWordsEstimateParams{Words: words, SearchConfig: string(r.lang)})
 	if err != nil {
 		return nil, pg.Wrapf(err, "estimate search words")
@@ -227,7 +234,7 @@ func (r *SearchRepository) estimateWords(ctx context.Context, words []string) (m
 
 // candidates collects the newest domain.SearchDepth matches as the plan says: windows newest
 // first, handing over to reading the rest of the history when the windows it walked ran out.
-func (r *SearchRepository) candidates(ctx context.Context, q service.SearchQuery, p searchPlan) ([]searchCandidate, error) {
+func (r *Repository) candidates(ctx context.Context, q service.SearchQuery, p searchPlan) ([]searchCandidate, error) {
 	var out []searchCandidate
 	below := p.snapshotSeq + 1
 	if p.shift != 0 {
@@ -254,7 +261,7 @@ func (r *SearchRepository) candidates(ctx context.Context, q service.SearchQuery
 
 // walkWindows runs the plan's window statement (one per window size: the index expression is part
 // of the statement).
-func (r *SearchRepository) walkWindows(ctx context.Context, q service.SearchQuery, p searchPlan) ([]searchCandidate, error) {
+func (r *Repository) walkWindows(ctx context.Context, q service.SearchQuery, p searchPlan) ([]searchCandidate, error) {
 	cfg, words, cjk, tag, author := string(r.lang), q.Terms.Words, q.Terms.CJKQuery(), optText(q.Tag), optInt(q.AuthorID)
 	depth := int32(domain.SearchDepth)
 	switch p.shift {
@@ -301,7 +308,7 @@ func score(cands []searchCandidate, at time.Time) {
 // (their first letter is a query lexeme's: stemmers change endings), and the lexemes of words
 // are cached like the estimates. A query with CJK runs marks them (domain.MarkCJK) when they
 // occur in the text.
-func (r *SearchRepository) snippets(ctx context.Context, t domain.SearchTerms, known map[string]wordEstimate, ids []int64, hits []domain.SearchHit) error {
+func (r *Repository) snippets(ctx context.Context, t domain.SearchTerms, known map[string]wordEstimate, ids []int64, hits []domain.SearchHit) error {
 	rows, err := r.q.ArticleSearchTexts(ctx, r.pool, ids)
 	if err != nil {
 		return pg.Wrapf(err, "search snippets")
@@ -377,7 +384,7 @@ func queryLexemes(words string, known map[string]wordEstimate) map[string]bool {
 }
 
 // lexemesOf asks PostgreSQL for the lexemes of words (the lexeme cache's loader).
-func (r *SearchRepository) lexemesOf(ctx context.Context, words []string) (map[string]string, error) {
+func (r *Repository) lexemesOf(ctx context.Context, words []string) (map[string]string, error) {
 	rows, err := r.q.SearchWordsLexemes(ctx, r.pool, dao.SearchWordsLexemesParams{Words: words, SearchConfig: string(r.lang)})
 	if err != nil {
 		return nil, pg.Wrapf(err, "look up the lexemes of words")

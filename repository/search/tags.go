@@ -1,4 +1,4 @@
-package repository
+package search
 
 import (
 	"context"
@@ -10,18 +10,18 @@ import (
 	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
-// TagSearch completes tag prefixes (GET /api/search/tags) off tag_article_counts_prefix_idx.
-type TagSearch struct {
+// Tags completes tag prefixes (GET /api/search/tags) off tag_article_counts_prefix_idx.
+type Tags struct {
 	pool *pgxpool.Pool
 	q    dao.Querier
 }
 
-// NewTagSearch returns the searcher.
-func NewTagSearch(pool *pgxpool.Pool, q dao.Querier) *TagSearch { return &TagSearch{pool: pool, q: q} }
+// NewTags returns the searcher.
+func NewTags(pool *pgxpool.Pool, q dao.Querier) *Tags { return &Tags{pool: pool, q: q} }
 
 // SearchTags returns at most limit tags in use starting with prefix, case-insensitively, the most
 // used first.
-func (p *TagSearch) SearchTags(ctx context.Context, prefix string, limit int) ([]string, error) {
+func (p *Tags) SearchTags(ctx context.Context, prefix string, limit int) ([]string, error) {
 	rows, err := p.q.TagSearchPrefix(ctx, p.pool, dao.TagSearchPrefixParams{Prefix: likePrefix(strings.ToLower(prefix)), Lim: int32(limit)})
 	if err != nil {
 		return nil, pg.Wrapf(err, "search tags")

@@ -1,14 +1,14 @@
-package repository
+package seed
 
 import (
 	"context"
 	"fmt"
 )
 
-// SeedReader is one reader added to a seed: a user with the seed's password who follows Follows of
+// Reader is one reader added to a seed: a user with the seed's password who follows Follows of
 // the seeded authors and favorites Favorites of the seeded articles, so the feed and
 // ?favorited= lists have a realistic signed-in viewer to measure (make bench's scale section).
-type SeedReader struct {
+type Reader struct {
 	Username  string // also the email's local part; "" adds no reader
 	Follows   int    // at most the seed's Users
 	Favorites int    // at most the seed's Articles
@@ -18,7 +18,7 @@ type SeedReader struct {
 // follows and likes go through the tables' usual triggers (a few hundred rows), so whatever counts
 // they maintain stay exact. The authors and articles are drawn at random from this seed run's
 // (tag), not from data already in the database.
-func (s *Seeder) seedReader(ctx context.Context, o SeedOptions, tag string, progress func(string, int, int)) error {
+func (s *Seeder) seedReader(ctx context.Context, o Options, tag string, progress func(string, int, int)) error {
 	r := o.Reader
 	if r.Username == "" {
 		return nil

@@ -1,4 +1,4 @@
-package repository_test
+package search_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
 func TestPeopleSearch_ExactThenPrefixThenSimilarThenBio(t *testing.T) {
@@ -26,10 +26,10 @@ func TestPeopleSearch_ExactThenPrefixThenSimilarThenBio(t *testing.T) {
 		}
 		ids[id] = name
 	}
-	search := repository.NewPeopleSearch(db.Pool, dao.New())
+	people := search.NewPeople(db.Pool, dao.New())
 	names := func(q string, limit int) []string {
 		t.Helper()
-		got, err := search.SearchUsers(ctx, q, limit)
+		got, err := people.SearchUsers(ctx, q, limit)
 		if err != nil {
 			t.Fatalf("SearchUsers(%q): %v", q, err)
 		}
@@ -75,7 +75,7 @@ func TestTagSearch_PrefixByArticleCount(t *testing.T) {
 		('Go', 5), ('golang', 9), ('gopher', 1), ('go_lang', 2), ('gone', 0), ('100%', 4), ('rust', 7), ('a\b', 1)`); err != nil {
 		t.Fatal(err)
 	}
-	search := repository.NewTagSearch(db.Pool, dao.New())
+	tags := search.NewTags(db.Pool, dao.New())
 	for _, c := range []struct {
 		q     string
 		limit int
@@ -90,7 +90,7 @@ func TestTagSearch_PrefixByArticleCount(t *testing.T) {
 		{`\`, 10, []string{}},
 		{"python", 10, []string{}},
 	} {
-		got, err := search.SearchTags(ctx, c.q, c.limit)
+		got, err := tags.SearchTags(ctx, c.q, c.limit)
 		if err != nil {
 			t.Fatalf("SearchTags(%q): %v", c.q, err)
 		}

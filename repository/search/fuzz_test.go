@@ -1,4 +1,4 @@
-package repository_test
+package search_test
 
 import (
 	"strings"

@@ -1,4 +1,8 @@
-package repository
+// Package seed bulk-loads demo data (users, published articles with their search documents and
+// lexicon words, like counters, a signed-in reader) with COPY: `inkwell seed`, the benchmarks and
+// the plan tests use it. It lives with the command, not in repository/, because no request path
+// ever runs it.
+package seed
 
 import (
 	"context"
@@ -6,20 +10,21 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/inkwell-dev/inkwell/dao"
 )
 
-// SeedOptions sizes a bulk load of demo data.
-type SeedOptions struct {
+// Options sizes a bulk load of demo data.
+type Options struct {
 	Users        int
 	Articles     int
 	Days         int    // articles are published across this many past days
 	PasswordHash string // every seeded user gets this hash (one known password)
 	Chunk        int    // rows per COPY
 	Now          time.Time
-	Reader       SeedReader // one signed-in reader over the seeded data (none when Username is "")
+	Reader       Reader // one signed-in reader over the seeded data (none when Username is "")
 	// SearchLanguage is the text search configuration the articles are indexed in (INKWELL_SEARCH_LANGUAGE).
 	SearchLanguage string
 	// NoSearch leaves the articles without search documents, places and lexicon words: a server's
@@ -34,12 +39,12 @@ type Seeder struct {
 	q    dao.Querier
 }
 
-// NewSeeder returns a Seeder.
-func NewSeeder(pool *pgxpool.Pool, q dao.Querier) *Seeder { return &Seeder{pool: pool, q: q} }
+// New returns a Seeder.
+func New(pool *pgxpool.Pool, q dao.Querier) *Seeder { return &Seeder{pool: pool, q: q} }
 
 // Seed loads the data, calling progress after each chunk with the rows done so far. Usernames
 // carry a run tag so seeding twice adds more data instead of failing on uniqueness.
-func (s *Seeder) Seed(ctx context.Context, o SeedOptions, progress func(what string, done, total int)) error {
+func (s *Seeder) Seed(ctx context.Context, o Options, progress func(what string, done, total int)) error {
 	if o.Chunk <= 0 {
 		o.Chunk = 50_000
 	}
@@ -80,16 +85,16 @@ func (s *Seeder) Seed(ctx context.Context, o SeedOptions, progress func(what str
 
 // seedTag is the run tag of one seed: seeding twice adds more data instead of failing on
 // uniqueness.
-func seedTag(o SeedOptions) string { return fmt.Sprintf("%x", o.Now.UnixNano()&0xffffff) }
+func seedTag(o Options) string { return fmt.Sprintf("%x", o.Now.UnixNano()&0xffffff) }
 
-// SeedUsername is the username of the i-th user (from 0) a seed with these options creates; its
+// Username is the username of the i-th user (from 0) a seed with these options creates; its
 // email is the username at example.com.
-func SeedUsername(o SeedOptions, i int) string { return fmt.Sprintf("seed%s_%d", seedTag(o), i) }
+func Username(o Options, i int) string { return fmt.Sprintf("seed%s_%d", seedTag(o), i) }
 
-func (s *Seeder) seedUsers(ctx context.Context, o SeedOptions, tag string, progress func(string, int, int)) ([]int64, error) {
+func (s *Seeder) seedUsers(ctx context.Context, o Options, tag string, progress func(string, int, int)) ([]int64, error) {
 	rows := make([][]any, o.Users)
 	for i := range rows {
-		name := SeedUsername(o, i)
+		name := Username(o, i)
 		rows[i] = []any{name + "@example.com", name, o.PasswordHash}
 	}
 	if _, err := s.pool.CopyFrom(ctx, pgx.Identifier{"users"}, []string{"email", "username", "password_hash"}, pgx.CopyFromRows(rows)); err != nil {
