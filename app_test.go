@@ -77,8 +77,7 @@ func TestGracefulShutdownDrainsRequests(t *testing.T) {
 // TestDurableTrimsTheOutboxStream: the outbox stream has a trimmer of its own, for the
 // notifications group (events.Trimmer never cuts what a listed group still needs).
 func TestDurableTrimsTheOutboxStream(t *testing.T) {
-	cfg := &ioc.Config{StreamMaxLen: 100, StreamTrimEvery: time.Second, QueueConcurrency: 1, QueueLease: time.Second,
-		QueuePoll: time.Second, QueueReapEvery: time.Second, OutboxPoll: time.Second, ShutdownTimeout: time.Second}
+	cfg := &ioc.Config{Server: ioc.ServerConfig{ShutdownTimeout: time.Second}}
 	durable := NewDurable(cfg, nil, nil, nil, "test:stream:outbox", nil, nil, service.CodeKeys{}, nil, nil, time.Now, discard)
 	var streams []string
 	for _, w := range durable {
@@ -227,7 +226,7 @@ func TestNoDrainDelayStopsAtOnce(t *testing.T) {
 // drain (a scrape sees the instance leave), and the listener closes when Serve returns.
 func TestMetricsListener(t *testing.T) {
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "up 1\n") })
-	ms, closeMetrics, err := ioc.NewMetricsServer(&ioc.Config{MetricsAddr: "127.0.0.1:0"}, metrics)
+	ms, closeMetrics, err := ioc.NewMetricsServer(&ioc.Config{Telemetry: ioc.TelemetryConfig{MetricsAddr: "127.0.0.1:0"}}, metrics)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,14 +14,14 @@ import (
 )
 
 // NewRankConfig returns the ranking pass settings.
-func NewRankConfig(cfg *ioc.Config) service.RankConfig {
-	return service.RankConfig{TopN: cfg.RankTopN, BatchSize: cfg.RankBatch, Cutoff: cfg.RankCutoff}
+func NewRankConfig(j ioc.JobsConfig) service.RankConfig {
+	return service.RankConfig{TopN: j.RankTopN, BatchSize: job.RankBatch, Cutoff: job.RankCutoff}
 }
 
 // NewHotListTTLs returns how long the two-level hot-list cache keeps a list: Redis for ten
 // ranking intervals (at least an hour), the process for about one interval.
-func NewHotListTTLs(cfg *ioc.Config) cache.HotListTTLs {
-	interval := scheduleInterval(cfg.RankSchedule)
+func NewHotListTTLs(j ioc.JobsConfig) cache.HotListTTLs {
+	interval := scheduleInterval(j.RankSchedule)
 	return cache.HotListTTLs{Redis: max(10*interval, time.Hour), Local: interval}
 }
 
@@ -36,8 +36,8 @@ func scheduleInterval(spec string) time.Duration {
 }
 
 // NewRankJobConfig returns the ranking job's settings; NewScheduler schedules the job.
-func NewRankJobConfig(cfg *ioc.Config) job.RankJobConfig {
-	return job.RankJobConfig{LockTTL: cfg.RankLockTTL, Timeout: cfg.RankTimeout}
+func NewRankJobConfig() job.RankJobConfig {
+	return job.RankJobConfig{LockTTL: job.RankLockTTL, Timeout: job.RankTimeout}
 }
 
 // NewRankJob returns the ranking job. Its cleanup gives the ranking lock up (App.Serve has done

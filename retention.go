@@ -12,8 +12,30 @@ import (
 	"github.com/inkwell-dev/inkwell/repository"
 )
 
+// How long rows of inkwell's internal tables are kept (settings until 0.1.0). They are no
+// deployment's choice: each is the shortest age that never cuts what the app still reads.
+const (
+	// RetentionInbox: consumer inbox records (event ids applied) stay far past any redelivery
+	// (a reclaim comes within a minute, an outbox re-drive within hours); at least an hour, or a
+	// redelivered event whose record is gone is applied twice.
+	RetentionInbox = 24 * time.Hour
+	// RetentionJobsDone: a week of done jobs to look back on; RetentionJobsDead: a month for an
+	// operator to notice a dead job and 'inkwell jobs retry' it.
+	RetentionJobsDone = 7 * 24 * time.Hour
+	RetentionJobsDead = 30 * 24 * time.Hour
+	// RetentionIdempotency: Idempotency-Key records are replayed for 24 hours, no less.
+	RetentionIdempotency = 24 * time.Hour
+	// RetentionCodes: grace after expiry before login codes, their PostgreSQL meters and email
+	// verification / password reset codes are deleted, so a late guess still meets its meter.
+	RetentionCodes = time.Hour
+	// RetentionOutbox: applied outbox events are kept a day for debugging; dead ones a month
+	// for 'inkwell outbox retry'.
+	RetentionOutbox     = 24 * time.Hour
+	RetentionOutboxDead = 30 * 24 * time.Hour
+)
+
 // NewRetentionRules is every retention rule, in the order a run applies them, from the
-// INKWELL_RETENTION_* settings (0 turns a rule off). Refresh tokens go before sessions, so a
+// INKWELL_RETENTION_* settings and the constants above (0 turns a rule off). Refresh tokens go before sessions, so a
 // session's delete cascades to next to nothing.
 func NewRetentionRules(cfg *ioc.Config) []domain.RetentionRule {
 	age := func(name string, d time.Duration) domain.RetentionRule {
@@ -22,28 +44,28 @@ func NewRetentionRules(cfg *ioc.Config) []domain.RetentionRule {
 	// A session is useless once it cannot be refreshed (its last refresh token has expired) and
 	// its last access token has expired too; then it is kept for the grace.
 	var session time.Duration
-	if cfg.RetentionSessions > 0 {
-		session = max(cfg.RefreshLifetime, cfg.JWTLifetime) + cfg.RetentionSessions
+	if cfg.Retention.Sessions > 0 {
+		session = max(cfg.Auth.RefreshLifetime, cfg.Auth.JWTLifetime) + cfg.Retention.Sessions
 	}
 	history := domain.RetentionRule{Name: domain.RetentionReadingHistory}
-	if cfg.RetentionHistory > 0 {
-		history.Newest, history.Since = cfg.RetentionHistory, HistoryCheckWindow(cfg)
+	if cfg.Retention.History > 0 {
+		history.Newest, history.Since = cfg.Retention.History, HistoryCheckWindow(cfg)
 	}
 	return []domain.RetentionRule{
-		age(domain.RetentionInbox, cfg.RetentionInbox),
-		age(domain.RetentionJobsDone, cfg.RetentionJobsDone),
-		age(domain.RetentionJobsDead, cfg.RetentionJobsDead),
-		age(domain.RetentionNotifications, cfg.RetentionNotifications),
-		age(domain.RetentionRefreshTokens, cfg.RetentionSessions),
+		age(domain.RetentionInbox, RetentionInbox),
+		age(domain.RetentionJobsDone, RetentionJobsDone),
+		age(domain.RetentionJobsDead, RetentionJobsDead),
+		age(domain.RetentionNotifications, cfg.Retention.Notifications),
+		age(domain.RetentionRefreshTokens, cfg.Retention.Sessions),
 		age(domain.RetentionSessionsRevoked, session),
 		age(domain.RetentionSessionsIdle, session),
-		age(domain.RetentionIdempotencyKeys, cfg.RetentionIdempotency),
+		age(domain.RetentionIdempotencyKeys, RetentionIdempotency),
 		history,
-		age(domain.RetentionLoginCodes, cfg.RetentionCodes),
-		age(domain.RetentionLoginCodeMeters, cfg.RetentionCodes),
-		age(domain.RetentionAccountCodes, cfg.RetentionCodes),
-		age(domain.RetentionOutboxApplied, cfg.RetentionOutbox),
-		age(domain.RetentionOutboxDead, cfg.RetentionOutboxDead),
+		age(domain.RetentionLoginCodes, RetentionCodes),
+		age(domain.RetentionLoginCodeMeters, RetentionCodes),
+		age(domain.RetentionAccountCodes, RetentionCodes),
+		age(domain.RetentionOutboxApplied, RetentionOutbox),
+		age(domain.RetentionOutboxDead, RetentionOutboxDead),
 	}
 }
 
@@ -51,15 +73,15 @@ func NewRetentionRules(cfg *ioc.Config) []domain.RetentionRule {
 // the cap: three runs' worth (at least an hour), so a run or two that failed or were skipped
 // miss nobody. A reader left over the cap beyond that is cut at their next read.
 func HistoryCheckWindow(cfg *ioc.Config) time.Duration {
-	if cfg.RetentionSchedule == ioc.RetentionOff {
+	if cfg.Retention.Schedule == ioc.RetentionOff {
 		return 24 * time.Hour
 	}
-	return max(3*scheduleInterval(cfg.RetentionSchedule), time.Hour)
+	return max(3*scheduleInterval(cfg.Retention.Schedule), time.Hour)
 }
 
 // NewRetentionConfig returns the retention job's settings.
 func NewRetentionConfig(cfg *ioc.Config) job.RetentionConfig {
-	return job.RetentionConfig{Rules: NewRetentionRules(cfg), Batch: cfg.RetentionBatch, Pause: cfg.RetentionPause}
+	return job.RetentionConfig{Rules: NewRetentionRules(cfg), Batch: job.RetentionBatch, Pause: job.RetentionPause}
 }
 
 // NewRetentionJob returns the retention job; NewScheduler schedules it. Its cleanup stops a run

@@ -32,7 +32,7 @@ func TestRetentionRulesAreKnown(t *testing.T) {
 	}
 	// Sessions go once they cannot be refreshed (the refresh lifetime) plus the grace.
 	for _, r := range NewRetentionRules(cfg) {
-		if r.Name == "sessions_idle" && r.MaxAge != cfg.RefreshLifetime+24*time.Hour {
+		if r.Name == "sessions_idle" && r.MaxAge != cfg.Auth.RefreshLifetime+24*time.Hour {
 			t.Errorf("idle sessions kept %v", r.MaxAge)
 		}
 		if r.Name == "reading_history" && (r.Newest != 1000 || r.Since < time.Hour) {

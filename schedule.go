@@ -16,11 +16,11 @@ import (
 func NewScheduler(cfg *ioc.Config, rank *job.RankJob, retention *job.RetentionJob, lexicon *job.LexiconJob, log *slog.Logger) (*cron.Cron, error) {
 	c := ioc.NewCron(log)
 	once := cron.NewChain(cron.SkipIfStillRunning(ioc.CronLogger(log)))
-	if _, err := c.AddJob(cfg.RankSchedule, once.Then(rank)); err != nil {
+	if _, err := c.AddJob(cfg.Jobs.RankSchedule, once.Then(rank)); err != nil {
 		return nil, err
 	}
-	if cfg.RetentionSchedule != ioc.RetentionOff {
-		if _, err := c.AddJob(cfg.RetentionSchedule, once.Then(retention)); err != nil {
+	if cfg.Retention.Schedule != ioc.RetentionOff {
+		if _, err := c.AddJob(cfg.Retention.Schedule, once.Then(retention)); err != nil {
 			return nil, err
 		}
 	}

@@ -18,93 +18,104 @@ import (
 	"github.com/inkwell-dev/inkwell/web"
 )
 
+// maxBodyBytes caps a request body: a megabyte holds any article, and no client needs more.
+const maxBodyBytes = 1 << 20
+
+// argon2MaxConcurrent bounds the password hashes computed at once: each takes 19 MiB and a core
+// for tens of milliseconds, so a burst of logins queues instead of exhausting memory.
+const argon2MaxConcurrent = 8
+
+// IdempotencyWait is how long a request repeating an Idempotency-Key waits for the first one to
+// finish before it is answered 409: longer than a write takes, short enough that a retrying
+// client is not held (a setting until 0.1.0).
+const IdempotencyWait = 3 * time.Second
+
 // NewRouterConfig returns the router's settings; request spans only when tracing is on.
-func NewRouterConfig(cfg *ioc.Config, tracing *ioc.Tracing) web.RouterConfig {
-	rc := web.RouterConfig{MaxBodyBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout}
+func NewRouterConfig(s ioc.ServerConfig, tracing *ioc.Tracing) web.RouterConfig {
+	rc := web.RouterConfig{MaxBodyBytes: maxBodyBytes, RequestTimeout: s.RequestTimeout}
 	if tracing.On() {
 		rc.Tracer = tracing.Provider
 	}
-	for _, o := range strings.Split(cfg.CORSOrigins, ",") {
+	for _, o := range strings.Split(s.CORSOrigins, ",") {
 		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o == "*" {
 			rc.CORS.AllowAll = true
 		} else if o != "" {
 			rc.CORS.Origins = append(rc.CORS.Origins, o)
 		}
 	}
-	if cfg.CORSOrigins == "" && cfg.Env == "dev" {
+	if s.CORSOrigins == "" && s.Env == "dev" {
 		rc.CORS.AllowAll = true
 	}
-	n, w, _ := ioc.ParseRate(cfg.RateAuth)
+	n, w, _ := ioc.ParseRate(s.RateAuth)
 	rc.RateLimits.Auth = web.RateRule{Name: "auth", Limit: n, Window: w}
-	n, w, _ = ioc.ParseRate(cfg.RateWrites)
+	n, w, _ = ioc.ParseRate(s.RateWrites)
 	rc.RateLimits.Writes = web.RateRule{Name: "writes", Limit: n, Window: w}
-	n, w, _ = ioc.ParseRate(cfg.RateSearch)
+	n, w, _ = ioc.ParseRate(s.RateSearch)
 	rc.RateLimits.Search = web.RateRule{Name: "search", Limit: n, Window: w}
-	rc.TrustedProxies, _ = ioc.ParseTrustedProxies(cfg.TrustedProxies) // Validate refused a bad entry
+	rc.TrustedProxies, _ = ioc.ParseTrustedProxies(s.TrustedProxies) // Validate refused a bad entry
 	return rc
 }
 
-// NewHasherConfig returns the Argon2id settings: OWASP's minimum raised to the configured cost.
-func NewHasherConfig(cfg *ioc.Config) auth.HasherConfig {
+// NewHasherConfig returns the Argon2id settings: OWASP's minimum raised to the configured memory
+// (iterations and lanes stay OWASP's: 2 and 1).
+func NewHasherConfig(a ioc.AuthConfig) auth.HasherConfig {
 	p := auth.OWASPMinimum
-	p.MemoryKiB = uint32(cfg.Argon2MemoryKiB)
-	p.Iterations = uint32(cfg.Argon2Iterations)
-	p.Parallelism = uint8(cfg.Argon2Parallelism)
-	return auth.HasherConfig{Params: p, MaxConcurrent: cfg.Argon2MaxConcurrent}
+	p.MemoryKiB = uint32(a.Argon2MemoryKiB)
+	return auth.HasherConfig{Params: p, MaxConcurrent: argon2MaxConcurrent}
 }
 
 // NewJWTConfig returns the access-token settings.
-func NewJWTConfig(cfg *ioc.Config) auth.JWTConfig {
-	return auth.JWTConfig{Secret: []byte(cfg.JWTSecret), Issuer: cfg.JWTIssuer, Lifetime: cfg.JWTLifetime}
+func NewJWTConfig(a ioc.AuthConfig) auth.JWTConfig {
+	return auth.JWTConfig{Secret: []byte(a.JWTSecret), Issuer: a.JWTIssuer, Lifetime: a.JWTLifetime}
 }
 
 // NewSessionConfig returns token lifetimes and the revocation lease: 3 s, so a logout while Redis
 // is unreachable waits about that long; renewals look 30 s back while the lease holds.
-func NewSessionConfig(cfg *ioc.Config) service.SessionConfig {
-	return service.SessionConfig{AccessTTL: cfg.JWTLifetime, RefreshTTL: cfg.RefreshLifetime, PerUser: cfg.SessionsPerUser,
+func NewSessionConfig(a ioc.AuthConfig) service.SessionConfig {
+	return service.SessionConfig{AccessTTL: a.JWTLifetime, RefreshTTL: a.RefreshLifetime, PerUser: a.SessionsPerUser,
 		RevocationLease: 3 * time.Second, RecentRevocations: 30 * time.Second}
 }
 
 // NewIdempotencyWait returns how long a duplicate Idempotency-Key request waits for the first.
-func NewIdempotencyWait(cfg *ioc.Config) repository.IdempotencyWait {
-	return repository.IdempotencyWait(cfg.IdempotencyWait)
+func NewIdempotencyWait(tune ioc.Tuning) repository.IdempotencyWait {
+	return repository.IdempotencyWait(ioc.Or(tune.IdempotencyWait, IdempotencyWait))
 }
 
 // NewBreakerConfig returns the settings of the circuit breaker every Redis call goes through
 // (see cache.Breaker).
-func NewBreakerConfig(cfg *ioc.Config) cache.BreakerConfig {
-	return cache.BreakerConfig{FailuresToOpen: uint32(cfg.RedisBreakerFailures), OpenFor: cfg.RedisBreakerOpen}
+func NewBreakerConfig(r ioc.RedisConfig) cache.BreakerConfig {
+	return cache.BreakerConfig{FailuresToOpen: cache.BreakerFailures, OpenFor: r.BreakerOpen}
 }
 
 // NewKeyspace returns the Redis key prefix.
-func NewKeyspace(cfg *ioc.Config) cache.Keyspace { return cache.Keyspace(cfg.RedisPrefix) }
+func NewKeyspace(r ioc.RedisConfig) cache.Keyspace { return cache.Keyspace(r.Prefix) }
 
 // NewCachePolicy returns the read-through cache policy; changes are broadcast to the other
 // instances through b.
-func NewCachePolicy(cfg *ioc.Config, b *cache.Broadcaster, fallback *cache.FallbackLimit, repair *cache.Repairer) cache.Policy {
-	return cache.Policy{TTL: cfg.CacheTTL, NullTTL: cfg.CacheNullTTL, Jitter: cfg.CacheJitter, LoadTimeout: cfg.CacheLoadWait,
-		LocalTTL: cfg.CacheLocalTTL, LocalMax: 10_000, Broadcast: b, Fallback: fallback, Repair: repair}
+func NewCachePolicy(r ioc.RedisConfig, tune ioc.Tuning, b *cache.Broadcaster, fallback *cache.FallbackLimit, repair *cache.Repairer) cache.Policy {
+	return cache.Policy{TTL: cache.TTL, NullTTL: cache.NullTTL, Jitter: ioc.Or(tune.CacheJitter, cache.TTLJitter), LoadTimeout: cache.LoadTimeout,
+		LocalTTL: r.CacheLocalTTL, LocalMax: 10_000, Broadcast: b, Fallback: fallback, Repair: repair}
 }
 
 // NewFallbackLimit bounds the cache reads this instance sends to PostgreSQL while Redis fails
-// (INKWELL_DB_FALLBACK_CONCURRENCY, by default half the pool's connections, so writes and the
-// other half of the traffic keep connections; INKWELL_DB_FALLBACK_WAIT for a turn).
-func NewFallbackLimit(cfg *ioc.Config, pool *pgxpool.Pool) *cache.FallbackLimit {
-	n := cfg.DBFallbackConcurrency
+// (cache.FallbackConcurrency: half the pool's connections, so writes and the other half of the
+// traffic keep connections; cache.FallbackWait for a turn).
+func NewFallbackLimit(tune ioc.Tuning, pool *pgxpool.Pool) *cache.FallbackLimit {
+	n := ioc.Or(tune.DBFallbackConcurrency, cache.FallbackConcurrency)
 	if n == 0 {
 		n = max(int(pool.Config().MaxConns)/2, 1)
 	}
-	return cache.NewFallbackLimit(n, cfg.DBFallbackWait)
+	return cache.NewFallbackLimit(n, ioc.Or(tune.DBFallbackWait, cache.FallbackWait))
 }
 
-// NewCodePolicy is the one-time code policy (INKWELL_CODE_* settings): by default valid 10
-// minutes, one send a minute, 3 wrong tries a code, 10 wrong tries and 10 sends per target a day,
-// 600 sends a minute in all.
-func NewCodePolicy(cfg *ioc.Config) cache.CodePolicy {
+// NewCodePolicy is the one-time code policy: valid INKWELL_CODE_VALIDITY (10 minutes by default),
+// and the cache.Code* budgets: one send a minute, 3 wrong tries a code, 10 wrong tries and 10
+// sends per target a day, 600 sends a minute in all.
+func NewCodePolicy(a ioc.AuthConfig, t ioc.Tuning) cache.CodePolicy {
 	return cache.CodePolicy{
-		Validity: cfg.CodeValidity, Resend: cfg.CodeResend, Attempts: cfg.CodeAttempts,
-		FailureBudget: cfg.CodeFailureBudget, DailySends: cfg.CodeDailySends, BudgetWindow: cfg.CodeBudgetWindow,
-		GlobalSends: cfg.CodeGlobalSends, GlobalWindow: cfg.CodeGlobalWindow,
+		Validity: a.CodeValidity, Resend: cache.CodeResend, Attempts: ioc.Or(t.CodeAttempts, cache.CodeAttempts),
+		FailureBudget: ioc.Or(t.CodeFailureBudget, cache.CodeFailureBudget), DailySends: ioc.Or(t.CodeDailySends, cache.CodeDailySends),
+		BudgetWindow: cache.CodeBudgetWindow, GlobalSends: cache.CodeGlobalSends, GlobalWindow: cache.CodeGlobalWindow,
 	}
 }
 
@@ -116,8 +127,8 @@ func NewCodeStore(primary *cache.CodeStore, fallback *repository.CodeFallback, l
 
 // NewCodeKeys derives the keys that hash stored login codes and seal them in send_code jobs from
 // the JWT secret (see service.CodeKeys): rotating the secret voids pending codes, nothing more.
-func NewCodeKeys(cfg *ioc.Config) (service.CodeKeys, error) {
-	return service.NewCodeKeys([]byte(cfg.JWTSecret))
+func NewCodeKeys(a ioc.AuthConfig) (service.CodeKeys, error) {
+	return service.NewCodeKeys([]byte(a.JWTSecret))
 }
 
 // NewSlugSuffix returns the random tail added to a slug whose title is already taken: six
@@ -136,8 +147,8 @@ func NewSlugSuffix() service.SlugSuffix {
 // NewSearchLanguage checks INKWELL_SEARCH_LANGUAGE against the database's text search
 // configurations: a name PostgreSQL does not know stops the start with a clear error, rather than
 // every publish and search failing.
-func NewSearchLanguage(cfg *ioc.Config, pool *pgxpool.Pool) (search.Language, error) {
+func NewSearchLanguage(s ioc.SearchConfig, pool *pgxpool.Pool) (search.Language, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return search.CheckLanguage(ctx, pool, repository.NewQuerier(), strings.TrimSpace(cfg.SearchLanguage))
+	return search.CheckLanguage(ctx, pool, repository.NewQuerier(), strings.TrimSpace(s.Language))
 }

@@ -28,13 +28,13 @@ func TestDefaultAccessTokenOutlastsADay(t *testing.T) {
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	cfg.JWTSecret = "0123456789abcdef0123456789abcdef" // Validate would take it from the dev file
+	cfg.Auth.JWTSecret = "0123456789abcdef0123456789abcdef" // Validate would take it from the dev file
 
 	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	var offset atomic.Int64 // nanoseconds since start
 	now := func() time.Time { return start.Add(time.Duration(offset.Load())) }
 
-	tokens, err := auth.NewJWTManager(NewJWTConfig(cfg), now)
+	tokens, err := auth.NewJWTManager(NewJWTConfig(cfg.Auth), now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestDefaultAccessTokenOutlastsADay(t *testing.T) {
 	repo.EXPECT().Create(gomock.Any(), gomock.Any(), int64(7), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(nil, nil)
 	// Not revoked, and the cache holds its lease: every check answers from Redis.
 	revoked.EXPECT().IsRevoked(gomock.Any(), gomock.Any()).Return(false, true, nil).AnyTimes()
-	sessions := service.NewSessionService(repo, revoked, tokens, mocks.NewMockAPIKeyRepository(ctrl), NewSessionConfig(cfg),
+	sessions := service.NewSessionService(repo, revoked, tokens, mocks.NewMockAPIKeyRepository(ctrl), NewSessionConfig(cfg.Auth),
 		now, time.After, discard)
 
 	login, err := sessions.Start(t.Context(), 7)
@@ -58,7 +58,7 @@ func TestDefaultAccessTokenOutlastsADay(t *testing.T) {
 		{time.Minute, true},
 		{16 * time.Minute, true}, // the old 15-minute default signed RealWorld users out here
 		{23 * time.Hour, true},
-		{cfg.JWTLifetime + time.Minute, false},
+		{cfg.Auth.JWTLifetime + time.Minute, false},
 	} {
 		offset.Store(int64(tc.after))
 		cred, err := sessions.Authenticate(t.Context(), login.Access)

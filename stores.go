@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
@@ -28,7 +29,7 @@ func NewSearchPgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (s
 // failures (each slot renews every third of a lease and fails rarely; a busy pool only makes
 // them wait a moment). With tracing on, its statements are spans of the job that runs them.
 func NewQueuePgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (repository.QueuePool, func(), error) {
-	maxConns := int32(3 + (cfg.QueueConcurrency+3)/4)
+	maxConns := int32(3 + (job.QueueConcurrency+3)/4)
 	configure := func(c *pgxpool.Config) { pg.PlanStatementsOnce(c); tracing.TracePostgres(c) }
 	pool, cleanup, err := ioc.OpenPgPool(cfg, "job queue pool", maxConns, configure, log)
 	return repository.QueuePool{Pool: pool}, cleanup, err

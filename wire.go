@@ -30,8 +30,10 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewAccountDeletion)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
-// metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
+// metrics endpoint, the readiness check, and the settings each layer takes from the configuration
+// (a provider takes the groups of ioc.Config it reads, or the tests' Tune).
 var rootSet = wire.NewSet(
+	wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Auth", "Search", "Jobs", "Tune"),
 	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
 	NewMetricsHandler, wire.Struct(new(MetricSources), "*"), NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,

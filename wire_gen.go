@@ -27,18 +27,20 @@ import (
 
 // InitApp wires the whole process from its configuration.
 func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
+	serverConfig := cfg.Server
 	tracing, cleanup, err := ioc.NewTracing(log)
 	if err != nil {
 		return nil, nil, err
 	}
-	routerConfig := NewRouterConfig(cfg, tracing)
+	routerConfig := NewRouterConfig(serverConfig, tracing)
 	pool, cleanup2, err := ioc.NewPgPool(cfg, tracing, log)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
 	querier := repository.NewQuerier()
-	breakerConfig := NewBreakerConfig(cfg)
+	redisConfig := cfg.Redis
+	breakerConfig := NewBreakerConfig(redisConfig)
 	breaker := cache.NewBreaker(breakerConfig, log)
 	universalClient, cleanup3, err := ioc.NewRedis(cfg, breaker, tracing, log)
 	if err != nil {
@@ -46,14 +48,16 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	keyspace := NewKeyspace(cfg)
+	keyspace := NewKeyspace(redisConfig)
+	tuning := cfg.Tune
 	broadcaster, cleanup4 := cache.NewBroadcaster(universalClient, keyspace, log)
-	fallbackLimit := NewFallbackLimit(cfg, pool)
+	fallbackLimit := NewFallbackLimit(tuning, pool)
 	repairer, cleanup5 := cache.NewRepairer(log)
-	policy := NewCachePolicy(cfg, broadcaster, fallbackLimit, repairer)
+	policy := NewCachePolicy(redisConfig, tuning, broadcaster, fallbackLimit, repairer)
 	userCache := cache.NewUserCache(universalClient, keyspace, policy, log)
 	userRepository := repository.NewUserRepository(pool, querier, userCache, log)
-	hasherConfig := NewHasherConfig(cfg)
+	authConfig := cfg.Auth
+	hasherConfig := NewHasherConfig(authConfig)
 	argon2Hasher, err := auth.NewHasher(hasherConfig)
 	if err != nil {
 		cleanup5()
@@ -65,7 +69,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	sessionRepository := repository.NewSessionRepository(pool, querier)
 	revocations := cache.NewRevocations(universalClient, keyspace, broadcaster)
-	jwtConfig := NewJWTConfig(cfg)
+	jwtConfig := NewJWTConfig(authConfig)
 	v := ioc.NewClock()
 	jwtManager, err := auth.NewJWTManager(jwtConfig, v)
 	if err != nil {
@@ -77,12 +81,12 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		return nil, nil, err
 	}
 	apiKeyRepository := repository.NewAPIKeyRepository(pool, querier)
-	sessionConfig := NewSessionConfig(cfg)
+	sessionConfig := NewSessionConfig(authConfig)
 	v2 := ioc.NewAfter()
 	sessionService := service.NewSessionService(sessionRepository, revocations, jwtManager, apiKeyRepository, sessionConfig, v, v2, log)
-	idempotencyWait := NewIdempotencyWait(cfg)
+	idempotencyWait := NewIdempotencyWait(tuning)
 	idempotencyStore := repository.NewIdempotencyStore(pool, querier, idempotencyWait)
-	codeKeys, err := NewCodeKeys(cfg)
+	codeKeys, err := NewCodeKeys(authConfig)
 	if err != nil {
 		cleanup5()
 		cleanup4()
@@ -92,7 +96,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		return nil, nil, err
 	}
 	accountService := service.NewAccountService(userRepository, argon2Hasher, sessionService, codeKeys, log)
-	codePolicy := NewCodePolicy(cfg)
+	codePolicy := NewCodePolicy(authConfig, tuning)
 	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
 	codeFallback := repository.NewCodeFallback(pool, querier, codePolicy, v)
 	fallbackCodeStore := NewCodeStore(codeStore, codeFallback, log)
@@ -118,7 +122,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	articleCache := cache.NewArticleCache(universalClient, keyspace, policy, log)
 	authorPageCache := cache.NewAuthorPageCache(universalClient, keyspace, policy)
 	tagsCache := cache.NewTagsCache(universalClient, keyspace, policy, log)
-	language, err := NewSearchLanguage(cfg, pool)
+	searchConfig := cfg.Search
+	language, err := NewSearchLanguage(searchConfig, pool)
 	if err != nil {
 		cleanup6()
 		cleanup5()
@@ -132,8 +137,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	counters := cache.NewCounters(universalClient, keyspace, policy, log)
 	interactiveRepository := repository.NewInteractiveRepository(pool, querier, counters, viewerState)
 	readStream := NewReadStream(keyspace)
-	aggregatorConfig := NewAggregatorConfig(cfg, readStream)
-	publisherConfig := NewPublisherConfig(cfg, readStream)
+	aggregatorConfig := NewAggregatorConfig(tuning, readStream)
+	publisherConfig := NewPublisherConfig(readStream)
 	publisher := events.NewPublisher(universalClient, publisherConfig, log)
 	readAggregator := events.NewReadAggregator(universalClient, aggregatorConfig, publisher, log)
 	slugSuffix := NewSlugSuffix()
@@ -149,10 +154,11 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	readService := service.NewReadService(readRepository, articleService)
 	collectionHandler := web.NewCollectionHandler(collectionService, readService, log)
 	rankRepository := repository.NewRankRepository(pool, querier)
-	hotListTTLs := NewHotListTTLs(cfg)
+	jobsConfig := cfg.Jobs
+	hotListTTLs := NewHotListTTLs(jobsConfig)
 	hotListCache := cache.NewHotListCache(universalClient, keyspace, hotListTTLs, v, log, broadcaster)
 	hotArticleStore := repository.NewHotArticleStore(pool, querier)
-	rankConfig := NewRankConfig(cfg)
+	rankConfig := NewRankConfig(jobsConfig)
 	rankService := service.NewRankService(rankRepository, hotListCache, hotArticleStore, userRepository, interactiveRepository, followRepository, rankConfig, v)
 	hotHandler := web.NewHotHandler(rankService, log)
 	notificationRepository := repository.NewNotificationRepository(pool, querier)
@@ -228,13 +234,13 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	resilient := delivery.NewResilient(sender, resilienceConfig)
 	durable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, codeKeys, notificationService, registry, v, log)
 	revocationRenewer := NewRevocationRenewer(sessionService, sessionConfig, v2, log)
-	searchBackfill := NewSearchBackfill(cfg, searchRepository, log)
+	searchBackfill := NewSearchBackfill(searchRepository, log)
 	userEmails := repository.NewUserEmails(userRepository)
 	emailRecheck := NewEmailRecheck(userEmails, log)
 	workers := NewWorkers(cfg, universalClient, readStream, publisher, readAggregator, readService, durable, preloader, revocationRenewer, searchBackfill, emailRecheck, log)
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
-	rankJobConfig := NewRankJobConfig(cfg)
+	rankJobConfig := NewRankJobConfig()
 	rankJob, cleanup8 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
 	retentionStore := repository.NewRetentionStore(pool, querier)
 	retentionConfig := NewRetentionConfig(cfg)
@@ -315,9 +321,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService, service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService, service.NewAccountDeletion)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
-// metrics endpoint, the readiness check, and the settings each layer takes from the configuration.
-var rootSet = wire.NewSet(
-	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
+// metrics endpoint, the readiness check, and the settings each layer takes from the configuration
+// (a provider takes the groups of ioc.Config it reads, or the tests' Tune).
+var rootSet = wire.NewSet(wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Auth", "Search", "Jobs", "Tune"), NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
 	NewMetricsHandler, wire.Struct(new(MetricSources), "*"), NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,

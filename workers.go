@@ -29,18 +29,18 @@ func NewReadStream(ks cache.Keyspace) ReadStream { return ReadStream(ks.Key("str
 
 // NewPublisherConfig returns the settings of the publisher that takes read events off the request
 // path.
-func NewPublisherConfig(cfg *ioc.Config, stream ReadStream) events.PublisherConfig {
+func NewPublisherConfig(stream ReadStream) events.PublisherConfig {
 	return events.PublisherConfig{
-		Stream: string(stream), Buffer: cfg.ReadBuffer, BatchSize: cfg.ReadPublishBatch, FlushEvery: cfg.ReadPublishFlush,
+		Stream: string(stream), Buffer: events.ReadBuffer, BatchSize: events.ReadPublishBatch, FlushEvery: events.ReadPublishFlush,
 	}
 }
 
 // NewAggregatorConfig returns the settings of the in-process tally of anonymous reads: sent every
-// INKWELL_READ_TALLY_FLUSH (or at INKWELL_READ_TALLY_MAX reads), 500 articles per batch entry, up
+// events.ReadTallyFlush (or at events.ReadTallyMax reads), 500 articles per batch entry, up
 // to 64 failed batches kept for a retry.
-func NewAggregatorConfig(cfg *ioc.Config, stream ReadStream) events.AggregatorConfig {
+func NewAggregatorConfig(tune ioc.Tuning, stream ReadStream) events.AggregatorConfig {
 	return events.AggregatorConfig{
-		Stream: string(stream), FlushEvery: cfg.ReadTallyFlush, FlushAt: cfg.ReadTallyMax, EntryMax: 500, RetryMax: 64,
+		Stream: string(stream), FlushEvery: ioc.Or(tune.ReadTallyFlush, events.ReadTallyFlush), FlushAt: events.ReadTallyMax, EntryMax: 500, RetryMax: 64,
 	}
 }
 
@@ -53,8 +53,8 @@ func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, p
 	consumer := func(group string, h events.Handler) *events.Consumer {
 		return events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: group, Name: consumerName(),
-			BatchSize: cfg.ConsumerBatch, BatchWait: cfg.ConsumerWait,
-			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick, MaxDeliveries: int64(cfg.ConsumerMaxDeliveries),
+			BatchSize: events.ConsumerBatch, BatchWait: events.ConsumerWait,
+			ClaimIdle: claimIdle(cfg), ClaimEvery: claimEvery(cfg), MaxDeliveries: events.ConsumerMaxDeliveries,
 		}, h, log)
 	}
 	ws := append(Workers{
@@ -63,16 +63,25 @@ func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, p
 		consumer(job.GroupReadCount, job.ReadCountHandler(reads, log)),
 		consumer(job.GroupReadHistory, job.ReadHistoryHandler(reads, log)),
 		events.NewTrimmer(rdb, string(stream), []string{job.GroupReadCount, job.GroupReadHistory},
-			int64(cfg.StreamMaxLen), cfg.StreamTrimEvery, log),
+			events.StreamMaxLen, events.StreamTrimEvery, log),
 		preload,
 		revocations,
 		searchBackfill,
 		emailRecheck,
 	}, durable...)
-	if cfg.PprofAddr != "" {
-		ws = append(ws, ioc.NewPprofServer(cfg.PprofAddr, log))
+	if cfg.Telemetry.PprofAddr != "" {
+		ws = append(ws, ioc.NewPprofServer(cfg.Telemetry.PprofAddr, log))
 	}
 	return ws
+}
+
+// claimIdle and claimEvery are the stream consumers' reclaim timing (tests shorten it).
+func claimIdle(cfg *ioc.Config) time.Duration {
+	return ioc.Or(cfg.Tune.ConsumerClaimIdle, events.ConsumerClaimIdle)
+}
+
+func claimEvery(cfg *ioc.Config) time.Duration {
+	return ioc.Or(cfg.Tune.ConsumerClaimEvery, events.ConsumerClaimEvery)
 }
 
 // consumerName is unique per process, so two instances never share pending entries by accident.
@@ -86,15 +95,16 @@ func consumerName() string {
 // (phone codes, and email too without SMTP) through the webhook or, in development, the log.
 func NewCodeGateway(cfg *ioc.Config, policy cache.CodePolicy, log *slog.Logger) (delivery.Sender, error) {
 	var other delivery.Sender = delivery.LogSender{Log: log}
-	if cfg.CodeSender == "webhook" {
-		other = delivery.WebhookSender{URL: cfg.CodeWebhookURL, Client: &http.Client{}}
+	m := cfg.Mail
+	if m.CodeSender == "webhook" {
+		other = delivery.WebhookSender{URL: m.CodeWebhookURL, Client: &http.Client{}}
 	}
-	if cfg.MailHost == "" {
+	if m.Host == "" {
 		return other, nil
 	}
 	smtp, err := delivery.NewSMTPSender(delivery.SMTPConfig{
-		Host: cfg.MailHost, Port: cfg.MailPort, Username: cfg.MailUsername, Password: cfg.MailPassword, From: cfg.MailFrom,
-		TLS: delivery.TLSMode(cfg.MailTLS), Timeout: cfg.MailTimeout,
+		Host: m.Host, Port: m.Port, Username: m.Username, Password: m.Password, From: m.From,
+		TLS: delivery.TLSMode(m.TLS), Timeout: delivery.SMTPTimeout,
 		Validity: delivery.MailValidity{Login: policy.Validity}, // the account codes' validity is domain policy
 	})
 	if err != nil {
@@ -118,9 +128,9 @@ func NewArticlePreloader(articles *repository.ArticleRepository, log *slog.Logge
 }
 
 // NewSearchBackfill returns the worker that indexes published articles without a search
-// document, at start and every INKWELL_SEARCH_BACKFILL_EVERY (one instance of a fleet at a time).
-func NewSearchBackfill(cfg *ioc.Config, articles *search.Repository, log *slog.Logger) *job.SearchBackfill {
-	return job.NewSearchBackfill(articles, cfg.SearchBackfillEvery, log)
+// document, at start and every job.SearchBackfillEvery (one instance of a fleet at a time).
+func NewSearchBackfill(articles *search.Repository, log *slog.Logger) *job.SearchBackfill {
+	return job.NewSearchBackfill(articles, job.SearchBackfillEvery, log)
 }
 
 // emailRecheckEvery is how often each instance looks for canonical emails an instance of an older
@@ -148,20 +158,22 @@ type OutboxStream string
 func NewOutboxStream(ks cache.Keyspace) OutboxStream { return OutboxStream(ks.Key("stream", "outbox")) }
 
 // outboxBackoffBase is the wait before the first re-drive of an event is published; it doubles
-// with every attempt, up to INKWELL_OUTBOX_BACKOFF_MAX.
+// with every attempt, up to job.OutboxBackoffMax.
 const outboxBackoffBase = 10 * time.Second
 
 // NewRelayConfig returns the outbox relay's settings: batches of 100 under a 30 s lease, and the
-// re-drive of events not applied within INKWELL_OUTBOX_REDELIVER_AFTER, looked for four times a
+// re-drive of events not applied within job.OutboxRedeliverAfter, looked for four times a
 // window (at most every 30 s).
 func NewRelayConfig(cfg *ioc.Config, stream OutboxStream) job.RelayConfig {
+	after := ioc.Or(cfg.Tune.OutboxRedeliverAfter, job.OutboxRedeliverAfter)
+	backoffMax := ioc.Or(cfg.Tune.OutboxBackoffMax, job.OutboxBackoffMax)
 	return job.RelayConfig{
-		Stream: string(stream), Batch: 100, Lease: 30 * time.Second, Poll: cfg.OutboxPoll,
+		Stream: string(stream), Batch: 100, Lease: 30 * time.Second, Poll: ioc.Or(cfg.Tune.OutboxPoll, job.OutboxPoll),
 		Redrive: job.RedrivePolicy{
-			After: cfg.OutboxRedeliverAfter, MaxAttempts: cfg.OutboxMaxAttempts,
-			BackoffBase: min(outboxBackoffBase, cfg.OutboxBackoffMax), BackoffMax: cfg.OutboxBackoffMax,
+			After: after, MaxAttempts: job.OutboxMaxAttempts,
+			BackoffBase: min(outboxBackoffBase, backoffMax), BackoffMax: backoffMax,
 		},
-		RedriveEvery: min(cfg.OutboxRedeliverAfter/4, 30*time.Second),
+		RedriveEvery: min(after/4, 30*time.Second),
 	}
 }
 
@@ -176,8 +188,8 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.Jo
 	now func() time.Time, log *slog.Logger) Durable {
 	owner := consumerName()
 	runner := job.NewRunner(queue, job.QueueConfig{
-		Queue: service.QueueDefault, Concurrency: cfg.QueueConcurrency, Lease: cfg.QueueLease, Poll: cfg.QueuePoll,
-		BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Grace: cfg.ShutdownTimeout / 2, Observer: jobs,
+		Queue: service.QueueDefault, Concurrency: job.QueueConcurrency, Lease: job.QueueLease, Poll: ioc.Or(cfg.Tune.QueuePoll, job.QueuePoll),
+		BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Grace: cfg.Server.ShutdownTimeout / 2, Observer: jobs,
 	}, map[string]job.JobHandler{
 		service.JobKindSendCode:        job.SendCodeHandler(sender, codeKeys),
 		service.JobKindSendAccountMail: job.SendAccountMailHandler(sender, codeKeys),
@@ -185,7 +197,7 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.Jo
 	relay := job.NewRelay(outbox, writer, NewRelayConfig(cfg, stream), owner, now, log)
 	return Durable{
 		runner,
-		job.NewReaper(queue, cfg.QueueReapEvery, log),
+		job.NewReaper(queue, job.QueueReapEvery, log),
 		relay,
 		listener{name: "jobs", log: log, listen: func(ctx context.Context) error {
 			return queue.Listen(ctx, func(q string) {
@@ -197,11 +209,11 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.Jo
 		listener{name: "outbox", log: log, listen: func(ctx context.Context) error { return outbox.Listen(ctx, relay.Wake) }},
 		events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: job.GroupNotifications, Name: owner, BatchSize: 100, BatchWait: 100 * time.Millisecond,
-			ClaimIdle: cfg.ConsumerClaimIdle, ClaimEvery: cfg.ConsumerClaimTick, MaxDeliveries: int64(cfg.ConsumerMaxDeliveries),
+			ClaimIdle: claimIdle(cfg), ClaimEvery: claimEvery(cfg), MaxDeliveries: events.ConsumerMaxDeliveries,
 		}, job.NotificationsHandler(notifications, log), log),
-		// Like the read stream: cut to about INKWELL_STREAM_MAXLEN entries, never past what the
+		// Like the read stream: cut to about events.StreamMaxLen entries, never past what the
 		// notifications group has not acknowledged (or not read yet).
-		events.NewTrimmer(rdb, string(stream), []string{job.GroupNotifications}, int64(cfg.StreamMaxLen), cfg.StreamTrimEvery, log),
+		events.NewTrimmer(rdb, string(stream), []string{job.GroupNotifications}, events.StreamMaxLen, events.StreamTrimEvery, log),
 	}
 }
 

@@ -54,7 +54,7 @@ func NewSMTPSender(cfg SMTPConfig) (*SMTPSender, error) {
 		return nil, fmt.Errorf("smtp: from address %q: %w", cfg.From, err)
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 10 * time.Second
+		cfg.Timeout = SMTPTimeout
 	}
 	tlsConfig := cfg.TLSConfig
 	if tlsConfig == nil {
@@ -112,3 +112,7 @@ func (s *SMTPSender) Send(ctx context.Context, m Message) error {
 	}
 	return nil
 }
+
+// SMTPTimeout bounds connecting and each SMTP command (a setting until 0.1.0): servers answer in
+// well under a second, and a send is a background job whose retry is cheaper than a stuck worker.
+const SMTPTimeout = 10 * time.Second

@@ -68,7 +68,7 @@ type OutboxRedriven struct {
 type RedrivePolicy struct {
 	// After is the redelivery window: an event published longer ago than this and not applied is
 	// re-driven. It must exceed the time a healthy consumer takes to apply an entry, including a
-	// reclaim after a consumer died (INKWELL_CONSUMER_CLAIM_IDLE and a claim tick).
+	// reclaim after a consumer died (events.ConsumerClaimIdle and a claim tick).
 	After time.Duration
 	// MaxAttempts re-drives at most; the one that reaches it makes the event dead.
 	MaxAttempts int

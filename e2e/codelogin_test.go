@@ -64,7 +64,7 @@ func startCodeApp(t *testing.T, tweak ...func(*ioc.Config)) (*testApp, *codeInbo
 	}))
 	t.Cleanup(gateway.Close)
 	return startApp(t, append([]func(*ioc.Config){func(c *ioc.Config) {
-		c.CodeSender, c.CodeWebhookURL = "webhook", gateway.URL
+		c.Mail.CodeSender, c.Mail.CodeWebhookURL = "webhook", gateway.URL
 	}}, tweak...)...), in
 }
 
@@ -76,7 +76,7 @@ func (a *testApp) codeOf(in *codeInbox, target string) string {
 	_, address, _ := strings.Cut(strings.TrimPrefix(target, "stepup:"), ":")
 	code := in.next(a.T, address)
 	rdb := testenv.NewRedis(a.T).Client
-	stored, err := rdb.HGetAll(context.Background(), a.Cfg.RedisPrefix+"logincode:{"+target+"}").Result()
+	stored, err := rdb.HGetAll(context.Background(), a.Cfg.Redis.Prefix+"logincode:{"+target+"}").Result()
 	if err != nil || len(stored["h"]) != 64 {
 		a.T.Fatalf("code key for %s holds %v (%v), want an HMAC-SHA256", target, stored, err)
 	}
@@ -148,7 +148,7 @@ func TestCodeLoginJourney(t *testing.T) {
 	// Once the resend interval has passed (the code key dropped here), a new code logs into the
 	// same account.
 	rdb := testenv.NewRedis(t).Client
-	if err := rdb.Del(context.Background(), app.Cfg.RedisPrefix+"logincode:{email:new.reader@example.com}").Err(); err != nil {
+	if err := rdb.Del(context.Background(), app.Cfg.Redis.Prefix+"logincode:{email:new.reader@example.com}").Err(); err != nil {
 		t.Fatal(err)
 	}
 	app.Do("POST", "/api/users/login/code/send", "", map[string]any{"user": map[string]any{"email": "new.reader@example.com"}}).Expect(t, http.StatusAccepted)

@@ -407,7 +407,7 @@ func TestCollectionArticlesPaging(t *testing.T) {
 // one bounded page; the next create says how many are allowed and leaves nothing behind.
 func TestCollectionsCap(t *testing.T) {
 	parallel(t)
-	app := startApp(t, func(c *ioc.Config) { c.RateWrites = "0" })
+	app := startApp(t, func(c *ioc.Config) { c.Server.RateWrites = "0" })
 	owner := app.Register("hoarder")
 	var last string
 	for i := range service.MaxCollections {

@@ -18,7 +18,7 @@ func TestRequestDeadlineStopsTheStatement(t *testing.T) {
 	// Long enough that the setup's register and publish, on a machine busy with the whole suite
 	// under -race, finish inside it (at 1 s the publish itself was sometimes answered 503).
 	const timeout = 3 * time.Second
-	app := startApp(t, func(c *ioc.Config) { c.RequestTimeout = timeout })
+	app := startApp(t, func(c *ioc.Config) { c.Server.RequestTimeout = timeout })
 	author := app.Register("deadlineauthor")
 	slug := app.publish(author, "Locked for a while")
 	// The publication's fan-out reads the article too; let it finish, so the only statement that

@@ -6,21 +6,23 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/ioc"
 )
 
 // TestBurstWithRedisDown: with the app's Redis stopped every cache read falls back to
-// PostgreSQL, bounded per instance (INKWELL_DB_FALLBACK_CONCURRENCY, here 1 with no wait, so a
+// PostgreSQL, bounded per instance (cache.FallbackConcurrency, here 1 with no wait, so a
 // burst must overflow it). A burst of reads then gets only 200s and 503s — each 503 with
 // Retry-After: 1 and a RealWorld error body — and never a 500.
 func TestBurstWithRedisDown(t *testing.T) {
 	parallel(t)
+	inProcess(t, "sets tuning constants through ioc.Config.Tune, which no setting carries to a process")
 	redisSrv := testenv.StartRedisServer(t)
 	app := startApp(t, func(c *ioc.Config) {
-		c.RedisURL = redisSrv.URL()
-		c.DBFallbackConcurrency, c.DBFallbackWait = 1, 0
+		c.Redis.URL = redisSrv.URL()
+		c.Tune.DBFallbackConcurrency, c.Tune.DBFallbackWait = new(1), new(time.Duration(0))
 	})
 	author := app.Register("fallbackauthor")
 	const articles, burst = 8, 48

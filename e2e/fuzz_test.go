@@ -38,7 +38,7 @@ func FuzzStoredText(f *testing.F) {
 	}
 
 	inProcess(f, "a fuzz target's instance is in process (apptest.Start)")
-	app := apptest.Start(f, noAuthLimit, func(c *ioc.Config) { c.RateWrites = "0" })
+	app := apptest.Start(f, noAuthLimit, func(c *ioc.Config) { c.Server.RateWrites = "0" })
 	token, slug := fuzzAuthor(f, app)
 	bodies, _, _ = textTargets(token, slug)
 

@@ -32,7 +32,7 @@ var hostileJSONOnly = map[string]string{"NUL escape": `a\u0000b`}
 // A lone surrogate escape (\ud800) is valid JSON read as U+FFFD: it may succeed, never a 5xx.
 func TestHostileInputNeverA5xx(t *testing.T) {
 	parallel(t)
-	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.RateWrites = "0" })
+	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.Server.RateWrites = "0" })
 	acc := signUp(t, app, accountOpts{})
 	slug := app.publish(acc.Token, "Hostile input target")
 	other := signUp(t, app, accountOpts{})

@@ -20,7 +20,7 @@ import (
 
 // noCron keeps the scheduled ranking out of the way: the tests run passes themselves, with
 // App.Rank.RunOnce. (The first scheduled run would come a day after start.)
-func noCron(c *ioc.Config) { c.RankSchedule = "@every 24h" }
+func noCron(c *ioc.Config) { c.Jobs.RankSchedule = "@every 24h" }
 
 // hotArticles returns the hot list's articles and count, checking the response's shape.
 func hotArticles(t *testing.T, r response) ([]map[string]any, int) {
@@ -393,7 +393,7 @@ func TestHotList_ColdStartWithRedisDown(t *testing.T) {
 	}
 
 	redisProxy.Disable()
-	cold := startReplica(t, db, rds.Prefix, noCron, func(c *ioc.Config) { c.RedisURL = redisProxy.Rewrite(c.RedisURL) })
+	cold := startReplica(t, db, rds.Prefix, noCron, func(c *ioc.Config) { c.Redis.URL = redisProxy.Rewrite(c.Redis.URL) })
 	for read := range 2 { // the rebuilt list, then the copy the process kept of it
 		got, _ := hotArticles(t, cold.Do("GET", "/api/articles/hot", "", nil).Expect(t, http.StatusOK))
 		if !slices.Equal(hotSlugs(got), hotSlugs(ranked)) {

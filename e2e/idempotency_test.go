@@ -145,13 +145,14 @@ func requireFresh(t *testing.T, r response) {
 
 func TestIdempotencyKeys(t *testing.T) {
 	parallel(t)
+	inProcess(t, "sets tuning constants through ioc.Config.Tune, which no setting carries to a process")
 	app := startApp(t, func(c *ioc.Config) {
-		c.RateWrites, c.RateAuth = "0", "0" // thousands of writes by a handful of users
-		c.TrustedProxies = "127.0.0.1"      // X-Forwarded-For picks the client IP registration keys are scoped by
+		c.Server.RateWrites, c.Server.RateAuth = "0", "0" // thousands of writes by a handful of users
+		c.Server.TrustedProxies = "127.0.0.1"             // X-Forwarded-For picks the client IP registration keys are scoped by
 		// The burst claims that duplicates wait for the first and replay it, not how long the first
 		// takes: on a loaded CI machine 5,000 requests took 33 s, and a few firsts outlasted the
 		// default 3 s wait. (The 409 after the wait has its own test in repository.)
-		c.IdempotencyWait = time.Minute
+		c.Tune.IdempotencyWait = new(time.Minute)
 	})
 
 	t.Run("50 concurrent identical requests for each of 100 keys create one article per key", func(t *testing.T) {

@@ -18,7 +18,8 @@ import (
 // is a strong code, which logs in whatever was guessed before it.
 func TestCodeLoginFailureBudget(t *testing.T) {
 	parallel(t)
-	app, inbox := startCodeApp(t, func(c *ioc.Config) { c.CodeFailureBudget, c.CodeAttempts = 4, 3 })
+	inProcess(t, "sets tuning constants through ioc.Config.Tune, which no setting carries to a process")
+	app, inbox := startCodeApp(t, func(c *ioc.Config) { c.Tune.CodeFailureBudget, c.Tune.CodeAttempts = new(4), new(3) })
 	rdb := testenv.NewRedis(t).Client
 	target := map[string]any{"email": "victim@example.com"}
 	guess := func(code string) response {
@@ -38,7 +39,7 @@ func TestCodeLoginFailureBudget(t *testing.T) {
 		}
 	}
 	guess(first).Expect(t, http.StatusUnauthorized) // burned: the same answer
-	if err := rdb.Del(context.Background(), app.Cfg.RedisPrefix+"logincode:{email:victim@example.com}").Err(); err != nil {
+	if err := rdb.Del(context.Background(), app.Cfg.Redis.Prefix+"logincode:{email:victim@example.com}").Err(); err != nil {
 		t.Fatal(err)
 	}
 	app.Do("POST", "/api/users/login/code/send", "", target).Expect(t, http.StatusAccepted)
@@ -49,7 +50,7 @@ func TestCodeLoginFailureBudget(t *testing.T) {
 		t.Fatalf("Retry-After %q, want about a day", locked.Header.Get("Retry-After"))
 	}
 
-	if err := rdb.Del(context.Background(), app.Cfg.RedisPrefix+"logincode:{email:victim@example.com}").Err(); err != nil {
+	if err := rdb.Del(context.Background(), app.Cfg.Redis.Prefix+"logincode:{email:victim@example.com}").Err(); err != nil {
 		t.Fatal(err)
 	}
 	app.Do("POST", "/api/users/login/code/send", "", target).Expect(t, http.StatusAccepted)
@@ -132,10 +133,11 @@ func TestCanonicalIdentities(t *testing.T) {
 // with the same resend interval and failure budget.
 func TestCodeLoginWithRedisDown(t *testing.T) {
 	parallel(t)
+	inProcess(t, "sets tuning constants through ioc.Config.Tune, which no setting carries to a process")
 	redisSrv := testenv.StartRedisServer(t)
 	app, inbox := startCodeApp(t, func(c *ioc.Config) {
-		c.RedisURL = redisSrv.URL()
-		c.CodeFailureBudget = 2
+		c.Redis.URL = redisSrv.URL()
+		c.Tune.CodeFailureBudget = new(2)
 	})
 	redisSrv.Stop()
 	app.Do("POST", "/api/users/login/code/send", "", map[string]any{"email": "offline@example.com"}).Expect(t, http.StatusAccepted)
@@ -169,7 +171,7 @@ func TestCodeLoginWithRedisDown(t *testing.T) {
 func TestCodeLoginFailsClosedWhenNeitherStoreAnswers(t *testing.T) {
 	parallel(t)
 	redisSrv := testenv.StartRedisServer(t)
-	app, _ := startCodeApp(t, func(c *ioc.Config) { c.RedisURL = redisSrv.URL() })
+	app, _ := startCodeApp(t, func(c *ioc.Config) { c.Redis.URL = redisSrv.URL() })
 	redisSrv.Stop()
 	for _, table := range []string{"login_codes", "login_code_meters"} {
 		if _, err := app.DB.Pool.Exec(context.Background(), "ALTER TABLE "+table+" RENAME TO "+table+"_gone"); err != nil {

@@ -14,13 +14,13 @@ import (
 // serves the entries it cached before: the article, the global first page, the author's own
 // first page and the profile. Once A reaches Redis again it writes those invalidations by itself,
 // without another request, and B serves the edits. Before the repair, B kept the old entries
-// until they expired (INKWELL_CACHE_TTL, 10 minutes by default).
+// until they expired (cache.TTL, 10 minutes by default).
 func TestInvalidationRepair_AnInstanceCutFromRedisRepairsItsWrites(t *testing.T) {
 	parallel(t)
 	db, rds := testenv.NewDB(t), testenv.NewRedis(t)
 	faults := testenv.NewFaults(t) // before the instances: it stops after they have
 	proxy := faults.RedisProxy()
-	a := startReplica(t, db, rds.Prefix, func(c *ioc.Config) { c.RedisURL = proxy.Rewrite(c.RedisURL) })
+	a := startReplica(t, db, rds.Prefix, func(c *ioc.Config) { c.Redis.URL = proxy.Rewrite(c.Redis.URL) })
 	b := startReplica(t, db, rds.Prefix)
 	author := b.Register("repairauthor")
 	slug := articleOf(t, b.Do("POST", "/api/articles", author, newArticle("Before the cut")).Expect(t, http.StatusCreated))["slug"].(string)

@@ -16,7 +16,7 @@ import (
 func TestEditShowsOnAnotherInstanceBeforeItsLocalCopyExpires(t *testing.T) {
 	parallel(t)
 	db, rds := testenv.NewDB(t), testenv.NewRedis(t)
-	longLocal := func(c *ioc.Config) { c.CacheLocalTTL = time.Minute }
+	longLocal := func(c *ioc.Config) { c.Redis.CacheLocalTTL = time.Minute }
 	a, b := startReplica(t, db, rds.Prefix, longLocal), startReplica(t, db, rds.Prefix, longLocal)
 	for _, app := range []*testApp{a, b} {
 		// Until an instance has subscribed it keeps no local copies at all; wait for it so that

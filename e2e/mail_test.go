@@ -13,8 +13,8 @@ import (
 // withSMTP sends the app's email through a test SMTP server on loopback (no TLS: it is local).
 func withSMTP(srv *testenv.SMTPServer) func(*ioc.Config) {
 	return func(c *ioc.Config) {
-		c.MailHost, c.MailPort, c.MailTLS, c.MailFrom = srv.Host, srv.Port, "none", "inkwell <no-reply@inkwell.test>"
-		c.RateAuth = "0"
+		c.Mail.Host, c.Mail.Port, c.Mail.TLS, c.Mail.From = srv.Host, srv.Port, "none", "inkwell <no-reply@inkwell.test>"
+		c.Server.RateAuth = "0"
 	}
 }
 

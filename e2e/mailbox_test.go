@@ -85,7 +85,7 @@ func TestMailboxTwins_SameMailboxSpelledOtherwise(t *testing.T) {
 	parallel(t)
 	app, inbox := startCodeApp(t, noAuthLimit)
 	victim := codeLogin(t, app, inbox, "Fw@Example.com", "fw@example.com")
-	if err := testenv.NewRedis(t).Client.Del(context.Background(), app.Cfg.RedisPrefix+"logincode:{email:fw@example.com}").Err(); err != nil {
+	if err := testenv.NewRedis(t).Client.Del(context.Background(), app.Cfg.Redis.Prefix+"logincode:{email:fw@example.com}").Err(); err != nil {
 		t.Fatal(err) // as at the end of the resend interval
 	}
 
@@ -212,9 +212,10 @@ func TestRegistrationMailCommitsWithTheAccount(t *testing.T) {
 // strong code: TestCodeLoginFailureBudget.)
 func TestCodeBudgetsCannotLockOutTheOwner(t *testing.T) {
 	parallel(t)
+	inProcess(t, "sets tuning constants through ioc.Config.Tune, which no setting carries to a process")
 	app, inbox := startCodeApp(t, noAuthLimit, func(c *ioc.Config) {
-		c.TrustedProxies = "127.0.0.1" // X-Forwarded-For names the client
-		c.CodeDailySends = 2
+		c.Server.TrustedProxies = "127.0.0.1" // X-Forwarded-For names the client
+		c.Tune.CodeDailySends = new(2)
 	})
 	const (
 		owner    = "192.0.2.1"
@@ -239,7 +240,7 @@ func TestCodeBudgetsCannotLockOutTheOwner(t *testing.T) {
 	rdb := testenv.NewRedis(t).Client
 	pastResend := func() {
 		t.Helper()
-		if err := rdb.Del(context.Background(), app.Cfg.RedisPrefix+"logincode:{email:locked.out@example.com}").Err(); err != nil {
+		if err := rdb.Del(context.Background(), app.Cfg.Redis.Prefix+"logincode:{email:locked.out@example.com}").Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

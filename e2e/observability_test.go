@@ -135,7 +135,7 @@ func TestObservability(t *testing.T) {
 
 func TestReadyzWithRedisDown(t *testing.T) {
 	parallel(t)
-	app := startApp(t, func(c *ioc.Config) { c.RedisURL = "redis://127.0.0.1:1/0" })
+	app := startApp(t, func(c *ioc.Config) { c.Redis.URL = "redis://127.0.0.1:1/0" })
 	// Degraded, not out of service: the balancer keeps sending traffic, which PostgreSQL serves.
 	r := app.Do("GET", "/readyz", "", nil).Expect(t, http.StatusOK)
 	body := string(r.Body)

@@ -20,7 +20,7 @@ import (
 func TestGivenUpSearchesDoNotPauseTheSearchPool(t *testing.T) {
 	parallel(t)
 	singleInstance(t, "the given-up searches must all reach one instance's search pool")
-	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.RateWrites, c.RateSearch = "0", "0" })
+	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.Server.RateWrites, c.Server.RateSearch = "0", "0" })
 	author := signUp(t, app, accountOpts{})
 	word := searchWord()
 	app.publish(author.Token, "Overload "+word)

@@ -57,12 +57,12 @@ func TestRateLimitAcrossInstances(t *testing.T) {
 		// An hour: the budget refills one request every window/limit (72 s here), and the count
 		// is exact only while the burst takes less than that (at 1m, 1.2 s: a slow burst under
 		// -race could earn a 51st).
-		c.RateAuth = strconv.Itoa(limit) + "/1h"
+		c.Server.RateAuth = strconv.Itoa(limit) + "/1h"
 		// The claim here is one exact budget across instances, not what a slow Redis does: with
 		// the default 300 ms read timeout, a burst of 200 under -race beside other packages' tests
 		// once had a reply come late, so that request failed open (by design, see
 		// TestRateLimitFailsOpenWithRedisDown) and left the count one off.
-		c.RedisURL = withURLParams(t, c.RedisURL, "read_timeout", "10s", "write_timeout", "10s", "pool_timeout", "20s")
+		c.Redis.URL = withURLParams(t, c.Redis.URL, "read_timeout", "10s", "write_timeout", "10s", "pool_timeout", "20s")
 	}
 	apps := []*testApp{
 		startReplica(t, db, rds.Prefix, tweak),
@@ -144,7 +144,7 @@ func TestRateLimitAcrossInstances(t *testing.T) {
 
 func TestRateLimitPerUserWrites(t *testing.T) {
 	parallel(t)
-	app := startApp(t, func(c *ioc.Config) { c.RateWrites, c.RateAuth = "3/1m", "0" })
+	app := startApp(t, func(c *ioc.Config) { c.Server.RateWrites, c.Server.RateAuth = "3/1m", "0" })
 	a, b := signUp(t, app, accountOpts{}), signUp(t, app, accountOpts{})
 
 	for want := 2; want >= 0; want-- {
@@ -182,8 +182,8 @@ func TestRateLimitFailsOpenWithRedisDown(t *testing.T) {
 	parallel(t)
 	redisSrv := testenv.StartRedisServer(t)
 	app := startApp(t, func(c *ioc.Config) {
-		c.RedisURL = redisSrv.URL()
-		c.RateAuth, c.RateWrites = "2/1m", "2/1m"
+		c.Redis.URL = redisSrv.URL()
+		c.Server.RateAuth, c.Server.RateWrites = "2/1m", "2/1m"
 	})
 	acc := signUp(t, app, accountOpts{})
 	// Redis up: the limits count.
@@ -219,10 +219,10 @@ func TestRateLimitHasNoWindowBoundary(t *testing.T) {
 	const limit, window = 10, time.Second
 	const interval = window / limit
 	app := startApp(t, func(c *ioc.Config) {
-		c.RateAuth = strconv.Itoa(limit) + "/" + window.String()
+		c.Server.RateAuth = strconv.Itoa(limit) + "/" + window.String()
 		// A reply later than the default 300 ms read timeout would fail open (by design) and
 		// count as neither admitted nor refused; the claim here is about the limiter's decisions.
-		c.RedisURL = withURLParams(t, c.RedisURL, "read_timeout", "10s", "write_timeout", "10s")
+		c.Redis.URL = withURLParams(t, c.Redis.URL, "read_timeout", "10s", "write_timeout", "10s")
 	})
 	badLogin := map[string]any{"user": map[string]any{"email": "nobody@example.com", "password": strings.Repeat("p", 300)}}
 	type admission struct{ sent, answered time.Time }
@@ -265,8 +265,8 @@ func TestRateLimitHasNoWindowBoundary(t *testing.T) {
 func TestRateLimitSearchPerClient(t *testing.T) {
 	parallel(t)
 	app := startApp(t, noAuthLimit, func(c *ioc.Config) {
-		c.RateWrites, c.RateSearch = "0", "3/1h" // one search every 20 minutes after the first 3
-		c.TrustedProxies = "127.0.0.1"           // the test is the proxy: X-Forwarded-For names the client
+		c.Server.RateWrites, c.Server.RateSearch = "0", "3/1h" // one search every 20 minutes after the first 3
+		c.Server.TrustedProxies = "127.0.0.1"                  // the test is the proxy: X-Forwarded-For names the client
 	})
 	acc := signUp(t, app, accountOpts{})
 	from := func(ip string) []string { return []string{"X-Forwarded-For", ip} }

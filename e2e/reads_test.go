@@ -77,7 +77,7 @@ func (a *testApp) pgReads(slug string) int64 {
 func (a *testApp) streamLen(t *testing.T) int64 {
 	t.Helper()
 	rds := testenv.NewRedis(t) // a client; its own (unused) prefix is cleaned up with the test
-	n, err := rds.Client.XLen(context.Background(), cache.Keyspace(a.Cfg.RedisPrefix).Key("stream", "reads")).Result()
+	n, err := rds.Client.XLen(context.Background(), cache.Keyspace(a.Cfg.Redis.Prefix).Key("stream", "reads")).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,8 @@ func TestReadsAreCounted(t *testing.T) {
 // database and Redis prefix consumes the batch (reclaiming it if the stopping one had taken it).
 func TestReadsTalliedBeforeAStopAreCounted(t *testing.T) {
 	parallel(t)
-	hour := func(c *ioc.Config) { c.ReadTallyFlush = time.Hour }
+	inProcess(t, "sets tuning constants through ioc.Config.Tune, which no setting carries to a process")
+	hour := func(c *ioc.Config) { c.Tune.ReadTallyFlush = new(time.Hour) }
 	first := startReplica(t, testenv.NewDB(t), testenv.NewRedis(t).Prefix, hour)
 	author := first.Register("stopper")
 	slug := first.publish(author, "Read before the stop")
@@ -180,8 +181,8 @@ func TestReadsTalliedBeforeAStopAreCounted(t *testing.T) {
 	}
 	// The stopping instance's consumer may have taken the batch as it stopped (pending under its
 	// name): the next instance reclaims it once idle, here after half a second.
-	second := startReplica(t, first.DB, first.Cfg.RedisPrefix, hour, func(c *ioc.Config) {
-		c.ConsumerClaimIdle, c.ConsumerClaimTick = 500*time.Millisecond, 100*time.Millisecond
+	second := startReplica(t, first.DB, first.Cfg.Redis.Prefix, hour, func(c *ioc.Config) {
+		c.Tune.ConsumerClaimIdle, c.Tune.ConsumerClaimEvery = new(500*time.Millisecond), new(100*time.Millisecond)
 	})
 	n := poll(t, "the stopped instance's reads are counted", func() (int64, bool) {
 		n := second.pgReads(slug)
@@ -365,7 +366,7 @@ func newReadStack(t *testing.T) *readStack {
 	rds := testenv.NewRedis(t)
 	log := testenv.Logger(t)
 	cfg := ioc.Flags(flag.NewFlagSet("zero-writes", flag.ContinueOnError))
-	cfg.JWTSecret = testJWTSecret
+	cfg.Auth.JWTSecret = testJWTSecret
 
 	pcfg, err := pgxpool.ParseConfig(db.URL)
 	if err != nil {
@@ -401,11 +402,11 @@ func newReadStack(t *testing.T) *readStack {
 		}
 	})
 	inter := repository.NewInteractiveRepository(pool, q, counters, viewers)
-	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg))
+	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg.Auth))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := auth.NewJWTManager(inkwell.NewJWTConfig(cfg), time.Now)
+	tokens, err := auth.NewJWTManager(inkwell.NewJWTConfig(cfg.Auth), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestRevocationIsGlobal(t *testing.T) {
 	faults := testenv.NewFaults(t) // registered first: its proxy closes after the instances have stopped
 	proxy := faults.RedisProxy()
 	db, r := testenv.NewDB(t), testenv.NewRedis(t)
-	a := startReplica(t, db, r.Prefix, noAuthLimit, func(c *ioc.Config) { c.RedisURL = proxy.Rewrite(c.RedisURL) })
+	a := startReplica(t, db, r.Prefix, noAuthLimit, func(c *ioc.Config) { c.Redis.URL = proxy.Rewrite(c.Redis.URL) })
 	b := startReplica(t, db, r.Prefix, noAuthLimit)
 	c := startReplica(t, db, r.Prefix, noAuthLimit)
 	// From here on B and C answer "not revoked" from Redis, under the lease.

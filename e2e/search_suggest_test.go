@@ -18,7 +18,7 @@ import (
 // people and tag search boxes find the author and the tag by a prefix.
 func TestSearchSuggestionsPeopleAndTags(t *testing.T) {
 	parallel(t)
-	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.RateWrites = "0" })
+	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.Server.RateWrites = "0" })
 	author := signUp(t, app, accountOpts{Username: "lexi" + searchWord()[2:]})
 	w, tag := searchWord(), searchWord()
 	for w[4] == w[5] { // swapping two equal letters would misspell nothing (1 word in 20)
@@ -74,7 +74,7 @@ func (a *testApp) foldLexicon(t *testing.T) {
 // for ever.) Searches are signed in, so no cached anonymous answer hides a change.
 func TestSearchSuggestions_FollowRemovals(t *testing.T) {
 	parallel(t)
-	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.RateWrites = "0" })
+	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.Server.RateWrites = "0" })
 	author := signUp(t, app, accountOpts{})
 	reader := signUp(t, app, accountOpts{})
 	// misspell swaps two neighbours that differ (a word with equal letters there is drawn again).

@@ -41,7 +41,7 @@ func (a *testApp) searchSlugs(t *testing.T, token, query string) ([]string, map[
 // on every instance of a fleet), with snippets and stable pages.
 func TestSearchArticles(t *testing.T) {
 	parallel(t)
-	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.RateWrites = "0" })
+	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.Server.RateWrites = "0" })
 	author, reader := signUp(t, app, accountOpts{}), signUp(t, app, accountOpts{})
 	w := searchWord()
 	post := func(title, body string, draft bool, tags ...string) string {

@@ -104,8 +104,8 @@ func TestSessionControl_MarkOutlivesToken(t *testing.T) {
 	app := startApp(t, noAuthLimit)
 	acc := signUp(t, app, accountOpts{})
 	app.call(t, "POST", "/api/users/logout", acc.Token, nil).Expect(t, http.StatusNoContent)
-	left := testenv.NewRedis(t).Client.PTTL(t.Context(), revocationMarkKey(t, app.Cfg.RedisPrefix, acc.Token)).Val()
-	if lifetime := app.Cfg.JWTLifetime; left <= lifetime+verifySkew {
+	left := testenv.NewRedis(t).Client.PTTL(t.Context(), revocationMarkKey(t, app.Cfg.Redis.Prefix, acc.Token)).Val()
+	if lifetime := app.Cfg.Auth.JWTLifetime; left <= lifetime+verifySkew {
 		t.Fatalf("the revocation mark lives %s more; the token is accepted for up to %s", left, lifetime+verifySkew)
 	}
 }
@@ -187,7 +187,7 @@ func TestSessionControl_CodeOnlyAccount(t *testing.T) {
 	// A sign-in code, fresh and unused, is not a step-up code. (Its key is dropped first, as at
 	// the end of its resend window.)
 	rdb := testenv.NewRedis(t).Client
-	if err := rdb.Del(t.Context(), app.Cfg.RedisPrefix+"logincode:{email:"+email+"}").Err(); err != nil {
+	if err := rdb.Del(t.Context(), app.Cfg.Redis.Prefix+"logincode:{email:"+email+"}").Err(); err != nil {
 		t.Fatal(err)
 	}
 	app.call(t, "POST", "/api/users/login/code/send", "", map[string]any{"email": email}).Expect(t, http.StatusAccepted)
@@ -319,7 +319,7 @@ func TestAPIKeyLimits(t *testing.T) {
 func TestSessionControl_PerUserCap(t *testing.T) {
 	parallel(t)
 	db, rds := testenv.NewDB(t), testenv.NewRedis(t)
-	tweak := func(c *ioc.Config) { noAuthLimit(c); c.SessionsPerUser = 3 }
+	tweak := func(c *ioc.Config) { noAuthLimit(c); c.Auth.SessionsPerUser = 3 }
 	a, b := startReplica(t, db, rds.Prefix, tweak), startReplica(t, db, rds.Prefix, tweak)
 
 	acc := signUp(t, a, accountOpts{}) // registration opens the first session

@@ -20,7 +20,7 @@ import (
 )
 
 // noAuthLimit keeps the per-IP login budget out of tests that log in and refresh many times.
-func noAuthLimit(c *ioc.Config) { c.RateAuth = "0" }
+func noAuthLimit(c *ioc.Config) { c.Server.RateAuth = "0" }
 
 // session is one login: its access and refresh token.
 type session struct{ Access, Refresh string }
@@ -310,7 +310,7 @@ func TestSessions(t *testing.T) {
 func TestSessionRevocationWithRedisDown(t *testing.T) {
 	parallel(t)
 	redisSrv := testenv.StartRedisServer(t)
-	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.RedisURL = redisSrv.URL() })
+	app := startApp(t, noAuthLimit, func(c *ioc.Config) { c.Redis.URL = redisSrv.URL() })
 	acc := signUp(t, app, accountOpts{})
 	before, during, alive := logIn(t, app, acc), logIn(t, app, acc), logIn(t, app, acc)
 	app.call(t, "POST", "/api/users/logout", before.Access, nil).Expect(t, http.StatusNoContent) // Redis has it
@@ -340,10 +340,10 @@ func TestSessionRevocationWithRedisDown(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: redisSrv.Addr})
 	defer rdb.Close()
 	app.waitFor("the revocation lease is renewed", func() bool {
-		return rdb.Exists(t.Context(), revocationLeaseKey(app.Cfg.RedisPrefix)).Val() == 1
+		return rdb.Exists(t.Context(), revocationLeaseKey(app.Cfg.Redis.Prefix)).Val() == 1
 	})
 	for _, access := range []string{before.Access, during.Access} {
-		if n, err := rdb.Exists(t.Context(), revocationMarkKey(t, app.Cfg.RedisPrefix, access)).Result(); err != nil || n != 1 {
+		if n, err := rdb.Exists(t.Context(), revocationMarkKey(t, app.Cfg.Redis.Prefix, access)).Result(); err != nil || n != 1 {
 			t.Fatalf("revocation of session %v in Redis after the refill: %d, %v", claimsOf(t, access)["sid"], n, err)
 		}
 	}

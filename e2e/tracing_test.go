@@ -96,7 +96,7 @@ func TestTracingSpanTreeOfOneRequest(t *testing.T) {
 	inProcess(t, "wires its own instance for the receiver")
 	recv := apptest.StartOTLPReceiver(t)
 	// The test's requests come from loopback, as a proxy's would: trusted to hand its trace on.
-	app := &testApp{apptest.Start(t, func(c *ioc.Config) { c.TrustedProxies = "127.0.0.1" })}
+	app := &testApp{apptest.Start(t, func(c *ioc.Config) { c.Server.TrustedProxies = "127.0.0.1" })}
 	author := app.Register("traced_author")
 	reader := app.Register("traced_reader")
 	app.Do("POST", "/api/profiles/traced_author/follow", reader, nil).Expect(t, http.StatusOK)

@@ -51,7 +51,7 @@ func (a *testApp) releaseName() string { return a.Release.Name }
 // message.
 func TestUpgrade_AnEditOnOneReleaseDropsTheOthersCopy(t *testing.T) {
 	parallel(t)
-	r := startTwoReleases(t, func(c *ioc.Config) { c.CacheLocalTTL = time.Minute })
+	r := startTwoReleases(t, func(c *ioc.Config) { c.Redis.CacheLocalTTL = time.Minute })
 	for _, app := range []*testApp{r.old, r.cur} {
 		app.waitFor("the invalidation channel is subscribed on "+app.releaseName(), func() bool {
 			return strings.Contains(app.metrics(), "\ninkwell_cache_invalidation_subscribed 1\n")
@@ -227,7 +227,7 @@ func TestUpgrade_TheOldReleaseServesOnTheNewSchema(t *testing.T) {
 	}
 	old.Stop()
 	restarted := &testApp{apptest.StartProcess(t, rels[0], db, prefix, migrateOnStartWithoutPoolSettings)}
-	cur := &testApp{apptest.StartProcess(t, rels[1], db, prefix, func(c *ioc.Config) { c.MigrateOnStart = true })}
+	cur := &testApp{apptest.StartProcess(t, rels[1], db, prefix, func(c *ioc.Config) { c.Server.MigrateOnStart = true })}
 	for _, app := range []*testApp{restarted, cur} {
 		if body := readyz(app); !strings.Contains(body, `"status":"ready"`) {
 			t.Fatalf("%s on the newer database: /readyz %s", app.releaseName(), body)
@@ -244,8 +244,8 @@ func TestUpgrade_TheOldReleaseServesOnTheNewSchema(t *testing.T) {
 // start. v0.1.0's migration runner refuses pool_* parameters in DATABASE_URL (this release takes
 // them), so its URL goes without the fleet's pool settings.
 func migrateOnStartWithoutPoolSettings(c *ioc.Config) {
-	c.MigrateOnStart = true
-	u, err := url.Parse(c.DatabaseURL)
+	c.Server.MigrateOnStart = true
+	u, err := url.Parse(c.Database.URL)
 	if err != nil {
 		return // the process reports the bad URL
 	}
@@ -256,5 +256,5 @@ func migrateOnStartWithoutPoolSettings(c *ioc.Config) {
 		}
 	}
 	u.RawQuery = q.Encode()
-	c.DatabaseURL = u.String()
+	c.Database.URL = u.String()
 }

@@ -37,18 +37,18 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func TestConfigDefaults(t *testing.T) {
 	cfg := parse(t, nil)
-	if cfg.Addr != ":8080" || cfg.Env != "dev" || cfg.MigrateOnStart || cfg.JWTLifetime != 24*time.Hour ||
-		cfg.MetricsAddr != ":9464" || cfg.DrainDelay != 5*time.Second {
+	if cfg.Server.Addr != ":8080" || cfg.Server.Env != "dev" || cfg.Server.MigrateOnStart || cfg.Auth.JWTLifetime != 24*time.Hour ||
+		cfg.Telemetry.MetricsAddr != ":9464" || cfg.Server.DrainDelay != 5*time.Second {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 	if err := cfg.Validate(discard); err != nil {
 		t.Fatal(err)
 	}
-	if !cfg.JWTSecretFromFile || len(cfg.JWTSecret) < 32 {
+	if !cfg.Auth.JWTSecretFromFile || len(cfg.Auth.JWTSecret) < 32 {
 		t.Fatal("dev without a secret must take one from the dev secret file")
 	}
-	if def := parse(t, nil); flagDefault(t, "dev-secret-file") != DefaultDevSecretFile || def.DevSecretFile == DefaultDevSecretFile {
-		t.Fatalf("dev secret file: default %q, in tests %q", flagDefault(t, "dev-secret-file"), def.DevSecretFile)
+	if def := parse(t, nil); flagDefault(t, "dev-secret-file") != DefaultDevSecretFile || def.Auth.DevSecretFile == DefaultDevSecretFile {
+		t.Fatalf("dev secret file: default %q, in tests %q", flagDefault(t, "dev-secret-file"), def.Auth.DevSecretFile)
 	}
 }
 
@@ -84,8 +84,8 @@ func TestDevSecretFileSurvivesRestarts(t *testing.T) {
 		t.Errorf("secret directory: %v, %v; want mode 0700", di.Mode(), err)
 	}
 	data, _ := os.ReadFile(path)
-	if got := strings.TrimSpace(string(data)); got != first.JWTSecret || len(got) != 64 {
-		t.Errorf("file holds %q, config has %q; want the same 64 hex digits", got, first.JWTSecret)
+	if got := strings.TrimSpace(string(data)); got != first.Auth.JWTSecret || len(got) != 64 {
+		t.Errorf("file holds %q, config has %q; want the same 64 hex digits", got, first.Auth.JWTSecret)
 	}
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "action=created") ||
 		!strings.Contains(logs.String(), path) {
@@ -104,7 +104,7 @@ func TestDevSecretFileSurvivesRestarts(t *testing.T) {
 	if err := second.Validate(log); err != nil {
 		t.Fatal(err)
 	}
-	if second.JWTSecret != first.JWTSecret {
+	if second.Auth.JWTSecret != first.Auth.JWTSecret {
 		t.Fatal("a restart got a different secret")
 	}
 	if !strings.Contains(logs.String(), "action=read") {
@@ -143,8 +143,8 @@ func TestDevSecretFileConcurrentStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, cfg := range cfgs {
-		if cfg.JWTSecret != strings.TrimSpace(string(data)) {
-			t.Fatalf("instance %d has secret %q, the file holds %q", i, cfg.JWTSecret, data)
+		if cfg.Auth.JWTSecret != strings.TrimSpace(string(data)) {
+			t.Fatalf("instance %d has secret %q, the file holds %q", i, cfg.Auth.JWTSecret, data)
 		}
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
@@ -197,20 +197,20 @@ func TestDevSecretFileUnusedWithSecret(t *testing.T) {
 	if err := cfg.Validate(discard); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) || cfg.JWTSecretFromFile {
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) || cfg.Auth.JWTSecretFromFile {
 		t.Fatalf("dev secret file used although INKWELL_JWT_SECRET is set: %v", err)
 	}
 }
 
 func TestConfigFromEnvironmentAndFlags(t *testing.T) {
 	cfg := parse(t, map[string]string{
-		"INKWELL_ADDR": ":9999", "INKWELL_MIGRATE_ON_START": "true", "INKWELL_CACHE_TTL": "1m",
+		"INKWELL_ADDR": ":9999", "INKWELL_MIGRATE_ON_START": "true", "INKWELL_CACHE_LOCAL_TTL": "1m",
 		"REDIS_URL": "redis://cache:6380/2",
 	}, "-addr", ":7777")
-	if cfg.Addr != ":7777" {
-		t.Errorf("a flag must beat the environment: addr %q", cfg.Addr)
+	if cfg.Server.Addr != ":7777" {
+		t.Errorf("a flag must beat the environment: addr %q", cfg.Server.Addr)
 	}
-	if !cfg.MigrateOnStart || cfg.CacheTTL.String() != "1m0s" || cfg.RedisURL != "redis://cache:6380/2" {
+	if !cfg.Server.MigrateOnStart || cfg.Redis.CacheLocalTTL.String() != "1m0s" || cfg.Redis.URL != "redis://cache:6380/2" {
 		t.Errorf("environment not applied: %+v", cfg)
 	}
 }
@@ -226,7 +226,7 @@ func TestConfigProdRequiresSecret(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "INKWELL_JWT_SECRET is required") {
 		t.Fatalf("prod without a secret: %v", err)
 	}
-	if cfg.JWTSecret != "" || cfg.JWTSecretFromFile {
+	if cfg.Auth.JWTSecret != "" || cfg.Auth.JWTSecretFromFile {
 		t.Fatal("prod took the dev secret file")
 	}
 	// Nor does it create one.
@@ -242,23 +242,19 @@ func TestConfigRejectsBadValues(t *testing.T) {
 	for name, env := range map[string]map[string]string{
 		"bad env":      {"INKWELL_ENV": "staging"},
 		"short secret": {"INKWELL_JWT_SECRET": "short"},
-		"bad duration": {"INKWELL_CACHE_TTL": "ten minutes"},
+		"bad duration": {"INKWELL_CACHE_LOCAL_TTL": "ten minutes"},
 		"bad bool":     {"INKWELL_MIGRATE_ON_START": "yes please"},
 		"bad redis":    {"REDIS_URL": "localhost:6379"},
-		"bad number":   {"INKWELL_ARGON2_ITERATIONS": "-1"},
+		"bad number":   {"INKWELL_ARGON2_MEMORY_KIB": "-1"},
 		"bad proxy":    {"INKWELL_TRUSTED_PROXIES": "10.0.0.1, proxy.internal"},
 		"bad CIDR":     {"INKWELL_TRUSTED_PROXIES": "10.0.0.0/33"},
 
-		"no sessions":         {"INKWELL_SESSIONS_PER_USER": "0"},
-		"no idempotency wait": {"INKWELL_IDEMPOTENCY_WAIT": "0s"},
-		"redis no timeout":    {"REDIS_URL": "redis://127.0.0.1:6379/0?read_timeout=0"},
+		"no sessions":      {"INKWELL_SESSIONS_PER_USER": "0"},
+		"redis no timeout": {"REDIS_URL": "redis://127.0.0.1:6379/0?read_timeout=0"},
 
-		"retention age":          {"INKWELL_RETENTION_JOBS_DONE": "a week"},
+		"retention age":          {"INKWELL_RETENTION_SESSIONS": "a week"},
 		"negative retention":     {"INKWELL_RETENTION_NOTIFICATIONS": "-1h"},
-		"short inbox":            {"INKWELL_RETENTION_INBOX": "10m"},
-		"short idempotency":      {"INKWELL_RETENTION_IDEMPOTENCY": "1h"},
 		"retention schedule":     {"INKWELL_RETENTION_SCHEDULE": "every ten minutes"},
-		"retention batch":        {"INKWELL_RETENTION_BATCH": "0"},
 		"negative history cap":   {"INKWELL_RETENTION_HISTORY": "-1"},
 		"history cap not number": {"INKWELL_RETENTION_HISTORY": "lots"},
 
@@ -288,7 +284,7 @@ func TestConfigMailSettings(t *testing.T) {
 	}
 	t.Run("defaults_need_no_smtp", func(t *testing.T) {
 		cfg := parse(t, nil)
-		if err := cfg.Validate(discard); err != nil || cfg.MailHost != "" || cfg.MailPort != 587 || cfg.MailTLS != "starttls" {
+		if err := cfg.Validate(discard); err != nil || cfg.Mail.Host != "" || cfg.Mail.Port != 587 || cfg.Mail.TLS != "starttls" {
 			t.Fatalf("defaults: %v %+v", err, cfg)
 		}
 	})
@@ -309,7 +305,6 @@ func TestConfigMailSettings(t *testing.T) {
 		"bad from":     with(map[string]string{"INKWELL_MAIL_FROM": "not an address"}),
 		"bad tls mode": with(map[string]string{"INKWELL_MAIL_TLS": "ssl"}),
 		"bad port":     with(map[string]string{"INKWELL_MAIL_PORT": "0"}),
-		"bad timeout":  with(map[string]string{"INKWELL_MAIL_TIMEOUT": "0s"}),
 		"cleartext auth in prod": with(map[string]string{"INKWELL_ENV": "prod", "INKWELL_JWT_SECRET": strings.Repeat("s", 32), "INKWELL_MAIL_TLS": "none", "INKWELL_MAIL_USERNAME": "u",
 			"INKWELL_CODE_SENDER": "webhook", "INKWELL_CODE_WEBHOOK_URL": "https://sms.example.com"}),
 	} {
@@ -343,23 +338,24 @@ func TestParseTrustedProxies(t *testing.T) {
 
 func TestConfigRetention(t *testing.T) {
 	cfg := parse(t, nil)
-	if cfg.RetentionSchedule != "@every 10m" || cfg.RetentionBatch != 5000 || cfg.RetentionInbox != 24*time.Hour ||
-		cfg.RetentionJobsDone != 7*24*time.Hour || cfg.RetentionJobsDead != 30*24*time.Hour || cfg.RetentionNotifications != 90*24*time.Hour ||
-		cfg.RetentionIdempotency != 24*time.Hour || cfg.RetentionHistory != 1000 || cfg.RetentionCodes != time.Hour {
-		t.Fatalf("retention defaults: %+v", cfg)
+	if r := cfg.Retention; r.Schedule != "@every 10m" || r.Notifications != 90*24*time.Hour || r.Sessions != 24*time.Hour || r.History != 1000 {
+		t.Fatalf("retention defaults: %+v", r)
 	}
-	if d := flagDefault(t, "retention-jobs-dead"); d != "30d" {
-		t.Errorf("--help shows the dead-job retention as %q", d)
+	if d := flagDefault(t, "retention-notifications"); d != "90d" {
+		t.Errorf("--help shows the notifications' retention as %q", d)
 	}
 	cfg = parse(t, map[string]string{
-		"INKWELL_RETENTION_SCHEDULE": "off", "INKWELL_RETENTION_INBOX": "off", "INKWELL_RETENTION_JOBS_DONE": "0",
-		"INKWELL_RETENTION_NOTIFICATIONS": "14d", "INKWELL_RETENTION_CODES": "90m", "INKWELL_RETENTION_HISTORY": "off",
-	}, "-retention-jobs-dead", "2d")
+		"INKWELL_RETENTION_SCHEDULE": "off", "INKWELL_RETENTION_SESSIONS": "0",
+		"INKWELL_RETENTION_NOTIFICATIONS": "14d", "INKWELL_RETENTION_HISTORY": "off",
+	}, "-retention-sessions", "2d")
 	if err := cfg.Validate(discard); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.RetentionInbox != 0 || cfg.RetentionJobsDone != 0 || cfg.RetentionNotifications != 14*24*time.Hour ||
-		cfg.RetentionCodes != 90*time.Minute || cfg.RetentionHistory != 0 || cfg.RetentionJobsDead != 48*time.Hour {
-		t.Fatalf("retention from the environment and flags: %+v", cfg)
+	if r := cfg.Retention; r.Schedule != RetentionOff || r.Notifications != 14*24*time.Hour || r.History != 0 || r.Sessions != 48*time.Hour {
+		t.Fatalf("retention from the environment and flags: %+v", r)
+	}
+	cfg = parse(t, map[string]string{"INKWELL_RETENTION_SESSIONS": "90m"})
+	if cfg.Retention.Sessions != 90*time.Minute {
+		t.Fatalf("retention in minutes: %v", cfg.Retention.Sessions)
 	}
 }

@@ -13,11 +13,11 @@ import (
 // instead of having its connection closed.
 func NewHTTPServer(cfg *Config, engine *gin.Engine) *http.Server {
 	return &http.Server{
-		Addr:              cfg.Addr,
+		Addr:              cfg.Server.Addr,
 		Handler:           engine,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      max(30*time.Second, cfg.RequestTimeout+10*time.Second),
+		WriteTimeout:      max(30*time.Second, cfg.Server.RequestTimeout+10*time.Second),
 		IdleTimeout:       2 * time.Minute,
 	}
 }

@@ -17,15 +17,15 @@ type MetricsServer struct {
 	srv *http.Server
 }
 
-// NewMetricsServer listens on cfg.MetricsAddr at once, so a taken port stops the start rather
+// NewMetricsServer listens on cfg.Telemetry.MetricsAddr at once, so a taken port stops the start rather
 // than leaving an instance nobody can scrape; nil (and no listener) when the address is empty.
 // The App serves it (Serve) and shuts it down last; the cleanup closes the listener of an App
 // that never served.
 func NewMetricsServer(cfg *Config, metrics http.Handler) (*MetricsServer, func(), error) {
-	if cfg.MetricsAddr == "" {
+	if cfg.Telemetry.MetricsAddr == "" {
 		return nil, func() {}, nil
 	}
-	ln, err := net.Listen("tcp", cfg.MetricsAddr)
+	ln, err := net.Listen("tcp", cfg.Telemetry.MetricsAddr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("metrics listener (INKWELL_METRICS_ADDR): %w", err)
 	}

@@ -27,11 +27,11 @@ func NewPgPool(cfg *Config, tracing *Tracing, log *slog.Logger) (*pgxpool.Pool, 
 // unless DATABASE_URL sets pool_max_conns, with the session timeouts of cfg (SessionTimeouts),
 // after configure has adjusted its settings, and checks it answers. The cleanup closes it.
 func OpenPgPool(cfg *Config, name string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) (*pgxpool.Pool, func(), error) {
-	pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	pcfg, err := pgxpool.ParseConfig(cfg.Database.URL)
 	if err != nil {
 		return nil, nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
-	if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
+	if !strings.Contains(cfg.Database.URL, "pool_max_conns") {
 		pcfg.MaxConns = maxConns
 	}
 	SessionTimeouts(cfg, pcfg)
@@ -67,18 +67,23 @@ func SessionTimeouts(cfg *Config, pcfg *pgxpool.Config) {
 			pcfg.ConnConfig.RuntimeParams[param] = strconv.FormatInt(d.Milliseconds(), 10) // milliseconds
 		}
 	}
-	set("statement_timeout", cfg.DBStatementTimeout)
-	set("idle_in_transaction_session_timeout", cfg.DBIdleInTxTimeout)
+	set("statement_timeout", cfg.Database.StatementTimeout)
+	set("idle_in_transaction_session_timeout", cfg.Database.IdleInTxTimeout)
 }
 
-// ConnectTimeout bounds opening a connection of pcfg by INKWELL_DB_CONNECT_TIMEOUT unless
-// DATABASE_URL sets connect_timeout. Without a bound, a server that accepts TCP but never answers
+// DBConnectTimeout bounds opening one PostgreSQL connection unless DATABASE_URL sets
+// connect_timeout (a setting until 0.1.0): a healthy server answers in milliseconds, and five
+// seconds still ride out a slow network or a busy server's accept queue.
+const DBConnectTimeout = 5 * time.Second
+
+// ConnectTimeout bounds opening a connection of pcfg by DBConnectTimeout unless DATABASE_URL
+// sets connect_timeout. Without a bound, a server that accepts TCP but never answers
 // (a network that drops packets, a proxy whose upstream died) holds each new connection, and
 // with it a slot of the pool, until the request's deadline: every request then waits that long,
 // and the pool recovers no sooner after the server is back.
 func ConnectTimeout(cfg *Config, pcfg *pgxpool.Config) {
-	if pcfg.ConnConfig.ConnectTimeout == 0 && !strings.Contains(cfg.DatabaseURL, "connect_timeout") {
-		pcfg.ConnConfig.ConnectTimeout = cfg.DBConnectTimeout
+	if pcfg.ConnConfig.ConnectTimeout == 0 && !strings.Contains(cfg.Database.URL, "connect_timeout") {
+		pcfg.ConnConfig.ConnectTimeout = DBConnectTimeout
 	}
 }
 
@@ -105,20 +110,20 @@ const (
 //     the master's name is INKWELL_REDIS_SENTINEL_MASTER. The URL's user:password log in to the
 //     Sentinels; the master's own credentials are the query parameters username= and password=.
 func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
-	mode := cfg.RedisMode
+	mode := cfg.Redis.Mode
 	if mode == "" {
 		mode = RedisSingle
 	}
-	if cfg.RedisMaster != "" && mode != RedisSentinel {
+	if cfg.Redis.SentinelMaster != "" && mode != RedisSentinel {
 		return nil, fmt.Errorf("INKWELL_REDIS_SENTINEL_MASTER is set but INKWELL_REDIS_MODE is %s: it only applies with INKWELL_REDIS_MODE=sentinel", mode)
 	}
 	var o *redis.UniversalOptions
 	switch mode {
 	case RedisSingle:
-		if u, err := url.Parse(cfg.RedisURL); err == nil && u.Query().Has("addr") {
+		if u, err := url.Parse(cfg.Redis.URL); err == nil && u.Query().Has("addr") {
 			return nil, errors.New("REDIS_URL lists more nodes (?addr=) but INKWELL_REDIS_MODE is single: set INKWELL_REDIS_MODE=cluster or sentinel")
 		}
-		p, err := redis.ParseURL(cfg.RedisURL)
+		p, err := redis.ParseURL(cfg.Redis.URL)
 		if err != nil {
 			return nil, fmt.Errorf("REDIS_URL: %w", err)
 		}
@@ -135,11 +140,11 @@ func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
 			PipelinePoolSize: p.PipelinePoolSize, PipelineReadBufferSize: p.PipelineReadBufferSize, PipelineWriteBufferSize: p.PipelineWriteBufferSize,
 		}
 	case RedisCluster:
-		p, err := redis.ParseClusterURL(cfg.RedisURL)
+		p, err := redis.ParseClusterURL(cfg.Redis.URL)
 		if err != nil {
 			return nil, fmt.Errorf("REDIS_URL (INKWELL_REDIS_MODE=cluster): %w", err)
 		}
-		if u, err := url.Parse(cfg.RedisURL); err == nil && strings.Trim(u.Path, "/") != "" && strings.Trim(u.Path, "/") != "0" {
+		if u, err := url.Parse(cfg.Redis.URL); err == nil && strings.Trim(u.Path, "/") != "" && strings.Trim(u.Path, "/") != "0" {
 			return nil, fmt.Errorf("REDIS_URL (INKWELL_REDIS_MODE=cluster): a Redis Cluster has only database 0, drop %q from the URL", u.Path)
 		}
 		o = &redis.UniversalOptions{
@@ -154,11 +159,11 @@ func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
 			PipelinePoolSize: p.PipelinePoolSize, PipelineReadBufferSize: p.PipelineReadBufferSize, PipelineWriteBufferSize: p.PipelineWriteBufferSize,
 		}
 	case RedisSentinel:
-		p, err := redis.ParseFailoverURL(cfg.RedisURL)
+		p, err := redis.ParseFailoverURL(cfg.Redis.URL)
 		if err != nil {
 			return nil, fmt.Errorf("REDIS_URL (INKWELL_REDIS_MODE=sentinel): %w", err)
 		}
-		master := cfg.RedisMaster
+		master := cfg.Redis.SentinelMaster
 		switch {
 		case master == "" && p.MasterName == "":
 			return nil, errors.New("INKWELL_REDIS_MODE=sentinel needs INKWELL_REDIS_SENTINEL_MASTER, the name the Sentinels monitor the master under")
@@ -180,7 +185,7 @@ func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
 			PipelinePoolSize: p.PipelinePoolSize, PipelineReadBufferSize: p.PipelineReadBufferSize, PipelineWriteBufferSize: p.PipelineWriteBufferSize,
 		}
 	default:
-		return nil, fmt.Errorf("INKWELL_REDIS_MODE must be single, cluster or sentinel, not %q", cfg.RedisMode)
+		return nil, fmt.Errorf("INKWELL_REDIS_MODE must be single, cluster or sentinel, not %q", cfg.Redis.Mode)
 	}
 	// Short timeouts and no retries: a Redis call that fails costs a request at most one timeout,
 	// then the fallback path runs (go-redis retries timeouts too, which doubled the cost of a slow
@@ -232,7 +237,7 @@ func NewRedis(cfg *Config, hook redis.Hook, tracing *Tracing, log *slog.Logger) 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		log.Warn("redis does not answer; serving from PostgreSQL until it does", "mode", cfg.RedisMode,
+		log.Warn("redis does not answer; serving from PostgreSQL until it does", "mode", cfg.Redis.Mode,
 			"addr", strings.Join(opts.Addrs, ","), "err", err)
 	}
 	return rdb, func() { _ = rdb.Close(); log.Info("redis client closed") }, nil

@@ -25,7 +25,7 @@ func TestSessionTimeouts(t *testing.T) {
 	t.Run("set from the config", func(t *testing.T) {
 		t.Parallel()
 		pcfg := parse(t, url)
-		SessionTimeouts(&Config{DBStatementTimeout: 250 * time.Millisecond, DBIdleInTxTimeout: 90 * time.Second}, pcfg)
+		SessionTimeouts(&Config{Database: DatabaseConfig{StatementTimeout: 250 * time.Millisecond, IdleInTxTimeout: 90 * time.Second}}, pcfg)
 		if got := pcfg.ConnConfig.RuntimeParams["statement_timeout"]; got != "250" {
 			t.Errorf("statement_timeout %q, want 250", got)
 		}
@@ -47,7 +47,7 @@ func TestSessionTimeouts(t *testing.T) {
 	t.Run("seed opts out of the statement timeout", func(t *testing.T) {
 		t.Parallel()
 		pcfg := parse(t, url)
-		SessionTimeouts(&Config{DBStatementTimeout: time.Second}, pcfg)
+		SessionTimeouts(&Config{Database: DatabaseConfig{StatementTimeout: time.Second}}, pcfg)
 		WithoutStatementTimeout(pcfg)
 		if got := pcfg.ConnConfig.RuntimeParams["statement_timeout"]; got != "0" {
 			t.Errorf("statement_timeout %q, want 0", got)
@@ -55,19 +55,18 @@ func TestSessionTimeouts(t *testing.T) {
 	})
 }
 
-// A connection attempt is bounded by INKWELL_DB_CONNECT_TIMEOUT unless DATABASE_URL says
+// A connection attempt is bounded by DBConnectTimeout unless DATABASE_URL says
 // otherwise; the resilience suite shows the pool recovering within it after PostgreSQL stops
 // answering.
 func TestConnectTimeout(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, url string
-		setting   time.Duration
 		want      time.Duration
 	}{
-		{"from the setting", "postgres://postgres@127.0.0.1:5432/inkwell", 5 * time.Second, 5 * time.Second},
-		{"the URL's connect_timeout wins", "postgres://postgres@127.0.0.1:5432/inkwell?connect_timeout=12", 5 * time.Second, 12 * time.Second},
-		{"0 leaves it unbounded", "postgres://postgres@127.0.0.1:5432/inkwell", 0, 0},
+		{"the constant", "postgres://postgres@127.0.0.1:5432/inkwell", 5 * time.Second},
+		{"the URL's connect_timeout wins", "postgres://postgres@127.0.0.1:5432/inkwell?connect_timeout=12", 12 * time.Second},
+		{"the URL's 0 leaves it unbounded", "postgres://postgres@127.0.0.1:5432/inkwell?connect_timeout=0", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -75,7 +74,7 @@ func TestConnectTimeout(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ConnectTimeout(&Config{DatabaseURL: tc.url, DBConnectTimeout: tc.setting}, pcfg)
+			ConnectTimeout(&Config{Database: DatabaseConfig{URL: tc.url}}, pcfg)
 			if got := pcfg.ConnConfig.ConnectTimeout; got != tc.want {
 				t.Errorf("connect timeout %v, want %v", got, tc.want)
 			}
@@ -106,7 +105,7 @@ func TestRedisTimeouts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o, err := RedisOptions(&Config{RedisMode: tc.mode, RedisURL: tc.url})
+			o, err := RedisOptions(&Config{Redis: RedisConfig{Mode: tc.mode, URL: tc.url}})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one saying %q", err, tc.wantErr)

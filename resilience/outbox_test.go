@@ -37,13 +37,13 @@ func TestResilience_RedisRestartsEmptyDuringOutboxDelivery(t *testing.T) {
 	)
 	srv := testenv.StartRedisServer(t)
 	app := apptest.Start(t, func(c *ioc.Config) {
-		c.RedisURL, c.RedisMode = srv.URL(), ""
-		c.RateWrites = "100000/1m"
-		c.ConsumerClaimIdle = 200 * time.Millisecond
-		c.ConsumerClaimTick = 200 * time.Millisecond
-		c.OutboxRedeliverAfter = time.Second // re-drive passes every 250 ms
-		c.OutboxBackoffMax = 100 * time.Millisecond
-		c.OutboxPoll = 50 * time.Millisecond
+		c.Redis.URL, c.Redis.Mode = srv.URL(), ""
+		c.Server.RateWrites = "100000/1m"
+		c.Tune.ConsumerClaimIdle = new(200 * time.Millisecond)
+		c.Tune.ConsumerClaimEvery = new(200 * time.Millisecond)
+		c.Tune.OutboxRedeliverAfter = new(time.Second) // re-drive passes every 250 ms
+		c.Tune.OutboxBackoffMax = new(100 * time.Millisecond)
+		c.Tune.OutboxPoll = new(50 * time.Millisecond)
 	})
 	author := app.Register("outbox_author")
 	for i := range followers {

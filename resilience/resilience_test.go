@@ -46,10 +46,10 @@ func TestResilience(t *testing.T) {
 	redisProxy := faults.RedisProxy()
 
 	app := apptest.Start(t, func(c *ioc.Config) {
-		c.DatabaseURL = pgProxy.Rewrite(c.DatabaseURL)
-		c.RedisURL = redisProxy.Rewrite(c.RedisURL)
-		c.RateWrites = "100000/1m" // the limiter runs (and fails open under Redis faults) but never limits the load
-		c.CacheJitter = 0          // a hash's TTL then tells when it was filled (see checkWrites)
+		c.Database.URL = pgProxy.Rewrite(c.Database.URL)
+		c.Redis.URL = redisProxy.Rewrite(c.Redis.URL)
+		c.Server.RateWrites = "100000/1m"          // the limiter runs (and fails open under Redis faults) but never limits the load
+		c.Tune.CacheJitter = new(time.Duration(0)) // a hash's TTL then tells when it was filled (see checkWrites)
 	})
 	w := seedWorld(t, app)
 
@@ -609,11 +609,11 @@ func (w *resWorld) checkWrites(t *testing.T) string {
 		if api != rows {
 			// Say what the Redis hash holds and since when, to tell a hash never repaired (old TTL)
 			// from one refilled with a stale value (fresh TTL).
-			key := cache.NewCounters(nil, cache.Keyspace(w.app.Cfg.RedisPrefix), cache.Policy{}, nil).Key(domain.BizArticle, a.id)
+			key := cache.NewCounters(nil, cache.Keyspace(w.app.Cfg.Redis.Prefix), cache.Policy{}, nil).Key(domain.BizArticle, a.id)
 			rdb := testenv.NewRedisClient(t, nil)
 			hash, _ := rdb.HGetAll(ctx, key).Result()
 			ttl, _ := rdb.PTTL(ctx, key).Result()
-			filled := time.Now().Add(ttl - w.app.Cfg.CacheTTL) // no jitter: TTL = CacheTTL at the fill
+			filled := time.Now().Add(ttl - cache.TTL) // no jitter: TTL = cache.TTL at the fill
 			var ops []string
 			for _, op := range w.history {
 				if op.article == ai && op.at.After(filled.Add(-2*time.Second)) {

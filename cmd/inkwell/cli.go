@@ -74,7 +74,7 @@ func parseConfig(sp spec, args []string, stdout, stderr io.Writer, extra ...func
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			printHelp(stdout, sp, fs, settings)
+			printHelp(stdout, sp, fs, cfg, settings)
 			return nil, nil, nil, flag.ErrHelp
 		}
 		return nil, nil, nil, usagef(sp.name, "%v", err)
@@ -86,10 +86,11 @@ func parseConfig(sp spec, args []string, stdout, stderr io.Writer, extra ...func
 	case len(rest) > n:
 		return nil, nil, nil, usagef(sp.name, "unexpected argument %q", rest[n])
 	}
-	log, err := ioc.NewLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	log, err := ioc.NewLogger(stderr, cfg.Telemetry.LogLevel, cfg.Telemetry.LogFormat)
 	if err != nil {
 		return nil, nil, nil, usagef(sp.name, "%v", err)
 	}
+	cfg.WarnRemoved(log)
 	// Only the server signs tokens: the other commands do not warn about the dev secret.
 	validateLog := log
 	if sp.name != "serve" {
@@ -111,25 +112,45 @@ func quietByDefault(fs *flag.FlagSet, name, envName, def string) {
 	f.DefValue = def
 }
 
-// printHelp writes a command's --help: its usage line, its own flags and the settings it reads.
-func printHelp(w io.Writer, sp spec, fs *flag.FlagSet, settings map[string]bool) {
+// printHelp writes a command's --help: its usage line, its own flags and the settings it reads,
+// by group.
+func printHelp(w io.Writer, sp spec, fs *flag.FlagSet, cfg *ioc.Config, settings map[string]bool) {
 	usage := "inkwell " + sp.name + " [flags]"
 	if sp.args != "" {
 		usage += " " + sp.args
 	}
 	fmt.Fprintf(w, "Usage: %s\n\n%s\n", usage, sp.summary)
 	own := subset(fs, func(f *flag.Flag) bool { return !settings[f.Name] })
+	// settings holds the removed settings' flags too (registered to explain themselves): never listed.
 	if hasFlags(own) {
 		fmt.Fprint(w, "\nFlags:\n")
 		own.SetOutput(w)
 		own.PrintDefaults()
 	}
-	listed := subset(fs, func(f *flag.Flag) bool { return settings[f.Name] && matches(sp.settings, f.Name) })
 	fmt.Fprint(w, "\nSettings (flag, else the environment variable named, else the default):\n")
-	listed.SetOutput(w)
-	listed.PrintDefaults()
+	printSettings(w, fs, cfg, func(name string) bool { return matches(sp.settings, name) })
 	if sp.settings != nil {
 		fmt.Fprint(w, "\nEvery other server setting is accepted too: 'inkwell help settings' lists them.\n")
+	}
+}
+
+// printSettings lists the settings keep accepts, group by group, with their defaults as they
+// stand now (after the environment).
+func printSettings(w io.Writer, fs *flag.FlagSet, cfg *ioc.Config, keep func(name string) bool) {
+	for _, group := range ioc.Groups {
+		listed := subset(fs, func(f *flag.Flag) bool {
+			for _, s := range cfg.Settings() {
+				if s.Name == f.Name {
+					return s.Group == group && keep(f.Name)
+				}
+			}
+			return false
+		})
+		if hasFlags(listed) {
+			fmt.Fprintf(w, "\n %s:\n", group)
+			listed.SetOutput(w)
+			listed.PrintDefaults()
+		}
 	}
 }
 

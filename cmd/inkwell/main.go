@@ -105,10 +105,9 @@ func help(args []string, stdout io.Writer) error {
 		return nil
 	case args[0] == "settings":
 		fs := flag.NewFlagSet("inkwell", flag.ContinueOnError)
-		ioc.Flags(fs)
+		cfg := ioc.Flags(fs)
 		fmt.Fprint(stdout, "Server settings (flag, else the environment variable named, else the default):\n")
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
+		printSettings(stdout, fs, cfg, func(string) bool { return true })
 		return nil
 	default:
 		return usageError{fmt.Sprintf("unknown help topic %q: run 'inkwell COMMAND --help', or 'inkwell help settings'", args[0])}
@@ -125,7 +124,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	skipDrain, stopWatching := secondSignal()
 	defer stopWatching()
 
-	if cfg.MigrateOnStart {
+	if cfg.Server.MigrateOnStart {
 		if err := migrateOnStart(ctx, cfg, log); err != nil {
 			return err
 		}
@@ -184,7 +183,7 @@ func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return usagef(sp.name, "VERSION %q is not a migration version (a number, 0 for none)", rest[0])
 		}
 	}
-	r, err := migrations.Open(cfg.DatabaseURL)
+	r, err := migrations.Open(cfg.Database.URL)
 	if err != nil {
 		return err
 	}
@@ -247,7 +246,7 @@ func migrateTo(ctx context.Context, r *migrations.Runner, target int64) ([]migra
 // migrateOnStart applies pending migrations before serving (INKWELL_MIGRATE_ON_START), logging
 // each.
 func migrateOnStart(ctx context.Context, cfg *ioc.Config, log *slog.Logger) error {
-	r, err := migrations.Open(cfg.DatabaseURL)
+	r, err := migrations.Open(cfg.Database.URL)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ func TestPruneHelpListsItsFlags(t *testing.T) {
 	if err := run(context.Background(), []string{"prune", "--help"}, &out, &errOut); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("--help: %v", err)
 	}
-	for _, f := range []string{"-dry-run", "-count-limit", "INKWELL_RETENTION_INBOX", "INKWELL_RETENTION_BATCH"} {
+	for _, f := range []string{"-dry-run", "-count-limit", "INKWELL_RETENTION_NOTIFICATIONS", "INKWELL_RETENTION_HISTORY"} {
 		if !strings.Contains(out.String(), f) {
 			t.Errorf("prune --help does not mention %s", f)
 		}

@@ -30,7 +30,7 @@ func searchCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer cleanup()
-	lang, err := search.CheckLanguage(ctx, pool, repository.NewQuerier(), cfg.SearchLanguage)
+	lang, err := search.CheckLanguage(ctx, pool, repository.NewQuerier(), cfg.Search.Language)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func seedCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if r := opts.Reader; r.Username == "" && (r.Follows > 0 || r.Favorites > 0) {
 		return usagef(sp.name, "--reader-follows and --reader-favorites need --reader USERNAME")
 	}
-	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg))
+	hasher, err := auth.NewHasher(inkwell.NewHasherConfig(cfg.Auth))
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func seedCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer cleanup()
-	opts.Now, opts.SearchLanguage = time.Now(), cfg.SearchLanguage
+	opts.Now, opts.SearchLanguage = time.Now(), cfg.Search.Language
 	start := time.Now()
 	err = seed.New(pool, repository.NewQuerier()).Seed(ctx, opts, func(what string, done, total int) {
 		fmt.Fprintf(stdout, "seed: %-8s %9d / %d  (%v)\n", what, done, total, time.Since(start).Round(time.Millisecond))
@@ -83,6 +83,6 @@ func seedCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	fmt.Fprintf(stdout, "Sign in as %s:\n  email:    %s@example.com\n  password: %s\n", signIn, signIn, seedPassword)
 	fmt.Fprintf(stdout, "  curl -s -X POST http://localhost%s/api/users/login -H 'Content-Type: application/json' \\\n    -d '{\"user\":{\"email\":\"%s@example.com\",\"password\":\"%s\"}}'\n",
-		localPort(cfg.Addr), signIn, seedPassword)
+		localPort(cfg.Server.Addr), signIn, seedPassword)
 	return nil
 }

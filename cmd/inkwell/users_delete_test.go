@@ -22,7 +22,7 @@ import (
 // B serves none of the user's entries, and the counts the user held up are down.
 func TestUsersDelete(t *testing.T) {
 	db, rds := testenv.NewDB(t), testenv.NewRedis(t)
-	longLocal := func(c *ioc.Config) { c.CacheLocalTTL = time.Minute; c.RateAuth = "0" }
+	longLocal := func(c *ioc.Config) { c.Redis.CacheLocalTTL = time.Minute; c.Server.RateAuth = "0" }
 	a := apptest.StartReplica(t, db, rds.Prefix, longLocal)
 	b := apptest.StartReplica(t, db, rds.Prefix, longLocal)
 	for _, app := range []*apptest.App{a, b} {

@@ -63,13 +63,13 @@ func Start(t testing.TB, tweak ...func(*ioc.Config)) *App {
 func StartReplica(t testing.TB, db *testenv.DB, prefix string, tweak ...func(*ioc.Config)) *App {
 	t.Helper()
 	cfg := ioc.Flags(flag.NewFlagSet("test", flag.ContinueOnError))
-	cfg.DatabaseURL = withPoolMaxConns(db.URL, AppPoolMaxConns)
-	cfg.RedisURL, cfg.RedisMode = testenv.RedisURL(), testenv.RedisMode()
-	cfg.RedisPrefix = prefix
-	cfg.JWTSecret = JWTSecret
-	cfg.Addr = "127.0.0.1:0"
-	cfg.MetricsAddr = "127.0.0.1:0"
-	cfg.DrainDelay = 0 // no balancer watches a test instance's /readyz: stop at once
+	cfg.Database.URL = withPoolMaxConns(db.URL, AppPoolMaxConns)
+	cfg.Redis.URL, cfg.Redis.Mode = testenv.RedisURL(), testenv.RedisMode()
+	cfg.Redis.Prefix = prefix
+	cfg.Auth.JWTSecret = JWTSecret
+	cfg.Server.Addr = "127.0.0.1:0"
+	cfg.Telemetry.MetricsAddr = "127.0.0.1:0"
+	cfg.Server.DrainDelay = 0 // no balancer watches a test instance's /readyz: stop at once
 	cfg.ConfigurePgPool = testenv.LimitPool
 	for _, f := range tweak {
 		f(cfg)

@@ -29,8 +29,8 @@ func StartFleet(t testing.TB, n int, tweak ...func(*ioc.Config)) *App {
 	t.Helper()
 	db, prefix := testenv.NewDB(t), testenv.NewRedis(t).Prefix
 	smallPools := func(c *ioc.Config) {
-		c.DatabaseURL = fleetDatabaseURL(db.URL)
-		c.QueuePoll, c.OutboxPoll = fleetPoll, fleetPoll
+		c.Database.URL = fleetDatabaseURL(db.URL)
+		c.Tune.QueuePoll, c.Tune.OutboxPoll = new(fleetPoll), new(fleetPoll)
 	}
 	tweak = append([]func(*ioc.Config){smallPools}, tweak...)
 	instances := make([]*App, n)
@@ -224,7 +224,7 @@ func StartMixedFleet(t testing.TB, releases []Release, tweak ...func(*ioc.Config
 	db, prefix := testenv.NewDB(t), testenv.NewRedis(t).Prefix
 	instances := make([]*App, len(releases))
 	addrs := make([]string, len(releases))
-	migrate := func(c *ioc.Config) { c.MigrateOnStart = true }
+	migrate := func(c *ioc.Config) { c.Server.MigrateOnStart = true }
 	for i := len(releases) - 1; i >= 0; i-- { // the newest first: it migrates before the others serve
 		tw := tweak
 		if i == len(releases)-1 {

@@ -71,18 +71,17 @@ func processConfig(t testing.TB, db *testenv.DB, prefix string, tweak []func(*io
 	defaults := map[string]string{}
 	fs.VisitAll(func(f *flag.Flag) { defaults[f.Name] = f.Value.String() })
 
-	cfg.DatabaseURL = fleetDatabaseURL(testenv.BudgetProxy(t, db.URL))
-	cfg.RedisURL, cfg.RedisMode, cfg.RedisPrefix = testenv.RedisURL(), testenv.RedisMode(), prefix
-	cfg.JWTSecret = JWTSecret
-	cfg.Addr = "127.0.0.1:0" // the process logs the port it got ("serving")
-	cfg.LogFormat, cfg.LogLevel = "json", "info"
-	cfg.QueuePoll, cfg.OutboxPoll = fleetPoll, fleetPoll
+	cfg.Database.URL = fleetDatabaseURL(testenv.BudgetProxy(t, db.URL))
+	cfg.Redis.URL, cfg.Redis.Mode, cfg.Redis.Prefix = testenv.RedisURL(), testenv.RedisMode(), prefix
+	cfg.Auth.JWTSecret = JWTSecret
+	cfg.Server.Addr = "127.0.0.1:0" // the process logs the port it got ("serving")
+	cfg.Telemetry.LogFormat, cfg.Telemetry.LogLevel = "json", "info"
 	// As a deployment behind the balancer would be: the balancer (HAProxy on loopback) is a trusted
 	// proxy, so a test's traceparent is continued; no fixed metrics port that two processes would
 	// share; and a stop needs no drain (no balancer health check to wait for).
-	cfg.TrustedProxies = "127.0.0.1,::1"
-	cfg.MetricsAddr = "127.0.0.1:0"
-	cfg.DrainDelay = 0
+	cfg.Server.TrustedProxies = "127.0.0.1,::1"
+	cfg.Telemetry.MetricsAddr = "127.0.0.1:0"
+	cfg.Server.DrainDelay = 0
 	for _, f := range tweak {
 		f(cfg)
 	}
