@@ -15,7 +15,7 @@ var (
 	CacheFallbackRefused = counter("inkwell_cache_fallback_refused_total",
 		"Cache reads answered 503 because every PostgreSQL fallback slot stayed taken while Redis failed.")
 	CacheFallbackInUse = gauge("inkwell_cache_fallback_in_use",
-		"PostgreSQL fallback loads running now (of INKWELL_DB_FALLBACK_CONCURRENCY).")
+		"PostgreSQL fallback loads running now (of cache.FallbackConcurrency, half the pool).")
 
 	CacheInvalidationSubscribed = gauge("inkwell_cache_invalidation_subscribed",
 		"1 while the cache invalidation channel is subscribed; at 0 the in-process cache tiers are off (reads go to Redis).")
