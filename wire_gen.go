@@ -250,7 +250,30 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	retentionStore := repository.NewRetentionStore(pool, querier)
 	retentionConfig := NewRetentionConfig(cfg)
 	retentionJob, cleanup9 := NewRetentionJob(retentionStore, retentionConfig, log, v)
-	handler := NewMetricsHandler(registry, pool, queuePool, searchPool, universalClient, breaker, broadcaster, userCache, articleCache, workers, rankJob, retentionJob, jobQueue, outbox, readStream, outboxStream, sessionService, viewerState, revocations, fallbackLimit, idempotencyRunner, repairer)
+	metricSources := MetricSources{
+		Pool:         pool,
+		QueuePool:    queuePool,
+		SearchPool:   searchPool,
+		Redis:        universalClient,
+		Breaker:      breaker,
+		Broadcaster:  broadcaster,
+		Users:        userCache,
+		Articles:     articleCache,
+		Viewers:      viewerState,
+		Revocations:  revocations,
+		Fallback:     fallbackLimit,
+		Repair:       repairer,
+		Workers:      workers,
+		Rank:         rankJob,
+		Retention:    retentionJob,
+		Queue:        jobQueue,
+		Outbox:       outbox,
+		Idempotency:  idempotencyRunner,
+		Sessions:     sessionService,
+		ReadStream:   readStream,
+		OutboxStream: outboxStream,
+	}
+	handler := NewMetricsHandler(registry, metricSources)
 	metricsServer, cleanup10, err := ioc.NewMetricsServer(cfg, handler)
 	if err != nil {
 		cleanup9()
@@ -306,7 +329,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration
 // (a provider takes the groups of ioc.Config it reads, or the tests' Tune).
 var rootSet = wire.NewSet(wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Auth", "Search", "Jobs", "Tune"), NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
-	NewMetricsHandler, NewReadiness, NewCodeGateway, NewRankLocker,
+	NewMetricsHandler, wire.Struct(new(MetricSources), "*"), NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,

@@ -46,11 +46,11 @@ func (l *articleLoader) read(t *testing.T, ac *cache.ArticleCache) domain.Articl
 // gatedArticleLoader returns a after waiting at gate.
 type gatedArticleLoader struct {
 	a    domain.Article
-	gate *gate
+	gate *testenv.Gate
 }
 
 func (l *gatedArticleLoader) load(ctx context.Context) (domain.Article, error) {
-	if err := l.gate.wait(ctx); err != nil {
+	if err := l.gate.Wait(ctx); err != nil {
 		return domain.Article{}, err
 	}
 	return l.a, nil
@@ -208,15 +208,15 @@ func TestArticleCache(t *testing.T) {
 		t.Parallel()
 		_, ac := newArticleCache(t, envOpts{})
 		a := testArticle(9, domain.StatusPublished)
-		held := &gatedArticleLoader{a: a, gate: newGate(t)}
+		held := &gatedArticleLoader{a: a, gate: testenv.NewGate(t)}
 		done := make(chan error, 1)
 		go func() { done <- ac.Preload(context.Background(), a.Slug, time.Minute, held.load) }()
-		recv(t, held.gate.entered, "the preload to have read the row")
+		testenv.Recv(t, held.gate.Entered(), "the preload to have read the row")
 		if err := ac.Invalidate(t.Context(), a.Slug); err != nil { // a write committed meanwhile
 			t.Fatal(err)
 		}
-		held.gate.open()
-		if err := recv(t, done, "the preload"); err != nil {
+		held.gate.Open()
+		if err := testenv.Recv(t, done, "the preload"); err != nil {
 			t.Fatal(err)
 		}
 		newer := a

@@ -113,7 +113,7 @@ func TestBreaker(t *testing.T) {
 			}
 		}
 		// Still down when the probe goes: it fails and the breaker opens again.
-		waitUntil(t, "the breaker half-opens", func() bool { return c.breaker.State() == "half-open" })
+		testenv.WaitUntil(t, "the breaker half-opens", func() bool { return c.breaker.State() == "half-open" })
 		if err := c.rdb.Get(ctx, "k").Err(); err == nil || errors.Is(err, cache.ErrRedisUnavailable) {
 			t.Fatalf("the probe: %v, want it sent and failing", err)
 		}
@@ -122,7 +122,7 @@ func TestBreaker(t *testing.T) {
 		}
 		// Back: the next probe succeeds and closes it.
 		srv.Start()
-		waitUntil(t, "the breaker half-opens", func() bool { return c.breaker.State() == "half-open" })
+		testenv.WaitUntil(t, "the breaker half-opens", func() bool { return c.breaker.State() == "half-open" })
 		if err := c.rdb.Ping(ctx).Err(); err != nil {
 			t.Fatalf("the probe with Redis back: %v", err)
 		}

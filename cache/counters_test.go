@@ -132,7 +132,7 @@ type truth struct {
 	counts   map[int64]domain.Counters
 	versions map[int64]int64
 	loads    [][]int64
-	gate     *gate // nil: answer at once; else hold every load (after reading the rows) until open
+	gate     *testenv.Gate // nil: answer at once; else hold every load (after reading the rows) until open
 	err      error
 }
 
@@ -177,7 +177,7 @@ func (p *truth) load(ctx context.Context, ids []int64) (map[int64][]cache.Counte
 	err := p.err
 	p.mu.Unlock()
 	if p.gate != nil {
-		if err := p.gate.wait(ctx); err != nil {
+		if err := p.gate.Wait(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -448,7 +448,7 @@ func TestCounters_ConcurrentMissesShareOneLoad(t *testing.T) {
 	t.Parallel()
 	e, cc := newCounters(t, envOpts{})
 	p := newTruth(map[int64]domain.Counters{7: {Likes: 3}})
-	p.gate = newGate(t)
+	p.gate = testenv.NewGate(t)
 	const n = 1000
 	got := make([]map[int64]domain.Counters, n)
 	errs := make([]error, n)
@@ -457,11 +457,11 @@ func TestCounters_ConcurrentMissesShareOneLoad(t *testing.T) {
 		defer close(done)
 		together(n, func(i int) { got[i], errs[i] = cc.Read(t.Context(), domain.BizArticle, []int64{7}, p.load) })
 	}()
-	recv(t, p.gate.entered, "the first load")
+	testenv.Recv(t, p.gate.Entered(), "the first load")
 	// Every reader has looked in Redis and missed; they are queueing behind the held load.
-	waitUntil(t, "all readers missed", func() bool { return cc.Stats.Misses.Load() == n })
-	p.gate.open()
-	recv(t, done, "the readers")
+	testenv.WaitUntil(t, "all readers missed", func() bool { return cc.Stats.Misses.Load() == n })
+	p.gate.Open()
+	testenv.Recv(t, done, "the readers")
 	for i := range n {
 		if errs[i] != nil || got[i][7] != (domain.Counters{Likes: 3}) {
 			t.Fatalf("reader %d: %v, %v", i, got[i], errs[i])
@@ -486,7 +486,7 @@ func TestCounters_OverlappingBatchesLoadEachIDOnce(t *testing.T) {
 		counts[id] = domain.Counters{Reads: id}
 	}
 	p := newTruth(counts)
-	p.gate = newGate(t)
+	p.gate = testenv.NewGate(t)
 	span := func(from, to int64) []int64 {
 		var out []int64
 		for i := from; i <= to; i++ {
@@ -507,11 +507,11 @@ func TestCounters_OverlappingBatchesLoadEachIDOnce(t *testing.T) {
 			results[i] <- result{got, err}
 		}()
 		// Each batch is in flight (its load started) before the next one asks.
-		waitUntil(t, fmt.Sprintf("batch %d loads", i), func() bool { return len(p.seen()) == i+1 })
+		testenv.WaitUntil(t, fmt.Sprintf("batch %d loads", i), func() bool { return len(p.seen()) == i+1 })
 	}
-	p.gate.open()
+	p.gate.Open()
 	for i, ids := range batches {
-		r := recv(t, results[i], "a batch")
+		r := testenv.Recv(t, results[i], "a batch")
 		if r.err != nil || len(r.got) != len(ids) {
 			t.Fatalf("batch %d: %d counters, %v", i, len(r.got), r.err)
 		}
@@ -553,16 +553,16 @@ func TestCounters_RefillRacingAChange(t *testing.T) {
 			e, cc := newCounters(t, envOpts{})
 			w := writer(e, cc)
 			p := newTruth(map[int64]domain.Counters{7: {Likes: 1}})
-			p.gate = newGate(t)
+			p.gate = testenv.NewGate(t)
 			done := make(chan map[int64]domain.Counters, 1)
 			go func() {
 				got, _ := cc.Read(t.Context(), domain.BizArticle, []int64{7}, p.load)
 				done <- got
 			}()
-			recv(t, p.gate.entered, "the load to have read likes=1") // before the like
-			change(w, p, 7, cache.FieldLikes, 1)                     // committed, its row stored
-			p.gate.open()
-			if got := recv(t, done, "the racing read"); got[7].Likes != 1 {
+			testenv.Recv(t, p.gate.Entered(), "the load to have read likes=1") // before the like
+			change(w, p, 7, cache.FieldLikes, 1)                               // committed, its row stored
+			p.gate.Open()
+			if got := testenv.Recv(t, done, "the racing read"); got[7].Likes != 1 {
 				t.Fatalf("the racing read served %+v, want the likes=1 it loaded", got[7])
 			}
 			if h := e.hash(t, cc, 7); h[cache.FieldLikes] != "2" {
@@ -700,17 +700,17 @@ func TestCounters_Repair(t *testing.T) {
 		e, cc := newCounters(t, envOpts{})
 		p := newTruth(map[int64]domain.Counters{7: {Likes: 1}})
 		cc.Suspect(t.Context(), domain.BizArticle, 7) // no hash: nothing to mark
-		p.gate = newGate(t)
+		p.gate = testenv.NewGate(t)
 		done := make(chan struct{})
 		go func() { defer close(done); _, _ = cc.Read(t.Context(), domain.BizArticle, []int64{7}, p.load) }()
-		recv(t, p.gate.entered, "the load to have read likes=1")
+		testenv.Recv(t, p.gate.Entered(), "the load to have read likes=1")
 		other := cache.NewCounters(testenv.NewRedisClient(t, nil), e.ks, testPolicy, testenv.Logger(t))
 		if err := other.Fill(t.Context(), domain.BizArticle, map[int64]domain.Counters{7: {Likes: 1}}); err != nil {
 			t.Fatal(err)
 		}
 		other.Suspect(t.Context(), domain.BizArticle, 7) // a change of unknown outcome, after the lookup
-		p.gate.open()
-		recv(t, done, "the read")
+		p.gate.Open()
+		testenv.Recv(t, done, "the read")
 		if h := e.rawHash(t, cc, 7); h["_s"] == "" {
 			t.Fatalf("the mark set after the fill's lookup was lifted: %v", h)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // heldLoader is a loader that reports each load as it starts and holds it until released,
@@ -66,7 +67,7 @@ func TestFallbackLimit_BoundsConcurrentLoadsWhileRedisIsDown(t *testing.T) {
 		held.Go(func() { _, heldErrs[i] = e.rt.Get(t.Context(), key, l.load(key)) })
 	}
 	for range limit {
-		recv(t, l.entered, "a fallback load to start")
+		testenv.Recv(t, l.entered, "a fallback load to start")
 	}
 	// Every slot is taken: the next reads of other keys wait, then are refused.
 	var refused sync.WaitGroup
@@ -113,12 +114,12 @@ func TestFallbackLimit_WaiterGetsTheFreedSlot(t *testing.T) {
 	first, second := e.ks.Key("article", "1"), e.ks.Key("article", "2")
 	done := make(chan error, 2)
 	go func() { _, err := e.rt.Get(t.Context(), first, l.load(first)); done <- err }()
-	recv(t, l.entered, "the first load to start")
+	testenv.Recv(t, l.entered, "the first load to start")
 	go func() { _, err := e.rt.Get(t.Context(), second, l.load(second)); done <- err }()
-	waitUntil(t, "the second read waits for the slot", func() bool { return fl.Waiting.Load() == 1 })
+	testenv.WaitUntil(t, "the second read waits for the slot", func() bool { return fl.Waiting.Load() == 1 })
 	l.open()
 	for range 2 {
-		if err := recv(t, done, "a read"); err != nil {
+		if err := testenv.Recv(t, done, "a read"); err != nil {
 			t.Fatalf("read: %v", err)
 		}
 	}
@@ -143,7 +144,7 @@ func TestFallbackLimit_NoLimitWhileRedisAnswers(t *testing.T) {
 		wg.Go(func() { _, errs[i] = e.rt.Get(t.Context(), key, l.load(key)) })
 	}
 	for range n { // all of them load at once, with one slot
-		recv(t, l.entered, "a miss to load")
+		testenv.Recv(t, l.entered, "a miss to load")
 	}
 	l.open()
 	wg.Wait()
@@ -174,8 +175,8 @@ func TestFallbackLimit_IdenticalMissesShareOneSlot(t *testing.T) {
 	for i := range n {
 		wg.Go(func() { _, errs[i] = e.rt.Get(t.Context(), key, l.load(key)) })
 	}
-	recv(t, l.entered, "the load to start")
-	waitUntil(t, "every caller joined the load", func() bool { return e.rt.Stats.Fallbacks.Load() == n })
+	testenv.Recv(t, l.entered, "the load to start")
+	testenv.WaitUntil(t, "every caller joined the load", func() bool { return e.rt.Stats.Fallbacks.Load() == n })
 	l.open()
 	wg.Wait()
 	for i, err := range errs {

@@ -357,7 +357,7 @@ func TestHotListCache_NewListReachesOtherInstancesAtOnce(t *testing.T) {
 			},
 		})
 		t.Cleanup(stop)
-		if up := recv(t, state, "the subscription"); !up {
+		if up := testenv.Recv(t, state, "the subscription"); !up {
 			t.Fatal("the broadcaster did not subscribe")
 		}
 		return cache.NewHotListCache(testenv.NewRedisClient(t, nil), ks, hotTTLs, clock.Now, testenv.Logger(t), b)
@@ -369,7 +369,7 @@ func TestHotListCache_NewListReachesOtherInstancesAtOnce(t *testing.T) {
 	if err := a.Save(t.Context(), first); err != nil {
 		t.Fatal(err)
 	}
-	recv(t, receivedByB, "B to hear of the first list")
+	testenv.Recv(t, receivedByB, "B to hear of the first list")
 	if got, err := b.Load(t.Context()); err != nil || got.Entries[0].Article.Slug != "first-0" {
 		t.Fatalf("B loads %+v, %v; want the first list", got.Entries, err)
 	}
@@ -377,7 +377,7 @@ func TestHotListCache_NewListReachesOtherInstancesAtOnce(t *testing.T) {
 	if err := a.Save(t.Context(), second); err != nil { // within B's local lifetime: the clock did not move
 		t.Fatal(err)
 	}
-	recv(t, receivedByB, "B to hear of the second list")
+	testenv.Recv(t, receivedByB, "B to hear of the second list")
 	if got, err := b.Load(t.Context()); err != nil || got.Entries[0].Article.Slug != "second-0" {
 		t.Fatalf("B loads %+v, %v; want the second list at once", got.Entries, err)
 	}

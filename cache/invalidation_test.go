@@ -76,7 +76,7 @@ func newInstance(t *testing.T, ks cache.Keyspace, o instanceOpts) *instance {
 // waitState waits until the instance's subscription reports up (or down).
 func (in *instance) waitState(t *testing.T, up bool) {
 	t.Helper()
-	for recv(t, in.state, fmt.Sprintf("subscribed=%v", up)) != up {
+	for testenv.Recv(t, in.state, fmt.Sprintf("subscribed=%v", up)) != up {
 	}
 	if in.bcast.Subscribed() != up {
 		t.Fatalf("Subscribed() = %v right after the state changed to %v", !up, up)
@@ -87,7 +87,7 @@ func (in *instance) waitState(t *testing.T, up bool) {
 func (in *instance) waitReceived(t *testing.T, key string, own bool) {
 	t.Helper()
 	for {
-		r := recv(t, in.received, "the invalidation of "+key)
+		r := testenv.Recv(t, in.received, "the invalidation of "+key)
 		if r.own == own && slices.Contains(r.keys, key) {
 			return
 		}
@@ -295,7 +295,7 @@ func TestBroadcast_LostSubscriptionTurnsTheTiersOff(t *testing.T) {
 
 	killPubSub(t, testenv.NewRedisClient(t, nil), b.clientName)
 	b.waitState(t, false)
-	recv(t, hold.held, "B's resubscription")
+	testenv.Recv(t, hold.held, "B's resubscription")
 
 	// A's change now reaches nobody on B's side.
 	if err := a.rt.Refresh(ctx, key, loadValue(article{ID: 1, Title: "v2"})); err != nil {
@@ -439,7 +439,7 @@ func TestBroadcast_UnreadableMessageFlushesTheTiers(t *testing.T) {
 	if err := testenv.NewRedisClient(t, nil).Publish(context.Background(), b.bcast.Channel(), "not json").Err(); err != nil {
 		t.Fatal(err)
 	}
-	for recv(t, b.received, "the unreadable message").keys != nil {
+	for testenv.Recv(t, b.received, "the unreadable message").keys != nil {
 	}
 	b.get(t, key, l)
 	if b.localHits() != 1 || b.bcast.Stats.UnreadableMsgs.Load() != 1 {

@@ -68,7 +68,7 @@ func TestBroadcast_MessagesCarryTheirVersion(t *testing.T) {
 	if err := a.rt.Delete(context.Background(), key); err != nil {
 		t.Fatal(err)
 	}
-	m := recv(t, old.messages, "A's invalidation")
+	m := testenv.Recv(t, old.messages, "A's invalidation")
 	if m["v"] != float64(1) || m["from"] == "" || !strings.Contains(strings.Join(toStrings(m["keys"]), ","), key) {
 		t.Fatalf("message %v: want v 1, from and the key", m)
 	}
@@ -121,7 +121,7 @@ func TestBroadcast_ReadsThisAndThePreviousVersion(t *testing.T) {
 	if err := sender.Publish(context.Background(), b.bcast.Channel(), `{"v":-1,"from":"x","keys":["other"]}`).Err(); err != nil {
 		t.Fatal(err)
 	}
-	for recv(t, b.received, "the unreadable message").keys != nil {
+	for testenv.Recv(t, b.received, "the unreadable message").keys != nil {
 	}
 	if n := b.bcast.Stats.UnreadableMsgs.Load(); n != 1 {
 		t.Fatalf("%d messages unreadable, want 1", n)
@@ -153,7 +153,7 @@ func TestBroadcast_AcknowledgementsOfThisAndThePreviousVersion(t *testing.T) {
 		if !a.bcast.PublishAcked([]string{ks.Key("article", "2")}, 10*time.Second) {
 			t.Fatal("PublishAcked = false with every receiver acknowledging")
 		}
-		if m := recv(t, old.messages, "the acknowledged message"); m["ack"] == "" || m["v"] != float64(1) {
+		if m := testenv.Recv(t, old.messages, "the acknowledged message"); m["ack"] == "" || m["v"] != float64(1) {
 			t.Fatalf("the old instance received %v: want an ack list and v 1", m)
 		}
 	})

@@ -90,12 +90,12 @@ func TestLocalTierKeepsNoValueOlderThanItsOwnWrite(t *testing.T) {
 			v, _ := rt.Get(ctx, key, load)
 			read <- v
 		}()
-		recv(t, pause.fetched, "the reader to fetch the old value")
+		testenv.Recv(t, pause.fetched, "the reader to fetch the old value")
 		if err := rt.Delete(ctx, key); err != nil { // this process's write invalidates the key
 			t.Fatal(err)
 		}
 		pause.release()
-		if v := recv(t, read, "the reader"); v != "old" {
+		if v := testenv.Recv(t, read, "the reader"); v != "old" {
 			t.Fatalf("the paused reader got %q, want the old value it fetched", v)
 		}
 		if v, err := rt.Get(ctx, key, load); err != nil || v != "from postgres" {
@@ -122,10 +122,10 @@ func TestLocalTierKeepsNoValueOlderThanItsOwnWrite(t *testing.T) {
 			got, _ := c.Read(ctx, domain.BizArticle, []int64{7}, noLoad)
 			read <- got[7].Likes
 		}()
-		recv(t, pause.fetched, "the reader to fetch likes=1")
+		testenv.Recv(t, pause.fetched, "the reader to fetch likes=1")
 		change(c, newTruth(map[int64]domain.Counters{7: {Likes: 1}}), 7, cache.FieldLikes, 1) // this process's like
 		pause.release()
-		if n := recv(t, read, "the reader"); n != 1 {
+		if n := testenv.Recv(t, read, "the reader"); n != 1 {
 			t.Fatalf("the paused reader got likes=%d, want the 1 it fetched", n)
 		}
 		if got, err := c.Read(ctx, domain.BizArticle, []int64{7}, noLoad); err != nil || got[7].Likes != 2 {

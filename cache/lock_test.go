@@ -69,19 +69,6 @@ func (e *lockEnv) pttl(t *testing.T, name string) time.Duration {
 	return d
 }
 
-// pollRedis waits for a state that only the passing of real time brings about in Redis (a key's
-// expiry), checking every millisecond until the deadline.
-func pollRedis(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %v waiting until %s", within, what)
-		}
-		time.Sleep(time.Millisecond) // polling Redis TTL expiry, not synchronizing goroutines
-	}
-}
-
 func TestLocker_ExactlyOneOfManyContendersHolds(t *testing.T) {
 	t.Parallel()
 	e := newLockEnv(t)
@@ -140,7 +127,7 @@ func TestLock_ExpiredHolderCannotReleaseTheNextHoldersLock(t *testing.T) {
 	t.Parallel()
 	e := newLockEnv(t)
 	old, _ := e.take(t, "job", 50*time.Millisecond)
-	pollRedis(t, "the first holder's lock expires", 10*time.Second, func() bool { return e.value(t, "job") == "" })
+	testenv.WaitUntil(t, "the first holder's lock expires", func() bool { return e.value(t, "job") == "" }, 10*time.Second)
 
 	next, nextTok := e.take(t, "job", 10*time.Second)
 	if err := old.Release(t.Context()); !errors.Is(err, cache.ErrLockLost) {
@@ -193,7 +180,7 @@ func renewalKeepsTheHolder(t *testing.T, ttl time.Duration, name string) time.Du
 	// leases.
 	for time.Since(start) < 3*ttl+ttl/2 {
 		var before time.Duration
-		pollRedis(t, "a sixth of the lease goes by", 10*time.Second, func() bool { before = e.pttl(t, name); return before <= ttl*5/6 })
+		testenv.WaitUntil(t, "a sixth of the lease goes by", func() bool { before = e.pttl(t, name); return before <= ttl*5/6 }, 10*time.Second)
 		call := time.Now()
 		if err := lk.Renew(t.Context()); err != nil {
 			gap := time.Since(last)

@@ -28,24 +28,24 @@ func TestReadThrough_FillLosesToALaterInvalidation(t *testing.T) {
 				v, _ := reader.Get(context.Background(), key, loadOld.load)
 				done <- v
 			}()
-			recv(t, loadOld.gate.entered, "the load to have read the old row")
+			testenv.Recv(t, loadOld.gate.Entered(), "the load to have read the old row")
 			if err := writer.Delete(t.Context(), key); err != nil { // the write committed; its invalidation
 				t.Fatal(err)
 			}
-			loadOld.gate.open()
-			if v := recv(t, done, "the racing read"); v != oldRow {
+			loadOld.gate.Open()
+			if v := testenv.Recv(t, done, "the racing read"); v != oldRow {
 				t.Fatalf("the racing read served %+v, want the %+v it loaded", v, oldRow)
 			}
 		}},
 		{"a publish warm-up (Refresh) whose load read before a later write", func(t *testing.T, reader, writer *cache.ReadThrough[article], key string, loadOld *loader) {
 			done := make(chan error, 1)
 			go func() { done <- reader.Refresh(context.Background(), key, loadOld.load) }()
-			recv(t, loadOld.gate.entered, "the warm-up to have read the old row")
+			testenv.Recv(t, loadOld.gate.Entered(), "the warm-up to have read the old row")
 			if err := writer.Delete(t.Context(), key); err != nil {
 				t.Fatal(err)
 			}
-			loadOld.gate.open()
-			if err := recv(t, done, "the warm-up"); err != nil {
+			loadOld.gate.Open()
+			if err := testenv.Recv(t, done, "the warm-up"); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -59,7 +59,7 @@ func TestReadThrough_FillLosesToALaterInvalidation(t *testing.T) {
 			reader := cache.NewReadThrough[article](testenv.NewRedisClient(t, nil), "article", testPolicy, testenv.Logger(t))
 			writer := cache.NewReadThrough[article](testenv.NewRedisClient(t, nil), "article", testPolicy, testenv.Logger(t))
 			key := ks.Key("article", "7")
-			loadOld := &loader{val: oldRow, gate: newGate(t)}
+			loadOld := &loader{val: oldRow, gate: testenv.NewGate(t)}
 
 			tc.race(t, reader, writer, key, loadOld)
 

@@ -12,13 +12,14 @@ import (
 
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 func TestReadThrough_ConcurrentFirstReadsShareOneLoad(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
 	key := e.ks.Key("article", "1")
-	l := &loader{val: article{ID: 1, Title: "hello"}, gate: newGate(t)}
+	l := &loader{val: article{ID: 1, Title: "hello"}, gate: testenv.NewGate(t)}
 
 	const n = 200
 	var ready, done sync.WaitGroup
@@ -32,10 +33,10 @@ func TestReadThrough_ConcurrentFirstReadsShareOneLoad(t *testing.T) {
 		})
 	}
 	ready.Wait()
-	recv(t, l.gate.entered, "the first load to start")
+	testenv.Recv(t, l.gate.Entered(), "the first load to start")
 	// Every caller has looked in Redis and missed; they are queueing behind the held load.
-	waitUntil(t, "all callers missed", func() bool { return e.rt.Stats.Misses.Load() == n })
-	l.gate.open()
+	testenv.WaitUntil(t, "all callers missed", func() bool { return e.rt.Stats.Misses.Load() == n })
+	l.gate.Open()
 	done.Wait()
 
 	for i := range n {
@@ -62,7 +63,7 @@ func TestReadThrough_FirstCallerCancelledMidLoad_OthersSucceed(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
 	key := e.ks.Key("article", "2")
-	l := &loader{val: article{ID: 2, Title: "survives"}, gate: newGate(t)}
+	l := &loader{val: article{ID: 2, Title: "survives"}, gate: testenv.NewGate(t)}
 
 	ctx1, cancel1 := context.WithCancel(t.Context())
 	defer cancel1()
@@ -71,7 +72,7 @@ func TestReadThrough_FirstCallerCancelledMidLoad_OthersSucceed(t *testing.T) {
 		_, err := e.rt.Get(ctx1, key, l.load)
 		firstErr <- err
 	}()
-	recv(t, l.gate.entered, "the first caller's load to start")
+	testenv.Recv(t, l.gate.Entered(), "the first caller's load to start")
 
 	const others = 20
 	var ready, done sync.WaitGroup
@@ -85,14 +86,14 @@ func TestReadThrough_FirstCallerCancelledMidLoad_OthersSucceed(t *testing.T) {
 		})
 	}
 	ready.Wait()
-	waitUntil(t, "all callers missed", func() bool { return e.rt.Stats.Misses.Load() == others+1 })
+	testenv.WaitUntil(t, "all callers missed", func() bool { return e.rt.Stats.Misses.Load() == others+1 })
 
 	cancel1()
-	if err := recv(t, firstErr, "the cancelled caller to return"); !errors.Is(err, context.Canceled) {
+	if err := testenv.Recv(t, firstErr, "the cancelled caller to return"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled caller: err = %v, want context.Canceled", err)
 	}
 	// The first caller is gone while its load is still held.
-	l.gate.open()
+	l.gate.Open()
 	done.Wait()
 
 	for i := range others {
@@ -136,7 +137,7 @@ func TestReadThrough_NotFoundIsCachedAsNull(t *testing.T) {
 		t.Parallel()
 		e := setup(t, envOpts{})
 		key := e.ks.Key("article", "missing")
-		l := &loader{err: domain.ErrNotFound, gate: newGate(t)}
+		l := &loader{err: domain.ErrNotFound, gate: testenv.NewGate(t)}
 		const n = 100
 		var ready, done sync.WaitGroup
 		ready.Add(n)
@@ -148,9 +149,9 @@ func TestReadThrough_NotFoundIsCachedAsNull(t *testing.T) {
 			})
 		}
 		ready.Wait()
-		recv(t, l.gate.entered, "the first load to start")
-		waitUntil(t, "all callers missed", func() bool { return e.rt.Stats.Misses.Load() == n })
-		l.gate.open()
+		testenv.Recv(t, l.gate.Entered(), "the first load to start")
+		testenv.WaitUntil(t, "all callers missed", func() bool { return e.rt.Stats.Misses.Load() == n })
+		l.gate.Open()
 		done.Wait()
 		for i, err := range errs {
 			if !errors.Is(err, domain.ErrNotFound) {
@@ -175,7 +176,7 @@ func TestReadThrough_NotFoundIsCachedAsNull(t *testing.T) {
 			t.Fatalf("err = %v, want ErrNotFound", err)
 		}
 		checkShortNullPTTL(t, e.pttl(t, key), p, before)
-		waitUntil(t, "the null marker expired", func() bool { return !e.exists(t, key) })
+		testenv.WaitUntil(t, "the null marker expired", func() bool { return !e.exists(t, key) })
 		if _, err := e.rt.Get(t.Context(), key, l.load); !errors.Is(err, domain.ErrNotFound) {
 			t.Fatalf("err = %v, want ErrNotFound", err)
 		}

@@ -68,7 +68,7 @@ func TestReadThrough_AFailedInvalidationIsRetriedUntilItLands(t *testing.T) {
 	if err := writer.Delete(t.Context(), key); !errors.Is(err, testenv.ErrRedisOutage) {
 		t.Fatalf("Delete with Redis cut: %v, want the outage", err)
 	}
-	for recv(t, rounds, "a failed repair round") == 0 {
+	for testenv.Recv(t, rounds, "a failed repair round") == 0 {
 	}
 	if got := titleVia(t, other, key, truth); got != "first" {
 		t.Fatalf("another instance before the repair: %q (the window this test does not close)", got)
@@ -79,7 +79,7 @@ func TestReadThrough_AFailedInvalidationIsRetriedUntilItLands(t *testing.T) {
 
 	outage.On(false)
 	// Wait for the repairer, not for a read of the writer: nothing else touches the writer's cache.
-	for recv(t, rounds, "the repair round once Redis answers") != 0 {
+	for testenv.Recv(t, rounds, "the repair round once Redis answers") != 0 {
 	}
 	if got := titleVia(t, other, key, truth); got != "edited" {
 		t.Fatalf("another instance after the repair: %q, want edited", got)
@@ -110,7 +110,7 @@ func TestReadThrough_TheWritersReadsRepairAndNeverServeTheStaleEntry(t *testing.
 	}
 	outage.On(false)
 	// Reads right after a failed write leave the repair for a moment, but never serve the entry.
-	waitUntil(t, "the writer's reads write the invalidation", func() bool {
+	testenv.WaitUntil(t, "the writer's reads write the invalidation", func() bool {
 		if got := titleVia(t, writer, key, truth); got != "edited" {
 			t.Fatalf("the writer read %q, want edited", got)
 		}
@@ -146,7 +146,7 @@ func TestAuthorPageCache_AFailedInvalidationIsRetriedUntilItLands(t *testing.T) 
 	if err := writer.Invalidate(t.Context(), 42); err == nil {
 		t.Fatal("Invalidate with Redis cut succeeded")
 	}
-	for recv(t, rounds, "a failed repair round") == 0 {
+	for testenv.Recv(t, rounds, "a failed repair round") == 0 {
 	}
 	if p, _ := other.Get(t.Context(), 42, ""); !p.Found {
 		t.Fatal("the old page was gone before the repair (this test would prove nothing)")
@@ -155,7 +155,7 @@ func TestAuthorPageCache_AFailedInvalidationIsRetriedUntilItLands(t *testing.T) 
 	if p, err := writer.Get(t.Context(), 42, ""); err != nil || p.Found {
 		t.Fatalf("the writer read its stale page: %+v, %v", p, err)
 	}
-	for recv(t, rounds, "the repair round once Redis answers") != 0 {
+	for testenv.Recv(t, rounds, "the repair round once Redis answers") != 0 {
 	}
 	if p, err := other.Get(t.Context(), 42, ""); err != nil || p.Found {
 		t.Fatalf("another instance after the repair: %+v, %v; want a miss", p, err)

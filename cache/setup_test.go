@@ -94,39 +94,11 @@ func (e *env) holdsEntry(t *testing.T, key string) bool {
 	return !strings.HasPrefix(raw, "\x01")
 }
 
-// gate holds loads until opened. entered receives once, when the first load reaches the gate.
-type gate struct {
-	entered chan struct{}
-	release chan struct{}
-	once    sync.Once
-}
-
-func newGate(t *testing.T) *gate {
-	g := &gate{entered: make(chan struct{}, 1), release: make(chan struct{})}
-	t.Cleanup(g.open) // never leave a goroutine parked on a failed test
-	return g
-}
-
-func (g *gate) wait(ctx context.Context) error {
-	select {
-	case g.entered <- struct{}{}:
-	default:
-	}
-	select {
-	case <-g.release:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (g *gate) open() { g.once.Do(func() { close(g.release) }) }
-
 // loader is a fake loader that counts its calls and may be held at a gate.
 type loader struct {
 	val   article
 	err   error
-	gate  *gate // nil: return at once
+	gate  *testenv.Gate // nil: return at once
 	calls atomic.Int64
 	// ctxErr is the load context's error once the gate opened: nil proves the load was not
 	// cancelled along with a caller.
@@ -136,38 +108,13 @@ type loader struct {
 func (l *loader) load(ctx context.Context) (article, error) {
 	l.calls.Add(1)
 	if l.gate != nil {
-		if err := l.gate.wait(ctx); err != nil {
+		if err := l.gate.Wait(ctx); err != nil {
 			return article{}, err
 		}
 		err := ctx.Err()
 		l.ctxErr.Store(&err)
 	}
 	return l.val, l.err
-}
-
-// waitUntil spins until cond holds; it is for conditions that are certain to become true soon
-// (counters other goroutines are about to bump), and fails the test rather than hang.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting until %s", what)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-}
-
-// recv waits for one value from ch, failing the test rather than hanging.
-func recv[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(20 * time.Second):
-		t.Fatalf("gave up waiting for %s", what)
-		panic("unreachable")
-	}
 }
 
 // commandCounter is a go-redis hook counting the commands a client sends (or tries to).

@@ -20,7 +20,7 @@ import (
 type viewerTruth struct {
 	mu    sync.Mutex
 	set   map[int64]bool
-	gate  *gate
+	gate  *testenv.Gate
 	calls atomic.Int64
 }
 
@@ -45,7 +45,7 @@ func (v *viewerTruth) load(ctx context.Context, ids []int64) (map[int64]bool, er
 	g := v.gate
 	v.mu.Unlock()
 	if g != nil {
-		if err := g.wait(ctx); err != nil {
+		if err := g.Wait(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -109,7 +109,7 @@ func TestViewerState_FillLosesToAnotherInstancesInvalidation(t *testing.T) {
 	a.waitState(t, true)
 	b.waitState(t, true)
 	reader, writer := b.viewers, a.viewers
-	truth := &viewerTruth{gate: newGate(t)}
+	truth := &viewerTruth{gate: testenv.NewGate(t)}
 	like := cache.LikesOf(domain.BizArticle)
 
 	done := make(chan map[int64]bool, 1)
@@ -117,7 +117,7 @@ func TestViewerState_FillLosesToAnotherInstancesInvalidation(t *testing.T) {
 		got, _ := reader.Among(context.Background(), 5, like, []int64{7}, truth.load)
 		done <- got
 	}()
-	recv(t, truth.gate.entered, "the load to have read 'not liked'")
+	testenv.Recv(t, truth.gate.Entered(), "the load to have read 'not liked'")
 	truth.put(7, true) // the like commits...
 	writer.Invalidate(t.Context(), 5, like, 7)
 	b.waitReceived(t, writer.Key(5, like, 7), false) // ...and its broadcast reached the reader
@@ -125,8 +125,8 @@ func TestViewerState_FillLosesToAnotherInstancesInvalidation(t *testing.T) {
 	held := truth.gate
 	truth.gate = nil // the reads below load at once
 	truth.mu.Unlock()
-	held.open()
-	if got := recv(t, done, "the racing read"); got[7] {
+	held.Open()
+	if got := testenv.Recv(t, done, "the racing read"); got[7] {
 		t.Fatalf("the racing read served %v; it loaded 'not liked'", got)
 	}
 	for name, c := range map[string]*cache.ViewerState{"the reader": reader, "the writer": writer} {

@@ -100,13 +100,7 @@ func (a *testApp) codeOf(in *codeInbox, target string) string {
 // waitFor polls cond until it holds, for what the app's background workers are about to do.
 func (a *testApp) waitFor(what string, cond func() bool) {
 	a.T.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			a.T.Fatalf("gave up waiting until %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.WaitUntil(a.T, what, cond)
 }
 
 func TestCodeLoginJourney(t *testing.T) {

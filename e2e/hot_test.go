@@ -225,17 +225,6 @@ func runRanksTogether(ctx context.Context, apps ...*testApp) <-chan rankRunOutco
 	return out
 }
 
-func recvRankRun(t *testing.T, ch <-chan rankRunOutcome, what string) rankRunOutcome {
-	t.Helper()
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(30 * time.Second):
-		t.Fatalf("gave up waiting for %s", what)
-		panic("unreachable")
-	}
-}
-
 // Two instances on one database and one Redis. While someone else holds the ranking lock, both
 // skip. Then the instance that wins the lock ranks at every run, and the other never does while
 // the first lives: neither when their runs overlap nor when it runs alone between the first's
@@ -276,7 +265,7 @@ func TestHotList_TwoInstancesRankOneAtATime(t *testing.T) {
 	}
 	results := runRanksTogether(t.Context(), apps...)
 	for range apps {
-		if r := recvRankRun(t, results, "a run while the lock is held"); r.outcome != job.OutcomeNotLeader || r.err != nil {
+		if r := testenv.Recv(t, results, "a run while the lock is held", 30*time.Second); r.outcome != job.OutcomeNotLeader || r.err != nil {
 			t.Fatalf("instance %d ran while another held the lock: %q, %v", r.instance, r.outcome, r.err)
 		}
 	}
@@ -295,14 +284,14 @@ func TestHotList_TwoInstancesRankOneAtATime(t *testing.T) {
 			t.Fatal(err)
 		}
 		results := runRanksTogether(t.Context(), apps...)
-		loser := recvRankRun(t, results, "the losing run")
+		loser := testenv.Recv(t, results, "the losing run", 30*time.Second)
 		if loser.outcome != job.OutcomeNotLeader || loser.err != nil {
 			t.Fatalf("round %d: the first run to end (instance %d) = %q, %v; want skipped-not-leader", round, loser.instance, loser.outcome, loser.err)
 		}
 		if err := tx.Rollback(t.Context()); err != nil { // lets the holder's scan go on
 			t.Fatal(err)
 		}
-		winner := recvRankRun(t, results, "the winning run")
+		winner := testenv.Recv(t, results, "the winning run", 30*time.Second)
 		if winner.outcome != job.OutcomeSuccess || winner.err != nil {
 			t.Fatalf("round %d: the winner (instance %d) = %q, %v; want success", round, winner.instance, winner.outcome, winner.err)
 		}

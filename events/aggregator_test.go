@@ -163,7 +163,7 @@ func TestReadAggregator_RunFlushesOnTickWhenFullAndAtShutdown(t *testing.T) {
 			agg.Record(domain.ReadEvent{ArticleID: 7})
 		}
 		cancel()
-		if err := recv(t, done, "Run to return"); err != nil {
+		if err := testenv.Recv(t, done, "Run to return"); err != nil {
 			t.Fatal(err)
 		}
 		reads, entries, _ := e.streamReads(t)
@@ -184,7 +184,7 @@ func TestReadAggregator_FlushesEarlyWhenFull(t *testing.T) {
 	agg.Record(domain.ReadEvent{ArticleID: 3})
 	e.waitEntries(t, 1) // no tick ever comes
 	cancel()
-	if err := recv(t, done, "Run to return"); err != nil {
+	if err := testenv.Recv(t, done, "Run to return"); err != nil {
 		t.Fatal(err)
 	}
 	if reads, _, _ := e.streamReads(t); reads[3] != 1 {

@@ -17,7 +17,7 @@ import (
 // Handler processes one batch of stream entries. Returning nil lets the consumer acknowledge the
 // whole batch; an error leaves it pending, to be reclaimed and retried. Handlers must therefore be
 // idempotent (the read consumers dedupe through the inbox table).
-type Handler func(ctx context.Context, msgs []redis.XMessage) error
+type Handler func(ctx context.Context, msgs []Message) error
 
 // ConsumerConfig configures one consumer of one consumer group.
 type ConsumerConfig struct {
@@ -136,9 +136,9 @@ func (c *Consumer) ensureGroup(ctx context.Context) error {
 // readBatch collects up to BatchSize new entries, waiting at most BatchWait for a batch to fill.
 // BLOCK takes a time.Duration; go-redis extends the connection's read deadline by the block time,
 // so a long block never trips the client's read timeout.
-func (c *Consumer) readBatch(ctx context.Context) ([]redis.XMessage, error) {
+func (c *Consumer) readBatch(ctx context.Context) ([]Message, error) {
 	deadline := time.Now().Add(c.cfg.BatchWait)
-	var out []redis.XMessage
+	var out []Message
 	for len(out) < c.cfg.BatchSize {
 		wait := time.Until(deadline)
 		if wait < time.Millisecond {
@@ -158,7 +158,7 @@ func (c *Consumer) readBatch(ctx context.Context) ([]redis.XMessage, error) {
 			return out, err
 		}
 		for _, s := range res {
-			out = append(out, s.Messages...)
+			out = append(out, messagesOf(s.Messages)...)
 		}
 	}
 	return out, nil
@@ -169,13 +169,14 @@ func (c *Consumer) readBatch(ctx context.Context) ([]redis.XMessage, error) {
 func (c *Consumer) reclaim(ctx context.Context) error {
 	start := "0-0"
 	for {
-		msgs, next, err := c.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+		claimed, next, err := c.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
 			Stream: c.cfg.Stream, Group: c.cfg.Group, Consumer: c.cfg.Name,
 			MinIdle: c.cfg.ClaimIdle, Start: start, Count: int64(c.cfg.BatchSize),
 		}).Result()
 		if err != nil {
 			return err
 		}
+		msgs := messagesOf(claimed)
 		if len(msgs) > 0 {
 			c.Stats.Reclaimed.Add(int64(len(msgs)))
 			c.log.InfoContext(ctx, "reclaimed pending entries", "entries", len(msgs))
@@ -201,13 +202,13 @@ func (c *Consumer) reclaim(ctx context.Context) error {
 
 // spentEntry is a reclaimed entry delivered more often than Retry.MaxAttempts.
 type spentEntry struct {
-	msg        redis.XMessage
+	msg        Message
 	deliveries int64
 }
 
 // splitSpent separates the reclaimed entries that have deliveries left from those that have
 // none, by the delivery counts in the group's pending list (XAUTOCLAIM counted this delivery).
-func (c *Consumer) splitSpent(ctx context.Context, msgs []redis.XMessage) ([]redis.XMessage, []spentEntry, error) {
+func (c *Consumer) splitSpent(ctx context.Context, msgs []Message) ([]Message, []spentEntry, error) {
 	if c.cfg.Retry.MaxAttempts <= 0 {
 		return msgs, nil, nil
 	}
@@ -239,7 +240,7 @@ func (c *Consumer) splitSpent(ctx context.Context, msgs []redis.XMessage) ([]red
 func (c *Consumer) lastTry(ctx context.Context, s spentEntry) bool {
 	c.Stats.Batches.Add(1)
 	c.Stats.Entries.Add(1)
-	herr := c.handleInSpan(ctx, []redis.XMessage{s.msg})
+	herr := c.handleInSpan(ctx, []Message{s.msg})
 	if herr == nil {
 		return c.ack(ctx, []string{s.msg.ID})
 	}
@@ -270,7 +271,7 @@ func (c *Consumer) lastTry(ctx context.Context, s spentEntry) bool {
 }
 
 // process hands a batch to the handler and acknowledges it on success.
-func (c *Consumer) process(ctx context.Context, msgs []redis.XMessage) bool {
+func (c *Consumer) process(ctx context.Context, msgs []Message) bool {
 	c.Stats.Batches.Add(1)
 	c.Stats.Entries.Add(int64(len(msgs)))
 	if err := c.handleInSpan(ctx, msgs); err != nil {
@@ -287,7 +288,7 @@ func (c *Consumer) process(ctx context.Context, msgs []redis.XMessage) bool {
 
 // handleInSpan runs the handler on a batch inside the batch's span (the pause after a failure
 // and the acknowledgement stay outside it).
-func (c *Consumer) handleInSpan(ctx context.Context, msgs []redis.XMessage) error {
+func (c *Consumer) handleInSpan(ctx context.Context, msgs []Message) error {
 	ctx, span := c.startBatch(ctx, msgs)
 	defer span.End()
 	err := c.handle(ctx, msgs)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
@@ -23,7 +24,7 @@ func TestConsumer(t *testing.T) {
 		ids := e.add(t, 2500)
 		rec := &recorder{}
 		c := e.startConsumer(t, rec.handle, consumerOpts{BatchSize: 1000, BatchWait: 200 * time.Millisecond})
-		waitUntil(t, "2,500 entries are acked", func() bool { return c.Stats.Acked.Load() == 2500 })
+		testenv.WaitUntil(t, "2,500 entries are acked", func() bool { return c.Stats.Acked.Load() == 2500 })
 
 		batches := rec.handled()
 		var sizes []int
@@ -51,14 +52,14 @@ func TestConsumer(t *testing.T) {
 		e := setup(t)
 		e.add(t, 7)
 		got := make(chan int, 10)
-		c := e.startConsumer(t, func(_ context.Context, msgs []redis.XMessage) error {
+		c := e.startConsumer(t, func(_ context.Context, msgs []events.Message) error {
 			got <- len(msgs)
 			return nil
 		}, consumerOpts{BatchSize: 1000, BatchWait: 50 * time.Millisecond})
-		if n := recv(t, got, "the partial batch"); n != 7 {
+		if n := testenv.Recv(t, got, "the partial batch"); n != 7 {
 			t.Fatalf("first batch has %d entries, want all 7", n)
 		}
-		waitUntil(t, "7 entries are acked", func() bool { return c.Stats.Acked.Load() == 7 })
+		testenv.WaitUntil(t, "7 entries are acked", func() bool { return c.Stats.Acked.Load() == 7 })
 	})
 
 	t.Run("a handler error leaves the batch pending; it is retried", func(t *testing.T) {
@@ -74,7 +75,7 @@ func TestConsumer(t *testing.T) {
 				close(release)
 			}
 		})
-		rec := &recorder{before: func(call int64, _ []redis.XMessage) error {
+		rec := &recorder{before: func(call int64, _ []events.Message) error {
 			switch call {
 			case 1:
 				close(failed)
@@ -86,14 +87,14 @@ func TestConsumer(t *testing.T) {
 			return nil
 		}}
 		c := e.startConsumer(t, rec.handle, consumerOpts{Name: "worker"})
-		recv(t, failed, "the first (failing) attempt")
-		recv(t, retrying, "the retry")
+		testenv.Recv(t, failed, "the first (failing) attempt")
+		testenv.Recv(t, retrying, "the retry")
 		p := e.pending(t, "g")
 		if p.Count != 5 || p.Lower != ids[0] || p.Higher != ids[4] || p.Consumers["worker"] != 5 {
 			t.Fatalf("XPENDING after the failure = %+v, want the 5 entries pending for worker", p)
 		}
 		close(release)
-		waitUntil(t, "the retried entries are acked", func() bool { return c.Stats.Acked.Load() == 5 })
+		testenv.WaitUntil(t, "the retried entries are acked", func() bool { return c.Stats.Acked.Load() == 5 })
 		if p := e.pending(t, "g"); p.Count != 0 {
 			t.Errorf("%d entries still pending after the retry", p.Count)
 		}
@@ -120,7 +121,7 @@ func TestConsumer(t *testing.T) {
 		}
 		rec := &recorder{}
 		c := e.startConsumer(t, rec.handle, consumerOpts{Name: "alive", ClaimIdle: 50 * time.Millisecond, ClaimEvery: 10 * time.Millisecond})
-		waitUntil(t, "the dead consumer's 10 entries are acked", func() bool { return c.Stats.Acked.Load() == 10 })
+		testenv.WaitUntil(t, "the dead consumer's 10 entries are acked", func() bool { return c.Stats.Acked.Load() == 10 })
 		for _, id := range ids {
 			if n := rec.times(id); n != 1 {
 				t.Errorf("entry %s handled %d times, want once", id, n)
@@ -176,13 +177,13 @@ func TestConsumer(t *testing.T) {
 			},
 		}
 		client.AddHook(hook)
-		got := make(chan []redis.XMessage, 1)
-		e.startConsumer(t, func(_ context.Context, msgs []redis.XMessage) error {
+		got := make(chan []events.Message, 1)
+		e.startConsumer(t, func(_ context.Context, msgs []events.Message) error {
 			got <- msgs
 			return nil
 		}, consumerOpts{Client: client, BatchSize: 1, BatchWait: 2 * time.Second, Backoff: time.Hour})
 
-		recv(t, firstRead, "the consumer's first XREADGROUP")
+		testenv.Recv(t, firstRead, "the consumer's first XREADGROUP")
 		const after = 300 * time.Millisecond // three read timeouts into the block
 		added := make(chan string, 1)
 		time.AfterFunc(after, func() {
@@ -192,9 +193,9 @@ func TestConsumer(t *testing.T) {
 			}
 			added <- id
 		})
-		id := recv(t, added, "the entry to be added")
+		id := testenv.Recv(t, added, "the entry to be added")
 		for {
-			r := recv(t, reads, "an XREADGROUP to return")
+			r := testenv.Recv(t, reads, "an XREADGROUP to return")
 			if r.err != nil {
 				t.Fatalf("XREADGROUP failed after %v: %v (a read timeout of 100ms must not cut a 2s BLOCK)", r.took, r.err)
 			}
@@ -206,7 +207,7 @@ func TestConsumer(t *testing.T) {
 				break
 			}
 		}
-		msgs := recv(t, got, "the entry added while the consumer was blocked")
+		msgs := testenv.Recv(t, got, "the entry added while the consumer was blocked")
 		if len(msgs) != 1 || msgs[0].ID != id {
 			t.Fatalf("handler got %v, want the entry %s", msgs, id)
 		}
@@ -243,7 +244,7 @@ func TestConsumer_ResumesAfterRedisRestart(t *testing.T) {
 			c := e.startConsumer(t, rec.handle, consumerOpts{Client: client, Backoff: 20 * time.Millisecond})
 			if !downAtStart {
 				ids := add(5)
-				waitUntil(t, "5 entries are acked before the outage", func() bool { return c.Stats.Acked.Load() == 5 })
+				testenv.WaitUntil(t, "5 entries are acked before the outage", func() bool { return c.Stats.Acked.Load() == 5 })
 				for _, id := range ids {
 					if rec.times(id) != 1 {
 						t.Fatalf("entry %s not handled once", id)
@@ -251,10 +252,10 @@ func TestConsumer_ResumesAfterRedisRestart(t *testing.T) {
 				}
 				srv.Stop()
 			}
-			waitUntil(t, "the consumer notices the outage", func() bool { return readErrors.Load() >= 3 })
+			testenv.WaitUntil(t, "the consumer notices the outage", func() bool { return readErrors.Load() >= 3 })
 			srv.Start()
 			ids := add(5)
-			waitUntil(t, "the 5 entries written after the restart are handled", func() bool {
+			testenv.WaitUntil(t, "the 5 entries written after the restart are handled", func() bool {
 				for _, id := range ids {
 					if rec.times(id) != 1 {
 						return false

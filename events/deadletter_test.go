@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
@@ -28,7 +26,7 @@ func TestConsumer_DeadLettersEntriesOutOfDeliveries(t *testing.T) {
 	c := events.NewConsumer(e.rdb, events.ConsumerConfig{
 		Stream: e.stream, Group: "g", Name: "c1", BatchSize: 10, BatchWait: 20 * time.Millisecond,
 		ClaimIdle: 0, ClaimEvery: 0, Retry: domain.RetryPolicy{MaxAttempts: 3}, Backoff: time.Millisecond,
-	}, func(_ context.Context, msgs []redis.XMessage) error {
+	}, func(_ context.Context, msgs []events.Message) error {
 		calls++
 		for _, m := range msgs {
 			if m.ID == poison {
@@ -83,7 +81,7 @@ func TestConsumer_DeadLettersEntriesOutOfDeliveries(t *testing.T) {
 		e := setup(t)
 		e.add(t, 1)
 		c := events.NewConsumer(e.rdb, events.ConsumerConfig{Stream: e.stream, Group: "g", Name: "c1", BatchSize: 10, BatchWait: 20 * time.Millisecond, Backoff: time.Millisecond},
-			func(context.Context, []redis.XMessage) error { return errors.New("no") }, testenv.Logger(t))
+			func(context.Context, []events.Message) error { return errors.New("no") }, testenv.Logger(t))
 		for range 6 {
 			if err := c.Once(ctx); err != nil {
 				t.Fatal(err)

@@ -52,7 +52,7 @@ func run(t *testing.T, p *events.Publisher) (stop func()) {
 		}
 		stopped = true
 		cancel()
-		if err := recv(t, done, "Publisher.Run to return"); err != nil {
+		if err := testenv.Recv(t, done, "Publisher.Run to return"); err != nil {
 			t.Errorf("Publisher.Run returned %v", err)
 		}
 	}
@@ -71,7 +71,7 @@ func recordAll(t *testing.T, p *events.Publisher, evs []domain.ReadEvent) {
 			p.Record(ev)
 		}
 	}()
-	recv(t, done, "Record to return for every event (it must never block)")
+	testenv.Recv(t, done, "Record to return for every event (it must never block)")
 }
 
 func TestPublisher(t *testing.T) {
@@ -88,7 +88,7 @@ func TestPublisher(t *testing.T) {
 		recordAll(t, p, evs) // all buffered before Run starts: ten full batches
 		run(t, p)
 
-		waitUntil(t, "1,000 events are published", func() bool { return p.Stats.Published.Load() == 1000 })
+		testenv.WaitUntil(t, "1,000 events are published", func() bool { return p.Stats.Published.Load() == 1000 })
 		if got := hook.roundTrips(); !slices.Equal(got, slices.Repeat([]int{100}, 10)) {
 			t.Errorf("round trips (commands in each) = %v, want 10 of 100", got)
 		}
@@ -123,7 +123,7 @@ func TestPublisher(t *testing.T) {
 		p := e.newPublisher(publisherOpts{Client: client, BatchSize: 100, FlushEvery: 5 * time.Millisecond})
 		run(t, p)
 		recordAll(t, p, newEvents(7, eventOpts{}))
-		waitUntil(t, "the 7 events are published", func() bool { return p.Stats.Published.Load() == 7 })
+		testenv.WaitUntil(t, "the 7 events are published", func() bool { return p.Stats.Published.Load() == 7 })
 		if n := e.xlen(t); n != 7 {
 			t.Errorf("XLEN = %d, want 7", n)
 		}
@@ -142,7 +142,7 @@ func TestPublisher(t *testing.T) {
 		}
 		// The ten buffered events are still sent once Run starts.
 		run(t, p)
-		waitUntil(t, "the 10 buffered events are published", func() bool { return p.Stats.Published.Load() == 10 })
+		testenv.WaitUntil(t, "the 10 buffered events are published", func() bool { return p.Stats.Published.Load() == 10 })
 		if n := e.xlen(t); n != 10 {
 			t.Errorf("XLEN = %d, want 10", n)
 		}
@@ -185,7 +185,7 @@ func TestPublisher(t *testing.T) {
 		p := e.newPublisher(publisherOpts{Client: testenv.DeadRedis(t), Buffer: 100, BatchSize: 10, FlushEvery: time.Millisecond})
 		run(t, p)
 		recordAll(t, p, newEvents(1000, eventOpts{}))
-		waitUntil(t, "every event is either dropped or failed", func() bool {
+		testenv.WaitUntil(t, "every event is either dropped or failed", func() bool {
 			return p.Stats.Dropped.Load()+p.Stats.Failed.Load() == 1000
 		})
 		if got := p.Stats.Published.Load(); got != 0 {
@@ -213,7 +213,7 @@ func TestPublisher_RedisOutage(t *testing.T) {
 	}
 
 	record(newEvents(500, eventOpts{}))
-	waitUntil(t, "500 events are published before the outage", func() bool { return p.Stats.Published.Load() == 500 })
+	testenv.WaitUntil(t, "500 events are published before the outage", func() bool { return p.Stats.Published.Load() == 500 })
 
 	// The outage: Redis is down for outage while readers go on at rate reads per second.
 	const rate = 5000 // reads per second
@@ -229,7 +229,7 @@ func TestPublisher_RedisOutage(t *testing.T) {
 		whileDown += int64(len(evs))
 	}
 	tick.Stop()
-	waitUntil(t, "every event recorded while Redis is down is accounted for", settled)
+	testenv.WaitUntil(t, "every event recorded while Redis is down is accounted for", settled)
 	lost := p.Stats.Failed.Load() + p.Stats.Dropped.Load()
 	t.Logf("Redis down for %v at %d reads/s: %d events recorded while down, %d lost (%d failed, %d dropped); "+
 		"an outage of N seconds loses about N × rate events",
@@ -244,12 +244,12 @@ func TestPublisher_RedisOutage(t *testing.T) {
 	// Redis is back (empty: the private server keeps nothing). Publishing resumes without help.
 	srv.Start()
 	before := p.Stats.Published.Load()
-	waitUntil(t, "publishing resumes after Redis restarts", func() bool {
+	testenv.WaitUntil(t, "publishing resumes after Redis restarts", func() bool {
 		record(newEvents(1, eventOpts{}))
 		return p.Stats.Published.Load() > before
 	})
 	record(newEvents(100, eventOpts{}))
-	waitUntil(t, "everything recorded is accounted for", settled)
+	testenv.WaitUntil(t, "everything recorded is accounted for", settled)
 	// A fresh client looks: the publisher's may still be in go-redis's dial back-off for a moment.
 	look := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer look.Close()

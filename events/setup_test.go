@@ -243,10 +243,10 @@ type recorder struct {
 	calls   atomic.Int64
 	// before, when set, runs first on every call (with the 1-based call number); an error it
 	// returns is the handler's.
-	before func(call int64, msgs []redis.XMessage) error
+	before func(call int64, msgs []events.Message) error
 }
 
-func (r *recorder) handle(_ context.Context, msgs []redis.XMessage) error {
+func (r *recorder) handle(_ context.Context, msgs []events.Message) error {
 	call := r.calls.Add(1)
 	if r.before != nil {
 		if err := r.before(call, msgs); err != nil {
@@ -281,31 +281,6 @@ func (r *recorder) times(id string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.seen[id]
-}
-
-// waitUntil polls cond until it holds; it waits for asynchronous outcomes (a counter reaching a
-// value, the stream reaching a length) and fails the test rather than hang.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after 20s waiting until %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// recv waits for one value from ch, failing the test rather than hanging.
-func recv[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(20 * time.Second):
-		t.Fatalf("gave up after 20s waiting for %s", what)
-		panic("unreachable")
-	}
 }
 
 // cmdHook is a go-redis hook that counts pipelines (round trips) and their sizes, and reports the

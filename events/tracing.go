@@ -3,7 +3,6 @@ package events
 import (
 	"context"
 
-	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
@@ -38,7 +37,7 @@ func WithTraceParent(ctx context.Context, tp string) context.Context {
 }
 
 // entryTraceParent is the traceparent an entry carries, or "".
-func entryTraceParent(m redis.XMessage) string {
+func entryTraceParent(m Message) string {
 	tp, _ := m.Values[TraceParentField].(string)
 	return tp
 }
@@ -47,7 +46,7 @@ func entryTraceParent(m redis.XMessage) string {
 // span): a child of the span that wrote the entry when it carries one, linked to the batch, so
 // the work shows in the writer's trace (the request that published the article); otherwise a
 // child of the batch span.
-func StartEntry(ctx context.Context, name string, m redis.XMessage) (context.Context, trace.Span) {
+func StartEntry(ctx context.Context, name string, m Message) (context.Context, trace.Span) {
 	opts := []trace.SpanStartOption{
 		trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(attribute.String("messaging.message.id", m.ID)),
@@ -63,7 +62,7 @@ func StartEntry(ctx context.Context, name string, m redis.XMessage) (context.Con
 
 // startBatch starts the span of one batch a consumer hands to its handler, linked to the span
 // that wrote each entry (a batch has many parents, so they are links, not the parent).
-func (c *Consumer) startBatch(ctx context.Context, msgs []redis.XMessage) (context.Context, trace.Span) {
+func (c *Consumer) startBatch(ctx context.Context, msgs []Message) (context.Context, trace.Span) {
 	var links []trace.Link
 	for _, m := range msgs {
 		if tp := entryTraceParent(m); tp != "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 var trimGroups = []string{"count", "history"}
@@ -218,9 +219,9 @@ func TestTrimmer(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- e.trimmer(100).Run(ctx) }()
-		waitUntil(t, "Run trims the stream", func() bool { return e.xlen(t) < 1000 })
+		testenv.WaitUntil(t, "Run trims the stream", func() bool { return e.xlen(t) < 1000 })
 		cancel()
-		if err := recv(t, done, "Trimmer.Run to return"); err != nil {
+		if err := testenv.Recv(t, done, "Trimmer.Run to return"); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -9,7 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/inkwell-dev/inkwell/internal/requestid"
+	"github.com/inkwell-dev/inkwell/requestid"
 )
 
 // NewLogger returns the process logger writing to w in the configured level and format.

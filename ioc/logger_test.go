@@ -12,7 +12,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/inkwell-dev/inkwell/internal/requestid"
+	"github.com/inkwell-dev/inkwell/requestid"
 )
 
 func TestLogLinesCarryTheRequestID(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -222,8 +221,8 @@ const GroupNotifications = "notifications"
 // NotificationsHandler returns the outbox stream handler that notifies followers. Each event is
 // applied in its own transaction with its inbox record, so a batch that fails halfway is retried
 // without repeating what succeeded.
-func NotificationsHandler(svc ArticleEventApplier, log *slog.Logger) func(ctx context.Context, msgs []redis.XMessage) error {
-	return func(ctx context.Context, msgs []redis.XMessage) error {
+func NotificationsHandler(svc ArticleEventApplier, log *slog.Logger) events.Handler {
+	return func(ctx context.Context, msgs []events.Message) error {
 		for _, m := range msgs {
 			id, topic, ev, err := decodeOutboxEntry(m.Values)
 			if err != nil {
@@ -261,7 +260,7 @@ func decodeOutboxEntry(values map[string]any) (id, topic string, ev domain.Artic
 
 // applyArticleEvent applies one entry in its own span, a child of the relay's publish span (and
 // so in the trace of the request that published the article).
-func applyArticleEvent(ctx context.Context, svc ArticleEventApplier, m redis.XMessage, id, topic string, ev domain.ArticleEvent) error {
+func applyArticleEvent(ctx context.Context, svc ArticleEventApplier, m events.Message, id, topic string, ev domain.ArticleEvent) error {
 	ctx, span := events.StartEntry(ctx, "notify followers "+topic, m)
 	defer span.End()
 	span.SetAttributes(attribute.String("inkwell.event.id", id), attribute.Int64("inkwell.article.id", ev.ArticleID))

@@ -231,7 +231,7 @@ func TestOutbox_PublishesSurviveKilledRelaysAndConsumers(t *testing.T) {
 				Stream: stream, Group: job.GroupNotifications, Name: fmt.Sprintf("consumer-%d-life-%d", i, n),
 				BatchSize: 20, BatchWait: 10 * time.Millisecond, ClaimIdle: consumerClaim, ClaimEvery: consumerClaim,
 				Backoff: 10 * time.Millisecond,
-			}, func(ctx context.Context, msgs []redis.XMessage) error {
+			}, func(ctx context.Context, msgs []events.Message) error {
 				if batchKills.strike("consumer: before apply") {
 					l.kill()
 					return ctx.Err()
@@ -278,10 +278,10 @@ func TestOutbox_PublishesSurviveKilledRelaysAndConsumers(t *testing.T) {
 	}
 
 	const wantNotifications = articles * perAuthor
-	queueWait(t, 2*time.Minute, "every event is published and every notification exists", func() bool {
+	testenv.WaitUntil(t, "every event is published and every notification exists", func() bool {
 		return e.count(t, `SELECT count(*) FROM outbox WHERE status <> 'applied'`) == 0 &&
 			e.count(t, `SELECT count(*) FROM notifications`) >= wantNotifications
-	})
+	}, 2*time.Minute)
 	elapsed := time.Since(began)
 	stopAll()
 	wg.Wait()

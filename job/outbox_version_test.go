@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/job"
 )
@@ -70,7 +69,7 @@ func TestRelay_WritesVersionedEntries(t *testing.T) {
 	}
 	applied := &appliedEvents{}
 	handle := job.NotificationsHandler(applied, testenv.Logger(t))
-	if err := handle(context.Background(), []redis.XMessage{{ID: "1-0", Values: stream.values[0]}}); err != nil || len(applied.ids) != 1 {
+	if err := handle(context.Background(), []events.Message{{ID: "1-0", Values: stream.values[0]}}); err != nil || len(applied.ids) != 1 {
 		t.Fatalf("the consumer applied %v (err %v) of its own release's entry", applied.ids, err)
 	}
 }
@@ -99,10 +98,10 @@ func TestNotificationsHandler_ReadsThisAndThePreviousVersion(t *testing.T) {
 			"payload": `{"v":-1,"articleId":16}`}, false},
 		{"no id", map[string]any{"v": "1", "topic": domain.TopicArticlePublished, "payload": `{"v":1,"articleId":17}`}, false},
 	}
-	var msgs []redis.XMessage
+	var msgs []events.Message
 	var want []string
 	for i, e := range entries {
-		msgs = append(msgs, redis.XMessage{ID: fmt.Sprintf("%d-0", i+1), Values: e.values})
+		msgs = append(msgs, events.Message{ID: fmt.Sprintf("%d-0", i+1), Values: e.values})
 		if e.apply {
 			want = append(want, fmt.Sprintf("%s:%d", e.values["id"], 11+i))
 		}

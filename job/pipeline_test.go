@@ -149,7 +149,7 @@ func TestReadPipeline_ConsumersKilledMidStream_CountsEveryReadOnce(t *testing.T)
 	// The real handler, wrapped to kill its consumer before, during or after applying a batch.
 	realHandler := job.ReadCountHandler(service.NewReadService(e.reads, nil), e.log)
 	var handlerErrors atomic.Int64
-	handler := func(ctx context.Context, msgs []redis.XMessage) error {
+	handler := func(ctx context.Context, msgs []events.Message) error {
 		if k.decide(killBeforeApply, 0.03) {
 			kill(ctx)
 		}
@@ -232,17 +232,17 @@ func TestReadPipeline_ConsumersKilledMidStream_CountsEveryReadOnce(t *testing.T)
 	if s, l := agg.Stats.Sent.Load(), agg.Stats.Lost.Load(); s != anonymous || l != 0 {
 		t.Fatalf("aggregator: Sent %d, Lost %d; want %d, 0", s, l, anonymous)
 	}
-	waitUntil(t, 20*time.Second, "all signed-in reads are published", func() bool {
+	testenv.WaitUntil(t, "all signed-in reads are published", func() bool {
 		return pub.Stats.Published.Load()+pub.Stats.Dropped.Load()+pub.Stats.Failed.Load() == signedIn.Load()
-	})
+	}, 20*time.Second)
 	if p, d, f := pub.Stats.Published.Load(), pub.Stats.Dropped.Load(), pub.Stats.Failed.Load(); p != signedIn.Load() || d != 0 || f != 0 {
 		t.Fatalf("publisher: Published %d, Dropped %d, Failed %d; want %d, 0, 0", p, d, f, signedIn.Load())
 	}
-	waitUntil(t, 25*time.Second, "PostgreSQL has counted 10,000 reads", func() bool { return e.pgTotal(t) >= reads })
-	waitUntil(t, 10*time.Second, "every entry is acknowledged", func() bool {
+	testenv.WaitUntil(t, "PostgreSQL has counted 10,000 reads", func() bool { return e.pgTotal(t) >= reads }, 25*time.Second)
+	testenv.WaitUntil(t, "every entry is acknowledged", func() bool {
 		p, err := e.rdb.XPending(context.Background(), e.stream, job.GroupReadCount).Result()
 		return err == nil && p.Count == 0
-	})
+	}, 10*time.Second)
 	stopConsumers()
 
 	pg, rd := e.pgReads(t, arts), e.redisReads(t, arts)

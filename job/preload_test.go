@@ -64,24 +64,13 @@ func startPreloader(t *testing.T, p *job.Preloader) (stop func()) {
 	stop = func() {
 		once.Do(func() {
 			cancel()
-			if err := recvWithin(t, returned, "Run to return"); err != nil {
+			if err := testenv.Recv(t, returned, "Run to return"); err != nil {
 				t.Errorf("Run: %v", err)
 			}
 		})
 	}
 	t.Cleanup(stop)
 	return stop
-}
-
-func recvWithin[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(20 * time.Second):
-		t.Fatalf("gave up waiting for %s", what)
-		panic("unreachable")
-	}
 }
 
 func flush(t *testing.T, p *job.Preloader) {
@@ -121,7 +110,7 @@ func TestPreloader(t *testing.T) {
 		p := job.NewPreloader(job.PreloadConfig{Queue: 2, Workers: 1}, w.warm, testenv.Logger(t))
 		startPreloader(t, p)
 		p.Preload("running")
-		recvWithin(t, w.entered, "the worker to take the first preload") // the only worker is busy
+		testenv.Recv(t, w.entered, "the worker to take the first preload") // the only worker is busy
 		returned := make(chan struct{})
 		go func() {
 			defer close(returned)
@@ -130,7 +119,7 @@ func TestPreloader(t *testing.T) {
 			}
 		}()
 		// Preload returns while the worker is still held: it never waits for room.
-		recvWithin(t, returned, "the preloads to return while the queue was full")
+		testenv.Recv(t, returned, "the preloads to return while the queue was full")
 		if d := p.Stats.Dropped.Load(); d != 3 {
 			t.Fatalf("Dropped = %d, want 3", d)
 		}
@@ -147,7 +136,7 @@ func TestPreloader(t *testing.T) {
 		p := job.NewPreloader(job.PreloadConfig{Queue: 4, Workers: 1, Timeout: time.Hour}, w.warm, testenv.Logger(t))
 		stop := startPreloader(t, p)
 		p.Preload("running")
-		recvWithin(t, w.entered, "the preload to start")
+		testenv.Recv(t, w.entered, "the preload to start")
 		p.Preload("queued")
 		stop() // returns once Run has: the preload under way has ended
 		done, errs := w.results()

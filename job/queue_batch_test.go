@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/job"
 )
 
@@ -65,7 +66,7 @@ func TestRunnerBatchesAcks(t *testing.T) {
 		e.enqueue(t, jobOpts{Queue: queue})
 	}
 	runInBackground(t, r)
-	queueWait(t, 20*time.Second, "all 16 jobs are done", func() bool {
+	testenv.WaitUntil(t, "all 16 jobs are done", func() bool {
 		return e.count(t, `SELECT count(*) FROM jobs WHERE queue = $1 AND status = 'done'`, queue) == 2*slots
 	})
 	// The first eight finish while the others run, so they are acknowledged in one statement,
@@ -74,7 +75,7 @@ func TestRunnerBatchesAcks(t *testing.T) {
 		t.Fatalf("ack batches %v, want the first to carry all %d", got, slots)
 	}
 	// The runner counts an ack after its statement returns, a moment after the rows read done.
-	queueWait(t, 20*time.Second, "the runner counts the acks", func() bool { return r.Stats.Done.Load() >= 2*slots })
+	testenv.WaitUntil(t, "the runner counts the acks", func() bool { return r.Stats.Done.Load() >= 2*slots })
 	if r.Stats.Done.Load() != 2*slots {
 		t.Fatalf("done %d, want %d", r.Stats.Done.Load(), 2*slots)
 	}
@@ -101,7 +102,7 @@ func TestRunnerAckWaitBoundsTheBatch(t *testing.T) {
 	slow := e.enqueue(t, jobOpts{Queue: queue, Kind: "slow"})
 	fast := e.enqueue(t, jobOpts{Queue: queue, Kind: "fast"})
 	runInBackground(t, r)
-	queueWait(t, 20*time.Second, "the fast job is acknowledged while the slow one runs", func() bool {
+	testenv.WaitUntil(t, "the fast job is acknowledged while the slow one runs", func() bool {
 		return e.get(t, fast).Status == domain.JobDone
 	})
 	if j := e.get(t, slow); j.Status != domain.JobRunning {
@@ -127,7 +128,7 @@ func TestRunnerKeepsAcksThroughStoreFailure(t *testing.T) {
 	})
 	id := e.enqueue(t, jobOpts{Queue: queue})
 	runInBackground(t, r)
-	queueWait(t, 20*time.Second, "the job is acknowledged after three failed attempts", func() bool {
+	testenv.WaitUntil(t, "the job is acknowledged after three failed attempts", func() bool {
 		return r.Stats.Done.Load() == 1 // counted once the ack's statement has returned
 	})
 	if j := e.get(t, id); j.Attempts != 1 || j.Generation != 1 {

@@ -271,33 +271,6 @@ func runInBackground(t testing.TB, r interface{ Run(context.Context) error }) (s
 	return stop
 }
 
-// queueWait polls cond until it holds, for outcomes other goroutines or processes are about to
-// produce; it fails rather than hang.
-func queueWait(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %v waiting until %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// queueRecv waits for one value from ch, failing the test rather than hanging.
-func queueRecv[T any](t testing.TB, ch <-chan T, within time.Duration, what string) T {
-	t.Helper()
-	timer := time.NewTimer(within)
-	defer timer.Stop()
-	select {
-	case v := <-ch:
-		return v
-	case <-timer.C:
-		t.Fatalf("gave up after %v waiting for %s", within, what)
-		panic("unreachable")
-	}
-}
-
 // ---- 1. workers killed at random points -------------------------------------------------------
 
 // workerLife is one incarnation of a worker: killing it cancels its context with nothing
@@ -477,9 +450,9 @@ func testKillChaos(t *testing.T, jobs, runners, concurrency int) {
 
 	began := time.Now()
 	// 30–50 s for the 10,000 jobs on a busy two-core machine; the deadline leaves room for a slower one.
-	queueWait(t, 3*time.Minute, "every job is done or dead", func() bool {
+	testenv.WaitUntil(t, "every job is done or dead", func() bool {
 		return e.count(t, `SELECT count(*) FROM jobs WHERE status IN ('done', 'dead')`) == int64(jobs)
-	})
+	}, 3*time.Minute)
 	elapsed := time.Since(began)
 	stopAll()
 	wg.Wait()
@@ -627,7 +600,7 @@ func TestRunnerRetriesThenBuries(t *testing.T) {
 
 			wantFailures := max(tc.wantRuns, 1)
 			for attempt := 1; attempt <= wantFailures; attempt++ {
-				f := queueRecv(t, failures, 20*time.Second, fmt.Sprintf("failure %d", attempt))
+				f := testenv.Recv(t, failures, fmt.Sprintf("failure %d", attempt))
 				if f.permanent != tc.permanent {
 					t.Fatalf("attempt %d recorded permanent=%v, want %v", attempt, f.permanent, tc.permanent)
 				}
@@ -685,7 +658,7 @@ func TestRunnerRetriesThenBuries(t *testing.T) {
 				return nil
 			}})
 		stop := runInBackground(t, r)
-		if !queueRecv(t, acked, 20*time.Second, "the ack") {
+		if !testenv.Recv(t, acked, "the ack") {
 			t.Fatal("ack changed nothing")
 		}
 		stop() // the hook fires inside AckAndClaim; the runner counts the ack after it returns
@@ -735,15 +708,15 @@ func TestNotifyWakesIdleRunner(t *testing.T) {
 			t.Errorf("listen: %v", err)
 		}
 	})
-	queueWait(t, 20*time.Second, "the listener is LISTENing", func() bool {
+	testenv.WaitUntil(t, "the listener is LISTENing", func() bool {
 		return e.count(t, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN inkwell_jobs'`) == 1
 	})
 	runInBackground(t, r)
-	queueRecv(t, idle, 20*time.Second, "the runner's first, empty claim")
+	testenv.Recv(t, idle, "the runner's first, empty claim")
 
 	// The runner now waits out an hour's poll; only the notification can bring it back.
 	id := e.enqueue(t, jobOpts{Queue: queue})
-	if got := queueRecv(t, ran, 20*time.Second, "the job to run after the NOTIFY (poll is 1h)"); got != id {
+	if got := testenv.Recv(t, ran, "the job to run after the NOTIFY (poll is 1h)"); got != id {
 		t.Fatalf("ran job %d, want %d", got, id)
 	}
 	if wakes.Load() < 1 {
@@ -786,7 +759,7 @@ func TestRunnerShutdown(t *testing.T) {
 		var releaseOnce sync.Once
 		letGo := func() { releaseOnce.Do(func() { close(release) }) }
 		t.Cleanup(func() { cancel(); letGo() })
-		queueRecv(t, started, 20*time.Second, "the handler to start")
+		testenv.Recv(t, started, "the handler to start")
 
 		cancel()
 		// Work arriving during shutdown is not claimed, even when the runner is woken for it.
@@ -800,10 +773,10 @@ func TestRunnerShutdown(t *testing.T) {
 		default:
 		}
 		letGo()
-		if err := queueRecv(t, handlerSaw, 20*time.Second, "the handler to finish"); err != nil {
+		if err := testenv.Recv(t, handlerSaw, "the handler to finish"); err != nil {
 			t.Fatalf("the handler's context ended (%v) at shutdown, before its grace ran out", err)
 		}
-		if err := queueRecv(t, done, 20*time.Second, "Run to return"); err != nil {
+		if err := testenv.Recv(t, done, "Run to return"); err != nil {
 			t.Fatal(err)
 		}
 		if j := e.get(t, first); j.Status != domain.JobDone {
@@ -842,10 +815,10 @@ func TestRunnerShutdown(t *testing.T) {
 			})
 			id := e.enqueue(t, jobOpts{Queue: queue})
 			stop := runInBackground(t, r)
-			queueRecv(t, started, 20*time.Second, "the handler to start")
+			testenv.Recv(t, started, "the handler to start")
 			claimed := e.get(t, id)
 			stop() // returns once the handler has been cancelled and has returned
-			if err := queueRecv(t, cancelled, time.Second, "the handler's cancellation"); !errors.Is(err, context.Canceled) {
+			if err := testenv.Recv(t, cancelled, "the handler's cancellation", time.Second); !errors.Is(err, context.Canceled) {
 				t.Fatalf("handler context ended with %v, want context.Canceled", err)
 			}
 			j := e.get(t, id)
@@ -884,13 +857,13 @@ func TestLeaseKeepAlive(t *testing.T) {
 		})
 		id := e.enqueue(t, jobOpts{Queue: queue})
 		runInBackground(t, r)
-		claimed := queueRecv(t, started, 20*time.Second, "the handler to start")
+		claimed := testenv.Recv(t, started, "the handler to start")
 		// Renewals (every third of the lease) carry it past its first expiry.
-		queueWait(t, 20*time.Second, "the lease is renewed past its first expiry", func() bool {
+		testenv.WaitUntil(t, "the lease is renewed past its first expiry", func() bool {
 			return e.get(t, id).LeaseUntil.After(claimed.LeaseUntil.Add(time.Second))
 		})
 		close(release)
-		queueWait(t, 20*time.Second, "the job is done", func() bool { return e.get(t, id).Status == domain.JobDone })
+		testenv.WaitUntil(t, "the job is done", func() bool { return e.get(t, id).Status == domain.JobDone })
 		if r.Stats.LostLeases.Load() != 0 {
 			t.Fatalf("lost %d leases", r.Stats.LostLeases.Load())
 		}
@@ -911,14 +884,14 @@ func TestLeaseKeepAlive(t *testing.T) {
 		})
 		id := e.enqueue(t, jobOpts{Queue: queue})
 		runInBackground(t, r)
-		claimed := queueRecv(t, started, 20*time.Second, "the handler to start")
+		claimed := testenv.Recv(t, started, "the handler to start")
 		// Another worker takes the job over: the row moves to a new generation.
 		if _, err := e.pool.Exec(context.Background(),
 			`UPDATE jobs SET lease_owner = 'thief', lease_generation = lease_generation + 1, lease_until = now() + interval '1 hour' WHERE id = $1`, id); err != nil {
 			t.Fatal(err)
 		}
-		_ = queueRecv(t, ended, 20*time.Second, "the handler's context to end after a renewal found the lease gone") // ctx.Err(): never nil once Done
-		queueWait(t, 20*time.Second, "the runner counts the lost lease", func() bool { return r.Stats.LostLeases.Load() == 1 })
+		_ = testenv.Recv(t, ended, "the handler's context to end after a renewal found the lease gone") // ctx.Err(): never nil once Done
+		testenv.WaitUntil(t, "the runner counts the lost lease", func() bool { return r.Stats.LostLeases.Load() == 1 })
 		j := e.get(t, id)
 		if j.Status != domain.JobRunning || j.LeaseOwner != "thief" || j.Generation != claimed.Generation+1 {
 			t.Fatalf("job %+v: the stale holder changed it", j)
@@ -959,7 +932,7 @@ func TestLeaseDeadlineBeforeTheDatabaseExpiry(t *testing.T) {
 	})
 	e.enqueue(t, jobOpts{Queue: queue})
 	runInBackground(t, r)
-	if !queueRecv(t, ended, 20*time.Second, "the handler's context to end with its lease") {
+	if !testenv.Recv(t, ended, "the handler's context to end with its lease") {
 		t.Fatal("the handler still ran after its lease had run out by the database's clock")
 	}
 }
@@ -996,7 +969,7 @@ func TestRunnerObservesEachRunByKindAndOutcome(t *testing.T) {
 	stop := runInBackground(t, r)
 	got := map[observedRun]int{}
 	for i := range 4 {
-		got[queueRecv(t, runs, 20*time.Second, fmt.Sprintf("run %d", i+1))]++
+		got[testenv.Recv(t, runs, fmt.Sprintf("run %d", i+1))]++
 	}
 	stop()
 	want := map[observedRun]int{

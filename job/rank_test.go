@@ -39,6 +39,9 @@ func (c *rankClock) Now() time.Time {
 
 const rankStep = 1234 * time.Millisecond
 
+// rankWait bounds waits in the ranking tests, which have always allowed 30s (not testenv.DefaultWait).
+const rankWait = 30 * time.Second
+
 // rankerOpts shape a fake Ranker: what it returns, and whether it blocks until released or until
 // its context ends.
 type rankerOpts struct {
@@ -137,7 +140,7 @@ func (r *rankTicks) NewTicker(d time.Duration) job.Ticker {
 // next returns the ticker of the job's next tenure.
 func (r *rankTicks) next(t *testing.T) *manualTicker {
 	t.Helper()
-	return rankRecv(t, r.made, "the renewal ticker of a new tenure")
+	return testenv.Recv(t, r.made, "the renewal ticker of a new tenure", rankWait)
 }
 
 // requireNone checks the job started no tenure since the last next.
@@ -173,7 +176,7 @@ func (t *manualTicker) fire(tb *testing.T) {
 // requireStopped waits for the renewer to return (it stops its ticker as it does).
 func (t *manualTicker) requireStopped(tb *testing.T) {
 	tb.Helper()
-	rankRecv(tb, t.stopped, "the renewer to stop")
+	testenv.Recv(tb, t.stopped, "the renewer to stop", rankWait)
 }
 
 // rankLogs is a slog handler keeping the messages logged.
@@ -389,7 +392,7 @@ func TestRankJob_HolderRunsEveryTickWithoutReleasing(t *testing.T) {
 	}
 	for run := 2; run <= 4; run++ {
 		tick.fire(t) // between runs, the lease is renewed
-		if err := rankRecv(t, lease.renewed, "a renewal"); err != nil {
+		if err := testenv.Recv(t, lease.renewed, "a renewal", rankWait); err != nil {
 			t.Fatal(err)
 		}
 		if o, err := j.RunOnce(t.Context()); o != job.OutcomeSuccess || err != nil {
@@ -438,7 +441,7 @@ func TestRankJob_MetricsAccumulate(t *testing.T) {
 	locker.set(false)
 	tick := ticks.next(t)
 	tick.fire(t)
-	if err := rankRecv(t, lease.renewed, "the failed renewal"); err == nil {
+	if err := testenv.Recv(t, lease.renewed, "the failed renewal", rankWait); err == nil {
 		t.Fatal("the renewal meant to fail succeeded")
 	}
 	tick.requireStopped(t)
@@ -463,14 +466,14 @@ func TestRankJob_RenewalFailureStopsTheHolder(t *testing.T) {
 	}
 	tick := ticks.next(t)
 	tick.fire(t)
-	if err := rankRecv(t, lease.renewed, "a renewal"); err != nil {
+	if err := testenv.Recv(t, lease.renewed, "a renewal", rankWait); err != nil {
 		t.Fatal(err)
 	}
 
 	lease.renew = errors.New("renew lock: i/o timeout")
 	locker.set(false) // meanwhile another instance takes the lock
 	tick.fire(t)
-	if err := rankRecv(t, lease.renewed, "the failed renewal"); err == nil {
+	if err := testenv.Recv(t, lease.renewed, "the failed renewal", rankWait); err == nil {
 		t.Fatal("the renewal meant to fail succeeded")
 	}
 	tick.requireStopped(t)
@@ -503,7 +506,7 @@ func TestRankJob_RenewalFailureStopsTheHolder(t *testing.T) {
 	}
 	next := ticks.next(t)
 	next.fire(t)
-	if err := rankRecv(t, lease.renewed, "a renewal of the new tenure"); err != nil {
+	if err := testenv.Recv(t, lease.renewed, "a renewal of the new tenure", rankWait); err != nil {
 		t.Fatal(err)
 	}
 	requireRankCounts(t, j, rankCounts{success: 2, notLeader: 2, entries: 2})
@@ -517,13 +520,13 @@ func TestRankJob_RenewalFailureCancelsTheRun(t *testing.T) {
 	r := newFakeRanker(rankerOpts{hold: true, list: rankEntries(1)})
 	j, _ := newRankJob(t, rankJobOpts{Ranker: r, Locker: &rankLocker{ok: true, lease: lease}, Ticks: ticks})
 	done := runRankAsync(j, t.Context())
-	rankRecv(t, r.entered, "the ranker to start")
+	testenv.Recv(t, r.entered, "the ranker to start", rankWait)
 	ticks.next(t).fire(t)
-	res := rankRecv(t, done, "the run to end")
+	res := testenv.Recv(t, done, "the run to end", rankWait)
 	if res.outcome != job.OutcomeFailure || res.err == nil || !strings.Contains(res.err.Error(), "lock lost") {
 		t.Fatalf("RunOnce = %q, %v; want a failure saying the lock was lost", res.outcome, res.err)
 	}
-	if cerr := rankRecv(t, r.ctxErr, "the ranker's context to end"); !errors.Is(cerr, context.Canceled) {
+	if cerr := testenv.Recv(t, r.ctxErr, "the ranker's context to end", rankWait); !errors.Is(cerr, context.Canceled) {
 		t.Fatalf("the run's context ended with %v, want context.Canceled", cerr)
 	}
 	if n := lease.renews.Load(); n != 1 {
@@ -539,7 +542,7 @@ func TestRankJob_StopDuringARun(t *testing.T) {
 	r := newFakeRanker(rankerOpts{hold: true, list: rankEntries(1)})
 	j, _ := newRankJob(t, rankJobOpts{Ranker: r, Locker: &rankLocker{ok: true, lease: lease}})
 	done := runRankAsync(j, t.Context())
-	rankRecv(t, r.entered, "the ranker to start")
+	testenv.Recv(t, r.entered, "the ranker to start", rankWait)
 	if err := j.Stop(t.Context()); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
@@ -555,7 +558,7 @@ func TestRankJob_StopDuringARun(t *testing.T) {
 	if n := lease.releases.Load(); n != 1 {
 		t.Fatalf("released %d times, want 1", n)
 	}
-	if res := rankRecv(t, done, "the run to end"); res.outcome != job.OutcomeFailure || !errors.Is(res.err, job.ErrStopped) {
+	if res := testenv.Recv(t, done, "the run to end", rankWait); res.outcome != job.OutcomeFailure || !errors.Is(res.err, job.ErrStopped) {
 		t.Fatalf("the run stopped under it = %q, %v; want a failure with ErrStopped", res.outcome, res.err)
 	}
 }
@@ -679,18 +682,6 @@ func runRankAsync(j *job.RankJob, ctx context.Context) <-chan rankRunResult {
 	return ch
 }
 
-// rankRecv waits for one value from ch, failing the test rather than hanging.
-func rankRecv[T any](t testing.TB, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(30 * time.Second):
-		t.Fatalf("gave up waiting for %s", what)
-		panic("unreachable")
-	}
-}
-
 func TestRankJob_RenewalKeepsTheLockThroughALongRun(t *testing.T) {
 	t.Parallel()
 	// A lease of a second, renewed every third of it. A renewal that fails less than a lease
@@ -726,20 +717,20 @@ func renewalKeepsTheLock(t *testing.T, ttl time.Duration) time.Duration {
 	}()
 
 	done := runRankAsync(j, t.Context())
-	rankRecv(t, r.entered, "the ranker to start")
+	testenv.Recv(t, r.entered, "the ranker to start", rankWait)
 	held := e.locker.held.Load()
 	// The lease runs at least ttl from when the last successful call (TryLock or Renew) started;
 	// a later renewal that returns ErrLockLost earlier than that found its own lease gone.
 	last := held.at
 	// Ten renewals, one every third of the lease: the run has outlived three leases.
 	for i := range 10 {
-		rn := rankRecv(t, e.locker.renewed, "a renewal")
+		rn := testenv.Recv(t, e.locker.renewed, "a renewal", rankWait)
 		if rn.err != nil {
 			gap := rn.at.Sub(last)
 			if gap < ttl*9/10 {
 				t.Fatalf("renewal %d failed %v after the previous one, within the lease: %v", i+1, gap, rn.err)
 			}
-			if res := rankRecv(t, done, "the run to end"); res.outcome != job.OutcomeFailure {
+			if res := testenv.Recv(t, done, "the run to end", rankWait); res.outcome != job.OutcomeFailure {
 				t.Fatalf("lost the lock, yet RunOnce = %q, %v", res.outcome, res.err)
 			}
 			return gap
@@ -759,7 +750,7 @@ func renewalKeepsTheLock(t *testing.T, ttl time.Duration) time.Duration {
 		t.Fatalf("another instance's TryLock mid-run: ok=%v err=%v, want not ok", ok, err)
 	}
 	close(r.release)
-	res := rankRecv(t, done, "the run to end")
+	res := testenv.Recv(t, done, "the run to end", rankWait)
 	if res.outcome != job.OutcomeSuccess || res.err != nil {
 		t.Fatalf("RunOnce = %q, %v; want success", res.outcome, res.err)
 	}
@@ -810,18 +801,18 @@ func TestRankJob_LosingTheLockCancelsTheRun(t *testing.T) {
 			j, _ := newRankJob(t, rankJobOpts{Ranker: r, Locker: e.locker, Ticks: ticks, Timeout: 10 * time.Second})
 
 			done := runRankAsync(j, t.Context())
-			rankRecv(t, r.entered, "the ranker to start")
+			testenv.Recv(t, r.entered, "the ranker to start", rankWait)
 			tc.takeAway(t, e) // mid-run, before the first renewal
 			tick := ticks.next(t)
 			tick.fire(t)
-			if rn := rankRecv(t, e.locker.renewed, "the first renewal"); !errors.Is(rn.err, cache.ErrLockLost) {
+			if rn := testenv.Recv(t, e.locker.renewed, "the first renewal", rankWait); !errors.Is(rn.err, cache.ErrLockLost) {
 				t.Fatalf("the first renewal after the lock was taken away returned %v, want ErrLockLost", rn.err)
 			}
-			res := rankRecv(t, done, "the run to end")
+			res := testenv.Recv(t, done, "the run to end", rankWait)
 			if res.outcome != job.OutcomeFailure || res.err == nil || !strings.Contains(res.err.Error(), "lock lost") {
 				t.Fatalf("RunOnce = %q, %v; want a failure saying the lock was lost", res.outcome, res.err)
 			}
-			if cerr := rankRecv(t, r.ctxErr, "the ranker's context to end"); !errors.Is(cerr, context.Canceled) {
+			if cerr := testenv.Recv(t, r.ctxErr, "the ranker's context to end", rankWait); !errors.Is(cerr, context.Canceled) {
 				t.Fatalf("the run's context ended with %v, want context.Canceled", cerr)
 			}
 			tick.requireStopped(t) // the job has given the lock up, as far as it is its own
@@ -859,7 +850,7 @@ func (i *rankInstance) run(t *testing.T, want job.Outcome) {
 func (i *rankInstance) renew(t *testing.T, tick *manualTicker) error {
 	t.Helper()
 	tick.fire(t)
-	return rankRecv(t, i.locker.renewed, "a renewal").err
+	return testenv.Recv(t, i.locker.renewed, "a renewal", rankWait).err
 }
 
 // Two instances on one Redis lock: the first to win it ranks at every tick and renews it between

@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/events"
 )
@@ -30,7 +28,7 @@ type HistoryRecorder interface {
 // ReadCountHandler returns the stream handler of the read-count group: one counter update per
 // batch, deduplicated by event id (an aggregated entry of anonymous reads is one id).
 func ReadCountHandler(svc ReadCounter, log *slog.Logger) events.Handler {
-	return func(ctx context.Context, msgs []redis.XMessage) error {
+	return func(ctx context.Context, msgs []events.Message) error {
 		evs := decode(ctx, msgs, log)
 		_, err := svc.CountReads(ctx, GroupReadCount, evs)
 		return err
@@ -39,14 +37,14 @@ func ReadCountHandler(svc ReadCounter, log *slog.Logger) events.Handler {
 
 // ReadHistoryHandler returns the stream handler of the read-history group.
 func ReadHistoryHandler(svc HistoryRecorder, log *slog.Logger) events.Handler {
-	return func(ctx context.Context, msgs []redis.XMessage) error {
+	return func(ctx context.Context, msgs []events.Message) error {
 		return svc.RecordHistory(ctx, decode(ctx, msgs, log))
 	}
 }
 
 // decode parses the batch; an entry that cannot be parsed can never be applied, so it is logged
 // and skipped (and acknowledged with the batch) rather than retried forever.
-func decode(ctx context.Context, msgs []redis.XMessage, log *slog.Logger) []domain.ReadEvent {
+func decode(ctx context.Context, msgs []events.Message, log *slog.Logger) []domain.ReadEvent {
 	evs := make([]domain.ReadEvent, 0, len(msgs))
 	for _, m := range msgs {
 		var ok bool

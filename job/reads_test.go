@@ -43,7 +43,7 @@ func (f *fakeReads) RecordHistory(_ context.Context, evs []domain.ReadEvent) err
 }
 
 // mixedBatch is a batch of stream entries: the good events and, between them, malformed entries.
-func mixedBatch(good []domain.ReadEvent) []redis.XMessage {
+func mixedBatch(good []domain.ReadEvent) []events.Message {
 	malformed := []map[string]any{
 		{"junk": "yes"},
 		{"id": "", "article": "1", "user": "0", "at": "1"},
@@ -51,13 +51,13 @@ func mixedBatch(good []domain.ReadEvent) []redis.XMessage {
 		{"id": "x", "article": "1", "user": "-1", "at": "1"},
 		{"id": "x", "article": "1", "user": "0"},
 	}
-	var msgs []redis.XMessage
+	var msgs []events.Message
 	for i := range max(len(good), len(malformed)) {
 		if i < len(malformed) {
-			msgs = append(msgs, redis.XMessage{ID: "1-" + strconv.Itoa(2*i), Values: malformed[i]})
+			msgs = append(msgs, events.Message{ID: "1-" + strconv.Itoa(2*i), Values: malformed[i]})
 		}
 		if i < len(good) {
-			msgs = append(msgs, redis.XMessage{ID: "1-" + strconv.Itoa(2*i+1), Values: values(good[i])})
+			msgs = append(msgs, events.Message{ID: "1-" + strconv.Itoa(2*i+1), Values: values(good[i])})
 		}
 	}
 	return msgs
@@ -139,7 +139,7 @@ func TestReadCountConsumer_AcknowledgesMalformedEntries(t *testing.T) {
 	go func() { defer close(done); _ = c.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	waitUntil(t, 20*time.Second, "all 11 entries are acked", func() bool { return c.Stats.Acked.Load() == 11 })
+	testenv.WaitUntil(t, "all 11 entries are acked", func() bool { return c.Stats.Acked.Load() == 11 }, 20*time.Second)
 	if got := e.pgReads(t, arts); got[arts[0]] != 3 || got[arts[1]] != 3 {
 		t.Errorf("read_cnt = %v, want 3 each", got)
 	}

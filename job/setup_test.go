@@ -211,15 +211,3 @@ func (c *stmtCounter) count() int64 {
 	defer c.mu.Unlock()
 	return c.n
 }
-
-// waitUntil polls cond until it holds or the deadline passes, failing the test with what.
-func waitUntil(tb testing.TB, within time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("gave up after %v waiting until %s", within, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/job"
 )
 
@@ -37,7 +38,7 @@ func TestJobRunJoinsTheEnqueuingTrace(t *testing.T) {
 		"work": func(ctx context.Context, _ domain.Job) error { ran <- trace.SpanContextFromContext(ctx); return nil },
 	})
 	stop := runInBackground(t, r)
-	got := queueRecv(t, ran, 20*time.Second, "the job to run")
+	got := testenv.Recv(t, ran, "the job to run")
 	stop()
 
 	if got.TraceID() != request.SpanContext().TraceID() {

@@ -1,5 +1,7 @@
-// Package metrics is the Prometheus adapter: it records HTTP requests and exposes, at scrape
-// time, the counters the other adapters already keep (cache hits and fallbacks, singleflight
-// sharing, stream consumers, the job queue, the outbox, the ranking job) and the pool statistics
-// of pgx and go-redis. It is an adapter folder of its own: nothing else imports Prometheus.
+// Package metrics is the Prometheus adapter: it records HTTP requests and job runs, and holds the
+// catalogue of every other metric (catalogue_*.go: each declared once with its name, help and
+// label names). The composition root binds each declaration to the counter an adapter already
+// keeps (cache hits and fallbacks, stream consumers, the job queue, the outbox, the ranking job)
+// or to the pool statistics of pgx and go-redis, read at scrape time. It is an adapter folder of
+// its own: nothing else imports Prometheus.
 package metrics

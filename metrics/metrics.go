@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -78,44 +77,20 @@ func (r *Registry) Handler() http.Handler {
 	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{ErrorLog: slogAdapter{r.log}})
 }
 
-// Counter exposes an atomic counter the adapters keep, read at scrape time.
-func (r *Registry) Counter(name, help string, labels prometheus.Labels, v *atomic.Int64) {
-	r.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
-		func() float64 { return float64(v.Load()) }))
-}
-
-// CounterFunc exposes a cumulative count a library keeps (pgxpool, go-redis pool stats), read at
-// scrape time. A count that only grows is a counter, never a gauge: rate() needs the type, and a
-// gauge named *_total is what `promtool check metrics` refuses.
-func (r *Registry) CounterFunc(name, help string, labels prometheus.Labels, f func() float64) {
-	r.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, f))
-}
-
-// Gauge exposes a value computed at scrape time.
-func (r *Registry) Gauge(name, help string, labels prometheus.Labels, f func() float64) {
-	r.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, f))
-}
-
-// Scraped registers a collector that queries a store at scrape time (queue depth, stream lag):
-// fn fills the values; a failing query only costs that scrape its values.
-func (r *Registry) Scraped(desc []*prometheus.Desc, fn func(ctx context.Context, emit func(desc *prometheus.Desc, v float64, labels ...string)) error) {
-	r.reg.MustRegister(&scraped{descs: desc, fn: fn, log: r.log, timeout: r.timeout})
-}
-
-type scraped struct {
+type scrapedCollector struct {
 	descs   []*prometheus.Desc
 	fn      func(ctx context.Context, emit func(desc *prometheus.Desc, v float64, labels ...string)) error
 	log     *slog.Logger
 	timeout time.Duration
 }
 
-func (s *scraped) Describe(ch chan<- *prometheus.Desc) {
+func (s *scrapedCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range s.descs {
 		ch <- d
 	}
 }
 
-func (s *scraped) Collect(ch chan<- prometheus.Metric) {
+func (s *scrapedCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
 	err := s.fn(ctx, func(desc *prometheus.Desc, v float64, labels ...string) {

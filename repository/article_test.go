@@ -353,7 +353,7 @@ func TestArticleRepository_ConcurrentUpdatesSerializeOnRowLock(t *testing.T) {
 		})
 		first <- result{got, err, saw}
 	}()
-	recv(t, firstLocked, "the first Update to lock the row")
+	testenv.Recv(t, firstLocked, "the first Update to lock the row")
 	go func() {
 		var saw int32
 		got, err := e.articles.Update(t.Context(), a.ID, func(cur *domain.Article) error {
@@ -364,13 +364,13 @@ func TestArticleRepository_ConcurrentUpdatesSerializeOnRowLock(t *testing.T) {
 		second <- result{got, err, saw}
 	}()
 	// Bounded polling on PostgreSQL's own view: the second Update is queued on the row lock.
-	waitUntil(t, "the second Update waits on the row lock", func() bool {
+	testenv.WaitUntil(t, "the second Update waits on the row lock", func() bool {
 		return e.count(t, `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%'`) == 1
 	})
 	once.Do(func() { close(releaseFirst) })
 
-	r1, r2 := recv(t, first, "the first Update"), recv(t, second, "the second Update")
+	r1, r2 := testenv.Recv(t, first, "the first Update"), testenv.Recv(t, second, "the second Update")
 	if r1.err != nil || r2.err != nil {
 		t.Fatalf("errors: first %v, second %v; want both nil", r1.err, r2.err)
 	}
@@ -390,7 +390,7 @@ func TestArticleRepository_ConcurrentUpdatesSerializeOnRowLock(t *testing.T) {
 // PostgreSQL load is held until every caller has missed, then let go.
 func readArticleConcurrently(t *testing.T, e *env, n int, slug string) ([]domain.Article, []error) {
 	t.Helper()
-	g := newGate(t)
+	g := testenv.NewGate(t)
 	e.q.gate = g
 	missesBefore := e.artCache.Stats().Misses.Load()
 	var ready, done sync.WaitGroup
@@ -403,11 +403,11 @@ func readArticleConcurrently(t *testing.T, e *env, n int, slug string) ([]domain
 		})
 	}
 	ready.Wait()
-	recv(t, g.entered, "the first PostgreSQL load to start")
-	waitUntil(t, fmt.Sprintf("all %d readers missed the cache", n), func() bool {
+	testenv.Recv(t, g.Entered(), "the first PostgreSQL load to start")
+	testenv.WaitUntil(t, fmt.Sprintf("all %d readers missed the cache", n), func() bool {
 		return e.artCache.Stats().Misses.Load()-missesBefore == int64(n)
 	})
-	g.open()
+	g.Open()
 	done.Wait()
 	return got, errs
 }
@@ -858,7 +858,7 @@ func (e *env) mineWithPreloads(t *testing.T) func(author int64, p domain.Page) {
 	go func() { stopped <- pre.Run(ctx) }()
 	t.Cleanup(func() { // before the Redis cleanup: no preload outlives the test's keys
 		cancel()
-		if err := recv(t, stopped, "the preloader to stop"); err != nil {
+		if err := testenv.Recv(t, stopped, "the preloader to stop"); err != nil {
 			t.Errorf("preloader: %v", err)
 		}
 	})

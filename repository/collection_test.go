@@ -473,7 +473,7 @@ func TestCollectionRepository_DeleteIsOneTransaction(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- c.cols.Delete(ctx, col.ID) }()
-	waitUntil(t, "Delete waits on the held counter row", func() bool {
+	testenv.WaitUntil(t, "Delete waits on the held counter row", func() bool {
 		return c.count(t, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
 			AND wait_event_type = 'Lock' AND query LIKE '%InteractiveAddCollects%'`) == 1
 	})
@@ -487,7 +487,7 @@ func TestCollectionRepository_DeleteIsOneTransaction(t *testing.T) {
 	checkAll(t, wantBefore)
 
 	cancel()
-	if err := recv(t, done, "the cancelled Delete"); err == nil {
+	if err := testenv.Recv(t, done, "the cancelled Delete"); err == nil {
 		t.Fatal("Delete succeeded although cancelled while waiting")
 	}
 	if err := blocker.Rollback(t.Context()); err != nil {
@@ -538,13 +538,13 @@ func TestCollectionRepository_DeleteRacingAdd(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() { done <- c.cols.Delete(t.Context(), col.ID) }()
-	waitUntil(t, "Delete waits for the open Add", func() bool {
+	testenv.WaitUntil(t, "Delete waits for the open Add", func() bool {
 		return c.count(t, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`) == 1
 	})
 	if err := tx.Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := recv(t, done, "Delete"); err != nil {
+	if err := testenv.Recv(t, done, "Delete"); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range []domain.Article{held, late} {

@@ -27,7 +27,7 @@ func TestInteractiveRepository_ConcurrentMissesLoadOnce(t *testing.T) {
 			e.like(t, a.ID, createUser(t, e.users, userOpts{}).ID)
 			e.dropCounters(t, a.ID) // the like stored its row: start from a miss
 			if held {
-				e.q.counterGate = newGate(t)
+				e.q.counterGate = testenv.NewGate(t)
 			}
 			const n = 1000
 			got := make([]map[int64]domain.Counters, n)
@@ -38,12 +38,12 @@ func TestInteractiveRepository_ConcurrentMissesLoadOnce(t *testing.T) {
 				together(n, func(i int) { got[i], errs[i] = e.inter.Counters(t.Context(), domain.BizArticle, []int64{a.ID}) })
 			}()
 			if held {
-				recv(t, e.q.counterGate.entered, "the first counter load")
+				testenv.Recv(t, e.q.counterGate.Entered(), "the first counter load")
 				// Every reader has missed the hash and is waiting behind the held load.
-				waitUntil(t, "all readers missed", func() bool { return e.counters.Stats.Misses.Load() == n })
-				e.q.counterGate.open()
+				testenv.WaitUntil(t, "all readers missed", func() bool { return e.counters.Stats.Misses.Load() == n })
+				e.q.counterGate.Open()
 			}
-			recv(t, done, "the readers")
+			testenv.Recv(t, done, "the readers")
 			for i := range n {
 				if errs[i] != nil || got[i][a.ID] != (domain.Counters{Likes: 1}) {
 					t.Fatalf("reader %d: %v, %v; want likes 1", i, got[i], errs[i])
@@ -77,7 +77,7 @@ func TestInteractiveRepository_OverlappingBatchesLoadEachIDOnce(t *testing.T) {
 		e.like(t, id, liker.ID)
 	}
 	e.dropCounters(t, arts[:10]...) // the likes stored their rows: every batch starts from misses
-	e.q.counterGate = newGate(t)
+	e.q.counterGate = testenv.NewGate(t)
 	batches := [][]int64{arts[0:20], arts[10:30], arts[5:35]} // pages of 20, 20 and 30 that overlap
 	type result struct {
 		got map[int64]domain.Counters
@@ -91,11 +91,11 @@ func TestInteractiveRepository_OverlappingBatchesLoadEachIDOnce(t *testing.T) {
 			results[i] <- result{got, err}
 		}()
 		// Each batch's load is under way before the next batch asks.
-		waitUntil(t, fmt.Sprintf("batch %d loads", i), func() bool { return e.q.counterLoads.Load() == int64(i+1) })
+		testenv.WaitUntil(t, fmt.Sprintf("batch %d loads", i), func() bool { return e.q.counterLoads.Load() == int64(i+1) })
 	}
-	e.q.counterGate.open()
+	e.q.counterGate.Open()
 	for i, ids := range batches {
-		r := recv(t, results[i], "a batch")
+		r := testenv.Recv(t, results[i], "a batch")
 		if r.err != nil {
 			t.Fatalf("batch %d: %v", i, r.err)
 		}

@@ -102,7 +102,7 @@ func TestIdempotencyStore(t *testing.T) {
 			})
 			first <- idemCall{res, replayed, err}
 		}()
-		recv(t, entered, "the first request to start running")
+		testenv.Recv(t, entered, "the first request to start running")
 
 		got := do(t, scope, "busy", "h1", never(t))
 		if !errors.Is(got.err, domain.ErrIdempotencyInFlight) || !errors.Is(got.err, domain.ErrConflict) {
@@ -117,7 +117,7 @@ func TestIdempotencyStore(t *testing.T) {
 		requireCall(t, do(t, scope, "free", "h1", answer(created)), created, false)
 
 		close(release)
-		requireCall(t, recv(t, first, "the first request to finish"), created, false)
+		requireCall(t, testenv.Recv(t, first, "the first request to finish"), created, false)
 		requireCall(t, do(t, scope, "busy", "h1", never(t)), created, true)
 	})
 
@@ -310,7 +310,7 @@ func TestIdempotencyStore(t *testing.T) {
 			})
 			first <- idemCall{res, replayed, err}
 		}()
-		recv(t, entered, "the first request to start running")
+		testenv.Recv(t, entered, "the first request to start running")
 		acquired := pool.Stat().AcquireCount()
 
 		calls := make(chan idemCall, dups)
@@ -321,15 +321,15 @@ func TestIdempotencyStore(t *testing.T) {
 			}()
 		}
 		for range dups {
-			recv(t, waiting, "a duplicate to wait")
+			testenv.Recv(t, waiting, "a duplicate to wait")
 		}
 		if n := pool.Stat().AcquireCount() - acquired; n != 0 {
 			t.Fatalf("%d duplicates waiting in process took %d connections, want none", dups, n)
 		}
 		close(release)
-		requireCall(t, recv(t, first, "the first request to finish"), created, false)
+		requireCall(t, testenv.Recv(t, first, "the first request to finish"), created, false)
 		for range dups {
-			requireCall(t, recv(t, calls, "a duplicate to finish"), created, true)
+			requireCall(t, testenv.Recv(t, calls, "a duplicate to finish"), created, true)
 		}
 	})
 }

@@ -28,7 +28,7 @@ func TestLikes_BatchWhileOneRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	g := newGate(t)
+	g := testenv.NewGate(t)
 	e.q.likeGate = g
 	set := func(userID int64, on bool) <-chan error {
 		ch := make(chan error, 1)
@@ -42,7 +42,7 @@ func TestLikes_BatchWhileOneRuns(t *testing.T) {
 		return ch
 	}
 	first := set(u1.ID, true)
-	<-g.entered // the first statement runs (held)
+	<-g.Entered() // the first statement runs (held)
 	queue := []struct {
 		user int64
 		on   bool
@@ -54,7 +54,7 @@ func TestLikes_BatchWhileOneRuns(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
-	g.open()
+	g.Open()
 	if err := <-first; err != nil {
 		t.Fatalf("first like: %v", err)
 	}

@@ -512,7 +512,7 @@ func TestReadRepository_ApplyReads(t *testing.T) {
 		if err := locker.Commit(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if err := readsRecv(t, done, "ApplyReads to return"); err != nil {
+		if err := testenv.Recv(t, done, "ApplyReads to return"); err != nil {
 			t.Logf("cancelled batch: %v; the retry runs it again", err)
 			if _, err := e.repo.ApplyReads(t.Context(), "read-count", evs); err != nil {
 				t.Fatal(err)
@@ -565,10 +565,10 @@ func TestReadRepository_ApplyReads_CancelledAfterCommit(t *testing.T) {
 		_, err := e.repo.ApplyReads(ctx, "read-count", evs)
 		done <- err
 	}()
-	readsWaitUntil(t, "PostgreSQL commits the batch", func() bool { return readCounts(t, db, ids)[ids[0]] == 101 })
+	testenv.WaitUntil(t, "PostgreSQL commits the batch", func() bool { return readCounts(t, db, ids)[ids[0]] == 101 })
 	cancel() // the consumer is stopped before the answer arrives
 	proxy.release()
-	if err := readsRecv(t, done, "ApplyReads to return"); err != nil {
+	if err := testenv.Recv(t, done, "ApplyReads to return"); err != nil {
 		t.Logf("cancelled batch: %v; the retry runs it again", err)
 		if _, err := e.repo.ApplyReads(t.Context(), "read-count", evs); err != nil {
 			t.Fatal(err)
@@ -660,18 +660,6 @@ func (p *holdProxy) release() {
 	p.cond.Broadcast()
 }
 
-// readsWaitUntil polls cond until it holds, failing the test after 20s.
-func readsWaitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after 20s waiting until %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // waitForLockWait polls pg_stat_activity until a statement whose text contains marker waits on a
 // lock in db.
 func waitForLockWait(t *testing.T, db *testenv.DB, marker string) {
@@ -691,18 +679,6 @@ func waitForLockWait(t *testing.T, db *testenv.DB, marker string) {
 			t.Fatalf("gave up after 20s waiting for %s to wait on a lock", marker)
 		}
 		time.Sleep(time.Millisecond)
-	}
-}
-
-// readsRecv waits for one value from ch, failing the test rather than hanging.
-func readsRecv[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(20 * time.Second):
-		t.Fatalf("gave up after 20s waiting for %s", what)
-		panic("unreachable")
 	}
 }
 

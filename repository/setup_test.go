@@ -150,18 +150,18 @@ func (e *env) pttl(t *testing.T, key string) time.Duration {
 type countingQuerier struct {
 	dao.Querier
 	byID, byName, byEmail atomic.Int64
-	bySlug                atomic.Int64 // ArticleGetBySlug: detail loads and preloads
-	listByAuthor          atomic.Int64 // ArticleListByAuthor, ArticleListByAuthorStatus
-	countByAuthor         atomic.Int64 // ArticleCountsByAuthor
-	listPublished         atomic.Int64 // ArticleListPublished, ArticleListByTag
-	feedPages             atomic.Int64 // ArticleListFeed
-	feedCounts            atomic.Int64 // ArticleCountFeed
-	followLists           atomic.Int64 // FollowListFolloweeIDs
-	tagLists              atomic.Int64 // TagListPopular
-	counterLoads          atomic.Int64 // InteractiveGetMany
-	gate                  *gate        // nil: no hold; set before the goroutines that use it start
-	counterGate           *gate        // holds counter loads, after they have read; set like gate
-	likeGate              *gate        // holds like statements; set like gate
+	bySlug                atomic.Int64  // ArticleGetBySlug: detail loads and preloads
+	listByAuthor          atomic.Int64  // ArticleListByAuthor, ArticleListByAuthorStatus
+	countByAuthor         atomic.Int64  // ArticleCountsByAuthor
+	listPublished         atomic.Int64  // ArticleListPublished, ArticleListByTag
+	feedPages             atomic.Int64  // ArticleListFeed
+	feedCounts            atomic.Int64  // ArticleCountFeed
+	followLists           atomic.Int64  // FollowListFolloweeIDs
+	tagLists              atomic.Int64  // TagListPopular
+	counterLoads          atomic.Int64  // InteractiveGetMany
+	gate                  *testenv.Gate // nil: no hold; set before the goroutines that use it start
+	counterGate           *testenv.Gate // holds counter loads, after they have read; set like gate
+	likeGate              *testenv.Gate // holds like statements; set like gate
 
 	mu         sync.Mutex
 	counterIDs [][]int64 // the ids of each counter load
@@ -173,7 +173,7 @@ func (q *countingQuerier) LikeSetManyCounted(ctx context.Context, db dao.DBTX, a
 	q.likeCalls = append(q.likeCalls, arg)
 	q.mu.Unlock()
 	if q.likeGate != nil {
-		if err := q.likeGate.wait(ctx); err != nil {
+		if err := q.likeGate.Wait(ctx); err != nil {
 			return dao.LikeSetManyCountedRow{}, err
 		}
 	}
@@ -258,7 +258,7 @@ func (q *countingQuerier) InteractiveGetMany(ctx context.Context, db dao.DBTX, a
 	q.counterLoads.Add(1)
 	rows, err := q.Querier.InteractiveGetMany(ctx, db, arg)
 	if err == nil && q.counterGate != nil {
-		err = q.counterGate.wait(ctx)
+		err = q.counterGate.Wait(ctx)
 	}
 	return rows, err
 }
@@ -288,36 +288,8 @@ func (q *countingQuerier) hold(ctx context.Context) error {
 	if q.gate == nil {
 		return nil
 	}
-	return q.gate.wait(ctx)
+	return q.gate.Wait(ctx)
 }
-
-// gate holds loads until opened. entered receives once, when the first load reaches the gate.
-type gate struct {
-	entered chan struct{}
-	release chan struct{}
-	once    sync.Once
-}
-
-func newGate(t *testing.T) *gate {
-	g := &gate{entered: make(chan struct{}, 1), release: make(chan struct{})}
-	t.Cleanup(g.open) // never leave a goroutine parked on a failed test
-	return g
-}
-
-func (g *gate) wait(ctx context.Context) error {
-	select {
-	case g.entered <- struct{}{}:
-	default:
-	}
-	select {
-	case <-g.release:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (g *gate) open() { g.once.Do(func() { close(g.release) }) }
 
 // userOpts are the fields of a user to create; empty ones get unique defaults.
 type userOpts struct {
@@ -358,31 +330,6 @@ func public(u domain.User) domain.User {
 func sameUser(a, b domain.User) bool {
 	return a.ID == b.ID && a.Email == b.Email && a.Username == b.Username && a.PasswordHash == b.PasswordHash &&
 		a.Bio == b.Bio && a.Image == b.Image && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt)
-}
-
-// waitUntil spins until cond holds; it is for conditions certain to become true soon (counters
-// other goroutines are about to bump, a key about to expire), and fails rather than hang.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting until %s", what)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-}
-
-// recv waits for one value from ch, failing the test rather than hanging.
-func recv[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(20 * time.Second):
-		t.Fatalf("gave up waiting for %s", what)
-		panic("unreachable")
-	}
 }
 
 // checkShortNullPTTL asserts that d, the PTTL of a null marker written at or after since, is within

@@ -161,9 +161,9 @@ func TestRunTx_RetryPolicy(t *testing.T) {
 				return pgErr("40001")
 			})
 		}()
-		recv(t, failed, "the first attempt")
+		testenv.Recv(t, failed, "the first attempt")
 		cancel()
-		err := recv(t, done, "RunTx to return after the cancellation")
+		err := testenv.Recv(t, done, "RunTx to return after the cancellation")
 		if !errors.Is(err, context.Canceled) || pgCode(err) != "40001" {
 			t.Fatalf("err = %v, want the serialization failure joined with context.Canceled", err)
 		}

@@ -57,7 +57,7 @@ func TestUserRepository_HoldIfPasswordIn(t *testing.T) {
 		held, err := holdIfPassword(context.Background(), e, u.ID, "hash-a", func() { ran = true })
 		done <- result{held, ran, err}
 	}()
-	waitUntil(t, "the login waits on the user's row", func() bool {
+	testenv.WaitUntil(t, "the login waits on the user's row", func() bool {
 		return e.count(t, "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()") > 0
 	})
 	if err := change.Commit(ctx); err != nil {

@@ -18,7 +18,7 @@ import (
 // in flight together; then the load is let go and every result collected.
 func readConcurrently(t *testing.T, e *env, n int, read func(ctx context.Context, i int) (domain.User, error)) ([]domain.User, []error) {
 	t.Helper()
-	g := newGate(t)
+	g := testenv.NewGate(t)
 	e.q.gate = g
 	missesBefore := e.cache.Stats().Misses.Load()
 
@@ -33,11 +33,11 @@ func readConcurrently(t *testing.T, e *env, n int, read func(ctx context.Context
 		})
 	}
 	ready.Wait()
-	recv(t, g.entered, "the first PostgreSQL load to start")
-	waitUntil(t, fmt.Sprintf("all %d readers missed the cache", n), func() bool {
+	testenv.Recv(t, g.Entered(), "the first PostgreSQL load to start")
+	testenv.WaitUntil(t, fmt.Sprintf("all %d readers missed the cache", n), func() bool {
 		return e.cache.Stats().Misses.Load()-missesBefore == int64(n)
 	})
-	g.open()
+	g.Open()
 	done.Wait()
 	return got, errs
 }
@@ -92,7 +92,7 @@ func TestUserRepository_FirstCallerCancelledMidLoad_OthersSucceed(t *testing.T) 
 	db := testenv.NewDB(t)
 	e := setup(t, db, envOpts{})
 	u := createUser(t, e.users, userOpts{})
-	g := newGate(t)
+	g := testenv.NewGate(t)
 	e.q.gate = g
 
 	ctx1, cancel1 := context.WithCancel(t.Context())
@@ -102,7 +102,7 @@ func TestUserRepository_FirstCallerCancelledMidLoad_OthersSucceed(t *testing.T) 
 		_, err := e.users.GetByID(ctx1, u.ID)
 		firstErr <- err
 	}()
-	recv(t, g.entered, "the first caller's load to start")
+	testenv.Recv(t, g.Entered(), "the first caller's load to start")
 
 	const others = 20
 	var ready, done sync.WaitGroup
@@ -116,13 +116,13 @@ func TestUserRepository_FirstCallerCancelledMidLoad_OthersSucceed(t *testing.T) 
 		})
 	}
 	ready.Wait()
-	waitUntil(t, "all callers missed the cache", func() bool { return e.cache.Stats().Misses.Load() == others+1 })
+	testenv.WaitUntil(t, "all callers missed the cache", func() bool { return e.cache.Stats().Misses.Load() == others+1 })
 
 	cancel1()
-	if err := recv(t, firstErr, "the cancelled caller to return"); !errors.Is(err, context.Canceled) {
+	if err := testenv.Recv(t, firstErr, "the cancelled caller to return"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled caller: err = %v, want context.Canceled", err)
 	}
-	g.open()
+	g.Open()
 	done.Wait()
 	for i := range others {
 		if errs[i] != nil || !sameUser(got[i], public(u)) {
@@ -198,7 +198,7 @@ func TestUserRepository_MissingUsername_NullMarker(t *testing.T) {
 		before := time.Now()
 		read()
 		checkShortNullPTTL(t, e.pttl(t, e.nameKey(ghost)), p, before)
-		waitUntil(t, "the null marker expired", func() bool { return !e.exists(t, e.nameKey(ghost)) })
+		testenv.WaitUntil(t, "the null marker expired", func() bool { return !e.exists(t, e.nameKey(ghost)) })
 		read()
 		if c := e.q.byName.Load(); c != 2 {
 			t.Fatalf("%d PostgreSQL loads after expiry, want 2", c)

@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/mock/gomock"
 
-	"github.com/inkwell-dev/inkwell/internal/requestid"
+	"github.com/inkwell-dev/inkwell/requestid"
 	"github.com/inkwell-dev/inkwell/web"
 	"github.com/inkwell-dev/inkwell/web/mocks"
 )

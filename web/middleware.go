@@ -9,7 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/inkwell-dev/inkwell/domain"
-	"github.com/inkwell-dev/inkwell/internal/requestid"
+	"github.com/inkwell-dev/inkwell/requestid"
 	"github.com/inkwell-dev/inkwell/service"
 )
 

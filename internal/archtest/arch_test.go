@@ -38,9 +38,8 @@ var allowed = map[string]struct{ imports, tests string }{
 	"events":             {imports: "domain", tests: "internal/testenv"},
 	"internal/apptest":   {imports: ". internal/testenv ioc"},
 	"internal/archtest":  {},
-	"internal/requestid": {},
 	"internal/testenv":   {imports: "migrations"},
-	"ioc":                {imports: "internal/requestid"}, // infrastructure only: the root package wires the layers
+	"ioc":                {imports: "requestid"}, // infrastructure only: the root package wires the layers
 	"job":                {imports: "domain events service", tests: "cache dao internal/testenv repository repository/durable repository/pg repository/search"},
 	"metrics":            {},
 	"migrations":         {tests: "internal/testenv"},
@@ -49,10 +48,11 @@ var allowed = map[string]struct{ imports, tests string }{
 	"repository/pg":      {imports: "domain service", tests: "internal/testenv"},                                                                                                      // the unit of work and error translation every storage room shares; implements service.Tx
 	"repository/search":  {imports: "cache dao domain repository/pg service", tests: "internal/testenv repository"},                                                                   // the search room; reads articles through its own ArticleReader port, never imports the core repository (its tests write articles through it)
 	"repository/session": {imports: "dao domain repository/pg service", tests: "internal/testenv"},                                                                                    // room of sessions and API keys
+	"requestid":          {},                                                                                                                                                          // a leaf both web (sets the id) and ioc's logger (reads it) stand on; internal/ holds test support only
 	"resilience":         {tests: "cache domain internal/apptest internal/testenv ioc"},
 	"service":            {imports: "domain", tests: "cache internal/testenv repository repository/durable repository/pg service/mocks"}, // tests run use cases over the real unit of work
 	"service/mocks":      {imports: "domain service"},
-	"web":                {imports: "domain internal/requestid service", tests: "web/mocks"},
+	"web":                {imports: "domain requestid service", tests: "web/mocks"},
 	"web/mocks":          {imports: "domain service"},
 }
 
@@ -195,6 +195,41 @@ func TestCoreDomainImportsStandardLibraryOnly(t *testing.T) {
 	for _, dep := range strings.Fields(string(out)) {
 		if dep != module+"/domain" {
 			t.Errorf("domain depends on non-standard package %s", dep)
+		}
+	}
+}
+
+// TestInternalHoldsTestSupportOnly keeps internal/ the test harness: production code imports
+// nothing from it (only tests and the harness itself do), so the folder's arrows all come from
+// tests and none runs back up from a production package.
+func TestInternalHoldsTestSupportOnly(t *testing.T) {
+	t.Parallel()
+	for _, p := range listModule(t) {
+		if strings.HasPrefix(p.path, "internal/") {
+			continue
+		}
+		for _, imp := range p.imports {
+			if strings.HasPrefix(imp, "internal/") {
+				t.Errorf("%s (production code) imports %s: internal/ holds test support only; move what production needs out of it", p.path, imp)
+			}
+		}
+	}
+}
+
+// TestRedisClientStaysInTheAdapters keeps go-redis out of the packages that consume stream
+// entries through events (job) and out of the core: they see events.Message, not the client's
+// types. Checked on the packages' own (non-test) imports; their tests may drive a real Redis.
+func TestRedisClientStaysInTheAdapters(t *testing.T) {
+	t.Parallel()
+	for _, pkg := range []string{"job", "service", "domain"} {
+		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, module+"/"+pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		for _, imp := range strings.Fields(string(out)) {
+			if strings.HasPrefix(imp, "github.com/redis/go-redis") {
+				t.Errorf("%s imports %s; only the adapters (cache, events, ioc) may use the Redis client", pkg, imp)
+			}
 		}
 	}
 }

@@ -447,7 +447,7 @@ func TestJobQueue_NotifyOnlyOnCommit(t *testing.T) {
 			t.Errorf("listen: %v", err)
 		}
 	})
-	waitUntil(t, "the listener is LISTENing", func() bool {
+	testenv.WaitUntil(t, "the listener is LISTENing", func() bool {
 		var n int64
 		err := e.pool.QueryRow(context.Background(),
 			`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN inkwell_jobs'`).Scan(&n)
@@ -466,7 +466,7 @@ func TestJobQueue_NotifyOnlyOnCommit(t *testing.T) {
 	}
 	e.enqueue(t, newJobOpts{Queue: "committed"})
 	// Notifications arrive in commit order; the rolled-back one would have come first.
-	if q := recv(t, woken, "the committed enqueue's notification"); q != "committed" {
+	if q := testenv.Recv(t, woken, "the committed enqueue's notification"); q != "committed" {
 		t.Fatalf("first wake-up for queue %q, want %q", q, "committed")
 	}
 }

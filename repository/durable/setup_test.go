@@ -5,37 +5,10 @@ import (
 	"net"
 	"sync"
 	"testing"
-	"time"
 )
 
 // These tests run against the real PostgreSQL (TEST_DATABASE_URL). Each top-level test migrates a
 // database of its own.
-
-// waitUntil spins until cond holds; it is for conditions certain to become true soon (a state
-// another goroutine is about to reach), and fails rather than hang. (A local copy until
-// internal/testenv holds the shared one.)
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting until %s", what)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-}
-
-// recv waits for one value from ch, failing the test rather than hanging.
-func recv[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(20 * time.Second):
-		t.Fatalf("gave up waiting for %s", what)
-		panic("unreachable")
-	}
-}
 
 // together runs fn(0) … fn(n-1) on n goroutines released at once, and returns when all are done.
 func together(n int, fn func(i int)) {
