@@ -16,6 +16,7 @@ import (
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/migrations"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -24,7 +25,7 @@ import (
 // statistics the metric catalogue (metrics/catalogue_*.go) exposes. wire fills every field.
 type MetricSources struct {
 	Pool         *pgxpool.Pool
-	QueuePool    repository.QueuePool
+	QueuePool    durable.QueuePool
 	SearchPool   search.Pool
 	Redis        redis.UniversalClient
 	Breaker      *cache.Breaker
@@ -38,9 +39,9 @@ type MetricSources struct {
 	Workers      Workers
 	Rank         *job.RankJob
 	Retention    *job.RetentionJob
-	Queue        *repository.JobQueue
-	Outbox       *repository.Outbox
-	Idempotency  *repository.IdempotencyStore
+	Queue        *durable.JobQueue
+	Outbox       *durable.Outbox
+	Idempotency  *service.IdempotencyRunner
 	Sessions     *service.SessionService
 	ReadStream   ReadStream
 	OutboxStream OutboxStream

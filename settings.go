@@ -77,8 +77,8 @@ func NewSessionConfig(a ioc.AuthConfig) service.SessionConfig {
 }
 
 // NewIdempotencyWait returns how long a duplicate Idempotency-Key request waits for the first.
-func NewIdempotencyWait(tune ioc.Tuning) repository.IdempotencyWait {
-	return repository.IdempotencyWait(ioc.Or(tune.IdempotencyWait, IdempotencyWait))
+func NewIdempotencyWait(tune ioc.Tuning) service.IdempotencyWait {
+	return service.IdempotencyWait(ioc.Or(tune.IdempotencyWait, IdempotencyWait))
 }
 
 // NewBreakerConfig returns the settings of the circuit breaker every Redis call goes through

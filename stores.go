@@ -8,7 +8,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
 )
@@ -28,9 +28,9 @@ func NewSearchPgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (s
 // runner's cycle, one for the reaper, and one for every four job slots' lease renewals and
 // failures (each slot renews every third of a lease and fails rarely; a busy pool only makes
 // them wait a moment). With tracing on, its statements are spans of the job that runs them.
-func NewQueuePgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (repository.QueuePool, func(), error) {
+func NewQueuePgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (durable.QueuePool, func(), error) {
 	maxConns := int32(3 + (job.QueueConcurrency+3)/4)
 	configure := func(c *pgxpool.Config) { pg.PlanStatementsOnce(c); tracing.TracePostgres(c) }
 	pool, cleanup, err := ioc.OpenPgPool(cfg, "job queue pool", maxConns, configure, log)
-	return repository.QueuePool{Pool: pool}, cleanup, err
+	return durable.QueuePool{Pool: pool}, cleanup, err
 }

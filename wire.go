@@ -16,7 +16,10 @@ import (
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
+	"github.com/inkwell-dev/inkwell/repository/session"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 )
@@ -27,7 +30,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
 	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService,
-	service.NewAccountDeletion)
+	service.NewAccountDeletion, service.NewIdempotencyRunner)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration
@@ -46,7 +49,7 @@ var rootSet = wire.NewSet(
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
-	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, search.ProviderSet, serviceSet, web.ProviderSet,
+	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(job.Ranker), new(*service.RankService)),
@@ -79,7 +82,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.HotService), new(*service.RankService)),
 	wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)),
 	wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)),
-	wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)),
+	wire.Bind(new(service.JobEnqueuer), new(*durable.JobQueue)),
 	wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)),
 	wire.Bind(new(web.NotificationService), new(*service.NotificationService)),
 	wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)),
@@ -89,12 +92,14 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.EmailClaims), new(*service.AccountService)),
 	wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)),
 	wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)),
-	wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)),
+	wire.Bind(new(service.SessionRepository), new(*session.SessionRepository)),
 	wire.Bind(new(service.RevocationCache), new(*cache.Revocations)),
-	wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)),
+	wire.Bind(new(service.APIKeyRepository), new(*session.APIKeyRepository)),
 	wire.Bind(new(service.SessionManager), new(*service.SessionService)),
 	wire.Bind(new(web.SessionService), new(*service.SessionService)),
-	wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)),
+	wire.Bind(new(service.IdempotencyStore), new(*durable.IdempotencyStore)),
+	wire.Bind(new(service.Idempotency), new(*service.IdempotencyRunner)),
+	wire.Bind(new(service.UnitOfWork), new(*pg.UnitOfWork)),
 	wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)),
 	wire.Bind(new(web.RequestObserver), new(*metrics.Registry)),
 	wire.Bind(new(job.JobObserver), new(*metrics.Registry)),

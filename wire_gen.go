@@ -16,7 +16,10 @@ import (
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
+	"github.com/inkwell-dev/inkwell/repository/session"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 	"github.com/redis/go-redis/v9"
@@ -56,6 +59,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	policy := NewCachePolicy(redisConfig, tuning, broadcaster, fallbackLimit, repairer)
 	userCache := cache.NewUserCache(universalClient, keyspace, policy, log)
 	userRepository := repository.NewUserRepository(pool, querier, userCache, log)
+	unitOfWork := pg.NewUnitOfWork(pool)
 	authConfig := cfg.Auth
 	hasherConfig := NewHasherConfig(authConfig)
 	argon2Hasher, err := auth.NewHasher(hasherConfig)
@@ -67,7 +71,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	sessionRepository := repository.NewSessionRepository(pool, querier)
+	sessionRepository := session.NewSessionRepository(pool, querier)
 	revocations := cache.NewRevocations(universalClient, keyspace, broadcaster)
 	jwtConfig := NewJWTConfig(authConfig)
 	v := ioc.NewClock()
@@ -80,12 +84,13 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	apiKeyRepository := repository.NewAPIKeyRepository(pool, querier)
+	apiKeyRepository := session.NewAPIKeyRepository(pool, querier)
 	sessionConfig := NewSessionConfig(authConfig)
 	v2 := ioc.NewAfter()
 	sessionService := service.NewSessionService(sessionRepository, revocations, jwtManager, apiKeyRepository, sessionConfig, v, v2, log)
+	idempotencyStore := durable.NewIdempotencyStore(pool, querier)
 	idempotencyWait := NewIdempotencyWait(tuning)
-	idempotencyStore := repository.NewIdempotencyStore(pool, querier, idempotencyWait)
+	idempotencyRunner := service.NewIdempotencyRunner(unitOfWork, idempotencyStore, idempotencyWait)
 	codeKeys, err := NewCodeKeys(authConfig)
 	if err != nil {
 		cleanup5()
@@ -109,9 +114,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	jobQueue := repository.NewJobQueue(queuePool, querier)
+	jobQueue := durable.NewJobQueue(queuePool, querier)
 	codeLoginService := service.NewCodeLoginService(fallbackCodeStore, jobQueue, userRepository, argon2Hasher, sessionService, accountService, codeKeys, log)
-	userService := service.NewUserService(userRepository, argon2Hasher, sessionService, idempotencyStore, accountService, codeLoginService, log)
+	userService := service.NewUserService(userRepository, unitOfWork, argon2Hasher, sessionService, idempotencyRunner, accountService, codeLoginService, log)
 	authenticator := web.NewAuthenticator(userService, log)
 	userHandler := web.NewUserHandler(userService, log)
 	viewerState := cache.NewViewerState(universalClient, keyspace, policy, log)
@@ -143,10 +148,10 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	readAggregator := events.NewReadAggregator(universalClient, aggregatorConfig, publisher, log)
 	slugSuffix := NewSlugSuffix()
 	preloader := NewArticlePreloader(articleRepository, log)
-	articleService := service.NewArticleService(articleRepository, interactiveRepository, userRepository, followRepository, readAggregator, slugSuffix, idempotencyStore, preloader)
+	articleService := service.NewArticleService(articleRepository, interactiveRepository, userRepository, followRepository, readAggregator, slugSuffix, idempotencyRunner, preloader)
 	articleHandler := web.NewArticleHandler(articleService, log)
 	commentRepository := repository.NewCommentRepository(pool, querier)
-	commentService := service.NewCommentService(articleRepository, commentRepository, userRepository, followRepository, idempotencyStore)
+	commentService := service.NewCommentService(articleRepository, commentRepository, userRepository, followRepository, idempotencyRunner)
 	commentHandler := web.NewCommentHandler(commentService, log)
 	collectionRepository := repository.NewCollectionRepository(pool, querier, counters, viewerState)
 	collectionService := service.NewCollectionService(collectionRepository, articleService)
@@ -216,7 +221,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := ioc.NewHTTPServer(cfg, engine)
-	outbox := repository.NewOutbox(pool, querier)
+	outbox := durable.NewOutbox(pool, querier)
 	outboxStream := NewOutboxStream(keyspace)
 	streamWriter := events.NewStreamWriter(universalClient)
 	sender, err := NewCodeGateway(cfg, codePolicy, log)
@@ -232,12 +237,12 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	resilienceConfig := NewDeliveryConfig()
 	resilient := delivery.NewResilient(sender, resilienceConfig)
-	durable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, codeKeys, notificationService, registry, v, log)
+	inkwellDurable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, codeKeys, notificationService, registry, v, log)
 	revocationRenewer := NewRevocationRenewer(sessionService, sessionConfig, v2, log)
 	searchBackfill := NewSearchBackfill(searchRepository, log)
 	userEmails := repository.NewUserEmails(userRepository)
 	emailRecheck := NewEmailRecheck(userEmails, log)
-	workers := NewWorkers(cfg, universalClient, readStream, publisher, readAggregator, readService, durable, preloader, revocationRenewer, searchBackfill, emailRecheck, log)
+	workers := NewWorkers(cfg, universalClient, readStream, publisher, readAggregator, readService, inkwellDurable, preloader, revocationRenewer, searchBackfill, emailRecheck, log)
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig()
@@ -263,7 +268,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		Retention:    retentionJob,
 		Queue:        jobQueue,
 		Outbox:       outbox,
-		Idempotency:  idempotencyStore,
+		Idempotency:  idempotencyRunner,
 		Sessions:     sessionService,
 		ReadStream:   readStream,
 		OutboxStream: outboxStream,
@@ -298,7 +303,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		return nil, nil, err
 	}
 	accountEraser := repository.NewAccountEraser(pool, querier, userCache, articleCache, authorPageCache, listPageCache, tagsCache, counters, viewerState, log)
-	accountDeletion := service.NewAccountDeletion(accountEraser, sessionService)
+	accountDeletion := service.NewAccountDeletion(unitOfWork, accountEraser, sessionService)
 	app := NewApp(cfg, server, metricsServer, drain, cron, workers, rankJob, retentionJob, accountDeletion, log)
 	return app, func() {
 		cleanup10()
@@ -318,7 +323,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
-var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService, service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService, service.NewAccountDeletion)
+var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService, service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService, service.NewAccountDeletion, service.NewIdempotencyRunner)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration
@@ -333,4 +338,4 @@ var rootSet = wire.NewSet(wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Au
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, search.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)), wire.Bind(new(job.LexiconFolder), new(*search.Lexicon)), wire.Bind(new(service.UserSearcher), new(*search.People)), wire.Bind(new(service.TagSearcher), new(*search.Tags)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*repository.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*repository.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*repository.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*repository.IdempotencyStore)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(job.JobObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.SearchRepository), new(*search.Repository)), wire.Bind(new(service.Suggester), new(*search.Lexicon)), wire.Bind(new(search.ArticleReader), new(*repository.ArticleRepository)), wire.Bind(new(web.SearchService), new(*service.SearchService)), wire.Bind(new(service.AccountStore), new(*repository.AccountEraser)), wire.Bind(new(service.SessionEnder), new(*service.SessionService)))
+var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)), wire.Bind(new(job.LexiconFolder), new(*search.Lexicon)), wire.Bind(new(service.UserSearcher), new(*search.People)), wire.Bind(new(service.TagSearcher), new(*search.Tags)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*durable.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*session.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*session.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*durable.IdempotencyStore)), wire.Bind(new(service.Idempotency), new(*service.IdempotencyRunner)), wire.Bind(new(service.UnitOfWork), new(*pg.UnitOfWork)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(job.JobObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.SearchRepository), new(*search.Repository)), wire.Bind(new(service.Suggester), new(*search.Lexicon)), wire.Bind(new(search.ArticleReader), new(*repository.ArticleRepository)), wire.Bind(new(web.SearchService), new(*service.SearchService)), wire.Bind(new(service.AccountStore), new(*repository.AccountEraser)), wire.Bind(new(service.SessionEnder), new(*service.SessionService)))

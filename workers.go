@@ -13,10 +13,12 @@ import (
 
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/delivery"
+	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -54,7 +56,7 @@ func NewWorkers(cfg *ioc.Config, rdb redis.UniversalClient, stream ReadStream, p
 		return events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: group, Name: consumerName(),
 			BatchSize: events.ConsumerBatch, BatchWait: events.ConsumerWait,
-			ClaimIdle: claimIdle(cfg), ClaimEvery: claimEvery(cfg), MaxDeliveries: events.ConsumerMaxDeliveries,
+			ClaimIdle: claimIdle(cfg), ClaimEvery: claimEvery(cfg), Retry: domain.RetryPolicy{MaxAttempts: events.ConsumerMaxDeliveries},
 		}, h, log)
 	}
 	ws := append(Workers{
@@ -170,8 +172,8 @@ func NewRelayConfig(cfg *ioc.Config, stream OutboxStream) job.RelayConfig {
 	return job.RelayConfig{
 		Stream: string(stream), Batch: 100, Lease: 30 * time.Second, Poll: ioc.Or(cfg.Tune.OutboxPoll, job.OutboxPoll),
 		Redrive: job.RedrivePolicy{
-			After: after, MaxAttempts: job.OutboxMaxAttempts,
-			BackoffBase: min(outboxBackoffBase, backoffMax), BackoffMax: backoffMax,
+			After: after, Retry: domain.RetryPolicy{MaxAttempts: job.OutboxMaxAttempts,
+				Base: min(outboxBackoffBase, backoffMax), Max: backoffMax},
 		},
 		RedriveEvery: min(after/4, 30*time.Second),
 	}
@@ -183,13 +185,13 @@ func NewRelayConfig(cfg *ioc.Config, stream OutboxStream) job.RelayConfig {
 type Durable Workers
 
 // NewDurable builds the durable-work workers.
-func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.JobQueue, outbox *repository.Outbox, stream OutboxStream,
+func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *durable.JobQueue, outbox *durable.Outbox, stream OutboxStream,
 	writer *events.StreamWriter, sender *delivery.Resilient, codeKeys service.CodeKeys, notifications *service.NotificationService, jobs job.JobObserver,
 	now func() time.Time, log *slog.Logger) Durable {
 	owner := consumerName()
 	runner := job.NewRunner(queue, job.QueueConfig{
 		Queue: service.QueueDefault, Concurrency: job.QueueConcurrency, Lease: job.QueueLease, Poll: ioc.Or(cfg.Tune.QueuePoll, job.QueuePoll),
-		BackoffBase: time.Second, BackoffMax: 5 * time.Minute, Grace: cfg.Server.ShutdownTimeout / 2, Observer: jobs,
+		Retry: domain.RetryPolicy{Base: time.Second, Max: 5 * time.Minute}, Grace: cfg.Server.ShutdownTimeout / 2, Observer: jobs,
 	}, map[string]job.JobHandler{
 		service.JobKindSendCode:        job.SendCodeHandler(sender, codeKeys),
 		service.JobKindSendAccountMail: job.SendAccountMailHandler(sender, codeKeys),
@@ -209,7 +211,7 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *repository.Jo
 		listener{name: "outbox", log: log, listen: func(ctx context.Context) error { return outbox.Listen(ctx, relay.Wake) }},
 		events.NewConsumer(rdb, events.ConsumerConfig{
 			Stream: string(stream), Group: job.GroupNotifications, Name: owner, BatchSize: 100, BatchWait: 100 * time.Millisecond,
-			ClaimIdle: claimIdle(cfg), ClaimEvery: claimEvery(cfg), MaxDeliveries: events.ConsumerMaxDeliveries,
+			ClaimIdle: claimIdle(cfg), ClaimEvery: claimEvery(cfg), Retry: domain.RetryPolicy{MaxAttempts: events.ConsumerMaxDeliveries},
 		}, job.NotificationsHandler(notifications, log), log),
 		// Like the read stream: cut to about events.StreamMaxLen entries, never past what the
 		// notifications group has not acknowledged (or not read yet).

@@ -30,6 +30,11 @@ var ErrConflict = errors.New("conflict")
 // retrying later may succeed.
 var ErrUnavailable = errors.New("service temporarily unavailable")
 
+// ErrCommitUnknown means COMMIT failed in a way that leaves its outcome unknown (the connection
+// broke while it ran): the unit of work may or may not have been applied, so it is not retried
+// blindly. Callers that can, check; others report it (it comes wrapped with ErrUnavailable).
+var ErrCommitUnknown = errors.New("transaction outcome unknown: the commit did not answer")
+
 // ErrOverloaded means this instance is shedding load to protect a dependency (too many reads wait
 // for PostgreSQL while Redis is down); retrying in a second may succeed. It is an ErrUnavailable.
 var ErrOverloaded = fmt.Errorf("%w: too many requests wait for the database", ErrUnavailable)

@@ -80,25 +80,3 @@ const DefaultMaxAttempts = 5
 // ErrPermanent marks a job failure that no retry can fix (bad payload, a refused request): the job
 // goes straight to dead. Wrap it: fmt.Errorf("%w: ...", domain.ErrPermanent).
 var ErrPermanent = errors.New("permanent failure")
-
-// Backoff is the wait before the retry that follows the given attempt (1 for the first run):
-// base·2^(attempt-1), capped at max, with jitter spreading it over [d/2, d] so jobs that failed
-// together do not retry together. rnd is a random number in [0, 1).
-func Backoff(attempt int, base, max time.Duration, rnd float64) time.Duration {
-	if attempt < 1 {
-		attempt = 1
-	}
-	d := base
-	for i := 1; i < attempt && d < max; i++ {
-		if d > max/2 { // doubling would pass max (or overflow when max is near the largest duration)
-			d = max
-			break
-		}
-		d *= 2
-	}
-	if d > max || d <= 0 {
-		d = max
-	}
-	half := d / 2
-	return half + time.Duration(rnd*float64(d-half))
-}

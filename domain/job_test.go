@@ -48,7 +48,7 @@ func TestBackoff_Properties(t *testing.T) {
 		prevBound, prevDelay := time.Duration(0), time.Duration(0)
 		for attempt := -1; attempt <= 70; attempt++ {
 			d := cappedExp(attempt, base, maxD)
-			got := domain.Backoff(attempt, base, maxD, draw)
+			got := domain.RetryPolicy{Base: base, Max: maxD}.Backoff(attempt, draw)
 			if got < d/2 || got > d {
 				t.Fatalf("Backoff(%d, %v, %v, %v) = %v, want within [%v, %v]", attempt, base, maxD, draw, got, d/2, d)
 			}
@@ -85,7 +85,7 @@ func TestBackoff_Examples(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := domain.Backoff(tc.attempt, tc.base, tc.max, tc.draw); got != tc.want {
+			if got := (domain.RetryPolicy{Base: tc.base, Max: tc.max}).Backoff(tc.attempt, tc.draw); got != tc.want {
 				t.Fatalf("Backoff(%d, %v, %v, %v) = %v, want %v", tc.attempt, tc.base, tc.max, tc.draw, got, tc.want)
 			}
 		})

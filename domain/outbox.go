@@ -70,8 +70,8 @@ type RedrivePolicy struct {
 	// re-driven. It must exceed the time a healthy consumer takes to apply an entry, including a
 	// reclaim after a consumer died (events.ConsumerClaimIdle and a claim tick).
 	After time.Duration
-	// MaxAttempts re-drives at most; the one that reaches it makes the event dead.
-	MaxAttempts int
-	// A re-driven event is due again after BackoffBase · 2^(attempts-1), at most BackoffMax.
-	BackoffBase, BackoffMax time.Duration
+	// Retry bounds the re-drives: Retry.MaxAttempts at most, the one that reaches it making the
+	// event dead; a re-driven event is due again after Retry.Delay(attempts), which the outbox
+	// computes in SQL on the database's clock.
+	Retry RetryPolicy
 }

@@ -25,7 +25,10 @@ import (
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
+	sessionstore "github.com/inkwell-dev/inkwell/repository/session"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 )
@@ -411,10 +414,11 @@ func newReadStack(t *testing.T) *readStack {
 		t.Fatal(err)
 	}
 	reads := &recordedReadEvents{}
-	sessions := service.NewSessionService(repository.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks, nil), tokens,
-		repository.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, time.After, log)
-	userSvc := service.NewUserService(users, hasher, sessions, repository.NewIdempotencyStore(pool, q, 0), noVerification{}, nil, log)
-	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), repository.NewIdempotencyStore(pool, q, 0), preload)
+	sessions := service.NewSessionService(sessionstore.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks, nil), tokens,
+		sessionstore.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, time.After, log)
+	idem := service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), durable.NewIdempotencyStore(pool, q), 0)
+	userSvc := service.NewUserService(users, pg.NewUnitOfWork(pool), hasher, sessions, idem, noVerification{}, nil, log)
+	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), idem, preload)
 	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters), articleSvc)
 	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters, viewers), articleSvc)
 	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: 1 << 20}, log, web.Handlers{
@@ -422,7 +426,7 @@ func newReadStack(t *testing.T) *readStack {
 		Users:       web.NewUserHandler(userSvc, log),
 		Profiles:    web.NewProfileHandler(service.NewProfileService(users, follows), log),
 		Articles:    web.NewArticleHandler(articleSvc, log),
-		Comments:    web.NewCommentHandler(service.NewCommentService(articles, repository.NewCommentRepository(pool, q), users, follows, repository.NewIdempotencyStore(pool, q, 0)), log),
+		Comments:    web.NewCommentHandler(service.NewCommentService(articles, repository.NewCommentRepository(pool, q), users, follows, idem), log),
 		Collections: web.NewCollectionHandler(colSvc, readSvc, log),
 		Sessions:    web.NewSessionHandler(sessions, userSvc, log),
 	})

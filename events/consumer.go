@@ -10,6 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/codes"
+
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // Handler processes one batch of stream entries. Returning nil lets the consumer acknowledge the
@@ -30,11 +32,12 @@ type ConsumerConfig struct {
 	ClaimEvery time.Duration
 	// Backoff is the pause after a failed read or batch, so an outage is not a busy loop.
 	Backoff time.Duration
-	// MaxDeliveries bounds the retries of an entry (0: no bound). A reclaimed entry that Redis
-	// has delivered more often than this is handed to the handler once more, alone, so a batch
+	// Retry.MaxAttempts bounds the deliveries of an entry (0: no bound; redelivery is paced by
+	// ClaimIdle, so Base and Max are unused). A reclaimed entry that Redis has delivered more
+	// often than this is handed to the handler once more, alone, so a batch
 	// that fails because of one entry does not take the others with it; if it fails alone too,
 	// it is moved to the dead-letter stream (DeadLetterStream) and acknowledged.
-	MaxDeliveries int64
+	Retry domain.RetryPolicy
 }
 
 // deadLetterMaxLen is the approximate length a dead-letter stream is trimmed to: it is for an
@@ -197,7 +200,7 @@ func (c *Consumer) reclaim(ctx context.Context) error {
 	}
 }
 
-// spentEntry is a reclaimed entry delivered more often than MaxDeliveries.
+// spentEntry is a reclaimed entry delivered more often than Retry.MaxAttempts.
 type spentEntry struct {
 	msg        Message
 	deliveries int64
@@ -206,7 +209,7 @@ type spentEntry struct {
 // splitSpent separates the reclaimed entries that have deliveries left from those that have
 // none, by the delivery counts in the group's pending list (XAUTOCLAIM counted this delivery).
 func (c *Consumer) splitSpent(ctx context.Context, msgs []Message) ([]Message, []spentEntry, error) {
-	if c.cfg.MaxDeliveries <= 0 {
+	if c.cfg.Retry.MaxAttempts <= 0 {
 		return msgs, nil, nil
 	}
 	pipe := c.rdb.Pipeline()
@@ -221,7 +224,8 @@ func (c *Consumer) splitSpent(ctx context.Context, msgs []Message) ([]Message, [
 	var spent []spentEntry
 	for i, m := range msgs {
 		p := cmds[i].Val()
-		if len(p) == 1 && p[0].RetryCount > c.cfg.MaxDeliveries {
+		// RetryCount counts this delivery: the ones before it all failed.
+		if len(p) == 1 && c.cfg.Retry.Exhausted(int(p[0].RetryCount-1)) {
 			spent = append(spent, spentEntry{msg: m, deliveries: p[0].RetryCount})
 			continue
 		}

@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
 // TestConsumer_DeadLettersEntriesOutOfDeliveries: one entry its handler can never apply, in a
 // batch with four it can. Each failed batch leaves all five pending; once Redis has delivered them
-// more than MaxDeliveries times, each is tried once alone: the four succeed and are acknowledged,
+// more than Retry.MaxAttempts times, each is tried once alone: the four succeed and are acknowledged,
 // the poison one goes to <stream>:dead (with where it came from) and is acknowledged too, and
 // nothing is retried after that. Rounds run by hand (Once), so the delivery counts are exact.
 func TestConsumer_DeadLettersEntriesOutOfDeliveries(t *testing.T) {
@@ -24,7 +25,7 @@ func TestConsumer_DeadLettersEntriesOutOfDeliveries(t *testing.T) {
 	calls := 0
 	c := events.NewConsumer(e.rdb, events.ConsumerConfig{
 		Stream: e.stream, Group: "g", Name: "c1", BatchSize: 10, BatchWait: 20 * time.Millisecond,
-		ClaimIdle: 0, ClaimEvery: 0, MaxDeliveries: 3, Backoff: time.Millisecond,
+		ClaimIdle: 0, ClaimEvery: 0, Retry: domain.RetryPolicy{MaxAttempts: 3}, Backoff: time.Millisecond,
 	}, func(_ context.Context, msgs []events.Message) error {
 		calls++
 		for _, m := range msgs {
@@ -76,7 +77,7 @@ func TestConsumer_DeadLettersEntriesOutOfDeliveries(t *testing.T) {
 		t.Fatalf("the handler ran again after every entry was settled")
 	}
 
-	t.Run("without MaxDeliveries an entry is retried for ever", func(t *testing.T) {
+	t.Run("without a bound on deliveries an entry is retried for ever", func(t *testing.T) {
 		e := setup(t)
 		e.add(t, 1)
 		c := events.NewConsumer(e.rdb, events.ConsumerConfig{Stream: e.stream, Group: "g", Name: "c1", BatchSize: 10, BatchWait: 20 * time.Millisecond, Backoff: time.Millisecond},

@@ -15,6 +15,7 @@ import (
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -44,7 +45,7 @@ func newRedriveWorld(t *testing.T, policy domain.RedrivePolicy, applier job.Arti
 	log := testenv.Logger(t)
 	ctx := context.Background()
 	w := &redriveWorld{e: e, srv: srv, stream: "stream:outbox", policy: policy}
-	outbox := repository.NewOutbox(e.pool, dao.New())
+	outbox := durable.NewOutbox(e.pool, dao.New())
 	if applier == nil {
 		applier = service.NewNotificationService(repository.NewNotificationRepository(e.pool, dao.New()))
 	}
@@ -53,7 +54,7 @@ func newRedriveWorld(t *testing.T, policy domain.RedrivePolicy, applier job.Arti
 	}, "relay", time.Now, log)
 	w.consumer = events.NewConsumer(rdb, events.ConsumerConfig{
 		Stream: w.stream, Group: job.GroupNotifications, Name: "consumer", BatchSize: 10, BatchWait: 20 * time.Millisecond,
-		ClaimIdle: 0, MaxDeliveries: 2, Backoff: time.Millisecond,
+		ClaimIdle: 0, Retry: domain.RetryPolicy{MaxAttempts: 2}, Backoff: time.Millisecond,
 	}, job.NotificationsHandler(applier, log), log)
 	w.repo = repository.NewArticleRepository(e.pool, dao.New(),
 		cache.NewArticleCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy, log),
@@ -161,7 +162,7 @@ func allEqual(ns []int64, want int64) bool {
 	return true
 }
 
-var redrivePolicy = domain.RedrivePolicy{After: 2 * time.Minute, MaxAttempts: 3, BackoffBase: 10 * time.Second, BackoffMax: time.Minute}
+var redrivePolicy = domain.RedrivePolicy{After: 2 * time.Minute, Retry: domain.RetryPolicy{MaxAttempts: 3, Base: 10 * time.Second, Max: time.Minute}}
 
 // TestOutbox_RedisRestartsEmptyBetweenRelayAndConsumer: an article with three followers is
 // published; the relay moves its event to the stream; Redis is then killed before the consumer
@@ -192,7 +193,7 @@ func TestOutbox_RedisRestartsEmptyBetweenRelayAndConsumer(t *testing.T) {
 		t.Fatalf("after the re-drive: %s, %d attempts", st, attempts)
 	}
 	w.relayOnce(t, 0) // its backoff first
-	w.age(t, id, redrivePolicy.BackoffBase)
+	w.age(t, id, redrivePolicy.Retry.Base)
 	w.relayOnce(t, 1)
 	w.consumeOnce(t)
 	if got := w.notified(t); !allEqual(got, 1) {
@@ -231,7 +232,7 @@ func TestOutbox_RedriveOfAnAppliedEventIsANoOp(t *testing.T) {
 	}
 	w.age(t, id, redrivePolicy.After+time.Second)
 	w.redriveOnce(t, 1)
-	w.age(t, id, redrivePolicy.BackoffBase)
+	w.age(t, id, redrivePolicy.Retry.Base)
 	w.relayOnce(t, 1)
 	w.consumeOnce(t)
 	if got := w.notified(t); !allEqual(got, 1) {
@@ -269,14 +270,14 @@ func TestOutbox_AnEventThatNeverAppliesEndsDead(t *testing.T) {
 			t.Fatalf("publication %d: %d entries dead-lettered", attempt, dl)
 		}
 		w.age(t, id, redrivePolicy.After+time.Second)
-		if attempt == int64(redrivePolicy.MaxAttempts) {
+		if attempt == int64(redrivePolicy.Retry.MaxAttempts) {
 			w.redriveOnce(t, 0)
 			break
 		}
 		w.redriveOnce(t, 1)
-		w.age(t, id, redrivePolicy.BackoffMax)
+		w.age(t, id, redrivePolicy.Retry.Max)
 	}
-	if st, attempts := w.status(t, id); st != "dead" || attempts != int64(redrivePolicy.MaxAttempts) {
+	if st, attempts := w.status(t, id); st != "dead" || attempts != int64(redrivePolicy.Retry.MaxAttempts) {
 		t.Fatalf("at the end: %s after %d attempts", st, attempts)
 	}
 	if w.relay.Stats.Dead.Load() != 1 {
@@ -286,7 +287,7 @@ func TestOutbox_AnEventThatNeverAppliesEndsDead(t *testing.T) {
 	w.redriveOnce(t, 0)
 	w.relayOnce(t, 0)
 	w.consumeOnce(t)
-	if n := w.consumer.Stats.DeadLettered.Load(); n != int64(redrivePolicy.MaxAttempts) {
-		t.Fatalf("%d entries dead-lettered, want one per publication (%d)", n, redrivePolicy.MaxAttempts)
+	if n := w.consumer.Stats.DeadLettered.Load(); n != int64(redrivePolicy.Retry.MaxAttempts) {
+		t.Fatalf("%d entries dead-lettered, want one per publication (%d)", n, redrivePolicy.Retry.MaxAttempts)
 	}
 }

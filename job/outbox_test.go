@@ -20,6 +20,7 @@ import (
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -203,7 +204,7 @@ func TestOutbox_PublishesSurviveKilledRelaysAndConsumers(t *testing.T) {
 	clock := newQueueClock()
 	var xadds atomic.Int64
 	var lives atomic.Int64
-	outbox := repository.NewOutbox(e.pool, dao.New())
+	outbox := durable.NewOutbox(e.pool, dao.New())
 	notifications := service.NewNotificationService(repository.NewNotificationRepository(e.pool, dao.New()))
 	writer := events.NewStreamWriter(rds.Client)
 
@@ -374,7 +375,7 @@ func TestRelay_RelayOnce(t *testing.T) {
 	e := newQueueEnv(t, 8)
 	rds := testenv.NewRedis(t)
 	ctx := context.Background()
-	outbox := repository.NewOutbox(e.pool, dao.New())
+	outbox := durable.NewOutbox(e.pool, dao.New())
 	stream := rds.Prefix + "stream:relay-once"
 	insert := func(n int) {
 		t.Helper()

@@ -18,7 +18,7 @@ import (
 	"github.com/inkwell-dev/inkwell/events"
 )
 
-// JobStore is the durable queue the runner works from (repository.JobQueue).
+// JobStore is the durable queue the runner works from (durable.JobQueue).
 type JobStore interface {
 	// AckAndClaim records the done jobs and claims up to c.Limit more in one transaction;
 	// acked[i] is false when done[i]'s lease was lost.
@@ -41,9 +41,10 @@ type QueueConfig struct {
 	Concurrency int           // jobs run at once by this process
 	Lease       time.Duration // a claim's lease; renewed every third of it while the handler runs
 	Poll        time.Duration // how often to look for work when no notification arrives
-	BackoffBase time.Duration
-	BackoffMax  time.Duration
-	Grace       time.Duration // on shutdown, running jobs get this long before their contexts end
+	// Retry paces a failed job's retries (Base, Max); its MaxAttempts is the job's own, from its
+	// row (domain.NewJob.MaxAttempts).
+	Retry domain.RetryPolicy
+	Grace time.Duration // on shutdown, running jobs get this long before their contexts end
 	// AckWait bounds how long a finished job waits for its ack to be batched with others (zero:
 	// 2ms). Its slot stays taken meanwhile; it is recorded at once when nothing else is running.
 	AckWait time.Duration
@@ -368,7 +369,9 @@ func (r *Runner) keepLease(ctx context.Context, cancel context.CancelFunc, j dom
 // fail records a failed run and returns its outcome (a JobOutcome*).
 func (r *Runner) fail(ctx context.Context, log *slog.Logger, j domain.Job, err error) string {
 	permanent := errors.Is(err, domain.ErrPermanent)
-	retryAfter := domain.Backoff(j.Attempts, r.cfg.BackoffBase, r.cfg.BackoffMax, r.rnd())
+	policy := r.cfg.Retry
+	policy.MaxAttempts = j.MaxAttempts
+	retryAfter := policy.Backoff(j.Attempts, r.rnd())
 	ok, ferr := r.store.Fail(ctx, j.ID, j.Generation, err.Error(), permanent, retryAfter)
 	switch {
 	case ferr != nil:
@@ -378,7 +381,7 @@ func (r *Runner) fail(ctx context.Context, log *slog.Logger, j domain.Job, err e
 		r.Stats.LostLeases.Add(1)
 		log.Warn("job failure changed nothing: the lease was lost", "job_err", err)
 		return JobOutcomeLeaseLost
-	case permanent || j.Attempts >= j.MaxAttempts:
+	case permanent || policy.Exhausted(j.Attempts):
 		r.Stats.Dead.Add(1)
 		log.Error("job is dead", "err", err, "attempts", j.Attempts)
 		return JobOutcomeDead

@@ -19,7 +19,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/job"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
@@ -33,7 +33,7 @@ import (
 type queueEnv struct {
 	db    *testenv.DB
 	pool  *pgxpool.Pool
-	queue *repository.JobQueue
+	queue *durable.JobQueue
 }
 
 // newQueueEnv migrates a database and opens a pool of maxConns connections on it (the default
@@ -58,7 +58,7 @@ func newQueueEnv(t testing.TB, maxConns int32) *queueEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return &queueEnv{db: db, pool: pool, queue: repository.NewJobQueue(repository.QueuePool{Pool: pool}, dao.New())}
+	return &queueEnv{db: db, pool: pool, queue: durable.NewJobQueue(durable.QueuePool{Pool: pool}, dao.New())}
 }
 
 // jobOpts are the fields of a job to enqueue; empty ones get defaults.
@@ -244,7 +244,7 @@ func newRunner(t testing.TB, store job.JobStore, o runnerOpts, handlers map[stri
 	}
 	return job.NewRunner(store, job.QueueConfig{
 		Queue: o.Queue, Concurrency: o.Concurrency, Lease: o.Lease, Poll: o.Poll,
-		BackoffBase: o.BackoffBase, BackoffMax: o.BackoffMax, Grace: o.Grace, AckWait: o.AckWait, Observer: o.Observer,
+		Retry: domain.RetryPolicy{Base: o.BackoffBase, Max: o.BackoffMax}, Grace: o.Grace, AckWait: o.AckWait, Observer: o.Observer,
 	}, handlers, o.Owner, testenv.Logger(t))
 }
 

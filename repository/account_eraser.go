@@ -10,6 +10,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -44,33 +45,37 @@ type erased struct {
 	followers, following []int64
 }
 
-// Erase deletes the account named username (domain.ErrNotFound if there is none). fn runs first
-// in the unit of work, holding the user's row (the service ends the sessions there). Cache
-// entries are dropped after the commit, before Erase returns.
-func (r *AccountEraser) Erase(ctx context.Context, username string, fn func(tx service.Tx, u domain.User) error) (domain.ErasedAccount, error) {
-	var out domain.ErasedAccount
-	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
-		e, summary, err := r.erase(ctx, tx, username, fn)
-		if err != nil {
-			return err
-		}
-		out = summary
-		tx.AfterCommit(func(ctx context.Context) { r.dropCaches(ctx, e) })
-		return nil
-	})
-	return out, err
+// HoldIn locks the row of the account named username in tx, until tx ends, and returns it
+// (domain.ErrNotFound if there is none): what must happen before the account goes (ending its
+// sessions) runs while it is held.
+func (r *AccountEraser) HoldIn(ctx context.Context, tx service.Tx, username string) (domain.User, error) {
+	row, err := r.q.AccountLockByUsername(ctx, pg.TxOf(tx), username)
+	if err != nil {
+		return domain.User{}, pg.Wrapf(err, "lock user %q", username)
+	}
+	return domain.User{ID: row.ID, Username: row.Username, Email: row.Email}, nil
 }
 
-func (r *AccountEraser) erase(ctx context.Context, tx *pg.Tx, username string, fn func(tx service.Tx, u domain.User) error) (erased, domain.ErasedAccount, error) {
+// EraseIn deletes the account u (held by HoldIn) in tx. Cache entries are dropped once tx has
+// committed.
+func (r *AccountEraser) EraseIn(ctx context.Context, stx service.Tx, u domain.User) (domain.ErasedAccount, error) {
+	tx := pg.TxOf(stx)
+	e, summary, err := r.erase(ctx, tx, u.Username)
+	if err != nil {
+		return domain.ErasedAccount{}, err
+	}
+	tx.AfterCommit(func(ctx context.Context) { r.dropCaches(ctx, e) })
+	return summary, nil
+}
+
+func (r *AccountEraser) erase(ctx context.Context, tx *pg.Tx, username string) (erased, domain.ErasedAccount, error) {
 	var e erased
 	var err error
+	// The row is held already (HoldIn): this reads what the caches showed of it.
 	if e.user, err = r.q.AccountLockByUsername(ctx, tx, username); err != nil {
 		return e, domain.ErasedAccount{}, pg.Wrapf(err, "lock user %q", username)
 	}
 	id := e.user.ID
-	if err := fn(tx, domain.User{ID: id, Username: e.user.Username, Email: e.user.Email}); err != nil {
-		return e, domain.ErasedAccount{}, err
-	}
 	counted := map[int64]cache.CounterRow{}
 	likes, err := r.q.AccountUncountLikes(ctx, tx, id)
 	if err != nil {
@@ -120,7 +125,7 @@ func (r *AccountEraser) erase(ctx context.Context, tx *pg.Tx, username string, f
 	}
 	for _, a := range e.articles {
 		art := domain.Article{ID: a.ID, AuthorID: id, Slug: a.Slug, Title: a.Title}
-		if err := writeArticleEvent(ctx, r.q, tx, domain.TopicArticleDeleted, art); err != nil {
+		if err := durable.WriteArticleEvent(ctx, r.q, tx, domain.TopicArticleDeleted, art); err != nil {
 			return e, domain.ErasedAccount{}, err
 		}
 	}

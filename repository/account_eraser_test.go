@@ -8,11 +8,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -129,10 +132,7 @@ func TestAccountEraser_DeletesEverythingAndKeepsCountsExact(t *testing.T) {
 		})
 	}
 	var locked domain.User
-	gone, err := newEraser(t, e).Erase(ctx, "victim", func(_ service.Tx, u domain.User) error {
-		locked = u
-		return nil
-	})
+	gone, err := erase(ctx, newEraser(t, e), e.pool, "victim", func(u domain.User) { locked = u })
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -171,7 +171,23 @@ func TestAccountEraser_DeletesEverythingAndKeepsCountsExact(t *testing.T) {
 	if events != 1 || removals != 1 {
 		t.Errorf("the deleted article: %d deleted events, %d lexicon removals; want 1 each", events, removals)
 	}
-	if _, err := newEraser(t, e).Erase(ctx, "victim", func(service.Tx, domain.User) error { return nil }); !errors.Is(err, domain.ErrNotFound) {
+	if _, err := erase(ctx, newEraser(t, e), e.pool, "victim", func(domain.User) {}); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("erasing again: %v, want not found", err)
 	}
+}
+
+// erase is an account deletion's unit of work as the service opens it: hold the row (held sees
+// the account while it is held), then erase the account.
+func erase(ctx context.Context, r *repository.AccountEraser, pool *pgxpool.Pool, username string, held func(domain.User)) (domain.ErasedAccount, error) {
+	var gone domain.ErasedAccount
+	err := pg.NewUnitOfWork(pool).InTx(ctx, func(tx service.Tx) error {
+		u, err := r.HoldIn(ctx, tx, username)
+		if err != nil {
+			return err
+		}
+		held(u)
+		gone, err = r.EraseIn(ctx, tx, u)
+		return err
+	})
+	return gone, err
 }

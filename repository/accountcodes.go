@@ -10,6 +10,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -59,7 +60,7 @@ func (r *UserRepository) issueAccountCode(ctx context.Context, tx *pg.Tx, userID
 	if err := r.q.AccountCodeMissesReset(ctx, tx, dao.AccountCodeMissesResetParams{UserID: userID, Purpose: string(purpose)}); err != nil {
 		return pg.Wrapf(err, "reset the wrong guesses of the %s code", purpose)
 	}
-	_, err = EnqueueTx(ctx, r.q, tx, delivery)
+	_, err = durable.EnqueueTx(ctx, r.q, tx, delivery)
 	return err
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/session"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -147,7 +147,7 @@ func TestAccountCodes(t *testing.T) {
 		t.Parallel()
 		e := setup(t, db, envOpts{})
 		u := createUser(t, e.users, userOpts{})
-		sessions, keys := repository.NewSessionRepository(db.Pool, dao.New()), repository.NewAPIKeyRepository(db.Pool, dao.New())
+		sessions, keys := session.NewSessionRepository(db.Pool, dao.New()), session.NewAPIKeyRepository(db.Pool, dao.New())
 		for _, sid := range []string{"s-" + u.Username + "-1", "s-" + u.Username + "-2"} {
 			if _, err := sessions.Create(t.Context(), sid, u.ID, "test", []byte(sid), time.Now().Add(time.Hour), sessionCap); err != nil {
 				t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
@@ -75,7 +76,7 @@ func (r *ArticleRepository) CreateIn(ctx context.Context, stx service.Tx, a doma
 			return pg.Wrapf(err, "init comment numbering of article %d", row.ID)
 		}
 		if row.Status == string(domain.StatusPublished) {
-			return writeArticleEvent(ctx, r.q, db, domain.TopicArticlePublished, articleFromRow(row))
+			return durable.WriteArticleEvent(ctx, r.q, db, domain.TopicArticlePublished, articleFromRow(row))
 		}
 		return nil
 	})
@@ -178,7 +179,7 @@ func (r *ArticleRepository) Transition(ctx context.Context, id int64, from []dom
 			topic = domain.TopicArticleWithdrawn
 		}
 		r.afterWrite(tx, articleFromRow(row), row.Slug)
-		return writeArticleEvent(ctx, r.q, tx, topic, articleFromRow(row))
+		return durable.WriteArticleEvent(ctx, r.q, tx, topic, articleFromRow(row))
 	})
 	if err != nil {
 		return domain.Article{}, err
@@ -207,7 +208,7 @@ func (r *ArticleRepository) Delete(ctx context.Context, a domain.Article) error 
 			return domain.ErrNotFound
 		}
 		r.afterWrite(tx, domain.Article{AuthorID: a.AuthorID}, a.Slug, a.Tags...)
-		return writeArticleEvent(ctx, r.q, tx, domain.TopicArticleDeleted, a)
+		return durable.WriteArticleEvent(ctx, r.q, tx, domain.TopicArticleDeleted, a)
 	})
 	return err
 }

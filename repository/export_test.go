@@ -1,8 +1,6 @@
 package repository
 
 import (
-	"context"
-
 	"github.com/inkwell-dev/inkwell/domain"
 )
 
@@ -16,12 +14,3 @@ func (r *InteractiveRepository) QueuedLikes(biz domain.Biz, id int64) int {
 	}
 	return 0
 }
-
-// ReapInBatches is Reap with a batch size of the test's choosing.
-func (j *JobQueue) ReapInBatches(ctx context.Context, batch int) (int, error) {
-	return j.reapInBatches(ctx, batch)
-}
-
-// OnLocalWait has f called whenever a duplicate starts waiting for a request of this process
-// holding its key.
-func (s *IdempotencyStore) OnLocalWait(f func()) { s.onLocalWait = f }

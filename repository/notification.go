@@ -9,6 +9,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
@@ -43,7 +44,7 @@ func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, 
 		if err != nil {
 			return pg.Wrapf(err, "record event %s", eventID)
 		}
-		if err := markOutboxApplied(ctx, r.q, tx, eventID); err != nil {
+		if err := durable.MarkOutboxApplied(ctx, r.q, tx, eventID); err != nil {
 			return err
 		}
 		if fresh == 0 {
@@ -79,7 +80,7 @@ func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, 
 // Ignore records that consumer saw eventID, a topic it has nothing to do for: the outbox event
 // is done and never re-driven.
 func (r *NotificationRepository) Ignore(ctx context.Context, consumer, eventID string) error {
-	return markOutboxApplied(ctx, r.q, r.pool, eventID)
+	return durable.MarkOutboxApplied(ctx, r.q, r.pool, eventID)
 }
 
 // List returns userID's notifications, newest first, after the cursor (created at, id).

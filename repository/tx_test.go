@@ -19,6 +19,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // fastRetry retries at once, so the tests that count attempts do not wait on backoff.
@@ -490,7 +491,8 @@ func TestUnitOfWork_RepositoryCallsJoinTheTransaction(t *testing.T) {
 			t.Parallel()
 			name := uniqueName("uow")
 			sid := domain.NewSessionID()
-			err := uow.InTx(t.Context(), func(tx *pg.Tx) error {
+			err := uow.InTx(t.Context(), func(stx service.Tx) error {
+				tx := pg.TxOf(stx)
 				u, err := s.users.CreateIn(t.Context(), tx, domain.User{Email: name + "@example.com", Username: name, PasswordHash: "x"})
 				if err != nil {
 					return err
@@ -516,7 +518,8 @@ func TestUnitOfWork_RepositoryCallsJoinTheTransaction(t *testing.T) {
 		t.Parallel()
 		taken := createUser(t, s.users, userOpts{})
 		name := uniqueName("after")
-		err := uow.InTx(t.Context(), func(tx *pg.Tx) error {
+		err := uow.InTx(t.Context(), func(stx service.Tx) error {
+			tx := pg.TxOf(stx)
 			if _, err := s.users.CreateIn(t.Context(), tx, domain.User{Email: taken.Email, Username: uniqueName("dup"), PasswordHash: "x"}); !errors.Is(err, domain.ErrEmailTaken) {
 				t.Errorf("duplicate email = %v, want ErrEmailTaken", err)
 			}

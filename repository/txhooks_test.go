@@ -9,6 +9,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // TestUnitOfWorkHooks: what a unit of work registers with AfterCommit runs once COMMIT has
@@ -47,7 +48,8 @@ func TestUnitOfWorkHooks(t *testing.T) {
 		t.Parallel()
 		var c counts
 		var early bool
-		err := pg.NewUnitOfWork(db.Pool).InTx(ctx, func(tx *pg.Tx) error {
+		err := pg.NewUnitOfWork(db.Pool).InTx(ctx, func(stx service.Tx) error {
+			tx := pg.TxOf(stx)
 			register(tx, &c, &early)
 			_, err := tx.Exec(ctx, `SELECT 1`)
 			return err
@@ -61,7 +63,8 @@ func TestUnitOfWorkHooks(t *testing.T) {
 	t.Run("dropped on rollback", func(t *testing.T) {
 		t.Parallel()
 		var c counts
-		err := pg.NewUnitOfWork(db.Pool).InTx(ctx, func(tx *pg.Tx) error {
+		err := pg.NewUnitOfWork(db.Pool).InTx(ctx, func(stx service.Tx) error {
+			tx := pg.TxOf(stx)
 			register(tx, &c, nil)
 			return errRollback
 		})
@@ -74,7 +77,8 @@ func TestUnitOfWorkHooks(t *testing.T) {
 		t.Parallel()
 		var c counts
 		attempts := 0
-		err := pg.NewUnitOfWork(db.Pool).InTx(ctx, func(tx *pg.Tx) error {
+		err := pg.NewUnitOfWork(db.Pool).InTx(ctx, func(stx service.Tx) error {
+			tx := pg.TxOf(stx)
 			attempts++
 			register(tx, &c, nil)
 			if attempts == 1 {
@@ -92,7 +96,8 @@ func TestUnitOfWorkHooks(t *testing.T) {
 		t.Parallel()
 		pool, proxy := poolThroughCutProxy(t, db.URL)
 		var c counts
-		err := pg.NewUnitOfWork(pool).InTx(ctx, func(tx *pg.Tx) error {
+		err := pg.NewUnitOfWork(pool).InTx(ctx, func(stx service.Tx) error {
+			tx := pg.TxOf(stx)
 			register(tx, &c, nil)
 			proxy.cut() // COMMIT goes into a dead socket
 			return nil
@@ -118,7 +123,8 @@ func TestCacheChangesWaitForCommit(t *testing.T) {
 	t.Run("published article is warmed after the commit", func(t *testing.T) {
 		author := createUser(t, e.users, userOpts{})
 		slug := "uow-" + testenv.RandomID(6)
-		err := uow.InTx(ctx, func(tx *pg.Tx) error {
+		err := uow.InTx(ctx, func(stx service.Tx) error {
+			tx := pg.TxOf(stx)
 			if _, err := e.articles.CreateIn(ctx, tx, domain.Article{Slug: slug, AuthorID: author.ID, Title: "T", Description: "D", Body: "B", Status: domain.StatusPublished}); err != nil {
 				return err
 			}
@@ -138,7 +144,8 @@ func TestCacheChangesWaitForCommit(t *testing.T) {
 	t.Run("rolled back article leaves the cache alone", func(t *testing.T) {
 		author := createUser(t, e.users, userOpts{})
 		slug := "uow-" + testenv.RandomID(6)
-		err := uow.InTx(ctx, func(tx *pg.Tx) error {
+		err := uow.InTx(ctx, func(stx service.Tx) error {
+			tx := pg.TxOf(stx)
 			if _, err := e.articles.CreateIn(ctx, tx, domain.Article{Slug: slug, AuthorID: author.ID, Title: "T", Description: "D", Body: "B", Status: domain.StatusPublished}); err != nil {
 				return err
 			}
@@ -158,7 +165,8 @@ func TestCacheChangesWaitForCommit(t *testing.T) {
 		if _, err := e.users.GetByUsername(ctx, name); !errors.Is(err, domain.ErrNotFound) {
 			t.Fatalf("GetByUsername = %v, want ErrNotFound", err)
 		}
-		err := uow.InTx(ctx, func(tx *pg.Tx) error {
+		err := uow.InTx(ctx, func(stx service.Tx) error {
+			tx := pg.TxOf(stx)
 			_, err := e.users.CreateIn(ctx, tx, domain.User{Email: name + "@example.com", Username: name, PasswordHash: "x"})
 			return err
 		})

@@ -19,13 +19,10 @@ import (
 	"github.com/inkwell-dev/inkwell/service"
 )
 
-// The scopes of UserLockScope: each serializes one user's writes of what a cap counts. The names
-// are the locks' identities, shared with instances of other versions during a rolling deploy.
-const (
-	lockScopeAPIKeys     = "api_keys"
-	lockScopeCollections = "collections"
-	lockScopeSessions    = "sessions"
-)
+// lockScopeCollections is the scope of UserLockScope that serializes one user's collection
+// writes (a cap counts them). The name is the lock's identity, shared with instances of other
+// versions during a rolling deploy; the sessions room holds the scopes of sessions and API keys.
+const lockScopeCollections = "collections"
 
 // UserRepository stores accounts in PostgreSQL and reads them by id and username through the user
 // cache. Reads through the cache come back without PasswordHash; GetByEmail (used by login) and
@@ -53,26 +50,6 @@ func (r *UserRepository) Create(ctx context.Context, u domain.User) (domain.User
 	// A lookup of this username just before the insert may have left a null marker behind.
 	r.invalidateNow(ctx, row.ID, row.Username)
 	return userFromRow(row), nil
-}
-
-// CreateWith inserts a new user and runs then in the same unit of work: what must commit with the
-// account (its verification mail). An error from then rolls the account back.
-func (r *UserRepository) CreateWith(ctx context.Context, u domain.User, then func(tx service.Tx, created domain.User) error) (domain.User, error) {
-	var created dao.User
-	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
-		row, err := r.q.UserInsert(ctx, tx, userInsertParams(u))
-		if err != nil {
-			return pg.Wrapf(err, "insert user")
-		}
-		created = row
-		// A lookup of this username just before the insert may have left a null marker behind.
-		tx.AfterCommit(func(ctx context.Context) { r.invalidateNow(ctx, row.ID, row.Username) })
-		return then(tx, userFromRow(row))
-	})
-	if err != nil {
-		return domain.User{}, err
-	}
-	return userFromRow(created), nil
 }
 
 // CreateIn inserts a new user in the caller's unit of work. The insert runs in a savepoint, so a
@@ -151,54 +128,51 @@ func (r *UserRepository) byEmail(ctx context.Context, key string, repair bool) (
 // Update locks the user's row, applies change and writes the result, all in one transaction; then
 // it drops the cache entries under the old and the new username.
 func (r *UserRepository) Update(ctx context.Context, id int64, change func(*domain.User) error) (domain.User, error) {
-	return r.UpdateTx(ctx, id, func(_ service.Tx, u *domain.User) error { return change(u) })
-}
-
-// UpdateTx is Update whose change also gets the unit of work, so writes it makes commit with
-// the user's.
-func (r *UserRepository) UpdateTx(ctx context.Context, id int64, change func(tx service.Tx, u *domain.User) error) (domain.User, error) {
-	var before, after dao.User
+	var after domain.User
 	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
-		row, err := r.q.UserGetByIDForUpdate(ctx, tx, id)
-		if err != nil {
-			return pg.Wrapf(err, "lock user %d", id)
-		}
-		before = row
-		u := userFromRow(row)
-		if err := change(tx, &u); err != nil {
-			return err
-		}
-		after, err = r.q.UserUpdate(ctx, tx, dao.UserUpdateParams{
-			ID: id, Email: u.Email, EmailCanonical: service.CanonicalEmail(u.Email), Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image,
-		})
-		if err != nil {
-			return pg.Wrapf(err, "update user %d", id)
-		}
-		tx.AfterCommit(func(ctx context.Context) { r.invalidateNow(ctx, id, before.Username, after.Username) })
-		return nil
+		var err error
+		after, err = r.UpdateIn(ctx, tx, id, change)
+		return err
 	})
 	if err != nil {
 		return domain.User{}, err
 	}
+	return after, nil
+}
+
+// UpdateIn is Update in the caller's unit of work, so writes it makes commit with the user's; the
+// cache entries are dropped once tx has committed.
+func (r *UserRepository) UpdateIn(ctx context.Context, stx service.Tx, id int64, change func(*domain.User) error) (domain.User, error) {
+	tx := pg.TxOf(stx)
+	before, err := r.q.UserGetByIDForUpdate(ctx, tx, id)
+	if err != nil {
+		return domain.User{}, pg.Wrapf(err, "lock user %d", id)
+	}
+	u := userFromRow(before)
+	if err := change(&u); err != nil {
+		return domain.User{}, err
+	}
+	after, err := r.q.UserUpdate(ctx, tx, dao.UserUpdateParams{
+		ID: id, Email: u.Email, EmailCanonical: service.CanonicalEmail(u.Email), Username: u.Username, PasswordHash: u.PasswordHash, Bio: u.Bio, Image: u.Image,
+	})
+	if err != nil {
+		return domain.User{}, pg.Wrapf(err, "update user %d", id)
+	}
+	tx.AfterCommit(func(ctx context.Context) { r.invalidateNow(ctx, id, before.Username, after.Username) })
 	return userFromRow(after), nil
 }
 
-// InTxIfPassword runs fn in a unit of work that holds user id's row (FOR SHARE) if its password
-// hash is still hash (UserLockIfPassword); held is false, and fn is not run, otherwise.
-func (r *UserRepository) InTxIfPassword(ctx context.Context, id int64, hash string, fn func(tx service.Tx) error) (bool, error) {
-	held := false
-	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
-		held = false
-		if _, err := r.q.UserLockIfPassword(ctx, tx, dao.UserLockIfPasswordParams{ID: id, PasswordHash: hash}); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			return pg.Wrapf(err, "hold user %d", id)
-		}
-		held = true
-		return fn(tx)
-	})
-	return held, err
+// HoldIfPasswordIn holds user id's row in tx (FOR SHARE, until tx ends) if its password hash is
+// still hash (UserLockIfPassword); held is false otherwise.
+func (r *UserRepository) HoldIfPasswordIn(ctx context.Context, tx service.Tx, id int64, hash string) (bool, error) {
+	_, err := r.q.UserLockIfPassword(ctx, pg.TxOf(tx), dao.UserLockIfPasswordParams{ID: id, PasswordHash: hash})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, pg.Wrapf(err, "hold user %d", id)
+	}
+	return true, nil
 }
 
 // ReplacePasswordHash swaps the hash only if it still equals oldHash. Hashes are never cached, so

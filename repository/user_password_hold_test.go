@@ -5,12 +5,27 @@ import (
 	"testing"
 
 	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
+// holdIfPassword is a login's unit of work: hold the row if the password is still hash, and run
+// then while holding it.
+func holdIfPassword(ctx context.Context, e *env, id int64, hash string, then func()) (bool, error) {
+	held := false
+	err := pg.NewUnitOfWork(e.pool).InTx(ctx, func(tx service.Tx) error {
+		var err error
+		if held, err = e.users.HoldIfPasswordIn(ctx, tx, id, hash); err == nil && held {
+			then()
+		}
+		return err
+	})
+	return held, err
+}
+
 // A login's session starts only while the password it verified is still the account's: a
 // password change committing while the login waits on the row wins, and the login gets nothing.
-func TestUserRepository_InTxIfPassword(t *testing.T) {
+func TestUserRepository_HoldIfPasswordIn(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	e := setup(t, db, envOpts{})
@@ -18,7 +33,7 @@ func TestUserRepository_InTxIfPassword(t *testing.T) {
 	u := createUser(t, e.users, userOpts{PasswordHash: "hash-a"})
 
 	ran := false
-	held, err := e.users.InTxIfPassword(ctx, u.ID, "hash-a", func(service.Tx) error { ran = true; return nil })
+	held, err := holdIfPassword(ctx, e, u.ID, "hash-a", func() { ran = true })
 	if err != nil || !held || !ran {
 		t.Fatalf("unchanged password: held %v, ran %v, err %v; want held and run", held, ran, err)
 	}
@@ -39,7 +54,7 @@ func TestUserRepository_InTxIfPassword(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		ran := false
-		held, err := e.users.InTxIfPassword(context.Background(), u.ID, "hash-a", func(service.Tx) error { ran = true; return nil })
+		held, err := holdIfPassword(context.Background(), e, u.ID, "hash-a", func() { ran = true })
 		done <- result{held, ran, err}
 	}()
 	testenv.WaitUntil(t, "the login waits on the user's row", func() bool {

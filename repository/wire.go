@@ -4,6 +4,7 @@ import (
 	"github.com/google/wire"
 
 	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // NewQuerier returns the sqlc queries. Each call names the connection it runs on: the pool, or a
@@ -11,8 +12,7 @@ import (
 func NewQuerier() dao.Querier { return dao.New() }
 
 // ProviderSet builds the repositories.
-var ProviderSet = wire.NewSet(NewQuerier, NewUserRepository, NewUserEmails, NewFollowRepository,
+var ProviderSet = wire.NewSet(NewQuerier, pg.NewUnitOfWork, NewUserRepository, NewUserEmails, NewFollowRepository,
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
-	NewRankRepository, NewHotArticleStore, NewJobQueue, NewOutbox, NewNotificationRepository,
-	NewSessionRepository, NewAPIKeyRepository, NewIdempotencyStore, NewRetentionStore,
+	NewRankRepository, NewHotArticleStore, NewNotificationRepository, NewRetentionStore,
 	NewAccountEraser)

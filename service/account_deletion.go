@@ -11,10 +11,12 @@ import (
 
 // AccountStore deletes accounts (repository.AccountEraser).
 type AccountStore interface {
-	// Erase deletes the account named username and everything that is its own in one unit of
-	// work, fn first (holding the user's row), and drops the cache entries that showed it after
-	// the commit, before it returns. domain.ErrNotFound when there is no such user.
-	Erase(ctx context.Context, username string, fn func(tx Tx, u domain.User) error) (domain.ErasedAccount, error)
+	// HoldIn holds the row of the account named username in tx until tx ends;
+	// domain.ErrNotFound when there is no such user.
+	HoldIn(ctx context.Context, tx Tx, username string) (domain.User, error)
+	// EraseIn deletes the held account u and everything that is its own in tx, and drops the
+	// cache entries that showed it once tx has committed.
+	EraseIn(ctx context.Context, tx Tx, u domain.User) (domain.ErasedAccount, error)
 }
 
 // SessionEnder ends every session and API key of a user in a unit of work; each ended session is
@@ -34,13 +36,14 @@ type SessionEnder interface {
 // stop at the commit. Notifications others got from or about the account go with it too. Kept:
 // the read counts of articles it read (the reads happened).
 type AccountDeletion struct {
+	uow      UnitOfWork
 	accounts AccountStore
 	sessions SessionEnder
 }
 
 // NewAccountDeletion returns the use case.
-func NewAccountDeletion(accounts AccountStore, sessions SessionEnder) *AccountDeletion {
-	return &AccountDeletion{accounts: accounts, sessions: sessions}
+func NewAccountDeletion(uow UnitOfWork, accounts AccountStore, sessions SessionEnder) *AccountDeletion {
+	return &AccountDeletion{uow: uow, accounts: accounts, sessions: sessions}
 }
 
 // Delete deletes the account named username (case-insensitive).
@@ -49,7 +52,21 @@ func (s *AccountDeletion) Delete(ctx context.Context, username string) (domain.E
 	if username == "" {
 		return domain.ErasedAccount{}, domain.NewValidationError("username", "can't be blank")
 	}
-	return s.accounts.Erase(ctx, username, func(tx Tx, u domain.User) error {
-		return s.sessions.RevokeAllIn(ctx, tx, u.ID, "", true)
+	// One unit of work: the sessions end while the account's row is held, and with it.
+	var gone domain.ErasedAccount
+	err := s.uow.InTx(ctx, func(tx Tx) error {
+		u, err := s.accounts.HoldIn(ctx, tx, username)
+		if err != nil {
+			return err
+		}
+		if err := s.sessions.RevokeAllIn(ctx, tx, u.ID, "", true); err != nil {
+			return err
+		}
+		gone, err = s.accounts.EraseIn(ctx, tx, u)
+		return err
 	})
+	if err != nil {
+		return domain.ErasedAccount{}, err
+	}
+	return gone, nil
 }

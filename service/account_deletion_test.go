@@ -24,14 +24,11 @@ func TestAccountDeletion_Delete(t *testing.T) {
 		{
 			name: "every session and API key ends in the deletion's unit of work", username: " victim ",
 			buildStubs: func(store *mocks.MockAccountStore, sessions *mocks.MockSessionEnder) {
-				store.EXPECT().Erase(gomock.Any(), "victim", gomock.Any()).DoAndReturn(
-					func(_ context.Context, _ string, fn func(service.Tx, domain.User) error) (domain.ErasedAccount, error) {
-						if err := fn(tx, victim); err != nil {
-							return domain.ErasedAccount{}, err
-						}
-						return domain.ErasedAccount{UserID: 7, Username: "victim", Articles: 2}, nil
-					})
-				sessions.EXPECT().RevokeAllIn(gomock.Any(), tx, int64(7), "", true).Return(nil)
+				gomock.InOrder(
+					store.EXPECT().HoldIn(gomock.Any(), tx, "victim").Return(victim, nil),
+					sessions.EXPECT().RevokeAllIn(gomock.Any(), tx, int64(7), "", true).Return(nil),
+					store.EXPECT().EraseIn(gomock.Any(), tx, victim).Return(domain.ErasedAccount{UserID: 7, Username: "victim", Articles: 2}, nil),
+				)
 			},
 			check: func(t *testing.T, gone domain.ErasedAccount, err error) {
 				if err != nil || gone.UserID != 7 || gone.Articles != 2 {
@@ -42,18 +39,17 @@ func TestAccountDeletion_Delete(t *testing.T) {
 		{
 			name: "failing to end the sessions deletes nothing", username: "victim",
 			buildStubs: func(store *mocks.MockAccountStore, sessions *mocks.MockSessionEnder) {
-				store.EXPECT().Erase(gomock.Any(), "victim", gomock.Any()).DoAndReturn(
-					func(_ context.Context, _ string, fn func(service.Tx, domain.User) error) (domain.ErasedAccount, error) {
-						return domain.ErasedAccount{}, fn(tx, victim) // the store rolls back on fn's error
-					})
+				store.EXPECT().HoldIn(gomock.Any(), tx, "victim").Return(victim, nil)
 				sessions.EXPECT().RevokeAllIn(gomock.Any(), gomock.Any(), int64(7), "", true).Return(errStorage)
+				store.EXPECT().EraseIn(gomock.Any(), gomock.Any(), gomock.Any()).Times(0) // the unit of work rolls back
 			},
 			check: func(t *testing.T, _ domain.ErasedAccount, err error) { requireErrorIs(t, err, errStorage) },
 		},
 		{
 			name: "an unknown user is not found", username: "nobody",
 			buildStubs: func(store *mocks.MockAccountStore, sessions *mocks.MockSessionEnder) {
-				store.EXPECT().Erase(gomock.Any(), "nobody", gomock.Any()).Return(domain.ErasedAccount{}, domain.ErrNotFound)
+				store.EXPECT().HoldIn(gomock.Any(), gomock.Any(), "nobody").Return(domain.User{}, domain.ErrNotFound)
+				store.EXPECT().EraseIn(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 				sessions.EXPECT().RevokeAllIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ domain.ErasedAccount, err error) { requireErrorIs(t, err, domain.ErrNotFound) },
@@ -61,7 +57,8 @@ func TestAccountDeletion_Delete(t *testing.T) {
 		{
 			name: "a blank username never reaches storage", username: "  ",
 			buildStubs: func(store *mocks.MockAccountStore, sessions *mocks.MockSessionEnder) {
-				store.EXPECT().Erase(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				store.EXPECT().HoldIn(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				store.EXPECT().EraseIn(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 				sessions.EXPECT().RevokeAllIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ domain.ErasedAccount, err error) {
@@ -75,7 +72,7 @@ func TestAccountDeletion_Delete(t *testing.T) {
 			ctrl := gomock.NewController(t)
 			store, sessions := mocks.NewMockAccountStore(ctrl), mocks.NewMockSessionEnder(ctrl)
 			tc.buildStubs(store, sessions)
-			gone, err := service.NewAccountDeletion(store, sessions).Delete(context.Background(), tc.username)
+			gone, err := service.NewAccountDeletion(txUnitOfWork{tx}, store, sessions).Delete(context.Background(), tc.username)
 			tc.check(t, gone, err)
 		})
 	}

@@ -84,14 +84,14 @@ type ArticleService struct {
 	follows  FollowRepository
 	reads    ReadRecorder
 	suffix   func() string // random slug suffix for colliding titles
-	idem     IdempotencyStore
+	idem     Idempotency
 	preload  ArticlePreloader
 	now      func() time.Time
 }
 
 // NewArticleService returns an ArticleService over its ports. suffix makes the random tail that
 // disambiguates two articles with the same title.
-func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, reads ReadRecorder, suffix SlugSuffix, idem IdempotencyStore, preload ArticlePreloader) *ArticleService {
+func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, reads ReadRecorder, suffix SlugSuffix, idem Idempotency, preload ArticlePreloader) *ArticleService {
 	return &ArticleService{articles: articles, inter: inter, users: users, follows: follows, reads: reads, suffix: suffix, idem: idem, preload: preload, now: time.Now}
 }
 

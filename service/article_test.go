@@ -23,7 +23,7 @@ type articleDeps struct {
 	users    *mocks.MockUserRepository
 	follows  *mocks.MockFollowRepository
 	reads    *recordedReads
-	idem     *mocks.MockIdempotencyStore
+	idem     *mocks.MockIdempotency
 	preload  *mocks.MockArticlePreloader // no call expected unless a test says so
 }
 
@@ -38,7 +38,7 @@ func newArticleService(t *testing.T, suffixes ...string) (*service.ArticleServic
 		users:    mocks.NewMockUserRepository(ctrl),
 		follows:  mocks.NewMockFollowRepository(ctrl),
 		reads:    &recordedReads{},
-		idem:     mocks.NewMockIdempotencyStore(ctrl),
+		idem:     mocks.NewMockIdempotency(ctrl),
 		preload:  mocks.NewMockArticlePreloader(ctrl),
 	}
 	var mu sync.Mutex

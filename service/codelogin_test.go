@@ -13,7 +13,6 @@ import (
 	"go.uber.org/mock/gomock"
 
 	"github.com/inkwell-dev/inkwell/cache"
-	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
@@ -409,7 +408,7 @@ func TestCodeLogin_ConcurrentFirstLogins(t *testing.T) {
 	db := testenv.NewDB(t)
 	rds := testenv.NewRedis(t)
 	log := testenv.Logger(t)
-	users := repository.NewUserRepository(db.Pool, dao.New(),
+	users := repository.NewUserRepository(db.Pool, repository.NewQuerier(),
 		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
 	svc := service.NewCodeLoginService(acceptingCodes{}, nil, users, plainHasher{}, userSessions{}, noClaims{}, testCodeKeys, log)
 

@@ -25,11 +25,11 @@ type CommentService struct {
 	comments CommentRepository
 	users    UserRepository
 	follows  FollowRepository
-	idem     IdempotencyStore
+	idem     Idempotency
 }
 
 // NewCommentService returns a CommentService over its ports.
-func NewCommentService(articles ArticleRepository, comments CommentRepository, users UserRepository, follows FollowRepository, idem IdempotencyStore) *CommentService {
+func NewCommentService(articles ArticleRepository, comments CommentRepository, users UserRepository, follows FollowRepository, idem Idempotency) *CommentService {
 	return &CommentService{articles: articles, comments: comments, users: users, follows: follows, idem: idem}
 }
 

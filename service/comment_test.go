@@ -20,7 +20,7 @@ type commentDeps struct {
 	comments *mocks.MockCommentRepository
 	users    *mocks.MockUserRepository
 	follows  *mocks.MockFollowRepository
-	idem     *mocks.MockIdempotencyStore
+	idem     *mocks.MockIdempotency
 }
 
 func newCommentService(t *testing.T) (*service.CommentService, commentDeps) {
@@ -31,7 +31,7 @@ func newCommentService(t *testing.T) (*service.CommentService, commentDeps) {
 		comments: mocks.NewMockCommentRepository(ctrl),
 		users:    mocks.NewMockUserRepository(ctrl),
 		follows:  mocks.NewMockFollowRepository(ctrl),
-		idem:     mocks.NewMockIdempotencyStore(ctrl),
+		idem:     mocks.NewMockIdempotency(ctrl),
 	}
 	return service.NewCommentService(d.articles, d.comments, d.users, d.follows, d.idem), d
 }

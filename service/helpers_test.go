@@ -68,3 +68,11 @@ func (r *recordedReads) events() []domain.ReadEvent {
 type noVerification struct{}
 
 func (noVerification) IssueVerificationIn(context.Context, service.Tx, domain.User) error { return nil }
+
+// txUnitOfWork runs each unit of work once, at once, with tx: the repositories it is handed to are
+// mocks, which expect that tx.
+type txUnitOfWork struct{ tx service.Tx }
+
+func (u txUnitOfWork) InTx(_ context.Context, fn func(service.Tx) error) error { return fn(u.tx) }
+
+func (u txUnitOfWork) InTxOnce(_ context.Context, fn func(service.Tx) error) error { return fn(u.tx) }

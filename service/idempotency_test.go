@@ -9,13 +9,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/inkwell-dev/inkwell/cache"
-	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
+
+// newIdempotency is the idempotency path as the app wires it, over the database's store.
+func newIdempotency(pool *pgxpool.Pool) *service.IdempotencyRunner {
+	return service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), durable.NewIdempotencyStore(pool, repository.NewQuerier()), 0)
+}
 
 // gatedHasher blocks each Hash until the test lets it go, so the test can look at the world while
 // a password is being hashed.
@@ -42,11 +50,11 @@ func TestRegisterIdempotent_HashesWithoutHoldingAConnection(t *testing.T) {
 	db := testenv.NewDB(t)
 	rds := testenv.NewRedis(t)
 	log := testenv.Logger(t)
-	q := dao.New()
+	q := repository.NewQuerier()
 	users := repository.NewUserRepository(db.Pool, q,
 		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
 	hasher := &gatedHasher{entered: make(chan struct{}), release: make(chan struct{})}
-	svc := service.NewUserService(users, hasher, userSessions{}, repository.NewIdempotencyStore(db.Pool, q, 0), noVerification{}, nil, log)
+	svc := service.NewUserService(users, pg.NewUnitOfWork(db.Pool), hasher, userSessions{}, newIdempotency(db.Pool), noVerification{}, nil, log)
 
 	name := "gated" + testenv.RandomID(4)
 	in := service.RegisterInput{Username: name, Email: name + "@example.com", Password: "correct horse battery"}
@@ -121,11 +129,11 @@ func TestRegisterIdempotent_StoresNoToken(t *testing.T) {
 	db := testenv.NewDB(t)
 	rds := testenv.NewRedis(t)
 	log := testenv.Logger(t)
-	q := dao.New()
+	q := repository.NewQuerier()
 	users := repository.NewUserRepository(db.Pool, q,
 		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
 	sessions := &countingSessions{}
-	svc := service.NewUserService(users, plainHasher{}, sessions, repository.NewIdempotencyStore(db.Pool, q, 0), noVerification{}, nil, log)
+	svc := service.NewUserService(users, pg.NewUnitOfWork(db.Pool), plainHasher{}, sessions, newIdempotency(db.Pool), noVerification{}, nil, log)
 
 	name := "tokenless" + testenv.RandomID(4)
 	in := service.RegisterInput{Username: name, Email: name + "@example.com", Password: "correct horse battery"}

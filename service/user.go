@@ -17,9 +17,6 @@ import (
 // domain.ErrEmailTaken / domain.ErrUsernameTaken when a uniqueness rule is violated. Shared: the
 // profile, article, comment and rank use cases look users up through it too.
 type UserRepository interface {
-	// CreateWith inserts the user and runs then in the same unit of work (what must commit with
-	// the account: its verification mail); an error from then rolls the account back.
-	CreateWith(ctx context.Context, u domain.User, then func(tx Tx, created domain.User) error) (domain.User, error)
 	// CreateIn is Create in the caller's unit of work; a uniqueness rejection leaves tx usable.
 	CreateIn(ctx context.Context, tx Tx, u domain.User) (domain.User, error)
 	GetByID(ctx context.Context, id int64) (domain.User, error)
@@ -28,17 +25,17 @@ type UserRepository interface {
 	// Update loads the user, applies change to it inside one transaction and stores the result.
 	// An error from change aborts the transaction and is returned unchanged.
 	Update(ctx context.Context, id int64, change func(*domain.User) error) (domain.User, error)
-	// UpdateTx is Update whose change also gets the unit of work, for writes that must commit
-	// with the user's (ending sessions on a credential change).
-	UpdateTx(ctx context.Context, id int64, change func(tx Tx, u *domain.User) error) (domain.User, error)
+	// UpdateIn is Update in the caller's unit of work, for writes that must commit with the
+	// user's (ending sessions on a credential change).
+	UpdateIn(ctx context.Context, tx Tx, id int64, change func(*domain.User) error) (domain.User, error)
 	// GetByIDs returns the users among ids that exist, keyed by id, in one query.
 	GetByIDs(ctx context.Context, ids []int64) (map[int64]domain.User, error)
 	// ReplacePasswordHash swaps the stored hash only if it still equals oldHash, so a rehash on
 	// login can never overwrite a password changed concurrently.
 	ReplacePasswordHash(ctx context.Context, id int64, oldHash, newHash string) error
-	// InTxIfPassword runs fn in a unit of work holding user id's row, if its password hash is
-	// still hash; held is false (and fn not run) when the password changed meanwhile.
-	InTxIfPassword(ctx context.Context, id int64, hash string, fn func(tx Tx) error) (held bool, err error)
+	// HoldIfPasswordIn holds user id's row in tx (until it ends) if its password hash is still
+	// hash; held is false when the password changed meanwhile.
+	HoldIfPasswordIn(ctx context.Context, tx Tx, id int64, hash string) (held bool, err error)
 }
 
 // PasswordHasher hashes and verifies passwords. Verify reports needsRehash when the stored hash
@@ -77,9 +74,10 @@ type StepUpCodes interface {
 // UserService registers accounts, logs users in and manages the current user's settings.
 type UserService struct {
 	users    UserRepository
+	uow      UnitOfWork
 	hasher   PasswordHasher
 	sessions SessionManager
-	idem     IdempotencyStore
+	idem     Idempotency
 	verifier RegistrationVerifier
 	codes    StepUpCodes
 	log      *slog.Logger
@@ -89,9 +87,9 @@ type UserService struct {
 }
 
 // NewUserService returns a UserService over its ports.
-func NewUserService(users UserRepository, hasher PasswordHasher, sessions SessionManager, idem IdempotencyStore, verifier RegistrationVerifier,
+func NewUserService(users UserRepository, uow UnitOfWork, hasher PasswordHasher, sessions SessionManager, idem Idempotency, verifier RegistrationVerifier,
 	codes StepUpCodes, log *slog.Logger) *UserService {
-	return &UserService{users: users, hasher: hasher, sessions: sessions, idem: idem, verifier: verifier, codes: codes, log: log}
+	return &UserService{users: users, uow: uow, hasher: hasher, sessions: sessions, idem: idem, verifier: verifier, codes: codes, log: log}
 }
 
 // RegisterInput is what a new account needs.
@@ -128,7 +126,13 @@ func (s *UserService) Register(ctx context.Context, in RegisterInput) (Session, 
 	if err != nil {
 		return Session{}, err
 	}
-	created, err := s.users.CreateWith(ctx, u, func(tx Tx, created domain.User) error {
+	// The account commits with its verification mail, or not at all.
+	var created domain.User
+	err = s.uow.InTx(ctx, func(tx Tx) error {
+		var err error
+		if created, err = s.users.CreateIn(ctx, tx, u); err != nil {
+			return err
+		}
 		return s.verifier.IssueVerificationIn(ctx, tx, created)
 	})
 	if err != nil {
@@ -257,8 +261,12 @@ func (s *UserService) Login(ctx context.Context, email, password string) (Sessio
 	// takeover or password change that commits while Argon2 ran ends every session, and must
 	// not be outrun by this one.
 	var t domain.Tokens
-	held, err := s.users.InTxIfPassword(ctx, u.ID, verified, func(tx Tx) error {
+	held := false
+	err = s.uow.InTx(ctx, func(tx Tx) error {
 		var err error
+		if held, err = s.users.HoldIfPasswordIn(ctx, tx, u.ID, verified); err != nil || !held {
+			return err
+		}
 		t, err = s.sessions.StartIn(ctx, tx, u.ID)
 		return err
 	})
@@ -388,13 +396,17 @@ func (s *UserService) Update(ctx context.Context, cred domain.Credential, in Upd
 	if verified == "" {
 		u, err = s.users.Update(ctx, userID, apply)
 	} else {
-		u, err = s.users.UpdateTx(ctx, userID, func(tx Tx, u *domain.User) error {
-			// The password checked may have been changed since (another session): refuse, or
-			// the change would rest on a password that is no longer the account's.
-			if u.PasswordHash != verified {
-				return domain.ErrWrongCurrentPassword
-			}
-			if err := apply(u); err != nil {
+		err = s.uow.InTx(ctx, func(tx Tx) error {
+			var err error
+			u, err = s.users.UpdateIn(ctx, tx, userID, func(u *domain.User) error {
+				// The password checked may have been changed since (another session): refuse,
+				// or the change would rest on a password that is no longer the account's.
+				if u.PasswordHash != verified {
+					return domain.ErrWrongCurrentPassword
+				}
+				return apply(u)
+			})
+			if err != nil {
 				return err
 			}
 			return s.sessions.RevokeAllIn(ctx, tx, userID, cred.SessionID, true)

@@ -20,7 +20,7 @@ type userDeps struct {
 	repo   *mocks.MockUserRepository
 	hasher *mocks.MockPasswordHasher
 	tokens *mocks.MockSessionManager
-	idem   *mocks.MockIdempotencyStore
+	idem   *mocks.MockIdempotency
 	codes  *mocks.MockStepUpCodes
 }
 
@@ -31,18 +31,18 @@ func newUserService(t *testing.T) (*service.UserService, userDeps) {
 		repo:   mocks.NewMockUserRepository(ctrl),
 		hasher: mocks.NewMockPasswordHasher(ctrl),
 		tokens: mocks.NewMockSessionManager(ctrl),
-		idem:   mocks.NewMockIdempotencyStore(ctrl),
+		idem:   mocks.NewMockIdempotency(ctrl),
 		codes:  mocks.NewMockStepUpCodes(ctrl),
 	}
-	return service.NewUserService(d.repo, d.hasher, d.tokens, d.idem, noVerification{}, d.codes, discardLogger), d
+	return service.NewUserService(d.repo, txUnitOfWork{noHooksTx{}}, d.hasher, d.tokens, d.idem, noVerification{}, d.codes, discardLogger), d
 }
 
 // untouched proves that rejected input reaches neither storage, the hasher nor the token issuer.
 func untouched(d userDeps) {
-	d.repo.EXPECT().CreateWith(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+	d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	d.repo.EXPECT().GetByEmail(gomock.Any(), gomock.Any()).Times(0)
 	d.repo.EXPECT().Update(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
-	d.repo.EXPECT().UpdateTx(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+	d.repo.EXPECT().UpdateIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	d.tokens.EXPECT().RevokeAllIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	d.hasher.EXPECT().Hash(gomock.Any()).Times(0)
 	d.hasher.EXPECT().Verify(gomock.Any(), gomock.Any()).Times(0)
@@ -77,7 +77,7 @@ func TestUserService_Register(t *testing.T) {
 			buildStubs: func(d userDeps) {
 				gomock.InOrder(
 					d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil),
-					d.repo.EXPECT().CreateWith(gomock.Any(), domain.User{Email: "Jake@JAKE.jake", Username: "jake", PasswordHash: "HASH"}, gomock.Any()).
+					d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), domain.User{Email: "Jake@JAKE.jake", Username: "jake", PasswordHash: "HASH"}).
 						Return(created, nil),
 					d.tokens.EXPECT().Start(gomock.Any(), int64(7)).Return(domain.Tokens{Access: "TOKEN", Refresh: "REFRESH"}, nil),
 				)
@@ -131,7 +131,7 @@ func TestUserService_Register(t *testing.T) {
 			in:   valid,
 			buildStubs: func(d userDeps) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
-				d.repo.EXPECT().CreateWith(gomock.Any(), gomock.Any(), gomock.Any()).
+				d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).
 					Return(domain.User{}, fmt.Errorf("insert user: %w", domain.ErrEmailTaken))
 				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
@@ -144,7 +144,7 @@ func TestUserService_Register(t *testing.T) {
 			in:   valid,
 			buildStubs: func(d userDeps) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
-				d.repo.EXPECT().CreateWith(gomock.Any(), gomock.Any(), gomock.Any()).
+				d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).
 					Return(domain.User{}, fmt.Errorf("insert user: %w", domain.ErrUsernameTaken))
 				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
@@ -157,7 +157,7 @@ func TestUserService_Register(t *testing.T) {
 			in:   valid,
 			buildStubs: func(d userDeps) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
-				d.repo.EXPECT().CreateWith(gomock.Any(), gomock.Any(), gomock.Any()).
+				d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).
 					Return(domain.User{}, errors.Join(domain.ErrEmailTaken, domain.ErrUsernameTaken))
 				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
@@ -173,7 +173,7 @@ func TestUserService_Register(t *testing.T) {
 			in:   valid,
 			buildStubs: func(d userDeps) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
-				d.repo.EXPECT().CreateWith(gomock.Any(), gomock.Any(), gomock.Any()).
+				d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).
 					Return(domain.User{}, fmt.Errorf("insert user: %w", domain.ErrUnavailable))
 				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
@@ -186,7 +186,7 @@ func TestUserService_Register(t *testing.T) {
 			in:   valid,
 			buildStubs: func(d userDeps) {
 				d.hasher.EXPECT().Hash("jakejake").Return("", errors.New("entropy exhausted"))
-				d.repo.EXPECT().CreateWith(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ service.Session, err error) {
@@ -198,7 +198,7 @@ func TestUserService_Register(t *testing.T) {
 			in:   valid,
 			buildStubs: func(d userDeps) {
 				d.hasher.EXPECT().Hash("jakejake").Return("HASH", nil)
-				d.repo.EXPECT().CreateWith(gomock.Any(), gomock.Any(), gomock.Any()).Return(created, nil)
+				d.repo.EXPECT().CreateIn(gomock.Any(), gomock.Any(), gomock.Any()).Return(created, nil)
 				d.tokens.EXPECT().Start(gomock.Any(), int64(7)).Return(domain.Tokens{}, errors.New("signing failed"))
 			},
 			check: func(t *testing.T, s service.Session, err error) {
@@ -324,7 +324,7 @@ func TestUserService_Login(t *testing.T) {
 				d.repo.EXPECT().GetByEmail(gomock.Any(), "jake@jake.jake").Return(jake, nil)
 				d.hasher.EXPECT().Verify(password, jake.PasswordHash).Return(true, false, nil)
 				// A reset, takeover or password change committed meanwhile: the hash is not held.
-				d.repo.EXPECT().InTxIfPassword(gomock.Any(), jake.ID, jake.PasswordHash, gomock.Any()).Return(false, nil)
+				d.repo.EXPECT().HoldIfPasswordIn(gomock.Any(), gomock.Any(), jake.ID, jake.PasswordHash).Return(false, nil)
 				d.tokens.EXPECT().StartIn(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 				d.tokens.EXPECT().Start(gomock.Any(), gomock.Any()).Times(0)
 			},
@@ -548,14 +548,10 @@ func applyChange(stored domain.User) func(context.Context, int64, func(*domain.U
 	}
 }
 
-// applyChangeTx is applyChange for UpdateTx: the change runs with a unit of work.
-func applyChangeTx(stored domain.User) func(context.Context, int64, func(service.Tx, *domain.User) error) (domain.User, error) {
-	return func(_ context.Context, _ int64, change func(service.Tx, *domain.User) error) (domain.User, error) {
-		u := stored
-		if err := change(noHooksTx{}, &u); err != nil {
-			return domain.User{}, err
-		}
-		return u, nil
+// applyChangeTx is applyChange for UpdateIn: the change runs in the caller's unit of work.
+func applyChangeTx(stored domain.User) func(context.Context, service.Tx, int64, func(*domain.User) error) (domain.User, error) {
+	return func(ctx context.Context, _ service.Tx, id int64, change func(*domain.User) error) (domain.User, error) {
+		return applyChange(stored)(ctx, id, change)
 	}
 }
 
@@ -629,7 +625,7 @@ func TestUserService_Update(t *testing.T) {
 					d.repo.EXPECT().GetByEmail(gomock.Any(), jake.Email).Return(jake, nil),
 					d.hasher.EXPECT().Verify("current-password", jake.PasswordHash).Return(true, false, nil),
 					d.hasher.EXPECT().Hash("new-password").Return("NEWHASH", nil),
-					d.repo.EXPECT().UpdateTx(gomock.Any(), jake.ID, gomock.Any()).DoAndReturn(applyChangeTx(jake)),
+					d.repo.EXPECT().UpdateIn(gomock.Any(), gomock.Any(), jake.ID, gomock.Any()).DoAndReturn(applyChangeTx(jake)),
 				)
 				// Every other session and every API key ends with the change; this session stays.
 				d.tokens.EXPECT().RevokeAllIn(gomock.Any(), gomock.Any(), jake.ID, "sid-current", true).Return(nil)
@@ -664,7 +660,7 @@ func TestUserService_Update(t *testing.T) {
 			in:   service.UpdateUserInput{Email: ptr("taken@jake.jake"), CurrentPassword: "current-password"},
 			buildStubs: func(d userDeps) {
 				stepUpPasses(d)
-				d.repo.EXPECT().UpdateTx(gomock.Any(), jake.ID, gomock.Any()).
+				d.repo.EXPECT().UpdateIn(gomock.Any(), gomock.Any(), jake.ID, gomock.Any()).
 					Return(domain.User{}, fmt.Errorf("update user: %w", domain.ErrEmailTaken))
 			},
 			check: func(t *testing.T, _ domain.User, err error) {
@@ -699,7 +695,7 @@ func TestUserService_Update(t *testing.T) {
 			buildStubs: func(d userDeps) {
 				stepUpPasses(d)
 				d.hasher.EXPECT().Hash("new-password").Return("", errors.New("entropy exhausted"))
-				d.repo.EXPECT().UpdateTx(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.repo.EXPECT().UpdateIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ domain.User, err error) {
 				requireNoValidation(t, err)
@@ -735,7 +731,7 @@ func TestUserService_Update(t *testing.T) {
 				d.repo.EXPECT().GetByEmail(gomock.Any(), jake.Email).Return(jake, nil)
 				d.hasher.EXPECT().Verify("guess", jake.PasswordHash).Return(false, false, nil)
 				d.hasher.EXPECT().Hash(gomock.Any()).Times(0)
-				d.repo.EXPECT().UpdateTx(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.repo.EXPECT().UpdateIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 				d.repo.EXPECT().Update(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ domain.User, err error) {
@@ -762,7 +758,7 @@ func TestUserService_Update(t *testing.T) {
 					d.repo.EXPECT().GetByEmail(gomock.Any(), jake.Email).Return(jake, nil),
 					d.codes.EXPECT().VerifyOwnCode(gomock.Any(), jake, "123456").Return(nil),
 					d.hasher.EXPECT().Hash("new-password").Return("NEWHASH", nil),
-					d.repo.EXPECT().UpdateTx(gomock.Any(), jake.ID, gomock.Any()).DoAndReturn(applyChangeTx(jake)),
+					d.repo.EXPECT().UpdateIn(gomock.Any(), gomock.Any(), jake.ID, gomock.Any()).DoAndReturn(applyChangeTx(jake)),
 				)
 				d.hasher.EXPECT().Verify(gomock.Any(), gomock.Any()).Times(0)
 				d.tokens.EXPECT().RevokeAllIn(gomock.Any(), gomock.Any(), jake.ID, "sid-current", true).Return(nil)
@@ -776,7 +772,7 @@ func TestUserService_Update(t *testing.T) {
 				d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(jake, nil)
 				d.repo.EXPECT().GetByEmail(gomock.Any(), jake.Email).Return(jake, nil)
 				d.codes.EXPECT().VerifyOwnCode(gomock.Any(), jake, "654321").Return(&domain.CodeError{Reason: domain.CodeInvalid})
-				d.repo.EXPECT().UpdateTx(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.repo.EXPECT().UpdateIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 				d.repo.EXPECT().Update(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ domain.User, err error) {
@@ -790,7 +786,7 @@ func TestUserService_Update(t *testing.T) {
 				d.repo.EXPECT().GetByID(gomock.Any(), jake.ID).Return(jake, nil)
 				d.repo.EXPECT().GetByEmail(gomock.Any(), jake.Email).Return(jake, nil)
 				d.codes.EXPECT().VerifyOwnCode(gomock.Any(), jake, "654321").Return(&domain.CodeError{Reason: domain.CodeLocked, RetryAfter: time.Hour})
-				d.repo.EXPECT().UpdateTx(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.repo.EXPECT().UpdateIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ domain.User, err error) {
 				var ce *domain.CodeError
@@ -806,7 +802,7 @@ func TestUserService_Update(t *testing.T) {
 				stepUpPasses(d)
 				d.hasher.EXPECT().Hash("new-password").Return("NEWHASH", nil)
 				moved := with(func(u *domain.User) { u.PasswordHash = "CHANGED-MEANWHILE" })
-				d.repo.EXPECT().UpdateTx(gomock.Any(), jake.ID, gomock.Any()).DoAndReturn(applyChangeTx(moved))
+				d.repo.EXPECT().UpdateIn(gomock.Any(), gomock.Any(), jake.ID, gomock.Any()).DoAndReturn(applyChangeTx(moved))
 				d.tokens.EXPECT().RevokeAllIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ domain.User, err error) {
@@ -852,9 +848,6 @@ var errSurprise = errors.New("surprise")
 // expectSessionWhilePassword stubs a login's session: started in the unit of work that holds
 // the user's row while its password hash is still hash.
 func expectSessionWhilePassword(d userDeps, hash string) {
-	d.repo.EXPECT().InTxIfPassword(gomock.Any(), jake.ID, hash, gomock.Any()).
-		DoAndReturn(func(_ context.Context, _ int64, _ string, fn func(service.Tx) error) (bool, error) {
-			return true, fn(nil)
-		})
+	d.repo.EXPECT().HoldIfPasswordIn(gomock.Any(), gomock.Any(), jake.ID, hash).Return(true, nil)
 	d.tokens.EXPECT().StartIn(gomock.Any(), gomock.Any(), jake.ID).Return(domain.Tokens{Access: "TOKEN", Refresh: "REFRESH"}, nil)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/migrations"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 )
 
 const usage = `inkwell — content-platform backend (RealWorld API superset)
@@ -324,7 +325,7 @@ func jobs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cleanup()
-	q := repository.NewJobQueue(repository.QueuePool{Pool: pool}, repository.NewQuerier())
+	q := durable.NewJobQueue(durable.QueuePool{Pool: pool}, repository.NewQuerier())
 	switch sub {
 	case "list":
 		list, err := q.List(ctx, queue, domain.JobStatus(status), limit)

@@ -12,6 +12,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 )
 
 var outboxSubcommands = []subcommand{
@@ -56,7 +57,7 @@ func outbox(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer cleanup()
-	o := repository.OpenOutbox(pool)
+	o := durable.NewOutbox(pool, repository.NewQuerier())
 	switch sub {
 	case "list":
 		list, err := o.List(ctx, domain.OutboxStatus(status), limit)

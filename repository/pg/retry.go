@@ -14,10 +14,9 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 )
 
-// ErrCommitUnknown means COMMIT failed in a way that leaves its outcome unknown (the connection
-// broke while it ran): the transaction may or may not have been applied, so it is not retried
-// blindly. Callers that can, check; others report it.
-var ErrCommitUnknown = errors.New("transaction outcome unknown: the commit did not answer")
+// ErrCommitUnknown is domain.ErrCommitUnknown: use cases tell it apart without importing this
+// package.
+var ErrCommitUnknown = domain.ErrCommitUnknown
 
 // RetryPolicy bounds transaction retries.
 type RetryPolicy struct {

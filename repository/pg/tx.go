@@ -39,7 +39,10 @@ const (
 	commitUnknown // COMMIT was sent and did not answer: the writes may or may not have happened
 )
 
-var _ service.Tx = (*Tx)(nil)
+var (
+	_ service.Tx         = (*Tx)(nil)
+	_ service.UnitOfWork = (*UnitOfWork)(nil)
+)
 
 // AfterCommit registers fn to run once the unit of work has committed. fn gets a context that
 // outlives the request's cancellation, since the write it follows has happened either way.
@@ -117,7 +120,7 @@ func (t *Tx) end(ctx context.Context, how outcome) {
 	}
 }
 
-// UnitOfWork opens units of work on the main pool.
+// UnitOfWork opens units of work on the main pool: the service.UnitOfWork port.
 type UnitOfWork struct {
 	pool  *pgxpool.Pool
 	retry RetryPolicy
@@ -132,14 +135,14 @@ func NewUnitOfWork(pool *pgxpool.Pool) *UnitOfWork {
 // InTx runs fn in one transaction, committing when it returns nil and rolling back otherwise. A
 // run that lost a race (40001, 40P01) is retried with a fresh Tx: the hooks a failed attempt
 // registered are dropped with it. The hooks of the attempt that committed run before InTx returns.
-func (u *UnitOfWork) InTx(ctx context.Context, fn func(tx *Tx) error) error {
-	return InTx(ctx, u.pool, u.retry, fn)
+func (u *UnitOfWork) InTx(ctx context.Context, fn func(tx service.Tx) error) error {
+	return InTx(ctx, u.pool, u.retry, func(tx *Tx) error { return fn(tx) })
 }
 
 // InTxOnce is InTx without retries, for a unit of work that must not run twice (it waits on a
 // lock whose holder's outcome it reports, or it is retried by its caller).
-func (u *UnitOfWork) InTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
-	return InTx(ctx, u.pool, RetryPolicy{Attempts: 1}, fn)
+func (u *UnitOfWork) InTxOnce(ctx context.Context, fn func(tx service.Tx) error) error {
+	return InTx(ctx, u.pool, RetryPolicy{Attempts: 1}, func(tx *Tx) error { return fn(tx) })
 }
 
 // InTx runs fn in one transaction on pool under the retry policy p, with hooks as UnitOfWork.InTx
@@ -171,7 +174,7 @@ func InTx(ctx context.Context, pool *pgxpool.Pool, p RetryPolicy, fn func(tx *Tx
 func TxOf(tx service.Tx) *Tx {
 	t, ok := tx.(*Tx)
 	if !ok {
-		panic("repository: the unit of work was not opened by repository.UnitOfWork")
+		panic("repository: the unit of work was not opened by pg.UnitOfWork")
 	}
 	return t
 }

@@ -42,19 +42,34 @@ func (m *MockAccountStore) EXPECT() *MockAccountStoreMockRecorder {
 	return m.recorder
 }
 
-// Erase mocks base method.
-func (m *MockAccountStore) Erase(ctx context.Context, username string, fn func(service.Tx, domain.User) error) (domain.ErasedAccount, error) {
+// EraseIn mocks base method.
+func (m *MockAccountStore) EraseIn(ctx context.Context, tx service.Tx, u domain.User) (domain.ErasedAccount, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Erase", ctx, username, fn)
+	ret := m.ctrl.Call(m, "EraseIn", ctx, tx, u)
 	ret0, _ := ret[0].(domain.ErasedAccount)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
 
-// Erase indicates an expected call of Erase.
-func (mr *MockAccountStoreMockRecorder) Erase(ctx, username, fn any) *gomock.Call {
+// EraseIn indicates an expected call of EraseIn.
+func (mr *MockAccountStoreMockRecorder) EraseIn(ctx, tx, u any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Erase", reflect.TypeOf((*MockAccountStore)(nil).Erase), ctx, username, fn)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "EraseIn", reflect.TypeOf((*MockAccountStore)(nil).EraseIn), ctx, tx, u)
+}
+
+// HoldIn mocks base method.
+func (m *MockAccountStore) HoldIn(ctx context.Context, tx service.Tx, username string) (domain.User, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "HoldIn", ctx, tx, username)
+	ret0, _ := ret[0].(domain.User)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// HoldIn indicates an expected call of HoldIn.
+func (mr *MockAccountStoreMockRecorder) HoldIn(ctx, tx, username any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "HoldIn", reflect.TypeOf((*MockAccountStore)(nil).HoldIn), ctx, tx, username)
 }
 
 // MockSessionEnder is a mock of SessionEnder interface.

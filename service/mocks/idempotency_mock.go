@@ -18,6 +18,62 @@ import (
 	gomock "go.uber.org/mock/gomock"
 )
 
+// MockIdempotency is a mock of Idempotency interface.
+type MockIdempotency struct {
+	ctrl     *gomock.Controller
+	recorder *MockIdempotencyMockRecorder
+	isgomock struct{}
+}
+
+// MockIdempotencyMockRecorder is the mock recorder for MockIdempotency.
+type MockIdempotencyMockRecorder struct {
+	mock *MockIdempotency
+}
+
+// NewMockIdempotency creates a new mock instance.
+func NewMockIdempotency(ctrl *gomock.Controller) *MockIdempotency {
+	mock := &MockIdempotency{ctrl: ctrl}
+	mock.recorder = &MockIdempotencyMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockIdempotency) EXPECT() *MockIdempotencyMockRecorder {
+	return m.recorder
+}
+
+// Do mocks base method.
+func (m *MockIdempotency) Do(ctx context.Context, k service.IdempotencyKey, write func(context.Context, service.Tx) domain.StoredResponse) (domain.StoredResponse, bool, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Do", ctx, k, write)
+	ret0, _ := ret[0].(domain.StoredResponse)
+	ret1, _ := ret[1].(bool)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// Do indicates an expected call of Do.
+func (mr *MockIdempotencyMockRecorder) Do(ctx, k, write any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Do", reflect.TypeOf((*MockIdempotency)(nil).Do), ctx, k, write)
+}
+
+// Lookup mocks base method.
+func (m *MockIdempotency) Lookup(ctx context.Context, k service.IdempotencyKey) (domain.StoredResponse, bool, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Lookup", ctx, k)
+	ret0, _ := ret[0].(domain.StoredResponse)
+	ret1, _ := ret[1].(bool)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// Lookup indicates an expected call of Lookup.
+func (mr *MockIdempotencyMockRecorder) Lookup(ctx, k any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Lookup", reflect.TypeOf((*MockIdempotency)(nil).Lookup), ctx, k)
+}
+
 // MockIdempotencyStore is a mock of IdempotencyStore interface.
 type MockIdempotencyStore struct {
 	ctrl     *gomock.Controller
@@ -42,20 +98,33 @@ func (m *MockIdempotencyStore) EXPECT() *MockIdempotencyStoreMockRecorder {
 	return m.recorder
 }
 
-// Do mocks base method.
-func (m *MockIdempotencyStore) Do(ctx context.Context, k service.IdempotencyKey, write func(context.Context, service.Tx) domain.StoredResponse) (domain.StoredResponse, bool, error) {
+// ClaimIn mocks base method.
+func (m *MockIdempotencyStore) ClaimIn(ctx context.Context, tx service.Tx, k service.IdempotencyKey) (bool, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Do", ctx, k, write)
-	ret0, _ := ret[0].(domain.StoredResponse)
-	ret1, _ := ret[1].(bool)
-	ret2, _ := ret[2].(error)
-	return ret0, ret1, ret2
+	ret := m.ctrl.Call(m, "ClaimIn", ctx, tx, k)
+	ret0, _ := ret[0].(bool)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
 }
 
-// Do indicates an expected call of Do.
-func (mr *MockIdempotencyStoreMockRecorder) Do(ctx, k, write any) *gomock.Call {
+// ClaimIn indicates an expected call of ClaimIn.
+func (mr *MockIdempotencyStoreMockRecorder) ClaimIn(ctx, tx, k any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Do", reflect.TypeOf((*MockIdempotencyStore)(nil).Do), ctx, k, write)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ClaimIn", reflect.TypeOf((*MockIdempotencyStore)(nil).ClaimIn), ctx, tx, k)
+}
+
+// Failed mocks base method.
+func (m *MockIdempotencyStore) Failed(tx service.Tx) bool {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Failed", tx)
+	ret0, _ := ret[0].(bool)
+	return ret0
+}
+
+// Failed indicates an expected call of Failed.
+func (mr *MockIdempotencyStoreMockRecorder) Failed(tx any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Failed", reflect.TypeOf((*MockIdempotencyStore)(nil).Failed), tx)
 }
 
 // Lookup mocks base method.
@@ -72,4 +141,62 @@ func (m *MockIdempotencyStore) Lookup(ctx context.Context, k service.Idempotency
 func (mr *MockIdempotencyStoreMockRecorder) Lookup(ctx, k any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Lookup", reflect.TypeOf((*MockIdempotencyStore)(nil).Lookup), ctx, k)
+}
+
+// LookupIn mocks base method.
+func (m *MockIdempotencyStore) LookupIn(ctx context.Context, tx service.Tx, k service.IdempotencyKey) (domain.StoredResponse, bool, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "LookupIn", ctx, tx, k)
+	ret0, _ := ret[0].(domain.StoredResponse)
+	ret1, _ := ret[1].(bool)
+	ret2, _ := ret[2].(error)
+	return ret0, ret1, ret2
+}
+
+// LookupIn indicates an expected call of LookupIn.
+func (mr *MockIdempotencyStoreMockRecorder) LookupIn(ctx, tx, k any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "LookupIn", reflect.TypeOf((*MockIdempotencyStore)(nil).LookupIn), ctx, tx, k)
+}
+
+// MarkIn mocks base method.
+func (m *MockIdempotencyStore) MarkIn(ctx context.Context, tx service.Tx) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "MarkIn", ctx, tx)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// MarkIn indicates an expected call of MarkIn.
+func (mr *MockIdempotencyStoreMockRecorder) MarkIn(ctx, tx any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "MarkIn", reflect.TypeOf((*MockIdempotencyStore)(nil).MarkIn), ctx, tx)
+}
+
+// PutIn mocks base method.
+func (m *MockIdempotencyStore) PutIn(ctx context.Context, tx service.Tx, k service.IdempotencyKey, res domain.StoredResponse) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "PutIn", ctx, tx, k, res)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// PutIn indicates an expected call of PutIn.
+func (mr *MockIdempotencyStoreMockRecorder) PutIn(ctx, tx, k, res any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "PutIn", reflect.TypeOf((*MockIdempotencyStore)(nil).PutIn), ctx, tx, k, res)
+}
+
+// UndoIn mocks base method.
+func (m *MockIdempotencyStore) UndoIn(ctx context.Context, tx service.Tx) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "UndoIn", ctx, tx)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// UndoIn indicates an expected call of UndoIn.
+func (mr *MockIdempotencyStoreMockRecorder) UndoIn(ctx, tx any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "UndoIn", reflect.TypeOf((*MockIdempotencyStore)(nil).UndoIn), ctx, tx)
 }

@@ -57,21 +57,6 @@ func (mr *MockUserRepositoryMockRecorder) CreateIn(ctx, tx, u any) *gomock.Call 
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateIn", reflect.TypeOf((*MockUserRepository)(nil).CreateIn), ctx, tx, u)
 }
 
-// CreateWith mocks base method.
-func (m *MockUserRepository) CreateWith(ctx context.Context, u domain.User, then func(service.Tx, domain.User) error) (domain.User, error) {
-	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "CreateWith", ctx, u, then)
-	ret0, _ := ret[0].(domain.User)
-	ret1, _ := ret[1].(error)
-	return ret0, ret1
-}
-
-// CreateWith indicates an expected call of CreateWith.
-func (mr *MockUserRepositoryMockRecorder) CreateWith(ctx, u, then any) *gomock.Call {
-	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CreateWith", reflect.TypeOf((*MockUserRepository)(nil).CreateWith), ctx, u, then)
-}
-
 // GetByEmail mocks base method.
 func (m *MockUserRepository) GetByEmail(ctx context.Context, email string) (domain.User, error) {
 	m.ctrl.T.Helper()
@@ -132,19 +117,19 @@ func (mr *MockUserRepositoryMockRecorder) GetByUsername(ctx, username any) *gomo
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "GetByUsername", reflect.TypeOf((*MockUserRepository)(nil).GetByUsername), ctx, username)
 }
 
-// InTxIfPassword mocks base method.
-func (m *MockUserRepository) InTxIfPassword(ctx context.Context, id int64, hash string, fn func(service.Tx) error) (bool, error) {
+// HoldIfPasswordIn mocks base method.
+func (m *MockUserRepository) HoldIfPasswordIn(ctx context.Context, tx service.Tx, id int64, hash string) (bool, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "InTxIfPassword", ctx, id, hash, fn)
+	ret := m.ctrl.Call(m, "HoldIfPasswordIn", ctx, tx, id, hash)
 	ret0, _ := ret[0].(bool)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
 
-// InTxIfPassword indicates an expected call of InTxIfPassword.
-func (mr *MockUserRepositoryMockRecorder) InTxIfPassword(ctx, id, hash, fn any) *gomock.Call {
+// HoldIfPasswordIn indicates an expected call of HoldIfPasswordIn.
+func (mr *MockUserRepositoryMockRecorder) HoldIfPasswordIn(ctx, tx, id, hash any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "InTxIfPassword", reflect.TypeOf((*MockUserRepository)(nil).InTxIfPassword), ctx, id, hash, fn)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "HoldIfPasswordIn", reflect.TypeOf((*MockUserRepository)(nil).HoldIfPasswordIn), ctx, tx, id, hash)
 }
 
 // ReplacePasswordHash mocks base method.
@@ -176,19 +161,19 @@ func (mr *MockUserRepositoryMockRecorder) Update(ctx, id, change any) *gomock.Ca
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Update", reflect.TypeOf((*MockUserRepository)(nil).Update), ctx, id, change)
 }
 
-// UpdateTx mocks base method.
-func (m *MockUserRepository) UpdateTx(ctx context.Context, id int64, change func(service.Tx, *domain.User) error) (domain.User, error) {
+// UpdateIn mocks base method.
+func (m *MockUserRepository) UpdateIn(ctx context.Context, tx service.Tx, id int64, change func(*domain.User) error) (domain.User, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "UpdateTx", ctx, id, change)
+	ret := m.ctrl.Call(m, "UpdateIn", ctx, tx, id, change)
 	ret0, _ := ret[0].(domain.User)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
 
-// UpdateTx indicates an expected call of UpdateTx.
-func (mr *MockUserRepositoryMockRecorder) UpdateTx(ctx, id, change any) *gomock.Call {
+// UpdateIn indicates an expected call of UpdateIn.
+func (mr *MockUserRepositoryMockRecorder) UpdateIn(ctx, tx, id, change any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "UpdateTx", reflect.TypeOf((*MockUserRepository)(nil).UpdateTx), ctx, id, change)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "UpdateIn", reflect.TypeOf((*MockUserRepository)(nil).UpdateIn), ctx, tx, id, change)
 }
 
 // MockPasswordHasher is a mock of PasswordHasher interface.

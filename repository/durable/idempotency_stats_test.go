@@ -1,4 +1,4 @@
-package repository_test
+package durable_test
 
 import (
 	"context"
@@ -13,12 +13,19 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
+
+// newIdempotency is the idempotency path as the app wires it: service.IdempotencyRunner over the
+// store, in units of work on pool.
+func newIdempotency(pool *pgxpool.Pool, wait service.IdempotencyWait) *service.IdempotencyRunner {
+	return service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), durable.NewIdempotencyStore(pool, dao.New()), wait)
+}
 
 // TestIdempotencyStoreCountsHowRequestsEnd: each keyed request is counted once, by how it ended:
 // executed, replayed (by Lookup or by Do), mismatch, in flight (409) and commit unknown (503).
@@ -32,13 +39,13 @@ func TestIdempotencyStoreCountsHowRequestsEnd(t *testing.T) {
 		return service.IdempotencyKey{Scope: "user:" + testenv.RandomID(6), Key: k, RequestHash: hash}
 	}
 	type counts struct{ executed, replayed, mismatched, inFlight, commitUnknown int64 }
-	countsOf := func(s *repository.IdempotencyStore) counts {
+	countsOf := func(s *service.IdempotencyRunner) counts {
 		return counts{s.Stats.Executed.Load(), s.Stats.Replayed.Load(), s.Stats.Mismatched.Load(), s.Stats.InFlight.Load(), s.Stats.CommitUnknown.Load()}
 	}
 
 	t.Run("executed, replayed and mismatched", func(t *testing.T) {
 		t.Parallel()
-		s := repository.NewIdempotencyStore(db.Pool, repository.NewQuerier(), 0)
+		s := newIdempotency(db.Pool, 0)
 		k := key("k", "h1")
 		if _, _, err := s.Do(ctx, k, answer); err != nil {
 			t.Fatal(err)
@@ -64,7 +71,7 @@ func TestIdempotencyStoreCountsHowRequestsEnd(t *testing.T) {
 
 	t.Run("in flight", func(t *testing.T) {
 		t.Parallel()
-		s := repository.NewIdempotencyStore(db.Pool, repository.NewQuerier(), repository.IdempotencyWait(20*time.Millisecond))
+		s := newIdempotency(db.Pool, service.IdempotencyWait(20*time.Millisecond))
 		k := key("busy", "h")
 		entered, release := make(chan struct{}), make(chan struct{})
 		first := make(chan error, 1)
@@ -107,7 +114,7 @@ func TestIdempotencyStoreCountsHowRequestsEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
-		s := repository.NewIdempotencyStore(pool, repository.NewQuerier(), 0)
+		s := newIdempotency(pool, 0)
 		_, _, err = s.Do(ctx, key("k", "h"), func(context.Context, service.Tx) domain.StoredResponse {
 			cutAtCommit.armed.Store(true) // the answer is stored next, then COMMIT goes into a dead socket
 			return created

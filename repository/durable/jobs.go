@@ -1,4 +1,4 @@
-package repository
+package durable
 
 import (
 	"context"
@@ -285,11 +285,4 @@ func (j *JobQueue) Stats(ctx context.Context) ([]QueueStat, error) {
 		out[i] = QueueStat{Queue: r.Queue, Status: r.Status, Jobs: r.Jobs, OldestReady: r.OldestAvailable}
 	}
 	return out, nil
-}
-
-// SchemaVersion is the highest migration version applied to the database.
-func SchemaVersion(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
-	var v int64
-	err := pool.QueryRow(ctx, "SELECT COALESCE(max(version_id), 0) FROM goose_db_version WHERE is_applied").Scan(&v)
-	return v, err
 }

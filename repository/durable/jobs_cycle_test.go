@@ -1,4 +1,4 @@
-package repository_test
+package durable_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
@@ -139,7 +139,7 @@ func TestJobQueueGenericPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	q := repository.NewJobQueue(repository.QueuePool{Pool: pool}, dao.New())
+	q := durable.NewJobQueue(durable.QueuePool{Pool: pool}, dao.New())
 
 	planOf := func(name string, run func() error) string {
 		t.Helper()

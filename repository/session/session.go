@@ -1,4 +1,4 @@
-package repository
+package session
 
 import (
 	"bytes"
@@ -13,6 +13,14 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
+)
+
+// The scopes of UserLockScope this room takes: each serializes one user's writes of what a cap
+// counts. The names are the locks' identities, shared with instances of other versions during a
+// rolling deploy (the core repository holds the collections' scope).
+const (
+	lockScopeAPIKeys  = "api_keys"
+	lockScopeSessions = "sessions"
 )
 
 // SessionRepository stores login sessions and their refresh tokens (hashed).

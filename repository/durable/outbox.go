@@ -1,4 +1,4 @@
-package repository
+package durable
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
-// writeArticleEvent records an article event in the caller's transaction and wakes the relay at
+// WriteArticleEvent records an article event in the caller's transaction and wakes the relay at
 // commit. The row carries the trace context of ctx (the request's span), which the relay hands on
 // through the stream to the consumer.
-func writeArticleEvent(ctx context.Context, q dao.Querier, db dao.DBTX, topic string, a domain.Article) error {
+func WriteArticleEvent(ctx context.Context, q dao.Querier, db dao.DBTX, topic string, a domain.Article) error {
 	payload, err := domain.EncodeArticleEvent(domain.ArticleEvent{ArticleID: a.ID, AuthorID: a.AuthorID, Slug: a.Slug, Title: a.Title})
 	if err != nil {
 		return err
@@ -35,10 +35,6 @@ type Outbox struct {
 
 // NewOutbox returns the outbox.
 func NewOutbox(pool *pgxpool.Pool, q dao.Querier) *Outbox { return &Outbox{pool: pool, q: q} }
-
-// OpenOutbox returns the outbox on pool with the generated queries (for the CLI, which does not
-// see dao).
-func OpenOutbox(pool *pgxpool.Pool) *Outbox { return NewOutbox(pool, NewQuerier()) }
 
 // Claim leases up to n due pending events to owner for lease (SKIP LOCKED, fenced). The lease is
 // stamped and compared on PostgreSQL's clock, so relays whose clocks differ never take a live
@@ -78,7 +74,7 @@ func (o *Outbox) Release(ctx context.Context, evs []domain.OutboxEvent, cause st
 // relay (or marks them dead), in one statement (SKIP LOCKED), and reports each.
 func (o *Outbox) Redrive(ctx context.Context, p domain.RedrivePolicy, n int) ([]domain.OutboxRedriven, error) {
 	rows, err := o.q.OutboxRedrive(ctx, o.pool, dao.OutboxRedriveParams{
-		MaxAttempts: int32(p.MaxAttempts), BackoffBaseSeconds: p.BackoffBase.Seconds(), BackoffMaxSeconds: p.BackoffMax.Seconds(),
+		MaxAttempts: int32(p.Retry.MaxAttempts), BackoffBaseSeconds: p.Retry.Base.Seconds(), BackoffMaxSeconds: p.Retry.Max.Seconds(),
 		WindowSeconds: p.After.Seconds(), Lim: int32(n),
 	})
 	if err != nil {
@@ -91,9 +87,9 @@ func (o *Outbox) Redrive(ctx context.Context, p domain.RedrivePolicy, n int) ([]
 	return out, nil
 }
 
-// markOutboxApplied records, in the consumer's transaction, that the outbox event eventID was
+// MarkOutboxApplied records, in the consumer's transaction, that the outbox event eventID was
 // applied, so it is never re-driven. Ids of other events (not from the outbox) change nothing.
-func markOutboxApplied(ctx context.Context, q dao.Querier, db dao.DBTX, eventID string) error {
+func MarkOutboxApplied(ctx context.Context, q dao.Querier, db dao.DBTX, eventID string) error {
 	id, ok := domain.ParseOutboxEventID(eventID)
 	if !ok {
 		return nil
@@ -105,7 +101,7 @@ func markOutboxApplied(ctx context.Context, q dao.Querier, db dao.DBTX, eventID 
 // MarkApplied records that eventID was applied with no effect of its own (a topic its consumer
 // ignores): the event is done.
 func (o *Outbox) MarkApplied(ctx context.Context, eventID string) error {
-	return markOutboxApplied(ctx, o.q, o.pool, eventID)
+	return MarkOutboxApplied(ctx, o.q, o.pool, eventID)
 }
 
 // Backlog counts events waiting to be published.

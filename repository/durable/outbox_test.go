@@ -1,8 +1,7 @@
-package repository_test
+package durable_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 )
 
 // The outbox runs on PostgreSQL's clock (leases, publication, backoff). These tests move time by
@@ -24,13 +24,13 @@ import (
 
 type outboxEnv struct {
 	pool   *pgxpool.Pool
-	outbox *repository.Outbox
+	outbox *durable.Outbox
 }
 
 func newOutboxEnv(t *testing.T) *outboxEnv {
 	t.Helper()
 	db := testenv.NewDB(t)
-	return &outboxEnv{pool: db.Pool, outbox: repository.NewOutbox(db.Pool, dao.New())}
+	return &outboxEnv{pool: db.Pool, outbox: durable.NewOutbox(db.Pool, dao.New())}
 }
 
 // insert writes one event and returns its id.
@@ -93,7 +93,7 @@ func (e *outboxEnv) publish(t *testing.T, id int64) {
 	}
 }
 
-var testRedrive = domain.RedrivePolicy{After: 2 * time.Minute, MaxAttempts: 4, BackoffBase: 10 * time.Second, BackoffMax: 30 * time.Second}
+var testRedrive = domain.RedrivePolicy{After: 2 * time.Minute, Retry: domain.RetryPolicy{MaxAttempts: 4, Base: 10 * time.Second, Max: 30 * time.Second}}
 
 // TestOutbox_RedriveAttemptsBackoffDead walks one event that is never applied through its life:
 // published, re-driven once the redelivery window has passed (not before), due again only after
@@ -122,7 +122,7 @@ func TestOutbox_RedriveAttemptsBackoffDead(t *testing.T) {
 		t.Fatalf("re-drive 5s before the window ends: %v", got)
 	}
 	wantBackoff := []time.Duration{10 * time.Second, 20 * time.Second, 30 * time.Second}
-	for attempt := 1; attempt < testRedrive.MaxAttempts; attempt++ {
+	for attempt := 1; attempt < testRedrive.Retry.MaxAttempts; attempt++ {
 		e.ageOutbox(t, id, 10*time.Second) // the window has passed
 		got := redrive()
 		if len(got) != 1 || got[0] != (domain.OutboxRedriven{ID: id, Status: domain.OutboxPending, Attempts: attempt}) {
@@ -142,7 +142,7 @@ func TestOutbox_RedriveAttemptsBackoffDead(t *testing.T) {
 		e.ageOutbox(t, id, testRedrive.After)
 	}
 	got := redrive()
-	if len(got) != 1 || got[0] != (domain.OutboxRedriven{ID: id, Status: domain.OutboxDead, Attempts: testRedrive.MaxAttempts}) {
+	if len(got) != 1 || got[0] != (domain.OutboxRedriven{ID: id, Status: domain.OutboxDead, Attempts: testRedrive.Retry.MaxAttempts}) {
 		t.Fatalf("last re-drive: %v", got)
 	}
 	if evs, err := e.outbox.Claim(ctx, "relay", 10, time.Minute); err != nil || len(evs) != 0 {
@@ -157,7 +157,7 @@ func TestOutbox_RedriveAttemptsBackoffDead(t *testing.T) {
 		t.Fatalf("health with one dead event: %+v %v", h, err)
 	}
 	list, err := e.outbox.List(ctx, domain.OutboxDead, 10)
-	if err != nil || len(list) != 1 || list[0].ID != id || list[0].Attempts != testRedrive.MaxAttempts || list[0].LastError == "" {
+	if err != nil || len(list) != 1 || list[0].ID != id || list[0].Attempts != testRedrive.Retry.MaxAttempts || list[0].LastError == "" {
 		t.Fatalf("dead list: %+v %v", list, err)
 	}
 
@@ -271,7 +271,7 @@ func TestOutbox_ClaimUsesTheDatabaseClock(t *testing.T) {
 
 func outboxClaimSQL(t *testing.T) string {
 	t.Helper()
-	src, err := os.ReadFile("../queries/outbox.sql")
+	src, err := os.ReadFile("../../queries/outbox.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,26 +329,5 @@ func TestOutbox_RetentionAndHealth(t *testing.T) {
 	left, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil || len(left) != 3 || left[0] != recent || left[1] != unapplied || left[2] != pending {
 		t.Fatalf("left %v (%v), want %d %d %d", left, err, recent, unapplied, pending)
-	}
-}
-
-// TestOutbox_ArticleEventsCarryTheirVersion: the payload a write puts in the outbox carries the
-// schema version its consumers check (domain.ArticleEventVersion), and reads back as the event.
-func TestOutbox_ArticleEventsCarryTheirVersion(t *testing.T) {
-	t.Parallel()
-	e := setup(t, testenv.NewDB(t), envOpts{})
-	a := createArticle(t, e, articleOpts{})
-	var payload []byte
-	if err := e.pool.QueryRow(context.Background(), `SELECT payload FROM outbox WHERE aggregate_id = $1 AND topic = $2`,
-		a.ID, domain.TopicArticlePublished).Scan(&payload); err != nil {
-		t.Fatal(err)
-	}
-	var fields map[string]any
-	if err := json.Unmarshal(payload, &fields); err != nil || fields["v"] != float64(domain.ArticleEventVersion) {
-		t.Fatalf("payload %s (%v): want v %d", payload, err, domain.ArticleEventVersion)
-	}
-	ev, err := domain.DecodeArticleEvent(payload)
-	if err != nil || ev.ArticleID != a.ID || ev.AuthorID != a.AuthorID || ev.Slug != a.Slug || ev.Title != a.Title {
-		t.Fatalf("DecodeArticleEvent(%s) = %+v, %v; want the article's event", payload, ev, err)
 	}
 }

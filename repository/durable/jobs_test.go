@@ -1,4 +1,4 @@
-package repository_test
+package durable_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 )
 
 // The job queue's tests run on databases of their own. A reap is not scoped to a queue, so a test
@@ -26,13 +26,13 @@ import (
 
 type jobsEnv struct {
 	pool  *pgxpool.Pool
-	queue *repository.JobQueue
+	queue *durable.JobQueue
 }
 
 func newJobsEnv(t *testing.T) *jobsEnv {
 	t.Helper()
 	db := testenv.NewDB(t)
-	return &jobsEnv{pool: db.Pool, queue: repository.NewJobQueue(repository.QueuePool{Pool: db.Pool}, dao.New())}
+	return &jobsEnv{pool: db.Pool, queue: durable.NewJobQueue(durable.QueuePool{Pool: db.Pool}, dao.New())}
 }
 
 // newJob is a job to enqueue; empty fields get defaults.
@@ -334,7 +334,7 @@ func TestJobQueue_Enqueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		added, err := repository.EnqueueTx(ctx, dao.New(), tx, newJobOpts{Queue: "tx-rollback"}.job())
+		added, err := durable.EnqueueTx(ctx, dao.New(), tx, newJobOpts{Queue: "tx-rollback"}.job())
 		if err != nil || !added {
 			t.Fatalf("enqueue in tx: %v %v", added, err)
 		}
@@ -355,7 +355,7 @@ func TestJobQueue_Enqueue(t *testing.T) {
 	t.Run("in_a_transaction_that_commits_exists_after_commit", func(t *testing.T) {
 		t.Parallel()
 		err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-			_, err := repository.EnqueueTx(ctx, dao.New(), tx, newJobOpts{Queue: "tx-commit"}.job())
+			_, err := durable.EnqueueTx(ctx, dao.New(), tx, newJobOpts{Queue: "tx-commit"}.job())
 			return err
 		})
 		if err != nil {
@@ -390,7 +390,7 @@ func TestJobQueue_Enqueue(t *testing.T) {
 		var results []bool
 		err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
 			for range 2 {
-				added, err := repository.EnqueueTx(ctx, dao.New(), tx, newJobOpts{Queue: "unique-tx", UniqueKey: "k"}.job())
+				added, err := durable.EnqueueTx(ctx, dao.New(), tx, newJobOpts{Queue: "unique-tx", UniqueKey: "k"}.job())
 				if err != nil {
 					return err
 				}
@@ -458,7 +458,7 @@ func TestJobQueue_NotifyOnlyOnCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := repository.EnqueueTx(context.Background(), dao.New(), tx, newJobOpts{Queue: "rolled-back"}.job()); err != nil {
+	if _, err := durable.EnqueueTx(context.Background(), dao.New(), tx, newJobOpts{Queue: "rolled-back"}.job()); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Rollback(context.Background()); err != nil {

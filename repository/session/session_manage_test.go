@@ -1,4 +1,4 @@
-package repository_test
+package session_test
 
 import (
 	"errors"
@@ -159,7 +159,8 @@ func TestSessionRepository_Manage(t *testing.T) {
 		}
 		stranger := createSession(t, s, sessionOpts{})
 		var ended []string
-		err := pg.NewUnitOfWork(s.pool).InTx(ctx, func(tx *pg.Tx) error {
+		err := pg.NewUnitOfWork(s.pool).InTx(ctx, func(stx service.Tx) error {
+			tx := pg.TxOf(stx)
 			var err error
 			ended, err = s.sessions.RevokeAllIn(ctx, tx, owner.ID, keep.ID)
 			return err
@@ -248,7 +249,7 @@ func TestAPIKeyRepository_Manage(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		err := pg.NewUnitOfWork(s.pool).InTx(ctx, func(tx *pg.Tx) error { return s.keys.RevokeAllIn(ctx, tx, owner.ID) })
+		err := pg.NewUnitOfWork(s.pool).InTx(ctx, func(tx service.Tx) error { return s.keys.RevokeAllIn(ctx, tx, owner.ID) })
 		if err != nil {
 			t.Fatal(err)
 		}

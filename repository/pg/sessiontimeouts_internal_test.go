@@ -1,4 +1,4 @@
-package repository
+package pg
 
 import (
 	"errors"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // openTimeoutPool opens a pool whose sessions carry the two timeouts in milliseconds, the way
@@ -54,8 +53,8 @@ func TestSessionTimeouts(t *testing.T) {
 		if !errors.As(err, &pgErr) || pgErr.Code != "57014" {
 			t.Fatalf("err = %v, want SQLSTATE 57014 (query_canceled)", err)
 		}
-		if got := pg.Translate(err); !errors.Is(got, domain.ErrUnavailable) {
-			t.Fatalf("pg.Translate(%v) = %v, want domain.ErrUnavailable (503, not 500)", err, got)
+		if got := Translate(err); !errors.Is(got, domain.ErrUnavailable) {
+			t.Fatalf("Translate(%v) = %v, want domain.ErrUnavailable (503, not 500)", err, got)
 		}
 		// The connection stays usable: only the statement was cancelled.
 		if _, err := pool.Exec(t.Context(), "SELECT 1"); err != nil {
@@ -104,8 +103,8 @@ func TestSessionTimeouts(t *testing.T) {
 		if err == nil {
 			t.Fatal("the idle transaction still ran a statement")
 		}
-		if got := pg.Translate(err); !errors.Is(got, domain.ErrUnavailable) {
-			t.Fatalf("pg.Translate(%v) = %v, want domain.ErrUnavailable", err, got)
+		if got := Translate(err); !errors.Is(got, domain.ErrUnavailable) {
+			t.Fatalf("Translate(%v) = %v, want domain.ErrUnavailable", err, got)
 		}
 	})
 }
