@@ -284,7 +284,7 @@ func TestCounters_ChangesStoreTheirRows(t *testing.T) {
 		for i := range n {
 			rows[i] = p.apply(1, cache.FieldLikes, 1) // the commits, in order
 		}
-		together(n, func(i int) { // their post-commit writes, racing
+		testenv.Together(n, func(i int) { // their post-commit writes, racing
 			tx := &fakeTx{}
 			cc.Changed(tx, domain.BizArticle, map[int64]cache.CounterRow{1: rows[n-1-i]})
 			tx.end(txCommitted)
@@ -455,7 +455,7 @@ func TestCounters_ConcurrentMissesShareOneLoad(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		together(n, func(i int) { got[i], errs[i] = cc.Read(t.Context(), domain.BizArticle, []int64{7}, p.load) })
+		testenv.Together(n, func(i int) { got[i], errs[i] = cc.Read(t.Context(), domain.BizArticle, []int64{7}, p.load) })
 	}()
 	testenv.Recv(t, p.gate.Entered(), "the first load")
 	// Every reader has looked in Redis and missed; they are queueing behind the held load.

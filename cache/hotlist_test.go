@@ -325,7 +325,7 @@ func TestHotListCache_ConcurrentSavesAndLoads(t *testing.T) {
 	if err := c.Save(t.Context(), lists[0]); err != nil {
 		t.Fatal(err)
 	}
-	together(40, func(i int) {
+	testenv.Together(40, func(i int) {
 		if i%4 == 0 {
 			if err := c.Save(context.Background(), lists[i%8/4]); err != nil {
 				t.Errorf("Save: %v", err)

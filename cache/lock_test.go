@@ -76,7 +76,7 @@ func TestLocker_ExactlyOneOfManyContendersHolds(t *testing.T) {
 	var holders atomic.Int64
 	locks := make([]*cache.Lock, n)
 	errs := make([]error, n)
-	together(n, func(i int) {
+	testenv.Together(n, func(i int) {
 		lk, ok, err := e.locker.TryLock(t.Context(), "contended", 10*time.Second)
 		errs[i] = err
 		if ok {

@@ -162,21 +162,3 @@ func checkShortNullPTTL(t *testing.T, d time.Duration, p cache.Policy, since tim
 		t.Logf("marker expired before its PTTL was read (%v later); bounds unchecked", time.Since(since))
 	}
 }
-
-// together runs fn(0..n-1) in n goroutines that all start before any of them is let go, and waits
-// for every one to return.
-func together(n int, fn func(i int)) {
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
-	ready.Add(n)
-	for i := range n {
-		done.Go(func() {
-			ready.Done()
-			<-start
-			fn(i)
-		})
-	}
-	ready.Wait()
-	close(start)
-	done.Wait()
-}

@@ -240,7 +240,7 @@ func TestArticleRepository(t *testing.T) {
 		a := createArticle(t, e, articleOpts{Status: domain.StatusDraft})
 		const n = 20
 		errs := make([]error, n)
-		together(n, func(i int) {
+		testenv.Together(n, func(i int) {
 			_, errs[i] = e.articles.Transition(t.Context(), a.ID,
 				[]domain.ArticleStatus{domain.StatusDraft, domain.StatusWithdrawn}, domain.StatusPublished)
 		})

@@ -350,7 +350,7 @@ func TestCollectionRepository_Items(t *testing.T) {
 		c.fillCounters(t, a.ID)
 		const n = 20
 		added, errs := make([]bool, n), make([]error, n)
-		together(n, func(i int) { added[i], errs[i] = c.cols.Add(t.Context(), col.ID, a.ID) })
+		testenv.Together(n, func(i int) { added[i], errs[i] = c.cols.Add(t.Context(), col.ID, a.ID) })
 		winners := 0
 		for i := range n {
 			if errs[i] != nil {

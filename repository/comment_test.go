@@ -27,7 +27,7 @@ func TestCommentRepository(t *testing.T) {
 		}
 		got := make([]domain.Comment, n)
 		errs := make([]error, n)
-		together(n, func(i int) {
+		testenv.Together(n, func(i int) {
 			got[i], errs[i] = e.comments.Create(t.Context(), domain.Comment{
 				ArticleID: a.ID, AuthorID: authors[i%len(authors)].ID, Body: "comment",
 			})

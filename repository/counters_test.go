@@ -35,7 +35,7 @@ func TestInteractiveRepository_ConcurrentMissesLoadOnce(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				together(n, func(i int) { got[i], errs[i] = e.inter.Counters(t.Context(), domain.BizArticle, []int64{a.ID}) })
+				testenv.Together(n, func(i int) { got[i], errs[i] = e.inter.Counters(t.Context(), domain.BizArticle, []int64{a.ID}) })
 			}()
 			if held {
 				testenv.Recv(t, e.q.counterGate.Entered(), "the first counter load")

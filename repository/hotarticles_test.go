@@ -160,7 +160,7 @@ func TestHotArticleStore_OverlappingReplacements(t *testing.T) {
 		rankings[i] = ranking(int64(1000*(i+1)), 20+i, at.Add(time.Duration(i)*time.Second))
 	}
 	errs := make(chan error, 4*len(rankings))
-	together(4*len(rankings), func(i int) {
+	testenv.Together(4*len(rankings), func(i int) {
 		r := rankings[i%len(rankings)]
 		if err := s.Replace(context.Background(), r.RankedAt, r.Entries); err != nil {
 			errs <- fmt.Errorf("replace %d: %w", i, err)

@@ -64,7 +64,7 @@ func TestHotLikes_ExactUnderConcurrency(t *testing.T) {
 
 	liked := make([]bool, clients)
 	errs := make([]error, clients)
-	together(clients, func(i int) {
+	testenv.Together(clients, func(i int) {
 		r := rand.New(rand.NewPCG(uint64(i), 14))
 		for k := range ops {
 			on := r.IntN(2) == 0
@@ -138,7 +138,7 @@ func TestHotComments_ExactUnderConcurrency(t *testing.T) {
 	}
 	got := make([][]domain.Comment, clients)
 	errs := make([]error, clients)
-	together(clients, func(i int) {
+	testenv.Together(clients, func(i int) {
 		for k := range per {
 			c, err := e.comments.Create(context.Background(), domain.Comment{
 				ArticleID: a.ID, AuthorID: authors[i%len(authors)].ID, Body: "comment " + strconv.Itoa(i) + "/" + strconv.Itoa(k),

@@ -257,7 +257,7 @@ func TestIdempotencyStore(t *testing.T) {
 		const n = 30
 		var runs atomic.Int64
 		calls := make([]idemCall, n)
-		together(n, func(i int) {
+		testenv.Together(n, func(i int) {
 			res, replayed, err := s.idem.Do(ctx, service.IdempotencyKey{Scope: scope, Key: "k", RequestHash: "h"}, func(context.Context, service.Tx) domain.StoredResponse {
 				runs.Add(1)
 				return created

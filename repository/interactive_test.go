@@ -130,7 +130,7 @@ func TestInteractiveRepository_Likes(t *testing.T) {
 		}
 		loads := e.q.counterLoads.Load()
 		errs := make([]error, n)
-		together(n, func(i int) { errs[i] = e.inter.Like(t.Context(), domain.BizArticle, a.ID, users[i].ID) })
+		testenv.Together(n, func(i int) { errs[i] = e.inter.Like(t.Context(), domain.BizArticle, a.ID, users[i].ID) })
 		for i, err := range errs {
 			if err != nil {
 				t.Fatalf("like %d: %v", i, err)
@@ -152,7 +152,7 @@ func TestInteractiveRepository_Likes(t *testing.T) {
 		u := createUser(t, e.users, userOpts{})
 		e.countersOf(t, a.ID)
 		errs := make([]error, 20)
-		together(len(errs), func(i int) { errs[i] = e.inter.Like(t.Context(), domain.BizArticle, a.ID, u.ID) })
+		testenv.Together(len(errs), func(i int) { errs[i] = e.inter.Like(t.Context(), domain.BizArticle, a.ID, u.ID) })
 		for i, err := range errs {
 			if err != nil {
 				t.Fatalf("like %d: %v", i, err)

@@ -402,24 +402,6 @@ func (e *env) count(t *testing.T, sql string, args ...any) int64 {
 	return n
 }
 
-// together runs fn(0..n-1) in n goroutines that all start before any of them is let go, and waits
-// for every one to return.
-func together(n int, fn func(i int)) {
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
-	ready.Add(n)
-	for i := range n {
-		done.Go(func() {
-			ready.Done()
-			<-start
-			fn(i)
-		})
-	}
-	ready.Wait()
-	close(start)
-	done.Wait()
-}
-
 // unpage spreads a list's page into the articles and the total, as most list tests check them.
 func unpage(p service.ArticlePage, err error) ([]domain.Article, int64, error) {
 	return p.Articles, p.Total, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -321,24 +320,16 @@ func TestRunTx_RealConflicts(t *testing.T) {
 	})
 }
 
-// cutProxy forwards TCP to PostgreSQL and can cut every connection at once, as a network failure
-// would: the client sees its socket die without any answer from the server.
-type cutProxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
 // poolThroughCutProxy returns a one-connection pool on the database at url whose connection runs
 // through a proxy the test can cut.
-func poolThroughCutProxy(t *testing.T, url string) (*pgxpool.Pool, *cutProxy) {
+func poolThroughCutProxy(t *testing.T, url string) (*pgxpool.Pool, *testenv.CutProxy) {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newCutProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
-	host, port, _ := net.SplitHostPort(proxy.ln.Addr().String())
+	proxy := testenv.NewCutProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
+	host, port, _ := net.SplitHostPort(proxy.Addr())
 	p, _ := strconv.Atoi(port)
 	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(p)
 	cfg.MaxConns = 1
@@ -349,45 +340,6 @@ func poolThroughCutProxy(t *testing.T, url string) (*pgxpool.Pool, *cutProxy) {
 	}
 	t.Cleanup(pool.Close)
 	return pool, proxy
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { _ = ln.Close(); p.cut(); wg.Wait() })
-	wg.Go(func() {
-		for {
-			client, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			server, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = client.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, client, server)
-			p.mu.Unlock()
-			wg.Go(func() { _, _ = io.Copy(server, client); _ = server.Close() })
-			wg.Go(func() { _, _ = io.Copy(client, server); _ = client.Close() })
-		}
-	})
-	return p
-}
-
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		_ = c.Close()
-	}
-	p.conns = nil
 }
 
 func TestRunTx_CommitOutcomeUnknown(t *testing.T) {
@@ -417,7 +369,7 @@ func TestRunTx_CommitOutcomeUnknown(t *testing.T) {
 			if _, err := tx.Exec(ctx, `INSERT INTO commit_marks VALUES ($1)`, label); err != nil {
 				return err
 			}
-			proxy.cut() // COMMIT now goes into a dead socket
+			proxy.Cut() // COMMIT now goes into a dead socket
 			return nil
 		})
 		if !errors.Is(err, pg.ErrCommitUnknown) {

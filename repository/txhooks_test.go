@@ -99,7 +99,7 @@ func TestUnitOfWorkHooks(t *testing.T) {
 		err := pg.NewUnitOfWork(pool).InTx(ctx, func(stx service.Tx) error {
 			tx := pg.TxOf(stx)
 			register(tx, &c, nil)
-			proxy.cut() // COMMIT goes into a dead socket
+			proxy.Cut() // COMMIT goes into a dead socket
 			return nil
 		})
 		if !errors.Is(err, pg.ErrCommitUnknown) || c.committed.Load() != 0 || c.finally.Load() != 1 || c.unknown.Load() != 1 {

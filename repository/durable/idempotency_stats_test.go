@@ -102,8 +102,8 @@ func TestIdempotencyStoreCountsHowRequestsEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		proxy := newCutProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
-		host, port, _ := net.SplitHostPort(proxy.ln.Addr().String())
+		proxy := testenv.NewCutProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
+		host, port, _ := net.SplitHostPort(proxy.Addr())
 		p, _ := strconv.Atoi(port)
 		cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.MaxConns = host, uint16(p), 1
 		cutAtCommit := &cutBeforeCommit{proxy: proxy}
@@ -130,13 +130,13 @@ func TestIdempotencyStoreCountsHowRequestsEnd(t *testing.T) {
 
 // cutBeforeCommit cuts the proxy's connections when an armed pool sends COMMIT.
 type cutBeforeCommit struct {
-	proxy *cutProxy
+	proxy *testenv.CutProxy
 	armed atomic.Bool
 }
 
 func (c *cutBeforeCommit) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
 	if strings.EqualFold(strings.TrimSpace(data.SQL), "commit") && c.armed.CompareAndSwap(true, false) {
-		c.proxy.cut()
+		c.proxy.Cut()
 	}
 	return ctx
 }

@@ -408,7 +408,7 @@ func TestJobQueue_Enqueue(t *testing.T) {
 	t.Run("same_unique_key_concurrently_is_one_job", func(t *testing.T) {
 		t.Parallel()
 		var added, failed atomic.Int64
-		together(10, func(int) {
+		testenv.Together(10, func(int) {
 			ok, err := e.queue.Enqueue(ctx, newJobOpts{Queue: "unique-race", UniqueKey: "once"}.job())
 			switch {
 			case err != nil:
@@ -485,7 +485,7 @@ func TestJobQueue_Claim(t *testing.T) {
 		var mu sync.Mutex
 		seen := map[int64]string{}
 		var dup []int64
-		together(claimers, func(i int) {
+		testenv.Together(claimers, func(i int) {
 			owner := fmt.Sprintf("claimer-%d", i)
 			for {
 				got, err := e.queue.Claim(ctx, "disjoint", owner, batch, time.Minute)

@@ -149,7 +149,7 @@ func TestSessionRepository(t *testing.T) {
 		errs := make([]error, n)
 		revokedBy := make([]bool, n)
 		now := time.Now()
-		together(n, func(i int) {
+		testenv.Together(n, func(i int) {
 			_, _, revokedBy[i], errs[i] = s.sessions.Rotate(ctx, hash(sess.Refresh), hash(domain.NewSecret(32)), now.Add(time.Hour), now)
 		})
 		winners, revocations := 0, 0

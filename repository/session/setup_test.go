@@ -3,7 +3,6 @@ package session_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -84,20 +83,3 @@ func createUser(t *testing.T, a accounts, _ userOpts) domain.User {
 
 // uniqueName returns a username no other test uses.
 func uniqueName(base string) string { return base + "_" + testenv.RandomID(5) }
-
-// together runs fn(0) … fn(n-1) on n goroutines released at once, and returns when all are done.
-func together(n int, fn func(i int)) {
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
-	ready.Add(n)
-	for i := range n {
-		done.Go(func() {
-			ready.Done()
-			<-start
-			fn(i)
-		})
-	}
-	ready.Wait()
-	close(start)
-	done.Wait()
-}
