@@ -18,14 +18,6 @@ import (
 	"github.com/inkwell-dev/inkwell/web"
 )
 
-// Worker is a long-running background task; Run returns when its context ends.
-type Worker interface {
-	Run(ctx context.Context) error
-}
-
-// Workers are the background tasks the App runs beside the HTTP server.
-type Workers []Worker
-
 // App is the running process: the HTTP server, the scheduled jobs and the background workers.
 type App struct {
 	Server          *http.Server

@@ -46,6 +46,14 @@ func NewAggregatorConfig(tune ioc.Tuning, stream ReadStream) events.AggregatorCo
 	}
 }
 
+// Worker is a long-running background task; Run returns when its context ends.
+type Worker interface {
+	Run(ctx context.Context) error
+}
+
+// Workers are the background tasks the App runs beside the HTTP server.
+type Workers []Worker
+
 // NewWorkers returns every background task: the read-event publisher and the anonymous reads'
 // aggregator, the stream's two consumer groups,
 // the stream trimmer, the preloader, the revocation lease's renewer, and the durable
