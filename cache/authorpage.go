@@ -72,11 +72,12 @@ func (c *AuthorPageCache) Get(ctx context.Context, authorID int64, status domain
 		c.repairNow(ctx)
 	}
 	key := c.Key(authorID)
+	pending := c.repair.has(key) // before the read: a repair may land between the read and a later look
 	vals, err := c.rdb.HMGet(ctx, key, field(status), "_t").Result()
 	if err != nil {
 		return AuthorPage{}, fmt.Errorf("author page: read: %w", err)
 	}
-	if c.repair.has(key) {
+	if pending || c.repair.has(key) {
 		return AuthorPage{guard: unrepaired}, nil // stale: a miss no fill can store over
 	}
 	var miss AuthorPage
@@ -145,6 +146,7 @@ func (c *AuthorPageCache) repairNow(ctx context.Context) int {
 			break
 		}
 	}
+	c.repair.settle(keys)
 	return c.repair.size()
 }
 

@@ -22,6 +22,10 @@ func (c *Counters) suspectDistrusted(ctx context.Context) map[string]string {
 		return nil // nothing to mark, or Redis just failed
 	}
 	keys := c.repair.take()
+	defer c.repair.settle(keys)
+	if len(keys) == 0 {
+		return nil // another read or the repairer is writing them
+	}
 	tokens, err := c.suspectTokens(context.WithoutCancel(ctx), keys)
 	if err != nil {
 		c.distrust(ctx, keys...)

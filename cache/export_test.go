@@ -55,3 +55,18 @@ func NewTunedRepairer(log *slog.Logger, round func(left int)) (*Repairer, func()
 // AcknowledgeOn adds this instance's acknowledgement to stream, as a receiver of a message
 // naming it does.
 func (b *Broadcaster) AcknowledgeOn(stream string) { b.acknowledge(invalidation{AckStream: stream}) }
+
+// RepairInFlight makes key's invalidation one a repair has taken and is still writing, as the
+// repairer does between take and settle; done ends it without writing anything.
+func (c *AuthorPageCache) RepairInFlight(key string) (done func()) {
+	c.repair.add(key)
+	keys := c.repair.take()
+	return func() { c.repair.settle(keys) }
+}
+
+// RepairInFlight is AuthorPageCache.RepairInFlight for a read-through cache.
+func (c *ReadThrough[V]) RepairInFlight(key string) (done func()) {
+	c.repair.add(key)
+	keys := c.repair.take()
+	return func() { c.repair.settle(keys) }
+}

@@ -285,6 +285,7 @@ func (c *ReadThrough[V]) repairNow(ctx context.Context) int {
 		}
 		c.repair.failedAt.Store(time.Now().UnixNano())
 	}
+	c.repair.settle(keys)
 	return c.repair.size()
 }
 
@@ -309,6 +310,17 @@ const unrepaired = tombstonePrefix + "unrepaired"
 func (c *ReadThrough[V]) lookup(ctx context.Context, keys []string) (observed[V], error) {
 	c.repairBeforeRead(ctx)
 	out := newObserved[V](len(keys))
+	// Keys waiting for (or in the middle of) a repair before the read: the read may reach Redis
+	// before the repair's tombstone does, and the repair may have settled by the time it answers.
+	var pending map[string]bool
+	if c.repair.size() > 0 {
+		pending = make(map[string]bool)
+		for _, key := range keys {
+			if c.repair.has(key) {
+				pending[key] = true
+			}
+		}
+	}
 	cmds := make([]*redis.StringCmd, len(keys))
 	if len(keys) == 1 {
 		cmds[0] = c.rdb.Get(ctx, keys[0])
@@ -321,7 +333,7 @@ func (c *ReadThrough[V]) lookup(ctx context.Context, keys []string) (observed[V]
 	}
 	for i, key := range keys {
 		raw, err := cmds[i].Result()
-		if err == nil && c.repair.has(key) {
+		if err == nil && (pending[key] || c.repair.has(key)) {
 			out.seen[key] = unrepaired
 			continue
 		}

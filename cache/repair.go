@@ -141,11 +141,16 @@ func (r *Repairer) stop() {
 // repairSet remembers the keys whose invalidation failed (a tombstone, a token, a counter hash a
 // change may be missing from) until the invalidation is written. Without it such an entry would
 // be served stale until it expires.
+//
+// A key stays remembered while its repair is being written (taken, not yet settled): a read that
+// overlaps the repair must still treat the entry as stale, since the read may reach Redis before
+// the invalidation does.
 type repairSet struct {
-	n        atomic.Int64 // len(items), read without the lock on every read of the cache
+	n        atomic.Int64 // len(items) + len(inflight), read without the lock on every read of the cache
 	failedAt atomic.Int64 // unix nanoseconds of the last failed write: wait a little before the next try
 	mu       sync.Mutex
 	items    map[string]struct{}
+	inflight map[string]int // keys taken by repairs still writing them, and how many repairs
 }
 
 // maxRepairs bounds the memory a long Redis outage under many writes can take; keys past it stay
@@ -162,36 +167,63 @@ func (m *repairSet) add(key string) bool {
 		return false
 	}
 	m.items[key] = struct{}{}
-	m.n.Store(int64(len(m.items)))
+	m.count()
 	return true
 }
 
-// take removes and returns every remembered key.
+// take hands every remembered key to a repair, which writes them and then calls settle with them
+// (after adding back any it could not write). Until then has still reports them.
 func (m *repairSet) take() []string {
 	if m.n.Load() == 0 {
 		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if len(m.items) == 0 {
+		return nil
+	}
+	if m.inflight == nil {
+		m.inflight = make(map[string]int)
+	}
 	out := make([]string, 0, len(m.items))
 	for k := range m.items {
 		out = append(out, k)
+		m.inflight[k]++
 	}
 	clear(m.items)
-	m.n.Store(0)
+	m.count()
 	return out
 }
 
-// has reports whether key waits for its invalidation.
+// settle ends the repair of keys that take handed out.
+func (m *repairSet) settle(keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range keys {
+		if m.inflight[k] <= 1 {
+			delete(m.inflight, k)
+		} else {
+			m.inflight[k]--
+		}
+	}
+	m.count()
+}
+
+func (m *repairSet) count() { m.n.Store(int64(len(m.items) + len(m.inflight))) }
+
+// has reports whether key waits for its invalidation, or is being repaired.
 func (m *repairSet) has(key string) bool {
 	if m.n.Load() == 0 {
 		return false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, ok := m.items[key]
-	return ok
+	_, waiting := m.items[key]
+	return waiting || m.inflight[key] > 0
 }
 
-// size is how many keys wait.
+// size is how many keys wait or are being repaired.
 func (m *repairSet) size() int { return int(m.n.Load()) }

@@ -161,3 +161,44 @@ func TestAuthorPageCache_AFailedInvalidationIsRetriedUntilItLands(t *testing.T) 
 		t.Fatalf("another instance after the repair: %+v, %v; want a miss", p, err)
 	}
 }
+
+// A read that overlaps a repair (its invalidation taken, not yet written) cannot know whether its
+// read reached Redis before the invalidation: it is a miss, whatever Redis holds. Until the
+// repair settles; then the entry is what Redis has.
+func TestRepair_AReadDuringARepairIsAMiss(t *testing.T) {
+	t.Parallel()
+	t.Run("author pages", func(t *testing.T) {
+		t.Parallel()
+		rds := testenv.NewRedis(t)
+		pages := cache.NewAuthorPageCache(testenv.NewRedisClient(t, nil), cache.Keyspace(rds.Prefix), testPolicy)
+		seen, err := pages.Get(t.Context(), 42, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pages.Fill(t.Context(), 42, "", seen, []domain.Article{testArticle(1, domain.StatusPublished)}, 1, false); err != nil {
+			t.Fatal(err)
+		}
+		done := pages.RepairInFlight(pages.Key(42))
+		if p, err := pages.Get(t.Context(), 42, ""); err != nil || p.Found {
+			t.Fatalf("read during the repair: %+v, %v; want a miss", p, err)
+		}
+		done()
+		if p, err := pages.Get(t.Context(), 42, ""); err != nil || !p.Found {
+			t.Fatalf("read after the repair settled: %+v, %v; want the page", p, err)
+		}
+	})
+	t.Run("read-through", func(t *testing.T) {
+		t.Parallel()
+		rds := testenv.NewRedis(t)
+		c := cache.NewReadThrough[article](testenv.NewRedisClient(t, nil), "articles", testPolicy, testenv.Logger(t))
+		key := rds.Prefix + "article:1"
+		truth := newTitleTruth("first")
+		titleVia(t, c, key, truth) // cached in Redis
+		truth.set("second")        // only a miss reads it
+		done := c.RepairInFlight(key)
+		if got := titleVia(t, c, key, truth); got != "second" {
+			t.Fatalf("read during the repair = %q, want the source's (a miss)", got)
+		}
+		done()
+	})
+}

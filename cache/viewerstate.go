@@ -242,6 +242,10 @@ func (c *ViewerState) repairPending(ctx context.Context) map[string]bool {
 		return nil
 	}
 	keys := c.repair.take()
+	defer c.repair.settle(keys)
+	if len(keys) == 0 {
+		return nil // another read or the repairer is writing them
+	}
 	if err := c.tombstone(context.WithoutCancel(ctx), keys); err != nil {
 		c.distrust(ctx, keys)
 		return nil
@@ -256,6 +260,17 @@ func (c *ViewerState) repairPending(ctx context.Context) map[string]bool {
 // lookup reads keys (one viewer's, so one slot) with one MGET. Keys just repaired are misses
 // whatever the MGET saw, with no fill guard that can match (their tombstone is new).
 func (c *ViewerState) lookup(ctx context.Context, keys []string) (observed[bool], error) {
+	// A key being repaired by another read or the repairer before the MGET is stale whatever the
+	// MGET sees: the repair's tombstone may land after it.
+	var pending map[string]bool
+	if c.repair.size() > 0 {
+		pending = make(map[string]bool)
+		for _, k := range keys {
+			if c.repair.has(k) {
+				pending[k] = true
+			}
+		}
+	}
 	vals, err := c.rdb.MGet(ctx, keys...).Result()
 	if err != nil {
 		if ctx.Err() == nil {
@@ -268,7 +283,7 @@ func (c *ViewerState) lookup(ctx context.Context, keys []string) (observed[bool]
 	for i, k := range keys {
 		s, _ := vals[i].(string)
 		switch {
-		case repaired[k] || c.repair.has(k):
+		case repaired[k] || pending[k] || c.repair.has(k):
 			out.seen[k] = unrepaired // never equal to a real tombstone: the fill is dropped
 		case vals[i] == nil:
 			out.seen[k] = ""
