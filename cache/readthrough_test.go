@@ -240,7 +240,9 @@ func TestReadThrough_LoaderErrorIsReturnedAndNotCached(t *testing.T) {
 func TestReadThrough_LoadTimeoutBoundsTheLoader(t *testing.T) {
 	t.Parallel()
 	p := testPolicy
-	p.LoadTimeout = 50 * time.Millisecond
+	// The bound covers the flight's second Redis lookup too; under -race on a busy machine that
+	// lookup alone has taken over 50 ms, leaving the loader a deadline already past.
+	p.LoadTimeout = 500 * time.Millisecond
 	e := setup(t, envOpts{Policy: p})
 	key := e.ks.Key("article", "5")
 
