@@ -145,7 +145,7 @@ func (r *InteractiveRepository) likeRound(ctx context.Context, item likeItem, ch
 		row, err = r.q.LikeSetManyCounted(ctx, r.pool, dao.LikeSetManyCountedParams{
 			Biz: string(item.biz), BizID: item.id, OnUsers: nonNil(on), OffUsers: nonNil(off), Shard: int16(shard),
 		})
-		if !pg.Retryable(err) || attempt == pg.DefaultRetry.Attempts || ctx.Err() != nil {
+		if !pg.Retryable(err) || pg.DefaultRetry.Exhausted(attempt) || ctx.Err() != nil {
 			break
 		}
 	}

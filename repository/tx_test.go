@@ -22,7 +22,7 @@ import (
 )
 
 // fastRetry retries at once, so the tests that count attempts do not wait on backoff.
-var fastRetry = pg.RetryPolicy{Attempts: 3, Base: time.Microsecond}
+var fastRetry = domain.RetryPolicy{MaxAttempts: 3, Base: time.Microsecond, Max: time.Second}
 
 func pgErr(code string) error { return &pgconn.PgError{Code: code, Message: "injected " + code} }
 
@@ -51,7 +51,7 @@ func TestRunTx_RetryPolicy(t *testing.T) {
 
 	tests := []struct {
 		name   string
-		policy pg.RetryPolicy
+		policy domain.RetryPolicy
 		// fails is the error attempt i (from 1) returns after writing its mark; nil commits.
 		fails     func(attempt int) error
 		wantCalls int
@@ -82,14 +82,14 @@ func TestRunTx_RetryPolicy(t *testing.T) {
 			wantCalls: 2, wantMarks: 1,
 		},
 		{
-			name:      "retries stop after Attempts and return the last failure",
+			name:      "retries stop after MaxAttempts and return the last failure",
 			policy:    fastRetry,
 			fails:     func(int) error { return pgErr("40001") },
 			wantCalls: 3, wantCode: "40001", wantMarks: 0,
 		},
 		{
-			name:      "Attempts below one still tries once",
-			policy:    pg.RetryPolicy{Attempts: 0, Base: time.Microsecond},
+			name:      "MaxAttempts below one still tries once",
+			policy:    domain.RetryPolicy{MaxAttempts: 0, Base: time.Microsecond, Max: time.Second},
 			fails:     func(int) error { return pgErr("40001") },
 			wantCalls: 1, wantCode: "40001",
 		},
@@ -154,7 +154,7 @@ func TestRunTx_RetryPolicy(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			// An hour of backoff: only the cancellation can end it.
-			done <- pg.RunTx(ctx, db.Pool, pg.RetryPolicy{Attempts: 5, Base: time.Hour}, func(context.Context, pgx.Tx) error {
+			done <- pg.RunTx(ctx, db.Pool, domain.RetryPolicy{MaxAttempts: 5, Base: time.Hour, Max: time.Hour}, func(context.Context, pgx.Tx) error {
 				calls++
 				close(failed)
 				return pgErr("40001")
@@ -214,7 +214,7 @@ func TestRunTx_RealConflicts(t *testing.T) {
 		var conflicts atomic.Int64
 		goOffCall := func(id int) error {
 			attempt := 0
-			return pg.RunTx(ctx, db.Pool, pg.RetryPolicy{Attempts: 5, Base: time.Millisecond}, func(ctx context.Context, tx pgx.Tx) error {
+			return pg.RunTx(ctx, db.Pool, domain.RetryPolicy{MaxAttempts: 5, Base: time.Millisecond, Max: time.Second}, func(ctx context.Context, tx pgx.Tx) error {
 				attempt++
 				calls.Add(1)
 				if _, err := tx.Exec(ctx, `SET TRANSACTION ISOLATION LEVEL SERIALIZABLE`); err != nil {
@@ -274,7 +274,7 @@ func TestRunTx_RealConflicts(t *testing.T) {
 		var calls, deadlocks atomic.Int64
 		transfer := func(first, second int) error {
 			attempt := 0
-			return pg.RunTx(ctx, db.Pool, pg.RetryPolicy{Attempts: 5, Base: time.Millisecond}, func(ctx context.Context, tx pgx.Tx) error {
+			return pg.RunTx(ctx, db.Pool, domain.RetryPolicy{MaxAttempts: 5, Base: time.Millisecond, Max: time.Second}, func(ctx context.Context, tx pgx.Tx) error {
 				attempt++
 				calls.Add(1)
 				if _, err := tx.Exec(ctx, `SET LOCAL deadlock_timeout = '50ms'`); err != nil {

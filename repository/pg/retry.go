@@ -18,14 +18,10 @@ import (
 // package.
 var ErrCommitUnknown = domain.ErrCommitUnknown
 
-// RetryPolicy bounds transaction retries.
-type RetryPolicy struct {
-	Attempts int           // total tries, at least 1
-	Base     time.Duration // first backoff; doubled each retry, with jitter
-}
-
-// DefaultRetry retries serialization failures and deadlocks twice.
-var DefaultRetry = RetryPolicy{Attempts: 3, Base: 10 * time.Millisecond}
+// DefaultRetry retries serialization failures and deadlocks twice, after about 10 and 20 ms. A
+// transaction's retries follow the queues' rule (domain.RetryPolicy), except that a MaxAttempts
+// below 1 means one try: a transaction is never retried without bound.
+var DefaultRetry = domain.RetryPolicy{MaxAttempts: 3, Base: 10 * time.Millisecond, Max: time.Second}
 
 // Retryable reports errors that mean "this transaction lost a race; running it again may
 // succeed": serialization failure (40001) and deadlock (40P01). Everything else, unique
@@ -38,26 +34,21 @@ func Retryable(err error) bool {
 // RunTx runs fn in a transaction under the retry policy. Only serialization failures and
 // deadlocks are retried, whether fn or COMMIT reported them; a COMMIT that fails for any other
 // reason returns ErrCommitUnknown at once.
-func RunTx(ctx context.Context, pool *pgxpool.Pool, p RetryPolicy, fn func(ctx context.Context, tx pgx.Tx) error) error {
-	if p.Attempts < 1 {
-		p.Attempts = 1
-	}
-	delay := p.Base
+func RunTx(ctx context.Context, pool *pgxpool.Pool, p domain.RetryPolicy, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	p.MaxAttempts = max(p.MaxAttempts, 1)
 	var err error
 	for attempt := 1; ; attempt++ {
 		err = runOnce(ctx, pool, fn)
-		if err == nil || !Retryable(err) || attempt >= p.Attempts {
+		if err == nil || !Retryable(err) || p.Exhausted(attempt) {
 			return err
 		}
-		wait := delay/2 + time.Duration(rand.Int64N(int64(delay/2)+1))
-		t := time.NewTimer(wait)
+		t := time.NewTimer(p.Backoff(attempt, rand.Float64()))
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return errors.Join(err, ctx.Err())
 		case <-t.C:
 		}
-		delay *= 2
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -123,7 +124,7 @@ func (t *Tx) end(ctx context.Context, how outcome) {
 // UnitOfWork opens units of work on the main pool: the service.UnitOfWork port.
 type UnitOfWork struct {
 	pool  *pgxpool.Pool
-	retry RetryPolicy
+	retry domain.RetryPolicy
 }
 
 // NewUnitOfWork returns the unit of work of the pool, retrying serialization failures and
@@ -142,12 +143,12 @@ func (u *UnitOfWork) InTx(ctx context.Context, fn func(tx service.Tx) error) err
 // InTxOnce is InTx without retries, for a unit of work that must not run twice (it waits on a
 // lock whose holder's outcome it reports, or it is retried by its caller).
 func (u *UnitOfWork) InTxOnce(ctx context.Context, fn func(tx service.Tx) error) error {
-	return InTx(ctx, u.pool, RetryPolicy{Attempts: 1}, func(tx *Tx) error { return fn(tx) })
+	return InTx(ctx, u.pool, domain.RetryPolicy{MaxAttempts: 1}, func(tx *Tx) error { return fn(tx) })
 }
 
 // InTx runs fn in one transaction on pool under the retry policy p, with hooks as UnitOfWork.InTx
 // describes; the rooms' repositories open their own units of work with it.
-func InTx(ctx context.Context, pool *pgxpool.Pool, p RetryPolicy, fn func(tx *Tx) error) error {
+func InTx(ctx context.Context, pool *pgxpool.Pool, p domain.RetryPolicy, fn func(tx *Tx) error) error {
 	var last *Tx
 	err := RunTx(ctx, pool, p, func(ctx context.Context, ptx pgx.Tx) error {
 		if last != nil {
