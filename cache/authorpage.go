@@ -72,7 +72,7 @@ func (c *AuthorPageCache) Get(ctx context.Context, authorID int64, status domain
 		c.repairNow(ctx)
 	}
 	key := c.Key(authorID)
-	pending := c.repair.has(key) // before the read: a repair may land between the read and a later look
+	pending := c.repair.has(key) // before the read, as pendingAmong explains
 	vals, err := c.rdb.HMGet(ctx, key, field(status), "_t").Result()
 	if err != nil {
 		return AuthorPage{}, fmt.Errorf("author page: read: %w", err)

@@ -310,17 +310,7 @@ const unrepaired = tombstonePrefix + "unrepaired"
 func (c *ReadThrough[V]) lookup(ctx context.Context, keys []string) (observed[V], error) {
 	c.repairBeforeRead(ctx)
 	out := newObserved[V](len(keys))
-	// Keys waiting for (or in the middle of) a repair before the read: the read may reach Redis
-	// before the repair's tombstone does, and the repair may have settled by the time it answers.
-	var pending map[string]bool
-	if c.repair.size() > 0 {
-		pending = make(map[string]bool)
-		for _, key := range keys {
-			if c.repair.has(key) {
-				pending[key] = true
-			}
-		}
-	}
+	pending := c.repair.pendingAmong(keys)
 	cmds := make([]*redis.StringCmd, len(keys))
 	if len(keys) == 1 {
 		cmds[0] = c.rdb.Get(ctx, keys[0])

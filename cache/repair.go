@@ -225,5 +225,24 @@ func (m *repairSet) has(key string) bool {
 	return waiting || m.inflight[key] > 0
 }
 
+// pendingAmong returns which of keys wait for or are in the middle of a repair (nil when none
+// does). A read takes it before it reaches Redis: the read may get there before the repair's
+// write, and the repair may have settled by the time Redis answers.
+func (m *repairSet) pendingAmong(keys []string) map[string]bool {
+	if m.n.Load() == 0 {
+		return nil
+	}
+	var pending map[string]bool
+	for _, k := range keys {
+		if m.has(k) {
+			if pending == nil {
+				pending = make(map[string]bool)
+			}
+			pending[k] = true
+		}
+	}
+	return pending
+}
+
 // size is how many keys wait or are being repaired.
 func (m *repairSet) size() int { return int(m.n.Load()) }

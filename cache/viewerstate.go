@@ -260,17 +260,7 @@ func (c *ViewerState) repairPending(ctx context.Context) map[string]bool {
 // lookup reads keys (one viewer's, so one slot) with one MGET. Keys just repaired are misses
 // whatever the MGET saw, with no fill guard that can match (their tombstone is new).
 func (c *ViewerState) lookup(ctx context.Context, keys []string) (observed[bool], error) {
-	// A key being repaired by another read or the repairer before the MGET is stale whatever the
-	// MGET sees: the repair's tombstone may land after it.
-	var pending map[string]bool
-	if c.repair.size() > 0 {
-		pending = make(map[string]bool)
-		for _, k := range keys {
-			if c.repair.has(k) {
-				pending[k] = true
-			}
-		}
-	}
+	pending := c.repair.pendingAmong(keys)
 	vals, err := c.rdb.MGet(ctx, keys...).Result()
 	if err != nil {
 		if ctx.Err() == nil {
