@@ -22,7 +22,7 @@ func (q *Queries) CommentDelete(ctx context.Context, db DBTX, id int64) (int64, 
 }
 
 const commentGetByID = `-- name: CommentGetByID :one
-SELECT id, article_id, seq, author_id, body, created_at, updated_at FROM comments WHERE id = $1::bigint
+SELECT id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at FROM comments WHERE id = $1::bigint
 `
 
 func (q *Queries) CommentGetByID(ctx context.Context, db DBTX, id int64) (Comment, error) {
@@ -36,6 +36,8 @@ func (q *Queries) CommentGetByID(ctx context.Context, db DBTX, id int64) (Commen
 		&i.Body,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.HiddenReason,
+		&i.HiddenAt,
 	)
 	return i, err
 }
@@ -50,7 +52,7 @@ WITH numbered AS (
 INSERT INTO comments (article_id, seq, author_id, body)
 SELECT $1::bigint, n.base + i, ($2::bigint[])[i], ($3::text[])[i]
 FROM numbered n, generate_subscripts($3::text[], 1) AS i
-RETURNING id, article_id, seq, author_id, body, created_at, updated_at
+RETURNING id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at
 `
 
 type CommentInsertNumberedParams struct {
@@ -80,6 +82,8 @@ func (q *Queries) CommentInsertNumbered(ctx context.Context, db DBTX, arg Commen
 			&i.Body,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.HiddenReason,
+			&i.HiddenAt,
 		); err != nil {
 			return nil, err
 		}
@@ -92,7 +96,7 @@ func (q *Queries) CommentInsertNumbered(ctx context.Context, db DBTX, arg Commen
 }
 
 const commentListByArticle = `-- name: CommentListByArticle :many
-SELECT id, article_id, seq, author_id, body, created_at, updated_at FROM comments
+SELECT id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at FROM comments
 WHERE article_id = $1::bigint AND seq > $2::bigint
 ORDER BY seq
 LIMIT $3::int
@@ -121,6 +125,8 @@ func (q *Queries) CommentListByArticle(ctx context.Context, db DBTX, arg Comment
 			&i.Body,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.HiddenReason,
+			&i.HiddenAt,
 		); err != nil {
 			return nil, err
 		}

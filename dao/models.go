@@ -55,6 +55,9 @@ type Article struct {
 	PublishedAt  pgtype.Timestamptz
 	SearchVector interface{}
 	SearchSeq    pgtype.Int8
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
+	HiddenAt     pgtype.Timestamptz
 }
 
 type ArticleCommentSeq struct {
@@ -98,13 +101,15 @@ type CollectionItem struct {
 }
 
 type Comment struct {
-	ID        int64
-	ArticleID int64
-	Seq       int64
-	AuthorID  int64
-	Body      string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	ID           int64
+	ArticleID    int64
+	Seq          int64
+	AuthorID     int64
+	Body         string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	HiddenReason pgtype.Text
+	HiddenAt     pgtype.Timestamptz
 }
 
 type FavoriteArticle struct {
@@ -201,6 +206,34 @@ type LoginCodeMeter struct {
 	WindowEnds time.Time
 }
 
+type ModerationCase struct {
+	ID          int64
+	TargetKind  string
+	TargetID    int64
+	ArticleID   pgtype.Int8
+	Status      string
+	ReportCount int32
+	Reasons     []string
+	NewestNote  string
+	OpenedAt    time.Time
+	UpdatedAt   time.Time
+	ResolvedAt  pgtype.Timestamptz
+	ResolvedBy  pgtype.Int8
+	Resolution  pgtype.Text
+}
+
+type ModerationLog struct {
+	ID          int64
+	ActorID     pgtype.Int8
+	ActorName   string
+	Action      string
+	TargetKind  string
+	TargetID    int64
+	TargetLabel string
+	Reason      string
+	At          time.Time
+}
+
 type Notification struct {
 	ID        int64
 	UserID    int64
@@ -210,6 +243,7 @@ type Notification struct {
 	EventID   string
 	CreatedAt time.Time
 	ReadAt    pgtype.Timestamptz
+	Detail    string
 }
 
 type Outbox struct {
@@ -242,6 +276,17 @@ type RefreshToken struct {
 	ExpiresAt time.Time
 	SpentAt   pgtype.Timestamptz
 	CreatedAt time.Time
+}
+
+type Report struct {
+	ID         int64
+	CaseID     int64
+	ReporterID int64
+	Reason     string
+	Note       string
+	Status     string
+	CreatedAt  time.Time
+	ResolvedAt pgtype.Timestamptz
 }
 
 type SearchLexiconChange struct {
@@ -296,6 +341,15 @@ type User struct {
 	EmailCanonical        string
 	EmailVerifiedAt       pgtype.Timestamptz
 	EmailCanonicalChecked bool
+	Role                  string
+	SuspendedUntil        pgtype.Timestamptz
+	SuspensionReason      string
+}
+
+type UserBlock struct {
+	BlockerID int64
+	BlockedID int64
+	CreatedAt time.Time
 }
 
 type UserFavoriteCount struct {

@@ -101,8 +101,35 @@ func (q *Queries) NotificationFanOut(ctx context.Context, db DBTX, arg Notificat
 	return items, nil
 }
 
+const notificationInsertNotice = `-- name: NotificationInsertNotice :exec
+INSERT INTO notifications (user_id, kind, article_id, event_id, detail)
+VALUES ($1::bigint, $2::text, $3::bigint, $4::text, $5::text)
+ON CONFLICT (user_id, event_id) DO NOTHING
+`
+
+type NotificationInsertNoticeParams struct {
+	UserID    int64
+	Kind      string
+	ArticleID pgtype.Int8
+	EventID   string
+	Detail    string
+}
+
+// A notice of a moderation action, written in the action's unit of work; the event id (the log
+// entry's) makes it once per action and reader.
+func (q *Queries) NotificationInsertNotice(ctx context.Context, db DBTX, arg NotificationInsertNoticeParams) error {
+	_, err := db.Exec(ctx, notificationInsertNotice,
+		arg.UserID,
+		arg.Kind,
+		arg.ArticleID,
+		arg.EventID,
+		arg.Detail,
+	)
+	return err
+}
+
 const notificationList = `-- name: NotificationList :many
-SELECT n.id, n.user_id, n.kind, n.actor_id, n.article_id, n.event_id, n.created_at, n.read_at, u.username AS actor_username, a.slug AS article_slug, a.title AS article_title
+SELECT n.id, n.user_id, n.kind, n.actor_id, n.article_id, n.event_id, n.created_at, n.read_at, n.detail, u.username AS actor_username, a.slug AS article_slug, a.title AS article_title
 FROM notifications n
 LEFT JOIN users u ON u.id = n.actor_id
 LEFT JOIN articles a ON a.id = n.article_id AND a.status = 'published'
@@ -128,6 +155,7 @@ type NotificationListRow struct {
 	EventID       string
 	CreatedAt     time.Time
 	ReadAt        pgtype.Timestamptz
+	Detail        string
 	ActorUsername pgtype.Text
 	ArticleSlug   pgtype.Text
 	ArticleTitle  pgtype.Text
@@ -159,6 +187,7 @@ func (q *Queries) NotificationList(ctx context.Context, db DBTX, arg Notificatio
 			&i.EventID,
 			&i.CreatedAt,
 			&i.ReadAt,
+			&i.Detail,
 			&i.ActorUsername,
 			&i.ArticleSlug,
 			&i.ArticleTitle,

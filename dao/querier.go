@@ -322,12 +322,19 @@ type Querier interface {
 	LoginCodePut(ctx context.Context, db DBTX, arg LoginCodePutParams) error
 	LoginCodeSpend(ctx context.Context, db DBTX, target string) error
 	LoginCodeWithdraw(ctx context.Context, db DBTX, arg LoginCodeWithdrawParams) (int64, error)
+	// The moderation log is append-only (migration 00027's trigger refuses UPDATE and DELETE).
+	ModerationLogAppend(ctx context.Context, db DBTX, arg ModerationLogAppendParams) (ModerationLogAppendRow, error)
+	// Newest first, keyset paged along moderation_log_recent_idx.
+	ModerationLogList(ctx context.Context, db DBTX, arg ModerationLogListParams) ([]ModerationLog, error)
 	NotificationCountPrunable(ctx context.Context, db DBTX, arg NotificationCountPrunableParams) (int64, error)
 	// Notifies one page of an author's followers (keyset on follower id), skipping any already
 	// notified of this event, and returns the page's last follower id to continue from.
 	// A notification is dated by its event (when the author acted), not by when a consumer applied it:
 	// several consumers apply events in parallel, out of order.
 	NotificationFanOut(ctx context.Context, db DBTX, arg NotificationFanOutParams) ([]int64, error)
+	// A notice of a moderation action, written in the action's unit of work; the event id (the log
+	// entry's) makes it once per action and reader.
+	NotificationInsertNotice(ctx context.Context, db DBTX, arg NotificationInsertNoticeParams) error
 	// The article is joined only while it is published: a notification of an article its reader may
 	// not see now keeps its place in the list (the page stays one index range) but shows no article,
 	// neither the title it had nor one typed since.

@@ -175,7 +175,7 @@ func (q *Queries) UserEmailsToRecheck(ctx context.Context, db DBTX, arg UserEmai
 }
 
 const userGetByEmail = `-- name: UserGetByEmail :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked FROM users WHERE email_canonical = $1::text
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked, role, suspended_until, suspension_reason FROM users WHERE email_canonical = $1::text
 `
 
 // Emails are compared in their canonical form (domain.CanonicalEmail).
@@ -195,12 +195,15 @@ func (q *Queries) UserGetByEmail(ctx context.Context, db DBTX, emailCanonical st
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 		&i.EmailCanonicalChecked,
+		&i.Role,
+		&i.SuspendedUntil,
+		&i.SuspensionReason,
 	)
 	return i, err
 }
 
 const userGetByID = `-- name: UserGetByID :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked FROM users WHERE id = $1::bigint
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked, role, suspended_until, suspension_reason FROM users WHERE id = $1::bigint
 `
 
 func (q *Queries) UserGetByID(ctx context.Context, db DBTX, id int64) (User, error) {
@@ -219,12 +222,15 @@ func (q *Queries) UserGetByID(ctx context.Context, db DBTX, id int64) (User, err
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 		&i.EmailCanonicalChecked,
+		&i.Role,
+		&i.SuspendedUntil,
+		&i.SuspensionReason,
 	)
 	return i, err
 }
 
 const userGetByIDForUpdate = `-- name: UserGetByIDForUpdate :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked FROM users WHERE id = $1::bigint FOR UPDATE
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked, role, suspended_until, suspension_reason FROM users WHERE id = $1::bigint FOR UPDATE
 `
 
 func (q *Queries) UserGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (User, error) {
@@ -243,12 +249,15 @@ func (q *Queries) UserGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 		&i.EmailCanonicalChecked,
+		&i.Role,
+		&i.SuspendedUntil,
+		&i.SuspensionReason,
 	)
 	return i, err
 }
 
 const userGetByIDs = `-- name: UserGetByIDs :many
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked FROM users WHERE id = ANY ($1::bigint[])
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked, role, suspended_until, suspension_reason FROM users WHERE id = ANY ($1::bigint[])
 `
 
 func (q *Queries) UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]User, error) {
@@ -273,6 +282,9 @@ func (q *Queries) UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]Use
 			&i.EmailCanonical,
 			&i.EmailVerifiedAt,
 			&i.EmailCanonicalChecked,
+			&i.Role,
+			&i.SuspendedUntil,
+			&i.SuspensionReason,
 		); err != nil {
 			return nil, err
 		}
@@ -285,7 +297,7 @@ func (q *Queries) UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]Use
 }
 
 const userGetByPhone = `-- name: UserGetByPhone :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked FROM users WHERE phone = $1::text
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked, role, suspended_until, suspension_reason FROM users WHERE phone = $1::text
 `
 
 func (q *Queries) UserGetByPhone(ctx context.Context, db DBTX, phone string) (User, error) {
@@ -304,12 +316,15 @@ func (q *Queries) UserGetByPhone(ctx context.Context, db DBTX, phone string) (Us
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 		&i.EmailCanonicalChecked,
+		&i.Role,
+		&i.SuspendedUntil,
+		&i.SuspensionReason,
 	)
 	return i, err
 }
 
 const userGetByUsername = `-- name: UserGetByUsername :one
-SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked FROM users WHERE lower(username) = lower($1::text)
+SELECT id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked, role, suspended_until, suspension_reason FROM users WHERE lower(username) = lower($1::text)
 `
 
 func (q *Queries) UserGetByUsername(ctx context.Context, db DBTX, username string) (User, error) {
@@ -328,6 +343,9 @@ func (q *Queries) UserGetByUsername(ctx context.Context, db DBTX, username strin
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 		&i.EmailCanonicalChecked,
+		&i.Role,
+		&i.SuspendedUntil,
+		&i.SuspensionReason,
 	)
 	return i, err
 }
@@ -335,7 +353,7 @@ func (q *Queries) UserGetByUsername(ctx context.Context, db DBTX, username strin
 const userInsert = `-- name: UserInsert :one
 INSERT INTO users (email, email_canonical, username, password_hash, bio, image)
 VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text)
-RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked, role, suspended_until, suspension_reason
 `
 
 type UserInsertParams struct {
@@ -370,6 +388,9 @@ func (q *Queries) UserInsert(ctx context.Context, db DBTX, arg UserInsertParams)
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 		&i.EmailCanonicalChecked,
+		&i.Role,
+		&i.SuspendedUntil,
+		&i.SuspensionReason,
 	)
 	return i, err
 }
@@ -377,7 +398,7 @@ func (q *Queries) UserInsert(ctx context.Context, db DBTX, arg UserInsertParams)
 const userInsertWithPhone = `-- name: UserInsertWithPhone :one
 INSERT INTO users (email, email_canonical, username, password_hash, phone)
 VALUES ($1::text, $2::text, $3::text, $4::text, $5::text)
-RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked, role, suspended_until, suspension_reason
 `
 
 type UserInsertWithPhoneParams struct {
@@ -410,6 +431,9 @@ func (q *Queries) UserInsertWithPhone(ctx context.Context, db DBTX, arg UserInse
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 		&i.EmailCanonicalChecked,
+		&i.Role,
+		&i.SuspendedUntil,
+		&i.SuspensionReason,
 	)
 	return i, err
 }
@@ -535,7 +559,7 @@ SET email_verified_at = CASE WHEN email_canonical = $1::text THEN email_verified
     image           = $6::text,
     updated_at      = now()
 WHERE id = $7::bigint
-RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked, role, suspended_until, suspension_reason
 `
 
 type UserUpdateParams struct {
@@ -573,6 +597,9 @@ func (q *Queries) UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams)
 		&i.EmailCanonical,
 		&i.EmailVerifiedAt,
 		&i.EmailCanonicalChecked,
+		&i.Role,
+		&i.SuspendedUntil,
+		&i.SuspensionReason,
 	)
 	return i, err
 }

@@ -20,6 +20,12 @@ const (
 	StatusWithdrawn ArticleStatus = "withdrawn"
 )
 
+// StatusHidden is the status stored for an article a moderator hid (or whose author is
+// suspended). It never leaves the repository: an Article carries its author's status and
+// Moderation.Hidden instead.
+const StatusHidden ArticleStatus = "hidden"
+
+
 // ParseArticleStatus accepts the three status names.
 func ParseArticleStatus(s string) (ArticleStatus, bool) {
 	switch st := ArticleStatus(s); st {
@@ -43,12 +49,18 @@ type Article struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	PublishedAt *time.Time
+	// Moderation says whether a moderator hid the article (Status is then still its author's
+	// status: publishing or withdrawing a hidden article changes only that).
+	Moderation ContentModeration
 }
 
+// Public reports whether everyone may read the article: published and not hidden.
+func (a Article) Public() bool { return a.Status == StatusPublished && !a.Moderation.Hidden }
+
 // VisibleTo reports whether viewerID (0 for anonymous) may read the article: everyone may read a
-// published article, only its author a draft or a withdrawn one.
+// public article, only its author a draft, a withdrawn or a hidden one.
 func (a Article) VisibleTo(viewerID int64) bool {
-	return a.Status == StatusPublished || (viewerID != 0 && a.AuthorID == viewerID)
+	return a.Public() || (viewerID != 0 && a.AuthorID == viewerID)
 }
 
 // Counters are an item's interaction counts.

@@ -18,8 +18,13 @@ type User struct {
 	Image        string
 	// EmailVerified: the owner proved they read Email (a verification or reset code, a code login).
 	EmailVerified bool
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// Role is what the account may do beyond its own content (RoleUser unless made otherwise).
+	Role Role
+	// Suspension is the account's latest suspension (zero when never suspended); it holds while
+	// Suspension.InForce.
+	Suspension Suspension
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // Profile is the public view of a user, seen by a (possibly anonymous) viewer.

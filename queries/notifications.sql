@@ -45,3 +45,10 @@ SELECT count(*)::bigint FROM notifications WHERE user_id = @user_id::bigint AND 
 
 -- name: InboxInsert :execrows
 INSERT INTO inbox (consumer, event_id) VALUES (@consumer::text, @event_id::text) ON CONFLICT DO NOTHING;
+
+-- name: NotificationInsertNotice :exec
+-- A notice of a moderation action, written in the action's unit of work; the event id (the log
+-- entry's) makes it once per action and reader.
+INSERT INTO notifications (user_id, kind, article_id, event_id, detail)
+VALUES (@user_id::bigint, @kind::text, sqlc.narg(article_id)::bigint, @event_id::text, @detail::text)
+ON CONFLICT (user_id, event_id) DO NOTHING;

@@ -25,35 +25,36 @@ const module = "github.com/inkwell-dev/inkwell"
 // (TestCore... below restrict those for the core). An allowed arrow that no longer exists is only
 // logged (go test -v): drop it when you notice.
 var allowed = map[string]struct{ imports, tests string }{
-	".":                  {imports: "auth cache delivery domain events ioc job metrics migrations repository repository/durable repository/pg repository/search repository/session service web", tests: "service/mocks"},
-	"auth":               {imports: "domain"},
-	"bench/loadgen":      {},
-	"cmd/inkwell/seed":   {imports: "dao repository/search", tests: "internal/testenv"}, // the seeder: bulk COPY for `inkwell seed`, benchmarks and plan tests; folds its words through the search room's lexicon
-	"cache":              {imports: "domain", tests: "internal/testenv"},
-	"cmd/inkwell":        {imports: ". auth cmd/inkwell/seed domain ioc migrations repository repository/durable repository/search", tests: "internal/apptest internal/testenv"},
-	"dao":                {},
-	"delivery":           {imports: "domain", tests: "internal/testenv"}, // tests mail through a loopback SMTP server
-	"domain":             {},
-	"e2e":                {tests: ". auth cache domain internal/apptest internal/testenv ioc job repository repository/durable repository/pg repository/search repository/session service web"},
-	"events":             {imports: "domain", tests: "internal/testenv"},
-	"internal/apptest":   {imports: ". internal/testenv ioc"},
-	"internal/archtest":  {},
-	"internal/testenv":   {imports: "migrations"},
-	"ioc":                {imports: "requestid"}, // infrastructure only: the root package wires the layers
-	"job":                {imports: "domain events service", tests: "cache dao internal/testenv repository repository/durable repository/pg repository/search"},
-	"metrics":            {},
-	"migrations":         {tests: "internal/testenv"},
-	"repository":         {imports: "cache dao domain repository/durable repository/pg repository/search service", tests: "cmd/inkwell/seed internal/testenv job repository/session"}, // repository/search: only search.Language, the configuration article writes index in; the plan tests load a seed
-	"repository/durable": {imports: "dao domain repository/pg service", tests: "internal/testenv repository"},                                                                         // room of durable delivery; the core writes its rows (core → durable, one way); its tests prune the outbox with the core's retention store
-	"repository/pg":      {imports: "domain service", tests: "internal/testenv"},                                                                                                      // the unit of work and error translation every storage room shares; implements service.Tx
-	"repository/search":  {imports: "cache dao domain repository/pg service", tests: "internal/testenv repository"},                                                                   // the search room; reads articles through its own ArticleReader port, never imports the core repository (its tests write articles through it)
-	"repository/session": {imports: "dao domain repository/pg service", tests: "internal/testenv"},                                                                                    // room of sessions and API keys
-	"requestid":          {},                                                                                                                                                          // a leaf both web (sets the id) and ioc's logger (reads it) stand on; internal/ holds test support only
-	"resilience":         {tests: "cache domain internal/apptest internal/testenv ioc"},
-	"service":            {imports: "domain", tests: "cache internal/testenv repository repository/durable repository/pg service/mocks"}, // tests run use cases over the real unit of work
-	"service/mocks":      {imports: "domain service"},
-	"web":                {imports: "domain requestid service", tests: "web/mocks"},
-	"web/mocks":          {imports: "domain service"},
+	".":                     {imports: "auth cache delivery domain events ioc job metrics migrations repository repository/durable repository/moderation repository/pg repository/search repository/session service web", tests: "service/mocks"},
+	"auth":                  {imports: "domain"},
+	"bench/loadgen":         {},
+	"cmd/inkwell/seed":      {imports: "dao repository/search", tests: "internal/testenv"}, // the seeder: bulk COPY for `inkwell seed`, benchmarks and plan tests; folds its words through the search room's lexicon
+	"cache":                 {imports: "domain", tests: "internal/testenv"},
+	"cmd/inkwell":           {imports: ". auth cmd/inkwell/seed domain ioc migrations repository repository/durable repository/search", tests: "internal/apptest internal/testenv"},
+	"dao":                   {},
+	"delivery":              {imports: "domain", tests: "internal/testenv"}, // tests mail through a loopback SMTP server
+	"domain":                {},
+	"e2e":                   {tests: ". auth cache domain internal/apptest internal/testenv ioc job repository repository/durable repository/moderation repository/pg repository/search repository/session service web"},
+	"events":                {imports: "domain", tests: "internal/testenv"},
+	"internal/apptest":      {imports: ". internal/testenv ioc"},
+	"internal/archtest":     {},
+	"internal/testenv":      {imports: "migrations"},
+	"ioc":                   {imports: "requestid"}, // infrastructure only: the root package wires the layers
+	"job":                   {imports: "domain events service", tests: "cache dao internal/testenv repository repository/durable repository/pg repository/search"},
+	"metrics":               {},
+	"migrations":            {tests: "internal/testenv"},
+	"repository":            {imports: "cache dao domain repository/durable repository/pg repository/search service", tests: "cmd/inkwell/seed internal/testenv job repository/session"}, // repository/search: only search.Language, the configuration article writes index in; the plan tests load a seed
+	"repository/durable":    {imports: "dao domain repository/pg service", tests: "internal/testenv repository"},                                                                         // room of durable delivery; the core writes its rows (core → durable, one way); its tests prune the outbox with the core's retention store
+	"repository/moderation": {imports: "dao domain repository/pg service", tests: "internal/testenv repository"},                                                                         // room of moderation: the log, notices, reports and cases, blocks; hiding and suspending change the core's rows, joined by the use case's unit of work
+	"repository/pg":         {imports: "domain service", tests: "internal/testenv"},                                                                                                      // the unit of work and error translation every storage room shares; implements service.Tx
+	"repository/search":     {imports: "cache dao domain repository/pg service", tests: "internal/testenv repository"},                                                                   // the search room; reads articles through its own ArticleReader port, never imports the core repository (its tests write articles through it)
+	"repository/session":    {imports: "dao domain repository/pg service", tests: "internal/testenv"},                                                                                    // room of sessions and API keys
+	"requestid":             {},                                                                                                                                                          // a leaf both web (sets the id) and ioc's logger (reads it) stand on; internal/ holds test support only
+	"resilience":            {tests: "cache domain internal/apptest internal/testenv ioc"},
+	"service":               {imports: "domain", tests: "cache internal/testenv repository repository/durable repository/pg service/mocks"}, // tests run use cases over the real unit of work
+	"service/mocks":         {imports: "domain service"},
+	"web":                   {imports: "domain requestid service", tests: "web/mocks"},
+	"web/mocks":             {imports: "domain service"},
 }
 
 // pkg is one package of the module as go list sees it, import paths relative to the module.
