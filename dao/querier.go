@@ -322,6 +322,29 @@ type Querier interface {
 	LoginCodePut(ctx context.Context, db DBTX, arg LoginCodePutParams) error
 	LoginCodeSpend(ctx context.Context, db DBTX, target string) error
 	LoginCodeWithdraw(ctx context.Context, db DBTX, arg LoginCodeWithdrawParams) (int64, error)
+	// Counts a new report into its case: the reasons stay a set, the newest note wins (an empty note
+	// keeps the one before).
+	ModerationCaseAddReport(ctx context.Context, db DBTX, arg ModerationCaseAddReportParams) error
+	// One case with its names; lock_row takes its row lock (a resolution in a unit of work).
+	ModerationCaseGet(ctx context.Context, db DBTX, id int64) (ModerationCaseGetRow, error)
+	// The queue, oldest open case first, keyset paged along moderation_cases_open_idx. The names are
+	// looked up per row of the page only.
+	ModerationCaseListOpen(ctx context.Context, db DBTX, arg ModerationCaseListOpenParams) ([]ModerationCaseListOpenRow, error)
+	// Resolved cases, newest resolution first, keyset paged along moderation_cases_resolved_idx.
+	ModerationCaseListResolved(ctx context.Context, db DBTX, arg ModerationCaseListResolvedParams) ([]ModerationCaseListResolvedRow, error)
+	ModerationCaseLock(ctx context.Context, db DBTX, id int64) (string, error)
+	// Reports and the moderation cases they are grouped into (migration 00027): one open case per
+	// target, one open report per reporter and case.
+	// Finds or opens the target's open case and locks it: concurrent filers on one target meet on the
+	// partial unique index (moderation_cases_open_target_key), so they never open two cases, and the
+	// row lock orders their count updates.
+	ModerationCaseOpen(ctx context.Context, db DBTX, arg ModerationCaseOpenParams) (int64, error)
+	// The queue's size (count over the partial index), its open reports, and its oldest case (the
+	// first entry of moderation_cases_open_idx; now() when the queue is empty).
+	ModerationCaseOpenStats(ctx context.Context, db DBTX) (ModerationCaseOpenStatsRow, error)
+	// Resolves the target's open case and its open reports, and notices each reporter once (the
+	// event id is the action's), in one statement. Returns how many cases it resolved (0 or 1).
+	ModerationCaseResolve(ctx context.Context, db DBTX, arg ModerationCaseResolveParams) (int64, error)
 	// The moderation log is append-only (migration 00027's trigger refuses UPDATE and DELETE).
 	ModerationLogAppend(ctx context.Context, db DBTX, arg ModerationLogAppendParams) (ModerationLogAppendRow, error)
 	// Newest first, keyset paged along moderation_log_recent_idx.
@@ -415,6 +438,9 @@ type Querier interface {
 	// whatever it is, so its row no longer decides anything.
 	RefreshTokenPruneBatch(ctx context.Context, db DBTX, arg RefreshTokenPruneBatchParams) (int64, error)
 	RefreshTokenSpend(ctx context.Context, db DBTX, tokenHash []byte) error
+	ReportGetOpen(ctx context.Context, db DBTX, arg ReportGetOpenParams) (ReportGetOpenRow, error)
+	// A repeat by the same reporter on the open case inserts nothing (no row returned).
+	ReportInsert(ctx context.Context, db DBTX, arg ReportInsertParams) (ReportInsertRow, error)
 	// The retention job's statements (job/retention.go, repository/retention.go). Each prune deletes
 	// at most lim rows: the oldest prunable ones, read off an index in order (migration 00019) and
 	// locked with SKIP LOCKED, so a batch neither waits on a row a request holds nor costs more as
