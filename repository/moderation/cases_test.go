@@ -219,7 +219,7 @@ func TestCases_ResolveTargetInResolvesEveryReportAndNoticesEachReporter(t *testi
 		t.Fatal(err)
 	}
 	type notice struct {
-		User                  int64
+		User                int64
 		Kind, Event, Detail string
 	}
 	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[notice])
