@@ -124,6 +124,13 @@ var (
 		{ID: 5, UserID: authedID, Name: "laptop", Prefix: "iw_efgh", CreatedAt: fxTime},
 	}
 	fxTokens = domain.Tokens{Access: "header.payload.signature", Refresh: "refresh-token"}
+	fxReport = domain.Report{ID: 11, CaseID: 4, ReporterID: authedID, Reason: domain.ReasonSpam, Note: "buy pills", Status: domain.CaseOpen,
+		Target: domain.ModerationTarget{Kind: domain.TargetComment, ID: 5, ArticleID: 1, Label: "comment 5 on how-to-train-your-dragon"}, CreatedAt: fxTime}
+	fxCase = domain.ModerationCase{ID: 4, Target: fxReport.Target, ArticleSlug: fxArticle.Slug, Status: domain.CaseResolved, ReportCount: 3,
+		Reasons: []domain.ReportReason{domain.ReasonSpam, domain.ReasonAbuse}, NewestNote: "buy pills", OpenedAt: fxTime, UpdatedAt: fxTime,
+		ResolvedAt: fxTime, Resolution: domain.ResolutionDismiss}
+	fxLog = service.LogList{Entries: []domain.ModerationEntry{{ID: 2, ActorID: 9, ActorName: "mod", Action: domain.ActionDismiss,
+		Target: fxReport.Target, Reason: "not spam", At: fxTime}}, NextCursor: fxCursor}
 )
 
 // newFuzzRouter is the full router over mocks that accept any call any number of times and answer
@@ -154,6 +161,10 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 		key      domain.APIKey
 		secret   string
 		keys     []domain.APIKey
+		report   domain.Report
+		mcase    domain.ModerationCase
+		queue    service.CaseList
+		modlog   service.LogList
 	)
 	if oc.rich {
 		user, profile, article = fxUser, fxProfile, fxArticle
@@ -168,6 +179,8 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 		notes, marked = fxNotifications, 2
 		uid, tokens = authedID, fxTokens
 		key, secret, keys = fxKeys[1], "iw_efgh_secret", fxKeys
+		report, mcase, modlog = fxReport, fxCase, fxLog
+		queue = service.CaseList{Cases: []domain.ModerationCase{fxCase}, NextCursor: fxCursor}
 	}
 
 	a := gomock.Any()
@@ -238,6 +251,11 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.sessions.EXPECT().RevokeSession(a, a, a).Return(err).AnyTimes()
 	m.sessions.EXPECT().ListAPIKeys(a, a).Return(keys, err).AnyTimes()
 	m.sessions.EXPECT().RevokeAPIKey(a, a, a).Return(err).AnyTimes()
+
+	m.reports.EXPECT().File(a, a, a).Return(report, oc.rich, err).AnyTimes()
+	m.reports.EXPECT().Queue(a, a, a, a).Return(queue, err).AnyTimes()
+	m.reports.EXPECT().Resolve(a, a, a, a, a).Return(mcase, err).AnyTimes()
+	m.reports.EXPECT().ModerationLog(a, a, a).Return(modlog, err).AnyTimes()
 
 	// A keyed create: the stored answer's kinds of outcome, the fresh one rendered by the handler.
 	keyed := func(render func() domain.StoredResponse) (domain.StoredResponse, bool, error) {
@@ -504,6 +522,12 @@ var bodyRoutes = []bodyRoute{
 	{"PATCH /api/collections/{id}",
 		[]string{`{"collection":{"name":"renamed","description":"still later"}}`},
 		[]string{`{"collection":{"description":null}}`, `{"collection":{}}`}},
+	{"POST /api/reports",
+		[]string{`{"report":{"article":"how-to-train-your-dragon","comment":31337,"reason":"spam","note":"buy pills"}}`, `{"report":{"user":"spammer","reason":"abuse"}}`},
+		[]string{`{"report":{"comment":"3","reason":7}}`, `{"report":{"comment":-1,"note":"\u0000"}}`, `{"report":null}`}},
+	{"POST /api/moderation/reports/{id}/resolve",
+		[]string{`{"action":"hide","reason":"spam wave"}`},
+		[]string{`{"action":"delete"}`, `{"action":7,"reason":["x"]}`, `{}`}},
 }
 
 func bodyRouteFor(key string) (bodyRoute, bool) {
@@ -613,6 +637,8 @@ var queryRoutes = []string{
 	"GET /api/search/articles",
 	"GET /api/search/users",
 	"GET /api/search/tags",
+	"GET /api/moderation/reports",
+	"GET /api/moderation/log",
 }
 
 // fuzzedQueryNames are the query parameters FuzzQueryParams sets by name.
@@ -636,7 +662,7 @@ var querySeeds = []queryValues{
 	{cursor: "!!!"}, {cursor: rawCursor("a:b")}, {cursor: rawCursor("1:0")}, {cursor: rawCursor("1:-5")}, {cursor: rawCursor("nocolon")},
 	{cursor: rawCursor("-9223372036854775808:9223372036854775807")}, {cursor: rawCursor("9223372036854775807:1")}, {cursor: "===="},
 	{after: "-1"}, {after: "9007199254740993"}, {after: "x"},
-	{status: "bogus"}, {status: "DRAFT"}, {status: "draft,published"},
+	{status: "bogus"}, {status: "DRAFT"}, {status: "draft,published"}, {status: "open"}, {status: "resolved", limit: "2"},
 	{collectionID: "abc"}, {collectionID: "-5"}, {collectionID: "0"}, {collectionID: "99999999999999999999"},
 	{tag: "\x00", author: "%", favorited: strings.Repeat("x", 2000)},
 	{tag: "\xc0\xaf", author: "\xed\xa0\x80", favorited: `\ud800`}, {tag: oneMiB}, {author: "a\x00", extra: "favorited=%c0%af"},
@@ -744,6 +770,7 @@ var pathRoutes = []string{
 	"PATCH /api/collections/{id}",
 	"DELETE /api/collections/{id}",
 	"GET /api/collections/{id}/articles",
+	"POST /api/moderation/reports/{id}/resolve",
 	"GET /api/docs/{asset}", // the slug stands in for the asset name
 }
 

@@ -33,6 +33,8 @@ type RateLimits struct {
 	Auth   RateRule // per client IP: registration, login, code sending and code login
 	Writes RateRule // per user: every authenticated write
 	Search RateRule // per user when signed in, else per client IP: GET /api/search/*
+	// Reports is per user: POST /api/reports, on top of Writes (DefaultReportRate unless set).
+	Reports RateRule
 }
 
 // rateLimit counts each request against rule for the key keyOf gives, answers 429 with

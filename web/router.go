@@ -37,6 +37,7 @@ type Handlers struct {
 	Search        *SearchHandler
 	SearchPeople  *PeopleSearchHandler
 	SearchTags    *TagSearchHandler
+	Reports       *ReportHandler
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
 	Observer      RequestObserver // nil: no metrics
@@ -74,6 +75,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	pass := func(c *gin.Context) { c.Next() }
 	// Writes by a signed-in user count against the user's write budget; reads do not.
 	writeLimit, authLimit, searchLimit := gin.HandlerFunc(pass), gin.HandlerFunc(pass), gin.HandlerFunc(pass)
+	reportLimit := gin.HandlerFunc(pass)
 	if h.Limiter != nil {
 		limit := rateLimit(h.Limiter, cfg.RateLimits.Writes, byUser, log)
 		writeLimit = func(c *gin.Context) {
@@ -87,6 +89,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 		// Searches are PostgreSQL's dearest reads: without a budget one client's burst fills the
 		// search pool and every other searcher queues behind it.
 		searchLimit = rateLimit(h.Limiter, cfg.RateLimits.Search, byClient, log)
+		reportLimit = rateLimit(h.Limiter, cfg.RateLimits.Reports, byUser, log)
 	}
 	idemUser, idemClient := gin.HandlerFunc(pass), gin.HandlerFunc(pass)
 	if h.Idempotency != nil {
@@ -157,5 +160,12 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	auth.PATCH("/collections/:id", h.Collections.Update)
 	auth.DELETE("/collections/:id", h.Collections.Delete)
 	auth.GET("/collections/:id/articles", h.Collections.Articles)
+
+	// Reports: any signed-in user, on a budget of their own. The queue and the log: moderators and
+	// admins (the log: admins), checked by the use cases; API keys never moderate.
+	auth.POST("/reports", reportLimit, h.Reports.File)
+	auth.GET("/moderation/reports", h.Reports.Queue)
+	auth.POST("/moderation/reports/:id/resolve", h.Reports.Resolve)
+	auth.GET("/moderation/log", h.Reports.Log)
 	return r
 }
