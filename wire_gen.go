@@ -115,8 +115,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		return nil, nil, err
 	}
 	jobQueue := durable.NewJobQueue(queuePool, querier)
-	codeLoginService := service.NewCodeLoginService(fallbackCodeStore, jobQueue, userRepository, argon2Hasher, sessionService, accountService, codeKeys, log)
-	userService := service.NewUserService(userRepository, unitOfWork, argon2Hasher, sessionService, idempotencyRunner, accountService, codeLoginService, log)
+	codeLoginService := service.NewCodeLoginService(fallbackCodeStore, jobQueue, userRepository, argon2Hasher, sessionService, accountService, codeKeys, log, v)
+	userService := service.NewUserService(userRepository, unitOfWork, argon2Hasher, sessionService, idempotencyRunner, accountService, codeLoginService, log, v)
 	authenticator := web.NewAuthenticator(userService, log)
 	userHandler := web.NewUserHandler(userService, log)
 	viewerState := cache.NewViewerState(universalClient, keyspace, policy, log)
