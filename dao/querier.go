@@ -343,6 +343,10 @@ type Querier interface {
 	LoginCodePut(ctx context.Context, db DBTX, arg LoginCodePutParams) error
 	LoginCodeSpend(ctx context.Context, db DBTX, target string) error
 	LoginCodeWithdraw(ctx context.Context, db DBTX, arg LoginCodeWithdrawParams) (int64, error)
+	// Resolves the target's open case and its open reports, and tells each reporter (without naming
+	// the action) under one event id: one statement, in the action's unit of work. Returns the
+	// reporters told (none when the target had no open case).
+	ModerationCaseResolveTarget(ctx context.Context, db DBTX, arg ModerationCaseResolveTargetParams) ([]int64, error)
 	// The moderation log is append-only (migration 00027's trigger refuses UPDATE and DELETE).
 	ModerationLogAppend(ctx context.Context, db DBTX, arg ModerationLogAppendParams) (ModerationLogAppendRow, error)
 	// Newest first, keyset paged along moderation_log_recent_idx.
