@@ -311,7 +311,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	accountEraser := repository.NewAccountEraser(pool, querier, userCache, articleCache, authorPageCache, listPageCache, tagsCache, counters, viewerState, log)
 	accountDeletion := service.NewAccountDeletion(unitOfWork, accountEraser, sessionService)
-	app := NewApp(cfg, server, metricsServer, drain, cron, workers, rankJob, retentionJob, accountDeletion, log)
+	app := NewApp(cfg, server, metricsServer, drain, cron, workers, rankJob, retentionJob, accountDeletion, moderationService, log)
 	return app, func() {
 		cleanup10()
 		cleanup9()
