@@ -6,32 +6,35 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 )
 
-// ModerationStats counts moderation actions by kind, for the metrics
-// (inkwell_moderation_actions_total{action}). A use case calls Acted after its unit of work
-// committed, so a rolled-back action is never counted.
+// ModerationStats counts moderation actions by kind since the process started (the metric
+// inkwell_moderation_actions_total), each after its unit of work committed.
 type ModerationStats struct {
-	acted map[domain.ModerationAction]*atomic.Int64
+	acted [16]atomic.Int64 // one per domain.ModerationActions entry (fewer than 16)
 }
 
-// NewModerationStats returns counters for every action of domain.ModerationActions.
-func NewModerationStats() *ModerationStats {
-	s := &ModerationStats{acted: make(map[domain.ModerationAction]*atomic.Int64, len(domain.ModerationActions))}
-	for _, a := range domain.ModerationActions {
-		s.acted[a] = new(atomic.Int64)
+var moderationActionIndex = func() map[domain.ModerationAction]int {
+	m := make(map[domain.ModerationAction]int, len(domain.ModerationActions))
+	for i, a := range domain.ModerationActions {
+		m[a] = i
 	}
-	return s
-}
+	return m
+}()
 
-// Acted counts one committed action. An action outside domain.ModerationActions is not counted
-// (the metric's label set is closed); a nil ModerationStats counts nothing.
+// NewModerationStats returns zeroed counters.
+func NewModerationStats() *ModerationStats { return &ModerationStats{} }
+
+// Acted counts one action.
 func (s *ModerationStats) Acted(a domain.ModerationAction) {
-	if s == nil {
-		return
-	}
-	if c, ok := s.acted[a]; ok {
-		c.Add(1)
+	if i, ok := moderationActionIndex[a]; ok {
+		s.acted[i].Add(1)
 	}
 }
 
-// Counter is the counter of action a (nil outside domain.ModerationActions), for the metrics.
-func (s *ModerationStats) Counter(a domain.ModerationAction) *atomic.Int64 { return s.acted[a] }
+// Actions returns the count of every action.
+func (s *ModerationStats) Actions() map[domain.ModerationAction]int64 {
+	out := make(map[domain.ModerationAction]int64, len(domain.ModerationActions))
+	for i, a := range domain.ModerationActions {
+		out[a] = s.acted[i].Load()
+	}
+	return out
+}
