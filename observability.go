@@ -11,12 +11,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/migrations"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/moderation"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -45,6 +47,8 @@ type MetricSources struct {
 	Sessions     *service.SessionService
 	ReadStream   ReadStream
 	OutboxStream OutboxStream
+	Moderation   *service.ModerationStats
+	ReportQueue  *moderation.Cases
 }
 
 // NewMetricsHandler binds every metric of the catalogue to the value it reads, on the Prometheus
@@ -63,6 +67,7 @@ func NewMetricsHandler(m *metrics.Registry, src MetricSources) http.Handler {
 	}
 	exposePools(m, src)
 	exposeFleetGauges(m, src)
+	exposeModeration(m, src.Moderation, src.ReportQueue)
 	return m.Handler()
 }
 
@@ -216,6 +221,29 @@ func exposeFleetGauges(m *metrics.Registry, src MetricSources) {
 					emit(metrics.StreamPending, float64(g.Pending), stream, g.Name)
 				}
 			}
+			return nil
+		})
+}
+
+// exposeModeration exposes the moderation actions this instance committed and, read at each
+// scrape, the report queue (a count over the open cases' partial index and its first entry).
+func exposeModeration(m *metrics.Registry, stats *service.ModerationStats, queue *moderation.Cases) {
+	for _, a := range domain.ModerationActions {
+		m.CountFunc(metrics.ModerationActions, func() float64 { return float64(stats.Actions()[a]) }, string(a))
+	}
+	m.Scrape([]metrics.Metric{metrics.ModerationOpenCases, metrics.ModerationOpenReports, metrics.ModerationOldestOpenReportAge},
+		func(ctx context.Context, emit func(metrics.Metric, float64, ...string)) error {
+			st, err := queue.OpenStats(ctx)
+			if err != nil {
+				return err
+			}
+			emit(metrics.ModerationOpenCases, float64(st.OpenCases))
+			emit(metrics.ModerationOpenReports, float64(st.OpenReports))
+			age := 0.0
+			if !st.OldestOpenedAt.IsZero() {
+				age = max(time.Since(st.OldestOpenedAt).Seconds(), 0)
+			}
+			emit(metrics.ModerationOldestOpenReportAge, age)
 			return nil
 		})
 }

@@ -283,6 +283,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		Sessions:     sessionService,
 		ReadStream:   readStream,
 		OutboxStream: outboxStream,
+		Moderation:   moderationStats,
+		ReportQueue:  cases,
 	}
 	handler := NewMetricsHandler(registry, metricSources)
 	metricsServer, cleanup10, err := ioc.NewMetricsServer(cfg, handler)
