@@ -859,6 +859,7 @@ type allMocks struct {
 	limiter       *mocks.MockRateLimiter
 	peopleSearch  *mocks.MockPeopleSearchService
 	tagSearch     *mocks.MockTagSearchService
+	moderation    *mocks.MockModerationService
 }
 
 func newAllMocks(ctrl *gomock.Controller) allMocks {
@@ -878,6 +879,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		limiter:       mocks.NewMockRateLimiter(ctrl),
 		peopleSearch:  mocks.NewMockPeopleSearchService(ctrl),
 		tagSearch:     mocks.NewMockTagSearchService(ctrl),
+		moderation:    mocks.NewMockModerationService(ctrl),
 	}
 }
 
@@ -898,6 +900,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Search:        web.NewSearchHandler(m.search, logger),
 		SearchPeople:  web.NewPeopleSearchHandler(m.peopleSearch, logger),
 		SearchTags:    web.NewTagSearchHandler(m.tagSearch, logger),
+		Moderation:    web.NewModerationHandler(m.moderation, logger),
 		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,
 		Observer:      nopObserver{},
