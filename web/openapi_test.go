@@ -860,6 +860,7 @@ type allMocks struct {
 	peopleSearch  *mocks.MockPeopleSearchService
 	tagSearch     *mocks.MockTagSearchService
 	reports       *mocks.MockReportService
+	moderation    *mocks.MockModerationService
 }
 
 func newAllMocks(ctrl *gomock.Controller) allMocks {
@@ -880,6 +881,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		peopleSearch:  mocks.NewMockPeopleSearchService(ctrl),
 		tagSearch:     mocks.NewMockTagSearchService(ctrl),
 		reports:       mocks.NewMockReportService(ctrl),
+		moderation:    mocks.NewMockModerationService(ctrl),
 	}
 }
 
@@ -901,6 +903,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		SearchPeople:  web.NewPeopleSearchHandler(m.peopleSearch, logger),
 		SearchTags:    web.NewTagSearchHandler(m.tagSearch, logger),
 		Reports:       web.NewReportHandler(m.reports, logger),
+		Moderation:    web.NewModerationHandler(m.moderation, logger),
 		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,
 		Observer:      nopObserver{},
