@@ -262,4 +262,16 @@ func TestReports_Resolving(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("hide hides the reported article", func(t *testing.T) {
+		open, _ := app.queue(t, mod, "")
+		again := entryFor(t, open, slug)["id"]
+		resolve(mod, again, map[string]any{"action": "hide", "reason": "scam"}).Expect(t, http.StatusOK)
+		app.Do("GET", "/api/articles/"+slug, r2, nil).Expect(t, http.StatusNotFound)
+		if a := app.Do("GET", "/api/articles/"+slug, author, nil).Expect(t, http.StatusOK).Article(t); fmt.Sprint(a["moderation"]) != "map[hidden:true reason:scam]" {
+			t.Fatalf("the author's view: %v", a["moderation"])
+		}
+		// Reporting it again is reporting an article the reporter cannot see.
+		app.report(r2, map[string]any{"article": slug, "reason": "spam"}).Expect(t, http.StatusNotFound)
+	})
 }
