@@ -42,7 +42,13 @@ const upgradeEnv = "INKWELL_E2E_UPGRADE"
 // lacks, with what that is: through a mixed fleet they would fail on its instances, as a client
 // would see it until the upgrade is done (docs/OPERATIONS.md, "Upgrading a fleet"). A release
 // empties the list.
-var newSinceThePreviousRelease = map[string]string{}
+var newSinceThePreviousRelease = map[string]string{
+	"TestModeration_Roles":                     "roles and PUT /api/admin/users/:username/role (#28)",
+	"TestModeration_HideArticle":               "hiding articles (#28)",
+	"TestModeration_HideComment":               "hiding comments (#28)",
+	"TestModeration_Suspend":                   "suspensions (#28)",
+	"TestFleet_ModerationHoldsOnEveryInstance": "moderation across a fleet (#28)",
+}
 
 // upgradeRun reports whether the suite runs through a mixed fleet (upgradeEnv).
 func upgradeRun(t testing.TB) bool {

@@ -308,3 +308,38 @@ func TestModeration_Suspend(t *testing.T) {
 		t.Fatalf("moderation log: %d suspension entries, want 2", n)
 	}
 }
+
+// TestModeration_SuspensionEndsByItself: a suspension with an end schedules a durable job at that
+// end; when it runs (here: its time is moved to now, as the clock would), the account works again
+// and its articles come back, and the log says the suspension ended.
+func TestModeration_SuspensionEndsByItself(t *testing.T) {
+	parallel(t)
+	app := startApp(t)
+	_, mod := app.staff(t, "se")
+	author := app.Register("seauthor")
+	slug := app.publish(author, "Back soon")
+	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	app.Do("POST", "/api/moderation/users/seauthor/suspend", mod, map[string]any{"reason": "cool off", "until": until}).Expect(t, http.StatusOK)
+	app.Do("GET", "/api/user", author, nil).Expect(t, http.StatusForbidden)
+	app.Do("GET", "/api/articles/"+slug, "", nil).Expect(t, http.StatusNotFound)
+	if n := app.pgCount(t, `SELECT count(*) FROM jobs WHERE kind = 'suspension_end' AND available_at > now()`); n != 1 {
+		t.Fatalf("%d suspension_end jobs waiting, want 1", n)
+	}
+
+	// The end comes: the stored end and the job's time move to now, and the workers are woken.
+	ctx := context.Background()
+	if _, err := app.DB.Pool.Exec(ctx, `UPDATE users SET suspended_until = now() - interval '1 second' WHERE username = 'seauthor'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.DB.Pool.Exec(ctx, `UPDATE jobs SET available_at = now() WHERE kind = 'suspension_end'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.DB.Pool.Exec(ctx, `SELECT pg_notify('inkwell_jobs', 'default')`); err != nil {
+		t.Fatal(err)
+	}
+	app.waitFor("the suspension_end job lifts the suspension", func() bool {
+		return app.pgCount(t, `SELECT count(*) FROM moderation_log WHERE action = 'suspension-ended' AND target_label = 'seauthor'`) == 1
+	})
+	app.Do("GET", "/api/user", author, nil).Expect(t, http.StatusOK)
+	app.Do("GET", "/api/articles/"+slug, "", nil).Expect(t, http.StatusOK)
+}

@@ -19,6 +19,8 @@ import (
 // every instance after the commit, before the unit of work returns.
 type ModeratedArticles interface {
 	GetBySlug(ctx context.Context, slug string) (domain.Article, error)
+	// GetByIDs returns the articles among ids that exist (summaries).
+	GetByIDs(ctx context.Context, ids []int64) ([]domain.Article, error)
 	HideIn(ctx context.Context, tx Tx, id int64, reason string) (domain.Article, error)
 	// UnhideIn reports changed=false when the article was not hidden.
 	UnhideIn(ctx context.Context, tx Tx, id int64) (a domain.Article, changed bool, err error)
@@ -299,16 +301,16 @@ func (s *ModerationService) HideTargetIn(ctx context.Context, tx Tx, actor domai
 	return domain.NewValidationError("action", "a reported user is suspended (POST /api/moderation/users/:username/suspend), not hidden; or dismiss the report")
 }
 
-// articleByID finds a target article by its label (the slug the case keeps).
+// articleByID finds a reported article by its id (its slug may have changed since the report).
 func (s *ModerationService) articleByID(ctx context.Context, target domain.ModerationTarget) (domain.Article, error) {
-	a, err := s.articles.GetBySlug(ctx, target.Label)
+	arts, err := s.articles.GetByIDs(ctx, []int64{target.ID})
 	if err != nil {
 		return domain.Article{}, err
 	}
-	if a.ID != target.ID {
+	if len(arts) == 0 {
 		return domain.Article{}, domain.ErrNotFound
 	}
-	return a, nil
+	return arts[0], nil
 }
 
 func (s *ModerationService) hideArticleIn(ctx context.Context, tx Tx, actor domain.User, a domain.Article, reason string) (domain.Article, error) {

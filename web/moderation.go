@@ -174,4 +174,3 @@ func (h *ModerationHandler) answerUser(c *gin.Context, u domain.User, err error)
 	}
 	renderJSON(c, http.StatusOK, gin.H{"user": moderatedUser(u, time.Now())})
 }
-

@@ -43,6 +43,21 @@ func (m *MockModeratedArticles) EXPECT() *MockModeratedArticlesMockRecorder {
 	return m.recorder
 }
 
+// GetByIDs mocks base method.
+func (m *MockModeratedArticles) GetByIDs(ctx context.Context, ids []int64) ([]domain.Article, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "GetByIDs", ctx, ids)
+	ret0, _ := ret[0].([]domain.Article)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// GetByIDs indicates an expected call of GetByIDs.
+func (mr *MockModeratedArticlesMockRecorder) GetByIDs(ctx, ids any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "GetByIDs", reflect.TypeOf((*MockModeratedArticles)(nil).GetByIDs), ctx, ids)
+}
+
 // GetBySlug mocks base method.
 func (m *MockModeratedArticles) GetBySlug(ctx context.Context, slug string) (domain.Article, error) {
 	m.ctrl.T.Helper()
