@@ -407,3 +407,62 @@ func genericPlan(t *testing.T, db *testenv.DB, sql, args string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// A report filed while a resolution holds the case waits for it and then opens a new case: it is
+// never counted into the case being resolved, nor left open on it.
+func TestReports_FilingDuringAResolutionOpensANewCase(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := t.Context()
+	author, alice, bob, mod := f.user(t, "author"), f.user(t, "alice"), f.user(t, "bob"), f.user(t, "mod")
+	art := f.article(t, author, "raced")
+	first, _ := f.file(t, alice, articleTarget(art), domain.ReasonSpam, "")
+
+	resolving, release := make(chan struct{}), make(chan struct{})
+	resolved := make(chan error, 1)
+	go func() {
+		resolved <- f.uow.InTx(context.Background(), func(tx service.Tx) error {
+			if _, err := f.cases.LockIn(context.Background(), tx, first.CaseID); err != nil {
+				return err
+			}
+			close(resolving)
+			<-release
+			_, err := f.cases.ResolveTargetIn(context.Background(), tx, articleTarget(art), mod, domain.ResolutionDismiss, "mod:1")
+			return err
+		})
+	}()
+	testenv.Recv(t, resolving, "the resolution to hold the case")
+	filed := make(chan domain.Report, 1)
+	go func() {
+		r, _, err := f.reports.File(context.Background(), domain.Report{ReporterID: bob, Target: articleTarget(art), Reason: domain.ReasonAbuse})
+		if err != nil {
+			t.Error(err)
+		}
+		filed <- r
+	}()
+	testenv.WaitUntil(t, "the filing to wait for the case's lock", func() bool {
+		var n int
+		_ = f.db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%moderation_cases%'`).Scan(&n)
+		return n == 1
+	})
+	close(release)
+	if err := testenv.Recv(t, resolved, "the resolution"); err != nil {
+		t.Fatal(err)
+	}
+	bobs := testenv.Recv(t, filed, "the filing")
+	if bobs.CaseID == first.CaseID {
+		t.Fatalf("the report joined case %d, which was being resolved", first.CaseID)
+	}
+	old, err := f.cases.Get(ctx, first.CaseID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := f.cases.Get(ctx, bobs.CaseID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Status != domain.CaseResolved || old.ReportCount != 1 || fresh.Status != domain.CaseOpen || fresh.ReportCount != 1 {
+		t.Fatalf("resolved case %+v, new case %+v", old, fresh)
+	}
+}
