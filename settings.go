@@ -52,7 +52,8 @@ func NewRouterConfig(s ioc.ServerConfig, tracing *ioc.Tracing) web.RouterConfig 
 	rc.RateLimits.Writes = web.RateRule{Name: "writes", Limit: n, Window: w}
 	n, w, _ = ioc.ParseRate(s.RateSearch)
 	rc.RateLimits.Search = web.RateRule{Name: "search", Limit: n, Window: w}
-	rc.RateLimits.Reports = web.DefaultReportRate // a constant: not an operator's decision so far
+	// Reports: a constant, not an operator's decision so far (settings are kept few).
+	rc.RateLimits.Reports = web.DefaultReportRate
 	rc.TrustedProxies, _ = ioc.ParseTrustedProxies(s.TrustedProxies) // Validate refused a bad entry
 	return rc
 }
