@@ -213,6 +213,7 @@ func TestReports_Resolving(t *testing.T) {
 				t.Fatal("the hidden comment is still listed for a reader")
 			}
 		}
+		app.report(r2, map[string]any{"comment": cid, "article": slug, "reason": "spam"}).Expect(t, http.StatusNotFound) // hidden: not there for r2
 		if n := app.pgCount(t, `SELECT count(*) FROM notifications WHERE kind = 'report.resolved' AND user_id = (SELECT id FROM users WHERE username = 'rrone')`); n != 2 {
 			t.Fatalf("rrone has %d report.resolved notices, want 2 (article, comment)", n)
 		}

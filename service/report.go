@@ -169,6 +169,10 @@ func (s *ReportService) target(ctx context.Context, reporterID int64, in ReportI
 	if c.ArticleID != a.ID {
 		return domain.ModerationTarget{}, fmt.Errorf("%w: comment %d is not on %q", domain.ErrNotFound, c.ID, a.Slug)
 	}
+	if c.Moderation.Hidden && c.AuthorID != reporterID {
+		// Hidden: only its author sees it, and to everyone else it is not there.
+		return domain.ModerationTarget{}, fmt.Errorf("%w: comment %d is hidden", domain.ErrNotFound, c.ID)
+	}
 	if c.AuthorID == reporterID {
 		return domain.ModerationTarget{}, domain.NewValidationError("comment", "is yours: you cannot report your own comment")
 	}

@@ -150,6 +150,18 @@ func TestReportService_File(t *testing.T) {
 			check: func(t *testing.T, _ domain.Report, _ bool, err error) { requireErrorIs(t, err, domain.ErrNotFound) },
 		},
 		{
+			name: "a hidden comment is unknown to others",
+			cred: reportSession(repReporter),
+			in:   service.ReportInput{Article: "spam-post", Comment: 9, Reason: "abuse"},
+			buildStubs: func(d reportDeps) {
+				d.articles.EXPECT().GetBySlug(gomock.Any(), "spam-post").Return(repArticle, nil)
+				d.comments.EXPECT().Get(gomock.Any(), int64(9)).Return(domain.Comment{ID: 9, ArticleID: 5, AuthorID: 41,
+					Moderation: domain.ContentModeration{Hidden: true, Reason: "rude"}}, nil)
+				d.reports.EXPECT().File(gomock.Any(), gomock.Any()).Times(0)
+			},
+			check: func(t *testing.T, _ domain.Report, _ bool, err error) { requireErrorIs(t, err, domain.ErrNotFound) },
+		},
+		{
 			name: "a user",
 			cred: domain.Credential{UserID: repReporter.ID, APIKeyID: 3, Scopes: []domain.Scope{domain.ScopeWrite}},
 			in:   service.ReportInput{User: "troll", Reason: "other"},
