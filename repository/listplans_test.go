@@ -119,7 +119,8 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 				_, _ = q.ArticleListFeed(t.Context(), c, dao.ArticleListFeedParams{BeforeCreatedAt: later})
 			},
 			args: "(now(), 1, 1, 20, 0, 20)",
-			want: []string{"using follows_pkey", "Index Only Scan using articles_author_status_idx",
+			want: []string{"follows_pkey", // an index scan or a bitmap scan of it, by the planner's estimate of the follows
+				"Index Only Scan using articles_author_status_idx",
 				"Index Cond: ((author_id = f.followee_id) AND (status = 'published'::text) AND (ROW(created_at, id) < ROW("},
 			notWant: []string{"Seq Scan", "Filter"},
 		},
