@@ -242,6 +242,36 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			notWant: []string{"on articles", "Seq Scan"},
 		},
 		{
+			// A suspension hides the author's published articles and its end restores them:
+			// both walk the author's rows of one status, never the table.
+			name: "suspension hides",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ArticleHideByAuthor(t.Context(), c, 1)
+			},
+			args:    "(1)",
+			want:    []string{"articles_author_status_idx", "(author_id = $1)", "(status = 'published'::text)"},
+			notWant: []string{"Seq Scan"},
+		},
+		{
+			name: "suspension ends",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ArticleRestoreByAuthor(t.Context(), c, dao.ArticleRestoreByAuthorParams{})
+			},
+			args:    "('english', 1)",
+			want:    []string{"articles_author_status_idx", "(author_id = $2)", "(status = 'hidden'::text)"},
+			notWant: []string{"Seq Scan"},
+		},
+		{
+			// The author's own count of hidden articles: an index-only count of those rows.
+			name: "hidden articles of an author",
+			sql: func(c dao.DBTX) {
+				_, _ = q.ArticleCountHiddenByAuthor(t.Context(), c, 1)
+			},
+			args:    "(1)",
+			want:    []string{"Index Only Scan using articles_author_status_idx"},
+			notWant: []string{"Seq Scan"},
+		},
+		{
 			name: "tag cloud",
 			sql: func(c dao.DBTX) {
 				_, _ = q.TagListPopular(t.Context(), c, 100)
