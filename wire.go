@@ -17,6 +17,7 @@ import (
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/moderation"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/repository/session"
@@ -30,7 +31,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
 	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService,
-	service.NewAccountDeletion, service.NewIdempotencyRunner)
+	service.NewAccountDeletion, service.NewIdempotencyRunner, service.NewBlockService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration
@@ -49,7 +50,7 @@ var rootSet = wire.NewSet(
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
-	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, serviceSet, web.ProviderSet,
+	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, moderation.ProviderSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(job.Ranker), new(*service.RankService)),
@@ -110,6 +111,10 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.SearchService), new(*service.SearchService)),
 	wire.Bind(new(service.AccountStore), new(*repository.AccountEraser)),
 	wire.Bind(new(service.SessionEnder), new(*service.SessionService)),
+	wire.Bind(new(service.BlockRepository), new(*moderation.Blocks)),
+	wire.Bind(new(service.BlockedSets), new(*moderation.Blocks)),
+	wire.Bind(new(service.FollowEnder), new(*repository.FollowRepository)),
+	wire.Bind(new(web.BlockService), new(*service.BlockService)),
 )
 
 // InitApp wires the whole process from its configuration.

@@ -35,6 +35,7 @@ type rankDeps struct {
 	users   *mocks.MockUserRepository
 	inter   *mocks.MockInteractiveRepository
 	follows *mocks.MockFollowRepository
+	blocks  *fakeBlocks
 }
 
 // rankOpts sizes the service under test; zero fields get small defaults.
@@ -63,9 +64,10 @@ func newRankService(t *testing.T, o rankOpts) (*service.RankService, rankDeps) {
 		users:   mocks.NewMockUserRepository(ctrl),
 		inter:   mocks.NewMockInteractiveRepository(ctrl),
 		follows: mocks.NewMockFollowRepository(ctrl),
+		blocks:  &fakeBlocks{},
 	}
 	cfg := service.RankConfig{TopN: o.TopN, BatchSize: o.BatchSize, Cutoff: o.Cutoff}
-	return service.NewRankService(d.src, d.store, d.archive, d.users, d.inter, d.follows, cfg, func() time.Time { return rankNow }), d
+	return service.NewRankService(d.src, d.store, d.archive, d.users, d.inter, d.follows, d.blocks, cfg, func() time.Time { return rankNow }), d
 }
 
 // candidate is article id, published age before rankNow, with likes (what LikeCounts reports) and
