@@ -612,6 +612,19 @@ func TestRankService_Hot(t *testing.T) {
 			want: []service.HotView{hotView(c3, false, false, false), hotView(c1, true, false, true), hotView(c5, false, true, true)},
 		},
 		{
+			name:   "signed in: the articles of an author the viewer blocks leave the list, the rest fill it",
+			viewer: hotReader.ID,
+			limit:  3,
+			buildStubs: func(d rankDeps) {
+				d.blocks.block(hotReader.ID, hotAuthorB.ID)
+				fromStore(d, stored)
+				d.inter.EXPECT().Liked(gomock.Any(), hotReader.ID, domain.BizArticle, ids(c1, c5)).Return(map[int64]bool{}, nil).Times(1)
+				d.inter.EXPECT().Collected(gomock.Any(), hotReader.ID, domain.BizArticle, ids(c1, c5)).Return(map[int64]bool{}, nil).Times(1)
+				d.follows.EXPECT().FollowingAmong(gomock.Any(), hotReader.ID, []int64{hotAuthorA.ID}).Return(map[int64]bool{}, nil).Times(1)
+			},
+			want: []service.HotView{hotView(c1, false, false, false), hotView(c5, false, false, false)},
+		},
+		{
 			name:   "signed in as the only author shown: no follow lookup",
 			viewer: hotAuthorB.ID,
 			limit:  1,
