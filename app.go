@@ -26,7 +26,8 @@ type App struct {
 	Workers         Workers
 	Rank            *job.RankJob
 	Retention       *job.RetentionJob
-	Accounts        *service.AccountDeletion // inkwell users delete
+	Accounts        *service.AccountDeletion   // inkwell users delete
+	Moderation      *service.ModerationService // inkwell users role
 	Log             *slog.Logger
 	ShutdownTimeout time.Duration
 
@@ -43,9 +44,9 @@ type App struct {
 
 // NewApp assembles the App; c has the scheduled jobs on it (NewScheduler).
 func NewApp(cfg *ioc.Config, srv *http.Server, metrics *ioc.MetricsServer, drain *web.Drain, c *cron.Cron, workers Workers, rank *job.RankJob, retention *job.RetentionJob,
-	accounts *service.AccountDeletion, log *slog.Logger) *App {
+	accounts *service.AccountDeletion, moderation *service.ModerationService, log *slog.Logger) *App {
 	return &App{Server: srv, Metrics: metrics, Drain: drain, DrainDelay: cfg.Server.DrainDelay, Cron: c, Workers: workers, Rank: rank,
-		Retention: retention, Accounts: accounts, Log: log, ShutdownTimeout: cfg.Server.ShutdownTimeout}
+		Retention: retention, Accounts: accounts, Moderation: moderation, Log: log, ShutdownTimeout: cfg.Server.ShutdownTimeout}
 }
 
 // stopCron stops the cron and returns what Cron.Stop does; a retention run under way is stopped

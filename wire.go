@@ -31,7 +31,8 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
 	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService,
-	service.NewAccountDeletion, service.NewIdempotencyRunner, service.NewBlockService)
+	service.NewAccountDeletion, service.NewIdempotencyRunner, service.NewModerationService, service.NewModerationStats,
+	service.NewBlockService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration
@@ -53,6 +54,13 @@ var appSet = wire.NewSet(
 	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, moderation.ProviderSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
+	wire.Bind(new(service.ModeratedArticles), new(*repository.ArticleRepository)),
+	wire.Bind(new(service.ModeratedComments), new(*repository.CommentRepository)),
+	wire.Bind(new(service.ModeratedAccounts), new(*repository.UserRepository)),
+	wire.Bind(new(service.ModerationRecorder), new(*moderation.Log)),
+	wire.Bind(new(service.CaseResolver), new(*moderation.Resolver)),
+	wire.Bind(new(service.JobScheduler), new(*durable.JobQueue)),
+	wire.Bind(new(web.ModerationService), new(*service.ModerationService)),
 	wire.Bind(new(job.Ranker), new(*service.RankService)),
 	wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)),
 	wire.Bind(new(job.LexiconFolder), new(*search.Lexicon)),

@@ -35,12 +35,21 @@ type cachedArticle struct {
 	CreatedAt   time.Time            `json:"createdAt"`
 	UpdatedAt   time.Time            `json:"updatedAt"`
 	PublishedAt *time.Time           `json:"publishedAt,omitempty"`
+	// A hidden article is stored with status "hidden", as PostgreSQL holds it, and its author's
+	// status beside it: an instance of a version before moderation reads the entry as an
+	// article that is not published, never as a published one.
+	HiddenStatus domain.ArticleStatus `json:"hiddenStatus,omitempty"`
+	HiddenReason string               `json:"hiddenReason,omitempty"`
 }
 
 func toCachedArticle(a domain.Article) cachedArticle {
-	return cachedArticle{ID: a.ID, Slug: a.Slug, AuthorID: a.AuthorID, Title: a.Title, Description: a.Description,
+	c := cachedArticle{ID: a.ID, Slug: a.Slug, AuthorID: a.AuthorID, Title: a.Title, Description: a.Description,
 		Body: a.Body, Tags: a.Tags, Status: a.Status, Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 		PublishedAt: a.PublishedAt}
+	if a.Moderation.Hidden {
+		c.Status, c.HiddenStatus, c.HiddenReason = domain.StatusHidden, a.Status, a.Moderation.Reason
+	}
+	return c
 }
 
 func (c cachedArticle) domain() domain.Article {
@@ -48,9 +57,13 @@ func (c cachedArticle) domain() domain.Article {
 	if tags == nil {
 		tags = []string{}
 	}
-	return domain.Article{ID: c.ID, Slug: c.Slug, AuthorID: c.AuthorID, Title: c.Title, Description: c.Description,
+	a := domain.Article{ID: c.ID, Slug: c.Slug, AuthorID: c.AuthorID, Title: c.Title, Description: c.Description,
 		Body: c.Body, Tags: tags, Status: c.Status, Version: c.Version, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 		PublishedAt: c.PublishedAt}
+	if c.Status == domain.StatusHidden {
+		a.Status, a.Moderation = c.HiddenStatus, domain.ContentModeration{Hidden: true, Reason: c.HiddenReason}
+	}
+	return a
 }
 
 // BySlug returns the article with slug, calling load on a miss.

@@ -36,3 +36,9 @@ func (c *TagsCache) Get(ctx context.Context, load func(context.Context) ([]strin
 func (c *TagsCache) Invalidate(ctx context.Context) error {
 	return c.rt.Delete(ctx, c.key)
 }
+
+// InvalidateEverywhere is Invalidate that returns once every instance has dropped its in-process
+// copy (a moderation write: hidden content leaves the cloud on the next request anywhere).
+func (c *TagsCache) InvalidateEverywhere(ctx context.Context) error {
+	return c.rt.DeleteAcked(ctx, c.key)
+}

@@ -32,14 +32,25 @@ type cachedUser struct {
 	Image     string    `json:"image"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	// Role and the suspension decide what a request may do (authentication reads the user
+	// through this cache); moderation drops the entry everywhere before it answers.
+	Role             domain.Role `json:"role,omitempty"`
+	SuspendedUntil   time.Time   `json:"suspendedUntil,omitzero"`
+	SuspensionReason string      `json:"suspensionReason,omitempty"`
 }
 
 func toCached(u domain.User) cachedUser {
-	return cachedUser{ID: u.ID, Email: u.Email, Username: u.Username, Bio: u.Bio, Image: u.Image, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+	return cachedUser{ID: u.ID, Email: u.Email, Username: u.Username, Bio: u.Bio, Image: u.Image, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt,
+		Role: u.Role, SuspendedUntil: u.Suspension.Until, SuspensionReason: u.Suspension.Reason}
 }
 
 func (c cachedUser) domain() domain.User {
-	return domain.User{ID: c.ID, Email: c.Email, Username: c.Username, Bio: c.Bio, Image: c.Image, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+	role := c.Role
+	if role == "" {
+		role = domain.RoleUser // an entry written before roles
+	}
+	return domain.User{ID: c.ID, Email: c.Email, Username: c.Username, Bio: c.Bio, Image: c.Image, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		Role: role, Suspension: domain.Suspension{Until: c.SuspendedUntil, Reason: c.SuspensionReason}}
 }
 
 // ByID returns the user with id, calling load on a miss.

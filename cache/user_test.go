@@ -94,7 +94,7 @@ func checkSpread(t *testing.T, ttls []time.Duration, lo, hi, minSpread time.Dura
 func TestUserCache_NeverStoresPasswordHash(t *testing.T) {
 	t.Parallel()
 	e, uc := newUserCache(t, testPolicy)
-	full := domain.User{ID: 7, Email: "seven@example.com", Username: "Seven", PasswordHash: "$argon2id$secret", Bio: "b", Image: "https://x/y.png"}
+	full := domain.User{ID: 7, Email: "seven@example.com", Username: "Seven", PasswordHash: "$argon2id$secret", Bio: "b", Image: "https://x/y.png", Role: domain.RoleUser}
 	load := func(context.Context) (domain.User, error) { return full, nil }
 
 	for i := range 2 { // the loading read and the cached read

@@ -125,23 +125,25 @@ func (q *Queries) ArticleDelete(ctx context.Context, db DBTX, id int64) (int64, 
 }
 
 const articleGetByIDForUpdate = `-- name: ArticleGetByIDForUpdate :one
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
 FROM articles WHERE id = $1::bigint FOR UPDATE
 `
 
 type ArticleGetByIDForUpdateRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	Body        string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	Body         string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
 func (q *Queries) ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (ArticleGetByIDForUpdateRow, error) {
@@ -160,28 +162,32 @@ func (q *Queries) ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.PublishedAt,
+		&i.HiddenStatus,
+		&i.HiddenReason,
 	)
 	return i, err
 }
 
 const articleGetBySlug = `-- name: ArticleGetBySlug :one
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
 FROM articles WHERE slug = $1::text
 `
 
 type ArticleGetBySlugRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	Body        string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	Body         string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
 func (q *Queries) ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (ArticleGetBySlugRow, error) {
@@ -200,28 +206,32 @@ func (q *Queries) ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (A
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.PublishedAt,
+		&i.HiddenStatus,
+		&i.HiddenReason,
 	)
 	return i, err
 }
 
 const articleGetBySlugs = `-- name: ArticleGetBySlugs :many
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
 FROM articles WHERE slug = ANY ($1::text[])
 `
 
 type ArticleGetBySlugsRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	Body        string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	Body         string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
 // Full articles for the article cache's batch fill (a cached search page's hits).
@@ -247,6 +257,8 @@ func (q *Queries) ArticleGetBySlugs(ctx context.Context, db DBTX, slugs []string
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.PublishedAt,
+			&i.HiddenStatus,
+			&i.HiddenReason,
 		); err != nil {
 			return nil, err
 		}
@@ -266,7 +278,7 @@ VALUES ($1::text, $2::bigint, $3::text, $4::text, $5::text, $6::text[],
         CASE WHEN $7::text = 'published'
              THEN inkwell_search_document(($8::text)::regconfig, $3::text, $4::text, $5::text) END,
         CASE WHEN $7::text = 'published' THEN nextval('articles_search_seq') END)
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
 `
 
 type ArticleInsertParams struct {
@@ -281,18 +293,20 @@ type ArticleInsertParams struct {
 }
 
 type ArticleInsertRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	Body        string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	Body         string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
 // Full articles are read with their columns named, never *: search_vector (migration 00021) is
@@ -324,15 +338,17 @@ func (q *Queries) ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertP
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.PublishedAt,
+		&i.HiddenStatus,
+		&i.HiddenReason,
 	)
 	return i, err
 }
 
 const articleListByAuthor = `-- name: ArticleListByAuthor :many
-SELECT u.id, u.slug, u.author_id, u.title, u.description, u.tag_list, u.status, u.version, u.created_at, u.updated_at, u.published_at
+SELECT u.id, u.slug, u.author_id, u.title, u.description, u.tag_list, u.status, u.version, u.created_at, u.updated_at, u.published_at, u.hidden_status, u.hidden_reason
 FROM (
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
      FROM articles a
      WHERE a.author_id = $1::bigint AND a.status = 'draft'
        AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
@@ -340,7 +356,7 @@ FROM (
      LIMIT $4::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
      FROM articles a
      WHERE a.author_id = $1::bigint AND a.status = 'published'
        AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
@@ -348,9 +364,17 @@ FROM (
      LIMIT $4::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
      FROM articles a
      WHERE a.author_id = $1::bigint AND a.status = 'withdrawn'
+       AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
+     ORDER BY a.created_at DESC, a.id DESC
+     LIMIT $4::int)
+    UNION ALL
+    (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+     FROM articles a
+     WHERE a.author_id = $1::bigint AND a.status = 'hidden'
        AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
      ORDER BY a.created_at DESC, a.id DESC
      LIMIT $4::int)
@@ -369,20 +393,22 @@ type ArticleListByAuthorParams struct {
 }
 
 type ArticleListByAuthorRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
-// An author's own list, every status: the merge of the author's three status lists, each read
+// An author's own list, every status: the merge of the author's four status lists (hidden too), each read
 // off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
 // After a cursor (the first page passes beforeEverything) or an offset, like the public lists.
 func (q *Queries) ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error) {
@@ -413,6 +439,8 @@ func (q *Queries) ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleL
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.PublishedAt,
+			&i.HiddenStatus,
+			&i.HiddenReason,
 		); err != nil {
 			return nil, err
 		}
@@ -426,7 +454,7 @@ func (q *Queries) ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleL
 
 const articleListByAuthorStatus = `-- name: ArticleListByAuthorStatus :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
 FROM articles a
 WHERE a.author_id = $1::bigint AND a.status = $2::text
   AND (a.created_at, a.id) < ($3::timestamptz, $4::bigint)
@@ -444,17 +472,19 @@ type ArticleListByAuthorStatusParams struct {
 }
 
 type ArticleListByAuthorStatusRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
 // An author's own list, one status.
@@ -486,6 +516,8 @@ func (q *Queries) ArticleListByAuthorStatus(ctx context.Context, db DBTX, arg Ar
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.PublishedAt,
+			&i.HiddenStatus,
+			&i.HiddenReason,
 		); err != nil {
 			return nil, err
 		}
@@ -499,7 +531,7 @@ func (q *Queries) ArticleListByAuthorStatus(ctx context.Context, db DBTX, arg Ar
 
 const articleListByTag = `-- name: ArticleListByTag :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
 FROM article_tags t
 JOIN articles a ON a.id = t.article_id
 WHERE t.tag = $1::text
@@ -517,17 +549,19 @@ type ArticleListByTagParams struct {
 }
 
 type ArticleListByTagRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
 func (q *Queries) ArticleListByTag(ctx context.Context, db DBTX, arg ArticleListByTagParams) ([]ArticleListByTagRow, error) {
@@ -557,6 +591,8 @@ func (q *Queries) ArticleListByTag(ctx context.Context, db DBTX, arg ArticleList
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.PublishedAt,
+			&i.HiddenStatus,
+			&i.HiddenReason,
 		); err != nil {
 			return nil, err
 		}
@@ -570,7 +606,7 @@ func (q *Queries) ArticleListByTag(ctx context.Context, db DBTX, arg ArticleList
 
 const articleListFavorited = `-- name: ArticleListFavorited :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
 FROM favorite_articles f
 JOIN articles a ON a.id = f.article_id
 WHERE f.user_id = $1::bigint
@@ -588,17 +624,19 @@ type ArticleListFavoritedParams struct {
 }
 
 type ArticleListFavoritedRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
 func (q *Queries) ArticleListFavorited(ctx context.Context, db DBTX, arg ArticleListFavoritedParams) ([]ArticleListFavoritedRow, error) {
@@ -628,6 +666,8 @@ func (q *Queries) ArticleListFavorited(ctx context.Context, db DBTX, arg Article
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.PublishedAt,
+			&i.HiddenStatus,
+			&i.HiddenReason,
 		); err != nil {
 			return nil, err
 		}
@@ -669,7 +709,7 @@ WITH heads AS (
     LIMIT $6::int OFFSET $5::int
 )
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
 FROM page p
 JOIN articles a ON a.id = p.id
 ORDER BY p.created_at DESC, p.id DESC
@@ -685,17 +725,19 @@ type ArticleListFeedParams struct {
 }
 
 type ArticleListFeedRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
 // The articles of the authors a reader follows, newest first, without reading every followed
@@ -732,6 +774,8 @@ func (q *Queries) ArticleListFeed(ctx context.Context, db DBTX, arg ArticleListF
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.PublishedAt,
+			&i.HiddenStatus,
+			&i.HiddenReason,
 		); err != nil {
 			return nil, err
 		}
@@ -745,7 +789,7 @@ func (q *Queries) ArticleListFeed(ctx context.Context, db DBTX, arg ArticleListF
 
 const articleListFiltered = `-- name: ArticleListFiltered :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
 FROM articles a
 WHERE a.status = 'published'
   AND ($1::text IS NULL OR EXISTS (
@@ -771,17 +815,19 @@ type ArticleListFilteredParams struct {
 }
 
 type ArticleListFilteredRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
 // Two or three filters at once. Its cost is that of the most selective filter's rows walked
@@ -815,6 +861,8 @@ func (q *Queries) ArticleListFiltered(ctx context.Context, db DBTX, arg ArticleL
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.PublishedAt,
+			&i.HiddenStatus,
+			&i.HiddenReason,
 		); err != nil {
 			return nil, err
 		}
@@ -828,7 +876,7 @@ func (q *Queries) ArticleListFiltered(ctx context.Context, db DBTX, arg ArticleL
 
 const articleListPublished = `-- name: ArticleListPublished :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
 FROM articles a
 WHERE a.status = 'published'
   AND (a.created_at, a.id) < ($1::timestamptz, $2::bigint)
@@ -844,17 +892,19 @@ type ArticleListPublishedParams struct {
 }
 
 type ArticleListPublishedRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
 // Lists (docs/ARCHITECTURE.md, "Lists and counts") walk one index in their own order and stop
@@ -888,6 +938,8 @@ func (q *Queries) ArticleListPublished(ctx context.Context, db DBTX, arg Article
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.PublishedAt,
+			&i.HiddenStatus,
+			&i.HiddenReason,
 		); err != nil {
 			return nil, err
 		}
@@ -901,7 +953,7 @@ func (q *Queries) ArticleListPublished(ctx context.Context, db DBTX, arg Article
 
 const articleListPublishedByAuthor = `-- name: ArticleListPublishedByAuthor :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
 FROM articles a
 WHERE a.author_id = $1::bigint AND a.status = 'published'
   AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
@@ -918,17 +970,19 @@ type ArticleListPublishedByAuthorParams struct {
 }
 
 type ArticleListPublishedByAuthorRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
 func (q *Queries) ArticleListPublishedByAuthor(ctx context.Context, db DBTX, arg ArticleListPublishedByAuthorParams) ([]ArticleListPublishedByAuthorRow, error) {
@@ -958,6 +1012,8 @@ func (q *Queries) ArticleListPublishedByAuthor(ctx context.Context, db DBTX, arg
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.PublishedAt,
+			&i.HiddenStatus,
+			&i.HiddenReason,
 		); err != nil {
 			return nil, err
 		}
@@ -971,15 +1027,16 @@ func (q *Queries) ArticleListPublishedByAuthor(ctx context.Context, db DBTX, arg
 
 const articleTransition = `-- name: ArticleTransition :one
 UPDATE articles
-SET status        = $1::text,
+SET status        = CASE WHEN status = 'hidden' THEN 'hidden' ELSE $1::text END,
+    hidden_status = CASE WHEN status = 'hidden' THEN $1::text END,
     published_at  = CASE WHEN $1::text = 'published' THEN COALESCE(published_at, now()) ELSE published_at END,
     version       = version + 1,
     updated_at    = now(),
-    search_vector = CASE WHEN $1::text = 'published'
+    search_vector = CASE WHEN status <> 'hidden' AND $1::text = 'published'
                          THEN inkwell_search_document(($2::text)::regconfig, title, description, body) END,
-    search_seq    = CASE WHEN $1::text = 'published' THEN nextval('articles_search_seq') ELSE search_seq END
-WHERE id = $3::bigint AND status = ANY ($4::text[])
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
+    search_seq    = CASE WHEN status <> 'hidden' AND $1::text = 'published' THEN nextval('articles_search_seq') ELSE search_seq END
+WHERE id = $3::bigint AND COALESCE(hidden_status, status) = ANY ($4::text[])
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
 `
 
 type ArticleTransitionParams struct {
@@ -990,24 +1047,28 @@ type ArticleTransitionParams struct {
 }
 
 type ArticleTransitionRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	Body        string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	Body         string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
-// Status changes are guarded in SQL: the row changes only if its status is one of from_statuses,
-// so an illegal or concurrent transition updates nothing. Publishing computes the search
-// document and takes the next place in publication order (a re-published article is news again);
-// withdrawing clears the document (the partial index drops the row either way).
+// Status changes are guarded in SQL: the row changes only if its author's status is one of
+// from_statuses, so an illegal or concurrent transition updates nothing. Publishing computes the
+// search document and takes the next place in publication order (a re-published article is news
+// again); withdrawing clears the document (the partial index drops the row either way). A hidden
+// article (migration 00027) stays hidden: only the status its author gave it (hidden_status)
+// moves, and it gets no document until a moderator unhides it.
 func (q *Queries) ArticleTransition(ctx context.Context, db DBTX, arg ArticleTransitionParams) (ArticleTransitionRow, error) {
 	row := db.QueryRow(ctx, articleTransition,
 		arg.ToStatus,
@@ -1029,6 +1090,8 @@ func (q *Queries) ArticleTransition(ctx context.Context, db DBTX, arg ArticleTra
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.PublishedAt,
+		&i.HiddenStatus,
+		&i.HiddenReason,
 	)
 	return i, err
 }
@@ -1044,7 +1107,7 @@ SET title         = $1::text,
     search_vector = CASE WHEN status = 'published'
                          THEN inkwell_search_document(($5::text)::regconfig, $1::text, $2::text, $3::text) END
 WHERE id = $6::bigint AND version = $7::int
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
 `
 
 type ArticleUpdateContentParams struct {
@@ -1058,18 +1121,20 @@ type ArticleUpdateContentParams struct {
 }
 
 type ArticleUpdateContentRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	Body        string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	Body         string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
 // The version guard makes a lost update impossible even if a caller skipped the row lock. The
@@ -1100,6 +1165,8 @@ func (q *Queries) ArticleUpdateContent(ctx context.Context, db DBTX, arg Article
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.PublishedAt,
+		&i.HiddenStatus,
+		&i.HiddenReason,
 	)
 	return i, err
 }

@@ -14,22 +14,24 @@ import (
 
 const articleGetByIDs = `-- name: ArticleGetByIDs :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
 FROM articles a WHERE a.id = ANY ($1::bigint[])
 `
 
 type ArticleGetByIDsRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
 // Summaries (no bodies) of the articles of a folder's or a history's page.
@@ -54,6 +56,8 @@ func (q *Queries) ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.PublishedAt,
+			&i.HiddenStatus,
+			&i.HiddenReason,
 		); err != nil {
 			return nil, err
 		}

@@ -69,6 +69,9 @@ type Querier interface {
 	ArticleCountFeed(ctx context.Context, db DBTX, followerID int64) (int64, error)
 	// articlesCount of two or three filters at once: exact up to @cap, and @cap beyond it.
 	ArticleCountFiltered(ctx context.Context, db DBTX, arg ArticleCountFilteredParams) (int64, error)
+	// The author's own list counts hidden articles too (author_article_counts has no column for
+	// them): an index-only count along articles_author_status_idx, as many rows as are hidden.
+	ArticleCountHiddenByAuthor(ctx context.Context, db DBTX, authorID int64) (int64, error)
 	ArticleCountsByAuthor(ctx context.Context, db DBTX, authorID int64) (ArticleCountsByAuthorRow, error)
 	ArticleCountsByTag(ctx context.Context, db DBTX, tag string) (int64, error)
 	ArticleCountsFavorited(ctx context.Context, db DBTX, userID int64) (int64, error)
@@ -85,12 +88,20 @@ type Querier interface {
 	ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (ArticleGetBySlugRow, error)
 	// Full articles for the article cache's batch fill (a cached search page's hits).
 	ArticleGetBySlugs(ctx context.Context, db DBTX, slugs []string) ([]ArticleGetBySlugsRow, error)
+	// Hiding articles (issue #28): a hidden article has status 'hidden' and keeps its author's status
+	// in hidden_status (migration 00027), so every reader-facing query, index, count and trigger that
+	// follows status = 'published' drops it as it drops a withdrawn one.
+	// A moderator hides one article (again: the reason is replaced). Its search document goes.
+	ArticleHide(ctx context.Context, db DBTX, arg ArticleHideParams) (ArticleHideRow, error)
+	// A suspension hides the author's published articles (along articles_author_status_idx). They
+	// carry no moderator's reason, which is how ArticleRestoreByAuthor tells them apart.
+	ArticleHideByAuthor(ctx context.Context, db DBTX, authorID int64) ([]ArticleHideByAuthorRow, error)
 	// Full articles are read with their columns named, never *: search_vector (migration 00021) is
 	// as large as the text it indexes and no caller needs it back.
 	// search_vector is set in the same statement (see ArticleUpdateContent), and a published
 	// article takes the next place in publication order (search_seq, migration 00024).
 	ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (ArticleInsertRow, error)
-	// An author's own list, every status: the merge of the author's three status lists, each read
+	// An author's own list, every status: the merge of the author's four status lists (hidden too), each read
 	// off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
 	// After a cursor (the first page passes beforeEverything) or an offset, like the public lists.
 	ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error)
@@ -122,6 +133,8 @@ type Querier interface {
 	// (before_published_at, before_id), never older than since. Only what scoring needs: the winners'
 	// summaries are loaded once, at the end.
 	ArticleRankScan(ctx context.Context, db DBTX, arg ArticleRankScanParams) ([]ArticleRankScanRow, error)
+	// The end of a suspension restores the articles it hid (hidden, no moderator's reason).
+	ArticleRestoreByAuthor(ctx context.Context, db DBTX, arg ArticleRestoreByAuthorParams) ([]ArticleRestoreByAuthorRow, error)
 	// Every match below @below_seq (at most the snapshot's place + 1), the newest @depth of them: for
 	// a query rare enough that reading all its matches costs less than walking windows, and for the
 	// rest of the history when the windows walked ran out before @depth. The matches are collected
@@ -172,11 +185,17 @@ type Querier interface {
 	// Windows of 65,536 places, from @top down to @bottom.
 	ArticleSearchWindow16(ctx context.Context, db DBTX, arg ArticleSearchWindow16Params) ([]ArticleSearchWindow16Row, error)
 	ArticleSummariesByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleSummariesByIDsRow, error)
-	// Status changes are guarded in SQL: the row changes only if its status is one of from_statuses,
-	// so an illegal or concurrent transition updates nothing. Publishing computes the search
-	// document and takes the next place in publication order (a re-published article is news again);
-	// withdrawing clears the document (the partial index drops the row either way).
+	// Status changes are guarded in SQL: the row changes only if its author's status is one of
+	// from_statuses, so an illegal or concurrent transition updates nothing. Publishing computes the
+	// search document and takes the next place in publication order (a re-published article is news
+	// again); withdrawing clears the document (the partial index drops the row either way). A hidden
+	// article (migration 00027) stays hidden: only the status its author gave it (hidden_status)
+	// moves, and it gets no document until a moderator unhides it.
 	ArticleTransition(ctx context.Context, db DBTX, arg ArticleTransitionParams) (ArticleTransitionRow, error)
+	// A moderator restores a hidden article to its author's status, unless the author is suspended:
+	// then it stays hidden, without a moderator's reason, until the suspension ends
+	// (ArticleRestoreByAuthor). Publication keeps its place in search order when it had one.
+	ArticleUnhide(ctx context.Context, db DBTX, arg ArticleUnhideParams) (ArticleUnhideRow, error)
 	// The version guard makes a lost update impossible even if a caller skipped the row lock. The
 	// search document follows the text in the same statement, so search never shows an edit late;
 	// only published articles carry one (drafts and withdrawn articles are not searchable, and
@@ -201,6 +220,7 @@ type Querier interface {
 	CollectionUpdate(ctx context.Context, db DBTX, arg CollectionUpdateParams) (Collection, error)
 	CommentDelete(ctx context.Context, db DBTX, id int64) (int64, error)
 	CommentGetByID(ctx context.Context, db DBTX, id int64) (Comment, error)
+	CommentHide(ctx context.Context, db DBTX, arg CommentHideParams) (Comment, error)
 	// Numbers and inserts several comments on one article in one statement: the article's counter
 	// moves by their number under its row lock, and they take the numbers after the old value in the
 	// order given. One commit (one wait for the disk, with the row locked) then serves all of them.
@@ -208,6 +228,7 @@ type Querier interface {
 	CommentInsertNumbered(ctx context.Context, db DBTX, arg CommentInsertNumberedParams) ([]Comment, error)
 	CommentListByArticle(ctx context.Context, db DBTX, arg CommentListByArticleParams) ([]Comment, error)
 	CommentSeqInit(ctx context.Context, db DBTX, articleID int64) error
+	CommentUnhide(ctx context.Context, db DBTX, id int64) (Comment, error)
 	FollowDelete(ctx context.Context, db DBTX, arg FollowDeleteParams) error
 	FollowExists(ctx context.Context, db DBTX, arg FollowExistsParams) (bool, error)
 	FollowInsert(ctx context.Context, db DBTX, arg FollowInsertParams) error
@@ -322,6 +343,10 @@ type Querier interface {
 	LoginCodePut(ctx context.Context, db DBTX, arg LoginCodePutParams) error
 	LoginCodeSpend(ctx context.Context, db DBTX, target string) error
 	LoginCodeWithdraw(ctx context.Context, db DBTX, arg LoginCodeWithdrawParams) (int64, error)
+	// Resolves the target's open case and its open reports, and tells each reporter (without naming
+	// the action) under one event id: one statement, in the action's unit of work. Returns the
+	// reporters told (none when the target had no open case).
+	ModerationCaseResolveTarget(ctx context.Context, db DBTX, arg ModerationCaseResolveTargetParams) ([]int64, error)
 	// The moderation log is append-only (migration 00027's trigger refuses UPDATE and DELETE).
 	ModerationLogAppend(ctx context.Context, db DBTX, arg ModerationLogAppendParams) (ModerationLogAppendRow, error)
 	// Newest first, keyset paged along moderation_log_recent_idx.
@@ -571,6 +596,12 @@ type Querier interface {
 	// groups counts in the best. The similar and bio groups are skipped when the prefix group fills
 	// the page (they would rank below it). @q is lower-cased and @prefix LIKE-escaped by the caller.
 	UserSearch(ctx context.Context, db DBTX, arg UserSearchParams) ([]UserSearchRow, error)
+	UserSetRole(ctx context.Context, db DBTX, arg UserSetRoleParams) (User, error)
+	// A suspension in force until suspended_until (9999-12-31: no end); suspending again replaces it.
+	UserSuspend(ctx context.Context, db DBTX, arg UserSuspendParams) (User, error)
+	// Ends a suspension. When only_if_ended, only one whose time has come (the job that lifts a
+	// suspension at its end must not lift a later one that replaced it).
+	UserUnsuspend(ctx context.Context, db DBTX, arg UserUnsuspendParams) (User, error)
 	// a new address (not a new spelling of the same one) is unverified
 	UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams) (User, error)
 	UserUpdatePasswordHash(ctx context.Context, db DBTX, arg UserUpdatePasswordHashParams) error

@@ -93,23 +93,25 @@ func (q *Queries) ArticleRankScan(ctx context.Context, db DBTX, arg ArticleRankS
 
 const articleSummariesByIDs = `-- name: ArticleSummariesByIDs :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
 FROM articles a
 WHERE a.id = ANY ($1::bigint[])
 `
 
 type ArticleSummariesByIDsRow struct {
-	ID          int64
-	Slug        string
-	AuthorID    int64
-	Title       string
-	Description string
-	TagList     []string
-	Status      string
-	Version     int32
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	PublishedAt pgtype.Timestamptz
+	ID           int64
+	Slug         string
+	AuthorID     int64
+	Title        string
+	Description  string
+	TagList      []string
+	Status       string
+	Version      int32
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  pgtype.Timestamptz
+	HiddenStatus pgtype.Text
+	HiddenReason pgtype.Text
 }
 
 func (q *Queries) ArticleSummariesByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleSummariesByIDsRow, error) {
@@ -133,6 +135,8 @@ func (q *Queries) ArticleSummariesByIDs(ctx context.Context, db DBTX, ids []int6
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.PublishedAt,
+			&i.HiddenStatus,
+			&i.HiddenReason,
 		); err != nil {
 			return nil, err
 		}

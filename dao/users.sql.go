@@ -548,6 +548,113 @@ func (q *Queries) UserSearch(ctx context.Context, db DBTX, arg UserSearchParams)
 	return items, nil
 }
 
+const userSetRole = `-- name: UserSetRole :one
+UPDATE users SET role = $1::text, updated_at = now()
+WHERE id = $2::bigint
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked, role, suspended_until, suspension_reason
+`
+
+type UserSetRoleParams struct {
+	Role string
+	ID   int64
+}
+
+func (q *Queries) UserSetRole(ctx context.Context, db DBTX, arg UserSetRoleParams) (User, error) {
+	row := db.QueryRow(ctx, userSetRole, arg.Role, arg.ID)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Username,
+		&i.PasswordHash,
+		&i.Bio,
+		&i.Image,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Phone,
+		&i.EmailCanonical,
+		&i.EmailVerifiedAt,
+		&i.EmailCanonicalChecked,
+		&i.Role,
+		&i.SuspendedUntil,
+		&i.SuspensionReason,
+	)
+	return i, err
+}
+
+const userSuspend = `-- name: UserSuspend :one
+UPDATE users SET suspended_until = $1::timestamptz, suspension_reason = $2::text, updated_at = now()
+WHERE id = $3::bigint
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked, role, suspended_until, suspension_reason
+`
+
+type UserSuspendParams struct {
+	Until  time.Time
+	Reason string
+	ID     int64
+}
+
+// A suspension in force until suspended_until (9999-12-31: no end); suspending again replaces it.
+func (q *Queries) UserSuspend(ctx context.Context, db DBTX, arg UserSuspendParams) (User, error) {
+	row := db.QueryRow(ctx, userSuspend, arg.Until, arg.Reason, arg.ID)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Username,
+		&i.PasswordHash,
+		&i.Bio,
+		&i.Image,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Phone,
+		&i.EmailCanonical,
+		&i.EmailVerifiedAt,
+		&i.EmailCanonicalChecked,
+		&i.Role,
+		&i.SuspendedUntil,
+		&i.SuspensionReason,
+	)
+	return i, err
+}
+
+const userUnsuspend = `-- name: UserUnsuspend :one
+UPDATE users SET suspended_until = NULL, suspension_reason = '', updated_at = now()
+WHERE id = $1::bigint AND suspended_until IS NOT NULL
+  AND (NOT $2::boolean OR suspended_until <= now())
+RETURNING id, email, username, password_hash, bio, image, created_at, updated_at, phone, email_canonical, email_verified_at, email_canonical_checked, role, suspended_until, suspension_reason
+`
+
+type UserUnsuspendParams struct {
+	ID          int64
+	OnlyIfEnded bool
+}
+
+// Ends a suspension. When only_if_ended, only one whose time has come (the job that lifts a
+// suspension at its end must not lift a later one that replaced it).
+func (q *Queries) UserUnsuspend(ctx context.Context, db DBTX, arg UserUnsuspendParams) (User, error) {
+	row := db.QueryRow(ctx, userUnsuspend, arg.ID, arg.OnlyIfEnded)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Username,
+		&i.PasswordHash,
+		&i.Bio,
+		&i.Image,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Phone,
+		&i.EmailCanonical,
+		&i.EmailVerifiedAt,
+		&i.EmailCanonicalChecked,
+		&i.Role,
+		&i.SuspendedUntil,
+		&i.SuspensionReason,
+	)
+	return i, err
+}
+
 const userUpdate = `-- name: UserUpdate :one
 UPDATE users
 SET email_verified_at = CASE WHEN email_canonical = $1::text THEN email_verified_at END,

@@ -25,7 +25,6 @@ const (
 // Moderation.Hidden instead.
 const StatusHidden ArticleStatus = "hidden"
 
-
 // ParseArticleStatus accepts the three status names.
 func ParseArticleStatus(s string) (ArticleStatus, bool) {
 	switch st := ArticleStatus(s); st {
@@ -195,6 +194,8 @@ type Comment struct {
 	Body      string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Moderation says whether a moderator hid the comment: only its author still sees it.
+	Moderation ContentModeration
 }
 
 // CommentView is a comment with its author's profile as the viewer sees it.

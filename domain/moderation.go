@@ -46,6 +46,11 @@ var SuspendedForever = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 // InForce reports whether the suspension holds at now.
 func (s Suspension) InForce(now time.Time) bool { return !s.Until.IsZero() && s.Until.After(now) }
 
+// Lifted reports whether no suspension is on record. A suspension's content (articles, comments)
+// stays hidden from others until it is lifted — by a moderator, or by the job that runs at its
+// end — so views follow this, not the clock, and agree with the articles the lift restores.
+func (s Suspension) Lifted() bool { return s.Until.IsZero() }
+
 // Forever reports whether the suspension has no end.
 func (s Suspension) Forever() bool { return !s.Until.Before(SuspendedForever) }
 

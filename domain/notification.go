@@ -47,6 +47,8 @@ type Notification struct {
 	// not see it (withdrawn, back to draft, deleted).
 	ArticleSlug  string
 	ArticleTitle string
-	CreatedAt    time.Time
-	ReadAt       *time.Time
+	// Detail says in words what a notice (a moderation action, a resolved report) is about.
+	Detail    string
+	CreatedAt time.Time
+	ReadAt    *time.Time
 }

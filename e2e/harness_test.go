@@ -43,8 +43,13 @@ const upgradeEnv = "INKWELL_E2E_UPGRADE"
 // would see it until the upgrade is done (docs/OPERATIONS.md, "Upgrading a fleet"). A release
 // empties the list.
 var newSinceThePreviousRelease = map[string]string{
-	"TestBlocks_EveryRule":                "blocking users (#28): the block endpoints, refused follows and comments, filtered lists",
-	"TestFleet_BlockHoldsOnEveryInstance": "blocking users (#28) across a fleet",
+	"TestModeration_Roles":                     "roles and PUT /api/admin/users/:username/role (#28)",
+	"TestModeration_HideArticle":               "hiding articles (#28)",
+	"TestModeration_HideComment":               "hiding comments (#28)",
+	"TestModeration_Suspend":                   "suspensions (#28)",
+	"TestFleet_ModerationHoldsOnEveryInstance": "moderation across a fleet (#28)",
+	"TestBlocks_EveryRule":                     "blocking users (#28): the block endpoints, refused follows and comments, filtered lists",
+	"TestFleet_BlockHoldsOnEveryInstance":      "blocking users (#28) across a fleet",
 }
 
 // upgradeRun reports whether the suite runs through a mixed fleet (upgradeEnv).

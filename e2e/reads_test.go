@@ -418,7 +418,7 @@ func newReadStack(t *testing.T) *readStack {
 	sessions := service.NewSessionService(sessionstore.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks, nil), tokens,
 		sessionstore.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, time.After, log)
 	idem := service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), durable.NewIdempotencyStore(pool, q), 0)
-	userSvc := service.NewUserService(users, pg.NewUnitOfWork(pool), hasher, sessions, idem, noVerification{}, nil, log)
+	userSvc := service.NewUserService(users, pg.NewUnitOfWork(pool), hasher, sessions, idem, noVerification{}, nil, log, time.Now)
 	blocks := moderation.NewBlocks(pool, q, cache.NewBlocks(rds.Client, ks, policy, log), log)
 	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), idem, preload, blocks)
 	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters), articleSvc)

@@ -4,7 +4,7 @@
 -- +goose Up
 ALTER TABLE users
     ADD COLUMN role TEXT NOT NULL DEFAULT 'user',
-    -- A suspension is in force while suspended_until > now(); 'infinity' when it has no end.
+    -- A suspension is in force while suspended_until > now(); 9999-12-31 when it has no end.
     ADD COLUMN suspended_until TIMESTAMPTZ,
     ADD COLUMN suspension_reason TEXT NOT NULL DEFAULT '';
 -- NOT VALID, then VALIDATE: the checks do not scan the tables under the ALTER's exclusive lock.

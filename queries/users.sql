@@ -130,3 +130,22 @@ SELECT id, email, email_canonical, email_canonical_checked, username, email_veri
 FROM users
 WHERE email_canonical = ANY (@canonicals::text[])
 ORDER BY id;
+
+-- name: UserSetRole :one
+UPDATE users SET role = @role::text, updated_at = now()
+WHERE id = @id::bigint
+RETURNING *;
+
+-- name: UserSuspend :one
+-- A suspension in force until suspended_until (9999-12-31: no end); suspending again replaces it.
+UPDATE users SET suspended_until = @until::timestamptz, suspension_reason = @reason::text, updated_at = now()
+WHERE id = @id::bigint
+RETURNING *;
+
+-- name: UserUnsuspend :one
+-- Ends a suspension. When only_if_ended, only one whose time has come (the job that lifts a
+-- suspension at its end must not lift a later one that replaced it).
+UPDATE users SET suspended_until = NULL, suspension_reason = '', updated_at = now()
+WHERE id = @id::bigint AND suspended_until IS NOT NULL
+  AND (NOT @only_if_ended::boolean OR suspended_until <= now())
+RETURNING *;

@@ -178,8 +178,12 @@ func (r *ArticleRepository) Transition(ctx context.Context, id int64, from []dom
 		if to == domain.StatusWithdrawn {
 			topic = domain.TopicArticleWithdrawn
 		}
-		r.afterWrite(tx, articleFromRow(row), row.Slug)
-		return durable.WriteArticleEvent(ctx, r.q, tx, topic, articleFromRow(row))
+		after := articleFromRow(row)
+		r.afterWrite(tx, after, row.Slug)
+		if after.Moderation.Hidden {
+			return nil // nobody but its author sees it: nothing happened that others hear of
+		}
+		return durable.WriteArticleEvent(ctx, r.q, tx, topic, after)
 	})
 	if err != nil {
 		return domain.Article{}, err
@@ -403,6 +407,16 @@ func (r *ArticleRepository) listByAuthor(ctx context.Context, authorID int64, st
 		return service.ArticlePage{}, pg.Wrapf(err, "count articles of %d", authorID)
 	}
 	total := c.Drafts + c.Published + c.Withdrawn
+	if status == "" || status == domain.StatusHidden {
+		hidden, err := r.q.ArticleCountHiddenByAuthor(ctx, r.pool, authorID)
+		if err != nil {
+			return service.ArticlePage{}, pg.Wrapf(err, "count hidden articles of %d", authorID)
+		}
+		total += hidden
+		if status == domain.StatusHidden {
+			total = hidden
+		}
+	}
 	switch status {
 	case domain.StatusDraft:
 		total = c.Drafts
@@ -438,7 +452,7 @@ func (r *ArticleRepository) afterWrite(tx *pg.Tx, a domain.Article, invalidateSl
 
 func (r *ArticleRepository) syncCaches(ctx context.Context, a domain.Article, invalidateSlug string, formerTags []string) {
 	ctx = context.WithoutCancel(ctx)
-	warm := a.Status == domain.StatusPublished && a.ID != 0
+	warm := a.Public() && a.ID != 0
 	if invalidateSlug != "" && (!warm || invalidateSlug != a.Slug) { // a warm-up invalidates its slug itself
 		if err := r.cache.Invalidate(ctx, invalidateSlug); err != nil {
 			r.log.WarnContext(ctx, "article cache invalidation failed", "slug", invalidateSlug, "err", err)
@@ -469,7 +483,7 @@ func articleFromRow(row dao.ArticleGetBySlugRow) domain.Article {
 	a := summaryFromRow(dao.ArticleListByAuthorRow{
 		ID: row.ID, Slug: row.Slug, AuthorID: row.AuthorID, Title: row.Title, Description: row.Description,
 		TagList: row.TagList, Status: row.Status, Version: row.Version, CreatedAt: row.CreatedAt,
-		UpdatedAt: row.UpdatedAt, PublishedAt: row.PublishedAt,
+		UpdatedAt: row.UpdatedAt, PublishedAt: row.PublishedAt, HiddenStatus: row.HiddenStatus, HiddenReason: row.HiddenReason,
 	})
 	a.Body = row.Body
 	return a
@@ -484,6 +498,11 @@ func summaryFromRow(row dao.ArticleListByAuthorRow) domain.Article {
 	if row.PublishedAt.Valid {
 		t := row.PublishedAt.Time
 		a.PublishedAt = &t
+	}
+	if a.Status == domain.StatusHidden {
+		// The reader sees the author's status; that a moderator hid it is said beside it.
+		a.Status = domain.ArticleStatus(row.HiddenStatus.String)
+		a.Moderation = domain.ContentModeration{Hidden: true, Reason: row.HiddenReason.String}
 	}
 	return a
 }

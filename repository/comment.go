@@ -102,5 +102,6 @@ func (r *CommentRepository) Delete(ctx context.Context, id int64) error {
 
 func commentFromRow(row dao.Comment) domain.Comment {
 	return domain.Comment{ID: row.ID, ArticleID: row.ArticleID, Seq: row.Seq, AuthorID: row.AuthorID, Body: row.Body,
-		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt}
+		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+		Moderation: domain.ContentModeration{Hidden: row.HiddenReason.Valid, Reason: row.HiddenReason.String}}
 }

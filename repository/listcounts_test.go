@@ -9,6 +9,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -75,7 +76,8 @@ func requireNoCountDrift(t *testing.T, e *env) {
 }
 
 // Writers race on a few authors' articles: publishes, withdrawals, deletes, tag edits, likes and
-// unlikes, many at once on the same articles. At the end, every count and projection equals what
+// unlikes, moderators' hides and unhides, and suspensions of an author (hiding all of their
+// published articles) and their ends, many at once on the same articles. At the end, every count and projection equals what
 // counting the rows gives, and the lists' articlesCount answers the same.
 func TestListCounts_StayExactUnderConcurrentWrites(t *testing.T) {
 	t.Parallel()
@@ -111,6 +113,7 @@ func TestListCounts_StayExactUnderConcurrentWrites(t *testing.T) {
 		defer mu.Unlock()
 		return arts[rng.IntN(len(arts))]
 	}
+	uow := pg.NewUnitOfWork(e.pool)
 	const workers, opsEach = 8, 60
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
@@ -122,7 +125,7 @@ func TestListCounts_StayExactUnderConcurrentWrites(t *testing.T) {
 			for range opsEach {
 				a := pick(rng)
 				var err error
-				switch op := rng.IntN(10); {
+				switch op := rng.IntN(12); {
 				case op < 4:
 					u := likers[rng.IntN(len(likers))]
 					if rng.IntN(2) == 0 {
@@ -139,10 +142,28 @@ func TestListCounts_StayExactUnderConcurrentWrites(t *testing.T) {
 						art.Tags = []string{tags[rng.IntN(4)]}
 						return nil
 					})
-				default:
+				case op < 10:
 					if rng.IntN(4) == 0 { // deletes are rarer: keep articles to race on
 						err = e.articles.Delete(ctx, a)
 					}
+				case op < 11:
+					err = uow.InTx(ctx, func(tx service.Tx) error {
+						if rng.IntN(2) == 0 {
+							_, err := e.articles.HideIn(ctx, tx, a.ID, "race")
+							return err
+						}
+						_, _, err := e.articles.UnhideIn(ctx, tx, a.ID)
+						return err
+					})
+				default:
+					err = uow.InTx(ctx, func(tx service.Tx) error {
+						if rng.IntN(2) == 0 {
+							_, err := e.articles.HideByAuthorIn(ctx, tx, a.AuthorID)
+							return err
+						}
+						_, err := e.articles.RestoreByAuthorIn(ctx, tx, a.AuthorID)
+						return err
+					})
 				}
 				if errors.Is(err, domain.ErrIllegalTransition) || errors.Is(err, domain.ErrNotFound) || errors.Is(err, domain.ErrStaleVersion) {
 					err = nil // lost a race the rules settle: nothing changed

@@ -94,7 +94,7 @@ func (r *NotificationRepository) List(ctx context.Context, userID int64, after *
 	out := make([]domain.Notification, len(rows))
 	for i, row := range rows {
 		n := domain.Notification{ID: row.ID, Kind: row.Kind, ActorUsername: row.ActorUsername.String,
-			ArticleSlug: row.ArticleSlug.String, ArticleTitle: row.ArticleTitle.String, CreatedAt: row.CreatedAt}
+			ArticleSlug: row.ArticleSlug.String, ArticleTitle: row.ArticleTitle.String, Detail: row.Detail, CreatedAt: row.CreatedAt}
 		if row.ReadAt.Valid {
 			t := row.ReadAt.Time
 			n.ReadAt = &t

@@ -195,7 +195,16 @@ func userFromRow(row dao.User) domain.User {
 	return domain.User{
 		ID: row.ID, Email: row.Email, Username: row.Username, PasswordHash: row.PasswordHash,
 		Bio: row.Bio, Image: row.Image, EmailVerified: row.EmailVerifiedAt.Valid, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+		Role: roleOf(row.Role), Suspension: domain.Suspension{Until: row.SuspendedUntil.Time, Reason: row.SuspensionReason},
 	}
+}
+
+// roleOf reads a stored role; "" (a row or cache entry from before roles) is a user.
+func roleOf(s string) domain.Role {
+	if r, ok := domain.ParseRole(s); ok {
+		return r
+	}
+	return domain.RoleUser
 }
 
 // GetByIDs returns the users among ids that exist (the authors of a list's page), through the

@@ -216,7 +216,7 @@ func TestCodeLogin_ClaimsBeforeTheSessionStarts(t *testing.T) {
 	ctrl := gomock.NewController(t)
 	codes, accounts, hasher := mocks.NewMockCodeStore(ctrl), mocks.NewMockCodeAccounts(ctrl), mocks.NewMockPasswordHasher(ctrl)
 	sessions, claims := mocks.NewMockSessionManager(ctrl), mocks.NewMockEmailClaims(ctrl)
-	svc := service.NewCodeLoginService(codes, nil, accounts, hasher, sessions, claims, testCodeKeys, discardLogger)
+	svc := service.NewCodeLoginService(codes, nil, accounts, hasher, sessions, claims, testCodeKeys, discardLogger, time.Now)
 	user := domain.User{ID: 7, Email: "victim@example.com"}
 	codes.EXPECT().Check(a, a, a).Return(nil).Times(2)
 	hasher.EXPECT().Hash(a).Return("h", nil).Times(2)

@@ -236,7 +236,7 @@ func (s *ArticleService) Get(ctx context.Context, viewerID int64, slug string) (
 	if err != nil {
 		return domain.ArticleView{}, err
 	}
-	if a.Status == domain.StatusPublished {
+	if a.Public() {
 		ev := domain.ReadEvent{ArticleID: a.ID, UserID: viewerID}
 		if viewerID != 0 { // an anonymous read only counts, inside a batch that gets its own id
 			ev.ID, ev.At = domain.NewEventID(), s.now()

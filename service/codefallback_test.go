@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"go.uber.org/mock/gomock"
 
@@ -57,7 +58,7 @@ func TestFallbackCodeStore(t *testing.T) {
 		accounts := mocks.NewMockCodeAccounts(ctrl)
 		accounts.EXPECT().GetByEmail(gomock.Any(), "a@example.com").Return(domain.User{}, domain.ErrNotFound)
 		svc := service.NewCodeLoginService(service.NewFallbackCodeStore(primary, fallback, discardLogger), jobs,
-			accounts, mocks.NewMockPasswordHasher(ctrl), mocks.NewMockSessionManager(ctrl), noClaims{}, testCodeKeys, discardLogger)
+			accounts, mocks.NewMockPasswordHasher(ctrl), mocks.NewMockSessionManager(ctrl), noClaims{}, testCodeKeys, discardLogger, time.Now)
 		if err := svc.Send(ctx, "a@example.com", ""); !errors.Is(err, domain.ErrUnavailable) {
 			t.Fatalf("send with both stores down: %v, want unavailable (503)", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"time"
 
 	"github.com/inkwell-dev/inkwell/domain"
 )
@@ -85,12 +86,13 @@ type CodeLoginService struct {
 	claims   EmailClaims
 	keys     CodeKeys
 	log      *slog.Logger
+	now      func() time.Time
 }
 
 // NewCodeLoginService returns the service.
 func NewCodeLoginService(codes CodeStore, jobs JobEnqueuer, accounts CodeAccounts, hasher PasswordHasher, sessions SessionManager,
-	claims EmailClaims, keys CodeKeys, log *slog.Logger) *CodeLoginService {
-	return &CodeLoginService{codes: codes, jobs: jobs, accounts: accounts, hasher: hasher, sessions: sessions, claims: claims, keys: keys, log: log}
+	claims EmailClaims, keys CodeKeys, log *slog.Logger, now func() time.Time) *CodeLoginService {
+	return &CodeLoginService{codes: codes, jobs: jobs, accounts: accounts, hasher: hasher, sessions: sessions, claims: claims, keys: keys, log: log, now: now}
 }
 
 // Send makes a sign-in code for the email or phone, stores it and queues its delivery: to the
@@ -192,6 +194,9 @@ func (s *CodeLoginService) Login(ctx context.Context, email, phone, code string)
 	}
 	// Pre-account takeover: whoever registered this email unverified loses the account now.
 	if err := s.claims.ClaimByCodeLogin(ctx, t.Channel, u, hash); err != nil {
+		return Session{}, err
+	}
+	if err := refuseSuspended(u, s.now()); err != nil {
 		return Session{}, err
 	}
 	tokens, err := s.sessions.Start(ctx, u.ID)

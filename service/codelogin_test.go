@@ -38,7 +38,7 @@ func newCodeLoginService(t *testing.T) (*service.CodeLoginService, codeDeps) {
 	}
 	// Taking over unverified accounts has tests of its own (account_test.go).
 	d.claims.EXPECT().ClaimByCodeLogin(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(nil).AnyTimes()
-	return service.NewCodeLoginService(d.codes, d.jobs, d.accounts, d.hasher, d.sessions, d.claims, testCodeKeys, discardLogger), d
+	return service.NewCodeLoginService(d.codes, d.jobs, d.accounts, d.hasher, d.sessions, d.claims, testCodeKeys, discardLogger, time.Now), d
 }
 
 var testCodeKeys = func() service.CodeKeys {
@@ -410,7 +410,7 @@ func TestCodeLogin_ConcurrentFirstLogins(t *testing.T) {
 	log := testenv.Logger(t)
 	users := repository.NewUserRepository(db.Pool, repository.NewQuerier(),
 		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
-	svc := service.NewCodeLoginService(acceptingCodes{}, nil, users, plainHasher{}, userSessions{}, noClaims{}, testCodeKeys, log)
+	svc := service.NewCodeLoginService(acceptingCodes{}, nil, users, plainHasher{}, userSessions{}, noClaims{}, testCodeKeys, log, time.Now)
 
 	for _, tc := range []struct {
 		name    string

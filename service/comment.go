@@ -210,6 +210,11 @@ func (s *CommentService) views(ctx context.Context, viewerID int64, cs []domain.
 		if !ok {
 			continue
 		}
+		// A hidden comment, and every comment of a suspended account, is its author's alone. A
+		// page may come out shorter; the cursor still follows the stored comments.
+		if (c.Moderation.Hidden || !author.Suspension.Lifted()) && c.AuthorID != viewerID {
+			continue
+		}
 		out = append(out, domain.CommentView{Comment: c, Author: domain.ProfileOf(author, following[c.AuthorID])})
 	}
 	return out, nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/inkwell-dev/inkwell/domain"
 )
@@ -81,6 +82,7 @@ type UserService struct {
 	verifier RegistrationVerifier
 	codes    StepUpCodes
 	log      *slog.Logger
+	now      func() time.Time
 
 	dummyOnce sync.Once
 	dummyHash string
@@ -88,8 +90,8 @@ type UserService struct {
 
 // NewUserService returns a UserService over its ports.
 func NewUserService(users UserRepository, uow UnitOfWork, hasher PasswordHasher, sessions SessionManager, idem Idempotency, verifier RegistrationVerifier,
-	codes StepUpCodes, log *slog.Logger) *UserService {
-	return &UserService{users: users, uow: uow, hasher: hasher, sessions: sessions, idem: idem, verifier: verifier, codes: codes, log: log}
+	codes StepUpCodes, log *slog.Logger, now func() time.Time) *UserService {
+	return &UserService{users: users, uow: uow, hasher: hasher, sessions: sessions, idem: idem, verifier: verifier, codes: codes, log: log, now: now}
 }
 
 // RegisterInput is what a new account needs.
@@ -253,6 +255,9 @@ func (s *UserService) Login(ctx context.Context, email, password string) (Sessio
 	if !match {
 		return Session{}, domain.ErrInvalidCredentials
 	}
+	if err := refuseSuspended(u, s.now()); err != nil {
+		return Session{}, err
+	}
 	verified := u.PasswordHash
 	if needsRehash {
 		verified = s.rehash(ctx, u, password)
@@ -288,23 +293,42 @@ func (s *UserService) Authenticate(ctx context.Context, token string) (domain.Cr
 		}
 		return domain.Credential{}, err
 	}
-	// A token may outlive its account; such a token authenticates nobody.
-	if _, err := s.users.GetByID(ctx, cred.UserID); err != nil {
+	// A token may outlive its account; such a token authenticates nobody. The account is read
+	// through its coherent cache, so a suspension refuses every session and key of the user on
+	// the next request on any instance.
+	u, err := s.users.GetByID(ctx, cred.UserID)
+	if err != nil {
 		if errors.Is(err, domain.ErrNotFound) {
 			return domain.Credential{}, domain.ErrUnauthorized
 		}
 		return domain.Credential{}, err
 	}
+	if err := refuseSuspended(u, s.now()); err != nil {
+		return domain.Credential{}, err
+	}
 	return cred, nil
 }
 
-// Current returns the user with the given id.
+// Current returns the user with the given id; a suspended account is refused (a refresh reads
+// the user this way after rotating its token).
 func (s *UserService) Current(ctx context.Context, userID int64) (domain.User, error) {
 	u, err := s.users.GetByID(ctx, userID)
 	if errors.Is(err, domain.ErrNotFound) {
 		return domain.User{}, domain.ErrUnauthorized
 	}
-	return u, err
+	if err != nil {
+		return domain.User{}, err
+	}
+	return u, refuseSuspended(u, s.now())
+}
+
+// refuseSuspended is the one rule every way in checks (a token, an API key, a refresh, a
+// password or code login): a suspension in force refuses it, saying why and until when.
+func refuseSuspended(u domain.User, now time.Time) error {
+	if u.Suspension.InForce(now) {
+		return &domain.SuspendedError{Suspension: u.Suspension}
+	}
+	return nil
 }
 
 // Update changes the current user's settings. Only the fields present in the input change.

@@ -34,7 +34,7 @@ func newUserService(t *testing.T) (*service.UserService, userDeps) {
 		idem:   mocks.NewMockIdempotency(ctrl),
 		codes:  mocks.NewMockStepUpCodes(ctrl),
 	}
-	return service.NewUserService(d.repo, txUnitOfWork{noHooksTx{}}, d.hasher, d.tokens, d.idem, noVerification{}, d.codes, discardLogger), d
+	return service.NewUserService(d.repo, txUnitOfWork{noHooksTx{}}, d.hasher, d.tokens, d.idem, noVerification{}, d.codes, discardLogger, time.Now), d
 }
 
 // untouched proves that rejected input reaches neither storage, the hasher nor the token issuer.

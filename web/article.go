@@ -58,13 +58,15 @@ type articleJSON struct {
 	ReadsCount     int64       `json:"readsCount"`
 	Collected      bool        `json:"collected"`
 	CollectsCount  int64       `json:"collectsCount"`
+	// Moderation is present only on an article a moderator hid, which only its author reads.
+	Moderation *moderationJSON `json:"moderation,omitempty"`
 }
 
 func articleOf(v domain.ArticleView, withBody bool) articleJSON {
 	out := articleJSON{
 		Slug: v.Slug, Title: v.Title, Description: v.Description, TagList: sortedTags(v.Tags),
 		CreatedAt: timestamp(v.CreatedAt), UpdatedAt: timestamp(v.UpdatedAt),
-		Favorited: v.Favorited, FavoritesCount: v.Counters.Likes,
+		Favorited: v.Favorited, FavoritesCount: v.Counters.Likes, Moderation: moderationOf(v.Moderation),
 		Author: profileResponse(v.Author).Profile,
 		Status: string(v.Status), Version: v.Version,
 		ReadsCount: v.Counters.Reads, Collected: v.Collected, CollectsCount: v.Counters.Collects,

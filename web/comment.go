@@ -40,11 +40,13 @@ type commentJSON struct {
 	UpdatedAt timestamp   `json:"updatedAt"`
 	Body      string      `json:"body"`
 	Author    profileJSON `json:"author"`
+	// Moderation is present only on a comment a moderator hid, which only its author sees.
+	Moderation *moderationJSON `json:"moderation,omitempty"`
 }
 
 func commentOf(v domain.CommentView) commentJSON {
 	return commentJSON{ID: v.ID, Seq: v.Seq, CreatedAt: timestamp(v.CreatedAt), UpdatedAt: timestamp(v.UpdatedAt), Body: v.Body,
-		Author: profileResponse(v.Author).Profile}
+		Author: profileResponse(v.Author).Profile, Moderation: moderationOf(v.Moderation)}
 }
 
 type addCommentRequest struct {

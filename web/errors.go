@@ -28,7 +28,10 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	var verr *domain.ValidationError
 	var cerr *domain.CodeError
 	var berr *domain.BlockedError
+	var serr *domain.SuspendedError
 	switch {
+	case errors.As(err, &serr):
+		c.AbortWithStatusJSON(http.StatusForbidden, suspendedBody(serr.Suspension))
 	case errors.As(err, &verr):
 		c.AbortWithStatusJSON(http.StatusUnprocessableEntity, errorBody{Errors: verr.Fields})
 	case errors.As(err, &cerr):

@@ -104,7 +104,7 @@ var (
 	fxCursor  = &domain.Cursor{CreatedAt: fxTime, ID: 1}
 	fxProfile = domain.Profile{Username: "jake", Bio: "I work at statefarm", Image: "https://i.stack.imgur.com/xHWG8.jpg", Following: true}
 	fxUser    = domain.User{ID: authedID, Email: "jake@jake.jake", Username: "jake", Bio: fxProfile.Bio, Image: fxProfile.Image,
-		CreatedAt: fxTime, UpdatedAt: fxTime}
+		Role: domain.RoleUser, CreatedAt: fxTime, UpdatedAt: fxTime}
 	fxArticle = domain.ArticleView{
 		Article: domain.Article{ID: 1, Slug: "how-to-train-your-dragon", AuthorID: authedID, Title: "How to train your dragon",
 			Description: "Ever wonder how?", Body: "It takes a Jacobian", Tags: []string{"dragons", "training"},
@@ -221,6 +221,13 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.search.EXPECT().Articles(a, a, a).Return(found, err).AnyTimes()
 	m.peopleSearch.EXPECT().Users(a, a, a, a).Return([]domain.Profile{profile}, err).AnyTimes()
 	m.tagSearch.EXPECT().Tags(a, a, a).Return(tags, err).AnyTimes()
+	m.moderation.EXPECT().SetRole(a, a, a, a).Return(user, err).AnyTimes()
+	m.moderation.EXPECT().HideArticle(a, a, a, a).Return(article.Article, err).AnyTimes()
+	m.moderation.EXPECT().UnhideArticle(a, a, a, a).Return(article.Article, err).AnyTimes()
+	m.moderation.EXPECT().HideComment(a, a, a, a).Return(comment.Comment, err).AnyTimes()
+	m.moderation.EXPECT().UnhideComment(a, a, a, a).Return(comment.Comment, err).AnyTimes()
+	m.moderation.EXPECT().Suspend(a, a, a, a, a).Return(user, err).AnyTimes()
+	m.moderation.EXPECT().Unsuspend(a, a, a, a).Return(user, err).AnyTimes()
 
 	m.notifications.EXPECT().List(a, a, a).Return(notes, err).AnyTimes()
 	m.notifications.EXPECT().MarkRead(a, a, a).Return(marked, err).AnyTimes()
@@ -504,6 +511,27 @@ var bodyRoutes = []bodyRoute{
 	{"POST /api/collections",
 		[]string{`{"collection":{"name":"later","description":"read later"}}`},
 		[]string{`{"collection":{"name":""}}`, `{"collection":{"name":7}}`}},
+	{"PUT /api/admin/users/{username}/role",
+		[]string{`{"role":"moderator"}`},
+		[]string{`{"role":""}`, `{"role":7}`, `{"role":"root"}`}},
+	{"POST /api/moderation/articles/{slug}/hide",
+		[]string{`{"reason":"spam links"}`},
+		[]string{`{"reason":""}`, `{"reason":7}`}},
+	{"POST /api/moderation/articles/{slug}/unhide",
+		[]string{`{"reason":"appeal accepted"}`},
+		[]string{`{"reason":null}`, `{"reason":[]}`}},
+	{"POST /api/moderation/comments/{id}/hide",
+		[]string{`{"reason":"rude"}`},
+		[]string{`{"reason":""}`, `{"reason":{}}`}},
+	{"POST /api/moderation/comments/{id}/unhide",
+		[]string{`{"reason":"fine after all"}`},
+		[]string{`{"reason":false}`}},
+	{"POST /api/moderation/users/{username}/suspend",
+		[]string{`{"reason":"spam","until":"2030-01-02T03:04:05Z"}`, `{"reason":"spam","until":null}`},
+		[]string{`{"reason":"spam","until":"tomorrow"}`, `{"until":7}`}},
+	{"POST /api/moderation/users/{username}/unsuspend",
+		[]string{`{"reason":"appeal accepted"}`},
+		[]string{`{"reason":1}`}},
 	{"PATCH /api/collections/{id}",
 		[]string{`{"collection":{"name":"renamed","description":"still later"}}`},
 		[]string{`{"collection":{"description":null}}`, `{"collection":{}}`}},
@@ -751,6 +779,13 @@ var pathRoutes = []string{
 	"DELETE /api/collections/{id}",
 	"GET /api/collections/{id}/articles",
 	"GET /api/docs/{asset}", // the slug stands in for the asset name
+	"PUT /api/admin/users/{username}/role",
+	"POST /api/moderation/articles/{slug}/hide",
+	"POST /api/moderation/articles/{slug}/unhide",
+	"POST /api/moderation/comments/{id}/hide",
+	"POST /api/moderation/comments/{id}/unhide",
+	"POST /api/moderation/users/{username}/suspend",
+	"POST /api/moderation/users/{username}/unsuspend",
 }
 
 // plainSegment is a path value that cannot change which route the path matches.

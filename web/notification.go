@@ -38,13 +38,15 @@ type notificationJSON struct {
 		Slug  string `json:"slug"`
 		Title string `json:"title"`
 	} `json:"article,omitempty"`
+	// Detail is a notice's text (moderation.hidden, moderation.restored, report.resolved).
+	Detail    string     `json:"detail,omitempty"`
 	CreatedAt timestamp  `json:"createdAt"`
 	Read      bool       `json:"read"`
 	ReadAt    *timestamp `json:"readAt,omitempty"`
 }
 
 func notificationOf(n domain.Notification) notificationJSON {
-	out := notificationJSON{ID: n.ID, Kind: n.Kind, Actor: n.ActorUsername, CreatedAt: timestamp(n.CreatedAt), Read: n.ReadAt != nil}
+	out := notificationJSON{ID: n.ID, Kind: n.Kind, Actor: n.ActorUsername, Detail: n.Detail, CreatedAt: timestamp(n.CreatedAt), Read: n.ReadAt != nil}
 	if n.ReadAt != nil {
 		t := timestamp(*n.ReadAt)
 		out.ReadAt = &t

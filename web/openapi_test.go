@@ -860,6 +860,7 @@ type allMocks struct {
 	limiter       *mocks.MockRateLimiter
 	peopleSearch  *mocks.MockPeopleSearchService
 	tagSearch     *mocks.MockTagSearchService
+	moderation    *mocks.MockModerationService
 }
 
 func newAllMocks(ctrl *gomock.Controller) allMocks {
@@ -880,6 +881,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		limiter:       mocks.NewMockRateLimiter(ctrl),
 		peopleSearch:  mocks.NewMockPeopleSearchService(ctrl),
 		tagSearch:     mocks.NewMockTagSearchService(ctrl),
+		moderation:    mocks.NewMockModerationService(ctrl),
 	}
 }
 
@@ -901,6 +903,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Search:        web.NewSearchHandler(m.search, logger),
 		SearchPeople:  web.NewPeopleSearchHandler(m.peopleSearch, logger),
 		SearchTags:    web.NewTagSearchHandler(m.tagSearch, logger),
+		Moderation:    web.NewModerationHandler(m.moderation, logger),
 		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,
 		Observer:      nopObserver{},

@@ -38,6 +38,7 @@ type Handlers struct {
 	Search        *SearchHandler
 	SearchPeople  *PeopleSearchHandler
 	SearchTags    *TagSearchHandler
+	Moderation    *ModerationHandler
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
 	Observer      RequestObserver // nil: no metrics
@@ -161,5 +162,14 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	auth.PATCH("/collections/:id", h.Collections.Update)
 	auth.DELETE("/collections/:id", h.Collections.Delete)
 	auth.GET("/collections/:id/articles", h.Collections.Articles)
+
+	// Moderation: the role checks are the service's (an API key is refused there too).
+	auth.PUT("/admin/users/:username/role", h.Moderation.SetRole)
+	auth.POST("/moderation/articles/:slug/hide", h.Moderation.HideArticle)
+	auth.POST("/moderation/articles/:slug/unhide", h.Moderation.UnhideArticle)
+	auth.POST("/moderation/comments/:id/hide", h.Moderation.HideComment)
+	auth.POST("/moderation/comments/:id/unhide", h.Moderation.UnhideComment)
+	auth.POST("/moderation/users/:username/suspend", h.Moderation.Suspend)
+	auth.POST("/moderation/users/:username/unsuspend", h.Moderation.Unsuspend)
 	return r
 }

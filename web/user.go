@@ -42,6 +42,7 @@ type userJSON struct {
 	Bio          string `json:"bio"`
 	Image        string `json:"image"`
 	RefreshToken string `json:"refreshToken,omitempty"` // EXT: on login, registration and refresh
+	Role         string `json:"role,omitempty"`         // EXT: user, moderator or admin
 }
 
 type userEnvelope struct {
@@ -49,7 +50,7 @@ type userEnvelope struct {
 }
 
 func userResponse(u domain.User, token string) userEnvelope {
-	return userEnvelope{User: userJSON{Email: u.Email, Token: token, Username: u.Username, Bio: u.Bio, Image: u.Image}}
+	return userEnvelope{User: userJSON{Email: u.Email, Token: token, Username: u.Username, Bio: u.Bio, Image: u.Image, Role: string(u.Role)}}
 }
 
 func sessionResponse(s service.Session) userEnvelope {

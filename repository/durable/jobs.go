@@ -13,6 +13,7 @@ import (
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // JobQueue is the PostgreSQL job queue. Every write after a claim names the claim's generation,
@@ -285,4 +286,10 @@ func (j *JobQueue) Stats(ctx context.Context) ([]QueueStat, error) {
 		out[i] = QueueStat{Queue: r.Queue, Status: r.Status, Jobs: r.Jobs, OldestReady: r.OldestAvailable}
 	}
 	return out, nil
+}
+
+// EnqueueIn adds a job in the caller's unit of work (a use case's: the end of a suspension is
+// scheduled with the suspension).
+func (j *JobQueue) EnqueueIn(ctx context.Context, stx service.Tx, nj domain.NewJob) (bool, error) {
+	return EnqueueTx(ctx, j.q, pg.TxOf(stx), nj)
 }

@@ -115,7 +115,7 @@ func (r *Repository) hydrate(ctx context.Context, e cache.SearchEntry) (service.
 	page := service.SearchPage{Hits: make([]domain.SearchHit, 0, len(e.Hits)), Total: e.Total, Next: e.Next}
 	for _, h := range e.Hits {
 		a, ok := arts[h.Slug]
-		if !ok || a.ID != h.ID || a.Status != domain.StatusPublished {
+		if !ok || a.ID != h.ID || !a.Public() {
 			continue
 		}
 		a.Body = "" // a list carries summaries
