@@ -32,7 +32,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
 	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService,
 	service.NewAccountDeletion, service.NewIdempotencyRunner, service.NewModerationService, service.NewModerationStats,
-	service.NewReportService)
+	service.NewReportService, service.NewBlockService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration
@@ -124,6 +124,10 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.SearchService), new(*service.SearchService)),
 	wire.Bind(new(service.AccountStore), new(*repository.AccountEraser)),
 	wire.Bind(new(service.SessionEnder), new(*service.SessionService)),
+	wire.Bind(new(service.BlockRepository), new(*moderation.Blocks)),
+	wire.Bind(new(service.BlockedSets), new(*moderation.Blocks)),
+	wire.Bind(new(service.FollowEnder), new(*repository.FollowRepository)),
+	wire.Bind(new(web.BlockService), new(*service.BlockService)),
 )
 
 // InitApp wires the whole process from its configuration.

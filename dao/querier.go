@@ -560,6 +560,22 @@ type Querier interface {
 	// most used first. A range of tag_article_counts_prefix_idx, sorted by count: its cost is the number
 	// of tags sharing the prefix, never the number of articles.
 	TagSearchPrefix(ctx context.Context, db DBTX, arg TagSearchPrefixParams) ([]TagArticleCount, error)
+	// Whether a blocks b and whether b blocks a: two probes of the primary key.
+	UserBlockBetween(ctx context.Context, db DBTX, arg UserBlockBetweenParams) (UserBlockBetweenRow, error)
+	UserBlockDelete(ctx context.Context, db DBTX, arg UserBlockDeleteParams) (int64, error)
+	// One row per blocker and blocked user; blocking twice changes nothing (0 rows).
+	UserBlockInsert(ctx context.Context, db DBTX, arg UserBlockInsertParams) (int64, error)
+	// Everyone a user blocks: the set the user's lists are filtered by (cached per user).
+	UserBlockListBlockedIDs(ctx context.Context, db DBTX, blockerID int64) ([]int64, error)
+	// A user's blocks, newest first, after the keyset position (created_at, blocked_id) of the last
+	// one seen. The order is the index's own (created_at DESC, blocked_id ASC), so the cursor is
+	// "older, or as old with a larger id": the index condition is created_at <= the cursor's, and only
+	// blocks made at the very same microsecond are read and skipped.
+	UserBlockListRecent(ctx context.Context, db DBTX, arg UserBlockListRecentParams) ([]UserBlockListRecentRow, error)
+	// Serializes the writes between two users (a block, a follow) for the rest of the transaction, in
+	// whichever order they are named: a follow that checked for a block cannot commit beside the block
+	// that ends it.
+	UserBlockLockPair(ctx context.Context, db DBTX, arg UserBlockLockPairParams) error
 	// Every account the old and the new email rule may disagree on, and every account that lost its
 	// address to another (users_email_recheck_idx): what `inkwell users collisions` starts from.
 	UserEmailCollisionCandidates(ctx context.Context, db DBTX) ([]UserEmailCollisionCandidatesRow, error)

@@ -33,6 +33,8 @@ type Profile struct {
 	Bio       string
 	Image     string
 	Following bool
+	// Blocking tells whether the viewer blocks this user (set by the profile endpoints only).
+	Blocking bool
 }
 
 // ProfileOf returns u's public profile; following tells whether the viewer follows u.

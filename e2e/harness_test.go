@@ -48,6 +48,8 @@ var newSinceThePreviousRelease = map[string]string{
 	"TestModeration_HideComment":               "hiding comments (#28)",
 	"TestModeration_Suspend":                   "suspensions (#28)",
 	"TestFleet_ModerationHoldsOnEveryInstance": "moderation across a fleet (#28)",
+	"TestBlocks_EveryRule":                     "blocking users (#28): the block endpoints, refused follows and comments, filtered lists",
+	"TestFleet_BlockHoldsOnEveryInstance":      "blocking users (#28) across a fleet",
 }
 
 // upgradeRun reports whether the suite runs through a mixed fleet (upgradeEnv).

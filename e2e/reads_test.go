@@ -26,6 +26,7 @@ import (
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/moderation"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	sessionstore "github.com/inkwell-dev/inkwell/repository/session"
@@ -418,15 +419,16 @@ func newReadStack(t *testing.T) *readStack {
 		sessionstore.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, time.After, log)
 	idem := service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), durable.NewIdempotencyStore(pool, q), 0)
 	userSvc := service.NewUserService(users, pg.NewUnitOfWork(pool), hasher, sessions, idem, noVerification{}, nil, log, time.Now)
-	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), idem, preload)
+	blocks := moderation.NewBlocks(pool, q, cache.NewBlocks(rds.Client, ks, policy, log), log)
+	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), idem, preload, blocks)
 	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters), articleSvc)
 	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters, viewers), articleSvc)
 	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: 1 << 20}, log, web.Handlers{
 		Auth:        web.NewAuthenticator(userSvc, log),
 		Users:       web.NewUserHandler(userSvc, log),
-		Profiles:    web.NewProfileHandler(service.NewProfileService(users, follows), log),
+		Profiles:    web.NewProfileHandler(service.NewProfileService(users, follows, blocks, pg.NewUnitOfWork(pool)), log),
 		Articles:    web.NewArticleHandler(articleSvc, log),
-		Comments:    web.NewCommentHandler(service.NewCommentService(articles, repository.NewCommentRepository(pool, q), users, follows, idem), log),
+		Comments:    web.NewCommentHandler(service.NewCommentService(articles, repository.NewCommentRepository(pool, q), users, follows, idem, blocks), log),
 		Collections: web.NewCollectionHandler(colSvc, readSvc, log),
 		Sessions:    web.NewSessionHandler(sessions, userSvc, log),
 	})

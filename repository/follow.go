@@ -9,6 +9,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
 // FollowRepository stores follow edges in PostgreSQL; who follows whom is read through the
@@ -38,6 +39,31 @@ func (r *FollowRepository) Unfollow(ctx context.Context, followerID, followeeID 
 	err := r.q.FollowDelete(ctx, r.pool, dao.FollowDeleteParams{FollowerID: followerID, FolloweeID: followeeID})
 	r.followChanged(ctx, followerID, followeeID)
 	return pg.Wrapf(err, "unfollow %d -> %d", followerID, followeeID)
+}
+
+// FollowIn is Follow in the caller's unit of work (a follow checked against blocks under their
+// lock). The cached edge and the follower's feed list are dropped after the commit, or when its
+// outcome is unknown.
+func (r *FollowRepository) FollowIn(ctx context.Context, stx service.Tx, followerID, followeeID int64) error {
+	tx := pg.TxOf(stx)
+	err := r.q.FollowInsert(ctx, tx, dao.FollowInsertParams{FollowerID: followerID, FolloweeID: followeeID})
+	r.changedAfter(tx, followerID, followeeID)
+	return pg.Wrapf(err, "follow %d -> %d", followerID, followeeID)
+}
+
+// UnfollowIn is Unfollow in the caller's unit of work (a block ends the follows between two
+// users), with Follow's cache drops after the commit.
+func (r *FollowRepository) UnfollowIn(ctx context.Context, stx service.Tx, followerID, followeeID int64) error {
+	tx := pg.TxOf(stx)
+	err := r.q.FollowDelete(ctx, tx, dao.FollowDeleteParams{FollowerID: followerID, FolloweeID: followeeID})
+	r.changedAfter(tx, followerID, followeeID)
+	return pg.Wrapf(err, "unfollow %d -> %d", followerID, followeeID)
+}
+
+func (r *FollowRepository) changedAfter(tx *pg.Tx, followerID, followeeID int64) {
+	drop := func(ctx context.Context) { r.followChanged(ctx, followerID, followeeID) }
+	tx.AfterCommit(drop)
+	tx.IfCommitUnknown(drop)
 }
 
 // followChanged invalidates the cached edge after its statement, whatever it returned: an

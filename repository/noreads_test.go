@@ -1,6 +1,10 @@
 package repository_test
 
-import "github.com/inkwell-dev/inkwell/domain"
+import (
+	"context"
+
+	"github.com/inkwell-dev/inkwell/domain"
+)
 
 // noReads is a ReadRecorder that discards read events (these tests count queries, not reads).
 type noReads struct{}
@@ -12,3 +16,9 @@ func (noReads) Record(domain.ReadEvent) {}
 type noPreloads struct{}
 
 func (noPreloads) Preload(string) {}
+
+// noBlocks is a BlockedSets in which nobody blocks anyone (these tests count queries of users
+// without blocks, whose lists read no block).
+type noBlocks struct{}
+
+func (noBlocks) BlockedBy(context.Context, int64) ([]int64, error) { return nil, nil }

@@ -86,13 +86,14 @@ type ArticleService struct {
 	suffix   func() string // random slug suffix for colliding titles
 	idem     Idempotency
 	preload  ArticlePreloader
+	blocks   BlockedSets
 	now      func() time.Time
 }
 
 // NewArticleService returns an ArticleService over its ports. suffix makes the random tail that
 // disambiguates two articles with the same title.
-func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, reads ReadRecorder, suffix SlugSuffix, idem Idempotency, preload ArticlePreloader) *ArticleService {
-	return &ArticleService{articles: articles, inter: inter, users: users, follows: follows, reads: reads, suffix: suffix, idem: idem, preload: preload, now: time.Now}
+func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, reads ReadRecorder, suffix SlugSuffix, idem Idempotency, preload ArticlePreloader, blocks BlockedSets) *ArticleService {
+	return &ArticleService{articles: articles, inter: inter, users: users, follows: follows, reads: reads, suffix: suffix, idem: idem, preload: preload, blocks: blocks, now: time.Now}
 }
 
 // SlugSuffix returns a short random string for slug collisions.
@@ -363,20 +364,70 @@ func (s *ArticleService) List(ctx context.Context, viewerID int64, in ListInput)
 		}
 		*f.id = u.ID
 	}
-	page, err := s.articles.ListPublished(ctx, q)
+	blocked, err := blockedSet(ctx, s.blocks, viewerID)
 	if err != nil {
 		return ArticleList{}, err
 	}
-	return s.list(ctx, viewerID, page)
+	if blocked.Has(q.AuthorID) { // the viewer blocks the author: nothing of theirs to show
+		return ArticleList{Articles: []domain.ArticleView{}}, nil
+	}
+	return s.filtered(ctx, viewerID, blocked, in.Page, func(ctx context.Context, p domain.Page) (ArticlePage, error) {
+		q.Page = p
+		return s.articles.ListPublished(ctx, q)
+	})
 }
 
 // Feed returns published articles by the authors viewerID follows, newest first.
 func (s *ArticleService) Feed(ctx context.Context, viewerID int64, p domain.Page) (ArticleList, error) {
-	page, err := s.articles.Feed(ctx, viewerID, p)
+	blocked, err := blockedSet(ctx, s.blocks, viewerID)
 	if err != nil {
 		return ArticleList{}, err
 	}
-	return s.list(ctx, viewerID, page)
+	return s.filtered(ctx, viewerID, blocked, p, func(ctx context.Context, p domain.Page) (ArticlePage, error) {
+		return s.articles.Feed(ctx, viewerID, p)
+	})
+}
+
+// filtered reads a page of a public list with read and renders it. When the viewer blocks
+// anyone, their articles are left out and the page refilled after them (filterRefill, at most
+// MaxRefillRounds reads of the page's size). An offset page is then read as a cursor page of
+// offset+limit articles from the start (what an offset read costs anyway) and cut, so the offset
+// counts the articles the viewer sees. The total stays the filter's (articles of blocked authors
+// included): one counts row, whatever the viewer blocks.
+func (s *ArticleService) filtered(ctx context.Context, viewerID int64, blocked domain.BlockSet, p domain.Page, read func(context.Context, domain.Page) (ArticlePage, error)) (ArticleList, error) {
+	if len(blocked) == 0 {
+		page, err := read(ctx, p)
+		if err != nil {
+			return ArticleList{}, err
+		}
+		return s.list(ctx, viewerID, page)
+	}
+	var total int64
+	first := true
+	need := p.Limit + p.Offset
+	kept, next, more, err := filterRefill(ctx, need, p.Cursor,
+		func(ctx context.Context, after *domain.Cursor, n int) ([]domain.Article, bool, error) {
+			page, err := read(ctx, domain.Page{Limit: n, Cursor: after})
+			if first {
+				total, first = page.Total, false
+			}
+			return page.Articles, page.More, err
+		},
+		func(a domain.Article) bool { return !blocked.Has(a.AuthorID) },
+		func(a domain.Article) *domain.Cursor { return &domain.Cursor{CreatedAt: a.CreatedAt, ID: a.ID} })
+	if err != nil {
+		return ArticleList{}, err
+	}
+	kept = kept[min(p.Offset, len(kept)):]
+	views, err := s.views(ctx, viewerID, kept)
+	if err != nil {
+		return ArticleList{}, err
+	}
+	out := ArticleList{Articles: views, Total: total}
+	if more && next != nil {
+		out.NextCursor = next
+	}
+	return out, nil
 }
 
 // Mine returns viewerID's own articles in every status (or only status, when set), by cursor or

@@ -25,6 +25,7 @@ type articleDeps struct {
 	reads    *recordedReads
 	idem     *mocks.MockIdempotency
 	preload  *mocks.MockArticlePreloader // no call expected unless a test says so
+	blocks   *fakeBlocks
 }
 
 // newArticleService returns the service over fresh mocks. Its slug suffix function returns
@@ -40,6 +41,7 @@ func newArticleService(t *testing.T, suffixes ...string) (*service.ArticleServic
 		reads:    &recordedReads{},
 		idem:     mocks.NewMockIdempotency(ctrl),
 		preload:  mocks.NewMockArticlePreloader(ctrl),
+		blocks:   &fakeBlocks{},
 	}
 	var mu sync.Mutex
 	next := 0
@@ -53,7 +55,7 @@ func newArticleService(t *testing.T, suffixes ...string) (*service.ArticleServic
 		next++
 		return suffixes[next-1]
 	}
-	return service.NewArticleService(d.articles, d.inter, d.users, d.follows, d.reads, suffix, d.idem, d.preload), d
+	return service.NewArticleService(d.articles, d.inter, d.users, d.follows, d.reads, suffix, d.idem, d.preload, d.blocks), d
 }
 
 // The people in these tests: writer writes most articles, reader reads them, critic is a third

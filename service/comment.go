@@ -26,11 +26,12 @@ type CommentService struct {
 	users    UserRepository
 	follows  FollowRepository
 	idem     Idempotency
+	blocks   BlockedSets
 }
 
 // NewCommentService returns a CommentService over its ports.
-func NewCommentService(articles ArticleRepository, comments CommentRepository, users UserRepository, follows FollowRepository, idem Idempotency) *CommentService {
-	return &CommentService{articles: articles, comments: comments, users: users, follows: follows, idem: idem}
+func NewCommentService(articles ArticleRepository, comments CommentRepository, users UserRepository, follows FollowRepository, idem Idempotency, blocks BlockedSets) *CommentService {
+	return &CommentService{articles: articles, comments: comments, users: users, follows: follows, idem: idem, blocks: blocks}
 }
 
 // MaxCommentsPerRequest bounds one list of comments, also when the client asks for "all".
@@ -77,14 +78,30 @@ func (s *CommentService) AddIdempotent(ctx context.Context, viewerID int64, slug
 }
 
 // commentable validates a comment's body and returns the article it goes on, if viewerID may
-// read it.
+// read it and its author does not block viewerID (403). The block is read from the author's
+// cached set, which a block drops on every instance before it answers; a comment already past
+// this check when a block commits may still land (it is left out of the blocker's view like any
+// comment of theirs).
 func (s *CommentService) commentable(ctx context.Context, viewerID int64, slug, body string) (domain.Article, error) {
 	v := &domain.ValidationError{}
 	domain.ValidateComment(v, body)
 	if err := v.OrNil(); err != nil {
 		return domain.Article{}, err
 	}
-	return s.readable(ctx, viewerID, slug)
+	a, err := s.readable(ctx, viewerID, slug)
+	if err != nil {
+		return domain.Article{}, err
+	}
+	if a.AuthorID != viewerID {
+		blocked, err := blocks(ctx, s.blocks, a.AuthorID, viewerID)
+		if err != nil {
+			return domain.Article{}, err
+		}
+		if blocked {
+			return domain.Article{}, domain.ErrBlockedByTarget
+		}
+	}
+	return a, nil
 }
 
 func (s *CommentService) add(ctx context.Context, viewerID int64, c domain.Comment,
@@ -118,18 +135,33 @@ func (s *CommentService) List(ctx context.Context, viewerID int64, slug string, 
 	if limit <= 0 || limit > MaxCommentsPerRequest {
 		limit = MaxCommentsPerRequest
 	}
-	cs, err := s.comments.List(ctx, a.ID, afterSeq, limit+1)
+	blocked, err := blockedSet(ctx, s.blocks, viewerID)
 	if err != nil {
 		return CommentList{}, err
 	}
-	cs, more := domain.CutPage(cs, limit)
+	// Comments by users the viewer blocks are left out, and the page refilled after them (at most
+	// MaxRefillRounds reads of the page's size).
+	cs, next, more, err := filterRefill(ctx, limit, afterSeq,
+		func(ctx context.Context, after int64, n int) ([]domain.Comment, bool, error) {
+			cs, err := s.comments.List(ctx, a.ID, after, n+1)
+			if err != nil {
+				return nil, false, err
+			}
+			cs, more := domain.CutPage(cs, n)
+			return cs, more, nil
+		},
+		func(c domain.Comment) bool { return !blocked.Has(c.AuthorID) },
+		func(c domain.Comment) int64 { return c.Seq })
+	if err != nil {
+		return CommentList{}, err
+	}
 	views, err := s.views(ctx, viewerID, cs)
 	if err != nil {
 		return CommentList{}, err
 	}
 	out := CommentList{Comments: views}
 	if more {
-		out.NextAfter = cs[len(cs)-1].Seq
+		out.NextAfter = next
 	}
 	return out, nil
 }

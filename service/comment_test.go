@@ -21,6 +21,7 @@ type commentDeps struct {
 	users    *mocks.MockUserRepository
 	follows  *mocks.MockFollowRepository
 	idem     *mocks.MockIdempotency
+	blocks   *fakeBlocks
 }
 
 func newCommentService(t *testing.T) (*service.CommentService, commentDeps) {
@@ -32,8 +33,9 @@ func newCommentService(t *testing.T) (*service.CommentService, commentDeps) {
 		users:    mocks.NewMockUserRepository(ctrl),
 		follows:  mocks.NewMockFollowRepository(ctrl),
 		idem:     mocks.NewMockIdempotency(ctrl),
+		blocks:   &fakeBlocks{},
 	}
-	return service.NewCommentService(d.articles, d.comments, d.users, d.follows, d.idem), d
+	return service.NewCommentService(d.articles, d.comments, d.users, d.follows, d.idem, d.blocks), d
 }
 
 // commentOn is comment id, number seq on articleID, by authorID.

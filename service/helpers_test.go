@@ -76,3 +76,25 @@ type txUnitOfWork struct{ tx service.Tx }
 func (u txUnitOfWork) InTx(_ context.Context, fn func(service.Tx) error) error { return fn(u.tx) }
 
 func (u txUnitOfWork) InTxOnce(_ context.Context, fn func(service.Tx) error) error { return fn(u.tx) }
+
+// fakeBlocks is BlockedSets over a map: blocker id -> the ids blocked (nobody blocks anyone
+// unless a test says so).
+type fakeBlocks struct {
+	mu  sync.Mutex
+	set map[int64][]int64
+}
+
+func (f *fakeBlocks) BlockedBy(_ context.Context, blockerID int64) ([]int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.set[blockerID], nil
+}
+
+func (f *fakeBlocks) block(blockerID int64, ids ...int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.set == nil {
+		f.set = map[int64][]int64{}
+	}
+	f.set[blockerID] = append(f.set[blockerID], ids...)
+}

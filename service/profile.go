@@ -14,6 +14,8 @@ import (
 type FollowRepository interface {
 	Follow(ctx context.Context, followerID, followeeID int64) error
 	Unfollow(ctx context.Context, followerID, followeeID int64) error
+	// FollowIn is Follow in the caller's unit of work.
+	FollowIn(ctx context.Context, tx Tx, followerID, followeeID int64) error
 	IsFollowing(ctx context.Context, followerID, followeeID int64) (bool, error)
 	// FollowingAmong returns which of ids followerID follows, in one query.
 	FollowingAmong(ctx context.Context, followerID int64, ids []int64) (map[int64]bool, error)
@@ -23,11 +25,13 @@ type FollowRepository interface {
 type ProfileService struct {
 	users   UserRepository
 	follows FollowRepository
+	blocks  BlockRepository
+	uow     UnitOfWork
 }
 
 // NewProfileService returns a ProfileService over its ports.
-func NewProfileService(users UserRepository, follows FollowRepository) *ProfileService {
-	return &ProfileService{users: users, follows: follows}
+func NewProfileService(users UserRepository, follows FollowRepository, blocks BlockRepository, uow UnitOfWork) *ProfileService {
+	return &ProfileService{users: users, follows: follows, blocks: blocks, uow: uow}
 }
 
 // Get returns username's profile as seen by viewerID (0 for an anonymous viewer).
@@ -36,16 +40,23 @@ func (s *ProfileService) Get(ctx context.Context, viewerID int64, username strin
 	if err != nil {
 		return domain.Profile{}, err
 	}
-	following := false
+	following, blocking := false, false
 	if viewerID != 0 && viewerID != u.ID {
 		if following, err = s.follows.IsFollowing(ctx, viewerID, u.ID); err != nil {
 			return domain.Profile{}, err
 		}
+		if blocking, err = blocks(ctx, s.blocks, viewerID, u.ID); err != nil {
+			return domain.Profile{}, err
+		}
 	}
-	return domain.ProfileOf(u, following), nil
+	p := domain.ProfileOf(u, following)
+	p.Blocking = blocking
+	return p, nil
 }
 
-// Follow makes viewerID follow username. Following twice is the same as following once.
+// Follow makes viewerID follow username. Following twice is the same as following once. A block
+// between the two, either way, refuses it (403): checked and written under the pair's lock, so a
+// follow cannot commit beside the block that ends it.
 func (s *ProfileService) Follow(ctx context.Context, viewerID int64, username string) (domain.Profile, error) {
 	u, err := s.users.GetByUsername(ctx, username)
 	if err != nil {
@@ -54,7 +65,22 @@ func (s *ProfileService) Follow(ctx context.Context, viewerID int64, username st
 	if u.ID == viewerID {
 		return domain.Profile{}, domain.NewValidationError("username", "you cannot follow yourself")
 	}
-	if err := s.follows.Follow(ctx, viewerID, u.ID); err != nil {
+	err = s.uow.InTx(ctx, func(tx Tx) error {
+		if err := s.blocks.LockPairIn(ctx, tx, viewerID, u.ID); err != nil {
+			return err
+		}
+		viewerBlocks, targetBlocks, err := s.blocks.BetweenIn(ctx, tx, viewerID, u.ID)
+		switch {
+		case err != nil:
+			return err
+		case targetBlocks:
+			return domain.ErrBlockedByTarget
+		case viewerBlocks:
+			return domain.ErrBlockingTarget
+		}
+		return s.follows.FollowIn(ctx, tx, viewerID, u.ID)
+	})
+	if err != nil {
 		if errors.Is(err, domain.ErrNotFound) { // the follower vanished mid-request
 			return domain.Profile{}, domain.ErrUnauthorized
 		}

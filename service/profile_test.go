@@ -17,13 +17,20 @@ import (
 type profileDeps struct {
 	users   *mocks.MockUserRepository
 	follows *mocks.MockFollowRepository
+	blocks  *mocks.MockBlockRepository
 }
 
 func newProfileService(t *testing.T) (*service.ProfileService, profileDeps) {
 	t.Helper()
 	ctrl := gomock.NewController(t)
-	d := profileDeps{users: mocks.NewMockUserRepository(ctrl), follows: mocks.NewMockFollowRepository(ctrl)}
-	return service.NewProfileService(d.users, d.follows), d
+	d := profileDeps{users: mocks.NewMockUserRepository(ctrl), follows: mocks.NewMockFollowRepository(ctrl), blocks: mocks.NewMockBlockRepository(ctrl)}
+	return service.NewProfileService(d.users, d.follows, d.blocks, txUnitOfWork{noHooksTx{}}), d
+}
+
+// noBlocksBetween expects the follow's unit of work to lock the pair and find no block.
+func noBlocksBetween(d profileDeps) {
+	d.blocks.EXPECT().LockPairIn(gomock.Any(), noHooksTx{}, viewer, jake.ID).Return(nil)
+	d.blocks.EXPECT().BetweenIn(gomock.Any(), noHooksTx{}, viewer, jake.ID).Return(false, false, nil)
 }
 
 const viewer int64 = 3 // the authenticated caller; jake (id 7) is the profile looked at
@@ -61,8 +68,9 @@ func wantErr(target error) func(t *testing.T, p domain.Profile, err error) {
 func unknownUser(d profileDeps) {
 	d.users.EXPECT().GetByUsername(gomock.Any(), "nobody").Return(domain.User{}, fmt.Errorf("get: %w", domain.ErrNotFound))
 	d.follows.EXPECT().IsFollowing(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
-	d.follows.EXPECT().Follow(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+	d.follows.EXPECT().FollowIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	d.follows.EXPECT().Unfollow(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+	d.blocks.EXPECT().LockPairIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 }
 
 func TestProfileService_Get(t *testing.T) {
@@ -91,6 +99,7 @@ func TestProfileService_Get(t *testing.T) {
 			buildStubs: func(d profileDeps) {
 				d.users.EXPECT().GetByUsername(gomock.Any(), "jake").Return(jake, nil)
 				d.follows.EXPECT().IsFollowing(gomock.Any(), viewer, jake.ID).Return(true, nil)
+				d.blocks.EXPECT().BlockedBy(gomock.Any(), viewer).Return(nil, nil)
 			},
 			check: wantProfile(followingJake()),
 		},
@@ -101,8 +110,20 @@ func TestProfileService_Get(t *testing.T) {
 			buildStubs: func(d profileDeps) {
 				d.users.EXPECT().GetByUsername(gomock.Any(), "jake").Return(jake, nil)
 				d.follows.EXPECT().IsFollowing(gomock.Any(), viewer, jake.ID).Return(false, nil)
+				d.blocks.EXPECT().BlockedBy(gomock.Any(), viewer).Return([]int64{2, 9}, nil)
 			},
 			check: wantProfile(jakeProfile),
+		},
+		{
+			name:     "viewer who blocks",
+			viewerID: viewer,
+			username: "jake",
+			buildStubs: func(d profileDeps) {
+				d.users.EXPECT().GetByUsername(gomock.Any(), "jake").Return(jake, nil)
+				d.follows.EXPECT().IsFollowing(gomock.Any(), viewer, jake.ID).Return(false, nil)
+				d.blocks.EXPECT().BlockedBy(gomock.Any(), viewer).Return([]int64{jake.ID}, nil)
+			},
+			check: wantProfile(func() domain.Profile { p := jakeProfile; p.Blocking = true; return p }()),
 		},
 		{
 			name:     "own profile is not followed",
@@ -156,16 +177,40 @@ func TestProfileService_Follow(t *testing.T) {
 			username: "jake",
 			buildStubs: func(d profileDeps) {
 				d.users.EXPECT().GetByUsername(gomock.Any(), "jake").Return(jake, nil)
-				d.follows.EXPECT().Follow(gomock.Any(), viewer, jake.ID).Return(nil)
+				noBlocksBetween(d)
+				d.follows.EXPECT().FollowIn(gomock.Any(), noHooksTx{}, viewer, jake.ID).Return(nil)
 			},
 			check: wantProfile(followingJake()),
+		},
+		{
+			name:     "a user who blocks the viewer cannot be followed",
+			username: "jake",
+			buildStubs: func(d profileDeps) {
+				d.users.EXPECT().GetByUsername(gomock.Any(), "jake").Return(jake, nil)
+				d.blocks.EXPECT().LockPairIn(gomock.Any(), noHooksTx{}, viewer, jake.ID).Return(nil)
+				d.blocks.EXPECT().BetweenIn(gomock.Any(), noHooksTx{}, viewer, jake.ID).Return(false, true, nil)
+				d.follows.EXPECT().FollowIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			},
+			check: wantErr(domain.ErrBlockedByTarget),
+		},
+		{
+			name:     "a user the viewer blocks cannot be followed",
+			username: "jake",
+			buildStubs: func(d profileDeps) {
+				d.users.EXPECT().GetByUsername(gomock.Any(), "jake").Return(jake, nil)
+				d.blocks.EXPECT().LockPairIn(gomock.Any(), noHooksTx{}, viewer, jake.ID).Return(nil)
+				d.blocks.EXPECT().BetweenIn(gomock.Any(), noHooksTx{}, viewer, jake.ID).Return(true, false, nil)
+				d.follows.EXPECT().FollowIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+			},
+			check: wantErr(domain.ErrBlockingTarget),
 		},
 		{
 			name:     "cannot follow yourself",
 			username: "me",
 			buildStubs: func(d profileDeps) {
 				d.users.EXPECT().GetByUsername(gomock.Any(), "me").Return(domain.User{ID: viewer, Username: "me"}, nil)
-				d.follows.EXPECT().Follow(gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.follows.EXPECT().FollowIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				d.blocks.EXPECT().LockPairIn(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			check: func(t *testing.T, _ domain.Profile, err error) {
 				requireValidation(t, err, map[string][]string{"username": {"you cannot follow yourself"}})
@@ -182,7 +227,8 @@ func TestProfileService_Follow(t *testing.T) {
 			username: "jake",
 			buildStubs: func(d profileDeps) {
 				d.users.EXPECT().GetByUsername(gomock.Any(), "jake").Return(jake, nil)
-				d.follows.EXPECT().Follow(gomock.Any(), viewer, jake.ID).Return(fmt.Errorf("insert follow: %w", domain.ErrNotFound))
+				noBlocksBetween(d)
+				d.follows.EXPECT().FollowIn(gomock.Any(), noHooksTx{}, viewer, jake.ID).Return(fmt.Errorf("insert follow: %w", domain.ErrNotFound))
 			},
 			check: wantErr(domain.ErrUnauthorized),
 		},
@@ -191,7 +237,8 @@ func TestProfileService_Follow(t *testing.T) {
 			username: "jake",
 			buildStubs: func(d profileDeps) {
 				d.users.EXPECT().GetByUsername(gomock.Any(), "jake").Return(jake, nil)
-				d.follows.EXPECT().Follow(gomock.Any(), viewer, jake.ID).Return(domain.ErrUnavailable)
+				noBlocksBetween(d)
+				d.follows.EXPECT().FollowIn(gomock.Any(), noHooksTx{}, viewer, jake.ID).Return(domain.ErrUnavailable)
 			},
 			check: wantErr(domain.ErrUnavailable),
 		},
@@ -261,7 +308,9 @@ func TestProfileService_FollowUnfollowAreIdempotent(t *testing.T) {
 	t.Parallel()
 	svc, d := newProfileService(t)
 	d.users.EXPECT().GetByUsername(gomock.Any(), "jake").Return(jake, nil).Times(4)
-	d.follows.EXPECT().Follow(gomock.Any(), viewer, jake.ID).Return(nil).Times(2)
+	d.blocks.EXPECT().LockPairIn(gomock.Any(), noHooksTx{}, viewer, jake.ID).Return(nil).Times(2)
+	d.blocks.EXPECT().BetweenIn(gomock.Any(), noHooksTx{}, viewer, jake.ID).Return(false, false, nil).Times(2)
+	d.follows.EXPECT().FollowIn(gomock.Any(), noHooksTx{}, viewer, jake.ID).Return(nil).Times(2)
 	d.follows.EXPECT().Unfollow(gomock.Any(), viewer, jake.ID).Return(nil).Times(2)
 
 	ctx := context.Background()

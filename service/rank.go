@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/inkwell-dev/inkwell/domain"
@@ -60,13 +61,14 @@ type RankService struct {
 	users   UserRepository
 	inter   InteractiveRepository
 	follows FollowRepository
+	blocks  BlockedSets
 	cfg     RankConfig
 	now     func() time.Time
 }
 
 // NewRankService returns a RankService on the given clock.
-func NewRankService(src RankSource, store HotListStore, archive HotListArchive, users UserRepository, inter InteractiveRepository, follows FollowRepository, cfg RankConfig, now func() time.Time) *RankService {
-	return &RankService{src: src, store: store, archive: archive, users: users, inter: inter, follows: follows, cfg: cfg, now: now}
+func NewRankService(src RankSource, store HotListStore, archive HotListArchive, users UserRepository, inter InteractiveRepository, follows FollowRepository, blocks BlockedSets, cfg RankConfig, now func() time.Time) *RankService {
+	return &RankService{src: src, store: store, archive: archive, users: users, inter: inter, follows: follows, blocks: blocks, cfg: cfg, now: now}
 }
 
 // HotView is one hot-list article as a viewer sees it, with its score.
@@ -242,6 +244,15 @@ func (s *RankService) Hot(ctx context.Context, viewerID int64, limit int) ([]Hot
 	entries, err := s.stillPublished(ctx, l.Entries)
 	if err != nil {
 		return nil, err
+	}
+	// The articles of authors the viewer blocks leave the viewer's hot list: the list is in
+	// memory (TopN entries), so this costs a pass over it.
+	blocked, err := blockedSet(ctx, s.blocks, viewerID)
+	if err != nil {
+		return nil, err
+	}
+	if len(blocked) > 0 {
+		entries = slices.DeleteFunc(slices.Clone(entries), func(e domain.HotEntry) bool { return blocked.Has(e.Article.AuthorID) })
 	}
 	if limit > 0 && len(entries) > limit {
 		entries = entries[:limit]

@@ -35,6 +35,7 @@ type rankDeps struct {
 	users   *mocks.MockUserRepository
 	inter   *mocks.MockInteractiveRepository
 	follows *mocks.MockFollowRepository
+	blocks  *fakeBlocks
 }
 
 // rankOpts sizes the service under test; zero fields get small defaults.
@@ -63,9 +64,10 @@ func newRankService(t *testing.T, o rankOpts) (*service.RankService, rankDeps) {
 		users:   mocks.NewMockUserRepository(ctrl),
 		inter:   mocks.NewMockInteractiveRepository(ctrl),
 		follows: mocks.NewMockFollowRepository(ctrl),
+		blocks:  &fakeBlocks{},
 	}
 	cfg := service.RankConfig{TopN: o.TopN, BatchSize: o.BatchSize, Cutoff: o.Cutoff}
-	return service.NewRankService(d.src, d.store, d.archive, d.users, d.inter, d.follows, cfg, func() time.Time { return rankNow }), d
+	return service.NewRankService(d.src, d.store, d.archive, d.users, d.inter, d.follows, d.blocks, cfg, func() time.Time { return rankNow }), d
 }
 
 // candidate is article id, published age before rankNow, with likes (what LikeCounts reports) and
@@ -608,6 +610,19 @@ func TestRankService_Hot(t *testing.T) {
 					Return(map[int64]bool{hotAuthorA.ID: true}, nil).Times(1)
 			},
 			want: []service.HotView{hotView(c3, false, false, false), hotView(c1, true, false, true), hotView(c5, false, true, true)},
+		},
+		{
+			name:   "signed in: the articles of an author the viewer blocks leave the list, the rest fill it",
+			viewer: hotReader.ID,
+			limit:  3,
+			buildStubs: func(d rankDeps) {
+				d.blocks.block(hotReader.ID, hotAuthorB.ID)
+				fromStore(d, stored)
+				d.inter.EXPECT().Liked(gomock.Any(), hotReader.ID, domain.BizArticle, ids(c1, c5)).Return(map[int64]bool{}, nil).Times(1)
+				d.inter.EXPECT().Collected(gomock.Any(), hotReader.ID, domain.BizArticle, ids(c1, c5)).Return(map[int64]bool{}, nil).Times(1)
+				d.follows.EXPECT().FollowingAmong(gomock.Any(), hotReader.ID, []int64{hotAuthorA.ID}).Return(map[int64]bool{}, nil).Times(1)
+			},
+			want: []service.HotView{hotView(c1, false, false, false), hotView(c5, false, false, false)},
 		},
 		{
 			name:   "signed in as the only author shown: no follow lookup",

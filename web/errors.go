@@ -27,6 +27,7 @@ func abortWith(c *gin.Context, status int, field, message string) {
 func writeError(c *gin.Context, log *slog.Logger, err error) {
 	var verr *domain.ValidationError
 	var cerr *domain.CodeError
+	var berr *domain.BlockedError
 	var serr *domain.SuspendedError
 	switch {
 	case errors.As(err, &serr):
@@ -52,6 +53,8 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		abortWith(c, http.StatusForbidden, "currentPassword", "is wrong")
 	case errors.Is(err, domain.ErrWrongStepUpCode):
 		abortWith(c, http.StatusForbidden, "code", "is invalid or has expired")
+	case errors.As(err, &berr):
+		abortWith(c, http.StatusForbidden, berr.Field, berr.Message)
 	case errors.Is(err, domain.ErrForbidden):
 		abortWith(c, http.StatusForbidden, "body", "you are not allowed to do this")
 	case errors.Is(err, domain.ErrNotFound):

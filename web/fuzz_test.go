@@ -201,6 +201,9 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.profiles.EXPECT().Get(a, a, a).Return(profile, err).AnyTimes()
 	m.profiles.EXPECT().Follow(a, a, a).Return(profile, err).AnyTimes()
 	m.profiles.EXPECT().Unfollow(a, a, a).Return(profile, err).AnyTimes()
+	m.blocks.EXPECT().Block(a, a, a).Return(profile, err).AnyTimes()
+	m.blocks.EXPECT().Unblock(a, a, a).Return(profile, err).AnyTimes()
+	m.blocks.EXPECT().List(a, a, a, a).Return(service.BlockList{}, err).AnyTimes()
 
 	m.articles.EXPECT().Create(a, a, a).Return(article, err).AnyTimes()
 	m.articles.EXPECT().Get(a, a, a).Return(article, err).AnyTimes()
@@ -659,6 +662,7 @@ var queryRoutes = []string{
 	"GET /api/user/articles",
 	"GET /api/user/history",
 	"GET /api/user/notifications",
+	"GET /api/user/blocks",
 	"GET /api/articles/{slug}/comments",
 	"GET /api/collections/{id}/articles",
 	"DELETE /api/articles/{slug}/collect",
@@ -783,6 +787,8 @@ var pathRoutes = []string{
 	"GET /api/profiles/{username}",
 	"POST /api/profiles/{username}/follow",
 	"DELETE /api/profiles/{username}/follow",
+	"POST /api/profiles/{username}/block",
+	"DELETE /api/profiles/{username}/block",
 	"GET /api/articles/{slug}",
 	"PUT /api/articles/{slug}",
 	"DELETE /api/articles/{slug}",

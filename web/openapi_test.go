@@ -846,6 +846,7 @@ func jsonHasType(v any, ty string) bool {
 type allMocks struct {
 	users         *mocks.MockUserService
 	profiles      *mocks.MockProfileService
+	blocks        *mocks.MockBlockService
 	articles      *mocks.MockArticleService
 	comments      *mocks.MockCommentService
 	collections   *mocks.MockCollectionService
@@ -867,6 +868,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 	return allMocks{
 		users:         mocks.NewMockUserService(ctrl),
 		profiles:      mocks.NewMockProfileService(ctrl),
+		blocks:        mocks.NewMockBlockService(ctrl),
 		articles:      mocks.NewMockArticleService(ctrl),
 		comments:      mocks.NewMockCommentService(ctrl),
 		collections:   mocks.NewMockCollectionService(ctrl),
@@ -891,6 +893,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Auth:          web.NewAuthenticator(m.users, logger),
 		Users:         web.NewUserHandler(m.users, logger),
 		Profiles:      web.NewProfileHandler(m.profiles, logger),
+		Blocks:        web.NewBlockHandler(m.blocks, logger),
 		Articles:      web.NewArticleHandler(m.articles, logger),
 		Comments:      web.NewCommentHandler(m.comments, logger),
 		Collections:   web.NewCollectionHandler(m.collections, m.history, logger),

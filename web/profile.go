@@ -35,6 +35,8 @@ type profileJSON struct {
 	Bio       string `json:"bio"`
 	Image     string `json:"image"`
 	Following bool   `json:"following"`
+	// Blocking is shown on the profile endpoints (and the block list) to a signed-in viewer only.
+	Blocking *bool `json:"blocking,omitempty"`
 }
 
 type profileEnvelope struct {
@@ -61,11 +63,20 @@ func (h *ProfileHandler) Unfollow(c *gin.Context) {
 }
 
 func (h *ProfileHandler) respond(c *gin.Context) func(domain.Profile, error) {
+	return respondProfile(c, h.log)
+}
+
+// respondProfile answers a profile endpoint: the profile, with `blocking` for a signed-in viewer.
+func respondProfile(c *gin.Context, log *slog.Logger) func(domain.Profile, error) {
 	return func(p domain.Profile, err error) {
 		if err != nil {
-			writeError(c, h.log, err)
+			writeError(c, log, err)
 			return
 		}
-		renderJSON(c, http.StatusOK, profileResponse(p))
+		body := profileResponse(p)
+		if viewerID(c) != 0 {
+			body.Profile.Blocking = &p.Blocking
+		}
+		renderJSON(c, http.StatusOK, body)
 	}
 }

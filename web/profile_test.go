@@ -12,10 +12,13 @@ import (
 )
 
 var (
-	celeb          = domain.Profile{Username: "celeb", Bio: "famous", Image: "https://example.com/celeb.png"}
-	celebFollowed  = domain.Profile{Username: "celeb", Bio: "famous", Image: "https://example.com/celeb.png", Following: true}
-	celebJSON      = `{"profile":{"username":"celeb","bio":"famous","image":"https://example.com/celeb.png","following":false}}`
-	celebFollowedJ = `{"profile":{"username":"celeb","bio":"famous","image":"https://example.com/celeb.png","following":true}}`
+	celeb         = domain.Profile{Username: "celeb", Bio: "famous", Image: "https://example.com/celeb.png"}
+	celebFollowed = domain.Profile{Username: "celeb", Bio: "famous", Image: "https://example.com/celeb.png", Following: true}
+	celebJSON     = `{"profile":{"username":"celeb","bio":"famous","image":"https://example.com/celeb.png","following":false}}`
+	// A signed-in viewer's profile also says whether the viewer blocks the user.
+	celebFollowedJ = `{"profile":{"username":"celeb","bio":"famous","image":"https://example.com/celeb.png","following":true,"blocking":false}}`
+	celebSignedInJ = `{"profile":{"username":"celeb","bio":"famous","image":"https://example.com/celeb.png","following":false,"blocking":false}}`
+	celebBlockedJ  = `{"profile":{"username":"celeb","bio":"famous","image":"https://example.com/celeb.png","following":false,"blocking":true}}`
 )
 
 func requireNotFound(t *testing.T, rec *httptest.ResponseRecorder) {
@@ -50,6 +53,19 @@ func TestGetProfile(t *testing.T) {
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireJSON(t, rec, http.StatusOK, celebFollowedJ)
+			},
+		},
+		{
+			name:    "authenticated viewer who blocks",
+			headers: authHeader,
+			buildStubs: func(users *mocks.MockUserService, profiles *mocks.MockProfileService) {
+				expectAuth(users)
+				blocked := celeb
+				blocked.Blocking = true
+				profiles.EXPECT().Get(gomock.Any(), authedID, "celeb").Return(blocked, nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireJSON(t, rec, http.StatusOK, celebBlockedJ)
 			},
 		},
 		{
@@ -130,6 +146,17 @@ func TestFollow(t *testing.T) {
 			checkResponse: requireNotFound,
 		},
 		{
+			name:    "a user who blocks the viewer: 403 with the reason",
+			headers: authHeader,
+			buildStubs: func(users *mocks.MockUserService, profiles *mocks.MockProfileService) {
+				expectAuth(users)
+				profiles.EXPECT().Follow(gomock.Any(), authedID, "celeb").Return(domain.Profile{}, domain.ErrBlockedByTarget)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireErrors(t, rec, http.StatusForbidden, map[string][]string{"profile": {domain.ErrBlockedByTarget.Message}})
+			},
+		},
+		{
 			name:    "unexpected service error is a generic 500",
 			headers: authHeader,
 			buildStubs: func(users *mocks.MockUserService, profiles *mocks.MockProfileService) {
@@ -152,7 +179,7 @@ func TestUnfollow(t *testing.T) {
 				profiles.EXPECT().Unfollow(gomock.Any(), authedID, "celeb").Return(celeb, nil)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
-				requireJSON(t, rec, http.StatusOK, celebJSON)
+				requireJSON(t, rec, http.StatusOK, celebSignedInJ)
 			},
 		},
 		{

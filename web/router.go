@@ -26,6 +26,7 @@ type Handlers struct {
 	Auth          *Authenticator
 	Users         *UserHandler
 	Profiles      *ProfileHandler
+	Blocks        *BlockHandler
 	Articles      *ArticleHandler
 	Comments      *CommentHandler
 	Collections   *CollectionHandler
@@ -131,6 +132,9 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	pub.GET("/profiles/:username", h.Profiles.Get)
 	auth.POST("/profiles/:username/follow", h.Profiles.Follow)
 	auth.DELETE("/profiles/:username/follow", h.Profiles.Unfollow)
+	auth.POST("/profiles/:username/block", h.Blocks.Block)
+	auth.DELETE("/profiles/:username/block", h.Blocks.Unblock)
+	auth.GET("/user/blocks", h.Blocks.List)
 
 	pub.GET("/articles", h.Articles.List)
 	auth.POST("/articles", idemUser, h.Articles.Create)

@@ -3,7 +3,7 @@ package web
 import "github.com/google/wire"
 
 // ProviderSet builds the handlers and the router.
-var ProviderSet = wire.NewSet(NewAuthenticator, NewUserHandler, NewProfileHandler, NewArticleHandler,
+var ProviderSet = wire.NewSet(NewAuthenticator, NewUserHandler, NewProfileHandler, NewBlockHandler, NewArticleHandler,
 	NewCommentHandler, NewCollectionHandler, NewHotHandler, NewNotificationHandler,
 	NewCodeLoginHandler, NewAccountHandler, NewSessionHandler, NewSearchHandler, NewIdempotency,
 	NewPeopleSearchHandler, NewTagSearchHandler, NewModerationHandler, NewReportHandler, NewDrain, wire.Struct(new(Handlers), "*"), NewRouter)

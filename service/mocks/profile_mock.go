@@ -13,6 +13,7 @@ import (
 	context "context"
 	reflect "reflect"
 
+	service "github.com/inkwell-dev/inkwell/service"
 	gomock "go.uber.org/mock/gomock"
 )
 
@@ -52,6 +53,20 @@ func (m *MockFollowRepository) Follow(ctx context.Context, followerID, followeeI
 func (mr *MockFollowRepositoryMockRecorder) Follow(ctx, followerID, followeeID any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Follow", reflect.TypeOf((*MockFollowRepository)(nil).Follow), ctx, followerID, followeeID)
+}
+
+// FollowIn mocks base method.
+func (m *MockFollowRepository) FollowIn(ctx context.Context, tx service.Tx, followerID, followeeID int64) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "FollowIn", ctx, tx, followerID, followeeID)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// FollowIn indicates an expected call of FollowIn.
+func (mr *MockFollowRepositoryMockRecorder) FollowIn(ctx, tx, followerID, followeeID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "FollowIn", reflect.TypeOf((*MockFollowRepository)(nil).FollowIn), ctx, tx, followerID, followeeID)
 }
 
 // FollowingAmong mocks base method.
