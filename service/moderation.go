@@ -256,7 +256,7 @@ func (s *ModerationService) UnhideComment(ctx context.Context, cred domain.Crede
 		if out, err = s.comments.UnhideIn(ctx, tx, c.ID); err != nil {
 			return err
 		}
-		e, err := s.record.AppendIn(ctx, tx, entry(actor, domain.ActionUnhide, commentTarget(c), reason))
+		e, err := s.record.AppendIn(ctx, tx, entry(actor, domain.ActionUnhide, s.commentTarget(ctx, c), reason))
 		if err != nil {
 			return err
 		}
@@ -338,7 +338,7 @@ func (s *ModerationService) hideCommentIn(ctx context.Context, tx Tx, actor doma
 	if err != nil {
 		return domain.Comment{}, err
 	}
-	target := commentTarget(c)
+	target := s.commentTarget(ctx, c)
 	e, err := s.record.AppendIn(ctx, tx, entry(actor, domain.ActionHide, target, reason))
 	if err != nil {
 		return domain.Comment{}, err
@@ -504,8 +504,14 @@ func articleTarget(a domain.Article) domain.ModerationTarget {
 	return domain.ModerationTarget{Kind: domain.TargetArticle, ID: a.ID, Label: a.Slug, OwnerID: a.AuthorID}
 }
 
-func commentTarget(c domain.Comment) domain.ModerationTarget {
-	return domain.ModerationTarget{Kind: domain.TargetComment, ID: c.ID, Label: "comment " + strconv.FormatInt(c.ID, 10),
+// commentTarget names a comment as the report queue does ("comment 12 on its-article"). The
+// article's slug is only a label: if it cannot be read, the log says "comment 12".
+func (s *ModerationService) commentTarget(ctx context.Context, c domain.Comment) domain.ModerationTarget {
+	slug := ""
+	if arts, err := s.articles.GetByIDs(ctx, []int64{c.ArticleID}); err == nil && len(arts) == 1 {
+		slug = arts[0].Slug
+	}
+	return domain.ModerationTarget{Kind: domain.TargetComment, ID: c.ID, Label: domain.TargetLabel(domain.TargetComment, c.ID, slug, ""),
 		ArticleID: c.ArticleID, OwnerID: c.AuthorID}
 }
 
