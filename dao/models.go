@@ -58,6 +58,7 @@ type Article struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	HiddenAt     pgtype.Timestamptz
+	CoverImage   string
 }
 
 type ArticleCommentSeq struct {
@@ -326,6 +327,31 @@ type SiteArticleCount struct {
 type TagArticleCount struct {
 	Tag       string
 	Published int64
+}
+
+type Upload struct {
+	ID           int64
+	UserID       int64
+	ObjectKey    string
+	ContentType  string
+	Width        int32
+	Height       int32
+	Bytes        int64
+	Sha256       string
+	Variants     []byte
+	CreatedAt    time.Time
+	ReferencedAt pgtype.Timestamptz
+}
+
+type UploadReference struct {
+	OwnerKind string
+	OwnerID   int64
+	UploadID  int64
+}
+
+type UploadTotal struct {
+	UserID int64
+	Bytes  int64
 }
 
 type User struct {

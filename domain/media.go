@@ -1,0 +1,73 @@
+package domain
+
+import (
+	"errors"
+	"time"
+)
+
+// Media limits. The byte limit of one upload is a setting (INKWELL_UPLOAD_MAX_BYTES); these are not.
+const (
+	// MaxImagePixels bounds width × height, read from the header before anything is decoded: a
+	// decompression bomb is refused before it allocates.
+	MaxImagePixels = 40_000_000
+	// MaxGIFFrames bounds an animated GIF's frames (counted from its blocks before decoding).
+	MaxGIFFrames = 100
+)
+
+// ErrMediaUnsupported refuses a file that is not a PNG, JPEG, GIF or WebP image (by its bytes,
+// never its name or declared type): 415.
+var ErrMediaUnsupported = errors.New("unsupported media type: only PNG, JPEG, GIF and WebP images are accepted")
+
+// ErrMediaTooLarge refuses an upload over the byte limit: 413. The limit is read through a
+// bounded reader, so an oversized body is never buffered.
+var ErrMediaTooLarge = errors.New("the file is larger than the upload limit")
+
+// ProcessedImage is an upload after decoding and re-encoding: the original (metadata dropped,
+// orientation applied) and its derived sizes, each ready to store under its content address.
+type ProcessedImage struct {
+	Original ImageFile
+	Variants []ImageFile // named: VariantAvatar, VariantCover, VariantThumb
+}
+
+// ImageFile is one encoded image.
+type ImageFile struct {
+	Name        string // "" for the original; a variant's name otherwise
+	ContentType string // image/png, image/jpeg or image/gif
+	Ext         string // png, jpg, gif
+	Width       int
+	Height      int
+	Data        []byte
+	SHA256      string // hex of Data
+}
+
+// Key is the object key of the file: its content address.
+func (f ImageFile) Key() string { return f.SHA256 + "." + f.Ext }
+
+// Derived sizes made once at upload (docs/API.md, "Uploads").
+const (
+	VariantAvatar = "avatar" // a square, for profile images
+	VariantCover  = "cover"  // an article cover
+	VariantThumb  = "thumb"  // a small preview
+)
+
+// Upload is a user's stored image.
+type Upload struct {
+	ID          int64
+	UserID      int64
+	Key         string
+	ContentType string
+	Width       int
+	Height      int
+	Bytes       int64
+	SHA256      string
+	Variants    map[string]UploadVariant
+	CreatedAt   time.Time
+}
+
+// UploadVariant is one stored derived size of an upload.
+type UploadVariant struct {
+	Key    string `json:"key"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	Bytes  int64  `json:"bytes"`
+}
