@@ -11,6 +11,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/auth"
 	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/search"
@@ -31,8 +32,8 @@ const argon2MaxConcurrent = 8
 const IdempotencyWait = 3 * time.Second
 
 // NewRouterConfig returns the router's settings; request spans only when tracing is on.
-func NewRouterConfig(s ioc.ServerConfig, tracing *ioc.Tracing) web.RouterConfig {
-	rc := web.RouterConfig{MaxBodyBytes: maxBodyBytes, RequestTimeout: s.RequestTimeout}
+func NewRouterConfig(s ioc.ServerConfig, u ioc.UploadsConfig, tracing *ioc.Tracing) web.RouterConfig {
+	rc := web.RouterConfig{MaxBodyBytes: maxBodyBytes, UploadMaxBytes: NewUploadConfig(u).MaxBytes, RequestTimeout: s.RequestTimeout}
 	if tracing.On() {
 		rc.Tracer = tracing.Provider
 	}
@@ -54,6 +55,7 @@ func NewRouterConfig(s ioc.ServerConfig, tracing *ioc.Tracing) web.RouterConfig 
 	rc.RateLimits.Search = web.RateRule{Name: "search", Limit: n, Window: w}
 	// Reports: a constant, not an operator's decision so far (settings are kept few).
 	rc.RateLimits.Reports = web.DefaultReportRate
+	rc.RateLimits.Uploads = web.DefaultUploadRate
 	rc.TrustedProxies, _ = ioc.ParseTrustedProxies(s.TrustedProxies) // Validate refused a bad entry
 	return rc
 }
@@ -153,4 +155,11 @@ func NewSearchLanguage(s ioc.SearchConfig, pool *pgxpool.Pool) (search.Language,
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return search.CheckLanguage(ctx, pool, repository.NewQuerier(), strings.TrimSpace(s.Language))
+}
+
+// NewUploadConfig returns the upload limits (Validate refused values that do not parse).
+func NewUploadConfig(u ioc.UploadsConfig) service.UploadConfig {
+	maxBytes, _ := ioc.ParseByteSize(u.MaxBytes)
+	q, _ := ioc.ParseUploadQuota(u.Quota)
+	return service.UploadConfig{MaxBytes: maxBytes, Quota: domain.UploadQuota{PerDay: q.PerDay, Total: q.Total}}
 }

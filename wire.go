@@ -21,6 +21,7 @@ import (
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/repository/session"
+	"github.com/inkwell-dev/inkwell/repository/uploads"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 )
@@ -32,26 +33,26 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
 	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService,
 	service.NewAccountDeletion, service.NewIdempotencyRunner, service.NewModerationService, service.NewModerationStats,
-	service.NewReportService, service.NewBlockService)
+	service.NewReportService, service.NewBlockService, service.NewUploadService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration
 // (a provider takes the groups of ioc.Config it reads, or the tests' Tune).
 var rootSet = wire.NewSet(
-	wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Auth", "Search", "Jobs", "Tune"),
+	wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Auth", "Search", "Jobs", "Uploads", "Tune"),
 	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
 	NewMetricsHandler, wire.Struct(new(MetricSources), "*"), NewReadiness, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
-	NewRetentionConfig, NewRetentionJob,
+	NewRetentionConfig, NewRetentionJob, NewUploadConfig, NewUnwiredImageProcessor, NewUnwiredMediaStore,
 	NewSearchLanguage, NewSearchBackfill, NewEmailRecheck,
 	job.NewLexiconJob,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
-	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, moderation.ProviderSet, serviceSet, web.ProviderSet,
+	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(service.ModeratedArticles), new(*repository.ArticleRepository)),
@@ -128,6 +129,8 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.BlockedSets), new(*moderation.Blocks)),
 	wire.Bind(new(service.FollowEnder), new(*repository.FollowRepository)),
 	wire.Bind(new(web.BlockService), new(*service.BlockService)),
+	wire.Bind(new(service.UploadStore), new(*uploads.Store)),
+	wire.Bind(new(web.UploadService), new(*service.UploadService)),
 )
 
 // InitApp wires the whole process from its configuration.

@@ -341,6 +341,12 @@ type Upload struct {
 	Variants     []byte
 	CreatedAt    time.Time
 	ReferencedAt pgtype.Timestamptz
+	VariantKeys  []string
+}
+
+type UploadOrphan struct {
+	ObjectKey  string
+	OrphanedAt time.Time
 }
 
 type UploadReference struct {

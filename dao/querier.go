@@ -560,6 +560,35 @@ type Querier interface {
 	// most used first. A range of tag_article_counts_prefix_idx, sorted by count: its cost is the number
 	// of tags sharing the prefix, never the number of articles.
 	TagSearchPrefix(ctx context.Context, db DBTX, arg TagSearchPrefixParams) ([]TagArticleCount, error)
+	UploadCountPrunableUnreferenced(ctx context.Context, db DBTX, arg UploadCountPrunableUnreferencedParams) (int64, error)
+	// Deletes a user's own upload (no row: not theirs or not there).
+	UploadDelete(ctx context.Context, db DBTX, arg UploadDeleteParams) (UploadDeleteRow, error)
+	UploadGetByID(ctx context.Context, db DBTX, id int64) (UploadGetByIDRow, error)
+	// A user's new upload; its keys are no longer orphans (an orphan row held by the retention pass
+	// is waited for: see UploadOrphanUnmark).
+	UploadInsert(ctx context.Context, db DBTX, arg UploadInsertParams) (UploadInsertRow, error)
+	// A user's uploads, newest first, keyset paged along uploads_user_recent_idx.
+	UploadListByUser(ctx context.Context, db DBTX, arg UploadListByUserParams) ([]UploadListByUserRow, error)
+	// Up to lim orphaned keys older than the grace, held (skipping keys a concurrent upload holds)
+	// until the pass's unit of work ends. used: some upload still uses the key (original or variant).
+	UploadOrphanClaim(ctx context.Context, db DBTX, arg UploadOrphanClaimParams) ([]UploadOrphanClaimRow, error)
+	UploadOrphanDrop(ctx context.Context, db DBTX, keys []string) error
+	// Keys whose upload row went: candidates for the retention pass, which deletes an object only when
+	// no upload uses its key any more.
+	UploadOrphanMark(ctx context.Context, db DBTX, keys []string) error
+	// The keys of an upload being inserted are used again. Run in the insert's unit of work: it waits
+	// for the retention pass holding one of these rows, so an object the pass deletes is put again
+	// after the insert commits.
+	UploadOrphanUnmark(ctx context.Context, db DBTX, keys []string) error
+	// Uploads nothing refers to whose last reference (or, never referred to, their upload) is older
+	// than keep, along uploads_unreferenced_idx; their keys become orphans (the retention pass deletes
+	// the objects no upload uses) and their owners' totals move, in the same statement.
+	UploadPruneUnreferencedBatch(ctx context.Context, db DBTX, arg UploadPruneUnreferencedBatchParams) (int64, error)
+	// Moves a user's stored bytes (negative on delete).
+	UploadTotalAdd(ctx context.Context, db DBTX, arg UploadTotalAddParams) error
+	// A user's stored bytes in all, the bytes uploaded in the last day and when the oldest upload of
+	// that day leaves the window (along uploads_user_recent_idx).
+	UploadUsage(ctx context.Context, db DBTX, userID int64) (UploadUsageRow, error)
 	// Whether a blocks b and whether b blocks a: two probes of the primary key.
 	UserBlockBetween(ctx context.Context, db DBTX, arg UserBlockBetweenParams) (UserBlockBetweenRow, error)
 	UserBlockDelete(ctx context.Context, db DBTX, arg UserBlockDeleteParams) (int64, error)

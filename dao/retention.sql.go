@@ -661,3 +661,62 @@ func (q *Queries) SessionPruneRevokedBatch(ctx context.Context, db DBTX, arg Ses
 	}
 	return result.RowsAffected(), nil
 }
+
+const uploadCountPrunableUnreferenced = `-- name: UploadCountPrunableUnreferenced :one
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM uploads u
+    WHERE coalesce(u.referenced_at, u.created_at) < now() - make_interval(secs => $1::float8)
+      AND NOT EXISTS (SELECT 1 FROM upload_references r WHERE r.upload_id = u.id)
+    ORDER BY coalesce(u.referenced_at, u.created_at)
+    LIMIT $2::int
+) AS due
+`
+
+type UploadCountPrunableUnreferencedParams struct {
+	KeepSeconds float64
+	Lim         int32
+}
+
+func (q *Queries) UploadCountPrunableUnreferenced(ctx context.Context, db DBTX, arg UploadCountPrunableUnreferencedParams) (int64, error) {
+	row := db.QueryRow(ctx, uploadCountPrunableUnreferenced, arg.KeepSeconds, arg.Lim)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const uploadPruneUnreferencedBatch = `-- name: UploadPruneUnreferencedBatch :one
+WITH gone AS (
+    DELETE FROM uploads WHERE ctid = ANY(ARRAY(
+        SELECT u.ctid FROM uploads u
+        WHERE coalesce(u.referenced_at, u.created_at) < now() - make_interval(secs => $1::float8)
+          AND NOT EXISTS (SELECT 1 FROM upload_references r WHERE r.upload_id = u.id)
+        ORDER BY coalesce(u.referenced_at, u.created_at)
+        LIMIT $2::int
+        FOR UPDATE OF u SKIP LOCKED))
+    RETURNING user_id, bytes, object_key, variant_keys
+), totals AS (
+    UPDATE upload_totals t SET bytes = t.bytes - g.bytes
+    FROM (SELECT user_id, sum(bytes)::bigint AS bytes FROM gone GROUP BY user_id) g
+    WHERE t.user_id = g.user_id
+), orphans AS (
+    INSERT INTO upload_orphans (object_key)
+    SELECT DISTINCT k FROM (SELECT object_key AS k FROM gone UNION ALL SELECT unnest(variant_keys) FROM gone) ks
+    ON CONFLICT (object_key) DO UPDATE SET orphaned_at = now()
+)
+SELECT count(*)::bigint FROM gone
+`
+
+type UploadPruneUnreferencedBatchParams struct {
+	KeepSeconds float64
+	Lim         int32
+}
+
+// Uploads nothing refers to whose last reference (or, never referred to, their upload) is older
+// than keep, along uploads_unreferenced_idx; their keys become orphans (the retention pass deletes
+// the objects no upload uses) and their owners' totals move, in the same statement.
+func (q *Queries) UploadPruneUnreferencedBatch(ctx context.Context, db DBTX, arg UploadPruneUnreferencedBatchParams) (int64, error) {
+	row := db.QueryRow(ctx, uploadPruneUnreferencedBatch, arg.KeepSeconds, arg.Lim)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}

@@ -31,6 +31,7 @@ type Config struct {
 	Mail      MailConfig
 	Search    SearchConfig
 	Jobs      JobsConfig
+	Uploads   UploadsConfig
 	Retention RetentionConfig
 	Telemetry TelemetryConfig
 
@@ -59,6 +60,12 @@ type ServerConfig struct {
 	RateAuth        string
 	RateWrites      string
 	RateSearch      string
+}
+
+// UploadsConfig bounds users' uploads (POST /api/uploads): one file's bytes and each user's quota.
+type UploadsConfig struct {
+	MaxBytes string // a byte size: "10MB"
+	Quota    string // "100MB/day,1GB": bytes per rolling day and in all
 }
 
 // DatabaseConfig is PostgreSQL's. The timeouts bound every session of the app and job-queue
@@ -226,6 +233,11 @@ func declare(c *Config) *decls {
 	d.group = "jobs"
 	d.str(&c.Jobs.RankSchedule, "rank-schedule", "@every 1m", "when the hot-list ranking job runs (cron syntax, or @every <duration>)", func(v string) error { _, err := cron.ParseStandard(v); return err })
 	d.int(&c.Jobs.RankTopN, "rank-top-n", 100, "size of the hot list", atLeast(1), atMost(10000))
+
+	up := &c.Uploads
+	d.group = "uploads"
+	d.str(&up.MaxBytes, "upload-max-bytes", "10MB", "largest image one upload may be (bytes, or with a unit: KB, MB, GB, KiB, MiB, GiB); larger: 413", byteSize)
+	d.str(&up.Quota, "upload-quota", "100MB/day,1GB", "bytes of stored images one user may upload per rolling day and keep in all (N/day,N; either may be left out; 0 disables): over the day's 429 with Retry-After, over the total 413", uploadQuota)
 
 	ret := &c.Retention
 	d.group = "retention"

@@ -28,7 +28,7 @@ type Setting struct {
 }
 
 // Groups are the groups of settings in the order --help, the README and .env.example list them.
-var Groups = []string{"server", "database", "redis", "auth", "mail", "search", "jobs", "retention", "telemetry"}
+var Groups = []string{"server", "database", "redis", "auth", "mail", "search", "jobs", "uploads", "retention", "telemetry"}
 
 // decls collects the declarations of one Config (see declare); group is the group declared now.
 type decls struct {
@@ -202,6 +202,16 @@ func oneOf(allowed ...string) func(string) error {
 }
 
 func rate(s string) error { _, _, err := ParseRate(s); return err }
+
+func byteSize(s string) error {
+	n, err := ParseByteSize(s)
+	if err == nil && n < 1024 {
+		return errors.New("must be at least 1KiB")
+	}
+	return err
+}
+
+func uploadQuota(s string) error { _, err := ParseUploadQuota(s); return err }
 
 func notBlank(s string) error {
 	if strings.TrimSpace(s) == "" {

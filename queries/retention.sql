@@ -254,3 +254,36 @@ SELECT count(*)::bigint FROM (
     WHERE status = 'dead' AND created_at < now() - make_interval(secs => @keep_seconds::float8)
     ORDER BY id LIMIT @lim::int
 ) AS due;
+
+-- name: UploadPruneUnreferencedBatch :one
+-- Uploads nothing refers to whose last reference (or, never referred to, their upload) is older
+-- than keep, along uploads_unreferenced_idx; their keys become orphans (the retention pass deletes
+-- the objects no upload uses) and their owners' totals move, in the same statement.
+WITH gone AS (
+    DELETE FROM uploads WHERE ctid = ANY(ARRAY(
+        SELECT u.ctid FROM uploads u
+        WHERE coalesce(u.referenced_at, u.created_at) < now() - make_interval(secs => @keep_seconds::float8)
+          AND NOT EXISTS (SELECT 1 FROM upload_references r WHERE r.upload_id = u.id)
+        ORDER BY coalesce(u.referenced_at, u.created_at)
+        LIMIT @lim::int
+        FOR UPDATE OF u SKIP LOCKED))
+    RETURNING user_id, bytes, object_key, variant_keys
+), totals AS (
+    UPDATE upload_totals t SET bytes = t.bytes - g.bytes
+    FROM (SELECT user_id, sum(bytes)::bigint AS bytes FROM gone GROUP BY user_id) g
+    WHERE t.user_id = g.user_id
+), orphans AS (
+    INSERT INTO upload_orphans (object_key)
+    SELECT DISTINCT k FROM (SELECT object_key AS k FROM gone UNION ALL SELECT unnest(variant_keys) FROM gone) ks
+    ON CONFLICT (object_key) DO UPDATE SET orphaned_at = now()
+)
+SELECT count(*)::bigint FROM gone;
+
+-- name: UploadCountPrunableUnreferenced :one
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM uploads u
+    WHERE coalesce(u.referenced_at, u.created_at) < now() - make_interval(secs => @keep_seconds::float8)
+      AND NOT EXISTS (SELECT 1 FROM upload_references r WHERE r.upload_id = u.id)
+    ORDER BY coalesce(u.referenced_at, u.created_at)
+    LIMIT @lim::int
+) AS due;

@@ -29,6 +29,7 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	var cerr *domain.CodeError
 	var berr *domain.BlockedError
 	var serr *domain.SuspendedError
+	var qerr *domain.QuotaError
 	switch {
 	case errors.As(err, &serr):
 		c.AbortWithStatusJSON(http.StatusForbidden, suspendedBody(serr.Suspension))
@@ -43,6 +44,18 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 			return
 		}
 		abortWith(c, http.StatusUnauthorized, "code", cerr.Message())
+	case errors.Is(err, domain.ErrMediaUnsupported):
+		abortWith(c, http.StatusUnsupportedMediaType, "file", "is not a PNG, JPEG, GIF or WebP image")
+	case errors.Is(err, domain.ErrMediaTooLarge):
+		abortWith(c, http.StatusRequestEntityTooLarge, "file", "is larger than the upload limit")
+	case errors.As(err, &qerr):
+		// The day's quota frees itself (429 with when); the total only by deleting uploads (413).
+		if qerr.Daily {
+			c.Header("Retry-After", seconds(qerr.RetryAfter))
+			abortWith(c, http.StatusTooManyRequests, "file", qerr.Message())
+			return
+		}
+		abortWith(c, http.StatusRequestEntityTooLarge, "file", qerr.Message())
 	case errors.Is(err, domain.ErrAccountCodeInvalid):
 		abortWith(c, http.StatusUnprocessableEntity, "code", "is invalid or has expired")
 	case errors.Is(err, domain.ErrInvalidCredentials):

@@ -123,6 +123,9 @@ var (
 		{ID: 4, UserID: authedID, Name: "ci", Prefix: "iw_abcd", CreatedAt: fxTime, LastUsedAt: &fxTime},
 		{ID: 5, UserID: authedID, Name: "laptop", Prefix: "iw_efgh", CreatedAt: fxTime},
 	}
+	fxUpload = domain.Upload{ID: 7, UserID: authedID, Key: strings.Repeat("ab", 32) + ".png", ContentType: "image/png", Width: 640,
+		Height: 480, Bytes: 12345, SHA256: strings.Repeat("ab", 32), CreatedAt: fxTime, Variants: map[string]domain.UploadVariant{
+			domain.VariantThumb: {Key: strings.Repeat("cd", 32) + ".png", Width: 160, Height: 120, Bytes: 2345}}}
 	fxTokens = domain.Tokens{Access: "header.payload.signature", Refresh: "refresh-token"}
 	fxReport = domain.Report{ID: 11, CaseID: 4, ReporterID: authedID, Reason: domain.ReasonSpam, Note: "buy pills", Status: domain.CaseOpen,
 		Target: domain.ModerationTarget{Kind: domain.TargetComment, ID: 5, ArticleID: 1, Label: "comment 5 on how-to-train-your-dragon"}, CreatedAt: fxTime}
@@ -263,6 +266,17 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.sessions.EXPECT().RevokeAPIKey(a, a, a).Return(err).AnyTimes()
 
 	m.reports.EXPECT().File(a, a, a).Return(report, oc.rich, err).AnyTimes()
+
+	var upload domain.Upload
+	var uploads service.UploadList
+	if oc.rich {
+		upload = fxUpload
+		uploads = service.UploadList{Uploads: []domain.Upload{fxUpload}, NextCursor: fxCursor}
+	}
+	m.uploads.EXPECT().MaxBytes().Return(int64(10 << 20)).AnyTimes()
+	m.uploads.EXPECT().Upload(a, a, a, a).Return(upload, err).AnyTimes()
+	m.uploads.EXPECT().List(a, a, a).Return(uploads, err).AnyTimes()
+	m.uploads.EXPECT().Delete(a, a, a).Return(err).AnyTimes()
 	m.reports.EXPECT().Queue(a, a, a, a).Return(queue, err).AnyTimes()
 	m.reports.EXPECT().Resolve(a, a, a, a, a).Return(mcase, err).AnyTimes()
 	m.reports.EXPECT().ModerationLog(a, a, a).Return(modlog, err).AnyTimes()
@@ -553,6 +567,10 @@ var bodyRoutes = []bodyRoute{
 	{"PATCH /api/collections/{id}",
 		[]string{`{"collection":{"name":"renamed","description":"still later"}}`},
 		[]string{`{"collection":{"description":null}}`, `{"collection":{}}`}},
+	// Not JSON: a multipart body (415 for these JSON seeds; web/media_test.go sends multipart).
+	{"POST /api/uploads",
+		[]string{`{"file":"iVBORw0KGgo="}`},
+		[]string{`{}`}},
 	{"POST /api/reports",
 		[]string{`{"report":{"article":"how-to-train-your-dragon","comment":31337,"reason":"spam","note":"buy pills"}}`, `{"report":{"user":"spammer","reason":"abuse"}}`},
 		[]string{`{"report":{"comment":"3","reason":7}}`, `{"report":{"comment":-1,"note":"\u0000"}}`, `{"report":null}`}},
@@ -663,6 +681,7 @@ var queryRoutes = []string{
 	"GET /api/user/history",
 	"GET /api/user/notifications",
 	"GET /api/user/blocks",
+	"GET /api/user/uploads",
 	"GET /api/articles/{slug}/comments",
 	"GET /api/collections/{id}/articles",
 	"DELETE /api/articles/{slug}/collect",
@@ -782,6 +801,7 @@ func checkQueryParams(t *testing.T, route uint8, mode uint16, limit, offset, cur
 
 // pathRoutes are the operations with path parameters.
 var pathRoutes = []string{
+	"DELETE /api/uploads/{id}",
 	"DELETE /api/user/api-keys/{id}",
 	"DELETE /api/user/sessions/{id}",
 	"GET /api/profiles/{username}",

@@ -21,8 +21,13 @@ const (
 
 // limitBody caps every request body; reading past the cap fails with *http.MaxBytesError, which
 // bindJSON answers with 413.
-func limitBody(max int64) gin.HandlerFunc {
+func limitBody(max, uploadMax int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		max := max
+		if uploadMax > 0 && c.Request.Method == http.MethodPost && c.Request.URL.Path == uploadsPath {
+			// An upload's own bound: the file's limit plus the multipart framing (UploadHandler).
+			max = uploadMax + multipartOverhead
+		}
 		if c.Request.ContentLength > max {
 			abortWith(c, http.StatusRequestEntityTooLarge, "body", "request body is too large")
 			return

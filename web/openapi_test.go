@@ -539,6 +539,12 @@ func TestOpenAPIRequestBodiesMatchHandlers(t *testing.T) {
 				t.Fatalf("%s is not in %s", r.key, openAPIFile)
 			}
 			schema := jsonSchema(d, o.Op["requestBody"])
+			if schema == nil {
+				// A multipart body (POST /api/uploads): the JSON seeds only prove it is refused
+				// with a documented 415 (TestOpenAPIOperationsAnswerAsDocumented); its multipart
+				// requests are tested in media_test.go.
+				t.Skip("no application/json request body")
+			}
 			documented := map[string]bool{}
 			propertyPaths(d, schema, "", documented)
 			sent := map[string]bool{}
@@ -862,6 +868,7 @@ type allMocks struct {
 	tagSearch     *mocks.MockTagSearchService
 	reports       *mocks.MockReportService
 	moderation    *mocks.MockModerationService
+	uploads       *mocks.MockUploadService
 }
 
 func newAllMocks(ctrl *gomock.Controller) allMocks {
@@ -884,6 +891,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		tagSearch:     mocks.NewMockTagSearchService(ctrl),
 		reports:       mocks.NewMockReportService(ctrl),
 		moderation:    mocks.NewMockModerationService(ctrl),
+		uploads:       mocks.NewMockUploadService(ctrl),
 	}
 }
 
@@ -907,6 +915,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		SearchTags:    web.NewTagSearchHandler(m.tagSearch, logger),
 		Reports:       web.NewReportHandler(m.reports, logger),
 		Moderation:    web.NewModerationHandler(m.moderation, logger),
+		Uploads:       web.NewUploadHandler(m.uploads, logger),
 		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,
 		Observer:      nopObserver{},

@@ -35,6 +35,8 @@ type RateLimits struct {
 	Search RateRule // per user when signed in, else per client IP: GET /api/search/*
 	// Reports is per user: POST /api/reports, on top of Writes (DefaultReportRate unless set).
 	Reports RateRule
+	// Uploads is per user: POST /api/uploads, on top of Writes (DefaultUploadRate unless set).
+	Uploads RateRule
 }
 
 // rateLimit counts each request against rule for the key keyOf gives, answers 429 with

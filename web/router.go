@@ -11,7 +11,10 @@ import (
 
 // RouterConfig holds the HTTP settings the router needs.
 type RouterConfig struct {
-	MaxBodyBytes   int64
+	MaxBodyBytes int64
+	// UploadMaxBytes is one uploaded file's limit: POST /api/uploads may carry that plus the
+	// multipart framing instead of MaxBodyBytes (0: uploads get MaxBodyBytes too).
+	UploadMaxBytes int64
 	CORS           CORSConfig
 	RateLimits     RateLimits
 	TrustedProxies []string      // proxies whose X-Forwarded-For names the client and whose trace context is continued; none by default
@@ -39,6 +42,7 @@ type Handlers struct {
 	SearchPeople  *PeopleSearchHandler
 	SearchTags    *TagSearchHandler
 	Reports       *ReportHandler
+	Uploads       *UploadHandler
 	Moderation    *ModerationHandler
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
@@ -61,7 +65,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 		// proxies whose X-Forwarded-For names the client may hand the request's trace on.
 		r.Use(traceRequests(cfg.Tracer, cfg.TrustedProxies)...)
 	}
-	r.Use(recoverJSON(log), accessLog(log, h.Observer), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes), plainText(),
+	r.Use(recoverJSON(log), accessLog(log, h.Observer), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes, cfg.UploadMaxBytes), plainText(),
 		requestDeadline(cfg.RequestTimeout))
 	r.NoRoute(func(c *gin.Context) { abortWith(c, http.StatusNotFound, "body", "no such endpoint") })
 	r.NoMethod(func(c *gin.Context) {
@@ -77,7 +81,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	pass := func(c *gin.Context) { c.Next() }
 	// Writes by a signed-in user count against the user's write budget; reads do not.
 	writeLimit, authLimit, searchLimit := gin.HandlerFunc(pass), gin.HandlerFunc(pass), gin.HandlerFunc(pass)
-	reportLimit := gin.HandlerFunc(pass)
+	reportLimit, uploadLimit := gin.HandlerFunc(pass), gin.HandlerFunc(pass)
 	if h.Limiter != nil {
 		limit := rateLimit(h.Limiter, cfg.RateLimits.Writes, byUser, log)
 		writeLimit = func(c *gin.Context) {
@@ -92,6 +96,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 		// search pool and every other searcher queues behind it.
 		searchLimit = rateLimit(h.Limiter, cfg.RateLimits.Search, byClient, log)
 		reportLimit = rateLimit(h.Limiter, cfg.RateLimits.Reports, byUser, log)
+		uploadLimit = rateLimit(h.Limiter, cfg.RateLimits.Uploads, byUser, log)
 	}
 	idemUser, idemClient := gin.HandlerFunc(pass), gin.HandlerFunc(pass)
 	if h.Idempotency != nil {
@@ -181,5 +186,10 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	auth.GET("/moderation/reports", h.Reports.Queue)
 	auth.POST("/moderation/reports/:id/resolve", h.Reports.Resolve)
 	auth.GET("/moderation/log", h.Reports.Log)
+
+	// Uploads: a signed-in user's own images, on a budget of their own (decoding is dear).
+	auth.POST("/uploads", uploadLimit, h.Uploads.Upload)
+	auth.GET("/user/uploads", h.Uploads.List)
+	auth.DELETE("/uploads/:id", h.Uploads.Delete)
 	return r
 }

@@ -13,8 +13,10 @@ import (
 	context "context"
 	io "io"
 	reflect "reflect"
+	time "time"
 
 	domain "github.com/inkwell-dev/inkwell/domain"
+	service "github.com/inkwell-dev/inkwell/service"
 	gomock "go.uber.org/mock/gomock"
 )
 
@@ -107,4 +109,118 @@ func (m *MockMediaStore) Put(ctx context.Context, key, contentType string, data 
 func (mr *MockMediaStoreMockRecorder) Put(ctx, key, contentType, data any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Put", reflect.TypeOf((*MockMediaStore)(nil).Put), ctx, key, contentType, data)
+}
+
+// MockUploadStore is a mock of UploadStore interface.
+type MockUploadStore struct {
+	ctrl     *gomock.Controller
+	recorder *MockUploadStoreMockRecorder
+	isgomock struct{}
+}
+
+// MockUploadStoreMockRecorder is the mock recorder for MockUploadStore.
+type MockUploadStoreMockRecorder struct {
+	mock *MockUploadStore
+}
+
+// NewMockUploadStore creates a new mock instance.
+func NewMockUploadStore(ctrl *gomock.Controller) *MockUploadStore {
+	mock := &MockUploadStore{ctrl: ctrl}
+	mock.recorder = &MockUploadStoreMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockUploadStore) EXPECT() *MockUploadStoreMockRecorder {
+	return m.recorder
+}
+
+// DeleteIn mocks base method.
+func (m *MockUploadStore) DeleteIn(ctx context.Context, tx service.Tx, userID, id int64) (domain.Upload, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "DeleteIn", ctx, tx, userID, id)
+	ret0, _ := ret[0].(domain.Upload)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// DeleteIn indicates an expected call of DeleteIn.
+func (mr *MockUploadStoreMockRecorder) DeleteIn(ctx, tx, userID, id any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "DeleteIn", reflect.TypeOf((*MockUploadStore)(nil).DeleteIn), ctx, tx, userID, id)
+}
+
+// InsertIn mocks base method.
+func (m *MockUploadStore) InsertIn(ctx context.Context, tx service.Tx, u domain.Upload) (domain.Upload, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "InsertIn", ctx, tx, u)
+	ret0, _ := ret[0].(domain.Upload)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// InsertIn indicates an expected call of InsertIn.
+func (mr *MockUploadStoreMockRecorder) InsertIn(ctx, tx, u any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "InsertIn", reflect.TypeOf((*MockUploadStore)(nil).InsertIn), ctx, tx, u)
+}
+
+// List mocks base method.
+func (m *MockUploadStore) List(ctx context.Context, userID int64, cursor *domain.Cursor, limit int) ([]domain.Upload, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "List", ctx, userID, cursor, limit)
+	ret0, _ := ret[0].([]domain.Upload)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// List indicates an expected call of List.
+func (mr *MockUploadStoreMockRecorder) List(ctx, userID, cursor, limit any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "List", reflect.TypeOf((*MockUploadStore)(nil).List), ctx, userID, cursor, limit)
+}
+
+// LockUserIn mocks base method.
+func (m *MockUploadStore) LockUserIn(ctx context.Context, tx service.Tx, userID int64) (domain.UploadUsage, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "LockUserIn", ctx, tx, userID)
+	ret0, _ := ret[0].(domain.UploadUsage)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// LockUserIn indicates an expected call of LockUserIn.
+func (mr *MockUploadStoreMockRecorder) LockUserIn(ctx, tx, userID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "LockUserIn", reflect.TypeOf((*MockUploadStore)(nil).LockUserIn), ctx, tx, userID)
+}
+
+// SweepOrphans mocks base method.
+func (m *MockUploadStore) SweepOrphans(ctx context.Context, grace time.Duration, limit int, remove func(context.Context, string) error) (int, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "SweepOrphans", ctx, grace, limit, remove)
+	ret0, _ := ret[0].(int)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// SweepOrphans indicates an expected call of SweepOrphans.
+func (mr *MockUploadStoreMockRecorder) SweepOrphans(ctx, grace, limit, remove any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "SweepOrphans", reflect.TypeOf((*MockUploadStore)(nil).SweepOrphans), ctx, grace, limit, remove)
+}
+
+// Usage mocks base method.
+func (m *MockUploadStore) Usage(ctx context.Context, userID int64) (domain.UploadUsage, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Usage", ctx, userID)
+	ret0, _ := ret[0].(domain.UploadUsage)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Usage indicates an expected call of Usage.
+func (mr *MockUploadStoreMockRecorder) Usage(ctx, userID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Usage", reflect.TypeOf((*MockUploadStore)(nil).Usage), ctx, userID)
 }
