@@ -19,7 +19,7 @@ func TestRetentionRulesAreKnown(t *testing.T) {
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	store := repository.NewRetentionStore(nil, nil)
+	store := NewRetentionStore(repository.NewRetentionStore(nil, nil), nil, nil)
 	seen := map[string]bool{}
 	for _, r := range NewRetentionRules(cfg) {
 		if !store.Knows(r.Name) || seen[r.Name] {

@@ -45,7 +45,7 @@ var rootSet = wire.NewSet(
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
-	NewRetentionConfig, NewRetentionJob, NewUploadConfig, NewUnwiredImageProcessor, NewUnwiredMediaStore,
+	NewRetentionConfig, NewRetentionJob, NewRetentionStore, NewUploadConfig, NewUnwiredImageProcessor, NewUnwiredMediaStore,
 	NewSearchLanguage, NewSearchBackfill, NewEmailRecheck,
 	job.NewLexiconJob,
 )
@@ -68,7 +68,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.JobScheduler), new(*durable.JobQueue)),
 	wire.Bind(new(web.ModerationService), new(*service.ModerationService)),
 	wire.Bind(new(job.Ranker), new(*service.RankService)),
-	wire.Bind(new(job.RetentionStore), new(*repository.RetentionStore)),
+	wire.Bind(new(job.RetentionStore), new(*RetentionStore)),
 	wire.Bind(new(job.LexiconFolder), new(*search.Lexicon)),
 	wire.Bind(new(service.UserSearcher), new(*search.People)),
 	wire.Bind(new(service.TagSearcher), new(*search.Tags)),

@@ -572,6 +572,8 @@ type Querier interface {
 	// Up to lim orphaned keys older than the grace, held (skipping keys a concurrent upload holds)
 	// until the pass's unit of work ends. used: some upload still uses the key (original or variant).
 	UploadOrphanClaim(ctx context.Context, db DBTX, arg UploadOrphanClaimParams) ([]UploadOrphanClaimRow, error)
+	// Orphaned keys older than the grace, up to lim (a dry run: some may still be used).
+	UploadOrphanCount(ctx context.Context, db DBTX, arg UploadOrphanCountParams) (int64, error)
 	UploadOrphanDrop(ctx context.Context, db DBTX, keys []string) error
 	// Keys whose upload row went: candidates for the retention pass, which deletes an object only when
 	// no upload uses its key any more.

@@ -238,6 +238,27 @@ func (q *Queries) UploadOrphanClaim(ctx context.Context, db DBTX, arg UploadOrph
 	return items, nil
 }
 
+const uploadOrphanCount = `-- name: UploadOrphanCount :one
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM upload_orphans
+    WHERE orphaned_at < now() - make_interval(secs => $1::float8)
+    ORDER BY orphaned_at LIMIT $2::int
+) AS due
+`
+
+type UploadOrphanCountParams struct {
+	GraceSeconds float64
+	Lim          int32
+}
+
+// Orphaned keys older than the grace, up to lim (a dry run: some may still be used).
+func (q *Queries) UploadOrphanCount(ctx context.Context, db DBTX, arg UploadOrphanCountParams) (int64, error) {
+	row := db.QueryRow(ctx, uploadOrphanCount, arg.GraceSeconds, arg.Lim)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const uploadOrphanDrop = `-- name: UploadOrphanDrop :exec
 DELETE FROM upload_orphans WHERE object_key = ANY($1::text[])
 `

@@ -24,6 +24,9 @@ const (
 	RetentionAccountCodes    = "account_codes"
 	RetentionOutboxApplied   = "outbox_applied"
 	RetentionOutboxDead      = "outbox_dead"
+	RetentionUploads         = "uploads"
+	// RetentionUploadObjects is the media store's objects no upload uses any more (not a table).
+	RetentionUploadObjects = "upload_objects"
 )
 
 // retentionClocks says, per policy, which time of a row its age is measured from.
@@ -33,6 +36,7 @@ var retentionClocks = map[string]string{
 	RetentionSessionsIdle: "last used", RetentionIdempotencyKeys: "created", RetentionLoginCodes: "expired",
 	RetentionLoginCodeMeters: "window ended", RetentionAccountCodes: "expired",
 	RetentionOutboxApplied: "created", RetentionOutboxDead: "created",
+	RetentionUploads: "last referenced (or, never referenced, uploaded)", RetentionUploadObjects: "orphaned",
 }
 
 // RetentionRule says which rows of one policy may go. An age rule (MaxAge > 0) deletes the rows

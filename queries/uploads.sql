@@ -62,3 +62,11 @@ FOR UPDATE OF o SKIP LOCKED;
 
 -- name: UploadOrphanDrop :exec
 DELETE FROM upload_orphans WHERE object_key = ANY(@keys::text[]);
+
+-- name: UploadOrphanCount :one
+-- Orphaned keys older than the grace, up to lim (a dry run: some may still be used).
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM upload_orphans
+    WHERE orphaned_at < now() - make_interval(secs => @grace_seconds::float8)
+    ORDER BY orphaned_at LIMIT @lim::int
+) AS due;

@@ -38,6 +38,7 @@ var retentionPolicies = map[string]retentionPolicy{
 	domain.RetentionAccountCodes:    byAge(dao.Querier.AccountCodePruneBatch, dao.Querier.AccountCodeCountPrunable),
 	domain.RetentionOutboxApplied:   byAge(dao.Querier.OutboxPruneAppliedBatch, dao.Querier.OutboxCountPrunableApplied),
 	domain.RetentionOutboxDead:      byAge(dao.Querier.OutboxPruneDeadBatch, dao.Querier.OutboxCountPrunableDead),
+	domain.RetentionUploads:         byAge(dao.Querier.UploadPruneUnreferencedBatch, dao.Querier.UploadCountPrunableUnreferenced),
 	domain.RetentionReadingHistory: {
 		byCap: true,
 		prune: func(ctx context.Context, q dao.Querier, db dao.DBTX, r domain.RetentionRule, lim int32) (int64, error) {

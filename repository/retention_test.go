@@ -43,6 +43,12 @@ func seedForRetentionPlans(t *testing.T, db *testenv.DB) {
 		`INSERT INTO outbox (topic, aggregate_id, status, created_at)
 		 SELECT 't', g, CASE WHEN g % 100 = 0 THEN 'dead' WHEN g % 100 = 1 THEN 'pending' ELSE 'applied' END, now() - g * interval '1 minute'
 		 FROM generate_series(1, 30000) g`,
+		`INSERT INTO uploads (user_id, object_key, content_type, width, height, bytes, sha256, variant_keys, created_at, referenced_at)
+		 SELECT u.id, 'k' || g || '.png', 'image/png', 10, 10, 1000, 'k' || g, ARRAY['v' || g || '.png'],
+		        now() - g * interval '1 minute', CASE WHEN g % 2 = 0 THEN now() - g * interval '30 seconds' END
+		 FROM generate_series(1, 30000) g JOIN users u ON u.username = 'bulk' || (g % 20000 + 1)`,
+		`INSERT INTO upload_references (owner_kind, owner_id, upload_id) SELECT 'article', id, id FROM uploads WHERE id % 3 = 0`,
+		`INSERT INTO upload_totals (user_id, bytes) SELECT user_id, sum(bytes) FROM uploads GROUP BY user_id`,
 		`ANALYZE`,
 	} {
 		if _, err := db.Pool.Exec(t.Context(), s); err != nil {
@@ -93,6 +99,12 @@ func TestRetentionQueries_GenericPlansWalkAnIndex(t *testing.T) {
 		}, age},
 		{"outbox dead", func(c dao.DBTX) { _, _ = q.OutboxPruneDeadBatch(ctx, c, dao.OutboxPruneDeadBatchParams{}) }, age},
 		{"outbox dead count", func(c dao.DBTX) { _, _ = q.OutboxCountPrunableDead(ctx, c, dao.OutboxCountPrunableDeadParams{}) }, age},
+		{"uploads", func(c dao.DBTX) {
+			_, _ = q.UploadPruneUnreferencedBatch(ctx, c, dao.UploadPruneUnreferencedBatchParams{})
+		}, age},
+		{"uploads count", func(c dao.DBTX) {
+			_, _ = q.UploadCountPrunableUnreferenced(ctx, c, dao.UploadCountPrunableUnreferencedParams{})
+		}, age},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -178,3 +178,10 @@ func uploadOf(r dao.UploadListByUserRow) (domain.Upload, error) {
 	}
 	return u, nil
 }
+
+// CountOrphans counts, up to limit, the keys orphaned longer than grace ago (some may be in use
+// again; SweepOrphans tells).
+func (s *Store) CountOrphans(ctx context.Context, grace time.Duration, limit int) (int64, error) {
+	n, err := s.q.UploadOrphanCount(ctx, s.pool, dao.UploadOrphanCountParams{GraceSeconds: grace.Seconds(), Lim: int32(max(limit, 1))})
+	return n, pg.Wrapf(err, "count orphaned upload keys")
+}
