@@ -97,20 +97,26 @@ func TestUploadHandler(t *testing.T) {
 		},
 		{
 			name: "not multipart: 415, the use case never called", method: http.MethodPost, target: "/api/uploads", contentType: "application/json",
-			body:          []byte(`{"file":"x"}`),
-			buildStubs:    func(b uploadBundle) { b.uploads.EXPECT().Upload(a, a, a, a).Times(0) },
-			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireStatus(t, rec, http.StatusUnsupportedMediaType) },
+			body:       []byte(`{"file":"x"}`),
+			buildStubs: func(b uploadBundle) { b.uploads.EXPECT().Upload(a, a, a, a).Times(0) },
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireStatus(t, rec, http.StatusUnsupportedMediaType)
+			},
 		},
 		{
 			name: "no part named file: 422, the use case never called", method: http.MethodPost, target: "/api/uploads",
-			buildStubs:    func(b uploadBundle) { b.uploads.EXPECT().Upload(a, a, a, a).Times(0) },
-			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireStatus(t, rec, http.StatusUnprocessableEntity) },
+			buildStubs: func(b uploadBundle) { b.uploads.EXPECT().Upload(a, a, a, a).Times(0) },
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireStatus(t, rec, http.StatusUnprocessableEntity)
+			},
 		},
 		{
 			name: "a declared body over the limit and its framing: 413 before reading", method: http.MethodPost, target: "/api/uploads",
-			body:          bytes.Repeat([]byte("x"), testUploadMax+(1<<20)+1),
-			buildStubs:    func(b uploadBundle) { b.uploads.EXPECT().Upload(a, a, a, a).Times(0) },
-			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireStatus(t, rec, http.StatusRequestEntityTooLarge) },
+			body:       bytes.Repeat([]byte("x"), testUploadMax+(1<<20)+1),
+			buildStubs: func(b uploadBundle) { b.uploads.EXPECT().Upload(a, a, a, a).Times(0) },
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireStatus(t, rec, http.StatusRequestEntityTooLarge)
+			},
 		},
 		{
 			name: "a streamed body over the bound: 413 whatever the reader called it", method: http.MethodPost, target: "/api/uploads",
@@ -120,14 +126,18 @@ func TestUploadHandler(t *testing.T) {
 					return domain.Upload{}, domain.NewValidationError("file", "is truncated: "+err.Error())
 				})
 			},
-			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireStatus(t, rec, http.StatusRequestEntityTooLarge) },
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireStatus(t, rec, http.StatusRequestEntityTooLarge)
+			},
 		},
 		{
 			name: "the processor's refusals map: unsupported 415", method: http.MethodPost, target: "/api/uploads",
 			buildStubs: func(b uploadBundle) {
 				b.uploads.EXPECT().Upload(a, a, a, a).Return(domain.Upload{}, domain.ErrMediaUnsupported)
 			},
-			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireStatus(t, rec, http.StatusUnsupportedMediaType) },
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireStatus(t, rec, http.StatusUnsupportedMediaType)
+			},
 		},
 		{
 			name: "over the day's quota: 429 with Retry-After", method: http.MethodPost, target: "/api/uploads",
@@ -168,8 +178,10 @@ func TestUploadHandler(t *testing.T) {
 		},
 		{
 			name: "a bad cursor: 422, the use case never called", method: http.MethodGet, target: "/api/user/uploads?cursor=nope",
-			buildStubs:    func(b uploadBundle) { b.uploads.EXPECT().List(a, a, a).Times(0) },
-			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireStatus(t, rec, http.StatusUnprocessableEntity) },
+			buildStubs: func(b uploadBundle) { b.uploads.EXPECT().List(a, a, a).Times(0) },
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireStatus(t, rec, http.StatusUnprocessableEntity)
+			},
 		},
 		{
 			name: "deletes: 204", method: http.MethodDelete, target: "/api/uploads/9",
