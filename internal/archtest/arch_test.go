@@ -41,6 +41,7 @@ var allowed = map[string]struct{ imports, tests string }{
 	"internal/testenv":      {imports: "migrations"},
 	"ioc":                   {imports: "requestid"}, // infrastructure only: the root package wires the layers
 	"job":                   {imports: "domain events service", tests: "cache dao internal/testenv repository repository/durable repository/pg repository/search"},
+	"media":                 {imports: "domain", tests: "service"}, // the image pipeline: sniff, header limits, decode, re-encode; implements service.ImageProcessor, no storage
 	"metrics":               {},
 	"migrations":            {tests: "internal/testenv"},
 	"repository":            {imports: "cache dao domain repository/durable repository/pg repository/search service", tests: "cmd/inkwell/seed internal/testenv job repository/session"}, // repository/search: only search.Language, the configuration article writes index in; the plan tests load a seed
