@@ -272,13 +272,14 @@ type encoder func(img image.Image, name string) (domain.ImageFile, error)
 
 // makeVariants derives the sizes from the decoded, oriented pixels.
 func makeVariants(img image.Image, enc encoder) ([]domain.ImageFile, error) {
+	cover := fitWidth(img, CoverWidth)
 	sized := []struct {
 		name string
 		img  image.Image
 	}{
 		{domain.VariantAvatar, imaging.Fill(img, AvatarSize, AvatarSize, imaging.Center, imaging.CatmullRom)},
-		{domain.VariantCover, fitWidth(img, CoverWidth)},
-		{domain.VariantThumb, fitWidth(img, ThumbWidth)},
+		{domain.VariantCover, cover},
+		{domain.VariantThumb, fitWidth(cover, ThumbWidth)}, // from the cover: fewer pixels to read
 	}
 	files := make([]domain.ImageFile, 0, len(sized))
 	for _, s := range sized {
