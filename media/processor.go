@@ -199,15 +199,18 @@ func inspect(data []byte) (header, error) {
 	return h, nil
 }
 
-// process decodes, orients and re-encodes. It runs in a slot.
-func process(data []byte, h header) (domain.ProcessedImage, error) {
+// process decodes, orients and re-encodes. It runs in a slot. A decoder that panics on a crafted
+// file (none is known to; the codecs are fuzzed) makes the file unreadable, not the server down.
+func process(data []byte, h header) (out domain.ProcessedImage, err error) {
+	defer func() {
+		if recover() != nil {
+			out, err = domain.ProcessedImage{}, unreadable(h.format)
+		}
+	}()
 	if h.format == formatGIF {
 		return processGIF(data)
 	}
-	var (
-		img image.Image
-		err error
-	)
+	var img image.Image
 	switch h.format {
 	case formatJPEG:
 		// Applies the EXIF orientation; the EXIF block itself is never copied anywhere.
