@@ -14,6 +14,7 @@ import (
 	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/media"
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
@@ -45,7 +46,7 @@ var rootSet = wire.NewSet(
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
-	NewRetentionConfig, NewRetentionJob, NewRetentionStore, NewUploadConfig, NewUnwiredImageProcessor, NewUnwiredMediaStore,
+	NewRetentionConfig, NewRetentionJob, NewRetentionStore, NewUploadConfig, NewUnwiredMediaStore,
 	NewSearchLanguage, NewSearchBackfill, NewEmailRecheck,
 	job.NewLexiconJob,
 )
@@ -53,7 +54,8 @@ var rootSet = wire.NewSet(
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
 	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, serviceSet, web.ProviderSet,
-	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
+	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, media.ProviderSet,
+	wire.Bind(new(service.ImageProcessor), new(*media.Processor)),
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(service.ModeratedArticles), new(*repository.ArticleRepository)),
 	wire.Bind(new(service.ModeratedComments), new(*repository.CommentRepository)),
