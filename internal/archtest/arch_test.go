@@ -38,6 +38,7 @@ var allowed = map[string]struct{ imports, tests string }{
 	"events":                {imports: "domain", tests: "internal/testenv"},
 	"internal/apptest":      {imports: ". internal/testenv ioc"},
 	"internal/archtest":     {},
+	"internal/tools/fakes3": {}, // a real S3 server (gofakes3 in memory) that testenv.StartS3 builds and runs as a process of its own
 	"internal/testenv":      {imports: "migrations"},
 	"ioc":                   {imports: "requestid"}, // infrastructure only: the root package wires the layers
 	"job":                   {imports: "domain events service", tests: "cache dao internal/testenv repository repository/durable repository/pg repository/search"},
@@ -45,6 +46,7 @@ var allowed = map[string]struct{ imports, tests string }{
 	"migrations":            {tests: "internal/testenv"},
 	"repository":            {imports: "cache dao domain repository/durable repository/pg repository/search service", tests: "cmd/inkwell/seed internal/testenv job repository/session"}, // repository/search: only search.Language, the configuration article writes index in; the plan tests load a seed
 	"repository/durable":    {imports: "dao domain repository/pg service", tests: "internal/testenv repository"},                                                                         // room of durable delivery; the core writes its rows (core → durable, one way); its tests prune the outbox with the core's retention store
+	"repository/mediastore": {imports: "domain", tests: "internal/testenv"},                                                                                                              // the media room: the store of uploaded images (a local directory or S3 through minio-go); its tests run against a real S3 server (internal/tools/fakes3)
 	"repository/moderation": {imports: "cache dao domain repository/pg service", tests: "internal/testenv repository"},                                                                   // room of moderation: the log, notices, reports and cases, blocks; hiding and suspending change the core's rows, joined by the use case's unit of work
 	"repository/pg":         {imports: "domain service", tests: "internal/testenv"},                                                                                                      // the unit of work and error translation every storage room shares; implements service.Tx
 	"repository/search":     {imports: "cache dao domain repository/pg service", tests: "internal/testenv repository"},                                                                   // the search room; reads articles through its own ArticleReader port, never imports the core repository (its tests write articles through it)
