@@ -862,6 +862,7 @@ type allMocks struct {
 	tagSearch     *mocks.MockTagSearchService
 	reports       *mocks.MockReportService
 	moderation    *mocks.MockModerationService
+	media         *mocks.MockMediaFiles
 }
 
 func newAllMocks(ctrl *gomock.Controller) allMocks {
@@ -884,6 +885,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		tagSearch:     mocks.NewMockTagSearchService(ctrl),
 		reports:       mocks.NewMockReportService(ctrl),
 		moderation:    mocks.NewMockModerationService(ctrl),
+		media:         mocks.NewMockMediaFiles(ctrl),
 	}
 }
 
@@ -907,6 +909,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		SearchTags:    web.NewTagSearchHandler(m.tagSearch, logger),
 		Reports:       web.NewReportHandler(m.reports, logger),
 		Moderation:    web.NewModerationHandler(m.moderation, logger),
+		Media:         web.NewMediaHandler(m.media, logger),
 		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,
 		Observer:      nopObserver{},
