@@ -93,7 +93,14 @@ func TestMedia_ServedFromEachStore(t *testing.T) {
 	})
 }
 
-func get(t *testing.T, c *http.Client, url string, headers map[string]string) (*http.Response, []byte) {
+// fetched is an answer read whole: its status, headers and body.
+type fetched struct {
+	StatusCode int
+	Status     string
+	Header     http.Header
+}
+
+func get(t *testing.T, c *http.Client, url string, headers map[string]string) (fetched, []byte) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
 	if err != nil {
@@ -111,7 +118,7 @@ func get(t *testing.T, c *http.Client, url string, headers map[string]string) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp, body
+	return fetched{StatusCode: resp.StatusCode, Status: resp.Status, Header: resp.Header}, body
 }
 
 // expectMediaMissing: keys that are not object keys are 404 in the RealWorld error shape.
