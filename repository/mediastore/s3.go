@@ -3,6 +3,7 @@ package mediastore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 
@@ -36,6 +37,11 @@ func NewS3(cfg S3Config) (*S3, error) {
 	creds := cfg.Creds
 	if creds == nil {
 		creds = credentials.NewEnvAWS()
+	}
+	// Without credentials every request would go unsigned and no URL could be presigned: say so
+	// at start rather than on the first upload.
+	if v, err := creds.GetWithContext(&credentials.CredContext{Endpoint: cfg.Endpoint}); err != nil || v.SignerType.IsAnonymous() {
+		return nil, errors.New("media store: S3 needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
 	}
 	c, err := minio.New(cfg.Endpoint, &minio.Options{Creds: creds, Secure: cfg.Secure, Region: cfg.Region})
 	if err != nil {

@@ -237,3 +237,19 @@ func TestLocal_WritesAtomically(t *testing.T) {
 		t.Fatalf("directory holds %d entries, want the object only", len(entries))
 	}
 }
+
+// TestS3_NeedsCredentials: an S3 store without AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY fails at
+// start with what to set, not on the first upload.
+func TestS3_NeedsCredentials(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	_, err := mediastore.NewS3(mediastore.S3Config{Endpoint: "127.0.0.1:9", Bucket: "b", Region: "us-east-1"})
+	if err == nil || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
+		t.Fatalf("NewS3 without credentials = %v, want an error naming AWS_ACCESS_KEY_ID", err)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "k")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "s")
+	if _, err := mediastore.NewS3(mediastore.S3Config{Endpoint: "127.0.0.1:9", Bucket: "b", Region: "us-east-1"}); err != nil {
+		t.Fatalf("NewS3 with credentials from the environment: %v", err)
+	}
+}
