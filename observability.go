@@ -18,6 +18,7 @@ import (
 	"github.com/inkwell-dev/inkwell/migrations"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/mediastore"
 	"github.com/inkwell-dev/inkwell/repository/moderation"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
@@ -248,20 +249,21 @@ func exposeModeration(m *metrics.Registry, stats *service.ModerationStats, queue
 		})
 }
 
-// Readiness checks PostgreSQL, Redis and the schema version.
+// Readiness checks PostgreSQL, Redis, the schema version and the media store.
 type Readiness struct {
-	pool *pgxpool.Pool
-	rdb  redis.UniversalClient
+	pool  *pgxpool.Pool
+	rdb   redis.UniversalClient
+	media *mediastore.Store
 }
 
 // NewReadiness returns the checker.
-func NewReadiness(pool *pgxpool.Pool, rdb redis.UniversalClient) *Readiness {
-	return &Readiness{pool: pool, rdb: rdb}
+func NewReadiness(pool *pgxpool.Pool, rdb redis.UniversalClient, media *mediastore.Store) *Readiness {
+	return &Readiness{pool: pool, rdb: rdb, media: media}
 }
 
 // Ready reports each dependency: nil when it answers.
 func (r *Readiness) Ready(ctx context.Context) map[string]error {
-	out := map[string]error{"postgres": r.pool.Ping(ctx), "redis": r.rdb.Ping(ctx).Err()}
+	out := map[string]error{"postgres": r.pool.Ping(ctx), "redis": r.rdb.Ping(ctx).Err(), "media": r.media.Check(ctx)}
 	v, err := repository.SchemaVersion(ctx, r.pool)
 	if err == nil && v < migrations.LatestVersion() {
 		err = fmt.Errorf("database at migration %d, binary expects %d: run `inkwell migrate up`", v, migrations.LatestVersion())

@@ -103,11 +103,17 @@ func NewRetentionJob(store job.RetentionStore, cfg job.RetentionConfig, log *slo
 // `inkwell prune`, which does not import the job layer).
 const OutcomeNotLeader = job.OutcomeNotLeader
 
-// NewPruner is the retention job on pool, for `inkwell prune`, which needs PostgreSQL only.
+// NewPruner is the retention job on pool, for `inkwell prune`, which needs PostgreSQL and, for the
+// orphaned upload objects only, the media store (INKWELL_MEDIA_URL); without it that rule fails and
+// leaves the orphans for a later run.
 func NewPruner(cfg *ioc.Config, pool *pgxpool.Pool, log *slog.Logger) *job.RetentionJob {
 	q := repository.NewQuerier()
-	// The media store: a stand-in until media-store merges (the objects rule then fails and
-	// leaves its orphans for the server's job); see media_unwired.go.
-	store := NewRetentionStore(repository.NewRetentionStore(pool, q), uploads.NewStore(pool, q), NewUnwiredMediaStore())
+	var media service.MediaStore = unavailableMedia{}
+	if m, _, err := NewMediaStore(cfg); err != nil {
+		log.Warn("the media store is unavailable: orphaned upload objects stay", "err", err)
+	} else {
+		media = m
+	}
+	store := NewRetentionStore(repository.NewRetentionStore(pool, q), uploads.NewStore(pool, q), media)
 	return job.NewRetentionJob(store, NewRetentionConfig(cfg), log, time.Now)
 }

@@ -2,6 +2,7 @@ package inkwell
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/inkwell-dev/inkwell/domain"
@@ -49,4 +50,16 @@ func ruleAge(r domain.RetentionRule) time.Duration { return max(r.MaxAge, time.S
 // Knows reports whether name is a rule this store can run.
 func (s *RetentionStore) Knows(name string) bool {
 	return name == domain.RetentionUploadObjects || s.RetentionStore.Knows(name)
+}
+
+// unavailableMedia stands in for a media store that could not be opened: deleting fails, so the
+// orphans stay for a later run.
+type unavailableMedia struct{}
+
+func (unavailableMedia) Put(context.Context, string, string, []byte) error {
+	return fmt.Errorf("%w: the media store is not open", domain.ErrUnavailable)
+}
+
+func (unavailableMedia) Delete(context.Context, string) error {
+	return fmt.Errorf("%w: the media store is not open", domain.ErrUnavailable)
 }

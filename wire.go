@@ -18,6 +18,7 @@ import (
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/mediastore"
 	"github.com/inkwell-dev/inkwell/repository/moderation"
 	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
@@ -42,11 +43,11 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 var rootSet = wire.NewSet(
 	wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Auth", "Search", "Jobs", "Uploads", "Tune"),
 	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
-	NewMetricsHandler, wire.Struct(new(MetricSources), "*"), NewReadiness, NewCodeGateway, NewRankLocker,
+	NewMetricsHandler, wire.Struct(new(MetricSources), "*"), NewReadiness, NewMediaStore, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
-	NewRetentionConfig, NewRetentionJob, NewRetentionStore, NewUploadConfig, NewUnwiredMediaStore,
+	NewRetentionConfig, NewRetentionJob, NewRetentionStore, NewUploadConfig,
 	NewSearchLanguage, NewSearchBackfill, NewEmailRecheck,
 	job.NewLexiconJob,
 )
@@ -121,6 +122,8 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.RequestObserver), new(*metrics.Registry)),
 	wire.Bind(new(job.JobObserver), new(*metrics.Registry)),
 	wire.Bind(new(web.ReadinessChecker), new(*Readiness)),
+	wire.Bind(new(service.MediaStore), new(*mediastore.Store)),
+	wire.Bind(new(web.MediaFiles), new(*mediastore.Store)),
 	wire.Bind(new(service.SearchRepository), new(*search.Repository)),
 	wire.Bind(new(service.Suggester), new(*search.Lexicon)),
 	wire.Bind(new(search.ArticleReader), new(*repository.ArticleRepository)),

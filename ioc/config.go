@@ -33,6 +33,7 @@ type Config struct {
 	Jobs      JobsConfig
 	Uploads   UploadsConfig
 	Retention RetentionConfig
+	Media     MediaConfig
 	Telemetry TelemetryConfig
 
 	// Tune replaces tuning constants in tests; see Tuning. No flag or variable sets it.
@@ -134,6 +135,11 @@ type RetentionConfig struct {
 	Notifications time.Duration
 	Sessions      time.Duration // grace after a session or refresh token became useless
 	History       int           // newest reading-history rows kept per user
+}
+
+// MediaConfig is the media store's: where uploaded images are kept (ParseMediaURL reads URL).
+type MediaConfig struct {
+	URL string
 }
 
 // TelemetryConfig is logs, metrics and profiling.
@@ -253,6 +259,9 @@ func declare(c *Config) *decls {
 	d.age(&ret.Notifications, "retention-notifications", 90*24*time.Hour, "notifications are kept this long, read or not (a duration, Nd, or off for ever; so for every INKWELL_RETENTION_* age)")
 	d.age(&ret.Sessions, "retention-sessions", 24*time.Hour, "grace before the rows of a refresh token past its expiry, and of a session that can no longer be refreshed (revoked, or not refreshed for INKWELL_REFRESH_LIFETIME), are deleted")
 	d.count(&ret.History, "retention-history", 1000, "reading-history rows kept per user, the newest (off keeps all)")
+
+	d.group = "media"
+	d.str(&c.Media.URL, "media-url", DefaultMediaURL, "where uploaded images are stored: file://DIR (a local directory, relative to the working directory or file:///absolute; a fleet needs one shared directory) or s3://BUCKET?endpoint=host:port&region=us-east-1&secure=true (any S3-compatible storage; credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)", func(v string) error { _, err := ParseMediaURL(v); return err })
 
 	t := &c.Telemetry
 	d.group = "telemetry"

@@ -248,6 +248,9 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.notifications.EXPECT().List(a, a, a).Return(notes, err).AnyTimes()
 	m.notifications.EXPECT().MarkRead(a, a, a).Return(marked, err).AnyTimes()
 
+	m.media.EXPECT().Presign(a, a).Return("", err).AnyTimes()
+	m.media.EXPECT().Open(a, a).Return(domain.MediaObject{}, domain.ErrNotFound).AnyTimes()
+
 	m.codeLogin.EXPECT().Send(a, a, a).Return(err).AnyTimes()
 	m.codeLogin.EXPECT().Login(a, a, a, a).Return(session, err).AnyTimes()
 	m.codeLogin.EXPECT().SendStepUpCode(a, a).Return(err).AnyTimes()
@@ -826,6 +829,7 @@ var pathRoutes = []string{
 	"GET /api/collections/{id}/articles",
 	"POST /api/moderation/reports/{id}/resolve",
 	"GET /api/docs/{asset}", // the slug stands in for the asset name
+	"GET /media/{key}",      // so does it for the object key: never one, so always 404 before the store
 	"PUT /api/admin/users/{username}/role",
 	"POST /api/moderation/articles/{slug}/hide",
 	"POST /api/moderation/articles/{slug}/unhide",
@@ -910,13 +914,13 @@ func TestFuzzPathParamsSeedMatrix(t *testing.T) {
 func checkPathParams(t *testing.T, route uint8, mode uint16, slug, id, username string) {
 	key := pathRoutes[int(route)%len(pathRoutes)]
 	method, template := splitKey(key)
-	path := concretePath(template, map[string]string{"slug": slug, "id": id, "username": username, "asset": slug})
+	path := concretePath(template, map[string]string{"slug": slug, "id": id, "username": username, "asset": slug, "key": slug})
 	var body []byte
 	if r, ok := bodyRouteFor(key); ok {
 		body = []byte(r.good[0])
 	}
 	opKey := key
-	for _, v := range []struct{ name, value string }{{"slug", slug}, {"id", id}, {"username", username}, {"asset", slug}} {
+	for _, v := range []struct{ name, value string }{{"slug", slug}, {"id", id}, {"username", username}, {"asset", slug}, {"key", slug}} {
 		if strings.Contains(template, "{"+v.name+"}") && !isPlainSegment(v.value) {
 			opKey = ""
 		}

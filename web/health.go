@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -19,7 +21,14 @@ type ReadinessChecker interface {
 // limits and the read pipeline fall back to PostgreSQL (slower, fail-closed where they must), so
 // an instance that cannot reach Redis still takes traffic. Taking every instance out of the
 // balancer because the one Redis they share is down would turn a slowdown into an outage.
-var degradableChecks = map[string]bool{"redis": true}
+//
+// The media store (a local directory or S3) is degradable too: without it uploads and local image
+// serving fail, while everything else is served; every instance shares the one store, so an
+// outage of it would take the whole fleet out of the balancer for the sake of images.
+var degradableChecks = map[string]string{
+	"redis": "Redis does not answer: the API serves from PostgreSQL, slower",
+	"media": "the media store does not take writes: uploads fail until it does",
+}
 
 // Drain marks an instance that is stopping. From Start on, /readyz answers 503 "draining" whatever
 // the dependencies say, while the server still serves every request, so the balancer's health
@@ -37,8 +46,8 @@ func (d *Drain) Start() { d.on.Store(true) }
 func (d *Drain) Draining() bool { return d != nil && d.on.Load() }
 
 // readyz answers 503 "draining" once drain has started; otherwise 200 "ready" when every
-// dependency answers (PostgreSQL, Redis, migrations current), 200 "degraded" when only a
-// degradable one (Redis) fails, and 503 "not ready" when PostgreSQL does not answer or migrations
+// dependency answers (PostgreSQL, Redis, migrations current, the media store), 200 "degraded"
+// when only degradable ones (Redis, the media store) fail, and 503 "not ready" when PostgreSQL does not answer or migrations
 // are missing. The body names each check's state; the error details go to the log, not to the
 // caller.
 func readyz(checker ReadinessChecker, drain *Drain, log *slog.Logger) gin.HandlerFunc {
@@ -55,11 +64,12 @@ func readyz(checker ReadinessChecker, drain *Drain, log *slog.Logger) gin.Handle
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 		defer cancel()
 		checks := gin.H{}
-		ready, degraded := true, false
+		ready := true
+		var degraded []string
 		for name, err := range checker.Ready(ctx) {
 			if err != nil {
-				if degradableChecks[name] {
-					degraded = true
+				if detail, ok := degradableChecks[name]; ok {
+					degraded = append(degraded, detail)
 				} else {
 					ready = false
 				}
@@ -72,9 +82,10 @@ func readyz(checker ReadinessChecker, drain *Drain, log *slog.Logger) gin.Handle
 		switch {
 		case !ready:
 			renderJSON(c, http.StatusServiceUnavailable, gin.H{"status": "not ready", "checks": checks})
-		case degraded:
+		case len(degraded) > 0:
+			slices.Sort(degraded)
 			renderJSON(c, http.StatusOK, gin.H{"status": "degraded", "checks": checks,
-				"detail": "Redis does not answer: the API serves from PostgreSQL, slower"})
+				"detail": strings.Join(degraded, "; ")})
 		default:
 			renderJSON(c, http.StatusOK, gin.H{"status": "ready", "checks": checks})
 		}

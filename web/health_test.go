@@ -41,6 +41,12 @@ func TestReadyz(t *testing.T) {
 			wantChecks: map[string]string{"postgres": "ok", "redis": "failing", "migrations": "ok"},
 		},
 		{
+			name:       "the media store failing is degraded, still in service",
+			checks:     fakeReadiness{"postgres": nil, "redis": nil, "migrations": nil, "media": down},
+			wantStatus: http.StatusOK, wantState: "degraded",
+			wantChecks: map[string]string{"postgres": "ok", "redis": "ok", "migrations": "ok", "media": "failing"},
+		},
+		{
 			name:       "postgres down is not ready",
 			checks:     fakeReadiness{"postgres": down, "redis": nil, "migrations": down},
 			wantStatus: http.StatusServiceUnavailable, wantState: "not ready",
@@ -87,7 +93,7 @@ func TestReadyz(t *testing.T) {
 					t.Errorf("check %s = %q, want %q", name, body.Checks[name], want)
 				}
 			}
-			if tc.wantState == "degraded" && !strings.Contains(body.Detail, "PostgreSQL") {
+			if tc.wantState == "degraded" && tc.checks["redis"] != nil && !strings.Contains(body.Detail, "PostgreSQL") {
 				t.Errorf("degraded body does not say the API serves from PostgreSQL: %s", rec.Body)
 			}
 		})

@@ -36,8 +36,6 @@ const (
 	// multipartOverhead is what the multipart framing around the file may add to a request's body
 	// (boundaries, part headers, small extra fields) beyond the file's own limit.
 	multipartOverhead = 1 << 20
-	// mediaPath is where an object key is served (GET /media/:key; with S3 the store's URL).
-	mediaPath = "/media/"
 )
 
 // UploadHandler serves users' uploads.
@@ -80,11 +78,11 @@ type uploadListJSON struct {
 }
 
 func uploadOf(u domain.Upload) uploadJSON {
-	out := uploadJSON{ID: u.ID, URL: mediaPath + u.Key, ContentType: u.ContentType, Width: u.Width, Height: u.Height,
+	out := uploadJSON{ID: u.ID, URL: MediaURL(u.Key), ContentType: u.ContentType, Width: u.Width, Height: u.Height,
 		Bytes: u.Bytes, SHA256: u.SHA256, Variants: make(map[string]uploadVariantJSON, len(u.Variants)),
 		CreatedAt: timestamp(u.CreatedAt)}
 	for name, v := range u.Variants {
-		out.Variants[name] = uploadVariantJSON{URL: mediaPath + v.Key, Width: v.Width, Height: v.Height, Bytes: v.Bytes}
+		out.Variants[name] = uploadVariantJSON{URL: MediaURL(v.Key), Width: v.Width, Height: v.Height, Bytes: v.Bytes}
 	}
 	return out
 }

@@ -869,6 +869,7 @@ type allMocks struct {
 	reports       *mocks.MockReportService
 	moderation    *mocks.MockModerationService
 	uploads       *mocks.MockUploadService
+	media         *mocks.MockMediaFiles
 }
 
 func newAllMocks(ctrl *gomock.Controller) allMocks {
@@ -892,6 +893,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		reports:       mocks.NewMockReportService(ctrl),
 		moderation:    mocks.NewMockModerationService(ctrl),
 		uploads:       mocks.NewMockUploadService(ctrl),
+		media:         mocks.NewMockMediaFiles(ctrl),
 	}
 }
 
@@ -916,6 +918,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Reports:       web.NewReportHandler(m.reports, logger),
 		Moderation:    web.NewModerationHandler(m.moderation, logger),
 		Uploads:       web.NewUploadHandler(m.uploads, logger),
+		Media:         web.NewMediaHandler(m.media, logger),
 		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,
 		Observer:      nopObserver{},

@@ -44,6 +44,7 @@ type Handlers struct {
 	Reports       *ReportHandler
 	Uploads       *UploadHandler
 	Moderation    *ModerationHandler
+	Media         *MediaHandler
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
 	Observer      RequestObserver // nil: no metrics
@@ -77,6 +78,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	r.GET("/api/openapi.yaml", serveOpenAPI)
 	r.GET(explorerPath, serveExplorer)
 	r.GET(explorerPath+"/*asset", serveExplorer)
+	r.GET(mediaPath+":key", h.Media.Serve) // outside /api: a store's objects, not the API
 
 	pass := func(c *gin.Context) { c.Next() }
 	// Writes by a signed-in user count against the user's write budget; reads do not.

@@ -71,6 +71,7 @@ func StartReplica(t testing.TB, db *testenv.DB, prefix string, tweak ...func(*io
 	cfg.Telemetry.MetricsAddr = "127.0.0.1:0"
 	cfg.Server.DrainDelay = 0 // no balancer watches a test instance's /readyz: stop at once
 	cfg.ConfigurePgPool = testenv.LimitPool
+	cfg.Media.URL = "file://" + t.TempDir() // uploads never land in the source tree
 	for _, f := range tweak {
 		f(cfg)
 	}

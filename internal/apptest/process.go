@@ -82,6 +82,7 @@ func processConfig(t testing.TB, db *testenv.DB, prefix string, tweak []func(*io
 	cfg.Server.TrustedProxies = "127.0.0.1,::1"
 	cfg.Telemetry.MetricsAddr = "127.0.0.1:0"
 	cfg.Server.DrainDelay = 0
+	cfg.Media.URL = "file://" + t.TempDir() // uploads never land in the source tree
 	for _, f := range tweak {
 		f(cfg)
 	}

@@ -25,7 +25,7 @@ const module = "github.com/inkwell-dev/inkwell"
 // (TestCore... below restrict those for the core). An allowed arrow that no longer exists is only
 // logged (go test -v): drop it when you notice.
 var allowed = map[string]struct{ imports, tests string }{
-	".":                     {imports: "auth cache delivery domain events ioc job media metrics migrations repository repository/durable repository/moderation repository/pg repository/search repository/session repository/uploads service web", tests: "service/mocks"},
+	".":                     {imports: "auth cache delivery domain events ioc job media metrics migrations repository repository/durable repository/mediastore repository/moderation repository/pg repository/search repository/session repository/uploads service web", tests: "service/mocks"},
 	"auth":                  {imports: "domain"},
 	"bench/loadgen":         {},
 	"cmd/inkwell/seed":      {imports: "dao repository/search", tests: "internal/testenv"}, // the seeder: bulk COPY for `inkwell seed`, benchmarks and plan tests; folds its words through the search room's lexicon
@@ -34,10 +34,11 @@ var allowed = map[string]struct{ imports, tests string }{
 	"dao":                   {},
 	"delivery":              {imports: "domain", tests: "internal/testenv"}, // tests mail through a loopback SMTP server
 	"domain":                {},
-	"e2e":                   {tests: ". auth cache domain internal/apptest internal/testenv ioc job repository repository/durable repository/moderation repository/pg repository/search repository/session service web"},
+	"e2e":                   {tests: ". auth cache domain internal/apptest internal/testenv ioc job repository repository/durable repository/mediastore repository/moderation repository/pg repository/search repository/session service web"},
 	"events":                {imports: "domain", tests: "internal/testenv"},
 	"internal/apptest":      {imports: ". internal/testenv ioc"},
 	"internal/archtest":     {},
+	"internal/tools/fakes3": {}, // a real S3 server (gofakes3 in memory) that testenv.StartS3 builds and runs as a process of its own
 	"internal/testenv":      {imports: "migrations"},
 	"ioc":                   {imports: "requestid"}, // infrastructure only: the root package wires the layers
 	"job":                   {imports: "domain events service", tests: "cache dao internal/testenv repository repository/durable repository/pg repository/search"},
@@ -46,6 +47,7 @@ var allowed = map[string]struct{ imports, tests string }{
 	"migrations":            {tests: "internal/testenv"},
 	"repository":            {imports: "cache dao domain repository/durable repository/pg repository/search service", tests: "cmd/inkwell/seed internal/testenv job repository/session"}, // repository/search: only search.Language, the configuration article writes index in; the plan tests load a seed
 	"repository/durable":    {imports: "dao domain repository/pg service", tests: "internal/testenv repository"},                                                                         // room of durable delivery; the core writes its rows (core → durable, one way); its tests prune the outbox with the core's retention store
+	"repository/mediastore": {imports: "domain", tests: "internal/testenv"},                                                                                                              // the media room: the store of uploaded images (a local directory or S3 through minio-go); its tests run against a real S3 server (internal/tools/fakes3)
 	"repository/moderation": {imports: "cache dao domain repository/pg service", tests: "internal/testenv repository"},                                                                   // room of moderation: the log, notices, reports and cases, blocks; hiding and suspending change the core's rows, joined by the use case's unit of work
 	"repository/pg":         {imports: "domain service", tests: "internal/testenv"},                                                                                                      // the unit of work and error translation every storage room shares; implements service.Tx
 	"repository/search":     {imports: "cache dao domain repository/pg service", tests: "internal/testenv repository"},                                                                   // the search room; reads articles through its own ArticleReader port, never imports the core repository (its tests write articles through it)
