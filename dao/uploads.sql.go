@@ -269,7 +269,7 @@ func (q *Queries) UploadOrphanDrop(ctx context.Context, db DBTX, keys []string) 
 }
 
 const uploadOrphanMark = `-- name: UploadOrphanMark :exec
-INSERT INTO upload_orphans (object_key) SELECT unnest($1::text[])
+INSERT INTO upload_orphans (object_key) SELECT DISTINCT unnest($1::text[])
 ON CONFLICT (object_key) DO UPDATE SET orphaned_at = now()
 `
 

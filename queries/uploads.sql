@@ -45,7 +45,7 @@ RETURNING id, user_id, object_key, content_type, width, height, bytes, sha256, v
 -- name: UploadOrphanMark :exec
 -- Keys whose upload row went: candidates for the retention pass, which deletes an object only when
 -- no upload uses its key any more.
-INSERT INTO upload_orphans (object_key) SELECT unnest(@keys::text[])
+INSERT INTO upload_orphans (object_key) SELECT DISTINCT unnest(@keys::text[])
 ON CONFLICT (object_key) DO UPDATE SET orphaned_at = now();
 
 -- name: UploadOrphanClaim :many
