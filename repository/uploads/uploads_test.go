@@ -210,3 +210,40 @@ func TestStore_UploadWaitsForTheOrphanPassHoldingItsKey(t *testing.T) {
 		t.Fatalf("removed %v", removed)
 	}
 }
+
+// The retention statement deletes only uploads nothing refers to whose last reference (or upload)
+// is past the age, moves the owners' totals and orphans the keys for the pass.
+func TestRetention_UnreferencedUploadsGoWithTheirTotalsAndKeys(t *testing.T) {
+	e := setup(t)
+	ctx := t.Context()
+	alice := e.user(t, "alice")
+	old := e.insert(t, image(alice, strings.Repeat("e", 64), 100))
+	referenced := e.insert(t, image(alice, strings.Repeat("f", 64), 200))
+	fresh := e.insert(t, image(alice, strings.Repeat("g", 64), 400))
+	for _, s := range []string{
+		`UPDATE uploads SET created_at = now() - interval '8 days' WHERE id IN ($1, $2)`,
+		`INSERT INTO upload_references (owner_kind, owner_id, upload_id) SELECT 'avatar', $1::bigint * 0 + 1, $2`,
+	} {
+		if _, err := e.db.Pool.Exec(ctx, s, old.ID, referenced.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := dao.New().UploadPruneUnreferencedBatch(ctx, e.db.Pool, dao.UploadPruneUnreferencedBatchParams{KeepSeconds: 7 * 86400, Lim: 100})
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d, %v", n, err)
+	}
+	if _, err := e.store.Get(ctx, old.ID); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("the unreferenced old upload: %v", err)
+	}
+	for _, id := range []int64{referenced.ID, fresh.ID} {
+		if _, err := e.store.Get(ctx, id); err != nil {
+			t.Fatalf("upload %d: %v", id, err)
+		}
+	}
+	if usage, _ := e.store.Usage(ctx, alice); usage.Total != 600 {
+		t.Fatalf("total %+v, want 600", usage)
+	}
+	if removed := e.sweep(t); !slices.Equal(removed, []string{old.Key, strings.Repeat("e", 64) + "t.png"}) {
+		t.Fatalf("removed %v", removed)
+	}
+}
