@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -22,6 +23,9 @@ import (
 	"github.com/inkwell-dev/inkwell/ioc"
 )
 
+// webp1x1 is a 1×1 lossless WebP (the standard library has no WebP encoder).
+var webp1x1, _ = base64.StdEncoding.DecodeString("UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==")
+
 type uploadJSON struct {
 	ID          int64  `json:"id"`
 	URL         string `json:"url"`
@@ -36,6 +40,13 @@ type uploadJSON struct {
 
 // postUpload sends data as the multipart part "file"; the answer's status and body.
 func postUpload(t *testing.T, base, token string, data []byte) (int, []byte) {
+	t.Helper()
+	status, body, _ := postUploadRetry(t, base, token, data)
+	return status, body
+}
+
+// postUploadRetry is postUpload that also returns the answer's Retry-After.
+func postUploadRetry(t *testing.T, base, token string, data []byte) (int, []byte, string) {
 	t.Helper()
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)
@@ -57,7 +68,7 @@ func postUpload(t *testing.T, base, token string, data []byte) (int, []byte) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, body
+	return resp.StatusCode, body, resp.Header.Get("Retry-After")
 }
 
 func noisy(w, h int) image.Image {
@@ -96,7 +107,7 @@ func hugeHeader(t *testing.T) []byte {
 	return b
 }
 
-// TestUploads_EveryRule: raster images are accepted and served re-encoded (a JPEG's EXIF GPS is
+// TestUploads_EveryRule: raster images (PNG, JPEG, GIF, WebP) are accepted and served re-encoded (a JPEG's EXIF GPS is
 // gone), anything else is 415, a file over the limit 413, a header of too many pixels and a
 // truncated file 422; a user lists and deletes their own uploads and gets 404 for another's; the
 // total quota refuses with 413. Run against the local store and a real S3 server.
@@ -106,6 +117,29 @@ func TestUploads_EveryRule(t *testing.T) {
 	t.Run("local", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "media")
 		testUploads(t, func(c *ioc.Config) { c.Media.URL = "file://" + dir })
+	})
+	t.Run("daily quota", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "media")
+		app := startApp(t, func(c *ioc.Config) {
+			c.Media.URL = "file://" + dir
+			c.Uploads.Quota = "100KB/day,1GB"
+		})
+		token := app.Register("updaily")
+		img := encoded(t, png.Encode, noisy(80, 80)) // about 19 KB, incompressible
+		// Uploads succeed until the day's bytes would pass 100 KB: then 429 with Retry-After.
+		created := 0
+		for range 10 {
+			status, body, retry := postUploadRetry(t, app.URL, token, img)
+			if status == http.StatusCreated {
+				created++
+				continue
+			}
+			if status != http.StatusTooManyRequests || !strings.Contains(string(body), "daily upload quota") || retry == "" || created == 0 {
+				t.Fatalf("after %d uploads: %d %s (Retry-After %q)", created, status, body, retry)
+			}
+			return
+		}
+		t.Fatalf("%d uploads of %d bytes passed a quota of 100 KB a day", created, len(img))
 	})
 	t.Run("s3", func(t *testing.T) {
 		endpoint, bucket := testenv.StartS3(t)
@@ -128,6 +162,7 @@ func testUploads(t *testing.T, store func(*ioc.Config)) {
 		"png":  encoded(t, png.Encode, noisy(40, 30)),
 		"jpeg": jpg,
 		"gif":  encoded(t, func(w io.Writer, m image.Image) error { return gif.Encode(w, m, nil) }, pal),
+		"webp": webp1x1,
 	}
 	var ids []int64
 	for kind, data := range accepted {
