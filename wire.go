@@ -54,6 +54,8 @@ var appSet = wire.NewSet(
 	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, moderation.ProviderSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
+	wire.Bind(new(service.UploadLookup), new(*repository.UploadReferences)),
+	wire.Bind(new(service.AvatarUploads), new(*repository.UploadReferences)),
 	wire.Bind(new(service.ModeratedArticles), new(*repository.ArticleRepository)),
 	wire.Bind(new(service.ModeratedComments), new(*repository.CommentRepository)),
 	wire.Bind(new(service.ModeratedAccounts), new(*repository.UserRepository)),
