@@ -14,6 +14,7 @@ import (
 	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/media"
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
@@ -53,8 +54,11 @@ var rootSet = wire.NewSet(
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
 	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, moderation.ProviderSet, serviceSet, web.ProviderSet,
-	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet,
+	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, media.ProviderSet,
+	wire.Bind(new(service.ImageProcessor), new(*media.Processor)),
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
+	wire.Bind(new(service.UploadLookup), new(*repository.UploadReferences)),
+	wire.Bind(new(service.AvatarUploads), new(*repository.UploadReferences)),
 	wire.Bind(new(service.ModeratedArticles), new(*repository.ArticleRepository)),
 	wire.Bind(new(service.ModeratedComments), new(*repository.CommentRepository)),
 	wire.Bind(new(service.ModeratedAccounts), new(*repository.UserRepository)),

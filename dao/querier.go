@@ -560,6 +560,14 @@ type Querier interface {
 	// most used first. A range of tag_article_counts_prefix_idx, sorted by count: its cost is the number
 	// of tags sharing the prefix, never the number of articles.
 	TagSearchPrefix(ctx context.Context, db DBTX, arg TagSearchPrefixParams) ([]TagArticleCount, error)
+	// The uploads an owner refers to are now exactly upload_ids: references it dropped go, new ones
+	// come, and every upload whose reference changed is stamped (referenced_at: the 7 days of
+	// retention count from the last change).
+	UploadReferencesReplace(ctx context.Context, db DBTX, arg UploadReferencesReplaceParams) error
+	// What refers to an upload (migration 00028): a user's avatar, an article's cover and body.
+	// Which of keys (object keys of originals or derived sizes) name uploads of user_id, and which
+	// upload each names. Walks the user's uploads (uploads_user_recent_idx), bounded by their quota.
+	UploadsOwnedByKeys(ctx context.Context, db DBTX, arg UploadsOwnedByKeysParams) ([]UploadsOwnedByKeysRow, error)
 	// Whether a blocks b and whether b blocks a: two probes of the primary key.
 	UserBlockBetween(ctx context.Context, db DBTX, arg UserBlockBetweenParams) (UserBlockBetweenRow, error)
 	UserBlockDelete(ctx context.Context, db DBTX, arg UserBlockDeleteParams) (int64, error)

@@ -25,7 +25,7 @@ const module = "github.com/inkwell-dev/inkwell"
 // (TestCore... below restrict those for the core). An allowed arrow that no longer exists is only
 // logged (go test -v): drop it when you notice.
 var allowed = map[string]struct{ imports, tests string }{
-	".":                     {imports: "auth cache delivery domain events ioc job metrics migrations repository repository/durable repository/mediastore repository/moderation repository/pg repository/search repository/session service web", tests: "service/mocks"},
+	".":                     {imports: "auth cache delivery domain events ioc job media metrics migrations repository repository/durable repository/mediastore repository/moderation repository/pg repository/search repository/session service web", tests: "service/mocks"},
 	"auth":                  {imports: "domain"},
 	"bench/loadgen":         {},
 	"cmd/inkwell/seed":      {imports: "dao repository/search", tests: "internal/testenv"}, // the seeder: bulk COPY for `inkwell seed`, benchmarks and plan tests; folds its words through the search room's lexicon
@@ -42,6 +42,7 @@ var allowed = map[string]struct{ imports, tests string }{
 	"internal/testenv":      {imports: "migrations"},
 	"ioc":                   {imports: "requestid"}, // infrastructure only: the root package wires the layers
 	"job":                   {imports: "domain events service", tests: "cache dao internal/testenv repository repository/durable repository/pg repository/search"},
+	"media":                 {imports: "domain", tests: "service"}, // the image pipeline: sniff, header limits, decode, re-encode; implements service.ImageProcessor, no storage
 	"metrics":               {},
 	"migrations":            {tests: "internal/testenv"},
 	"repository":            {imports: "cache dao domain repository/durable repository/pg repository/search service", tests: "cmd/inkwell/seed internal/testenv job repository/session"}, // repository/search: only search.Language, the configuration article writes index in; the plan tests load a seed
