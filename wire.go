@@ -58,6 +58,8 @@ var appSet = wire.NewSet(
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, media.ProviderSet,
 	wire.Bind(new(service.ImageProcessor), new(*media.Processor)),
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
+	wire.Bind(new(service.UploadLookup), new(*repository.UploadReferences)),
+	wire.Bind(new(service.AvatarUploads), new(*repository.UploadReferences)),
 	wire.Bind(new(service.ModeratedArticles), new(*repository.ArticleRepository)),
 	wire.Bind(new(service.ModeratedComments), new(*repository.CommentRepository)),
 	wire.Bind(new(service.ModeratedAccounts), new(*repository.UserRepository)),

@@ -40,12 +40,13 @@ type cachedArticle struct {
 	// article that is not published, never as a published one.
 	HiddenStatus domain.ArticleStatus `json:"hiddenStatus,omitempty"`
 	HiddenReason string               `json:"hiddenReason,omitempty"`
+	CoverImage   string               `json:"coverImage,omitempty"`
 }
 
 func toCachedArticle(a domain.Article) cachedArticle {
 	c := cachedArticle{ID: a.ID, Slug: a.Slug, AuthorID: a.AuthorID, Title: a.Title, Description: a.Description,
 		Body: a.Body, Tags: a.Tags, Status: a.Status, Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
-		PublishedAt: a.PublishedAt}
+		PublishedAt: a.PublishedAt, CoverImage: a.CoverImage}
 	if a.Moderation.Hidden {
 		c.Status, c.HiddenStatus, c.HiddenReason = domain.StatusHidden, a.Status, a.Moderation.Reason
 	}
@@ -59,7 +60,7 @@ func (c cachedArticle) domain() domain.Article {
 	}
 	a := domain.Article{ID: c.ID, Slug: c.Slug, AuthorID: c.AuthorID, Title: c.Title, Description: c.Description,
 		Body: c.Body, Tags: tags, Status: c.Status, Version: c.Version, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
-		PublishedAt: c.PublishedAt}
+		PublishedAt: c.PublishedAt, CoverImage: c.CoverImage}
 	if c.Status == domain.StatusHidden {
 		a.Status, a.Moderation = c.HiddenStatus, domain.ContentModeration{Hidden: true, Reason: c.HiddenReason}
 	}

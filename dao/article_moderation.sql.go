@@ -36,7 +36,7 @@ SET hidden_status = COALESCE(hidden_status, status),
     updated_at    = now(),
     search_vector = NULL
 WHERE id = $2::bigint
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
 `
 
 type ArticleHideParams struct {
@@ -59,6 +59,7 @@ type ArticleHideRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 // Hiding articles (issue #28): a hidden article has status 'hidden' and keeps its author's status
@@ -83,6 +84,7 @@ func (q *Queries) ArticleHide(ctx context.Context, db DBTX, arg ArticleHideParam
 		&i.PublishedAt,
 		&i.HiddenStatus,
 		&i.HiddenReason,
+		&i.CoverImage,
 	)
 	return i, err
 }
@@ -189,7 +191,7 @@ FROM (SELECT COALESCE(u.suspended_until > now(), false) AS suspended
       FROM articles x JOIN users u ON u.id = x.author_id WHERE x.id = $2::bigint) s
 WHERE a.id = $2::bigint AND a.status = 'hidden'
 RETURNING a.id, a.slug, a.author_id, a.title, a.description, a.body, a.tag_list, a.status, a.version, a.created_at,
-          a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+          a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 `
 
 type ArticleUnhideParams struct {
@@ -212,6 +214,7 @@ type ArticleUnhideRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 // A moderator restores a hidden article to its author's status, unless the author is suspended:
@@ -235,6 +238,7 @@ func (q *Queries) ArticleUnhide(ctx context.Context, db DBTX, arg ArticleUnhideP
 		&i.PublishedAt,
 		&i.HiddenStatus,
 		&i.HiddenReason,
+		&i.CoverImage,
 	)
 	return i, err
 }

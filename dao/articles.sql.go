@@ -125,7 +125,7 @@ func (q *Queries) ArticleDelete(ctx context.Context, db DBTX, id int64) (int64, 
 }
 
 const articleGetByIDForUpdate = `-- name: ArticleGetByIDForUpdate :one
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
 FROM articles WHERE id = $1::bigint FOR UPDATE
 `
 
@@ -144,6 +144,7 @@ type ArticleGetByIDForUpdateRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 func (q *Queries) ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (ArticleGetByIDForUpdateRow, error) {
@@ -164,12 +165,13 @@ func (q *Queries) ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64
 		&i.PublishedAt,
 		&i.HiddenStatus,
 		&i.HiddenReason,
+		&i.CoverImage,
 	)
 	return i, err
 }
 
 const articleGetBySlug = `-- name: ArticleGetBySlug :one
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
 FROM articles WHERE slug = $1::text
 `
 
@@ -188,6 +190,7 @@ type ArticleGetBySlugRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 func (q *Queries) ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (ArticleGetBySlugRow, error) {
@@ -208,12 +211,13 @@ func (q *Queries) ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (A
 		&i.PublishedAt,
 		&i.HiddenStatus,
 		&i.HiddenReason,
+		&i.CoverImage,
 	)
 	return i, err
 }
 
 const articleGetBySlugs = `-- name: ArticleGetBySlugs :many
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
 FROM articles WHERE slug = ANY ($1::text[])
 `
 
@@ -232,6 +236,7 @@ type ArticleGetBySlugsRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 // Full articles for the article cache's batch fill (a cached search page's hits).
@@ -259,6 +264,7 @@ func (q *Queries) ArticleGetBySlugs(ctx context.Context, db DBTX, slugs []string
 			&i.PublishedAt,
 			&i.HiddenStatus,
 			&i.HiddenReason,
+			&i.CoverImage,
 		); err != nil {
 			return nil, err
 		}
@@ -272,13 +278,13 @@ func (q *Queries) ArticleGetBySlugs(ctx context.Context, db DBTX, slugs []string
 
 const articleInsert = `-- name: ArticleInsert :one
 
-INSERT INTO articles (slug, author_id, title, description, body, tag_list, status, published_at, search_vector, search_seq)
-VALUES ($1::text, $2::bigint, $3::text, $4::text, $5::text, $6::text[],
-        $7::text, CASE WHEN $7::text = 'published' THEN now() END,
-        CASE WHEN $7::text = 'published'
-             THEN inkwell_search_document(($8::text)::regconfig, $3::text, $4::text, $5::text) END,
-        CASE WHEN $7::text = 'published' THEN nextval('articles_search_seq') END)
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
+INSERT INTO articles (slug, author_id, title, description, body, tag_list, cover_image, status, published_at, search_vector, search_seq)
+VALUES ($1::text, $2::bigint, $3::text, $4::text, $5::text, $6::text[], $7::text,
+        $8::text, CASE WHEN $8::text = 'published' THEN now() END,
+        CASE WHEN $8::text = 'published'
+             THEN inkwell_search_document(($9::text)::regconfig, $3::text, $4::text, $5::text) END,
+        CASE WHEN $8::text = 'published' THEN nextval('articles_search_seq') END)
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
 `
 
 type ArticleInsertParams struct {
@@ -288,6 +294,7 @@ type ArticleInsertParams struct {
 	Description  string
 	Body         string
 	TagList      []string
+	CoverImage   string
 	Status       string
 	SearchConfig string
 }
@@ -307,6 +314,7 @@ type ArticleInsertRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 // Full articles are read with their columns named, never *: search_vector (migration 00021) is
@@ -321,6 +329,7 @@ func (q *Queries) ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertP
 		arg.Description,
 		arg.Body,
 		arg.TagList,
+		arg.CoverImage,
 		arg.Status,
 		arg.SearchConfig,
 	)
@@ -340,15 +349,16 @@ func (q *Queries) ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertP
 		&i.PublishedAt,
 		&i.HiddenStatus,
 		&i.HiddenReason,
+		&i.CoverImage,
 	)
 	return i, err
 }
 
 const articleListByAuthor = `-- name: ArticleListByAuthor :many
-SELECT u.id, u.slug, u.author_id, u.title, u.description, u.tag_list, u.status, u.version, u.created_at, u.updated_at, u.published_at, u.hidden_status, u.hidden_reason
+SELECT u.id, u.slug, u.author_id, u.title, u.description, u.tag_list, u.status, u.version, u.created_at, u.updated_at, u.published_at, u.hidden_status, u.hidden_reason, u.cover_image
 FROM (
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
      FROM articles a
      WHERE a.author_id = $1::bigint AND a.status = 'draft'
        AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
@@ -356,7 +366,7 @@ FROM (
      LIMIT $4::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
      FROM articles a
      WHERE a.author_id = $1::bigint AND a.status = 'published'
        AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
@@ -364,7 +374,7 @@ FROM (
      LIMIT $4::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
      FROM articles a
      WHERE a.author_id = $1::bigint AND a.status = 'withdrawn'
        AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
@@ -372,7 +382,7 @@ FROM (
      LIMIT $4::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
      FROM articles a
      WHERE a.author_id = $1::bigint AND a.status = 'hidden'
        AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
@@ -406,6 +416,7 @@ type ArticleListByAuthorRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 // An author's own list, every status: the merge of the author's four status lists (hidden too), each read
@@ -441,6 +452,7 @@ func (q *Queries) ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleL
 			&i.PublishedAt,
 			&i.HiddenStatus,
 			&i.HiddenReason,
+			&i.CoverImage,
 		); err != nil {
 			return nil, err
 		}
@@ -454,7 +466,7 @@ func (q *Queries) ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleL
 
 const articleListByAuthorStatus = `-- name: ArticleListByAuthorStatus :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM articles a
 WHERE a.author_id = $1::bigint AND a.status = $2::text
   AND (a.created_at, a.id) < ($3::timestamptz, $4::bigint)
@@ -485,6 +497,7 @@ type ArticleListByAuthorStatusRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 // An author's own list, one status.
@@ -518,6 +531,7 @@ func (q *Queries) ArticleListByAuthorStatus(ctx context.Context, db DBTX, arg Ar
 			&i.PublishedAt,
 			&i.HiddenStatus,
 			&i.HiddenReason,
+			&i.CoverImage,
 		); err != nil {
 			return nil, err
 		}
@@ -531,7 +545,7 @@ func (q *Queries) ArticleListByAuthorStatus(ctx context.Context, db DBTX, arg Ar
 
 const articleListByTag = `-- name: ArticleListByTag :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM article_tags t
 JOIN articles a ON a.id = t.article_id
 WHERE t.tag = $1::text
@@ -562,6 +576,7 @@ type ArticleListByTagRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 func (q *Queries) ArticleListByTag(ctx context.Context, db DBTX, arg ArticleListByTagParams) ([]ArticleListByTagRow, error) {
@@ -593,6 +608,7 @@ func (q *Queries) ArticleListByTag(ctx context.Context, db DBTX, arg ArticleList
 			&i.PublishedAt,
 			&i.HiddenStatus,
 			&i.HiddenReason,
+			&i.CoverImage,
 		); err != nil {
 			return nil, err
 		}
@@ -606,7 +622,7 @@ func (q *Queries) ArticleListByTag(ctx context.Context, db DBTX, arg ArticleList
 
 const articleListFavorited = `-- name: ArticleListFavorited :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM favorite_articles f
 JOIN articles a ON a.id = f.article_id
 WHERE f.user_id = $1::bigint
@@ -637,6 +653,7 @@ type ArticleListFavoritedRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 func (q *Queries) ArticleListFavorited(ctx context.Context, db DBTX, arg ArticleListFavoritedParams) ([]ArticleListFavoritedRow, error) {
@@ -668,6 +685,7 @@ func (q *Queries) ArticleListFavorited(ctx context.Context, db DBTX, arg Article
 			&i.PublishedAt,
 			&i.HiddenStatus,
 			&i.HiddenReason,
+			&i.CoverImage,
 		); err != nil {
 			return nil, err
 		}
@@ -709,7 +727,7 @@ WITH heads AS (
     LIMIT $6::int OFFSET $5::int
 )
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM page p
 JOIN articles a ON a.id = p.id
 ORDER BY p.created_at DESC, p.id DESC
@@ -738,6 +756,7 @@ type ArticleListFeedRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 // The articles of the authors a reader follows, newest first, without reading every followed
@@ -776,6 +795,7 @@ func (q *Queries) ArticleListFeed(ctx context.Context, db DBTX, arg ArticleListF
 			&i.PublishedAt,
 			&i.HiddenStatus,
 			&i.HiddenReason,
+			&i.CoverImage,
 		); err != nil {
 			return nil, err
 		}
@@ -789,7 +809,7 @@ func (q *Queries) ArticleListFeed(ctx context.Context, db DBTX, arg ArticleListF
 
 const articleListFiltered = `-- name: ArticleListFiltered :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM articles a
 WHERE a.status = 'published'
   AND ($1::text IS NULL OR EXISTS (
@@ -828,6 +848,7 @@ type ArticleListFilteredRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 // Two or three filters at once. Its cost is that of the most selective filter's rows walked
@@ -863,6 +884,7 @@ func (q *Queries) ArticleListFiltered(ctx context.Context, db DBTX, arg ArticleL
 			&i.PublishedAt,
 			&i.HiddenStatus,
 			&i.HiddenReason,
+			&i.CoverImage,
 		); err != nil {
 			return nil, err
 		}
@@ -876,7 +898,7 @@ func (q *Queries) ArticleListFiltered(ctx context.Context, db DBTX, arg ArticleL
 
 const articleListPublished = `-- name: ArticleListPublished :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM articles a
 WHERE a.status = 'published'
   AND (a.created_at, a.id) < ($1::timestamptz, $2::bigint)
@@ -905,6 +927,7 @@ type ArticleListPublishedRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 // Lists (docs/ARCHITECTURE.md, "Lists and counts") walk one index in their own order and stop
@@ -940,6 +963,7 @@ func (q *Queries) ArticleListPublished(ctx context.Context, db DBTX, arg Article
 			&i.PublishedAt,
 			&i.HiddenStatus,
 			&i.HiddenReason,
+			&i.CoverImage,
 		); err != nil {
 			return nil, err
 		}
@@ -953,7 +977,7 @@ func (q *Queries) ArticleListPublished(ctx context.Context, db DBTX, arg Article
 
 const articleListPublishedByAuthor = `-- name: ArticleListPublishedByAuthor :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM articles a
 WHERE a.author_id = $1::bigint AND a.status = 'published'
   AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
@@ -983,6 +1007,7 @@ type ArticleListPublishedByAuthorRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 func (q *Queries) ArticleListPublishedByAuthor(ctx context.Context, db DBTX, arg ArticleListPublishedByAuthorParams) ([]ArticleListPublishedByAuthorRow, error) {
@@ -1014,6 +1039,7 @@ func (q *Queries) ArticleListPublishedByAuthor(ctx context.Context, db DBTX, arg
 			&i.PublishedAt,
 			&i.HiddenStatus,
 			&i.HiddenReason,
+			&i.CoverImage,
 		); err != nil {
 			return nil, err
 		}
@@ -1036,7 +1062,7 @@ SET status        = CASE WHEN status = 'hidden' THEN 'hidden' ELSE $1::text END,
                          THEN inkwell_search_document(($2::text)::regconfig, title, description, body) END,
     search_seq    = CASE WHEN status <> 'hidden' AND $1::text = 'published' THEN nextval('articles_search_seq') ELSE search_seq END
 WHERE id = $3::bigint AND COALESCE(hidden_status, status) = ANY ($4::text[])
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
 `
 
 type ArticleTransitionParams struct {
@@ -1061,6 +1087,7 @@ type ArticleTransitionRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 // Status changes are guarded in SQL: the row changes only if its author's status is one of
@@ -1092,6 +1119,7 @@ func (q *Queries) ArticleTransition(ctx context.Context, db DBTX, arg ArticleTra
 		&i.PublishedAt,
 		&i.HiddenStatus,
 		&i.HiddenReason,
+		&i.CoverImage,
 	)
 	return i, err
 }
@@ -1102,12 +1130,13 @@ SET title         = $1::text,
     description   = $2::text,
     body          = $3::text,
     tag_list      = $4::text[],
+    cover_image   = $5::text,
     version       = version + 1,
     updated_at    = now(),
     search_vector = CASE WHEN status = 'published'
-                         THEN inkwell_search_document(($5::text)::regconfig, $1::text, $2::text, $3::text) END
-WHERE id = $6::bigint AND version = $7::int
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
+                         THEN inkwell_search_document(($6::text)::regconfig, $1::text, $2::text, $3::text) END
+WHERE id = $7::bigint AND version = $8::int
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
 `
 
 type ArticleUpdateContentParams struct {
@@ -1115,6 +1144,7 @@ type ArticleUpdateContentParams struct {
 	Description     string
 	Body            string
 	TagList         []string
+	CoverImage      string
 	SearchConfig    string
 	ID              int64
 	ExpectedVersion int32
@@ -1135,6 +1165,7 @@ type ArticleUpdateContentRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 // The version guard makes a lost update impossible even if a caller skipped the row lock. The
@@ -1147,6 +1178,7 @@ func (q *Queries) ArticleUpdateContent(ctx context.Context, db DBTX, arg Article
 		arg.Description,
 		arg.Body,
 		arg.TagList,
+		arg.CoverImage,
 		arg.SearchConfig,
 		arg.ID,
 		arg.ExpectedVersion,
@@ -1167,6 +1199,7 @@ func (q *Queries) ArticleUpdateContent(ctx context.Context, db DBTX, arg Article
 		&i.PublishedAt,
 		&i.HiddenStatus,
 		&i.HiddenReason,
+		&i.CoverImage,
 	)
 	return i, err
 }

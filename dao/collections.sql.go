@@ -14,7 +14,7 @@ import (
 
 const articleGetByIDs = `-- name: ArticleGetByIDs :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM articles a WHERE a.id = ANY ($1::bigint[])
 `
 
@@ -32,6 +32,7 @@ type ArticleGetByIDsRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 // Summaries (no bodies) of the articles of a folder's or a history's page.
@@ -58,6 +59,7 @@ func (q *Queries) ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]
 			&i.PublishedAt,
 			&i.HiddenStatus,
 			&i.HiddenReason,
+			&i.CoverImage,
 		); err != nil {
 			return nil, err
 		}

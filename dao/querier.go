@@ -586,11 +586,19 @@ type Querier interface {
 	// than keep, along uploads_unreferenced_idx; their keys become orphans (the retention pass deletes
 	// the objects no upload uses) and their owners' totals move, in the same statement.
 	UploadPruneUnreferencedBatch(ctx context.Context, db DBTX, arg UploadPruneUnreferencedBatchParams) (int64, error)
+	// The uploads an owner refers to are now exactly upload_ids: references it dropped go, new ones
+	// come, and every upload whose reference changed is stamped (referenced_at: the 7 days of
+	// retention count from the last change).
+	UploadReferencesReplace(ctx context.Context, db DBTX, arg UploadReferencesReplaceParams) error
 	// Moves a user's stored bytes (negative on delete).
 	UploadTotalAdd(ctx context.Context, db DBTX, arg UploadTotalAddParams) error
 	// A user's stored bytes in all, the bytes uploaded in the last day and when the oldest upload of
 	// that day leaves the window (along uploads_user_recent_idx).
 	UploadUsage(ctx context.Context, db DBTX, userID int64) (UploadUsageRow, error)
+	// What refers to an upload (migration 00028): a user's avatar, an article's cover and body.
+	// Which of keys (object keys of originals or derived sizes) name uploads of user_id, and which
+	// upload each names. Walks the user's uploads (uploads_user_recent_idx), bounded by their quota.
+	UploadsOwnedByKeys(ctx context.Context, db DBTX, arg UploadsOwnedByKeysParams) ([]UploadsOwnedByKeysRow, error)
 	// Whether a blocks b and whether b blocks a: two probes of the primary key.
 	UserBlockBetween(ctx context.Context, db DBTX, arg UserBlockBetweenParams) (UserBlockBetweenRow, error)
 	UserBlockDelete(ctx context.Context, db DBTX, arg UserBlockDeleteParams) (int64, error)

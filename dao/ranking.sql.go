@@ -93,7 +93,7 @@ func (q *Queries) ArticleRankScan(ctx context.Context, db DBTX, arg ArticleRankS
 
 const articleSummariesByIDs = `-- name: ArticleSummariesByIDs :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM articles a
 WHERE a.id = ANY ($1::bigint[])
 `
@@ -112,6 +112,7 @@ type ArticleSummariesByIDsRow struct {
 	PublishedAt  pgtype.Timestamptz
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
+	CoverImage   string
 }
 
 func (q *Queries) ArticleSummariesByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleSummariesByIDsRow, error) {
@@ -137,6 +138,7 @@ func (q *Queries) ArticleSummariesByIDs(ctx context.Context, db DBTX, ids []int6
 			&i.PublishedAt,
 			&i.HiddenStatus,
 			&i.HiddenReason,
+			&i.CoverImage,
 		); err != nil {
 			return nil, err
 		}

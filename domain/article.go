@@ -51,6 +51,11 @@ type Article struct {
 	// Moderation says whether a moderator hid the article (Status is then still its author's
 	// status: publishing or withdrawing a hidden article changes only that).
 	Moderation ContentModeration
+	// CoverImage is an https URL or the path of one of the author's uploads ("" for none).
+	CoverImage string
+	// Uploads are the author's uploads the article refers to (its cover and body), written with
+	// the article's content; nil leaves the stored references as they are.
+	Uploads []int64
 }
 
 // Public reports whether everyone may read the article: published and not hidden.

@@ -2,6 +2,9 @@ package domain
 
 import (
 	"errors"
+	"net/url"
+	"regexp"
+	"strings"
 	"time"
 )
 
@@ -70,4 +73,57 @@ type UploadVariant struct {
 	Width  int    `json:"width"`
 	Height int    `json:"height"`
 	Bytes  int64  `json:"bytes"`
+}
+
+// MediaPathPrefix starts the path of every stored image ("/media/<key>").
+const MediaPathPrefix = "/media/"
+
+// mediaKey is an object key: the sha256 of the bytes and the format's extension.
+var mediaKey = regexp.MustCompile(`^[0-9a-f]{64}\.(png|jpg|gif)$`)
+
+// mediaPathsIn finds upload paths in text (a Markdown body's images and links).
+var mediaPathsIn = regexp.MustCompile(`/media/([0-9a-f]{64}\.(?:png|jpg|gif))`)
+
+// ValidMediaKey reports whether key can name a stored image.
+func ValidMediaKey(key string) bool { return mediaKey.MatchString(key) }
+
+// MediaKeyOf returns the object key of an upload's path ("/media/<key>"), or false.
+func MediaKeyOf(s string) (string, bool) {
+	key, ok := strings.CutPrefix(s, MediaPathPrefix)
+	return key, ok && ValidMediaKey(key)
+}
+
+// MediaKeysIn returns the object keys of the upload paths in text, each once.
+func MediaKeysIn(text string) []string {
+	if !strings.Contains(text, MediaPathPrefix) {
+		return nil
+	}
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range mediaPathsIn.FindAllStringSubmatch(text, 64) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			keys = append(keys, m[1])
+		}
+	}
+	return keys
+}
+
+// ValidateImageURL adds a message to v (on field) unless s is empty, an https URL with a host, or
+// an upload's path. javascript:, data:, http: and relative paths elsewhere are refused.
+func ValidateImageURL(v *ValidationError, field, s string) {
+	if s == "" {
+		return
+	}
+	if len(s) > MaxImageLen {
+		v.Add(field, "is too long (maximum is 2048 characters)")
+		return
+	}
+	if _, ok := MediaKeyOf(s); ok {
+		return
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || strings.ContainsAny(s, " \t\r\n") {
+		v.Add(field, "must be an https URL or the url of one of your uploads (/media/...)")
+	}
 }

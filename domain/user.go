@@ -147,14 +147,7 @@ func ValidateBio(v *ValidationError, bio string) {
 	}
 }
 
-// ValidateImage adds a message to v when image is not an http(s) URL of reasonable length.
-// An empty image is allowed and means "no picture".
-func ValidateImage(v *ValidationError, image string) {
-	switch {
-	case image == "":
-	case len(image) > MaxImageLen:
-		v.Add("image", "is too long (maximum is 2048 characters)")
-	case !strings.HasPrefix(image, "http://") && !strings.HasPrefix(image, "https://"):
-		v.Add("image", "must be an http or https URL")
-	}
-}
+// ValidateImage adds a message to v when image is neither an https URL nor the path of an upload
+// ("/media/<key>"; the use case checks it is the user's own), or is too long. An empty image is
+// allowed and means "no picture".
+func ValidateImage(v *ValidationError, image string) { ValidateImageURL(v, "image", image) }

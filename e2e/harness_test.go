@@ -43,6 +43,7 @@ const upgradeEnv = "INKWELL_E2E_UPGRADE"
 // would see it until the upgrade is done (docs/OPERATIONS.md, "Upgrading a fleet"). A release
 // empties the list.
 var newSinceThePreviousRelease = map[string]string{
+	"TestImageURLs":                            "upload paths as avatars and covers (#29)",
 	"TestModeration_Roles":                     "roles and PUT /api/admin/users/:username/role (#28)",
 	"TestModeration_HideArticle":               "hiding articles (#28)",
 	"TestModeration_HideComment":               "hiding comments (#28)",

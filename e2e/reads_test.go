@@ -418,9 +418,9 @@ func newReadStack(t *testing.T) *readStack {
 	sessions := service.NewSessionService(sessionstore.NewSessionRepository(pool, q), cache.NewRevocations(rds.Client, ks, nil), tokens,
 		sessionstore.NewAPIKeyRepository(pool, q), service.SessionConfig{AccessTTL: time.Hour, RefreshTTL: time.Hour}, time.Now, time.After, log)
 	idem := service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), durable.NewIdempotencyStore(pool, q), 0)
-	userSvc := service.NewUserService(users, pg.NewUnitOfWork(pool), hasher, sessions, idem, noVerification{}, nil, log, time.Now)
+	userSvc := service.NewUserService(users, pg.NewUnitOfWork(pool), hasher, sessions, idem, noVerification{}, nil, log, time.Now, repository.NewUploadReferences(pool, q))
 	blocks := moderation.NewBlocks(pool, q, cache.NewBlocks(rds.Client, ks, policy, log), log)
-	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), idem, preload, blocks)
+	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), idem, preload, blocks, repository.NewUploadReferences(pool, q))
 	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters), articleSvc)
 	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters, viewers), articleSvc)
 	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: 1 << 20}, log, web.Handlers{

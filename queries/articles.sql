@@ -4,20 +4,20 @@
 -- name: ArticleInsert :one
 -- search_vector is set in the same statement (see ArticleUpdateContent), and a published
 -- article takes the next place in publication order (search_seq, migration 00024).
-INSERT INTO articles (slug, author_id, title, description, body, tag_list, status, published_at, search_vector, search_seq)
-VALUES (@slug::text, @author_id::bigint, @title::text, @description::text, @body::text, @tag_list::text[],
+INSERT INTO articles (slug, author_id, title, description, body, tag_list, cover_image, status, published_at, search_vector, search_seq)
+VALUES (@slug::text, @author_id::bigint, @title::text, @description::text, @body::text, @tag_list::text[], @cover_image::text,
         @status::text, CASE WHEN @status::text = 'published' THEN now() END,
         CASE WHEN @status::text = 'published'
              THEN inkwell_search_document((@search_config::text)::regconfig, @title::text, @description::text, @body::text) END,
         CASE WHEN @status::text = 'published' THEN nextval('articles_search_seq') END)
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason;
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image;
 
 -- name: ArticleGetBySlug :one
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
 FROM articles WHERE slug = @slug::text;
 
 -- name: ArticleGetByIDForUpdate :one
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
 FROM articles WHERE id = @id::bigint FOR UPDATE;
 
 -- name: ArticleUpdateContent :one
@@ -30,12 +30,13 @@ SET title         = @title::text,
     description   = @description::text,
     body          = @body::text,
     tag_list      = @tag_list::text[],
+    cover_image   = @cover_image::text,
     version       = version + 1,
     updated_at    = now(),
     search_vector = CASE WHEN status = 'published'
                          THEN inkwell_search_document((@search_config::text)::regconfig, @title::text, @description::text, @body::text) END
 WHERE id = @id::bigint AND version = @expected_version::int
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason;
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image;
 
 -- name: ArticleTransition :one
 -- Status changes are guarded in SQL: the row changes only if its author's status is one of
@@ -54,7 +55,7 @@ SET status        = CASE WHEN status = 'hidden' THEN 'hidden' ELSE @to_status::t
                          THEN inkwell_search_document((@search_config::text)::regconfig, title, description, body) END,
     search_seq    = CASE WHEN status <> 'hidden' AND @to_status::text = 'published' THEN nextval('articles_search_seq') ELSE search_seq END
 WHERE id = @id::bigint AND COALESCE(hidden_status, status) = ANY (@from_statuses::text[])
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason;
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image;
 
 -- name: ArticleDelete :execrows
 DELETE FROM articles WHERE id = @id::bigint;
@@ -66,7 +67,7 @@ DELETE FROM articles WHERE id = @id::bigint;
 -- cursor as an index condition. Lists carry no bodies (the RealWorld spec dropped them from
 -- multiple-article answers).
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM articles a
 WHERE a.status = 'published'
   AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
@@ -75,7 +76,7 @@ LIMIT @lim::int OFFSET @off::int;
 
 -- name: ArticleListByTag :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM article_tags t
 JOIN articles a ON a.id = t.article_id
 WHERE t.tag = @tag::text
@@ -85,7 +86,7 @@ LIMIT @lim::int OFFSET @off::int;
 
 -- name: ArticleListPublishedByAuthor :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM articles a
 WHERE a.author_id = @author_id::bigint AND a.status = 'published'
   AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
@@ -94,7 +95,7 @@ LIMIT @lim::int OFFSET @off::int;
 
 -- name: ArticleListFavorited :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM favorite_articles f
 JOIN articles a ON a.id = f.article_id
 WHERE f.user_id = @user_id::bigint
@@ -106,7 +107,7 @@ LIMIT @lim::int OFFSET @off::int;
 -- Two or three filters at once. Its cost is that of the most selective filter's rows walked
 -- until a page matches the others: bounded by that filter's size, not by the table's.
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM articles a
 WHERE a.status = 'published'
   AND (sqlc.narg(tag)::text IS NULL OR EXISTS (
@@ -171,7 +172,7 @@ WITH heads AS (
     LIMIT @lim::int OFFSET @off::int
 )
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM page p
 JOIN articles a ON a.id = p.id
 ORDER BY p.created_at DESC, p.id DESC;
@@ -190,7 +191,7 @@ WHERE f.follower_id = @follower_id::bigint;
 SELECT u.*
 FROM (
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
      FROM articles a
      WHERE a.author_id = @author_id::bigint AND a.status = 'draft'
        AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
@@ -198,7 +199,7 @@ FROM (
      LIMIT @depth::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
      FROM articles a
      WHERE a.author_id = @author_id::bigint AND a.status = 'published'
        AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
@@ -206,7 +207,7 @@ FROM (
      LIMIT @depth::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
      FROM articles a
      WHERE a.author_id = @author_id::bigint AND a.status = 'withdrawn'
        AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
@@ -214,7 +215,7 @@ FROM (
      LIMIT @depth::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
      FROM articles a
      WHERE a.author_id = @author_id::bigint AND a.status = 'hidden'
        AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
@@ -227,7 +228,7 @@ LIMIT @lim::int OFFSET @off::int;
 -- name: ArticleListByAuthorStatus :many
 -- An author's own list, one status.
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
 FROM articles a
 WHERE a.author_id = @author_id::bigint AND a.status = @status::text
   AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
@@ -256,5 +257,5 @@ LIMIT @lim::int;
 
 -- name: ArticleGetBySlugs :many
 -- Full articles for the article cache's batch fill (a cached search page's hits).
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
 FROM articles WHERE slug = ANY (@slugs::text[]);

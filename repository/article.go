@@ -66,7 +66,7 @@ func (r *ArticleRepository) CreateIn(ctx context.Context, stx service.Tx, a doma
 	err := tx.Savepoint(ctx, func(db pgx.Tx) error {
 		inserted, err := r.q.ArticleInsert(ctx, db, dao.ArticleInsertParams{
 			Slug: a.Slug, AuthorID: a.AuthorID, Title: a.Title, Description: a.Description, Body: a.Body,
-			TagList: nonNilTags(a.Tags), Status: string(a.Status), SearchConfig: string(r.lang),
+			TagList: nonNilTags(a.Tags), CoverImage: a.CoverImage, Status: string(a.Status), SearchConfig: string(r.lang),
 		})
 		row = dao.ArticleGetBySlugRow(inserted)
 		if err != nil {
@@ -74,6 +74,11 @@ func (r *ArticleRepository) CreateIn(ctx context.Context, stx service.Tx, a doma
 		}
 		if err := r.q.CommentSeqInit(ctx, db, row.ID); err != nil {
 			return pg.Wrapf(err, "init comment numbering of article %d", row.ID)
+		}
+		if a.Uploads != nil {
+			if err := replaceUploadReferences(ctx, r.q, db, uploadOwnerArticle, row.ID, a.Uploads); err != nil {
+				return err
+			}
 		}
 		if row.Status == string(domain.StatusPublished) {
 			return durable.WriteArticleEvent(ctx, r.q, db, domain.TopicArticlePublished, articleFromRow(row))
@@ -136,7 +141,7 @@ func (r *ArticleRepository) Update(ctx context.Context, id int64, change func(*d
 		}
 		updated, err := r.q.ArticleUpdateContent(ctx, tx, dao.ArticleUpdateContentParams{
 			ID: id, ExpectedVersion: locked.Version,
-			Title: a.Title, Description: a.Description, Body: a.Body, TagList: nonNilTags(a.Tags),
+			Title: a.Title, Description: a.Description, Body: a.Body, TagList: nonNilTags(a.Tags), CoverImage: a.CoverImage,
 			SearchConfig: string(r.lang),
 		})
 		row = dao.ArticleGetBySlugRow(updated)
@@ -145,6 +150,11 @@ func (r *ArticleRepository) Update(ctx context.Context, id int64, change func(*d
 		}
 		if err != nil {
 			return pg.Wrapf(err, "update article %d", id)
+		}
+		if a.Uploads != nil {
+			if err := replaceUploadReferences(ctx, r.q, tx, uploadOwnerArticle, id, a.Uploads); err != nil {
+				return err
+			}
 		}
 		r.afterWrite(tx, articleFromRow(row), row.Slug, locked.TagList...)
 		return nil
@@ -210,6 +220,9 @@ func (r *ArticleRepository) Delete(ctx context.Context, a domain.Article) error 
 		}
 		if n == 0 {
 			return domain.ErrNotFound
+		}
+		if err := replaceUploadReferences(ctx, r.q, tx, uploadOwnerArticle, a.ID, nil); err != nil {
+			return err
 		}
 		r.afterWrite(tx, domain.Article{AuthorID: a.AuthorID}, a.Slug, a.Tags...)
 		return durable.WriteArticleEvent(ctx, r.q, tx, domain.TopicArticleDeleted, a)
@@ -484,6 +497,7 @@ func articleFromRow(row dao.ArticleGetBySlugRow) domain.Article {
 		ID: row.ID, Slug: row.Slug, AuthorID: row.AuthorID, Title: row.Title, Description: row.Description,
 		TagList: row.TagList, Status: row.Status, Version: row.Version, CreatedAt: row.CreatedAt,
 		UpdatedAt: row.UpdatedAt, PublishedAt: row.PublishedAt, HiddenStatus: row.HiddenStatus, HiddenReason: row.HiddenReason,
+		CoverImage: row.CoverImage,
 	})
 	a.Body = row.Body
 	return a
@@ -493,7 +507,7 @@ func summaryFromRow(row dao.ArticleListByAuthorRow) domain.Article {
 	a := domain.Article{
 		ID: row.ID, Slug: row.Slug, AuthorID: row.AuthorID, Title: row.Title, Description: row.Description,
 		Tags: nonNilTags(row.TagList), Status: domain.ArticleStatus(row.Status), Version: row.Version,
-		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, CoverImage: row.CoverImage,
 	}
 	if row.PublishedAt.Valid {
 		t := row.PublishedAt.Time

@@ -14,6 +14,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/service"
 )
 
@@ -862,7 +863,7 @@ func (e *env) mineWithPreloads(t *testing.T) func(author int64, p domain.Page) {
 			t.Errorf("preloader: %v", err)
 		}
 	})
-	svc := service.NewArticleService(e.articles, e.inter, e.users, e.follows, noReads{}, func() string { return testenv.RandomID(3) }, nil, pre, noBlocks{})
+	svc := service.NewArticleService(e.articles, e.inter, e.users, e.follows, noReads{}, func() string { return testenv.RandomID(3) }, nil, pre, noBlocks{}, repository.NewUploadReferences(e.pool, e.q))
 	return func(author int64, p domain.Page) {
 		t.Helper()
 		if _, err := svc.Mine(t.Context(), author, "", p); err != nil {

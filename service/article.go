@@ -87,13 +87,14 @@ type ArticleService struct {
 	idem     Idempotency
 	preload  ArticlePreloader
 	blocks   BlockedSets
+	uploads  UploadLookup
 	now      func() time.Time
 }
 
 // NewArticleService returns an ArticleService over its ports. suffix makes the random tail that
 // disambiguates two articles with the same title.
-func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, reads ReadRecorder, suffix SlugSuffix, idem Idempotency, preload ArticlePreloader, blocks BlockedSets) *ArticleService {
-	return &ArticleService{articles: articles, inter: inter, users: users, follows: follows, reads: reads, suffix: suffix, idem: idem, preload: preload, blocks: blocks, now: time.Now}
+func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, reads ReadRecorder, suffix SlugSuffix, idem Idempotency, preload ArticlePreloader, blocks BlockedSets, uploads UploadLookup) *ArticleService {
+	return &ArticleService{articles: articles, inter: inter, users: users, follows: follows, reads: reads, suffix: suffix, idem: idem, preload: preload, blocks: blocks, uploads: uploads, now: time.Now}
 }
 
 // SlugSuffix returns a short random string for slug collisions.
@@ -104,6 +105,7 @@ type CreateArticleInput struct {
 	Title, Description, Body string
 	Tags                     []string
 	Draft                    bool
+	CoverImage               string
 }
 
 // UpdateArticleInput carries the fields to change (nil: unchanged) and, optionally, the version
@@ -112,6 +114,7 @@ type UpdateArticleInput struct {
 	Title, Description, Body *string
 	Tags                     *[]string
 	Version                  *int32
+	CoverImage               *string
 }
 
 // ArticleList is one page of a list.
@@ -135,6 +138,9 @@ func (s *ArticleService) Create(ctx context.Context, viewerID int64, in CreateAr
 	if err != nil {
 		return domain.ArticleView{}, err
 	}
+	if a.Uploads, err = newArticleUploads(ctx, s.uploads, a); err != nil {
+		return domain.ArticleView{}, err
+	}
 	return s.create(ctx, viewerID, a, s.articles.Create)
 }
 
@@ -152,6 +158,9 @@ func (s *ArticleService) CreateIdempotent(ctx context.Context, viewerID int64, i
 		func() (prepared, error) {
 			a, err := newArticle(viewerID, in)
 			if err != nil {
+				return prepared{}, err
+			}
+			if a.Uploads, err = newArticleUploads(ctx, s.uploads, a); err != nil {
 				return prepared{}, err
 			}
 			author, err := s.users.GetByID(ctx, viewerID)
@@ -176,12 +185,13 @@ func newArticle(viewerID int64, in CreateArticleInput) (domain.Article, error) {
 	in.Tags = domain.NormalizeTags(in.Tags)
 	v := &domain.ValidationError{}
 	domain.ValidateArticle(v, &in.Title, &in.Description, &in.Body, in.Tags)
+	domain.ValidateImageURL(v, "coverImage", in.CoverImage)
 	if err := v.OrNil(); err != nil {
 		return domain.Article{}, err
 	}
 	a := domain.Article{
 		AuthorID: viewerID, Title: strings.TrimSpace(in.Title), Description: strings.TrimSpace(in.Description),
-		Body: in.Body, Tags: in.Tags, Status: domain.StatusPublished,
+		Body: in.Body, Tags: in.Tags, Status: domain.StatusPublished, CoverImage: in.CoverImage,
 	}
 	if in.Draft {
 		a.Status = domain.StatusDraft
@@ -255,12 +265,31 @@ func (s *ArticleService) Update(ctx context.Context, viewerID int64, slug string
 	}
 	v := &domain.ValidationError{}
 	domain.ValidateArticle(v, in.Title, in.Description, in.Body, tags)
+	if in.CoverImage != nil {
+		domain.ValidateImageURL(v, "coverImage", *in.CoverImage)
+	}
 	if err := v.OrNil(); err != nil {
 		return domain.ArticleView{}, err
 	}
 	a, err := s.owned(ctx, viewerID, slug)
 	if err != nil {
 		return domain.ArticleView{}, err
+	}
+	// The uploads the edited article refers to are looked up before its unit of work opens (a pool
+	// lookup inside it could wait for a connection only waiting transactions hold), from the
+	// fields sent and the article as read; an edit touching neither cover nor body keeps them.
+	var uploads []int64
+	if in.Body != nil || in.CoverImage != nil {
+		next := a
+		if in.Body != nil {
+			next.Body = *in.Body
+		}
+		if in.CoverImage != nil {
+			next.CoverImage = *in.CoverImage
+		}
+		if uploads, err = articleUploads(ctx, s.uploads, next); err != nil {
+			return domain.ArticleView{}, err
+		}
 	}
 	updated, err := s.articles.Update(ctx, a.ID, func(cur *domain.Article) error {
 		if cur.AuthorID != viewerID {
@@ -281,11 +310,16 @@ func (s *ArticleService) Update(ctx context.Context, viewerID int64, slug string
 		if in.Tags != nil {
 			cur.Tags = domain.NormalizeTags(*in.Tags)
 		}
+		if in.CoverImage != nil {
+			cur.CoverImage = *in.CoverImage
+		}
+		cur.Uploads = uploads
 		return nil
 	})
 	if err != nil {
 		return domain.ArticleView{}, err
 	}
+	updated.Uploads = nil // what to record, not part of the article's view
 	return s.view(ctx, viewerID, updated)
 }
 

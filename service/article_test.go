@@ -55,7 +55,7 @@ func newArticleService(t *testing.T, suffixes ...string) (*service.ArticleServic
 		next++
 		return suffixes[next-1]
 	}
-	return service.NewArticleService(d.articles, d.inter, d.users, d.follows, d.reads, suffix, d.idem, d.preload, d.blocks), d
+	return service.NewArticleService(d.articles, d.inter, d.users, d.follows, d.reads, suffix, d.idem, d.preload, d.blocks, noUploads{}), d
 }
 
 // The people in these tests: writer writes most articles, reader reads them, critic is a third

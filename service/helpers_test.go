@@ -98,3 +98,13 @@ func (f *fakeBlocks) block(blockerID int64, ids ...int64) {
 	}
 	f.set[blockerID] = append(f.set[blockerID], ids...)
 }
+
+// noUploads knows no uploads: every upload path names nothing of the user's, and references
+// record nowhere.
+type noUploads struct{}
+
+func (noUploads) OwnedUploads(context.Context, int64, []string) (map[string]int64, error) {
+	return map[string]int64{}, nil
+}
+
+func (noUploads) ReplaceAvatarIn(context.Context, service.Tx, int64, []int64) error { return nil }

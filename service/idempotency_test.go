@@ -54,7 +54,7 @@ func TestRegisterIdempotent_HashesWithoutHoldingAConnection(t *testing.T) {
 	users := repository.NewUserRepository(db.Pool, q,
 		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
 	hasher := &gatedHasher{entered: make(chan struct{}), release: make(chan struct{})}
-	svc := service.NewUserService(users, pg.NewUnitOfWork(db.Pool), hasher, userSessions{}, newIdempotency(db.Pool), noVerification{}, nil, log, time.Now)
+	svc := service.NewUserService(users, pg.NewUnitOfWork(db.Pool), hasher, userSessions{}, newIdempotency(db.Pool), noVerification{}, nil, log, time.Now, noUploads{})
 
 	name := "gated" + testenv.RandomID(4)
 	in := service.RegisterInput{Username: name, Email: name + "@example.com", Password: "correct horse battery"}
@@ -133,7 +133,7 @@ func TestRegisterIdempotent_StoresNoToken(t *testing.T) {
 	users := repository.NewUserRepository(db.Pool, q,
 		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
 	sessions := &countingSessions{}
-	svc := service.NewUserService(users, pg.NewUnitOfWork(db.Pool), plainHasher{}, sessions, newIdempotency(db.Pool), noVerification{}, nil, log, time.Now)
+	svc := service.NewUserService(users, pg.NewUnitOfWork(db.Pool), plainHasher{}, sessions, newIdempotency(db.Pool), noVerification{}, nil, log, time.Now, noUploads{})
 
 	name := "tokenless" + testenv.RandomID(4)
 	in := service.RegisterInput{Username: name, Email: name + "@example.com", Password: "correct horse battery"}

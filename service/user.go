@@ -83,6 +83,7 @@ type UserService struct {
 	codes    StepUpCodes
 	log      *slog.Logger
 	now      func() time.Time
+	uploads  AvatarUploads
 
 	dummyOnce sync.Once
 	dummyHash string
@@ -90,8 +91,8 @@ type UserService struct {
 
 // NewUserService returns a UserService over its ports.
 func NewUserService(users UserRepository, uow UnitOfWork, hasher PasswordHasher, sessions SessionManager, idem Idempotency, verifier RegistrationVerifier,
-	codes StepUpCodes, log *slog.Logger, now func() time.Time) *UserService {
-	return &UserService{users: users, uow: uow, hasher: hasher, sessions: sessions, idem: idem, verifier: verifier, codes: codes, log: log, now: now}
+	codes StepUpCodes, log *slog.Logger, now func() time.Time, uploads AvatarUploads) *UserService {
+	return &UserService{users: users, uow: uow, hasher: hasher, sessions: sessions, idem: idem, verifier: verifier, codes: codes, log: log, now: now, uploads: uploads}
 }
 
 // RegisterInput is what a new account needs.
@@ -378,6 +379,20 @@ func (s *UserService) Update(ctx context.Context, cred domain.Credential, in Upd
 	if err != nil {
 		return domain.User{}, err
 	}
+	// An avatar that is an upload must be the user's own; what it refers to is recorded with the
+	// change (retention keeps referenced uploads).
+	var avatar []int64
+	if in.Image != nil {
+		if avatar, err = imageUploads(ctx, s.uploads, userID, "image", *in.Image); err != nil {
+			return domain.User{}, err
+		}
+	}
+	recordAvatar := func(tx Tx) error {
+		if in.Image == nil {
+			return nil
+		}
+		return s.uploads.ReplaceAvatarIn(ctx, tx, userID, avatar)
+	}
 
 	// Hash before the transaction: it takes tens of milliseconds and must not hold the row lock.
 	var newHash string
@@ -417,9 +432,18 @@ func (s *UserService) Update(ctx context.Context, cred domain.Credential, in Upd
 		return nil
 	}
 	var u domain.User
-	if verified == "" {
+	switch {
+	case verified == "" && in.Image == nil:
 		u, err = s.users.Update(ctx, userID, apply)
-	} else {
+	case verified == "":
+		err = s.uow.InTx(ctx, func(tx Tx) error {
+			var err error
+			if u, err = s.users.UpdateIn(ctx, tx, userID, apply); err != nil {
+				return err
+			}
+			return recordAvatar(tx)
+		})
+	default:
 		err = s.uow.InTx(ctx, func(tx Tx) error {
 			var err error
 			u, err = s.users.UpdateIn(ctx, tx, userID, func(u *domain.User) error {
@@ -431,6 +455,9 @@ func (s *UserService) Update(ctx context.Context, cred domain.Credential, in Upd
 				return apply(u)
 			})
 			if err != nil {
+				return err
+			}
+			if err := recordAvatar(tx); err != nil {
 				return err
 			}
 			return s.sessions.RevokeAllIn(ctx, tx, userID, cred.SessionID, true)

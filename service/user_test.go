@@ -34,7 +34,7 @@ func newUserService(t *testing.T) (*service.UserService, userDeps) {
 		idem:   mocks.NewMockIdempotency(ctrl),
 		codes:  mocks.NewMockStepUpCodes(ctrl),
 	}
-	return service.NewUserService(d.repo, txUnitOfWork{noHooksTx{}}, d.hasher, d.tokens, d.idem, noVerification{}, d.codes, discardLogger, time.Now), d
+	return service.NewUserService(d.repo, txUnitOfWork{noHooksTx{}}, d.hasher, d.tokens, d.idem, noVerification{}, d.codes, discardLogger, time.Now, noUploads{}), d
 }
 
 // untouched proves that rejected input reaches neither storage, the hasher nor the token issuer.
@@ -593,10 +593,12 @@ func TestUserService_Update(t *testing.T) {
 			check: wantUser(with(func(u *domain.User) { u.Bio = "I like to skateboard" })),
 		},
 		{
+			// An image sent is recorded with the change (the avatar's upload references), so the
+			// change runs in a unit of work the use case opens.
 			name: "empty bio and image clear them",
 			in:   service.UpdateUserInput{Bio: ptr(""), Image: ptr("")},
 			buildStubs: func(d userDeps) {
-				d.repo.EXPECT().Update(gomock.Any(), jake.ID, gomock.Any()).DoAndReturn(applyChange(jake))
+				d.repo.EXPECT().UpdateIn(gomock.Any(), gomock.Any(), jake.ID, gomock.Any()).DoAndReturn(applyChangeTx(jake))
 			},
 			check: wantUser(with(func(u *domain.User) { u.Bio, u.Image = "", "" })),
 		},
@@ -651,7 +653,7 @@ func TestUserService_Update(t *testing.T) {
 					"username": {"can't be blank"},
 					"password": {"is too short (minimum is 8 characters)"},
 					"bio":      {"is too long (maximum is 4000 characters)"},
-					"image":    {"must be an http or https URL"},
+					"image":    {"must be an https URL or the url of one of your uploads (/media/...)"},
 				})
 			},
 		},

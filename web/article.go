@@ -60,13 +60,14 @@ type articleJSON struct {
 	CollectsCount  int64       `json:"collectsCount"`
 	// Moderation is present only on an article a moderator hid, which only its author reads.
 	Moderation *moderationJSON `json:"moderation,omitempty"`
+	CoverImage string          `json:"coverImage,omitempty"` // EXT: left out when none
 }
 
 func articleOf(v domain.ArticleView, withBody bool) articleJSON {
 	out := articleJSON{
 		Slug: v.Slug, Title: v.Title, Description: v.Description, TagList: sortedTags(v.Tags),
 		CreatedAt: timestamp(v.CreatedAt), UpdatedAt: timestamp(v.UpdatedAt),
-		Favorited: v.Favorited, FavoritesCount: v.Counters.Likes, Moderation: moderationOf(v.Moderation),
+		Favorited: v.Favorited, FavoritesCount: v.Counters.Likes, Moderation: moderationOf(v.Moderation), CoverImage: v.CoverImage,
 		Author: profileResponse(v.Author).Profile,
 		Status: string(v.Status), Version: v.Version,
 		ReadsCount: v.Counters.Reads, Collected: v.Collected, CollectsCount: v.Counters.Collects,
@@ -123,6 +124,7 @@ type createArticleRequest struct {
 		Body        string   `json:"body"`
 		TagList     []string `json:"tagList"`
 		Draft       bool     `json:"draft"`
+		CoverImage  string   `json:"coverImage"` // EXT
 	} `json:"article"`
 }
 
@@ -133,7 +135,7 @@ func (h *ArticleHandler) Create(c *gin.Context) {
 		return
 	}
 	a := req.Article
-	in := service.CreateArticleInput{Title: a.Title, Description: a.Description, Body: a.Body, Tags: a.TagList, Draft: a.Draft}
+	in := service.CreateArticleInput{Title: a.Title, Description: a.Description, Body: a.Body, Tags: a.TagList, Draft: a.Draft, CoverImage: a.CoverImage}
 	respond := func(v domain.ArticleView, err error) { h.respondOne(c, http.StatusCreated, v, err) }
 	if key, ok := idempotencyKeyOf(c); ok {
 		res, replayed, err := h.articles.CreateIdempotent(c.Request.Context(), viewerID(c), in, idempotent(c, key, respond))
@@ -156,6 +158,7 @@ type updateArticleRequest struct {
 		Body        *string   `json:"body"`
 		TagList     *[]string `json:"tagList"`
 		Version     *int32    `json:"version"`
+		CoverImage  *string   `json:"coverImage"` // EXT
 	} `json:"article"`
 }
 
@@ -167,7 +170,7 @@ func (h *ArticleHandler) Update(c *gin.Context) {
 	}
 	a := req.Article
 	v, err := h.articles.Update(c.Request.Context(), viewerID(c), c.Param("slug"), service.UpdateArticleInput{
-		Title: a.Title, Description: a.Description, Body: a.Body, Tags: a.TagList, Version: a.Version,
+		Title: a.Title, Description: a.Description, Body: a.Body, Tags: a.TagList, Version: a.Version, CoverImage: a.CoverImage,
 	})
 	h.respondOne(c, http.StatusOK, v, err)
 }

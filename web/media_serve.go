@@ -25,7 +25,7 @@ type MediaFiles interface {
 }
 
 // mediaPath is where objects are served, outside /api: their URLs are the same whatever the store.
-const mediaPath = "/media/"
+const mediaPath = domain.MediaPathPrefix
 
 // MediaURL is the public URL of an object: relative, so it works behind any host and scheme.
 func MediaURL(key string) string { return mediaPath + key }

@@ -421,10 +421,10 @@ func TestUpdateUser(t *testing.T) {
 			buildStubs: func(users *mocks.MockUserService, _ *mocks.MockProfileService) {
 				expectAuth(users)
 				users.EXPECT().Update(gomock.Any(), sessionCred, gomock.Any()).
-					Return(domain.User{}, domain.NewValidationError("image", "must be an http or https URL"))
+					Return(domain.User{}, domain.NewValidationError("image", "must be an https URL or the url of one of your uploads (/media/...)"))
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
-				requireErrors(t, rec, http.StatusUnprocessableEntity, map[string][]string{"image": {"must be an http or https URL"}})
+				requireErrors(t, rec, http.StatusUnprocessableEntity, map[string][]string{"image": {"must be an https URL or the url of one of your uploads (/media/...)"}})
 			},
 		},
 		{
