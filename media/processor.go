@@ -276,11 +276,18 @@ type encoder func(img image.Image, name string) (domain.ImageFile, error)
 // makeVariants derives the sizes from the decoded, oriented pixels.
 func makeVariants(img image.Image, enc encoder) ([]domain.ImageFile, error) {
 	cover := fitWidth(img, CoverWidth)
+	// The avatar from the cover too, unless that would make it upscale a panorama's short side:
+	// a resampling filter's cost is in the pixels it reads, and a 40-megapixel photo has 16 times
+	// the cover's.
+	avatarFrom := cover
+	if b := cover.Bounds(); min(b.Dx(), b.Dy()) < AvatarSize {
+		avatarFrom = img
+	}
 	sized := []struct {
 		name string
 		img  image.Image
 	}{
-		{domain.VariantAvatar, imaging.Fill(img, AvatarSize, AvatarSize, imaging.Center, imaging.CatmullRom)},
+		{domain.VariantAvatar, imaging.Fill(avatarFrom, AvatarSize, AvatarSize, imaging.Center, imaging.CatmullRom)},
 		{domain.VariantCover, cover},
 		{domain.VariantThumb, fitWidth(cover, ThumbWidth)}, // from the cover: fewer pixels to read
 	}
