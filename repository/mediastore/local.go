@@ -94,7 +94,7 @@ func (l *Local) Open(_ context.Context, key string) (domain.MediaObject, error) 
 		return domain.MediaObject{}, fmt.Errorf("media store: stat %s: %w", key, err)
 	}
 	if data, ok := l.small.get(key, st.Size(), st.ModTime()); ok {
-		return domain.MediaObject{Content: bytesObject{bytes.NewReader(data)}, Size: st.Size(), ModTime: st.ModTime()}, nil
+		return domain.MediaObject{Content: bytesObject{bytes.NewReader(data)}, Size: st.Size(), ModTime: st.ModTime(), Data: data}, nil
 	}
 	if st.Size() <= localCacheObjectMax {
 		data, err := os.ReadFile(p)
@@ -106,7 +106,7 @@ func (l *Local) Open(_ context.Context, key string) (domain.MediaObject, error) 
 		}
 		// A rename between the stat and the read is harmless: a key names its bytes.
 		l.small.put(key, data, st.ModTime())
-		return domain.MediaObject{Content: bytesObject{bytes.NewReader(data)}, Size: int64(len(data)), ModTime: st.ModTime()}, nil
+		return domain.MediaObject{Content: bytesObject{bytes.NewReader(data)}, Size: int64(len(data)), ModTime: st.ModTime(), Data: data}, nil
 	}
 	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
