@@ -39,6 +39,7 @@ var allowed = map[string]struct{ imports, tests string }{
 	"internal/apptest":      {imports: ". internal/testenv ioc"},
 	"internal/archtest":     {},
 	"internal/tools/fakes3": {}, // a real S3 server (gofakes3 in memory) that testenv.StartS3 builds and runs as a process of its own
+	"internal/tools/oidcop": {}, // a real OpenID provider (zitadel/oidc op in memory) that testenv.StartOIDCProvider builds and runs as a process of its own
 	"internal/testenv":      {imports: "migrations"},
 	"ioc":                   {imports: "requestid"}, // infrastructure only: the root package wires the layers
 	"job":                   {imports: "domain events service", tests: "cache dao internal/testenv repository repository/durable repository/pg repository/search"},
