@@ -53,7 +53,7 @@ func (s *store) withAudience(tokenResponse []byte, audience string) ([]byte, err
 		return nil, err
 	}
 	raw, _ := resp["id_token"].(string)
-	parsed, err := jose.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256})
+	parsed, err := jose.ParseSignedCompact(raw, []jose.SignatureAlgorithm{jose.RS256})
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func main() {
 	cfg.AuthMethodPost = true
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// Plain http on loopback: the tests' issuer is http://127.0.0.1:PORT.
-	provider, err := op.NewOpenIDProvider(issuer, &cfg, store, op.WithAllowInsecure(), op.WithLogger(logger))
+	provider, err := op.NewProvider(&cfg, store, op.StaticIssuer(issuer), op.WithAllowInsecure(), op.WithLogger(logger))
 	if err != nil {
 		log.Fatalf("oidcop: %v", err)
 	}
