@@ -66,13 +66,13 @@ type discovered struct {
 
 // NewOIDCProvider tries discovery once, for at most opts.DiscoveryTimeout, so an unreachable
 // issuer does not hold start-up; until it succeeds the provider is unavailable and a goroutine
-// retries with capped exponential backoff. stop ends the retries.
+// retries with capped exponential backoff until it succeeds, ctx is cancelled or stop is called.
 func NewOIDCProvider(ctx context.Context, cfg ProviderConfig, opts Options) (p *OIDCProvider, stop func()) {
 	p = &OIDCProvider{cfg: cfg, opts: opts.withDefaults()}
 	if len(p.cfg.Scopes) == 0 {
 		p.cfg.Scopes = []string{gooidc.ScopeOpenID, "email", "profile"}
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	ctx, cancel := context.WithCancel(ctx)
 	if err := p.discover(ctx); err == nil {
 		return p, cancel
 	}

@@ -149,7 +149,7 @@ func TestOIDCUnreachableIssuerBecomesAvailable(t *testing.T) {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 
-	asked := make(chan time.Duration, 1)
+	asked := make(chan time.Duration, 8) // room enough that a failing test never blocks the retrier
 	fire := make(chan time.Time)
 	after := func(d time.Duration) <-chan time.Time { asked <- d; return fire }
 	p, stop := oidc.NewOIDCProvider(context.Background(), oidc.ProviderConfig{
