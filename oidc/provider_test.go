@@ -108,6 +108,7 @@ func TestOIDCRefusesTokensNotForThisSignIn(t *testing.T) {
 		{"for another client", testenv.TokenTweak{Audience: "someone-else"}, domain.SignInInvalidToken},
 		{"expired", testenv.TokenTweak{Expired: true}, domain.SignInInvalidToken},
 		{"another nonce", testenv.TokenTweak{Nonce: "not-mine"}, domain.SignInNonceMismatch},
+		{"authorized to another party", testenv.TokenTweak{AuthorizedParty: "someone-else"}, domain.SignInInvalidToken},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -42,11 +42,13 @@ type OIDCUser struct {
 }
 
 // TokenTweak changes the NEXT ID token the provider issues to a client (each part once): Expired
-// puts exp an hour in the past, Nonce and Audience replace the nonce and the aud claims.
+// puts exp an hour in the past, Nonce replaces the nonce, Audience makes the token another
+// client's (aud and azp), AuthorizedParty adds that party to aud and makes it azp.
 type TokenTweak struct {
-	Expired  bool   `json:"expired"`
-	Nonce    string `json:"nonce"`
-	Audience string `json:"audience"`
+	Expired         bool   `json:"expired"`
+	Nonce           string `json:"nonce"`
+	Audience        string `json:"audience"`
+	AuthorizedParty string `json:"authorized_party"`
 }
 
 // StartOIDCProvider runs the provider on a free loopback port and kills it when the test ends.

@@ -11,7 +11,8 @@ import (
 )
 
 // audienceTweak issues, when a client's next token is to carry another audience, an ID token
-// whose aud and azp are that other client: the token endpoint's answer is rewritten and signed
+// whose aud and azp are that other client (or, for an authorized-party tweak, whose aud adds
+// the other party and whose azp is it): the token endpoint's answer is rewritten and signed
 // again with the provider's current key, so the token is the provider's own, just not for the
 // client that asked. op itself always puts the requesting client in aud, hence this layer.
 func audienceTweak(s *store, next http.Handler) http.Handler {
@@ -25,8 +26,8 @@ func audienceTweak(s *store, next http.Handler) http.Handler {
 			_ = r.ParseForm()
 			clientID = r.PostForm.Get("client_id")
 		}
-		audience := s.takeAudience(clientID)
-		if audience == "" {
+		audience, party := s.takeAudience(clientID)
+		if audience == "" && party == "" {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -34,7 +35,7 @@ func audienceTweak(s *store, next http.Handler) http.Handler {
 		next.ServeHTTP(rec, r)
 		body := rec.Body.Bytes()
 		if rec.Code == http.StatusOK {
-			if rewritten, err := s.withAudience(body, audience); err == nil {
+			if rewritten, err := s.withAudience(body, audience, party); err == nil {
 				body = rewritten
 			}
 		}
@@ -47,7 +48,7 @@ func audienceTweak(s *store, next http.Handler) http.Handler {
 	})
 }
 
-func (s *store) withAudience(tokenResponse []byte, audience string) ([]byte, error) {
+func (s *store) withAudience(tokenResponse []byte, audience, party string) ([]byte, error) {
 	var resp map[string]any
 	if err := json.Unmarshal(tokenResponse, &resp); err != nil {
 		return nil, err
@@ -61,9 +62,15 @@ func (s *store) withAudience(tokenResponse []byte, audience string) ([]byte, err
 	if err := json.NewDecoder(bytes.NewReader(parsed.UnsafePayloadWithoutVerification())).Decode(&claims); err != nil {
 		return nil, err
 	}
-	claims["aud"] = []string{audience}
-	claims["azp"] = audience
-	claims["client_id"] = audience
+	if audience != "" {
+		claims["aud"] = []string{audience}
+		claims["azp"] = audience
+		claims["client_id"] = audience
+	}
+	if party != "" {
+		claims["aud"] = append(audiences(claims["aud"]), party)
+		claims["azp"] = party
+	}
 	payload, err := json.Marshal(claims)
 	if err != nil {
 		return nil, err
@@ -86,4 +93,15 @@ func (s *store) withAudience(tokenResponse []byte, audience string) ([]byte, err
 	var out strings.Builder
 	err = json.NewEncoder(&out).Encode(resp)
 	return []byte(out.String()), err
+}
+
+// audiences reads aud, a string or an array of strings in JSON.
+func audiences(aud any) []any {
+	switch aud := aud.(type) {
+	case []any:
+		return aud
+	case string:
+		return []any{aud}
+	}
+	return nil
 }

@@ -34,6 +34,9 @@ type tweak struct {
 	Expired  bool   `json:"expired"`
 	Nonce    string `json:"nonce"`
 	Audience string `json:"audience"`
+	// AuthorizedParty adds this party to aud and makes it azp: a token for several audiences,
+	// authorized to another client.
+	AuthorizedParty string `json:"authorized_party"`
 }
 
 func newStore() (*store, error) {
@@ -118,17 +121,17 @@ func (s *store) takeNonce(clientID string) string {
 	return nonce
 }
 
-// takeAudience consumes the audience part of a client's pending tweak.
-func (s *store) takeAudience(clientID string) string {
+// takeAudience consumes the audience and authorized-party parts of a client's pending tweak.
+func (s *store) takeAudience(clientID string) (audience, party string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.tweaks[clientID]
 	if t == nil {
-		return ""
+		return "", ""
 	}
-	audience := t.Audience
-	t.Audience = ""
-	return audience
+	audience, party = t.Audience, t.AuthorizedParty
+	t.Audience, t.AuthorizedParty = "", ""
+	return audience, party
 }
 
 // CreateAuthRequest refuses an authorization request without PKCE S256.
