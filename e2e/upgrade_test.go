@@ -46,10 +46,10 @@ func (r twoReleases) ways() [][2]*testApp { return [][2]*testApp{{r.old, r.cur},
 func (a *testApp) releaseName() string { return a.Release.Name }
 
 // TestUpgrade_AnEditOnOneReleaseDropsTheOthersCopy: the invalidation channel between releases.
-// The local tiers' TTL is a constant now (cache.LocalTTL, 2s, v0.1.0's default), which no setting
-// carries to a process: the reader is polled, so an edit whose message were lost would still show
-// within 2s here. That the edit arrives by the message, not by expiry, is proven in process with
-// copies that live a minute (TestEditShowsOnAnotherInstanceBeforeItsLocalCopyExpires).
+// The previous release keeps local copies a minute (previousReleaseEnv), so an edit made on this
+// release shows there only through the message. This release's local tier lives cache.LocalTTL
+// (a constant no setting carries to a process), so the other direction is proven in process
+// with copies that live a minute (TestEditShowsOnAnotherInstanceBeforeItsLocalCopyExpires).
 func TestUpgrade_AnEditOnOneReleaseDropsTheOthersCopy(t *testing.T) {
 	parallel(t)
 	r := startTwoReleases(t)
