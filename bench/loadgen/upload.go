@@ -169,7 +169,7 @@ func uploadMain(args []string) error {
 }
 
 func printUploadRow(w io.Writer, r uploadResult) {
-	fmt.Fprintln(w, "| uploads | p50 | p90 | max | wall | server CPU per upload | server RSS before | peak while uploading | growth |")
+	fmt.Fprintln(w, "| uploads | p50 ms | p90 ms | max ms | wall | server CPU per upload | server RSS before | peak while uploading | growth |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	cpu, rss, peak, growth := "–", "–", "–", "–"
 	if r.CPUMsPer > 0 {
