@@ -597,7 +597,10 @@ type Querier interface {
 	UploadUsage(ctx context.Context, db DBTX, userID int64) (UploadUsageRow, error)
 	// What refers to an upload (migration 00028): a user's avatar, an article's cover and body.
 	// Which of keys (object keys of originals or derived sizes) name uploads of user_id, and which
-	// upload each names. Walks the user's uploads (uploads_user_recent_idx), bounded by their quota.
+	// upload each names. Index probes per key, whatever the user's number of uploads: the originals
+	// along uploads_object_key_idx, the derived sizes along uploads_variant_keys_idx (GIN). The
+	// uploads are found by key first (MATERIALIZED keeps the planner from walking the user's uploads
+	// instead), then kept when they are the user's.
 	UploadsOwnedByKeys(ctx context.Context, db DBTX, arg UploadsOwnedByKeysParams) ([]UploadsOwnedByKeysRow, error)
 	// Whether a blocks b and whether b blocks a: two probes of the primary key.
 	UserBlockBetween(ctx context.Context, db DBTX, arg UserBlockBetweenParams) (UserBlockBetweenRow, error)

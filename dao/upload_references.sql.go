@@ -41,13 +41,18 @@ func (q *Queries) UploadReferencesReplace(ctx context.Context, db DBTX, arg Uplo
 
 const uploadsOwnedByKeys = `-- name: UploadsOwnedByKeys :many
 
-SELECT u.id, u.object_key::text AS key
-FROM uploads u
-WHERE u.user_id = $1::bigint AND u.object_key = ANY ($2::text[])
-UNION ALL
-SELECT u.id, (v.value ->> 'key')::text AS key
-FROM uploads u, jsonb_each(u.variants) v
-WHERE u.user_id = $1::bigint AND (v.value ->> 'key') = ANY ($2::text[])
+WITH named AS MATERIALIZED (
+    SELECT u.id, u.user_id, u.object_key AS key
+    FROM uploads u
+    WHERE u.object_key = ANY ($2::text[])
+    UNION ALL
+    SELECT u.id, u.user_id, k.key
+    FROM unnest($2::text[]) AS k(key)
+    JOIN uploads u ON u.variant_keys @> ARRAY[k.key]
+)
+SELECT named.id, named.key::text AS key
+FROM named
+WHERE named.user_id = $1::bigint
 `
 
 type UploadsOwnedByKeysParams struct {
@@ -62,7 +67,10 @@ type UploadsOwnedByKeysRow struct {
 
 // What refers to an upload (migration 00028): a user's avatar, an article's cover and body.
 // Which of keys (object keys of originals or derived sizes) name uploads of user_id, and which
-// upload each names. Walks the user's uploads (uploads_user_recent_idx), bounded by their quota.
+// upload each names. Index probes per key, whatever the user's number of uploads: the originals
+// along uploads_object_key_idx, the derived sizes along uploads_variant_keys_idx (GIN). The
+// uploads are found by key first (MATERIALIZED keeps the planner from walking the user's uploads
+// instead), then kept when they are the user's.
 func (q *Queries) UploadsOwnedByKeys(ctx context.Context, db DBTX, arg UploadsOwnedByKeysParams) ([]UploadsOwnedByKeysRow, error) {
 	rows, err := db.Query(ctx, uploadsOwnedByKeys, arg.UserID, arg.Keys)
 	if err != nil {

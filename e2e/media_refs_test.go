@@ -12,11 +12,19 @@ import (
 func (a *testApp) insertUpload(t *testing.T, username, hexDigit string) string {
 	t.Helper()
 	key := strings.Repeat(hexDigit, 64) + ".png"
-	if _, err := a.DB.Pool.Exec(context.Background(), `INSERT INTO uploads (user_id, object_key, content_type, width, height, bytes, sha256)
-		SELECT id, $2, 'image/png', 10, 10, 100, $3 FROM users WHERE username = $1`, username, key, strings.Repeat(hexDigit, 64)); err != nil {
+	thumb := variantOf(key)[len("/media/"):]
+	if _, err := a.DB.Pool.Exec(context.Background(), `INSERT INTO uploads (user_id, object_key, content_type, width, height, bytes, sha256, variants, variant_keys)
+		SELECT id, $2, 'image/png', 10, 10, 100, $3, jsonb_build_object('thumb', jsonb_build_object('key', $4::text, 'width', 5, 'height', 5, 'bytes', 50)), ARRAY[$4::text]
+		FROM users WHERE username = $1`, username, key, strings.Repeat(hexDigit, 64), thumb); err != nil {
 		t.Fatal(err)
 	}
 	return "/media/" + key
+}
+
+// variantOf is the path of the thumbnail insertUpload gives the upload at path (or key).
+func variantOf(path string) string {
+	key := strings.TrimPrefix(path, "/media/")
+	return "/media/" + key[:63] + "0.png"
 }
 
 // TestImageURLs: an avatar and an article cover are an https URL or the path of one of the
@@ -45,6 +53,13 @@ func TestImageURLs(t *testing.T) {
 	if n := refs("avatar"); n != 1 {
 		t.Fatalf("%d avatar references, want 1", n)
 	}
+	// A derived size of one's own upload refers to that upload; another user's is refused.
+	app.Do("PUT", "/api/user", owner, map[string]any{"user": map[string]any{"image": variantOf(mine)}}).Expect(t, http.StatusOK)
+	if n := app.pgCount(t, `SELECT count(*) FROM upload_references r JOIN uploads u ON u.id = r.upload_id
+		WHERE r.owner_kind = 'avatar' AND u.object_key = $1`, strings.TrimPrefix(mine, "/media/")); n != 1 {
+		t.Fatalf("%d avatar references to the upload whose thumbnail is the avatar, want 1", n)
+	}
+	requireErrorField(t, app.Do("PUT", "/api/user", owner, map[string]any{"user": map[string]any{"image": variantOf(theirs)}}), http.StatusUnprocessableEntity, "image")
 	app.Do("PUT", "/api/user", owner, map[string]any{"user": map[string]any{"image": ""}}).Expect(t, http.StatusOK)
 	if n := refs("avatar"); n != 0 {
 		t.Fatalf("%d avatar references after clearing the image, want 0", n)

@@ -2,14 +2,22 @@
 
 -- name: UploadsOwnedByKeys :many
 -- Which of keys (object keys of originals or derived sizes) name uploads of user_id, and which
--- upload each names. Walks the user's uploads (uploads_user_recent_idx), bounded by their quota.
-SELECT u.id, u.object_key::text AS key
-FROM uploads u
-WHERE u.user_id = @user_id::bigint AND u.object_key = ANY (@keys::text[])
-UNION ALL
-SELECT u.id, (v.value ->> 'key')::text AS key
-FROM uploads u, jsonb_each(u.variants) v
-WHERE u.user_id = @user_id::bigint AND (v.value ->> 'key') = ANY (@keys::text[]);
+-- upload each names. Index probes per key, whatever the user's number of uploads: the originals
+-- along uploads_object_key_idx, the derived sizes along uploads_variant_keys_idx (GIN). The
+-- uploads are found by key first (MATERIALIZED keeps the planner from walking the user's uploads
+-- instead), then kept when they are the user's.
+WITH named AS MATERIALIZED (
+    SELECT u.id, u.user_id, u.object_key AS key
+    FROM uploads u
+    WHERE u.object_key = ANY (@keys::text[])
+    UNION ALL
+    SELECT u.id, u.user_id, k.key
+    FROM unnest(@keys::text[]) AS k(key)
+    JOIN uploads u ON u.variant_keys @> ARRAY[k.key]
+)
+SELECT named.id, named.key::text AS key
+FROM named
+WHERE named.user_id = @user_id::bigint;
 
 -- name: UploadReferencesReplace :exec
 -- The uploads an owner refers to are now exactly upload_ids: references it dropped go, new ones

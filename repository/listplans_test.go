@@ -49,6 +49,11 @@ func seedForPlans(t *testing.T, db *testenv.DB) {
 		 WHERE u.id <> v.id AND (u.id * 7 + v.id) % 25 = 0`,
 		`INSERT INTO comments (article_id, seq, author_id, body)
 		 SELECT a.id, g, a.author_id, 'a comment' FROM articles a, generate_series(1, 3) g WHERE a.id % 3 = 0`,
+		// 30,000 uploads, 100 per user, each with three derived sizes.
+		`INSERT INTO uploads (user_id, object_key, content_type, width, height, bytes, sha256, variant_keys)
+		 SELECT u.id, md5(g::text) || md5(g::text) || '.png', 'image/png', 10, 10, 100, md5(g::text) || md5(g::text),
+		        ARRAY[md5(g || 'a') || md5(g || 'a') || '.png', md5(g || 'c') || md5(g || 'c') || '.png', md5(g || 't') || md5(g || 't') || '.png']
+		 FROM generate_series(1, 30000) g JOIN users u ON u.id = 1 + g % 300`,
 		// The feed's probes of follows are index-only scans once its visibility map is set: without
 		// it (autovacuum not yet come by) the planner may pick a bitmap scan instead.
 		`VACUUM follows`,
@@ -309,6 +314,17 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			args:    "(1, now(), 0, 20)",
 			want:    []string{"Limit", "using user_blocks_recent_idx", "Index Cond: ((blocker_id = $1) AND (created_at <= $2))", "users_pkey"},
 			notWant: []string{"Sort", "Seq Scan"},
+		},
+		{
+			// An avatar or a body naming uploads: index probes per key, not a walk of the
+			// user's uploads (up to their quota's worth).
+			name: "uploads named by keys",
+			sql: func(c dao.DBTX) {
+				_, _ = q.UploadsOwnedByKeys(t.Context(), c, dao.UploadsOwnedByKeysParams{})
+			},
+			args:    "(1, ARRAY['x.png', 'y.png'])",
+			want:    []string{"uploads_object_key_idx", "uploads_variant_keys_idx"},
+			notWant: []string{"Seq Scan", "uploads_user_recent_idx"},
 		},
 		{
 			name: "tag cloud",
