@@ -1,21 +1,13 @@
 package testenv
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -62,29 +54,7 @@ func StartOIDCProvider(t testing.TB) *OIDCProvider {
 // is up (an unreachable issuer that comes back) reserves the address first.
 func StartOIDCProviderOn(t testing.TB, addr string) *OIDCProvider {
 	t.Helper()
-	bin, err := oidcOPBinary()
-	if err != nil {
-		t.Fatalf("build the OpenID provider: %v", err)
-	}
-	cmd := exec.Command(bin, "-addr", addr)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the OpenID provider: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	// The provider prints its issuer once it listens: no polling.
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("the OpenID provider did not say its issuer: %v", err)
-	}
-	return &OIDCProvider{issuer: strings.TrimSpace(line)}
+	return &OIDCProvider{issuer: startTool(t, "oidcop", "-addr", addr)}
 }
 
 // Issuer is the provider's issuer URL (discovery is at Issuer()+"/.well-known/openid-configuration").
@@ -247,34 +217,3 @@ func loginForm(t testing.TB, resp *http.Response) (*url.URL, url.Values) {
 	}
 	return action, fields
 }
-
-// oidcOPBinary builds internal/tools/oidcop once per process, like fakeS3Binary.
-var oidcOPBinary = sync.OnceValues(func() (string, error) {
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	sum := sha256.Sum256([]byte(root))
-	dir := filepath.Join(os.TempDir(), "inkwell-oidcop-"+hex.EncodeToString(sum[:6]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(dir, "build-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	built := filepath.Join(tmp, "oidcop")
-	cmd := exec.Command("go", "build", "-o", built, "./internal/tools/oidcop")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./internal/tools/oidcop: %w\n%s", err, out)
-	}
-	bin := filepath.Join(dir, "oidcop")
-	if err := os.Rename(built, bin); err != nil {
-		return "", err
-	}
-	return bin, nil
-})

@@ -1,18 +1,10 @@
 package testenv
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -24,29 +16,7 @@ import (
 // once per test binary (go build reuses its cache across runs).
 func StartS3(t testing.TB) (endpoint, bucket string) {
 	t.Helper()
-	bin, err := fakeS3Binary()
-	if err != nil {
-		t.Fatalf("build the fake S3 server: %v", err)
-	}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the fake S3 server: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	// The server prints its address once it listens: no polling.
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("the fake S3 server did not say its address: %v", err)
-	}
-	endpoint = strings.TrimSpace(line)
+	endpoint = startTool(t, "fakes3", "-addr", "127.0.0.1:0")
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	bucket = "test-" + hex.EncodeToString(b[:])
@@ -67,36 +37,3 @@ func StartS3(t testing.TB) (endpoint, bucket string) {
 	}
 	return endpoint, bucket
 }
-
-// fakeS3Binary builds internal/tools/fakes3 into the temporary directory once per process, under a
-// name of the module's checkout; the build goes to a file of its own first and is renamed into
-// place, so test binaries building at once never run a half-written file.
-var fakeS3Binary = sync.OnceValues(func() (string, error) {
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	sum := sha256.Sum256([]byte(root))
-	dir := filepath.Join(os.TempDir(), "inkwell-fakes3-"+hex.EncodeToString(sum[:6]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "fakes3")
-	tmp, err := os.MkdirTemp(dir, "build-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	built := filepath.Join(tmp, "fakes3")
-	cmd := exec.Command("go", "build", "-o", built, "./internal/tools/fakes3")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./internal/tools/fakes3: %w\n%s", err, out)
-	}
-	if err := os.Rename(built, bin); err != nil {
-		return "", err
-	}
-	return bin, nil
-})
