@@ -375,32 +375,19 @@ write_section() {
 	say "rewrote the $1 section of $DOC"
 }
 
-if ((SEARCH_ONLY)); then
-	search_section
+# only_section NAME: run the NAME section alone (NAME_section writes $WORK/NAME.md), print it,
+# rewrite its part of the doc with BENCH_WRITE=1, and end the run.
+only_section() {
+	"${1}_section"
 	echo
-	cat "$WORK/search.md"
-	if [[ $WRITE == 1 ]]; then write_section search-results "$WORK/search.md"; fi
+	cat "$WORK/$1.md"
+	if [[ $WRITE == 1 ]]; then write_section "$1-results" "$WORK/$1.md"; fi
 	say "done in $(mmss "$SECONDS")"
 	exit 0
-fi
-
-if ((MEDIA_ONLY)); then
-	media_section
-	echo
-	cat "$WORK/media.md"
-	if [[ $WRITE == 1 ]]; then write_section media-results "$WORK/media.md"; fi
-	say "done in $(mmss "$SECONDS")"
-	exit 0
-fi
-
-if ((SCALE_ONLY)); then
-	scale_section
-	echo
-	cat "$WORK/scale.md"
-	if [[ $WRITE == 1 ]]; then write_section scale-results "$WORK/scale.md"; fi
-	say "done in $(mmss "$SECONDS")"
-	exit 0
-fi
+}
+if ((SEARCH_ONLY)); then only_section search; fi
+if ((MEDIA_ONLY)); then only_section media; fi
+if ((SCALE_ONLY)); then only_section scale; fi
 
 # 2. A fresh database, and the server on it. Rate limits off (the write rows would hit the per-user
 #    limit within a second, and seeding registers more users than the per-IP limit allows); tokens
