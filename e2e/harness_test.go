@@ -58,6 +58,7 @@ var newSinceThePreviousRelease = map[string]string{
 	"TestFleet_BlockHoldsOnEveryInstance":      "blocking users (#28) across a fleet",
 	"TestMedia_ServedFromEachStore":            "GET /media/:key and the media store's readiness check (#29)",
 	"TestUploads_EveryRule":                    "POST /api/uploads, GET /api/user/uploads, DELETE /api/uploads/:id and the upload quota (#29)",
+	"TestSitemaps_IndexPagesAndRobots":         "GET /sitemap.xml, /sitemaps/articles-N.xml and /robots.txt (#31)",
 }
 
 // upgradeRun reports whether the suite runs through a mixed fleet (upgradeEnv).
