@@ -97,7 +97,7 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 		},
 		{
 			// A sitemap page is a range of the publication order: the thousandth page is the same
-			// range scan as the first, never an OFFSET walk (migration 00030).
+			// range scan as the first, never an OFFSET walk (migration 00031).
 			name: "sitemap page",
 			sql: func(c dao.DBTX) {
 				_, _ = q.SitemapPage(t.Context(), c, dao.SitemapPageParams{FromSeq: 1000, UntilSeq: 2000})

@@ -10,7 +10,7 @@ import (
 	"github.com/inkwell-dev/inkwell/service"
 )
 
-// SitemapRepository reads sitemap pages along articles_sitemap_idx (migration 00030): a page is a
+// SitemapRepository reads sitemap pages along articles_sitemap_idx (migration 00031): a page is a
 // range of publication places, so its cost does not depend on how many pages come before it.
 type SitemapRepository struct {
 	pool *pgxpool.Pool
