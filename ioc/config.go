@@ -34,6 +34,7 @@ type Config struct {
 	Uploads   UploadsConfig
 	Retention RetentionConfig
 	Media     MediaConfig
+	SignIn    SignInConfig
 	Telemetry TelemetryConfig
 
 	// Tune replaces tuning constants in tests; see Tuning. No flag or variable sets it.
@@ -140,6 +141,14 @@ type RetentionConfig struct {
 // MediaConfig is the media store's: where uploaded images are kept (ParseMediaURL reads URL).
 type MediaConfig struct {
 	URL string
+}
+
+// SignInConfig is sign-in with providers (issue #30). Each provider's own settings are a family
+// of environment variables, read by OIDCProviders.
+type SignInConfig struct {
+	PublicURL     string // the API's public base URL ("": http://localhost:PORT of Server.Addr)
+	Providers     string // comma-separated provider names
+	RedirectAllow string // comma-separated front-end origins a sign-in may return to
 }
 
 // TelemetryConfig is logs, metrics and profiling.
@@ -263,6 +272,12 @@ func declare(c *Config) *decls {
 	d.group = "media"
 	d.str(&c.Media.URL, "media-url", DefaultMediaURL, "where uploaded images are stored: file://DIR (a local directory, relative to the working directory or file:///absolute; a fleet needs one shared directory) or s3://BUCKET?endpoint=host:port&region=us-east-1&secure=true (any S3-compatible storage; credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)", func(v string) error { _, err := ParseMediaURL(v); return err })
 
+	si := &c.SignIn
+	d.group = "signin"
+	d.str(&si.PublicURL, "public-url", "", "the API's public base URL (scheme://host[:port], no path), as browsers reach it: a provider's callback is {public}/api/auth/oidc/{name}/callback, and the sign-in cookie is Secure when it is https; empty: http://localhost:PORT of INKWELL_ADDR", validatePublicURL)
+	d.str(&si.Providers, "oidc-providers", "", "comma-separated sign-in providers (e.g. google,corp,github), each configured by INKWELL_OIDC_<NAME>_ISSUER, _CLIENT_ID, _CLIENT_SECRET and optional _SCOPES, _DISPLAY_NAME; github is built in and needs no issuer; empty: no sign-in with providers", validateProviderNames)
+	d.str(&si.RedirectAllow, "oidc-redirect-allow", "", "comma-separated front-end origins (scheme://host[:port]) a sign-in with a provider may return to; any other redirect is refused (422)", validateOrigins)
+
 	t := &c.Telemetry
 	d.group = "telemetry"
 	d.str(&t.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -351,6 +366,9 @@ func (c *Config) validateAcross() []error {
 		}
 	}
 	errs = append(errs, c.validateMail()...)
+	if _, err := OIDCProviders(c); err != nil {
+		errs = append(errs, err)
+	}
 	if addr := c.Telemetry.MetricsAddr; addr != "" {
 		if _, port, err := net.SplitHostPort(addr); err != nil {
 			errs = append(errs, fmt.Errorf("INKWELL_METRICS_ADDR %q: want host:port, e.g. :9464 or 127.0.0.1:9464 (empty disables): %w", addr, err))

@@ -36,6 +36,8 @@ func defaultRules() []domain.RetentionRule {
 		age(domain.RetentionLoginCodes, time.Hour),
 		age(domain.RetentionLoginCodeMeters, time.Hour),
 		age(domain.RetentionAccountCodes, time.Hour),
+		age(domain.RetentionSignInStates, time.Hour),
+		age(domain.RetentionSignInCodes, time.Hour),
 		age(domain.RetentionOutboxApplied, day),
 		age(domain.RetentionOutboxDead, 30*day),
 	}

@@ -25,7 +25,7 @@ const module = "github.com/inkwell-dev/inkwell"
 // (TestCore... below restrict those for the core). An allowed arrow that no longer exists is only
 // logged (go test -v): drop it when you notice.
 var allowed = map[string]struct{ imports, tests string }{
-	".":                     {imports: "auth cache delivery domain events ioc job media metrics migrations repository repository/durable repository/mediastore repository/moderation repository/pg repository/search repository/session repository/uploads service web", tests: "service/mocks"},
+	".":                     {imports: "auth cache delivery domain events ioc job media metrics migrations repository repository/durable repository/identities repository/mediastore repository/moderation repository/pg repository/search repository/session repository/uploads service web", tests: "service/mocks"},
 	"auth":                  {imports: "domain"},
 	"bench/loadgen":         {},
 	"cmd/inkwell/seed":      {imports: "dao repository/search", tests: "internal/testenv"}, // the seeder: bulk COPY for `inkwell seed`, benchmarks and plan tests; folds its words through the search room's lexicon
@@ -47,6 +47,7 @@ var allowed = map[string]struct{ imports, tests string }{
 	"migrations":            {tests: "internal/testenv"},
 	"repository":            {imports: "cache dao domain repository/durable repository/pg repository/search service", tests: "cmd/inkwell/seed internal/testenv job repository/session"}, // repository/search: only search.Language, the configuration article writes index in; the plan tests load a seed
 	"repository/durable":    {imports: "dao domain repository/pg service", tests: "internal/testenv repository"},                                                                         // room of durable delivery; the core writes its rows (core → durable, one way); its tests prune the outbox with the core's retention store
+	"repository/identities": {imports: "dao domain repository/pg service", tests: "internal/testenv"},                                                                                    // room of sign-in providers (#30): linked identities, provider-made accounts, sign-in states and exchange codes (hashes, consumed by one DELETE)
 	"repository/mediastore": {imports: "domain", tests: "internal/testenv"},                                                                                                              // the media room: the store of uploaded images (a local directory or S3 through minio-go); its tests run against a real S3 server (internal/tools/fakes3)
 	"repository/moderation": {imports: "cache dao domain repository/pg service", tests: "internal/testenv repository"},                                                                   // room of moderation: the log, notices, reports and cases, blocks; hiding and suspending change the core's rows, joined by the use case's unit of work
 	"repository/pg":         {imports: "domain service", tests: "internal/testenv"},                                                                                                      // the unit of work and error translation every storage room shares; implements service.Tx
