@@ -84,21 +84,17 @@ func (h *SignInHandler) Start(c *gin.Context) {
 
 type linkStartRequest struct {
 	Redirect string `json:"redirect"`
-	Link     bool   `json:"link"`
 	Password string `json:"password"`
 	Code     string `json:"code"`
 }
 
-// StartLink handles POST /api/auth/oidc/:provider/start {"redirect", "link": true, "password" |
-// "code"}: a signed-in user links another provider, after the step-up of credential changes. The
-// answer is 200 {"authorizationUrl"} and the cookie; the front end sends the browser there.
+// StartLink handles POST /api/auth/oidc/:provider/start {"redirect", "password" | "code"} (a
+// "link": true is accepted and changes nothing: the POST always links): a signed-in user links
+// another provider, after the step-up of credential changes. The answer is 200
+// {"authorizationUrl"} and the cookie; the front end sends the browser there.
 func (h *SignInHandler) StartLink(c *gin.Context) {
 	var req linkStartRequest
 	if !bindJSON(c, &req) {
-		return
-	}
-	if !req.Link {
-		abortWith(c, http.StatusUnprocessableEntity, "link", "must be true: a sign-in starts with GET")
 		return
 	}
 	provider := c.Param("provider")
