@@ -39,12 +39,14 @@ var allowed = map[string]struct{ imports, tests string }{
 	"internal/apptest":      {imports: ". internal/testenv ioc"},
 	"internal/archtest":     {},
 	"internal/tools/fakes3": {}, // a real S3 server (gofakes3 in memory) that testenv.StartS3 builds and runs as a process of its own
+	"internal/tools/oidcop": {}, // a real OpenID provider (zitadel/oidc op in memory) that testenv.StartOIDCProvider builds and runs as a process of its own
 	"internal/testenv":      {imports: "migrations"},
 	"ioc":                   {imports: "requestid"}, // infrastructure only: the root package wires the layers
 	"job":                   {imports: "domain events service", tests: "cache dao internal/testenv repository repository/durable repository/pg repository/search"},
 	"media":                 {imports: "domain", tests: "service"}, // the image pipeline: sniff, header limits, decode, re-encode; implements service.ImageProcessor, no storage
 	"metrics":               {},
 	"migrations":            {tests: "internal/testenv"},
+	"oidc":                  {imports: "domain service", tests: "internal/testenv"},                                                                                                      // sign-in provider adapters (go-oidc relying party, GitHub OAuth 2); implements service.IdentityProvider(s); its tests sign in at a real OpenID provider (internal/tools/oidcop)
 	"repository":            {imports: "cache dao domain repository/durable repository/pg repository/search service", tests: "cmd/inkwell/seed internal/testenv job repository/session"}, // repository/search: only search.Language, the configuration article writes index in; the plan tests load a seed
 	"repository/durable":    {imports: "dao domain repository/pg service", tests: "internal/testenv repository"},                                                                         // room of durable delivery; the core writes its rows (core → durable, one way); its tests prune the outbox with the core's retention store
 	"repository/identities": {imports: "dao domain repository/pg service", tests: "internal/testenv"},                                                                                    // room of sign-in providers (#30): linked identities, provider-made accounts, sign-in states and exchange codes (hashes, consumed by one DELETE)
