@@ -1,32 +1,31 @@
 package inkwell
 
 import (
-	"errors"
+	"context"
 	"log/slog"
 	"strings"
 
 	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/oidc"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 )
 
-// NewIdentityProviders builds the sign-in providers of INKWELL_OIDC_PROVIDERS (issue #30).
-// TODO(merge h-oidc-op): oidc.New with the providers' settings; until then no provider is built.
-func NewIdentityProviders(cfg *ioc.Config, log *slog.Logger) (service.IdentityProviders, func(), error) {
-	providers, err := ioc.OIDCProviders(cfg)
+// NewIdentityProviders builds the sign-in providers of INKWELL_OIDC_PROVIDERS (issue #30):
+// discovery runs now and, for an issuer that cannot be reached, retries in the background (that
+// provider is unavailable meanwhile; the server starts anyway) until the cleanup stops it.
+func NewIdentityProviders(cfg *ioc.Config, log *slog.Logger) (*oidc.Set, func(), error) {
+	settings, err := ioc.OIDCProviders(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(providers) > 0 {
-		return nil, nil, errors.New("sign-in providers are configured but this build has no provider adapters")
+	var pcs []oidc.ProviderConfig
+	for _, p := range settings {
+		pcs = append(pcs, oidc.ProviderConfig{Name: p.Name, DisplayName: p.DisplayName, Issuer: p.Issuer, ClientID: p.ClientID,
+			ClientSecret: p.ClientSecret, Scopes: p.Scopes})
 	}
-	return noProviders{}, func() {}, nil
+	return oidc.New(context.Background(), oidc.Config{Providers: pcs}, log)
 }
-
-type noProviders struct{}
-
-func (noProviders) List() []service.IdentityProvider            { return nil }
-func (noProviders) Get(string) (service.IdentityProvider, bool) { return nil, false }
 
 // NewSignInConfig is the sign-in flow's settings: the API's public URL (the callbacks') and the
 // front-end origins a sign-in may return to.

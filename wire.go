@@ -16,6 +16,7 @@ import (
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/media"
 	"github.com/inkwell-dev/inkwell/metrics"
+	"github.com/inkwell-dev/inkwell/oidc"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/identities"
@@ -139,6 +140,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.BlockService), new(*service.BlockService)),
 	wire.Bind(new(service.UploadStore), new(*uploads.Store)),
 	wire.Bind(new(web.UploadService), new(*service.UploadService)),
+	wire.Bind(new(service.IdentityProviders), new(*oidc.Set)),
 	wire.Bind(new(service.SignInStore), new(*identities.Store)),
 	wire.Bind(new(service.IdentityStore), new(*identities.Store)),
 	wire.Bind(new(service.SignInMail), new(*durable.JobQueue)),

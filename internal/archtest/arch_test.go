@@ -25,7 +25,7 @@ const module = "github.com/inkwell-dev/inkwell"
 // (TestCore... below restrict those for the core). An allowed arrow that no longer exists is only
 // logged (go test -v): drop it when you notice.
 var allowed = map[string]struct{ imports, tests string }{
-	".":                     {imports: "auth cache delivery domain events ioc job media metrics migrations repository repository/durable repository/identities repository/mediastore repository/moderation repository/pg repository/search repository/session repository/uploads service web", tests: "service/mocks"},
+	".":                     {imports: "auth cache delivery domain events ioc job media metrics migrations oidc repository repository/durable repository/identities repository/mediastore repository/moderation repository/pg repository/search repository/session repository/uploads service web", tests: "service/mocks"},
 	"auth":                  {imports: "domain"},
 	"bench/loadgen":         {},
 	"cmd/inkwell/seed":      {imports: "dao repository/search", tests: "internal/testenv"}, // the seeder: bulk COPY for `inkwell seed`, benchmarks and plan tests; folds its words through the search room's lexicon
