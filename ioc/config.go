@@ -149,6 +149,10 @@ type SignInConfig struct {
 	PublicURL     string // the API's public base URL ("": http://localhost:PORT of Server.Addr)
 	Providers     string // comma-separated provider names
 	RedirectAllow string // comma-separated front-end origins a sign-in may return to
+
+	// Env reads the INKWELL_OIDC_<NAME>_* family; nil: the process's environment. Not a setting:
+	// parallel tests give each app its providers' issuers without touching the environment.
+	Env func(name string) string
 }
 
 // TelemetryConfig is logs, metrics and profiling.

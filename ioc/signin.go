@@ -27,12 +27,16 @@ var providerName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 func OIDCProviders(c *Config) ([]OIDCProvider, error) {
 	var out []OIDCProvider
 	var errs []error
+	getenv := c.SignIn.Env
+	if getenv == nil {
+		getenv = os.Getenv
+	}
 	for _, name := range splitList(c.SignIn.Providers) {
 		if !providerName.MatchString(name) {
 			continue // validateProviderNames reports it
 		}
 		env := func(suffix string) string {
-			return strings.TrimSpace(os.Getenv("INKWELL_OIDC_" + strings.ToUpper(name) + "_" + suffix))
+			return strings.TrimSpace(getenv("INKWELL_OIDC_" + strings.ToUpper(name) + "_" + suffix))
 		}
 		p := OIDCProvider{Name: name, DisplayName: env("DISPLAY_NAME"), Issuer: env("ISSUER"), ClientID: env("CLIENT_ID"),
 			ClientSecret: env("CLIENT_SECRET")}
