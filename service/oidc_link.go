@@ -157,7 +157,7 @@ func identityOf(userID int64, ident domain.ExternalIdentity) domain.UserIdentity
 // UsernameFromProfile derives a new account's username from what the provider asserted: its
 // preferred username, else the name, else the email's local part, kept to the username rules
 // (letters, digits, '.', '_', '-'; at most domain.MaxUsernameLen with room for a suffix; not
-// reserved). "user" when nothing is left.
+// reserved; at least two characters). "user" when nothing is left.
 func UsernameFromProfile(ident domain.ExternalIdentity) string {
 	local, _, _ := strings.Cut(ident.Email, "@")
 	for _, candidate := range []string{ident.Username, ident.Name, local} {
@@ -174,7 +174,7 @@ func UsernameFromProfile(ident domain.ExternalIdentity) string {
 		if len(name) > domain.MaxUsernameLen-6 {
 			name = name[:domain.MaxUsernameLen-6]
 		}
-		if name != "" && !domain.UsernameReserved(name) {
+		if len(name) >= 2 && !domain.UsernameReserved(name) { // a lone letter left of a non-ASCII name: try the next
 			return name
 		}
 	}
