@@ -140,7 +140,7 @@ build: ## Build bin/inkwell (inkwell --version names its commit and build time)
 	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/inkwell ./cmd/inkwell
 
 .PHONY: bench
-bench: ## Run every load test (API reads and writes vs bare gin, two instances and propagation, read events, job queue, ranking pass, lists at 1k and 1M articles, search at 1M articles); rewrites docs/BENCHMARKS.md (~5 min, plus ~9 min for the search section)
+bench: ## Run every load test (API reads and writes vs bare gin, two instances and propagation, read events, job queue, ranking pass, lists at 1k and 1M articles, search at 1M articles, image uploads and serving); rewrites docs/BENCHMARKS.md (~5 min, plus ~9 min for the search section)
 	BENCH_WRITE=1 BENCH_COMMAND='make bench' BENCH_BUDGET=3600 scripts/bench.sh
 
 .PHONY: bench-fleet
@@ -154,6 +154,10 @@ bench-scale: ## Only the scale section of make bench (list rows at 1k and 1M bul
 .PHONY: bench-search
 bench-search: ## Only the search section of make bench (article, people and tag search, suggestions at 1M bulk-seeded articles, seed time, publish latency); rewrites its section of docs/BENCHMARKS.md (~9 min on 2 cores, about 4 of them the two seeds)
 	BENCH_WRITE=1 BENCH_SEARCH_ONLY=1 BENCH_COMMAND='make bench-search' BENCH_BUDGET=2400 scripts/bench.sh
+
+.PHONY: bench-media
+bench-media: ## Only the media section of make bench (2 MB JPEG uploads: p50 and server CPU per upload; a stored thumbnail served next to the ceiling; 16 concurrent ~9.5 MB uploads: server peak RSS); rewrites its section of docs/BENCHMARKS.md (~2 min)
+	BENCH_WRITE=1 BENCH_MEDIA_ONLY=1 BENCH_COMMAND='make bench-media' scripts/bench.sh
 
 .PHONY: bench-go
 bench-go: ## Run the Go micro-benchmarks (go test -bench)

@@ -87,8 +87,8 @@ func NewIdempotencyWait(tune ioc.Tuning) service.IdempotencyWait {
 
 // NewBreakerConfig returns the settings of the circuit breaker every Redis call goes through
 // (see cache.Breaker).
-func NewBreakerConfig(r ioc.RedisConfig) cache.BreakerConfig {
-	return cache.BreakerConfig{FailuresToOpen: cache.BreakerFailures, OpenFor: r.BreakerOpen}
+func NewBreakerConfig(tune ioc.Tuning) cache.BreakerConfig {
+	return cache.BreakerConfig{FailuresToOpen: cache.BreakerFailures, OpenFor: ioc.Or(tune.BreakerOpen, cache.BreakerOpenFor)}
 }
 
 // NewKeyspace returns the Redis key prefix.
@@ -96,9 +96,9 @@ func NewKeyspace(r ioc.RedisConfig) cache.Keyspace { return cache.Keyspace(r.Pre
 
 // NewCachePolicy returns the read-through cache policy; changes are broadcast to the other
 // instances through b.
-func NewCachePolicy(r ioc.RedisConfig, tune ioc.Tuning, b *cache.Broadcaster, fallback *cache.FallbackLimit, repair *cache.Repairer) cache.Policy {
+func NewCachePolicy(tune ioc.Tuning, b *cache.Broadcaster, fallback *cache.FallbackLimit, repair *cache.Repairer) cache.Policy {
 	return cache.Policy{TTL: cache.TTL, NullTTL: cache.NullTTL, Jitter: ioc.Or(tune.CacheJitter, cache.TTLJitter), LoadTimeout: cache.LoadTimeout,
-		LocalTTL: r.CacheLocalTTL, LocalMax: 10_000, Broadcast: b, Fallback: fallback, Repair: repair}
+		LocalTTL: ioc.Or(tune.CacheLocalTTL, cache.LocalTTL), LocalMax: 10_000, Broadcast: b, Fallback: fallback, Repair: repair}
 }
 
 // NewFallbackLimit bounds the cache reads this instance sends to PostgreSQL while Redis fails

@@ -49,8 +49,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		return nil, nil, err
 	}
 	querier := repository.NewQuerier()
-	redisConfig := cfg.Redis
-	breakerConfig := NewBreakerConfig(redisConfig)
+	tuning := cfg.Tune
+	breakerConfig := NewBreakerConfig(tuning)
 	breaker := cache.NewBreaker(breakerConfig, log)
 	universalClient, cleanup3, err := ioc.NewRedis(cfg, breaker, tracing, log)
 	if err != nil {
@@ -58,12 +58,12 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
+	redisConfig := cfg.Redis
 	keyspace := NewKeyspace(redisConfig)
-	tuning := cfg.Tune
 	broadcaster, cleanup4 := cache.NewBroadcaster(universalClient, keyspace, log)
 	fallbackLimit := NewFallbackLimit(tuning, pool)
 	repairer, cleanup5 := cache.NewRepairer(log)
-	policy := NewCachePolicy(redisConfig, tuning, broadcaster, fallbackLimit, repairer)
+	policy := NewCachePolicy(tuning, broadcaster, fallbackLimit, repairer)
 	userCache := cache.NewUserCache(universalClient, keyspace, policy, log)
 	userRepository := repository.NewUserRepository(pool, querier, userCache, log)
 	unitOfWork := pg.NewUnitOfWork(pool)

@@ -101,7 +101,7 @@ func consumerName() string {
 }
 
 // NewCodeGateway returns the configured code sender, which delivery.NewResilient wraps: nothing
-// sends through it unwrapped. Email goes through SMTP when INKWELL_MAIL_HOST is set; the rest
+// sends through it unwrapped. Email goes through SMTP when INKWELL_MAIL_URL is set; the rest
 // (phone codes, and email too without SMTP) through the webhook or, in development, the log.
 func NewCodeGateway(cfg *ioc.Config, policy cache.CodePolicy, log *slog.Logger) (delivery.Sender, error) {
 	var other delivery.Sender = delivery.LogSender{Log: log}
@@ -109,12 +109,16 @@ func NewCodeGateway(cfg *ioc.Config, policy cache.CodePolicy, log *slog.Logger) 
 	if m.CodeSender == "webhook" {
 		other = delivery.WebhookSender{URL: m.CodeWebhookURL, Client: &http.Client{}}
 	}
-	if m.Host == "" {
+	if m.URL == "" {
 		return other, nil
 	}
+	server, err := ioc.ParseMailURL(m.URL) // Validate checked it
+	if err != nil {
+		return nil, fmt.Errorf("INKWELL_MAIL_URL %w", err)
+	}
 	smtp, err := delivery.NewSMTPSender(delivery.SMTPConfig{
-		Host: m.Host, Port: m.Port, Username: m.Username, Password: m.Password, From: m.From,
-		TLS: delivery.TLSMode(m.TLS), Timeout: delivery.SMTPTimeout,
+		Host: server.Host, Port: server.Port, Username: server.Username, Password: server.Password, From: m.From,
+		TLS: delivery.TLSMode(server.TLS), Timeout: delivery.SMTPTimeout,
 		Validity: delivery.MailValidity{Login: policy.Validity}, // the account codes' validity is domain policy
 	})
 	if err != nil {

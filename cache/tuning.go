@@ -29,6 +29,15 @@ const (
 	// BreakerFailures: five timeouts or refused connections in a row tell a Redis that is down
 	// from one slow command, at ~300 ms each (the read timeout) within two seconds.
 	BreakerFailures = 5
+	// BreakerOpenFor is how long an open breaker fails Redis calls fast (served from PostgreSQL)
+	// before one probe tries Redis again: a second is long enough to stop paying a timeout per
+	// call, short enough that a Redis back up is used again at once.
+	BreakerOpenFor = time.Second
+
+	// LocalTTL bounds an in-process copy of a hot user or article entry in front of Redis. Other
+	// instances' writes drop it at once through the invalidation channel; this only bounds a copy
+	// whose change was not broadcast.
+	LocalTTL = 2 * time.Second
 )
 
 // Login-code policy (see CodePolicy): one code is valid for an operator-set time (a setting); the

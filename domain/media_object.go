@@ -26,4 +26,7 @@ type MediaObject struct {
 	Content io.ReadSeekCloser
 	Size    int64
 	ModTime time.Time
+	// Data is the whole content when the store holds it in memory (Content reads the same bytes),
+	// so a plain GET can be answered with one write.
+	Data []byte
 }

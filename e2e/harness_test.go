@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/inkwell-dev/inkwell/internal/apptest"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
@@ -25,6 +26,10 @@ const testJWTSecret = apptest.JWTSecret
 // startApp three instances on one database and one Redis key prefix behind a round-robin HAProxy
 // (make test-fleet). Unset, 0 or 1: one instance.
 const fleetEnv = "INKWELL_E2E_FLEET"
+
+// aMinute is the in-process cache tiers' TTL (ioc.Tuning.CacheLocalTTL) in the tests that prove a
+// change reaches another instance's copy by the invalidation channel, not by expiry.
+var aMinute = time.Minute
 
 // maxFleet keeps a typo from starting dozens of instances (each holds PostgreSQL connections).
 const maxFleet = 5

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/ioc"
@@ -15,8 +14,9 @@ import (
 // for a minute here, so a fresh read on B within the test can only come from the broadcast.
 func TestEditShowsOnAnotherInstanceBeforeItsLocalCopyExpires(t *testing.T) {
 	parallel(t)
+	inProcess(t, "sets tuning constants through ioc.Config.Tune, which no setting carries to a process")
 	db, rds := testenv.NewDB(t), testenv.NewRedis(t)
-	longLocal := func(c *ioc.Config) { c.Redis.CacheLocalTTL = time.Minute }
+	longLocal := func(c *ioc.Config) { c.Tune.CacheLocalTTL = &aMinute }
 	a, b := startReplica(t, db, rds.Prefix, longLocal), startReplica(t, db, rds.Prefix, longLocal)
 	for _, app := range []*testApp{a, b} {
 		// Until an instance has subscribed it keeps no local copies at all; wait for it so that

@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"fmt"
+	"net"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,7 +16,8 @@ import (
 // withSMTP sends the app's email through a test SMTP server on loopback (no TLS: it is local).
 func withSMTP(srv *testenv.SMTPServer) func(*ioc.Config) {
 	return func(c *ioc.Config) {
-		c.Mail.Host, c.Mail.Port, c.Mail.TLS, c.Mail.From = srv.Host, srv.Port, "none", "inkwell <no-reply@inkwell.test>"
+		c.Mail.URL = fmt.Sprintf("smtp://%s?tls=none", net.JoinHostPort(srv.Host, strconv.Itoa(srv.Port)))
+		c.Mail.From = "inkwell <no-reply@inkwell.test>"
 		c.Server.RateAuth = "0"
 	}
 }

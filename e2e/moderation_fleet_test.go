@@ -20,7 +20,7 @@ import (
 func TestFleet_ModerationHoldsOnEveryInstance(t *testing.T) {
 	parallel(t)
 	upgradeRun(t) // skips: listed in newSinceThePreviousRelease
-	longLocal := func(c *ioc.Config) { c.Redis.CacheLocalTTL = time.Minute }
+	longLocal := func(c *ioc.Config) { c.Tune.CacheLocalTTL = &aMinute }
 	fleet := &testApp{apptest.StartFleet(t, 3, longLocal)}
 	for _, inst := range fleet.Fleet {
 		app := &testApp{inst}

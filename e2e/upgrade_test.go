@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/inkwell-dev/inkwell/internal/apptest"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
@@ -47,11 +46,13 @@ func (r twoReleases) ways() [][2]*testApp { return [][2]*testApp{{r.old, r.cur},
 func (a *testApp) releaseName() string { return a.Release.Name }
 
 // TestUpgrade_AnEditOnOneReleaseDropsTheOthersCopy: the invalidation channel between releases.
-// Local copies live a minute here, so a fresh read within the test can only come from the
-// message.
+// The previous release keeps local copies a minute (previousReleaseEnv), so an edit made on this
+// release shows there only through the message. This release's local tier lives cache.LocalTTL
+// (a constant no setting carries to a process), so the other direction is proven in process
+// with copies that live a minute (TestEditShowsOnAnotherInstanceBeforeItsLocalCopyExpires).
 func TestUpgrade_AnEditOnOneReleaseDropsTheOthersCopy(t *testing.T) {
 	parallel(t)
-	r := startTwoReleases(t, func(c *ioc.Config) { c.Redis.CacheLocalTTL = time.Minute })
+	r := startTwoReleases(t)
 	for _, app := range []*testApp{r.old, r.cur} {
 		app.waitFor("the invalidation channel is subscribed on "+app.releaseName(), func() bool {
 			return strings.Contains(app.metrics(), "\ninkwell_cache_invalidation_subscribed 1\n")

@@ -85,8 +85,6 @@ type RedisConfig struct {
 	Mode           string // "single", "cluster" or "sentinel": how URL is read
 	SentinelMaster string // sentinel mode: the name the Sentinels know the master by
 	Prefix         string
-	BreakerOpen    time.Duration // how long the circuit breaker stays open
-	CacheLocalTTL  time.Duration
 }
 
 // AuthConfig is tokens, sessions, password hashing and login codes.
@@ -106,16 +104,13 @@ type AuthConfig struct {
 	JWTSecretFromFile bool
 }
 
-// MailConfig is the delivery of codes: SMTP for every email when Host is set, else CodeSender.
+// MailConfig is the delivery of codes: SMTP for every email when URL is set (ParseMailURL reads
+// it), else CodeSender.
 type MailConfig struct {
 	CodeSender     string
 	CodeWebhookURL string
-	Host           string
-	Port           int
-	Username       string
-	Password       string
+	URL            string // smtp://user:password@host:port?tls=starttls; empty: no SMTP
 	From           string
-	TLS            string // starttls, tls or none
 }
 
 // SearchConfig is full-text search's.
@@ -173,6 +168,7 @@ type Tuning struct {
 	ConsumerClaimIdle, ConsumerClaimEvery  *time.Duration
 	ReadTallyFlush                         *time.Duration
 	CacheJitter                            *time.Duration
+	CacheLocalTTL, BreakerOpen             *time.Duration
 	IdempotencyWait                        *time.Duration
 	DBFallbackConcurrency                  *int
 	DBFallbackWait                         *time.Duration
@@ -218,8 +214,6 @@ func declare(c *Config) *decls {
 	d.str(&r.Mode, "redis-mode", RedisSingle, "how REDIS_URL is used: single (one server), cluster (seed nodes of a Redis Cluster) or sentinel (Sentinel addresses; needs INKWELL_REDIS_SENTINEL_MASTER)", oneOf("", RedisSingle, RedisCluster, RedisSentinel))
 	d.str(&r.SentinelMaster, "redis-sentinel-master", "", "sentinel mode: name of the master the Sentinels monitor")
 	d.str(&r.Prefix, "redis-prefix", "inkwell:", "prefix of every Redis key this instance writes")
-	d.dur(&r.BreakerOpen, "redis-breaker-open", time.Second, "after 5 Redis timeouts or connection failures in a row, how long Redis calls fail fast (served from PostgreSQL) before one probe call tries Redis again", atLeast(10*time.Millisecond))
-	d.dur(&r.CacheLocalTTL, "cache-local-ttl", 2*time.Second, "in-process copy of hot user and article entries in front of Redis (0 disables); other instances' writes drop it through the invalidation channel, and this bounds a copy whose change was not broadcast", atLeast[time.Duration](0))
 
 	a := &c.Auth
 	d.group = "auth"
@@ -239,12 +233,8 @@ func declare(c *Config) *decls {
 	d.group = "mail"
 	d.str(&m.CodeSender, "code-sender", "log", "how login codes are delivered when SMTP is not set, and phone codes always: log (development: written to the log) or webhook", oneOf("log", "webhook"))
 	d.str(&m.CodeWebhookURL, "code-webhook-url", "", "URL the webhook code sender POSTs {channel, to, code} to")
-	d.str(&m.Host, "mail-host", "", "SMTP server that sends every email (login codes, verification, password reset); empty leaves email to INKWELL_CODE_SENDER")
-	d.int(&m.Port, "mail-port", 587, "SMTP port (587 for starttls, 465 for tls)")
-	d.str(&m.Username, "mail-username", "", "SMTP user name; empty sends without authentication")
-	d.str(&m.Password, "mail-password", "", "SMTP password")
-	d.str(&m.From, "mail-from", "", "From address of the mails, e.g. 'inkwell <no-reply@example.com>' (required with INKWELL_MAIL_HOST)")
-	d.str(&m.TLS, "mail-tls", "starttls", "SMTP encryption: starttls (required, not opportunistic), tls (implicit, port 465) or none (a relay on a trusted network only)")
+	d.str(&m.URL, "mail-url", "", "SMTP server that sends every email (login codes, verification, password reset): smtp://user:password@host:port?tls=starttls (user and password percent-encoded; no user sends without authentication); tls is starttls (the default: required, not opportunistic), tls (implicit) or none (a relay on a trusted network only); the port defaults to 465 with tls, else 587; empty leaves email to INKWELL_CODE_SENDER").redacted()
+	d.str(&m.From, "mail-from", "", "From address of the mails, e.g. 'inkwell <no-reply@example.com>' (required with INKWELL_MAIL_URL)")
 
 	d.group = "search"
 	d.str(&c.Search.Language, "search-language", "english", "PostgreSQL text search configuration articles are indexed and searched in (SELECT cfgname FROM pg_ts_config); after changing it, run 'inkwell search reindex'", notBlank)
@@ -304,6 +294,10 @@ func Flags(fs *flag.FlagSet) *Config {
 			s.register(fs, usage)
 		} else {
 			fs.Var(s.Value, s.Name, usage)
+		}
+		if s.redact {
+			f := fs.Lookup(s.Name)
+			f.DefValue = redactedURL(f.DefValue) // --help shows the value the environment set
 		}
 	}
 	c.removed = removedInEnvironment()
@@ -383,24 +377,22 @@ func (c *Config) validateAcross() []error {
 	return errs
 }
 
-// validateMail checks the SMTP settings, which matter only once INKWELL_MAIL_HOST is set.
+// validateMail checks the SMTP settings, which matter only once INKWELL_MAIL_URL is set.
 func (c *Config) validateMail() []error {
 	m := c.Mail
-	if m.Host == "" {
+	if m.URL == "" {
 		return nil
 	}
 	var errs []error
-	if err := oneOf("starttls", "tls", "none")(m.TLS); err != nil {
-		errs = append(errs, fmt.Errorf("INKWELL_MAIL_TLS %w", err))
-	}
-	if m.Port < 1 || m.Port > 65535 {
-		errs = append(errs, fmt.Errorf("INKWELL_MAIL_PORT must be 1..65535, not %d", m.Port))
+	server, err := ParseMailURL(m.URL)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("INKWELL_MAIL_URL %w", err))
 	}
 	if _, err := mail.ParseAddress(m.From); err != nil {
 		errs = append(errs, fmt.Errorf("INKWELL_MAIL_FROM must be a mail address, e.g. 'inkwell <no-reply@example.com>' (%q: %w)", m.From, err))
 	}
-	if m.Username != "" && m.TLS == "none" && c.Server.Env == "prod" {
-		errs = append(errs, errors.New("INKWELL_MAIL_TLS=none would send the SMTP password in the clear; use starttls or tls in prod"))
+	if err == nil && server.Username != "" && server.TLS == MailNoTLS && c.Server.Env == "prod" {
+		errs = append(errs, errors.New("INKWELL_MAIL_URL with tls=none would send the SMTP password in the clear; use starttls or tls in prod"))
 	}
 	return errs
 }

@@ -204,13 +204,13 @@ func TestDevSecretFileUnusedWithSecret(t *testing.T) {
 
 func TestConfigFromEnvironmentAndFlags(t *testing.T) {
 	cfg := parse(t, map[string]string{
-		"INKWELL_ADDR": ":9999", "INKWELL_MIGRATE_ON_START": "true", "INKWELL_CACHE_LOCAL_TTL": "1m",
+		"INKWELL_ADDR": ":9999", "INKWELL_MIGRATE_ON_START": "true", "INKWELL_DRAIN_DELAY": "1m",
 		"REDIS_URL": "redis://cache:6380/2",
 	}, "-addr", ":7777")
 	if cfg.Server.Addr != ":7777" {
 		t.Errorf("a flag must beat the environment: addr %q", cfg.Server.Addr)
 	}
-	if !cfg.Server.MigrateOnStart || cfg.Redis.CacheLocalTTL.String() != "1m0s" || cfg.Redis.URL != "redis://cache:6380/2" {
+	if !cfg.Server.MigrateOnStart || cfg.Server.DrainDelay.String() != "1m0s" || cfg.Redis.URL != "redis://cache:6380/2" {
 		t.Errorf("environment not applied: %+v", cfg)
 	}
 }
@@ -242,7 +242,7 @@ func TestConfigRejectsBadValues(t *testing.T) {
 	for name, env := range map[string]map[string]string{
 		"bad env":      {"INKWELL_ENV": "staging"},
 		"short secret": {"INKWELL_JWT_SECRET": "short"},
-		"bad duration": {"INKWELL_CACHE_LOCAL_TTL": "ten minutes"},
+		"bad duration": {"INKWELL_DRAIN_DELAY": "ten minutes"},
 		"bad bool":     {"INKWELL_MIGRATE_ON_START": "yes please"},
 		"bad redis":    {"REDIS_URL": "localhost:6379"},
 		"bad number":   {"INKWELL_ARGON2_MEMORY_KIB": "-1"},
@@ -271,7 +271,7 @@ func TestConfigRejectsBadValues(t *testing.T) {
 }
 
 func TestConfigMailSettings(t *testing.T) {
-	mail := map[string]string{"INKWELL_MAIL_HOST": "smtp.example.com", "INKWELL_MAIL_FROM": "inkwell <no-reply@example.com>"}
+	mail := map[string]string{"INKWELL_MAIL_URL": "smtp://smtp.example.com", "INKWELL_MAIL_FROM": "inkwell <no-reply@example.com>"}
 	with := func(extra map[string]string) map[string]string {
 		m := map[string]string{}
 		for k, v := range mail {
@@ -284,29 +284,33 @@ func TestConfigMailSettings(t *testing.T) {
 	}
 	t.Run("defaults_need_no_smtp", func(t *testing.T) {
 		cfg := parse(t, nil)
-		if err := cfg.Validate(discard); err != nil || cfg.Mail.Host != "" || cfg.Mail.Port != 587 || cfg.Mail.TLS != "starttls" {
+		if err := cfg.Validate(discard); err != nil || cfg.Mail.URL != "" {
 			t.Fatalf("defaults: %v %+v", err, cfg)
 		}
 	})
+	prodWithUser := map[string]string{"INKWELL_ENV": "prod", "INKWELL_JWT_SECRET": strings.Repeat("s", 32),
+		"INKWELL_CODE_SENDER": "webhook", "INKWELL_CODE_WEBHOOK_URL": "https://sms.example.com"}
 	t.Run("prod_with_encrypted_auth_is_accepted", func(t *testing.T) {
-		env := with(map[string]string{"INKWELL_ENV": "prod", "INKWELL_JWT_SECRET": strings.Repeat("s", 32), "INKWELL_MAIL_USERNAME": "u",
-			"INKWELL_CODE_SENDER": "webhook", "INKWELL_CODE_WEBHOOK_URL": "https://sms.example.com"})
+		env := with(prodWithUser)
+		env["INKWELL_MAIL_URL"] = "smtp://u:p@smtp.example.com"
 		if err := parse(t, env).Validate(discard); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("complete_settings_are_accepted", func(t *testing.T) {
-		if err := parse(t, with(map[string]string{"INKWELL_MAIL_TLS": "tls", "INKWELL_MAIL_PORT": "465"})).Validate(discard); err != nil {
+		if err := parse(t, with(map[string]string{"INKWELL_MAIL_URL": "smtp://u%40x:p%3Aw@smtp.example.com:2465?tls=tls"})).Validate(discard); err != nil {
 			t.Fatal(err)
 		}
 	})
+	cleartext := with(prodWithUser)
+	cleartext["INKWELL_MAIL_URL"] = "smtp://u:p@smtp.example.com?tls=none"
 	for name, env := range map[string]map[string]string{
-		"no from":      with(map[string]string{"INKWELL_MAIL_FROM": ""}),
-		"bad from":     with(map[string]string{"INKWELL_MAIL_FROM": "not an address"}),
-		"bad tls mode": with(map[string]string{"INKWELL_MAIL_TLS": "ssl"}),
-		"bad port":     with(map[string]string{"INKWELL_MAIL_PORT": "0"}),
-		"cleartext auth in prod": with(map[string]string{"INKWELL_ENV": "prod", "INKWELL_JWT_SECRET": strings.Repeat("s", 32), "INKWELL_MAIL_TLS": "none", "INKWELL_MAIL_USERNAME": "u",
-			"INKWELL_CODE_SENDER": "webhook", "INKWELL_CODE_WEBHOOK_URL": "https://sms.example.com"}),
+		"no from":                with(map[string]string{"INKWELL_MAIL_FROM": ""}),
+		"bad from":               with(map[string]string{"INKWELL_MAIL_FROM": "not an address"}),
+		"bad tls mode":           with(map[string]string{"INKWELL_MAIL_URL": "smtp://smtp.example.com?tls=ssl"}),
+		"bad port":               with(map[string]string{"INKWELL_MAIL_URL": "smtp://smtp.example.com:0"}),
+		"unknown scheme":         with(map[string]string{"INKWELL_MAIL_URL": "smtps://smtp.example.com"}),
+		"cleartext auth in prod": cleartext,
 	} {
 		t.Run("rejected/"+name, func(t *testing.T) {
 			if err := parse(t, env).Validate(discard); err == nil {

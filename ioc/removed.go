@@ -22,9 +22,10 @@ func constant(where, value string) string {
 	return "now the constant " + where + " (" + value + ", its default before)"
 }
 
-// RemovedSettings are the settings 0.1.0 read and this release does not (issue 27): tuning knobs
-// became constants with their old defaults, and the retention of internal tables is fixed. The
-// CHANGELOG lists the same under "Upgrading from 0.1.0".
+// RemovedSettings are the settings an earlier release read and this one does not: tuning knobs
+// became constants with their old defaults (issue 27, then cache-local-ttl and
+// redis-breaker-open), the retention of internal tables is fixed, and the SMTP server is one
+// URL. The CHANGELOG lists the same under "Upgrading".
 var RemovedSettings = []Removed{
 	{"db-connect-timeout", constant("ioc.DBConnectTimeout", "5s") + "; set connect_timeout in DATABASE_URL for another bound"},
 	{"db-fallback-concurrency", constant("cache.FallbackConcurrency", "half the pool's connections")},
@@ -79,7 +80,17 @@ var RemovedSettings = []Removed{
 	{"retention-codes", constant("inkwell.RetentionCodes", "1h")},
 	{"retention-outbox", constant("inkwell.RetentionOutbox", "1d")},
 	{"retention-outbox-dead", constant("inkwell.RetentionOutboxDead", "30d")},
+	{"redis-breaker-open", constant("cache.BreakerOpenFor", "1s")},
+	{"cache-local-ttl", constant("cache.LocalTTL", "2s")},
+	{"mail-host", mailURLPart},
+	{"mail-port", mailURLPart},
+	{"mail-username", mailURLPart},
+	{"mail-password", mailURLPart},
+	{"mail-tls", mailURLPart},
 }
+
+// mailURLPart replaced the SMTP settings folded into INKWELL_MAIL_URL.
+const mailURLPart = "part of INKWELL_MAIL_URL (smtp://user:password@host:port?tls=starttls|tls|none)"
 
 // removedInEnvironment are the removed settings whose variable is set.
 func removedInEnvironment() []Removed {

@@ -25,6 +25,7 @@ type Setting struct {
 	// register puts it on a flag set as the flag package's own type, so that --help shows the
 	// type and default as for any flag; nil: as Value.
 	register func(fs *flag.FlagSet, usage string)
+	redact   bool // a URL that may hold a password: --help shows it redacted
 }
 
 // Groups are the groups of settings in the order --help, the README and .env.example list them.
@@ -37,7 +38,7 @@ type decls struct {
 }
 
 // envName is a setting's environment variable unless it names its own: INKWELL_ and the flag in
-// upper case ("cache-local-ttl": INKWELL_CACHE_LOCAL_TTL).
+// upper case ("redis-prefix": INKWELL_REDIS_PREFIX).
 func envName(flagName string) string {
 	return "INKWELL_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
@@ -63,6 +64,9 @@ func add[T any](d *decls, p *T, v flag.Value, name string, def T, help string, c
 
 // env names the environment variable of a setting that does not follow envName (DATABASE_URL).
 func (s *Setting) env(name string) *Setting { s.Env = name; return s }
+
+// redacted marks a URL setting that may carry a password, which --help must not show.
+func (s *Setting) redacted() *Setting { s.redact = true; return s }
 
 func (d *decls) str(p *string, name, def, help string, checks ...func(string) error) *Setting {
 	s := add(d, p, value[string]{p, func(s string) (string, error) { return s, nil }, func(s string) string { return s }}, name, def, help, checks)

@@ -4,6 +4,9 @@
 //
 // The order of the checks is the point of the package, cheapest and safest first:
 //
+//  0. wait for one of a few intake places (twice the decoding slots): the bodies of uploads that
+//     wait beyond them stay in the clients' and the kernel's buffers, not in the heap, so sixteen
+//     concurrent 10 MB uploads hold at most a few of their files in memory at once;
 //  1. read at most max+1 bytes (more is domain.ErrMediaTooLarge; an endless body is never buffered);
 //  2. sniff the type from the bytes: PNG, JPEG, GIF or WebP, nothing else (domain.ErrMediaUnsupported);
 //  3. read the header only (image.DecodeConfig) and refuse too many pixels, and for a GIF walk its
@@ -68,19 +71,36 @@ func (f format) String() string {
 }
 
 // Processor is the image pipeline. Safe for concurrent use; decoding runs in at most slots
-// goroutines at once, whatever the number of concurrent uploads.
+// goroutines at once, and at most intake uploads have their bytes read, whatever the number of
+// concurrent uploads.
 type Processor struct {
-	slots chan struct{}
+	slots  chan struct{}
+	intake chan struct{}
 }
+
+// intakePerSlot: uploads read into memory per decoding slot. Two keep a slot busy (the next file
+// is read while one decodes) without holding many files that only wait.
+const intakePerSlot = 2
 
 // NewProcessor returns a Processor that decodes at most slots images at once (at least one); the
 // wiring passes runtime.NumCPU().
 func NewProcessor(slots int) *Processor {
-	return &Processor{slots: make(chan struct{}, max(slots, 1))}
+	slots = max(slots, 1)
+	return &Processor{slots: make(chan struct{}, slots), intake: make(chan struct{}, slots*intakePerSlot)}
 }
 
 // Process implements service.ImageProcessor.
 func (p *Processor) Process(ctx context.Context, r io.Reader, limit int64) (domain.ProcessedImage, error) {
+	// A free place is taken even when ctx has ended: the checks below still run (they are cheap),
+	// and only decoding is refused to an ended request.
+	select {
+	case p.intake <- struct{}{}:
+	default:
+		if err := wait(ctx, p.intake); err != nil {
+			return domain.ProcessedImage{}, err
+		}
+	}
+	defer func() { <-p.intake }()
 	data, err := readBounded(r, limit)
 	if err != nil {
 		return domain.ProcessedImage{}, err
@@ -91,26 +111,25 @@ func (p *Processor) Process(ctx context.Context, r io.Reader, limit int64) (doma
 	}
 	// Everything above only read headers; nothing was decoded. From here on pixels are allocated,
 	// so it runs in a slot.
-	if err := p.acquire(ctx); err != nil {
+	if err := wait(ctx, p.slots); err != nil {
 		return domain.ProcessedImage{}, err
 	}
-	defer p.release()
+	defer func() { <-p.slots }()
 	return process(data, h)
 }
 
-func (p *Processor) acquire(ctx context.Context) error {
+// wait takes a place in sem, or gives up when ctx ends.
+func wait(ctx context.Context, sem chan struct{}) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	select {
-	case p.slots <- struct{}{}:
+	case sem <- struct{}{}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
-
-func (p *Processor) release() { <-p.slots }
 
 // readBounded reads all of r, but never more than limit+1 bytes: that one byte more tells an
 // oversized body, which is refused without reading the rest.
@@ -276,11 +295,18 @@ type encoder func(img image.Image, name string) (domain.ImageFile, error)
 // makeVariants derives the sizes from the decoded, oriented pixels.
 func makeVariants(img image.Image, enc encoder) ([]domain.ImageFile, error) {
 	cover := fitWidth(img, CoverWidth)
+	// The avatar from the cover too, unless that would make it upscale a panorama's short side:
+	// a resampling filter's cost is in the pixels it reads, and a 40-megapixel photo has 16 times
+	// the cover's.
+	avatarFrom := cover
+	if b := cover.Bounds(); min(b.Dx(), b.Dy()) < AvatarSize {
+		avatarFrom = img
+	}
 	sized := []struct {
 		name string
 		img  image.Image
 	}{
-		{domain.VariantAvatar, imaging.Fill(img, AvatarSize, AvatarSize, imaging.Center, imaging.CatmullRom)},
+		{domain.VariantAvatar, imaging.Fill(avatarFrom, AvatarSize, AvatarSize, imaging.Center, imaging.CatmullRom)},
 		{domain.VariantCover, cover},
 		{domain.VariantThumb, fitWidth(cover, ThumbWidth)}, // from the cover: fewer pixels to read
 	}

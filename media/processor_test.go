@@ -18,6 +18,7 @@ import (
 	"io"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/inkwell-dev/inkwell/domain"
@@ -657,3 +658,62 @@ func TestProcessConcurrentUploads(t *testing.T) {
 }
 
 var _ io.Reader = (*endless)(nil)
+
+// gatedReader blocks its first Read until release closes, after saying it started.
+type gatedReader struct {
+	started chan<- struct{}
+	release <-chan struct{}
+	data    io.Reader
+	once    bool
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	if !g.once {
+		g.once = true
+		g.started <- struct{}{}
+		<-g.release
+	}
+	return g.data.Read(p)
+}
+
+// TestProcessReadsAtMostIntakeBodiesAtOnce: with every decoding slot's intake taken by uploads
+// whose bodies are still arriving, the others wait before reading a byte (their bodies stay out
+// of the heap), and go on when those finish.
+func TestProcessReadsAtMostIntakeBodiesAtOnce(t *testing.T) {
+	p := NewProcessor(1)
+	in := jpegOf(t, gradient(32, 24))
+	const uploads = 6
+	started, release := make(chan struct{}), make(chan struct{})
+	var reading atomic.Int32
+	errs := make(chan error, uploads)
+	for range uploads {
+		go func() {
+			r := &gatedReader{started: started, release: release, data: bytes.NewReader(in)}
+			_, err := p.Process(t.Context(), r, testMax)
+			errs <- err
+		}()
+	}
+	for range cap(p.intake) {
+		<-started
+		reading.Add(1)
+	}
+	// Every intake place is held by a reader blocked in its first Read: no other upload can
+	// have begun reading.
+	if len(p.intake) != cap(p.intake) || reading.Load() != int32(cap(p.intake)) {
+		t.Fatalf("%d intake places taken, %d bodies being read; want %d and %d", len(p.intake), reading.Load(), cap(p.intake), cap(p.intake))
+	}
+	close(release)
+	go func() { // the rest start (and pass at once) as places free up
+		for range uploads - cap(p.intake) {
+			<-started
+		}
+	}()
+	for range uploads {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(p.intake) != 0 || len(p.slots) != 0 {
+		t.Fatalf("%d intake places and %d slots still taken", len(p.intake), len(p.slots))
+	}
+}

@@ -47,6 +47,9 @@
 #   BENCH_SEARCH_CONCURRENCY / BENCH_SEARCH_DURATION / BENCH_SEARCH_WARMUP   per search row (16, 10s, 15s)
 #   BENCH_SEARCH_SERVICE_DURATION  per search row at one connection (5s)
 #   BENCH_SEARCH_ROWS    only these search rows (default mixed,rare,common,misspelt,users,tags)
+#   BENCH_MEDIA          0: skip the media section (step 6 below); default 1
+#   BENCH_MEDIA_ONLY     1: only the media section; with BENCH_WRITE=1 it rewrites only its section
+#                        of the doc (make bench-media)
 #   BENCH_SEARCH_BEFORE_REF the build whose publish latency is "before" (default: the first parent of
 #                        the merge of h-search found in the history)
 #
@@ -71,7 +74,10 @@
 #   5. the search section (scripts/bench-search.sh): inkwell_bench_search2 bulk-seeded with
 #      inkwell seed, and once more with --no-search on a scratch database (the difference is what indexing costs the seed), article,
 #      people and tag search and "did you mean" rows at 16 connections, and publish latency of this
-#      build against the build before the search index.
+#      build against the build before the search index;
+#   6. the media section (scripts/bench-media.sh): inkwell_bench_media with a fresh server and the
+#      local store, 2 MB JPEG uploads one at a time (p50, server CPU per upload), the stored
+#      thumbnail served next to the ceiling, and 16 concurrent ~9.5 MB uploads (server peak RSS).
 # After the HTTP rows, the likes and comments rows are checked against PostgreSQL: the article's
 # like rows, the sum of its counter shards and the favoritesCount the API serves must agree, and
 # match what the writers did; its comments must be numbered 1..n with no gap or repeat, one per 200
@@ -99,6 +105,8 @@ SCALE=${BENCH_SCALE:-1}
 SCALE_ONLY=${BENCH_SCALE_ONLY:-0}
 SEARCH=${BENCH_SEARCH:-1}
 SEARCH_ONLY=${BENCH_SEARCH_ONLY:-0}
+MEDIA=${BENCH_MEDIA:-1}
+MEDIA_ONLY=${BENCH_MEDIA_ONLY:-0}
 ROWS=${BENCH_ROWS:-}
 PORT=${BENCH_PORT:-18080}
 BENCH_DB=${BENCH_DB_NAME:-inkwell_bench}
@@ -158,21 +166,28 @@ fi
 [[ $SEARCH_ONLY == 0 || $SEARCH_ONLY == 1 ]] || die "BENCH_SEARCH_ONLY must be 0 or 1, not '$SEARCH_ONLY'"
 ((!(SEARCH_ONLY && (FLEET_ONLY || SCALE_ONLY)))) || die "BENCH_SEARCH_ONLY excludes BENCH_FLEET_ONLY and BENCH_SCALE_ONLY"
 ((!(SEARCH_ONLY && !SEARCH))) || die "BENCH_SEARCH_ONLY=1 with BENCH_SEARCH=0 leaves nothing to run"
-if ((FLEET_ONLY || SCALE_ONLY)); then SEARCH=0; fi
-if ((FLEET_ONLY || SEARCH_ONLY)); then SCALE=0; fi
+[[ $MEDIA == 0 || $MEDIA == 1 ]] || die "BENCH_MEDIA must be 0 or 1, not '$MEDIA'"
+[[ $MEDIA_ONLY == 0 || $MEDIA_ONLY == 1 ]] || die "BENCH_MEDIA_ONLY must be 0 or 1, not '$MEDIA_ONLY'"
+((!(MEDIA_ONLY && (FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY)))) || die "BENCH_MEDIA_ONLY excludes BENCH_FLEET_ONLY, BENCH_SCALE_ONLY and BENCH_SEARCH_ONLY"
+((!(MEDIA_ONLY && !MEDIA))) || die "BENCH_MEDIA_ONLY=1 with BENCH_MEDIA=0 leaves nothing to run"
+if ((FLEET_ONLY || SCALE_ONLY || MEDIA_ONLY)); then SEARCH=0; fi
+if ((FLEET_ONLY || SEARCH_ONLY || MEDIA_ONLY)); then SCALE=0; fi
+if ((FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY)); then MEDIA=0; fi
 # shellcheck source=scripts/bench-scale.sh
 source "$ROOT_DIR/scripts/bench-scale.sh"
 scale_check_settings
 # shellcheck source=scripts/bench-search.sh
 source "$ROOT_DIR/scripts/bench-search.sh"
 search_check_settings
+# shellcheck source=scripts/bench-media.sh
+source "$ROOT_DIR/scripts/bench-media.sh"
 if [[ -n $ROWS ]]; then
 	[[ $ROWS =~ ^[a-z-]+(,[a-z-]+)*$ ]] || die "BENCH_ROWS must be row names separated by commas (e.g. likes,comments), not '$ROWS'"
 	((FLEET_ONLY == 0)) || die "BENCH_ROWS and BENCH_FLEET_ONLY=1 do not go together"
 	[[ $WRITE == 0 ]] || die "BENCH_ROWS measures a part of the run: it does not rewrite $DOC (BENCH_WRITE=1)"
 fi
 if [[ $WRITE == 1 ]]; then
-	for section in results fleet-results scale-results search-results; do
+	for section in results fleet-results scale-results search-results media-results; do
 		if ! grep -q "^<!-- $section:start -->\$" "$DOC" || ! grep -q "^<!-- $section:end -->\$" "$DOC"; then
 			die "$DOC lacks the <!-- $section:start --> / <!-- $section:end --> marker lines"
 		fi
@@ -223,7 +238,7 @@ cleanup() {
 	done
 	# Only the databases this run created (a scale- or search-only run never makes $BENCH_DB, and
 	# another run may be using it).
-	for db in "${MAIN_DBS[@]}" "${SCALE_DBS[@]}" "${SEARCH_DBS[@]}"; do
+	for db in "${MAIN_DBS[@]}" "${SCALE_DBS[@]}" "${SEARCH_DBS[@]}" "${MEDIA_DBS[@]}"; do
 		psql_admin -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 ||
 			say "could not drop database $db"
 	done
@@ -344,7 +359,7 @@ main_pkg=./cmd/inkwell
 [[ -d "$SRC/cmd/inkwell" ]] || main_pkg=. # refs from before the binary moved to cmd/inkwell
 step build-inkwell 300 go -C "$SRC" build -o "$ROOT_DIR/bin/inkwell" "$main_pkg"
 step build-loadgen 300 go build -o bin/loadgen ./bench/loadgen
-if ((!SCALE_ONLY && !SEARCH_ONLY)); then
+if ((!SCALE_ONLY && !SEARCH_ONLY && !MEDIA_ONLY)); then
 	step build-jobtests 300 go -C "$SRC" test -c -o "$WORK/job.test" ./job/
 	rm -f "$WORK/job.test"
 fi
@@ -365,6 +380,15 @@ if ((SEARCH_ONLY)); then
 	echo
 	cat "$WORK/search.md"
 	if [[ $WRITE == 1 ]]; then write_section search-results "$WORK/search.md"; fi
+	say "done in $(mmss "$SECONDS")"
+	exit 0
+fi
+
+if ((MEDIA_ONLY)); then
+	media_section
+	echo
+	cat "$WORK/media.md"
+	if [[ $WRITE == 1 ]]; then write_section media-results "$WORK/media.md"; fi
 	say "done in $(mmss "$SECONDS")"
 	exit 0
 fi
@@ -662,6 +686,7 @@ fi
 SCALE_SECS=0
 if ((SCALE)); then scale_section; fi
 if ((SEARCH)); then search_section; fi
+if ((MEDIA)); then media_section; fi
 
 # 8. Report.
 fmt_int() { # 12345.6 -> 12,346; anything else (e.g. "?") unchanged
@@ -751,10 +776,15 @@ if ((SEARCH)); then
 	echo
 	cat "$WORK/search.md"
 fi
+if ((MEDIA)); then
+	echo
+	cat "$WORK/media.md"
+fi
 if [[ $WRITE == 1 ]]; then
 	if ((!FLEET_ONLY)); then write_section results "$WORK/results.md"; fi
 	write_section fleet-results "$WORK/fleet.md"
 	if ((SCALE)); then write_section scale-results "$WORK/scale.md"; fi
 	if ((SEARCH)); then write_section search-results "$WORK/search.md"; fi
+	if ((MEDIA)); then write_section media-results "$WORK/media.md"; fi
 fi
 say "done in $(mmss "$SECONDS")"

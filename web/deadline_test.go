@@ -1,9 +1,13 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -12,6 +16,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/web"
+	"github.com/inkwell-dev/inkwell/web/mocks"
 )
 
 // TestRequestDeadline: every request's context carries INKWELL_REQUEST_TIMEOUT's deadline, so
@@ -52,5 +57,37 @@ func TestRequestDeadline(t *testing.T) {
 			return domain.Profile{Username: "celeb"}, nil
 		})
 		requireStatus(t, b.do(newRequest(http.MethodGet, "/api/profiles/celeb", "", nil)), http.StatusOK)
+	})
+	t.Run("an_upload_gets_the_upload_deadline_instead", func(t *testing.T) {
+		t.Parallel()
+		const timeout = 50 * time.Millisecond
+		ctrl := gomock.NewController(t)
+		users, uploads := mocks.NewMockUserService(ctrl), mocks.NewMockUploadService(ctrl)
+		users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(sessionCred, nil)
+		uploads.EXPECT().MaxBytes().Return(int64(testUploadMax)).AnyTimes()
+		var deadline time.Time
+		uploads.EXPECT().Upload(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
+			func(ctx context.Context, _ domain.Credential, _ io.Reader, _ int64) (domain.Upload, error) {
+				var ok bool
+				if deadline, ok = ctx.Deadline(); !ok {
+					return domain.Upload{}, errors.New("the upload's context has no deadline")
+				}
+				return upFixture, nil
+			})
+		logger := slog.New(slog.DiscardHandler)
+		router := web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes, UploadMaxBytes: testUploadMax, RequestTimeout: timeout},
+			logger, web.Handlers{Auth: web.NewAuthenticator(users, logger), Uploads: web.NewUploadHandler(uploads, logger)})
+		ct, body := multipartBody(t, map[string][]byte{"file": []byte("\x89PNG\r\n\x1a\nimage-bytes")})
+		req := httptest.NewRequest(http.MethodPost, "/api/uploads", bytes.NewReader(body))
+		req.Header.Set("Content-Type", ct)
+		req.Header.Set("Authorization", "Token TOKEN")
+		rec := httptest.NewRecorder()
+		began := time.Now()
+		router.ServeHTTP(rec, req)
+		ended := time.Now()
+		requireStatus(t, rec, http.StatusCreated)
+		if deadline.Before(began.Add(web.UploadDeadline)) || deadline.After(ended.Add(web.UploadDeadline)) {
+			t.Errorf("the upload's deadline was %v after it arrived, want %v (not the request timeout %v)", deadline.Sub(began), web.UploadDeadline, timeout)
+		}
 	})
 }

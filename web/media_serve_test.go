@@ -31,6 +31,31 @@ func TestMediaServe(t *testing.T) {
 	object := func() domain.MediaObject {
 		return domain.MediaObject{Content: readSeekNopCloser{bytes.NewReader(data)}, Size: int64(len(data)), ModTime: mod}
 	}
+	inMemory := func() domain.MediaObject {
+		o := object()
+		o.Data = data
+		return o
+	}
+	wantLocalObject := func(t *testing.T, rec *httptest.ResponseRecorder) {
+		t.Helper()
+		wantMediaStatus(t, rec, http.StatusOK)
+		if !bytes.Equal(rec.Body.Bytes(), data) {
+			t.Errorf("body %q, want %q", rec.Body, data)
+		}
+		for h, want := range map[string]string{
+			"Content-Type":            "image/png",
+			"X-Content-Type-Options":  "nosniff",
+			"Content-Security-Policy": "default-src 'none'",
+			"Cache-Control":           "public, max-age=31536000, immutable",
+			"ETag":                    `"` + sha + `"`,
+			"Last-Modified":           mod.Format(http.TimeFormat),
+			"Accept-Ranges":           "bytes",
+		} {
+			if got := rec.Header().Get(h); got != want {
+				t.Errorf("%s = %q, want %q", h, got, want)
+			}
+		}
+	}
 	tests := []struct {
 		name          string
 		path          string
@@ -45,23 +70,44 @@ func TestMediaServe(t *testing.T) {
 				f.EXPECT().Presign(gomock.Any(), key).Return("", nil)
 				f.EXPECT().Open(gomock.Any(), key).Return(object(), nil)
 			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { wantLocalObject(t, rec) },
+		},
+		{
+			name: "local: an object the store holds in memory: the same answer",
+			path: "/media/" + key,
+			buildStubs: func(f *mocks.MockMediaFiles) {
+				f.EXPECT().Presign(gomock.Any(), key).Return("", nil)
+				f.EXPECT().Open(gomock.Any(), key).Return(inMemory(), nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { wantLocalObject(t, rec) },
+		},
+		{
+			name:    "local: a range of an object in memory",
+			path:    "/media/" + key,
+			headers: map[string]string{"Range": "bytes=0-7"},
+			buildStubs: func(f *mocks.MockMediaFiles) {
+				f.EXPECT().Presign(gomock.Any(), key).Return("", nil)
+				f.EXPECT().Open(gomock.Any(), key).Return(inMemory(), nil)
+			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
-				wantMediaStatus(t, rec, http.StatusOK)
-				if !bytes.Equal(rec.Body.Bytes(), data) {
-					t.Errorf("body %q, want %q", rec.Body, data)
+				wantMediaStatus(t, rec, http.StatusPartialContent)
+				if !bytes.Equal(rec.Body.Bytes(), data[:8]) {
+					t.Errorf("body %q, want %q", rec.Body, data[:8])
 				}
-				for h, want := range map[string]string{
-					"Content-Type":            "image/png",
-					"X-Content-Type-Options":  "nosniff",
-					"Content-Security-Policy": "default-src 'none'",
-					"Cache-Control":           "public, max-age=31536000, immutable",
-					"ETag":                    `"` + sha + `"`,
-					"Last-Modified":           mod.Format(http.TimeFormat),
-					"Accept-Ranges":           "bytes",
-				} {
-					if got := rec.Header().Get(h); got != want {
-						t.Errorf("%s = %q, want %q", h, got, want)
-					}
+			},
+		},
+		{
+			name:    "local: an object in memory the client holds is 304",
+			path:    "/media/" + key,
+			headers: map[string]string{"If-None-Match": `"` + sha + `"`},
+			buildStubs: func(f *mocks.MockMediaFiles) {
+				f.EXPECT().Presign(gomock.Any(), key).Return("", nil)
+				f.EXPECT().Open(gomock.Any(), key).Return(inMemory(), nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				wantMediaStatus(t, rec, http.StatusNotModified)
+				if rec.Body.Len() != 0 {
+					t.Errorf("304 with a body: %q", rec.Body)
 				}
 			},
 		},

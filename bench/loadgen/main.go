@@ -38,6 +38,7 @@ Usage:
                                        edit shows on another (p50/p99/max), under a steady read load
   loadgen pages   -url URL -n N        follow nextCursor from a list's first page to page N; print its URL
   loadgen scale   -small F -large F    the same rows measured on small and large data: ratios, goals
+  loadgen upload  -base URL -tokens F  photo-like JPEG uploads: p50, server CPU per upload, memory
 
 Run 'loadgen MODE -h' for the flags of a mode.
 `
@@ -61,6 +62,8 @@ func main() {
 		err = pagesMain(args)
 	case "scale":
 		err = scaleMain(args)
+	case "upload":
+		err = uploadMain(args)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return

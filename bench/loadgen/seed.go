@@ -108,7 +108,7 @@ func (s *seedConfig) run() error {
 	slugs := make([]string, s.articles)
 	err = parallel(s.articles, s.workers, func(i int) error {
 		r := rand.New(rand.NewPCG(s.seedRand, uint64(i)))
-		ntags := 2 + r.IntN(3)
+		ntags := min(2+r.IntN(3), s.tags) // -tags may be as few as 2
 		perm := r.Perm(s.tags)[:ntags]
 		tags := make([]string, ntags)
 		for j, k := range perm {

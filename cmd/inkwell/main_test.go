@@ -111,13 +111,13 @@ func TestHelpAndVersion(t *testing.T) {
 		args       []string
 		want, omit []string
 	}{
-		{[]string{"migrate", "up", "--help"}, []string{"-database-url", "DATABASE_URL", "INKWELL_LOG_LEVEL", "help settings"}, []string{"INKWELL_CACHE_LOCAL_TTL", "REDIS_URL"}},
-		{[]string{"jobs", "list", "-h"}, []string{"-status", "ready, running, done or dead", "-limit", "-queue", "DATABASE_URL"}, []string{"INKWELL_CACHE_LOCAL_TTL"}},
+		{[]string{"migrate", "up", "--help"}, []string{"-database-url", "DATABASE_URL", "INKWELL_LOG_LEVEL", "help settings"}, []string{"INKWELL_REDIS_PREFIX", "REDIS_URL"}},
+		{[]string{"jobs", "list", "-h"}, []string{"-status", "ready, running, done or dead", "-limit", "-queue", "DATABASE_URL"}, []string{"INKWELL_REDIS_PREFIX"}},
 		{[]string{"jobs", "retry", "--help"}, []string{"Usage: inkwell jobs retry [flags] ID"}, []string{"-status"}},
 		{[]string{"seed", "--help"}, []string{"-articles", "-reader", "INKWELL_ARGON2_MEMORY_KIB"}, []string{"INKWELL_RANK_TOP_N"}},
 		{[]string{"rank", "--help"}, []string{"INKWELL_RANK_TOP_N", "REDIS_URL"}, []string{"INKWELL_RETENTION_HISTORY"}},
 		{[]string{"search", "reindex", "--help"}, []string{"INKWELL_SEARCH_LANGUAGE"}, []string{"INKWELL_RANK_TOP_N"}},
-		{[]string{"outbox", "list", "--help"}, []string{"-status", "-limit"}, []string{"INKWELL_CACHE_LOCAL_TTL"}},
+		{[]string{"outbox", "list", "--help"}, []string{"-status", "-limit"}, []string{"INKWELL_REDIS_PREFIX"}},
 	} {
 		out := cli(tc.args...)
 		for _, w := range tc.want {

@@ -45,7 +45,7 @@ func TestLogsAreJSONLinesWhileRedisIsDown(t *testing.T) {
 		}
 	}
 	cmd.Env = append(env, "DATABASE_URL="+db.URL, "REDIS_URL=redis://"+dead+"/0", "INKWELL_ADDR="+addr,
-		"INKWELL_ENV=dev", "INKWELL_PPROF_ADDR=", "INKWELL_METRICS_ADDR=", "INKWELL_DRAIN_DELAY=0", "INKWELL_LOG_LEVEL=debug", "INKWELL_REDIS_BREAKER_OPEN=20ms")
+		"INKWELL_ENV=dev", "INKWELL_PPROF_ADDR=", "INKWELL_METRICS_ADDR=", "INKWELL_DRAIN_DELAY=0", "INKWELL_LOG_LEVEL=debug")
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	stderr, err := cmd.StderrPipe()

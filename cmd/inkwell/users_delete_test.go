@@ -22,7 +22,7 @@ import (
 // B serves none of the user's entries, and the counts the user held up are down.
 func TestUsersDelete(t *testing.T) {
 	db, rds := testenv.NewDB(t), testenv.NewRedis(t)
-	longLocal := func(c *ioc.Config) { c.Redis.CacheLocalTTL = time.Minute; c.Server.RateAuth = "0" }
+	longLocal := func(c *ioc.Config) { c.Tune.CacheLocalTTL = &aMinute; c.Server.RateAuth = "0" }
 	a := apptest.StartReplica(t, db, rds.Prefix, longLocal)
 	b := apptest.StartReplica(t, db, rds.Prefix, longLocal)
 	for _, app := range []*apptest.App{a, b} {
@@ -132,6 +132,10 @@ func TestUsersDelete(t *testing.T) {
 
 // waitSubscribed returns once the server's invalidation channel is subscribed (its in-process
 // tiers are in use).
+// aMinute is the in-process cache tiers' TTL (ioc.Tuning.CacheLocalTTL) in the tests whose
+// server must answer a change at once although it holds a copy for a minute.
+var aMinute = time.Minute
+
 func waitSubscribed(t *testing.T, app *apptest.App) {
 	t.Helper()
 	// Polling a gauge: there is nothing to wait on in another process.

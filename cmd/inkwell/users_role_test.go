@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/inkwell-dev/inkwell/internal/apptest"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
@@ -18,7 +17,7 @@ import (
 // role, and the admin can use the admin endpoint. A role that does not exist exits 2 with one line.
 func TestUsersRole(t *testing.T) {
 	db, rds := testenv.NewDB(t), testenv.NewRedis(t)
-	app := apptest.StartReplica(t, db, rds.Prefix, func(c *ioc.Config) { c.Redis.CacheLocalTTL = time.Minute })
+	app := apptest.StartReplica(t, db, rds.Prefix, func(c *ioc.Config) { c.Tune.CacheLocalTTL = &aMinute })
 	waitSubscribed(t, app)
 	t.Setenv("DATABASE_URL", db.URL+"&pool_max_conns=4")
 	t.Setenv("REDIS_URL", testenv.RedisURL())

@@ -31,6 +31,9 @@ import (
 func StartProcess(t testing.TB, rel Release, db *testenv.DB, prefix string, tweak ...func(*ioc.Config)) *App {
 	t.Helper()
 	cfg, env := processConfig(t, db, prefix, tweak)
+	if rel.Name != workingTree {
+		env = append(env, previousReleaseEnv(t, cfg)...)
+	}
 	p := &process{t: t, rel: rel, out: &tailBuffer{max: processOutputMax}, exited: make(chan struct{}), addr: make(chan string, 1), metricsAddr: make(chan string, 1)}
 	p.start(env)
 	tt, _ := t.(*testing.T)
@@ -112,6 +115,25 @@ func processConfig(t testing.TB, db *testenv.DB, prefix string, tweak []func(*io
 		t.Fatalf("config: %v", err)
 	}
 	return cfg, env
+}
+
+// previousReleaseEnv gives the previous release (v0.1.0) what this one reads from a setting it
+// names otherwise: the SMTP server of INKWELL_MAIL_URL as the INKWELL_MAIL_* settings it read
+// (CHANGELOG, "Upgrading": an operator sets both forms during the upgrade). Its local cache tier
+// keeps copies a minute (it still reads INKWELL_CACHE_LOCAL_TTL, now a constant here): longer than
+// any test waits, so what drops them on the previous release is the invalidation message alone.
+func previousReleaseEnv(t testing.TB, cfg *ioc.Config) []string {
+	t.Helper()
+	env := []string{"INKWELL_CACHE_LOCAL_TTL=1m"}
+	if cfg.Mail.URL == "" {
+		return env
+	}
+	s, err := ioc.ParseMailURL(cfg.Mail.URL)
+	if err != nil {
+		t.Fatalf("INKWELL_MAIL_URL: %v", err)
+	}
+	return append(env, "INKWELL_MAIL_HOST="+s.Host, fmt.Sprintf("INKWELL_MAIL_PORT=%d", s.Port),
+		"INKWELL_MAIL_USERNAME="+s.Username, "INKWELL_MAIL_PASSWORD="+s.Password, "INKWELL_MAIL_TLS="+s.TLS)
 }
 
 // settingEnv finds the variable a setting's help text names: "... (env INKWELL_X)".

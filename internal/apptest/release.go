@@ -25,6 +25,9 @@ type Release struct {
 	Path   string // the binary
 }
 
+// workingTree is the name of the release built from this tree (CurrentRelease).
+const workingTree = "working tree"
+
 // PreviousReleaseFile names, relative to the module root, the file that pins the release a fleet
 // upgrades from: its tag and commit. The commit is what counts (a clone need not carry tags).
 const PreviousReleaseFile = "scripts/previous-release"
@@ -115,7 +118,7 @@ var currentRelease = sync.OnceValues(func() (Release, error) {
 	if err := goBuild(root, commit, bin); err != nil {
 		return Release{}, fmt.Errorf("build the working tree: %w", err)
 	}
-	return Release{Name: "working tree", Commit: commit, Path: bin}, nil
+	return Release{Name: workingTree, Commit: commit, Path: bin}, nil
 })
 
 // readPreviousRelease reads "TAG COMMIT" from the first line of path that is not a comment.

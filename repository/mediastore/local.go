@@ -1,6 +1,7 @@
 package mediastore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +17,8 @@ import (
 // temporary file in the same directory, is synced and renamed into place: a reader never sees a
 // half-written object, and a crash leaves at most a stray temporary file (".tmp-*").
 type Local struct {
-	dir string
+	dir   string
+	small *objectCache
 }
 
 // NewLocal opens (creating it if need be) the directory dir.
@@ -28,7 +30,7 @@ func NewLocal(dir string) (*Local, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("media directory %s: %w", abs, err)
 	}
-	return &Local{dir: abs}, nil
+	return &Local{dir: abs, small: newObjectCache(localCacheBytes)}, nil
 }
 
 // Dir is the directory's absolute path.
@@ -73,25 +75,45 @@ func (l *Local) Put(_ context.Context, key, _ string, data []byte) error {
 
 // Delete removes key; a missing key is not an error.
 func (l *Local) Delete(_ context.Context, key string) error {
+	l.small.forget(key)
 	if err := os.Remove(l.path(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("media store: delete %s: %w", key, err)
 	}
 	return nil
 }
 
-// Open opens key for reading.
+// Open opens key for reading: a small object from memory while its file is unchanged.
 func (l *Local) Open(_ context.Context, key string) (domain.MediaObject, error) {
-	f, err := os.Open(l.path(key))
+	p := l.path(key)
+	st, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		l.small.forget(key)
+		return domain.MediaObject{}, domain.ErrNotFound
+	}
+	if err != nil {
+		return domain.MediaObject{}, fmt.Errorf("media store: stat %s: %w", key, err)
+	}
+	if data, ok := l.small.get(key, st.Size(), st.ModTime()); ok {
+		return domain.MediaObject{Content: bytesObject{bytes.NewReader(data)}, Size: st.Size(), ModTime: st.ModTime(), Data: data}, nil
+	}
+	if st.Size() <= localCacheObjectMax {
+		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return domain.MediaObject{}, domain.ErrNotFound
+		}
+		if err != nil {
+			return domain.MediaObject{}, fmt.Errorf("media store: read %s: %w", key, err)
+		}
+		// A rename between the stat and the read is harmless: a key names its bytes.
+		l.small.put(key, data, st.ModTime())
+		return domain.MediaObject{Content: bytesObject{bytes.NewReader(data)}, Size: int64(len(data)), ModTime: st.ModTime(), Data: data}, nil
+	}
+	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return domain.MediaObject{}, domain.ErrNotFound
 	}
 	if err != nil {
 		return domain.MediaObject{}, fmt.Errorf("media store: open %s: %w", key, err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		_ = f.Close()
-		return domain.MediaObject{}, fmt.Errorf("media store: stat %s: %w", key, err)
 	}
 	return domain.MediaObject{Content: f, Size: st.Size(), ModTime: st.ModTime()}, nil
 }
