@@ -14,7 +14,7 @@ import (
 
 // maxSettings is what `inkwell serve --help` may list at most (issue 27): a tuning knob is a
 // constant next to the code it tunes, not a setting.
-const maxSettings = 53
+const maxSettings = 50
 
 // TestSettingsAreDeclaredOnce: every setting has help text and a group, and no two share a flag
 // or a variable, nor a removed setting's.
