@@ -62,6 +62,7 @@ var newSinceThePreviousRelease = map[string]string{
 	"TestOIDC_TokenChecks":                     "sign-in with providers (#30): the ID token's checks",
 	"TestOIDC_Accounts":                        "sign-in with providers (#30): POST /api/auth/oidc/:provider/start (linking), unlink rules",
 	"TestOIDC_Fleet":                           "sign-in with providers (#30) across a fleet",
+	"TestOIDC_UnreachableIssuer":               "sign-in with providers (#30): an unreachable issuer",
 }
 
 // upgradeRun reports whether the suite runs through a mixed fleet (upgradeEnv).

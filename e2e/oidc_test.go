@@ -464,3 +464,27 @@ func mustQuery(t *testing.T, raw string) url.Values {
 	}
 	return u.Query()
 }
+
+// TestOIDC_UnreachableIssuer: a provider whose issuer cannot be reached does not stop the server;
+// it is listed unavailable, and a sign-in through it is a 503 saying so.
+func TestOIDC_UnreachableIssuer(t *testing.T) {
+	parallel(t)
+	env := map[string]string{"INKWELL_OIDC_DOWN_ISSUER": "http://127.0.0.1:1", "INKWELL_OIDC_DOWN_CLIENT_ID": "inkwell"}
+	app := startApp(t, func(c *ioc.Config) {
+		c.SignIn.PublicURL, c.SignIn.Providers, c.SignIn.RedirectAllow = oidcPublicURL, "down", oidcFrontEnd
+		c.SignIn.Env = func(k string) string { return env[k] }
+	})
+	list := app.call(t, "GET", "/api/auth/providers", "", nil).Expect(t, http.StatusOK).JSON(t)["providers"].([]any)
+	if p := list[0].(map[string]any); p["name"] != "down" || p["available"] != false {
+		t.Fatalf("providers %v", list)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 30 * time.Second}
+	res, err := app.fetch(noFollow, "GET", "/api/auth/oidc/down/start?redirect="+url.QueryEscape(oidcFrontEnd+"/signed-in"), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireErrorField(t, res, http.StatusServiceUnavailable, "provider")
+	if res.Header.Get("Retry-After") == "" {
+		t.Fatal("503 without Retry-After")
+	}
+}
