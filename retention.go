@@ -37,6 +37,9 @@ const (
 	// RetentionUploads: an upload nothing refers to (no avatar, cover or body) for a week is
 	// deleted (issue #29); its objects leave the media store once no upload uses their keys.
 	RetentionUploads = 7 * 24 * time.Hour
+	// RetentionSignIn: grace after expiry before sign-in states and exchange codes nobody used are
+	// deleted (expired ones are refused already; the rows only take room).
+	RetentionSignIn = time.Hour
 )
 
 // NewRetentionRules is every retention rule, in the order a run applies them, from the
@@ -69,6 +72,8 @@ func NewRetentionRules(cfg *ioc.Config) []domain.RetentionRule {
 		age(domain.RetentionLoginCodes, RetentionCodes),
 		age(domain.RetentionLoginCodeMeters, RetentionCodes),
 		age(domain.RetentionAccountCodes, RetentionCodes),
+		age(domain.RetentionSignInStates, RetentionSignIn),
+		age(domain.RetentionSignInCodes, RetentionSignIn),
 		age(domain.RetentionOutboxApplied, RetentionOutbox),
 		age(domain.RetentionOutboxDead, RetentionOutboxDead),
 		age(domain.RetentionUploads, RetentionUploads),

@@ -16,8 +16,10 @@ import (
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/media"
 	"github.com/inkwell-dev/inkwell/metrics"
+	"github.com/inkwell-dev/inkwell/oidc"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/identities"
 	"github.com/inkwell-dev/inkwell/repository/mediastore"
 	"github.com/inkwell-dev/inkwell/repository/moderation"
 	"github.com/inkwell-dev/inkwell/repository/pg"
@@ -35,7 +37,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
 	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService,
 	service.NewAccountDeletion, service.NewIdempotencyRunner, service.NewModerationService, service.NewModerationStats,
-	service.NewReportService, service.NewBlockService, service.NewUploadService, service.NewSitemapService)
+	service.NewReportService, service.NewBlockService, service.NewUploadService, service.NewSitemapService, service.NewSignInService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration
@@ -49,12 +51,12 @@ var rootSet = wire.NewSet(
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 	NewRetentionConfig, NewRetentionJob, NewRetentionStore, NewUploadConfig, NewPublicLinks,
 	NewSearchLanguage, NewSearchBackfill, NewEmailRecheck,
-	job.NewLexiconJob,
+	job.NewLexiconJob, NewIdentityProviders, NewSignInConfig, NewSignInCookieConfig,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
-	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, serviceSet, web.ProviderSet,
+	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, identities.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, media.ProviderSet,
 	wire.Bind(new(service.ImageProcessor), new(*media.Processor)),
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
@@ -140,6 +142,12 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.UploadService), new(*service.UploadService)),
 	wire.Bind(new(service.SitemapStore), new(*repository.SitemapRepository)),
 	wire.Bind(new(web.SitemapService), new(*service.SitemapService)),
+	wire.Bind(new(service.IdentityProviders), new(*oidc.Set)),
+	wire.Bind(new(service.SignInStore), new(*identities.Store)),
+	wire.Bind(new(service.IdentityStore), new(*identities.Store)),
+	wire.Bind(new(service.SignInMail), new(*durable.JobQueue)),
+	wire.Bind(new(service.AccountStepUp), new(*service.UserService)),
+	wire.Bind(new(web.SignInService), new(*service.SignInService)),
 )
 
 // InitApp wires the whole process from its configuration.

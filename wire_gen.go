@@ -16,8 +16,10 @@ import (
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/media"
 	"github.com/inkwell-dev/inkwell/metrics"
+	"github.com/inkwell-dev/inkwell/oidc"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/identities"
 	"github.com/inkwell-dev/inkwell/repository/mediastore"
 	"github.com/inkwell-dev/inkwell/repository/moderation"
 	"github.com/inkwell-dev/inkwell/repository/pg"
@@ -243,6 +245,23 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	sitemapService := service.NewSitemapService(sitemapRepository, publicLinks)
 	sitemapHandler := web.NewSitemapHandler(sitemapService, log)
+	set, cleanup9, err := NewIdentityProviders(cfg, log)
+	if err != nil {
+		cleanup8()
+		cleanup7()
+		cleanup6()
+		cleanup5()
+		cleanup4()
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	identitiesStore := identities.NewStore(pool, querier)
+	signInConfig := NewSignInConfig(cfg)
+	signInService := service.NewSignInService(set, identitiesStore, identitiesStore, userRepository, unitOfWork, argon2Hasher, sessionService, accountService, jobQueue, userService, signInConfig, log, v)
+	signInCookieConfig := NewSignInCookieConfig(cfg)
+	signInHandler := web.NewSignInHandler(signInService, signInCookieConfig, log)
 	idempotency := web.NewIdempotency()
 	rateLimiter := cache.NewRateLimiter(universalClient, keyspace)
 	registry := metrics.New(log)
@@ -269,6 +288,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		Moderation:    moderationHandler,
 		Media:         mediaHandler,
 		Sitemaps:      sitemapHandler,
+		SignIn:        signInHandler,
 		Idempotency:   idempotency,
 		Limiter:       rateLimiter,
 		Observer:      registry,
@@ -282,6 +302,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	streamWriter := events.NewStreamWriter(universalClient)
 	sender, err := NewCodeGateway(cfg, codePolicy, log)
 	if err != nil {
+		cleanup9()
 		cleanup8()
 		cleanup7()
 		cleanup6()
@@ -303,11 +324,11 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig()
-	rankJob, cleanup9 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	rankJob, cleanup10 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
 	retentionStore := repository.NewRetentionStore(pool, querier)
 	inkwellRetentionStore := NewRetentionStore(retentionStore, store, mediastoreStore)
 	retentionConfig := NewRetentionConfig(cfg)
-	retentionJob, cleanup10 := NewRetentionJob(inkwellRetentionStore, retentionConfig, log, v)
+	retentionJob, cleanup11 := NewRetentionJob(inkwellRetentionStore, retentionConfig, log, v)
 	metricSources := MetricSources{
 		Pool:         pool,
 		QueuePool:    queuePool,
@@ -334,8 +355,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		ReportQueue:  cases,
 	}
 	handler := NewMetricsHandler(registry, metricSources)
-	metricsServer, cleanup11, err := ioc.NewMetricsServer(cfg, handler)
+	metricsServer, cleanup12, err := ioc.NewMetricsServer(cfg, handler)
 	if err != nil {
+		cleanup11()
 		cleanup10()
 		cleanup9()
 		cleanup8()
@@ -351,6 +373,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	lexiconJob := job.NewLexiconJob(lexicon, log)
 	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
 	if err != nil {
+		cleanup12()
 		cleanup11()
 		cleanup10()
 		cleanup9()
@@ -368,6 +391,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	accountDeletion := service.NewAccountDeletion(unitOfWork, accountEraser, sessionService)
 	app := NewApp(cfg, server, metricsServer, drain, cron, workers, rankJob, retentionJob, accountDeletion, moderationService, log)
 	return app, func() {
+		cleanup12()
 		cleanup11()
 		cleanup10()
 		cleanup9()
@@ -386,7 +410,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
-var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService, service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService, service.NewAccountDeletion, service.NewIdempotencyRunner, service.NewModerationService, service.NewModerationStats, service.NewReportService, service.NewBlockService, service.NewUploadService, service.NewSitemapService)
+var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService, service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService, service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService, service.NewAccountDeletion, service.NewIdempotencyRunner, service.NewModerationService, service.NewModerationStats, service.NewReportService, service.NewBlockService, service.NewUploadService, service.NewSitemapService, service.NewSignInService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration
@@ -397,8 +421,8 @@ var rootSet = wire.NewSet(wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Au
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 	NewRetentionConfig, NewRetentionJob, NewRetentionStore, NewUploadConfig, NewPublicLinks,
-	NewSearchLanguage, NewSearchBackfill, NewEmailRecheck, job.NewLexiconJob,
+	NewSearchLanguage, NewSearchBackfill, NewEmailRecheck, job.NewLexiconJob, NewIdentityProviders, NewSignInConfig, NewSignInCookieConfig,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, media.ProviderSet, wire.Bind(new(service.ImageProcessor), new(*media.Processor)), wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(service.UploadLookup), new(*repository.UploadReferences)), wire.Bind(new(service.AvatarUploads), new(*repository.UploadReferences)), wire.Bind(new(service.ModeratedArticles), new(*repository.ArticleRepository)), wire.Bind(new(service.ModeratedComments), new(*repository.CommentRepository)), wire.Bind(new(service.ModeratedAccounts), new(*repository.UserRepository)), wire.Bind(new(service.ModerationRecorder), new(*moderation.Log)), wire.Bind(new(service.CaseResolver), new(*moderation.Cases)), wire.Bind(new(service.ReportStore), new(*moderation.Reports)), wire.Bind(new(service.ReportCases), new(*moderation.Cases)), wire.Bind(new(service.ReportLog), new(*moderation.Log)), wire.Bind(new(service.TargetHider), new(*service.ModerationService)), wire.Bind(new(web.ReportService), new(*service.ReportService)), wire.Bind(new(service.JobScheduler), new(*durable.JobQueue)), wire.Bind(new(web.ModerationService), new(*service.ModerationService)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*RetentionStore)), wire.Bind(new(job.LexiconFolder), new(*search.Lexicon)), wire.Bind(new(service.UserSearcher), new(*search.People)), wire.Bind(new(service.TagSearcher), new(*search.Tags)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*durable.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*session.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*session.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*durable.IdempotencyStore)), wire.Bind(new(service.Idempotency), new(*service.IdempotencyRunner)), wire.Bind(new(service.UnitOfWork), new(*pg.UnitOfWork)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(job.JobObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.MediaStore), new(*mediastore.Store)), wire.Bind(new(web.MediaFiles), new(*mediastore.Store)), wire.Bind(new(service.SearchRepository), new(*search.Repository)), wire.Bind(new(service.Suggester), new(*search.Lexicon)), wire.Bind(new(search.ArticleReader), new(*repository.ArticleRepository)), wire.Bind(new(web.SearchService), new(*service.SearchService)), wire.Bind(new(service.AccountStore), new(*repository.AccountEraser)), wire.Bind(new(service.SessionEnder), new(*service.SessionService)), wire.Bind(new(service.BlockRepository), new(*moderation.Blocks)), wire.Bind(new(service.BlockedSets), new(*moderation.Blocks)), wire.Bind(new(service.FollowEnder), new(*repository.FollowRepository)), wire.Bind(new(web.BlockService), new(*service.BlockService)), wire.Bind(new(service.UploadStore), new(*uploads.Store)), wire.Bind(new(web.UploadService), new(*service.UploadService)), wire.Bind(new(service.SitemapStore), new(*repository.SitemapRepository)), wire.Bind(new(web.SitemapService), new(*service.SitemapService)))
+var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, identities.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, media.ProviderSet, wire.Bind(new(service.ImageProcessor), new(*media.Processor)), wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(service.UploadLookup), new(*repository.UploadReferences)), wire.Bind(new(service.AvatarUploads), new(*repository.UploadReferences)), wire.Bind(new(service.ModeratedArticles), new(*repository.ArticleRepository)), wire.Bind(new(service.ModeratedComments), new(*repository.CommentRepository)), wire.Bind(new(service.ModeratedAccounts), new(*repository.UserRepository)), wire.Bind(new(service.ModerationRecorder), new(*moderation.Log)), wire.Bind(new(service.CaseResolver), new(*moderation.Cases)), wire.Bind(new(service.ReportStore), new(*moderation.Reports)), wire.Bind(new(service.ReportCases), new(*moderation.Cases)), wire.Bind(new(service.ReportLog), new(*moderation.Log)), wire.Bind(new(service.TargetHider), new(*service.ModerationService)), wire.Bind(new(web.ReportService), new(*service.ReportService)), wire.Bind(new(service.JobScheduler), new(*durable.JobQueue)), wire.Bind(new(web.ModerationService), new(*service.ModerationService)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*RetentionStore)), wire.Bind(new(job.LexiconFolder), new(*search.Lexicon)), wire.Bind(new(service.UserSearcher), new(*search.People)), wire.Bind(new(service.TagSearcher), new(*search.Tags)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*durable.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*session.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*session.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*durable.IdempotencyStore)), wire.Bind(new(service.Idempotency), new(*service.IdempotencyRunner)), wire.Bind(new(service.UnitOfWork), new(*pg.UnitOfWork)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(job.JobObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.MediaStore), new(*mediastore.Store)), wire.Bind(new(web.MediaFiles), new(*mediastore.Store)), wire.Bind(new(service.SearchRepository), new(*search.Repository)), wire.Bind(new(service.Suggester), new(*search.Lexicon)), wire.Bind(new(search.ArticleReader), new(*repository.ArticleRepository)), wire.Bind(new(web.SearchService), new(*service.SearchService)), wire.Bind(new(service.AccountStore), new(*repository.AccountEraser)), wire.Bind(new(service.SessionEnder), new(*service.SessionService)), wire.Bind(new(service.BlockRepository), new(*moderation.Blocks)), wire.Bind(new(service.BlockedSets), new(*moderation.Blocks)), wire.Bind(new(service.FollowEnder), new(*repository.FollowRepository)), wire.Bind(new(web.BlockService), new(*service.BlockService)), wire.Bind(new(service.UploadStore), new(*uploads.Store)), wire.Bind(new(web.UploadService), new(*service.UploadService)), wire.Bind(new(service.SitemapStore), new(*repository.SitemapRepository)), wire.Bind(new(web.SitemapService), new(*service.SitemapService)), wire.Bind(new(service.IdentityProviders), new(*oidc.Set)), wire.Bind(new(service.SignInStore), new(*identities.Store)), wire.Bind(new(service.IdentityStore), new(*identities.Store)), wire.Bind(new(service.SignInMail), new(*durable.JobQueue)), wire.Bind(new(service.AccountStepUp), new(*service.UserService)), wire.Bind(new(web.SignInService), new(*service.SignInService)))

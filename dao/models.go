@@ -265,6 +265,11 @@ type Outbox struct {
 	Traceparent     pgtype.Text
 }
 
+type ProviderAccount struct {
+	UserID          int64
+	PlaceholderHash string
+}
+
 type ReadingHistory struct {
 	UserID     int64
 	ArticleID  int64
@@ -317,6 +322,23 @@ type Session struct {
 	RevokedAt  pgtype.Timestamptz
 	UserAgent  string
 	LastUsedAt pgtype.Timestamptz
+}
+
+type SignInCode struct {
+	CodeHash  []byte
+	UserID    int64
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+type SignInState struct {
+	StateHash  []byte
+	CookieHash []byte
+	Provider   string
+	Redirect   string
+	LinkUserID pgtype.Int8
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
 }
 
 type SiteArticleCount struct {
@@ -387,4 +409,14 @@ type UserBlock struct {
 type UserFavoriteCount struct {
 	UserID    int64
 	Favorites int64
+}
+
+type UserIdentity struct {
+	ID         int64
+	UserID     int64
+	Provider   string
+	Subject    string
+	Email      string
+	CreatedAt  time.Time
+	LastUsedAt time.Time
 }

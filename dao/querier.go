@@ -7,6 +7,8 @@ package dao
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type Querier interface {
@@ -433,6 +435,11 @@ type Querier interface {
 	OutboxRelease(ctx context.Context, db DBTX, arg OutboxReleaseParams) (int64, error)
 	// A dead event becomes pending again with a fresh set of attempts.
 	OutboxRetry(ctx context.Context, db DBTX, id int64) (int64, error)
+	// Whether the account has a password its owner set: any account not made by a provider, or one
+	// whose password hash is no longer its placeholder.
+	ProviderAccountHasPassword(ctx context.Context, db DBTX, userID int64) (pgtype.Bool, error)
+	// An account a provider made, with the hash of the random password it was given.
+	ProviderAccountInsert(ctx context.Context, db DBTX, arg ProviderAccountInsertParams) error
 	// Applies one batch of read events in one statement (and so one transaction): records the event
 	// ids in the inbox, keeps only those not seen before, and adds their per-article counts to the
 	// counters. Returns the increments applied, for the Redis mirror. An event is (id, article, reads):
@@ -554,6 +561,19 @@ type Querier interface {
 	// Notes a refresh as the session's last use: the only write that tracks use, so plain requests
 	// cost none.
 	SessionTouch(ctx context.Context, db DBTX, id string) error
+	SignInCodeCountPrunable(ctx context.Context, db DBTX, arg SignInCodeCountPrunableParams) (int64, error)
+	SignInCodeInsert(ctx context.Context, db DBTX, arg SignInCodeInsertParams) error
+	SignInCodePruneBatch(ctx context.Context, db DBTX, arg SignInCodePruneBatchParams) (int64, error)
+	// Consumes an exchange code: single use fleet-wide, only before it expires.
+	SignInCodeTake(ctx context.Context, db DBTX, arg SignInCodeTakeParams) (int64, error)
+	SignInStateCountPrunable(ctx context.Context, db DBTX, arg SignInStateCountPrunableParams) (int64, error)
+	SignInStateInsert(ctx context.Context, db DBTX, arg SignInStateInsertParams) error
+	// Sign-in states and exchange codes that expired longer than keep ago: never consumed (a sign-in
+	// abandoned at the provider, a code the front end never exchanged).
+	SignInStatePruneBatch(ctx context.Context, db DBTX, arg SignInStatePruneBatchParams) (int64, error)
+	// Consumes a state: single use on every instance (the DELETE of the one that wins), only with its
+	// browser's cookie, only before it expires. A wrong cookie leaves the state alone.
+	SignInStateTake(ctx context.Context, db DBTX, arg SignInStateTakeParams) (SignInState, error)
 	// The last place taken in publication order by a published article: the number of sitemap pages
 	// follows from it. One probe at the end of articles_sitemap_idx, not a count.
 	SitemapLastSeq(ctx context.Context, db DBTX) (int64, error)
@@ -644,6 +664,20 @@ type Querier interface {
 	UserGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]User, error)
 	UserGetByPhone(ctx context.Context, db DBTX, phone string) (User, error)
 	UserGetByUsername(ctx context.Context, db DBTX, username string) (User, error)
+	UserIdentityCountByUser(ctx context.Context, db DBTX, userID int64) (int64, error)
+	UserIdentityDelete(ctx context.Context, db DBTX, arg UserIdentityDeleteParams) (int64, error)
+	// Who signs in: the unique (provider, subject).
+	UserIdentityGetBySubject(ctx context.Context, db DBTX, arg UserIdentityGetBySubjectParams) (UserIdentity, error)
+	// Links an identity to an account; a (provider, subject) another account holds violates
+	// user_identities_provider_subject_key (domain.ErrIdentityInUse).
+	UserIdentityInsert(ctx context.Context, db DBTX, arg UserIdentityInsertParams) (UserIdentity, error)
+	// An account has a handful of identities (one per configured provider at most in practice);
+	// the list is bounded by the number of providers, read off user_identities_user_idx.
+	UserIdentityListByUser(ctx context.Context, db DBTX, userID int64) ([]UserIdentity, error)
+	// A new account whose provider verified its email: verified from the start (users' own column,
+	// written in the account's unit of work).
+	UserIdentityMarkEmailVerified(ctx context.Context, db DBTX, arg UserIdentityMarkEmailVerifiedParams) error
+	UserIdentityTouch(ctx context.Context, db DBTX, arg UserIdentityTouchParams) error
 	UserInsert(ctx context.Context, db DBTX, arg UserInsertParams) (User, error)
 	UserInsertWithPhone(ctx context.Context, db DBTX, arg UserInsertWithPhoneParams) (User, error)
 	// Holds the user's row (shared) only while its password hash is still the one a login verified:

@@ -662,6 +662,88 @@ func (q *Queries) SessionPruneRevokedBatch(ctx context.Context, db DBTX, arg Ses
 	return result.RowsAffected(), nil
 }
 
+const signInCodeCountPrunable = `-- name: SignInCodeCountPrunable :one
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM sign_in_codes WHERE expires_at < now() - make_interval(secs => $1::float8) ORDER BY expires_at LIMIT $2::int
+) AS due
+`
+
+type SignInCodeCountPrunableParams struct {
+	KeepSeconds float64
+	Lim         int32
+}
+
+func (q *Queries) SignInCodeCountPrunable(ctx context.Context, db DBTX, arg SignInCodeCountPrunableParams) (int64, error) {
+	row := db.QueryRow(ctx, signInCodeCountPrunable, arg.KeepSeconds, arg.Lim)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const signInCodePruneBatch = `-- name: SignInCodePruneBatch :execrows
+DELETE FROM sign_in_codes WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM sign_in_codes
+    WHERE expires_at < now() - make_interval(secs => $1::float8)
+    ORDER BY expires_at
+    LIMIT $2::int
+    FOR UPDATE SKIP LOCKED))
+`
+
+type SignInCodePruneBatchParams struct {
+	KeepSeconds float64
+	Lim         int32
+}
+
+func (q *Queries) SignInCodePruneBatch(ctx context.Context, db DBTX, arg SignInCodePruneBatchParams) (int64, error) {
+	result, err := db.Exec(ctx, signInCodePruneBatch, arg.KeepSeconds, arg.Lim)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const signInStateCountPrunable = `-- name: SignInStateCountPrunable :one
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM sign_in_states WHERE expires_at < now() - make_interval(secs => $1::float8) ORDER BY expires_at LIMIT $2::int
+) AS due
+`
+
+type SignInStateCountPrunableParams struct {
+	KeepSeconds float64
+	Lim         int32
+}
+
+func (q *Queries) SignInStateCountPrunable(ctx context.Context, db DBTX, arg SignInStateCountPrunableParams) (int64, error) {
+	row := db.QueryRow(ctx, signInStateCountPrunable, arg.KeepSeconds, arg.Lim)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const signInStatePruneBatch = `-- name: SignInStatePruneBatch :execrows
+DELETE FROM sign_in_states WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM sign_in_states
+    WHERE expires_at < now() - make_interval(secs => $1::float8)
+    ORDER BY expires_at
+    LIMIT $2::int
+    FOR UPDATE SKIP LOCKED))
+`
+
+type SignInStatePruneBatchParams struct {
+	KeepSeconds float64
+	Lim         int32
+}
+
+// Sign-in states and exchange codes that expired longer than keep ago: never consumed (a sign-in
+// abandoned at the provider, a code the front end never exchanged).
+func (q *Queries) SignInStatePruneBatch(ctx context.Context, db DBTX, arg SignInStatePruneBatchParams) (int64, error) {
+	result, err := db.Exec(ctx, signInStatePruneBatch, arg.KeepSeconds, arg.Lim)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const uploadCountPrunableUnreferenced = `-- name: UploadCountPrunableUnreferenced :one
 SELECT count(*)::bigint FROM (
     SELECT 1 FROM uploads u

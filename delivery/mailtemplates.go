@@ -29,10 +29,11 @@ type mailTemplates struct {
 }
 
 var mailSubjects = map[Purpose]string{
-	PurposeLogin:         "Your inkwell sign-in code",
-	PurposeVerifyEmail:   "Confirm your email address for inkwell",
-	PurposeResetPassword: "Reset your inkwell password",
-	PurposeStepUp:        "Confirm a change to your inkwell account",
+	PurposeLogin:          "Your inkwell sign-in code",
+	PurposeVerifyEmail:    "Confirm your email address for inkwell",
+	PurposeResetPassword:  "Reset your inkwell password",
+	PurposeStepUp:         "Confirm a change to your inkwell account",
+	PurposeIdentityLinked: "A sign-in provider was linked to your inkwell account",
 }
 
 func parseMailTemplates(v MailValidity) (*mailTemplates, error) {

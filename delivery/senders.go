@@ -29,6 +29,9 @@ const (
 	PurposeResetPassword Purpose = "reset_password"
 	// PurposeStepUp confirms a change of the account's email or password.
 	PurposeStepUp Purpose = "step_up"
+	// PurposeIdentityLinked tells an account a provider's identity was linked to it by its
+	// verified email; the message's Code is the provider's display name.
+	PurposeIdentityLinked Purpose = "identity_linked"
 )
 
 // purpose is m's purpose, login when unset.

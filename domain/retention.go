@@ -25,6 +25,8 @@ const (
 	RetentionOutboxApplied   = "outbox_applied"
 	RetentionOutboxDead      = "outbox_dead"
 	RetentionUploads         = "uploads"
+	RetentionSignInStates    = "sign_in_states" // sign-ins never finished, past their 10 minutes
+	RetentionSignInCodes     = "sign_in_codes"  // exchange codes never exchanged, past their 60 seconds
 	// RetentionUploadObjects is the media store's objects no upload uses any more (not a table).
 	RetentionUploadObjects = "upload_objects"
 )
@@ -37,6 +39,7 @@ var retentionClocks = map[string]string{
 	RetentionLoginCodeMeters: "window ended", RetentionAccountCodes: "expired",
 	RetentionOutboxApplied: "created", RetentionOutboxDead: "created",
 	RetentionUploads: "last referenced (or, never referenced, uploaded)", RetentionUploadObjects: "orphaned",
+	RetentionSignInStates: "expired", RetentionSignInCodes: "expired",
 }
 
 // RetentionRule says which rows of one policy may go. An age rule (MaxAge > 0) deletes the rows

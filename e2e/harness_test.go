@@ -59,6 +59,11 @@ var newSinceThePreviousRelease = map[string]string{
 	"TestMedia_ServedFromEachStore":            "GET /media/:key and the media store's readiness check (#29)",
 	"TestUploads_EveryRule":                    "POST /api/uploads, GET /api/user/uploads, DELETE /api/uploads/:id and the upload quota (#29)",
 	"TestSitemaps_IndexPagesAndRobots":         "GET /sitemap.xml, /sitemaps/articles-N.xml and /robots.txt (#31)",
+	"TestOIDC_SignIn":                          "sign-in with providers (#30): GET /api/auth/providers, GET /api/auth/oidc/:provider/start, GET /api/auth/oidc/:provider/callback, POST /api/auth/oidc/exchange, GET /api/user/identities, DELETE /api/user/identities/:id",
+	"TestOIDC_TokenChecks":                     "sign-in with providers (#30): the ID token's checks",
+	"TestOIDC_Accounts":                        "sign-in with providers (#30): POST /api/auth/oidc/:provider/start (linking), unlink rules",
+	"TestOIDC_Fleet":                           "sign-in with providers (#30) across a fleet",
+	"TestOIDC_UnreachableIssuer":               "sign-in with providers (#30): an unreachable issuer",
 }
 
 // upgradeRun reports whether the suite runs through a mixed fleet (upgradeEnv).

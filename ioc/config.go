@@ -34,6 +34,7 @@ type Config struct {
 	Uploads   UploadsConfig
 	Retention RetentionConfig
 	Media     MediaConfig
+	SignIn    SignInConfig
 	Telemetry TelemetryConfig
 
 	// Tune replaces tuning constants in tests; see Tuning. No flag or variable sets it.
@@ -139,6 +140,17 @@ type MediaConfig struct {
 	URL string
 }
 
+// SignInConfig is sign-in with providers (issue #30). Each provider's own settings are a family
+// of environment variables, read by OIDCProviders.
+type SignInConfig struct {
+	Providers     string // comma-separated provider names
+	RedirectAllow string // comma-separated front-end origins a sign-in may return to
+
+	// Env reads the INKWELL_OIDC_<NAME>_* family; nil: the process's environment. Not a setting:
+	// parallel tests give each app its providers' issuers without touching the environment.
+	Env func(name string) string
+}
+
 // TelemetryConfig is logs, metrics and profiling.
 type TelemetryConfig struct {
 	LogLevel    string
@@ -181,7 +193,7 @@ func declare(c *Config) *decls {
 	d.group = "server"
 	d.str(&s.Env, "env", "dev", "environment: dev or prod; prod refuses to start without a JWT secret", oneOf("dev", "prod"))
 	d.str(&s.Addr, "addr", ":8080", "HTTP listen address")
-	d.str(&s.PublicURL, "public-url", "", "the site's public base URL, e.g. https://blog.example: absolute http(s), no query or fragment (a trailing slash is trimmed); feeds, sitemaps and robots.txt link from it; empty: http://localhost:PORT of INKWELL_ADDR", checkPublicURL)
+	d.str(&s.PublicURL, "public-url", "", "where browsers and crawlers reach this server, e.g. https://api.blog.example: absolute http(s), no query or fragment (a trailing slash is trimmed); sign-in callbacks ({public}/api/auth/oidc/{name}/callback; the sign-in cookie is Secure when it is https), feeds, sitemaps and robots.txt link from it; empty: http://localhost:PORT of INKWELL_ADDR", checkPublicURL)
 	d.str(&s.ArticleURL, "article-url", "{public}/article/{slug}", "an article's public link in feeds and sitemaps: {slug} (required) is the article's slug, {public} INKWELL_PUBLIC_URL", checkArticleURL)
 	d.dur(&s.RequestTimeout, "request-timeout", 30*time.Second, "deadline of one HTTP request's work (database and Redis calls stop with it; answered 503); 0 disables", atLeast[time.Duration](0))
 	d.dur(&s.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long graceful shutdown waits for requests and jobs to finish", positive)
@@ -256,6 +268,11 @@ func declare(c *Config) *decls {
 
 	d.group = "media"
 	d.str(&c.Media.URL, "media-url", DefaultMediaURL, "where uploaded images are stored: file://DIR (a local directory, relative to the working directory or file:///absolute; a fleet needs one shared directory) or s3://BUCKET?endpoint=host:port&region=us-east-1&secure=true (any S3-compatible storage; credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)", func(v string) error { _, err := ParseMediaURL(v); return err })
+
+	si := &c.SignIn
+	d.group = "signin"
+	d.str(&si.Providers, "oidc-providers", "", "comma-separated sign-in providers (e.g. google,corp,github), each configured by INKWELL_OIDC_<NAME>_ISSUER, _CLIENT_ID, _CLIENT_SECRET and optional _SCOPES, _DISPLAY_NAME; github is built in and needs no issuer; empty: no sign-in with providers", validateProviderNames)
+	d.str(&si.RedirectAllow, "oidc-redirect-allow", "", "comma-separated front-end origins (scheme://host[:port]) a sign-in with a provider may return to; any other redirect is refused (422)", validateOrigins)
 
 	t := &c.Telemetry
 	d.group = "telemetry"
@@ -349,6 +366,9 @@ func (c *Config) validateAcross() []error {
 		}
 	}
 	errs = append(errs, c.validateMail()...)
+	if _, err := OIDCProviders(c); err != nil {
+		errs = append(errs, err)
+	}
 	if addr := c.Telemetry.MetricsAddr; addr != "" {
 		if _, port, err := net.SplitHostPort(addr); err != nil {
 			errs = append(errs, fmt.Errorf("INKWELL_METRICS_ADDR %q: want host:port, e.g. :9464 or 127.0.0.1:9464 (empty disables): %w", addr, err))

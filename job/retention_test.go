@@ -36,6 +36,8 @@ func defaultRules() []domain.RetentionRule {
 		age(domain.RetentionLoginCodes, time.Hour),
 		age(domain.RetentionLoginCodeMeters, time.Hour),
 		age(domain.RetentionAccountCodes, time.Hour),
+		age(domain.RetentionSignInStates, time.Hour),
+		age(domain.RetentionSignInCodes, time.Hour),
 		age(domain.RetentionOutboxApplied, day),
 		age(domain.RetentionOutboxDead, 30*day),
 	}
@@ -154,6 +156,14 @@ func seedRetention(t *testing.T, db *testenv.DB) {
 		                       ('r2', 'reset_password', interval '30 minutes', NULL)) AS p(username, purpose, expired, spent)
 		 WHERE u.username = p.username`,
 
+		// Sign-in states and exchange codes (#30) go an hour after they expired.
+		`INSERT INTO sign_in_states (state_hash, cookie_hash, provider, redirect, expires_at) VALUES
+		 ('old-state', 'c', 'corp', 'r', now() - interval '2 hours'), ('live-state', 'c', 'corp', 'r', now() - interval '30 minutes'),
+		 ('live-state2', 'c', 'corp', 'r', now() + interval '5 minutes')`,
+		`INSERT INTO sign_in_codes (code_hash, user_id, expires_at)
+		 SELECT c.h::bytea, u.id, now() - c.expired FROM users u, (VALUES ('old-code', interval '2 hours'), ('live-code', interval '10 minutes')) AS c(h, expired)
+		 WHERE u.username = 'r1'`,
+
 		// Outbox: applied and dead events go once old; pending and published ones never do.
 		`INSERT INTO outbox (topic, aggregate_id, payload, status, created_at)
 		 SELECT 't', 1, jsonb_build_object('k', e.k), e.status, now() - e.age FROM
@@ -183,6 +193,7 @@ func TestRetention_OnePassPrunesEveryTableAndKeepsTheLiveRows(t *testing.T) {
 		domain.RetentionIdempotencyKeys: 1, domain.RetentionReadingHistory: 2, domain.RetentionLoginCodes: 1,
 		domain.RetentionLoginCodeMeters: 1, domain.RetentionAccountCodes: 2,
 		domain.RetentionOutboxApplied: 1, domain.RetentionOutboxDead: 1,
+		domain.RetentionSignInStates: 1, domain.RetentionSignInCodes: 1,
 	}
 	for _, res := range rep.Results {
 		if res.Rows != want[res.Rule.Name] || res.Statements != 1 || res.Err != nil {
@@ -211,7 +222,9 @@ func TestRetention_OnePassPrunesEveryTableAndKeepsTheLiveRows(t *testing.T) {
 		`SELECT target FROM login_codes`:    {"live1", "live2"},
 		`SELECT key FROM login_code_meters`: {"live1", "live2"},
 		`SELECT u.username || ':' || c.purpose FROM account_codes c JOIN users u ON u.id = c.user_id`: {"r2:reset_password", "r2:verify_email"},
-		`SELECT payload->>'k' FROM outbox`: {"live-applied", "live-dead", "live-pending", "live-published"},
+		`SELECT payload->>'k' FROM outbox`:                            {"live-applied", "live-dead", "live-pending", "live-published"},
+		`SELECT convert_from(state_hash, 'UTF8') FROM sign_in_states`: {"live-state", "live-state2"},
+		`SELECT convert_from(code_hash, 'UTF8') FROM sign_in_codes`:   {"live-code"},
 	} {
 		if got := keys(t, db, sql); !slices.Equal(got, want) {
 			t.Errorf("%s after the pass: %v, want %v", sql, got, want)

@@ -9,7 +9,8 @@ import (
 	"github.com/inkwell-dev/inkwell/service"
 )
 
-// AccountMailSender mails a verification or password-reset code. Errors wrapping
+// AccountMailSender mails a verification or password-reset code, or the notice that a
+// provider's identity was linked (its code is the provider's name). Errors wrapping
 // domain.ErrPermanent are not retried.
 type AccountMailSender interface {
 	SendAccountMail(ctx context.Context, purpose, address, code string) error
@@ -22,6 +23,13 @@ func SendAccountMailHandler(sender AccountMailSender, keys service.CodeKeys) Job
 		var p service.AccountMailPayload
 		if err := json.Unmarshal(j.Payload, &p); err != nil {
 			return fmt.Errorf("%w: malformed %s payload", domain.ErrPermanent, j.Kind)
+		}
+		if domain.AccountCodePurpose(p.Purpose) == domain.PurposeIdentityLinked {
+			// A notice without a code: the mail names the provider in the code's place.
+			if p.Address == "" || p.Provider == "" {
+				return fmt.Errorf("%w: malformed %s payload", domain.ErrPermanent, j.Kind)
+			}
+			return sender.SendAccountMail(ctx, p.Purpose, p.Address, p.Provider)
 		}
 		code, err := openSealedCode(keys, j.Kind, p.Address, p.SealedCode)
 		if err != nil {

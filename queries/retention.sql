@@ -287,3 +287,31 @@ SELECT count(*)::bigint FROM (
     ORDER BY coalesce(u.referenced_at, u.created_at)
     LIMIT @lim::int
 ) AS due;
+
+-- name: SignInStatePruneBatch :execrows
+-- Sign-in states and exchange codes that expired longer than keep ago: never consumed (a sign-in
+-- abandoned at the provider, a code the front end never exchanged).
+DELETE FROM sign_in_states WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM sign_in_states
+    WHERE expires_at < now() - make_interval(secs => @keep_seconds::float8)
+    ORDER BY expires_at
+    LIMIT @lim::int
+    FOR UPDATE SKIP LOCKED));
+
+-- name: SignInStateCountPrunable :one
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM sign_in_states WHERE expires_at < now() - make_interval(secs => @keep_seconds::float8) ORDER BY expires_at LIMIT @lim::int
+) AS due;
+
+-- name: SignInCodePruneBatch :execrows
+DELETE FROM sign_in_codes WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM sign_in_codes
+    WHERE expires_at < now() - make_interval(secs => @keep_seconds::float8)
+    ORDER BY expires_at
+    LIMIT @lim::int
+    FOR UPDATE SKIP LOCKED));
+
+-- name: SignInCodeCountPrunable :one
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM sign_in_codes WHERE expires_at < now() - make_interval(secs => @keep_seconds::float8) ORDER BY expires_at LIMIT @lim::int
+) AS due;

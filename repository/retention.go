@@ -39,6 +39,8 @@ var retentionPolicies = map[string]retentionPolicy{
 	domain.RetentionOutboxApplied:   byAge(dao.Querier.OutboxPruneAppliedBatch, dao.Querier.OutboxCountPrunableApplied),
 	domain.RetentionOutboxDead:      byAge(dao.Querier.OutboxPruneDeadBatch, dao.Querier.OutboxCountPrunableDead),
 	domain.RetentionUploads:         byAge(dao.Querier.UploadPruneUnreferencedBatch, dao.Querier.UploadCountPrunableUnreferenced),
+	domain.RetentionSignInStates:    byAge(dao.Querier.SignInStatePruneBatch, dao.Querier.SignInStateCountPrunable),
+	domain.RetentionSignInCodes:     byAge(dao.Querier.SignInCodePruneBatch, dao.Querier.SignInCodeCountPrunable),
 	domain.RetentionReadingHistory: {
 		byCap: true,
 		prune: func(ctx context.Context, q dao.Querier, db dao.DBTX, r domain.RetentionRule, lim int32) (int64, error) {

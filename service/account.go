@@ -54,7 +54,9 @@ const JobKindSendAccountMail = "send_account_mail"
 type AccountMailPayload struct {
 	Purpose    string `json:"purpose"`
 	Address    string `json:"address"`
-	SealedCode string `json:"sealedCode"`
+	SealedCode string `json:"sealedCode,omitempty"`
+	// Provider is the display name of the provider an identity_linked notice tells of (no code).
+	Provider string `json:"provider,omitempty"`
 }
 
 // AccountService verifies emails and resets passwords with codes sent by email, and hands an

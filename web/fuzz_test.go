@@ -262,6 +262,24 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.media.EXPECT().Presign(a, a).Return("", err).AnyTimes()
 	m.media.EXPECT().Open(a, a).Return(domain.MediaObject{}, domain.ErrNotFound).AnyTimes()
 
+	var start service.SignInStart
+	var providers []service.ProviderInfo
+	var idents []domain.UserIdentity
+	callback := ""
+	if oc.rich {
+		start = service.SignInStart{AuthorizationURL: "https://accounts.example.com/auth?client_id=inkwell&state=s", Cookie: "cookie"}
+		providers = []service.ProviderInfo{{Name: "google", DisplayName: "Google", Available: true}}
+		idents = []domain.UserIdentity{{ID: 3, UserID: authedID, Provider: "google", Subject: "1", Email: "jake@jake.jake", CreatedAt: fxTime, LastUsedAt: fxTime}}
+		callback = "https://app.example.com/signed-in?code=one-time"
+	}
+	m.signIn.EXPECT().Providers().Return(providers).AnyTimes()
+	m.signIn.EXPECT().Start(a, a, a, a).Return(start, err).AnyTimes()
+	m.signIn.EXPECT().StartLink(a, a, a, a, a, a).Return(start, err).AnyTimes()
+	m.signIn.EXPECT().Callback(a, a, a, a, a, a).Return(callback, err).AnyTimes()
+	m.signIn.EXPECT().Exchange(a, a).Return(session, err).AnyTimes()
+	m.signIn.EXPECT().Identities(a, a).Return(idents, err).AnyTimes()
+	m.signIn.EXPECT().Unlink(a, a, a).Return(err).AnyTimes()
+
 	m.codeLogin.EXPECT().Send(a, a, a).Return(err).AnyTimes()
 	m.codeLogin.EXPECT().Login(a, a, a, a).Return(session, err).AnyTimes()
 	m.codeLogin.EXPECT().SendStepUpCode(a, a).Return(err).AnyTimes()
@@ -477,7 +495,7 @@ func checkFuzzResponse(t *testing.T, req string, rec *httptest.ResponseRecorder,
 }
 
 // defaultPathValues name things that exist as far as the mocks are concerned.
-var defaultPathValues = map[string]string{"slug": "how-to-train-your-dragon", "id": "3", "username": "jake", "file": "articles-1.xml"}
+var defaultPathValues = map[string]string{"slug": "how-to-train-your-dragon", "id": "3", "username": "jake", "file": "articles-1.xml", "provider": "google"}
 
 // concretePath substitutes values for the {params} of a template.
 func concretePath(template string, values map[string]string) string {
@@ -582,6 +600,12 @@ var bodyRoutes = []bodyRoute{
 		[]string{`{"collection":{"name":"renamed","description":"still later"}}`},
 		[]string{`{"collection":{"description":null}}`, `{"collection":{}}`}},
 	// Not JSON: a multipart body (415 for these JSON seeds; web/media_test.go sends multipart).
+	{"POST /api/auth/oidc/{provider}/start",
+		[]string{`{"redirect":"https://app.example.com/signed-in","password":"jakejake","code":"123456"}`},
+		[]string{`{"redirect":"javascript:alert(1)","link":true}`, `{"link":"yes"}`, `{}`}},
+	{"POST /api/auth/oidc/exchange",
+		[]string{`{"code":"one-time"}`},
+		[]string{`{"code":7}`, `{"code":""}`, `{"code":"\u0000"}`}},
 	{"POST /api/uploads",
 		[]string{`{"file":"iVBORw0KGgo="}`},
 		[]string{`{}`}},
@@ -704,10 +728,14 @@ var queryRoutes = []string{
 	"GET /api/search/tags",
 	"GET /api/moderation/reports",
 	"GET /api/moderation/log",
+	"GET /api/auth/oidc/{provider}/start",
+	"GET /api/auth/oidc/{provider}/callback",
 }
 
-// fuzzedQueryNames are the query parameters FuzzQueryParams sets by name.
-var fuzzedQueryNames = []string{"limit", "offset", "cursor", "after", "status", "tag", "author", "favorited", "collectionId", "q", "suggest"}
+// fuzzedQueryNames are the query parameters FuzzQueryParams sets by name, or (the sign-in
+// flow's: redirect, link, state, code, error) through its extra query.
+var fuzzedQueryNames = []string{"limit", "offset", "cursor", "after", "status", "tag", "author", "favorited", "collectionId", "q", "suggest",
+	"redirect", "link", "state", "code", "error"}
 
 type queryValues struct {
 	limit, offset, cursor, after, status, tag, author, favorited, collectionID, extra, q, suggest string
@@ -739,6 +767,8 @@ var querySeeds = []queryValues{
 	{q: "x", extra: "q=y&q="}, {q: `' & | ! ( ) :* <-> \\`},
 	{q: "ali"}, {q: " \t "}, {q: `%_\`}, {q: strings.Repeat("é", 257)}, {q: "a\x00"}, {q: "\xc0\xaf", limit: "100"},
 	{q: `"unbalanced -or OR | & ! ( :*`}, {extra: "q=%zz"},
+	{extra: "redirect=https%3A%2F%2Fapp.example.com%2Fsigned-in"}, {extra: "redirect=javascript:alert(1)&link=true"},
+	{extra: "state=s&code=c"}, {extra: "state=s&error=access_denied"}, {extra: "state=&code=&error="}, {extra: "state=%00&code=%c0%af"},
 }
 
 type queryInput struct {
@@ -815,6 +845,10 @@ func checkQueryParams(t *testing.T, route uint8, mode uint16, limit, offset, cur
 
 // pathRoutes are the operations with path parameters.
 var pathRoutes = []string{
+	"GET /api/auth/oidc/{provider}/start",
+	"POST /api/auth/oidc/{provider}/start",
+	"GET /api/auth/oidc/{provider}/callback",
+	"DELETE /api/user/identities/{id}",
 	"DELETE /api/uploads/{id}",
 	"DELETE /api/user/api-keys/{id}",
 	"DELETE /api/user/sessions/{id}",

@@ -46,6 +46,7 @@ type Handlers struct {
 	Moderation    *ModerationHandler
 	Media         *MediaHandler
 	Sitemaps      *SitemapHandler
+	SignIn        *SignInHandler
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
 	Observer      RequestObserver // nil: no metrics
@@ -125,6 +126,16 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	api.POST("/users/password/reset/confirm", authLimit, client, h.Account.ConfirmPasswordReset)
 	api.POST("/users/refresh", authLimit, h.Sessions.Refresh)
 	account.POST("/users/logout", h.Sessions.Logout)
+
+	// Sign in with a provider (#30): start, callback and exchange on the auth budget; linking
+	// another provider is account management (a session, never an API key).
+	api.GET("/auth/providers", h.SignIn.Providers)
+	api.GET("/auth/oidc/:provider/start", authLimit, h.SignIn.Start)
+	account.POST("/auth/oidc/:provider/start", authLimit, h.SignIn.StartLink)
+	api.GET("/auth/oidc/:provider/callback", authLimit, h.SignIn.Callback)
+	api.POST("/auth/oidc/exchange", authLimit, client, h.SignIn.Exchange)
+	account.GET("/user/identities", h.SignIn.Identities)
+	account.DELETE("/user/identities/:id", h.SignIn.Unlink)
 
 	auth.GET("/user", h.Users.Current)
 	account.PUT("/user", h.Users.Update)

@@ -21,6 +21,8 @@ var constraintErrors = map[string]error{
 	"users_phone_key":    domain.ErrConflict,
 
 	"collections_owner_name_key": domain.ErrCollectionNameTaken,
+
+	"user_identities_provider_subject_key": domain.ErrIdentityInUse,
 }
 
 // Translate turns a driver error into a domain error, keeping the original text for logs.

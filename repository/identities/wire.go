@@ -1,0 +1,7 @@
+package identities
+
+import "github.com/google/wire"
+
+// ProviderSet builds the sign-in providers room. Its sqlc handle (dao.Querier) comes from
+// repository.NewQuerier, like every room's.
+var ProviderSet = wire.NewSet(NewStore)
