@@ -69,7 +69,7 @@ media_section() {
 # media_report: the section's markdown, from the three steps' outputs.
 media_report() {
 	local growth verdict
-	growth=$(grep -o '"growthMB": [0-9.]*' "$WORK/media-large.json" | awk '{ print $2 }')
+	growth=$(grep -o '"growthMB": [0-9.]*' "$WORK/media-large.json" | awk '{ printf "%.0f", $2 }')
 	verdict=$(awk -v g="$growth" 'BEGIN { print (g <= 400 ? "PASS" : "FAIL") }')
 	printf 'Measured by `%s` at %s on this machine (%s cores), %s.\n\n' "$COMMAND" "$BUILT_REV" "$(nproc)" "$(date -u '+%Y-%m-%d %H:%M UTC')"
 	printf 'Uploads (`POST /api/uploads`, multipart, the local store; the server CPU is its user+system time from /proc over the whole row, divided by the uploads):\n\n'
