@@ -16,6 +16,7 @@ import (
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/media"
 	"github.com/inkwell-dev/inkwell/metrics"
+	"github.com/inkwell-dev/inkwell/render"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/mediastore"
@@ -57,6 +58,9 @@ var appSet = wire.NewSet(
 	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, media.ProviderSet,
 	wire.Bind(new(service.ImageProcessor), new(*media.Processor)),
+	render.ProviderSet,
+	wire.Bind(new(service.MarkdownRenderer), new(*render.Renderer)),
+	wire.Bind(new(cache.BodyRenderer), new(*render.Renderer)),
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(service.UploadLookup), new(*repository.UploadReferences)),
 	wire.Bind(new(service.AvatarUploads), new(*repository.UploadReferences)),

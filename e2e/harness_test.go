@@ -57,6 +57,7 @@ var newSinceThePreviousRelease = map[string]string{
 	"TestBlocks_EveryRule":                     "blocking users (#28): the block endpoints, refused follows and comments, filtered lists",
 	"TestFleet_BlockHoldsOnEveryInstance":      "blocking users (#28) across a fleet",
 	"TestMedia_ServedFromEachStore":            "GET /media/:key and the media store's readiness check (#29)",
+	"TestRender_BodyHTML":                      "bodyHtml in the single-article answers (#31)",
 	"TestUploads_EveryRule":                    "POST /api/uploads, GET /api/user/uploads, DELETE /api/uploads/:id and the upload quota (#29)",
 }
 
