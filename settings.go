@@ -2,6 +2,7 @@ package inkwell
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"strings"
@@ -162,4 +163,15 @@ func NewUploadConfig(u ioc.UploadsConfig) service.UploadConfig {
 	maxBytes, _ := ioc.ParseByteSize(u.MaxBytes)
 	q, _ := ioc.ParseUploadQuota(u.Quota)
 	return service.UploadConfig{MaxBytes: maxBytes, Quota: domain.UploadQuota{PerDay: q.PerDay, Total: q.Total}}
+}
+
+// NewPublicLinks returns the public links of feeds and sitemaps: INKWELL_PUBLIC_URL (or
+// http://localhost:PORT of INKWELL_ADDR) and the INKWELL_ARTICLE_URL template; a value Validate let
+// through that still makes no absolute URL stops the start.
+func NewPublicLinks(s ioc.ServerConfig) (domain.PublicLinks, error) {
+	links, err := domain.NewPublicLinks(ioc.PublicBaseURL(s), s.ArticleURL)
+	if err != nil {
+		return domain.PublicLinks{}, fmt.Errorf("INKWELL_PUBLIC_URL / INKWELL_ARTICLE_URL: %w", err)
+	}
+	return links, nil
 }

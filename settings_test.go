@@ -70,3 +70,19 @@ func TestDefaultAccessTokenOutlastsADay(t *testing.T) {
 		}
 	}
 }
+
+// TestNewPublicLinks: the links come from INKWELL_PUBLIC_URL and INKWELL_ARTICLE_URL, from
+// INKWELL_ADDR's port when no public URL is set, and a template that makes no URL stops the start.
+func TestNewPublicLinks(t *testing.T) {
+	links, err := NewPublicLinks(ioc.ServerConfig{Addr: ":9090", ArticleURL: "{public}/article/{slug}"})
+	if err != nil || links.Base() != "http://localhost:9090" || links.Article("a") != "http://localhost:9090/article/a" {
+		t.Errorf("derived: %q %q %v", links.Base(), links.Article("a"), err)
+	}
+	links, err = NewPublicLinks(ioc.ServerConfig{Addr: ":8080", PublicURL: "https://blog.example/", ArticleURL: "https://www.example/p/{slug}"})
+	if err != nil || links.Base() != "https://blog.example" || links.Article("a b") != "https://www.example/p/a%20b" {
+		t.Errorf("set: %q %q %v", links.Base(), links.Article("a b"), err)
+	}
+	if _, err := NewPublicLinks(ioc.ServerConfig{Addr: ":8080", ArticleURL: "/article/{slug}"}); err == nil {
+		t.Error("a relative article template was accepted")
+	}
+}

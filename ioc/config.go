@@ -52,6 +52,8 @@ type Config struct {
 type ServerConfig struct {
 	Env             string // "dev" or "prod"
 	Addr            string
+	PublicURL       string        // the site's public base URL ("": http://localhost:PORT of Addr); see PublicBaseURL
+	ArticleURL      string        // the article link template: {public} and {slug} are replaced
 	RequestTimeout  time.Duration // bounds the work of one HTTP request (its context's deadline; 0: none)
 	ShutdownTimeout time.Duration
 	DrainDelay      time.Duration // after SIGTERM, how long /readyz answers 503 while the server still serves
@@ -179,6 +181,8 @@ func declare(c *Config) *decls {
 	d.group = "server"
 	d.str(&s.Env, "env", "dev", "environment: dev or prod; prod refuses to start without a JWT secret", oneOf("dev", "prod"))
 	d.str(&s.Addr, "addr", ":8080", "HTTP listen address")
+	d.str(&s.PublicURL, "public-url", "", "the site's public base URL, e.g. https://blog.example: absolute http(s), no query or fragment (a trailing slash is trimmed); feeds, sitemaps and robots.txt link from it; empty: http://localhost:PORT of INKWELL_ADDR", checkPublicURL)
+	d.str(&s.ArticleURL, "article-url", "{public}/article/{slug}", "an article's public link in feeds and sitemaps: {slug} (required) is the article's slug, {public} INKWELL_PUBLIC_URL", checkArticleURL)
 	d.dur(&s.RequestTimeout, "request-timeout", 30*time.Second, "deadline of one HTTP request's work (database and Redis calls stop with it; answered 503); 0 disables", atLeast[time.Duration](0))
 	d.dur(&s.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long graceful shutdown waits for requests and jobs to finish", positive)
 	d.dur(&s.DrainDelay, "drain-delay", 5*time.Second, "on SIGTERM or SIGINT, how long GET /readyz answers 503 draining while the server still serves, before it stops accepting connections (longer than the balancer takes to notice: its check interval times the failures it needs); a second signal cuts it short; 0 stops at once", atLeast[time.Duration](0))
