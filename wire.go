@@ -36,7 +36,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
 	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService,
 	service.NewAccountDeletion, service.NewIdempotencyRunner, service.NewModerationService, service.NewModerationStats,
-	service.NewReportService, service.NewBlockService, service.NewUploadService)
+	service.NewReportService, service.NewBlockService, service.NewUploadService, service.NewSitemapService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration
@@ -48,7 +48,7 @@ var rootSet = wire.NewSet(
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
-	NewRetentionConfig, NewRetentionJob, NewRetentionStore, NewUploadConfig,
+	NewRetentionConfig, NewRetentionJob, NewRetentionStore, NewUploadConfig, NewPublicLinks,
 	NewSearchLanguage, NewSearchBackfill, NewEmailRecheck,
 	job.NewLexiconJob,
 )
@@ -142,6 +142,8 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.BlockService), new(*service.BlockService)),
 	wire.Bind(new(service.UploadStore), new(*uploads.Store)),
 	wire.Bind(new(web.UploadService), new(*service.UploadService)),
+	wire.Bind(new(service.SitemapStore), new(*repository.SitemapRepository)),
+	wire.Bind(new(web.SitemapService), new(*service.SitemapService)),
 )
 
 // InitApp wires the whole process from its configuration.

@@ -554,6 +554,13 @@ type Querier interface {
 	// Notes a refresh as the session's last use: the only write that tracks use, so plain requests
 	// cost none.
 	SessionTouch(ctx context.Context, db DBTX, id string) error
+	// The last place taken in publication order by a published article: the number of sitemap pages
+	// follows from it. One probe at the end of articles_sitemap_idx, not a count.
+	SitemapLastSeq(ctx context.Context, db DBTX) (int64, error)
+	// One sitemap page: the published articles whose place in publication order is in [from, until),
+	// oldest first. A range of articles_sitemap_idx (index-only): at most until - from rows, whatever
+	// the table's size.
+	SitemapPage(ctx context.Context, db DBTX, arg SitemapPageParams) ([]SitemapPageRow, error)
 	// The tag cloud, read off the counts' popularity index.
 	TagListPopular(ctx context.Context, db DBTX, lim int32) ([]string, error)
 	// Tag autocomplete: tags in use starting with @prefix (lower-cased, LIKE-escaped by the caller),

@@ -59,6 +59,7 @@ var newSinceThePreviousRelease = map[string]string{
 	"TestMedia_ServedFromEachStore":            "GET /media/:key and the media store's readiness check (#29)",
 	"TestRender_BodyHTML":                      "bodyHtml in the single-article answers (#31)",
 	"TestUploads_EveryRule":                    "POST /api/uploads, GET /api/user/uploads, DELETE /api/uploads/:id and the upload quota (#29)",
+	"TestSitemaps_IndexPagesAndRobots":         "GET /sitemap.xml, /sitemaps/articles-N.xml and /robots.txt (#31)",
 }
 
 // upgradeRun reports whether the suite runs through a mixed fleet (upgradeEnv).

@@ -91,6 +91,24 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			notWant: []string{"Sort", "Seq Scan", "Filter"},
 		},
 		{
+			// A sitemap page is a range of the publication order: the thousandth page is the same
+			// range scan as the first, never an OFFSET walk (migration 00030).
+			name: "sitemap page",
+			sql: func(c dao.DBTX) {
+				_, _ = q.SitemapPage(t.Context(), c, dao.SitemapPageParams{FromSeq: 1000, UntilSeq: 2000})
+			},
+			args:    "(14000, 15000)",
+			want:    []string{"using articles_sitemap_idx", "Index Cond: ((search_seq >= $1) AND (search_seq < $2))"},
+			notWant: []string{"Sort", "Seq Scan", "Filter", "Bitmap"},
+		},
+		{
+			// The sitemap index counts no rows: the last place is one probe at the index's end.
+			name:    "sitemap last place",
+			sql:     func(c dao.DBTX) { _, _ = q.SitemapLastSeq(t.Context(), c) },
+			want:    []string{"Limit", "Index Only Scan Backward using articles_sitemap_idx"},
+			notWant: []string{"Sort", "Seq Scan", "Filter", "Bitmap"},
+		},
+		{
 			name: "tag",
 			sql: func(c dao.DBTX) {
 				_, _ = q.ArticleListByTag(t.Context(), c, dao.ArticleListByTagParams{BeforeCreatedAt: later})

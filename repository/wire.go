@@ -15,4 +15,4 @@ func NewQuerier() dao.Querier { return dao.New() }
 var ProviderSet = wire.NewSet(NewQuerier, pg.NewUnitOfWork, NewUserRepository, NewUserEmails, NewFollowRepository,
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
 	NewRankRepository, NewHotArticleStore, NewNotificationRepository, NewRetentionStore,
-	NewAccountEraser, NewUploadReferences)
+	NewAccountEraser, NewUploadReferences, NewSitemapRepository)

@@ -73,7 +73,7 @@ scale_seed() {
 # first when WITH_CEILING is 1; a 32-connection feed row into scale-<label>-c32.json when the
 # section's concurrency is not 32).
 scale_measure() {
-	local n=$1 with_ceiling=$2 label base token_file page targets limit
+	local n=$1 with_ceiling=$2 label base token_file page sitemap_pages targets limit
 	label=$(size_label "$n")
 	base="http://$API_ADDR"
 	say "scale: starting inkwell on inkwell_bench_${label,,}"
@@ -91,6 +91,10 @@ scale_measure() {
 	[[ -s $token_file ]] || die "scale $label: the reader $SCALE_READER could not sign in"
 	step "pages-$label" 120 bin/loadgen pages -url "$base/api/articles?limit=20" -n "$SCALE_PAGE"
 	page=$(cat "$WORK/pages-$label.out")
+	# The sitemap page in the middle of the index: at N articles it covers the same number of
+	# publications as the first, so its cost must not grow with N (docs/API.md, "Sitemaps").
+	sitemap_pages=$(curl -sf -m 30 "$base/sitemap.xml" | grep -o '<loc>' | wc -l) || sitemap_pages=0
+	((sitemap_pages > 0)) || die "scale $label: the sitemap index lists no page"
 
 	targets=()
 	if ((with_ceiling)); then targets+=("ceiling=http://$CEILING_ADDR/ceiling"); fi
@@ -100,6 +104,7 @@ scale_measure() {
 		"tag=$base/api/articles?tag=$SCALE_TAG&limit=20"
 		"feed=$base/api/articles/feed?limit=20"
 		"favorited=$base/api/articles?favorited=$SCALE_READER&limit=20"
+		"sitemap-page=$base/sitemaps/articles-$(((sitemap_pages + 1) / 2)).xml"
 	)
 	limit=$(awk -v n="${#targets[@]}" -v d="$(dur_s "$SCALE_DURATION")" -v w="$(dur_s "$SCALE_WARMUP")" 'BEGIN { printf "%d", n * (d + w + 35) + 30 }')
 	say "scale $label: measuring ${#targets[@]} rows, $SCALE_WARMUP + $SCALE_DURATION each, $CONCURRENCY connections"
@@ -155,7 +160,7 @@ scale_section() {
 			"$COMMAND" "$CONCURRENCY" "$SCALE_SMALL" "$SCALE_LARGE" "$SCALE_DURATION" "$SCALE_WARMUP" "${REF:+ BENCH_REF=$REF}"
 		printf -- '- Data: two databases, each `inkwell seed --articles N --users %s --reader %s --reader-follows %s --reader-favorites %s` (COPY; one of 20 tags per article, published over 14 days): N = %s took %s s, N = %s took %s s\n' \
 			"$SCALE_USERS" "$SCALE_READER" "$SCALE_FOLLOWS" "$SCALE_FAVORITES" "$SCALE_SMALL" "$(cat "$WORK/seed-$small.secs")" "$SCALE_LARGE" "$(cat "$WORK/seed-$large.secs")"
-		printf -- '- Rows: a fresh server per database, rows one after another, closed loop, %s connections, %s warm-up then %s measured each; `feed` signed in as the reader (following %s authors), `favorited` lists its %s favorites, `list-page%s` is the URL reached by following `nextCursor` %s times from the first page; RSS is the server'"'"'s VmRSS right after each row\n' \
+		printf -- '- Rows: a fresh server per database, rows one after another, closed loop, %s connections, %s warm-up then %s measured each; `feed` signed in as the reader (following %s authors), `favorited` lists its %s favorites, `list-page%s` is the URL reached by following `nextCursor` %s times from the first page; `sitemap-page` is the middle page of `/sitemap.xml` (1,000 publications a page); RSS is the server'"'"'s VmRSS right after each row\n' \
 			"$CONCURRENCY" "$SCALE_WARMUP" "$SCALE_DURATION" "$SCALE_FOLLOWS" "$SCALE_FAVORITES" "$SCALE_PAGE" "$((SCALE_PAGE - 1))"
 		printf -- '- Wall time: %s for the section (seeding both databases included)\n\n' "$(mmss "$SCALE_SECS")"
 		cat "$WORK/scale-report.out"

@@ -57,8 +57,8 @@
 # a fresh database inkwell_bench (dropped first if it exists, dropped again at the end), starts
 # inkwell on 127.0.0.1:18080 with its own Redis key prefix and the bare-gin ceiling on
 # 127.0.0.1:18090, seeds through the public API (plus one writer user per connection), then:
-#   1. HTTP, one row after another: ceiling, healthz, cached article, list, tags, likes
-#      (favorite/unfavorite), comments; then the ceiling and the cached article once more through
+#   1. HTTP, one row after another: ceiling, healthz, cached article, list, tags, sitemap index,
+#      likes (favorite/unfavorite), comments; then the ceiling and the cached article once more through
 #      wrk -t2 -c64 (scripts/services.sh wrk installs it);
 #   2. a fleet of two: a second instance B on 127.0.0.1:18081, same database and Redis prefix;
 #      the cached article read on each instance alone (the other idle beside it), against row 1's
@@ -457,6 +457,7 @@ wait_http 10 "http://$CEILING_ADDR/ceiling" "$CEILING_PID" ceiling
 for _ in 1 2 3; do
 	curl -sf -o /dev/null "http://$API_ADDR/api/articles/$SLUG" || die "cannot read article $SLUG"
 	curl -sf -o /dev/null "http://$API_ADDR/api/tags" || die "cannot read tags"
+	curl -sf -o /dev/null "http://$API_ADDR/sitemap.xml" || die "cannot read the sitemap index"
 done
 BUSY_BEFORE=$(machine_busy 2)
 say "machine busy before measuring: $BUSY_BEFORE of $(nproc) cores (other work on the machine skews the numbers)"
@@ -471,6 +472,7 @@ targets=(
 	"article-signed=http://$API_ADDR/api/articles/$SLUG"
 	"list=http://$API_ADDR/api/articles?limit=20"
 	"tags=http://$API_ADDR/api/tags"
+	"sitemap-index=http://$API_ADDR/sitemap.xml"
 	"likes=POST+DELETE http://$API_ADDR/api/articles/$SLUG/favorite"
 	"comments=POST http://$API_ADDR/api/articles/$SLUG/comments"
 )

@@ -132,7 +132,8 @@ var (
 	fxCase = domain.ModerationCase{ID: 4, Target: fxReport.Target, ArticleSlug: fxArticle.Slug, Status: domain.CaseResolved, ReportCount: 3,
 		Reasons: []domain.ReportReason{domain.ReasonSpam, domain.ReasonAbuse}, NewestNote: "buy pills", OpenedAt: fxTime, UpdatedAt: fxTime,
 		ResolvedAt: fxTime, Resolution: domain.ResolutionDismiss}
-	fxLog = service.LogList{Entries: []domain.ModerationEntry{{ID: 2, ActorID: 9, ActorName: "mod", Action: domain.ActionDismiss,
+	fxLinks, _ = domain.NewPublicLinks("https://blog.example", "{public}/article/{slug}")
+	fxLog      = service.LogList{Entries: []domain.ModerationEntry{{ID: 2, ActorID: 9, ActorName: "mod", Action: domain.ActionDismiss,
 		Target: fxReport.Target, Reason: "not spam", At: fxTime}}, NextCursor: fxCursor}
 )
 
@@ -247,6 +248,16 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 
 	m.notifications.EXPECT().List(a, a, a).Return(notes, err).AnyTimes()
 	m.notifications.EXPECT().MarkRead(a, a, a).Return(marked, err).AnyTimes()
+
+	var sitemapPages int
+	var sitemapPage domain.SitemapPage
+	if oc.rich {
+		sitemapPages = 2
+		sitemapPage = domain.SitemapPage{LastMod: fxTime, Entries: []domain.SitemapEntry{{Loc: "https://blog.example/article/how-to-train-your-dragon", LastMod: fxTime}}}
+	}
+	m.sitemaps.EXPECT().Pages(a).Return(sitemapPages, err).AnyTimes()
+	m.sitemaps.EXPECT().Page(a, a).Return(sitemapPage, err).AnyTimes()
+	m.sitemaps.EXPECT().Links().Return(fxLinks).AnyTimes()
 
 	m.media.EXPECT().Presign(a, a).Return("", err).AnyTimes()
 	m.media.EXPECT().Open(a, a).Return(domain.MediaObject{}, domain.ErrNotFound).AnyTimes()
@@ -466,7 +477,7 @@ func checkFuzzResponse(t *testing.T, req string, rec *httptest.ResponseRecorder,
 }
 
 // defaultPathValues name things that exist as far as the mocks are concerned.
-var defaultPathValues = map[string]string{"slug": "how-to-train-your-dragon", "id": "3", "username": "jake"}
+var defaultPathValues = map[string]string{"slug": "how-to-train-your-dragon", "id": "3", "username": "jake", "file": "articles-1.xml"}
 
 // concretePath substitutes values for the {params} of a template.
 func concretePath(template string, values map[string]string) string {
@@ -830,6 +841,7 @@ var pathRoutes = []string{
 	"POST /api/moderation/reports/{id}/resolve",
 	"GET /api/docs/{asset}", // the slug stands in for the asset name
 	"GET /media/{key}",      // so does it for the object key: never one, so always 404 before the store
+	"GET /sitemaps/{file}",  // and for the sitemap file name: never articles-N.xml, so always 404 before the service
 	"PUT /api/admin/users/{username}/role",
 	"POST /api/moderation/articles/{slug}/hide",
 	"POST /api/moderation/articles/{slug}/unhide",
@@ -914,13 +926,13 @@ func TestFuzzPathParamsSeedMatrix(t *testing.T) {
 func checkPathParams(t *testing.T, route uint8, mode uint16, slug, id, username string) {
 	key := pathRoutes[int(route)%len(pathRoutes)]
 	method, template := splitKey(key)
-	path := concretePath(template, map[string]string{"slug": slug, "id": id, "username": username, "asset": slug, "key": slug})
+	path := concretePath(template, map[string]string{"slug": slug, "id": id, "username": username, "asset": slug, "key": slug, "file": slug})
 	var body []byte
 	if r, ok := bodyRouteFor(key); ok {
 		body = []byte(r.good[0])
 	}
 	opKey := key
-	for _, v := range []struct{ name, value string }{{"slug", slug}, {"id", id}, {"username", username}, {"asset", slug}, {"key", slug}} {
+	for _, v := range []struct{ name, value string }{{"slug", slug}, {"id", id}, {"username", username}, {"asset", slug}, {"key", slug}, {"file", slug}} {
 		if strings.Contains(template, "{"+v.name+"}") && !isPlainSegment(v.value) {
 			opKey = ""
 		}

@@ -870,6 +870,7 @@ type allMocks struct {
 	moderation    *mocks.MockModerationService
 	uploads       *mocks.MockUploadService
 	media         *mocks.MockMediaFiles
+	sitemaps      *mocks.MockSitemapService
 }
 
 func newAllMocks(ctrl *gomock.Controller) allMocks {
@@ -894,6 +895,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		moderation:    mocks.NewMockModerationService(ctrl),
 		uploads:       mocks.NewMockUploadService(ctrl),
 		media:         mocks.NewMockMediaFiles(ctrl),
+		sitemaps:      mocks.NewMockSitemapService(ctrl),
 	}
 }
 
@@ -919,6 +921,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Moderation:    web.NewModerationHandler(m.moderation, logger),
 		Uploads:       web.NewUploadHandler(m.uploads, logger),
 		Media:         web.NewMediaHandler(m.media, logger),
+		Sitemaps:      web.NewSitemapHandler(m.sitemaps, logger),
 		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,
 		Observer:      nopObserver{},

@@ -45,6 +45,7 @@ type Handlers struct {
 	Uploads       *UploadHandler
 	Moderation    *ModerationHandler
 	Media         *MediaHandler
+	Sitemaps      *SitemapHandler
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
 	Observer      RequestObserver // nil: no metrics
@@ -79,6 +80,10 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	r.GET(explorerPath, serveExplorer)
 	r.GET(explorerPath+"/*asset", serveExplorer)
 	r.GET(mediaPath+":key", h.Media.Serve) // outside /api: a store's objects, not the API
+	// Outside /api, where crawlers look for them.
+	r.GET("/robots.txt", h.Sitemaps.Robots)
+	r.GET("/sitemap.xml", h.Sitemaps.Index)
+	r.GET("/sitemaps/:file", h.Sitemaps.Page)
 
 	pass := func(c *gin.Context) { c.Next() }
 	// Writes by a signed-in user count against the user's write budget; reads do not.
