@@ -36,7 +36,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
 	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService,
 	service.NewAccountDeletion, service.NewIdempotencyRunner, service.NewModerationService, service.NewModerationStats,
-	service.NewReportService, service.NewBlockService, service.NewUploadService, service.NewSitemapService)
+	service.NewReportService, service.NewBlockService, service.NewUploadService, service.NewSitemapService, service.NewFeedService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration
@@ -144,6 +144,9 @@ var appSet = wire.NewSet(
 	wire.Bind(new(web.UploadService), new(*service.UploadService)),
 	wire.Bind(new(service.SitemapStore), new(*repository.SitemapRepository)),
 	wire.Bind(new(web.SitemapService), new(*service.SitemapService)),
+	wire.Bind(new(service.FeedArticles), new(*repository.ArticleRepository)),
+	wire.Bind(new(service.FeedUsers), new(*repository.UserRepository)),
+	wire.Bind(new(web.FeedService), new(*service.FeedService)),
 )
 
 // InitApp wires the whole process from its configuration.

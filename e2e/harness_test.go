@@ -57,6 +57,8 @@ var newSinceThePreviousRelease = map[string]string{
 	"TestBlocks_EveryRule":                     "blocking users (#28): the block endpoints, refused follows and comments, filtered lists",
 	"TestFleet_BlockHoldsOnEveryInstance":      "blocking users (#28) across a fleet",
 	"TestMedia_ServedFromEachStore":            "GET /media/:key and the media store's readiness check (#29)",
+	"TestFeeds":                                "GET /feeds/articles.atom, /feeds/articles.rss, /feeds/authors/:username.atom, /feeds/tags/:tag.atom (#31)",
+	"TestFleet_FeedsDropAtOnce":                "the feeds (#31) across a fleet",
 	"TestRender_BodyHTML":                      "bodyHtml in the single-article answers (#31)",
 	"TestUploads_EveryRule":                    "POST /api/uploads, GET /api/user/uploads, DELETE /api/uploads/:id and the upload quota (#29)",
 	"TestSitemaps_IndexPagesAndRobots":         "GET /sitemap.xml, /sitemaps/articles-N.xml and /robots.txt (#31)",

@@ -871,6 +871,7 @@ type allMocks struct {
 	uploads       *mocks.MockUploadService
 	media         *mocks.MockMediaFiles
 	sitemaps      *mocks.MockSitemapService
+	feeds         *mocks.MockFeedService
 }
 
 func newAllMocks(ctrl *gomock.Controller) allMocks {
@@ -896,6 +897,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		uploads:       mocks.NewMockUploadService(ctrl),
 		media:         mocks.NewMockMediaFiles(ctrl),
 		sitemaps:      mocks.NewMockSitemapService(ctrl),
+		feeds:         mocks.NewMockFeedService(ctrl),
 	}
 }
 
@@ -922,6 +924,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Uploads:       web.NewUploadHandler(m.uploads, logger),
 		Media:         web.NewMediaHandler(m.media, logger),
 		Sitemaps:      web.NewSitemapHandler(m.sitemaps, logger),
+		Feeds:         web.NewFeedHandler(m.feeds, logger),
 		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,
 		Observer:      nopObserver{},
