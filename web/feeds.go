@@ -103,7 +103,7 @@ func (h *FeedHandler) serve(c *gin.Context, f feedFormat, q service.FeedQuery) {
 	path := c.Request.URL.Path
 	doc, ok := h.memo.get(path, feed.Stamp)
 	if !ok {
-		if doc, err = h.encode(f, feed, h.svc.Links().Base()+path); err != nil {
+		if doc, err = h.encode(f, feed, h.svc.Links().Base()+c.Request.URL.EscapedPath()); err != nil {
 			writeError(c, h.log, err)
 			return
 		}
