@@ -118,11 +118,12 @@ test-cluster: ## Run the Redis integration tests on a throwaway 3-master Redis C
 	  go test -race -count=1 -timeout 15m $(CLUSTER_TEST_PKGS)
 
 .PHONY: fuzz
-fuzz: ## Fuzz the HTTP decoders and parameters, search queries against PostgreSQL, and stored text through the wired app, for a bounded time each (FUZZTIME, default 20s)
+fuzz: ## Fuzz the HTTP decoders and parameters, the Markdown renderer, search queries against PostgreSQL, and stored text through the wired app, for a bounded time each (FUZZTIME, default 20s)
 	go test ./web -run '^$$' -fuzz '^FuzzJSONBodies$$' -fuzztime $(or $(FUZZTIME),20s)
 	go test ./web -run '^$$' -fuzz '^FuzzQueryParams$$' -fuzztime $(or $(FUZZTIME),20s)
 	go test ./web -run '^$$' -fuzz '^FuzzPathParams$$' -fuzztime $(or $(FUZZTIME),20s)
 	go test ./repository/search -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(or $(FUZZTIME),20s) -parallel 2
+	go test ./render -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(or $(FUZZTIME),20s)
 	go test ./e2e -run '^$$' -fuzz '^FuzzStoredText$$' -fuzztime $(or $(FUZZTIME),20s) -parallel 2
 
 .PHONY: generate

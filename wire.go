@@ -17,6 +17,7 @@ import (
 	"github.com/inkwell-dev/inkwell/media"
 	"github.com/inkwell-dev/inkwell/metrics"
 	"github.com/inkwell-dev/inkwell/oidc"
+	"github.com/inkwell-dev/inkwell/render"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/identities"
@@ -37,7 +38,8 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
 	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService,
 	service.NewAccountDeletion, service.NewIdempotencyRunner, service.NewModerationService, service.NewModerationStats,
-	service.NewReportService, service.NewBlockService, service.NewUploadService, service.NewSitemapService, service.NewSignInService)
+	service.NewReportService, service.NewBlockService, service.NewUploadService, service.NewSitemapService, service.NewSignInService,
+	service.NewFeedService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration
@@ -59,6 +61,9 @@ var appSet = wire.NewSet(
 	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, identities.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, media.ProviderSet,
 	wire.Bind(new(service.ImageProcessor), new(*media.Processor)),
+	render.ProviderSet,
+	wire.Bind(new(service.MarkdownRenderer), new(*render.Renderer)),
+	wire.Bind(new(cache.BodyRenderer), new(*render.Renderer)),
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(service.UploadLookup), new(*repository.UploadReferences)),
 	wire.Bind(new(service.AvatarUploads), new(*repository.UploadReferences)),
@@ -148,6 +153,9 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.SignInMail), new(*durable.JobQueue)),
 	wire.Bind(new(service.AccountStepUp), new(*service.UserService)),
 	wire.Bind(new(web.SignInService), new(*service.SignInService)),
+	wire.Bind(new(service.FeedArticles), new(*repository.ArticleRepository)),
+	wire.Bind(new(service.FeedUsers), new(*repository.UserRepository)),
+	wire.Bind(new(web.FeedService), new(*service.FeedService)),
 )
 
 // InitApp wires the whole process from its configuration.

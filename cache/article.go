@@ -12,14 +12,24 @@ import (
 
 // ArticleCache caches full articles by slug (the detail page). Counters and per-viewer flags are
 // not part of the entry: they change far more often and live in their own caches.
+//
+// An entry holds the body rendered as HTML beside its Markdown: every entry is built by
+// entry, whichever path fills it (a read, a list, a refresh after a write, a preload),
+// so the HTML is rendered once per version of the article and a write's invalidation drops both.
 type ArticleCache struct {
-	rt *ReadThrough[cachedArticle]
-	ks Keyspace
+	rt     *ReadThrough[cachedArticle]
+	ks     Keyspace
+	render BodyRenderer
 }
 
-// NewArticleCache returns the article cache.
-func NewArticleCache(rdb redis.UniversalClient, ks Keyspace, policy Policy, log *slog.Logger) *ArticleCache {
-	return &ArticleCache{rt: NewReadThrough[cachedArticle](rdb, "article", policy, log), ks: ks}
+// BodyRenderer renders an article's Markdown body as sanitized HTML (render.Renderer).
+type BodyRenderer interface {
+	Render(markdown string) string
+}
+
+// NewArticleCache returns the article cache; render may be nil (entries then hold no HTML).
+func NewArticleCache(rdb redis.UniversalClient, ks Keyspace, policy Policy, render BodyRenderer, log *slog.Logger) *ArticleCache {
+	return &ArticleCache{rt: NewReadThrough[cachedArticle](rdb, "article", policy, log), ks: ks, render: render}
 }
 
 type cachedArticle struct {
@@ -29,6 +39,7 @@ type cachedArticle struct {
 	Title       string               `json:"title"`
 	Description string               `json:"description"`
 	Body        string               `json:"body"`
+	BodyHTML    string               `json:"bodyHtml,omitempty"`
 	Tags        []string             `json:"tags"`
 	Status      domain.ArticleStatus `json:"status"`
 	Version     int32                `json:"version"`
@@ -43,14 +54,39 @@ type cachedArticle struct {
 	CoverImage   string               `json:"coverImage,omitempty"`
 }
 
+// entry builds the detail entry of a: the article with its body rendered.
+func (c *ArticleCache) entry(a domain.Article) cachedArticle {
+	e := toCachedArticle(a)
+	e.BodyHTML = c.renderBody(a.Body)
+	return e
+}
+
+// toCachedArticle is a as the lists' entries hold it (no HTML: lists never show it).
 func toCachedArticle(a domain.Article) cachedArticle {
-	c := cachedArticle{ID: a.ID, Slug: a.Slug, AuthorID: a.AuthorID, Title: a.Title, Description: a.Description,
+	e := cachedArticle{ID: a.ID, Slug: a.Slug, AuthorID: a.AuthorID, Title: a.Title, Description: a.Description,
 		Body: a.Body, Tags: a.Tags, Status: a.Status, Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 		PublishedAt: a.PublishedAt, CoverImage: a.CoverImage}
 	if a.Moderation.Hidden {
-		c.Status, c.HiddenStatus, c.HiddenReason = domain.StatusHidden, a.Status, a.Moderation.Reason
+		e.Status, e.HiddenStatus, e.HiddenReason = domain.StatusHidden, a.Status, a.Moderation.Reason
 	}
-	return c
+	return e
+}
+
+func (c *ArticleCache) renderBody(markdown string) string {
+	if c.render == nil {
+		return ""
+	}
+	return c.render.Render(markdown)
+}
+
+// article returns the entry as a domain.Article. An entry an instance of the previous release
+// stored has no HTML: it is rendered here until a write or the entry's lifetime replaces it.
+func (c *ArticleCache) article(e cachedArticle) domain.Article {
+	a := e.domain()
+	if a.BodyHTML == "" && a.Body != "" {
+		a.BodyHTML = c.renderBody(a.Body)
+	}
+	return a
 }
 
 func (c cachedArticle) domain() domain.Article {
@@ -59,7 +95,7 @@ func (c cachedArticle) domain() domain.Article {
 		tags = []string{}
 	}
 	a := domain.Article{ID: c.ID, Slug: c.Slug, AuthorID: c.AuthorID, Title: c.Title, Description: c.Description,
-		Body: c.Body, Tags: tags, Status: c.Status, Version: c.Version, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		Body: c.Body, BodyHTML: c.BodyHTML, Tags: tags, Status: c.Status, Version: c.Version, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 		PublishedAt: c.PublishedAt, CoverImage: c.CoverImage}
 	if c.Status == domain.StatusHidden {
 		a.Status, a.Moderation = c.HiddenStatus, domain.ContentModeration{Hidden: true, Reason: c.HiddenReason}
@@ -71,12 +107,12 @@ func (c cachedArticle) domain() domain.Article {
 func (c *ArticleCache) BySlug(ctx context.Context, slug string, load func(context.Context) (domain.Article, error)) (domain.Article, error) {
 	ca, err := c.rt.Get(ctx, c.key(slug), func(ctx context.Context) (cachedArticle, error) {
 		a, err := load(ctx)
-		return toCachedArticle(a), err
+		return c.entry(a), err
 	})
 	if err != nil {
 		return domain.Article{}, err
 	}
-	return ca.domain(), nil
+	return c.article(ca), nil
 }
 
 // BySlugs returns the articles among slugs that exist, by slug, loading the misses with one call
@@ -99,7 +135,7 @@ func (c *ArticleCache) BySlugs(ctx context.Context, slugs []string, load func(co
 		}
 		out := make(map[string]cachedArticle, len(arts))
 		for s, a := range arts {
-			out[c.key(s)] = toCachedArticle(a)
+			out[c.key(s)] = c.entry(a)
 		}
 		return out, nil
 	})
@@ -108,7 +144,7 @@ func (c *ArticleCache) BySlugs(ctx context.Context, slugs []string, load func(co
 	}
 	out := make(map[string]domain.Article, len(got))
 	for k, ca := range got {
-		out[slugOf[k]] = ca.domain()
+		out[slugOf[k]] = c.article(ca)
 	}
 	return out, nil
 }
@@ -119,7 +155,7 @@ func (c *ArticleCache) BySlugs(ctx context.Context, slugs []string, load func(co
 func (c *ArticleCache) Refresh(ctx context.Context, slug string, load func(context.Context) (domain.Article, error)) error {
 	return c.rt.Refresh(ctx, c.key(slug), func(ctx context.Context) (cachedArticle, error) {
 		a, err := load(ctx)
-		return toCachedArticle(a), err
+		return c.entry(a), err
 	})
 }
 
@@ -128,7 +164,7 @@ func (c *ArticleCache) Refresh(ctx context.Context, slug string, load func(conte
 func (c *ArticleCache) Preload(ctx context.Context, slug string, ttl time.Duration, load func(context.Context) (domain.Article, error)) error {
 	return c.rt.Preload(ctx, c.key(slug), ttl, func(ctx context.Context) (cachedArticle, error) {
 		a, err := load(ctx)
-		return toCachedArticle(a), err
+		return c.entry(a), err
 	})
 }
 

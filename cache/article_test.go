@@ -19,7 +19,7 @@ func newArticleCache(t *testing.T, o envOpts) (*env, *cache.ArticleCache) {
 	if o.Policy == (cache.Policy{}) {
 		o.Policy = testPolicy
 	}
-	return e, cache.NewArticleCache(e.client, e.ks, o.Policy, testenv.Logger(t))
+	return e, cache.NewArticleCache(e.client, e.ks, o.Policy, nil, testenv.Logger(t))
 }
 
 // articleLoader counts its calls and returns a fixed article (or error).

@@ -42,6 +42,9 @@ type Article struct {
 	Title       string
 	Description string
 	Body        string
+	// BodyHTML is Body rendered and sanitized, safe to show anywhere; rendered once per version of
+	// the article (with its cache entry), never per read. Empty in lists and summaries.
+	BodyHTML    string
 	Tags        []string
 	Status      ArticleStatus
 	Version     int32

@@ -24,6 +24,7 @@ import (
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/render"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/moderation"
@@ -393,7 +394,7 @@ func newReadStack(t *testing.T) *readStack {
 	users := repository.NewUserRepository(pool, q, cache.NewUserCache(rds.Client, ks, policy, log), log)
 	lists := cache.NewListPageCache(rds.Client, ks, policy, log)
 	follows := repository.NewFollowRepository(pool, q, viewers, lists, log)
-	articles := repository.NewArticleRepository(pool, q, cache.NewArticleCache(rds.Client, ks, policy, log),
+	articles := repository.NewArticleRepository(pool, q, cache.NewArticleCache(rds.Client, ks, policy, render.New(), log),
 		cache.NewAuthorPageCache(rds.Client, ks, policy), lists, cache.NewTagsCache(rds.Client, ks, policy, log), search.Language("english"), log)
 	preload := inkwell.NewArticlePreloader(articles, log) // as the server runs it
 	pctx, stopPreloads := context.WithCancel(context.Background())
@@ -420,7 +421,7 @@ func newReadStack(t *testing.T) *readStack {
 	idem := service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), durable.NewIdempotencyStore(pool, q), 0)
 	userSvc := service.NewUserService(users, pg.NewUnitOfWork(pool), hasher, sessions, idem, noVerification{}, nil, log, time.Now, repository.NewUploadReferences(pool, q))
 	blocks := moderation.NewBlocks(pool, q, cache.NewBlocks(rds.Client, ks, policy, log), log)
-	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), idem, preload, blocks, repository.NewUploadReferences(pool, q))
+	articleSvc := service.NewArticleService(articles, inter, users, follows, reads, inkwell.NewSlugSuffix(), idem, preload, blocks, repository.NewUploadReferences(pool, q), render.New())
 	readSvc := service.NewReadService(repository.NewReadRepository(pool, q, counters), articleSvc)
 	colSvc := service.NewCollectionService(repository.NewCollectionRepository(pool, q, counters, viewers), articleSvc)
 	router := web.NewRouter(web.RouterConfig{MaxBodyBytes: 1 << 20}, log, web.Handlers{

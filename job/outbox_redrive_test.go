@@ -57,7 +57,7 @@ func newRedriveWorld(t *testing.T, policy domain.RedrivePolicy, applier job.Arti
 		ClaimIdle: 0, Retry: domain.RetryPolicy{MaxAttempts: 2}, Backoff: time.Millisecond,
 	}, job.NotificationsHandler(applier, log), log)
 	w.repo = repository.NewArticleRepository(e.pool, dao.New(),
-		cache.NewArticleCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy, log),
+		cache.NewArticleCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy, nil, log),
 		cache.NewAuthorPageCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy),
 		cache.NewListPageCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy, log),
 		cache.NewTagsCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy, log), search.Language("english"), log)

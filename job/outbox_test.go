@@ -250,7 +250,7 @@ func TestOutbox_PublishesSurviveKilledRelaysAndConsumers(t *testing.T) {
 
 	// Publish from four goroutines while all of that runs, then withdraw a few.
 	repo := repository.NewArticleRepository(e.pool, dao.New(),
-		cache.NewArticleCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log),
+		cache.NewArticleCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, nil, log),
 		cache.NewAuthorPageCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy),
 		cache.NewListPageCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log),
 		cache.NewTagsCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log), search.Language("english"), log)

@@ -863,7 +863,7 @@ func (e *env) mineWithPreloads(t *testing.T) func(author int64, p domain.Page) {
 			t.Errorf("preloader: %v", err)
 		}
 	})
-	svc := service.NewArticleService(e.articles, e.inter, e.users, e.follows, noReads{}, func() string { return testenv.RandomID(3) }, nil, pre, noBlocks{}, repository.NewUploadReferences(e.pool, e.q))
+	svc := service.NewArticleService(e.articles, e.inter, e.users, e.follows, noReads{}, func() string { return testenv.RandomID(3) }, nil, pre, noBlocks{}, repository.NewUploadReferences(e.pool, e.q), plainRenderer{})
 	return func(author int64, p domain.Page) {
 		t.Helper()
 		if _, err := svc.Mine(t.Context(), author, "", p); err != nil {

@@ -72,7 +72,7 @@ func TestArticleService_ListsAreBatched(t *testing.T) {
 	db := testenv.NewDB(t) // alone: the public list spans the whole database
 	pool, counter := tracedPool(t, db)
 	e := setup(t, db, envOpts{Pool: pool})
-	svc := service.NewArticleService(e.articles, e.inter, e.users, e.follows, noReads{}, func() string { return testenv.RandomID(3) }, nil, noPreloads{}, noBlocks{}, repository.NewUploadReferences(e.pool, e.q))
+	svc := service.NewArticleService(e.articles, e.inter, e.users, e.follows, noReads{}, func() string { return testenv.RandomID(3) }, nil, noPreloads{}, noBlocks{}, repository.NewUploadReferences(e.pool, e.q), plainRenderer{})
 
 	viewer := createUser(t, e.users, userOpts{})
 	authors := make([]domain.User, 4)

@@ -3,6 +3,7 @@ package repository_test
 import (
 	"context"
 	"errors"
+	"html"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,7 +88,7 @@ func setup(t testing.TB, db *testenv.DB, o envOpts) *env {
 		q:        q,
 		users:    repository.NewUserRepository(pool, q, uc, log),
 		follows:  repository.NewFollowRepository(pool, dao.New(), viewers, lists, log),
-		artCache: cache.NewArticleCache(cacheRDB, ks, o.Policy, log),
+		artCache: cache.NewArticleCache(cacheRDB, ks, o.Policy, nil, log),
 		pages:    cache.NewAuthorPageCache(cacheRDB, ks, o.Policy),
 		counters: cache.NewCounters(cacheRDB, ks, o.Policy, log),
 		viewers:  viewers,
@@ -406,3 +407,9 @@ func (e *env) count(t *testing.T, sql string, args ...any) int64 {
 func unpage(p service.ArticlePage, err error) ([]domain.Article, int64, error) {
 	return p.Articles, p.Total, err
 }
+
+// plainRenderer renders a body as one escaped paragraph: the use cases under test need a renderer,
+// the storage tests do not look at its HTML.
+type plainRenderer struct{}
+
+func (plainRenderer) Render(md string) string { return "<p>" + html.EscapeString(md) + "</p>" }

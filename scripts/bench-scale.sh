@@ -105,6 +105,7 @@ scale_measure() {
 		"feed=$base/api/articles/feed?limit=20"
 		"favorited=$base/api/articles?favorited=$SCALE_READER&limit=20"
 		"sitemap-page=$base/sitemaps/articles-$(((sitemap_pages + 1) / 2)).xml"
+		"feed-tag=$base/feeds/tags/$SCALE_TAG.atom"
 	)
 	limit=$(awk -v n="${#targets[@]}" -v d="$(dur_s "$SCALE_DURATION")" -v w="$(dur_s "$SCALE_WARMUP")" 'BEGIN { printf "%d", n * (d + w + 35) + 30 }')
 	say "scale $label: measuring ${#targets[@]} rows, $SCALE_WARMUP + $SCALE_DURATION each, $CONCURRENCY connections"
@@ -160,7 +161,7 @@ scale_section() {
 			"$COMMAND" "$CONCURRENCY" "$SCALE_SMALL" "$SCALE_LARGE" "$SCALE_DURATION" "$SCALE_WARMUP" "${REF:+ BENCH_REF=$REF}"
 		printf -- '- Data: two databases, each `inkwell seed --articles N --users %s --reader %s --reader-follows %s --reader-favorites %s` (COPY; one of 20 tags per article, published over 14 days): N = %s took %s s, N = %s took %s s\n' \
 			"$SCALE_USERS" "$SCALE_READER" "$SCALE_FOLLOWS" "$SCALE_FAVORITES" "$SCALE_SMALL" "$(cat "$WORK/seed-$small.secs")" "$SCALE_LARGE" "$(cat "$WORK/seed-$large.secs")"
-		printf -- '- Rows: a fresh server per database, rows one after another, closed loop, %s connections, %s warm-up then %s measured each; `feed` signed in as the reader (following %s authors), `favorited` lists its %s favorites, `list-page%s` is the URL reached by following `nextCursor` %s times from the first page; `sitemap-page` is the middle page of `/sitemap.xml` (1,000 publications a page); RSS is the server'"'"'s VmRSS right after each row\n' \
+		printf -- '- Rows: a fresh server per database, rows one after another, closed loop, %s connections, %s warm-up then %s measured each; `feed` signed in as the reader (following %s authors), `favorited` lists its %s favorites, `list-page%s` is the URL reached by following `nextCursor` %s times from the first page; `sitemap-page` is the middle page of `/sitemap.xml` (1,000 publications a page); `feed-tag` is the Atom feed of that tag (`/feeds/tags/TAG.atom`); RSS is the server'"'"'s VmRSS right after each row\n' \
 			"$CONCURRENCY" "$SCALE_WARMUP" "$SCALE_DURATION" "$SCALE_FOLLOWS" "$SCALE_FAVORITES" "$SCALE_PAGE" "$((SCALE_PAGE - 1))"
 		printf -- '- Wall time: %s for the section (seeding both databases included)\n\n' "$(mmss "$SCALE_SECS")"
 		cat "$WORK/scale-report.out"

@@ -57,7 +57,7 @@
 # a fresh database inkwell_bench (dropped first if it exists, dropped again at the end), starts
 # inkwell on 127.0.0.1:18080 with its own Redis key prefix and the bare-gin ceiling on
 # 127.0.0.1:18090, seeds through the public API (plus one writer user per connection), then:
-#   1. HTTP, one row after another: ceiling, healthz, cached article, list, tags, sitemap index,
+#   1. HTTP, one row after another: ceiling, healthz, cached article, list, tags, sitemap index, feed (Atom),
 #      likes (favorite/unfavorite), comments; then the ceiling and the cached article once more through
 #      wrk -t2 -c64 (scripts/services.sh wrk installs it);
 #   2. a fleet of two: a second instance B on 127.0.0.1:18081, same database and Redis prefix;
@@ -445,6 +445,7 @@ for _ in 1 2 3; do
 	curl -sf -o /dev/null "http://$API_ADDR/api/articles/$SLUG" || die "cannot read article $SLUG"
 	curl -sf -o /dev/null "http://$API_ADDR/api/tags" || die "cannot read tags"
 	curl -sf -o /dev/null "http://$API_ADDR/sitemap.xml" || die "cannot read the sitemap index"
+	curl -sf -o /dev/null "http://$API_ADDR/feeds/articles.atom" || die "cannot read the Atom feed"
 done
 BUSY_BEFORE=$(machine_busy 2)
 say "machine busy before measuring: $BUSY_BEFORE of $(nproc) cores (other work on the machine skews the numbers)"
@@ -460,6 +461,7 @@ targets=(
 	"list=http://$API_ADDR/api/articles?limit=20"
 	"tags=http://$API_ADDR/api/tags"
 	"sitemap-index=http://$API_ADDR/sitemap.xml"
+	"feed=http://$API_ADDR/feeds/articles.atom"
 	"likes=POST+DELETE http://$API_ADDR/api/articles/$SLUG/favorite"
 	"comments=POST http://$API_ADDR/api/articles/$SLUG/comments"
 )

@@ -76,6 +76,13 @@ type ArticlePreloader interface {
 	Preload(slug string)
 }
 
+// MarkdownRenderer renders an article's Markdown body as HTML that is safe to show anywhere
+// (render.Renderer). The cached article carries the HTML of its body; a write renders the body it
+// answers with.
+type MarkdownRenderer interface {
+	Render(markdown string) string
+}
+
 // ArticleService writes, publishes, lists and likes articles.
 type ArticleService struct {
 	articles ArticleRepository
@@ -88,13 +95,14 @@ type ArticleService struct {
 	preload  ArticlePreloader
 	blocks   BlockedSets
 	uploads  UploadLookup
+	render   MarkdownRenderer
 	now      func() time.Time
 }
 
 // NewArticleService returns an ArticleService over its ports. suffix makes the random tail that
 // disambiguates two articles with the same title.
-func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, reads ReadRecorder, suffix SlugSuffix, idem Idempotency, preload ArticlePreloader, blocks BlockedSets, uploads UploadLookup) *ArticleService {
-	return &ArticleService{articles: articles, inter: inter, users: users, follows: follows, reads: reads, suffix: suffix, idem: idem, preload: preload, blocks: blocks, uploads: uploads, now: time.Now}
+func NewArticleService(articles ArticleRepository, inter InteractiveRepository, users UserRepository, follows FollowRepository, reads ReadRecorder, suffix SlugSuffix, idem Idempotency, preload ArticlePreloader, blocks BlockedSets, uploads UploadLookup, render MarkdownRenderer) *ArticleService {
+	return &ArticleService{articles: articles, inter: inter, users: users, follows: follows, reads: reads, suffix: suffix, idem: idem, preload: preload, blocks: blocks, uploads: uploads, render: render, now: time.Now}
 }
 
 // SlugSuffix returns a short random string for slug collisions.
@@ -224,6 +232,7 @@ func (s *ArticleService) createWith(ctx context.Context, a domain.Article,
 		var created domain.Article
 		created, err = insert(ctx, a)
 		if err == nil {
+			created.BodyHTML = s.render.Render(created.Body)
 			return viewOf(ctx, created)
 		}
 		if !errors.Is(err, domain.ErrSlugTaken) {
@@ -320,6 +329,7 @@ func (s *ArticleService) Update(ctx context.Context, viewerID int64, slug string
 		return domain.ArticleView{}, err
 	}
 	updated.Uploads = nil // what to record, not part of the article's view
+	updated.BodyHTML = s.bodyHTML(updated, a)
 	return s.view(ctx, viewerID, updated)
 }
 
@@ -342,6 +352,7 @@ func (s *ArticleService) transition(ctx context.Context, viewerID int64, slug st
 	if err != nil {
 		return domain.ArticleView{}, err
 	}
+	moved.BodyHTML = s.bodyHTML(moved, a)
 	return s.view(ctx, viewerID, moved)
 }
 
@@ -499,6 +510,15 @@ func loadVisible(ctx context.Context, articles ArticleRepository, viewerID int64
 		return domain.Article{}, domain.ErrNotFound
 	}
 	return a, nil
+}
+
+// bodyHTML returns the HTML of written's body: before's (as read before the write) when the write
+// left the body as it was, so an edit of the title or a publication renders nothing.
+func (s *ArticleService) bodyHTML(written, before domain.Article) string {
+	if written.Body == before.Body && before.BodyHTML != "" {
+		return before.BodyHTML
+	}
+	return s.render.Render(written.Body)
 }
 
 // owned loads an article the viewer means to change: hidden ones are 404, others' are 403.

@@ -26,6 +26,7 @@ type articleDeps struct {
 	idem     *mocks.MockIdempotency
 	preload  *mocks.MockArticlePreloader // no call expected unless a test says so
 	blocks   *fakeBlocks
+	render   *fakeRenderer
 }
 
 // newArticleService returns the service over fresh mocks. Its slug suffix function returns
@@ -42,6 +43,7 @@ func newArticleService(t *testing.T, suffixes ...string) (*service.ArticleServic
 		idem:     mocks.NewMockIdempotency(ctrl),
 		preload:  mocks.NewMockArticlePreloader(ctrl),
 		blocks:   &fakeBlocks{},
+		render:   &fakeRenderer{},
 	}
 	var mu sync.Mutex
 	next := 0
@@ -55,7 +57,7 @@ func newArticleService(t *testing.T, suffixes ...string) (*service.ArticleServic
 		next++
 		return suffixes[next-1]
 	}
-	return service.NewArticleService(d.articles, d.inter, d.users, d.follows, d.reads, suffix, d.idem, d.preload, d.blocks, noUploads{}), d
+	return service.NewArticleService(d.articles, d.inter, d.users, d.follows, d.reads, suffix, d.idem, d.preload, d.blocks, noUploads{}, d.render), d
 }
 
 // The people in these tests: writer writes most articles, reader reads them, critic is a third
@@ -74,7 +76,7 @@ func articleBy(id, authorID int64, status domain.ArticleStatus) domain.Article {
 	return domain.Article{
 		ID: id, Slug: fmt.Sprintf("article-%d", id), AuthorID: authorID,
 		Title: fmt.Sprintf("Article %d", id), Description: "about it", Body: "the body", Tags: []string{"go", "testing"},
-		Status: status, Version: 1, CreatedAt: created, UpdatedAt: created,
+		Status: status, Version: 1, CreatedAt: created, UpdatedAt: created, BodyHTML: fakeHTML("the body"),
 	}
 }
 
@@ -135,7 +137,9 @@ func noWrites(d articleDeps) {
 	d.inter.EXPECT().Unlike(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 }
 
+// viewOf is a's view, with the HTML of its body.
 func viewOf(a domain.Article, author domain.User, f flags) domain.ArticleView {
+	a.BodyHTML = fakeHTML(a.Body)
 	return domain.ArticleView{Article: a, Author: domain.ProfileOf(author, f.following), Counters: f.counters, Favorited: f.liked}
 }
 
@@ -1457,6 +1461,90 @@ func TestArticleService_CreateIdempotent(t *testing.T) {
 			}
 			if tc.check != nil {
 				tc.check(t, got)
+			}
+		})
+	}
+}
+
+func TestArticleService_BodyHTMLRenderedOncePerVersion(t *testing.T) {
+	t.Parallel()
+	mine := articleBy(1, writer.ID, domain.StatusPublished)
+	draft := articleBy(2, writer.ID, domain.StatusDraft)
+	ctx := context.Background()
+	tests := []struct {
+		name        string
+		buildStubs  func(d articleDeps)
+		op          func(s *service.ArticleService) (domain.ArticleView, error)
+		renders     int64
+		wantHTMLFor string
+	}{
+		{
+			name: "create renders the new body once",
+			buildStubs: func(d articleDeps) {
+				d.articles.EXPECT().Create(gomock.Any(), gomock.Any()).DoAndReturn(func(_ context.Context, a domain.Article) (domain.Article, error) {
+					a.ID = 9
+					return a, nil
+				})
+				expectView(d, writer.ID, domain.Article{ID: 9, AuthorID: writer.ID}, writer, flags{})
+			},
+			op: func(s *service.ArticleService) (domain.ArticleView, error) {
+				return s.Create(ctx, writer.ID, service.CreateArticleInput{Title: "T", Description: "D", Body: "# new"})
+			},
+			renders: 1, wantHTMLFor: "# new",
+		},
+		{
+			name: "an edit of the body renders it",
+			buildStubs: func(d articleDeps) {
+				d.articles.EXPECT().GetBySlug(gomock.Any(), mine.Slug).Return(mine, nil)
+				d.articles.EXPECT().Update(gomock.Any(), mine.ID, gomock.Any()).DoAndReturn(applyArticleChange(mine))
+				expectView(d, writer.ID, mine, writer, flags{})
+			},
+			op: func(s *service.ArticleService) (domain.ArticleView, error) {
+				return s.Update(ctx, writer.ID, mine.Slug, service.UpdateArticleInput{Body: ptr("edited")})
+			},
+			renders: 1, wantHTMLFor: "edited",
+		},
+		{
+			name: "an edit of the title keeps the cached HTML",
+			buildStubs: func(d articleDeps) {
+				d.articles.EXPECT().GetBySlug(gomock.Any(), mine.Slug).Return(mine, nil)
+				d.articles.EXPECT().Update(gomock.Any(), mine.ID, gomock.Any()).DoAndReturn(applyArticleChange(mine))
+				expectView(d, writer.ID, mine, writer, flags{})
+			},
+			op: func(s *service.ArticleService) (domain.ArticleView, error) {
+				return s.Update(ctx, writer.ID, mine.Slug, service.UpdateArticleInput{Title: ptr("Retitled")})
+			},
+			renders: 0, wantHTMLFor: mine.Body,
+		},
+		{
+			name: "publishing keeps the cached HTML",
+			buildStubs: func(d articleDeps) {
+				d.articles.EXPECT().GetBySlug(gomock.Any(), draft.Slug).Return(draft, nil)
+				moved := draft
+				moved.Status, moved.BodyHTML = domain.StatusPublished, "" // storage returns no HTML
+				d.articles.EXPECT().Transition(gomock.Any(), draft.ID, gomock.Any(), domain.StatusPublished).Return(moved, nil)
+				expectView(d, writer.ID, moved, writer, flags{})
+			},
+			op: func(s *service.ArticleService) (domain.ArticleView, error) {
+				return s.Publish(ctx, writer.ID, draft.Slug)
+			},
+			renders: 0, wantHTMLFor: draft.Body,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, d := newArticleService(t)
+			tc.buildStubs(d)
+			v, err := tc.op(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.BodyHTML != fakeHTML(tc.wantHTMLFor) {
+				t.Errorf("BodyHTML = %q, want %q", v.BodyHTML, fakeHTML(tc.wantHTMLFor))
+			}
+			if got := d.render.calls.Load(); got != tc.renders {
+				t.Errorf("rendered %d times, want %d", got, tc.renders)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/inkwell-dev/inkwell/domain"
@@ -108,3 +109,13 @@ func (noUploads) OwnedUploads(context.Context, int64, []string) (map[string]int6
 }
 
 func (noUploads) ReplaceAvatarIn(context.Context, service.Tx, int64, []int64) error { return nil }
+
+// fakeRenderer renders Markdown as fakeHTML does and counts its calls.
+type fakeRenderer struct{ calls atomic.Int64 }
+
+func (r *fakeRenderer) Render(md string) string {
+	r.calls.Add(1)
+	return fakeHTML(md)
+}
+
+func fakeHTML(md string) string { return "<p>" + md + "</p>" }

@@ -43,10 +43,12 @@ func NewArticleHandler(articles ArticleService, log *slog.Logger) *ArticleHandle
 }
 
 type articleJSON struct {
-	Slug           string      `json:"slug"`
-	Title          string      `json:"title"`
-	Description    string      `json:"description"`
-	Body           *string     `json:"body,omitempty"`
+	Slug        string  `json:"slug"`
+	Title       string  `json:"title"`
+	Description string  `json:"description"`
+	Body        *string `json:"body,omitempty"`
+	// BodyHTML is the body rendered and sanitized (EXT), beside body in the single-article view.
+	BodyHTML       *string     `json:"bodyHtml,omitempty"`
 	TagList        []string    `json:"tagList"`
 	CreatedAt      timestamp   `json:"createdAt"`
 	UpdatedAt      timestamp   `json:"updatedAt"`
@@ -73,8 +75,8 @@ func articleOf(v domain.ArticleView, withBody bool) articleJSON {
 		ReadsCount: v.Counters.Reads, Collected: v.Collected, CollectsCount: v.Counters.Collects,
 	}
 	if withBody {
-		body := v.Body
-		out.Body = &body
+		body, bodyHTML := v.Body, v.BodyHTML
+		out.Body, out.BodyHTML = &body, &bodyHTML
 	}
 	return out
 }

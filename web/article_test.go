@@ -54,7 +54,7 @@ var (
 	dragon = domain.ArticleView{
 		Article: domain.Article{
 			ID: 1, Slug: "how-to-train-your-dragon", AuthorID: 9, Title: "How to train your dragon",
-			Description: "Ever wonder how?", Body: "It takes a Jacobian", Tags: []string{"dragons", "training"},
+			Description: "Ever wonder how?", Body: "It takes a Jacobian", BodyHTML: "<p>It takes a Jacobian</p>", Tags: []string{"dragons", "training"},
 			Status: domain.StatusPublished, Version: 2,
 			CreatedAt: time.Date(2026, 2, 3, 4, 5, 6, 789_654_321, time.FixedZone("CET", 3600)),
 			UpdatedAt: time.Date(2026, 2, 4, 0, 0, 0, 0, time.UTC),
@@ -71,7 +71,7 @@ var (
 	// note is jake's draft without tags: tagList must still be a list.
 	note = domain.ArticleView{
 		Article: domain.Article{
-			ID: 2, Slug: "note", AuthorID: authedID, Title: "Note", Description: "d", Body: "draft body",
+			ID: 2, Slug: "note", AuthorID: authedID, Title: "Note", Description: "d", Body: "draft body", BodyHTML: "<p>draft body</p>",
 			Status: domain.StatusDraft, Version: 1,
 			CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), UpdatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		},
@@ -85,13 +85,15 @@ var (
 
 const celebProfileFollowed = `{"username":"celeb","bio":"famous","image":"https://example.com/celeb.png","following":true}`
 
-// one renders an article's JSON object from its fields and, when body is not "", its body.
+// one renders an article's JSON object from its fields and, when body is not "", its body and
+// its HTML (the fixtures' HTML is the body in a paragraph).
 func one(fields, body string) string {
 	if body == "" {
 		return "{" + fields + "}"
 	}
 	b, _ := json.Marshal(body)
-	return "{" + fields + `,"body":` + string(b) + "}"
+	h, _ := json.Marshal("<p>" + body + "</p>")
+	return "{" + fields + `,"body":` + string(b) + `,"bodyHtml":` + string(h) + "}"
 }
 
 var (

@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -259,6 +260,14 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.sitemaps.EXPECT().Page(a, a).Return(sitemapPage, err).AnyTimes()
 	m.sitemaps.EXPECT().Links().Return(fxLinks).AnyTimes()
 
+	var feed domain.Feed
+	if oc.rich {
+		feed = domain.Feed{Title: "Articles", Link: "https://blog.example/", Updated: fxTime, Stamp: 7,
+			Entries: []domain.FeedEntry{{Article: article.Article, Author: "jake", Link: fxLinks.Article(article.Slug)}}}
+	}
+	m.feeds.EXPECT().Feed(a, a).Return(feed, err).AnyTimes()
+	m.feeds.EXPECT().Links().Return(fxLinks).AnyTimes()
+
 	m.media.EXPECT().Presign(a, a).Return("", err).AnyTimes()
 	m.media.EXPECT().Open(a, a).Return(domain.MediaObject{}, domain.ErrNotFound).AnyTimes()
 
@@ -457,7 +466,12 @@ func checkFuzzResponse(t *testing.T, req string, rec *httptest.ResponseRecorder,
 		t.Fatalf("%s: status %d; body %s", req, rec.Code, rec.Body)
 	}
 	ct := rec.Header().Get("Content-Type")
-	if rec.Code >= 400 {
+	if rec.Code == http.StatusNotFound && (strings.HasPrefix(ct, "application/atom+xml") || strings.HasPrefix(ct, "application/rss+xml")) {
+		// A feed's 404 is in the feed's own type (a feed reader shows no JSON): a small XML body.
+		if err := xml.Unmarshal(rec.Body.Bytes(), new(struct{})); err != nil {
+			t.Fatalf("%s: 404 as %q with a body that is not XML: %s", req, ct, rec.Body)
+		}
+	} else if rec.Code >= 400 {
 		if !strings.HasPrefix(ct, "application/json") {
 			t.Fatalf("%s: status %d with Content-Type %q; body %s", req, rec.Code, ct, rec.Body)
 		}
@@ -873,9 +887,11 @@ var pathRoutes = []string{
 	"DELETE /api/collections/{id}",
 	"GET /api/collections/{id}/articles",
 	"POST /api/moderation/reports/{id}/resolve",
-	"GET /api/docs/{asset}", // the slug stands in for the asset name
-	"GET /media/{key}",      // so does it for the object key: never one, so always 404 before the store
-	"GET /sitemaps/{file}",  // and for the sitemap file name: never articles-N.xml, so always 404 before the service
+	"GET /api/docs/{asset}",     // the slug stands in for the asset name
+	"GET /media/{key}",          // so does it for the object key: never one, so always 404 before the store
+	"GET /sitemaps/{file}",      // and for the sitemap file name: never articles-N.xml, so always 404 before the service
+	"GET /feeds/authors/{file}", // and for a feed's file name: never NAME.atom, so always 404 before the service
+	"GET /feeds/tags/{file}",
 	"PUT /api/admin/users/{username}/role",
 	"POST /api/moderation/articles/{slug}/hide",
 	"POST /api/moderation/articles/{slug}/unhide",

@@ -873,6 +873,7 @@ type allMocks struct {
 	media         *mocks.MockMediaFiles
 	sitemaps      *mocks.MockSitemapService
 	signIn        *mocks.MockSignInService
+	feeds         *mocks.MockFeedService
 }
 
 func newAllMocks(ctrl *gomock.Controller) allMocks {
@@ -899,6 +900,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		media:         mocks.NewMockMediaFiles(ctrl),
 		sitemaps:      mocks.NewMockSitemapService(ctrl),
 		signIn:        mocks.NewMockSignInService(ctrl),
+		feeds:         mocks.NewMockFeedService(ctrl),
 	}
 }
 
@@ -926,6 +928,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Media:         web.NewMediaHandler(m.media, logger),
 		Sitemaps:      web.NewSitemapHandler(m.sitemaps, logger),
 		SignIn:        web.NewSignInHandler(m.signIn, web.SignInCookieConfig{Secure: true}, logger),
+		Feeds:         web.NewFeedHandler(m.feeds, logger),
 		Idempotency:   web.NewIdempotency(),
 		Limiter:       m.limiter,
 		Observer:      nopObserver{},

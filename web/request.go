@@ -104,13 +104,17 @@ func hasNULEscape(raw []byte) bool {
 // otherwise reach the database as an error. What the client gets depends on what the value is:
 //
 //   - a path naming a slug, username or id that cannot exist: 404, as for any other name that
-//     names nothing;
+//     names nothing (under /feeds/, in the feed's own content type);
 //   - a filter naming a tag, author or user that cannot exist (nameFilters): passed on, and the
 //     list handler answers an empty list, as for any other unknown name (unstorableFilter);
 //   - any other parameter (limit, cursor, status, q, ...) or a parameter name: 422 naming it.
 func plainText() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if !isPlainText(c.Request.URL.Path) {
+			if f, ok := feedFormatOf(c.Request.URL.Path); ok { // a feed reader shows no JSON
+				feedNotFound(c, f)
+				return
+			}
 			abortWith(c, http.StatusNotFound, "path", "not found")
 			return
 		}

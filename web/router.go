@@ -47,6 +47,7 @@ type Handlers struct {
 	Media         *MediaHandler
 	Sitemaps      *SitemapHandler
 	SignIn        *SignInHandler
+	Feeds         *FeedHandler
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
 	Observer      RequestObserver // nil: no metrics
@@ -85,6 +86,12 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	r.GET("/robots.txt", h.Sitemaps.Robots)
 	r.GET("/sitemap.xml", h.Sitemaps.Index)
 	r.GET("/sitemaps/:file", h.Sitemaps.Page)
+	// Feeds, outside /api like the sitemaps. gin cannot route a suffix after a parameter, so the
+	// handlers take the file name (USERNAME.atom, TAG.atom) and cut the suffix off.
+	r.GET("/feeds/articles.atom", h.Feeds.GlobalAtom)
+	r.GET("/feeds/articles.rss", h.Feeds.GlobalRSS)
+	r.GET("/feeds/authors/:file", h.Feeds.Author)
+	r.GET("/feeds/tags/:file", h.Feeds.Tag)
 
 	pass := func(c *gin.Context) { c.Next() }
 	// Writes by a signed-in user count against the user's write budget; reads do not.

@@ -338,3 +338,41 @@ func (mr *MockArticlePreloaderMockRecorder) Preload(slug any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Preload", reflect.TypeOf((*MockArticlePreloader)(nil).Preload), slug)
 }
+
+// MockMarkdownRenderer is a mock of MarkdownRenderer interface.
+type MockMarkdownRenderer struct {
+	ctrl     *gomock.Controller
+	recorder *MockMarkdownRendererMockRecorder
+	isgomock struct{}
+}
+
+// MockMarkdownRendererMockRecorder is the mock recorder for MockMarkdownRenderer.
+type MockMarkdownRendererMockRecorder struct {
+	mock *MockMarkdownRenderer
+}
+
+// NewMockMarkdownRenderer creates a new mock instance.
+func NewMockMarkdownRenderer(ctrl *gomock.Controller) *MockMarkdownRenderer {
+	mock := &MockMarkdownRenderer{ctrl: ctrl}
+	mock.recorder = &MockMarkdownRendererMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockMarkdownRenderer) EXPECT() *MockMarkdownRendererMockRecorder {
+	return m.recorder
+}
+
+// Render mocks base method.
+func (m *MockMarkdownRenderer) Render(markdown string) string {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Render", markdown)
+	ret0, _ := ret[0].(string)
+	return ret0
+}
+
+// Render indicates an expected call of Render.
+func (mr *MockMarkdownRendererMockRecorder) Render(markdown any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Render", reflect.TypeOf((*MockMarkdownRenderer)(nil).Render), markdown)
+}
