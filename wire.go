@@ -64,6 +64,7 @@ var appSet = wire.NewSet(
 	render.ProviderSet,
 	wire.Bind(new(service.MarkdownRenderer), new(*render.Renderer)),
 	wire.Bind(new(cache.BodyRenderer), new(*render.Renderer)),
+	wire.Bind(new(web.ContentChanges), new(*cache.Changes)),
 	wire.Bind(new(redis.Hook), new(*cache.Breaker)),
 	wire.Bind(new(service.UploadLookup), new(*repository.UploadReferences)),
 	wire.Bind(new(service.AvatarUploads), new(*repository.UploadReferences)),

@@ -70,3 +70,6 @@ func (c *ReadThrough[V]) RepairInFlight(key string) (done func()) {
 	keys := c.repair.take()
 	return func() { c.repair.settle(keys) }
 }
+
+// SetChangesClock makes c read time from now.
+func SetChangesClock(c *Changes, now func() time.Time) { c.now = now }

@@ -41,6 +41,10 @@ type Broadcaster struct {
 
 	lastPublishWarn atomic.Int64 // unix nanoseconds of the last logged publish failure
 
+	// changes counts the changes this instance published, the ones it received and its flushes
+	// (see Changes): memos of documents built from cached data compare it.
+	changes atomic.Uint64
+
 	tiersMu sync.Mutex
 	tiers   []tier
 
@@ -152,6 +156,7 @@ func (b *Broadcaster) publish(keys []string) {
 	if b == nil || len(keys) == 0 {
 		return
 	}
+	b.changes.Add(1)                                                                     // before anyone hears of it: a memo built from now on was built after the change
 	raw, _ := json.Marshal(invalidation{V: invalidationVersion, From: b.id, Keys: keys}) // strings only: it cannot fail
 	// Detached from any request: the change happened, the others must hear of it either way.
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
@@ -191,6 +196,7 @@ func (b *Broadcaster) apply(payload string) {
 		for _, t := range b.snapshot() {
 			t.delete(m.Keys...)
 		}
+		b.changes.Add(1)
 		b.Stats.Received.Add(1)
 	}
 	if m.AckStream != "" || m.Ack != "" {
@@ -206,6 +212,7 @@ func (b *Broadcaster) flush() {
 	for _, t := range b.snapshot() {
 		t.flush()
 	}
+	b.changes.Add(1)
 	b.Stats.Flushes.Add(1)
 }
 

@@ -38,6 +38,7 @@ func (b *Broadcaster) publishAcked(keys []string, wait time.Duration) bool {
 	if b == nil {
 		return true
 	}
+	b.changes.Add(1) // as publish
 	token := newToken()
 	acks, legacy := b.channel+":acks:"+token, b.channel+":ack:"+token
 	raw, _ := json.Marshal(invalidation{V: invalidationVersion, From: b.id, Keys: keys, AckStream: acks, Ack: legacy}) // strings only: it cannot fail

@@ -27,7 +27,8 @@ type SitemapArticle struct {
 }
 
 // SitemapService builds the sitemap index and its pages from the system of record: each read is a
-// bounded range of one index, so no cache stands between a withdrawal and the next request.
+// bounded range of one index. The web layer may keep an encoding while nothing changed
+// (web.ContentChanges), which every withdrawal, on any instance, ends.
 type SitemapService struct {
 	store SitemapStore
 	links domain.PublicLinks

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -44,22 +43,25 @@ const (
 	// feedCacheControl: a feed reader or a proxy may keep a feed but asks again each time (a 304
 	// while the ETag matches), so a withdrawn article leaves with the next request.
 	feedCacheControl = "public, no-cache"
-	// feedMemoMax bounds the encoded feeds an instance keeps (the global ones, and the authors' and
-	// tags' feeds read lately); past it an arbitrary one is dropped.
-	feedMemoMax = 1024
+	// feedMemoBytes bounds the encoded feeds an instance keeps (the global ones, and the authors'
+	// and tags' feeds read lately, ~25 KB each for 20 articles).
+	feedMemoBytes = 32 << 20
 )
 
 // FeedHandler serves the Atom and RSS feeds, outside /api: feed readers find them by their URLs.
+// A feed's encoding is kept per path: while nothing changed (ContentChanges) it is written as it
+// is, without reading the list, the articles or their authors again.
 type FeedHandler struct {
-	svc  FeedService
-	log  *slog.Logger
-	memo *feedMemo
-	now  func() time.Time
+	svc     FeedService
+	changes ContentChanges
+	log     *slog.Logger
+	memo    *docMemo
+	now     func() time.Time
 }
 
-// NewFeedHandler returns the handler.
-func NewFeedHandler(svc FeedService, log *slog.Logger) *FeedHandler {
-	return &FeedHandler{svc: svc, log: log, memo: &feedMemo{docs: map[string]feedDoc{}}, now: time.Now}
+// NewFeedHandler returns the handler; changes may be nil (every read then builds the feed).
+func NewFeedHandler(svc FeedService, changes ContentChanges, log *slog.Logger) *FeedHandler {
+	return &FeedHandler{svc: svc, changes: changes, log: log, memo: newDocMemo(feedMemoBytes), now: time.Now}
 }
 
 // GlobalAtom answers GET /feeds/articles.atom.
@@ -88,9 +90,18 @@ func (h *FeedHandler) Tag(c *gin.Context) {
 	h.serve(c, atomFormat, service.FeedQuery{Tag: tag})
 }
 
-// serve answers the feed q in format f. The encoded document is kept per path under the feed's
-// stamp: a read whose content did not change writes the kept bytes, and 304s compare the stamp.
+// serve answers the feed q in format f: the kept encoding while nothing changed since it was
+// made; else the feed is read again, and its kept encoding is reused (same ETag and
+// Last-Modified) when the content's stamp shows the change did not concern it.
 func (h *FeedHandler) serve(c *gin.Context, f feedFormat, q service.FeedQuery) {
+	path := c.Request.URL.Path
+	version, tracked := h.version()
+	if tracked {
+		if doc, ok := h.memo.current(path, version); ok {
+			writeFeed(c, f, doc)
+			return
+		}
+	}
 	feed, err := h.svc.Feed(c.Request.Context(), q)
 	if errors.Is(err, domain.ErrNotFound) {
 		feedNotFound(c, f)
@@ -100,15 +111,29 @@ func (h *FeedHandler) serve(c *gin.Context, f feedFormat, q service.FeedQuery) {
 		writeError(c, h.log, err)
 		return
 	}
-	path := c.Request.URL.Path
-	doc, ok := h.memo.get(path, feed.Stamp)
-	if !ok {
+	doc, ok := h.memo.get(path)
+	if !ok || doc.stamp != feed.Stamp {
 		if doc, err = h.encode(f, feed, h.svc.Links().Base()+c.Request.URL.EscapedPath()); err != nil {
 			writeError(c, h.log, err)
 			return
 		}
-		h.memo.put(path, doc)
 	}
+	// The version was taken before the feed was read: a change since then moved it, so this
+	// encoding is not served from the memo after that change.
+	doc.version, doc.tracked = version, tracked
+	h.memo.put(path, doc)
+	writeFeed(c, f, doc)
+}
+
+func (h *FeedHandler) version() (uint64, bool) {
+	if h.changes == nil {
+		return 0, false
+	}
+	return h.changes.Version()
+}
+
+// writeFeed answers doc, or 304 when the client holds it.
+func writeFeed(c *gin.Context, f feedFormat, doc memoDoc) {
 	c.Header("ETag", doc.etag)
 	c.Header("Last-Modified", doc.lastModified.UTC().Format(http.TimeFormat))
 	c.Header("Cache-Control", feedCacheControl)
@@ -121,20 +146,20 @@ func (h *FeedHandler) serve(c *gin.Context, f feedFormat, q service.FeedQuery) {
 
 // encode writes feed in format f. Its Last-Modified is when this instance encoded it: a withdrawal
 // leaves no newer article time behind, but always a new encoding after it.
-func (h *FeedHandler) encode(f feedFormat, feed domain.Feed, self string) (feedDoc, error) {
+func (h *FeedHandler) encode(f feedFormat, feed domain.Feed, self string) (memoDoc, error) {
 	var buf bytes.Buffer
 	buf.WriteString(xml.Header)
 	if err := xml.NewEncoder(&buf).Encode(f.encode(feed, self)); err != nil {
-		return feedDoc{}, err
+		return memoDoc{}, err
 	}
-	return feedDoc{
+	return memoDoc{
 		stamp: feed.Stamp, body: buf.Bytes(), lastModified: h.now().Truncate(time.Second),
 		etag: `"` + strconv.FormatUint(feed.Stamp, 36) + strings.TrimPrefix(f.suffix, ".") + `"`,
 	}, nil
 }
 
 // notModified applies If-None-Match, or without it If-Modified-Since (RFC 9110, 13.2.2).
-func notModified(r *http.Request, doc feedDoc) bool {
+func notModified(r *http.Request, doc memoDoc) bool {
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
 		return etagMatches(inm, doc.etag)
 	}
@@ -158,39 +183,4 @@ func feedNotFound(c *gin.Context, f feedFormat) {
 	c.Header("Cache-Control", "no-store")
 	c.Data(http.StatusNotFound, f.contentType, []byte(xml.Header+"<error>no such feed</error>\n"))
 	c.Abort()
-}
-
-// feedDoc is one encoded feed.
-type feedDoc struct {
-	stamp        uint64
-	body         []byte
-	etag         string
-	lastModified time.Time
-}
-
-// feedMemo keeps the last encoding of each feed path. It holds no state another instance must
-// see: an entry is found only under the stamp of the content it encodes, which every instance
-// computes from the same cached, invalidated lists.
-type feedMemo struct {
-	mu   sync.Mutex
-	docs map[string]feedDoc
-}
-
-func (m *feedMemo) get(path string, stamp uint64) (feedDoc, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	d, ok := m.docs[path]
-	return d, ok && d.stamp == stamp
-}
-
-func (m *feedMemo) put(path string, d feedDoc) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.docs[path]; !ok && len(m.docs) >= feedMemoMax {
-		for k := range m.docs {
-			delete(m.docs, k)
-			break
-		}
-	}
-	m.docs[path] = d
 }

@@ -25,7 +25,7 @@ func feedRouter(t *testing.T, build func(s *mocks.MockFeedService)) http.Handler
 	svc.EXPECT().Links().Return(sitemapLinks(t)).AnyTimes()
 	build(svc)
 	logger := slog.New(slog.DiscardHandler)
-	return web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes}, logger, web.Handlers{Feeds: web.NewFeedHandler(svc, logger)})
+	return web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes}, logger, web.Handlers{Feeds: web.NewFeedHandler(svc, nil, logger)})
 }
 
 // testFeed is a feed of one article whose body holds markup that must arrive escaped once.

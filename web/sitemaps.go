@@ -40,18 +40,41 @@ const (
 	// sitemapMaxPageDigits bounds the page number a path may name: a billion pages is far beyond
 	// any index (50,000 entries), and the number can never overflow an int.
 	sitemapMaxPageDigits = 9
+	// sitemapMemoBytes bounds the encoded sitemaps an instance keeps (a page of 1,000 articles is
+	// ~100 KB): the index and the pages crawlers read lately.
+	sitemapMemoBytes = 32 << 20
 )
 
 // SitemapHandler serves GET /sitemap.xml, /sitemaps/articles-N.xml and /robots.txt, outside /api:
-// crawlers look for them at the site's root.
+// crawlers look for them at the site's root. An encoded sitemap is kept per path and written as it
+// is while nothing changed (ContentChanges); any change of an article moves the version on every
+// instance, and the next read builds it again from PostgreSQL.
 type SitemapHandler struct {
-	svc SitemapService
-	log *slog.Logger
+	svc     SitemapService
+	changes ContentChanges
+	log     *slog.Logger
+	memo    *docMemo
 }
 
-// NewSitemapHandler returns the handler.
-func NewSitemapHandler(svc SitemapService, log *slog.Logger) *SitemapHandler {
-	return &SitemapHandler{svc: svc, log: log}
+// NewSitemapHandler returns the handler; changes may be nil (every read then builds the sitemap).
+func NewSitemapHandler(svc SitemapService, changes ContentChanges, log *slog.Logger) *SitemapHandler {
+	return &SitemapHandler{svc: svc, changes: changes, log: log, memo: newDocMemo(sitemapMemoBytes)}
+}
+
+// fromMemo answers the request from the memo when its path's sitemap is current, and otherwise
+// returns the version to keep the one about to be built under.
+func (h *SitemapHandler) fromMemo(c *gin.Context) (version uint64, tracked, served bool) {
+	if h.changes == nil {
+		return 0, false, false
+	}
+	if version, tracked = h.changes.Version(); !tracked {
+		return 0, false, false
+	}
+	if doc, ok := h.memo.current(c.Request.URL.Path, version); ok {
+		writeSitemap(c, doc)
+		return version, true, true
+	}
+	return version, true, false
 }
 
 type sitemapIndexXML struct {
@@ -73,6 +96,10 @@ type sitemapURLSetXML struct {
 
 // Index answers GET /sitemap.xml: the sitemap index, one entry per article page.
 func (h *SitemapHandler) Index(c *gin.Context) {
+	version, tracked, served := h.fromMemo(c)
+	if served {
+		return
+	}
 	pages, err := h.svc.Pages(c.Request.Context())
 	if err != nil {
 		writeError(c, h.log, err)
@@ -83,7 +110,7 @@ func (h *SitemapHandler) Index(c *gin.Context) {
 	for i := range index.Sitemaps {
 		index.Sitemaps[i].Loc = base + "/sitemaps/" + sitemapPagePrefix + strconv.Itoa(i+1) + sitemapPageSuffix
 	}
-	h.writeXML(c, index)
+	h.writeXML(c, index, version, tracked)
 }
 
 // Page answers GET /sitemaps/:file, where file is articles-N.xml (N from 1, no leading zero);
@@ -92,6 +119,10 @@ func (h *SitemapHandler) Page(c *gin.Context) {
 	n, ok := parseSitemapPage(c.Param("file"))
 	if !ok {
 		sitemapNotFound(c)
+		return
+	}
+	version, tracked, served := h.fromMemo(c)
+	if served {
 		return
 	}
 	page, err := h.svc.Page(c.Request.Context(), n)
@@ -107,7 +138,7 @@ func (h *SitemapHandler) Page(c *gin.Context) {
 	for i, e := range page.Entries {
 		set.URLs[i] = sitemapLocXML{Loc: e.Loc, LastMod: e.LastMod.UTC().Format(time.RFC3339)}
 	}
-	h.writeXML(c, set)
+	h.writeXML(c, set, version, tracked)
 }
 
 // Robots answers GET /robots.txt: crawlers may read the site but not the JSON API (nothing there
@@ -139,9 +170,10 @@ func parseSitemapPage(file string) (int, bool) {
 	return n, err == nil
 }
 
-// writeXML answers v as XML with a strong ETag of its bytes, or 304 when the client holds them.
-// No Last-Modified: a withdrawal leaves no newer time behind, so only the bytes tell a change.
-func (h *SitemapHandler) writeXML(c *gin.Context, v any) {
+// writeXML answers v as XML with a strong ETag of its bytes, or 304 when the client holds them,
+// and keeps the encoding under version when tracked. No Last-Modified: a withdrawal leaves no
+// newer time behind, so only the bytes tell a change.
+func (h *SitemapHandler) writeXML(c *gin.Context, v any, version uint64, tracked bool) {
 	var buf bytes.Buffer
 	buf.WriteString(xml.Header)
 	if err := xml.NewEncoder(&buf).Encode(v); err != nil {
@@ -149,14 +181,22 @@ func (h *SitemapHandler) writeXML(c *gin.Context, v any) {
 		return
 	}
 	sum := sha256.Sum256(buf.Bytes())
-	etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
-	c.Header("ETag", etag)
+	doc := memoDoc{version: version, tracked: tracked, body: buf.Bytes(), etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`}
+	if tracked {
+		h.memo.put(c.Request.URL.Path, doc)
+	}
+	writeSitemap(c, doc)
+}
+
+// writeSitemap answers doc, or 304 when the client holds it.
+func writeSitemap(c *gin.Context, doc memoDoc) {
+	c.Header("ETag", doc.etag)
 	c.Header("Cache-Control", sitemapCacheControl)
-	if etagMatches(c.GetHeader("If-None-Match"), etag) {
+	if etagMatches(c.GetHeader("If-None-Match"), doc.etag) {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	c.Data(http.StatusOK, "application/xml", buf.Bytes()) // the XML declaration names UTF-8
+	c.Data(http.StatusOK, "application/xml", doc.body) // the XML declaration names UTF-8
 }
 
 // etagMatches: If-None-Match lists etag (weakly compared, as RFC 9110 asks for GET) or is "*".

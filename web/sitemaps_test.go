@@ -33,7 +33,7 @@ func sitemapRouter(t *testing.T, build func(s *mocks.MockSitemapService)) http.H
 	svc.EXPECT().Links().Return(sitemapLinks(t)).AnyTimes()
 	build(svc)
 	logger := slog.New(slog.DiscardHandler)
-	return web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes}, logger, web.Handlers{Sitemaps: web.NewSitemapHandler(svc, logger)})
+	return web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes}, logger, web.Handlers{Sitemaps: web.NewSitemapHandler(svc, nil, logger)})
 }
 
 type sitemapDoc struct {
