@@ -241,9 +241,9 @@ func TestRevisions_QueriesWalkThePrimaryKey(t *testing.T) {
 			notWant: []string{"Sort", "Seq Scan", "Filter", "Bitmap"},
 		},
 		{
-			name:    "prune",
-			sql:     func(c dao.DBTX) { _, _ = q.ArticleRevisionPrune(ctx, c, dao.ArticleRevisionPruneParams{}) },
-			args:    "(1000, 50)",
+			name: "prune",
+			sql:  func(c dao.DBTX) { _, _ = q.ArticleRevisionPrune(ctx, c, dao.ArticleRevisionPruneParams{}) },
+			args: "(1000, 50)",
 			// The rows deleted are a range of the key (a bitmap of it is fine: bounded by the range).
 			want:    []string{"Index Only Scan Backward using article_revisions_pkey", "on article_revisions_pkey", "Index Cond: ((article_id = $1) AND (version <="},
 			notWant: []string{"Sort", "Seq Scan"},
