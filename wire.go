@@ -24,6 +24,7 @@ import (
 	"github.com/inkwell-dev/inkwell/repository/mediastore"
 	"github.com/inkwell-dev/inkwell/repository/moderation"
 	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/repository/revisions"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/repository/session"
 	"github.com/inkwell-dev/inkwell/repository/uploads"
@@ -39,7 +40,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService,
 	service.NewAccountDeletion, service.NewIdempotencyRunner, service.NewModerationService, service.NewModerationStats,
 	service.NewReportService, service.NewBlockService, service.NewUploadService, service.NewSitemapService, service.NewSignInService,
-	service.NewFeedService)
+	service.NewFeedService, service.NewRevisionService)
 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration
@@ -58,7 +59,7 @@ var rootSet = wire.NewSet(
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
-	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, identities.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, serviceSet, web.ProviderSet,
+	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, identities.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, revisions.ProviderSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, media.ProviderSet,
 	wire.Bind(new(service.ImageProcessor), new(*media.Processor)),
 	render.ProviderSet,
@@ -157,6 +158,9 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.FeedArticles), new(*repository.ArticleRepository)),
 	wire.Bind(new(service.FeedUsers), new(*repository.UserRepository)),
 	wire.Bind(new(web.FeedService), new(*service.FeedService)),
+	wire.Bind(new(service.RevisionStore), new(*revisions.Store)),
+	wire.Bind(new(service.ArticleEditor), new(*service.ArticleService)),
+	wire.Bind(new(web.RevisionService), new(*service.RevisionService)),
 )
 
 // InitApp wires the whole process from its configuration.

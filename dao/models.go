@@ -71,6 +71,16 @@ type ArticleFanout struct {
 	FannedAt  time.Time
 }
 
+type ArticleRevision struct {
+	ArticleID   int64
+	Version     int32
+	Title       string
+	Description string
+	Body        string
+	Tags        []string
+	CreatedAt   time.Time
+}
+
 type ArticleTag struct {
 	Tag       string
 	CreatedAt time.Time

@@ -137,6 +137,17 @@ type Querier interface {
 	ArticleRankScan(ctx context.Context, db DBTX, arg ArticleRankScanParams) ([]ArticleRankScanRow, error)
 	// The end of a suspension restores the articles it hid (hidden, no moderator's reason).
 	ArticleRestoreByAuthor(ctx context.Context, db DBTX, arg ArticleRestoreByAuthorParams) ([]ArticleRestoreByAuthorRow, error)
+	ArticleRevisionGet(ctx context.Context, db DBTX, arg ArticleRevisionGetParams) (ArticleRevisionGetRow, error)
+	// The version an accepted edit replaced (repository/revisions WriteIn), in the edit's unit of work.
+	ArticleRevisionInsert(ctx context.Context, db DBTX, arg ArticleRevisionInsertParams) error
+	// One page of an article's revisions, newest first, before version @before_version (keyset on the
+	// primary key; a first page passes the largest int). No body: the list shows what changed when.
+	ArticleRevisionList(ctx context.Context, db DBTX, arg ArticleRevisionListParams) ([]ArticleRevisionListRow, error)
+	// Retention: drops the article's revisions older than its newest @keep, in the insert's unit of
+	// work. The newest @keep + 1st is found walking the primary key backwards (keep + 1 entries), and
+	// the DELETE is a range of the same key: bounded, never a scan of the table or of the article's
+	// whole history. Run after every insert, it deletes at most one row.
+	ArticleRevisionPrune(ctx context.Context, db DBTX, arg ArticleRevisionPruneParams) (int64, error)
 	// Every match below @below_seq (at most the snapshot's place + 1), the newest @depth of them: for
 	// a query rare enough that reading all its matches costs less than walking windows, and for the
 	// rest of the history when the windows walked ran out before @depth. The matches are collected

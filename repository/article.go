@@ -18,6 +18,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/repository/revisions"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -37,13 +38,14 @@ type ArticleRepository struct {
 	pages *cache.AuthorPageCache
 	lists *cache.ListPageCache
 	tags  *cache.TagsCache
-	lang  search.Language // the text search configuration the writes index in
+	lang  search.Language  // the text search configuration the writes index in
+	revs  *revisions.Store // keeps the version an edit replaces, in the edit's unit of work
 	log   *slog.Logger
 }
 
 // NewArticleRepository returns the repository.
 func NewArticleRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.ArticleCache, pages *cache.AuthorPageCache, lists *cache.ListPageCache, tags *cache.TagsCache, lang search.Language, log *slog.Logger) *ArticleRepository {
-	return &ArticleRepository{pool: pool, q: q, cache: c, pages: pages, lists: lists, tags: tags, lang: lang, log: log}
+	return &ArticleRepository{pool: pool, q: q, cache: c, pages: pages, lists: lists, tags: tags, lang: lang, revs: revisions.NewStore(pool, q), log: log}
 }
 
 // Create inserts the article in a unit of work of its own (see CreateIn).
@@ -128,6 +130,8 @@ func (r *ArticleRepository) loadBySlug(slug string) func(context.Context) (domai
 }
 
 // Update locks the article, applies change and writes the content guarded by the version it read.
+// When the article keeps revisions (domain.Article.KeepsRevisions), the version replaced is kept
+// in the same unit of work (repository/revisions), so a failed edit keeps nothing.
 func (r *ArticleRepository) Update(ctx context.Context, id int64, change func(*domain.Article) error) (domain.Article, error) {
 	var row dao.ArticleGetBySlugRow
 	err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
@@ -150,6 +154,11 @@ func (r *ArticleRepository) Update(ctx context.Context, id int64, change func(*d
 		}
 		if err != nil {
 			return pg.Wrapf(err, "update article %d", id)
+		}
+		if before := articleFromRow(dao.ArticleGetBySlugRow(locked)); before.KeepsRevisions() {
+			if err := r.revs.WriteIn(ctx, tx, domain.RevisionOf(before)); err != nil {
+				return err
+			}
 		}
 		if a.Uploads != nil {
 			if err := replaceUploadReferences(ctx, r.q, tx, uploadOwnerArticle, id, a.Uploads); err != nil {

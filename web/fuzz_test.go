@@ -247,6 +247,16 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.moderation.EXPECT().Suspend(a, a, a, a, a).Return(user, err).AnyTimes()
 	m.moderation.EXPECT().Unsuspend(a, a, a, a).Return(user, err).AnyTimes()
 
+	var revs service.RevisionList
+	var rev domain.ArticleRevision
+	if oc.rich {
+		rev = domain.ArticleRevision{ArticleID: 1, Version: 2, Title: "Then", Description: "d", Body: "old", Tags: []string{"dragons"}, CreatedAt: fxTime}
+		revs = service.RevisionList{Revisions: []domain.ArticleRevision{rev}, NextBefore: 2}
+	}
+	m.revisions.EXPECT().List(a, a, a, a, a).Return(revs, err).AnyTimes()
+	m.revisions.EXPECT().Get(a, a, a, a).Return(rev, err).AnyTimes()
+	m.revisions.EXPECT().Restore(a, a, a, a, a).Return(article, err).AnyTimes()
+
 	m.notifications.EXPECT().List(a, a, a).Return(notes, err).AnyTimes()
 	m.notifications.EXPECT().MarkRead(a, a, a).Return(marked, err).AnyTimes()
 
@@ -509,7 +519,7 @@ func checkFuzzResponse(t *testing.T, req string, rec *httptest.ResponseRecorder,
 }
 
 // defaultPathValues name things that exist as far as the mocks are concerned.
-var defaultPathValues = map[string]string{"slug": "how-to-train-your-dragon", "id": "3", "username": "jake", "file": "articles-1.xml", "provider": "google"}
+var defaultPathValues = map[string]string{"slug": "how-to-train-your-dragon", "id": "3", "version": "2", "username": "jake", "file": "articles-1.xml", "provider": "google"}
 
 // concretePath substitutes values for the {params} of a template.
 func concretePath(template string, values map[string]string) string {
@@ -626,6 +636,9 @@ var bodyRoutes = []bodyRoute{
 	{"POST /api/reports",
 		[]string{`{"report":{"article":"how-to-train-your-dragon","comment":31337,"reason":"spam","note":"buy pills"}}`, `{"report":{"user":"spammer","reason":"abuse"}}`},
 		[]string{`{"report":{"comment":"3","reason":7}}`, `{"report":{"comment":-1,"note":"\u0000"}}`, `{"report":null}`}},
+	{"POST /api/articles/{slug}/revisions/{version}/restore",
+		[]string{`{"version":4}`},
+		[]string{`{"version":"4"}`, `{"version":-1}`, `{"version":4294967296}`, `{"version":null}`}},
 	{"POST /api/moderation/reports/{id}/resolve",
 		[]string{`{"action":"hide","reason":"spam wave"}`},
 		[]string{`{"action":"delete"}`, `{"action":7,"reason":["x"]}`, `{}`}},
@@ -735,6 +748,7 @@ var queryRoutes = []string{
 	"GET /api/user/blocks",
 	"GET /api/user/uploads",
 	"GET /api/articles/{slug}/comments",
+	"GET /api/articles/{slug}/revisions",
 	"GET /api/collections/{id}/articles",
 	"DELETE /api/articles/{slug}/collect",
 	"GET /api/search/articles",
@@ -881,6 +895,9 @@ var pathRoutes = []string{
 	"GET /api/articles/{slug}/comments",
 	"POST /api/articles/{slug}/comments",
 	"DELETE /api/articles/{slug}/comments/{id}",
+	"GET /api/articles/{slug}/revisions",
+	"GET /api/articles/{slug}/revisions/{version}", // the id stands in for the version
+	"POST /api/articles/{slug}/revisions/{version}/restore",
 	"POST /api/articles/{slug}/collect",
 	"DELETE /api/articles/{slug}/collect",
 	"PATCH /api/collections/{id}",
@@ -976,7 +993,7 @@ func TestFuzzPathParamsSeedMatrix(t *testing.T) {
 func checkPathParams(t *testing.T, route uint8, mode uint16, slug, id, username string) {
 	key := pathRoutes[int(route)%len(pathRoutes)]
 	method, template := splitKey(key)
-	path := concretePath(template, map[string]string{"slug": slug, "id": id, "username": username, "asset": slug, "key": slug, "file": slug})
+	path := concretePath(template, map[string]string{"slug": slug, "id": id, "version": id, "username": username, "asset": slug, "key": slug, "file": slug})
 	var body []byte
 	if r, ok := bodyRouteFor(key); ok {
 		body = []byte(r.good[0])

@@ -874,6 +874,7 @@ type allMocks struct {
 	sitemaps      *mocks.MockSitemapService
 	signIn        *mocks.MockSignInService
 	feeds         *mocks.MockFeedService
+	revisions     *mocks.MockRevisionService
 }
 
 func newAllMocks(ctrl *gomock.Controller) allMocks {
@@ -901,6 +902,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		sitemaps:      mocks.NewMockSitemapService(ctrl),
 		signIn:        mocks.NewMockSignInService(ctrl),
 		feeds:         mocks.NewMockFeedService(ctrl),
+		revisions:     mocks.NewMockRevisionService(ctrl),
 	}
 }
 
@@ -912,6 +914,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Profiles:      web.NewProfileHandler(m.profiles, logger),
 		Blocks:        web.NewBlockHandler(m.blocks, logger),
 		Articles:      web.NewArticleHandler(m.articles, logger),
+		Revisions:     web.NewRevisionHandler(m.revisions, logger),
 		Comments:      web.NewCommentHandler(m.comments, logger),
 		Collections:   web.NewCollectionHandler(m.collections, m.history, logger),
 		Hot:           web.NewHotHandler(m.hot, logger),

@@ -31,6 +31,7 @@ type Handlers struct {
 	Profiles      *ProfileHandler
 	Blocks        *BlockHandler
 	Articles      *ArticleHandler
+	Revisions     *RevisionHandler
 	Comments      *CommentHandler
 	Collections   *CollectionHandler
 	Hot           *HotHandler
@@ -175,6 +176,10 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	auth.DELETE("/articles/:slug", h.Articles.Delete)
 	auth.POST("/articles/:slug/publish", h.Articles.Publish)
 	auth.POST("/articles/:slug/withdraw", h.Articles.Withdraw)
+	// Revisions (#32): the author and moderators read them, the author restores (the service checks).
+	auth.GET("/articles/:slug/revisions", h.Revisions.List)
+	auth.GET("/articles/:slug/revisions/:version", h.Revisions.Get)
+	auth.POST("/articles/:slug/revisions/:version/restore", h.Revisions.Restore)
 	auth.POST("/articles/:slug/favorite", h.Articles.Favorite)
 	auth.DELETE("/articles/:slug/favorite", h.Articles.Unfavorite)
 	pub.GET("/articles/:slug/comments", h.Comments.List)
