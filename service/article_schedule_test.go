@@ -121,14 +121,18 @@ func TestArticleScheduleService_Schedule(t *testing.T) {
 				othersDraft.Status = domain.StatusPublished // visible, not theirs
 				d.articles.EXPECT().GetBySlug(gomock.Any(), othersDraft.Slug).Return(othersDraft, nil)
 			},
-			check: func(t *testing.T, _ scheduleDeps, _ domain.ArticleView, err error) { requireErrorIs(t, err, domain.ErrForbidden) },
+			check: func(t *testing.T, _ scheduleDeps, _ domain.ArticleView, err error) {
+				requireErrorIs(t, err, domain.ErrForbidden)
+			},
 		},
 		{
 			name: "someone else's draft is not found", slug: othersDraft.Slug, publishAt: at.Format(time.RFC3339),
 			buildStubs: func(d scheduleDeps) {
 				d.articles.EXPECT().GetBySlug(gomock.Any(), othersDraft.Slug).Return(othersDraft, nil)
 			},
-			check: func(t *testing.T, _ scheduleDeps, _ domain.ArticleView, err error) { requireErrorIs(t, err, domain.ErrNotFound) },
+			check: func(t *testing.T, _ scheduleDeps, _ domain.ArticleView, err error) {
+				requireErrorIs(t, err, domain.ErrNotFound)
+			},
 		},
 		{
 			name: "storage refusing the transition enqueues nothing", slug: draft.Slug, publishAt: at.Format(time.RFC3339),
