@@ -31,6 +31,7 @@ type Handlers struct {
 	Profiles      *ProfileHandler
 	Blocks        *BlockHandler
 	Articles      *ArticleHandler
+	Schedule      *ArticleScheduleHandler
 	Comments      *CommentHandler
 	Collections   *CollectionHandler
 	Hot           *HotHandler
@@ -175,6 +176,8 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	auth.DELETE("/articles/:slug", h.Articles.Delete)
 	auth.POST("/articles/:slug/publish", h.Articles.Publish)
 	auth.POST("/articles/:slug/withdraw", h.Articles.Withdraw)
+	auth.POST("/articles/:slug/schedule", h.Schedule.Schedule)
+	auth.DELETE("/articles/:slug/schedule", h.Schedule.Unschedule)
 	auth.POST("/articles/:slug/favorite", h.Articles.Favorite)
 	auth.DELETE("/articles/:slug/favorite", h.Articles.Unfavorite)
 	pub.GET("/articles/:slug/comments", h.Comments.List)
