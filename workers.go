@@ -216,9 +216,10 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *durable.JobQu
 		job.NewReaper(queue, job.QueueReapEvery, log),
 		relay,
 		listener{name: "jobs", log: log, listen: func(ctx context.Context) error {
-			return queue.Listen(ctx, func(q string) {
+			// A job due later (a scheduled publication, #32) wakes the runner at its due time.
+			return queue.ListenDue(ctx, func(q string, due time.Time) {
 				if q == service.QueueDefault {
-					runner.Wake()
+					runner.WakeAt(due)
 				}
 			})
 		}},

@@ -317,8 +317,9 @@ type Querier interface {
 	JobGet(ctx context.Context, db DBTX, id int64) (Job, error)
 	// Operator listing: dead jobs first, then the rest, newest first.
 	JobList(ctx context.Context, db DBTX, arg JobListParams) ([]Job, error)
-	// Wakes workers listening for this queue; delivered only if the transaction commits.
-	JobNotify(ctx context.Context, db DBTX, queue string) (string, error)
+	// Wakes workers listening for a queue; delivered only if the transaction commits. The payload is
+	// the queue's name, followed for a job due later by a tab and its due time (durable.NotifyPayload).
+	JobNotify(ctx context.Context, db DBTX, payload string) (string, error)
 	// Dead jobs buried longer than keep ago: an operator had that long to retry them.
 	JobPruneDeadBatch(ctx context.Context, db DBTX, arg JobPruneDeadBatchParams) (int64, error)
 	// Done jobs that finished longer than keep ago (jobs carrying a secret are deleted at their ack).
