@@ -136,7 +136,9 @@ type Querier interface {
 	// cancel or a manual publish or withdrawal matches no row, and of two runs of one job (claimed
 	// twice after a lost lease) the second finds the row published: one publication. Otherwise it is
 	// ArticleTransition's publish (search document, place in publication order; a hidden article
-	// stays hidden).
+	// stays hidden). An author suspended meanwhile gets it published but hidden, as the suspension
+	// hid their other published articles (no moderator's reason: ArticleRestoreByAuthor shows it
+	// when the suspension ends).
 	ArticlePublishScheduled(ctx context.Context, db DBTX, arg ArticlePublishScheduledParams) (ArticlePublishScheduledRow, error)
 	// Which of a hot list's articles are still published: a primary-key lookup per id, so its cost is
 	// the list's size, not the table's.

@@ -33,19 +33,25 @@ RETURNING id, slug, author_id, title, description, body, tag_list, status, versi
 -- cancel or a manual publish or withdrawal matches no row, and of two runs of one job (claimed
 -- twice after a lost lease) the second finds the row published: one publication. Otherwise it is
 -- ArticleTransition's publish (search document, place in publication order; a hidden article
--- stays hidden).
-UPDATE articles
-SET status        = CASE WHEN status = 'hidden' THEN 'hidden' ELSE 'published' END,
-    hidden_status = CASE WHEN status = 'hidden' THEN 'published' END,
-    published_at  = COALESCE(published_at, now()),
+-- stays hidden). An author suspended meanwhile gets it published but hidden, as the suspension
+-- hid their other published articles (no moderator's reason: ArticleRestoreByAuthor shows it
+-- when the suspension ends).
+UPDATE articles a
+SET status        = CASE WHEN a.status = 'hidden' OR s.suspended THEN 'hidden' ELSE 'published' END,
+    hidden_status = CASE WHEN a.status = 'hidden' OR s.suspended THEN 'published' END,
+    hidden_at     = CASE WHEN a.status <> 'hidden' AND s.suspended THEN now() ELSE a.hidden_at END,
+    published_at  = COALESCE(a.published_at, now()),
     publish_at    = NULL,
-    version       = version + 1,
+    version       = a.version + 1,
     updated_at    = now(),
-    search_vector = CASE WHEN status <> 'hidden'
-                         THEN inkwell_search_document((@search_config::text)::regconfig, title, description, body) END,
-    search_seq    = CASE WHEN status <> 'hidden' THEN nextval('articles_search_seq') ELSE search_seq END
-WHERE id = @id::bigint AND COALESCE(hidden_status, status) = 'scheduled' AND publish_at = @publish_at::timestamptz
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at;
+    search_vector = CASE WHEN a.status <> 'hidden' AND NOT s.suspended
+                         THEN inkwell_search_document((@search_config::text)::regconfig, a.title, a.description, a.body) END,
+    search_seq    = CASE WHEN a.status <> 'hidden' AND NOT s.suspended THEN nextval('articles_search_seq') ELSE a.search_seq END
+FROM (SELECT COALESCE(u.suspended_until > now(), false) AS suspended
+      FROM articles x JOIN users u ON u.id = x.author_id WHERE x.id = @id::bigint) s
+WHERE a.id = @id::bigint AND COALESCE(a.hidden_status, a.status) = 'scheduled' AND a.publish_at = @publish_at::timestamptz
+RETURNING a.id, a.slug, a.author_id, a.title, a.description, a.body, a.tag_list, a.status, a.version, a.created_at,
+          a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at;
 
 -- name: ArticleCountScheduledByAuthor :one
 -- The author's scheduled articles (author_article_counts has no column for them), off

@@ -204,6 +204,28 @@ func TestArticleRepository_Schedule(t *testing.T) {
 		}
 	})
 
+	t.Run("an author suspended meanwhile gets it published but hidden, with no event", func(t *testing.T) {
+		t.Parallel()
+		e := setup(t, db, envOpts{})
+		a := createArticle(t, e, articleOpts{Status: domain.StatusDraft})
+		if _, err := e.schedule(t, a.ID, at); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.pool.Exec(t.Context(), "UPDATE users SET suspended_until = now() + interval '1 hour' WHERE id = $1", a.AuthorID); err != nil {
+			t.Fatal(err)
+		}
+		got, published, err := e.articles.PublishScheduled(t.Context(), a.ID, at)
+		if err != nil || !published || got.Status != domain.StatusPublished || !got.Moderation.Hidden || got.Public() {
+			t.Fatalf("published during a suspension: %+v, %v, %v", got, published, err)
+		}
+		if n := e.count(t, "SELECT count(*) FROM outbox WHERE aggregate_id = $1", a.ID); n != 0 {
+			t.Fatalf("%d outbox events for a hidden publication", n)
+		}
+		if n := e.count(t, "SELECT count(*) FROM articles WHERE id = $1 AND status = 'hidden' AND hidden_reason IS NULL AND search_vector IS NULL", a.ID); n != 1 {
+			t.Fatal("not hidden the way a suspension hides (no reason, no search document)")
+		}
+	})
+
 	t.Run("the check refuses a scheduled status without a time", func(t *testing.T) {
 		t.Parallel()
 		e := setup(t, db, envOpts{})
