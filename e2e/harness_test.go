@@ -70,6 +70,7 @@ var newSinceThePreviousRelease = map[string]string{
 	"TestSchedule_EveryRule":                   "scheduled publishing (#32): POST and DELETE /api/articles/:slug/schedule",
 	"TestFleet_ScheduledPublishing":            "scheduled publishing (#32) across a fleet",
 	"TestScheduleLateness":                     "scheduled publishing (#32): its lateness",
+	"TestSchedule_NowhereUntilPublished":       "scheduled publishing (#32): sitemaps, feeds, tags, hot list",
 }
 
 // upgradeRun reports whether the suite runs through a mixed fleet (upgradeEnv).

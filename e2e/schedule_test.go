@@ -309,3 +309,43 @@ func TestScheduleLateness(t *testing.T) {
 		t.Errorf("lateness p99 %v exceeds 2 s", p(0.99))
 	}
 }
+
+// TestSchedule_NowhereUntilPublished: a scheduled article is in no sitemap, Atom feed, tag cloud
+// or hot list before its job publishes it, and in the sitemap, the feed and the tag cloud right
+// after.
+func TestSchedule_NowhereUntilPublished(t *testing.T) {
+	parallel(t)
+	inProcess(t, "drives the ranking pass (Wired.Rank.RunOnce)")
+	app := startApp(t, sitemapSite)
+	author := app.Register("nowhere")
+	app.publish(author, "Already out")
+	slug := app.draft(author, "Scheduled nowhere", "nowheretag")
+	app.scheduleAt(author, slug, time.Now().Add(time.Hour)).Expect(t, http.StatusOK)
+	link := sitemapPublicURL + "/article/" + slug
+
+	listed := func(when string, want bool) {
+		t.Helper()
+		if got := slices.Contains(app.sitemapLocs(t), link); got != want {
+			t.Fatalf("%s: the sitemaps list it: %v, want %v", when, got, want)
+		}
+		doc, _ := app.atomFeed(t, "/feeds/articles.atom")
+		if got := slices.Contains(atomTitles(doc), "Scheduled nowhere"); got != want {
+			t.Fatalf("%s: the Atom feed has it: %v, want %v", when, got, want)
+		}
+		tags := fmt.Sprint(app.Do("GET", "/api/tags", "", nil).Expect(t, http.StatusOK).JSON(t)["tags"])
+		if got := strings.Contains(tags, "nowheretag"); got != want {
+			t.Fatalf("%s: the tag cloud %s has its tag: %v, want %v", when, tags, got, want)
+		}
+	}
+	listed("scheduled", false)
+	if _, err := app.Wired.Rank.RunOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if contains(slugsOfList(t, app.Do("GET", "/api/articles/hot", "", nil).Expect(t, http.StatusOK)), slug) {
+		t.Fatal("the hot list has the scheduled article")
+	}
+
+	app.publishJobsDue(t, slug)
+	app.waitFor("the job is done", func() bool { return app.publishJobs(t, slug) == 0 })
+	listed("right after the job", true)
+}
