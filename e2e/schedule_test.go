@@ -204,7 +204,8 @@ func TestSchedule_EveryRule(t *testing.T) {
 // out. Its job runs on whichever instance claims it; once it is done, the very next request to
 // each instance, with no wait, shows the article published and listed. A second schedule is
 // claimed by an instance that dies (its lease is written by hand and never renewed): once the
-// lease runs out, the reaper of a live instance hands it on and another instance publishes it.
+// lease runs out, the reaper of a live instance hands it on and another instance publishes it. A
+// third job run four times over, on three instances at once, publishes once.
 func TestFleet_ScheduledPublishing(t *testing.T) {
 	parallel(t)
 	upgradeRun(t) // skips: listed in newSinceThePreviousRelease
@@ -253,6 +254,25 @@ func TestFleet_ScheduledPublishing(t *testing.T) {
 	shown("after the hand-over", second, true)
 	if n := apps[0].pgCount(t, `SELECT count(*) FROM outbox o JOIN articles a ON a.id = o.aggregate_id WHERE a.slug = $1 AND o.topic = 'article.published'`, second); n != 1 {
 		t.Fatalf("%d publish events, want 1", n)
+	}
+
+	// The same job four times over (as if claimed again and again), all due at once on three
+	// instances: one publication, one event, one version.
+	third := apps[0].draft(author, "Fleet scheduled thrice", "fleetsched")
+	version := articleOf(t, apps[0].scheduleAt(author, third, time.Now().Add(time.Hour)).Expect(t, http.StatusOK))["version"].(float64)
+	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO jobs (queue, kind, payload, max_attempts, delete_when_done)
+		SELECT j.queue, j.kind, j.payload, j.max_attempts, true FROM jobs j, generate_series(1, 3)
+		WHERE j.kind = 'article_publish' AND (j.payload->>'articleId')::bigint = (SELECT id FROM articles WHERE slug = $1)`, third); err != nil {
+		t.Fatal(err)
+	}
+	apps[0].publishJobsDue(t, third)
+	apps[0].waitFor("the four runs are done", func() bool { return apps[0].publishJobs(t, third) == 0 })
+	got := articleOf(t, apps[2].Do("GET", "/api/articles/"+third, reader, nil).Expect(t, http.StatusOK))
+	if got["status"] != "published" || got["version"] != version+1 {
+		t.Fatalf("after four runs: status %v version %v, want published at version %v", got["status"], got["version"], version+1)
+	}
+	if n := apps[0].pgCount(t, `SELECT count(*) FROM outbox o JOIN articles a ON a.id = o.aggregate_id WHERE a.slug = $1 AND o.topic = 'article.published'`, third); n != 1 {
+		t.Fatalf("%d publish events after four runs, want 1", n)
 	}
 }
 
