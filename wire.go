@@ -34,7 +34,7 @@ import (
 
 // serviceSet lives here rather than in service/, which imports nothing but domain and the standard
 // library.
-var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService,
+var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, service.NewArticleService, service.NewArticleScheduleService,
 	service.NewCommentService, service.NewReadService, service.NewCollectionService, service.NewRankService,
 	service.NewNotificationService, service.NewCodeLoginService, service.NewSessionService,
 	service.NewAccountService, service.NewSearchService, service.NewPeopleSearchService, service.NewTagSearchService,
@@ -98,6 +98,8 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)),
 	wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)),
 	wire.Bind(new(web.ArticleService), new(*service.ArticleService)),
+	wire.Bind(new(web.ArticleScheduler), new(*service.ArticleScheduleService)),
+	wire.Bind(new(service.ArticleScheduleStore), new(*repository.ArticleRepository)),
 	wire.Bind(new(web.CommentService), new(*service.CommentService)),
 	wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)),
 	wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)),

@@ -199,7 +199,7 @@ type Durable Workers
 // NewDurable builds the durable-work workers.
 func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *durable.JobQueue, outbox *durable.Outbox, stream OutboxStream,
 	writer *events.StreamWriter, sender *delivery.Resilient, codeKeys service.CodeKeys, notifications *service.NotificationService, jobs job.JobObserver,
-	moderation *service.ModerationService, now func() time.Time, log *slog.Logger) Durable {
+	moderation *service.ModerationService, schedule *service.ArticleScheduleService, now func() time.Time, log *slog.Logger) Durable {
 	owner := consumerName()
 	runner := job.NewRunner(queue, job.QueueConfig{
 		Queue: service.QueueDefault, Concurrency: job.QueueConcurrency, Lease: job.QueueLease, Poll: ioc.Or(cfg.Tune.QueuePoll, job.QueuePoll),
@@ -208,6 +208,7 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *durable.JobQu
 		service.JobKindSendCode:        job.SendCodeHandler(sender, codeKeys),
 		service.JobKindSendAccountMail: job.SendAccountMailHandler(sender, codeKeys),
 		service.JobKindSuspensionEnd:   job.SuspensionEndHandler(moderation),
+		service.JobKindArticlePublish:  job.ArticlePublishHandler(schedule),
 	}, owner, log)
 	relay := job.NewRelay(outbox, writer, NewRelayConfig(cfg, stream), owner, now, log)
 	return Durable{
@@ -215,9 +216,10 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *durable.JobQu
 		job.NewReaper(queue, job.QueueReapEvery, log),
 		relay,
 		listener{name: "jobs", log: log, listen: func(ctx context.Context) error {
-			return queue.Listen(ctx, func(q string) {
+			// A job due later (a scheduled publication, #32) wakes the runner at its due time.
+			return queue.ListenDue(ctx, func(q string, due time.Time) {
 				if q == service.QueueDefault {
-					runner.Wake()
+					runner.WakeAt(due)
 				}
 			})
 		}},

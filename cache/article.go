@@ -46,6 +46,7 @@ type cachedArticle struct {
 	CreatedAt   time.Time            `json:"createdAt"`
 	UpdatedAt   time.Time            `json:"updatedAt"`
 	PublishedAt *time.Time           `json:"publishedAt,omitempty"`
+	PublishAt   *time.Time           `json:"publishAt,omitempty"` // a scheduled article's time (#32)
 	// A hidden article is stored with status "hidden", as PostgreSQL holds it, and its author's
 	// status beside it: an instance of a version before moderation reads the entry as an
 	// article that is not published, never as a published one.
@@ -65,7 +66,7 @@ func (c *ArticleCache) entry(a domain.Article) cachedArticle {
 func toCachedArticle(a domain.Article) cachedArticle {
 	e := cachedArticle{ID: a.ID, Slug: a.Slug, AuthorID: a.AuthorID, Title: a.Title, Description: a.Description,
 		Body: a.Body, Tags: a.Tags, Status: a.Status, Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
-		PublishedAt: a.PublishedAt, CoverImage: a.CoverImage}
+		PublishedAt: a.PublishedAt, PublishAt: a.PublishAt, CoverImage: a.CoverImage}
 	if a.Moderation.Hidden {
 		e.Status, e.HiddenStatus, e.HiddenReason = domain.StatusHidden, a.Status, a.Moderation.Reason
 	}
@@ -96,7 +97,7 @@ func (c cachedArticle) domain() domain.Article {
 	}
 	a := domain.Article{ID: c.ID, Slug: c.Slug, AuthorID: c.AuthorID, Title: c.Title, Description: c.Description,
 		Body: c.Body, BodyHTML: c.BodyHTML, Tags: tags, Status: c.Status, Version: c.Version, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
-		PublishedAt: c.PublishedAt, CoverImage: c.CoverImage}
+		PublishedAt: c.PublishedAt, PublishAt: c.PublishAt, CoverImage: c.CoverImage}
 	if c.Status == domain.StatusHidden {
 		a.Status, a.Moderation = c.HiddenStatus, domain.ContentModeration{Hidden: true, Reason: c.HiddenReason}
 	}

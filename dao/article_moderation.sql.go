@@ -36,7 +36,7 @@ SET hidden_status = COALESCE(hidden_status, status),
     updated_at    = now(),
     search_vector = NULL
 WHERE id = $2::bigint
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at
 `
 
 type ArticleHideParams struct {
@@ -60,6 +60,7 @@ type ArticleHideRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 // Hiding articles (issue #28): a hidden article has status 'hidden' and keeps its author's status
@@ -85,6 +86,7 @@ func (q *Queries) ArticleHide(ctx context.Context, db DBTX, arg ArticleHideParam
 		&i.HiddenStatus,
 		&i.HiddenReason,
 		&i.CoverImage,
+		&i.PublishAt,
 	)
 	return i, err
 }
@@ -191,7 +193,7 @@ FROM (SELECT COALESCE(u.suspended_until > now(), false) AS suspended
       FROM articles x JOIN users u ON u.id = x.author_id WHERE x.id = $2::bigint) s
 WHERE a.id = $2::bigint AND a.status = 'hidden'
 RETURNING a.id, a.slug, a.author_id, a.title, a.description, a.body, a.tag_list, a.status, a.version, a.created_at,
-          a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+          a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 `
 
 type ArticleUnhideParams struct {
@@ -215,6 +217,7 @@ type ArticleUnhideRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 // A moderator restores a hidden article to its author's status, unless the author is suspended:
@@ -239,6 +242,7 @@ func (q *Queries) ArticleUnhide(ctx context.Context, db DBTX, arg ArticleUnhideP
 		&i.HiddenStatus,
 		&i.HiddenReason,
 		&i.CoverImage,
+		&i.PublishAt,
 	)
 	return i, err
 }

@@ -125,7 +125,7 @@ func (q *Queries) ArticleDelete(ctx context.Context, db DBTX, id int64) (int64, 
 }
 
 const articleGetByIDForUpdate = `-- name: ArticleGetByIDForUpdate :one
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at
 FROM articles WHERE id = $1::bigint FOR UPDATE
 `
 
@@ -145,6 +145,7 @@ type ArticleGetByIDForUpdateRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 func (q *Queries) ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64) (ArticleGetByIDForUpdateRow, error) {
@@ -166,12 +167,13 @@ func (q *Queries) ArticleGetByIDForUpdate(ctx context.Context, db DBTX, id int64
 		&i.HiddenStatus,
 		&i.HiddenReason,
 		&i.CoverImage,
+		&i.PublishAt,
 	)
 	return i, err
 }
 
 const articleGetBySlug = `-- name: ArticleGetBySlug :one
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at
 FROM articles WHERE slug = $1::text
 `
 
@@ -191,6 +193,7 @@ type ArticleGetBySlugRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 func (q *Queries) ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (ArticleGetBySlugRow, error) {
@@ -212,12 +215,13 @@ func (q *Queries) ArticleGetBySlug(ctx context.Context, db DBTX, slug string) (A
 		&i.HiddenStatus,
 		&i.HiddenReason,
 		&i.CoverImage,
+		&i.PublishAt,
 	)
 	return i, err
 }
 
 const articleGetBySlugs = `-- name: ArticleGetBySlugs :many
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at
 FROM articles WHERE slug = ANY ($1::text[])
 `
 
@@ -237,6 +241,7 @@ type ArticleGetBySlugsRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 // Full articles for the article cache's batch fill (a cached search page's hits).
@@ -265,6 +270,7 @@ func (q *Queries) ArticleGetBySlugs(ctx context.Context, db DBTX, slugs []string
 			&i.HiddenStatus,
 			&i.HiddenReason,
 			&i.CoverImage,
+			&i.PublishAt,
 		); err != nil {
 			return nil, err
 		}
@@ -284,7 +290,7 @@ VALUES ($1::text, $2::bigint, $3::text, $4::text, $5::text, $6::text[], $7::text
         CASE WHEN $8::text = 'published'
              THEN inkwell_search_document(($9::text)::regconfig, $3::text, $4::text, $5::text) END,
         CASE WHEN $8::text = 'published' THEN nextval('articles_search_seq') END)
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at
 `
 
 type ArticleInsertParams struct {
@@ -315,6 +321,7 @@ type ArticleInsertRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 // Full articles are read with their columns named, never *: search_vector (migration 00021) is
@@ -350,15 +357,16 @@ func (q *Queries) ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertP
 		&i.HiddenStatus,
 		&i.HiddenReason,
 		&i.CoverImage,
+		&i.PublishAt,
 	)
 	return i, err
 }
 
 const articleListByAuthor = `-- name: ArticleListByAuthor :many
-SELECT u.id, u.slug, u.author_id, u.title, u.description, u.tag_list, u.status, u.version, u.created_at, u.updated_at, u.published_at, u.hidden_status, u.hidden_reason, u.cover_image
+SELECT u.id, u.slug, u.author_id, u.title, u.description, u.tag_list, u.status, u.version, u.created_at, u.updated_at, u.published_at, u.hidden_status, u.hidden_reason, u.cover_image, u.publish_at
 FROM (
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
      FROM articles a
      WHERE a.author_id = $1::bigint AND a.status = 'draft'
        AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
@@ -366,7 +374,7 @@ FROM (
      LIMIT $4::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
      FROM articles a
      WHERE a.author_id = $1::bigint AND a.status = 'published'
        AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
@@ -374,7 +382,7 @@ FROM (
      LIMIT $4::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
      FROM articles a
      WHERE a.author_id = $1::bigint AND a.status = 'withdrawn'
        AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
@@ -382,9 +390,17 @@ FROM (
      LIMIT $4::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
      FROM articles a
      WHERE a.author_id = $1::bigint AND a.status = 'hidden'
+       AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
+     ORDER BY a.created_at DESC, a.id DESC
+     LIMIT $4::int)
+    UNION ALL
+    (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
+     FROM articles a
+     WHERE a.author_id = $1::bigint AND a.status = 'scheduled'
        AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
      ORDER BY a.created_at DESC, a.id DESC
      LIMIT $4::int)
@@ -417,9 +433,10 @@ type ArticleListByAuthorRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
-// An author's own list, every status: the merge of the author's four status lists (hidden too), each read
+// An author's own list, every status: the merge of the author's five status lists (hidden and scheduled too), each read
 // off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
 // After a cursor (the first page passes beforeEverything) or an offset, like the public lists.
 func (q *Queries) ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error) {
@@ -453,6 +470,7 @@ func (q *Queries) ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleL
 			&i.HiddenStatus,
 			&i.HiddenReason,
 			&i.CoverImage,
+			&i.PublishAt,
 		); err != nil {
 			return nil, err
 		}
@@ -466,7 +484,7 @@ func (q *Queries) ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleL
 
 const articleListByAuthorStatus = `-- name: ArticleListByAuthorStatus :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM articles a
 WHERE a.author_id = $1::bigint AND a.status = $2::text
   AND (a.created_at, a.id) < ($3::timestamptz, $4::bigint)
@@ -498,6 +516,7 @@ type ArticleListByAuthorStatusRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 // An author's own list, one status.
@@ -532,6 +551,7 @@ func (q *Queries) ArticleListByAuthorStatus(ctx context.Context, db DBTX, arg Ar
 			&i.HiddenStatus,
 			&i.HiddenReason,
 			&i.CoverImage,
+			&i.PublishAt,
 		); err != nil {
 			return nil, err
 		}
@@ -545,7 +565,7 @@ func (q *Queries) ArticleListByAuthorStatus(ctx context.Context, db DBTX, arg Ar
 
 const articleListByTag = `-- name: ArticleListByTag :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM article_tags t
 JOIN articles a ON a.id = t.article_id
 WHERE t.tag = $1::text
@@ -577,6 +597,7 @@ type ArticleListByTagRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 func (q *Queries) ArticleListByTag(ctx context.Context, db DBTX, arg ArticleListByTagParams) ([]ArticleListByTagRow, error) {
@@ -609,6 +630,7 @@ func (q *Queries) ArticleListByTag(ctx context.Context, db DBTX, arg ArticleList
 			&i.HiddenStatus,
 			&i.HiddenReason,
 			&i.CoverImage,
+			&i.PublishAt,
 		); err != nil {
 			return nil, err
 		}
@@ -622,7 +644,7 @@ func (q *Queries) ArticleListByTag(ctx context.Context, db DBTX, arg ArticleList
 
 const articleListFavorited = `-- name: ArticleListFavorited :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM favorite_articles f
 JOIN articles a ON a.id = f.article_id
 WHERE f.user_id = $1::bigint
@@ -654,6 +676,7 @@ type ArticleListFavoritedRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 func (q *Queries) ArticleListFavorited(ctx context.Context, db DBTX, arg ArticleListFavoritedParams) ([]ArticleListFavoritedRow, error) {
@@ -686,6 +709,7 @@ func (q *Queries) ArticleListFavorited(ctx context.Context, db DBTX, arg Article
 			&i.HiddenStatus,
 			&i.HiddenReason,
 			&i.CoverImage,
+			&i.PublishAt,
 		); err != nil {
 			return nil, err
 		}
@@ -727,7 +751,7 @@ WITH heads AS (
     LIMIT $6::int OFFSET $5::int
 )
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM page p
 JOIN articles a ON a.id = p.id
 ORDER BY p.created_at DESC, p.id DESC
@@ -757,6 +781,7 @@ type ArticleListFeedRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 // The articles of the authors a reader follows, newest first, without reading every followed
@@ -796,6 +821,7 @@ func (q *Queries) ArticleListFeed(ctx context.Context, db DBTX, arg ArticleListF
 			&i.HiddenStatus,
 			&i.HiddenReason,
 			&i.CoverImage,
+			&i.PublishAt,
 		); err != nil {
 			return nil, err
 		}
@@ -809,7 +835,7 @@ func (q *Queries) ArticleListFeed(ctx context.Context, db DBTX, arg ArticleListF
 
 const articleListFiltered = `-- name: ArticleListFiltered :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM articles a
 WHERE a.status = 'published'
   AND ($1::text IS NULL OR EXISTS (
@@ -849,6 +875,7 @@ type ArticleListFilteredRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 // Two or three filters at once. Its cost is that of the most selective filter's rows walked
@@ -885,6 +912,7 @@ func (q *Queries) ArticleListFiltered(ctx context.Context, db DBTX, arg ArticleL
 			&i.HiddenStatus,
 			&i.HiddenReason,
 			&i.CoverImage,
+			&i.PublishAt,
 		); err != nil {
 			return nil, err
 		}
@@ -898,7 +926,7 @@ func (q *Queries) ArticleListFiltered(ctx context.Context, db DBTX, arg ArticleL
 
 const articleListPublished = `-- name: ArticleListPublished :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM articles a
 WHERE a.status = 'published'
   AND (a.created_at, a.id) < ($1::timestamptz, $2::bigint)
@@ -928,6 +956,7 @@ type ArticleListPublishedRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 // Lists (docs/ARCHITECTURE.md, "Lists and counts") walk one index in their own order and stop
@@ -964,6 +993,7 @@ func (q *Queries) ArticleListPublished(ctx context.Context, db DBTX, arg Article
 			&i.HiddenStatus,
 			&i.HiddenReason,
 			&i.CoverImage,
+			&i.PublishAt,
 		); err != nil {
 			return nil, err
 		}
@@ -977,7 +1007,7 @@ func (q *Queries) ArticleListPublished(ctx context.Context, db DBTX, arg Article
 
 const articleListPublishedByAuthor = `-- name: ArticleListPublishedByAuthor :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM articles a
 WHERE a.author_id = $1::bigint AND a.status = 'published'
   AND (a.created_at, a.id) < ($2::timestamptz, $3::bigint)
@@ -1008,6 +1038,7 @@ type ArticleListPublishedByAuthorRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 func (q *Queries) ArticleListPublishedByAuthor(ctx context.Context, db DBTX, arg ArticleListPublishedByAuthorParams) ([]ArticleListPublishedByAuthorRow, error) {
@@ -1040,6 +1071,7 @@ func (q *Queries) ArticleListPublishedByAuthor(ctx context.Context, db DBTX, arg
 			&i.HiddenStatus,
 			&i.HiddenReason,
 			&i.CoverImage,
+			&i.PublishAt,
 		); err != nil {
 			return nil, err
 		}
@@ -1056,13 +1088,14 @@ UPDATE articles
 SET status        = CASE WHEN status = 'hidden' THEN 'hidden' ELSE $1::text END,
     hidden_status = CASE WHEN status = 'hidden' THEN $1::text END,
     published_at  = CASE WHEN $1::text = 'published' THEN COALESCE(published_at, now()) ELSE published_at END,
+    publish_at    = NULL,
     version       = version + 1,
     updated_at    = now(),
     search_vector = CASE WHEN status <> 'hidden' AND $1::text = 'published'
                          THEN inkwell_search_document(($2::text)::regconfig, title, description, body) END,
     search_seq    = CASE WHEN status <> 'hidden' AND $1::text = 'published' THEN nextval('articles_search_seq') ELSE search_seq END
 WHERE id = $3::bigint AND COALESCE(hidden_status, status) = ANY ($4::text[])
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at
 `
 
 type ArticleTransitionParams struct {
@@ -1088,6 +1121,7 @@ type ArticleTransitionRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 // Status changes are guarded in SQL: the row changes only if its author's status is one of
@@ -1095,7 +1129,9 @@ type ArticleTransitionRow struct {
 // search document and takes the next place in publication order (a re-published article is news
 // again); withdrawing clears the document (the partial index drops the row either way). A hidden
 // article (migration 00027) stays hidden: only the status its author gave it (hidden_status)
-// moves, and it gets no document until a moderator unhides it.
+// moves, and it gets no document until a moderator unhides it. Publishing or withdrawing a
+// scheduled article by hand cancels its schedule (#32): publish_at goes, and the pending
+// article_publish job finds nothing to do.
 func (q *Queries) ArticleTransition(ctx context.Context, db DBTX, arg ArticleTransitionParams) (ArticleTransitionRow, error) {
 	row := db.QueryRow(ctx, articleTransition,
 		arg.ToStatus,
@@ -1120,6 +1156,7 @@ func (q *Queries) ArticleTransition(ctx context.Context, db DBTX, arg ArticleTra
 		&i.HiddenStatus,
 		&i.HiddenReason,
 		&i.CoverImage,
+		&i.PublishAt,
 	)
 	return i, err
 }
@@ -1136,7 +1173,7 @@ SET title         = $1::text,
     search_vector = CASE WHEN status = 'published'
                          THEN inkwell_search_document(($6::text)::regconfig, $1::text, $2::text, $3::text) END
 WHERE id = $7::bigint AND version = $8::int
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at
 `
 
 type ArticleUpdateContentParams struct {
@@ -1166,6 +1203,7 @@ type ArticleUpdateContentRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 // The version guard makes a lost update impossible even if a caller skipped the row lock. The
@@ -1200,6 +1238,7 @@ func (q *Queries) ArticleUpdateContent(ctx context.Context, db DBTX, arg Article
 		&i.HiddenStatus,
 		&i.HiddenReason,
 		&i.CoverImage,
+		&i.PublishAt,
 	)
 	return i, err
 }

@@ -14,7 +14,7 @@ import (
 
 const articleGetByIDs = `-- name: ArticleGetByIDs :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM articles a WHERE a.id = ANY ($1::bigint[])
 `
 
@@ -33,6 +33,7 @@ type ArticleGetByIDsRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 // Summaries (no bodies) of the articles of a folder's or a history's page.
@@ -60,6 +61,7 @@ func (q *Queries) ArticleGetByIDs(ctx context.Context, db DBTX, ids []int64) ([]
 			&i.HiddenStatus,
 			&i.HiddenReason,
 			&i.CoverImage,
+			&i.PublishAt,
 		); err != nil {
 			return nil, err
 		}

@@ -315,9 +315,10 @@ const jobNotify = `-- name: JobNotify :one
 SELECT pg_notify('inkwell_jobs', $1::text)::text
 `
 
-// Wakes workers listening for this queue; delivered only if the transaction commits.
-func (q *Queries) JobNotify(ctx context.Context, db DBTX, queue string) (string, error) {
-	row := db.QueryRow(ctx, jobNotify, queue)
+// Wakes workers listening for a queue; delivered only if the transaction commits. The payload is
+// the queue's name, followed for a job due later by a tab and its due time (durable.NotifyPayload).
+func (q *Queries) JobNotify(ctx context.Context, db DBTX, payload string) (string, error) {
+	row := db.QueryRow(ctx, jobNotify, payload)
 	var column_1 string
 	err := row.Scan(&column_1)
 	return column_1, err

@@ -59,6 +59,7 @@ type Article struct {
 	HiddenReason pgtype.Text
 	HiddenAt     pgtype.Timestamptz
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 type ArticleCommentSeq struct {

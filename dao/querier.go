@@ -74,6 +74,9 @@ type Querier interface {
 	// The author's own list counts hidden articles too (author_article_counts has no column for
 	// them): an index-only count along articles_author_status_idx, as many rows as are hidden.
 	ArticleCountHiddenByAuthor(ctx context.Context, db DBTX, authorID int64) (int64, error)
+	// The author's scheduled articles (author_article_counts has no column for them), off
+	// articles_author_status_idx: few per author.
+	ArticleCountScheduledByAuthor(ctx context.Context, db DBTX, authorID int64) (int64, error)
 	ArticleCountsByAuthor(ctx context.Context, db DBTX, authorID int64) (ArticleCountsByAuthorRow, error)
 	ArticleCountsByTag(ctx context.Context, db DBTX, tag string) (int64, error)
 	ArticleCountsFavorited(ctx context.Context, db DBTX, userID int64) (int64, error)
@@ -103,7 +106,7 @@ type Querier interface {
 	// search_vector is set in the same statement (see ArticleUpdateContent), and a published
 	// article takes the next place in publication order (search_seq, migration 00024).
 	ArticleInsert(ctx context.Context, db DBTX, arg ArticleInsertParams) (ArticleInsertRow, error)
-	// An author's own list, every status: the merge of the author's four status lists (hidden too), each read
+	// An author's own list, every status: the merge of the author's five status lists (hidden and scheduled too), each read
 	// off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
 	// After a cursor (the first page passes beforeEverything) or an offset, like the public lists.
 	ArticleListByAuthor(ctx context.Context, db DBTX, arg ArticleListByAuthorParams) ([]ArticleListByAuthorRow, error)
@@ -128,6 +131,15 @@ type Querier interface {
 	// multiple-article answers).
 	ArticleListPublished(ctx context.Context, db DBTX, arg ArticleListPublishedParams) ([]ArticleListPublishedRow, error)
 	ArticleListPublishedByAuthor(ctx context.Context, db DBTX, arg ArticleListPublishedByAuthorParams) ([]ArticleListPublishedByAuthorRow, error)
+	// The article_publish job's compare-and-set: publishes the article only if it is still scheduled
+	// at exactly @publish_at, the instant the job was enqueued for. A job made stale by a new time, a
+	// cancel or a manual publish or withdrawal matches no row, and of two runs of one job (claimed
+	// twice after a lost lease) the second finds the row published: one publication. Otherwise it is
+	// ArticleTransition's publish (search document, place in publication order; a hidden article
+	// stays hidden). An author suspended meanwhile gets it published but hidden, as the suspension
+	// hid their other published articles (no moderator's reason: ArticleRestoreByAuthor shows it
+	// when the suspension ends).
+	ArticlePublishScheduled(ctx context.Context, db DBTX, arg ArticlePublishScheduledParams) (ArticlePublishScheduledRow, error)
 	// Which of a hot list's articles are still published: a primary-key lookup per id, so its cost is
 	// the list's size, not the table's.
 	ArticlePublishedAmong(ctx context.Context, db DBTX, ids []int64) ([]int64, error)
@@ -148,6 +160,13 @@ type Querier interface {
 	// the DELETE is a range of the same key: bounded, never a scan of the table or of the article's
 	// whole history. Run after every insert, it deletes at most one row.
 	ArticleRevisionPrune(ctx context.Context, db DBTX, arg ArticleRevisionPruneParams) (int64, error)
+	// Scheduled publishing (issue #32, migration 00032). A scheduled article has status 'scheduled'
+	// (hidden_status 'scheduled' when a moderator hid it: only its author's status moves, as in
+	// ArticleTransition) and publish_at; the article_publish job publishes it at that instant.
+	// Schedules a draft or withdrawn article, or moves a scheduled one's time; any other status
+	// (published) changes nothing and returns no row. Not searchable until it publishes: a draft or a
+	// withdrawn article has no search document, and none is made here.
+	ArticleSchedule(ctx context.Context, db DBTX, arg ArticleScheduleParams) (ArticleScheduleRow, error)
 	// Every match below @below_seq (at most the snapshot's place + 1), the newest @depth of them: for
 	// a query rare enough that reading all its matches costs less than walking windows, and for the
 	// rest of the history when the windows walked ran out before @depth. The matches are collected
@@ -203,12 +222,17 @@ type Querier interface {
 	// search document and takes the next place in publication order (a re-published article is news
 	// again); withdrawing clears the document (the partial index drops the row either way). A hidden
 	// article (migration 00027) stays hidden: only the status its author gave it (hidden_status)
-	// moves, and it gets no document until a moderator unhides it.
+	// moves, and it gets no document until a moderator unhides it. Publishing or withdrawing a
+	// scheduled article by hand cancels its schedule (#32): publish_at goes, and the pending
+	// article_publish job finds nothing to do.
 	ArticleTransition(ctx context.Context, db DBTX, arg ArticleTransitionParams) (ArticleTransitionRow, error)
 	// A moderator restores a hidden article to its author's status, unless the author is suspended:
 	// then it stays hidden, without a moderator's reason, until the suspension ends
 	// (ArticleRestoreByAuthor). Publication keeps its place in search order when it had one.
 	ArticleUnhide(ctx context.Context, db DBTX, arg ArticleUnhideParams) (ArticleUnhideRow, error)
+	// Cancels a schedule: the article is a draft again (no row when it is not scheduled). Its job
+	// finds the row changed and does nothing.
+	ArticleUnschedule(ctx context.Context, db DBTX, id int64) (ArticleUnscheduleRow, error)
 	// The version guard makes a lost update impossible even if a caller skipped the row lock. The
 	// search document follows the text in the same statement, so search never shows an edit late;
 	// only published articles carry one (drafts and withdrawn articles are not searchable, and
@@ -306,8 +330,9 @@ type Querier interface {
 	JobGet(ctx context.Context, db DBTX, id int64) (Job, error)
 	// Operator listing: dead jobs first, then the rest, newest first.
 	JobList(ctx context.Context, db DBTX, arg JobListParams) ([]Job, error)
-	// Wakes workers listening for this queue; delivered only if the transaction commits.
-	JobNotify(ctx context.Context, db DBTX, queue string) (string, error)
+	// Wakes workers listening for a queue; delivered only if the transaction commits. The payload is
+	// the queue's name, followed for a job due later by a tab and its due time (durable.NotifyPayload).
+	JobNotify(ctx context.Context, db DBTX, payload string) (string, error)
 	// Dead jobs buried longer than keep ago: an operator had that long to retry them.
 	JobPruneDeadBatch(ctx context.Context, db DBTX, arg JobPruneDeadBatchParams) (int64, error)
 	// Done jobs that finished longer than keep ago (jobs carrying a secret are deleted at their ack).

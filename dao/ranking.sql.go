@@ -93,7 +93,7 @@ func (q *Queries) ArticleRankScan(ctx context.Context, db DBTX, arg ArticleRankS
 
 const articleSummariesByIDs = `-- name: ArticleSummariesByIDs :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM articles a
 WHERE a.id = ANY ($1::bigint[])
 `
@@ -113,6 +113,7 @@ type ArticleSummariesByIDsRow struct {
 	HiddenStatus pgtype.Text
 	HiddenReason pgtype.Text
 	CoverImage   string
+	PublishAt    pgtype.Timestamptz
 }
 
 func (q *Queries) ArticleSummariesByIDs(ctx context.Context, db DBTX, ids []int64) ([]ArticleSummariesByIDsRow, error) {
@@ -139,6 +140,7 @@ func (q *Queries) ArticleSummariesByIDs(ctx context.Context, db DBTX, ids []int6
 			&i.HiddenStatus,
 			&i.HiddenReason,
 			&i.CoverImage,
+			&i.PublishAt,
 		); err != nil {
 			return nil, err
 		}

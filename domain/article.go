@@ -10,7 +10,8 @@ import (
 	"unicode/utf8"
 )
 
-// ArticleStatus is where an article is in its life: draft → published ⇄ withdrawn.
+// ArticleStatus is where an article is in its life: draft → published ⇄ withdrawn, and draft or
+// withdrawn → scheduled → published at its PublishAt (#32).
 type ArticleStatus string
 
 // Article statuses.
@@ -18,6 +19,7 @@ const (
 	StatusDraft     ArticleStatus = "draft"
 	StatusPublished ArticleStatus = "published"
 	StatusWithdrawn ArticleStatus = "withdrawn"
+	StatusScheduled ArticleStatus = "scheduled"
 )
 
 // StatusHidden is the status stored for an article a moderator hid (or whose author is
@@ -25,10 +27,10 @@ const (
 // Moderation.Hidden instead.
 const StatusHidden ArticleStatus = "hidden"
 
-// ParseArticleStatus accepts the three status names.
+// ParseArticleStatus accepts the four status names an author sees.
 func ParseArticleStatus(s string) (ArticleStatus, bool) {
 	switch st := ArticleStatus(s); st {
-	case StatusDraft, StatusPublished, StatusWithdrawn:
+	case StatusDraft, StatusPublished, StatusWithdrawn, StatusScheduled:
 		return st, true
 	}
 	return "", false
@@ -51,6 +53,8 @@ type Article struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	PublishedAt *time.Time
+	// PublishAt is when a scheduled article publishes itself (nil unless Status is scheduled).
+	PublishAt *time.Time
 	// Moderation says whether a moderator hid the article (Status is then still its author's
 	// status: publishing or withdrawing a hidden article changes only that).
 	Moderation ContentModeration

@@ -29,8 +29,8 @@ func RevisionOf(a Article) ArticleRevision {
 
 // KeepsRevisions reports whether an edit of the article keeps the version it replaces. This is
 // the one place that decides by status: a published article does (hidden or not: Status is its
-// author's), a draft or a withdrawn one does not. A scheduled article, once that status exists,
-// is added here beside published.
+// author's), and so does a scheduled one (its content is already promised to readers); a draft or
+// a withdrawn one does not.
 func (a Article) KeepsRevisions() bool {
-	return a.Status == StatusPublished
+	return a.Status == StatusPublished || a.Status == StatusScheduled
 }

@@ -14,6 +14,7 @@ func TestArticle_KeepsRevisions(t *testing.T) {
 		want bool
 	}{
 		{domain.Article{Status: domain.StatusPublished}, true},
+		{domain.Article{Status: domain.StatusScheduled}, true},
 		// Hidden by a moderator, published by its author: its edits are still kept.
 		{domain.Article{Status: domain.StatusPublished, Moderation: domain.ContentModeration{Hidden: true}}, true},
 		{domain.Article{Status: domain.StatusDraft}, false},

@@ -259,6 +259,8 @@ func TestParseArticleStatus(t *testing.T) {
 		{in: "draft", want: domain.StatusDraft, wantOK: true},
 		{in: "published", want: domain.StatusPublished, wantOK: true},
 		{in: "withdrawn", want: domain.StatusWithdrawn, wantOK: true},
+		{in: "scheduled", want: domain.StatusScheduled, wantOK: true},
+		{in: "hidden"},
 		{in: ""},
 		{in: "Draft"},
 		{in: "PUBLISHED"},

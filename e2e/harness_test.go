@@ -67,6 +67,10 @@ var newSinceThePreviousRelease = map[string]string{
 	"TestOIDC_Accounts":                        "sign-in with providers (#30): POST /api/auth/oidc/:provider/start (linking), unlink rules",
 	"TestOIDC_Fleet":                           "sign-in with providers (#30) across a fleet",
 	"TestOIDC_UnreachableIssuer":               "sign-in with providers (#30): an unreachable issuer",
+	"TestSchedule_EveryRule":                   "scheduled publishing (#32): POST and DELETE /api/articles/:slug/schedule",
+	"TestFleet_ScheduledPublishing":            "scheduled publishing (#32) across a fleet",
+	"TestScheduleLateness":                     "scheduled publishing (#32): its lateness",
+	"TestSchedule_NowhereUntilPublished":       "scheduled publishing (#32): sitemaps, feeds, tags, hot list",
 }
 
 // upgradeRun reports whether the suite runs through a mixed fleet (upgradeEnv).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,8 +83,17 @@ type Runner struct {
 	rnd      func() float64
 	log      *slog.Logger
 	wake     chan struct{}
-	Stats    QueueStats
+	// due holds the future due times of jobs the runner heard enqueued (WakeAt), earliest first,
+	// at most maxKnownDue; dueChanged tells the loop to re-arm its due timer.
+	dueMu      sync.Mutex
+	due        []time.Time
+	dueChanged chan struct{}
+	Stats      QueueStats
 }
+
+// maxKnownDue bounds the due times a runner remembers; a job due after those the runner keeps
+// is found by the poll instead (at most Poll late).
+const maxKnownDue = 1024
 
 // NewRunner returns a runner for cfg.Queue with handlers by job kind. It needs no clock: the
 // database stamps the leases, and the runner times its side of a lease with the monotonic clock.
@@ -95,7 +105,51 @@ func NewRunner(store JobStore, cfg QueueConfig, handlers map[string]JobHandler, 
 		cfg.AckWait = 2 * time.Millisecond
 	}
 	return &Runner{store: store, cfg: cfg, handlers: handlers, owner: owner, rnd: rand.Float64,
-		log: log.With("queue", cfg.Queue, "owner", owner), wake: make(chan struct{}, 1)}
+		log: log.With("queue", cfg.Queue, "owner", owner), wake: make(chan struct{}, 1), dueChanged: make(chan struct{}, 1)}
+}
+
+// WakeAt makes the runner look for work at due (a job enqueued for later: its LISTEN/NOTIFY
+// arrival), not only at its next poll, so a job due between two polls runs on time (#32). A due
+// time already past wakes it now. The runner times it with its own clock against the database's
+// available_at: a claim that comes a little early finds nothing, and the next poll takes the job.
+func (r *Runner) WakeAt(due time.Time) {
+	if !due.After(time.Now()) {
+		r.Wake()
+		return
+	}
+	r.dueMu.Lock()
+	i, found := slices.BinarySearchFunc(r.due, due, time.Time.Compare)
+	if !found && i < maxKnownDue {
+		r.due = slices.Insert(r.due, i, due)
+		if len(r.due) > maxKnownDue {
+			r.due = r.due[:maxKnownDue]
+		}
+	}
+	first := i == 0 && !found
+	r.dueMu.Unlock()
+	if first {
+		select {
+		case r.dueChanged <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// nextDue drops the due times that have come and returns how long until the earliest left
+// (ok false when none), and whether any had come.
+func (r *Runner) nextDue() (wait time.Duration, ok, came bool) {
+	r.dueMu.Lock()
+	defer r.dueMu.Unlock()
+	now := time.Now()
+	n := 0
+	for n < len(r.due) && !r.due[n].After(now) {
+		n++
+	}
+	r.due = r.due[n:]
+	if len(r.due) == 0 {
+		return 0, false, n > 0
+	}
+	return r.due[0].Sub(now), true, n > 0
 }
 
 // Wake makes an idle runner look for work now (a LISTEN/NOTIFY arrival).
@@ -131,6 +185,19 @@ func (r *Runner) Run(ctx context.Context) error {
 	storeFailed := false
 	poll := time.NewTimer(r.cfg.Poll)
 	defer poll.Stop()
+	dueTimer := time.NewTimer(time.Hour)
+	dueTimer.Stop()
+	defer dueTimer.Stop()
+	armDue := func() { // the due timer fires at the earliest known due time
+		dueTimer.Stop()
+		wait, ok, came := r.nextDue()
+		if came {
+			mayHaveWork, storeFailed = true, false
+		}
+		if ok {
+			dueTimer.Reset(wait)
+		}
+	}
 	ackWait := time.NewTimer(time.Hour)
 	ackWait.Stop()
 	ackDue := false
@@ -216,6 +283,10 @@ func (r *Runner) Run(ctx context.Context) error {
 			ackDue = true
 		case <-r.wake:
 			mayHaveWork, storeFailed = true, false
+		case <-r.dueChanged:
+			armDue()
+		case <-dueTimer.C:
+			armDue()
 		case <-poll.C:
 			poll.Reset(r.cfg.Poll)
 			mayHaveWork, storeFailed = true, false

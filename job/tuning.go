@@ -12,8 +12,9 @@ const (
 	// job waits; QueueReapEvery returns expired leases to the queue.
 	QueueLease     = 30 * time.Second
 	QueueReapEvery = 5 * time.Second
-	// QueuePoll and OutboxPoll are fallbacks: LISTEN/NOTIFY wakes the workers at once, so a
-	// second only matters when a notification is lost.
+	// QueuePoll and OutboxPoll are fallbacks: LISTEN/NOTIFY wakes the workers at once (for a job
+	// due later, at its due time: Runner.WakeAt), so a second only matters when a notification is
+	// lost, for a retry's backoff, or for a job enqueued before the worker started.
 	QueuePoll  = time.Second
 	OutboxPoll = time.Second
 	// OutboxRedeliverAfter must exceed the consumers' reclaim (events.ConsumerClaimIdle plus

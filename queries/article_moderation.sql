@@ -13,7 +13,7 @@ SET hidden_status = COALESCE(hidden_status, status),
     updated_at    = now(),
     search_vector = NULL
 WHERE id = @id::bigint
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image;
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at;
 
 -- name: ArticleUnhide :one
 -- A moderator restores a hidden article to its author's status, unless the author is suspended:
@@ -34,7 +34,7 @@ FROM (SELECT COALESCE(u.suspended_until > now(), false) AS suspended
       FROM articles x JOIN users u ON u.id = x.author_id WHERE x.id = @id::bigint) s
 WHERE a.id = @id::bigint AND a.status = 'hidden'
 RETURNING a.id, a.slug, a.author_id, a.title, a.description, a.body, a.tag_list, a.status, a.version, a.created_at,
-          a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image;
+          a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at;
 
 -- name: ArticleHideByAuthor :many
 -- A suspension hides the author's published articles (along articles_author_status_idx). They

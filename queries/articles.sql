@@ -10,14 +10,14 @@ VALUES (@slug::text, @author_id::bigint, @title::text, @description::text, @body
         CASE WHEN @status::text = 'published'
              THEN inkwell_search_document((@search_config::text)::regconfig, @title::text, @description::text, @body::text) END,
         CASE WHEN @status::text = 'published' THEN nextval('articles_search_seq') END)
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image;
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at;
 
 -- name: ArticleGetBySlug :one
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at
 FROM articles WHERE slug = @slug::text;
 
 -- name: ArticleGetByIDForUpdate :one
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at
 FROM articles WHERE id = @id::bigint FOR UPDATE;
 
 -- name: ArticleUpdateContent :one
@@ -36,7 +36,7 @@ SET title         = @title::text,
     search_vector = CASE WHEN status = 'published'
                          THEN inkwell_search_document((@search_config::text)::regconfig, @title::text, @description::text, @body::text) END
 WHERE id = @id::bigint AND version = @expected_version::int
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image;
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at;
 
 -- name: ArticleTransition :one
 -- Status changes are guarded in SQL: the row changes only if its author's status is one of
@@ -44,18 +44,21 @@ RETURNING id, slug, author_id, title, description, body, tag_list, status, versi
 -- search document and takes the next place in publication order (a re-published article is news
 -- again); withdrawing clears the document (the partial index drops the row either way). A hidden
 -- article (migration 00027) stays hidden: only the status its author gave it (hidden_status)
--- moves, and it gets no document until a moderator unhides it.
+-- moves, and it gets no document until a moderator unhides it. Publishing or withdrawing a
+-- scheduled article by hand cancels its schedule (#32): publish_at goes, and the pending
+-- article_publish job finds nothing to do.
 UPDATE articles
 SET status        = CASE WHEN status = 'hidden' THEN 'hidden' ELSE @to_status::text END,
     hidden_status = CASE WHEN status = 'hidden' THEN @to_status::text END,
     published_at  = CASE WHEN @to_status::text = 'published' THEN COALESCE(published_at, now()) ELSE published_at END,
+    publish_at    = NULL,
     version       = version + 1,
     updated_at    = now(),
     search_vector = CASE WHEN status <> 'hidden' AND @to_status::text = 'published'
                          THEN inkwell_search_document((@search_config::text)::regconfig, title, description, body) END,
     search_seq    = CASE WHEN status <> 'hidden' AND @to_status::text = 'published' THEN nextval('articles_search_seq') ELSE search_seq END
 WHERE id = @id::bigint AND COALESCE(hidden_status, status) = ANY (@from_statuses::text[])
-RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image;
+RETURNING id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at;
 
 -- name: ArticleDelete :execrows
 DELETE FROM articles WHERE id = @id::bigint;
@@ -67,7 +70,7 @@ DELETE FROM articles WHERE id = @id::bigint;
 -- cursor as an index condition. Lists carry no bodies (the RealWorld spec dropped them from
 -- multiple-article answers).
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM articles a
 WHERE a.status = 'published'
   AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
@@ -76,7 +79,7 @@ LIMIT @lim::int OFFSET @off::int;
 
 -- name: ArticleListByTag :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM article_tags t
 JOIN articles a ON a.id = t.article_id
 WHERE t.tag = @tag::text
@@ -86,7 +89,7 @@ LIMIT @lim::int OFFSET @off::int;
 
 -- name: ArticleListPublishedByAuthor :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM articles a
 WHERE a.author_id = @author_id::bigint AND a.status = 'published'
   AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
@@ -95,7 +98,7 @@ LIMIT @lim::int OFFSET @off::int;
 
 -- name: ArticleListFavorited :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM favorite_articles f
 JOIN articles a ON a.id = f.article_id
 WHERE f.user_id = @user_id::bigint
@@ -107,7 +110,7 @@ LIMIT @lim::int OFFSET @off::int;
 -- Two or three filters at once. Its cost is that of the most selective filter's rows walked
 -- until a page matches the others: bounded by that filter's size, not by the table's.
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM articles a
 WHERE a.status = 'published'
   AND (sqlc.narg(tag)::text IS NULL OR EXISTS (
@@ -172,7 +175,7 @@ WITH heads AS (
     LIMIT @lim::int OFFSET @off::int
 )
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM page p
 JOIN articles a ON a.id = p.id
 ORDER BY p.created_at DESC, p.id DESC;
@@ -185,13 +188,13 @@ JOIN author_article_counts c ON c.author_id = f.followee_id
 WHERE f.follower_id = @follower_id::bigint;
 
 -- name: ArticleListByAuthor :many
--- An author's own list, every status: the merge of the author's four status lists (hidden too), each read
+-- An author's own list, every status: the merge of the author's five status lists (hidden and scheduled too), each read
 -- off articles_author_status_idx in order (a Merge Append), so no sort of all their articles.
 -- After a cursor (the first page passes beforeEverything) or an offset, like the public lists.
 SELECT u.*
 FROM (
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
      FROM articles a
      WHERE a.author_id = @author_id::bigint AND a.status = 'draft'
        AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
@@ -199,7 +202,7 @@ FROM (
      LIMIT @depth::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
      FROM articles a
      WHERE a.author_id = @author_id::bigint AND a.status = 'published'
        AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
@@ -207,7 +210,7 @@ FROM (
      LIMIT @depth::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
      FROM articles a
      WHERE a.author_id = @author_id::bigint AND a.status = 'withdrawn'
        AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
@@ -215,9 +218,17 @@ FROM (
      LIMIT @depth::int)
     UNION ALL
     (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
      FROM articles a
      WHERE a.author_id = @author_id::bigint AND a.status = 'hidden'
+       AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
+     ORDER BY a.created_at DESC, a.id DESC
+     LIMIT @depth::int)
+    UNION ALL
+    (SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
+            a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
+     FROM articles a
+     WHERE a.author_id = @author_id::bigint AND a.status = 'scheduled'
        AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
      ORDER BY a.created_at DESC, a.id DESC
      LIMIT @depth::int)
@@ -228,7 +239,7 @@ LIMIT @lim::int OFFSET @off::int;
 -- name: ArticleListByAuthorStatus :many
 -- An author's own list, one status.
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM articles a
 WHERE a.author_id = @author_id::bigint AND a.status = @status::text
   AND (a.created_at, a.id) < (@before_created_at::timestamptz, @before_id::bigint)
@@ -257,5 +268,5 @@ LIMIT @lim::int;
 
 -- name: ArticleGetBySlugs :many
 -- Full articles for the article cache's batch fill (a cached search page's hits).
-SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image
+SELECT id, slug, author_id, title, description, body, tag_list, status, version, created_at, updated_at, published_at, hidden_status, hidden_reason, cover_image, publish_at
 FROM articles WHERE slug = ANY (@slugs::text[]);

@@ -119,5 +119,6 @@ FROM jobs
 GROUP BY queue, status;
 
 -- name: JobNotify :one
--- Wakes workers listening for this queue; delivered only if the transaction commits.
-SELECT pg_notify('inkwell_jobs', @queue::text)::text;
+-- Wakes workers listening for a queue; delivered only if the transaction commits. The payload is
+-- the queue's name, followed for a job due later by a tab and its due time (durable.NotifyPayload).
+SELECT pg_notify('inkwell_jobs', @payload::text)::text;

@@ -21,7 +21,7 @@ GROUP BY biz_id;
 
 -- name: ArticleSummariesByIDs :many
 SELECT a.id, a.slug, a.author_id, a.title, a.description, a.tag_list, a.status, a.version,
-       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image
+       a.created_at, a.updated_at, a.published_at, a.hidden_status, a.hidden_reason, a.cover_image, a.publish_at
 FROM articles a
 WHERE a.id = ANY (@ids::bigint[]);
 

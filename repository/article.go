@@ -197,17 +197,22 @@ func (r *ArticleRepository) Transition(ctx context.Context, id int64, from []dom
 		if to == domain.StatusWithdrawn {
 			topic = domain.TopicArticleWithdrawn
 		}
-		after := articleFromRow(row)
-		r.afterWrite(tx, after, row.Slug)
-		if after.Moderation.Hidden {
-			return nil // nobody but its author sees it: nothing happened that others hear of
-		}
-		return durable.WriteArticleEvent(ctx, r.q, tx, topic, after)
+		return r.moved(ctx, tx, articleFromRow(row), topic)
 	})
 	if err != nil {
 		return domain.Article{}, err
 	}
 	return articleFromRow(row), nil
+}
+
+// moved finishes a status change in tx: the caches follow at commit, and the event others hear
+// of goes to the outbox (a manual publish or withdrawal, and the scheduled publish, #32).
+func (r *ArticleRepository) moved(ctx context.Context, tx *pg.Tx, after domain.Article, topic string) error {
+	r.afterWrite(tx, after, after.Slug)
+	if after.Moderation.Hidden {
+		return nil // nobody but its author sees it: nothing happened that others hear of
+	}
+	return durable.WriteArticleEvent(ctx, r.q, tx, topic, after)
 }
 
 // Delete removes the article; comments go by cascade, likes, counters and the outbox event in the
@@ -429,6 +434,16 @@ func (r *ArticleRepository) listByAuthor(ctx context.Context, authorID int64, st
 		return service.ArticlePage{}, pg.Wrapf(err, "count articles of %d", authorID)
 	}
 	total := c.Drafts + c.Published + c.Withdrawn
+	if status == "" || status == domain.StatusScheduled {
+		scheduled, err := r.q.ArticleCountScheduledByAuthor(ctx, r.pool, authorID)
+		if err != nil {
+			return service.ArticlePage{}, pg.Wrapf(err, "count scheduled articles of %d", authorID)
+		}
+		total += scheduled
+		if status == domain.StatusScheduled {
+			total = scheduled
+		}
+	}
 	if status == "" || status == domain.StatusHidden {
 		hidden, err := r.q.ArticleCountHiddenByAuthor(ctx, r.pool, authorID)
 		if err != nil {
@@ -506,7 +521,7 @@ func articleFromRow(row dao.ArticleGetBySlugRow) domain.Article {
 		ID: row.ID, Slug: row.Slug, AuthorID: row.AuthorID, Title: row.Title, Description: row.Description,
 		TagList: row.TagList, Status: row.Status, Version: row.Version, CreatedAt: row.CreatedAt,
 		UpdatedAt: row.UpdatedAt, PublishedAt: row.PublishedAt, HiddenStatus: row.HiddenStatus, HiddenReason: row.HiddenReason,
-		CoverImage: row.CoverImage,
+		CoverImage: row.CoverImage, PublishAt: row.PublishAt,
 	})
 	a.Body = row.Body
 	return a
@@ -521,6 +536,10 @@ func summaryFromRow(row dao.ArticleListByAuthorRow) domain.Article {
 	if row.PublishedAt.Valid {
 		t := row.PublishedAt.Time
 		a.PublishedAt = &t
+	}
+	if row.PublishAt.Valid {
+		t := row.PublishAt.Time
+		a.PublishAt = &t
 	}
 	if a.Status == domain.StatusHidden {
 		// The reader sees the author's status; that a moderator hid it is said beside it.

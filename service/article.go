@@ -333,14 +333,16 @@ func (s *ArticleService) Update(ctx context.Context, viewerID int64, slug string
 	return s.view(ctx, viewerID, updated)
 }
 
-// Publish makes a draft (or a withdrawn article) public.
+// Publish makes a draft (or a withdrawn or scheduled article) public. Publishing a scheduled
+// article cancels its schedule (#32): its job finds it published and does nothing.
 func (s *ArticleService) Publish(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error) {
-	return s.transition(ctx, viewerID, slug, []domain.ArticleStatus{domain.StatusDraft, domain.StatusWithdrawn}, domain.StatusPublished)
+	return s.transition(ctx, viewerID, slug, []domain.ArticleStatus{domain.StatusDraft, domain.StatusWithdrawn, domain.StatusScheduled}, domain.StatusPublished)
 }
 
-// Withdraw hides a published article from readers; its author still sees it.
+// Withdraw hides a published article from readers; its author still sees it. Withdrawing a
+// scheduled article cancels its schedule (#32) and leaves it withdrawn.
 func (s *ArticleService) Withdraw(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error) {
-	return s.transition(ctx, viewerID, slug, []domain.ArticleStatus{domain.StatusPublished}, domain.StatusWithdrawn)
+	return s.transition(ctx, viewerID, slug, []domain.ArticleStatus{domain.StatusPublished, domain.StatusScheduled}, domain.StatusWithdrawn)
 }
 
 func (s *ArticleService) transition(ctx context.Context, viewerID int64, slug string, from []domain.ArticleStatus, to domain.ArticleStatus) (domain.ArticleView, error) {

@@ -659,8 +659,8 @@ func TestArticleService_PublishWithdraw(t *testing.T) {
 		a.Status, a.Version = to, a.Version+1
 		return a
 	}
-	fromPublish := []domain.ArticleStatus{domain.StatusDraft, domain.StatusWithdrawn}
-	fromWithdraw := []domain.ArticleStatus{domain.StatusPublished}
+	fromPublish := []domain.ArticleStatus{domain.StatusDraft, domain.StatusWithdrawn, domain.StatusScheduled}
+	fromWithdraw := []domain.ArticleStatus{domain.StatusPublished, domain.StatusScheduled}
 	publish := func(s *service.ArticleService, slug string) (domain.ArticleView, error) {
 		return s.Publish(context.Background(), writer.ID, slug)
 	}

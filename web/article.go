@@ -63,6 +63,8 @@ type articleJSON struct {
 	// Moderation is present only on an article a moderator hid, which only its author reads.
 	Moderation *moderationJSON `json:"moderation,omitempty"`
 	CoverImage string          `json:"coverImage,omitempty"` // EXT: left out when none
+	// PublishAt is when a scheduled article publishes itself (EXT, #32): only on scheduled ones.
+	PublishAt *timestamp `json:"publishAt,omitempty"`
 }
 
 func articleOf(v domain.ArticleView, withBody bool) articleJSON {
@@ -73,6 +75,10 @@ func articleOf(v domain.ArticleView, withBody bool) articleJSON {
 		Author: profileResponse(v.Author).Profile,
 		Status: string(v.Status), Version: v.Version,
 		ReadsCount: v.Counters.Reads, Collected: v.Collected, CollectsCount: v.Counters.Collects,
+	}
+	if v.PublishAt != nil {
+		at := timestamp(*v.PublishAt)
+		out.PublishAt = &at
 	}
 	if withBody {
 		body, bodyHTML := v.Body, v.BodyHTML
@@ -246,7 +252,7 @@ func (h *ArticleHandler) Mine(c *gin.Context) {
 	if s := c.Query("status"); s != "" {
 		st, ok := domain.ParseArticleStatus(s)
 		if !ok {
-			abortWith(c, http.StatusUnprocessableEntity, "status", "must be draft, published or withdrawn")
+			abortWith(c, http.StatusUnprocessableEntity, "status", "must be draft, published, scheduled or withdrawn")
 			return
 		}
 		status = st

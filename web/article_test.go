@@ -159,7 +159,7 @@ func requireStale(t *testing.T, rec *httptest.ResponseRecorder) {
 func requireIllegalTransition(t *testing.T, rec *httptest.ResponseRecorder) {
 	t.Helper()
 	requireErrors(t, rec, http.StatusConflict, map[string][]string{
-		"status": {"does not allow this: publish works on drafts and withdrawn articles, withdraw on published ones"},
+		"status": {"does not allow this: publish works on drafts, withdrawn and scheduled articles, withdraw on published and scheduled ones, schedule on all but published ones, unschedule on scheduled ones"},
 	})
 }
 
@@ -714,7 +714,7 @@ func TestMyArticles(t *testing.T) {
 		b.articles.EXPECT().Mine(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	}
 	badStatus := func(t *testing.T, rec *httptest.ResponseRecorder) {
-		requireErrors(t, rec, http.StatusUnprocessableEntity, map[string][]string{"status": {"must be draft, published or withdrawn"}})
+		requireErrors(t, rec, http.StatusUnprocessableEntity, map[string][]string{"status": {"must be draft, published, scheduled or withdrawn"}})
 	}
 
 	runAPICases(t, http.MethodGet, "/api/user/articles", []apiCase{

@@ -75,7 +75,7 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	case errors.Is(err, domain.ErrStaleVersion):
 		abortWith(c, http.StatusConflict, "version", "is stale: the article was changed meanwhile; reload it and apply your edit again")
 	case errors.Is(err, domain.ErrIllegalTransition):
-		abortWith(c, http.StatusConflict, "status", "does not allow this: publish works on drafts and withdrawn articles, withdraw on published ones")
+		abortWith(c, http.StatusConflict, "status", "does not allow this: publish works on drafts, withdrawn and scheduled articles, withdraw on published and scheduled ones, schedule on all but published ones, unschedule on scheduled ones")
 	case errors.Is(err, domain.ErrConflict):
 		abortWith(c, http.StatusConflict, "body", "the resource was changed or is busy; reload and retry")
 	case errors.Is(err, domain.ErrOverloaded):

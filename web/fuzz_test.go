@@ -215,6 +215,8 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.articles.EXPECT().Update(a, a, a, a).Return(article, err).AnyTimes()
 	m.articles.EXPECT().Publish(a, a, a).Return(article, err).AnyTimes()
 	m.articles.EXPECT().Withdraw(a, a, a).Return(article, err).AnyTimes()
+	m.schedule.EXPECT().Schedule(a, a, a, a).Return(article, err).AnyTimes()
+	m.schedule.EXPECT().Unschedule(a, a, a).Return(article, err).AnyTimes()
 	m.articles.EXPECT().Delete(a, a, a).Return(err).AnyTimes()
 	m.articles.EXPECT().Favorite(a, a, a).Return(article, err).AnyTimes()
 	m.articles.EXPECT().Unfavorite(a, a, a).Return(article, err).AnyTimes()
@@ -590,6 +592,9 @@ var bodyRoutes = []bodyRoute{
 	{"POST /api/articles/{slug}/comments",
 		[]string{`{"comment":{"body":"Thank you so much!"}}`},
 		[]string{`{"comment":{"body":""}}`, `{"comment":{"body":"\u0000\ud800"}}`}},
+	{"POST /api/articles/{slug}/schedule",
+		[]string{`{"publishAt":"2030-01-02T15:04:05Z"}`},
+		[]string{`{"publishAt":""}`, `{"publishAt":7}`, `{"publishAt":"\u0000"}`, `{"publishAt":null}`}},
 	{"POST /api/articles/{slug}/collect",
 		[]string{`{"collectionId":31337}`},
 		[]string{`{"collectionId":0}`, `{"collectionId":"3"}`, `{"collectionId":1e400}`}},
@@ -890,6 +895,8 @@ var pathRoutes = []string{
 	"DELETE /api/articles/{slug}",
 	"POST /api/articles/{slug}/publish",
 	"POST /api/articles/{slug}/withdraw",
+	"POST /api/articles/{slug}/schedule",
+	"DELETE /api/articles/{slug}/schedule",
 	"POST /api/articles/{slug}/favorite",
 	"DELETE /api/articles/{slug}/favorite",
 	"GET /api/articles/{slug}/comments",

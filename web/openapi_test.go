@@ -855,6 +855,7 @@ type allMocks struct {
 	profiles      *mocks.MockProfileService
 	blocks        *mocks.MockBlockService
 	articles      *mocks.MockArticleService
+	schedule      *mocks.MockArticleScheduler
 	comments      *mocks.MockCommentService
 	collections   *mocks.MockCollectionService
 	history       *mocks.MockHistoryService
@@ -883,6 +884,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		profiles:      mocks.NewMockProfileService(ctrl),
 		blocks:        mocks.NewMockBlockService(ctrl),
 		articles:      mocks.NewMockArticleService(ctrl),
+		schedule:      mocks.NewMockArticleScheduler(ctrl),
 		comments:      mocks.NewMockCommentService(ctrl),
 		collections:   mocks.NewMockCollectionService(ctrl),
 		history:       mocks.NewMockHistoryService(ctrl),
@@ -915,6 +917,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Blocks:        web.NewBlockHandler(m.blocks, logger),
 		Articles:      web.NewArticleHandler(m.articles, logger),
 		Revisions:     web.NewRevisionHandler(m.revisions, logger),
+		Schedule:      web.NewArticleScheduleHandler(m.schedule, logger),
 		Comments:      web.NewCommentHandler(m.comments, logger),
 		Collections:   web.NewCollectionHandler(m.collections, m.history, logger),
 		Hot:           web.NewHotHandler(m.hot, logger),

@@ -32,6 +32,7 @@ type Handlers struct {
 	Blocks        *BlockHandler
 	Articles      *ArticleHandler
 	Revisions     *RevisionHandler
+	Schedule      *ArticleScheduleHandler
 	Comments      *CommentHandler
 	Collections   *CollectionHandler
 	Hot           *HotHandler
@@ -180,6 +181,8 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	auth.GET("/articles/:slug/revisions", h.Revisions.List)
 	auth.GET("/articles/:slug/revisions/:version", h.Revisions.Get)
 	auth.POST("/articles/:slug/revisions/:version/restore", h.Revisions.Restore)
+	auth.POST("/articles/:slug/schedule", h.Schedule.Schedule)
+	auth.DELETE("/articles/:slug/schedule", h.Schedule.Unschedule)
 	auth.POST("/articles/:slug/favorite", h.Articles.Favorite)
 	auth.DELETE("/articles/:slug/favorite", h.Articles.Unfavorite)
 	pub.GET("/articles/:slug/comments", h.Comments.List)

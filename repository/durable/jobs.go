@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -73,7 +75,7 @@ func EnqueueTx(ctx context.Context, q dao.Querier, db dao.DBTX, nj domain.NewJob
 	if err != nil {
 		return false, pg.Wrapf(err, "enqueue %s/%s", nj.Queue, nj.Kind)
 	}
-	if _, err := q.JobNotify(ctx, db, nj.Queue); err != nil {
+	if _, err := q.JobNotify(ctx, db, NotifyPayload(nj.Queue, nj.RunAt)); err != nil {
 		return false, pg.Wrapf(err, "notify queue %s", nj.Queue)
 	}
 	return true, nil
@@ -220,7 +222,38 @@ func (j *JobQueue) Get(ctx context.Context, id int64) (domain.Job, error) {
 // Notifications are only a wake-up; workers poll anyway, so a missed one (a dropped connection,
 // a restart) delays a job by at most one poll interval.
 func (j *JobQueue) Listen(ctx context.Context, wake func(queue string)) error {
-	return listen(ctx, j.pool, jobsChannel, wake)
+	return j.ListenDue(ctx, func(queue string, _ time.Time) { wake(queue) })
+}
+
+// ListenDue is Listen with the due time of each enqueued job: zero for a job due now, else the
+// time a job enqueued for later (a scheduled publication, #32) comes due, so a worker can wake
+// then rather than at its next poll.
+func (j *JobQueue) ListenDue(ctx context.Context, wake func(queue string, due time.Time)) error {
+	return listen(ctx, j.pool, jobsChannel, func(payload string) { wake(ParseNotifyPayload(payload)) })
+}
+
+// NotifyPayload is the enqueue notification of a job of queue due at runAt: the queue's name, and
+// for a job due later, a tab and runAt in Unix microseconds. A release before #32 compares the
+// whole payload with its queue's name, so it is woken by jobs due now only and polls for the rest.
+func NotifyPayload(queue string, runAt time.Time) string {
+	if runAt.IsZero() {
+		return queue
+	}
+	return queue + "\t" + strconv.FormatInt(runAt.UnixMicro(), 10)
+}
+
+// ParseNotifyPayload reads a NotifyPayload: the queue and the due time (zero when none, or when
+// the time is unreadable: the worker then looks at once).
+func ParseNotifyPayload(payload string) (queue string, due time.Time) {
+	queue, raw, ok := strings.Cut(payload, "\t")
+	if !ok {
+		return queue, time.Time{}
+	}
+	us, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return queue, time.Time{}
+	}
+	return queue, time.UnixMicro(us)
 }
 
 // listen holds one pooled connection LISTENing on channel and calls wake per notification.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -14,9 +15,11 @@ import (
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/service"
 )
 
-func TestRevisions_KeptForPublishedEditsOnly(t *testing.T) {
+func TestRevisions_KeptForPublishedAndScheduledEditsOnly(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 
@@ -64,6 +67,21 @@ func TestRevisions_KeptForPublishedEditsOnly(t *testing.T) {
 		e.edit(t, a.ID, "Body 2")
 		if got := e.versions(t, a.ID); len(got) != 0 {
 			t.Fatalf("a withdrawn article's edit kept versions %v", got)
+		}
+	})
+
+	t.Run("scheduled edits keep the version they replaced", func(t *testing.T) {
+		a := e.createArticle(t, domain.StatusDraft)
+		err := pg.NewUnitOfWork(e.pool).InTx(t.Context(), func(tx service.Tx) error {
+			_, err := e.articles.ScheduleIn(t.Context(), tx, a.ID, time.Now().Add(time.Hour))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.edit(t, a.ID, "Body 2")
+		if got := e.versions(t, a.ID); len(got) != 1 {
+			t.Fatalf("a scheduled article's edit kept versions %v, want one", got)
 		}
 	})
 
