@@ -214,6 +214,35 @@ func TestCommentThreads(t *testing.T) {
 		}
 	})
 
+	t.Run("an erased account's answered comments stay as placeholders", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		victim := createUser(t, f.e.users, userOpts{Username: "threadvictim"})
+		mine := func(parentID int64, body string) domain.Comment {
+			c, err := f.e.comments.Create(t.Context(), domain.Comment{ArticleID: f.a.ID, AuthorID: victim.ID, Body: body, ParentID: parentID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		answered := mine(0, "answered")
+		reply := add(t, f, answered.ID, "an answer")
+		leaf := mine(reply.ID, "a leaf")
+		gone, err := erase(t.Context(), newEraser(t, f.e), f.e.pool, victim.Username, func(domain.User) {})
+		if err != nil || gone.Comments != 2 {
+			t.Fatalf("erase: %+v, %v; want 2 comments", gone, err)
+		}
+		if p := get(t, f, answered.ID); !p.Deleted || p.AuthorID != 0 || p.Body != "" || p.RepliesCount != 1 {
+			t.Errorf("answered comment after the erasure: %+v", p)
+		}
+		if _, err := f.e.comments.Get(t.Context(), leaf.ID); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("the leaf: %v, want gone", err)
+		}
+		if r := get(t, f, reply.ID); r.RepliesCount != 0 || r.Deleted {
+			t.Errorf("the other user's reply: %+v", r)
+		}
+	})
+
 	t.Run("an article's delete takes its threads", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t)
