@@ -202,3 +202,31 @@ func TestCommentThreadsModeration(t *testing.T) {
 		t.Errorf("the hidden comment's author sees %d comments, want 2", n)
 	}
 }
+
+// TestCommentThreadsPlaceholderEdges: a reply under an Idempotency-Key is stored once and
+// replayed; a placeholder cannot be reported (404) and a moderator may still hide it (no author
+// to notify).
+func TestCommentThreadsPlaceholderEdges(t *testing.T) {
+	parallel(t)
+	app := startApp(t)
+	_, mod := app.staff(t, "thp")
+	author, ann, bob := app.Register("thpauthor"), app.Register("thpann"), app.Register("thpbob")
+	slug := app.publish(author, "Placeholder edges")
+	top := app.threadComment(ann, slug, "top", 0)
+	body := map[string]any{"comment": map[string]any{"body": "keyed reply", "parentId": idOf(top)}}
+	first := app.Do("POST", "/api/articles/"+slug+"/comments", bob, body, "Idempotency-Key", "thp-1").Expect(t, http.StatusOK).JSON(t)["comment"].(map[string]any)
+	again := app.Do("POST", "/api/articles/"+slug+"/comments", bob, body, "Idempotency-Key", "thp-1").Expect(t, http.StatusOK).JSON(t)["comment"].(map[string]any)
+	if idOf(first) != idOf(again) || first["parentId"] != float64(idOf(top)) {
+		t.Fatalf("keyed reply %v, replayed %v", first, again)
+	}
+	if list := app.threadList("", slug, ""); len(list) != 2 || list[0]["repliesCount"] != float64(1) {
+		t.Fatalf("after the keyed reply and its replay: %v", list)
+	}
+
+	app.Do("DELETE", fmt.Sprintf("/api/articles/%s/comments/%d", slug, idOf(top)), ann, nil).Expect(t, http.StatusNoContent)
+	app.Do("POST", "/api/reports", bob, map[string]any{"report": map[string]any{"comment": idOf(top), "article": slug, "reason": "spam"}}).Expect(t, http.StatusNotFound)
+	app.Do("POST", fmt.Sprintf("/api/moderation/comments/%d/hide", idOf(top)), mod, map[string]any{"reason": "tidy"}).Expect(t, http.StatusOK)
+	if list := app.threadList("", slug, ""); len(list) != 1 || idOf(list[0]) != idOf(first) {
+		t.Errorf("after hiding the placeholder: %v", list)
+	}
+}
