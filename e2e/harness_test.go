@@ -67,6 +67,10 @@ var newSinceThePreviousRelease = map[string]string{
 	"TestOIDC_Accounts":                        "sign-in with providers (#30): POST /api/auth/oidc/:provider/start (linking), unlink rules",
 	"TestOIDC_Fleet":                           "sign-in with providers (#30) across a fleet",
 	"TestOIDC_UnreachableIssuer":               "sign-in with providers (#30): an unreachable issuer",
+	"TestCommentThreads":                       "threaded comments (#32): parentId, ?parent=, placeholders, PUT /api/articles/:slug/comments/:id",
+	"TestCommentThreadsModeration":             "threaded comments (#32): a hidden comment's replies",
+	"TestCommentThreadsPlaceholderEdges":       "threaded comments (#32): keyed replies, placeholders reported and hidden",
+	"TestFleet_CommentThreadsShowAtOnce":       "threaded comments (#32) across a fleet",
 }
 
 // upgradeRun reports whether the suite runs through a mixed fleet (upgradeEnv).
