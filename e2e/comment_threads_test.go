@@ -201,6 +201,10 @@ func TestCommentThreadsModeration(t *testing.T) {
 	if n := len(app.threadList(troll, slug, "")); n != 2 {
 		t.Errorf("the hidden comment's author sees %d comments, want 2", n)
 	}
+	// To anyone but its author, a hidden comment is not there to answer.
+	app.Do("POST", "/api/articles/"+slug+"/comments", reader, map[string]any{"comment": map[string]any{"body": "still?", "parentId": idOf(rude)}}).
+		Expect(t, http.StatusUnprocessableEntity)
+	app.threadComment(troll, slug, "my own hidden comment, answered", idOf(rude))
 }
 
 // TestCommentThreadsPlaceholderEdges: a reply under an Idempotency-Key is stored once and

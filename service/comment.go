@@ -47,6 +47,9 @@ const MaxCommentsPerRequest = 1000
 // parentID, when not 0, names the comment of the same article it answers (comment_threads.go).
 func (s *CommentService) Add(ctx context.Context, viewerID int64, slug, body string, parentID int64) (domain.CommentView, error) {
 	a, err := s.commentable(ctx, viewerID, slug, body)
+	if err == nil {
+		err = s.answerable(ctx, viewerID, parentID)
+	}
 	if err != nil {
 		return domain.CommentView{}, err
 	}
@@ -66,6 +69,9 @@ func (s *CommentService) AddIdempotent(ctx context.Context, viewerID int64, slug
 	return runIdempotent(ctx, s.idem, idem,
 		func() (prepared, error) {
 			a, err := s.commentable(ctx, viewerID, slug, body)
+			if err == nil {
+				err = s.answerable(ctx, viewerID, parentID)
+			}
 			if err != nil {
 				return prepared{}, err
 			}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 
 	"github.com/inkwell-dev/inkwell/domain"
 )
@@ -81,4 +82,25 @@ func (s *CommentService) Replies(ctx context.Context, viewerID int64, slug strin
 		out.NextAfter = next
 	}
 	return out, nil
+}
+
+// answerable refuses a reply to a comment viewerID cannot see: a hidden comment (or one of a
+// suspended account) is its author's alone, so to anyone else it does not exist (422 parentId).
+// The rest (same article, not a placeholder, the depth) is checked by the repository under the
+// parent's row lock. parentID 0 (a top-level comment) needs nothing.
+func (s *CommentService) answerable(ctx context.Context, viewerID, parentID int64) error {
+	if parentID == 0 {
+		return nil
+	}
+	parent, err := s.comments.Get(ctx, parentID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return domain.ParentNotFound()
+	}
+	if err != nil {
+		return err
+	}
+	if parent.Moderation.Hidden && parent.AuthorID != viewerID {
+		return domain.ParentNotFound()
+	}
+	return nil
 }

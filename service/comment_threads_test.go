@@ -15,6 +15,7 @@ func TestCommentService_Reply(t *testing.T) {
 	published := articleBy(1, writer.ID, domain.StatusPublished)
 	s, d := newCommentService(t)
 	d.articles.EXPECT().GetBySlug(gomock.Any(), published.Slug).Return(published, nil)
+	d.comments.EXPECT().Get(gomock.Any(), int64(49)).Return(commentOn(49, published.ID, 1, writer.ID), nil)
 	stored := commentOn(50, published.ID, 2, reader.ID)
 	stored.ParentID, stored.RootID, stored.Depth = 49, 49, 2
 	d.comments.EXPECT().Create(gomock.Any(), domain.Comment{ArticleID: published.ID, AuthorID: reader.ID, Body: "re", ParentID: 49}).Return(stored, nil)
@@ -23,6 +24,27 @@ func TestCommentService_Reply(t *testing.T) {
 	v, err := s.Add(context.Background(), reader.ID, published.Slug, "re", 49)
 	if err != nil || v.ParentID != 49 || v.Depth != 2 {
 		t.Fatalf("reply = %+v, %v", v, err)
+	}
+}
+
+func TestCommentService_ReplyToAHiddenComment(t *testing.T) {
+	t.Parallel()
+	published := articleBy(1, writer.ID, domain.StatusPublished)
+	hidden := commentOn(49, published.ID, 1, writer.ID)
+	hidden.Moderation = domain.ContentModeration{Hidden: true, Reason: "rude"}
+	for name, get := range map[string]func(d commentDeps){
+		"hidden from the viewer": func(d commentDeps) { d.comments.EXPECT().Get(gomock.Any(), int64(49)).Return(hidden, nil) },
+		"missing":                func(d commentDeps) { d.comments.EXPECT().Get(gomock.Any(), int64(49)).Return(domain.Comment{}, domain.ErrNotFound) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s, d := newCommentService(t)
+			d.articles.EXPECT().GetBySlug(gomock.Any(), published.Slug).Return(published, nil)
+			get(d)
+			noCommentWrites(d)
+			_, err := s.Add(context.Background(), reader.ID, published.Slug, "re", 49)
+			requireValidation(t, err, map[string][]string{"parentId": {"does not exist"}})
+		})
 	}
 }
 
