@@ -34,7 +34,9 @@ func TestCommentService_ReplyToAHiddenComment(t *testing.T) {
 	hidden.Moderation = domain.ContentModeration{Hidden: true, Reason: "rude"}
 	for name, get := range map[string]func(d commentDeps){
 		"hidden from the viewer": func(d commentDeps) { d.comments.EXPECT().Get(gomock.Any(), int64(49)).Return(hidden, nil) },
-		"missing":                func(d commentDeps) { d.comments.EXPECT().Get(gomock.Any(), int64(49)).Return(domain.Comment{}, domain.ErrNotFound) },
+		"missing": func(d commentDeps) {
+			d.comments.EXPECT().Get(gomock.Any(), int64(49)).Return(domain.Comment{}, domain.ErrNotFound)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
