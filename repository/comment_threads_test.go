@@ -179,6 +179,35 @@ func TestCommentThreads(t *testing.T) {
 		}
 	})
 
+	t.Run("a reply racing its parent's delete: a placeholder with the reply, or a refusal", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		for round := range 10 {
+			parent := add(t, f, 0, "about to go")
+			var replyErr, delErr error
+			testenv.Together(2, func(i int) {
+				if i == 0 {
+					_, replyErr = f.e.comments.Create(t.Context(), domain.Comment{ArticleID: f.a.ID, AuthorID: f.u.ID, Body: "r", ParentID: parent.ID})
+					return
+				}
+				delErr = f.e.comments.Delete(t.Context(), parent.ID)
+			})
+			if delErr != nil {
+				t.Fatalf("round %d: delete: %v", round, delErr)
+			}
+			p, err := f.e.comments.Get(t.Context(), parent.ID)
+			switch {
+			case replyErr == nil && (err != nil || !p.Deleted || p.RepliesCount != 1):
+				t.Fatalf("round %d: the reply landed, the parent is %+v, %v; want a placeholder with 1 reply", round, p, err)
+			case replyErr != nil:
+				var v *domain.ValidationError
+				if !errors.As(replyErr, &v) || len(v.Fields["parentId"]) == 0 || !errors.Is(err, domain.ErrNotFound) {
+					t.Fatalf("round %d: reply %v, parent %+v, %v; want a parentId refusal and the parent gone", round, replyErr, p, err)
+				}
+			}
+		}
+	})
+
 	t.Run("replies page by id", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t)
