@@ -197,6 +197,21 @@ func (q *Queries) AccountLockCollections(ctx context.Context, db DBTX, userID in
 	return items, nil
 }
 
+const accountPlaceholderComments = `-- name: AccountPlaceholderComments :execrows
+UPDATE comments SET body = '', author_id = NULL, deleted_at = now(), edited_at = NULL
+WHERE author_id = $1::bigint AND replies_count > 0
+`
+
+// The user's comments that others answered stay as placeholders (no body, no author: issue #32),
+// so the replies keep their thread; they run first, so the delete below takes only leaves.
+func (q *Queries) AccountPlaceholderComments(ctx context.Context, db DBTX, userID int64) (int64, error) {
+	result, err := db.Exec(ctx, accountPlaceholderComments, userID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const accountUncountCollects = `-- name: AccountUncountCollects :many
 WITH gone AS (
     DELETE FROM collection_items ci USING collections c

@@ -250,7 +250,7 @@ func (q *Queries) ArticleUnhide(ctx context.Context, db DBTX, arg ArticleUnhideP
 const commentHide = `-- name: CommentHide :one
 UPDATE comments SET hidden_reason = $1::text, hidden_at = now()
 WHERE id = $2::bigint
-RETURNING id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at
+RETURNING id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at, parent_id, root_id, depth, replies_count, deleted_at, edited_at
 `
 
 type CommentHideParams struct {
@@ -271,6 +271,12 @@ func (q *Queries) CommentHide(ctx context.Context, db DBTX, arg CommentHideParam
 		&i.UpdatedAt,
 		&i.HiddenReason,
 		&i.HiddenAt,
+		&i.ParentID,
+		&i.RootID,
+		&i.Depth,
+		&i.RepliesCount,
+		&i.DeletedAt,
+		&i.EditedAt,
 	)
 	return i, err
 }
@@ -278,7 +284,7 @@ func (q *Queries) CommentHide(ctx context.Context, db DBTX, arg CommentHideParam
 const commentUnhide = `-- name: CommentUnhide :one
 UPDATE comments SET hidden_reason = NULL, hidden_at = NULL
 WHERE id = $1::bigint
-RETURNING id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at
+RETURNING id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at, parent_id, root_id, depth, replies_count, deleted_at, edited_at
 `
 
 func (q *Queries) CommentUnhide(ctx context.Context, db DBTX, id int64) (Comment, error) {
@@ -294,6 +300,12 @@ func (q *Queries) CommentUnhide(ctx context.Context, db DBTX, id int64) (Comment
 		&i.UpdatedAt,
 		&i.HiddenReason,
 		&i.HiddenAt,
+		&i.ParentID,
+		&i.RootID,
+		&i.Depth,
+		&i.RepliesCount,
+		&i.DeletedAt,
+		&i.EditedAt,
 	)
 	return i, err
 }

@@ -7,22 +7,73 @@ package dao
 
 import (
 	"context"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const commentDelete = `-- name: CommentDelete :execrows
-DELETE FROM comments WHERE id = $1::bigint
+const commentDeleteLeaf = `-- name: CommentDeleteLeaf :one
+DELETE FROM comments WHERE id = $1::bigint AND replies_count = 0
+RETURNING parent_id
 `
 
-func (q *Queries) CommentDelete(ctx context.Context, db DBTX, id int64) (int64, error) {
-	result, err := db.Exec(ctx, commentDelete, id)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+// Removes a comment without replies; returns its parent (NULL at the top level). No row when the
+// comment has replies, or is gone.
+func (q *Queries) CommentDeleteLeaf(ctx context.Context, db DBTX, id int64) (pgtype.Int8, error) {
+	row := db.QueryRow(ctx, commentDeleteLeaf, id)
+	var parent_id pgtype.Int8
+	err := row.Scan(&parent_id)
+	return parent_id, err
+}
+
+const commentDeletePlaceholder = `-- name: CommentDeletePlaceholder :one
+DELETE FROM comments WHERE id = $1::bigint AND deleted_at IS NOT NULL AND replies_count = 0
+RETURNING parent_id
+`
+
+// Removes a placeholder whose last reply went; returns its parent. No row otherwise.
+func (q *Queries) CommentDeletePlaceholder(ctx context.Context, db DBTX, id int64) (pgtype.Int8, error) {
+	row := db.QueryRow(ctx, commentDeletePlaceholder, id)
+	var parent_id pgtype.Int8
+	err := row.Scan(&parent_id)
+	return parent_id, err
+}
+
+const commentEdit = `-- name: CommentEdit :one
+UPDATE comments SET body = $1::text, edited_at = now(), updated_at = now()
+WHERE id = $2::bigint AND deleted_at IS NULL
+RETURNING id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at, parent_id, root_id, depth, replies_count, deleted_at, edited_at
+`
+
+type CommentEditParams struct {
+	Body string
+	ID   int64
+}
+
+func (q *Queries) CommentEdit(ctx context.Context, db DBTX, arg CommentEditParams) (Comment, error) {
+	row := db.QueryRow(ctx, commentEdit, arg.Body, arg.ID)
+	var i Comment
+	err := row.Scan(
+		&i.ID,
+		&i.ArticleID,
+		&i.Seq,
+		&i.AuthorID,
+		&i.Body,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.HiddenReason,
+		&i.HiddenAt,
+		&i.ParentID,
+		&i.RootID,
+		&i.Depth,
+		&i.RepliesCount,
+		&i.DeletedAt,
+		&i.EditedAt,
+	)
+	return i, err
 }
 
 const commentGetByID = `-- name: CommentGetByID :one
-SELECT id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at FROM comments WHERE id = $1::bigint
+SELECT id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at, parent_id, root_id, depth, replies_count, deleted_at, edited_at FROM comments WHERE id = $1::bigint
 `
 
 func (q *Queries) CommentGetByID(ctx context.Context, db DBTX, id int64) (Comment, error) {
@@ -38,6 +89,12 @@ func (q *Queries) CommentGetByID(ctx context.Context, db DBTX, id int64) (Commen
 		&i.UpdatedAt,
 		&i.HiddenReason,
 		&i.HiddenAt,
+		&i.ParentID,
+		&i.RootID,
+		&i.Depth,
+		&i.RepliesCount,
+		&i.DeletedAt,
+		&i.EditedAt,
 	)
 	return i, err
 }
@@ -52,7 +109,7 @@ WITH numbered AS (
 INSERT INTO comments (article_id, seq, author_id, body)
 SELECT $1::bigint, n.base + i, ($2::bigint[])[i], ($3::text[])[i]
 FROM numbered n, generate_subscripts($3::text[], 1) AS i
-RETURNING id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at
+RETURNING id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at, parent_id, root_id, depth, replies_count, deleted_at, edited_at
 `
 
 type CommentInsertNumberedParams struct {
@@ -84,6 +141,12 @@ func (q *Queries) CommentInsertNumbered(ctx context.Context, db DBTX, arg Commen
 			&i.UpdatedAt,
 			&i.HiddenReason,
 			&i.HiddenAt,
+			&i.ParentID,
+			&i.RootID,
+			&i.Depth,
+			&i.RepliesCount,
+			&i.DeletedAt,
+			&i.EditedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -95,8 +158,61 @@ func (q *Queries) CommentInsertNumbered(ctx context.Context, db DBTX, arg Commen
 	return items, nil
 }
 
+const commentInsertReply = `-- name: CommentInsertReply :one
+WITH numbered AS (
+    UPDATE article_comment_seqs SET last_seq = last_seq + 1
+    WHERE article_id = $1::bigint
+    RETURNING last_seq
+)
+INSERT INTO comments (article_id, seq, author_id, body, parent_id, root_id, depth)
+SELECT $1::bigint, n.last_seq, $2::bigint, $3::text, $4::bigint, $5::bigint, $6::smallint
+FROM numbered n
+RETURNING id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at, parent_id, root_id, depth, replies_count, deleted_at, edited_at
+`
+
+type CommentInsertReplyParams struct {
+	ArticleID int64
+	AuthorID  int64
+	Body      string
+	ParentID  int64
+	RootID    int64
+	Depth     int16
+}
+
+// Numbers and inserts one reply (the article's counter, as CommentInsertNumbered); the parent's
+// replies_count moves by the insert trigger. No row when the article has no counter.
+func (q *Queries) CommentInsertReply(ctx context.Context, db DBTX, arg CommentInsertReplyParams) (Comment, error) {
+	row := db.QueryRow(ctx, commentInsertReply,
+		arg.ArticleID,
+		arg.AuthorID,
+		arg.Body,
+		arg.ParentID,
+		arg.RootID,
+		arg.Depth,
+	)
+	var i Comment
+	err := row.Scan(
+		&i.ID,
+		&i.ArticleID,
+		&i.Seq,
+		&i.AuthorID,
+		&i.Body,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.HiddenReason,
+		&i.HiddenAt,
+		&i.ParentID,
+		&i.RootID,
+		&i.Depth,
+		&i.RepliesCount,
+		&i.DeletedAt,
+		&i.EditedAt,
+	)
+	return i, err
+}
+
 const commentListByArticle = `-- name: CommentListByArticle :many
-SELECT id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at FROM comments
+SELECT id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at, parent_id, root_id, depth, replies_count, deleted_at, edited_at FROM comments
 WHERE article_id = $1::bigint AND seq > $2::bigint
 ORDER BY seq
 LIMIT $3::int
@@ -127,6 +243,12 @@ func (q *Queries) CommentListByArticle(ctx context.Context, db DBTX, arg Comment
 			&i.UpdatedAt,
 			&i.HiddenReason,
 			&i.HiddenAt,
+			&i.ParentID,
+			&i.RootID,
+			&i.Depth,
+			&i.RepliesCount,
+			&i.DeletedAt,
+			&i.EditedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -136,6 +258,126 @@ func (q *Queries) CommentListByArticle(ctx context.Context, db DBTX, arg Comment
 		return nil, err
 	}
 	return items, nil
+}
+
+const commentListReplies = `-- name: CommentListReplies :many
+SELECT id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at, parent_id, root_id, depth, replies_count, deleted_at, edited_at FROM comments
+WHERE parent_id = $1::bigint AND id > $2::bigint
+ORDER BY id
+LIMIT $3::int
+`
+
+type CommentListRepliesParams struct {
+	ParentID int64
+	AfterID  int64
+	Lim      int32
+}
+
+// One comment's direct replies after after_id, oldest first: one range of comments_replies_idx.
+func (q *Queries) CommentListReplies(ctx context.Context, db DBTX, arg CommentListRepliesParams) ([]Comment, error) {
+	rows, err := db.Query(ctx, commentListReplies, arg.ParentID, arg.AfterID, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Comment{}
+	for rows.Next() {
+		var i Comment
+		if err := rows.Scan(
+			&i.ID,
+			&i.ArticleID,
+			&i.Seq,
+			&i.AuthorID,
+			&i.Body,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.HiddenReason,
+			&i.HiddenAt,
+			&i.ParentID,
+			&i.RootID,
+			&i.Depth,
+			&i.RepliesCount,
+			&i.DeletedAt,
+			&i.EditedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const commentLock = `-- name: CommentLock :one
+SELECT id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at, parent_id, root_id, depth, replies_count, deleted_at, edited_at FROM comments WHERE id = $1::bigint FOR UPDATE
+`
+
+func (q *Queries) CommentLock(ctx context.Context, db DBTX, id int64) (Comment, error) {
+	row := db.QueryRow(ctx, commentLock, id)
+	var i Comment
+	err := row.Scan(
+		&i.ID,
+		&i.ArticleID,
+		&i.Seq,
+		&i.AuthorID,
+		&i.Body,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.HiddenReason,
+		&i.HiddenAt,
+		&i.ParentID,
+		&i.RootID,
+		&i.Depth,
+		&i.RepliesCount,
+		&i.DeletedAt,
+		&i.EditedAt,
+	)
+	return i, err
+}
+
+const commentLockForReply = `-- name: CommentLockForReply :one
+SELECT id, article_id, seq, author_id, body, created_at, updated_at, hidden_reason, hidden_at, parent_id, root_id, depth, replies_count, deleted_at, edited_at FROM comments WHERE id = $1::bigint FOR UPDATE
+`
+
+// The comment a reply names, locked until the reply commits: it cannot be deleted meanwhile, and
+// its replies_count moves in commit order.
+func (q *Queries) CommentLockForReply(ctx context.Context, db DBTX, id int64) (Comment, error) {
+	row := db.QueryRow(ctx, commentLockForReply, id)
+	var i Comment
+	err := row.Scan(
+		&i.ID,
+		&i.ArticleID,
+		&i.Seq,
+		&i.AuthorID,
+		&i.Body,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.HiddenReason,
+		&i.HiddenAt,
+		&i.ParentID,
+		&i.RootID,
+		&i.Depth,
+		&i.RepliesCount,
+		&i.DeletedAt,
+		&i.EditedAt,
+	)
+	return i, err
+}
+
+const commentMakePlaceholder = `-- name: CommentMakePlaceholder :execrows
+UPDATE comments SET body = '', author_id = NULL, deleted_at = now(), edited_at = NULL
+WHERE id = $1::bigint AND deleted_at IS NULL
+`
+
+// A comment with replies keeps its place in the thread: body and author go.
+func (q *Queries) CommentMakePlaceholder(ctx context.Context, db DBTX, id int64) (int64, error) {
+	result, err := db.Exec(ctx, commentMakePlaceholder, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const commentSeqInit = `-- name: CommentSeqInit :exec

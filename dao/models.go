@@ -116,12 +116,18 @@ type Comment struct {
 	ID           int64
 	ArticleID    int64
 	Seq          int64
-	AuthorID     int64
+	AuthorID     pgtype.Int8
 	Body         string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	HiddenReason pgtype.Text
 	HiddenAt     pgtype.Timestamptz
+	ParentID     pgtype.Int8
+	RootID       pgtype.Int8
+	Depth        int16
+	RepliesCount int32
+	DeletedAt    pgtype.Timestamptz
+	EditedAt     pgtype.Timestamptz
 }
 
 type FavoriteArticle struct {

@@ -60,6 +60,9 @@ type Querier interface {
 	// Locked before their items are read, as a folder's own delete does: an item added while they are
 	// deleted would otherwise go with the cascade without being uncounted.
 	AccountLockCollections(ctx context.Context, db DBTX, userID int64) ([]int64, error)
+	// The user's comments that others answered stay as placeholders (no body, no author: issue #32),
+	// so the replies keep their thread; they run first, so the delete below takes only leaves.
+	AccountPlaceholderComments(ctx context.Context, db DBTX, userID int64) (int64, error)
 	// The user's folder items go, and each article's collect count goes down by the items it had
 	// (collects live on shard 0). Returns the changed shard rows for the counters cache.
 	AccountUncountCollects(ctx context.Context, db DBTX, userID int64) ([]AccountUncountCollectsRow, error)
@@ -255,7 +258,12 @@ type Querier interface {
 	CollectionLockForDelete(ctx context.Context, db DBTX, id int64) (int64, error)
 	// Returns the folder with its article count (kept by a trigger), as the list shows it.
 	CollectionUpdate(ctx context.Context, db DBTX, arg CollectionUpdateParams) (Collection, error)
-	CommentDelete(ctx context.Context, db DBTX, id int64) (int64, error)
+	// Removes a comment without replies; returns its parent (NULL at the top level). No row when the
+	// comment has replies, or is gone.
+	CommentDeleteLeaf(ctx context.Context, db DBTX, id int64) (pgtype.Int8, error)
+	// Removes a placeholder whose last reply went; returns its parent. No row otherwise.
+	CommentDeletePlaceholder(ctx context.Context, db DBTX, id int64) (pgtype.Int8, error)
+	CommentEdit(ctx context.Context, db DBTX, arg CommentEditParams) (Comment, error)
 	CommentGetByID(ctx context.Context, db DBTX, id int64) (Comment, error)
 	CommentHide(ctx context.Context, db DBTX, arg CommentHideParams) (Comment, error)
 	// Numbers and inserts several comments on one article in one statement: the article's counter
@@ -263,7 +271,18 @@ type Querier interface {
 	// order given. One commit (one wait for the disk, with the row locked) then serves all of them.
 	// No row comes back when the article has no counter (it was deleted).
 	CommentInsertNumbered(ctx context.Context, db DBTX, arg CommentInsertNumberedParams) ([]Comment, error)
+	// Numbers and inserts one reply (the article's counter, as CommentInsertNumbered); the parent's
+	// replies_count moves by the insert trigger. No row when the article has no counter.
+	CommentInsertReply(ctx context.Context, db DBTX, arg CommentInsertReplyParams) (Comment, error)
 	CommentListByArticle(ctx context.Context, db DBTX, arg CommentListByArticleParams) ([]Comment, error)
+	// One comment's direct replies after after_id, oldest first: one range of comments_replies_idx.
+	CommentListReplies(ctx context.Context, db DBTX, arg CommentListRepliesParams) ([]Comment, error)
+	CommentLock(ctx context.Context, db DBTX, id int64) (Comment, error)
+	// The comment a reply names, locked until the reply commits: it cannot be deleted meanwhile, and
+	// its replies_count moves in commit order.
+	CommentLockForReply(ctx context.Context, db DBTX, id int64) (Comment, error)
+	// A comment with replies keeps its place in the thread: body and author go.
+	CommentMakePlaceholder(ctx context.Context, db DBTX, id int64) (int64, error)
 	CommentSeqInit(ctx context.Context, db DBTX, articleID int64) error
 	CommentUnhide(ctx context.Context, db DBTX, id int64) (Comment, error)
 	FollowDelete(ctx context.Context, db DBTX, arg FollowDeleteParams) error

@@ -208,6 +208,17 @@ type Comment struct {
 	UpdatedAt time.Time
 	// Moderation says whether a moderator hid the comment: only its author still sees it.
 	Moderation ContentModeration
+	// ParentID is the comment this one answers (0 at the top level), RootID its top-level
+	// ancestor (itself at the top level), Depth 1 at the top level, at most MaxCommentDepth.
+	ParentID     int64
+	RootID       int64
+	Depth        int16
+	RepliesCount int64
+	// Deleted marks a placeholder: a deleted comment that has replies, with no body and no author
+	// (AuthorID 0).
+	Deleted bool
+	// Edited says whether its author edited the body.
+	Edited bool
 }
 
 // CommentView is a comment with its author's profile as the viewer sees it.

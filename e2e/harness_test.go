@@ -71,6 +71,10 @@ var newSinceThePreviousRelease = map[string]string{
 	"TestFleet_ScheduledPublishing":            "scheduled publishing (#32) across a fleet",
 	"TestScheduleLateness":                     "scheduled publishing (#32): its lateness",
 	"TestSchedule_NowhereUntilPublished":       "scheduled publishing (#32): sitemaps, feeds, tags, hot list",
+	"TestCommentThreads":                       "threaded comments (#32): parentId, ?parent=, placeholders, PUT /api/articles/:slug/comments/:id",
+	"TestCommentThreadsModeration":             "threaded comments (#32): a hidden comment's replies",
+	"TestCommentThreadsPlaceholderEdges":       "threaded comments (#32): keyed replies, placeholders reported and hidden",
+	"TestFleet_CommentThreadsShowAtOnce":       "threaded comments (#32) across a fleet",
 }
 
 // upgradeRun reports whether the suite runs through a mixed fleet (upgradeEnv).

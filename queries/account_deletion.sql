@@ -51,6 +51,12 @@ WITH counters AS (
 )
 DELETE FROM likes WHERE biz = 'article' AND biz_id = ANY (@article_ids::bigint[]);
 
+-- name: AccountPlaceholderComments :execrows
+-- The user's comments that others answered stay as placeholders (no body, no author: issue #32),
+-- so the replies keep their thread; they run first, so the delete below takes only leaves.
+UPDATE comments SET body = '', author_id = NULL, deleted_at = now(), edited_at = NULL
+WHERE author_id = @user_id::bigint AND replies_count > 0;
+
 -- name: AccountDeleteComments :execrows
 -- The comments the user wrote, on anyone's article (the cascade would take them too; counted here).
 DELETE FROM comments WHERE author_id = @user_id::bigint;

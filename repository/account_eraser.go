@@ -110,10 +110,17 @@ func (r *AccountEraser) erase(ctx context.Context, tx *pg.Tx, username string) (
 	if err := r.q.AccountDropArticleInteractions(ctx, tx, ids); err != nil {
 		return e, domain.ErasedAccount{}, pg.Wrapf(err, "delete the likes and counters of user %d's articles", id)
 	}
+	// Comments others answered become placeholders first (threads keep their shape, issue #32);
+	// the rest are deleted. Both count as the user's erased comments.
+	placeholders, err := r.q.AccountPlaceholderComments(ctx, tx, id)
+	if err != nil {
+		return e, domain.ErasedAccount{}, pg.Wrapf(err, "empty the answered comments of user %d", id)
+	}
 	comments, err := r.q.AccountDeleteComments(ctx, tx, id)
 	if err != nil {
 		return e, domain.ErasedAccount{}, pg.Wrapf(err, "delete the comments of user %d", id)
 	}
+	comments += placeholders
 	if e.followers, err = r.q.AccountFollowers(ctx, tx, id); err != nil {
 		return e, domain.ErasedAccount{}, pg.Wrapf(err, "list the followers of user %d", id)
 	}

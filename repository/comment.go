@@ -32,6 +32,15 @@ func NewCommentRepository(pool *pgxpool.Pool, q dao.Querier) *CommentRepository 
 // its own: together with the comments on the same article that arrive meanwhile, as one statement
 // (see commentBatcher), so numbers stay gapless and in commit order.
 func (r *CommentRepository) Create(ctx context.Context, c domain.Comment) (domain.Comment, error) {
+	if c.ParentID != 0 { // a reply locks its parent: its own unit of work (comment_threads.go)
+		var out domain.Comment
+		err := pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
+			var err error
+			out, err = r.insertReply(ctx, tx, c)
+			return err
+		})
+		return out, err
+	}
 	row, err := r.batch.add(ctx, c)
 	if err != nil {
 		return domain.Comment{}, err
@@ -45,6 +54,11 @@ func (r *CommentRepository) Create(ctx context.Context, c domain.Comment) (domai
 func (r *CommentRepository) CreateIn(ctx context.Context, stx service.Tx, c domain.Comment) (domain.Comment, error) {
 	var row dao.Comment
 	err := pg.TxOf(stx).Savepoint(ctx, func(db pgx.Tx) error {
+		if c.ParentID != 0 {
+			var err error
+			row, err = r.insertReplyRow(ctx, db, c)
+			return err
+		}
 		rows, err := r.insertNumbered(ctx, db, c.ArticleID, []domain.Comment{c})
 		row, err = firstRow(rows, err)
 		return err
@@ -88,20 +102,16 @@ func (r *CommentRepository) Get(ctx context.Context, id int64) (domain.Comment, 
 	return commentFromRow(row), nil
 }
 
-// Delete removes one comment.
+// Delete removes one comment: a leaf goes, a comment with replies becomes a placeholder
+// (comment_threads.go).
 func (r *CommentRepository) Delete(ctx context.Context, id int64) error {
-	n, err := r.q.CommentDelete(ctx, r.pool, id)
-	if err != nil {
-		return pg.Wrapf(err, "delete comment %d", id)
-	}
-	if n == 0 {
-		return domain.ErrNotFound
-	}
-	return nil
+	return pg.InTx(ctx, r.pool, pg.DefaultRetry, func(tx *pg.Tx) error { return r.deleteThreaded(ctx, tx, id) })
 }
 
 func commentFromRow(row dao.Comment) domain.Comment {
-	return domain.Comment{ID: row.ID, ArticleID: row.ArticleID, Seq: row.Seq, AuthorID: row.AuthorID, Body: row.Body,
+	return domain.Comment{ID: row.ID, ArticleID: row.ArticleID, Seq: row.Seq, AuthorID: row.AuthorID.Int64, Body: row.Body,
 		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
-		Moderation: domain.ContentModeration{Hidden: row.HiddenReason.Valid, Reason: row.HiddenReason.String}}
+		Moderation: domain.ContentModeration{Hidden: row.HiddenReason.Valid, Reason: row.HiddenReason.String},
+		ParentID:   row.ParentID.Int64, RootID: row.RootID.Int64, Depth: row.Depth, RepliesCount: int64(row.RepliesCount),
+		Deleted: row.DeletedAt.Valid, Edited: row.EditedAt.Valid}
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 )
@@ -45,7 +47,7 @@ func (f *fakeNumbering) insert(ctx context.Context, articleID int64, cs []domain
 	rows := make([]dao.Comment, len(cs))
 	for i, c := range cs {
 		f.last[articleID]++
-		rows[len(cs)-1-i] = dao.Comment{ID: f.last[articleID], ArticleID: articleID, Seq: f.last[articleID], AuthorID: c.AuthorID, Body: c.Body}
+		rows[len(cs)-1-i] = dao.Comment{ID: f.last[articleID], ArticleID: articleID, Seq: f.last[articleID], AuthorID: pgtype.Int8{Int64: c.AuthorID, Valid: true}, Body: c.Body}
 	}
 	return rows, nil // in any order: the batcher sorts by seq
 }
@@ -99,7 +101,7 @@ func TestCommentBatcher_GroupsWhileOneRuns(t *testing.T) {
 		t.Fatalf("first: %+v", a)
 	}
 	for i, ch := range next {
-		if a := <-ch; a.err != nil || a.row.Seq != int64(i+2) || a.row.AuthorID != int64(i+2) {
+		if a := <-ch; a.err != nil || a.row.Seq != int64(i+2) || a.row.AuthorID.Int64 != int64(i+2) {
 			t.Fatalf("comment %d of the second batch: %+v, want seq %d by author %d", i, a, i+2, i+2)
 		}
 	}

@@ -49,6 +49,10 @@ func seedForPlans(t *testing.T, db *testenv.DB) {
 		 WHERE u.id <> v.id AND (u.id * 7 + v.id) % 25 = 0`,
 		`INSERT INTO comments (article_id, seq, author_id, body)
 		 SELECT a.id, g, a.author_id, 'a comment' FROM articles a, generate_series(1, 3) g WHERE a.id % 3 = 0`,
+		// Replies (issue #32): every ninth article's first comment answered.
+		`INSERT INTO comments (article_id, seq, author_id, body, parent_id, root_id, depth)
+		 SELECT c.article_id, 3 + g, c.author_id, 'a reply', c.id, c.id, 2
+		 FROM comments c, generate_series(1, 3) g WHERE c.seq = 1 AND c.article_id % 9 = 0`,
 		// 30,000 uploads, 100 per user, each with three derived sizes.
 		`INSERT INTO uploads (user_id, object_key, content_type, width, height, bytes, sha256, variant_keys)
 		 SELECT u.id, md5(g::text) || md5(g::text) || '.png', 'image/png', 10, 10, 100, md5(g::text) || md5(g::text),
@@ -178,6 +182,16 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			},
 			args:    "(1, 0, 20)",
 			want:    []string{"Limit", "using comments_article_seq_key", "Index Cond: ((article_id = $1) AND (seq > $2))"},
+			notWant: []string{"Sort", "Seq Scan", "Filter"},
+		},
+		{
+			// One comment's replies (?parent=ID, issue #32).
+			name: "comment replies",
+			sql: func(c dao.DBTX) {
+				_, _ = q.CommentListReplies(t.Context(), c, dao.CommentListRepliesParams{})
+			},
+			args:    "(1, 0, 20)",
+			want:    []string{"Limit", "using comments_replies_idx", "Index Cond: ((parent_id = $1) AND (id > $2))"},
 			notWant: []string{"Sort", "Seq Scan", "Filter"},
 		},
 		{

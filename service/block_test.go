@@ -358,7 +358,7 @@ func TestCommentService_Blocks(t *testing.T) {
 		d.blocks.block(writer.ID, reader.ID)
 		d.articles.EXPECT().GetBySlug(gomock.Any(), published.Slug).Return(published, nil)
 		d.comments.EXPECT().Create(gomock.Any(), gomock.Any()).Times(0)
-		_, err := s.Add(context.Background(), reader.ID, published.Slug, "hello")
+		_, err := s.Add(context.Background(), reader.ID, published.Slug, "hello", 0)
 		requireErrorIs(t, err, domain.ErrForbidden)
 		if !errors.Is(err, domain.ErrBlockedByTarget) {
 			t.Errorf("error = %v, want the block's refusal", err)

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/inkwell-dev/inkwell/domain"
 )
@@ -16,7 +17,12 @@ type CommentRepository interface {
 	CreateIn(ctx context.Context, tx Tx, c domain.Comment) (domain.Comment, error)
 	List(ctx context.Context, articleID, afterSeq int64, limit int) ([]domain.Comment, error)
 	Get(ctx context.Context, id int64) (domain.Comment, error)
+	// Delete removes a comment without replies, and leaves a placeholder of one with replies.
 	Delete(ctx context.Context, id int64) error
+	// Edit replaces a live comment's body and marks it edited (ErrNotFound for a placeholder).
+	Edit(ctx context.Context, id int64, body string) (domain.Comment, error)
+	// Replies lists one comment's direct replies with ids after afterID, oldest first.
+	Replies(ctx context.Context, parentID, afterID int64, limit int) ([]domain.Comment, error)
 }
 
 // CommentService adds, lists and deletes comments on articles.
@@ -38,17 +44,21 @@ func NewCommentService(articles ArticleRepository, comments CommentRepository, u
 const MaxCommentsPerRequest = 1000
 
 // Add comments on a readable article as viewerID; the comment gets the article's next number.
-func (s *CommentService) Add(ctx context.Context, viewerID int64, slug, body string) (domain.CommentView, error) {
+// parentID, when not 0, names the comment of the same article it answers (comment_threads.go).
+func (s *CommentService) Add(ctx context.Context, viewerID int64, slug, body string, parentID int64) (domain.CommentView, error) {
 	a, err := s.commentable(ctx, viewerID, slug, body)
+	if err == nil {
+		err = s.answerable(ctx, viewerID, parentID)
+	}
 	if err != nil {
 		return domain.CommentView{}, err
 	}
-	return s.add(ctx, viewerID, domain.Comment{ArticleID: a.ID, AuthorID: viewerID, Body: body}, s.comments.Create)
+	return s.add(ctx, viewerID, domain.Comment{ArticleID: a.ID, AuthorID: viewerID, Body: body, ParentID: parentID}, s.comments.Create)
 }
 
 // AddIdempotent is Add under an Idempotency-Key: the comment and the rendered answer commit
 // together, and a retry gets that answer back.
-func (s *CommentService) AddIdempotent(ctx context.Context, viewerID int64, slug, body string, idem Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error) {
+func (s *CommentService) AddIdempotent(ctx context.Context, viewerID int64, slug, body string, parentID int64, idem Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error) {
 	// Everything the answer needs besides the new row is read before the unit of work opens: inside
 	// it, a lookup on the pool while the transaction holds a connection could wait for a connection
 	// that only the waiting transactions hold.
@@ -59,6 +69,9 @@ func (s *CommentService) AddIdempotent(ctx context.Context, viewerID int64, slug
 	return runIdempotent(ctx, s.idem, idem,
 		func() (prepared, error) {
 			a, err := s.commentable(ctx, viewerID, slug, body)
+			if err == nil {
+				err = s.answerable(ctx, viewerID, parentID)
+			}
 			if err != nil {
 				return prepared{}, err
 			}
@@ -66,7 +79,7 @@ func (s *CommentService) AddIdempotent(ctx context.Context, viewerID int64, slug
 			if errors.Is(err, domain.ErrNotFound) {
 				err = domain.ErrUnauthorized // the account vanished mid-request
 			}
-			return prepared{c: domain.Comment{ArticleID: a.ID, AuthorID: viewerID, Body: body}, author: author}, err
+			return prepared{c: domain.Comment{ArticleID: a.ID, AuthorID: viewerID, Body: body, ParentID: parentID}, author: author}, err
 		},
 		func(ctx context.Context, tx Tx, p prepared) (domain.CommentView, error) {
 			created, err := s.comments.CreateIn(ctx, tx, p.c)
@@ -176,7 +189,7 @@ func (s *CommentService) Delete(ctx context.Context, viewerID int64, slug string
 	if err != nil {
 		return err
 	}
-	if c.ArticleID != a.ID {
+	if c.ArticleID != a.ID || c.Deleted {
 		return domain.ErrNotFound
 	}
 	if c.AuthorID != viewerID {
@@ -194,7 +207,8 @@ func (s *CommentService) views(ctx context.Context, viewerID int64, cs []domain.
 	if len(cs) == 0 {
 		return out, nil
 	}
-	authorIDs := uniqueIDs(cs, func(c domain.Comment) int64 { return c.AuthorID })
+	authorIDs := uniqueIDs(slices.DeleteFunc(slices.Clone(cs), func(c domain.Comment) bool { return c.Deleted }),
+		func(c domain.Comment) int64 { return c.AuthorID })
 	authors, err := s.users.GetByIDs(ctx, authorIDs)
 	if err != nil {
 		return nil, err
@@ -206,6 +220,12 @@ func (s *CommentService) views(ctx context.Context, viewerID int64, cs []domain.
 		}
 	}
 	for _, c := range cs {
+		if c.Deleted { // a placeholder: no body, no author (hidden ones stay hidden, below)
+			if !c.Moderation.Hidden {
+				out = append(out, domain.CommentView{Comment: c})
+			}
+			continue
+		}
 		author, ok := authors[c.AuthorID]
 		if !ok {
 			continue

@@ -166,7 +166,7 @@ func TestCommentService_Add(t *testing.T) {
 			t.Parallel()
 			s, d := newCommentService(t)
 			tc.buildStubs(d)
-			v, err := s.Add(context.Background(), reader.ID, tc.slug, tc.body)
+			v, err := s.Add(context.Background(), reader.ID, tc.slug, tc.body, 0)
 			tc.check(t, v, err)
 		})
 	}

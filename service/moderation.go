@@ -343,9 +343,12 @@ func (s *ModerationService) hideCommentIn(ctx context.Context, tx Tx, actor doma
 	if err != nil {
 		return domain.Comment{}, err
 	}
-	if err := s.record.NoticeIn(ctx, tx, domain.Notice{UserID: c.AuthorID, Kind: domain.NoticeContentHidden, ArticleID: c.ArticleID,
-		EventID: eventID(e), Detail: fmt.Sprintf("Your comment %d was hidden by a moderator: %s", c.ID, reason)}); err != nil {
-		return domain.Comment{}, err
+	// A placeholder (threaded comments: deleted, kept for its replies) has no author to tell.
+	if c.AuthorID != 0 {
+		if err := s.record.NoticeIn(ctx, tx, domain.Notice{UserID: c.AuthorID, Kind: domain.NoticeContentHidden, ArticleID: c.ArticleID,
+			EventID: eventID(e), Detail: fmt.Sprintf("Your comment %d was hidden by a moderator: %s", c.ID, reason)}); err != nil {
+			return domain.Comment{}, err
+		}
 	}
 	if _, err := s.cases.ResolveTargetIn(ctx, tx, target, actor.ID, "hide", eventID(e)); err != nil {
 		return domain.Comment{}, err

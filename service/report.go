@@ -169,6 +169,9 @@ func (s *ReportService) target(ctx context.Context, reporterID int64, in ReportI
 	if c.ArticleID != a.ID {
 		return domain.ModerationTarget{}, fmt.Errorf("%w: comment %d is not on %q", domain.ErrNotFound, c.ID, a.Slug)
 	}
+	if c.Deleted { // a placeholder of a deleted comment: nothing left to report
+		return domain.ModerationTarget{}, fmt.Errorf("%w: comment %d is deleted", domain.ErrNotFound, c.ID)
+	}
 	if c.Moderation.Hidden && c.AuthorID != reporterID {
 		// Hidden: only its author sees it, and to everyone else it is not there.
 		return domain.ModerationTarget{}, fmt.Errorf("%w: comment %d is hidden", domain.ErrNotFound, c.ID)

@@ -16,10 +16,13 @@ import (
 
 // CommentService is what the comment handlers need.
 type CommentService interface {
-	Add(ctx context.Context, viewerID int64, slug, body string) (domain.CommentView, error)
-	AddIdempotent(ctx context.Context, viewerID int64, slug, body string, idem service.Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error)
+	Add(ctx context.Context, viewerID int64, slug, body string, parentID int64) (domain.CommentView, error)
+	AddIdempotent(ctx context.Context, viewerID int64, slug, body string, parentID int64, idem service.Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error)
 	List(ctx context.Context, viewerID int64, slug string, afterSeq int64, limit int) (service.CommentList, error)
 	Delete(ctx context.Context, viewerID int64, slug string, commentID int64) error
+	// Edit and Replies: threaded comments (comment_threads.go).
+	Edit(ctx context.Context, viewerID int64, slug string, commentID int64, body string) (domain.CommentView, error)
+	Replies(ctx context.Context, viewerID int64, slug string, parentID, afterID int64, limit int) (service.CommentList, error)
 }
 
 // CommentHandler serves comments on articles.
@@ -34,24 +37,33 @@ func NewCommentHandler(comments CommentService, log *slog.Logger) *CommentHandle
 }
 
 type commentJSON struct {
-	ID        int64       `json:"id"`
-	Seq       int64       `json:"seq"`
-	CreatedAt timestamp   `json:"createdAt"`
-	UpdatedAt timestamp   `json:"updatedAt"`
-	Body      string      `json:"body"`
-	Author    profileJSON `json:"author"`
+	ID        int64     `json:"id"`
+	Seq       int64     `json:"seq"`
+	CreatedAt timestamp `json:"createdAt"`
+	UpdatedAt timestamp `json:"updatedAt"`
+	Body      string    `json:"body"`
+	// Author is null on a placeholder (a deleted comment that has replies).
+	Author *profileJSON `json:"author"`
 	// Moderation is present only on a comment a moderator hid, which only its author sees.
 	Moderation *moderationJSON `json:"moderation,omitempty"`
+	threadJSON
 }
 
 func commentOf(v domain.CommentView) commentJSON {
-	return commentJSON{ID: v.ID, Seq: v.Seq, CreatedAt: timestamp(v.CreatedAt), UpdatedAt: timestamp(v.UpdatedAt), Body: v.Body,
-		Author: profileResponse(v.Author).Profile, Moderation: moderationOf(v.Moderation)}
+	out := commentJSON{ID: v.ID, Seq: v.Seq, CreatedAt: timestamp(v.CreatedAt), UpdatedAt: timestamp(v.UpdatedAt), Body: v.Body,
+		Moderation: moderationOf(v.Moderation), threadJSON: threadOf(v.Comment)}
+	if !v.Deleted {
+		p := profileResponse(v.Author).Profile
+		out.Author = &p
+	}
+	return out
 }
 
 type addCommentRequest struct {
 	Comment struct {
 		Body string `json:"body"`
+		// ParentID, when present, is the comment this one answers (threaded comments).
+		ParentID *int64 `json:"parentId"`
 	} `json:"comment"`
 }
 
@@ -59,6 +71,10 @@ type addCommentRequest struct {
 func (h *CommentHandler) Add(c *gin.Context) {
 	var req addCommentRequest
 	if !bindJSON(c, &req) {
+		return
+	}
+	parentID, ok := parentIDOf(c, req.Comment.ParentID)
+	if !ok {
 		return
 	}
 	respond := func(v domain.CommentView, err error) {
@@ -69,18 +85,20 @@ func (h *CommentHandler) Add(c *gin.Context) {
 		renderJSON(c, http.StatusOK, gin.H{"comment": commentOf(v)})
 	}
 	if key, ok := idempotencyKeyOf(c); ok {
-		res, replayed, err := h.comments.AddIdempotent(c.Request.Context(), viewerID(c), c.Param("slug"), req.Comment.Body, idempotent(c, key, respond))
+		res, replayed, err := h.comments.AddIdempotent(c.Request.Context(), viewerID(c), c.Param("slug"), req.Comment.Body, parentID, idempotent(c, key, respond))
 		writeStored(c, h.log, res, replayed, err)
 		return
 	}
-	respond(h.comments.Add(c.Request.Context(), viewerID(c), c.Param("slug"), req.Comment.Body))
+	respond(h.comments.Add(c.Request.Context(), viewerID(c), c.Param("slug"), req.Comment.Body, parentID))
 }
 
 // List handles GET /api/articles/:slug/comments, all of them (RealWorld) or, with ?limit= and
 // ?after=<seq> or ?cursor=<the last page's nextCursor>, the next page after the last one seen.
-// nextCursor is there only when more comments follow.
+// nextCursor is there only when more comments follow. With ?parent=ID it pages that comment's
+// direct replies instead (comment_threads.go).
 func (h *CommentHandler) List(c *gin.Context) {
 	v := &domain.ValidationError{}
+	parent := int64(intParam(c, v, "parent", 0, 1, 1<<53))
 	after := int64(intParam(c, v, "after", 0, 0, 1<<53))
 	limit := intParam(c, v, "limit", service.MaxCommentsPerRequest, 1, service.MaxCommentsPerRequest)
 	if s := c.Query("cursor"); s != "" {
@@ -98,7 +116,13 @@ func (h *CommentHandler) List(c *gin.Context) {
 		c.AbortWithStatusJSON(http.StatusUnprocessableEntity, errorBody{Errors: v.Fields})
 		return
 	}
-	l, err := h.comments.List(c.Request.Context(), viewerID(c), c.Param("slug"), after, limit)
+	var l service.CommentList
+	var err error
+	if parent != 0 {
+		l, err = h.comments.Replies(c.Request.Context(), viewerID(c), c.Param("slug"), parent, after, limit)
+	} else {
+		l, err = h.comments.List(c.Request.Context(), viewerID(c), c.Param("slug"), after, limit)
+	}
 	if err != nil {
 		writeError(c, h.log, err)
 		return

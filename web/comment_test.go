@@ -24,7 +24,7 @@ var (
 		Author: celebFollowed,
 	}
 	thanksJSON = `{"id":1,"seq":3,"createdAt":"2026-02-05T01:00:00.500Z","updatedAt":"2026-02-05T01:00:00.000Z",` +
-		`"body":"Thank you so much!","author":` + celebProfileFollowed + `}`
+		`"body":"Thank you so much!","author":` + celebProfileFollowed + `,"parentId":null,"repliesCount":0,"deleted":false,"edited":false}`
 	// reply is comment 2, the fourth, by jake.
 	reply = domain.CommentView{
 		Comment: domain.Comment{
@@ -34,7 +34,7 @@ var (
 		Author: domain.Profile{Username: "jake", Bio: "I work at statefarm"},
 	}
 	replyJSON = `{"id":2,"seq":4,"createdAt":"2026-02-06T00:00:00.000Z","updatedAt":"2026-02-06T00:00:00.000Z",` +
-		`"body":"You're welcome","author":{"username":"jake","bio":"I work at statefarm","image":"","following":false}}`
+		`"body":"You're welcome","author":{"username":"jake","bio":"I work at statefarm","image":"","following":false},"parentId":null,"repliesCount":0,"deleted":false,"edited":false}`
 )
 
 func TestAddComment(t *testing.T) {
@@ -43,12 +43,12 @@ func TestAddComment(t *testing.T) {
 	adds := func(body string, v domain.CommentView, err error) func(b bundle) {
 		return func(b bundle) {
 			expectAuth(b.users)
-			b.comments.EXPECT().Add(gomock.Any(), authedID, slug, body).Return(v, err)
+			b.comments.EXPECT().Add(gomock.Any(), authedID, slug, body, int64(0)).Return(v, err)
 		}
 	}
 	neverAdds := func(b bundle) {
 		expectAuth(b.users)
-		b.comments.EXPECT().Add(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+		b.comments.EXPECT().Add(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 	}
 	bad := func(fields map[string][]string) func(t *testing.T, rec *httptest.ResponseRecorder) {
 		return func(t *testing.T, rec *httptest.ResponseRecorder) {
@@ -103,7 +103,7 @@ func TestAddComment(t *testing.T) {
 			body: `{"comment":{"body":"first!"}}`,
 			buildStubs: func(b bundle) {
 				noAuth(b)
-				b.comments.EXPECT().Add(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				b.comments.EXPECT().Add(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			checkResponse: requireMissingToken,
 		},

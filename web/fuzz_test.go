@@ -225,9 +225,11 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.articles.EXPECT().Mine(a, a, a, a).Return(list, err).AnyTimes()
 	m.articles.EXPECT().Tags(a).Return(tags, err).AnyTimes()
 
-	m.comments.EXPECT().Add(a, a, a, a).Return(comment, err).AnyTimes()
+	m.comments.EXPECT().Add(a, a, a, a, a).Return(comment, err).AnyTimes()
 	m.comments.EXPECT().List(a, a, a, a, a).Return(service.CommentList{Comments: comments, NextAfter: int64(len(comments))}, err).AnyTimes()
 	m.comments.EXPECT().Delete(a, a, a, a).Return(err).AnyTimes()
+	m.comments.EXPECT().Edit(a, a, a, a, a).Return(comment, err).AnyTimes()
+	m.comments.EXPECT().Replies(a, a, a, a, a, a).Return(service.CommentList{Comments: comments, NextAfter: int64(len(comments))}, err).AnyTimes()
 
 	m.collections.EXPECT().Create(a, a, a).Return(col, err).AnyTimes()
 	m.collections.EXPECT().List(a, a).Return(cols, err).AnyTimes()
@@ -353,8 +355,8 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 		func(_ context.Context, _ int64, _ service.CreateArticleInput, idem service.Idempotent[domain.ArticleView]) (domain.StoredResponse, bool, error) {
 			return keyed(func() domain.StoredResponse { return idem.Render(article, err) })
 		}).AnyTimes()
-	m.comments.EXPECT().AddIdempotent(a, a, a, a, a).DoAndReturn(
-		func(_ context.Context, _ int64, _, _ string, idem service.Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error) {
+	m.comments.EXPECT().AddIdempotent(a, a, a, a, a, a).DoAndReturn(
+		func(_ context.Context, _ int64, _, _ string, _ int64, idem service.Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error) {
 			return keyed(func() domain.StoredResponse { return idem.Render(comment, err) })
 		}).AnyTimes()
 	m.limiter.EXPECT().Allow(a, a, a, a).DoAndReturn(func(_ context.Context, _ string, limit int, _ time.Duration) (domain.RateDecision, error) {
@@ -590,8 +592,11 @@ var bodyRoutes = []bodyRoute{
 		[]string{`{"article":{"title":"Did you train your dragon?","description":"Yes","body":"With a Jacobian","tagList":["dragons"],"version":41}}`},
 		[]string{`{"article":{"tagList":[],"body":""}}`, `{"article":{"version":2147483648}}`, `{"article":{"version":-1.5}}`}},
 	{"POST /api/articles/{slug}/comments",
-		[]string{`{"comment":{"body":"Thank you so much!"}}`},
-		[]string{`{"comment":{"body":""}}`, `{"comment":{"body":"\u0000\ud800"}}`}},
+		[]string{`{"comment":{"body":"Thank you so much!"}}`, `{"comment":{"body":"Indeed","parentId":7}}`},
+		[]string{`{"comment":{"body":""}}`, `{"comment":{"body":"\u0000\ud800"}}`, `{"comment":{"body":"x","parentId":0}}`, `{"comment":{"body":"x","parentId":"7"}}`}},
+	{"PUT /api/articles/{slug}/comments/{id}",
+		[]string{`{"comment":{"body":"Thank you so much, edited"}}`},
+		[]string{`{"comment":{"body":""}}`, `{"comment":{"body":"\u0000"}}`, `{"comment":{"body":["x"]}}`}},
 	{"POST /api/articles/{slug}/schedule",
 		[]string{`{"publishAt":"2030-01-02T15:04:05Z"}`},
 		[]string{`{"publishAt":""}`, `{"publishAt":7}`, `{"publishAt":"\u0000"}`, `{"publishAt":null}`}},
@@ -768,7 +773,7 @@ var queryRoutes = []string{
 // fuzzedQueryNames are the query parameters FuzzQueryParams sets by name, or (the sign-in
 // flow's: redirect, link, state, code, error) through its extra query.
 var fuzzedQueryNames = []string{"limit", "offset", "cursor", "after", "status", "tag", "author", "favorited", "collectionId", "q", "suggest",
-	"redirect", "link", "state", "code", "error"}
+	"redirect", "link", "state", "code", "error", "parent"}
 
 type queryValues struct {
 	limit, offset, cursor, after, status, tag, author, favorited, collectionID, extra, q, suggest string
@@ -794,6 +799,7 @@ var querySeeds = []queryValues{
 	{tag: "\xc0\xaf", author: "\xed\xa0\x80", favorited: `\ud800`}, {tag: oneMiB}, {author: "a\x00", extra: "favorited=%c0%af"},
 	{extra: "limit="}, {extra: "limit=5&limit=500"}, {extra: "cursor=&offset="}, {extra: "a;b=c&%zz=1"}, {extra: "status=draft&status=bogus"},
 	{extra: "collectionId="}, {extra: "&&&==&"},
+	{extra: "parent=7", after: "3"}, {extra: "parent=0"}, {extra: "parent=x"}, {extra: "parent=-1&limit=5"}, {extra: "parent=99999999999999999999"},
 	{q: "dragons", limit: "5", tag: "dragons", author: "jake"}, {q: `"a b" -c or d`, suggest: "false"},
 	{q: "   "}, {q: "\x00"}, {q: "\xc0\xaf"}, {q: strings.Repeat("x", 257)}, {q: strings.Repeat("缓", 256)}, {q: "x", suggest: "maybe"},
 	{q: "x", cursor: rawCursor("s2:1795924924902000:3:0.5:9:1")}, {q: "x", cursor: rawCursor("s2:1:3:NaN:9:1")}, {q: "x", cursor: rawCursor("s1:1795924924902000:0.5:9:1")}, {q: "x", cursor: rawCursor("1795924924902000:1")},
@@ -901,6 +907,7 @@ var pathRoutes = []string{
 	"DELETE /api/articles/{slug}/favorite",
 	"GET /api/articles/{slug}/comments",
 	"POST /api/articles/{slug}/comments",
+	"PUT /api/articles/{slug}/comments/{id}",
 	"DELETE /api/articles/{slug}/comments/{id}",
 	"GET /api/articles/{slug}/revisions",
 	"GET /api/articles/{slug}/revisions/{version}", // the id stands in for the version

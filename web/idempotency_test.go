@@ -394,9 +394,9 @@ func TestIdempotencyKeyScopes(t *testing.T) {
 			headers: with(authHeader, "Idempotency-Key", "c-1"),
 			buildStubs: func(t *testing.T, b safetyBundle) {
 				expectAuth(b.users)
-				b.comments.EXPECT().AddIdempotent(gomock.Any(), authedID, "keyed", "first", keyIs[domain.CommentView]("user:7", "c-1")).
+				b.comments.EXPECT().AddIdempotent(gomock.Any(), authedID, "keyed", "first", int64(0), keyIs[domain.CommentView]("user:7", "c-1")).
 					Return(domain.StoredResponse{Status: 200, Body: []byte(`{"comment":{"id":1}}`)}, true, nil)
-				b.comments.EXPECT().Add(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
+				b.comments.EXPECT().Add(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Times(0)
 			},
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 				requireJSON(t, rec, http.StatusOK, `{"comment":{"id":1}}`)
@@ -447,8 +447,8 @@ func TestIdempotencyRequestHash(t *testing.T) {
 				hash = idem.Key.RequestHash
 				return storedArticle, true, nil
 			}).AnyTimes()
-		b.comments.EXPECT().AddIdempotent(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
-			func(_ context.Context, _ int64, _, _ string, idem service.Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error) {
+		b.comments.EXPECT().AddIdempotent(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
+			func(_ context.Context, _ int64, _, _ string, _ int64, idem service.Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error) {
 				hash = idem.Key.RequestHash
 				return storedArticle, true, nil
 			}).AnyTimes()

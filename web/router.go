@@ -187,6 +187,7 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	auth.DELETE("/articles/:slug/favorite", h.Articles.Unfavorite)
 	pub.GET("/articles/:slug/comments", h.Comments.List)
 	auth.POST("/articles/:slug/comments", idemUser, h.Comments.Add)
+	auth.PUT("/articles/:slug/comments/:id", h.Comments.Edit)
 	auth.DELETE("/articles/:slug/comments/:id", h.Comments.Delete)
 	auth.POST("/articles/:slug/collect", h.Collections.Collect)
 	auth.DELETE("/articles/:slug/collect", h.Collections.Uncollect)

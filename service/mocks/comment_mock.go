@@ -86,6 +86,21 @@ func (mr *MockCommentRepositoryMockRecorder) Delete(ctx, id any) *gomock.Call {
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Delete", reflect.TypeOf((*MockCommentRepository)(nil).Delete), ctx, id)
 }
 
+// Edit mocks base method.
+func (m *MockCommentRepository) Edit(ctx context.Context, id int64, body string) (domain.Comment, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Edit", ctx, id, body)
+	ret0, _ := ret[0].(domain.Comment)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Edit indicates an expected call of Edit.
+func (mr *MockCommentRepositoryMockRecorder) Edit(ctx, id, body any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Edit", reflect.TypeOf((*MockCommentRepository)(nil).Edit), ctx, id, body)
+}
+
 // Get mocks base method.
 func (m *MockCommentRepository) Get(ctx context.Context, id int64) (domain.Comment, error) {
 	m.ctrl.T.Helper()
@@ -114,4 +129,19 @@ func (m *MockCommentRepository) List(ctx context.Context, articleID, afterSeq in
 func (mr *MockCommentRepositoryMockRecorder) List(ctx, articleID, afterSeq, limit any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "List", reflect.TypeOf((*MockCommentRepository)(nil).List), ctx, articleID, afterSeq, limit)
+}
+
+// Replies mocks base method.
+func (m *MockCommentRepository) Replies(ctx context.Context, parentID, afterID int64, limit int) ([]domain.Comment, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Replies", ctx, parentID, afterID, limit)
+	ret0, _ := ret[0].([]domain.Comment)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Replies indicates an expected call of Replies.
+func (mr *MockCommentRepositoryMockRecorder) Replies(ctx, parentID, afterID, limit any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Replies", reflect.TypeOf((*MockCommentRepository)(nil).Replies), ctx, parentID, afterID, limit)
 }

@@ -43,24 +43,24 @@ func (m *MockCommentService) EXPECT() *MockCommentServiceMockRecorder {
 }
 
 // Add mocks base method.
-func (m *MockCommentService) Add(ctx context.Context, viewerID int64, slug, body string) (domain.CommentView, error) {
+func (m *MockCommentService) Add(ctx context.Context, viewerID int64, slug, body string, parentID int64) (domain.CommentView, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Add", ctx, viewerID, slug, body)
+	ret := m.ctrl.Call(m, "Add", ctx, viewerID, slug, body, parentID)
 	ret0, _ := ret[0].(domain.CommentView)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
 
 // Add indicates an expected call of Add.
-func (mr *MockCommentServiceMockRecorder) Add(ctx, viewerID, slug, body any) *gomock.Call {
+func (mr *MockCommentServiceMockRecorder) Add(ctx, viewerID, slug, body, parentID any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Add", reflect.TypeOf((*MockCommentService)(nil).Add), ctx, viewerID, slug, body)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Add", reflect.TypeOf((*MockCommentService)(nil).Add), ctx, viewerID, slug, body, parentID)
 }
 
 // AddIdempotent mocks base method.
-func (m *MockCommentService) AddIdempotent(ctx context.Context, viewerID int64, slug, body string, idem service.Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error) {
+func (m *MockCommentService) AddIdempotent(ctx context.Context, viewerID int64, slug, body string, parentID int64, idem service.Idempotent[domain.CommentView]) (domain.StoredResponse, bool, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "AddIdempotent", ctx, viewerID, slug, body, idem)
+	ret := m.ctrl.Call(m, "AddIdempotent", ctx, viewerID, slug, body, parentID, idem)
 	ret0, _ := ret[0].(domain.StoredResponse)
 	ret1, _ := ret[1].(bool)
 	ret2, _ := ret[2].(error)
@@ -68,9 +68,9 @@ func (m *MockCommentService) AddIdempotent(ctx context.Context, viewerID int64, 
 }
 
 // AddIdempotent indicates an expected call of AddIdempotent.
-func (mr *MockCommentServiceMockRecorder) AddIdempotent(ctx, viewerID, slug, body, idem any) *gomock.Call {
+func (mr *MockCommentServiceMockRecorder) AddIdempotent(ctx, viewerID, slug, body, parentID, idem any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "AddIdempotent", reflect.TypeOf((*MockCommentService)(nil).AddIdempotent), ctx, viewerID, slug, body, idem)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "AddIdempotent", reflect.TypeOf((*MockCommentService)(nil).AddIdempotent), ctx, viewerID, slug, body, parentID, idem)
 }
 
 // Delete mocks base method.
@@ -87,6 +87,21 @@ func (mr *MockCommentServiceMockRecorder) Delete(ctx, viewerID, slug, commentID 
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Delete", reflect.TypeOf((*MockCommentService)(nil).Delete), ctx, viewerID, slug, commentID)
 }
 
+// Edit mocks base method.
+func (m *MockCommentService) Edit(ctx context.Context, viewerID int64, slug string, commentID int64, body string) (domain.CommentView, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Edit", ctx, viewerID, slug, commentID, body)
+	ret0, _ := ret[0].(domain.CommentView)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Edit indicates an expected call of Edit.
+func (mr *MockCommentServiceMockRecorder) Edit(ctx, viewerID, slug, commentID, body any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Edit", reflect.TypeOf((*MockCommentService)(nil).Edit), ctx, viewerID, slug, commentID, body)
+}
+
 // List mocks base method.
 func (m *MockCommentService) List(ctx context.Context, viewerID int64, slug string, afterSeq int64, limit int) (service.CommentList, error) {
 	m.ctrl.T.Helper()
@@ -100,4 +115,19 @@ func (m *MockCommentService) List(ctx context.Context, viewerID int64, slug stri
 func (mr *MockCommentServiceMockRecorder) List(ctx, viewerID, slug, afterSeq, limit any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "List", reflect.TypeOf((*MockCommentService)(nil).List), ctx, viewerID, slug, afterSeq, limit)
+}
+
+// Replies mocks base method.
+func (m *MockCommentService) Replies(ctx context.Context, viewerID int64, slug string, parentID, afterID int64, limit int) (service.CommentList, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Replies", ctx, viewerID, slug, parentID, afterID, limit)
+	ret0, _ := ret[0].(service.CommentList)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Replies indicates an expected call of Replies.
+func (mr *MockCommentServiceMockRecorder) Replies(ctx, viewerID, slug, parentID, afterID, limit any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Replies", reflect.TypeOf((*MockCommentService)(nil).Replies), ctx, viewerID, slug, parentID, afterID, limit)
 }
