@@ -42,8 +42,9 @@ type commentJSON struct {
 	CreatedAt timestamp `json:"createdAt"`
 	UpdatedAt timestamp `json:"updatedAt"`
 	Body      string    `json:"body"`
-	// Author is null on a placeholder (a deleted comment that has replies).
-	Author *profileJSON `json:"author"`
+	// Author is an empty profile (username "") on a placeholder, a deleted comment that has
+	// replies: no one is named, and a RealWorld client that reads author.username still can.
+	Author profileJSON `json:"author"`
 	// Moderation is present only on a comment a moderator hid, which only its author sees.
 	Moderation *moderationJSON `json:"moderation,omitempty"`
 	threadJSON
@@ -53,8 +54,7 @@ func commentOf(v domain.CommentView) commentJSON {
 	out := commentJSON{ID: v.ID, Seq: v.Seq, CreatedAt: timestamp(v.CreatedAt), UpdatedAt: timestamp(v.UpdatedAt), Body: v.Body,
 		Moderation: moderationOf(v.Moderation), threadJSON: threadOf(v.Comment)}
 	if !v.Deleted {
-		p := profileResponse(v.Author).Profile
-		out.Author = &p
+		out.Author = profileResponse(v.Author).Profile
 	}
 	return out
 }

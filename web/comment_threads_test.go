@@ -142,7 +142,7 @@ func TestListCommentReplies(t *testing.T) {
 		},
 		checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
 			requireJSON(t, rec, http.StatusOK, `{"comments":[{"id":5,"seq":6,"createdAt":"2026-02-06T00:00:00.000Z","updatedAt":"2026-02-06T00:00:00.000Z",`+
-				`"body":"","author":null,"parentId":1,"repliesCount":2,"deleted":true,"edited":false}],"nextCursor":"bjo1"}`)
+				`"body":"","author":{"username":"","bio":"","image":"","following":false},"parentId":1,"repliesCount":2,"deleted":true,"edited":false}],"nextCursor":"bjo1"}`)
 		},
 	}})
 	runAPICases(t, http.MethodGet, base+"?parent=1&cursor=bjo1", []apiCase{{
