@@ -160,6 +160,10 @@ bench-search: ## Only the search section of make bench (article, people and tag 
 bench-media: ## Only the media section of make bench (2 MB JPEG uploads: p50 and server CPU per upload; a stored thumbnail served next to the ceiling; 16 concurrent ~9.5 MB uploads: server peak RSS); rewrites its section of docs/BENCHMARKS.md (~2 min)
 	BENCH_WRITE=1 BENCH_MEDIA_ONLY=1 BENCH_COMMAND='make bench-media' scripts/bench.sh
 
+.PHONY: bench-versus
+bench-versus: ## The cached article read of BENCH_VERSUS_REF (a git revision) against the working tree, interleaved in one run (3 × 10 s each); prints new/old (~2 min)
+	scripts/bench-versus.sh
+
 .PHONY: bench-schedule
 bench-schedule: ## Lateness of scheduled publishing (#32): 120 articles scheduled through a 3-instance fleet, publication minus publishAt (p50/p90/p99); prints the figures for docs/BENCHMARKS.md (~15 s)
 	INKWELL_BENCH_SCHEDULE=1 go test -count=1 -v -run '^TestScheduleLateness$$' ./e2e

@@ -28,7 +28,11 @@ func renderJSON(c *gin.Context, status int, v any) {
 			jsonBuffers.Put(buf)
 		}
 	}()
-	if err := json.NewEncoder(buf).Encode(v); err != nil {
+	enc := json.NewEncoder(buf)
+	// No \u003c for <, > and &: an answer is application/json, never inlined into a page, and
+	// bodyHtml is made of them (escaping grew an article's answer by a third and its encoding time).
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		panic(err) // a type that cannot be encoded is a bug; the recovery middleware answers 500
 	}
 	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n")) // Encode's newline; c.JSON has none
