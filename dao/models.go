@@ -437,3 +437,33 @@ type UserIdentity struct {
 	CreatedAt  time.Time
 	LastUsedAt time.Time
 }
+
+type Webhook struct {
+	ID           int64
+	OwnerID      pgtype.Int8
+	Url          string
+	Events       []string
+	SecretEnc    []byte
+	Active       bool
+	FailingSince pgtype.Timestamptz
+	NextSeq      int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+type WebhookDelivery struct {
+	ID          int64
+	WebhookID   int64
+	Seq         int64
+	EventID     string
+	EventType   string
+	Body        string
+	Status      string
+	Attempts    int32
+	StatusCode  pgtype.Int4
+	LatencyMs   pgtype.Int4
+	Response    string
+	Error       string
+	CreatedAt   time.Time
+	AttemptedAt pgtype.Timestamptz
+}

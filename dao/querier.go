@@ -765,6 +765,39 @@ type Querier interface {
 	// a new address (not a new spelling of the same one) is unverified
 	UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams) (User, error)
 	UserUpdatePasswordHash(ctx context.Context, db DBTX, arg UserUpdatePasswordHashParams) error
+	WebhookCountByOwner(ctx context.Context, db DBTX, ownerID pgtype.Int8) (int64, error)
+	WebhookDelete(ctx context.Context, db DBTX, id int64) (int64, error)
+	WebhookDeliveryGet(ctx context.Context, db DBTX, id int64) (WebhookDelivery, error)
+	// The endpoint's lowest pending delivery: the one whose job may run.
+	WebhookDeliveryHead(ctx context.Context, db DBTX, webhookID int64) (int64, error)
+	// Idempotent per (endpoint, event): a re-delivered outbox entry adds nothing.
+	WebhookDeliveryInsert(ctx context.Context, db DBTX, arg WebhookDeliveryInsertParams) (int64, error)
+	// A pending delivery of an endpoint that was disabled or deleted ends dead, unattempted.
+	WebhookDeliveryKill(ctx context.Context, db DBTX, arg WebhookDeliveryKillParams) error
+	// One page of an endpoint's deliveries, newest first, keyset on seq (webhook_deliveries_seq_key).
+	WebhookDeliveryList(ctx context.Context, db DBTX, arg WebhookDeliveryListParams) ([]WebhookDelivery, error)
+	// Records one attempt's outcome; the status moves from pending only.
+	WebhookDeliveryRecord(ctx context.Context, db DBTX, arg WebhookDeliveryRecordParams) (string, error)
+	WebhookDisable(ctx context.Context, db DBTX, id int64) (pgtype.Int8, error)
+	// Records a failed attempt at @now (the service's clock); returns since when the endpoint fails.
+	WebhookFailed(ctx context.Context, db DBTX, arg WebhookFailedParams) (time.Time, error)
+	WebhookGet(ctx context.Context, db DBTX, id int64) (Webhook, error)
+	WebhookInsert(ctx context.Context, db DBTX, arg WebhookInsertParams) (Webhook, error)
+	// An owner's endpoints (at most the cap), oldest first; owner NULL: the site's.
+	WebhookListByOwner(ctx context.Context, db DBTX, ownerID pgtype.Int8) ([]Webhook, error)
+	WebhookLock(ctx context.Context, db DBTX, id int64) (Webhook, error)
+	// Serializes the creates of one owner (0: the site), so the per-owner cap holds under concurrency.
+	WebhookLockOwner(ctx context.Context, db DBTX, ownerKey string) error
+	// The active endpoints an event goes to: its owner's that subscribe to the topic, and the site's.
+	WebhookMatching(ctx context.Context, db DBTX, arg WebhookMatchingParams) ([]int64, error)
+	// Numbers an endpoint's next delivery under its row lock, so deliveries are numbered (and their
+	// jobs enqueued) in one order per endpoint.
+	WebhookNextSeq(ctx context.Context, db DBTX, id int64) (WebhookNextSeqRow, error)
+	// The owner's notice that an endpoint was disabled (once per endpoint and disabling).
+	WebhookNotifyDisabled(ctx context.Context, db DBTX, arg WebhookNotifyDisabledParams) error
+	WebhookSucceeded(ctx context.Context, db DBTX, id int64) error
+	// Turning an endpoint back on forgets its failures.
+	WebhookUpdate(ctx context.Context, db DBTX, arg WebhookUpdateParams) (Webhook, error)
 }
 
 var _ Querier = (*Queries)(nil)

@@ -25,7 +25,7 @@ const module = "github.com/inkwell-dev/inkwell"
 // (TestCore... below restrict those for the core). An allowed arrow that no longer exists is only
 // logged (go test -v): drop it when you notice.
 var allowed = map[string]struct{ imports, tests string }{
-	".":                     {imports: "auth cache delivery domain events ioc job media metrics migrations oidc render repository repository/durable repository/identities repository/mediastore repository/moderation repository/pg repository/revisions repository/search repository/session repository/uploads service web", tests: "service/mocks"},
+	".":                     {imports: "auth cache delivery domain events ioc job media metrics migrations oidc render repository repository/durable repository/identities repository/mediastore repository/moderation repository/pg repository/revisions repository/search repository/session repository/uploads repository/webhooks service web webhookdial", tests: "service/mocks"},
 	"auth":                  {imports: "domain"},
 	"bench/loadgen":         {},
 	"cmd/inkwell/seed":      {imports: "dao repository/search", tests: "internal/testenv"}, // the seeder: bulk COPY for `inkwell seed`, benchmarks and plan tests; folds its words through the search room's lexicon
@@ -58,12 +58,14 @@ var allowed = map[string]struct{ imports, tests string }{
 	"repository/search":     {imports: "cache dao domain repository/pg service", tests: "internal/testenv repository"},                                                                                        // the search room; reads articles through its own ArticleReader port, never imports the core repository (its tests write articles through it)
 	"repository/session":    {imports: "dao domain repository/pg service", tests: "internal/testenv"},                                                                                                         // room of sessions and API keys
 	"repository/uploads":    {imports: "dao domain repository/pg service", tests: "internal/testenv"},                                                                                                         // room of uploads: their rows, each user's total, the orphaned object keys
+	"repository/webhooks":   {imports: "dao domain repository/durable repository/pg service", tests: "internal/testenv"},                                                                                      // room of webhooks (#33): endpoints, deliveries numbered per endpoint; enqueues each endpoint's next delivery job through durable.EnqueueTx in the same unit of work
 	"requestid":             {},                                                                                                                                                                               // a leaf both web (sets the id) and ioc's logger (reads it) stand on; internal/ holds test support only
 	"resilience":            {tests: "cache domain internal/apptest internal/testenv ioc"},
 	"service":               {imports: "domain", tests: "cache internal/testenv repository repository/durable repository/pg service/mocks"}, // tests run use cases over the real unit of work
 	"service/mocks":         {imports: "domain service"},
 	"web":                   {imports: "domain requestid service", tests: "web/mocks"},
 	"web/mocks":             {imports: "domain service"},
+	"webhookdial":           {imports: "domain"}, // the webhook sender (#33): the SSRF rules on the connected address, no redirects, bounded answers
 }
 
 // pkg is one package of the module as go list sees it, import paths relative to the module.

@@ -1,0 +1,36 @@
+-- name: WebhookDeliveryInsert :one
+-- Idempotent per (endpoint, event): a re-delivered outbox entry adds nothing.
+INSERT INTO webhook_deliveries (webhook_id, seq, event_id, event_type, body)
+VALUES (@webhook_id::bigint, @seq::bigint, @event_id::text, @event_type::text, @body::text)
+ON CONFLICT (webhook_id, event_id) DO NOTHING
+RETURNING id;
+
+-- name: WebhookDeliveryHead :one
+-- The endpoint's lowest pending delivery: the one whose job may run.
+SELECT id FROM webhook_deliveries
+WHERE webhook_id = @webhook_id::bigint AND status = 'pending'
+ORDER BY seq
+LIMIT 1;
+
+-- name: WebhookDeliveryGet :one
+SELECT * FROM webhook_deliveries WHERE id = @id::bigint;
+
+-- name: WebhookDeliveryRecord :one
+-- Records one attempt's outcome; the status moves from pending only.
+UPDATE webhook_deliveries
+SET attempts = attempts + 1, status = CASE WHEN status = 'pending' THEN @status::text ELSE status END,
+    status_code = sqlc.narg(status_code)::int, latency_ms = @latency_ms::int, response = @response::text,
+    error = @error::text, attempted_at = now()
+WHERE id = @id::bigint
+RETURNING status;
+
+-- name: WebhookDeliveryKill :exec
+-- A pending delivery of an endpoint that was disabled or deleted ends dead, unattempted.
+UPDATE webhook_deliveries SET status = 'dead', error = @error::text WHERE id = @id::bigint AND status = 'pending';
+
+-- name: WebhookDeliveryList :many
+-- One page of an endpoint's deliveries, newest first, keyset on seq (webhook_deliveries_seq_key).
+SELECT * FROM webhook_deliveries
+WHERE webhook_id = @webhook_id::bigint AND seq < @before_seq::bigint
+ORDER BY seq DESC
+LIMIT @lim::int;
