@@ -227,3 +227,41 @@ func CheckWebhookEvents(events []string) error {
 	}
 	return nil
 }
+
+// The queue and job kind of deliveries: one job per delivery, enqueued when the delivery is the
+// lowest pending of its endpoint.
+const (
+	WebhookQueue   = "webhooks"
+	WebhookJobKind = "webhook_deliver"
+)
+
+// WebhookAttempt is one attempt's outcome as the delivery records it.
+type WebhookAttempt struct {
+	DeliveryID, WebhookID int64
+	Answer                WebhookAnswer
+	// Last: the delivery has no attempt left (a failure makes it dead).
+	Last bool
+	// At is when it was made, by the service's clock (it starts and ends an endpoint's failing time).
+	At time.Time
+}
+
+// WebhookAttemptResult is what recording an attempt decided.
+type WebhookAttemptResult struct {
+	Status   WebhookDeliveryStatus
+	Disabled bool // the endpoint had failed for WebhookDisableAfter and was disabled
+}
+
+// WebhookFailedTooLong reports whether an endpoint failing since since is disabled at now.
+func WebhookFailedTooLong(since, now time.Time) bool { return now.Sub(since) >= WebhookDisableAfter }
+
+// WebhookAnswerKept is the part of an answer a delivery keeps: its first WebhookKeptAnswer bytes,
+// cut at a rune boundary, valid UTF-8 and without NUL.
+func WebhookAnswerKept(b []byte) string {
+	if len(b) > WebhookKeptAnswer {
+		b = b[:WebhookKeptAnswer]
+		for len(b) > 0 && !utf8.Valid(b) && len(b) > WebhookKeptAnswer-4 {
+			b = b[:len(b)-1]
+		}
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(string(b), "\uFFFD"), "\x00", "")
+}
