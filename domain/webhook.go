@@ -148,20 +148,20 @@ func WebhookAddrAllowed(addr netip.Addr) bool {
 
 // refusedPrefixes are the ranges netip has no predicate for.
 var refusedPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("100.64.0.0/10"),   // CGNAT
-	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
-	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and the broadcast address
-	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
-	netip.MustParsePrefix("2001:db8::/32"),   // documentation
-	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
-	netip.MustParsePrefix("::ffff:0:0/96"),   // mapped (Unmap handles them; kept for clarity)
-	netip.MustParsePrefix("100::/64"),        // discard-only
-	netip.MustParsePrefix("2001:10::/28"),    // ORCHID
-	netip.MustParsePrefix("169.254.0.0/16"),  // link-local, cloud metadata
-	netip.MustParsePrefix("fe80::/10"),       // link-local
-	netip.MustParsePrefix("fc00::/7"),        // unique-local
+	netip.MustParsePrefix("100.64.0.0/10"),  // CGNAT
+	netip.MustParsePrefix("0.0.0.0/8"),      // "this network"
+	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments
+	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking
+	netip.MustParsePrefix("240.0.0.0/4"),    // reserved, and the broadcast address
+	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
+	netip.MustParsePrefix("2001:db8::/32"),  // documentation
+	netip.MustParsePrefix("fec0::/10"),      // deprecated site-local
+	netip.MustParsePrefix("::ffff:0:0/96"),  // mapped (Unmap handles them; kept for clarity)
+	netip.MustParsePrefix("100::/64"),       // discard-only
+	netip.MustParsePrefix("2001:10::/28"),   // ORCHID
+	netip.MustParsePrefix("169.254.0.0/16"), // link-local, cloud metadata
+	netip.MustParsePrefix("fe80::/10"),      // link-local
+	netip.MustParsePrefix("fc00::/7"),       // unique-local
 	netip.MustParsePrefix("255.255.255.255/32"),
 }
 
