@@ -78,7 +78,7 @@ func TestGracefulShutdownDrainsRequests(t *testing.T) {
 // notifications group (events.Trimmer never cuts what a listed group still needs).
 func TestDurableTrimsTheOutboxStream(t *testing.T) {
 	cfg := &ioc.Config{Server: ioc.ServerConfig{ShutdownTimeout: time.Second}}
-	durable := NewDurable(cfg, nil, nil, nil, "test:stream:outbox", nil, nil, service.CodeKeys{}, nil, nil, nil, nil, time.Now, discard)
+	durable := NewDurable(cfg, nil, nil, nil, "test:stream:outbox", nil, nil, service.CodeKeys{}, nil, nil, nil, nil, WebhookWorkers{}, time.Now, discard)
 	var streams []string
 	for _, w := range durable {
 		if tr, ok := w.(*events.Trimmer); ok {

@@ -59,7 +59,7 @@ var rootSet = wire.NewSet(
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
-	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, identities.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, revisions.ProviderSet, serviceSet, web.ProviderSet,
+	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, identities.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, revisions.ProviderSet, webhookSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, media.ProviderSet,
 	wire.Bind(new(service.ImageProcessor), new(*media.Processor)),
 	render.ProviderSet,
@@ -163,6 +163,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.RevisionStore), new(*revisions.Store)),
 	wire.Bind(new(service.ArticleEditor), new(*service.ArticleService)),
 	wire.Bind(new(web.RevisionService), new(*service.RevisionService)),
+	wire.Bind(new(service.WebhookAccounts), new(*repository.UserRepository)),
 )
 
 // InitApp wires the whole process from its configuration.

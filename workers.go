@@ -199,7 +199,7 @@ type Durable Workers
 // NewDurable builds the durable-work workers.
 func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *durable.JobQueue, outbox *durable.Outbox, stream OutboxStream,
 	writer *events.StreamWriter, sender *delivery.Resilient, codeKeys service.CodeKeys, notifications *service.NotificationService, jobs job.JobObserver,
-	moderation *service.ModerationService, schedule *service.ArticleScheduleService, now func() time.Time, log *slog.Logger) Durable {
+	moderation *service.ModerationService, schedule *service.ArticleScheduleService, webhooks WebhookWorkers, now func() time.Time, log *slog.Logger) Durable {
 	owner := consumerName()
 	runner := job.NewRunner(queue, job.QueueConfig{
 		Queue: service.QueueDefault, Concurrency: job.QueueConcurrency, Lease: job.QueueLease, Poll: ioc.Or(cfg.Tune.QueuePoll, job.QueuePoll),
@@ -218,8 +218,11 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *durable.JobQu
 		listener{name: "jobs", log: log, listen: func(ctx context.Context) error {
 			// A job due later (a scheduled publication, #32) wakes the runner at its due time.
 			return queue.ListenDue(ctx, func(q string, due time.Time) {
-				if q == service.QueueDefault {
+				switch q {
+				case service.QueueDefault:
 					runner.WakeAt(due)
+				case domain.WebhookQueue:
+					webhooks.Runner.WakeAt(due)
 				}
 			})
 		}},
@@ -230,7 +233,10 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *durable.JobQu
 		}, job.NotificationsHandler(notifications, log), log),
 		// Like the read stream: cut to about events.StreamMaxLen entries, never past what the
 		// notifications group has not acknowledged (or not read yet).
-		events.NewTrimmer(rdb, string(stream), []string{job.GroupNotifications}, events.StreamMaxLen, events.StreamTrimEvery, log),
+		events.NewTrimmer(rdb, string(stream), []string{job.GroupNotifications, job.GroupWebhooks}, events.StreamMaxLen, events.StreamTrimEvery, log),
+		// Webhooks (#33): deliveries from their own queue, and the fan-out of outbox events.
+		webhooks.Runner,
+		webhooks.Consumer,
 	}
 }
 

@@ -1,6 +1,7 @@
 package ioc
 
 import (
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,6 +36,7 @@ type Config struct {
 	Retention RetentionConfig
 	Media     MediaConfig
 	SignIn    SignInConfig
+	Webhooks  WebhooksConfig
 	Telemetry TelemetryConfig
 
 	// Tune replaces tuning constants in tests; see Tuning. No flag or variable sets it.
@@ -151,6 +153,13 @@ type SignInConfig struct {
 	Env func(name string) string
 }
 
+// WebhooksConfig is webhooks' (#33): the key signing secrets are encrypted with at rest, and
+// whether endpoints may be private addresses.
+type WebhooksConfig struct {
+	Key          string // base64 of 32 bytes; empty: derived from the JWT secret (with a warning)
+	AllowPrivate bool   // development and tests: http and private, loopback, link-local endpoints
+}
+
 // TelemetryConfig is logs, metrics and profiling.
 type TelemetryConfig struct {
 	LogLevel    string
@@ -175,6 +184,7 @@ type Tuning struct {
 	DBFallbackWait                         *time.Duration
 	CodeAttempts, CodeFailureBudget        *int
 	CodeDailySends                         *int
+	WebhookRetryBase                       *time.Duration
 }
 
 // Or is *p when the test set it, else the constant def.
@@ -273,6 +283,11 @@ func declare(c *Config) *decls {
 	d.group = "signin"
 	d.str(&si.Providers, "oidc-providers", "", "comma-separated sign-in providers (e.g. google,corp,github), each configured by INKWELL_OIDC_<NAME>_ISSUER, _CLIENT_ID, _CLIENT_SECRET and optional _SCOPES, _DISPLAY_NAME; github is built in and needs no issuer; empty: no sign-in with providers", validateProviderNames)
 	d.str(&si.RedirectAllow, "oidc-redirect-allow", "", "comma-separated front-end origins (scheme://host[:port]) a sign-in with a provider may return to; any other redirect is refused (422)", validateOrigins)
+
+	wh := &c.Webhooks
+	d.group = "webhooks"
+	d.str(&wh.Key, "webhook-key", "", "key webhook signing secrets are encrypted with at rest (AES-256-GCM): base64 of 32 bytes (openssl rand -base64 32); empty: derived from the JWT secret, with a warning (changing it makes existing endpoints' secrets unreadable)", checkWebhookKey).redacted()
+	d.bool(&wh.AllowPrivate, "webhook-allow-private", "let webhook endpoints be http URLs and private, loopback or link-local addresses (development and tests only; off, deliveries refuse them on the connected address)")
 
 	t := &c.Telemetry
 	d.group = "telemetry"
@@ -414,4 +429,24 @@ func ParseRate(s string) (int, time.Duration, error) {
 		return 0, 0, fmt.Errorf("%q: want N/duration, e.g. 60/1m", s)
 	}
 	return limit, window, nil
+}
+
+// checkWebhookKey accepts an empty key or the base64 of 32 bytes.
+func checkWebhookKey(v string) error {
+	if v == "" {
+		return nil
+	}
+	if _, err := ParseWebhookKey(v); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ParseWebhookKey reads INKWELL_WEBHOOK_KEY: the standard base64 of 32 bytes.
+func ParseWebhookKey(v string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+	if err != nil || len(b) != 32 {
+		return nil, errors.New("want the base64 of 32 bytes (openssl rand -base64 32)")
+	}
+	return b, nil
 }

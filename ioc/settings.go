@@ -29,7 +29,7 @@ type Setting struct {
 }
 
 // Groups are the groups of settings in the order --help, the README and .env.example list them.
-var Groups = []string{"server", "database", "redis", "auth", "mail", "search", "jobs", "uploads", "retention", "media", "signin", "telemetry"}
+var Groups = []string{"server", "database", "redis", "auth", "mail", "search", "jobs", "uploads", "retention", "media", "signin", "webhooks", "telemetry"}
 
 // decls collects the declarations of one Config (see declare); group is the group declared now.
 type decls struct {

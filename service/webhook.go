@@ -44,6 +44,11 @@ type WebhookSender interface {
 	Send(ctx context.Context, url string, headers map[string]string, body []byte) domain.WebhookAnswer
 }
 
+// WebhookAccounts loads the caller's account for the admins' check (the user repository).
+type WebhookAccounts interface {
+	ActorReader
+}
+
 // WebhookSettings are the webhooks' settings: the 32-byte key secrets are encrypted with
 // (INKWELL_WEBHOOK_KEY) and whether endpoints may be private (INKWELL_WEBHOOK_ALLOW_PRIVATE).
 type WebhookSettings struct {
@@ -69,14 +74,14 @@ type WebhookDeliveryList struct {
 type WebhookService struct {
 	store  WebhookStore
 	sender WebhookSender
-	users  ActorReader
+	users  WebhookAccounts
 	cfg    WebhookSettings
 	aead   cipher.AEAD
 	now    func() time.Time
 }
 
 // NewWebhookService returns the service; the key must be 32 bytes.
-func NewWebhookService(store WebhookStore, sender WebhookSender, users ActorReader, cfg WebhookSettings, now func() time.Time) (*WebhookService, error) {
+func NewWebhookService(store WebhookStore, sender WebhookSender, users WebhookAccounts, cfg WebhookSettings, now func() time.Time) (*WebhookService, error) {
 	block, err := aes.NewCipher(cfg.Key)
 	if err != nil || len(cfg.Key) != 32 {
 		return nil, fmt.Errorf("webhook key: want 32 bytes, have %d", len(cfg.Key))

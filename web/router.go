@@ -50,6 +50,7 @@ type Handlers struct {
 	Sitemaps      *SitemapHandler
 	SignIn        *SignInHandler
 	Feeds         *FeedHandler
+	Webhooks      *WebhookHandler
 	Idempotency   *Idempotency
 	Limiter       RateLimiter
 	Observer      RequestObserver // nil: no metrics
@@ -225,5 +226,9 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	auth.POST("/uploads", uploadLimit, h.Uploads.Upload)
 	auth.GET("/user/uploads", h.Uploads.List)
 	auth.DELETE("/uploads/:id", h.Uploads.Delete)
+
+	// Webhooks (#33): a user's own endpoints; the site's for admins (checked by the use cases).
+	h.Webhooks.mount(auth, "/user/webhooks", false)
+	h.Webhooks.mount(auth, "/admin/webhooks", true)
 	return r
 }

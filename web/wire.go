@@ -6,4 +6,4 @@ import "github.com/google/wire"
 var ProviderSet = wire.NewSet(NewAuthenticator, NewUserHandler, NewProfileHandler, NewBlockHandler, NewArticleHandler, NewRevisionHandler, NewArticleScheduleHandler,
 	NewCommentHandler, NewCollectionHandler, NewHotHandler, NewNotificationHandler,
 	NewCodeLoginHandler, NewAccountHandler, NewSessionHandler, NewSearchHandler, NewIdempotency,
-	NewPeopleSearchHandler, NewTagSearchHandler, NewModerationHandler, NewReportHandler, NewUploadHandler, NewMediaHandler, NewSitemapHandler, NewSignInHandler, NewFeedHandler, NewDrain, wire.Struct(new(Handlers), "*"), NewRouter)
+	NewPeopleSearchHandler, NewTagSearchHandler, NewModerationHandler, NewReportHandler, NewUploadHandler, NewMediaHandler, NewSitemapHandler, NewSignInHandler, NewFeedHandler, NewWebhookHandler, NewDrain, wire.Struct(new(Handlers), "*"), NewRouter)

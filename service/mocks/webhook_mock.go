@@ -241,3 +241,42 @@ func (mr *MockWebhookSenderMockRecorder) Send(ctx, url, headers, body any) *gomo
 	mr.mock.ctrl.T.Helper()
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Send", reflect.TypeOf((*MockWebhookSender)(nil).Send), ctx, url, headers, body)
 }
+
+// MockWebhookAccounts is a mock of WebhookAccounts interface.
+type MockWebhookAccounts struct {
+	ctrl     *gomock.Controller
+	recorder *MockWebhookAccountsMockRecorder
+	isgomock struct{}
+}
+
+// MockWebhookAccountsMockRecorder is the mock recorder for MockWebhookAccounts.
+type MockWebhookAccountsMockRecorder struct {
+	mock *MockWebhookAccounts
+}
+
+// NewMockWebhookAccounts creates a new mock instance.
+func NewMockWebhookAccounts(ctrl *gomock.Controller) *MockWebhookAccounts {
+	mock := &MockWebhookAccounts{ctrl: ctrl}
+	mock.recorder = &MockWebhookAccountsMockRecorder{mock}
+	return mock
+}
+
+// EXPECT returns an object that allows the caller to indicate expected use.
+func (m *MockWebhookAccounts) EXPECT() *MockWebhookAccountsMockRecorder {
+	return m.recorder
+}
+
+// GetByID mocks base method.
+func (m *MockWebhookAccounts) GetByID(ctx context.Context, id int64) (domain.User, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "GetByID", ctx, id)
+	ret0, _ := ret[0].(domain.User)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// GetByID indicates an expected call of GetByID.
+func (mr *MockWebhookAccountsMockRecorder) GetByID(ctx, id any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "GetByID", reflect.TypeOf((*MockWebhookAccounts)(nil).GetByID), ctx, id)
+}

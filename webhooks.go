@@ -1,0 +1,82 @@
+package inkwell
+
+import (
+	"crypto/sha256"
+	"log/slog"
+	"time"
+
+	"github.com/google/wire"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/events"
+	"github.com/inkwell-dev/inkwell/ioc"
+	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/webhooks"
+	"github.com/inkwell-dev/inkwell/service"
+	"github.com/inkwell-dev/inkwell/web"
+	"github.com/inkwell-dev/inkwell/webhookdial"
+)
+
+// webhookSet wires webhooks (#33): the room, the sender with the SSRF rules, the use case, its
+// workers (the webhooks queue's runner and the outbox stream's fan-out consumer).
+var webhookSet = wire.NewSet(
+	webhooks.ProviderSet, NewWebhookSettings, NewWebhookSender, service.NewWebhookService, NewWebhookWorkers,
+	wire.Bind(new(service.WebhookStore), new(*webhooks.Store)),
+	wire.Bind(new(service.WebhookSender), new(*webhookdial.Sender)),
+	wire.Bind(new(web.WebhookService), new(*service.WebhookService)),
+)
+
+// WebhookConcurrency is how many deliveries one instance attempts at once: each waits on a
+// remote endpoint (up to domain.WebhookTimeout), and one endpoint has one delivery in flight at a
+// time (its order), so this is the number of endpoints served at once.
+const WebhookConcurrency = 32
+
+// NewWebhookSettings returns the webhooks' settings: INKWELL_WEBHOOK_KEY, or when it is unset a
+// key derived from the JWT secret (SHA-256 of a label and the secret), with a warning.
+func NewWebhookSettings(cfg *ioc.Config, log *slog.Logger) (service.WebhookSettings, error) {
+	s := service.WebhookSettings{AllowPrivate: cfg.Webhooks.AllowPrivate}
+	if cfg.Webhooks.Key != "" {
+		key, err := ioc.ParseWebhookKey(cfg.Webhooks.Key)
+		if err != nil {
+			return s, err
+		}
+		s.Key = key
+		return s, nil
+	}
+	sum := sha256.Sum256([]byte("inkwell webhook secrets\x00" + cfg.Auth.JWTSecret))
+	s.Key = sum[:]
+	log.Warn("INKWELL_WEBHOOK_KEY is not set: webhook secrets are encrypted with a key derived from the JWT secret (set INKWELL_WEBHOOK_KEY in production)")
+	return s, nil
+}
+
+// NewWebhookSender returns the sender deliveries go through.
+func NewWebhookSender(cfg *ioc.Config) *webhookdial.Sender {
+	return webhookdial.New(webhookdial.Config{AllowPrivate: cfg.Webhooks.AllowPrivate})
+}
+
+// WebhookWorkers are the webhooks queue's runner and the fan-out consumer of the outbox stream;
+// NewDurable runs them (the jobs listener wakes the runner).
+type WebhookWorkers struct {
+	Runner   *job.Runner
+	Consumer *events.Consumer
+}
+
+// NewWebhookWorkers builds them. The retry base is domain.WebhookRetry's (tests shorten it).
+func NewWebhookWorkers(cfg *ioc.Config, rdb redis.UniversalClient, queue *durable.JobQueue, stream OutboxStream, svc *service.WebhookService,
+	jobs job.JobObserver, log *slog.Logger) WebhookWorkers {
+	owner := consumerName()
+	retry := domain.WebhookRetry
+	retry.Base = ioc.Or(cfg.Tune.WebhookRetryBase, retry.Base)
+	return WebhookWorkers{
+		Runner: job.NewRunner(queue, job.QueueConfig{
+			Queue: domain.WebhookQueue, Concurrency: WebhookConcurrency, Lease: job.QueueLease, Poll: ioc.Or(cfg.Tune.QueuePoll, job.QueuePoll),
+			Retry: retry, Grace: cfg.Server.ShutdownTimeout / 2, Observer: jobs,
+		}, map[string]job.JobHandler{domain.WebhookJobKind: job.WebhookDeliverHandler(svc)}, owner, log),
+		Consumer: events.NewConsumer(rdb, events.ConsumerConfig{
+			Stream: string(stream), Group: job.GroupWebhooks, Name: owner, BatchSize: 100, BatchWait: 100 * time.Millisecond,
+			ClaimIdle: claimIdle(cfg), ClaimEvery: claimEvery(cfg), Retry: domain.RetryPolicy{MaxAttempts: events.ConsumerMaxDeliveries},
+		}, job.WebhooksHandler(svc, log), log),
+	}
+}
