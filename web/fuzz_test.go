@@ -261,6 +261,27 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 	m.revisions.EXPECT().Get(a, a, a, a).Return(rev, err).AnyTimes()
 	m.revisions.EXPECT().Restore(a, a, a, a, a).Return(article, err).AnyTimes()
 
+	var hook domain.Webhook
+	var hookSecret string
+	var hookDeliveries service.WebhookDeliveryList
+	if oc.rich {
+		since := fxTime
+		hook = domain.Webhook{ID: 7, OwnerID: 1, URL: "https://hooks.example.com/in", Events: []string{domain.WebhookArticlePublished}, Active: true,
+			FailingSince: &since, CreatedAt: fxTime, UpdatedAt: fxTime}
+		hookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+		hookDeliveries = service.WebhookDeliveryList{Items: []domain.WebhookDelivery{{ID: 3, WebhookID: 7, Seq: 2, EventID: "outbox-1",
+			EventType: domain.WebhookArticlePublished, Status: domain.WebhookDelivered, Attempts: 1, StatusCode: 200, LatencyMs: 12,
+			Response: "ok", CreatedAt: fxTime, AttemptedAt: &since}}, NextBefore: 2}
+	}
+	m.webhooks.EXPECT().Create(a, a, a, a).Return(hook, hookSecret, err).AnyTimes()
+	m.webhooks.EXPECT().List(a, a, a).Return([]domain.Webhook{hook}, err).AnyTimes()
+	m.webhooks.EXPECT().Get(a, a, a, a).Return(hook, err).AnyTimes()
+	m.webhooks.EXPECT().Update(a, a, a, a, a).Return(hook, err).AnyTimes()
+	m.webhooks.EXPECT().Delete(a, a, a, a).Return(err).AnyTimes()
+	m.webhooks.EXPECT().Deliveries(a, a, a, a, a, a).Return(hookDeliveries, err).AnyTimes()
+	m.webhooks.EXPECT().Redeliver(a, a, a, a, a).Return(err).AnyTimes()
+	m.webhooks.EXPECT().Test(a, a, a, a).Return(err).AnyTimes()
+
 	m.notifications.EXPECT().List(a, a, a).Return(notes, err).AnyTimes()
 	m.notifications.EXPECT().MarkRead(a, a, a).Return(marked, err).AnyTimes()
 
@@ -649,6 +670,18 @@ var bodyRoutes = []bodyRoute{
 	{"POST /api/articles/{slug}/revisions/{version}/restore",
 		[]string{`{"version":4}`},
 		[]string{`{"version":"4"}`, `{"version":-1}`, `{"version":4294967296}`, `{"version":null}`}},
+	{"POST /api/user/webhooks",
+		[]string{`{"webhook":{"url":"https://hooks.example.com/in","events":["article.published"]}}`},
+		[]string{`{"webhook":{"url":7}}`, `{"webhook":{"events":"article.published"}}`, `{"webhook":null}`}},
+	{"PATCH /api/user/webhooks/{id}",
+		[]string{`{"webhook":{"url":"https://hooks.example.com/v2","events":["article.updated"],"active":false}}`, `{"webhook":{"active":true}}`},
+		[]string{`{"webhook":{"active":"no"}}`}},
+	{"POST /api/admin/webhooks",
+		[]string{`{"webhook":{"url":"https://hooks.example.com/in","events":["article.published"]}}`},
+		[]string{`{"webhook":{"url":["x"]}}`}},
+	{"PATCH /api/admin/webhooks/{id}",
+		[]string{`{"webhook":{"url":"https://hooks.example.com/v2","events":["article.withdrawn"],"active":true}}`},
+		[]string{`{"webhook":{"events":[7]}}`}},
 	{"POST /api/moderation/reports/{id}/resolve",
 		[]string{`{"action":"hide","reason":"spam wave"}`},
 		[]string{`{"action":"delete"}`, `{"action":7,"reason":["x"]}`, `{}`}},
@@ -757,6 +790,8 @@ var queryRoutes = []string{
 	"GET /api/user/notifications",
 	"GET /api/user/blocks",
 	"GET /api/user/uploads",
+	"GET /api/user/webhooks/{id}/deliveries",
+	"GET /api/admin/webhooks/{id}/deliveries",
 	"GET /api/articles/{slug}/comments",
 	"GET /api/articles/{slug}/revisions",
 	"GET /api/collections/{id}/articles",
@@ -889,6 +924,18 @@ var pathRoutes = []string{
 	"GET /api/auth/oidc/{provider}/callback",
 	"DELETE /api/user/identities/{id}",
 	"DELETE /api/uploads/{id}",
+	"GET /api/user/webhooks/{id}",
+	"PATCH /api/user/webhooks/{id}",
+	"DELETE /api/user/webhooks/{id}",
+	"GET /api/user/webhooks/{id}/deliveries",
+	"POST /api/user/webhooks/{id}/deliveries/{delivery}/redeliver",
+	"POST /api/user/webhooks/{id}/test",
+	"GET /api/admin/webhooks/{id}",
+	"PATCH /api/admin/webhooks/{id}",
+	"DELETE /api/admin/webhooks/{id}",
+	"GET /api/admin/webhooks/{id}/deliveries",
+	"POST /api/admin/webhooks/{id}/deliveries/{delivery}/redeliver",
+	"POST /api/admin/webhooks/{id}/test",
 	"DELETE /api/user/api-keys/{id}",
 	"DELETE /api/user/sessions/{id}",
 	"GET /api/profiles/{username}",

@@ -876,6 +876,7 @@ type allMocks struct {
 	signIn        *mocks.MockSignInService
 	feeds         *mocks.MockFeedService
 	revisions     *mocks.MockRevisionService
+	webhooks      *mocks.MockWebhookService
 }
 
 func newAllMocks(ctrl *gomock.Controller) allMocks {
@@ -905,6 +906,7 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		signIn:        mocks.NewMockSignInService(ctrl),
 		feeds:         mocks.NewMockFeedService(ctrl),
 		revisions:     mocks.NewMockRevisionService(ctrl),
+		webhooks:      mocks.NewMockWebhookService(ctrl),
 	}
 }
 
@@ -917,6 +919,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Blocks:        web.NewBlockHandler(m.blocks, logger),
 		Articles:      web.NewArticleHandler(m.articles, logger),
 		Revisions:     web.NewRevisionHandler(m.revisions, logger),
+		Webhooks:      web.NewWebhookHandler(m.webhooks, logger),
 		Schedule:      web.NewArticleScheduleHandler(m.schedule, logger),
 		Comments:      web.NewCommentHandler(m.comments, logger),
 		Collections:   web.NewCollectionHandler(m.collections, m.history, logger),
