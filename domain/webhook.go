@@ -15,11 +15,15 @@ import (
 	"unicode/utf8"
 )
 
+// TopicArticleUpdated is the outbox topic of an edit of a published article (#33: webhooks hear of
+// it; notifications do not).
+const TopicArticleUpdated = "article.updated"
+
 // The events a webhook may subscribe to (#33). A user's endpoints hear of their own content; the
 // site's (admins') of every public event.
 const (
 	WebhookArticlePublished = TopicArticlePublished
-	WebhookArticleUpdated   = "article.updated"
+	WebhookArticleUpdated   = TopicArticleUpdated
 	WebhookArticleWithdrawn = TopicArticleWithdrawn
 	WebhookCommentCreated   = "comment.created"
 	WebhookFollowerAdded    = "follower.added"

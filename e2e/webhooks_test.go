@@ -221,6 +221,19 @@ func TestWebhooks_EveryRule(t *testing.T) {
 		}
 	})
 
+	t.Run("edits of published articles are article.updated", func(t *testing.T) {
+		app.Do("PATCH", base, author, map[string]any{"webhook": map[string]any{"events": []string{"article.published", "article.updated"}}}).Expect(t, http.StatusOK)
+		a := articleOf(t, app.Do("POST", "/api/articles", author, newArticle("Edited later")).Expect(t, http.StatusCreated))
+		if c := recv.next(t); c.Type != "article.published" {
+			t.Fatalf("got %+v", c)
+		}
+		app.Do("PUT", "/api/articles/"+a["slug"].(string), author, map[string]any{"article": map[string]any{"body": "Edited."}}).Expect(t, http.StatusOK)
+		c := recv.next(t)
+		if c.Verified != nil || c.Type != "article.updated" || c.Body["data"].(map[string]any)["article"].(map[string]any)["slug"] != a["slug"] {
+			t.Fatalf("edit delivery %+v", c)
+		}
+	})
+
 	t.Run("the site's endpoint hears every author", func(t *testing.T) {
 		site := newHookReceiver(t)
 		sw := app.Do("POST", "/api/admin/webhooks", admin, webhookBody(site.URL, "article.published")).Expect(t, http.StatusCreated).JSON(t)["webhook"].(map[string]any)

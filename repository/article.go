@@ -165,7 +165,12 @@ func (r *ArticleRepository) Update(ctx context.Context, id int64, change func(*d
 				return err
 			}
 		}
-		r.afterWrite(tx, articleFromRow(row), row.Slug, locked.TagList...)
+		after := articleFromRow(row)
+		r.afterWrite(tx, after, row.Slug, locked.TagList...)
+		if after.Status == domain.StatusPublished && !after.Moderation.Hidden {
+			// Webhooks (#33) hear of edits of what the public sees; notifications ignore the topic.
+			return durable.WriteArticleEvent(ctx, r.q, tx, domain.TopicArticleUpdated, after)
+		}
 		return nil
 	})
 	if err != nil {
