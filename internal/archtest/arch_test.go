@@ -42,7 +42,7 @@ var allowed = map[string]struct{ imports, tests string }{
 	"internal/tools/oidcop": {}, // a real OpenID provider (zitadel/oidc op in memory) that testenv.StartOIDCProvider builds and runs as a process of its own
 	"internal/testenv":      {imports: "migrations"},
 	"ioc":                   {imports: "requestid"}, // infrastructure only: the root package wires the layers
-	"job":                   {imports: "domain events service", tests: "cache dao internal/testenv repository repository/durable repository/pg repository/search"},
+	"job":                   {imports: "domain events service", tests: "cache dao internal/testenv repository repository/durable repository/pg repository/search repository/webhooks webhookdial"},
 	"media":                 {imports: "domain", tests: "service"}, // the image pipeline: sniff, header limits, decode, re-encode; implements service.ImageProcessor, no storage
 	"metrics":               {},
 	"migrations":            {tests: "internal/testenv"},
