@@ -236,8 +236,12 @@ func (s *Store) Record(ctx context.Context, a domain.WebhookAttempt) (domain.Web
 		}
 		status := domain.WebhookDelivered
 		if a.Answer.OK() {
-			if err := s.q.WebhookSucceeded(ctx, tx, a.WebhookID); err != nil {
-				return pg.Wrapf(err, "record the success of webhook %d", a.WebhookID)
+			// Only an endpoint that was failing has a failing time to forget (one statement less
+			// per delivery in the common case).
+			if w.FailingSince.Valid {
+				if err := s.q.WebhookSucceeded(ctx, tx, a.WebhookID); err != nil {
+					return pg.Wrapf(err, "record the success of webhook %d", a.WebhookID)
+				}
 			}
 		} else {
 			since, err := s.q.WebhookFailed(ctx, tx, dao.WebhookFailedParams{ID: a.WebhookID, Now: a.At})
