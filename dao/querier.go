@@ -767,6 +767,8 @@ type Querier interface {
 	UserUpdatePasswordHash(ctx context.Context, db DBTX, arg UserUpdatePasswordHashParams) error
 	WebhookCountByOwner(ctx context.Context, db DBTX, ownerID pgtype.Int8) (int64, error)
 	WebhookDelete(ctx context.Context, db DBTX, id int64) (int64, error)
+	// A delivery with its endpoint, for one attempt (one round trip).
+	WebhookDeliveryForAttempt(ctx context.Context, db DBTX, id int64) (WebhookDeliveryForAttemptRow, error)
 	WebhookDeliveryGet(ctx context.Context, db DBTX, id int64) (WebhookDelivery, error)
 	// The endpoint's lowest pending delivery: the one whose job may run.
 	WebhookDeliveryHead(ctx context.Context, db DBTX, webhookID int64) (int64, error)

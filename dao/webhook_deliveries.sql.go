@@ -11,6 +11,46 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const webhookDeliveryForAttempt = `-- name: WebhookDeliveryForAttempt :one
+SELECT d.id, d.webhook_id, d.seq, d.event_id, d.event_type, d.body, d.status, d.attempts, d.status_code, d.latency_ms, d.response, d.error, d.created_at, d.attempted_at, w.url, w.active, w.secret_enc
+FROM webhook_deliveries d
+JOIN webhooks w ON w.id = d.webhook_id
+WHERE d.id = $1::bigint
+`
+
+type WebhookDeliveryForAttemptRow struct {
+	WebhookDelivery WebhookDelivery
+	Url             string
+	Active          bool
+	SecretEnc       []byte
+}
+
+// A delivery with its endpoint, for one attempt (one round trip).
+func (q *Queries) WebhookDeliveryForAttempt(ctx context.Context, db DBTX, id int64) (WebhookDeliveryForAttemptRow, error) {
+	row := db.QueryRow(ctx, webhookDeliveryForAttempt, id)
+	var i WebhookDeliveryForAttemptRow
+	err := row.Scan(
+		&i.WebhookDelivery.ID,
+		&i.WebhookDelivery.WebhookID,
+		&i.WebhookDelivery.Seq,
+		&i.WebhookDelivery.EventID,
+		&i.WebhookDelivery.EventType,
+		&i.WebhookDelivery.Body,
+		&i.WebhookDelivery.Status,
+		&i.WebhookDelivery.Attempts,
+		&i.WebhookDelivery.StatusCode,
+		&i.WebhookDelivery.LatencyMs,
+		&i.WebhookDelivery.Response,
+		&i.WebhookDelivery.Error,
+		&i.WebhookDelivery.CreatedAt,
+		&i.WebhookDelivery.AttemptedAt,
+		&i.Url,
+		&i.Active,
+		&i.SecretEnc,
+	)
+	return i, err
+}
+
 const webhookDeliveryGet = `-- name: WebhookDeliveryGet :one
 SELECT id, webhook_id, seq, event_id, event_type, body, status, attempts, status_code, latency_ms, response, error, created_at, attempted_at FROM webhook_deliveries WHERE id = $1::bigint
 `

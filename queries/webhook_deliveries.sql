@@ -34,3 +34,10 @@ SELECT * FROM webhook_deliveries
 WHERE webhook_id = @webhook_id::bigint AND seq < @before_seq::bigint
 ORDER BY seq DESC
 LIMIT @lim::int;
+
+-- name: WebhookDeliveryForAttempt :one
+-- A delivery with its endpoint, for one attempt (one round trip).
+SELECT sqlc.embed(d), w.url, w.active, w.secret_enc
+FROM webhook_deliveries d
+JOIN webhooks w ON w.id = d.webhook_id
+WHERE d.id = @id::bigint;

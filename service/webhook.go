@@ -30,6 +30,9 @@ type WebhookStore interface {
 	// Add adds one delivery to one endpoint, at the end of its line.
 	Add(ctx context.Context, webhookID int64, eventID, eventType, body string) error
 	Delivery(ctx context.Context, id int64) (domain.WebhookDelivery, error)
+	// ForAttempt returns a delivery with its endpoint (ID, URL, Active) and the endpoint's
+	// encrypted secret.
+	ForAttempt(ctx context.Context, id int64) (domain.WebhookDelivery, domain.Webhook, []byte, error)
 	Deliveries(ctx context.Context, webhookID, beforeSeq int64, limit int) ([]domain.WebhookDelivery, error)
 	// Record records an attempt (and disables an endpoint failing too long); a delivery that is
 	// done makes way for the endpoint's next.
@@ -308,7 +311,7 @@ var ErrWebhookRetry = errors.New("webhook delivery failed; retrying later")
 // the attempt is the delivery's last. It returns ErrWebhookRetry (wrapped) when the delivery
 // stays pending, for the queue to retry it after a backoff; nil when it is done, or gone.
 func (s *WebhookService) Deliver(ctx context.Context, deliveryID int64, last bool) error {
-	d, err := s.store.Delivery(ctx, deliveryID)
+	d, w, enc, err := s.store.ForAttempt(ctx, deliveryID)
 	if errors.Is(err, domain.ErrNotFound) {
 		return nil // its endpoint was deleted
 	}
@@ -317,13 +320,6 @@ func (s *WebhookService) Deliver(ctx context.Context, deliveryID int64, last boo
 	}
 	if d.Status != domain.WebhookPending {
 		return nil
-	}
-	w, enc, err := s.store.Get(ctx, d.WebhookID)
-	if errors.Is(err, domain.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
 	}
 	if !w.Active {
 		return s.store.Skip(ctx, w.ID, d.ID, "the endpoint is disabled")

@@ -56,8 +56,7 @@ func TestWebhookService_SealedSecretSignsDeliveries(t *testing.T) {
 	}
 
 	delivery := domain.WebhookDelivery{ID: 41, WebhookID: 5, Body: `{"type":"article.published"}`, Status: domain.WebhookPending}
-	d.store.EXPECT().Delivery(gomock.Any(), int64(41)).Return(delivery, nil)
-	d.store.EXPECT().Get(gomock.Any(), int64(5)).Return(hook, sealed, nil)
+	d.store.EXPECT().ForAttempt(gomock.Any(), int64(41)).Return(delivery, hook, sealed, nil)
 	d.sender.EXPECT().Send(gomock.Any(), hook.URL, gomock.Any(), []byte(delivery.Body)).DoAndReturn(
 		func(_ context.Context, _ string, h map[string]string, body []byte) domain.WebhookAnswer {
 			if h["webhook-id"] != "msg_41" || h["webhook-timestamp"] != "1796385600" ||
@@ -85,8 +84,7 @@ func TestWebhookService_DeliverOutcomes(t *testing.T) {
 	}{
 		{name: "a failure stays pending and is retried",
 			buildStubs: func(_ *service.WebhookService, d webhookDeps, sealed []byte) {
-				d.store.EXPECT().Delivery(gomock.Any(), int64(41)).Return(pending, nil)
-				d.store.EXPECT().Get(gomock.Any(), int64(5)).Return(hook, sealed, nil)
+				d.store.EXPECT().ForAttempt(gomock.Any(), int64(41)).Return(pending, hook, sealed, nil)
 				d.sender.EXPECT().Send(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(domain.WebhookAnswer{StatusCode: 500})
 				d.store.EXPECT().Record(gomock.Any(), gomock.Any()).Return(domain.WebhookAttemptResult{Status: domain.WebhookPending}, nil)
 			},
@@ -97,8 +95,7 @@ func TestWebhookService_DeliverOutcomes(t *testing.T) {
 			}},
 		{name: "the last failure is dead, not retried", last: true,
 			buildStubs: func(_ *service.WebhookService, d webhookDeps, sealed []byte) {
-				d.store.EXPECT().Delivery(gomock.Any(), int64(41)).Return(pending, nil)
-				d.store.EXPECT().Get(gomock.Any(), int64(5)).Return(hook, sealed, nil)
+				d.store.EXPECT().ForAttempt(gomock.Any(), int64(41)).Return(pending, hook, sealed, nil)
 				d.sender.EXPECT().Send(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(domain.WebhookAnswer{Err: errors.New("refused")})
 				d.store.EXPECT().Record(gomock.Any(), gomock.Cond(func(a domain.WebhookAttempt) bool { return a.Last })).
 					Return(domain.WebhookAttemptResult{Status: domain.WebhookDead}, nil)
@@ -112,8 +109,7 @@ func TestWebhookService_DeliverOutcomes(t *testing.T) {
 			buildStubs: func(_ *service.WebhookService, d webhookDeps, sealed []byte) {
 				off := hook
 				off.Active = false
-				d.store.EXPECT().Delivery(gomock.Any(), int64(41)).Return(pending, nil)
-				d.store.EXPECT().Get(gomock.Any(), int64(5)).Return(off, sealed, nil)
+				d.store.EXPECT().ForAttempt(gomock.Any(), int64(41)).Return(pending, off, sealed, nil)
 				d.store.EXPECT().Skip(gomock.Any(), int64(5), int64(41), gomock.Any()).Return(nil)
 			},
 			check: func(t *testing.T, err error) {
@@ -123,7 +119,7 @@ func TestWebhookService_DeliverOutcomes(t *testing.T) {
 			}},
 		{name: "a deleted endpoint's job ends",
 			buildStubs: func(_ *service.WebhookService, d webhookDeps, _ []byte) {
-				d.store.EXPECT().Delivery(gomock.Any(), int64(41)).Return(domain.WebhookDelivery{}, domain.ErrNotFound)
+				d.store.EXPECT().ForAttempt(gomock.Any(), int64(41)).Return(domain.WebhookDelivery{}, domain.Webhook{}, nil, domain.ErrNotFound)
 			},
 			check: func(t *testing.T, err error) {
 				if err != nil {
@@ -134,8 +130,7 @@ func TestWebhookService_DeliverOutcomes(t *testing.T) {
 			buildStubs: func(_ *service.WebhookService, d webhookDeps, sealed []byte) {
 				private := hook
 				private.URL = "https://127.0.0.1/in"
-				d.store.EXPECT().Delivery(gomock.Any(), int64(41)).Return(pending, nil)
-				d.store.EXPECT().Get(gomock.Any(), int64(5)).Return(private, sealed, nil)
+				d.store.EXPECT().ForAttempt(gomock.Any(), int64(41)).Return(pending, private, sealed, nil)
 				d.store.EXPECT().Record(gomock.Any(), gomock.Cond(func(a domain.WebhookAttempt) bool { return a.Answer.Err != nil })).
 					Return(domain.WebhookAttemptResult{Status: domain.WebhookPending}, nil)
 			},

@@ -205,6 +205,17 @@ func (s *Store) Delivery(ctx context.Context, id int64) (domain.WebhookDelivery,
 	return deliveryOf(r), nil
 }
 
+// ForAttempt returns a delivery with its endpoint (url, active) and the endpoint's encrypted
+// secret, in one statement: what an attempt needs.
+func (s *Store) ForAttempt(ctx context.Context, id int64) (domain.WebhookDelivery, domain.Webhook, []byte, error) {
+	r, err := s.q.WebhookDeliveryForAttempt(ctx, s.pool, id)
+	if err != nil {
+		return domain.WebhookDelivery{}, domain.Webhook{}, nil, pg.Wrapf(err, "get delivery %d", id)
+	}
+	d := deliveryOf(r.WebhookDelivery)
+	return d, domain.Webhook{ID: d.WebhookID, URL: r.Url, Active: r.Active}, r.SecretEnc, nil
+}
+
 // Deliveries returns up to limit deliveries of an endpoint numbered below beforeSeq (0: from
 // the newest), newest first.
 func (s *Store) Deliveries(ctx context.Context, webhookID, beforeSeq int64, limit int) ([]domain.WebhookDelivery, error) {

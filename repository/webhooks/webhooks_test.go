@@ -78,6 +78,10 @@ func TestWebhooks_InOrderPerEndpoint(t *testing.T) {
 		t.Fatalf("jobs for deliveries %v, want the head of each endpoint only", got)
 	}
 
+	if d, hook, enc, err := e.store.ForAttempt(t.Context(), first.ID); err != nil || d.ID != first.ID || hook.URL != w.URL || !hook.Active || string(enc) != "enc" {
+		t.Fatalf("ForAttempt: %+v %+v %q %v", d, hook, enc, err)
+	}
+
 	now := time.Now()
 	res, err := e.store.Record(t.Context(), domain.WebhookAttempt{DeliveryID: first.ID, WebhookID: w.ID, At: now,
 		Answer: domain.WebhookAnswer{StatusCode: 500, Body: []byte("boom")}})

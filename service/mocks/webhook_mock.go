@@ -129,6 +129,23 @@ func (mr *MockWebhookStoreMockRecorder) FanOut(ctx, eventID, topic, ownerID, bod
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "FanOut", reflect.TypeOf((*MockWebhookStore)(nil).FanOut), ctx, eventID, topic, ownerID, body)
 }
 
+// ForAttempt mocks base method.
+func (m *MockWebhookStore) ForAttempt(ctx context.Context, id int64) (domain.WebhookDelivery, domain.Webhook, []byte, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "ForAttempt", ctx, id)
+	ret0, _ := ret[0].(domain.WebhookDelivery)
+	ret1, _ := ret[1].(domain.Webhook)
+	ret2, _ := ret[2].([]byte)
+	ret3, _ := ret[3].(error)
+	return ret0, ret1, ret2, ret3
+}
+
+// ForAttempt indicates an expected call of ForAttempt.
+func (mr *MockWebhookStoreMockRecorder) ForAttempt(ctx, id any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ForAttempt", reflect.TypeOf((*MockWebhookStore)(nil).ForAttempt), ctx, id)
+}
+
 // Get mocks base method.
 func (m *MockWebhookStore) Get(ctx context.Context, id int64) (domain.Webhook, []byte, error) {
 	m.ctrl.T.Helper()
