@@ -34,7 +34,8 @@ var webhookSet = wire.NewSet(
 const WebhookConcurrency = 32
 
 // NewWebhookSettings returns the webhooks' settings: INKWELL_WEBHOOK_KEY, or when it is unset a
-// key derived from the JWT secret (SHA-256 of a label and the secret), with a warning.
+// key derived from the JWT secret (SHA-256 of a label and the secret), with a warning in prod (an
+// info line in dev).
 func NewWebhookSettings(cfg *ioc.Config, log *slog.Logger) (service.WebhookSettings, error) {
 	s := service.WebhookSettings{AllowPrivate: cfg.Webhooks.AllowPrivate}
 	if cfg.Webhooks.Key != "" {
@@ -47,7 +48,12 @@ func NewWebhookSettings(cfg *ioc.Config, log *slog.Logger) (service.WebhookSetti
 	}
 	sum := sha256.Sum256([]byte("inkwell webhook secrets\x00" + cfg.Auth.JWTSecret))
 	s.Key = sum[:]
-	log.Warn("INKWELL_WEBHOOK_KEY is not set: webhook secrets are encrypted with a key derived from the JWT secret (set INKWELL_WEBHOOK_KEY in production)")
+	msg := "INKWELL_WEBHOOK_KEY is not set: webhook secrets are encrypted with a key derived from the JWT secret (set INKWELL_WEBHOOK_KEY in production)"
+	if cfg.Server.Env == "prod" {
+		log.Warn(msg)
+	} else {
+		log.Info(msg) // the dev default (make run, tests): no warning on a healthy start
+	}
 	return s, nil
 }
 
