@@ -28,6 +28,7 @@ import (
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/repository/session"
 	"github.com/inkwell-dev/inkwell/repository/uploads"
+	"github.com/inkwell-dev/inkwell/repository/webhooks"
 	"github.com/inkwell-dev/inkwell/service"
 	"github.com/inkwell-dev/inkwell/web"
 )
@@ -164,6 +165,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.ArticleEditor), new(*service.ArticleService)),
 	wire.Bind(new(web.RevisionService), new(*service.RevisionService)),
 	wire.Bind(new(service.WebhookAccounts), new(*repository.UserRepository)),
+	wire.Bind(new(webhooks.Jobs), new(*durable.JobQueue)),
 )
 
 // InitApp wires the whole process from its configuration.

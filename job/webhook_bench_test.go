@@ -41,7 +41,7 @@ func BenchmarkWebhookDeliveries(b *testing.B) {
 	}))
 	defer recv.Close()
 
-	store := webhooks.NewStore(e.pool, dao.New())
+	store := webhooks.NewStore(e.pool, dao.New(), e.queue)
 	key := make([]byte, 32)
 	svc, err := service.NewWebhookService(store, webhookdial.New(webhookdial.Config{AllowPrivate: true}), (*repository.UserRepository)(nil),
 		service.WebhookSettings{Key: key, AllowPrivate: true}, time.Now)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/webhooks"
 )
 
@@ -21,7 +22,8 @@ type env struct {
 func setup(t testing.TB) *env {
 	t.Helper()
 	db := testenv.NewDB(t)
-	return &env{pool: db.Pool, store: webhooks.NewStore(db.Pool, dao.New())}
+	q := dao.New()
+	return &env{pool: db.Pool, store: webhooks.NewStore(db.Pool, q, durable.NewJobQueue(durable.QueuePool{Pool: db.Pool}, q))}
 }
 
 // user inserts an account and returns its id.

@@ -15,18 +15,27 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
-	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/service"
 )
+
+// Jobs enqueues a job in a unit of work (durable.JobQueue; the root binds it): the room of
+// durable delivery is another room, so this one names only what it needs of it.
+type Jobs interface {
+	EnqueueIn(ctx context.Context, stx service.Tx, nj domain.NewJob) (bool, error)
+}
 
 // Store keeps endpoints and deliveries (service.WebhookStore).
 type Store struct {
 	pool *pgxpool.Pool
 	q    dao.Querier
+	jobs Jobs
 }
 
 // NewStore returns the store.
-func NewStore(pool *pgxpool.Pool, q dao.Querier) *Store { return &Store{pool: pool, q: q} }
+func NewStore(pool *pgxpool.Pool, q dao.Querier, jobs Jobs) *Store {
+	return &Store{pool: pool, q: q, jobs: jobs}
+}
 
 func owner(id int64) pgtype.Int8 { return pgtype.Int8{Int64: id, Valid: id != 0} }
 
@@ -165,7 +174,7 @@ func (s *Store) addIn(ctx context.Context, tx *pg.Tx, webhookID int64, eventID, 
 }
 
 // enqueueHeadIn enqueues the job of the endpoint's lowest pending delivery, if it is only (or
-// is) the one given (0: any). The job's unique key makes enqueueing it twice a no-op.
+// is) the one given (0: any), in tx. The job's unique key makes enqueueing it twice a no-op.
 func (s *Store) enqueueHeadIn(ctx context.Context, tx *pg.Tx, webhookID, only int64) error {
 	head, err := s.q.WebhookDeliveryHead(ctx, tx, webhookID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -178,7 +187,7 @@ func (s *Store) enqueueHeadIn(ctx context.Context, tx *pg.Tx, webhookID, only in
 		return nil // an earlier delivery is pending: finishing it enqueues this one
 	}
 	payload, _ := json.Marshal(map[string]int64{"delivery": head})
-	_, err = durable.EnqueueTx(ctx, s.q, tx, domain.NewJob{
+	_, err = s.jobs.EnqueueIn(ctx, tx, domain.NewJob{
 		Queue: domain.WebhookQueue, Kind: domain.WebhookJobKind, Payload: payload, MaxAttempts: domain.WebhookRetry.MaxAttempts,
 		UniqueKey: "delivery:" + strconv.FormatInt(head, 10),
 	})
