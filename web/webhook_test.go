@@ -106,7 +106,9 @@ func TestWebhookHandler(t *testing.T) {
 				expectAuth(b.users)
 				b.hooks.EXPECT().Deliveries(a, sessionCred, false, int64(7), int64(1), 1).Return(service.WebhookDeliveryList{}, nil)
 			},
-			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireJSON(t, rec, http.StatusOK, `{"deliveries":[]}`) },
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireJSON(t, rec, http.StatusOK, `{"deliveries":[]}`)
+			},
 		},
 		{
 			name: "a bad cursor is 422", method: http.MethodGet, target: "/api/user/webhooks/7/deliveries?cursor=nope",
@@ -125,7 +127,7 @@ func TestWebhookHandler(t *testing.T) {
 		},
 		{
 			name: "a delivery id that is no number is 404", method: http.MethodPost, target: "/api/user/webhooks/7/deliveries/x/redeliver",
-			buildStubs: func(b webhookBundle) { expectAuth(b.users); b.hooks.EXPECT().Redeliver(a, a, a, a, a).Times(0) },
+			buildStubs:    func(b webhookBundle) { expectAuth(b.users); b.hooks.EXPECT().Redeliver(a, a, a, a, a).Times(0) },
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) { requireStatus(t, rec, http.StatusNotFound) },
 		},
 	})
