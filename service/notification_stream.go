@@ -142,7 +142,9 @@ func (s *NotificationStreamService) Start(ctx context.Context, cred domain.Crede
 
 // slotTTL is how long a stream's slot in the per-user count lives without a heartbeat: a crashed
 // instance's streams stop counting after it.
-func (s *NotificationStreamService) slotTTL() time.Duration { return 3*s.cfg.Heartbeat + 10*time.Second }
+func (s *NotificationStreamService) slotTTL() time.Duration {
+	return 3*s.cfg.Heartbeat + 10*time.Second
+}
 
 // Poll returns the stream's notifications not sent yet, oldest first.
 func (s *NotificationStreamService) Poll(ctx context.Context, st *NotificationStream) ([]domain.Notification, error) {
