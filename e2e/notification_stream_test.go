@@ -24,8 +24,8 @@ type sseEvent struct {
 type sseStream struct {
 	Status int
 	Header http.Header
-	Events chan sseEvent  // every event, in order; closed when the stream ends
-	Lines  chan string    // every comment line (heartbeats)
+	Events chan sseEvent // every event, in order; closed when the stream ends
+	Lines  chan string   // every comment line (heartbeats)
 	cancel context.CancelFunc
 }
 
