@@ -266,6 +266,35 @@ func TestNotificationStream(t *testing.T) {
 	if other.Status != http.StatusOK {
 		t.Fatalf("another user's stream: %d", other.Status)
 	}
+
+	// The ticket's stream ends when the session the ticket was issued to logs out.
+	app.call(t, "POST", "/api/users/logout", reader, nil).Expect(t, http.StatusNoContent)
+	if last := s.ended(t, 10*time.Second); last.Event != "revoked" {
+		t.Fatalf("ticket stream ended after %+v, want a revoked event", last)
+	}
+	requireErrorField(t, app.call(t, "POST", path+"/ticket", reader, nil), http.StatusUnauthorized, "token")
+}
+
+// TestNotificationStreamShutdown: an open stream does not hold a graceful shutdown up; it ends
+// with a shutdown event (its client reconnects elsewhere).
+func TestNotificationStreamShutdown(t *testing.T) {
+	parallel(t)
+	db, r := testenv.NewDB(t), testenv.NewRedis(t)
+	app := startReplica(t, db, r.Prefix, noAuthLimit, func(c *ioc.Config) {
+		c.Server.DrainDelay = 0
+		c.Server.ShutdownTimeout = time.Minute
+	})
+	reader := app.Register("shutdown_reader")
+	s := openStream(t, app.URL, "/api/user/notifications/stream", reader)
+	s.next(t, 5*time.Second) // the retry hint: the stream is open
+	start := time.Now()
+	app.Stop()
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("shutdown took %s with a stream open", took)
+	}
+	if last := s.ended(t, 5*time.Second); last.Event != "shutdown" {
+		t.Fatalf("stream ended after %+v, want a shutdown event", last)
+	}
 }
 
 // fetchStreamStatus opens the stream, returns its status and closes it at once.
