@@ -191,7 +191,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	notificationService := service.NewNotificationService(notificationRepository)
 	notificationHandler := web.NewNotificationHandler(notificationService, log)
 	notificationStreamConfig := NewNotificationStreamConfig(serverConfig)
-	notificationStreamService := service.NewNotificationStreamService(notificationRepository, notificationHub, sessionService, notificationStreamConfig)
+	notificationStreamService := service.NewNotificationStreamService(notificationRepository, notificationHub, sessionService, notificationStreamConfig, v)
 	notificationStreamHandler := web.NewNotificationStreamHandler(notificationStreamService, log)
 	codeLoginHandler := web.NewCodeLoginHandler(codeLoginService, log)
 	accountHandler := web.NewAccountHandler(accountService, log)

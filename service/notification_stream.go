@@ -77,9 +77,10 @@ type NotificationStreamService struct {
 	now      func() time.Time
 }
 
-// NewNotificationStreamService returns the service.
-func NewNotificationStreamService(repo NotificationStreamRepository, signals NotificationSignals, sessions StreamSessions, cfg NotificationStreamConfig) *NotificationStreamService {
-	return &NotificationStreamService{repo: repo, signals: signals, sessions: sessions, cfg: cfg, now: time.Now}
+// NewNotificationStreamService returns the service; now is the clock.
+func NewNotificationStreamService(repo NotificationStreamRepository, signals NotificationSignals, sessions StreamSessions, cfg NotificationStreamConfig,
+	now func() time.Time) *NotificationStreamService {
+	return &NotificationStreamService{repo: repo, signals: signals, sessions: sessions, cfg: cfg, now: now}
 }
 
 // Config returns the settings.
