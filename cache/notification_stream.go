@@ -33,6 +33,9 @@ type NotificationHub struct {
 	watches map[int64]map[chan struct{}]struct{}
 
 	subscribed atomic.Bool
+	psMu       sync.Mutex
+	ps         *redis.PubSub // the current subscription, closed by the cleanup to end a blocked receive
+	stopped    bool
 	cancel     context.CancelFunc
 	done       chan struct{}
 
@@ -60,7 +63,19 @@ func NewNotificationHub(rdb redis.UniversalClient, ks Keyspace, log *slog.Logger
 	h := &NotificationHub{rdb: rdb, ks: ks, channel: ks.Key("notifications"), log: log,
 		watches: map[int64]map[chan struct{}]struct{}{}, cancel: cancel, done: make(chan struct{})}
 	go h.run(ctx)
-	return h, func() { cancel(); <-h.done }
+	return h, h.stop
+}
+
+// stop ends the subscription and waits for its goroutine.
+func (h *NotificationHub) stop() {
+	h.psMu.Lock()
+	h.stopped = true
+	h.cancel()
+	if h.ps != nil {
+		_ = h.ps.Close()
+	}
+	h.psMu.Unlock()
+	<-h.done
 }
 
 // Notified publishes userIDs (after COMMIT). A failed PUBLISH is logged and counted: the streams
@@ -159,6 +174,13 @@ func (h *NotificationHub) run(ctx context.Context) {
 func (h *NotificationHub) session(ctx context.Context) error {
 	ps := h.rdb.Subscribe(ctx, h.channel)
 	defer func() { _ = ps.Close() }()
+	h.psMu.Lock()
+	if h.stopped {
+		h.psMu.Unlock()
+		return context.Canceled
+	}
+	h.ps = ps
+	h.psMu.Unlock()
 	pinged := false
 	for {
 		msg, err := ps.ReceiveTimeout(ctx, 2*time.Second)
