@@ -222,6 +222,23 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			notWant: []string{"Sort", "Seq Scan"},
 		},
 		{
+			// A live stream's replay and catch-up: a user's notifications after an id (migration 00036).
+			name: "notifications after an id",
+			sql: func(c dao.DBTX) {
+				_, _ = q.NotificationStreamAfter(t.Context(), c, dao.NotificationStreamAfterParams{})
+			},
+			args:    "(1, 0, 100)",
+			want:    []string{"Limit", "using notifications_user_id_idx", "Index Cond: ((user_id = $1) AND (id > $2))"},
+			notWant: []string{"Sort", "Seq Scan"},
+		},
+		{
+			name:    "a user's newest notification id",
+			sql:     func(c dao.DBTX) { _, _ = q.NotificationStreamLatestID(t.Context(), c, 0) },
+			args:    "(1)",
+			want:    []string{"Limit", "Index Only Scan Backward using notifications_user_id_idx"},
+			notWant: []string{"Sort", "Seq Scan"},
+		},
+		{
 			// A search's windows: each probe of the GIN index names the words and the window.
 			name: "search windows",
 			sql: func(c dao.DBTX) {
