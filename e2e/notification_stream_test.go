@@ -44,7 +44,7 @@ func openStream(t *testing.T, base, path, token string, headers ...string) *sseS
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	res, err := (&http.Client{}).Do(req)
+	res, err := (&http.Client{}).Do(req) //nolint:bodyclose // the reading goroutine closes it
 	if err != nil {
 		t.Fatal(err)
 	}
