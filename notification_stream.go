@@ -20,10 +20,13 @@ var notificationStreamSet = wire.NewSet(
 	NewNotificationStreamConfig, NewHTTPServer,
 )
 
-// NewNotificationStreamConfig returns the streams' caps and heartbeat (INKWELL_STREAM_*).
-func NewNotificationStreamConfig(s ioc.ServerConfig) service.NotificationStreamConfig {
+// NewNotificationStreamConfig returns the streams' caps and heartbeat: the per-instance cap from
+// INKWELL_STREAM_MAX_PER_INSTANCE, the others constants (tests tune them).
+func NewNotificationStreamConfig(s ioc.ServerConfig, tune ioc.Tuning) service.NotificationStreamConfig {
 	cfg := service.DefaultNotificationStreamConfig()
-	cfg.PerInstance, cfg.PerUser, cfg.Heartbeat = s.StreamMaxPerInstance, s.StreamMaxPerUser, s.StreamHeartbeat
+	cfg.PerInstance = s.StreamMaxPerInstance
+	cfg.PerUser = ioc.Or(tune.StreamPerUser, cfg.PerUser)
+	cfg.Heartbeat = ioc.Or(tune.StreamHeartbeat, cfg.Heartbeat)
 	return cfg
 }
 

@@ -190,7 +190,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	notificationRepository := repository.NewPublishingNotificationRepository(pool, querier, notificationHub)
 	notificationService := service.NewNotificationService(notificationRepository)
 	notificationHandler := web.NewNotificationHandler(notificationService, log)
-	notificationStreamConfig := NewNotificationStreamConfig(serverConfig)
+	notificationStreamConfig := NewNotificationStreamConfig(serverConfig, tuning)
 	notificationStreamService := service.NewNotificationStreamService(notificationRepository, notificationHub, sessionService, notificationStreamConfig, v)
 	notificationStreamHandler := web.NewNotificationStreamHandler(notificationStreamService, log)
 	codeLoginHandler := web.NewCodeLoginHandler(codeLoginService, log)

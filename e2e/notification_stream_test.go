@@ -141,7 +141,7 @@ func (s *sseStream) ended(t *testing.T, wait time.Duration) sseEvent {
 }
 
 func streamTweak(c *ioc.Config) {
-	c.Server.StreamHeartbeat = 200 * time.Millisecond
+	c.Tune.StreamHeartbeat = new(200 * time.Millisecond)
 	c.Server.RateWrites = "0"
 }
 
@@ -221,7 +221,7 @@ func TestNotificationStreamFleet(t *testing.T) {
 // balancer in a fleet run.
 func TestNotificationStream(t *testing.T) {
 	parallel(t)
-	app := startApp(t, noAuthLimit, streamTweak, func(c *ioc.Config) { c.Server.StreamMaxPerUser = 2 })
+	app := startApp(t, noAuthLimit, streamTweak, func(c *ioc.Config) { c.Tune.StreamPerUser = new(2) })
 	author := app.Register("ticket_author")
 	reader := app.Register("ticket_reader")
 	app.Do("POST", "/api/profiles/ticket_author/follow", reader, nil).Expect(t, http.StatusOK)

@@ -64,10 +64,8 @@ type ServerConfig struct {
 	RateAuth        string
 	RateWrites      string
 	RateSearch      string
-	// Live notification streams (GET /api/user/notifications/stream).
+	// StreamMaxPerInstance caps the live notification streams one instance holds.
 	StreamMaxPerInstance int
-	StreamMaxPerUser     int
-	StreamHeartbeat      time.Duration
 }
 
 // UploadsConfig bounds users' uploads (POST /api/uploads): one file's bytes and each user's quota.
@@ -179,6 +177,8 @@ type Tuning struct {
 	DBFallbackWait                         *time.Duration
 	CodeAttempts, CodeFailureBudget        *int
 	CodeDailySends                         *int
+	StreamHeartbeat                        *time.Duration // service.DefaultNotificationStreamConfig's 25 s
+	StreamPerUser                          *int           // its 5
 }
 
 // Or is *p when the test set it, else the constant def.
@@ -207,10 +207,8 @@ func declare(c *Config) *decls {
 	d.str(&s.TrustedProxies, "trusted-proxies", "", "comma-separated proxy IPs/CIDRs whose X-Forwarded-For names the client", func(v string) error { _, err := ParseTrustedProxies(v); return err })
 	d.str(&s.RateAuth, "rate-auth", "60/1m", "per-client-IP limit on registration, login and code login (N/duration; 0 disables)", rate)
 	d.str(&s.RateWrites, "rate-writes", "300/1m", "per-user limit on writes (N/duration; 0 disables)", rate)
-	d.int(&s.StreamMaxPerInstance, "stream-max-per-instance", 1000, "open live notification streams (GET /api/user/notifications/stream) one instance holds; more are refused 429", atLeast(1))
-	d.int(&s.StreamMaxPerUser, "stream-max-per-user", 5, "open live notification streams of one user across the fleet; more are refused 429", atLeast(1))
-	d.dur(&s.StreamHeartbeat, "stream-heartbeat", 25*time.Second, "interval of a live notification stream's heartbeat comment; each heartbeat also rechecks the stream's session (a revoked one ends the stream) and catches up on missed notifications", positive)
 	d.str(&s.RateSearch, "rate-search", "120/1m", "per-client limit on GET /api/search/* (the user when signed in, else the client IP; N/duration; 0 disables)", rate)
+	d.int(&s.StreamMaxPerInstance, "stream-max-per-instance", 1000, "open live notification streams (GET /api/user/notifications/stream) one instance holds; more are refused 429", atLeast(1))
 
 	db := &c.Database
 	d.group = "database"
