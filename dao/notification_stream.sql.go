@@ -12,58 +12,60 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const notificationStreamAfter = `-- name: NotificationStreamAfter :many
-SELECT n.id, n.user_id, n.kind, n.actor_id, n.article_id, n.event_id, n.created_at, n.read_at, n.detail, u.username AS actor_username, a.slug AS article_slug, a.title AS article_title
-FROM notifications n
+const notificationStreamAfterMany = `-- name: NotificationStreamAfterMany :many
+SELECT g.i::bigint AS ord, n.id, n.kind, n.detail, n.created_at, n.read_at,
+       u.username AS actor_username, a.slug AS article_slug, a.title AS article_title
+FROM generate_subscripts($1::bigint[], 1) AS g (i)
+CROSS JOIN LATERAL (
+    SELECT x.id, x.kind, x.detail, x.created_at, x.read_at, x.actor_id, x.article_id
+    FROM notifications x
+    WHERE x.user_id = ($1::bigint[])[g.i] AND x.id > ($2::bigint[])[g.i]
+    ORDER BY x.id
+    LIMIT $3::int
+) n
 LEFT JOIN users u ON u.id = n.actor_id
 LEFT JOIN articles a ON a.id = n.article_id AND a.status = 'published'
-WHERE n.user_id = $1::bigint AND n.id > $2::bigint
-ORDER BY n.id
-LIMIT $3::int
+ORDER BY g.i, n.id
 `
 
-type NotificationStreamAfterParams struct {
-	UserID  int64
-	AfterID int64
-	Lim     int32
+type NotificationStreamAfterManyParams struct {
+	UserIds  []int64
+	AfterIds []int64
+	Lim      int32
 }
 
-type NotificationStreamAfterRow struct {
+type NotificationStreamAfterManyRow struct {
+	Ord           int64
 	ID            int64
-	UserID        int64
 	Kind          string
-	ActorID       pgtype.Int8
-	ArticleID     pgtype.Int8
-	EventID       string
+	Detail        string
 	CreatedAt     time.Time
 	ReadAt        pgtype.Timestamptz
-	Detail        string
 	ActorUsername pgtype.Text
 	ArticleSlug   pgtype.Text
 	ArticleTitle  pgtype.Text
 }
 
 // A user's notifications after an id, oldest first (a stream's replay and catch-up), rendered as
-// NotificationList renders them. Walks notifications_user_id_idx.
-func (q *Queries) NotificationStreamAfter(ctx context.Context, db DBTX, arg NotificationStreamAfterParams) ([]NotificationStreamAfterRow, error) {
-	rows, err := db.Query(ctx, notificationStreamAfter, arg.UserID, arg.AfterID, arg.Lim)
+// NotificationList renders them, for many streams at once (the ones a wake-up woke together): for each
+// pair i of (user_ids[i], after_ids[i]), that user's notifications after that id, oldest first, at
+// most lim each; ord is i. One index range of notifications_user_id_idx per pair.
+func (q *Queries) NotificationStreamAfterMany(ctx context.Context, db DBTX, arg NotificationStreamAfterManyParams) ([]NotificationStreamAfterManyRow, error) {
+	rows, err := db.Query(ctx, notificationStreamAfterMany, arg.UserIds, arg.AfterIds, arg.Lim)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []NotificationStreamAfterRow{}
+	items := []NotificationStreamAfterManyRow{}
 	for rows.Next() {
-		var i NotificationStreamAfterRow
+		var i NotificationStreamAfterManyRow
 		if err := rows.Scan(
+			&i.Ord,
 			&i.ID,
-			&i.UserID,
 			&i.Kind,
-			&i.ActorID,
-			&i.ArticleID,
-			&i.EventID,
+			&i.Detail,
 			&i.CreatedAt,
 			&i.ReadAt,
-			&i.Detail,
 			&i.ActorUsername,
 			&i.ArticleSlug,
 			&i.ArticleTitle,

@@ -222,14 +222,15 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			notWant: []string{"Sort", "Seq Scan"},
 		},
 		{
-			// A live stream's replay and catch-up: a user's notifications after an id (migration 00036).
+			// Live streams' replay and catch-up: each woken user's notifications after an id, one
+			// index range per stream (migration 00036).
 			name: "notifications after an id",
 			sql: func(c dao.DBTX) {
-				_, _ = q.NotificationStreamAfter(t.Context(), c, dao.NotificationStreamAfterParams{})
+				_, _ = q.NotificationStreamAfterMany(t.Context(), c, dao.NotificationStreamAfterManyParams{})
 			},
-			args:    "(1, 0, 100)",
-			want:    []string{"Limit", "using notifications_user_id_idx", "Index Cond: ((user_id = $1) AND (id > $2))"},
-			notWant: []string{"Sort", "Seq Scan"},
+			args:    "('{1,2}', '{0,5}', 100)",
+			want:    []string{"Limit", "using notifications_user_id_idx", "Index Cond: ((user_id = ($1)[g.i]) AND (id > ($2)[g.i]))"},
+			notWant: []string{"Seq Scan on notifications"}, // users: the small seed's table is hashed whole
 		},
 		{
 			name:    "a user's newest notification id",

@@ -2,6 +2,7 @@ package repository
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -22,6 +23,9 @@ type NotificationRepository struct {
 	pool *pgxpool.Pool
 	q    dao.Querier
 	pub  NotificationPublisher // nil: nobody is told (notification_stream.go)
+
+	afterOnce  sync.Once
+	afterBatch *keyedBatcher[struct{}, afterRequest, []domain.Notification] // notification_stream.go
 }
 
 // NewNotificationRepository returns the repository.

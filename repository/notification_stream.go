@@ -2,6 +2,7 @@ package repository
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -33,23 +34,59 @@ func (r *NotificationRepository) announce(tx *pg.Tx, userIDs []int64) {
 	tx.AfterCommit(func(ctx context.Context) { r.pub.Notified(ctx, userIDs) })
 }
 
+// afterRequest is one stream's read: userID's notifications after afterID, at most limit.
+type afterRequest struct {
+	userID, afterID int64
+	limit           int
+}
+
+// afterBatchMax bounds the reads one statement carries; afterBatchTimeout bounds the statement.
+const (
+	afterBatchMax     = 1000
+	afterBatchTimeout = 10 * time.Second
+)
+
 // After returns userID's notifications with an id above afterID, oldest first, at most limit.
+// The reads of the streams a wake-up woke together (one announcement of a thousand followers
+// wakes a thousand streams) share statements: the first goes at once, those arriving while it
+// runs go together in the next (keyedBatcher).
 func (r *NotificationRepository) After(ctx context.Context, userID, afterID int64, limit int) ([]domain.Notification, error) {
-	rows, err := r.q.NotificationStreamAfter(ctx, r.pool, dao.NotificationStreamAfterParams{UserID: userID, AfterID: afterID, Lim: int32(limit)})
-	if err != nil {
-		return nil, pg.Wrapf(err, "notifications of %d after %d", userID, afterID)
+	r.afterOnce.Do(func() {
+		r.afterBatch = newKeyedBatcher(afterBatchMax, afterBatchTimeout, r.afterMany)
+	})
+	return r.afterBatch.add(ctx, struct{}{}, afterRequest{userID: userID, afterID: afterID, limit: limit})
+}
+
+// afterMany runs the reads of items in one statement.
+func (r *NotificationRepository) afterMany(ctx context.Context, _ struct{}, items []afterRequest) ([][]domain.Notification, []error) {
+	p := dao.NotificationStreamAfterManyParams{UserIds: make([]int64, len(items)), AfterIds: make([]int64, len(items))}
+	for i, it := range items {
+		p.UserIds[i], p.AfterIds[i] = it.userID, it.afterID
+		p.Lim = max(p.Lim, int32(it.limit))
 	}
-	out := make([]domain.Notification, len(rows))
-	for i, row := range rows {
+	outs := make([][]domain.Notification, len(items))
+	rows, err := r.q.NotificationStreamAfterMany(ctx, r.pool, p)
+	if err != nil {
+		errs := make([]error, len(items))
+		for i := range errs {
+			errs[i] = pg.Wrapf(err, "notifications of %d streams", len(items))
+		}
+		return outs, errs
+	}
+	for _, row := range rows {
+		i := int(row.Ord) - 1
+		if i < 0 || i >= len(items) || len(outs[i]) >= items[i].limit {
+			continue
+		}
 		n := domain.Notification{ID: row.ID, Kind: row.Kind, ActorUsername: row.ActorUsername.String,
 			ArticleSlug: row.ArticleSlug.String, ArticleTitle: row.ArticleTitle.String, Detail: row.Detail, CreatedAt: row.CreatedAt}
 		if row.ReadAt.Valid {
 			t := row.ReadAt.Time
 			n.ReadAt = &t
 		}
-		out[i] = n
+		outs[i] = append(outs[i], n)
 	}
-	return out, nil
+	return outs, nil
 }
 
 // LatestID is the id of userID's newest notification (0: none).

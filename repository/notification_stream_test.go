@@ -70,6 +70,29 @@ func TestNotificationRepository_AnnouncesAfterCommitAndReadsByID(t *testing.T) {
 	if err != nil || len(rest) != 1 || rest[0].ID != all[1].ID {
 		t.Fatalf("after %d = %+v, %v", all[0].ID, rest, err)
 	}
+	// Reads arriving together share a statement, and each gets its own answer.
+	var wg sync.WaitGroup
+	got := make([][]domain.Notification, 40)
+	for i := range got {
+		wg.Go(func() {
+			user, after := r1.ID, int64(0)
+			if i%2 == 1 {
+				user, after = r2.ID, all[0].ID // r2's ids differ from r1's; after r1's first is a bound only
+			}
+			got[i], _ = notes.After(t.Context(), user, after, 10)
+		})
+	}
+	wg.Wait()
+	for i, g := range got {
+		if i%2 == 0 && (len(g) != 2 || g[0].ID != all[0].ID) {
+			t.Fatalf("read %d (r1 after 0) = %+v", i, g)
+		}
+		for _, n := range g {
+			if i%2 == 1 && n.ID <= all[0].ID {
+				t.Fatalf("read %d (r2 after %d) = %+v", i, all[0].ID, g)
+			}
+		}
+	}
 	if latest, _ = notes.LatestID(t.Context(), r1.ID); latest != all[1].ID {
 		t.Fatalf("latest = %d, want %d", latest, all[1].ID)
 	}
