@@ -204,7 +204,8 @@ func (s *NotificationStreamService) Close(st *NotificationStream) {
 	if st.stop != nil {
 		st.stop()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	// Many streams may end at once (a proxy restarts): the releases queue for Redis connections.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = s.signals.Release(ctx, st.UserID, st.id) // else it expires after slotTTL
 	s.open.Add(-1)
