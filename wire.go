@@ -117,6 +117,7 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)),
 	wire.Bind(new(web.NotificationService), new(*service.NotificationService)),
 	wire.Bind(new(repository.NotificationPublisher), new(*cache.NotificationHub)),
+	wire.Bind(new(moderation.NoticePublisher), new(*cache.NotificationHub)),
 	wire.Bind(new(service.NotificationSignals), new(*cache.NotificationHub)),
 	wire.Bind(new(service.NotificationStreamRepository), new(*repository.NotificationRepository)),
 	wire.Bind(new(service.StreamSessions), new(*service.SessionService)),

@@ -78,6 +78,7 @@ var newSinceThePreviousRelease = map[string]string{
 	"TestNotificationStream":                   "live notifications (#33): GET /api/user/notifications/stream, POST /api/user/notifications/stream/ticket",
 	"TestNotificationStreamFleet":              "live notifications (#33) across a fleet",
 	"TestNotificationStreamShutdown":           "live notifications (#33): a stream at shutdown",
+	"TestNotificationStreamNotices":            "live notifications (#33): moderation notices",
 }
 
 // upgradeRun reports whether the suite runs through a mixed fleet (upgradeEnv).

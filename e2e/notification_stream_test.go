@@ -311,3 +311,22 @@ func (a *testApp) fetchStreamStatus(path, token string) (int, error) {
 	_ = res.Body.Close()
 	return res.StatusCode, nil
 }
+
+// TestNotificationStreamNotices: a moderation notice, written in the moderator's unit of work,
+// reaches the author's stream on another instance at once, long before a heartbeat (25 s here)
+// could catch it up.
+func TestNotificationStreamNotices(t *testing.T) {
+	parallel(t)
+	db, r := testenv.NewDB(t), testenv.NewRedis(t)
+	a := startReplica(t, db, r.Prefix, noAuthLimit)
+	b := startReplica(t, db, r.Prefix, noAuthLimit)
+	_, mod := a.staff(t, "notice")
+	author := a.Register("noticed_author")
+	slug := articleOf(t, a.Do("POST", "/api/articles", author, newArticle("To be hidden")).Expect(t, http.StatusCreated))["slug"].(string)
+	s := openStream(t, b.URL, "/api/user/notifications/stream", author)
+	s.next(t, 5*time.Second) // the retry hint: the stream listens
+	a.Do("POST", "/api/moderation/articles/"+slug+"/hide", mod, map[string]any{"reason": "spam"}).Expect(t, http.StatusOK)
+	if _, n := s.nextNotification(t, 5*time.Second); n["kind"] != "moderation.hidden" {
+		t.Fatalf("notice %v", n)
+	}
+}
