@@ -186,7 +186,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	rankConfig := NewRankConfig(jobsConfig)
 	rankService := service.NewRankService(rankRepository, hotListCache, hotArticleStore, userRepository, interactiveRepository, followRepository, moderationBlocks, rankConfig, v)
 	hotHandler := web.NewHotHandler(rankService, log)
-	notificationHub, cleanup7 := cache.NewNotificationHub(universalClient, keyspace, log)
+	notificationHub, cleanup7 := cache.NewNotificationHub(universalClient, keyspace, broadcaster, revocations, log)
 	notificationRepository := repository.NewPublishingNotificationRepository(pool, querier, notificationHub)
 	notificationService := service.NewNotificationService(notificationRepository)
 	notificationHandler := web.NewNotificationHandler(notificationService, log)

@@ -29,8 +29,12 @@ type NotificationHub struct {
 	channel string
 	log     *slog.Logger
 
+	rev *Revocations // nil: no revocation wake-ups (tests)
+
 	mu      sync.Mutex
 	watches map[int64]map[chan struct{}]struct{}
+	// rechecks are the streams to recheck when a session is revoked, by the session's mark key.
+	rechecks map[string]map[chan struct{}]struct{}
 
 	subscribed atomic.Bool
 	psMu       sync.Mutex
@@ -54,14 +58,24 @@ type notifiedMsg struct {
 	Users []int64 `json:"u"`
 }
 
-// NewNotificationHub subscribes to the notification channel of ks until the cleanup runs.
-func NewNotificationHub(rdb redis.UniversalClient, ks Keyspace, log *slog.Logger) (*NotificationHub, func()) {
+// NewNotificationHub subscribes to the notification channel of ks until the cleanup runs. A
+// revocation of a session whose streams it watches makes them recheck their session at once: one
+// this process marks (rev), or one another instance marks, whose key arrives through b as a tier
+// of its own (b, rev nil: only the heartbeats recheck).
+func NewNotificationHub(rdb redis.UniversalClient, ks Keyspace, b *Broadcaster, rev *Revocations, log *slog.Logger) (*NotificationHub, func()) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &NotificationHub{rdb: rdb, ks: ks, channel: ks.Key("notifications"), log: log,
-		watches: map[int64]map[chan struct{}]struct{}{}, cancel: cancel, done: make(chan struct{})}
+	h := &NotificationHub{rdb: rdb, ks: ks, channel: ks.Key("notifications"), log: log, rev: rev,
+		watches: map[int64]map[chan struct{}]struct{}{}, rechecks: map[string]map[chan struct{}]struct{}{},
+		cancel: cancel, done: make(chan struct{})}
+	if rev != nil {
+		rev.listen(func(key string) { h.revoked(key) })
+		if b != nil {
+			b.register(revocationTier{h})
+		}
+	}
 	go h.run(ctx)
 	return h, h.stop
 }
@@ -116,6 +130,61 @@ func (h *NotificationHub) Watch(userID int64) (<-chan struct{}, func()) {
 		delete(h.watches[userID], ch)
 		if len(h.watches[userID]) == 0 {
 			delete(h.watches, userID)
+		}
+	}
+}
+
+// WatchSession returns a channel that receives a value when sessionID may have been revoked
+// (the stream rechecks its session then), and the function that stops watching. A credential
+// without a session (an API key) is rechecked at the heartbeats only: nil channel.
+func (h *NotificationHub) WatchSession(sessionID string) (<-chan struct{}, func()) {
+	if sessionID == "" || h.rev == nil {
+		return nil, func() {}
+	}
+	key := h.rev.markKey(sessionID)
+	ch := make(chan struct{}, 1)
+	h.mu.Lock()
+	set := h.rechecks[key]
+	if set == nil {
+		set = map[chan struct{}]struct{}{}
+		h.rechecks[key] = set
+	}
+	set[ch] = struct{}{}
+	h.mu.Unlock()
+	return ch, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.rechecks[key], ch)
+		if len(h.rechecks[key]) == 0 {
+			delete(h.rechecks, key)
+		}
+	}
+}
+
+// revoked wakes the rechecks of the session whose mark key is key.
+func (h *NotificationHub) revoked(keys ...string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, key := range keys {
+		for ch := range h.rechecks[key] {
+			wake(ch)
+		}
+	}
+}
+
+// revocationTier receives the keys other instances changed (the broadcaster's tiers do): a
+// revocation's mark key among them rechecks that session's streams; a flush (messages may have
+// been missed) rechecks every stream.
+type revocationTier struct{ h *NotificationHub }
+
+func (t revocationTier) delete(keys ...string) { t.h.revoked(keys...) }
+
+func (t revocationTier) flush() {
+	t.h.mu.Lock()
+	defer t.h.mu.Unlock()
+	for _, set := range t.h.rechecks {
+		for ch := range set {
+			wake(ch)
 		}
 	}
 }

@@ -17,9 +17,9 @@ func TestNotificationHub_FanOut(t *testing.T) {
 	t.Parallel()
 	r := testenv.NewRedis(t)
 	ks := cache.Keyspace(r.Prefix)
-	a, stopA := cache.NewNotificationHub(r.Client, ks, testenv.Logger(t))
+	a, stopA := cache.NewNotificationHub(r.Client, ks, nil, nil, testenv.Logger(t))
 	t.Cleanup(stopA)
-	c, stopC := cache.NewNotificationHub(r.Client, ks, testenv.Logger(t))
+	c, stopC := cache.NewNotificationHub(r.Client, ks, nil, nil, testenv.Logger(t))
 	t.Cleanup(stopC)
 	reader, unwatch := c.Watch(7)
 	defer unwatch()
@@ -56,7 +56,7 @@ func TestNotificationHub_FanOut(t *testing.T) {
 func TestNotificationHub_Slots(t *testing.T) {
 	t.Parallel()
 	r := testenv.NewRedis(t)
-	h, stop := cache.NewNotificationHub(r.Client, cache.Keyspace(r.Prefix), testenv.Logger(t))
+	h, stop := cache.NewNotificationHub(r.Client, cache.Keyspace(r.Prefix), nil, nil, testenv.Logger(t))
 	t.Cleanup(stop)
 	ctx := context.Background()
 	for _, id := range []string{"s1", "s2"} {
@@ -90,7 +90,7 @@ func TestNotificationHub_Slots(t *testing.T) {
 func TestNotificationHub_Tickets(t *testing.T) {
 	t.Parallel()
 	r := testenv.NewRedis(t)
-	h, stop := cache.NewNotificationHub(r.Client, cache.Keyspace(r.Prefix), testenv.Logger(t))
+	h, stop := cache.NewNotificationHub(r.Client, cache.Keyspace(r.Prefix), nil, nil, testenv.Logger(t))
 	t.Cleanup(stop)
 	ctx := context.Background()
 	if err := h.PutTicket(ctx, "hash", []byte("v"), 30*time.Second); err != nil {
@@ -109,4 +109,35 @@ func TestNotificationHub_Tickets(t *testing.T) {
 
 func redisZ(score int64, member string) redis.Z {
 	return redis.Z{Score: float64(score), Member: member}
+}
+
+// TestNotificationHub_RevocationRechecks: a revocation this process marks wakes the streams of
+// that session only (other instances' marks arrive as a tier of the broadcaster).
+func TestNotificationHub_RevocationRechecks(t *testing.T) {
+	t.Parallel()
+	r := testenv.NewRedis(t)
+	ks := cache.Keyspace(r.Prefix)
+	rev := cache.NewRevocations(r.Client, ks, nil)
+	h, stop := cache.NewNotificationHub(r.Client, ks, nil, rev, testenv.Logger(t))
+	t.Cleanup(stop)
+	revoked, unwatch := h.WatchSession("sid-1")
+	defer unwatch()
+	kept, unwatchKept := h.WatchSession("sid-2")
+	defer unwatchKept()
+	if none, _ := h.WatchSession(""); none != nil {
+		t.Fatal("an API key's stream got a recheck channel")
+	}
+	if err := rev.Revoke(context.Background(), "sid-1", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-revoked:
+	default:
+		t.Fatal("the revoked session's stream was not woken")
+	}
+	select {
+	case <-kept:
+		t.Fatal("another session's stream was woken")
+	default:
+	}
 }

@@ -169,7 +169,7 @@ func TestNotificationStreamBench(t *testing.T) {
 	defer cancel()
 	live := openMany(latencyStreams, func(i int) int { return i })
 	ids := userIDs(t, db, latencyStreams)
-	hub, stop := cache.NewNotificationHub(r.Client, cache.Keyspace(r.Prefix), nil)
+	hub, stop := cache.NewNotificationHub(r.Client, cache.Keyspace(r.Prefix), nil, nil, nil)
 	defer stop()
 	testenv.WaitUntil(t, "the bench's hub subscribed", hub.Subscribed)
 	var lat []time.Duration

@@ -312,9 +312,9 @@ func (a *testApp) fetchStreamStatus(path, token string) (int, error) {
 	return res.StatusCode, nil
 }
 
-// TestNotificationStreamNotices: a moderation notice, written in the moderator's unit of work,
-// reaches the author's stream on another instance at once, long before a heartbeat (25 s here)
-// could catch it up.
+// TestNotificationStreamNotices: with the default heartbeat (25 s), a moderation notice, written in
+// the moderator's unit of work, reaches the author's stream on another instance at once, and a
+// logout ends the session's streams on every instance at once, the logging-out one included.
 func TestNotificationStreamNotices(t *testing.T) {
 	parallel(t)
 	db, r := testenv.NewDB(t), testenv.NewRedis(t)
@@ -328,5 +328,23 @@ func TestNotificationStreamNotices(t *testing.T) {
 	a.Do("POST", "/api/moderation/articles/"+slug+"/hide", mod, map[string]any{"reason": "spam"}).Expect(t, http.StatusOK)
 	if _, n := s.nextNotification(t, 5*time.Second); n["kind"] != "moderation.hidden" {
 		t.Fatalf("notice %v", n)
+	}
+
+	other := a.Register("unrevoked_reader")
+	onA := openStream(t, a.URL, "/api/user/notifications/stream", author)
+	onA.next(t, 5*time.Second)
+	control := openStream(t, b.URL, "/api/user/notifications/stream", other)
+	control.next(t, 5*time.Second)
+	a.Do("POST", "/api/users/logout", author, nil).Expect(t, http.StatusNoContent)
+	for _, st := range []*sseStream{s, onA} {
+		if last := st.ended(t, 5*time.Second); last.Event != "revoked" {
+			t.Fatalf("stream ended after %+v, want a revoked event", last)
+		}
+	}
+	// Another user's stream on B rechecked nothing of its own and goes on.
+	select {
+	case ev, ok := <-control.Events:
+		t.Fatalf("the other user's stream: %+v (open: %v)", ev, ok)
+	default:
 	}
 }

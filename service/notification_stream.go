@@ -26,6 +26,8 @@ type NotificationStreamRepository interface {
 // when a user is notified on any instance, the per-user count of open streams, and tickets.
 type NotificationSignals interface {
 	Watch(userID int64) (<-chan struct{}, func())
+	// WatchSession delivers a value when sessionID may have been revoked (nil channel: never).
+	WatchSession(sessionID string) (<-chan struct{}, func())
 	Acquire(ctx context.Context, userID int64, streamID string, maxPerUser int, ttl time.Duration) (bool, error)
 	Refresh(ctx context.Context, userID int64, streamID string, ttl time.Duration) error
 	Release(ctx context.Context, userID int64, streamID string) error
@@ -94,13 +96,17 @@ type NotificationStream struct {
 	UserID int64
 	// Wake receives a value when the user may have new notifications (Poll then).
 	Wake <-chan struct{}
+	// Recheck receives a value when the stream's session may have been revoked, on any instance
+	// (Heartbeat's check then); nil for an API key's stream, rechecked at the heartbeats only.
+	Recheck <-chan struct{}
 
-	id    string
-	cred  domain.Credential
-	token string // the header's token (rechecked at each heartbeat); "" for a ticket's stream
-	floor int64  // no notification at or below it is sent
-	sent  map[int64]time.Time
-	stop  func()
+	id             string
+	cred           domain.Credential
+	token          string // the header's token (rechecked at each heartbeat); "" for a ticket's stream
+	floor          int64  // no notification at or below it is sent
+	sent           map[int64]time.Time
+	stop           func()
+	unwatchSession func()
 }
 
 // Start opens a stream of cred's notifications: it counts against the caps, starts watching for
@@ -123,6 +129,7 @@ func (s *NotificationStreamService) Start(ctx context.Context, cred domain.Crede
 	}
 	wake, unwatch := s.signals.Watch(cred.UserID)
 	st.Wake, st.stop = wake, unwatch
+	st.Recheck, st.unwatchSession = s.signals.WatchSession(cred.SessionID)
 	var first []domain.Notification
 	if hasLast {
 		st.floor = max(lastEventID, 0)
@@ -203,6 +210,9 @@ func (s *NotificationStreamService) Heartbeat(ctx context.Context, st *Notificat
 func (s *NotificationStreamService) Close(st *NotificationStream) {
 	if st.stop != nil {
 		st.stop()
+	}
+	if st.unwatchSession != nil {
+		st.unwatchSession()
 	}
 	// Many streams may end at once (a proxy restarts): the releases queue for Redis connections.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -37,6 +37,7 @@ func (b streamBundle) open(t *testing.T, last int64, hasLast bool) (*service.Not
 	t.Helper()
 	b.signals.EXPECT().Acquire(gomock.Any(), int64(7), gomock.Any(), 5, gomock.Any()).Return(true, nil)
 	b.signals.EXPECT().Watch(int64(7)).Return((<-chan struct{})(b.wake), func() {})
+	b.signals.EXPECT().WatchSession("sid").Return(nil, func() {})
 	st, first, err := b.svc.Start(context.Background(), domain.Credential{UserID: 7, SessionID: "sid"}, "TOKEN", last, hasLast)
 	if err != nil {
 		t.Fatal(err)

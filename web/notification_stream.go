@@ -172,6 +172,13 @@ func (h *NotificationStreamHandler) Stream(c *gin.Context) {
 				continue
 			}
 			writeEvents(&buf, items)
+		case <-st.Recheck: // a session was revoked somewhere: this one?
+			if err := h.svc.Heartbeat(ctx, st); errors.Is(err, domain.ErrUnauthorized) {
+				buf.WriteString("event: revoked\ndata: {}\n\n")
+				flush()
+				return
+			}
+			continue
 		case <-beat.C:
 			if err := h.svc.Heartbeat(ctx, st); errors.Is(err, domain.ErrUnauthorized) {
 				buf.WriteString("event: revoked\ndata: {}\n\n")

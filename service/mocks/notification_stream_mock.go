@@ -184,6 +184,21 @@ func (mr *MockNotificationSignalsMockRecorder) Watch(userID any) *gomock.Call {
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Watch", reflect.TypeOf((*MockNotificationSignals)(nil).Watch), userID)
 }
 
+// WatchSession mocks base method.
+func (m *MockNotificationSignals) WatchSession(sessionID string) (<-chan struct{}, func()) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "WatchSession", sessionID)
+	ret0, _ := ret[0].(<-chan struct{})
+	ret1, _ := ret[1].(func())
+	return ret0, ret1
+}
+
+// WatchSession indicates an expected call of WatchSession.
+func (mr *MockNotificationSignalsMockRecorder) WatchSession(sessionID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "WatchSession", reflect.TypeOf((*MockNotificationSignals)(nil).WatchSession), sessionID)
+}
+
 // MockStreamSessions is a mock of StreamSessions interface.
 type MockStreamSessions struct {
 	ctrl     *gomock.Controller
