@@ -168,6 +168,10 @@ bench-versus: ## The cached article read of BENCH_VERSUS_REF (a git revision) ag
 bench-schedule: ## Lateness of scheduled publishing (#32): 120 articles scheduled through a 3-instance fleet, publication minus publishAt (p50/p90/p99); prints the figures for docs/BENCHMARKS.md (~15 s)
 	INKWELL_BENCH_SCHEDULE=1 go test -count=1 -v -run '^TestScheduleLateness$$' ./e2e
 
+.PHONY: bench-sse
+bench-sse: ## Live notification streams (#33) on one instance (a process): RSS of 10,000 idle streams (BENCH_SSE_STREAMS), publish-to-receive p50/p99 at 1,000 streams; prints the figures for docs/BENCHMARKS.md (~1-2 min)
+	INKWELL_BENCH_SSE=1 go test -count=1 -v -timeout 20m -run '^TestNotificationStreamBench$$' ./e2e
+
 .PHONY: bench-go
 bench-go: ## Run the Go micro-benchmarks (go test -bench)
 	go test -run '^$$' -bench . -benchmem ./...

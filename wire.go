@@ -60,7 +60,7 @@ var rootSet = wire.NewSet(
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
 var appSet = wire.NewSet(
-	ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, identities.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, revisions.ProviderSet, webhookSet, serviceSet, web.ProviderSet,
+	ioc.ProviderSet, rootSet, notificationStreamSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, identities.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, revisions.ProviderSet, webhookSet, serviceSet, web.ProviderSet,
 	auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, media.ProviderSet,
 	wire.Bind(new(service.ImageProcessor), new(*media.Processor)),
 	render.ProviderSet,
@@ -117,6 +117,12 @@ var appSet = wire.NewSet(
 	wire.Bind(new(service.JobEnqueuer), new(*durable.JobQueue)),
 	wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)),
 	wire.Bind(new(web.NotificationService), new(*service.NotificationService)),
+	wire.Bind(new(repository.NotificationPublisher), new(*cache.NotificationHub)),
+	wire.Bind(new(moderation.NoticePublisher), new(*cache.NotificationHub)),
+	wire.Bind(new(service.NotificationSignals), new(*cache.NotificationHub)),
+	wire.Bind(new(service.NotificationStreamRepository), new(*repository.NotificationRepository)),
+	wire.Bind(new(service.StreamSessions), new(*service.SessionService)),
+	wire.Bind(new(web.NotificationStreamService), new(*service.NotificationStreamService)),
 	wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)),
 	wire.Bind(new(web.AccountService), new(*service.AccountService)),
 	wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)),

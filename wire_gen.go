@@ -187,14 +187,19 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	rankConfig := NewRankConfig(jobsConfig)
 	rankService := service.NewRankService(rankRepository, hotListCache, hotArticleStore, userRepository, interactiveRepository, followRepository, moderationBlocks, rankConfig, v)
 	hotHandler := web.NewHotHandler(rankService, log)
-	notificationRepository := repository.NewNotificationRepository(pool, querier)
+	notificationHub, cleanup7 := cache.NewNotificationHub(universalClient, keyspace, broadcaster, revocations, log)
+	notificationRepository := repository.NewPublishingNotificationRepository(pool, querier, notificationHub)
 	notificationService := service.NewNotificationService(notificationRepository)
 	notificationHandler := web.NewNotificationHandler(notificationService, log)
+	notificationStreamConfig := NewNotificationStreamConfig(tuning)
+	notificationStreamService := service.NewNotificationStreamService(notificationRepository, notificationHub, sessionService, notificationStreamConfig, v)
+	notificationStreamHandler := web.NewNotificationStreamHandler(notificationStreamService, log)
 	codeLoginHandler := web.NewCodeLoginHandler(codeLoginService, log)
 	accountHandler := web.NewAccountHandler(accountService, log)
 	sessionHandler := web.NewSessionHandler(sessionService, userService, log)
-	searchPool, cleanup7, err := NewSearchPgPool(cfg, tracing, log)
+	searchPool, cleanup8, err := NewSearchPgPool(cfg, tracing, log)
 	if err != nil {
+		cleanup7()
 		cleanup6()
 		cleanup5()
 		cleanup4()
@@ -216,15 +221,16 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	tagSearchHandler := web.NewTagSearchHandler(tagSearchService, log)
 	reports := moderation.NewReports(pool, querier)
 	cases := moderation.NewCases(pool, querier)
-	moderationLog := moderation.NewLog(pool, querier)
+	moderationLog := moderation.NewLog(pool, querier, notificationHub)
 	moderationStats := service.NewModerationStats()
 	moderationService := service.NewModerationService(articleRepository, commentRepository, userRepository, moderationLog, cases, jobQueue, unitOfWork, moderationStats, v, log)
 	reportService := service.NewReportService(userRepository, articleRepository, commentRepository, reports, cases, moderationLog, moderationService, unitOfWork, moderationStats)
 	reportHandler := web.NewReportHandler(reportService, log)
 	uploadsStore := uploads.NewStore(pool, querier)
 	processor := media.NewDefaultProcessor()
-	mediastoreStore, cleanup8, err := NewMediaStore(cfg)
+	mediastoreStore, cleanup9, err := NewMediaStore(cfg)
 	if err != nil {
+		cleanup8()
 		cleanup7()
 		cleanup6()
 		cleanup5()
@@ -242,6 +248,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sitemapRepository := repository.NewSitemapRepository(pool, querier)
 	publicLinks, err := NewPublicLinks(serverConfig)
 	if err != nil {
+		cleanup9()
 		cleanup8()
 		cleanup7()
 		cleanup6()
@@ -255,8 +262,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sitemapService := service.NewSitemapService(sitemapRepository, publicLinks)
 	changes := cache.NewChanges(policy)
 	sitemapHandler := web.NewSitemapHandler(sitemapService, changes, log)
-	set, cleanup9, err := NewIdentityProviders(cfg, log)
+	set, cleanup10, err := NewIdentityProviders(cfg, log)
 	if err != nil {
+		cleanup9()
 		cleanup8()
 		cleanup7()
 		cleanup6()
@@ -278,6 +286,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sender := NewWebhookSender(cfg)
 	webhookSettings, err := NewWebhookSettings(cfg, log)
 	if err != nil {
+		cleanup10()
 		cleanup9()
 		cleanup8()
 		cleanup7()
@@ -291,6 +300,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	webhookService, err := service.NewWebhookService(webhooksStore, sender, userRepository, webhookSettings, v)
 	if err != nil {
+		cleanup10()
 		cleanup9()
 		cleanup8()
 		cleanup7()
@@ -309,44 +319,46 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	readiness := NewReadiness(pool, universalClient, mediastoreStore)
 	drain := web.NewDrain()
 	handlers := web.Handlers{
-		Auth:          authenticator,
-		Users:         userHandler,
-		Profiles:      profileHandler,
-		Blocks:        blockHandler,
-		Articles:      articleHandler,
-		Revisions:     revisionHandler,
-		Schedule:      articleScheduleHandler,
-		Comments:      commentHandler,
-		Collections:   collectionHandler,
-		Hot:           hotHandler,
-		Notifications: notificationHandler,
-		CodeLogin:     codeLoginHandler,
-		Account:       accountHandler,
-		Sessions:      sessionHandler,
-		Search:        searchHandler,
-		SearchPeople:  peopleSearchHandler,
-		SearchTags:    tagSearchHandler,
-		Reports:       reportHandler,
-		Uploads:       uploadHandler,
-		Moderation:    moderationHandler,
-		Media:         mediaHandler,
-		Sitemaps:      sitemapHandler,
-		SignIn:        signInHandler,
-		Feeds:         feedHandler,
-		Webhooks:      webhookHandler,
-		Idempotency:   idempotency,
-		Limiter:       rateLimiter,
-		Observer:      registry,
-		Readiness:     readiness,
-		Drain:         drain,
+		Auth:               authenticator,
+		Users:              userHandler,
+		Profiles:           profileHandler,
+		Blocks:             blockHandler,
+		Articles:           articleHandler,
+		Revisions:          revisionHandler,
+		Schedule:           articleScheduleHandler,
+		Comments:           commentHandler,
+		Collections:        collectionHandler,
+		Hot:                hotHandler,
+		Notifications:      notificationHandler,
+		NotificationStream: notificationStreamHandler,
+		CodeLogin:          codeLoginHandler,
+		Account:            accountHandler,
+		Sessions:           sessionHandler,
+		Search:             searchHandler,
+		SearchPeople:       peopleSearchHandler,
+		SearchTags:         tagSearchHandler,
+		Reports:            reportHandler,
+		Uploads:            uploadHandler,
+		Moderation:         moderationHandler,
+		Media:              mediaHandler,
+		Sitemaps:           sitemapHandler,
+		SignIn:             signInHandler,
+		Feeds:              feedHandler,
+		Webhooks:           webhookHandler,
+		Idempotency:        idempotency,
+		Limiter:            rateLimiter,
+		Observer:           registry,
+		Readiness:          readiness,
+		Drain:              drain,
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
-	server := ioc.NewHTTPServer(cfg, engine)
+	server := NewHTTPServer(cfg, engine, notificationStreamHandler)
 	outbox := durable.NewOutbox(pool, querier)
 	outboxStream := NewOutboxStream(keyspace)
 	streamWriter := events.NewStreamWriter(universalClient)
 	deliverySender, err := NewCodeGateway(cfg, codePolicy, log)
 	if err != nil {
+		cleanup10()
 		cleanup9()
 		cleanup8()
 		cleanup7()
@@ -370,11 +382,11 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig()
-	rankJob, cleanup10 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	rankJob, cleanup11 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
 	retentionStore := repository.NewRetentionStore(pool, querier)
 	inkwellRetentionStore := NewRetentionStore(retentionStore, uploadsStore, mediastoreStore)
 	retentionConfig := NewRetentionConfig(cfg)
-	retentionJob, cleanup11 := NewRetentionJob(inkwellRetentionStore, retentionConfig, log, v)
+	retentionJob, cleanup12 := NewRetentionJob(inkwellRetentionStore, retentionConfig, log, v)
 	metricSources := MetricSources{
 		Pool:         pool,
 		QueuePool:    queuePool,
@@ -401,8 +413,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		ReportQueue:  cases,
 	}
 	handler := NewMetricsHandler(registry, metricSources)
-	metricsServer, cleanup12, err := ioc.NewMetricsServer(cfg, handler)
+	metricsServer, cleanup13, err := ioc.NewMetricsServer(cfg, handler)
 	if err != nil {
+		cleanup12()
 		cleanup11()
 		cleanup10()
 		cleanup9()
@@ -419,6 +432,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	lexiconJob := job.NewLexiconJob(lexicon, log)
 	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
 	if err != nil {
+		cleanup13()
 		cleanup12()
 		cleanup11()
 		cleanup10()
@@ -437,6 +451,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	accountDeletion := service.NewAccountDeletion(unitOfWork, accountEraser, sessionService)
 	app := NewApp(cfg, server, metricsServer, drain, cron, workers, rankJob, retentionJob, accountDeletion, moderationService, log)
 	return app, func() {
+		cleanup13()
 		cleanup12()
 		cleanup11()
 		cleanup10()
@@ -471,4 +486,4 @@ var rootSet = wire.NewSet(wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Au
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.
-var appSet = wire.NewSet(ioc.ProviderSet, rootSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, identities.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, revisions.ProviderSet, webhookSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, media.ProviderSet, wire.Bind(new(service.ImageProcessor), new(*media.Processor)), render.ProviderSet, wire.Bind(new(service.MarkdownRenderer), new(*render.Renderer)), wire.Bind(new(cache.BodyRenderer), new(*render.Renderer)), wire.Bind(new(web.ContentChanges), new(*cache.Changes)), wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(service.UploadLookup), new(*repository.UploadReferences)), wire.Bind(new(service.AvatarUploads), new(*repository.UploadReferences)), wire.Bind(new(service.ModeratedArticles), new(*repository.ArticleRepository)), wire.Bind(new(service.ModeratedComments), new(*repository.CommentRepository)), wire.Bind(new(service.ModeratedAccounts), new(*repository.UserRepository)), wire.Bind(new(service.ModerationRecorder), new(*moderation.Log)), wire.Bind(new(service.CaseResolver), new(*moderation.Cases)), wire.Bind(new(service.ReportStore), new(*moderation.Reports)), wire.Bind(new(service.ReportCases), new(*moderation.Cases)), wire.Bind(new(service.ReportLog), new(*moderation.Log)), wire.Bind(new(service.TargetHider), new(*service.ModerationService)), wire.Bind(new(web.ReportService), new(*service.ReportService)), wire.Bind(new(service.JobScheduler), new(*durable.JobQueue)), wire.Bind(new(web.ModerationService), new(*service.ModerationService)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*RetentionStore)), wire.Bind(new(job.LexiconFolder), new(*search.Lexicon)), wire.Bind(new(service.UserSearcher), new(*search.People)), wire.Bind(new(service.TagSearcher), new(*search.Tags)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.ArticleScheduler), new(*service.ArticleScheduleService)), wire.Bind(new(service.ArticleScheduleStore), new(*repository.ArticleRepository)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*durable.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*session.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*session.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*durable.IdempotencyStore)), wire.Bind(new(service.Idempotency), new(*service.IdempotencyRunner)), wire.Bind(new(service.UnitOfWork), new(*pg.UnitOfWork)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(job.JobObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.MediaStore), new(*mediastore.Store)), wire.Bind(new(web.MediaFiles), new(*mediastore.Store)), wire.Bind(new(service.SearchRepository), new(*search.Repository)), wire.Bind(new(service.Suggester), new(*search.Lexicon)), wire.Bind(new(search.ArticleReader), new(*repository.ArticleRepository)), wire.Bind(new(web.SearchService), new(*service.SearchService)), wire.Bind(new(service.AccountStore), new(*repository.AccountEraser)), wire.Bind(new(service.SessionEnder), new(*service.SessionService)), wire.Bind(new(service.BlockRepository), new(*moderation.Blocks)), wire.Bind(new(service.BlockedSets), new(*moderation.Blocks)), wire.Bind(new(service.FollowEnder), new(*repository.FollowRepository)), wire.Bind(new(web.BlockService), new(*service.BlockService)), wire.Bind(new(service.UploadStore), new(*uploads.Store)), wire.Bind(new(web.UploadService), new(*service.UploadService)), wire.Bind(new(service.SitemapStore), new(*repository.SitemapRepository)), wire.Bind(new(web.SitemapService), new(*service.SitemapService)), wire.Bind(new(service.IdentityProviders), new(*oidc.Set)), wire.Bind(new(service.SignInStore), new(*identities.Store)), wire.Bind(new(service.IdentityStore), new(*identities.Store)), wire.Bind(new(service.SignInMail), new(*durable.JobQueue)), wire.Bind(new(service.AccountStepUp), new(*service.UserService)), wire.Bind(new(web.SignInService), new(*service.SignInService)), wire.Bind(new(service.FeedArticles), new(*repository.ArticleRepository)), wire.Bind(new(service.FeedUsers), new(*repository.UserRepository)), wire.Bind(new(web.FeedService), new(*service.FeedService)), wire.Bind(new(service.RevisionStore), new(*revisions.Store)), wire.Bind(new(service.ArticleEditor), new(*service.ArticleService)), wire.Bind(new(web.RevisionService), new(*service.RevisionService)), wire.Bind(new(service.WebhookAccounts), new(*repository.UserRepository)), wire.Bind(new(webhooks.Jobs), new(*durable.JobQueue)))
+var appSet = wire.NewSet(ioc.ProviderSet, rootSet, notificationStreamSet, cache.ProviderSet, repository.ProviderSet, durable.ProviderSet, search.ProviderSet, session.ProviderSet, identities.ProviderSet, moderation.ProviderSet, uploads.ProviderSet, revisions.ProviderSet, webhookSet, serviceSet, web.ProviderSet, auth.ProviderSet, events.ProviderSet, delivery.ProviderSet, metrics.ProviderSet, media.ProviderSet, wire.Bind(new(service.ImageProcessor), new(*media.Processor)), render.ProviderSet, wire.Bind(new(service.MarkdownRenderer), new(*render.Renderer)), wire.Bind(new(cache.BodyRenderer), new(*render.Renderer)), wire.Bind(new(web.ContentChanges), new(*cache.Changes)), wire.Bind(new(redis.Hook), new(*cache.Breaker)), wire.Bind(new(service.UploadLookup), new(*repository.UploadReferences)), wire.Bind(new(service.AvatarUploads), new(*repository.UploadReferences)), wire.Bind(new(service.ModeratedArticles), new(*repository.ArticleRepository)), wire.Bind(new(service.ModeratedComments), new(*repository.CommentRepository)), wire.Bind(new(service.ModeratedAccounts), new(*repository.UserRepository)), wire.Bind(new(service.ModerationRecorder), new(*moderation.Log)), wire.Bind(new(service.CaseResolver), new(*moderation.Cases)), wire.Bind(new(service.ReportStore), new(*moderation.Reports)), wire.Bind(new(service.ReportCases), new(*moderation.Cases)), wire.Bind(new(service.ReportLog), new(*moderation.Log)), wire.Bind(new(service.TargetHider), new(*service.ModerationService)), wire.Bind(new(web.ReportService), new(*service.ReportService)), wire.Bind(new(service.JobScheduler), new(*durable.JobQueue)), wire.Bind(new(web.ModerationService), new(*service.ModerationService)), wire.Bind(new(job.Ranker), new(*service.RankService)), wire.Bind(new(job.RetentionStore), new(*RetentionStore)), wire.Bind(new(job.LexiconFolder), new(*search.Lexicon)), wire.Bind(new(service.UserSearcher), new(*search.People)), wire.Bind(new(service.TagSearcher), new(*search.Tags)), wire.Bind(new(web.PeopleSearchService), new(*service.PeopleSearchService)), wire.Bind(new(web.TagSearchService), new(*service.TagSearchService)), wire.Bind(new(service.UserRepository), new(*repository.UserRepository)), wire.Bind(new(service.FollowRepository), new(*repository.FollowRepository)), wire.Bind(new(service.PasswordHasher), new(*auth.Argon2Hasher)), wire.Bind(new(service.TokenManager), new(*auth.JWTManager)), wire.Bind(new(web.UserService), new(*service.UserService)), wire.Bind(new(web.ProfileService), new(*service.ProfileService)), wire.Bind(new(service.ArticleRepository), new(*repository.ArticleRepository)), wire.Bind(new(service.InteractiveRepository), new(*repository.InteractiveRepository)), wire.Bind(new(service.CommentRepository), new(*repository.CommentRepository)), wire.Bind(new(web.ArticleService), new(*service.ArticleService)), wire.Bind(new(web.ArticleScheduler), new(*service.ArticleScheduleService)), wire.Bind(new(service.ArticleScheduleStore), new(*repository.ArticleRepository)), wire.Bind(new(web.CommentService), new(*service.CommentService)), wire.Bind(new(service.ReadRepository), new(*repository.ReadRepository)), wire.Bind(new(service.CollectionRepository), new(*repository.CollectionRepository)), wire.Bind(new(service.ReadRecorder), new(*events.ReadAggregator)), wire.Bind(new(service.ArticlePreloader), new(*job.Preloader)), wire.Bind(new(web.CollectionService), new(*service.CollectionService)), wire.Bind(new(web.HistoryService), new(*service.ReadService)), wire.Bind(new(service.RankSource), new(*repository.RankRepository)), wire.Bind(new(service.HotListStore), new(*cache.HotListCache)), wire.Bind(new(service.HotListArchive), new(*repository.HotArticleStore)), wire.Bind(new(web.HotService), new(*service.RankService)), wire.Bind(new(service.NotificationRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.CodeStore), new(*service.FallbackCodeStore)), wire.Bind(new(service.JobEnqueuer), new(*durable.JobQueue)), wire.Bind(new(service.CodeAccounts), new(*repository.UserRepository)), wire.Bind(new(web.NotificationService), new(*service.NotificationService)), wire.Bind(new(repository.NotificationPublisher), new(*cache.NotificationHub)), wire.Bind(new(moderation.NoticePublisher), new(*cache.NotificationHub)), wire.Bind(new(service.NotificationSignals), new(*cache.NotificationHub)), wire.Bind(new(service.NotificationStreamRepository), new(*repository.NotificationRepository)), wire.Bind(new(service.StreamSessions), new(*service.SessionService)), wire.Bind(new(web.NotificationStreamService), new(*service.NotificationStreamService)), wire.Bind(new(web.CodeLoginService), new(*service.CodeLoginService)), wire.Bind(new(web.AccountService), new(*service.AccountService)), wire.Bind(new(service.AccountCodeRepository), new(*repository.UserRepository)), wire.Bind(new(service.RevocationRecorder), new(*service.SessionService)), wire.Bind(new(service.EmailClaims), new(*service.AccountService)), wire.Bind(new(service.RegistrationVerifier), new(*service.AccountService)), wire.Bind(new(service.StepUpCodes), new(*service.CodeLoginService)), wire.Bind(new(service.SessionRepository), new(*session.SessionRepository)), wire.Bind(new(service.RevocationCache), new(*cache.Revocations)), wire.Bind(new(service.APIKeyRepository), new(*session.APIKeyRepository)), wire.Bind(new(service.SessionManager), new(*service.SessionService)), wire.Bind(new(web.SessionService), new(*service.SessionService)), wire.Bind(new(service.IdempotencyStore), new(*durable.IdempotencyStore)), wire.Bind(new(service.Idempotency), new(*service.IdempotencyRunner)), wire.Bind(new(service.UnitOfWork), new(*pg.UnitOfWork)), wire.Bind(new(web.RateLimiter), new(*cache.RateLimiter)), wire.Bind(new(web.RequestObserver), new(*metrics.Registry)), wire.Bind(new(job.JobObserver), new(*metrics.Registry)), wire.Bind(new(web.ReadinessChecker), new(*Readiness)), wire.Bind(new(service.MediaStore), new(*mediastore.Store)), wire.Bind(new(web.MediaFiles), new(*mediastore.Store)), wire.Bind(new(service.SearchRepository), new(*search.Repository)), wire.Bind(new(service.Suggester), new(*search.Lexicon)), wire.Bind(new(search.ArticleReader), new(*repository.ArticleRepository)), wire.Bind(new(web.SearchService), new(*service.SearchService)), wire.Bind(new(service.AccountStore), new(*repository.AccountEraser)), wire.Bind(new(service.SessionEnder), new(*service.SessionService)), wire.Bind(new(service.BlockRepository), new(*moderation.Blocks)), wire.Bind(new(service.BlockedSets), new(*moderation.Blocks)), wire.Bind(new(service.FollowEnder), new(*repository.FollowRepository)), wire.Bind(new(web.BlockService), new(*service.BlockService)), wire.Bind(new(service.UploadStore), new(*uploads.Store)), wire.Bind(new(web.UploadService), new(*service.UploadService)), wire.Bind(new(service.SitemapStore), new(*repository.SitemapRepository)), wire.Bind(new(web.SitemapService), new(*service.SitemapService)), wire.Bind(new(service.IdentityProviders), new(*oidc.Set)), wire.Bind(new(service.SignInStore), new(*identities.Store)), wire.Bind(new(service.IdentityStore), new(*identities.Store)), wire.Bind(new(service.SignInMail), new(*durable.JobQueue)), wire.Bind(new(service.AccountStepUp), new(*service.UserService)), wire.Bind(new(web.SignInService), new(*service.SignInService)), wire.Bind(new(service.FeedArticles), new(*repository.ArticleRepository)), wire.Bind(new(service.FeedUsers), new(*repository.UserRepository)), wire.Bind(new(web.FeedService), new(*service.FeedService)), wire.Bind(new(service.RevisionStore), new(*revisions.Store)), wire.Bind(new(service.ArticleEditor), new(*service.ArticleService)), wire.Bind(new(web.RevisionService), new(*service.RevisionService)), wire.Bind(new(service.WebhookAccounts), new(*repository.UserRepository)), wire.Bind(new(webhooks.Jobs), new(*durable.JobQueue)))

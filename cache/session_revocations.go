@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,6 +37,9 @@ type Revocations struct {
 	b          *Broadcaster
 	notRevoked *local[struct{}] // keyed by mark key, so a broadcast mark drops its session
 	now        func() time.Time
+
+	listenMu  sync.Mutex
+	listeners []func(markKey string) // told of each revocation this process marks (NotificationHub)
 
 	Stats RevocationStats
 }
@@ -75,6 +79,7 @@ func (r *Revocations) Revoke(ctx context.Context, sessionID string, ttl time.Dur
 	// Again: a check that read "no mark" before the SET may have remembered it since (its
 	// stamp predates the first delete, so it cannot store after this one).
 	r.notRevoked.delete(key)
+	r.tellListeners(key)
 	marked := r.now()
 	if r.b.publishAcked([]string{key}, revocationAckWait) {
 		return nil
@@ -178,4 +183,21 @@ func (r *Revocations) Grant(ctx context.Context, sessionIDs []string, ttl time.D
 		return false, fmt.Errorf("grant revocation lease: %w", err)
 	}
 	return n == 1, nil
+}
+
+// listen has fn told of every revocation this process marks (the other instances' marks arrive
+// through the broadcaster's tiers).
+func (r *Revocations) listen(fn func(markKey string)) {
+	r.listenMu.Lock()
+	defer r.listenMu.Unlock()
+	r.listeners = append(r.listeners, fn)
+}
+
+func (r *Revocations) tellListeners(key string) {
+	r.listenMu.Lock()
+	fns := r.listeners
+	r.listenMu.Unlock()
+	for _, fn := range fns {
+		fn(key)
+	}
 }

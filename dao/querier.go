@@ -443,6 +443,13 @@ type Querier interface {
 	NotificationMarkRead(ctx context.Context, db DBTX, arg NotificationMarkReadParams) (int64, error)
 	// Notifications older than keep, read or not.
 	NotificationPruneBatch(ctx context.Context, db DBTX, arg NotificationPruneBatchParams) (int64, error)
+	// A user's notifications after an id, oldest first (a stream's replay and catch-up), rendered as
+	// NotificationList renders them, for many streams at once (the ones a wake-up woke together): for each
+	// pair i of (user_ids[i], after_ids[i]), that user's notifications after that id, oldest first, at
+	// most lim each; ord is i. One index range of notifications_user_id_idx per pair.
+	NotificationStreamAfterMany(ctx context.Context, db DBTX, arg NotificationStreamAfterManyParams) ([]NotificationStreamAfterManyRow, error)
+	// The id of a user's newest notification (0: none): where a stream without Last-Event-ID starts.
+	NotificationStreamLatestID(ctx context.Context, db DBTX, userID int64) (int64, error)
 	NotificationUnreadCount(ctx context.Context, db DBTX, userID int64) (int64, error)
 	OutboxBacklog(ctx context.Context, db DBTX) (int64, error)
 	// Claims pending events that are due and whose lease is free or expired, fenced by a generation

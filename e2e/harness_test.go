@@ -75,6 +75,10 @@ var newSinceThePreviousRelease = map[string]string{
 	"TestCommentThreadsModeration":             "threaded comments (#32): a hidden comment's replies",
 	"TestCommentThreadsPlaceholderEdges":       "threaded comments (#32): keyed replies, placeholders reported and hidden",
 	"TestFleet_CommentThreadsShowAtOnce":       "threaded comments (#32) across a fleet",
+	"TestNotificationStream":                   "live notifications (#33): GET /api/user/notifications/stream, POST /api/user/notifications/stream/ticket",
+	"TestNotificationStreamFleet":              "live notifications (#33) across a fleet",
+	"TestNotificationStreamShutdown":           "live notifications (#33): a stream at shutdown",
+	"TestNotificationStreamNotices":            "live notifications (#33): moderation notices",
 }
 
 // upgradeRun reports whether the suite runs through a mixed fleet (upgradeEnv).

@@ -185,6 +185,9 @@ type Tuning struct {
 	CodeAttempts, CodeFailureBudget        *int
 	CodeDailySends                         *int
 	WebhookRetryBase                       *time.Duration
+	StreamHeartbeat                        *time.Duration // service.DefaultNotificationStreamConfig's 25 s
+	StreamPerUser                          *int           // its 5
+	StreamPerInstance                      *int           // half the open-file limit (notification_stream.go)
 }
 
 // Or is *p when the test set it, else the constant def.

@@ -222,6 +222,24 @@ func TestListQueries_GenericPlansWalkAnIndexAndStopAtThePage(t *testing.T) {
 			notWant: []string{"Sort", "Seq Scan"},
 		},
 		{
+			// Live streams' replay and catch-up: each woken user's notifications after an id, one
+			// index range per stream (migration 00036).
+			name: "notifications after an id",
+			sql: func(c dao.DBTX) {
+				_, _ = q.NotificationStreamAfterMany(t.Context(), c, dao.NotificationStreamAfterManyParams{})
+			},
+			args:    "('{1,2}', '{0,5}', 100)",
+			want:    []string{"Limit", "using notifications_user_id_idx", "Index Cond: ((user_id = ($1)[g.i]) AND (id > ($2)[g.i]))"},
+			notWant: []string{"Seq Scan on notifications"}, // users: the small seed's table is hashed whole
+		},
+		{
+			name:    "a user's newest notification id",
+			sql:     func(c dao.DBTX) { _, _ = q.NotificationStreamLatestID(t.Context(), c, 0) },
+			args:    "(1)",
+			want:    []string{"Limit", "Index Only Scan Backward using notifications_user_id_idx"},
+			notWant: []string{"Sort", "Seq Scan"},
+		},
+		{
 			// A search's windows: each probe of the GIN index names the words and the window.
 			name: "search windows",
 			sql: func(c dao.DBTX) {

@@ -2,6 +2,7 @@ package repository
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -21,6 +22,10 @@ const fanOutPage = 1000
 type NotificationRepository struct {
 	pool *pgxpool.Pool
 	q    dao.Querier
+	pub  NotificationPublisher // nil: nobody is told (notification_stream.go)
+
+	afterOnce  sync.Once
+	afterBatch *keyedBatcher[struct{}, afterRequest, []domain.Notification] // notification_stream.go
 }
 
 // NewNotificationRepository returns the repository.
@@ -58,6 +63,8 @@ func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, 
 			return nil // not published now, or announced before: the inbox record alone commits
 		}
 		after := int64(0)
+		var users []int64
+		defer func() { r.announce(tx, users) }()
 		for {
 			ids, err := r.q.NotificationFanOut(ctx, tx, dao.NotificationFanOutParams{
 				Kind: kind, ActorID: actorID, ArticleID: articleID, EventID: eventID, EventAt: eventAt, AfterFollower: after, Lim: fanOutPage,
@@ -66,6 +73,7 @@ func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, 
 				return pg.Wrapf(err, "notify followers of %d", actorID)
 			}
 			notified += len(ids)
+			users = append(users, ids...)
 			if len(ids) < fanOutPage {
 				return nil
 			}

@@ -14,5 +14,5 @@ func NewQuerier() dao.Querier { return dao.New() }
 // ProviderSet builds the repositories.
 var ProviderSet = wire.NewSet(NewQuerier, pg.NewUnitOfWork, NewUserRepository, NewUserEmails, NewFollowRepository,
 	NewArticleRepository, NewInteractiveRepository, NewCommentRepository, NewReadRepository, NewCollectionRepository,
-	NewRankRepository, NewHotArticleStore, NewNotificationRepository, NewRetentionStore,
+	NewRankRepository, NewHotArticleStore, NewPublishingNotificationRepository, NewRetentionStore,
 	NewAccountEraser, NewUploadReferences, NewSitemapRepository)

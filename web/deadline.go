@@ -25,13 +25,17 @@ var longRoutes = map[string]time.Duration{
 // go-redis gives up the command) instead of going on for a client that has stopped waiting, and
 // holding a connection meanwhile. The server's WriteTimeout alone would not: it closes the
 // connection but leaves the handler running. Work that runs out of time answers 503 (writeError).
-// No endpoint is long-lived (no streaming), so the bound applies to all, longRoutes with their
-// own. Zero disables it.
+// The bound applies to all but the streams (streamRoutes, notification_stream.go), longRoutes with
+// their own. Zero disables it.
 func requestDeadline(timeout time.Duration) gin.HandlerFunc {
 	if timeout <= 0 {
 		return func(c *gin.Context) { c.Next() }
 	}
 	return func(c *gin.Context) {
+		if streamRoutes[c.Request.Method+" "+c.FullPath()] {
+			c.Next() // a stream lives until its client, a revocation or shutdown ends it
+			return
+		}
 		d := timeout
 		if long, ok := longRoutes[c.Request.Method+" "+c.FullPath()]; ok && long > d {
 			d = long

@@ -284,6 +284,25 @@ func newFuzzRouter(rep gomock.TestReporter, mode fuzzMode, args *argLog) http.Ha
 
 	m.notifications.EXPECT().List(a, a, a).Return(notes, err).AnyTimes()
 	m.notifications.EXPECT().MarkRead(a, a, a).Return(marked, err).AnyTimes()
+	// A stream that opened would never end under the fuzzer (its request is never cancelled): the
+	// fuzzed opens are refused by the cap (429) once their input passed (notification_stream_test.go
+	// serves real streams).
+	streamErr := err
+	if streamErr == nil {
+		streamErr = service.ErrTooManyStreams
+	}
+	m.streams.EXPECT().Start(a, a, a, a, a).Return(nil, nil, streamErr).AnyTimes()
+	m.streams.EXPECT().RedeemTicket(a, a).DoAndReturn(func(_ context.Context, ticket string) (domain.Credential, error) {
+		if err != nil {
+			return domain.Credential{}, err
+		}
+		if ticket == "abc" {
+			return domain.Credential{UserID: authedID, SessionID: "sid"}, nil
+		}
+		return domain.Credential{}, domain.ErrUnauthorized
+	}).AnyTimes()
+	m.streams.EXPECT().IssueTicket(a, a).Return("a-ticket", fxTime, err).AnyTimes()
+	m.streams.EXPECT().Config().Return(service.DefaultNotificationStreamConfig()).AnyTimes()
 
 	var sitemapPages int
 	var sitemapPage domain.SitemapPage
@@ -788,6 +807,7 @@ var queryRoutes = []string{
 	"GET /api/user/articles",
 	"GET /api/user/history",
 	"GET /api/user/notifications",
+	"GET /api/user/notifications/stream",
 	"GET /api/user/blocks",
 	"GET /api/user/uploads",
 	"GET /api/user/webhooks/{id}/deliveries",
@@ -808,7 +828,7 @@ var queryRoutes = []string{
 // fuzzedQueryNames are the query parameters FuzzQueryParams sets by name, or (the sign-in
 // flow's: redirect, link, state, code, error) through its extra query.
 var fuzzedQueryNames = []string{"limit", "offset", "cursor", "after", "status", "tag", "author", "favorited", "collectionId", "q", "suggest",
-	"redirect", "link", "state", "code", "error", "parent"}
+	"redirect", "link", "state", "code", "error", "parent", "ticket", "lastEventId"}
 
 type queryValues struct {
 	limit, offset, cursor, after, status, tag, author, favorited, collectionID, extra, q, suggest string
@@ -842,6 +862,7 @@ var querySeeds = []queryValues{
 	{q: "ali"}, {q: " \t "}, {q: `%_\`}, {q: strings.Repeat("é", 257)}, {q: "a\x00"}, {q: "\xc0\xaf", limit: "100"},
 	{q: `"unbalanced -or OR | & ! ( :*`}, {extra: "q=%zz"},
 	{extra: "redirect=https%3A%2F%2Fapp.example.com%2Fsigned-in"}, {extra: "redirect=javascript:alert(1)&link=true"},
+	{extra: "ticket=abc"}, {extra: "lastEventId=5"}, {extra: "lastEventId=-1&ticket="}, {extra: "lastEventId=1e3&ticket=%00"},
 	{extra: "state=s&code=c"}, {extra: "state=s&error=access_denied"}, {extra: "state=&code=&error="}, {extra: "state=%00&code=%c0%af"},
 }
 

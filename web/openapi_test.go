@@ -877,6 +877,7 @@ type allMocks struct {
 	feeds         *mocks.MockFeedService
 	revisions     *mocks.MockRevisionService
 	webhooks      *mocks.MockWebhookService
+	streams       *mocks.MockNotificationStreamService
 }
 
 func newAllMocks(ctrl *gomock.Controller) allMocks {
@@ -907,42 +908,44 @@ func newAllMocks(ctrl *gomock.Controller) allMocks {
 		feeds:         mocks.NewMockFeedService(ctrl),
 		revisions:     mocks.NewMockRevisionService(ctrl),
 		webhooks:      mocks.NewMockWebhookService(ctrl),
+		streams:       mocks.NewMockNotificationStreamService(ctrl),
 	}
 }
 
 // handlers fills every field of web.Handlers.
 func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 	return web.Handlers{
-		Auth:          web.NewAuthenticator(m.users, logger),
-		Users:         web.NewUserHandler(m.users, logger),
-		Profiles:      web.NewProfileHandler(m.profiles, logger),
-		Blocks:        web.NewBlockHandler(m.blocks, logger),
-		Articles:      web.NewArticleHandler(m.articles, logger),
-		Revisions:     web.NewRevisionHandler(m.revisions, logger),
-		Webhooks:      web.NewWebhookHandler(m.webhooks, logger),
-		Schedule:      web.NewArticleScheduleHandler(m.schedule, logger),
-		Comments:      web.NewCommentHandler(m.comments, logger),
-		Collections:   web.NewCollectionHandler(m.collections, m.history, logger),
-		Hot:           web.NewHotHandler(m.hot, logger),
-		Notifications: web.NewNotificationHandler(m.notifications, logger),
-		CodeLogin:     web.NewCodeLoginHandler(m.codeLogin, logger),
-		Account:       web.NewAccountHandler(m.account, logger),
-		Sessions:      web.NewSessionHandler(m.sessions, m.users, logger),
-		Search:        web.NewSearchHandler(m.search, logger),
-		SearchPeople:  web.NewPeopleSearchHandler(m.peopleSearch, logger),
-		SearchTags:    web.NewTagSearchHandler(m.tagSearch, logger),
-		Reports:       web.NewReportHandler(m.reports, logger),
-		Moderation:    web.NewModerationHandler(m.moderation, logger),
-		Uploads:       web.NewUploadHandler(m.uploads, logger),
-		Media:         web.NewMediaHandler(m.media, logger),
-		Sitemaps:      web.NewSitemapHandler(m.sitemaps, nil, logger),
-		SignIn:        web.NewSignInHandler(m.signIn, web.SignInCookieConfig{Secure: true}, logger),
-		Feeds:         web.NewFeedHandler(m.feeds, nil, logger),
-		Idempotency:   web.NewIdempotency(),
-		Limiter:       m.limiter,
-		Observer:      nopObserver{},
-		Readiness:     readyChecker{},
-		Drain:         web.NewDrain(),
+		Auth:               web.NewAuthenticator(m.users, logger),
+		Users:              web.NewUserHandler(m.users, logger),
+		Profiles:           web.NewProfileHandler(m.profiles, logger),
+		Blocks:             web.NewBlockHandler(m.blocks, logger),
+		Articles:           web.NewArticleHandler(m.articles, logger),
+		Revisions:          web.NewRevisionHandler(m.revisions, logger),
+		Schedule:           web.NewArticleScheduleHandler(m.schedule, logger),
+		Comments:           web.NewCommentHandler(m.comments, logger),
+		Collections:        web.NewCollectionHandler(m.collections, m.history, logger),
+		Hot:                web.NewHotHandler(m.hot, logger),
+		Notifications:      web.NewNotificationHandler(m.notifications, logger),
+		NotificationStream: web.NewNotificationStreamHandler(m.streams, logger),
+		CodeLogin:          web.NewCodeLoginHandler(m.codeLogin, logger),
+		Account:            web.NewAccountHandler(m.account, logger),
+		Sessions:           web.NewSessionHandler(m.sessions, m.users, logger),
+		Search:             web.NewSearchHandler(m.search, logger),
+		SearchPeople:       web.NewPeopleSearchHandler(m.peopleSearch, logger),
+		SearchTags:         web.NewTagSearchHandler(m.tagSearch, logger),
+		Reports:            web.NewReportHandler(m.reports, logger),
+		Moderation:         web.NewModerationHandler(m.moderation, logger),
+		Uploads:            web.NewUploadHandler(m.uploads, logger),
+		Media:              web.NewMediaHandler(m.media, logger),
+		Sitemaps:           web.NewSitemapHandler(m.sitemaps, nil, logger),
+		SignIn:             web.NewSignInHandler(m.signIn, web.SignInCookieConfig{Secure: true}, logger),
+		Feeds:              web.NewFeedHandler(m.feeds, nil, logger),
+		Webhooks:           web.NewWebhookHandler(m.webhooks, logger),
+		Idempotency:        web.NewIdempotency(),
+		Limiter:            m.limiter,
+		Observer:           nopObserver{},
+		Readiness:          readyChecker{},
+		Drain:              web.NewDrain(),
 	}
 }
 

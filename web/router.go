@@ -37,25 +37,27 @@ type Handlers struct {
 	Collections   *CollectionHandler
 	Hot           *HotHandler
 	Notifications *NotificationHandler
-	CodeLogin     *CodeLoginHandler
-	Account       *AccountHandler
-	Sessions      *SessionHandler
-	Search        *SearchHandler
-	SearchPeople  *PeopleSearchHandler
-	SearchTags    *TagSearchHandler
-	Reports       *ReportHandler
-	Uploads       *UploadHandler
-	Moderation    *ModerationHandler
-	Media         *MediaHandler
-	Sitemaps      *SitemapHandler
-	SignIn        *SignInHandler
-	Feeds         *FeedHandler
-	Webhooks      *WebhookHandler
-	Idempotency   *Idempotency
-	Limiter       RateLimiter
-	Observer      RequestObserver // nil: no metrics
-	Readiness     ReadinessChecker
-	Drain         *Drain // nil: /readyz never answers draining
+	// NotificationStream serves the live notification stream (SSE) and its tickets.
+	NotificationStream *NotificationStreamHandler
+	CodeLogin          *CodeLoginHandler
+	Account            *AccountHandler
+	Sessions           *SessionHandler
+	Search             *SearchHandler
+	SearchPeople       *PeopleSearchHandler
+	SearchTags         *TagSearchHandler
+	Reports            *ReportHandler
+	Uploads            *UploadHandler
+	Moderation         *ModerationHandler
+	Media              *MediaHandler
+	Sitemaps           *SitemapHandler
+	SignIn             *SignInHandler
+	Feeds              *FeedHandler
+	Webhooks           *WebhookHandler
+	Idempotency        *Idempotency
+	Limiter            RateLimiter
+	Observer           RequestObserver // nil: no metrics
+	Readiness          ReadinessChecker
+	Drain              *Drain // nil: /readyz never answers draining
 }
 
 // NewRouter returns the gin engine with every route of the API.
@@ -156,6 +158,8 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	auth.GET("/user/history", h.Collections.History)
 	auth.GET("/user/notifications", h.Notifications.List)
 	auth.POST("/user/notifications/read", h.Notifications.MarkRead)
+	pub.GET("/user/notifications/stream", h.NotificationStream.Stream) // the header, or ?ticket=
+	account.POST("/user/notifications/stream/ticket", h.NotificationStream.Ticket)
 	account.POST("/user/api-keys", h.Sessions.CreateAPIKey)
 	account.GET("/user/api-keys", h.Sessions.ListAPIKeys)
 	account.DELETE("/user/api-keys/:id", h.Sessions.RevokeAPIKey)

@@ -18,10 +18,13 @@ import (
 type Log struct {
 	pool *pgxpool.Pool
 	q    dao.Querier
+	pub  NoticePublisher // nil: notices are not announced (notification_stream.go)
 }
 
 // NewLog returns the moderation log.
-func NewLog(pool *pgxpool.Pool, q dao.Querier) *Log { return &Log{pool: pool, q: q} }
+func NewLog(pool *pgxpool.Pool, q dao.Querier, pub NoticePublisher) *Log {
+	return &Log{pool: pool, q: q, pub: pub}
+}
 
 // AppendIn appends e in the caller's unit of work and returns it with its id and time.
 func (l *Log) AppendIn(ctx context.Context, stx service.Tx, e domain.ModerationEntry) (domain.ModerationEntry, error) {
@@ -69,5 +72,8 @@ func (l *Log) NoticeIn(ctx context.Context, stx service.Tx, n domain.Notice) err
 		UserID: n.UserID, Kind: n.Kind, ArticleID: pgtype.Int8{Int64: n.ArticleID, Valid: n.ArticleID != 0},
 		EventID: n.EventID, Detail: n.Detail,
 	})
+	if err == nil && l.pub != nil {
+		stx.AfterCommit(func(ctx context.Context) { l.pub.Notified(ctx, []int64{n.UserID}) })
+	}
 	return pg.Wrapf(err, "write a %s notice", n.Kind)
 }

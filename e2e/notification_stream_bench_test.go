@@ -1,0 +1,242 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/internal/apptest"
+	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/ioc"
+)
+
+// TestNotificationStreamBench measures live notification streams on one instance, a process of
+// the working tree's binary (so its RSS is the server's alone): the resident memory of N idle
+// streams (BENCH_SSE_STREAMS, default 10,000: 5 per user, the per-user cap), and the
+// publish-to-receive latency at 1,000 streams (one per user): a notification written to
+// PostgreSQL and announced on Redis as a commit announces it, until the client has read its
+// event. make bench-sse runs it (without -race); the figures go to docs/BENCHMARKS.md by hand.
+func TestNotificationStreamBench(t *testing.T) {
+	if os.Getenv("INKWELL_BENCH_SSE") != "1" {
+		t.Skip("a real-time measurement: INKWELL_BENCH_SSE=1 (make bench-sse) runs it")
+	}
+	streams := 10000
+	if v, err := strconv.Atoi(os.Getenv("BENCH_SSE_STREAMS")); err == nil && v > 0 {
+		streams = v
+	}
+	const perUser, latencyStreams, rounds = 5, 1000, 20
+	users := max((streams+perUser-1)/perUser, latencyStreams)
+	db, r := testenv.NewDB(t), testenv.NewRedis(t)
+	app := &testApp{apptest.StartProcess(t, apptest.CurrentRelease(t), db, r.Prefix, noAuthLimit, func(c *ioc.Config) {
+		perInstance := streams + latencyStreams
+		c.Tune.StreamPerInstance = &perInstance
+		c.Server.RateWrites = "0"
+	})}
+
+	// Users, registered through the API (a few at a time: each hashes a password).
+	start := time.Now()
+	tokens := make([]string, users)
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	next := atomic.Int64{}
+	for range 2 * runtime.NumCPU() {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < users; i = int(next.Add(1) - 1) {
+				name := "sse" + strconv.Itoa(i)
+				res, err := app.Fetch(nil, "POST", "/api/users", "", map[string]any{"user": map[string]any{
+					"username": name, "email": name + "@example.com", "password": "correct horse battery"}})
+				if err != nil || res.Status != http.StatusCreated {
+					failed.Add(1)
+					continue
+				}
+				var body struct {
+					User struct {
+						Token string `json:"token"`
+					} `json:"user"`
+				}
+				if json.Unmarshal(res.Body, &body) != nil || body.User.Token == "" {
+					failed.Add(1)
+					continue
+				}
+				tokens[i] = body.User.Token
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		t.Fatalf("%d registrations failed", failed.Load())
+	}
+	t.Logf("%d users registered in %s", users, time.Since(start).Round(time.Millisecond))
+	rss0 := residentBytes(t, app)
+
+	// N idle streams.
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: -1}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type held struct {
+		user int
+		got  chan time.Time // one receive time per notification event
+	}
+	open := func(user int) (*held, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, app.URL+"/api/user/notifications/stream", nil)
+		req.Header.Set("Authorization", "Token "+tokens[user])
+		res, err := client.Do(req) //nolint:bodyclose // the reading goroutine closes it
+		if err != nil {
+			return nil, err
+		}
+		if res.StatusCode != http.StatusOK {
+			_ = res.Body.Close()
+			return nil, fmt.Errorf("status %d", res.StatusCode)
+		}
+		h := &held{user: user, got: make(chan time.Time, rounds+1)}
+		ready := make(chan struct{})
+		go func() {
+			defer res.Body.Close()
+			sc := bufio.NewScanner(res.Body)
+			first := true
+			for sc.Scan() {
+				line := sc.Text()
+				if first && strings.HasPrefix(line, "retry:") {
+					first = false
+					close(ready)
+				}
+				if strings.HasPrefix(line, "id:") {
+					h.got <- time.Now()
+				}
+			}
+		}()
+		select {
+		case <-ready:
+			return h, nil
+		case <-time.After(30 * time.Second):
+			return nil, fmt.Errorf("no retry line")
+		}
+	}
+	openMany := func(n int, userOf func(i int) int) []*held {
+		out := make([]*held, n)
+		var wg sync.WaitGroup
+		var errs atomic.Int64
+		next := atomic.Int64{}
+		for range 64 {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+					h, err := open(userOf(i))
+					if err != nil {
+						if errs.Add(1) == 1 {
+							t.Logf("open stream %d: %v", i, err)
+						}
+						continue
+					}
+					out[i] = h
+				}
+			})
+		}
+		wg.Wait()
+		if errs.Load() > 0 {
+			t.Fatalf("%d of %d streams failed to open", errs.Load(), n)
+		}
+		return out
+	}
+	start = time.Now()
+	idle := openMany(streams, func(i int) int { return i / perUser })
+	t.Logf("%d streams opened in %s", len(idle), time.Since(start).Round(time.Millisecond))
+	rss1 := residentBytes(t, app)
+	t.Logf("RSS: %.1f MiB before, %.1f MiB with %d idle streams: %.1f KiB per stream",
+		float64(rss0)/(1<<20), float64(rss1)/(1<<20), streams, float64(rss1-rss0)/1024/float64(streams))
+	cancel() // the idle streams end; the latency streams get a context of their own
+	closing := time.Now()
+	for tick := time.NewTicker(100 * time.Millisecond); streamSlots(t, r) > 0; <-tick.C {
+		if time.Since(closing) > 2*time.Minute {
+			t.Fatalf("%d stream slots still held 2 minutes after the clients left", streamSlots(t, r))
+		}
+	}
+	t.Logf("%d streams closed (their slots freed) in %s", streams, time.Since(closing).Round(time.Millisecond))
+
+	// Publish-to-receive at 1,000 streams, one per user.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	live := openMany(latencyStreams, func(i int) int { return i })
+	ids := userIDs(t, db, latencyStreams)
+	hub, stop := cache.NewNotificationHub(r.Client, cache.Keyspace(r.Prefix), nil, nil, nil)
+	defer stop()
+	testenv.WaitUntil(t, "the bench's hub subscribed", hub.Subscribed)
+	var lat []time.Duration
+	for round := range rounds {
+		if _, err := db.Pool.Exec(context.Background(), `INSERT INTO notifications (user_id, kind, event_id, detail)
+			SELECT u, 'report.resolved', 'bench-' || $2::text, 'bench' FROM unnest($1::bigint[]) u`, ids, strconv.Itoa(round)); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		hub.Notified(context.Background(), ids)
+		for _, h := range live {
+			select {
+			case at := <-h.got:
+				lat = append(lat, at.Sub(t0))
+			case <-time.After(10 * time.Second):
+				t.Fatalf("round %d: stream of user %d got nothing in 10 s", round, h.user)
+			}
+		}
+	}
+	slices.Sort(lat)
+	q := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))].Round(10 * time.Microsecond) }
+	t.Logf("publish-to-receive at %d streams, %d rounds (%d events): p50 %s, p90 %s, p99 %s, max %s",
+		latencyStreams, rounds, len(lat), q(0.5), q(0.9), q(0.99), lat[len(lat)-1].Round(10*time.Microsecond))
+	if q(0.99) > 50*time.Millisecond {
+		t.Logf("p99 above the 50 ms goal")
+	}
+}
+
+var residentRE = regexp.MustCompile(`(?m)^process_resident_memory_bytes ([0-9.e+]+)$`)
+
+// residentBytes reads the instance's RSS from its metrics (after a short settle).
+func residentBytes(t *testing.T, app *testApp) int64 {
+	t.Helper()
+	m := residentRE.FindStringSubmatch(app.Metrics())
+	if m == nil {
+		t.Fatal("no process_resident_memory_bytes in the metrics")
+	}
+	f, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(f)
+}
+
+// streamSlots counts the per-user stream slots held in Redis.
+func streamSlots(t *testing.T, r *testenv.Redis) int64 {
+	t.Helper()
+	keys, err := r.Client.Keys(context.Background(), cache.Keyspace(r.Prefix).Key("streams", "*")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, k := range keys {
+		n += r.Client.ZCard(context.Background(), k).Val()
+	}
+	return n
+}
+
+// userIDs are the ids of users sse0..sse(n-1), in that order.
+func userIDs(t *testing.T, db *testenv.DB, n int) []int64 {
+	t.Helper()
+	ids := make([]int64, n)
+	for i := range ids {
+		if err := db.Pool.QueryRow(context.Background(), `SELECT id FROM users WHERE username = $1`, "sse"+strconv.Itoa(i)).Scan(&ids[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
+}
