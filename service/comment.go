@@ -145,6 +145,18 @@ func (s *CommentService) List(ctx context.Context, viewerID int64, slug string, 
 	if err != nil {
 		return CommentList{}, err
 	}
+	return s.page(ctx, viewerID, afterSeq, limit,
+		func(ctx context.Context, after int64, n int) ([]domain.Comment, error) {
+			return s.comments.List(ctx, a.ID, after, n)
+		},
+		func(c domain.Comment) int64 { return c.Seq })
+}
+
+// page reads one page of comments through read (after the key after, n rows at most), leaving out
+// those by users the viewer blocks and refilling the page after them (at most MaxRefillRounds
+// reads of the page's size); key is the order the page follows and its cursor.
+func (s *CommentService) page(ctx context.Context, viewerID, after int64, limit int,
+	read func(ctx context.Context, after int64, n int) ([]domain.Comment, error), key func(domain.Comment) int64) (CommentList, error) {
 	if limit <= 0 || limit > MaxCommentsPerRequest {
 		limit = MaxCommentsPerRequest
 	}
@@ -152,11 +164,9 @@ func (s *CommentService) List(ctx context.Context, viewerID int64, slug string, 
 	if err != nil {
 		return CommentList{}, err
 	}
-	// Comments by users the viewer blocks are left out, and the page refilled after them (at most
-	// MaxRefillRounds reads of the page's size).
-	cs, next, more, err := filterRefill(ctx, limit, afterSeq,
+	cs, next, more, err := filterRefill(ctx, limit, after,
 		func(ctx context.Context, after int64, n int) ([]domain.Comment, bool, error) {
-			cs, err := s.comments.List(ctx, a.ID, after, n+1)
+			cs, err := read(ctx, after, n+1)
 			if err != nil {
 				return nil, false, err
 			}
@@ -164,7 +174,7 @@ func (s *CommentService) List(ctx context.Context, viewerID int64, slug string, 
 			return cs, more, nil
 		},
 		func(c domain.Comment) bool { return !blocked.Has(c.AuthorID) },
-		func(c domain.Comment) int64 { return c.Seq })
+		key)
 	if err != nil {
 		return CommentList{}, err
 	}

@@ -52,36 +52,11 @@ func (s *CommentService) Replies(ctx context.Context, viewerID int64, slug strin
 	if parent.ArticleID != a.ID {
 		return CommentList{}, domain.ErrNotFound
 	}
-	if limit <= 0 || limit > MaxCommentsPerRequest {
-		limit = MaxCommentsPerRequest
-	}
-	blocked, err := blockedSet(ctx, s.blocks, viewerID)
-	if err != nil {
-		return CommentList{}, err
-	}
-	cs, next, more, err := filterRefill(ctx, limit, afterID,
-		func(ctx context.Context, after int64, n int) ([]domain.Comment, bool, error) {
-			cs, err := s.comments.Replies(ctx, parentID, after, n+1)
-			if err != nil {
-				return nil, false, err
-			}
-			cs, more := domain.CutPage(cs, n)
-			return cs, more, nil
+	return s.page(ctx, viewerID, afterID, limit,
+		func(ctx context.Context, after int64, n int) ([]domain.Comment, error) {
+			return s.comments.Replies(ctx, parentID, after, n)
 		},
-		func(c domain.Comment) bool { return !blocked.Has(c.AuthorID) },
 		func(c domain.Comment) int64 { return c.ID })
-	if err != nil {
-		return CommentList{}, err
-	}
-	views, err := s.views(ctx, viewerID, cs)
-	if err != nil {
-		return CommentList{}, err
-	}
-	out := CommentList{Comments: views}
-	if more {
-		out.NextAfter = next
-	}
-	return out, nil
 }
 
 // answerable refuses a reply to a comment viewerID cannot see: a hidden comment (or one of a
