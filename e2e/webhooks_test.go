@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -180,11 +181,17 @@ func TestWebhooks_EveryRule(t *testing.T) {
 			slug := c.Body["data"].(map[string]any)["article"].(map[string]any)["slug"].(string)
 			if c.Status == http.StatusOK {
 				delivered = append(delivered, slug)
-			} else if slug != slugs[0] {
+			} else if slug != slugs[0] && fleetSize(t) <= 1 {
 				t.Fatalf("a failure of %s, want only the first's", slug)
 			}
 		}
-		if strings.Join(delivered, ",") != strings.Join(slugs, ",") {
+		// In a fleet the order is the order the instances' outbox consumers applied the events
+		// (docs/API.md, "Webhooks": strict on one instance only), so there only the set is checked.
+		if fleetSize(t) > 1 {
+			if !slices.Equal(slices.Sorted(slices.Values(delivered)), slices.Sorted(slices.Values(slugs))) {
+				t.Fatalf("delivered %v, want each of %v once", delivered, slugs)
+			}
+		} else if strings.Join(delivered, ",") != strings.Join(slugs, ",") {
 			t.Fatalf("delivered %v, want in order %v", delivered, slugs)
 		}
 	})
