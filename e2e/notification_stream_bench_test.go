@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,9 +41,20 @@ func TestNotificationStreamBench(t *testing.T) {
 	const perUser, latencyStreams, rounds = 5, 1000, 20
 	users := max((streams+perUser-1)/perUser, latencyStreams)
 	db, r := testenv.NewDB(t), testenv.NewRedis(t)
+	// The instance's stream cap is half its open-file limit, inherited from this process: raise
+	// the soft limit to the hard one, and say so when even that cannot hold the streams.
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	lim.Cur = lim.Max
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if uint64(streams) > lim.Cur/2 {
+		t.Fatalf("%d streams need an open-file limit of at least %d (ulimit -n is %d): raise it or set BENCH_SSE_STREAMS", streams, 2*streams, lim.Cur)
+	}
 	app := &testApp{apptest.StartProcess(t, apptest.CurrentRelease(t), db, r.Prefix, noAuthLimit, func(c *ioc.Config) {
-		perInstance := streams + latencyStreams
-		c.Tune.StreamPerInstance = &perInstance
 		c.Server.RateWrites = "0"
 	})}
 
