@@ -1,12 +1,9 @@
 package repository_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/inkwell-dev/inkwell/cmd/inkwell/seed"
 	"github.com/inkwell-dev/inkwell/dao"
@@ -418,35 +415,5 @@ func captureSQL(t *testing.T, run func(dao.DBTX)) string {
 // genericPlan prepares sql on a connection of its own and explains its generic plan for args.
 func genericPlan(t *testing.T, db *testenv.DB, sql, args string) string {
 	t.Helper()
-	ctx := t.Context()
-	pooled, err := db.Pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn := pooled.Hijack() // its settings and statement must not reach the pool
-	defer func() { _ = conn.Close(context.Background()) }()
-	for _, s := range []string{
-		"SET plan_cache_mode = force_generic_plan",
-		"PREPARE list_query AS " + sql,
-	} {
-		if _, err := conn.Exec(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-	rows, err := conn.Query(ctx, "EXPLAIN EXECUTE list_query"+args, pgx.QueryExecModeSimpleProtocol)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan strings.Builder
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan.WriteString(line + "\n")
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return plan.String()
+	return testenv.GenericPlan(t, db.Pool, sql, args)
 }

@@ -320,32 +320,5 @@ func (errRow) Scan(...any) error { return errors.New("captured") }
 // genericPlan prepares sql on a connection of its own and explains its generic plan for args.
 func genericPlan(t *testing.T, e *env, sql, args string) string {
 	t.Helper()
-	ctx := t.Context()
-	pooled, err := e.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn := pooled.Hijack() // its settings and statement must not reach the pool
-	defer func() { _ = conn.Close(context.Background()) }()
-	for _, s := range []string{"SET plan_cache_mode = force_generic_plan", "PREPARE q AS " + sql} {
-		if _, err := conn.Exec(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-	rows, err := conn.Query(ctx, "EXPLAIN EXECUTE q"+args, pgx.QueryExecModeSimpleProtocol)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan strings.Builder
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan.WriteString(line + "\n")
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return plan.String()
+	return testenv.GenericPlan(t, e.pool, sql, args)
 }
