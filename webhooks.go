@@ -3,13 +3,10 @@ package inkwell
 import (
 	"crypto/sha256"
 	"log/slog"
-	"time"
 
 	"github.com/google/wire"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/inkwell-dev/inkwell/domain"
-	"github.com/inkwell-dev/inkwell/events"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository/durable"
@@ -62,27 +59,21 @@ func NewWebhookSender(cfg *ioc.Config) *webhookdial.Sender {
 	return webhookdial.New(webhookdial.Config{AllowPrivate: cfg.Webhooks.AllowPrivate})
 }
 
-// WebhookWorkers are the webhooks queue's runner and the fan-out consumer of the outbox stream;
-// NewDurable runs them (the jobs listener wakes the runner).
+// WebhookWorkers are the webhooks queue's runner; NewDurable runs it (the jobs listener wakes it).
+// There is no fan-out worker: deliveries are added in the transaction of the write that makes the
+// event, by triggers (migration 00038), so an endpoint's deliveries are numbered in commit order.
 type WebhookWorkers struct {
-	Runner   *job.Runner
-	Consumer *events.Consumer
+	Runner *job.Runner
 }
 
 // NewWebhookWorkers builds them. The retry base is domain.WebhookRetry's (tests shorten it).
-func NewWebhookWorkers(cfg *ioc.Config, rdb redis.UniversalClient, queue *durable.JobQueue, stream OutboxStream, svc *service.WebhookService,
-	jobs job.JobObserver, log *slog.Logger) WebhookWorkers {
-	owner := consumerName()
+func NewWebhookWorkers(cfg *ioc.Config, queue *durable.JobQueue, svc *service.WebhookService, jobs job.JobObserver, log *slog.Logger) WebhookWorkers {
 	retry := domain.WebhookRetry
 	retry.Base = ioc.Or(cfg.Tune.WebhookRetryBase, retry.Base)
 	return WebhookWorkers{
 		Runner: job.NewRunner(queue, job.QueueConfig{
 			Queue: domain.WebhookQueue, Concurrency: WebhookConcurrency, Lease: job.QueueLease, Poll: ioc.Or(cfg.Tune.QueuePoll, job.QueuePoll),
 			Retry: retry, Grace: cfg.Server.ShutdownTimeout / 2, Observer: jobs,
-		}, map[string]job.JobHandler{domain.WebhookJobKind: job.WebhookDeliverHandler(svc)}, owner, log),
-		Consumer: events.NewConsumer(rdb, events.ConsumerConfig{
-			Stream: string(stream), Group: job.GroupWebhooks, Name: owner, BatchSize: 100, BatchWait: 100 * time.Millisecond,
-			ClaimIdle: claimIdle(cfg), ClaimEvery: claimEvery(cfg), Retry: domain.RetryPolicy{MaxAttempts: events.ConsumerMaxDeliveries},
-		}, job.WebhooksHandler(svc, log), log),
+		}, map[string]job.JobHandler{domain.WebhookJobKind: job.WebhookDeliverHandler(svc)}, consumerName(), log),
 	}
 }

@@ -372,7 +372,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	resilienceConfig := NewDeliveryConfig()
 	resilient := delivery.NewResilient(deliverySender, resilienceConfig)
-	webhookWorkers := NewWebhookWorkers(cfg, universalClient, jobQueue, outboxStream, webhookService, registry, log)
+	webhookWorkers := NewWebhookWorkers(cfg, jobQueue, webhookService, registry, log)
 	inkwellDurable := NewDurable(cfg, universalClient, jobQueue, outbox, outboxStream, streamWriter, resilient, codeKeys, notificationService, registry, moderationService, articleScheduleService, webhookWorkers, v, log)
 	revocationRenewer := NewRevocationRenewer(sessionService, sessionConfig, v2, log)
 	searchBackfill := NewSearchBackfill(searchRepository, log)

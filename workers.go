@@ -233,10 +233,9 @@ func NewDurable(cfg *ioc.Config, rdb redis.UniversalClient, queue *durable.JobQu
 		}, job.NotificationsHandler(notifications, log), log),
 		// Like the read stream: cut to about events.StreamMaxLen entries, never past what the
 		// notifications group has not acknowledged (or not read yet).
-		events.NewTrimmer(rdb, string(stream), []string{job.GroupNotifications, job.GroupWebhooks}, events.StreamMaxLen, events.StreamTrimEvery, log),
-		// Webhooks (#33): deliveries from their own queue, and the fan-out of outbox events.
+		events.NewTrimmer(rdb, string(stream), []string{job.GroupNotifications}, events.StreamMaxLen, events.StreamTrimEvery, log),
+		// Webhooks (#33): deliveries from their own queue (added by the writes' triggers).
 		webhooks.Runner,
-		webhooks.Consumer,
 	}
 }
 

@@ -797,8 +797,6 @@ type Querier interface {
 	WebhookLock(ctx context.Context, db DBTX, id int64) (Webhook, error)
 	// Serializes the creates of one owner (0: the site), so the per-owner cap holds under concurrency.
 	WebhookLockOwner(ctx context.Context, db DBTX, ownerKey string) error
-	// The active endpoints an event goes to: its owner's that subscribe to the topic, and the site's.
-	WebhookMatching(ctx context.Context, db DBTX, arg WebhookMatchingParams) ([]int64, error)
 	// Numbers an endpoint's next delivery under its row lock, so deliveries are numbered (and their
 	// jobs enqueued) in one order per endpoint.
 	WebhookNextSeq(ctx context.Context, db DBTX, id int64) (WebhookNextSeqRow, error)

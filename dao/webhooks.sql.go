@@ -191,39 +191,6 @@ func (q *Queries) WebhookLockOwner(ctx context.Context, db DBTX, ownerKey string
 	return err
 }
 
-const webhookMatching = `-- name: WebhookMatching :many
-SELECT id FROM webhooks
-WHERE active AND $1::text = ANY (events)
-  AND (owner_id = $2::bigint OR owner_id IS NULL)
-ORDER BY id
-`
-
-type WebhookMatchingParams struct {
-	Topic   string
-	OwnerID int64
-}
-
-// The active endpoints an event goes to: its owner's that subscribe to the topic, and the site's.
-func (q *Queries) WebhookMatching(ctx context.Context, db DBTX, arg WebhookMatchingParams) ([]int64, error) {
-	rows, err := db.Query(ctx, webhookMatching, arg.Topic, arg.OwnerID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const webhookNextSeq = `-- name: WebhookNextSeq :one
 UPDATE webhooks SET next_seq = next_seq + 1 WHERE id = $1::bigint RETURNING next_seq, active
 `

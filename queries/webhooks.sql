@@ -29,12 +29,6 @@ RETURNING *;
 -- name: WebhookDelete :execrows
 DELETE FROM webhooks WHERE id = @id::bigint;
 
--- name: WebhookMatching :many
--- The active endpoints an event goes to: its owner's that subscribe to the topic, and the site's.
-SELECT id FROM webhooks
-WHERE active AND @topic::text = ANY (events)
-  AND (owner_id = @owner_id::bigint OR owner_id IS NULL)
-ORDER BY id;
 
 -- name: WebhookNextSeq :one
 -- Numbers an endpoint's next delivery under its row lock, so deliveries are numbered (and their

@@ -24,9 +24,6 @@ type WebhookStore interface {
 	List(ctx context.Context, ownerID int64) ([]domain.Webhook, error)
 	Update(ctx context.Context, w domain.Webhook) (domain.Webhook, error)
 	Delete(ctx context.Context, id int64) error
-	// FanOut adds one delivery of the event to each active endpoint that takes it (ownerID's and
-	// the site's), idempotent per (endpoint, event id), each in its endpoint's order.
-	FanOut(ctx context.Context, eventID, topic string, ownerID int64, body string) (int, error)
 	// Add adds one delivery to one endpoint, at the end of its line.
 	Add(ctx context.Context, webhookID int64, eventID, eventType, body string) error
 	Delivery(ctx context.Context, id int64) (domain.WebhookDelivery, error)
@@ -266,14 +263,6 @@ func (s *WebhookService) Test(ctx context.Context, cred domain.Credential, site 
 	return s.store.Add(ctx, id, "ping-"+strconv.FormatInt(s.now().UnixNano(), 10), domain.WebhookPing, body)
 }
 
-// webhookArticle is an article as a delivery carries it.
-type webhookArticle struct {
-	ID       int64  `json:"id"`
-	Slug     string `json:"slug"`
-	Title    string `json:"title"`
-	AuthorID int64  `json:"authorId"`
-}
-
 // body is a delivery's JSON: {"type", "timestamp", "data"}.
 func (s *WebhookService) body(eventType string, at time.Time, data any) (string, error) {
 	b, err := json.Marshal(struct {
@@ -282,26 +271,6 @@ func (s *WebhookService) body(eventType string, at time.Time, data any) (string,
 		Data      any    `json:"data"`
 	}{eventType, at.UTC().Format(time.RFC3339Nano), data})
 	return string(b), err
-}
-
-// OnArticleEvent fans an outbox article event out to the endpoints that take it: the author's and
-// the site's. Applying it twice adds nothing.
-func (s *WebhookService) OnArticleEvent(ctx context.Context, eventID, topic string, ev domain.ArticleEvent) error {
-	switch topic {
-	case domain.WebhookArticlePublished, domain.WebhookArticleWithdrawn, domain.WebhookArticleUpdated:
-	default:
-		return nil
-	}
-	at := ev.At
-	if at.IsZero() {
-		at = s.now()
-	}
-	body, err := s.body(topic, at, map[string]any{"article": webhookArticle{ID: ev.ArticleID, Slug: ev.Slug, Title: ev.Title, AuthorID: ev.AuthorID}})
-	if err != nil {
-		return err
-	}
-	_, err = s.store.FanOut(ctx, eventID, topic, ev.AuthorID, body)
-	return err
 }
 
 // ErrWebhookRetry is a delivery attempt that failed and will be retried.

@@ -56,3 +56,20 @@ func (e *env) jobs(t *testing.T) []int64 {
 	}
 	return out
 }
+
+// emit makes an event of topic for owner's endpoints (and the site's) the way the writes'
+// triggers do (webhook_emit, migration 00038), with data {}, and returns how many deliveries it added.
+func (e *env) emit(t *testing.T, topic string, owner int64, eventID string) int {
+	t.Helper()
+	count := func() (n int) {
+		if err := e.pool.QueryRow(t.Context(), `SELECT count(*) FROM webhook_deliveries WHERE event_id = $1`, eventID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count()
+	if _, err := e.pool.Exec(t.Context(), `SELECT webhook_emit($1, $2, $3, '{}'::json, NULL)`, topic, owner, eventID); err != nil {
+		t.Fatal(err)
+	}
+	return count() - before
+}

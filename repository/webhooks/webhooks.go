@@ -117,31 +117,6 @@ func (s *Store) Delete(ctx context.Context, id int64) error {
 	return nil
 }
 
-// FanOut adds one delivery of an event to every active endpoint that takes it: ownerID's that
-// subscribe to topic (0: none) and the site's. Idempotent per (endpoint, event id). It returns
-// how many deliveries it added.
-func (s *Store) FanOut(ctx context.Context, eventID, topic string, ownerID int64, body string) (int, error) {
-	added := 0
-	err := pg.InTx(ctx, s.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
-		added = 0
-		ids, err := s.q.WebhookMatching(ctx, tx, dao.WebhookMatchingParams{Topic: topic, OwnerID: ownerID})
-		if err != nil {
-			return pg.Wrapf(err, "find the webhooks of %s", topic)
-		}
-		for _, id := range ids {
-			ok, err := s.addIn(ctx, tx, id, eventID, topic, body)
-			if err != nil {
-				return err
-			}
-			if ok {
-				added++
-			}
-		}
-		return nil
-	})
-	return added, err
-}
-
 // Add adds one delivery to one endpoint (a ping, a redelivery), at the end of its line.
 func (s *Store) Add(ctx context.Context, webhookID int64, eventID, eventType, body string) error {
 	return pg.InTx(ctx, s.pool, pg.DefaultRetry, func(tx *pg.Tx) error {

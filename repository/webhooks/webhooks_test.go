@@ -43,7 +43,7 @@ func TestWebhooks_CapPerOwner(t *testing.T) {
 }
 
 // An endpoint's deliveries have one job at a time, the lowest pending one's; finishing it
-// (delivered or dead) enqueues the next. A second fan-out of the same event adds nothing.
+// (delivered or dead) enqueues the next. The same event twice adds nothing.
 func TestWebhooks_InOrderPerEndpoint(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -57,15 +57,14 @@ func TestWebhooks_InOrderPerEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		n, err := e.store.FanOut(t.Context(), fmt.Sprintf("outbox-%d", i), domain.WebhookArticlePublished, owner, "{}")
-		if err != nil || n != 2 {
-			t.Fatalf("fan-out %d: %d, %v; want the owner's and the site's", i, n, err)
+		if n := e.emit(t, domain.WebhookArticlePublished, owner, fmt.Sprintf("outbox-%d", i)); n != 2 {
+			t.Fatalf("event %d reached %d endpoints; want the owner's and the site's", i, n)
 		}
 	}
-	if n, _ := e.store.FanOut(t.Context(), "outbox-0", domain.WebhookArticlePublished, owner, "{}"); n != 0 {
+	if n := e.emit(t, domain.WebhookArticlePublished, owner, "outbox-0"); n != 0 {
 		t.Fatalf("a repeated event added %d deliveries", n)
 	}
-	if n, _ := e.store.FanOut(t.Context(), "outbox-9", domain.WebhookArticlePublished, other, "{}"); n != 1 {
+	if n := e.emit(t, domain.WebhookArticlePublished, other, "outbox-9"); n != 1 {
 		t.Fatalf("another author's event reached %d endpoints, want the site's only", n)
 	}
 	mine, _ := e.store.Deliveries(t.Context(), w.ID, 0, 10)
@@ -122,9 +121,7 @@ func TestWebhooks_DisabledAfterThreeDaysOfFailures(t *testing.T) {
 	owner := e.user(t)
 	w, _ := e.store.Create(t.Context(), domain.Webhook{OwnerID: owner, URL: "https://h.example.com/", Events: []string{domain.WebhookArticlePublished}}, []byte("enc"))
 	for i := range 2 {
-		if _, err := e.store.FanOut(t.Context(), fmt.Sprintf("outbox-%d", i), domain.WebhookArticlePublished, owner, "{}"); err != nil {
-			t.Fatal(err)
-		}
+		e.emit(t, domain.WebhookArticlePublished, owner, fmt.Sprintf("outbox-%d", i))
 	}
 	ds, _ := e.store.Deliveries(t.Context(), w.ID, 0, 10)
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -161,7 +158,7 @@ func TestWebhooks_DisabledAfterThreeDaysOfFailures(t *testing.T) {
 	if d, _ := e.store.Delivery(t.Context(), ds[0].ID); d.Status != domain.WebhookDead {
 		t.Fatalf("next delivery %+v", d)
 	}
-	if n, _ := e.store.FanOut(t.Context(), "outbox-7", domain.WebhookArticlePublished, owner, "{}"); n != 0 {
+	if n := e.emit(t, domain.WebhookArticlePublished, owner, "outbox-7"); n != 0 {
 		t.Fatal("a disabled endpoint got a delivery")
 	}
 }

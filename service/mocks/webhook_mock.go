@@ -114,21 +114,6 @@ func (mr *MockWebhookStoreMockRecorder) Delivery(ctx, id any) *gomock.Call {
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Delivery", reflect.TypeOf((*MockWebhookStore)(nil).Delivery), ctx, id)
 }
 
-// FanOut mocks base method.
-func (m *MockWebhookStore) FanOut(ctx context.Context, eventID, topic string, ownerID int64, body string) (int, error) {
-	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "FanOut", ctx, eventID, topic, ownerID, body)
-	ret0, _ := ret[0].(int)
-	ret1, _ := ret[1].(error)
-	return ret0, ret1
-}
-
-// FanOut indicates an expected call of FanOut.
-func (mr *MockWebhookStoreMockRecorder) FanOut(ctx, eventID, topic, ownerID, body any) *gomock.Call {
-	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "FanOut", reflect.TypeOf((*MockWebhookStore)(nil).FanOut), ctx, eventID, topic, ownerID, body)
-}
-
 // ForAttempt mocks base method.
 func (m *MockWebhookStore) ForAttempt(ctx context.Context, id int64) (domain.WebhookDelivery, domain.Webhook, []byte, error) {
 	m.ctrl.T.Helper()
