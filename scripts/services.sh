@@ -7,6 +7,8 @@
 #   scripts/services.sh promtool ensure promtool (make check-alerts: Prometheus rule checks and tests) is installed
 #   scripts/services.sh chromium ensure a headless Chromium (the API explorer's browser test) is installed
 #   scripts/services.sh stop     stop the project-local servers under .data/ (and nothing else)
+#   scripts/services.sh replica [start|delay D|status|stop]   a primary and its streaming replica (scripts/replica.sh)
+#   scripts/services.sh pgbouncer [start|stop]                a PgBouncer before that primary (scripts/replica.sh)
 #
 # Settings (environment):
 #   DATABASE_URL  default postgres://postgres@127.0.0.1:5432/inkwell?sslmode=disable
@@ -615,14 +617,17 @@ promtool)
 chromium)
 	ensure_chromium
 	;;
+replica | pgbouncer)
+	exec "$ROOT_DIR/scripts/replica.sh" "$@"
+	;;
 stop | down)
 	stop_postgres
 	stop_redis
 	;;
 -h | --help | help)
-	sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	;;
 *)
-	die "usage: $0 [start|haproxy|wrk|promtool|chromium|stop]"
+	die "usage: $0 [start|haproxy|wrk|promtool|chromium|replica|pgbouncer|stop]"
 	;;
 esac
