@@ -40,6 +40,10 @@ const (
 	// RetentionSignIn: grace after expiry before sign-in states and exchange codes nobody used are
 	// deleted (expired ones are refused already; the rows only take room).
 	RetentionSignIn = time.Hour
+	// RetentionWebhookDeliveries: webhook deliveries that are done (delivered or dead) and their
+	// attempts are kept 30 days after they were made, for the deliveries page and a redelivery; a
+	// pending one is never deleted (its retries end within a day).
+	RetentionWebhookDeliveries = 30 * 24 * time.Hour
 )
 
 // NewRetentionRules is every retention rule, in the order a run applies them, from the
@@ -74,6 +78,7 @@ func NewRetentionRules(cfg *ioc.Config) []domain.RetentionRule {
 		age(domain.RetentionAccountCodes, RetentionCodes),
 		age(domain.RetentionSignInStates, RetentionSignIn),
 		age(domain.RetentionSignInCodes, RetentionSignIn),
+		age(domain.RetentionWebhookDeliveries, RetentionWebhookDeliveries),
 		age(domain.RetentionOutboxApplied, RetentionOutbox),
 		age(domain.RetentionOutboxDead, RetentionOutboxDead),
 		age(domain.RetentionUploads, RetentionUploads),

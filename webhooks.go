@@ -34,7 +34,7 @@ const WebhookConcurrency = 32
 // key derived from the JWT secret (SHA-256 of a label and the secret), with a warning in prod (an
 // info line in dev).
 func NewWebhookSettings(cfg *ioc.Config, log *slog.Logger) (service.WebhookSettings, error) {
-	s := service.WebhookSettings{AllowPrivate: cfg.Webhooks.AllowPrivate}
+	s := service.WebhookSettings{AllowPrivate: cfg.Webhooks.AllowPrivate, Now: cfg.Tune.WebhookClock}
 	if cfg.Webhooks.Key != "" {
 		key, err := ioc.ParseWebhookKey(cfg.Webhooks.Key)
 		if err != nil {
@@ -66,10 +66,11 @@ type WebhookWorkers struct {
 	Runner *job.Runner
 }
 
-// NewWebhookWorkers builds them. The retry base is domain.WebhookRetry's (tests shorten it).
+// NewWebhookWorkers builds them. The retry base and cap are domain.WebhookRetry's (tests shorten them).
 func NewWebhookWorkers(cfg *ioc.Config, queue *durable.JobQueue, svc *service.WebhookService, jobs job.JobObserver, log *slog.Logger) WebhookWorkers {
 	retry := domain.WebhookRetry
 	retry.Base = ioc.Or(cfg.Tune.WebhookRetryBase, retry.Base)
+	retry.Max = ioc.Or(cfg.Tune.WebhookRetryMax, retry.Max)
 	return WebhookWorkers{
 		Runner: job.NewRunner(queue, job.QueueConfig{
 			Queue: domain.WebhookQueue, Concurrency: WebhookConcurrency, Lease: job.QueueLease, Poll: ioc.Or(cfg.Tune.QueuePoll, job.QueuePoll),

@@ -451,6 +451,16 @@ type Webhook struct {
 	UpdatedAt    time.Time
 }
 
+type WebhookAttempt struct {
+	DeliveryID int64
+	Attempt    int32
+	StatusCode pgtype.Int4
+	LatencyMs  int32
+	Response   string
+	Error      string
+	At         time.Time
+}
+
 type WebhookDelivery struct {
 	ID          int64
 	WebhookID   int64

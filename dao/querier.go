@@ -772,8 +772,13 @@ type Querier interface {
 	// a new address (not a new spelling of the same one) is unverified
 	UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams) (User, error)
 	UserUpdatePasswordHash(ctx context.Context, db DBTX, arg UserUpdatePasswordHashParams) error
+	// The attempts of one page's deliveries, in one statement along webhook_attempts' primary key:
+	// each delivery's newest first. A delivery has at most domain.WebhookRetry.MaxAttempts (its job's
+	// bound), so the page costs its size; lim (that bound times the deliveries) caps the statement.
+	WebhookAttemptsOf(ctx context.Context, db DBTX, arg WebhookAttemptsOfParams) ([]WebhookAttempt, error)
 	WebhookCountByOwner(ctx context.Context, db DBTX, ownerID pgtype.Int8) (int64, error)
 	WebhookDelete(ctx context.Context, db DBTX, id int64) (int64, error)
+	WebhookDeliveryCountPrunableDone(ctx context.Context, db DBTX, arg WebhookDeliveryCountPrunableDoneParams) (int64, error)
 	// A delivery with its endpoint, for one attempt (one round trip).
 	WebhookDeliveryForAttempt(ctx context.Context, db DBTX, id int64) (WebhookDeliveryForAttemptRow, error)
 	WebhookDeliveryGet(ctx context.Context, db DBTX, id int64) (WebhookDelivery, error)
@@ -785,7 +790,13 @@ type Querier interface {
 	WebhookDeliveryKill(ctx context.Context, db DBTX, arg WebhookDeliveryKillParams) error
 	// One page of an endpoint's deliveries, newest first, keyset on seq (webhook_deliveries_seq_key).
 	WebhookDeliveryList(ctx context.Context, db DBTX, arg WebhookDeliveryListParams) ([]WebhookDelivery, error)
-	// Records one attempt's outcome; the status moves from pending only.
+	// Finished webhook deliveries (delivered or dead; never pending ones) made longer than keep ago,
+	// oldest first along webhook_deliveries_done_idx; their attempts go with them (ON DELETE CASCADE,
+	// at most domain.WebhookRetry.MaxAttempts each).
+	WebhookDeliveryPruneDoneBatch(ctx context.Context, db DBTX, arg WebhookDeliveryPruneDoneBatchParams) (int64, error)
+	// Records one attempt's outcome, on the delivery (its last attempt) and as a row of its own in
+	// webhook_attempts (numbered by the delivery's count), in one statement; the status moves from
+	// pending only.
 	WebhookDeliveryRecord(ctx context.Context, db DBTX, arg WebhookDeliveryRecordParams) (string, error)
 	WebhookDisable(ctx context.Context, db DBTX, id int64) (pgtype.Int8, error)
 	// Records a failed attempt at @now (the service's clock); returns since when the endpoint fails.

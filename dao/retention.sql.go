@@ -802,3 +802,49 @@ func (q *Queries) UploadPruneUnreferencedBatch(ctx context.Context, db DBTX, arg
 	err := row.Scan(&column_1)
 	return column_1, err
 }
+
+const webhookDeliveryCountPrunableDone = `-- name: WebhookDeliveryCountPrunableDone :one
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM webhook_deliveries
+    WHERE status <> 'pending' AND created_at < now() - make_interval(secs => $1::float8)
+    ORDER BY created_at
+    LIMIT $2::int
+) AS due
+`
+
+type WebhookDeliveryCountPrunableDoneParams struct {
+	KeepSeconds float64
+	Lim         int32
+}
+
+func (q *Queries) WebhookDeliveryCountPrunableDone(ctx context.Context, db DBTX, arg WebhookDeliveryCountPrunableDoneParams) (int64, error) {
+	row := db.QueryRow(ctx, webhookDeliveryCountPrunableDone, arg.KeepSeconds, arg.Lim)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const webhookDeliveryPruneDoneBatch = `-- name: WebhookDeliveryPruneDoneBatch :execrows
+DELETE FROM webhook_deliveries WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM webhook_deliveries
+    WHERE status <> 'pending' AND created_at < now() - make_interval(secs => $1::float8)
+    ORDER BY created_at
+    LIMIT $2::int
+    FOR UPDATE SKIP LOCKED))
+`
+
+type WebhookDeliveryPruneDoneBatchParams struct {
+	KeepSeconds float64
+	Lim         int32
+}
+
+// Finished webhook deliveries (delivered or dead; never pending ones) made longer than keep ago,
+// oldest first along webhook_deliveries_done_idx; their attempts go with them (ON DELETE CASCADE,
+// at most domain.WebhookRetry.MaxAttempts each).
+func (q *Queries) WebhookDeliveryPruneDoneBatch(ctx context.Context, db DBTX, arg WebhookDeliveryPruneDoneBatchParams) (int64, error) {
+	result, err := db.Exec(ctx, webhookDeliveryPruneDoneBatch, arg.KeepSeconds, arg.Lim)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}

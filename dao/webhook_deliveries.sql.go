@@ -11,6 +11,49 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const webhookAttemptsOf = `-- name: WebhookAttemptsOf :many
+SELECT delivery_id, attempt, status_code, latency_ms, response, error, at FROM webhook_attempts
+WHERE delivery_id = ANY ($1::bigint[])
+ORDER BY delivery_id DESC, attempt DESC
+LIMIT $2::int
+`
+
+type WebhookAttemptsOfParams struct {
+	Ids []int64
+	Lim int32
+}
+
+// The attempts of one page's deliveries, in one statement along webhook_attempts' primary key:
+// each delivery's newest first. A delivery has at most domain.WebhookRetry.MaxAttempts (its job's
+// bound), so the page costs its size; lim (that bound times the deliveries) caps the statement.
+func (q *Queries) WebhookAttemptsOf(ctx context.Context, db DBTX, arg WebhookAttemptsOfParams) ([]WebhookAttempt, error) {
+	rows, err := db.Query(ctx, webhookAttemptsOf, arg.Ids, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WebhookAttempt{}
+	for rows.Next() {
+		var i WebhookAttempt
+		if err := rows.Scan(
+			&i.DeliveryID,
+			&i.Attempt,
+			&i.StatusCode,
+			&i.LatencyMs,
+			&i.Response,
+			&i.Error,
+			&i.At,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const webhookDeliveryForAttempt = `-- name: WebhookDeliveryForAttempt :one
 SELECT d.id, d.webhook_id, d.seq, d.event_id, d.event_type, d.body, d.status, d.attempts, d.status_code, d.latency_ms, d.response, d.error, d.created_at, d.attempted_at, w.url, w.active, w.secret_enc
 FROM webhook_deliveries d
@@ -186,12 +229,18 @@ func (q *Queries) WebhookDeliveryList(ctx context.Context, db DBTX, arg WebhookD
 }
 
 const webhookDeliveryRecord = `-- name: WebhookDeliveryRecord :one
-UPDATE webhook_deliveries
-SET attempts = attempts + 1, status = CASE WHEN status = 'pending' THEN $1::text ELSE status END,
-    status_code = $2::int, latency_ms = $3::int, response = $4::text,
-    error = $5::text, attempted_at = now()
-WHERE id = $6::bigint
-RETURNING status
+WITH d AS (
+    UPDATE webhook_deliveries
+    SET attempts = attempts + 1, status = CASE WHEN status = 'pending' THEN $1::text ELSE status END,
+        status_code = $2::int, latency_ms = $3::int, response = $4::text,
+        error = $5::text, attempted_at = now()
+    WHERE id = $6::bigint
+    RETURNING id, attempts, status, status_code, latency_ms, response, error
+), attempt AS (
+    INSERT INTO webhook_attempts (delivery_id, attempt, status_code, latency_ms, response, error)
+    SELECT id, attempts, status_code, latency_ms, response, error FROM d
+)
+SELECT status FROM d
 `
 
 type WebhookDeliveryRecordParams struct {
@@ -203,7 +252,9 @@ type WebhookDeliveryRecordParams struct {
 	ID         int64
 }
 
-// Records one attempt's outcome; the status moves from pending only.
+// Records one attempt's outcome, on the delivery (its last attempt) and as a row of its own in
+// webhook_attempts (numbered by the delivery's count), in one statement; the status moves from
+// pending only.
 func (q *Queries) WebhookDeliveryRecord(ctx context.Context, db DBTX, arg WebhookDeliveryRecordParams) (string, error) {
 	row := db.QueryRow(ctx, webhookDeliveryRecord,
 		arg.Status,

@@ -27,6 +27,9 @@ const (
 	RetentionUploads         = "uploads"
 	RetentionSignInStates    = "sign_in_states" // sign-ins never finished, past their 10 minutes
 	RetentionSignInCodes     = "sign_in_codes"  // exchange codes never exchanged, past their 60 seconds
+	// RetentionWebhookDeliveries is webhook deliveries that are done (delivered or dead, never
+	// pending ones), with their attempts.
+	RetentionWebhookDeliveries = "webhook_deliveries"
 	// RetentionUploadObjects is the media store's objects no upload uses any more (not a table).
 	RetentionUploadObjects = "upload_objects"
 )
@@ -40,6 +43,7 @@ var retentionClocks = map[string]string{
 	RetentionOutboxApplied: "created", RetentionOutboxDead: "created",
 	RetentionUploads: "last referenced (or, never referenced, uploaded)", RetentionUploadObjects: "orphaned",
 	RetentionSignInStates: "expired", RetentionSignInCodes: "expired",
+	RetentionWebhookDeliveries: "made (delivered or dead ones)",
 }
 
 // RetentionRule says which rows of one policy may go. An age rule (MaxAge > 0) deletes the rows

@@ -94,6 +94,19 @@ type WebhookDelivery struct {
 	Error       string
 	CreatedAt   time.Time
 	AttemptedAt *time.Time
+	// History is each attempt, newest first (at most WebhookRetry.MaxAttempts); filled by the
+	// deliveries page, empty elsewhere.
+	History []WebhookDeliveryAttempt
+}
+
+// WebhookDeliveryAttempt is one attempt of a delivery as it was recorded.
+type WebhookDeliveryAttempt struct {
+	Attempt    int // 1 for the first
+	StatusCode int // 0: no answer
+	LatencyMs  int
+	Response   string // the first WebhookKeptAnswer bytes of the answer
+	Error      string
+	At         time.Time
 }
 
 // WebhookAnswer is what one attempt got.

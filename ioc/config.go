@@ -188,6 +188,12 @@ type Tuning struct {
 	StreamHeartbeat                        *time.Duration // service.DefaultNotificationStreamConfig's 25 s
 	StreamPerUser                          *int           // its 5
 	StreamPerInstance                      *int           // half the open-file limit (notification_stream.go)
+
+	// WebhookRetryMax replaces domain.WebhookRetry's 6 h cap of one backoff (with WebhookRetryBase,
+	// a delivery's 16 attempts take a second); WebhookClock the webhook service's clock (an
+	// endpoint's failing time: days of failures in seconds; the signatures' timestamps too).
+	WebhookRetryMax *time.Duration
+	WebhookClock    func() time.Time
 }
 
 // Or is *p when the test set it, else the constant def.

@@ -40,6 +40,7 @@ func defaultRules() []domain.RetentionRule {
 		age(domain.RetentionSignInCodes, time.Hour),
 		age(domain.RetentionOutboxApplied, day),
 		age(domain.RetentionOutboxDead, 30*day),
+		age(domain.RetentionWebhookDeliveries, 30*day),
 	}
 }
 
@@ -170,6 +171,17 @@ func seedRetention(t *testing.T, db *testenv.DB) {
 		 (VALUES ('old-applied', 'applied', interval '2 days'), ('live-applied', 'applied', interval '23 hours'),
 		         ('old-dead', 'dead', interval '31 days'), ('live-dead', 'dead', interval '29 days'),
 		         ('live-pending', 'pending', interval '60 days'), ('live-published', 'published', interval '60 days')) AS e(k, status, age)`,
+
+		// Webhook deliveries: delivered and dead ones go 30 days after they were made, with their
+		// attempts; pending ones never do, however old.
+		`INSERT INTO webhooks (owner_id, url, events, secret_enc)
+		 SELECT id, 'https://hooks.example.com/', '{article.published}', 'enc' FROM users WHERE username = 'r1'`,
+		`INSERT INTO webhook_deliveries (webhook_id, seq, event_id, event_type, body, status, attempts, created_at)
+		 SELECT w.id, e.n, e.k, 'article.published', '{}', e.status, 2, now() - e.age FROM webhooks w,
+		 (VALUES (1, 'old-delivered', 'delivered', interval '31 days'), (2, 'live-delivered', 'delivered', interval '29 days'),
+		         (3, 'old-dead', 'dead', interval '31 days'), (4, 'live-dead', 'dead', interval '29 days'),
+		         (5, 'live-old-pending', 'pending', interval '60 days'), (6, 'live-pending', 'pending', interval '1 hour')) AS e(n, k, status, age)`,
+		`INSERT INTO webhook_attempts (delivery_id, attempt, latency_ms) SELECT id, a, 1 FROM webhook_deliveries, generate_series(1, 2) a`,
 	} {
 		exec(t, db, s)
 	}
@@ -194,6 +206,7 @@ func TestRetention_OnePassPrunesEveryTableAndKeepsTheLiveRows(t *testing.T) {
 		domain.RetentionLoginCodeMeters: 1, domain.RetentionAccountCodes: 2,
 		domain.RetentionOutboxApplied: 1, domain.RetentionOutboxDead: 1,
 		domain.RetentionSignInStates: 1, domain.RetentionSignInCodes: 1,
+		domain.RetentionWebhookDeliveries: 2,
 	}
 	for _, res := range rep.Results {
 		if res.Rows != want[res.Rule.Name] || res.Statements != 1 || res.Err != nil {
@@ -225,6 +238,9 @@ func TestRetention_OnePassPrunesEveryTableAndKeepsTheLiveRows(t *testing.T) {
 		`SELECT payload->>'k' FROM outbox`:                            {"live-applied", "live-dead", "live-pending", "live-published"},
 		`SELECT convert_from(state_hash, 'UTF8') FROM sign_in_states`: {"live-state", "live-state2"},
 		`SELECT convert_from(code_hash, 'UTF8') FROM sign_in_codes`:   {"live-code"},
+		`SELECT event_id FROM webhook_deliveries`:                     {"live-dead", "live-delivered", "live-old-pending", "live-pending"},
+		`SELECT d.event_id || ':' || a.attempt FROM webhook_attempts a LEFT JOIN webhook_deliveries d ON d.id = a.delivery_id`: {
+			"live-dead:1", "live-dead:2", "live-delivered:1", "live-delivered:2", "live-old-pending:1", "live-old-pending:2", "live-pending:1", "live-pending:2"},
 	} {
 		if got := keys(t, db, sql); !slices.Equal(got, want) {
 			t.Errorf("%s after the pass: %v, want %v", sql, got, want)

@@ -315,3 +315,22 @@ DELETE FROM sign_in_codes WHERE ctid = ANY(ARRAY(
 SELECT count(*)::bigint FROM (
     SELECT 1 FROM sign_in_codes WHERE expires_at < now() - make_interval(secs => @keep_seconds::float8) ORDER BY expires_at LIMIT @lim::int
 ) AS due;
+
+-- name: WebhookDeliveryPruneDoneBatch :execrows
+-- Finished webhook deliveries (delivered or dead; never pending ones) made longer than keep ago,
+-- oldest first along webhook_deliveries_done_idx; their attempts go with them (ON DELETE CASCADE,
+-- at most domain.WebhookRetry.MaxAttempts each).
+DELETE FROM webhook_deliveries WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM webhook_deliveries
+    WHERE status <> 'pending' AND created_at < now() - make_interval(secs => @keep_seconds::float8)
+    ORDER BY created_at
+    LIMIT @lim::int
+    FOR UPDATE SKIP LOCKED));
+
+-- name: WebhookDeliveryCountPrunableDone :one
+SELECT count(*)::bigint FROM (
+    SELECT 1 FROM webhook_deliveries
+    WHERE status <> 'pending' AND created_at < now() - make_interval(secs => @keep_seconds::float8)
+    ORDER BY created_at
+    LIMIT @lim::int
+) AS due;

@@ -16,13 +16,21 @@ LIMIT 1;
 SELECT * FROM webhook_deliveries WHERE id = @id::bigint;
 
 -- name: WebhookDeliveryRecord :one
--- Records one attempt's outcome; the status moves from pending only.
-UPDATE webhook_deliveries
-SET attempts = attempts + 1, status = CASE WHEN status = 'pending' THEN @status::text ELSE status END,
-    status_code = sqlc.narg(status_code)::int, latency_ms = @latency_ms::int, response = @response::text,
-    error = @error::text, attempted_at = now()
-WHERE id = @id::bigint
-RETURNING status;
+-- Records one attempt's outcome, on the delivery (its last attempt) and as a row of its own in
+-- webhook_attempts (numbered by the delivery's count), in one statement; the status moves from
+-- pending only.
+WITH d AS (
+    UPDATE webhook_deliveries
+    SET attempts = attempts + 1, status = CASE WHEN status = 'pending' THEN @status::text ELSE status END,
+        status_code = sqlc.narg(status_code)::int, latency_ms = @latency_ms::int, response = @response::text,
+        error = @error::text, attempted_at = now()
+    WHERE id = @id::bigint
+    RETURNING id, attempts, status, status_code, latency_ms, response, error
+), attempt AS (
+    INSERT INTO webhook_attempts (delivery_id, attempt, status_code, latency_ms, response, error)
+    SELECT id, attempts, status_code, latency_ms, response, error FROM d
+)
+SELECT status FROM d;
 
 -- name: WebhookDeliveryKill :exec
 -- A pending delivery of an endpoint that was disabled or deleted ends dead, unattempted.
@@ -41,3 +49,12 @@ SELECT sqlc.embed(d), w.url, w.active, w.secret_enc
 FROM webhook_deliveries d
 JOIN webhooks w ON w.id = d.webhook_id
 WHERE d.id = @id::bigint;
+
+-- name: WebhookAttemptsOf :many
+-- The attempts of one page's deliveries, in one statement along webhook_attempts' primary key:
+-- each delivery's newest first. A delivery has at most domain.WebhookRetry.MaxAttempts (its job's
+-- bound), so the page costs its size; lim (that bound times the deliveries) caps the statement.
+SELECT * FROM webhook_attempts
+WHERE delivery_id = ANY (@ids::bigint[])
+ORDER BY delivery_id DESC, attempt DESC
+LIMIT @lim::int;

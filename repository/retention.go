@@ -41,6 +41,9 @@ var retentionPolicies = map[string]retentionPolicy{
 	domain.RetentionUploads:         byAge(dao.Querier.UploadPruneUnreferencedBatch, dao.Querier.UploadCountPrunableUnreferenced),
 	domain.RetentionSignInStates:    byAge(dao.Querier.SignInStatePruneBatch, dao.Querier.SignInStateCountPrunable),
 	domain.RetentionSignInCodes:     byAge(dao.Querier.SignInCodePruneBatch, dao.Querier.SignInCodeCountPrunable),
+	// A batch of deliveries takes their attempts along (ON DELETE CASCADE): at most
+	// domain.WebhookRetry.MaxAttempts rows each, so a statement deletes at most 17 rows per delivery.
+	domain.RetentionWebhookDeliveries: byAge(dao.Querier.WebhookDeliveryPruneDoneBatch, dao.Querier.WebhookDeliveryCountPrunableDone),
 	domain.RetentionReadingHistory: {
 		byCap: true,
 		prune: func(ctx context.Context, q dao.Querier, db dao.DBTX, r domain.RetentionRule, lim int32) (int64, error) {

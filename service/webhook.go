@@ -54,6 +54,9 @@ type WebhookAccounts interface {
 type WebhookSettings struct {
 	Key          []byte
 	AllowPrivate bool
+	// Now replaces the clock NewWebhookService is given (tests: ioc.Tuning.WebhookClock, to make
+	// an endpoint fail for days in seconds); nil keeps it. Not a setting.
+	Now func() time.Time
 }
 
 // WebhookInput is a create's or an edit's fields; nil: unchanged (an edit).
@@ -89,6 +92,9 @@ func NewWebhookService(store WebhookStore, sender WebhookSender, users WebhookAc
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Now != nil {
+		now = cfg.Now
 	}
 	return &WebhookService{store: store, sender: sender, users: users, cfg: cfg, aead: aead, now: now}, nil
 }

@@ -83,11 +83,29 @@ type webhookDeliveryJSON struct {
 	Error       string     `json:"error"`
 	CreatedAt   timestamp  `json:"createdAt"`
 	AttemptedAt *timestamp `json:"attemptedAt"`
+	// AttemptLog is each attempt, newest first (attempts above is their count; statusCode to
+	// attemptedAt repeat the newest, as before it was listed).
+	AttemptLog []webhookAttemptJSON `json:"attemptLog"`
+}
+
+type webhookAttemptJSON struct {
+	Attempt    int       `json:"attempt"`
+	StatusCode *int      `json:"statusCode"`
+	LatencyMs  int       `json:"latencyMs"`
+	Response   string    `json:"response"`
+	Error      string    `json:"error"`
+	At         timestamp `json:"at"`
 }
 
 func webhookDeliveryOf(d domain.WebhookDelivery) webhookDeliveryJSON {
 	out := webhookDeliveryJSON{ID: d.ID, Event: d.EventType, EventID: d.EventID, Status: string(d.Status), Attempts: d.Attempts,
-		Response: d.Response, Error: d.Error, CreatedAt: timestamp(d.CreatedAt)}
+		Response: d.Response, Error: d.Error, CreatedAt: timestamp(d.CreatedAt), AttemptLog: make([]webhookAttemptJSON, len(d.History))}
+	for i, a := range d.History {
+		out.AttemptLog[i] = webhookAttemptJSON{Attempt: a.Attempt, LatencyMs: a.LatencyMs, Response: a.Response, Error: a.Error, At: timestamp(a.At)}
+		if a.StatusCode != 0 {
+			out.AttemptLog[i].StatusCode = &a.StatusCode
+		}
+	}
 	if d.StatusCode != 0 {
 		out.StatusCode = &d.StatusCode
 	}

@@ -111,6 +111,24 @@ func TestWebhookHandler(t *testing.T) {
 			},
 		},
 		{
+			name: "each delivery lists its attempts, newest first", method: http.MethodGet, target: "/api/user/webhooks/7/deliveries",
+			buildStubs: func(b webhookBundle) {
+				expectAuth(b.users)
+				b.hooks.EXPECT().Deliveries(a, sessionCred, false, int64(7), int64(0), domain.DefaultPageLimit).Return(service.WebhookDeliveryList{Items: []domain.WebhookDelivery{{
+					ID: 41, EventType: "article.published", EventID: "e1", Status: domain.WebhookDelivered, Attempts: 2, StatusCode: 200, LatencyMs: 12,
+					Response: "ok", CreatedAt: hookAt, AttemptedAt: &hookAt, History: []domain.WebhookDeliveryAttempt{
+						{Attempt: 2, StatusCode: 200, LatencyMs: 12, Response: "ok", At: hookAt},
+						{Attempt: 1, LatencyMs: 10000, Error: "timed out", At: hookAt.Add(-time.Minute)},
+					}}}}, nil)
+			},
+			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {
+				requireJSON(t, rec, http.StatusOK, `{"deliveries":[{"id":41,"event":"article.published","eventId":"e1","status":"delivered","attempts":2,`+
+					`"statusCode":200,"latencyMs":12,"response":"ok","error":"","createdAt":"2026-12-04T10:00:00.000Z","attemptedAt":"2026-12-04T10:00:00.000Z",`+
+					`"attemptLog":[{"attempt":2,"statusCode":200,"latencyMs":12,"response":"ok","error":"","at":"2026-12-04T10:00:00.000Z"},`+
+					`{"attempt":1,"statusCode":null,"latencyMs":10000,"response":"","error":"timed out","at":"2026-12-04T09:59:00.000Z"}]}]}`)
+			},
+		},
+		{
 			name: "a bad cursor is 422", method: http.MethodGet, target: "/api/user/webhooks/7/deliveries?cursor=nope",
 			buildStubs: func(b webhookBundle) { expectAuth(b.users); b.hooks.EXPECT().Deliveries(a, a, a, a, a, a).Times(0) },
 			checkResponse: func(t *testing.T, rec *httptest.ResponseRecorder) {

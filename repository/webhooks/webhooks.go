@@ -201,7 +201,7 @@ func (s *Store) ForAttempt(ctx context.Context, id int64) (domain.WebhookDeliver
 }
 
 // Deliveries returns up to limit deliveries of an endpoint numbered below beforeSeq (0: from
-// the newest), newest first.
+// the newest), newest first, each with its attempts (History, newest first), in two statements.
 func (s *Store) Deliveries(ctx context.Context, webhookID, beforeSeq int64, limit int) ([]domain.WebhookDelivery, error) {
 	if beforeSeq <= 0 {
 		beforeSeq = math.MaxInt64
@@ -211,13 +211,34 @@ func (s *Store) Deliveries(ctx context.Context, webhookID, beforeSeq int64, limi
 		return nil, pg.Wrapf(err, "list the deliveries of webhook %d", webhookID)
 	}
 	out := make([]domain.WebhookDelivery, len(rows))
+	ids := make([]int64, 0, len(rows))
+	at := make(map[int64]int, len(rows))
 	for i, r := range rows {
 		out[i] = deliveryOf(r)
+		out[i].History = []domain.WebhookDeliveryAttempt{}
+		if r.Attempts > 0 {
+			ids = append(ids, r.ID)
+			at[r.ID] = i
+		}
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// The page's attempts in one statement: the page costs its size, not a query per delivery.
+	attempts, err := s.q.WebhookAttemptsOf(ctx, s.pool, dao.WebhookAttemptsOfParams{Ids: ids, Lim: int32(len(ids) * domain.WebhookRetry.MaxAttempts)})
+	if err != nil {
+		return nil, pg.Wrapf(err, "list the attempts of webhook %d's deliveries", webhookID)
+	}
+	for _, a := range attempts {
+		d := &out[at[a.DeliveryID]]
+		d.History = append(d.History, domain.WebhookDeliveryAttempt{Attempt: int(a.Attempt), StatusCode: int(a.StatusCode.Int32),
+			LatencyMs: int(a.LatencyMs), Response: a.Response, Error: a.Error, At: a.At})
 	}
 	return out, nil
 }
 
-// Record records one attempt in one unit of work: its outcome on the delivery; on the endpoint,
+// Record records one attempt in one unit of work: its outcome on the delivery (the last attempt's
+// fields) and in webhook_attempts (a row per attempt, same statement); on the endpoint,
 // the end of its failing time (a success) or its start; an endpoint failing for
 // domain.WebhookDisableAfter is disabled (its owner notified) and the delivery is dead; a
 // delivery that is done (delivered or dead) makes way for the endpoint's next.
