@@ -421,8 +421,9 @@ type Querier interface {
 	// first entry of moderation_cases_open_idx; now() when the queue is empty).
 	ModerationCaseOpenStats(ctx context.Context, db DBTX) (ModerationCaseOpenStatsRow, error)
 	// Resolves the target's open case and its open reports, and notices each reporter once (the
-	// event id is the action's), in one statement. Returns how many cases it resolved (0 or 1).
-	ModerationCaseResolve(ctx context.Context, db DBTX, arg ModerationCaseResolveParams) (int64, error)
+	// event id is the action's), in one statement. Returns how many cases it resolved (0 or 1) and
+	// the reporters a notice was written for (announced to their live streams after COMMIT).
+	ModerationCaseResolve(ctx context.Context, db DBTX, arg ModerationCaseResolveParams) (ModerationCaseResolveRow, error)
 	// The moderation log is append-only (migration 00027's trigger refuses UPDATE and DELETE).
 	ModerationLogAppend(ctx context.Context, db DBTX, arg ModerationLogAppendParams) (ModerationLogAppendRow, error)
 	// Newest first, keyset paged along moderation_log_recent_idx.

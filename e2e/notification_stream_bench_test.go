@@ -38,7 +38,11 @@ func TestNotificationStreamBench(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("BENCH_SSE_STREAMS")); err == nil && v > 0 {
 		streams = v
 	}
-	const perUser, latencyStreams, rounds = 5, 1000, 20
+	const perUser, latencyStreams = 5, 1000
+	rounds := 20
+	if v, err := strconv.Atoi(os.Getenv("BENCH_SSE_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
 	users := max((streams+perUser-1)/perUser, latencyStreams)
 	db, r := testenv.NewDB(t), testenv.NewRedis(t)
 	// The instance's stream cap is half its open-file limit, inherited from this process: raise
@@ -56,6 +60,7 @@ func TestNotificationStreamBench(t *testing.T) {
 	}
 	app := &testApp{apptest.StartProcess(t, apptest.CurrentRelease(t), db, r.Prefix, noAuthLimit, func(c *ioc.Config) {
 		c.Server.RateWrites = "0"
+		c.Telemetry.PprofAddr = os.Getenv("BENCH_PPROF_ADDR") // to profile the instance under the rounds
 	})}
 
 	// Users, registered through the API (a few at a time: each hashes a password).
