@@ -430,10 +430,14 @@ type Querier interface {
 	ModerationLogList(ctx context.Context, db DBTX, arg ModerationLogListParams) ([]ModerationLog, error)
 	NotificationCountPrunable(ctx context.Context, db DBTX, arg NotificationCountPrunableParams) (int64, error)
 	// Notifies one page of an author's followers (keyset on follower id), skipping any already
-	// notified of this event, and returns the page's last follower id to continue from.
+	// notified of this event, and returns the notifications written (the live streams are handed
+	// them); the page's highest user_id is the follower to continue after.
 	// A notification is dated by its event (when the author acted), not by when a consumer applied it:
 	// several consumers apply events in parallel, out of order.
-	NotificationFanOut(ctx context.Context, db DBTX, arg NotificationFanOutParams) ([]int64, error)
+	NotificationFanOut(ctx context.Context, db DBTX, arg NotificationFanOutParams) ([]NotificationFanOutRow, error)
+	// What a fan-out's notifications show besides their own columns, as NotificationList renders
+	// them: the actor's username, and the article's slug and title while it is published.
+	NotificationFanOutRender(ctx context.Context, db DBTX, arg NotificationFanOutRenderParams) (NotificationFanOutRenderRow, error)
 	// A notice of a moderation action, written in the action's unit of work; the event id (the log
 	// entry's) makes it once per action and reader.
 	NotificationInsertNotice(ctx context.Context, db DBTX, arg NotificationInsertNoticeParams) error

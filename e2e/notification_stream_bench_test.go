@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/apptest"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/ioc"
@@ -192,12 +193,27 @@ func TestNotificationStreamBench(t *testing.T) {
 	testenv.WaitUntil(t, "the bench's hub subscribed", hub.Subscribed)
 	var lat []time.Duration
 	for round := range rounds {
-		if _, err := db.Pool.Exec(context.Background(), `INSERT INTO notifications (user_id, kind, event_id, detail)
-			SELECT u, 'report.resolved', 'bench-' || $2::text, 'bench' FROM unnest($1::bigint[]) u`, ids, strconv.Itoa(round)); err != nil {
+		// Written as a follower fan-out writes them, and announced as its commit announces them:
+		// with the notifications, rendered.
+		rows, err := db.Pool.Query(context.Background(), `INSERT INTO notifications (user_id, kind, event_id, detail)
+			SELECT u, 'report.resolved', 'bench-' || $2::text, 'bench' FROM unnest($1::bigint[]) u
+			RETURNING id, user_id, created_at`, ids, strconv.Itoa(round))
+		if err != nil {
 			t.Fatal(err)
 		}
+		var items []domain.UserNotification
+		for rows.Next() {
+			it := domain.UserNotification{Notification: domain.Notification{Kind: "report.resolved", Detail: "bench"}}
+			if err := rows.Scan(&it.ID, &it.UserID, &it.CreatedAt); err != nil {
+				t.Fatal(err)
+			}
+			items = append(items, it)
+		}
+		if rows.Err() != nil || len(items) != len(ids) {
+			t.Fatalf("round %d: %d notifications written, %v", round, len(items), rows.Err())
+		}
 		t0 := time.Now()
-		hub.Notified(context.Background(), ids)
+		hub.NotifiedWith(context.Background(), items)
 		for _, h := range live {
 			select {
 			case at := <-h.got:
