@@ -69,6 +69,7 @@ func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, 
 		}
 		after := int64(0)
 		var written []dao.NotificationFanOutRow
+		var users []int64 // past announceCarryMax notifications: their users alone
 		for {
 			rows, err := r.q.NotificationFanOut(ctx, tx, dao.NotificationFanOutParams{
 				Kind: kind, ActorID: actorID, ArticleID: articleID, EventID: eventID, EventAt: eventAt, AfterFollower: after, Lim: fanOutPage,
@@ -77,9 +78,20 @@ func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, 
 				return pg.Wrapf(err, "notify followers of %d", actorID)
 			}
 			notified += len(rows)
-			written = append(written, rows...)
+			if users == nil && len(written)+len(rows) <= announceCarryMax {
+				written = append(written, rows...)
+			} else {
+				for _, row := range append(written, rows...) {
+					users = append(users, row.UserID)
+				}
+				written = nil
+			}
 			if len(rows) < fanOutPage {
-				r.announceWith(tx, kind, parts, written)
+				if users != nil {
+					r.announce(tx, users)
+				} else {
+					r.announceWith(tx, kind, parts, written)
+				}
 				return nil
 			}
 			for _, row := range rows {

@@ -29,6 +29,20 @@ func NewPublishingNotificationRepository(pool *pgxpool.Pool, q dao.Querier, pub 
 	return r
 }
 
+// announceCarryMax bounds the notifications one fan-out's announcement carries: a famous
+// author's millions of followers are announced by user id alone (their streams read PostgreSQL),
+// so neither the transaction's memory nor the messages grow with the notifications' text.
+const announceCarryMax = 10_000
+
+// announce has the users notified in tx announced once tx has committed (their streams read
+// their new notifications from PostgreSQL).
+func (r *NotificationRepository) announce(tx *pg.Tx, userIDs []int64) {
+	if r.pub == nil || len(userIDs) == 0 {
+		return
+	}
+	tx.AfterCommit(func(ctx context.Context) { r.pub.Notified(ctx, userIDs) })
+}
+
 // announceWith has the fan-out's notifications written in tx announced, rendered (parts: what
 // their rows lack), once tx has committed.
 func (r *NotificationRepository) announceWith(tx *pg.Tx, kind string, parts dao.NotificationFanOutRenderRow, rows []dao.NotificationFanOutRow) {
