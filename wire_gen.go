@@ -220,7 +220,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	tagSearchService := service.NewTagSearchService(tags)
 	tagSearchHandler := web.NewTagSearchHandler(tagSearchService, log)
 	reports := moderation.NewReports(pool, querier)
-	cases := moderation.NewCases(pool, querier)
+	cases := moderation.NewCases(pool, querier, notificationHub)
 	moderationLog := moderation.NewLog(pool, querier, notificationHub)
 	moderationStats := service.NewModerationStats()
 	moderationService := service.NewModerationService(articleRepository, commentRepository, userRepository, moderationLog, cases, jobQueue, unitOfWork, moderationStats, v, log)

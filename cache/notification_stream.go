@@ -11,15 +11,20 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // NotificationHub fans "these users were just notified" out to every instance through one Redis
 // pub/sub channel (the keyspace's "notifications"), published after the notifications' COMMIT
 // (repository.NotificationPublisher). Each instance delivers a message to the live streams it
-// holds for those users (Watch); a stream then reads its new notifications from PostgreSQL, so a
-// lost message delays a notification (until the stream's next heartbeat catch-up) but never loses
-// or duplicates one. Whenever the subscription is (re)confirmed every local stream is woken too:
-// messages published while it was down may have been missed.
+// holds for those users (Watch). A message that carries the notifications themselves
+// (NotifiedWith: a follower fan-out) hands each stream its own, ready to write without a query;
+// one that names only the users (Notified: notices) makes the stream read its new notifications
+// from PostgreSQL. Either way a lost message delays a notification (until the stream's next
+// heartbeat catch-up, which reads PostgreSQL) but never loses or duplicates one. Whenever the
+// subscription is (re)confirmed every local stream is woken to read PostgreSQL: messages
+// published while it was down may have been missed.
 //
 // It also keeps the fleet-wide count of each user's open streams (Acquire) and the single-use
 // tickets of EventSource clients (PutTicket, TakeTicket).
@@ -32,7 +37,7 @@ type NotificationHub struct {
 	rev *Revocations // nil: no revocation wake-ups (tests)
 
 	mu      sync.Mutex
-	watches map[int64]map[chan struct{}]struct{}
+	watches map[int64]map[*watcher]struct{}
 	// rechecks are the streams to recheck when a session is revoked, by the session's mark key.
 	rechecks map[string]map[chan struct{}]struct{}
 
@@ -54,8 +59,37 @@ type NotificationHubStats struct {
 	Woken         atomic.Int64 // local streams woken by a message
 }
 
+// notifiedMsg is a message on the channel. Users are the users notified; Items, when present,
+// are their notifications, rendered (a release that knows only Users wakes those users' streams
+// to read PostgreSQL, as it always did).
 type notifiedMsg struct {
-	Users []int64 `json:"u"`
+	Users []int64        `json:"u"`
+	Items []notifiedItem `json:"n,omitempty"`
+}
+
+// notifiedItem is one notification as a message carries it: its user and what
+// GET /api/user/notifications renders.
+type notifiedItem struct {
+	UserID        int64     `json:"u"`
+	ID            int64     `json:"i"`
+	Kind          string    `json:"k"`
+	ActorUsername string    `json:"a,omitempty"`
+	ArticleSlug   string    `json:"s,omitempty"`
+	ArticleTitle  string    `json:"t,omitempty"`
+	Detail        string    `json:"d,omitempty"`
+	CreatedAt     time.Time `json:"c"`
+}
+
+// watchCarryMax bounds the notifications a stream's watch holds between two takes; beyond, the
+// stream reads PostgreSQL instead (it has fallen behind).
+const watchCarryMax = 100
+
+// watcher is one stream's watch of a user: its wake-up, and what the messages carried for it
+// since the stream last took them (guarded by the hub's mu).
+type watcher struct {
+	ch    chan struct{}
+	items []domain.Notification
+	poll  bool // a wake-up carried nothing (or too much): read PostgreSQL
 }
 
 // NewNotificationHub subscribes to the notification channel of ks until the cleanup runs. A
@@ -68,7 +102,7 @@ func NewNotificationHub(rdb redis.UniversalClient, ks Keyspace, b *Broadcaster, 
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &NotificationHub{rdb: rdb, ks: ks, channel: ks.Key("notifications"), log: log, rev: rev,
-		watches: map[int64]map[chan struct{}]struct{}{}, rechecks: map[string]map[chan struct{}]struct{}{},
+		watches: map[int64]map[*watcher]struct{}{}, rechecks: map[string]map[chan struct{}]struct{}{},
 		cancel: cancel, done: make(chan struct{})}
 	if rev != nil {
 		rev.listen(func(key string) { h.revoked(key) })
@@ -92,42 +126,78 @@ func (h *NotificationHub) stop() {
 	<-h.done
 }
 
-// Notified publishes userIDs (after COMMIT). A failed PUBLISH is logged and counted: the streams
-// of those users catch up at their next heartbeat.
+// notifiedPerMessage bounds the users (or notifications) of one message.
+const notifiedPerMessage = 1000
+
+// Notified publishes userIDs (after COMMIT): their streams read their new notifications from
+// PostgreSQL. A failed PUBLISH is logged and counted: the streams of those users catch up at
+// their next heartbeat.
 func (h *NotificationHub) Notified(ctx context.Context, userIDs []int64) {
-	const perMessage = 1000
 	for len(userIDs) > 0 {
-		n := min(len(userIDs), perMessage)
-		body, _ := json.Marshal(notifiedMsg{Users: userIDs[:n]})
+		n := min(len(userIDs), notifiedPerMessage)
+		h.publish(ctx, notifiedMsg{Users: userIDs[:n]})
 		userIDs = userIDs[n:]
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
-		err := h.rdb.Publish(pctx, h.channel, body).Err()
-		cancel()
-		if err != nil {
-			h.Stats.PublishFailed.Add(1)
-			h.log.WarnContext(ctx, "notification publish failed: the streams catch up at their next heartbeat", "err", err)
-			continue
-		}
-		h.Stats.Published.Add(1)
 	}
 }
 
+// NotifiedWith publishes items, each a notification of its user just committed, rendered: the
+// streams of those users write them without a query. A failed PUBLISH is logged and counted, as
+// Notified's.
+func (h *NotificationHub) NotifiedWith(ctx context.Context, items []domain.UserNotification) {
+	for len(items) > 0 {
+		n := min(len(items), notifiedPerMessage)
+		msg := notifiedMsg{Users: make([]int64, 0, n), Items: make([]notifiedItem, n)}
+		for i, it := range items[:n] {
+			if i == 0 || it.UserID != items[i-1].UserID {
+				msg.Users = append(msg.Users, it.UserID)
+			}
+			msg.Items[i] = notifiedItem{UserID: it.UserID, ID: it.ID, Kind: it.Kind, ActorUsername: it.ActorUsername,
+				ArticleSlug: it.ArticleSlug, ArticleTitle: it.ArticleTitle, Detail: it.Detail, CreatedAt: it.CreatedAt}
+		}
+		h.publish(ctx, msg)
+		items = items[n:]
+	}
+}
+
+func (h *NotificationHub) publish(ctx context.Context, msg notifiedMsg) {
+	body, _ := json.Marshal(msg)
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
+	err := h.rdb.Publish(pctx, h.channel, body).Err()
+	cancel()
+	if err != nil {
+		h.Stats.PublishFailed.Add(1)
+		h.log.WarnContext(ctx, "notification publish failed: the streams catch up at their next heartbeat", "err", err)
+		return
+	}
+	h.Stats.Published.Add(1)
+}
+
 // Watch returns a channel that receives a value (coalesced) whenever userID may have new
-// notifications, and the function that stops watching.
-func (h *NotificationHub) Watch(userID int64) (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
+// notifications, the function that takes what arrived since it was last called (the
+// notifications the messages carried, oldest message first; poll true when PostgreSQL must be
+// read instead: a message named the user without its notifications, or the subscription was
+// re-established), and the function that stops watching.
+func (h *NotificationHub) Watch(userID int64) (<-chan struct{}, func() ([]domain.Notification, bool), func()) {
+	w := &watcher{ch: make(chan struct{}, 1)}
 	h.mu.Lock()
 	set := h.watches[userID]
 	if set == nil {
-		set = map[chan struct{}]struct{}{}
+		set = map[*watcher]struct{}{}
 		h.watches[userID] = set
 	}
-	set[ch] = struct{}{}
+	set[w] = struct{}{}
 	h.mu.Unlock()
-	return ch, func() {
+	take := func() ([]domain.Notification, bool) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		delete(h.watches[userID], ch)
+		items, poll := w.items, w.poll
+		w.items, w.poll = nil, false
+		return items, poll
+	}
+	return w.ch, take, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.watches[userID], w)
 		if len(h.watches[userID]) == 0 {
 			delete(h.watches, userID)
 		}
@@ -199,13 +269,32 @@ func wake(ch chan struct{}) {
 	}
 }
 
-func (h *NotificationHub) wakeUsers(ids []int64) {
+// deliver hands each local stream of msg's users what msg carries for it and wakes it: the
+// notifications when msg carries them, else a read of PostgreSQL.
+func (h *NotificationHub) deliver(msg notifiedMsg) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, id := range ids {
-		for ch := range h.watches[id] {
+	if len(msg.Items) == 0 {
+		for _, id := range msg.Users {
+			for w := range h.watches[id] {
+				h.Stats.Woken.Add(1)
+				w.poll = true
+				wake(w.ch)
+			}
+		}
+		return
+	}
+	for _, it := range msg.Items {
+		n := domain.Notification{ID: it.ID, Kind: it.Kind, ActorUsername: it.ActorUsername, ArticleSlug: it.ArticleSlug,
+			ArticleTitle: it.ArticleTitle, Detail: it.Detail, CreatedAt: it.CreatedAt}
+		for w := range h.watches[it.UserID] {
 			h.Stats.Woken.Add(1)
-			wake(ch)
+			if len(w.items) < watchCarryMax {
+				w.items = append(w.items, n)
+			} else {
+				w.poll = true
+			}
+			wake(w.ch)
 		}
 	}
 }
@@ -214,8 +303,9 @@ func (h *NotificationHub) wakeAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, set := range h.watches {
-		for ch := range set {
-			wake(ch)
+		for w := range set {
+			w.poll = true
+			wake(w.ch)
 		}
 	}
 }
@@ -275,7 +365,7 @@ func (h *NotificationHub) session(ctx context.Context) error {
 				continue
 			}
 			h.Stats.Received.Add(1)
-			h.wakeUsers(n.Users)
+			h.deliver(n)
 		case *redis.Subscription:
 			if m.Kind == "subscribe" && m.Channel == h.channel {
 				h.subscribed.Store(true)

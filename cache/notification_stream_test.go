@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/inkwell-dev/inkwell/cache"
+	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 )
 
@@ -21,9 +22,9 @@ func TestNotificationHub_FanOut(t *testing.T) {
 	t.Cleanup(stopA)
 	c, stopC := cache.NewNotificationHub(r.Client, ks, nil, nil, testenv.Logger(t))
 	t.Cleanup(stopC)
-	reader, unwatch := c.Watch(7)
+	reader, take, unwatch := c.Watch(7)
 	defer unwatch()
-	other, unwatchOther := c.Watch(8)
+	other, _, unwatchOther := c.Watch(8)
 	defer unwatchOther()
 	testenv.WaitUntil(t, "both hubs subscribed", func() bool { return a.Subscribed() && c.Subscribed() })
 	drain := func(ch <-chan struct{}) {
@@ -34,12 +35,16 @@ func TestNotificationHub_FanOut(t *testing.T) {
 	}
 	drain(reader)
 	drain(other)
+	take() // the subscription's confirmation: read PostgreSQL
 
 	a.Notified(context.Background(), []int64{7, 9})
 	select {
 	case <-reader:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the reader's stream on C was not woken")
+	}
+	if items, poll := take(); len(items) != 0 || !poll {
+		t.Fatalf("a users-only announcement handed %v, poll %v; want a read of PostgreSQL", items, poll)
 	}
 	select {
 	case <-other:
@@ -48,6 +53,29 @@ func TestNotificationHub_FanOut(t *testing.T) {
 	}
 	if a.Stats.Published.Load() != 1 {
 		t.Fatalf("published %d", a.Stats.Published.Load())
+	}
+
+	// An announcement that carries the notifications hands each stream its own, rendered.
+	at := time.Date(2026, 12, 4, 10, 0, 0, 123456000, time.UTC)
+	a.NotifiedWith(context.Background(), []domain.UserNotification{
+		{UserID: 7, Notification: domain.Notification{ID: 41, Kind: "article.published", ActorUsername: "ann", ArticleSlug: "s", ArticleTitle: "T", CreatedAt: at}},
+		{UserID: 9, Notification: domain.Notification{ID: 42, Kind: "article.published", CreatedAt: at}},
+		{UserID: 7, Notification: domain.Notification{ID: 43, Kind: "report.resolved", Detail: "d", CreatedAt: at}},
+	})
+	select {
+	case <-reader:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the reader's stream on C was not woken by the carried notifications")
+	}
+	items, poll := take()
+	if poll || len(items) != 2 || items[0].ID != 41 || items[0].ActorUsername != "ann" || items[0].ArticleSlug != "s" ||
+		items[0].ArticleTitle != "T" || !items[0].CreatedAt.Equal(at) || items[1].ID != 43 || items[1].Detail != "d" {
+		t.Fatalf("carried %+v, poll %v", items, poll)
+	}
+	select {
+	case <-other:
+		t.Fatal("another user's stream was woken")
+	default:
 	}
 }
 

@@ -56,7 +56,7 @@ WHERE f.followee_id = $2::bigint AND f.follower_id > $6::bigint
 ORDER BY f.follower_id
 LIMIT $7::int
 ON CONFLICT (user_id, event_id) DO NOTHING
-RETURNING user_id
+RETURNING id, user_id, created_at
 `
 
 type NotificationFanOutParams struct {
@@ -69,11 +69,18 @@ type NotificationFanOutParams struct {
 	Lim           int32
 }
 
+type NotificationFanOutRow struct {
+	ID        int64
+	UserID    int64
+	CreatedAt time.Time
+}
+
 // Notifies one page of an author's followers (keyset on follower id), skipping any already
-// notified of this event, and returns the page's last follower id to continue from.
+// notified of this event, and returns the notifications written (the live streams are handed
+// them); the page's highest user_id is the follower to continue after.
 // A notification is dated by its event (when the author acted), not by when a consumer applied it:
 // several consumers apply events in parallel, out of order.
-func (q *Queries) NotificationFanOut(ctx context.Context, db DBTX, arg NotificationFanOutParams) ([]int64, error) {
+func (q *Queries) NotificationFanOut(ctx context.Context, db DBTX, arg NotificationFanOutParams) ([]NotificationFanOutRow, error) {
 	rows, err := db.Query(ctx, notificationFanOut,
 		arg.Kind,
 		arg.ActorID,
@@ -87,18 +94,44 @@ func (q *Queries) NotificationFanOut(ctx context.Context, db DBTX, arg Notificat
 		return nil, err
 	}
 	defer rows.Close()
-	items := []int64{}
+	items := []NotificationFanOutRow{}
 	for rows.Next() {
-		var user_id int64
-		if err := rows.Scan(&user_id); err != nil {
+		var i NotificationFanOutRow
+		if err := rows.Scan(&i.ID, &i.UserID, &i.CreatedAt); err != nil {
 			return nil, err
 		}
-		items = append(items, user_id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	return items, nil
+}
+
+const notificationFanOutRender = `-- name: NotificationFanOutRender :one
+SELECT coalesce((SELECT u.username FROM users u WHERE u.id = $1::bigint), '')::text AS actor_username,
+       coalesce((SELECT a.slug FROM articles a WHERE a.id = $2::bigint AND a.status = 'published'), '')::text AS article_slug,
+       coalesce((SELECT a.title FROM articles a WHERE a.id = $2::bigint AND a.status = 'published'), '')::text AS article_title
+`
+
+type NotificationFanOutRenderParams struct {
+	ActorID   int64
+	ArticleID int64
+}
+
+type NotificationFanOutRenderRow struct {
+	ActorUsername string
+	ArticleSlug   string
+	ArticleTitle  string
+}
+
+// What a fan-out's notifications show besides their own columns, as NotificationList renders
+// them: the actor's username, and the article's slug and title while it is published.
+func (q *Queries) NotificationFanOutRender(ctx context.Context, db DBTX, arg NotificationFanOutRenderParams) (NotificationFanOutRenderRow, error) {
+	row := db.QueryRow(ctx, notificationFanOutRender, arg.ActorID, arg.ArticleID)
+	var i NotificationFanOutRenderRow
+	err := row.Scan(&i.ActorUsername, &i.ArticleSlug, &i.ArticleTitle)
+	return i, err
 }
 
 const notificationInsertNotice = `-- name: NotificationInsertNotice :exec

@@ -421,18 +421,23 @@ type Querier interface {
 	// first entry of moderation_cases_open_idx; now() when the queue is empty).
 	ModerationCaseOpenStats(ctx context.Context, db DBTX) (ModerationCaseOpenStatsRow, error)
 	// Resolves the target's open case and its open reports, and notices each reporter once (the
-	// event id is the action's), in one statement. Returns how many cases it resolved (0 or 1).
-	ModerationCaseResolve(ctx context.Context, db DBTX, arg ModerationCaseResolveParams) (int64, error)
+	// event id is the action's), in one statement. Returns how many cases it resolved (0 or 1) and
+	// the reporters a notice was written for (announced to their live streams after COMMIT).
+	ModerationCaseResolve(ctx context.Context, db DBTX, arg ModerationCaseResolveParams) (ModerationCaseResolveRow, error)
 	// The moderation log is append-only (migration 00027's trigger refuses UPDATE and DELETE).
 	ModerationLogAppend(ctx context.Context, db DBTX, arg ModerationLogAppendParams) (ModerationLogAppendRow, error)
 	// Newest first, keyset paged along moderation_log_recent_idx.
 	ModerationLogList(ctx context.Context, db DBTX, arg ModerationLogListParams) ([]ModerationLog, error)
 	NotificationCountPrunable(ctx context.Context, db DBTX, arg NotificationCountPrunableParams) (int64, error)
 	// Notifies one page of an author's followers (keyset on follower id), skipping any already
-	// notified of this event, and returns the page's last follower id to continue from.
+	// notified of this event, and returns the notifications written (the live streams are handed
+	// them); the page's highest user_id is the follower to continue after.
 	// A notification is dated by its event (when the author acted), not by when a consumer applied it:
 	// several consumers apply events in parallel, out of order.
-	NotificationFanOut(ctx context.Context, db DBTX, arg NotificationFanOutParams) ([]int64, error)
+	NotificationFanOut(ctx context.Context, db DBTX, arg NotificationFanOutParams) ([]NotificationFanOutRow, error)
+	// What a fan-out's notifications show besides their own columns, as NotificationList renders
+	// them: the actor's username, and the article's slug and title while it is published.
+	NotificationFanOutRender(ctx context.Context, db DBTX, arg NotificationFanOutRenderParams) (NotificationFanOutRenderRow, error)
 	// A notice of a moderation action, written in the action's unit of work; the event id (the log
 	// entry's) makes it once per action and reader.
 	NotificationInsertNotice(ctx context.Context, db DBTX, arg NotificationInsertNoticeParams) error

@@ -318,8 +318,10 @@ WITH c AS (
     INSERT INTO notifications (user_id, kind, event_id, detail)
     SELECT DISTINCT reporter_id, $5::text, $6::text, $7::text FROM r
     ON CONFLICT (user_id, event_id) DO NOTHING
+    RETURNING user_id
 )
-SELECT count(*)::bigint FROM c
+SELECT (SELECT count(*) FROM c)::bigint AS resolved,
+       coalesce((SELECT array_agg(user_id ORDER BY user_id) FROM n), '{}')::bigint[] AS notified
 `
 
 type ModerationCaseResolveParams struct {
@@ -332,9 +334,15 @@ type ModerationCaseResolveParams struct {
 	Detail     string
 }
 
+type ModerationCaseResolveRow struct {
+	Resolved int64
+	Notified []int64
+}
+
 // Resolves the target's open case and its open reports, and notices each reporter once (the
-// event id is the action's), in one statement. Returns how many cases it resolved (0 or 1).
-func (q *Queries) ModerationCaseResolve(ctx context.Context, db DBTX, arg ModerationCaseResolveParams) (int64, error) {
+// event id is the action's), in one statement. Returns how many cases it resolved (0 or 1) and
+// the reporters a notice was written for (announced to their live streams after COMMIT).
+func (q *Queries) ModerationCaseResolve(ctx context.Context, db DBTX, arg ModerationCaseResolveParams) (ModerationCaseResolveRow, error) {
 	row := db.QueryRow(ctx, moderationCaseResolve,
 		arg.ActorID,
 		arg.Resolution,
@@ -344,9 +352,9 @@ func (q *Queries) ModerationCaseResolve(ctx context.Context, db DBTX, arg Modera
 		arg.EventID,
 		arg.Detail,
 	)
-	var column_1 int64
-	err := row.Scan(&column_1)
-	return column_1, err
+	var i ModerationCaseResolveRow
+	err := row.Scan(&i.Resolved, &i.Notified)
+	return i, err
 }
 
 const reportGetOpen = `-- name: ReportGetOpen :one

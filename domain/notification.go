@@ -52,3 +52,9 @@ type Notification struct {
 	CreatedAt time.Time
 	ReadAt    *time.Time
 }
+
+// UserNotification is a notification with the user it is for (a live stream's fan-out).
+type UserNotification struct {
+	UserID int64
+	Notification
+}

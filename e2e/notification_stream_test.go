@@ -323,11 +323,19 @@ func TestNotificationStreamNotices(t *testing.T) {
 	_, mod := a.staff(t, "notice")
 	author := a.Register("noticed_author")
 	slug := articleOf(t, a.Do("POST", "/api/articles", author, newArticle("To be hidden")).Expect(t, http.StatusCreated))["slug"].(string)
+	reporter := a.Register("noticed_reporter")
+	a.report(reporter, map[string]any{"article": slug, "reason": "spam"}).Expect(t, http.StatusCreated)
 	s := openStream(t, b.URL, "/api/user/notifications/stream", author)
 	s.next(t, 5*time.Second) // the retry hint: the stream listens
+	rs := openStream(t, b.URL, "/api/user/notifications/stream", reporter)
+	rs.next(t, 5*time.Second)
 	a.Do("POST", "/api/moderation/articles/"+slug+"/hide", mod, map[string]any{"reason": "spam"}).Expect(t, http.StatusOK)
 	if _, n := s.nextNotification(t, 5*time.Second); n["kind"] != "moderation.hidden" {
 		t.Fatalf("notice %v", n)
+	}
+	// The hide resolved the report's case: its reporter hears of it at once (not at a heartbeat).
+	if _, n := rs.nextNotification(t, 5*time.Second); n["kind"] != "report.resolved" {
+		t.Fatalf("reporter's notice %v", n)
 	}
 
 	other := a.Register("unrevoked_reader")

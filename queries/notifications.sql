@@ -1,6 +1,7 @@
 -- name: NotificationFanOut :many
 -- Notifies one page of an author's followers (keyset on follower id), skipping any already
--- notified of this event, and returns the page's last follower id to continue from.
+-- notified of this event, and returns the notifications written (the live streams are handed
+-- them); the page's highest user_id is the follower to continue after.
 -- A notification is dated by its event (when the author acted), not by when a consumer applied it:
 -- several consumers apply events in parallel, out of order.
 INSERT INTO notifications (user_id, kind, actor_id, article_id, event_id, created_at)
@@ -11,7 +12,14 @@ WHERE f.followee_id = @actor_id::bigint AND f.follower_id > @after_follower::big
 ORDER BY f.follower_id
 LIMIT @lim::int
 ON CONFLICT (user_id, event_id) DO NOTHING
-RETURNING user_id;
+RETURNING id, user_id, created_at;
+
+-- name: NotificationFanOutRender :one
+-- What a fan-out's notifications show besides their own columns, as NotificationList renders
+-- them: the actor's username, and the article's slug and title while it is published.
+SELECT coalesce((SELECT u.username FROM users u WHERE u.id = @actor_id::bigint), '')::text AS actor_username,
+       coalesce((SELECT a.slug FROM articles a WHERE a.id = @article_id::bigint AND a.status = 'published'), '')::text AS article_slug,
+       coalesce((SELECT a.title FROM articles a WHERE a.id = @article_id::bigint AND a.status = 'published'), '')::text AS article_title;
 
 -- name: ArticleFanoutClaim :execrows
 -- Claims the announcement of an article to its author's followers: one row if the article is

@@ -82,7 +82,8 @@ SELECT status FROM moderation_cases WHERE id = @id::bigint FOR UPDATE;
 
 -- name: ModerationCaseResolve :one
 -- Resolves the target's open case and its open reports, and notices each reporter once (the
--- event id is the action's), in one statement. Returns how many cases it resolved (0 or 1).
+-- event id is the action's), in one statement. Returns how many cases it resolved (0 or 1) and
+-- the reporters a notice was written for (announced to their live streams after COMMIT).
 WITH c AS (
     UPDATE moderation_cases
     SET status = 'resolved', resolved_at = clock_timestamp(), resolved_by = sqlc.narg(actor_id)::bigint,
@@ -97,8 +98,10 @@ WITH c AS (
     INSERT INTO notifications (user_id, kind, event_id, detail)
     SELECT DISTINCT reporter_id, @kind::text, @event_id::text, @detail::text FROM r
     ON CONFLICT (user_id, event_id) DO NOTHING
+    RETURNING user_id
 )
-SELECT count(*)::bigint FROM c;
+SELECT (SELECT count(*) FROM c)::bigint AS resolved,
+       coalesce((SELECT array_agg(user_id ORDER BY user_id) FROM n), '{}')::bigint[] AS notified;
 
 -- name: ModerationCaseOpenStats :one
 -- The queue's size (count over the partial index), its open reports, and its oldest case (the

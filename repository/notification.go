@@ -62,23 +62,40 @@ func (r *NotificationRepository) NotifyFollowers(ctx context.Context, consumer, 
 		if claimed == 0 {
 			return nil // not published now, or announced before: the inbox record alone commits
 		}
+		// What the notifications show besides their rows, for the live streams' announcement.
+		parts, err := r.q.NotificationFanOutRender(ctx, tx, dao.NotificationFanOutRenderParams{ActorID: actorID, ArticleID: articleID})
+		if err != nil {
+			return pg.Wrapf(err, "render the notifications of article %d", articleID)
+		}
 		after := int64(0)
-		var users []int64
-		defer func() { r.announce(tx, users) }()
+		var written []dao.NotificationFanOutRow
+		var users []int64 // past announceCarryMax notifications: their users alone
 		for {
-			ids, err := r.q.NotificationFanOut(ctx, tx, dao.NotificationFanOutParams{
+			rows, err := r.q.NotificationFanOut(ctx, tx, dao.NotificationFanOutParams{
 				Kind: kind, ActorID: actorID, ArticleID: articleID, EventID: eventID, EventAt: eventAt, AfterFollower: after, Lim: fanOutPage,
 			})
 			if err != nil {
 				return pg.Wrapf(err, "notify followers of %d", actorID)
 			}
-			notified += len(ids)
-			users = append(users, ids...)
-			if len(ids) < fanOutPage {
+			notified += len(rows)
+			if users == nil && len(written)+len(rows) <= announceCarryMax {
+				written = append(written, rows...)
+			} else {
+				for _, row := range append(written, rows...) {
+					users = append(users, row.UserID)
+				}
+				written = nil
+			}
+			if len(rows) < fanOutPage {
+				if users != nil {
+					r.announce(tx, users)
+				} else {
+					r.announceWith(tx, kind, parts, written)
+				}
 				return nil
 			}
-			for _, id := range ids {
-				after = max(after, id)
+			for _, row := range rows {
+				after = max(after, row.UserID)
 			}
 		}
 	})

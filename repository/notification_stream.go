@@ -12,10 +12,13 @@ import (
 )
 
 // NotificationPublisher learns, after COMMIT, which users were just notified, so the instances
-// holding their live streams (service.NotificationStreamService) read the new notifications at
-// once. cache.NotificationHub is the one that publishes through Redis.
+// holding their live streams (service.NotificationStreamService) send the new notifications at
+// once: Notified names the users (their streams read PostgreSQL), NotifiedWith carries the
+// notifications themselves, rendered (their streams write them without a query).
+// cache.NotificationHub is the one that publishes through Redis.
 type NotificationPublisher interface {
 	Notified(ctx context.Context, userIDs []int64)
+	NotifiedWith(ctx context.Context, items []domain.UserNotification)
 }
 
 // NewPublishingNotificationRepository is NewNotificationRepository whose writes announce the
@@ -26,12 +29,32 @@ func NewPublishingNotificationRepository(pool *pgxpool.Pool, q dao.Querier, pub 
 	return r
 }
 
-// announce has the users notified in tx announced once tx has committed.
+// announceCarryMax bounds the notifications one fan-out's announcement carries: a famous
+// author's millions of followers are announced by user id alone (their streams read PostgreSQL),
+// so neither the transaction's memory nor the messages grow with the notifications' text.
+const announceCarryMax = 10_000
+
+// announce has the users notified in tx announced once tx has committed (their streams read
+// their new notifications from PostgreSQL).
 func (r *NotificationRepository) announce(tx *pg.Tx, userIDs []int64) {
 	if r.pub == nil || len(userIDs) == 0 {
 		return
 	}
 	tx.AfterCommit(func(ctx context.Context) { r.pub.Notified(ctx, userIDs) })
+}
+
+// announceWith has the fan-out's notifications written in tx announced, rendered (parts: what
+// their rows lack), once tx has committed.
+func (r *NotificationRepository) announceWith(tx *pg.Tx, kind string, parts dao.NotificationFanOutRenderRow, rows []dao.NotificationFanOutRow) {
+	if r.pub == nil || len(rows) == 0 {
+		return
+	}
+	items := make([]domain.UserNotification, len(rows))
+	for i, row := range rows {
+		items[i] = domain.UserNotification{UserID: row.UserID, Notification: domain.Notification{ID: row.ID, Kind: kind,
+			ActorUsername: parts.ActorUsername, ArticleSlug: parts.ArticleSlug, ArticleTitle: parts.ArticleTitle, CreatedAt: row.CreatedAt}}
+	}
+	tx.AfterCommit(func(ctx context.Context) { r.pub.NotifiedWith(ctx, items) })
 }
 
 // afterRequest is one stream's read: userID's notifications after afterID, at most limit.

@@ -13,10 +13,23 @@ import (
 	"github.com/inkwell-dev/inkwell/repository"
 )
 
-// announced records what a NotificationPublisher was told.
+// announced records what a NotificationPublisher was told: the users of each announcement, and
+// the notifications the ones that carry them carried.
 type announced struct {
 	mu    sync.Mutex
 	users [][]int64
+	items []domain.UserNotification
+}
+
+func (a *announced) NotifiedWith(_ context.Context, items []domain.UserNotification) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	users := make([]int64, len(items))
+	for i, it := range items {
+		users[i] = it.UserID
+	}
+	a.users = append(a.users, users)
+	a.items = append(a.items, items...)
 }
 
 func (a *announced) Notified(_ context.Context, userIDs []int64) {
@@ -65,6 +78,23 @@ func TestNotificationRepository_AnnouncesAfterCommitAndReadsByID(t *testing.T) {
 	all, err := notes.After(t.Context(), r1.ID, 0, 10)
 	if err != nil || len(all) != 2 || all[0].ID >= all[1].ID || all[0].ArticleSlug != a1.Slug || all[0].ActorUsername != author.Username {
 		t.Fatalf("after 0 = %+v, %v", all, err)
+	}
+	// The announcements carried r1's notifications exactly as the stream reads them.
+	var carried []domain.Notification
+	for _, it := range pub.items {
+		if it.UserID == r1.ID {
+			carried = append(carried, it.Notification)
+		}
+	}
+	if len(carried) != 2 {
+		t.Fatalf("carried %+v, want r1's two", carried)
+	}
+	for i := range carried {
+		c, a := carried[i], all[i]
+		if c.ID != a.ID || c.Kind != a.Kind || c.ActorUsername != a.ActorUsername || c.ArticleSlug != a.ArticleSlug ||
+			c.ArticleTitle != a.ArticleTitle || c.Detail != a.Detail || !c.CreatedAt.Equal(a.CreatedAt) || a.ReadAt != nil {
+			t.Fatalf("carried %+v, read %+v", c, a)
+		}
 	}
 	rest, err := notes.After(t.Context(), r1.ID, all[0].ID, 10)
 	if err != nil || len(rest) != 1 || rest[0].ID != all[1].ID {

@@ -50,6 +50,10 @@
 #   BENCH_MEDIA          0: skip the media section (step 6 below); default 1
 #   BENCH_MEDIA_ONLY     1: only the media section; with BENCH_WRITE=1 it rewrites only its section
 #                        of the doc (make bench-media)
+#   BENCH_REALTIME       0: skip the realtime section (step 7 below); default 1
+#   BENCH_REALTIME_ONLY  1: only the realtime section; with BENCH_WRITE=1 it rewrites only its
+#                        section of the doc (make bench-realtime)
+#   BENCH_SSE_STREAMS    idle streams of the realtime section (default 10000)
 #   BENCH_SEARCH_BEFORE_REF the build whose publish latency is "before" (default: the first parent of
 #                        the merge of h-search found in the history)
 #
@@ -77,7 +81,11 @@
 #      build against the build before the search index;
 #   6. the media section (scripts/bench-media.sh): inkwell_bench_media with a fresh server and the
 #      local store, 2 MB JPEG uploads one at a time (p50, server CPU per upload), the stored
-#      thumbnail served next to the ceiling, and 16 concurrent ~9.5 MB uploads (server peak RSS).
+#      thumbnail served next to the ceiling, and 16 concurrent ~9.5 MB uploads (server peak RSS);
+#   7. the realtime section (scripts/bench-realtime.sh): live notification streams on one instance
+#      process (RSS of 10,000 idle streams, publish-to-receive p50/p99 at 1,000 streams) and webhook
+#      deliveries to a local receiver (deliveries/s, the queue's CPU per delivery), each with
+#      databases of its own.
 # After the HTTP rows, the likes and comments rows are checked against PostgreSQL: the article's
 # like rows, the sum of its counter shards and the favoritesCount the API serves must agree, and
 # match what the writers did; its comments must be numbered 1..n with no gap or repeat, one per 200
@@ -107,6 +115,8 @@ SEARCH=${BENCH_SEARCH:-1}
 SEARCH_ONLY=${BENCH_SEARCH_ONLY:-0}
 MEDIA=${BENCH_MEDIA:-1}
 MEDIA_ONLY=${BENCH_MEDIA_ONLY:-0}
+REALTIME=${BENCH_REALTIME:-1}
+REALTIME_ONLY=${BENCH_REALTIME_ONLY:-0}
 ROWS=${BENCH_ROWS:-}
 PORT=${BENCH_PORT:-18080}
 BENCH_DB=${BENCH_DB_NAME:-inkwell_bench}
@@ -170,9 +180,14 @@ fi
 [[ $MEDIA_ONLY == 0 || $MEDIA_ONLY == 1 ]] || die "BENCH_MEDIA_ONLY must be 0 or 1, not '$MEDIA_ONLY'"
 ((!(MEDIA_ONLY && (FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY)))) || die "BENCH_MEDIA_ONLY excludes BENCH_FLEET_ONLY, BENCH_SCALE_ONLY and BENCH_SEARCH_ONLY"
 ((!(MEDIA_ONLY && !MEDIA))) || die "BENCH_MEDIA_ONLY=1 with BENCH_MEDIA=0 leaves nothing to run"
-if ((FLEET_ONLY || SCALE_ONLY || MEDIA_ONLY)); then SEARCH=0; fi
-if ((FLEET_ONLY || SEARCH_ONLY || MEDIA_ONLY)); then SCALE=0; fi
-if ((FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY)); then MEDIA=0; fi
+[[ $REALTIME == 0 || $REALTIME == 1 ]] || die "BENCH_REALTIME must be 0 or 1, not '$REALTIME'"
+[[ $REALTIME_ONLY == 0 || $REALTIME_ONLY == 1 ]] || die "BENCH_REALTIME_ONLY must be 0 or 1, not '$REALTIME_ONLY'"
+((!(REALTIME_ONLY && (FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY || MEDIA_ONLY)))) || die "BENCH_REALTIME_ONLY excludes BENCH_FLEET_ONLY, BENCH_SCALE_ONLY, BENCH_SEARCH_ONLY and BENCH_MEDIA_ONLY"
+((!(REALTIME_ONLY && !REALTIME))) || die "BENCH_REALTIME_ONLY=1 with BENCH_REALTIME=0 leaves nothing to run"
+if ((FLEET_ONLY || SCALE_ONLY || MEDIA_ONLY || REALTIME_ONLY)); then SEARCH=0; fi
+if ((FLEET_ONLY || SEARCH_ONLY || MEDIA_ONLY || REALTIME_ONLY)); then SCALE=0; fi
+if ((FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY || REALTIME_ONLY)); then MEDIA=0; fi
+if ((FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY || MEDIA_ONLY)); then REALTIME=0; fi
 # shellcheck source=scripts/bench-scale.sh
 source "$ROOT_DIR/scripts/bench-scale.sh"
 scale_check_settings
@@ -181,13 +196,16 @@ source "$ROOT_DIR/scripts/bench-search.sh"
 search_check_settings
 # shellcheck source=scripts/bench-media.sh
 source "$ROOT_DIR/scripts/bench-media.sh"
+# shellcheck source=scripts/bench-realtime.sh
+source "$ROOT_DIR/scripts/bench-realtime.sh"
+realtime_check_settings
 if [[ -n $ROWS ]]; then
 	[[ $ROWS =~ ^[a-z-]+(,[a-z-]+)*$ ]] || die "BENCH_ROWS must be row names separated by commas (e.g. likes,comments), not '$ROWS'"
 	((FLEET_ONLY == 0)) || die "BENCH_ROWS and BENCH_FLEET_ONLY=1 do not go together"
 	[[ $WRITE == 0 ]] || die "BENCH_ROWS measures a part of the run: it does not rewrite $DOC (BENCH_WRITE=1)"
 fi
 if [[ $WRITE == 1 ]]; then
-	for section in results fleet-results scale-results search-results media-results; do
+	for section in results fleet-results scale-results search-results media-results realtime-results; do
 		if ! grep -q "^<!-- $section:start -->\$" "$DOC" || ! grep -q "^<!-- $section:end -->\$" "$DOC"; then
 			die "$DOC lacks the <!-- $section:start --> / <!-- $section:end --> marker lines"
 		fi
@@ -340,7 +358,7 @@ bench_metric() {
 # 1. Services and binaries (the job package's tests too: a compile error fails the run here, not
 #    after the HTTP rows).
 step services 120 env DATABASE_URL="$PG_ADMIN_URL" REDIS_URL="$BENCH_REDIS_URL" scripts/services.sh
-if ((!FLEET_ONLY)); then step wrk-install 300 scripts/services.sh wrk; fi
+if ((!FLEET_ONLY && !REALTIME_ONLY)); then step wrk-install 300 scripts/services.sh wrk; fi
 SRC=$ROOT_DIR
 if [[ -n $REF ]]; then
 	commit=$(git rev-parse --verify --quiet "$REF^{commit}") || die "BENCH_REF=$REF is not a commit"
@@ -359,7 +377,7 @@ main_pkg=./cmd/inkwell
 [[ -d "$SRC/cmd/inkwell" ]] || main_pkg=. # refs from before the binary moved to cmd/inkwell
 step build-inkwell 300 go -C "$SRC" build -o "$ROOT_DIR/bin/inkwell" "$main_pkg"
 step build-loadgen 300 go build -o bin/loadgen ./bench/loadgen
-if ((!SCALE_ONLY && !SEARCH_ONLY && !MEDIA_ONLY)); then
+if ((!SCALE_ONLY && !SEARCH_ONLY && !MEDIA_ONLY)); then # the realtime section runs them too
 	step build-jobtests 300 go -C "$SRC" test -c -o "$WORK/job.test" ./job/
 	rm -f "$WORK/job.test"
 fi
@@ -388,6 +406,7 @@ only_section() {
 if ((SEARCH_ONLY)); then only_section search; fi
 if ((MEDIA_ONLY)); then only_section media; fi
 if ((SCALE_ONLY)); then only_section scale; fi
+if ((REALTIME_ONLY)); then only_section realtime; fi
 
 # 2. A fresh database, and the server on it. Rate limits off (the write rows would hit the per-user
 #    limit within a second, and seeding registers more users than the per-IP limit allows); tokens
@@ -678,6 +697,7 @@ SCALE_SECS=0
 if ((SCALE)); then scale_section; fi
 if ((SEARCH)); then search_section; fi
 if ((MEDIA)); then media_section; fi
+if ((REALTIME)); then realtime_section; fi
 
 # 8. Report.
 fmt_int() { # 12345.6 -> 12,346; anything else (e.g. "?") unchanged
@@ -771,11 +791,16 @@ if ((MEDIA)); then
 	echo
 	cat "$WORK/media.md"
 fi
+if ((REALTIME)); then
+	echo
+	cat "$WORK/realtime.md"
+fi
 if [[ $WRITE == 1 ]]; then
 	if ((!FLEET_ONLY)); then write_section results "$WORK/results.md"; fi
 	write_section fleet-results "$WORK/fleet.md"
 	if ((SCALE)); then write_section scale-results "$WORK/scale.md"; fi
 	if ((SEARCH)); then write_section search-results "$WORK/search.md"; fi
 	if ((MEDIA)); then write_section media-results "$WORK/media.md"; fi
+	if ((REALTIME)); then write_section realtime-results "$WORK/realtime.md"; fi
 fi
 say "done in $(mmss "$SECONDS")"

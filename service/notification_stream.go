@@ -1,11 +1,13 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -25,7 +27,10 @@ type NotificationStreamRepository interface {
 // NotificationSignals is the fleet-wide side of live streams (cache.NotificationHub): wake-ups
 // when a user is notified on any instance, the per-user count of open streams, and tickets.
 type NotificationSignals interface {
-	Watch(userID int64) (<-chan struct{}, func())
+	// Watch returns the wake-up channel of userID's stream, the function taking what arrived
+	// since its last call (the notifications the announcements carried; poll true when
+	// PostgreSQL must be read instead), and the function that stops watching.
+	Watch(userID int64) (wake <-chan struct{}, take func() (items []domain.Notification, poll bool), stop func())
 	// WatchSession delivers a value when sessionID may have been revoked (nil channel: never).
 	WatchSession(sessionID string) (<-chan struct{}, func())
 	Acquire(ctx context.Context, userID int64, streamID string, maxPerUser int, ttl time.Duration) (bool, error)
@@ -68,8 +73,10 @@ const settleAfter = 5 * time.Minute
 var ErrTooManyStreams = errors.New("too many open notification streams")
 
 // NotificationStreamService serves live notification streams: one per connection, fed by the
-// fleet-wide wake-ups of NotificationSignals and read from PostgreSQL by id, so a missed wake-up
-// delays and a repeated one changes nothing.
+// fleet-wide wake-ups of NotificationSignals. A wake-up carries the new notifications (a follower
+// fan-out's announcement) or makes the stream read them from PostgreSQL by id (a notice's, a
+// resubscription); the heartbeat always reads PostgreSQL. So a missed wake-up delays and a
+// repeated one changes nothing.
 type NotificationStreamService struct {
 	repo     NotificationStreamRepository
 	signals  NotificationSignals
@@ -94,7 +101,7 @@ func (s *NotificationStreamService) Open() int64 { return s.open.Load() }
 // NotificationStream is one open stream. It belongs to the goroutine serving its connection.
 type NotificationStream struct {
 	UserID int64
-	// Wake receives a value when the user may have new notifications (Poll then).
+	// Wake receives a value when the user may have new notifications (Next then).
 	Wake <-chan struct{}
 	// Recheck receives a value when the stream's session may have been revoked, on any instance
 	// (Heartbeat's check then); nil for an API key's stream, rechecked at the heartbeats only.
@@ -105,6 +112,7 @@ type NotificationStream struct {
 	token          string // the header's token (rechecked at each heartbeat); "" for a ticket's stream
 	floor          int64  // no notification at or below it is sent
 	sent           map[int64]time.Time
+	take           func() ([]domain.Notification, bool)
 	stop           func()
 	unwatchSession func()
 }
@@ -127,8 +135,7 @@ func (s *NotificationStreamService) Start(ctx context.Context, cred domain.Crede
 		}
 		return nil, nil, fmt.Errorf("%w for this user (maximum is %d)", ErrTooManyStreams, s.cfg.PerUser)
 	}
-	wake, unwatch := s.signals.Watch(cred.UserID)
-	st.Wake, st.stop = wake, unwatch
+	st.Wake, st.take, st.stop = s.signals.Watch(cred.UserID)
 	st.Recheck, st.unwatchSession = s.signals.WatchSession(cred.SessionID)
 	var first []domain.Notification
 	if hasLast {
@@ -154,7 +161,29 @@ func (s *NotificationStreamService) slotTTL() time.Duration {
 	return 3*s.cfg.Heartbeat + 10*time.Second
 }
 
-// Poll returns the stream's notifications not sent yet, oldest first.
+// Next returns what a wake-up brought the stream, oldest first: the notifications the
+// announcements carried that it has not sent (none at or below its floor), without a query; or,
+// when a wake-up carried none (a notice's announcement, a resubscription, a stream fallen
+// behind), Poll's.
+func (s *NotificationStreamService) Next(ctx context.Context, st *NotificationStream) ([]domain.Notification, error) {
+	items, poll := st.take()
+	if poll {
+		return s.Poll(ctx, st)
+	}
+	now := s.now()
+	out := items[:0]
+	for _, n := range items {
+		if _, done := st.sent[n.ID]; done || n.ID <= st.floor {
+			continue
+		}
+		st.sent[n.ID] = now
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b domain.Notification) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// Poll returns the stream's notifications not sent yet, oldest first, read from PostgreSQL.
 func (s *NotificationStreamService) Poll(ctx context.Context, st *NotificationStream) ([]domain.Notification, error) {
 	const page = 100
 	now := s.now()

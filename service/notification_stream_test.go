@@ -21,13 +21,26 @@ type streamBundle struct {
 	sessions *mocks.MockStreamSessions
 	clock    *testClock
 	wake     chan struct{}
+	carried  *carried
+}
+
+// carried is what the announcements handed the stream's watch: its take returns and clears it.
+type carried struct {
+	items []domain.Notification
+	poll  bool
+}
+
+func (c *carried) take() ([]domain.Notification, bool) {
+	items, poll := c.items, c.poll
+	c.items, c.poll = nil, false
+	return items, poll
 }
 
 func streamSetup(t *testing.T, cfg service.NotificationStreamConfig) streamBundle {
 	t.Helper()
 	ctrl := gomock.NewController(t)
 	b := streamBundle{repo: mocks.NewMockNotificationStreamRepository(ctrl), signals: mocks.NewMockNotificationSignals(ctrl),
-		sessions: mocks.NewMockStreamSessions(ctrl), clock: newTestClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), wake: make(chan struct{}, 1)}
+		sessions: mocks.NewMockStreamSessions(ctrl), clock: newTestClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), wake: make(chan struct{}, 1), carried: &carried{}}
 	b.svc = service.NewNotificationStreamService(b.repo, b.signals, b.sessions, cfg, b.clock.Now)
 	return b
 }
@@ -36,7 +49,7 @@ func streamSetup(t *testing.T, cfg service.NotificationStreamConfig) streamBundl
 func (b streamBundle) open(t *testing.T, last int64, hasLast bool) (*service.NotificationStream, []domain.Notification) {
 	t.Helper()
 	b.signals.EXPECT().Acquire(gomock.Any(), int64(7), gomock.Any(), 5, gomock.Any()).Return(true, nil)
-	b.signals.EXPECT().Watch(int64(7)).Return((<-chan struct{})(b.wake), func() {})
+	b.signals.EXPECT().Watch(int64(7)).Return((<-chan struct{})(b.wake), b.carried.take, func() {})
 	b.signals.EXPECT().WatchSession("sid").Return(nil, func() {})
 	st, first, err := b.svc.Start(context.Background(), domain.Credential{UserID: 7, SessionID: "sid"}, "TOKEN", last, hasLast)
 	if err != nil {
@@ -103,6 +116,40 @@ func TestNotificationStream_WithoutLastEventIDStartsAtTheNewest(t *testing.T) {
 	b.repo.EXPECT().After(gomock.Any(), int64(7), int64(40), 100).Return(notes(41), nil)
 	if got, _ := b.svc.Poll(context.Background(), st); !slices.Equal(noteIDs(got), []int64{41}) {
 		t.Fatalf("poll = %v", noteIDs(got))
+	}
+}
+
+// A wake-up that carries the notifications sends them without a query, oldest first, never one
+// sent before (replayed, or read at a heartbeat) or at or below the floor; one that carries none
+// reads PostgreSQL.
+func TestNotificationStream_NextSendsWhatTheWakeUpCarried(t *testing.T) {
+	t.Parallel()
+	b := streamSetup(t, service.DefaultNotificationStreamConfig())
+	b.repo.EXPECT().After(gomock.Any(), int64(7), int64(10), 100).Return(notes(11, 12), nil)
+	st, _ := b.open(t, 10, true)
+	b.carried.items = notes(14, 9, 12, 13) // 9: at or below the floor; 12: replayed
+	got, err := b.svc.Next(context.Background(), st)
+	if err != nil || !slices.Equal(noteIDs(got), []int64{13, 14}) {
+		t.Fatalf("next = %v, %v", noteIDs(got), err)
+	}
+	b.carried.items = notes(14)
+	if got, _ := b.svc.Next(context.Background(), st); len(got) != 0 {
+		t.Fatalf("a repeated announcement sent %v again", noteIDs(got))
+	}
+	// A wake-up without the notifications (a notice's, a resubscription): PostgreSQL.
+	b.carried.items, b.carried.poll = notes(16), true
+	b.repo.EXPECT().After(gomock.Any(), int64(7), int64(10), 100).Return(notes(11, 12, 13, 14, 15, 16), nil)
+	if got, _ := b.svc.Next(context.Background(), st); !slices.Equal(noteIDs(got), []int64{15, 16}) {
+		t.Fatalf("next after a users-only wake-up = %v", noteIDs(got))
+	}
+	// What a heartbeat read is not sent again when its announcement arrives.
+	b.repo.EXPECT().After(gomock.Any(), int64(7), int64(10), 100).Return(notes(11, 12, 13, 14, 15, 16, 17), nil)
+	if got, _ := b.svc.Poll(context.Background(), st); !slices.Equal(noteIDs(got), []int64{17}) {
+		t.Fatalf("poll = %v", noteIDs(got))
+	}
+	b.carried.items = notes(17)
+	if got, _ := b.svc.Next(context.Background(), st); len(got) != 0 {
+		t.Fatalf("sent %v twice", noteIDs(got))
 	}
 }
 

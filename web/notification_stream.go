@@ -22,6 +22,7 @@ import (
 // NotificationStreamService is what the live notification stream needs.
 type NotificationStreamService interface {
 	Start(ctx context.Context, cred domain.Credential, token string, lastEventID int64, hasLast bool) (*service.NotificationStream, []domain.Notification, error)
+	Next(ctx context.Context, st *service.NotificationStream) ([]domain.Notification, error)
 	Poll(ctx context.Context, st *service.NotificationStream) ([]domain.Notification, error)
 	Heartbeat(ctx context.Context, st *service.NotificationStream) error
 	Close(st *service.NotificationStream)
@@ -164,7 +165,7 @@ func (h *NotificationStreamHandler) Stream(c *gin.Context) {
 			flush()
 			return
 		case <-st.Wake:
-			items, err := h.svc.Poll(ctx, st)
+			items, err := h.svc.Next(ctx, st)
 			if err != nil {
 				h.log.WarnContext(ctx, "notification stream: catching up failed; retrying at the next wake-up or heartbeat", "err", err)
 			}

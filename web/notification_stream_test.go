@@ -93,7 +93,7 @@ func TestNotificationStream(t *testing.T) {
 				st := &service.NotificationStream{UserID: authedID, Wake: wake}
 				streams.EXPECT().Config().Return(streamConfig(time.Hour))
 				streams.EXPECT().Start(gomock.Any(), sessionCred, "TOKEN", int64(7), true).Return(st, []domain.Notification{streamNote1}, nil)
-				streams.EXPECT().Poll(gomock.Any(), st).DoAndReturn(func(ctx context.Context, _ *service.NotificationStream) ([]domain.Notification, error) {
+				streams.EXPECT().Next(gomock.Any(), st).DoAndReturn(func(ctx context.Context, _ *service.NotificationStream) ([]domain.Notification, error) {
 					if _, has := ctx.Deadline(); has {
 						t.Error("the stream's context has a deadline")
 					}

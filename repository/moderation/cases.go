@@ -18,10 +18,13 @@ import (
 type Cases struct {
 	pool *pgxpool.Pool
 	q    dao.Querier
+	pub  NoticePublisher // nil: the resolution notices are not announced (notification_stream.go)
 }
 
-// NewCases returns the queue.
-func NewCases(pool *pgxpool.Pool, q dao.Querier) *Cases { return &Cases{pool: pool, q: q} }
+// NewCases returns the queue; pub learns, after COMMIT, the reporters a resolution noticed.
+func NewCases(pool *pgxpool.Pool, q dao.Querier, pub NoticePublisher) *Cases {
+	return &Cases{pool: pool, q: q, pub: pub}
+}
 
 // List returns up to limit cases with status after cursor (nil: from the start): open cases
 // oldest first, resolved ones newest resolution first. Each page is one index range
@@ -90,9 +93,10 @@ func (c *Cases) get(ctx context.Context, db dao.DBTX, id int64) (domain.Moderati
 // of work and, in the same statement, notices each reporter once (kind
 // domain.NoticeReportResolved, event id eventID; the notice names the target by its Label, never
 // the action). resolution is "hide" or "dismiss"; actorID 0 is the system. No open case: false,
-// and nothing is written.
+// and nothing is written. The reporters noticed are announced to their live streams once the
+// unit of work has committed (the statement returns them).
 func (c *Cases) ResolveTargetIn(ctx context.Context, stx service.Tx, target domain.ModerationTarget, actorID int64, resolution string, eventID string) (bool, error) {
-	n, err := c.q.ModerationCaseResolve(ctx, pg.TxOf(stx), dao.ModerationCaseResolveParams{
+	row, err := c.q.ModerationCaseResolve(ctx, pg.TxOf(stx), dao.ModerationCaseResolveParams{
 		ActorID:    pgtype.Int8{Int64: actorID, Valid: actorID != 0},
 		Resolution: resolution, TargetKind: string(target.Kind), TargetID: target.ID,
 		Kind: domain.NoticeReportResolved, EventID: eventID, Detail: domain.ReportResolvedDetail(target.Label),
@@ -100,7 +104,10 @@ func (c *Cases) ResolveTargetIn(ctx context.Context, stx service.Tx, target doma
 	if err != nil {
 		return false, pg.Wrapf(err, "resolve the open case of %s %d", target.Kind, target.ID)
 	}
-	return n > 0, nil
+	if users := row.Notified; len(users) > 0 && c.pub != nil {
+		stx.AfterCommit(func(ctx context.Context) { c.pub.Notified(ctx, users) })
+	}
+	return row.Resolved > 0, nil
 }
 
 // QueueStats is the moderation queue's size, for metrics.

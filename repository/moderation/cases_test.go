@@ -23,17 +23,39 @@ import (
 )
 
 type fixture struct {
-	db      *testenv.DB
-	reports *moderation.Reports
-	cases   *moderation.Cases
-	uow     *pg.UnitOfWork
+	db        *testenv.DB
+	reports   *moderation.Reports
+	cases     *moderation.Cases
+	uow       *pg.UnitOfWork
+	announced *announcements
+}
+
+// announcements records what a NoticePublisher was told, in order.
+type announcements struct {
+	mu    sync.Mutex
+	users [][]int64
+}
+
+func (a *announcements) Notified(_ context.Context, userIDs []int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.users = append(a.users, append([]int64(nil), userIDs...))
+}
+
+func (a *announcements) take() [][]int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.users
+	a.users = nil
+	return out
 }
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
 	db := testenv.NewDB(t)
 	q := dao.New()
-	return fixture{db: db, reports: moderation.NewReports(db.Pool, q), cases: moderation.NewCases(db.Pool, q), uow: pg.NewUnitOfWork(db.Pool)}
+	pub := &announcements{}
+	return fixture{db: db, reports: moderation.NewReports(db.Pool, q), cases: moderation.NewCases(db.Pool, q, pub), uow: pg.NewUnitOfWork(db.Pool), announced: pub}
 }
 
 // user inserts an account and returns its id.
@@ -200,11 +222,31 @@ func TestCases_ResolveTargetInResolvesEveryReportAndNoticesEachReporter(t *testi
 		}
 		return resolved
 	}
+	// A resolution rolled back announces nobody.
+	rollback := errors.New("roll back")
+	if err := f.uow.InTx(ctx, func(tx service.Tx) error {
+		if _, err := f.cases.ResolveTargetIn(ctx, tx, target, mod, domain.ResolutionDismiss, "mod:0"); err != nil {
+			return err
+		}
+		return rollback
+	}); !errors.Is(err, rollback) {
+		t.Fatalf("rolled-back resolution: %v", err)
+	}
+	if got := f.announced.take(); len(got) != 0 {
+		t.Fatalf("a rolled-back resolution announced %v", got)
+	}
 	if !resolve(target, "mod:1") {
 		t.Fatal("the open case was not resolved")
 	}
+	// The reporters noticed are announced to their live streams once, after COMMIT.
+	if got, want := fmt.Sprint(f.announced.take()), fmt.Sprint([][]int64{{min(alice, bob), max(alice, bob)}}); got != want {
+		t.Fatalf("announced %s, want %s", got, want)
+	}
 	if resolve(target, "mod:2") {
 		t.Fatal("a second resolution found an open case")
+	}
+	if got := f.announced.take(); len(got) != 0 {
+		t.Fatalf("a resolution without an open case announced %v", got)
 	}
 	var open int
 	if err := f.db.Pool.QueryRow(ctx, `SELECT count(*) FROM reports r JOIN moderation_cases c ON c.id = r.case_id

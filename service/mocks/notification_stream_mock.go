@@ -170,12 +170,13 @@ func (mr *MockNotificationSignalsMockRecorder) TakeTicket(ctx, hash any) *gomock
 }
 
 // Watch mocks base method.
-func (m *MockNotificationSignals) Watch(userID int64) (<-chan struct{}, func()) {
+func (m *MockNotificationSignals) Watch(userID int64) (<-chan struct{}, func() ([]domain.Notification, bool), func()) {
 	m.ctrl.T.Helper()
 	ret := m.ctrl.Call(m, "Watch", userID)
 	ret0, _ := ret[0].(<-chan struct{})
-	ret1, _ := ret[1].(func())
-	return ret0, ret1
+	ret1, _ := ret[1].(func() ([]domain.Notification, bool))
+	ret2, _ := ret[2].(func())
+	return ret0, ret1, ret2
 }
 
 // Watch indicates an expected call of Watch.

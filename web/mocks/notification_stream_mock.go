@@ -99,6 +99,21 @@ func (mr *MockNotificationStreamServiceMockRecorder) IssueTicket(ctx, cred any) 
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "IssueTicket", reflect.TypeOf((*MockNotificationStreamService)(nil).IssueTicket), ctx, cred)
 }
 
+// Next mocks base method.
+func (m *MockNotificationStreamService) Next(ctx context.Context, st *service.NotificationStream) ([]domain.Notification, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Next", ctx, st)
+	ret0, _ := ret[0].([]domain.Notification)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Next indicates an expected call of Next.
+func (mr *MockNotificationStreamServiceMockRecorder) Next(ctx, st any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Next", reflect.TypeOf((*MockNotificationStreamService)(nil).Next), ctx, st)
+}
+
 // Poll mocks base method.
 func (m *MockNotificationStreamService) Poll(ctx context.Context, st *service.NotificationStream) ([]domain.Notification, error) {
 	m.ctrl.T.Helper()
