@@ -803,6 +803,10 @@ type Querier interface {
 	// webhook_attempts (numbered by the delivery's count), in one statement; the status moves from
 	// pending only.
 	WebhookDeliveryRecord(ctx context.Context, db DBTX, arg WebhookDeliveryRecordParams) (string, error)
+	// A 2xx attempt, recorded and the endpoint's next delivery enqueued in one autocommitted call
+	// (migration 00039 says why and how it keeps the unit of work's order); '' when the delivery or
+	// its endpoint is gone.
+	WebhookDeliveryRecordSuccess(ctx context.Context, db DBTX, arg WebhookDeliveryRecordSuccessParams) (string, error)
 	WebhookDisable(ctx context.Context, db DBTX, id int64) (pgtype.Int8, error)
 	// Records a failed attempt at @now (the service's clock); returns since when the endpoint fails.
 	WebhookFailed(ctx context.Context, db DBTX, arg WebhookFailedParams) (time.Time, error)

@@ -268,3 +268,36 @@ func (q *Queries) WebhookDeliveryRecord(ctx context.Context, db DBTX, arg Webhoo
 	err := row.Scan(&status)
 	return status, err
 }
+
+const webhookDeliveryRecordSuccess = `-- name: WebhookDeliveryRecordSuccess :one
+SELECT COALESCE(webhook_record_success($1::bigint, $2::bigint, $3::int, $4::int,
+    $5::text, $6::int, $7::text), '')::text AS status
+`
+
+type WebhookDeliveryRecordSuccessParams struct {
+	ID          int64
+	WebhookID   int64
+	StatusCode  int32
+	LatencyMs   int32
+	Response    string
+	MaxAttempts int32
+	Traceparent string
+}
+
+// A 2xx attempt, recorded and the endpoint's next delivery enqueued in one autocommitted call
+// (migration 00039 says why and how it keeps the unit of work's order); ” when the delivery or
+// its endpoint is gone.
+func (q *Queries) WebhookDeliveryRecordSuccess(ctx context.Context, db DBTX, arg WebhookDeliveryRecordSuccessParams) (string, error) {
+	row := db.QueryRow(ctx, webhookDeliveryRecordSuccess,
+		arg.ID,
+		arg.WebhookID,
+		arg.StatusCode,
+		arg.LatencyMs,
+		arg.Response,
+		arg.MaxAttempts,
+		arg.Traceparent,
+	)
+	var status string
+	err := row.Scan(&status)
+	return status, err
+}

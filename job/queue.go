@@ -234,8 +234,11 @@ func (r *Runner) Run(ctx context.Context) error {
 		flush := len(toAck) > 0 && (ackDue || stopping || inFlight == len(toAck))
 		if !storeFailed && (free > 0 || flush) {
 			want := 0
-			if !stopping && mayHaveWork {
-				want = free + len(toAck) // acked slots are free again at commit
+			// An ack claims too, whatever mayHaveWork says: the statement runs anyway, and the
+			// jobs just finished may have enqueued their successors (a webhook endpoint's next
+			// delivery is enqueued without a NOTIFY, which would serialize the commits).
+			if !stopping && (mayHaveWork || len(toAck) > 0) {
+				want = r.cfg.Concurrency - inFlight + len(toAck) // acked slots are free again at commit
 			}
 			sent := time.Now() // the leases start after this, whatever the database's clock says
 			acked, jobs, err := r.store.AckAndClaim(storeCtx, toAck, domain.JobClaim{

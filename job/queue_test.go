@@ -724,6 +724,30 @@ func TestNotifyWakesIdleRunner(t *testing.T) {
 	}
 }
 
+// A job that enqueues its successor without a NOTIFY (a webhook endpoint's next delivery,
+// webhook_record_success) still has it run at once: the ack of the finished job claims too,
+// though the runner's last claim found the queue empty and its poll is an hour away.
+func TestAckClaimsTheSuccessorEnqueuedWithoutNotify(t *testing.T) {
+	t.Parallel()
+	e := newQueueEnv(t, 8)
+	const queue = "successor"
+	ran := make(chan string, 2)
+	r := newRunner(t, e.queue, runnerOpts{Queue: queue, Concurrency: 4, Poll: time.Hour}, map[string]job.JobHandler{
+		"first": func(ctx context.Context, _ domain.Job) error {
+			_, err := e.pool.Exec(ctx, `INSERT INTO jobs (queue, kind, payload, max_attempts) VALUES ($1, 'second', '{}', 3)`, queue)
+			ran <- "first"
+			return err
+		},
+		"second": func(context.Context, domain.Job) error { ran <- "second"; return nil },
+	})
+	e.enqueue(t, jobOpts{Queue: queue, Kind: "first"})
+	runInBackground(t, r)
+	testenv.Recv(t, ran, "the first job")
+	if got := testenv.Recv(t, ran, "the successor, claimed with the first's ack (no NOTIFY, poll 1h)"); got != "second" {
+		t.Fatalf("ran %q, want the successor", got)
+	}
+}
+
 // ---- 5. graceful shutdown ---------------------------------------------------------------------
 
 func TestRunnerShutdown(t *testing.T) {

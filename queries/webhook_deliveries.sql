@@ -32,6 +32,13 @@ WITH d AS (
 )
 SELECT status FROM d;
 
+-- name: WebhookDeliveryRecordSuccess :one
+-- A 2xx attempt, recorded and the endpoint's next delivery enqueued in one autocommitted call
+-- (migration 00039 says why and how it keeps the unit of work's order); '' when the delivery or
+-- its endpoint is gone.
+SELECT COALESCE(webhook_record_success(@id::bigint, @webhook_id::bigint, @status_code::int, @latency_ms::int,
+    @response::text, @max_attempts::int, @traceparent::text), '')::text AS status;
+
 -- name: WebhookDeliveryKill :exec
 -- A pending delivery of an endpoint that was disabled or deleted ends dead, unattempted.
 UPDATE webhook_deliveries SET status = 'dead', error = @error::text WHERE id = @id::bigint AND status = 'pending';

@@ -243,6 +243,9 @@ func (s *Store) Deliveries(ctx context.Context, webhookID, beforeSeq int64, limi
 // domain.WebhookDisableAfter is disabled (its owner notified) and the delivery is dead; a
 // delivery that is done (delivered or dead) makes way for the endpoint's next.
 func (s *Store) Record(ctx context.Context, a domain.WebhookAttempt) (domain.WebhookAttemptResult, error) {
+	if a.Answer.OK() {
+		return s.recordSuccess(ctx, a)
+	}
 	var res domain.WebhookAttemptResult
 	err := pg.InTx(ctx, s.pool, pg.DefaultRetry, func(tx *pg.Tx) error {
 		res = domain.WebhookAttemptResult{}
@@ -299,6 +302,24 @@ func (s *Store) Record(ctx context.Context, a domain.WebhookAttempt) (domain.Web
 		return nil
 	})
 	return res, err
+}
+
+// recordSuccess records a 2xx attempt in one autocommitted call (webhook_record_success,
+// migration 00039): the same steps as Record's unit of work, in the same order, in one round
+// trip instead of seven; PostgreSQL's CPU per delivery was the webhooks' limit.
+func (s *Store) recordSuccess(ctx context.Context, a domain.WebhookAttempt) (domain.WebhookAttemptResult, error) {
+	status, err := s.q.WebhookDeliveryRecordSuccess(ctx, s.pool, dao.WebhookDeliveryRecordSuccessParams{
+		ID: a.DeliveryID, WebhookID: a.WebhookID, StatusCode: int32(a.Answer.StatusCode),
+		LatencyMs: int32(min(a.Answer.Latency.Milliseconds(), math.MaxInt32)), Response: domain.WebhookAnswerKept(a.Answer.Body),
+		MaxAttempts: int32(domain.WebhookRetry.MaxAttempts), Traceparent: pg.TraceParent(ctx),
+	})
+	if err != nil {
+		return domain.WebhookAttemptResult{}, pg.Wrapf(err, "record an attempt of delivery %d", a.DeliveryID)
+	}
+	if status == "" {
+		return domain.WebhookAttemptResult{}, fmt.Errorf("delivery %d of webhook %d: %w", a.DeliveryID, a.WebhookID, domain.ErrNotFound)
+	}
+	return domain.WebhookAttemptResult{Status: domain.WebhookDeliveryStatus(status)}, nil
 }
 
 // Skip ends a pending delivery of an endpoint that is no longer active, unattempted, and makes way
