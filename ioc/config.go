@@ -85,10 +85,9 @@ type DatabaseConfig struct {
 
 // RedisConfig is Redis's and the caches' in front of it.
 type RedisConfig struct {
-	URL            string
-	Mode           string // "single", "cluster" or "sentinel": how URL is read
-	SentinelMaster string // sentinel mode: the name the Sentinels know the master by
-	Prefix         string
+	URL    string
+	Mode   string // "single", "cluster" or "sentinel": how URL is read
+	Prefix string
 }
 
 // AuthConfig is tokens, sessions, password hashing and login codes.
@@ -232,9 +231,8 @@ func declare(c *Config) *decls {
 
 	r := &c.Redis
 	d.group = "redis"
-	d.str(&r.URL, "redis-url", "redis://127.0.0.1:6379/0", "Redis URL, redis://[user:password@]host:port/db; in cluster and sentinel mode more nodes follow as ?addr=host:port&addr=host:port; read_timeout, write_timeout (300ms) and dial_timeout (1s) may be set the same way").env("REDIS_URL")
-	d.str(&r.Mode, "redis-mode", RedisSingle, "how REDIS_URL is used: single (one server), cluster (seed nodes of a Redis Cluster) or sentinel (Sentinel addresses; needs INKWELL_REDIS_SENTINEL_MASTER)", oneOf("", RedisSingle, RedisCluster, RedisSentinel))
-	d.str(&r.SentinelMaster, "redis-sentinel-master", "", "sentinel mode: name of the master the Sentinels monitor")
+	d.str(&r.URL, "redis-url", "redis://127.0.0.1:6379/0", "Redis URL, redis://[user:password@]host:port/db; in cluster and sentinel mode more nodes follow as ?addr=host:port&addr=host:port, and in sentinel mode the master's name as ?master_name=name; read_timeout, write_timeout (300ms) and dial_timeout (1s) may be set the same way").env("REDIS_URL")
+	d.str(&r.Mode, "redis-mode", RedisSingle, "how REDIS_URL is used: single (one server), cluster (seed nodes of a Redis Cluster) or sentinel (Sentinel addresses, and the master's name as REDIS_URL's ?master_name=)", oneOf("", RedisSingle, RedisCluster, RedisSentinel))
 	d.str(&r.Prefix, "redis-prefix", "inkwell:", "prefix of every Redis key this instance writes")
 
 	a := &c.Auth

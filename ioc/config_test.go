@@ -249,8 +249,10 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		"bad proxy":    {"INKWELL_TRUSTED_PROXIES": "10.0.0.1, proxy.internal"},
 		"bad CIDR":     {"INKWELL_TRUSTED_PROXIES": "10.0.0.0/33"},
 
-		"no sessions":      {"INKWELL_SESSIONS_PER_USER": "0"},
-		"redis no timeout": {"REDIS_URL": "redis://127.0.0.1:6379/0?read_timeout=0"},
+		"no sessions":             {"INKWELL_SESSIONS_PER_USER": "0"},
+		"redis no timeout":        {"REDIS_URL": "redis://127.0.0.1:6379/0?read_timeout=0"},
+		"sentinel, no master":     {"INKWELL_REDIS_MODE": "sentinel", "REDIS_URL": "redis://127.0.0.1:26379/0"},
+		"master outside sentinel": {"REDIS_URL": "redis://127.0.0.1:6379/0?master_name=mymaster"},
 
 		"retention age":          {"INKWELL_RETENTION_SESSIONS": "a week"},
 		"negative retention":     {"INKWELL_RETENTION_NOTIFICATIONS": "-1h"},

@@ -24,8 +24,9 @@ func constant(where, value string) string {
 
 // RemovedSettings are the settings an earlier release read and this one does not: tuning knobs
 // became constants with their old defaults (issue 27, then cache-local-ttl and
-// redis-breaker-open), the retention of internal tables is fixed, and the SMTP server is one
-// URL. The CHANGELOG lists the same under "Upgrading".
+// redis-breaker-open), the retention of internal tables is fixed, the SMTP server is one URL,
+// and the Sentinel master's name is part of REDIS_URL. The CHANGELOG lists the same under
+// "Upgrading".
 var RemovedSettings = []Removed{
 	{"db-connect-timeout", constant("ioc.DBConnectTimeout", "5s") + "; set connect_timeout in DATABASE_URL for another bound"},
 	{"db-fallback-concurrency", constant("cache.FallbackConcurrency", "half the pool's connections")},
@@ -87,6 +88,7 @@ var RemovedSettings = []Removed{
 	{"mail-username", mailURLPart},
 	{"mail-password", mailURLPart},
 	{"mail-tls", mailURLPart},
+	{"redis-sentinel-master", "part of REDIS_URL in sentinel mode, as ?master_name= (redis://s1:26379/0?master_name=mymaster&addr=s2:26379)"},
 }
 
 // mailURLPart replaced the SMTP settings folded into INKWELL_MAIL_URL.

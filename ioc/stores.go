@@ -100,22 +100,28 @@ const (
 	RedisSentinel = "sentinel" // REDIS_URL names Sentinels, which name the master
 )
 
+// sentinelNeedsMaster is the error of a Sentinel REDIS_URL without the master's name.
+const sentinelNeedsMaster = "REDIS_URL (INKWELL_REDIS_MODE=sentinel) has no master name: add master_name=NAME, the name the Sentinels " +
+	"monitor the master under, to its query, e.g. REDIS_URL=redis://s1:26379/0?master_name=mymaster&addr=s2:26379 " +
+	"(INKWELL_REDIS_SENTINEL_MASTER was folded into REDIS_URL)"
+
 // RedisOptions reads REDIS_URL the way INKWELL_REDIS_MODE says, into options for
 // redis.NewUniversalClient that carry inkwell's short timeouts:
 //
 //   - single: redis://[user:password@]host:port/db, one server.
 //   - cluster: redis://[user:password@]host:port?addr=host:port&addr=host:port, seed nodes of a
 //     Redis Cluster (one that answers is enough: the client learns the others). Database 0 only.
-//   - sentinel: redis://[user:password@]host:port/db?addr=host:port&addr=host:port, the Sentinels;
-//     the master's name is INKWELL_REDIS_SENTINEL_MASTER. The URL's user:password log in to the
-//     Sentinels; the master's own credentials are the query parameters username= and password=.
+//   - sentinel: redis://[user:password@]host:port/db?master_name=name&addr=host:port&addr=host:port,
+//     the Sentinels and the name they monitor the master under (master_name=, required; it
+//     replaced INKWELL_REDIS_SENTINEL_MASTER). The URL's user:password log in to the Sentinels;
+//     the master's own credentials are the query parameters username= and password=.
 func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
 	mode := cfg.Redis.Mode
 	if mode == "" {
 		mode = RedisSingle
 	}
-	if cfg.Redis.SentinelMaster != "" && mode != RedisSentinel {
-		return nil, fmt.Errorf("INKWELL_REDIS_SENTINEL_MASTER is set but INKWELL_REDIS_MODE is %s: it only applies with INKWELL_REDIS_MODE=sentinel", mode)
+	if u, err := url.Parse(cfg.Redis.URL); err == nil && u.Query().Has("master_name") && mode != RedisSentinel {
+		return nil, fmt.Errorf("REDIS_URL names a Sentinel master (?master_name=) but INKWELL_REDIS_MODE is %s: set INKWELL_REDIS_MODE=sentinel, or drop master_name", mode)
 	}
 	var o *redis.UniversalOptions
 	switch mode {
@@ -163,17 +169,11 @@ func RedisOptions(cfg *Config) (*redis.UniversalOptions, error) {
 		if err != nil {
 			return nil, fmt.Errorf("REDIS_URL (INKWELL_REDIS_MODE=sentinel): %w", err)
 		}
-		master := cfg.Redis.SentinelMaster
-		switch {
-		case master == "" && p.MasterName == "":
-			return nil, errors.New("INKWELL_REDIS_MODE=sentinel needs INKWELL_REDIS_SENTINEL_MASTER, the name the Sentinels monitor the master under")
-		case master == "":
-			master = p.MasterName
-		case p.MasterName != "" && p.MasterName != master:
-			return nil, fmt.Errorf("REDIS_URL names master %q but INKWELL_REDIS_SENTINEL_MASTER is %q", p.MasterName, master)
+		if p.MasterName == "" {
+			return nil, errors.New(sentinelNeedsMaster)
 		}
 		o = &redis.UniversalOptions{
-			Addrs: p.SentinelAddrs, MasterName: master, DB: p.DB, Username: p.Username, Password: p.Password,
+			Addrs: p.SentinelAddrs, MasterName: p.MasterName, DB: p.DB, Username: p.Username, Password: p.Password,
 			SentinelUsername: p.SentinelUsername, SentinelPassword: p.SentinelPassword, TLSConfig: p.TLSConfig,
 			ClientName: p.ClientName, Protocol: p.Protocol, MinRetryBackoff: p.MinRetryBackoff, MaxRetryBackoff: p.MaxRetryBackoff,
 			ReadOnly: p.ReplicaOnly, RouteByLatency: p.RouteByLatency, RouteByLatencyTolerance: p.RouteByLatencyTolerance,

@@ -1,6 +1,7 @@
 package ioc
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,33 @@ func TestRedisTimeouts(t *testing.T) {
 				t.Errorf("MaxRetries %d, want -1 (none) whatever the URL says", o.MaxRetries)
 			}
 		})
+	}
+}
+
+// In sentinel mode the master's name is REDIS_URL's master_name= (it replaced
+// INKWELL_REDIS_SENTINEL_MASTER): a Sentinel URL without one is refused with what to add, and one
+// outside sentinel mode is refused too rather than ignored.
+func TestRedisSentinelMaster(t *testing.T) {
+	t.Parallel()
+	o, err := RedisOptions(&Config{Redis: RedisConfig{Mode: RedisSentinel, URL: "redis://s1:26379/0?master_name=mymaster&addr=s2:26379&addr=s3:26379"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.MasterName != "mymaster" || !slices.Equal(o.Addrs, []string{"s1:26379", "s2:26379", "s3:26379"}) {
+		t.Errorf("master %q, Sentinels %v; want mymaster at s1, s2 and s3", o.MasterName, o.Addrs)
+	}
+
+	_, err = RedisOptions(&Config{Redis: RedisConfig{Mode: RedisSentinel, URL: "redis://s1:26379/0?addr=s2:26379"}})
+	for _, want := range []string{"master_name=", "REDIS_URL=redis://s1:26379/0?master_name=mymaster&addr=s2:26379", "INKWELL_REDIS_SENTINEL_MASTER"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a Sentinel URL without master_name: err = %v, want one saying %q", err, want)
+		}
+	}
+
+	for _, mode := range []string{RedisSingle, RedisCluster} {
+		_, err := RedisOptions(&Config{Redis: RedisConfig{Mode: mode, URL: "redis://127.0.0.1:6379?master_name=mymaster"}})
+		if err == nil || !strings.Contains(err.Error(), "INKWELL_REDIS_MODE=sentinel") {
+			t.Errorf("master_name in %s mode: err = %v, want one pointing to INKWELL_REDIS_MODE=sentinel", mode, err)
+		}
 	}
 }

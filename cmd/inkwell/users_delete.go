@@ -22,7 +22,7 @@ func init() {
 // fleet (PostgreSQL, and the Redis the servers share, whose entries of the account it drops and
 // through which it tells every server to forget them); the access-token lifetime sets how long
 // the sessions' revocation marks live.
-var usersDeleteSettings = []string{"database-url", "redis-url", "redis-mode", "redis-prefix", "redis-sentinel-master", "cache-*", "jwt-lifetime", "log-level", "log-format"}
+var usersDeleteSettings = []string{"database-url", "redis-url", "redis-mode", "redis-prefix", "cache-*", "jwt-lifetime", "log-level", "log-format"}
 
 // usersDelete is `inkwell users delete USERNAME`.
 func usersDelete(ctx context.Context, sp spec, args []string, stdout, stderr io.Writer) error {

@@ -20,7 +20,7 @@ func init() {
 
 // usersRoleSettings are what `inkwell users role` reads: PostgreSQL, and the shared Redis through
 // which every server forgets the account's cached entry.
-var usersRoleSettings = []string{"database-url", "redis-url", "redis-mode", "redis-prefix", "redis-sentinel-master", "cache-*", "log-level", "log-format"}
+var usersRoleSettings = []string{"database-url", "redis-url", "redis-mode", "redis-prefix", "cache-*", "log-level", "log-format"}
 
 // usersRole is `inkwell users role USERNAME ROLE`.
 func usersRole(ctx context.Context, sp spec, args []string, stdout, stderr io.Writer) error {
