@@ -106,8 +106,8 @@ func consumerName() string {
 func NewCodeGateway(cfg *ioc.Config, policy cache.CodePolicy, log *slog.Logger) (delivery.Sender, error) {
 	var other delivery.Sender = delivery.LogSender{Log: log}
 	m := cfg.Mail
-	if m.CodeSender == "webhook" {
-		other = delivery.WebhookSender{URL: m.CodeWebhookURL, Client: &http.Client{}}
+	if hook, ok := m.CodeWebhook(); ok {
+		other = delivery.WebhookSender{URL: hook, Client: &http.Client{}}
 	}
 	if m.URL == "" {
 		return other, nil

@@ -429,7 +429,7 @@ func TestCORS(t *testing.T) {
 	parallel(t)
 	app := startApp(t, func(c *ioc.Config) {
 		c.Server.Env, c.Server.CORSOrigins = "prod", "https://conduit.example"
-		c.Mail.CodeSender, c.Mail.CodeWebhookURL = "webhook", "http://127.0.0.1:1/codes"
+		c.Mail.CodeSender = "http://127.0.0.1:1/codes"
 	})
 	pre := app.Do("OPTIONS", "/api/articles", "", nil, "Origin", "https://conduit.example", "Access-Control-Request-Method", "POST",
 		"Access-Control-Request-Headers", "authorization,content-type")

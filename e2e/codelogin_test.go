@@ -64,7 +64,7 @@ func startCodeApp(t *testing.T, tweak ...func(*ioc.Config)) (*testApp, *codeInbo
 	}))
 	t.Cleanup(gateway.Close)
 	return startApp(t, append([]func(*ioc.Config){func(c *ioc.Config) {
-		c.Mail.CodeSender, c.Mail.CodeWebhookURL = "webhook", gateway.URL
+		c.Mail.CodeSender = gateway.URL
 	}}, tweak...)...), in
 }
 

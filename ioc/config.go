@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/mail"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -110,10 +111,20 @@ type AuthConfig struct {
 // MailConfig is the delivery of codes: SMTP for every email when URL is set (ParseMailURL reads
 // it), else CodeSender.
 type MailConfig struct {
-	CodeSender     string
-	CodeWebhookURL string
-	URL            string // smtp://user:password@host:port?tls=starttls; empty: no SMTP
-	From           string
+	// CodeSender is CodeSenderLog, or the http(s) URL the webhook code sender POSTs to (see
+	// CodeWebhook).
+	CodeSender string
+	URL        string // smtp://user:password@host:port?tls=starttls; empty: no SMTP
+	From       string
+}
+
+// CodeSenderLog is the code sender of development: codes are written to the log.
+const CodeSenderLog = "log"
+
+// CodeWebhook is the URL the webhook code sender POSTs to, and whether INKWELL_CODE_SENDER names
+// one (it is not CodeSenderLog).
+func (m MailConfig) CodeWebhook() (string, bool) {
+	return m.CodeSender, m.CodeSender != CodeSenderLog
 }
 
 // SearchConfig is full-text search's.
@@ -251,8 +262,7 @@ func declare(c *Config) *decls {
 
 	m := &c.Mail
 	d.group = "mail"
-	d.str(&m.CodeSender, "code-sender", "log", "how login codes are delivered when SMTP is not set, and phone codes always: log (development: written to the log) or webhook", oneOf("log", "webhook"))
-	d.str(&m.CodeWebhookURL, "code-webhook-url", "", "URL the webhook code sender POSTs {channel, to, code} to")
+	d.str(&m.CodeSender, "code-sender", CodeSenderLog, "how login codes are delivered when SMTP is not set, and phone codes always: log (development: written to the log) or the http(s) URL a webhook code sender POSTs {channel, to, code} to", checkCodeSender).redacted()
 	d.str(&m.URL, "mail-url", "", "SMTP server that sends every email (login codes, verification, password reset): smtp://user:password@host:port?tls=starttls (user and password percent-encoded; no user sends without authentication); tls is starttls (the default: required, not opportunistic), tls (implicit) or none (a relay on a trusted network only); the port defaults to 465 with tls, else 587; empty leaves email to INKWELL_CODE_SENDER").redacted()
 	d.str(&m.From, "mail-from", "", "From address of the mails, e.g. 'inkwell <no-reply@example.com>' (required with INKWELL_MAIL_URL)")
 
@@ -377,15 +387,8 @@ func (c *Config) validateAcross() []error {
 			errs = append(errs, err)
 		}
 	}
-	switch c.Mail.CodeSender {
-	case "log":
-		if c.Server.Env == "prod" {
-			errs = append(errs, errors.New("INKWELL_CODE_SENDER=log only logs codes; in prod use webhook with INKWELL_CODE_WEBHOOK_URL"))
-		}
-	case "webhook":
-		if !strings.HasPrefix(c.Mail.CodeWebhookURL, "http://") && !strings.HasPrefix(c.Mail.CodeWebhookURL, "https://") {
-			errs = append(errs, errors.New("INKWELL_CODE_SENDER=webhook needs INKWELL_CODE_WEBHOOK_URL (http or https)"))
-		}
+	if c.Mail.CodeSender == CodeSenderLog && c.Server.Env == "prod" {
+		errs = append(errs, errors.New("INKWELL_CODE_SENDER=log only logs codes; in prod set it to the http(s) URL of the webhook that delivers them"))
 	}
 	errs = append(errs, c.validateMail()...)
 	if _, err := OIDCProviders(c); err != nil {
@@ -436,6 +439,23 @@ func ParseRate(s string) (int, time.Duration, error) {
 		return 0, 0, fmt.Errorf("%q: want N/duration, e.g. 60/1m", s)
 	}
 	return limit, window, nil
+}
+
+// checkCodeSender accepts log or an http(s) URL with a host. The old value webhook (with the
+// URL in INKWELL_CODE_WEBHOOK_URL, now removed) is refused with what to write instead: taken as
+// given it would leave codes undelivered.
+func checkCodeSender(v string) error {
+	if v == CodeSenderLog {
+		return nil
+	}
+	if v == "webhook" {
+		return errors.New("must be log or a URL, not webhook: set INKWELL_CODE_SENDER to the webhook's URL, e.g. INKWELL_CODE_SENDER=https://sms.example.com/codes (INKWELL_CODE_WEBHOOK_URL was folded into it)")
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("must be log or the http(s) URL the webhook code sender POSTs to, e.g. https://sms.example.com/codes, not %q", redactedURL(v))
+	}
+	return nil
 }
 
 // checkWebhookKey accepts an empty key or the base64 of 32 bytes.

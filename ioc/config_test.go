@@ -2,6 +2,7 @@ package ioc
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"flag"
 	"io"
@@ -291,7 +292,7 @@ func TestConfigMailSettings(t *testing.T) {
 		}
 	})
 	prodWithUser := map[string]string{"INKWELL_ENV": "prod", "INKWELL_JWT_SECRET": strings.Repeat("s", 32),
-		"INKWELL_CODE_SENDER": "webhook", "INKWELL_CODE_WEBHOOK_URL": "https://sms.example.com"}
+		"INKWELL_CODE_SENDER": "https://sms.example.com"}
 	t.Run("prod_with_encrypted_auth_is_accepted", func(t *testing.T) {
 		env := with(prodWithUser)
 		env["INKWELL_MAIL_URL"] = "smtp://u:p@smtp.example.com"
@@ -317,6 +318,52 @@ func TestConfigMailSettings(t *testing.T) {
 		t.Run("rejected/"+name, func(t *testing.T) {
 			if err := parse(t, env).Validate(discard); err == nil {
 				t.Fatalf("%v accepted", env)
+			}
+		})
+	}
+}
+
+// INKWELL_CODE_SENDER is log or the URL of the webhook that delivers codes (it took in
+// INKWELL_CODE_WEBHOOK_URL): the old value webhook is refused with what to write instead, and log
+// is refused in prod.
+func TestConfigCodeSender(t *testing.T) {
+	secret := strings.Repeat("s", 32)
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		wantErr []string // empty: accepted
+	}{
+		{name: "log by default in dev", env: nil},
+		{name: "a URL in dev", env: map[string]string{"INKWELL_CODE_SENDER": "http://127.0.0.1:9000/codes"}},
+		{name: "a URL in prod", env: map[string]string{"INKWELL_ENV": "prod", "INKWELL_JWT_SECRET": secret, "INKWELL_CODE_SENDER": "https://sms.example.com/codes"}},
+		{name: "log in prod", env: map[string]string{"INKWELL_ENV": "prod", "INKWELL_JWT_SECRET": secret},
+			wantErr: []string{"INKWELL_CODE_SENDER=log only logs codes", "URL"}},
+		{name: "the old webhook", env: map[string]string{"INKWELL_CODE_SENDER": "webhook", "INKWELL_CODE_WEBHOOK_URL": "https://sms.example.com/codes"},
+			wantErr: []string{"INKWELL_CODE_SENDER", "not webhook", "set INKWELL_CODE_SENDER to the webhook's URL", "INKWELL_CODE_WEBHOOK_URL was folded into it"}},
+		{name: "no scheme", env: map[string]string{"INKWELL_CODE_SENDER": "sms.example.com/codes"}, wantErr: []string{"must be log or the http(s) URL"}},
+		{name: "another scheme", env: map[string]string{"INKWELL_CODE_SENDER": "ftp://u:hunter2@sms.example.com"}, wantErr: []string{"must be log or the http(s) URL"}},
+		{name: "no host", env: map[string]string{"INKWELL_CODE_SENDER": "https://"}, wantErr: []string{"must be log or the http(s) URL"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := parse(t, tc.env)
+			err := cfg.Validate(discard)
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				hook, ok := cfg.Mail.CodeWebhook()
+				if want := tc.env["INKWELL_CODE_SENDER"]; (want != "") != ok || hook != cmp.Or(want, CodeSenderLog) {
+					t.Errorf("CodeWebhook() = %q, %v for INKWELL_CODE_SENDER=%q", hook, ok, want)
+				}
+				return
+			}
+			for _, want := range tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("err = %v, want one saying %q", err, want)
+				}
+			}
+			if err != nil && strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("the error shows the URL's password: %v", err)
 			}
 		})
 	}
