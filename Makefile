@@ -66,6 +66,9 @@ test: ## Start services, vet, run all tests with -race, then the e2e suite throu
 	@# both installed here (from the OS packages when missing) so a fresh machine runs them.
 	scripts/services.sh chromium
 	scripts/services.sh haproxy
+	@# The read-replica tests (repository/pg, repository) read a real streaming replica: a primary
+	@# on 5433 and its standby on 5434 under .data/ (TEST_REPLICA_PRIMARY_URL, TEST_REPLICA_URL).
+	REPLICA_DELAY=500ms scripts/services.sh replica
 	go vet ./...
 	go test -race -count=1 -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout 20m $(TEST_SLOW_PKGS) ./...
 	$(MAKE) test-fleet

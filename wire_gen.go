@@ -154,7 +154,17 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	articleRepository := repository.NewArticleRepository(pool, querier, articleCache, authorPageCache, listPageCache, tagsCache, language, log)
+	readRouter, cleanup7, err := NewReadRouter(cfg, pool, universalClient, keyspace, v, tracing, log)
+	if err != nil {
+		cleanup6()
+		cleanup5()
+		cleanup4()
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	articleRepository := repository.NewArticleRepository(pool, querier, articleCache, authorPageCache, listPageCache, tagsCache, language, log, readRouter)
 	counters := cache.NewCounters(universalClient, keyspace, policy, log)
 	interactiveRepository := repository.NewInteractiveRepository(pool, querier, counters, viewerState)
 	readStream := NewReadStream(keyspace)
@@ -187,7 +197,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	rankConfig := NewRankConfig(jobsConfig)
 	rankService := service.NewRankService(rankRepository, hotListCache, hotArticleStore, userRepository, interactiveRepository, followRepository, moderationBlocks, rankConfig, v)
 	hotHandler := web.NewHotHandler(rankService, log)
-	notificationHub, cleanup7 := cache.NewNotificationHub(universalClient, keyspace, broadcaster, revocations, log)
+	notificationHub, cleanup8 := cache.NewNotificationHub(universalClient, keyspace, broadcaster, revocations, log)
 	notificationRepository := repository.NewPublishingNotificationRepository(pool, querier, notificationHub)
 	notificationService := service.NewNotificationService(notificationRepository)
 	notificationHandler := web.NewNotificationHandler(notificationService, log)
@@ -197,8 +207,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	codeLoginHandler := web.NewCodeLoginHandler(codeLoginService, log)
 	accountHandler := web.NewAccountHandler(accountService, log)
 	sessionHandler := web.NewSessionHandler(sessionService, userService, log)
-	searchPool, cleanup8, err := NewSearchPgPool(cfg, tracing, log)
+	searchPool, cleanup9, err := NewSearchPgPool(cfg, tracing, log)
 	if err != nil {
+		cleanup8()
 		cleanup7()
 		cleanup6()
 		cleanup5()
@@ -228,8 +239,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	reportHandler := web.NewReportHandler(reportService, log)
 	uploadsStore := uploads.NewStore(pool, querier)
 	processor := media.NewDefaultProcessor()
-	mediastoreStore, cleanup9, err := NewMediaStore(cfg)
+	mediastoreStore, cleanup10, err := NewMediaStore(cfg)
 	if err != nil {
+		cleanup9()
 		cleanup8()
 		cleanup7()
 		cleanup6()
@@ -248,6 +260,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sitemapRepository := repository.NewSitemapRepository(pool, querier)
 	publicLinks, err := NewPublicLinks(serverConfig)
 	if err != nil {
+		cleanup10()
 		cleanup9()
 		cleanup8()
 		cleanup7()
@@ -262,8 +275,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sitemapService := service.NewSitemapService(sitemapRepository, publicLinks)
 	changes := cache.NewChanges(policy)
 	sitemapHandler := web.NewSitemapHandler(sitemapService, changes, log)
-	set, cleanup10, err := NewIdentityProviders(cfg, log)
+	set, cleanup11, err := NewIdentityProviders(cfg, log)
 	if err != nil {
+		cleanup10()
 		cleanup9()
 		cleanup8()
 		cleanup7()
@@ -286,6 +300,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sender := NewWebhookSender(cfg)
 	webhookSettings, err := NewWebhookSettings(cfg, log)
 	if err != nil {
+		cleanup11()
 		cleanup10()
 		cleanup9()
 		cleanup8()
@@ -300,6 +315,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	webhookService, err := service.NewWebhookService(webhooksStore, sender, userRepository, webhookSettings, v)
 	if err != nil {
+		cleanup11()
 		cleanup10()
 		cleanup9()
 		cleanup8()
@@ -318,6 +334,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	registry := metrics.New(log)
 	readiness := NewReadiness(pool, universalClient, mediastoreStore)
 	drain := web.NewDrain()
+	writeRecorder := NewWriteRecorder(readRouter)
 	handlers := web.Handlers{
 		Auth:               authenticator,
 		Users:              userHandler,
@@ -350,6 +367,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		Observer:           registry,
 		Readiness:          readiness,
 		Drain:              drain,
+		Writes:             writeRecorder,
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := NewHTTPServer(cfg, engine, notificationStreamHandler)
@@ -358,6 +376,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	streamWriter := events.NewStreamWriter(universalClient)
 	deliverySender, err := NewCodeGateway(cfg, codePolicy, log)
 	if err != nil {
+		cleanup11()
 		cleanup10()
 		cleanup9()
 		cleanup8()
@@ -382,11 +401,11 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig()
-	rankJob, cleanup11 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	rankJob, cleanup12 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
 	retentionStore := repository.NewRetentionStore(pool, querier)
 	inkwellRetentionStore := NewRetentionStore(retentionStore, uploadsStore, mediastoreStore)
 	retentionConfig := NewRetentionConfig(cfg)
-	retentionJob, cleanup12 := NewRetentionJob(inkwellRetentionStore, retentionConfig, log, v)
+	retentionJob, cleanup13 := NewRetentionJob(inkwellRetentionStore, retentionConfig, log, v)
 	metricSources := MetricSources{
 		Pool:         pool,
 		QueuePool:    queuePool,
@@ -413,8 +432,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		ReportQueue:  cases,
 	}
 	handler := NewMetricsHandler(registry, metricSources)
-	metricsServer, cleanup13, err := ioc.NewMetricsServer(cfg, handler)
+	metricsServer, cleanup14, err := ioc.NewMetricsServer(cfg, handler)
 	if err != nil {
+		cleanup13()
 		cleanup12()
 		cleanup11()
 		cleanup10()
@@ -432,6 +452,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	lexiconJob := job.NewLexiconJob(lexicon, log)
 	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
 	if err != nil {
+		cleanup14()
 		cleanup13()
 		cleanup12()
 		cleanup11()
@@ -451,6 +472,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	accountDeletion := service.NewAccountDeletion(unitOfWork, accountEraser, sessionService)
 	app := NewApp(cfg, server, metricsServer, drain, cron, workers, rankJob, retentionJob, accountDeletion, moderationService, log)
 	return app, func() {
+		cleanup14()
 		cleanup13()
 		cleanup12()
 		cleanup11()
@@ -483,6 +505,7 @@ var rootSet = wire.NewSet(wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Au
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 	NewRetentionConfig, NewRetentionJob, NewRetentionStore, NewUploadConfig, NewPublicLinks,
 	NewSearchLanguage, NewSearchBackfill, NewEmailRecheck, job.NewLexiconJob, NewIdentityProviders, NewSignInConfig, NewSignInCookieConfig,
+	NewReadRouter, NewWriteRecorder,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.

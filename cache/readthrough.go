@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // Policy is how long entries live and how long a load may take.
@@ -248,7 +250,7 @@ func (c *readThrough[V]) load(ctx context.Context, keys []string, redisFailed bo
 		defer release()
 	}
 	c.stats.Loads.Add(1)
-	loaded, err := fetch(ctx, keys, got.seen)
+	loaded, err := fetch(fillContext(ctx, redisFailed, got.seen), keys, got.seen)
 	if err != nil {
 		return c.serveStale(ctx, keys, vals, got.stale, err)
 	}
@@ -330,4 +332,23 @@ func jittered(ttl, jitter time.Duration) time.Duration {
 		return ttl
 	}
 	return ttl + rand.N(jitter+1)
+}
+
+// fillContext is the context a fill reads the source of truth with. A read replica may serve it
+// only when Redis answered and holds nothing for any of its keys: no tombstone of a recent
+// invalidation, no generation token. A tombstone outlives the replicas' lag bound many times
+// over (a minute against about a second), so a key without one has not changed within the
+// bound, and any replica in the rotation has replayed its last change; a key with one may have
+// changed after what a lagging replica has replayed, so the fill reads the primary and can never
+// store the old form again.
+func fillContext(ctx context.Context, redisFailed bool, seen map[string]string) context.Context {
+	if redisFailed {
+		return domain.WithPrimaryReads(ctx)
+	}
+	for _, guard := range seen {
+		if guard != "" {
+			return domain.WithPrimaryReads(ctx)
+		}
+	}
+	return ctx
 }

@@ -178,7 +178,7 @@ func (c *ReadThrough[V]) Preload(ctx context.Context, key string, ttl time.Durat
 	if !miss {
 		return nil // already cached
 	}
-	v, err := load(ctx)
+	v, err := load(fillContext(ctx, false, map[string]string{key: seen}))
 	if errors.Is(err, domain.ErrNotFound) {
 		return nil
 	}

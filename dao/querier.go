@@ -777,6 +777,15 @@ type Querier interface {
 	// a new address (not a new spelling of the same one) is unverified
 	UserUpdate(ctx context.Context, db DBTX, arg UserUpdateParams) (User, error)
 	UserUpdatePasswordHash(ctx context.Context, db DBTX, arg UserUpdatePasswordHashParams) error
+	// The primary's WAL insert position, in bytes: the commit record of every transaction committed
+	// before this call ends at or before it (repository/pg.ReadRouter records it after a user's
+	// write, and samples it to know how far behind each replica is). The insert position, not the
+	// write position (pg_current_wal_lsn): with synchronous_commit off a commit returns before its
+	// record is written, and the write position can still be short of it.
+	WalCurrentPosition(ctx context.Context, db DBTX) (int64, error)
+	// How far a replica has replayed the primary's WAL, in bytes; -1 on a server that is not in
+	// recovery (a primary named as a replica by mistake never takes reads).
+	WalReplayedPosition(ctx context.Context, db DBTX) (int64, error)
 	// The attempts of one page's deliveries, in one statement along webhook_attempts' primary key:
 	// each delivery's newest first. A delivery has at most domain.WebhookRetry.MaxAttempts (its job's
 	// bound), so the page costs its size; lim (that bound times the deliveries) caps the statement.

@@ -395,7 +395,7 @@ func newReadStack(t *testing.T) *readStack {
 	lists := cache.NewListPageCache(rds.Client, ks, policy, log)
 	follows := repository.NewFollowRepository(pool, q, viewers, lists, log)
 	articles := repository.NewArticleRepository(pool, q, cache.NewArticleCache(rds.Client, ks, policy, render.New(), log),
-		cache.NewAuthorPageCache(rds.Client, ks, policy), lists, cache.NewTagsCache(rds.Client, ks, policy, log), search.Language("english"), log)
+		cache.NewAuthorPageCache(rds.Client, ks, policy), lists, cache.NewTagsCache(rds.Client, ks, policy, log), search.Language("english"), log, nil)
 	preload := inkwell.NewArticlePreloader(articles, log) // as the server runs it
 	pctx, stopPreloads := context.WithCancel(context.Background())
 	preloadsStopped := make(chan error, 1)

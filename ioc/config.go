@@ -82,6 +82,12 @@ type DatabaseConfig struct {
 	URL              string
 	StatementTimeout time.Duration
 	IdleInTxTimeout  time.Duration
+	// ReplicaURLs are the read replicas' connection URLs (DATABASE_REPLICA_URLS, comma-separated;
+	// Replicas splits them); empty: every read is the primary's.
+	ReplicaURLs string
+	// ReplicaMaxLag bounds how old the data an anonymous read gets from a replica may be; a
+	// replica further behind leaves the rotation until it catches up.
+	ReplicaMaxLag time.Duration
 }
 
 // RedisConfig is Redis's and the caches' in front of it.
@@ -239,6 +245,8 @@ func declare(c *Config) *decls {
 	d.str(&db.URL, "database-url", "postgres://postgres@127.0.0.1:5432/inkwell?sslmode=disable", "PostgreSQL connection URL (connect_timeout in it replaces the 5s bound on opening a connection)").env("DATABASE_URL")
 	d.dur(&db.StatementTimeout, "db-statement-timeout", 30*time.Second, "PostgreSQL cancels a statement of the server or job workers that runs longer (statement_timeout; 0 keeps the server's setting); not applied to migrate and seed", atLeast[time.Duration](0), offOrAtLeast(time.Millisecond))
 	d.dur(&db.IdleInTxTimeout, "db-idle-in-tx-timeout", time.Minute, "PostgreSQL ends a session whose transaction sits idle longer, releasing its locks (idle_in_transaction_session_timeout; 0 keeps the server's setting)", atLeast[time.Duration](0), offOrAtLeast(time.Millisecond))
+	d.str(&db.ReplicaURLs, "database-replica-urls", "", "read replicas of DATABASE_URL, comma-separated PostgreSQL URLs; reads that tolerate a little lag go to one that has replayed enough (docs/OPERATIONS.md, \"Read replicas\")", func(v string) error { return checkReplicaURLs(splitList(v)) }).env("DATABASE_REPLICA_URLS")
+	d.dur(&db.ReplicaMaxLag, "replica-max-lag", time.Second, "with DATABASE_REPLICA_URLS: how old the data an anonymous read gets from a replica may be; a replica further behind leaves the rotation until it catches up", atLeast(100*time.Millisecond))
 
 	r := &c.Redis
 	d.group = "redis"
@@ -476,4 +484,16 @@ func ParseWebhookKey(v string) ([]byte, error) {
 		return nil, errors.New("want the base64 of 32 bytes (openssl rand -base64 32)")
 	}
 	return b, nil
+}
+
+// Replicas are the read replicas' URLs, in the order DATABASE_REPLICA_URLS lists them.
+func (db DatabaseConfig) Replicas() []string { return splitList(db.ReplicaURLs) }
+
+func checkReplicaURLs(urls []string) error {
+	for i, u := range urls {
+		if _, err := pgxpool.ParseConfig(u); err != nil {
+			return fmt.Errorf("replica %d is not a PostgreSQL URL such as postgres://user@replica1:5432/inkwell (%w)", i+1, err)
+		}
+	}
+	return nil
 }

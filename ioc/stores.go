@@ -27,15 +27,22 @@ func NewPgPool(cfg *Config, tracing *Tracing, log *slog.Logger) (*pgxpool.Pool, 
 // unless DATABASE_URL sets pool_max_conns, with the session timeouts of cfg (SessionTimeouts),
 // after configure has adjusted its settings, and checks it answers. The cleanup closes it.
 func OpenPgPool(cfg *Config, name string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) (*pgxpool.Pool, func(), error) {
-	pcfg, err := pgxpool.ParseConfig(cfg.Database.URL)
+	return openPgPoolAt(cfg, cfg.Database.URL, "DATABASE_URL", name, maxConns, configure, log)
+}
+
+// openPgPoolAt is OpenPgPool on the server at url (setting names it in errors).
+func openPgPoolAt(cfg *Config, url, setting, name string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) (*pgxpool.Pool, func(), error) {
+	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, nil, fmt.Errorf("DATABASE_URL: %w", err)
+		return nil, nil, fmt.Errorf("%s: %w", setting, err)
 	}
-	if !strings.Contains(cfg.Database.URL, "pool_max_conns") {
+	if !strings.Contains(url, "pool_max_conns") {
 		pcfg.MaxConns = maxConns
 	}
 	SessionTimeouts(cfg, pcfg)
-	ConnectTimeout(cfg, pcfg)
+	if pcfg.ConnConfig.ConnectTimeout == 0 && !strings.Contains(url, "connect_timeout") {
+		pcfg.ConnConfig.ConnectTimeout = DBConnectTimeout
+	}
 	configure(pcfg)
 	if cfg.ConfigurePgPool != nil {
 		cfg.ConfigurePgPool(pcfg)
@@ -53,6 +60,47 @@ func OpenPgPool(cfg *Config, name string, maxConns int32, configure func(*pgxpoo
 			pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, err)
 	}
 	return pool, func() { pool.Close(); log.Info(name + " closed") }, nil
+}
+
+// OpenReplicaPools opens a pool on each read replica of DATABASE_REPLICA_URLS, named "replica N"
+// (N from 1, in the setting's order), of as many connections as the primary's pool. A replica that
+// does not answer at start is opened anyway (pgxpool connects lazily) and left to the router,
+// which skips it until it answers: a replica is never needed to serve.
+func OpenReplicaPools(cfg *Config, tracing *Tracing, log *slog.Logger) ([]*pgxpool.Pool, []string, func(), error) {
+	var pools []*pgxpool.Pool
+	var names []string
+	closeAll := func() {
+		for _, p := range pools {
+			p.Close()
+		}
+	}
+	for i, url := range cfg.Database.Replicas() {
+		name := fmt.Sprintf("replica %d", i+1)
+		pcfg, err := pgxpool.ParseConfig(url)
+		if err != nil {
+			closeAll()
+			return nil, nil, nil, fmt.Errorf("DATABASE_REPLICA_URLS, %s: %w", name, err)
+		}
+		if !strings.Contains(url, "pool_max_conns") {
+			pcfg.MaxConns = 20
+		}
+		SessionTimeouts(cfg, pcfg)
+		if pcfg.ConnConfig.ConnectTimeout == 0 && !strings.Contains(url, "connect_timeout") {
+			pcfg.ConnConfig.ConnectTimeout = DBConnectTimeout
+		}
+		tracing.TracePostgres(pcfg)
+		if cfg.ConfigurePgPool != nil {
+			cfg.ConfigurePgPool(pcfg)
+		}
+		gateConnects(pcfg, name, log)
+		pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
+		if err != nil {
+			closeAll()
+			return nil, nil, nil, fmt.Errorf("DATABASE_REPLICA_URLS, %s: %w", name, err)
+		}
+		pools, names = append(pools, pool), append(names, name)
+	}
+	return pools, names, func() { closeAll(); log.Info("replica pools closed", "replicas", len(pools)) }, nil
 }
 
 // SessionTimeouts sets statement_timeout and idle_in_transaction_session_timeout on every

@@ -60,7 +60,7 @@ func newRedriveWorld(t *testing.T, policy domain.RedrivePolicy, applier job.Arti
 		cache.NewArticleCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy, nil, log),
 		cache.NewAuthorPageCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy),
 		cache.NewListPageCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy, log),
-		cache.NewTagsCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy, log), search.Language("english"), log)
+		cache.NewTagsCache(caches.Client, cache.Keyspace(caches.Prefix), outboxCachePolicy, log), search.Language("english"), log, nil)
 
 	var author int64
 	if err := e.pool.QueryRow(ctx, `INSERT INTO users (email, username, password_hash) VALUES ('a@example.com', 'author', 'x') RETURNING id`).Scan(&author); err != nil {

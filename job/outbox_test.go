@@ -253,7 +253,7 @@ func TestOutbox_PublishesSurviveKilledRelaysAndConsumers(t *testing.T) {
 		cache.NewArticleCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, nil, log),
 		cache.NewAuthorPageCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy),
 		cache.NewListPageCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log),
-		cache.NewTagsCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log), search.Language("english"), log)
+		cache.NewTagsCache(rds.Client, cache.Keyspace(rds.Prefix), outboxCachePolicy, log), search.Language("english"), log, nil)
 	began := time.Now()
 	transition := func(ids []int64, from domain.ArticleStatus, to domain.ArticleStatus) {
 		var pub sync.WaitGroup

@@ -40,12 +40,23 @@ type ArticleRepository struct {
 	tags  *cache.TagsCache
 	lang  search.Language  // the text search configuration the writes index in
 	revs  *revisions.Store // keeps the version an edit replaces, in the edit's unit of work
+	reads *pg.ReadRouter   // nil: every read on pool
 	log   *slog.Logger
 }
 
 // NewArticleRepository returns the repository.
-func NewArticleRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.ArticleCache, pages *cache.AuthorPageCache, lists *cache.ListPageCache, tags *cache.TagsCache, lang search.Language, log *slog.Logger) *ArticleRepository {
-	return &ArticleRepository{pool: pool, q: q, cache: c, pages: pages, lists: lists, tags: tags, lang: lang, revs: revisions.NewStore(pool, q), log: log}
+// Reads that tolerate a little lag go through reads (a read replica when one has replayed enough;
+// nil: the pool).
+func NewArticleRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.ArticleCache, pages *cache.AuthorPageCache, lists *cache.ListPageCache, tags *cache.TagsCache, lang search.Language, log *slog.Logger, reads *pg.ReadRouter) *ArticleRepository {
+	return &ArticleRepository{pool: pool, q: q, cache: c, pages: pages, lists: lists, tags: tags, lang: lang, revs: revisions.NewStore(pool, q), reads: reads, log: log}
+}
+
+// reader is the connection a read that tolerates a little lag runs on (pg.ReadRouter).
+func (r *ArticleRepository) reader(ctx context.Context) dao.DBTX {
+	if r.reads == nil {
+		return r.pool
+	}
+	return r.reads.For(ctx)
 }
 
 // Create inserts the article in a unit of work of its own (see CreateIn).
@@ -106,7 +117,7 @@ func (r *ArticleRepository) GetBySlug(ctx context.Context, slug string) (domain.
 // query for the misses).
 func (r *ArticleRepository) GetBySlugs(ctx context.Context, slugs []string) (map[string]domain.Article, error) {
 	return r.cache.BySlugs(ctx, slugs, func(ctx context.Context, slugs []string) (map[string]domain.Article, error) {
-		rows, err := r.q.ArticleGetBySlugs(ctx, r.pool, slugs)
+		rows, err := r.q.ArticleGetBySlugs(ctx, r.reader(ctx), slugs)
 		if err != nil {
 			return nil, pg.Wrapf(err, "get %d articles by slug", len(slugs))
 		}
@@ -121,7 +132,7 @@ func (r *ArticleRepository) GetBySlugs(ctx context.Context, slugs []string) (map
 // loadBySlug reads slug's article from PostgreSQL (the cache's loader).
 func (r *ArticleRepository) loadBySlug(slug string) func(context.Context) (domain.Article, error) {
 	return func(ctx context.Context) (domain.Article, error) {
-		row, err := r.q.ArticleGetBySlug(ctx, r.pool, slug)
+		row, err := r.q.ArticleGetBySlug(ctx, r.reader(ctx), slug)
 		if err != nil {
 			return domain.Article{}, pg.Wrapf(err, "get article %q", slug)
 		}
@@ -276,6 +287,7 @@ func (r *ArticleRepository) ListPublished(ctx context.Context, q service.Article
 }
 
 func (r *ArticleRepository) listPublished(ctx context.Context, q service.ArticleQuery) (service.ArticlePage, error) {
+	db := r.reader(ctx)
 	before, beforeID, off := keyset(q.Page)
 	lim := probe(q.Page)
 	var (
@@ -286,45 +298,45 @@ func (r *ArticleRepository) listPublished(ctx context.Context, q service.Article
 	switch {
 	case q.Tag == "" && q.AuthorID == 0 && q.FavoritedBy == 0:
 		var rows []dao.ArticleListPublishedRow
-		rows, err = r.q.ArticleListPublished(ctx, r.pool, dao.ArticleListPublishedParams{BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off})
+		rows, err = r.q.ArticleListPublished(ctx, db, dao.ArticleListPublishedParams{BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off})
 		arts = summariesFrom(rows, func(r dao.ArticleListPublishedRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) })
 		if err == nil {
-			total, err = countRow(r.q.ArticleCountsSite(ctx, r.pool))
+			total, err = countRow(r.q.ArticleCountsSite(ctx, db))
 		}
 	case q.AuthorID == 0 && q.FavoritedBy == 0:
 		var rows []dao.ArticleListByTagRow
-		rows, err = r.q.ArticleListByTag(ctx, r.pool, dao.ArticleListByTagParams{Tag: q.Tag, BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off})
+		rows, err = r.q.ArticleListByTag(ctx, db, dao.ArticleListByTagParams{Tag: q.Tag, BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off})
 		arts = summariesFrom(rows, func(r dao.ArticleListByTagRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) })
 		if err == nil {
-			total, err = countRow(r.q.ArticleCountsByTag(ctx, r.pool, q.Tag))
+			total, err = countRow(r.q.ArticleCountsByTag(ctx, db, q.Tag))
 		}
 	case q.Tag == "" && q.FavoritedBy == 0:
 		var rows []dao.ArticleListPublishedByAuthorRow
-		rows, err = r.q.ArticleListPublishedByAuthor(ctx, r.pool, dao.ArticleListPublishedByAuthorParams{AuthorID: q.AuthorID, BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off})
+		rows, err = r.q.ArticleListPublishedByAuthor(ctx, db, dao.ArticleListPublishedByAuthorParams{AuthorID: q.AuthorID, BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off})
 		arts = summariesFrom(rows, func(r dao.ArticleListPublishedByAuthorRow) dao.ArticleListByAuthorRow {
 			return dao.ArticleListByAuthorRow(r)
 		})
 		if err == nil {
 			var c dao.ArticleCountsByAuthorRow
-			c, err = countRow(r.q.ArticleCountsByAuthor(ctx, r.pool, q.AuthorID))
+			c, err = countRow(r.q.ArticleCountsByAuthor(ctx, db, q.AuthorID))
 			total = c.Published
 		}
 	case q.Tag == "" && q.AuthorID == 0:
 		var rows []dao.ArticleListFavoritedRow
-		rows, err = r.q.ArticleListFavorited(ctx, r.pool, dao.ArticleListFavoritedParams{UserID: q.FavoritedBy, BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off})
+		rows, err = r.q.ArticleListFavorited(ctx, db, dao.ArticleListFavoritedParams{UserID: q.FavoritedBy, BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off})
 		arts = summariesFrom(rows, func(r dao.ArticleListFavoritedRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) })
 		if err == nil {
-			total, err = countRow(r.q.ArticleCountsFavorited(ctx, r.pool, q.FavoritedBy))
+			total, err = countRow(r.q.ArticleCountsFavorited(ctx, db, q.FavoritedBy))
 		}
 	default:
 		tag, author, fav := optText(q.Tag), optInt(q.AuthorID), optInt(q.FavoritedBy)
 		var rows []dao.ArticleListFilteredRow
-		rows, err = r.q.ArticleListFiltered(ctx, r.pool, dao.ArticleListFilteredParams{
+		rows, err = r.q.ArticleListFiltered(ctx, db, dao.ArticleListFilteredParams{
 			Tag: tag, AuthorID: author, FavoritedBy: fav, BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off,
 		})
 		arts = summariesFrom(rows, func(r dao.ArticleListFilteredRow) dao.ArticleListByAuthorRow { return dao.ArticleListByAuthorRow(r) })
 		if err == nil {
-			total, err = r.q.ArticleCountFiltered(ctx, r.pool, dao.ArticleCountFilteredParams{Tag: tag, AuthorID: author, FavoritedBy: fav, Cap: combinedCountCap})
+			total, err = r.q.ArticleCountFiltered(ctx, db, dao.ArticleCountFilteredParams{Tag: tag, AuthorID: author, FavoritedBy: fav, Cap: combinedCountCap})
 		}
 	}
 	if err != nil {
@@ -344,7 +356,9 @@ func (r *ArticleRepository) Feed(ctx context.Context, followerID int64, p domain
 			return ids, pg.Wrapf(err, "list followees of %d", followerID)
 		}
 		page, ok, err := r.lists.Feed(ctx, followerID, followees, func(ctx context.Context) (cache.ListPage, error) {
-			page, err := r.feed(ctx, followerID, p)
+			// Filed under a stamp made from the authors' change tokens: only the primary is surely
+			// as new as the newest token in it.
+			page, err := r.feed(domain.WithPrimaryReads(ctx), followerID, p)
 			return cache.ListPage(page), err
 		})
 		if ok {
@@ -367,13 +381,13 @@ func (r *ArticleRepository) feed(ctx context.Context, followerID int64, p domain
 }
 
 func (r *ArticleRepository) feedCount(ctx context.Context, followerID int64) (int64, error) {
-	total, err := r.q.ArticleCountFeed(ctx, r.pool, followerID)
+	total, err := r.q.ArticleCountFeed(ctx, r.reader(ctx), followerID)
 	return total, pg.Wrapf(err, "count feed of %d", followerID)
 }
 
 func (r *ArticleRepository) feedPage(ctx context.Context, followerID int64, p domain.Page) ([]domain.Article, error) {
 	before, beforeID, off := keyset(p)
-	rows, err := r.q.ArticleListFeed(ctx, r.pool, dao.ArticleListFeedParams{
+	rows, err := r.q.ArticleListFeed(ctx, r.reader(ctx), dao.ArticleListFeedParams{
 		FollowerID: followerID, BeforeCreatedAt: before, BeforeID: beforeID, Lim: probe(p), Off: off, Depth: probe(p) + off,
 	})
 	if err != nil {
@@ -397,7 +411,13 @@ func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, st
 			return service.ArticlePage{Articles: cached.Articles, Total: cached.Total, More: cached.More}, nil
 		}
 	}
-	out, err := r.listByAuthor(ctx, authorID, status, p)
+	readCtx := ctx
+	if firstPage {
+		// The author-page cache's guard is a token in the page's hash, not a tombstone: a fill
+		// reads the primary (pg.ReadRouter; cache.fillContext says why).
+		readCtx = domain.WithPrimaryReads(ctx)
+	}
+	out, err := r.listByAuthor(readCtx, authorID, status, p)
 	if err != nil {
 		return service.ArticlePage{}, err
 	}
@@ -410,6 +430,7 @@ func (r *ArticleRepository) ListByAuthor(ctx context.Context, authorID int64, st
 }
 
 func (r *ArticleRepository) listByAuthor(ctx context.Context, authorID int64, status domain.ArticleStatus, p domain.Page) (service.ArticlePage, error) {
+	db := r.reader(ctx)
 	before, beforeID, off := keyset(p)
 	lim := probe(p)
 	var (
@@ -418,13 +439,13 @@ func (r *ArticleRepository) listByAuthor(ctx context.Context, authorID int64, st
 	)
 	if status == "" {
 		var rows []dao.ArticleListByAuthorRow
-		rows, err = r.q.ArticleListByAuthor(ctx, r.pool, dao.ArticleListByAuthorParams{
+		rows, err = r.q.ArticleListByAuthor(ctx, db, dao.ArticleListByAuthorParams{
 			AuthorID: authorID, BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off, Depth: lim + off,
 		})
 		out = summariesFrom(rows, func(r dao.ArticleListByAuthorRow) dao.ArticleListByAuthorRow { return r })
 	} else {
 		var rows []dao.ArticleListByAuthorStatusRow
-		rows, err = r.q.ArticleListByAuthorStatus(ctx, r.pool, dao.ArticleListByAuthorStatusParams{
+		rows, err = r.q.ArticleListByAuthorStatus(ctx, db, dao.ArticleListByAuthorStatusParams{
 			AuthorID: authorID, Status: string(status), BeforeCreatedAt: before, BeforeID: beforeID, Lim: lim, Off: off,
 		})
 		out = summariesFrom(rows, func(r dao.ArticleListByAuthorStatusRow) dao.ArticleListByAuthorRow {
@@ -434,13 +455,13 @@ func (r *ArticleRepository) listByAuthor(ctx context.Context, authorID int64, st
 	if err != nil {
 		return service.ArticlePage{}, pg.Wrapf(err, "list articles of %d", authorID)
 	}
-	c, err := countRow(r.q.ArticleCountsByAuthor(ctx, r.pool, authorID))
+	c, err := countRow(r.q.ArticleCountsByAuthor(ctx, db, authorID))
 	if err != nil {
 		return service.ArticlePage{}, pg.Wrapf(err, "count articles of %d", authorID)
 	}
 	total := c.Drafts + c.Published + c.Withdrawn
 	if status == "" || status == domain.StatusScheduled {
-		scheduled, err := r.q.ArticleCountScheduledByAuthor(ctx, r.pool, authorID)
+		scheduled, err := r.q.ArticleCountScheduledByAuthor(ctx, db, authorID)
 		if err != nil {
 			return service.ArticlePage{}, pg.Wrapf(err, "count scheduled articles of %d", authorID)
 		}
@@ -450,7 +471,7 @@ func (r *ArticleRepository) listByAuthor(ctx context.Context, authorID int64, st
 		}
 	}
 	if status == "" || status == domain.StatusHidden {
-		hidden, err := r.q.ArticleCountHiddenByAuthor(ctx, r.pool, authorID)
+		hidden, err := r.q.ArticleCountHiddenByAuthor(ctx, db, authorID)
 		if err != nil {
 			return service.ArticlePage{}, pg.Wrapf(err, "count hidden articles of %d", authorID)
 		}
@@ -620,7 +641,7 @@ func (r *ArticleRepository) GetByIDs(ctx context.Context, ids []int64) ([]domain
 	if len(ids) == 0 {
 		return []domain.Article{}, nil
 	}
-	rows, err := r.q.ArticleGetByIDs(ctx, r.pool, ids)
+	rows, err := r.q.ArticleGetByIDs(ctx, r.reader(ctx), ids)
 	if err != nil {
 		return nil, pg.Wrapf(err, "get %d articles", len(ids))
 	}

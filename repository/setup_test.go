@@ -20,6 +20,7 @@ import (
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -50,10 +51,11 @@ type env struct {
 }
 
 type envOpts struct {
-	Policy    cache.Policy  // zero: testPolicy
-	DeadRedis bool          // the cache talks to a port where nothing listens
-	Pool      *pgxpool.Pool // nil: the database's own pool (querycount_test passes a traced one)
-	RedisHook redis.Hook    // installed on a client of the caches' own (to inject faults)
+	Policy    cache.Policy   // zero: testPolicy
+	DeadRedis bool           // the cache talks to a port where nothing listens
+	Pool      *pgxpool.Pool  // nil: the database's own pool (querycount_test passes a traced one)
+	RedisHook redis.Hook     // installed on a client of the caches' own (to inject faults)
+	Reads     *pg.ReadRouter // the article repository's read routing (replica_cache_test); nil: the pool
 }
 
 func setup(t testing.TB, db *testenv.DB, o envOpts) *env {
@@ -93,7 +95,7 @@ func setup(t testing.TB, db *testenv.DB, o envOpts) *env {
 		counters: cache.NewCounters(cacheRDB, ks, o.Policy, log),
 		viewers:  viewers,
 	}
-	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, lists, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), search.Language("english"), log)
+	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, lists, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), search.Language("english"), log, o.Reads)
 	e.inter = repository.NewInteractiveRepository(pool, q, e.counters, viewers)
 	e.comments = repository.NewCommentRepository(pool, q)
 	return e

@@ -161,6 +161,7 @@ func (a *Authenticator) handle(required bool) gin.HandlerFunc {
 		c.Set(ctxUserID, cred.UserID)
 		c.Set(ctxToken, token)
 		c.Set(ctxCredential, cred)
+		readerContext(c, cred.UserID)
 		c.Next()
 	}
 }

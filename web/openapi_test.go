@@ -942,6 +942,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Observer:           nopObserver{},
 		Readiness:          readyChecker{},
 		Drain:              web.NewDrain(),
+		Writes:             &writeLog{},
 	}
 }
 

@@ -58,6 +58,8 @@ type Handlers struct {
 	Observer           RequestObserver // nil: no metrics
 	Readiness          ReadinessChecker
 	Drain              *Drain // nil: /readyz never answers draining
+	// Writes records users' writes for read-your-writes over read replicas; nil without replicas.
+	Writes WriteRecorder
 }
 
 // NewRouter returns the gin engine with every route of the API.
@@ -76,6 +78,9 @@ func NewRouter(cfg RouterConfig, log *slog.Logger, h Handlers) *gin.Engine {
 	}
 	r.Use(recoverJSON(log), accessLog(log, h.Observer), cors(cfg.CORS), limitBody(cfg.MaxBodyBytes, cfg.UploadMaxBytes), plainText(),
 		requestDeadline(cfg.RequestTimeout))
+	if h.Writes != nil {
+		r.Use(readYourWrites(h.Writes, log))
+	}
 	r.NoRoute(func(c *gin.Context) { abortWith(c, http.StatusNotFound, "body", "no such endpoint") })
 	r.NoMethod(func(c *gin.Context) {
 		abortWith(c, http.StatusMethodNotAllowed, "body", "method not allowed on this endpoint")

@@ -59,3 +59,10 @@ func (p *CutProxy) Cut() {
 	}
 	p.conns = nil
 }
+
+// Stop makes the server look gone: new connections are refused (the listener closes) and the
+// open ones are cut.
+func (p *CutProxy) Stop() {
+	_ = p.ln.Close()
+	p.Cut()
+}

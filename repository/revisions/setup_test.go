@@ -39,7 +39,7 @@ func setup(t testing.TB) *env {
 		users: repository.NewUserRepository(pool, q, cache.NewUserCache(r.Client, ks, testPolicy, log), log),
 		articles: repository.NewArticleRepository(pool, q, cache.NewArticleCache(r.Client, ks, testPolicy, nil, log),
 			cache.NewAuthorPageCache(r.Client, ks, testPolicy), cache.NewListPageCache(r.Client, ks, testPolicy, log),
-			cache.NewTagsCache(r.Client, ks, testPolicy, log), search.Language("english"), log),
+			cache.NewTagsCache(r.Client, ks, testPolicy, log), search.Language("english"), log, nil),
 		revs: revisions.NewStore(pool, q),
 	}
 }

@@ -1,0 +1,299 @@
+package pg
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/inkwell-dev/inkwell/dao"
+	"github.com/inkwell-dev/inkwell/domain"
+)
+
+// ReplicaPoll is how often the router reads each replica's replayed WAL position and the
+// primary's written one.
+const ReplicaPoll = 100 * time.Millisecond
+
+// replicaStale is how long a replica whose position could not be read stays in the rotation on
+// its last position: no longer than a few missed polls.
+const replicaStale = 3 * ReplicaPoll
+
+// WriteMarks keeps, per user, the primary's WAL position after their last write, for as long as
+// a replica in the rotation may not have replayed it (cache.WriteMarks: Redis and the process).
+type WriteMarks interface {
+	Mark(ctx context.Context, userID, position int64) error
+	// Position is the user's last mark, 0 when none is kept; an error when it cannot be known.
+	Position(ctx context.Context, userID int64) (int64, error)
+}
+
+// ReadRouter sends reads that tolerate a little lag to a read replica that has replayed enough,
+// and every other read to the primary. "Enough" is, for every reader, all the WAL the primary had
+// written MaxLag ago (an anonymous reader never sees data older than that), and for a signed-in
+// reader also the position after their own last write (read your writes, on any instance,
+// through WriteMarks). A replica whose position is unknown, too old or behind is skipped; a read
+// a replica fails is run again on the primary. With no replica every read is the primary's.
+//
+// Reads of the units of work, auth, sessions, idempotency, the queues, the outbox, rate limits
+// and the counters' truth never come here: they use the primary pool directly.
+type ReadRouter struct {
+	primary  *pgxpool.Pool
+	replicas []*replica
+	marks    WriteMarks
+	maxLag   time.Duration
+	now      func() time.Time
+	q        dao.Querier
+	log      *slog.Logger
+	next     atomic.Uint64 // round robin over the replicas that qualify
+	Stats    RouterStats
+
+	mu      sync.Mutex
+	written []positionAt // the primary's positions, oldest first, covering MaxLag and a little more
+}
+
+// RouterStats counts where the routed reads went.
+type RouterStats struct {
+	Replica   atomic.Int64 // reads sent to a replica
+	Primary   atomic.Int64 // reads sent to the primary: no replica had replayed enough, or the reader wrote
+	Fallbacks atomic.Int64 // reads a replica failed, run again on the primary
+}
+
+type replica struct {
+	name     string
+	pool     *pgxpool.Pool
+	position atomic.Int64 // replayed WAL, bytes; -1: not a replica
+	readAt   atomic.Int64 // unix nanoseconds of the last successful poll; 0: never
+}
+
+type positionAt struct {
+	at       time.Time
+	position int64
+}
+
+// Replica is one replica's pool and its name in logs and metrics.
+type Replica struct {
+	Name string
+	Pool *pgxpool.Pool
+}
+
+// NewReadRouter routes reads over replicas (none: every read is the primary's). now is the
+// clock the lag is measured on (time.Now outside tests).
+func NewReadRouter(primary *pgxpool.Pool, replicas []Replica, marks WriteMarks, maxLag time.Duration, now func() time.Time, log *slog.Logger) *ReadRouter {
+	r := &ReadRouter{primary: primary, marks: marks, maxLag: maxLag, now: now, q: dao.New(), log: log}
+	for _, rp := range replicas {
+		r.replicas = append(r.replicas, &replica{name: rp.Name, pool: rp.Pool})
+	}
+	return r
+}
+
+// Enabled reports whether any replica is configured.
+func (r *ReadRouter) Enabled() bool { return r != nil && len(r.replicas) > 0 }
+
+// Primary is the primary pool.
+func (r *ReadRouter) Primary() *pgxpool.Pool { return r.primary }
+
+// For returns the connection ctx's read runs on: a replica that has replayed what this reader
+// must see, or the primary.
+func (r *ReadRouter) For(ctx context.Context) dao.DBTX {
+	if !r.Enabled() {
+		return r.primary
+	}
+	if rp := r.pick(ctx); rp != nil {
+		r.Stats.Replica.Add(1)
+		return &replicaConn{replica: rp, router: r}
+	}
+	r.Stats.Primary.Add(1)
+	return r.primary
+}
+
+// pick is a replica that has replayed what ctx's reader must see; nil when none has.
+func (r *ReadRouter) pick(ctx context.Context) *replica {
+	if domain.PrimaryReadsOnly(ctx) {
+		return nil
+	}
+	need, ok := r.freshFloor()
+	if !ok {
+		return nil
+	}
+	if user := domain.ReaderOf(ctx); user != 0 {
+		mark, err := r.marks.Position(ctx, user)
+		if err != nil {
+			return nil // their last write's position is unknown: only the primary surely has it
+		}
+		need = max(need, mark)
+	}
+	now := r.now().UnixNano()
+	start := r.next.Add(1)
+	for i := range r.replicas {
+		rp := r.replicas[(start+uint64(i))%uint64(len(r.replicas))]
+		if rp.position.Load() >= need && now-rp.readAt.Load() <= int64(replicaStale) {
+			return rp
+		}
+	}
+	return nil
+}
+
+// freshFloor is the WAL position every read must have: the primary's position at the oldest
+// sample taken within MaxLag (everything committed before it is in it). false when no sample is
+// that recent (the primary's position could not be read): then only the primary will do.
+func (r *ReadRouter) freshFloor() (int64, bool) {
+	oldest := r.now().Add(-r.maxLag)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.written {
+		if !s.at.Before(oldest) {
+			return s.position, true
+		}
+	}
+	return 0, false
+}
+
+// Wrote records that user has just written: their reads from now on, on every instance, need the
+// primary's current position. Call it after the write committed and before its answer leaves.
+// An error means the mark may be missing elsewhere; the reads of this process still honour it.
+func (r *ReadRouter) Wrote(ctx context.Context, userID int64) error {
+	if !r.Enabled() || userID == 0 {
+		return nil
+	}
+	pos, err := r.q.WalCurrentPosition(ctx, r.primary)
+	if err != nil {
+		return Wrapf(err, "read the primary's WAL position")
+	}
+	return r.marks.Mark(ctx, userID, pos)
+}
+
+// Run polls the primary's position and every replica's until ctx ends.
+func (r *ReadRouter) Run(ctx context.Context) {
+	if !r.Enabled() {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, rp := range r.replicas {
+		wg.Go(func() { r.pollReplica(ctx, rp) })
+	}
+	t := time.NewTicker(ReplicaPoll)
+	defer t.Stop()
+	for {
+		r.pollPrimary(ctx)
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *ReadRouter) pollPrimary(ctx context.Context) {
+	pctx, cancel := context.WithTimeout(ctx, ReplicaPoll)
+	defer cancel()
+	pos, err := r.q.WalCurrentPosition(pctx, r.primary)
+	if err != nil {
+		return // no new sample: once the last is older than MaxLag, reads go to the primary
+	}
+	r.observePrimary(r.now(), pos)
+}
+
+// observePrimary keeps a sample of the primary's position, dropping those no read needs any more
+// (all but the newest one older than MaxLag).
+func (r *ReadRouter) observePrimary(at time.Time, pos int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.written = append(r.written, positionAt{at: at, position: pos})
+	oldest := at.Add(-r.maxLag)
+	drop := 0
+	for drop+1 < len(r.written) && r.written[drop+1].at.Before(oldest) {
+		drop++
+	}
+	r.written = r.written[drop:]
+}
+
+func (r *ReadRouter) pollReplica(ctx context.Context, rp *replica) {
+	t := time.NewTicker(ReplicaPoll)
+	defer t.Stop()
+	failing := false
+	for {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		pos, err := r.q.WalReplayedPosition(pctx, rp.pool)
+		cancel()
+		switch {
+		case err == nil:
+			rp.position.Store(pos)
+			rp.readAt.Store(r.now().UnixNano())
+			if failing {
+				r.log.Info("read replica answers again", "replica", rp.name)
+				failing = false
+			}
+		case ctx.Err() == nil && !failing:
+			r.log.Warn("read replica does not answer; its reads go elsewhere", "replica", rp.name, "err", err)
+			failing = true
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// skip takes a replica out of the rotation until its next successful poll (a read on it failed).
+func (rp *replica) skip() { rp.readAt.Store(0) }
+
+// replicaConn runs a read on a replica, and again on the primary when the replica fails it
+// (unreachable, shut down, a query cancelled by a recovery conflict): the reader never sees a
+// replica's failure.
+type replicaConn struct {
+	replica *replica
+	router  *ReadRouter
+}
+
+func (c *replicaConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	tag, err := c.replica.pool.Exec(ctx, sql, args...)
+	if c.retry(ctx, err) {
+		return c.router.primary.Exec(ctx, sql, args...)
+	}
+	return tag, err
+}
+
+func (c *replicaConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	rows, err := c.replica.pool.Query(ctx, sql, args...)
+	if c.retry(ctx, err) {
+		return c.router.primary.Query(ctx, sql, args...)
+	}
+	return rows, err
+}
+
+func (c *replicaConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return &replicaRow{conn: c, ctx: ctx, sql: sql, args: args}
+}
+
+// retry reports whether a replica's error should send the read to the primary: any error but
+// "no rows" while the caller still waits (the primary would give a genuine error again).
+func (c *replicaConn) retry(ctx context.Context, err error) bool {
+	if err == nil || errors.Is(err, pgx.ErrNoRows) || ctx.Err() != nil {
+		return false
+	}
+	c.replica.skip()
+	c.router.Stats.Fallbacks.Add(1)
+	return true
+}
+
+type replicaRow struct {
+	conn *replicaConn
+	ctx  context.Context
+	sql  string
+	args []any
+}
+
+func (r *replicaRow) Scan(dest ...any) error {
+	err := r.conn.replica.pool.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
+	if r.conn.retry(r.ctx, err) {
+		return r.conn.router.primary.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
+	}
+	return err
+}
