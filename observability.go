@@ -20,6 +20,7 @@ import (
 	"github.com/inkwell-dev/inkwell/repository/durable"
 	"github.com/inkwell-dev/inkwell/repository/mediastore"
 	"github.com/inkwell-dev/inkwell/repository/moderation"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -50,6 +51,7 @@ type MetricSources struct {
 	OutboxStream OutboxStream
 	Moderation   *service.ModerationStats
 	ReportQueue  *moderation.Cases
+	Reads        *pg.ReadRouter
 }
 
 // NewMetricsHandler binds every metric of the catalogue to the value it reads, on the Prometheus
@@ -178,6 +180,14 @@ func exposePools(m *metrics.Registry, src MetricSources) {
 		m.Gauge(metrics.PgxpoolMaxConns, func() float64 { return float64(pool.Stat().MaxConns()) }, name)
 		m.CountFunc(metrics.PgxpoolEmptyAcquire, func() float64 { return float64(pool.Stat().EmptyAcquireCount()) }, name)
 		m.CountFunc(metrics.PgxpoolEmptyAcquireWait, func() float64 { return pool.Stat().EmptyAcquireWaitTime().Seconds() }, name)
+	}
+	if src.Reads.Enabled() {
+		m.Count(metrics.RoutedReads, &src.Reads.Stats.Replica, "replica")
+		m.Count(metrics.RoutedReads, &src.Reads.Stats.Primary, "primary")
+		m.Count(metrics.RoutedReads, &src.Reads.Stats.Fallbacks, "fallback")
+		for name, lag := range src.Reads.Lags() {
+			m.Gauge(metrics.ReplicaLagBytes, lag, name)
+		}
 	}
 	rdb := src.Redis
 	m.Gauge(metrics.RedisPoolTotalConns, func() float64 { return float64(rdb.PoolStats().TotalConns) })

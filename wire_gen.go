@@ -430,6 +430,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		OutboxStream: outboxStream,
 		Moderation:   moderationStats,
 		ReportQueue:  cases,
+		Reads:        readRouter,
 	}
 	handler := NewMetricsHandler(registry, metricSources)
 	metricsServer, cleanup14, err := ioc.NewMetricsServer(cfg, handler)

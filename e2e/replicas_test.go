@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -27,9 +28,10 @@ func TestReplicas_ReadYourWritesThroughTheFleet(t *testing.T) {
 		c.Server.RateWrites = "0"
 	}
 	addrs := make([]string, 3)
+	instances := make([]*apptest.App, len(addrs))
 	for i := range addrs {
-		app := apptest.StartReplica(t, &db.DB, rds.Prefix, noAuthLimit, noCron, withReplica)
-		addrs[i] = strings.TrimPrefix(app.URL, "http://")
+		instances[i] = apptest.StartReplica(t, &db.DB, rds.Prefix, noAuthLimit, noCron, withReplica)
+		addrs[i] = strings.TrimPrefix(instances[i].URL, "http://")
 	}
 	fleet := &testApp{&apptest.App{T: t, URL: apptest.StartBalancer(t, addrs), HTTP: &http.Client{}}}
 
@@ -65,4 +67,14 @@ func TestReplicas_ReadYourWritesThroughTheFleet(t *testing.T) {
 		t.Fatalf("%d of %d reads saw their write", seen, checks)
 	}
 	testenv.WaitUntil(t, "the replica's statistics to show the reads it served", func() bool { return replicaScans() > scansBefore })
+	// Each instance says where its reads went, and how far behind the replica is.
+	for i, app := range instances {
+		m := app.Metrics()
+		if !regexp.MustCompile(`(?m)^inkwell_db_routed_reads_total\{target="replica"\} [1-9]`).MatchString(m) {
+			t.Errorf("instance %d's metrics show no read served by the replica", i+1)
+		}
+		if !strings.Contains(m, `inkwell_replica_lag_bytes{replica="replica 1"}`) {
+			t.Errorf("instance %d's metrics lack the replica's lag", i+1)
+		}
+	}
 }

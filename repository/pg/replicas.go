@@ -297,3 +297,25 @@ func (r *replicaRow) Scan(dest ...any) error {
 	}
 	return err
 }
+
+// Lags are each replica's distance behind the primary's newest sampled position, in bytes, by
+// replica name; -1 while a replica's position is unknown or too old.
+func (r *ReadRouter) Lags() map[string]func() float64 {
+	out := make(map[string]func() float64, len(r.replicas))
+	for _, rp := range r.replicas {
+		out[rp.name] = func() float64 {
+			r.mu.Lock()
+			newest := int64(-1)
+			if n := len(r.written); n > 0 {
+				newest = r.written[n-1].position
+			}
+			r.mu.Unlock()
+			pos := rp.position.Load()
+			if newest < 0 || pos < 0 || r.now().UnixNano()-rp.readAt.Load() > int64(replicaStale) {
+				return -1
+			}
+			return float64(max(newest-pos, 0))
+		}
+	}
+	return out
+}
