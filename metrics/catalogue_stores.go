@@ -20,15 +20,15 @@ var (
 		"commit_unknown (the COMMIT did not answer: 503, the write may or may not stand).", "outcome")
 
 	// Per pgx pool ("api", "queue", "search").
-	PgxpoolAcquiredConns    = gauge("inkwell_pgxpool_acquired_conns", "PostgreSQL connections in use.", "pool")
-	PgxpoolIdleConns        = gauge("inkwell_pgxpool_idle_conns", "Idle PostgreSQL connections.", "pool")
-	PgxpoolTotalConns       = gauge("inkwell_pgxpool_total_conns", "PostgreSQL connections open.", "pool")
-	PgxpoolMaxConns         = gauge("inkwell_pgxpool_max_conns", "Connections the pool may open (pool_max_conns).", "pool")
-	PgxpoolEmptyAcquire     = counter("inkwell_pgxpool_empty_acquire_total", "Acquires that had to wait for a connection.", "pool")
+	PgxpoolAcquiredConns = gauge("inkwell_pgxpool_acquired_conns", "PostgreSQL connections in use.", "pool")
+	PgxpoolIdleConns     = gauge("inkwell_pgxpool_idle_conns", "Idle PostgreSQL connections.", "pool")
+	PgxpoolTotalConns    = gauge("inkwell_pgxpool_total_conns", "PostgreSQL connections open.", "pool")
+	PgxpoolMaxConns      = gauge("inkwell_pgxpool_max_conns", "Connections the pool may open (pool_max_conns).", "pool")
+	PgxpoolEmptyAcquire  = counter("inkwell_pgxpool_empty_acquire_total", "Acquires that had to wait for a connection.", "pool")
 	// Read replicas (DATABASE_REPLICA_URLS).
 	RoutedReads = counter("inkwell_db_routed_reads_total", "Reads that tolerate a little lag, by where they went: replica, primary "+
 		"(no replica had replayed enough, or the reader had just written), fallback (a replica failed the read; it ran again on the primary).", "target")
-	ReplicaLagBytes = gauge("inkwell_replica_lag_bytes", "How far a read replica's replay is behind the primary's last sampled WAL position, in bytes (-1: its position is unknown).", "replica")
+	ReplicaLagBytes         = gauge("inkwell_replica_lag_bytes", "How far a read replica's replay is behind the primary's last sampled WAL position, in bytes (-1: its position is unknown).", "replica")
 	PgxpoolEmptyAcquireWait = counter("inkwell_pgxpool_empty_acquire_wait_seconds_total",
 		"Time acquires spent waiting for a connection (saturation: its rate is the mean number of waiters).", "pool")
 )
