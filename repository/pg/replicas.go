@@ -120,13 +120,12 @@ func (r *ReadRouter) pick(ctx context.Context) *replica {
 	if !ok {
 		return nil
 	}
-	if user := domain.ReaderOf(ctx); user != 0 {
-		mark, err := r.marks.Position(ctx, user)
-		if err != nil {
-			return nil // their last write's position is unknown: only the primary surely has it
-		}
-		need = max(need, mark)
+	// Once per request: a mark made after the request began is another request's write.
+	mark, err := domain.ReaderFloor(ctx, func(user int64) (int64, error) { return r.marks.Position(ctx, user) })
+	if err != nil {
+		return nil // their last write's position is unknown: only the primary surely has it
 	}
+	need = max(need, mark)
 	now := r.now().UnixNano()
 	start := r.next.Add(1)
 	for i := range r.replicas {

@@ -32,7 +32,7 @@ type routerOpts struct {
 
 // startRouter starts a router (an instance's) over db and its replica, polling until the test
 // ends; its write marks share Redis with every router given the same opts.Redis.
-func startRouter(t *testing.T, db *testenv.ReplicatedDB, o routerOpts) *routerEnv {
+func startRouter(t testing.TB, db *testenv.ReplicatedDB, o routerOpts) *routerEnv {
 	t.Helper()
 	if o.MaxLag == 0 {
 		o.MaxLag = time.Second
