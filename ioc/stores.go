@@ -32,6 +32,24 @@ func OpenPgPool(cfg *Config, name string, maxConns int32, configure func(*pgxpoo
 
 // openPgPoolAt is OpenPgPool on the server at url (setting names it in errors).
 func openPgPoolAt(cfg *Config, url, setting, name string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) (*pgxpool.Pool, func(), error) {
+	pool, pcfg, err := newPgPoolAt(cfg, url, setting, name, maxConns, configure, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, nil, fmt.Errorf("PostgreSQL at %s:%d does not answer (is it running? `make run` starts one): %w",
+			pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, err)
+	}
+	return pool, func() { pool.Close(); log.Info(name + " closed") }, nil
+}
+
+// newPgPoolAt makes (without connecting) a pool named name on the server at url, of at most
+// maxConns connections unless the URL sets pool_max_conns, with cfg's session timeouts and the
+// connect bound and gate, after configure and cfg.ConfigurePgPool have adjusted it.
+func newPgPoolAt(cfg *Config, url, setting, name string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) (*pgxpool.Pool, *pgxpool.Config, error) {
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", setting, err)
@@ -50,16 +68,9 @@ func openPgPoolAt(cfg *Config, url, setting, name string, maxConns int32, config
 	gateConnects(pcfg, name, log)
 	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+		return nil, nil, fmt.Errorf("%s: %w", setting, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, nil, fmt.Errorf("PostgreSQL at %s:%d does not answer (is it running? `make run` starts one): %w",
-			pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, err)
-	}
-	return pool, func() { pool.Close(); log.Info(name + " closed") }, nil
+	return pool, pcfg, nil
 }
 
 // OpenReplicaPools opens a pool on each read replica of DATABASE_REPLICA_URLS, named "replica N"
@@ -76,27 +87,10 @@ func OpenReplicaPools(cfg *Config, tracing *Tracing, log *slog.Logger) ([]*pgxpo
 	}
 	for i, url := range cfg.Database.Replicas() {
 		name := fmt.Sprintf("replica %d", i+1)
-		pcfg, err := pgxpool.ParseConfig(url)
+		pool, _, err := newPgPoolAt(cfg, url, "DATABASE_REPLICA_URLS, "+name, name, 20, tracing.TracePostgres, log)
 		if err != nil {
 			closeAll()
-			return nil, nil, nil, fmt.Errorf("DATABASE_REPLICA_URLS, %s: %w", name, err)
-		}
-		if !strings.Contains(url, "pool_max_conns") {
-			pcfg.MaxConns = 20
-		}
-		SessionTimeouts(cfg, pcfg)
-		if pcfg.ConnConfig.ConnectTimeout == 0 && !strings.Contains(url, "connect_timeout") {
-			pcfg.ConnConfig.ConnectTimeout = DBConnectTimeout
-		}
-		tracing.TracePostgres(pcfg)
-		if cfg.ConfigurePgPool != nil {
-			cfg.ConfigurePgPool(pcfg)
-		}
-		gateConnects(pcfg, name, log)
-		pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
-		if err != nil {
-			closeAll()
-			return nil, nil, nil, fmt.Errorf("DATABASE_REPLICA_URLS, %s: %w", name, err)
+			return nil, nil, nil, err
 		}
 		pools, names = append(pools, pool), append(names, name)
 	}

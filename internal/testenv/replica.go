@@ -65,19 +65,7 @@ func NewReplicatedDB(t testing.TB) *ReplicatedDB {
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		t.Fatalf("create database %s on the replica pair: %v", name, err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		admin, err := Connect(ctx, ReplicaPrimaryURL())
-		if err != nil {
-			t.Logf("drop %s: %v", name, err)
-			return
-		}
-		defer admin.Close(ctx)
-		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-			t.Logf("drop %s: %v", name, err)
-		}
-	})
+	t.Cleanup(func() { dropDatabase(t, ReplicaPrimaryURL(), name) })
 	primaryURL, replicaURL := withDatabase(t, ReplicaPrimaryURL(), name), withDatabase(t, ReplicaURL(), name)
 	if err := migrateDatabase(ctx, primaryURL); err != nil {
 		t.Fatalf("migrate %s: %v", name, err)

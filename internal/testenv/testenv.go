@@ -116,19 +116,24 @@ func newDB(t testing.TB, template string) *DB {
 	db.Pool = pool
 	t.Cleanup(func() {
 		pool.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		admin, err := Connect(ctx, DatabaseURL())
-		if err != nil {
-			t.Logf("drop %s: %v", name, err)
-			return
-		}
-		defer admin.Close(ctx)
-		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-			t.Logf("drop %s: %v", name, err)
-		}
+		dropDatabase(t, DatabaseURL(), name)
 	})
 	return db
+}
+
+// dropDatabase drops the database name on the server at serverURL (a test's, when it ends).
+func dropDatabase(t testing.TB, serverURL, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin, err := Connect(ctx, serverURL)
+	if err != nil {
+		t.Logf("drop %s: %v", name, err)
+		return
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		t.Logf("drop %s: %v", name, err)
+	}
 }
 
 // RedisMode is how TEST_REDIS_URL is read: "cluster" when TEST_REDIS_MODE=cluster or the URL
