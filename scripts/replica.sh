@@ -89,7 +89,19 @@ psql_at() { # PORT SQL
 	psql -X -q -A -t -h 127.0.0.1 -p "$1" -U postgres -d postgres -c "$2"
 }
 
+# pair_running: a primary answers on REPLICA_PRIMARY_PORT and a standby on REPLICA_PORT streams
+# from it (another checkout's pair, say: its .data is not this one's, its servers are as good).
+pair_running() {
+	[[ $(psql_at "$REPLICA_PRIMARY_PORT" "SELECT pg_is_in_recovery()" 2>/dev/null) == f ]] &&
+		[[ $(psql_at "$REPLICA_PORT" "SELECT pg_is_in_recovery() AND EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE sender_port = $REPLICA_PRIMARY_PORT AND status = 'streaming')" 2>/dev/null) == t ]]
+}
+
 replica_start() {
+	if pair_running; then
+		replica_delay "$REPLICA_DELAY" >/dev/null
+		say "replica: using the running primary on port $REPLICA_PRIMARY_PORT and its streaming replica on port $REPLICA_PORT (recovery_min_apply_delay $REPLICA_DELAY)"
+		return 0
+	fi
 	find_pg_bins
 	pick_os_user
 	mkdir -p "$DATA_DIR"
