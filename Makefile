@@ -69,10 +69,12 @@ test: ## Start services, vet, run all tests with -race, then the e2e suite throu
 	@# The read-replica tests (repository/pg, repository) read a real streaming replica: a primary
 	@# on 5433 and its standby on 5434 under .data/ (TEST_REPLICA_PRIMARY_URL, TEST_REPLICA_URL).
 	REPLICA_DELAY=500ms scripts/services.sh replica
+	scripts/services.sh pgbouncer
 	go vet ./...
 	go test -race -count=1 -p $(TEST_P) -parallel $(TEST_PARALLEL) -timeout 20m $(TEST_SLOW_PKGS) ./...
 	$(MAKE) test-fleet
 	$(MAKE) test-upgrade
+	$(MAKE) test-pooler
 	$(MAKE) fuzz FUZZTIME=10s
 
 # The e2e suite again, every startApp a fleet: TEST_FLEET_SIZE instances on one database and one
@@ -109,6 +111,19 @@ test-upgrade: ## Run the RealWorld flows and cross-version tests through the pre
 	DATABASE_URL='$(TEST_DATABASE_URL)' REDIS_URL='$(TEST_REDIS_URL)' scripts/services.sh
 	scripts/services.sh haproxy
 	INKWELL_E2E_UPGRADE=1 go test -race -count=1 -p 1 -parallel 2 -timeout 15m -run '$(TEST_UPGRADE_RUN)' ./e2e
+
+# The RealWorld flows (and TestPooler_*) again, every startApp one instance whose DATABASE_URL is a
+# real PgBouncer 1.18 in transaction pooling mode (scripts/services.sh pgbouncer, port 6432) before
+# the replica pair's primary, DATABASE_POOLER=pgbouncer, DATABASE_DIRECT_URL the primary itself and
+# DATABASE_REPLICA_URLS its streaming replica 500 ms behind (docs/OPERATIONS.md, "PgBouncer").
+# TEST_POOLER_RUN picks the tests (. for the whole e2e suite).
+TEST_POOLER_RUN ?= ^(TestPooler_.*|TestAccountsJourney|TestArticlesJourney|TestArticleDraftsAndPublishing|TestArticleKeysetPaging|TestConcurrentFavoritesAndComments|TestNotificationsJourney|TestSessions|TestCommentThreads|TestRevisions.*|TestSearch.*)$$
+
+.PHONY: test-pooler
+test-pooler: ## Run the RealWorld flows through PgBouncer (transaction pooling) and a streaming replica (TEST_POOLER_RUN=. for the whole e2e suite)
+	REPLICA_DELAY=500ms scripts/services.sh replica
+	scripts/services.sh pgbouncer
+	INKWELL_E2E_POOLER=1 go test -race -count=1 -p 1 -parallel 2 -timeout 15m -run '$(TEST_POOLER_RUN)' ./e2e
 
 # Packages `make test-cluster` runs on a throwaway Redis Cluster; they need no PostgreSQL.
 CLUSTER_TEST_PKGS ?= ./cache/... ./events/...

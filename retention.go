@@ -10,6 +10,7 @@ import (
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/uploads"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -124,6 +125,6 @@ func NewPruner(cfg *ioc.Config, pool *pgxpool.Pool, log *slog.Logger) *job.Reten
 	} else {
 		media = m
 	}
-	store := NewRetentionStore(repository.NewRetentionStore(pool, q), uploads.NewStore(pool, q), media)
+	store := NewRetentionStore(repository.NewRetentionStore(pg.SessionPool{Pool: pool}, q), uploads.NewStore(pool, q), media)
 	return job.NewRetentionJob(store, NewRetentionConfig(cfg), log, time.Now)
 }

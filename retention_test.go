@@ -8,6 +8,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // TestRetentionRulesAreKnown: every rule the settings make has a policy in the repository, so
@@ -19,7 +20,7 @@ func TestRetentionRulesAreKnown(t *testing.T) {
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	store := NewRetentionStore(repository.NewRetentionStore(nil, nil), nil, nil)
+	store := NewRetentionStore(repository.NewRetentionStore(pg.SessionPool{}, nil), nil, nil)
 	seen := map[string]bool{}
 	for _, r := range NewRetentionRules(cfg) {
 		if !store.Knows(r.Name) || seen[r.Name] {

@@ -13,7 +13,8 @@ import (
 	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
-// NewSearchPgPool opens the article searches' own pool (search.Pool): a
+// NewSearchPgPool opens the article searches' own pool (search.Pool), on PostgreSQL itself (its
+// sessions carry plan_cache_mode, which a transaction pooler would not keep): a
 // search holds one connection for one statement at a time and is CPU work in PostgreSQL, so a
 // connection per core (at least 4, at most 16) keeps the cores busy without queueing more
 // searches inside PostgreSQL than it can run.
@@ -24,7 +25,8 @@ func NewSearchPgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (s
 	return search.Pool{Pool: pool}, cleanup, err
 }
 
-// NewQueuePgPool opens the job queue's own pool: one connection held in LISTEN, one for the
+// NewQueuePgPool opens the job queue's own pool, on PostgreSQL itself (it holds a LISTEN and its
+// sessions carry plan_cache_mode): one connection held in LISTEN, one for the
 // runner's cycle, one for the reaper, and one for every four job slots' lease renewals and
 // failures (each slot renews every third of a lease and fails rarely; a busy pool only makes
 // them wait a moment). With tracing on, its statements are spans of the job that runs them.
@@ -33,4 +35,16 @@ func NewQueuePgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (du
 	configure := func(c *pgxpool.Config) { pg.PlanStatementsOnce(c); tracing.TracePostgres(c) }
 	pool, cleanup, err := ioc.OpenPgPool(cfg, "job queue pool", maxConns, configure, log)
 	return durable.QueuePool{Pool: pool}, cleanup, err
+}
+
+// NewSessionPgPool is the pool of what needs a session of its own (pg.SessionPool: the outbox's
+// LISTEN, the retention and lexicon passes' session locks). Without DATABASE_POOLER it is the
+// app's pool; with it a pool at DATABASE_DIRECT_URL of one connection for the LISTEN, one for
+// each pass's lock and two for their statements.
+func NewSessionPgPool(cfg *ioc.Config, pool *pgxpool.Pool, tracing *ioc.Tracing, log *slog.Logger) (pg.SessionPool, func(), error) {
+	if !cfg.Database.Pooled() {
+		return pg.SessionPool{Pool: pool}, func() {}, nil
+	}
+	direct, cleanup, err := ioc.OpenPgPool(cfg, "session pool", 5, tracing.TracePostgres, log)
+	return pg.SessionPool{Pool: direct}, cleanup, err
 }

@@ -48,7 +48,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 // (a provider takes the groups of ioc.Config it reads, or the tests' Tune).
 var rootSet = wire.NewSet(
 	wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Auth", "Search", "Jobs", "Uploads", "Tune"),
-	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
+	NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewSessionPgPool, NewScheduler,
 	NewMetricsHandler, wire.Struct(new(MetricSources), "*"), NewReadiness, NewMediaStore, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,

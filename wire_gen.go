@@ -221,7 +221,20 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	searchCache := cache.NewSearchCache(universalClient, keyspace)
 	searchRepository := search.NewRepository(searchPool, querier, language, articleRepository, searchCache, log)
-	lexicon := search.NewLexicon(pool, querier)
+	sessionPool, cleanup10, err := NewSessionPgPool(cfg, pool, tracing, log)
+	if err != nil {
+		cleanup9()
+		cleanup8()
+		cleanup7()
+		cleanup6()
+		cleanup5()
+		cleanup4()
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	lexicon := search.NewLexicon(sessionPool, querier)
 	searchService := service.NewSearchService(searchRepository, lexicon, articleService)
 	searchHandler := web.NewSearchHandler(searchService, log)
 	people := search.NewPeople(pool, querier)
@@ -239,8 +252,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	reportHandler := web.NewReportHandler(reportService, log)
 	uploadsStore := uploads.NewStore(pool, querier)
 	processor := media.NewDefaultProcessor()
-	mediastoreStore, cleanup10, err := NewMediaStore(cfg)
+	mediastoreStore, cleanup11, err := NewMediaStore(cfg)
 	if err != nil {
+		cleanup10()
 		cleanup9()
 		cleanup8()
 		cleanup7()
@@ -260,6 +274,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sitemapRepository := repository.NewSitemapRepository(pool, querier)
 	publicLinks, err := NewPublicLinks(serverConfig)
 	if err != nil {
+		cleanup11()
 		cleanup10()
 		cleanup9()
 		cleanup8()
@@ -275,8 +290,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sitemapService := service.NewSitemapService(sitemapRepository, publicLinks)
 	changes := cache.NewChanges(policy)
 	sitemapHandler := web.NewSitemapHandler(sitemapService, changes, log)
-	set, cleanup11, err := NewIdentityProviders(cfg, log)
+	set, cleanup12, err := NewIdentityProviders(cfg, log)
 	if err != nil {
+		cleanup11()
 		cleanup10()
 		cleanup9()
 		cleanup8()
@@ -300,6 +316,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sender := NewWebhookSender(cfg)
 	webhookSettings, err := NewWebhookSettings(cfg, log)
 	if err != nil {
+		cleanup12()
 		cleanup11()
 		cleanup10()
 		cleanup9()
@@ -315,6 +332,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	webhookService, err := service.NewWebhookService(webhooksStore, sender, userRepository, webhookSettings, v)
 	if err != nil {
+		cleanup12()
 		cleanup11()
 		cleanup10()
 		cleanup9()
@@ -371,11 +389,12 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	engine := web.NewRouter(routerConfig, log, handlers)
 	server := NewHTTPServer(cfg, engine, notificationStreamHandler)
-	outbox := durable.NewOutbox(pool, querier)
+	outbox := durable.NewOutbox(sessionPool, querier)
 	outboxStream := NewOutboxStream(keyspace)
 	streamWriter := events.NewStreamWriter(universalClient)
 	deliverySender, err := NewCodeGateway(cfg, codePolicy, log)
 	if err != nil {
+		cleanup12()
 		cleanup11()
 		cleanup10()
 		cleanup9()
@@ -401,11 +420,11 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig()
-	rankJob, cleanup12 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
-	retentionStore := repository.NewRetentionStore(pool, querier)
+	rankJob, cleanup13 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	retentionStore := repository.NewRetentionStore(sessionPool, querier)
 	inkwellRetentionStore := NewRetentionStore(retentionStore, uploadsStore, mediastoreStore)
 	retentionConfig := NewRetentionConfig(cfg)
-	retentionJob, cleanup13 := NewRetentionJob(inkwellRetentionStore, retentionConfig, log, v)
+	retentionJob, cleanup14 := NewRetentionJob(inkwellRetentionStore, retentionConfig, log, v)
 	metricSources := MetricSources{
 		Pool:         pool,
 		QueuePool:    queuePool,
@@ -433,8 +452,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		Reads:        readRouter,
 	}
 	handler := NewMetricsHandler(registry, metricSources)
-	metricsServer, cleanup14, err := ioc.NewMetricsServer(cfg, handler)
+	metricsServer, cleanup15, err := ioc.NewMetricsServer(cfg, handler)
 	if err != nil {
+		cleanup14()
 		cleanup13()
 		cleanup12()
 		cleanup11()
@@ -453,6 +473,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	lexiconJob := job.NewLexiconJob(lexicon, log)
 	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
 	if err != nil {
+		cleanup15()
 		cleanup14()
 		cleanup13()
 		cleanup12()
@@ -473,6 +494,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	accountDeletion := service.NewAccountDeletion(unitOfWork, accountEraser, sessionService)
 	app := NewApp(cfg, server, metricsServer, drain, cron, workers, rankJob, retentionJob, accountDeletion, moderationService, log)
 	return app, func() {
+		cleanup15()
 		cleanup14()
 		cleanup13()
 		cleanup12()
@@ -499,7 +521,7 @@ var serviceSet = wire.NewSet(service.NewUserService, service.NewProfileService, 
 // rootSet builds what this package adds: the App, its background workers and scheduled jobs, the
 // metrics endpoint, the readiness check, and the settings each layer takes from the configuration
 // (a provider takes the groups of ioc.Config it reads, or the tests' Tune).
-var rootSet = wire.NewSet(wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Auth", "Search", "Jobs", "Uploads", "Tune"), NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewScheduler,
+var rootSet = wire.NewSet(wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Auth", "Search", "Jobs", "Uploads", "Tune"), NewApp, NewWorkers, NewDurable, NewReadStream, NewOutboxStream, NewQueuePgPool, NewSearchPgPool, NewSessionPgPool, NewScheduler,
 	NewMetricsHandler, wire.Struct(new(MetricSources), "*"), NewReadiness, NewMediaStore, NewCodeGateway, NewRankLocker,
 	NewRouterConfig, NewHasherConfig, NewJWTConfig, NewSessionConfig, NewIdempotencyWait, NewBreakerConfig, NewKeyspace,
 	NewCachePolicy, NewFallbackLimit, NewCodePolicy, NewCodeKeys, NewCodeStore, repository.NewCodeFallback, NewSlugSuffix, NewPublisherConfig, NewAggregatorConfig, NewDeliveryConfig,

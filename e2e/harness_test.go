@@ -147,6 +147,10 @@ func startApp(t *testing.T, tweak ...func(*ioc.Config)) *testApp {
 	if upgradeRun(t) {
 		return &testApp{apptest.StartMixedFleet(t, releases(t), tweak...)}
 	}
+	if poolerRun() {
+		app, _ := startPooled(t, tweak...)
+		return app
+	}
 	if n := fleetSize(t); n > 1 {
 		return &testApp{apptest.StartFleet(t, n, tweak...)}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
@@ -62,7 +63,7 @@ func TestSearchSuggestionsPeopleAndTags(t *testing.T) {
 // foldLexicon does what the every-minute lexicon job does on one instance.
 func (a *testApp) foldLexicon(t *testing.T) {
 	t.Helper()
-	if _, err := search.NewLexicon(a.DB.Pool, repository.NewQuerier()).Pass(context.Background(),
+	if _, err := search.NewLexicon(pg.SessionPool{Pool: a.DB.Pool}, repository.NewQuerier()).Pass(context.Background(),
 		search.LexiconPassOptions{Wait: true}); err != nil {
 		t.Fatalf("lexicon pass: %v", err)
 	}

@@ -75,13 +75,15 @@ type UploadsConfig struct {
 	Quota    string // "100MB/day,1GB": bytes per rolling day and in all
 }
 
-// DatabaseConfig is PostgreSQL's. The timeouts bound every session of the app and job-queue
-// pools server-side (0 leaves PostgreSQL's own setting): one statement, and one transaction left
-// idle by its client.
+// DatabaseConfig is PostgreSQL's. The session timeouts are parameters of the URLs (see
+// SessionTimeouts), not settings of their own.
 type DatabaseConfig struct {
-	URL              string
-	StatementTimeout time.Duration
-	IdleInTxTimeout  time.Duration
+	URL string
+	// Pooler names what DATABASE_URL reaches: "" (PostgreSQL itself) or PoolerPgBouncer (a
+	// PgBouncer in transaction pooling mode; DirectURL then reaches PostgreSQL itself).
+	Pooler string
+	// DirectURL reaches PostgreSQL itself, for what needs a session (SessionURL); empty: URL.
+	DirectURL string
 	// ReplicaURLs are the read replicas' connection URLs (DATABASE_REPLICA_URLS, comma-separated;
 	// Replicas splits them); empty: every read is the primary's.
 	ReplicaURLs string
@@ -242,9 +244,15 @@ func declare(c *Config) *decls {
 
 	db := &c.Database
 	d.group = "database"
-	d.str(&db.URL, "database-url", "postgres://postgres@127.0.0.1:5432/inkwell?sslmode=disable", "PostgreSQL connection URL (connect_timeout in it replaces the 5s bound on opening a connection)").env("DATABASE_URL")
-	d.dur(&db.StatementTimeout, "db-statement-timeout", 30*time.Second, "PostgreSQL cancels a statement of the server or job workers that runs longer (statement_timeout; 0 keeps the server's setting); not applied to migrate and seed", atLeast[time.Duration](0), offOrAtLeast(time.Millisecond))
-	d.dur(&db.IdleInTxTimeout, "db-idle-in-tx-timeout", time.Minute, "PostgreSQL ends a session whose transaction sits idle longer, releasing its locks (idle_in_transaction_session_timeout; 0 keeps the server's setting)", atLeast[time.Duration](0), offOrAtLeast(time.Millisecond))
+	d.str(&db.URL, "database-url", "postgres://postgres@127.0.0.1:5432/inkwell?sslmode=disable", "PostgreSQL connection URL; connect_timeout, statement_timeout and idle_in_transaction_session_timeout in its query replace the bounds of 5s, 30s and 1m (0 keeps the server's setting)").env("DATABASE_URL")
+	d.str(&db.Pooler, "database-pooler", "", "what DATABASE_URL reaches: empty for PostgreSQL itself, or pgbouncer for a PgBouncer in transaction pooling mode (statements then need no prepared statements, and what needs a session uses DATABASE_DIRECT_URL; docs/OPERATIONS.md, \"PgBouncer\")", oneOf("", PoolerPgBouncer)).env("DATABASE_POOLER")
+	d.str(&db.DirectURL, "database-direct-url", "", "with DATABASE_POOLER: the URL of PostgreSQL itself, for migrations, LISTEN, session advisory locks and the job queue's and search's pools (empty: DATABASE_URL)", func(v string) error {
+		if v == "" {
+			return nil
+		}
+		_, err := pgxpool.ParseConfig(v)
+		return err
+	}).env("DATABASE_DIRECT_URL")
 	d.str(&db.ReplicaURLs, "database-replica-urls", "", "read replicas of DATABASE_URL, comma-separated PostgreSQL URLs; reads that tolerate a little lag go to one that has replayed enough (docs/OPERATIONS.md, \"Read replicas\")", func(v string) error { return checkReplicaURLs(splitList(v)) }).env("DATABASE_REPLICA_URLS")
 	d.dur(&db.ReplicaMaxLag, "replica-max-lag", time.Second, "with DATABASE_REPLICA_URLS: how old the data an anonymous read gets from a replica may be; a replica further behind leaves the rotation until it catches up", atLeast(100*time.Millisecond))
 
@@ -399,6 +407,7 @@ func (c *Config) validateAcross() []error {
 		errs = append(errs, errors.New("INKWELL_CODE_SENDER=log only logs codes; in prod set it to the http(s) URL of the webhook that delivers them"))
 	}
 	errs = append(errs, c.validateMail()...)
+	errs = append(errs, c.Database.validatePooler()...)
 	if _, err := OIDCProviders(c); err != nil {
 		errs = append(errs, err)
 	}
@@ -488,6 +497,44 @@ func ParseWebhookKey(v string) ([]byte, error) {
 
 // Replicas are the read replicas' URLs, in the order DATABASE_REPLICA_URLS lists them.
 func (db DatabaseConfig) Replicas() []string { return splitList(db.ReplicaURLs) }
+
+// PoolerPgBouncer is DATABASE_POOLER's value for a PgBouncer in transaction pooling mode.
+const PoolerPgBouncer = "pgbouncer"
+
+// Pooled reports whether DATABASE_URL reaches a transaction pooler rather than PostgreSQL itself.
+func (db DatabaseConfig) Pooled() bool { return db.Pooler != "" }
+
+// SessionURL is the URL of PostgreSQL itself: DATABASE_DIRECT_URL, else DATABASE_URL. Migrations,
+// LISTEN, session advisory locks and the pools whose sessions carry settings of their own
+// (plan_cache_mode) connect there.
+func (db DatabaseConfig) SessionURL() string {
+	if db.DirectURL != "" {
+		return db.DirectURL
+	}
+	return db.URL
+}
+
+// validatePooler checks DATABASE_POOLER against the URLs: a pooled DATABASE_URL needs a direct
+// one beside it, and cannot carry session parameters, which PgBouncer refuses in the startup
+// packet (they belong on the role, where every pooled server connection gets them).
+func (db DatabaseConfig) validatePooler() []error {
+	if !db.Pooled() {
+		if db.DirectURL != "" {
+			return []error{errors.New("DATABASE_DIRECT_URL is set but DATABASE_POOLER is not: set DATABASE_POOLER=pgbouncer when DATABASE_URL reaches a PgBouncer, or drop DATABASE_DIRECT_URL")}
+		}
+		return nil
+	}
+	var errs []error
+	if db.DirectURL == "" {
+		errs = append(errs, errors.New("DATABASE_POOLER=pgbouncer needs DATABASE_DIRECT_URL, the URL of PostgreSQL itself (not PgBouncer): migrations, LISTEN and session advisory locks need a session of their own"))
+	}
+	for _, param := range sessionParams {
+		if strings.Contains(db.URL, param+"=") {
+			errs = append(errs, fmt.Errorf("DATABASE_URL sets %s, which PgBouncer refuses at connect: set it on the role instead (ALTER ROLE inkwell SET %s = '30s') and drop it from DATABASE_URL", param, param))
+		}
+	}
+	return errs
+}
 
 func checkReplicaURLs(urls []string) error {
 	for i, u := range urls {

@@ -412,3 +412,45 @@ func TestConfigRetention(t *testing.T) {
 		t.Fatalf("retention in minutes: %v", cfg.Retention.Sessions)
 	}
 }
+
+func TestConfigPooler(t *testing.T) {
+	const pooled, direct = "postgres://inkwell@pgbouncer:6432/inkwell", "postgres://inkwell@db:5432/inkwell"
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		session string   // SessionURL when accepted
+		wantErr []string // empty: accepted
+	}{
+		{name: "no pooler: everything on DATABASE_URL", env: map[string]string{"DATABASE_URL": direct}, session: direct},
+		{name: "pgbouncer with the direct URL", env: map[string]string{"DATABASE_URL": pooled, "DATABASE_POOLER": "pgbouncer", "DATABASE_DIRECT_URL": direct}, session: direct},
+		{name: "pgbouncer without the direct URL", env: map[string]string{"DATABASE_URL": pooled, "DATABASE_POOLER": "pgbouncer"},
+			wantErr: []string{"DATABASE_POOLER=pgbouncer needs DATABASE_DIRECT_URL"}},
+		{name: "a direct URL without a pooler", env: map[string]string{"DATABASE_DIRECT_URL": direct},
+			wantErr: []string{"DATABASE_DIRECT_URL is set but DATABASE_POOLER is not"}},
+		{name: "another pooler", env: map[string]string{"DATABASE_POOLER": "pgpool", "DATABASE_DIRECT_URL": direct},
+			wantErr: []string{"DATABASE_POOLER", "pgbouncer"}},
+		{name: "session parameters through PgBouncer", env: map[string]string{"DATABASE_URL": pooled + "?statement_timeout=10s", "DATABASE_POOLER": "pgbouncer", "DATABASE_DIRECT_URL": direct},
+			wantErr: []string{"DATABASE_URL sets statement_timeout", "ALTER ROLE"}},
+		{name: "a direct URL that is no URL", env: map[string]string{"DATABASE_URL": pooled, "DATABASE_POOLER": "pgbouncer", "DATABASE_DIRECT_URL": "db:5432 inkwell"},
+			wantErr: []string{"DATABASE_DIRECT_URL"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := parse(t, tc.env)
+			err := cfg.Validate(discard)
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := cfg.Database.SessionURL(); got != tc.session {
+					t.Errorf("SessionURL() = %q, want %q", got, tc.session)
+				}
+				return
+			}
+			for _, want := range tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("err = %v, want one saying %q", err, want)
+				}
+			}
+		})
+	}
+}

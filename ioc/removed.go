@@ -25,8 +25,9 @@ func constant(where, value string) string {
 // RemovedSettings are the settings an earlier release read and this one does not: tuning knobs
 // became constants with their old defaults (issue 27, then cache-local-ttl and
 // redis-breaker-open), the retention of internal tables is fixed, the SMTP server is one URL,
-// the Sentinel master's name is part of REDIS_URL, and the code webhook's URL is the value of
-// INKWELL_CODE_SENDER. The CHANGELOG lists the same under "Upgrading".
+// the Sentinel master's name is part of REDIS_URL, the code webhook's URL is the value of
+// INKWELL_CODE_SENDER, and the session timeouts are parameters of DATABASE_URL. The CHANGELOG
+// lists the same under "Upgrading".
 var RemovedSettings = []Removed{
 	{"db-connect-timeout", constant("ioc.DBConnectTimeout", "5s") + "; set connect_timeout in DATABASE_URL for another bound"},
 	{"db-fallback-concurrency", constant("cache.FallbackConcurrency", "half the pool's connections")},
@@ -89,6 +90,8 @@ var RemovedSettings = []Removed{
 	{"mail-password", mailURLPart},
 	{"mail-tls", mailURLPart},
 	{"redis-sentinel-master", "part of REDIS_URL in sentinel mode, as ?master_name= (redis://s1:26379/0?master_name=mymaster&addr=s2:26379)"},
+	{"db-statement-timeout", "part of DATABASE_URL, as ?statement_timeout= (milliseconds, or a PostgreSQL duration such as 30s; 0 keeps the server's setting; 30s when absent)"},
+	{"db-idle-in-tx-timeout", "part of DATABASE_URL, as ?idle_in_transaction_session_timeout= (milliseconds, or a PostgreSQL duration such as 1min; 0 keeps the server's setting; 1m when absent)"},
 	{"code-webhook-url", "now the value of INKWELL_CODE_SENDER, which takes log or the webhook's http(s) URL (INKWELL_CODE_SENDER=https://sms.example.com/codes, no longer webhook)"},
 }
 

@@ -184,16 +184,6 @@ func positive(d time.Duration) error {
 	return nil
 }
 
-// offOrAtLeast accepts 0 (off, or the server's own setting) or at least least.
-func offOrAtLeast(least time.Duration) func(time.Duration) error {
-	return func(d time.Duration) error {
-		if d != 0 && d < least {
-			return fmt.Errorf("must be 0 or at least %s, not %s", least, d)
-		}
-		return nil
-	}
-}
-
 func oneOf(allowed ...string) func(string) error {
 	return func(s string) error {
 		for _, a := range allowed {

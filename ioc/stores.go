@@ -10,29 +10,50 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 )
 
-// NewPgPool opens the PostgreSQL pool and checks it answers; with tracing on, its statements are
-// spans. The cleanup closes it.
+// NewPgPool opens the PostgreSQL pool at DATABASE_URL that requests and job workers share, and
+// checks it answers; with tracing on, its statements are spans. With DATABASE_POOLER=pgbouncer it
+// reaches PgBouncer, in a query mode that needs no prepared statement on the server and without
+// the session timeouts in its startup packet (PgBouncer refuses them; they belong on the role).
+// The cleanup closes it.
 func NewPgPool(cfg *Config, tracing *Tracing, log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	// pgxpool's default (4 on a small machine) is too few here: a connection sits in LISTEN for
 	// the outbox, and consumers and requests share the rest. An explicit pool_max_conns in
 	// DATABASE_URL wins.
-	return OpenPgPool(cfg, "postgres pool", 20, tracing.TracePostgres, log)
+	at := poolTarget{url: cfg.Database.URL, setting: "DATABASE_URL", pooled: cfg.Database.Pooled()}
+	return openPgPoolAt(cfg, at, "postgres pool", 20, tracing.TracePostgres, log)
 }
 
-// OpenPgPool opens a PostgreSQL pool named name (in the log) of at most maxConns connections,
-// unless DATABASE_URL sets pool_max_conns, with the session timeouts of cfg (SessionTimeouts),
-// after configure has adjusted its settings, and checks it answers. The cleanup closes it.
+// OpenPgPool opens a PostgreSQL pool named name (in the log) on PostgreSQL itself
+// (DatabaseConfig.SessionURL: DATABASE_DIRECT_URL when set, else DATABASE_URL) of at most
+// maxConns connections unless its URL sets pool_max_conns, with the session timeouts
+// (SessionTimeouts), after configure has adjusted its settings, and checks it answers. The
+// cleanup closes it.
 func OpenPgPool(cfg *Config, name string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) (*pgxpool.Pool, func(), error) {
-	return openPgPoolAt(cfg, cfg.Database.URL, "DATABASE_URL", name, maxConns, configure, log)
+	return openPgPoolAt(cfg, sessionTarget(cfg), name, maxConns, configure, log)
 }
 
-// openPgPoolAt is OpenPgPool on the server at url (setting names it in errors).
-func openPgPoolAt(cfg *Config, url, setting, name string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) (*pgxpool.Pool, func(), error) {
-	pool, pcfg, err := newPgPoolAt(cfg, url, setting, name, maxConns, configure, log)
+// poolTarget is a server a pool connects to: its URL, the setting that names it (for errors) and
+// whether it is a transaction pooler rather than PostgreSQL itself.
+type poolTarget struct {
+	url, setting string
+	pooled       bool
+}
+
+func sessionTarget(cfg *Config) poolTarget {
+	if cfg.Database.DirectURL != "" {
+		return poolTarget{url: cfg.Database.DirectURL, setting: "DATABASE_DIRECT_URL"}
+	}
+	return poolTarget{url: cfg.Database.URL, setting: "DATABASE_URL"}
+}
+
+// openPgPoolAt is OpenPgPool on the server at.
+func openPgPoolAt(cfg *Config, at poolTarget, name string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) (*pgxpool.Pool, func(), error) {
+	pool, pcfg, err := newPgPoolAt(cfg, at, name, maxConns, configure, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -40,25 +61,30 @@ func openPgPoolAt(cfg *Config, url, setting, name string, maxConns int32, config
 	defer cancel()
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, nil, fmt.Errorf("PostgreSQL at %s:%d does not answer (is it running? `make run` starts one): %w",
-			pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, err)
+		return nil, nil, fmt.Errorf("PostgreSQL at %s:%d (%s) does not answer (is it running? `make run` starts one): %w",
+			pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, at.setting, err)
 	}
 	return pool, func() { pool.Close(); log.Info(name + " closed") }, nil
 }
 
-// newPgPoolAt makes (without connecting) a pool named name on the server at url, of at most
-// maxConns connections unless the URL sets pool_max_conns, with cfg's session timeouts and the
-// connect bound and gate, after configure and cfg.ConfigurePgPool have adjusted it.
-func newPgPoolAt(cfg *Config, url, setting, name string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) (*pgxpool.Pool, *pgxpool.Config, error) {
-	pcfg, err := pgxpool.ParseConfig(url)
+// newPgPoolAt makes (without connecting) a pool named name on the server at, of at most maxConns
+// connections unless the URL sets pool_max_conns, with the session timeouts (PostgreSQL itself
+// only) or the pooler's query mode, the connect bound and gate, after configure and
+// cfg.ConfigurePgPool have adjusted it.
+func newPgPoolAt(cfg *Config, at poolTarget, name string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) (*pgxpool.Pool, *pgxpool.Config, error) {
+	pcfg, err := pgxpool.ParseConfig(at.url)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", setting, err)
+		return nil, nil, fmt.Errorf("%s: %w", at.setting, err)
 	}
-	if !strings.Contains(url, "pool_max_conns") {
+	if !strings.Contains(at.url, "pool_max_conns") {
 		pcfg.MaxConns = maxConns
 	}
-	SessionTimeouts(cfg, pcfg)
-	if pcfg.ConnConfig.ConnectTimeout == 0 && !strings.Contains(url, "connect_timeout") {
+	if at.pooled {
+		PoolerQueryMode(pcfg, at.url)
+	} else {
+		SessionTimeouts(pcfg)
+	}
+	if pcfg.ConnConfig.ConnectTimeout == 0 && !strings.Contains(at.url, "connect_timeout") {
 		pcfg.ConnConfig.ConnectTimeout = DBConnectTimeout
 	}
 	configure(pcfg)
@@ -68,7 +94,7 @@ func newPgPoolAt(cfg *Config, url, setting, name string, maxConns int32, configu
 	gateConnects(pcfg, name, log)
 	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", setting, err)
+		return nil, nil, fmt.Errorf("%s: %w", at.setting, err)
 	}
 	return pool, pcfg, nil
 }
@@ -76,7 +102,8 @@ func newPgPoolAt(cfg *Config, url, setting, name string, maxConns int32, configu
 // OpenReplicaPools opens a pool on each read replica of DATABASE_REPLICA_URLS, named "replica N"
 // (N from 1, in the setting's order), of as many connections as the primary's pool. A replica that
 // does not answer at start is opened anyway (pgxpool connects lazily) and left to the router,
-// which skips it until it answers: a replica is never needed to serve.
+// which skips it until it answers: a replica is never needed to serve. Replicas are reached
+// directly, not through a pooler.
 func OpenReplicaPools(cfg *Config, tracing *Tracing, log *slog.Logger) ([]*pgxpool.Pool, []string, func(), error) {
 	var pools []*pgxpool.Pool
 	var names []string
@@ -87,7 +114,7 @@ func OpenReplicaPools(cfg *Config, tracing *Tracing, log *slog.Logger) ([]*pgxpo
 	}
 	for i, url := range cfg.Database.Replicas() {
 		name := fmt.Sprintf("replica %d", i+1)
-		pool, _, err := newPgPoolAt(cfg, url, "DATABASE_REPLICA_URLS, "+name, name, 20, tracing.TracePostgres, log)
+		pool, _, err := newPgPoolAt(cfg, poolTarget{url: url, setting: "DATABASE_REPLICA_URLS, " + name}, name, 20, tracing.TracePostgres, log)
 		if err != nil {
 			closeAll()
 			return nil, nil, nil, err
@@ -97,20 +124,44 @@ func OpenReplicaPools(cfg *Config, tracing *Tracing, log *slog.Logger) ([]*pgxpo
 	return pools, names, func() { closeAll(); log.Info("replica pools closed", "replicas", len(pools)) }, nil
 }
 
-// SessionTimeouts sets statement_timeout and idle_in_transaction_session_timeout on every
-// session of pcfg from INKWELL_DB_STATEMENT_TIMEOUT and INKWELL_DB_IDLE_IN_TX_TIMEOUT (0 leaves
-// the server's setting, or the one DATABASE_URL names). They are sent in the startup packet, so
+// The session timeouts of every connection to PostgreSQL itself, unless its URL sets them.
+const (
+	DefaultStatementTimeout = 30 * time.Second
+	DefaultIdleInTxTimeout  = time.Minute
+)
+
+// sessionParams are the session timeouts' PostgreSQL parameters, which a URL may set.
+var sessionParams = []string{"statement_timeout", "idle_in_transaction_session_timeout"}
+
+// SessionTimeouts sets statement_timeout (DefaultStatementTimeout) and
+// idle_in_transaction_session_timeout (DefaultIdleInTxTimeout) on every session of pcfg, unless
+// its URL sets them (pgx reads an unknown URL parameter as a session parameter); a URL's 0 keeps
+// the server's setting (the role's or database's). They are sent in the startup packet, so
 // PostgreSQL enforces them on every connection, even one a request leaves in a stuck transaction
 // or a statement whose client is gone: a runaway query or a forgotten transaction cannot hold
 // locks and a connection for ever.
-func SessionTimeouts(cfg *Config, pcfg *pgxpool.Config) {
-	set := func(param string, d time.Duration) {
-		if d > 0 {
-			pcfg.ConnConfig.RuntimeParams[param] = strconv.FormatInt(d.Milliseconds(), 10) // milliseconds
+func SessionTimeouts(pcfg *pgxpool.Config) {
+	params := pcfg.ConnConfig.RuntimeParams
+	for i, d := range []time.Duration{DefaultStatementTimeout, DefaultIdleInTxTimeout} {
+		param := sessionParams[i]
+		switch v, set := params[param]; {
+		case !set:
+			params[param] = strconv.FormatInt(d.Milliseconds(), 10) // milliseconds
+		case v == "0":
+			delete(params, param)
 		}
 	}
-	set("statement_timeout", cfg.Database.StatementTimeout)
-	set("idle_in_transaction_session_timeout", cfg.Database.IdleInTxTimeout)
+}
+
+// PoolerQueryMode makes pcfg's statements run without prepared statements on the server
+// (pgx.QueryExecModeCacheDescribe: unnamed statements, whose parameter and result types pgx
+// caches, so still one round trip) unless url sets default_query_exec_mode. A transaction pooler
+// such as PgBouncer 1.18 gives each transaction any server connection, where a statement prepared
+// on another one does not exist.
+func PoolerQueryMode(pcfg *pgxpool.Config, url string) {
+	if !strings.Contains(url, "default_query_exec_mode") {
+		pcfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	}
 }
 
 // DBConnectTimeout bounds opening one PostgreSQL connection unless DATABASE_URL sets

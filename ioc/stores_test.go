@@ -1,16 +1,19 @@
 package ioc
 
 import (
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The session timeouts reach the pool's startup parameters in milliseconds (what PostgreSQL
-// reads a unitless value as); repository's TestSessionTimeouts shows PostgreSQL enforcing them.
+// reads a unitless value as) unless the URL sets them; repository/pg's TestSessionTimeouts shows
+// PostgreSQL enforcing them.
 func TestSessionTimeouts(t *testing.T) {
 	t.Parallel()
 	parse := func(t *testing.T, url string) *pgxpool.Config {
@@ -21,39 +24,81 @@ func TestSessionTimeouts(t *testing.T) {
 		}
 		return pcfg
 	}
-	const url = "postgres://postgres@127.0.0.1:5432/inkwell?sslmode=disable&statement_timeout=5000"
+	const base = "postgres://postgres@127.0.0.1:5432/inkwell?sslmode=disable"
 
-	t.Run("set from the config", func(t *testing.T) {
-		t.Parallel()
-		pcfg := parse(t, url)
-		SessionTimeouts(&Config{Database: DatabaseConfig{StatementTimeout: 250 * time.Millisecond, IdleInTxTimeout: 90 * time.Second}}, pcfg)
-		if got := pcfg.ConnConfig.RuntimeParams["statement_timeout"]; got != "250" {
-			t.Errorf("statement_timeout %q, want 250", got)
-		}
-		if got := pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; got != "90000" {
-			t.Errorf("idle_in_transaction_session_timeout %q, want 90000", got)
-		}
-	})
-	t.Run("zero keeps the URL's or server's setting", func(t *testing.T) {
-		t.Parallel()
-		pcfg := parse(t, url)
-		SessionTimeouts(&Config{}, pcfg)
-		if got := pcfg.ConnConfig.RuntimeParams["statement_timeout"]; got != "5000" {
-			t.Errorf("statement_timeout %q, want the URL's 5000", got)
-		}
-		if _, set := pcfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; set {
-			t.Error("idle_in_transaction_session_timeout set though the config says 0")
-		}
-	})
+	for _, tc := range []struct {
+		name, query         string
+		statement, idleInTx string // "" when not sent
+	}{
+		{"the defaults when the URL is silent", "", "30000", "60000"},
+		{"the URL's values win", "&statement_timeout=5s&idle_in_transaction_session_timeout=90000", "5s", "90000"},
+		{"the URL's 0 keeps the server's setting", "&statement_timeout=0", "", "60000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pcfg := parse(t, base+tc.query)
+			SessionTimeouts(pcfg)
+			for param, want := range map[string]string{"statement_timeout": tc.statement, "idle_in_transaction_session_timeout": tc.idleInTx} {
+				got, set := pcfg.ConnConfig.RuntimeParams[param]
+				if want == "" && set {
+					t.Errorf("%s = %q is sent, want the server's own", param, got)
+				}
+				if want != "" && got != want {
+					t.Errorf("%s = %q, want %q", param, got, want)
+				}
+			}
+		})
+	}
 	t.Run("seed opts out of the statement timeout", func(t *testing.T) {
 		t.Parallel()
-		pcfg := parse(t, url)
-		SessionTimeouts(&Config{Database: DatabaseConfig{StatementTimeout: time.Second}}, pcfg)
+		pcfg := parse(t, base)
+		SessionTimeouts(pcfg)
 		WithoutStatementTimeout(pcfg)
 		if got := pcfg.ConnConfig.RuntimeParams["statement_timeout"]; got != "0" {
 			t.Errorf("statement_timeout %q, want 0", got)
 		}
 	})
+}
+
+// Behind a pooler the app's pool prepares nothing on the server and sends no session timeouts
+// (PgBouncer refuses them in the startup packet); every other pool reaches PostgreSQL itself at
+// DATABASE_DIRECT_URL with them.
+func TestPoolerTargets(t *testing.T) {
+	t.Parallel()
+	cfg := &Config{Database: DatabaseConfig{
+		URL:       "postgres://postgres@127.0.0.1:6432/inkwell?sslmode=disable",
+		Pooler:    PoolerPgBouncer,
+		DirectURL: "postgres://postgres@127.0.0.1:5432/inkwell?sslmode=disable",
+	}}
+	log := slog.New(slog.DiscardHandler)
+	none := func(*pgxpool.Config) {}
+
+	app, appCfg, err := newPgPoolAt(cfg, poolTarget{url: cfg.Database.URL, setting: "DATABASE_URL", pooled: cfg.Database.Pooled()}, "app", 2, none, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	if appCfg.ConnConfig.DefaultQueryExecMode != pgx.QueryExecModeCacheDescribe {
+		t.Errorf("the pooled pool's query mode is %v, want cache_describe (no prepared statements)", appCfg.ConnConfig.DefaultQueryExecMode)
+	}
+	for _, param := range sessionParams {
+		if _, set := appCfg.ConnConfig.RuntimeParams[param]; set {
+			t.Errorf("the pooled pool sends %s, which PgBouncer refuses", param)
+		}
+	}
+
+	direct, directCfg, err := newPgPoolAt(cfg, sessionTarget(cfg), "direct", 2, none, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	if directCfg.ConnConfig.Port != 5432 || directCfg.ConnConfig.DefaultQueryExecMode != pgx.QueryExecModeCacheStatement {
+		t.Errorf("the session pool reaches port %d in mode %v, want DATABASE_DIRECT_URL's 5432 with prepared statements",
+			directCfg.ConnConfig.Port, directCfg.ConnConfig.DefaultQueryExecMode)
+	}
+	if directCfg.ConnConfig.RuntimeParams["statement_timeout"] != "30000" {
+		t.Errorf("the session pool's statement_timeout is %q, want the default 30000", directCfg.ConnConfig.RuntimeParams["statement_timeout"])
+	}
 }
 
 // A connection attempt is bounded by DBConnectTimeout unless DATABASE_URL says

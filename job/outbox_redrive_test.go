@@ -16,6 +16,7 @@ import (
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -45,7 +46,7 @@ func newRedriveWorld(t *testing.T, policy domain.RedrivePolicy, applier job.Arti
 	log := testenv.Logger(t)
 	ctx := context.Background()
 	w := &redriveWorld{e: e, srv: srv, stream: "stream:outbox", policy: policy}
-	outbox := durable.NewOutbox(e.pool, dao.New())
+	outbox := durable.NewOutbox(pg.SessionPool{Pool: e.pool}, dao.New())
 	if applier == nil {
 		applier = service.NewNotificationService(repository.NewNotificationRepository(e.pool, dao.New()))
 	}

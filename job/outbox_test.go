@@ -21,6 +21,7 @@ import (
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
 )
@@ -204,7 +205,7 @@ func TestOutbox_PublishesSurviveKilledRelaysAndConsumers(t *testing.T) {
 	clock := newQueueClock()
 	var xadds atomic.Int64
 	var lives atomic.Int64
-	outbox := durable.NewOutbox(e.pool, dao.New())
+	outbox := durable.NewOutbox(pg.SessionPool{Pool: e.pool}, dao.New())
 	notifications := service.NewNotificationService(repository.NewNotificationRepository(e.pool, dao.New()))
 	writer := events.NewStreamWriter(rds.Client)
 
@@ -375,7 +376,7 @@ func TestRelay_RelayOnce(t *testing.T) {
 	e := newQueueEnv(t, 8)
 	rds := testenv.NewRedis(t)
 	ctx := context.Background()
-	outbox := durable.NewOutbox(e.pool, dao.New())
+	outbox := durable.NewOutbox(pg.SessionPool{Pool: e.pool}, dao.New())
 	stream := rds.Prefix + "stream:relay-once"
 	insert := func(n int) {
 		t.Helper()

@@ -13,6 +13,7 @@ import (
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/job"
 	"github.com/inkwell-dev/inkwell/repository"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 const day = 24 * time.Hour
@@ -57,7 +58,7 @@ func newRetention(t *testing.T, db *testenv.DB, cfg job.RetentionConfig) *job.Re
 	if cfg.Sleep == nil {
 		cfg.Sleep = (&noPause{}).sleep
 	}
-	return job.NewRetentionJob(repository.NewRetentionStore(db.Pool, dao.New()), cfg, testenv.Logger(t), time.Now)
+	return job.NewRetentionJob(repository.NewRetentionStore(pg.SessionPool{Pool: db.Pool}, dao.New()), cfg, testenv.Logger(t), time.Now)
 }
 
 func exec(t *testing.T, db *testenv.DB, sql string, args ...any) {

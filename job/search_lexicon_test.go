@@ -8,6 +8,7 @@ import (
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/job"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
@@ -52,8 +53,8 @@ func TestLexiconJob_TwoInstancesFoldOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs := []*job.LexiconJob{
-		job.NewLexiconJob(search.NewLexicon(db.Pool, dao.New()), testenv.Logger(t)),
-		job.NewLexiconJob(search.NewLexicon(db.Pool, dao.New()), testenv.Logger(t)),
+		job.NewLexiconJob(search.NewLexicon(pg.SessionPool{Pool: db.Pool}, dao.New()), testenv.Logger(t)),
+		job.NewLexiconJob(search.NewLexicon(pg.SessionPool{Pool: db.Pool}, dao.New()), testenv.Logger(t)),
 	}
 	type result struct {
 		n   int

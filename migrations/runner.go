@@ -33,7 +33,7 @@ type Runner struct {
 // waits for a lock (ALTER TABLE behind a long transaction, CREATE INDEX CONCURRENTLY behind an old
 // snapshot) fails after 10s instead of queueing every request behind its own lock request; rerun
 // it when the blocker is gone. statement_timeout 0: building an index on a large table may take
-// long, and INKWELL_DB_STATEMENT_TIMEOUT (a request's bound) does not apply here.
+// long, and DATABASE_URL's statement_timeout (a request's bound) does not apply here.
 var SessionSettings = map[string]string{
 	"lock_timeout":      "10000", // milliseconds
 	"statement_timeout": "0",

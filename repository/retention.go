@@ -82,9 +82,10 @@ type RetentionStore struct {
 	q    dao.Querier
 }
 
-// NewRetentionStore returns the store.
-func NewRetentionStore(pool *pgxpool.Pool, q dao.Querier) *RetentionStore {
-	return &RetentionStore{pool: pool, q: q}
+// NewRetentionStore returns the store. Its pool is a session pool: a pass holds a session-level
+// advisory lock.
+func NewRetentionStore(pool pg.SessionPool, q dao.Querier) *RetentionStore {
+	return &RetentionStore{pool: pool.Pool, q: q}
 }
 
 // Knows reports whether name is a retention policy this store can run.

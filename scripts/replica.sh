@@ -178,6 +178,7 @@ find_pgbouncer() {
 # A PgBouncer in transaction pooling mode in front of the pair's primary: every database name goes
 # to the same name on the primary, trust auth (local tests only).
 pgbouncer_start() {
+	find_pg_bins
 	if ! find_pgbouncer; then
 		can_apt || die "PgBouncer is not installed: sudo apt-get install pgbouncer (macOS: brew install pgbouncer)"
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q pgbouncer >"$DATA_DIR/pgbouncer-install.log" 2>&1 || die "apt-get install pgbouncer failed (log: .data/pgbouncer-install.log)"
@@ -196,16 +197,23 @@ pgbouncer_start() {
 		auth_type = trust
 		auth_file = $BOUNCER_DIR/users.txt
 		pool_mode = transaction
+		admin_users = postgres
 		max_client_conn = 500
 		default_pool_size = 20
-		ignore_startup_parameters = extra_float_digits,search_path,statement_timeout,lock_timeout,idle_in_transaction_session_timeout
+		ignore_startup_parameters = extra_float_digits
 		pidfile = $BOUNCER_DIR/pgbouncer.pid
 		logfile = $BOUNCER_DIR/pgbouncer.log
 	EOF
 	echo '"postgres" ""' >"$BOUNCER_DIR/users.txt"
 	own "$BOUNCER_DIR"
 	if [[ -f $BOUNCER_DIR/pgbouncer.pid ]] && kill -0 "$(cat "$BOUNCER_DIR/pgbouncer.pid")" 2>/dev/null; then
+		kill -HUP "$(cat "$BOUNCER_DIR/pgbouncer.pid")" # reread the configuration written above
 		say "pgbouncer: running at 127.0.0.1:$PGBOUNCER_PORT"
+		return
+	fi
+	# Another checkout's PgBouncer on the port (as with the pair, see pair_running): use it.
+	if "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PGBOUNCER_PORT" -d pgbouncer 2>/dev/null; then
+		say "pgbouncer: one already answers at 127.0.0.1:$PGBOUNCER_PORT; using it"
 		return
 	fi
 	as_user "$PGBOUNCER" -d "$BOUNCER_DIR/pgbouncer.ini" || die "pgbouncer did not start (log: .data/pgbouncer/pgbouncer.log)"

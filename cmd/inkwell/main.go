@@ -184,7 +184,7 @@ func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return usagef(sp.name, "VERSION %q is not a migration version (a number, 0 for none)", rest[0])
 		}
 	}
-	r, err := migrations.Open(cfg.Database.URL)
+	r, err := migrations.Open(cfg.Database.SessionURL())
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func migrateTo(ctx context.Context, r *migrations.Runner, target int64) ([]migra
 // migrateOnStart applies pending migrations before serving (INKWELL_MIGRATE_ON_START), logging
 // each.
 func migrateOnStart(ctx context.Context, cfg *ioc.Config, log *slog.Logger) error {
-	r, err := migrations.Open(cfg.Database.URL)
+	r, err := migrations.Open(cfg.Database.SessionURL())
 	if err != nil {
 		return err
 	}

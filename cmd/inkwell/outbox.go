@@ -13,6 +13,7 @@ import (
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 var outboxSubcommands = []subcommand{
@@ -57,7 +58,7 @@ func outbox(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer cleanup()
-	o := durable.NewOutbox(pool, repository.NewQuerier())
+	o := durable.NewOutbox(pg.SessionPool{Pool: pool}, repository.NewQuerier())
 	switch sub {
 	case "list":
 		list, err := o.List(ctx, domain.OutboxStatus(status), limit)

@@ -37,7 +37,10 @@ type App struct {
 	// Release is the binary a process instance runs (StartProcess); zero for an in-process one.
 	Release Release
 	HTTP    *http.Client
-	stop    func()
+	// AfterWrite, when set, runs after each answered request that is not a GET or HEAD, before
+	// Fetch returns (the pooled e2e run waits there for its replica to replay the write).
+	AfterWrite func() error
+	stop       func()
 }
 
 // Stop shuts the instance down before the test ends, as SIGTERM would: it drains requests, stops
@@ -216,6 +219,11 @@ func (a *App) Fetch(client *http.Client, method, path, token string, body any, h
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
 		return Response{}, fmt.Errorf("%s %s: read body: %w", method, path, err)
+	}
+	if a.AfterWrite != nil && method != http.MethodGet && method != http.MethodHead {
+		if err := a.AfterWrite(); err != nil {
+			return Response{}, fmt.Errorf("%s %s: after the write: %w", method, path, err)
+		}
 	}
 	return Response{Status: res.StatusCode, Header: res.Header, Body: raw}, nil
 }

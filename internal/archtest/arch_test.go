@@ -28,9 +28,9 @@ var allowed = map[string]struct{ imports, tests string }{
 	".":                     {imports: "auth cache delivery domain events ioc job media metrics migrations oidc render repository repository/durable repository/identities repository/mediastore repository/moderation repository/pg repository/revisions repository/search repository/session repository/uploads repository/webhooks service web webhookdial", tests: "service/mocks"},
 	"auth":                  {imports: "domain"},
 	"bench/loadgen":         {},
-	"cmd/inkwell/seed":      {imports: "dao repository/search", tests: "internal/testenv"}, // the seeder: bulk COPY for `inkwell seed`, benchmarks and plan tests; folds its words through the search room's lexicon
+	"cmd/inkwell/seed":      {imports: "dao repository/pg repository/search", tests: "internal/testenv repository/pg"}, // the seeder: bulk COPY for `inkwell seed`, benchmarks and plan tests; folds its words through the search room's lexicon
 	"cache":                 {imports: "domain", tests: "internal/testenv"},
-	"cmd/inkwell":           {imports: ". auth cmd/inkwell/seed domain ioc migrations repository repository/durable repository/search", tests: "internal/apptest internal/testenv"},
+	"cmd/inkwell":           {imports: ". auth cmd/inkwell/seed domain ioc migrations repository repository/durable repository/pg repository/search", tests: "internal/apptest internal/testenv"},
 	"dao":                   {},
 	"delivery":              {imports: "domain", tests: "internal/testenv"}, // tests mail through a loopback SMTP server
 	"domain":                {},

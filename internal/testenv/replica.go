@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -92,11 +93,18 @@ func NewReplicatedDB(t testing.TB) *ReplicatedDB {
 // was called (polling; the replica is ReplicaDelay behind by design).
 func (db *ReplicatedDB) WaitReplayed(t testing.TB) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	if err := db.Replayed(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Replayed is WaitReplayed for any goroutine: it returns an error rather than failing the test.
+func (db *ReplicatedDB) Replayed(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	var want int64
 	if err := db.Pool.QueryRow(ctx, `SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint`).Scan(&want); err != nil {
-		t.Fatalf("primary's WAL position: %v", err)
+		return fmt.Errorf("primary's WAL position: %w", err)
 	}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -104,11 +112,11 @@ func (db *ReplicatedDB) WaitReplayed(t testing.TB) {
 		var got int64
 		err := db.ReplicaPool.QueryRow(ctx, `SELECT COALESCE((pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint, -1)`).Scan(&got)
 		if err == nil && got >= want {
-			return
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the replica did not replay position %d within a minute (at %d, %v)", want, got, err)
+			return fmt.Errorf("the replica did not replay position %d within a minute (at %d): %w", want, got, errors.Join(err, ctx.Err()))
 		case <-tick.C:
 		}
 	}

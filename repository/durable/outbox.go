@@ -33,8 +33,8 @@ type Outbox struct {
 	q    dao.Querier
 }
 
-// NewOutbox returns the outbox.
-func NewOutbox(pool *pgxpool.Pool, q dao.Querier) *Outbox { return &Outbox{pool: pool, q: q} }
+// NewOutbox returns the outbox. Its pool is a session pool: Listen holds a LISTEN session.
+func NewOutbox(pool pg.SessionPool, q dao.Querier) *Outbox { return &Outbox{pool: pool.Pool, q: q} }
 
 // Claim leases up to n due pending events to owner for lease (SKIP LOCKED, fenced). The lease is
 // stamped and compared on PostgreSQL's clock, so relays whose clocks differ never take a live

@@ -17,6 +17,7 @@ import (
 	"github.com/inkwell-dev/inkwell/internal/testenv"
 	"github.com/inkwell-dev/inkwell/repository"
 	"github.com/inkwell-dev/inkwell/repository/durable"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
 // The outbox runs on PostgreSQL's clock (leases, publication, backoff). These tests move time by
@@ -30,7 +31,7 @@ type outboxEnv struct {
 func newOutboxEnv(t *testing.T) *outboxEnv {
 	t.Helper()
 	db := testenv.NewDB(t)
-	return &outboxEnv{pool: db.Pool, outbox: durable.NewOutbox(db.Pool, dao.New())}
+	return &outboxEnv{pool: db.Pool, outbox: durable.NewOutbox(pg.SessionPool{Pool: db.Pool}, dao.New())}
 }
 
 // insert writes one event and returns its id.
@@ -311,7 +312,7 @@ func TestOutbox_RetentionAndHealth(t *testing.T) {
 	if err != nil || h.Dead != 0 || math.Abs(h.OldestUnapplied.Hours()-72) > 0.01 {
 		t.Fatalf("health: %+v %v; want the oldest unapplied 72h old", h, err)
 	}
-	retention := repository.NewRetentionStore(e.pool, dao.New())
+	retention := repository.NewRetentionStore(pg.SessionPool{Pool: e.pool}, dao.New())
 	rule := domain.RetentionRule{Name: domain.RetentionOutboxApplied, MaxAge: 24 * time.Hour}
 	n, err := retention.Prune(ctx, rule, 3)
 	if err != nil || n != 3 {

@@ -10,3 +10,12 @@ import "github.com/jackc/pgx/v5/pgxpool"
 func PlanStatementsOnce(c *pgxpool.Config) {
 	c.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 }
+
+// SessionPool is a pool of connections to PostgreSQL itself, never through a transaction
+// pooler: what needs a session of its own across statements takes its connections from it
+// (LISTEN, and the session-level advisory locks of the retention and lexicon passes). Without
+// DATABASE_POOLER it is the app's pool; with DATABASE_POOLER=pgbouncer a small pool at
+// DATABASE_DIRECT_URL, because PgBouncer in transaction mode hands each transaction whichever
+// server connection is free, and a LISTEN or a session lock would stay behind on one that another
+// client then gets.
+type SessionPool struct{ *pgxpool.Pool }

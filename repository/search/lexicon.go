@@ -33,9 +33,10 @@ type Lexicon struct {
 	q    dao.Querier
 }
 
-// NewLexicon returns the lexicon.
-func NewLexicon(pool *pgxpool.Pool, q dao.Querier) *Lexicon {
-	return &Lexicon{pool: pool, q: q}
+// NewLexicon returns the lexicon. Its pool is a session pool: a pass holds a session-level
+// advisory lock.
+func NewLexicon(pool pg.SessionPool, q dao.Querier) *Lexicon {
+	return &Lexicon{pool: pool.Pool, q: q}
 }
 
 // Suggest maps each of words that is not in the lexicon to its closest lexicon word, when one is

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
@@ -45,7 +46,7 @@ func TestSearchLexicon_PassAndSuggest(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	lex := search.NewLexicon(db.Pool, dao.New())
+	lex := search.NewLexicon(pg.SessionPool{Pool: db.Pool}, dao.New())
 	author := lexiconAuthor(t, db.Pool)
 	old := time.Now().Add(-time.Hour)
 	lexiconArticle(t, db.Pool, author, "published", "Training your Dragon", "The dragon sleeps in the wagon; the cat and the cat's hat.", old)
@@ -132,7 +133,7 @@ func TestSearchLexicon_CountsFollowRemovals(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	lex := search.NewLexicon(db.Pool, dao.New())
+	lex := search.NewLexicon(pg.SessionPool{Pool: db.Pool}, dao.New())
 	author := lexiconAuthor(t, db.Pool)
 	old := time.Now().Add(-time.Hour)
 	exec := func(sql string, args ...any) {
@@ -212,7 +213,7 @@ func TestSearchLexicon_PassesRacingWriters(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	lex := search.NewLexicon(db.Pool, dao.New())
+	lex := search.NewLexicon(pg.SessionPool{Pool: db.Pool}, dao.New())
 	author := lexiconAuthor(t, db.Pool)
 	vocabulary := []string{"amber", "basil", "cedar", "delta", "ember", "fjord", "grove", "heron"}
 	var ids []int64
@@ -279,7 +280,7 @@ func TestSearchLexicon_PassIsBoundedAndSkipsWhenLocked(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	lex := search.NewLexicon(db.Pool, dao.New())
+	lex := search.NewLexicon(pg.SessionPool{Pool: db.Pool}, dao.New())
 	author := lexiconAuthor(t, db.Pool)
 	for i := range 7 {
 		lexiconArticle(t, db.Pool, author, "published", fmt.Sprintf("word%c", 'a'+i), "common", time.Now())
@@ -339,7 +340,7 @@ func TestSearchLexicon_DocumentedRebuild(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDB(t)
 	ctx := context.Background()
-	lex := search.NewLexicon(db.Pool, dao.New())
+	lex := search.NewLexicon(pg.SessionPool{Pool: db.Pool}, dao.New())
 	author := lexiconAuthor(t, db.Pool)
 	kept := lexiconArticle(t, db.Pool, author, "published", "Kept", "kestrel", time.Now())
 	other := lexiconArticle(t, db.Pool, author, "published", "Other", "osprey", time.Now())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
@@ -80,7 +81,7 @@ func (c *seedLexiconCounter) words() ([]string, []int64) {
 // (search.Lexicon.FoldCounted); moveStaged inserted the articles without change rows.
 func (s *Seeder) seedLexicon(ctx context.Context, counted *seedLexiconCounter, progress func(string, int, int)) error {
 	words, ndocs := counted.words()
-	if _, err := search.NewLexicon(s.pool, s.q).FoldCounted(ctx, words, ndocs); err != nil {
+	if _, err := search.NewLexicon(pg.SessionPool{Pool: s.pool}, s.q).FoldCounted(ctx, words, ndocs); err != nil {
 		return fmt.Errorf("seed lexicon: %w", err)
 	}
 	progress("lexicon", counted.doc, counted.doc)

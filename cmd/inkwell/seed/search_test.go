@@ -9,6 +9,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cmd/inkwell/seed"
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
+	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/search"
 )
 
@@ -65,7 +66,7 @@ func TestSeeder_NoSearchLeavesItToTheBackfill(t *testing.T) {
 		t.Fatalf("%d articles still unindexed after the backfill", unindexed)
 	}
 	// Their words reach the lexicon through the lexicon pass, as any published article's.
-	if _, err := search.NewLexicon(db.Pool, dao.New()).Pass(ctx, search.LexiconPassOptions{}); err != nil {
+	if _, err := search.NewLexicon(pg.SessionPool{Pool: db.Pool}, dao.New()).Pass(ctx, search.LexiconPassOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := testenv.LexiconWords(t, db.Pool), testenv.LexiconRecount(t, db.Pool); len(want) == 0 || !maps.Equal(got, want) {
