@@ -159,7 +159,7 @@ build: ## Build bin/inkwell (inkwell --version names its commit and build time)
 	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/inkwell ./cmd/inkwell
 
 .PHONY: bench
-bench: ## Run every load test (API reads and writes vs bare gin, two instances and propagation, read events, job queue, ranking pass, lists at 1k and 1M articles, search at 1M articles, image uploads and serving, live notification streams and webhook deliveries); rewrites docs/BENCHMARKS.md (~5 min, plus ~9 min for the search section and ~5 for the realtime one)
+bench: ## Run every load test (API reads and writes vs bare gin, two instances and propagation, read events, job queue, ranking pass, lists at 1k and 1M articles, search at 1M articles, image uploads and serving, live notification streams and webhook deliveries, list reads with a read replica); rewrites docs/BENCHMARKS.md (~5 min, plus ~9 min for the search section, ~5 for the realtime one and ~5 for the replica one)
 	BENCH_WRITE=1 BENCH_COMMAND='make bench' BENCH_BUDGET=3600 scripts/bench.sh
 
 .PHONY: bench-fleet
@@ -181,6 +181,10 @@ bench-media: ## Only the media section of make bench (2 MB JPEG uploads: p50 and
 .PHONY: bench-realtime
 bench-realtime: ## Only the realtime section of make bench (#33: RSS of 10,000 idle notification streams, publish-to-receive p50/p99 at 1,000 streams, webhook deliveries/s and CPU per delivery); rewrites its section of docs/BENCHMARKS.md (~4-6 min)
 	BENCH_WRITE=1 BENCH_REALTIME_ONLY=1 BENCH_COMMAND='make bench-realtime' BENCH_BUDGET=1800 scripts/bench.sh
+
+.PHONY: bench-replica
+bench-replica: ## Only the replica section of make bench (#34: list rows on a server without and one with a streaming read replica, three rounds: req/s, the primary's and the replica's CPU per request, the replica's share of reads, the routing overhead); rewrites its section of docs/BENCHMARKS.md (~4-5 min)
+	BENCH_WRITE=1 BENCH_REPLICA_ONLY=1 BENCH_COMMAND='make bench-replica' scripts/bench.sh
 
 .PHONY: bench-versus
 bench-versus: ## The cached article read of BENCH_VERSUS_REF (a git revision) against the working tree, interleaved in one run (3 × 10 s each); prints new/old (~2 min)

@@ -12,6 +12,7 @@ import (
 	"github.com/inkwell-dev/inkwell/cache"
 	"github.com/inkwell-dev/inkwell/ioc"
 	"github.com/inkwell-dev/inkwell/repository/pg"
+	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/web"
 )
 
@@ -20,12 +21,15 @@ import (
 // reader whose mark already expired.
 const writeMarkMargin = time.Second
 
+// replicaPoolConns is each replica pool's size, as the primary's request pool.
+const replicaPoolConns = 20
+
 // NewReadRouter opens the read replicas of DATABASE_REPLICA_URLS and routes reads over them
 // (repository/pg.ReadRouter), polling their positions until the cleanup; with no replica it
 // routes every read to the primary and polls nothing.
 func NewReadRouter(cfg *ioc.Config, primary *pgxpool.Pool, rdb redis.UniversalClient, ks cache.Keyspace, now func() time.Time,
 	tracing *ioc.Tracing, log *slog.Logger) (*pg.ReadRouter, func(), error) {
-	pools, names, closePools, err := ioc.OpenReplicaPools(cfg, tracing, log)
+	pools, names, closePools, err := ioc.OpenReplicaPools(cfg, "", replicaPoolConns, tracing.TracePostgres, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -43,6 +47,21 @@ func NewReadRouter(cfg *ioc.Config, primary *pgxpool.Pool, rdb redis.UniversalCl
 	wg.Go(func() { router.Run(ctx) })
 	log.Info("read replicas in use", "replicas", len(replicas), "max_lag", cfg.Database.ReplicaMaxLag)
 	return router, func() { stop(); wg.Wait(); closePools() }, nil
+}
+
+// NewSearchReplicas opens on each read replica a pool like the search pool (its sessions plan
+// each statement once: NewSearchPgPool) and routes searches over them with the read router,
+// falling back to pool; with no replica it opens nothing and every search runs on pool.
+func NewSearchReplicas(cfg *ioc.Config, router *pg.ReadRouter, pool search.Pool, tracing *ioc.Tracing, log *slog.Logger) (search.Replicas, func(), error) {
+	if !router.Enabled() {
+		return search.Replicas{}, func() {}, nil
+	}
+	configure := func(c *pgxpool.Config) { pg.PlanStatementsOnce(c); tracing.TracePostgres(c) }
+	pools, _, closePools, err := ioc.OpenReplicaPools(cfg, "search pool", searchPoolConns(), configure, log)
+	if err != nil {
+		return search.Replicas{}, nil, err
+	}
+	return search.Replicas{Lane: router.Lane(pool.Pool, pools)}, closePools, nil
 }
 
 // NewWriteRecorder is the router when replicas are in use; nil otherwise, so the HTTP layer adds

@@ -19,11 +19,13 @@ import (
 // connection per core (at least 4, at most 16) keeps the cores busy without queueing more
 // searches inside PostgreSQL than it can run.
 func NewSearchPgPool(cfg *ioc.Config, tracing *ioc.Tracing, log *slog.Logger) (search.Pool, func(), error) {
-	maxConns := int32(min(max(runtime.NumCPU(), 4), 16))
 	configure := func(c *pgxpool.Config) { pg.PlanStatementsOnce(c); tracing.TracePostgres(c) }
-	pool, cleanup, err := ioc.OpenPgPool(cfg, "search pool", maxConns, configure, log)
+	pool, cleanup, err := ioc.OpenPgPool(cfg, "search pool", searchPoolConns(), configure, log)
 	return search.Pool{Pool: pool}, cleanup, err
 }
+
+// searchPoolConns is the size of the search pool and of each replica's search pool.
+func searchPoolConns() int32 { return int32(min(max(runtime.NumCPU(), 4), 16)) }
 
 // NewQueuePgPool opens the job queue's own pool, on PostgreSQL itself (it holds a LISTEN and its
 // sessions carry plan_cache_mode): one connection held in LISTEN, one for the

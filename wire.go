@@ -56,7 +56,7 @@ var rootSet = wire.NewSet(
 	NewRetentionConfig, NewRetentionJob, NewRetentionStore, NewUploadConfig, NewPublicLinks,
 	NewSearchLanguage, NewSearchBackfill, NewEmailRecheck,
 	job.NewLexiconJob, NewIdentityProviders, NewSignInConfig, NewSignInCookieConfig,
-	NewReadRouter, NewWriteRecorder,
+	NewReadRouter, NewWriteRecorder, NewSearchReplicas,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.

@@ -68,12 +68,23 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	repairer, cleanup5 := cache.NewRepairer(log)
 	policy := NewCachePolicy(tuning, broadcaster, fallbackLimit, repairer)
 	userCache := cache.NewUserCache(universalClient, keyspace, policy, log)
-	userRepository := repository.NewUserRepository(pool, querier, userCache, log)
+	v := ioc.NewClock()
+	readRouter, cleanup6, err := NewReadRouter(cfg, pool, universalClient, keyspace, v, tracing, log)
+	if err != nil {
+		cleanup5()
+		cleanup4()
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	userRepository := repository.NewUserRepository(pool, querier, userCache, log, readRouter)
 	unitOfWork := pg.NewUnitOfWork(pool)
 	authConfig := cfg.Auth
 	hasherConfig := NewHasherConfig(authConfig)
 	argon2Hasher, err := auth.NewHasher(hasherConfig)
 	if err != nil {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -84,9 +95,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sessionRepository := session.NewSessionRepository(pool, querier)
 	revocations := cache.NewRevocations(universalClient, keyspace, broadcaster)
 	jwtConfig := NewJWTConfig(authConfig)
-	v := ioc.NewClock()
 	jwtManager, err := auth.NewJWTManager(jwtConfig, v)
 	if err != nil {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -103,6 +114,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	idempotencyRunner := service.NewIdempotencyRunner(unitOfWork, idempotencyStore, idempotencyWait)
 	codeKeys, err := NewCodeKeys(authConfig)
 	if err != nil {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -115,8 +127,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	codeStore := cache.NewCodeStore(universalClient, keyspace, codePolicy)
 	codeFallback := repository.NewCodeFallback(pool, querier, codePolicy, v)
 	fallbackCodeStore := NewCodeStore(codeStore, codeFallback, log)
-	queuePool, cleanup6, err := NewQueuePgPool(cfg, tracing, log)
+	queuePool, cleanup7, err := NewQueuePgPool(cfg, tracing, log)
 	if err != nil {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -146,16 +159,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	searchConfig := cfg.Search
 	language, err := NewSearchLanguage(searchConfig, pool)
 	if err != nil {
-		cleanup6()
-		cleanup5()
-		cleanup4()
-		cleanup3()
-		cleanup2()
-		cleanup()
-		return nil, nil, err
-	}
-	readRouter, cleanup7, err := NewReadRouter(cfg, pool, universalClient, keyspace, v, tracing, log)
-	if err != nil {
+		cleanup7()
 		cleanup6()
 		cleanup5()
 		cleanup4()
@@ -176,12 +180,12 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	preloader := NewArticlePreloader(articleRepository, log)
 	articleService := service.NewArticleService(articleRepository, interactiveRepository, userRepository, followRepository, readAggregator, slugSuffix, idempotencyRunner, preloader, moderationBlocks, uploadReferences, renderer)
 	articleHandler := web.NewArticleHandler(articleService, log)
-	store := revisions.NewStore(pool, querier)
+	store := revisions.NewStore(pool, querier, readRouter)
 	revisionService := service.NewRevisionService(articleRepository, store, userRepository, articleService)
 	revisionHandler := web.NewRevisionHandler(revisionService, log)
 	articleScheduleService := service.NewArticleScheduleService(articleService, articleRepository, jobQueue, unitOfWork, v)
 	articleScheduleHandler := web.NewArticleScheduleHandler(articleScheduleService, log)
-	commentRepository := repository.NewCommentRepository(pool, querier)
+	commentRepository := repository.NewCommentRepository(pool, querier, readRouter)
 	commentService := service.NewCommentService(articleRepository, commentRepository, userRepository, followRepository, idempotencyRunner, moderationBlocks)
 	commentHandler := web.NewCommentHandler(commentService, log)
 	collectionRepository := repository.NewCollectionRepository(pool, querier, counters, viewerState)
@@ -219,10 +223,24 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	searchCache := cache.NewSearchCache(universalClient, keyspace)
-	searchRepository := search.NewRepository(searchPool, querier, language, articleRepository, searchCache, log)
-	sessionPool, cleanup10, err := NewSessionPgPool(cfg, pool, tracing, log)
+	replicas, cleanup10, err := NewSearchReplicas(cfg, readRouter, searchPool, tracing, log)
 	if err != nil {
+		cleanup9()
+		cleanup8()
+		cleanup7()
+		cleanup6()
+		cleanup5()
+		cleanup4()
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	searchCache := cache.NewSearchCache(universalClient, keyspace)
+	searchRepository := search.NewRepository(searchPool, replicas, querier, language, articleRepository, searchCache, log)
+	sessionPool, cleanup11, err := NewSessionPgPool(cfg, pool, tracing, log)
+	if err != nil {
+		cleanup10()
 		cleanup9()
 		cleanup8()
 		cleanup7()
@@ -237,10 +255,10 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	lexicon := search.NewLexicon(sessionPool, querier)
 	searchService := service.NewSearchService(searchRepository, lexicon, articleService)
 	searchHandler := web.NewSearchHandler(searchService, log)
-	people := search.NewPeople(pool, querier)
+	people := search.NewPeople(pool, querier, readRouter)
 	peopleSearchService := service.NewPeopleSearchService(people, userRepository, followRepository)
 	peopleSearchHandler := web.NewPeopleSearchHandler(peopleSearchService, log)
-	tags := search.NewTags(pool, querier)
+	tags := search.NewTags(pool, querier, readRouter)
 	tagSearchService := service.NewTagSearchService(tags)
 	tagSearchHandler := web.NewTagSearchHandler(tagSearchService, log)
 	reports := moderation.NewReports(pool, querier)
@@ -252,8 +270,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	reportHandler := web.NewReportHandler(reportService, log)
 	uploadsStore := uploads.NewStore(pool, querier)
 	processor := media.NewDefaultProcessor()
-	mediastoreStore, cleanup11, err := NewMediaStore(cfg)
+	mediastoreStore, cleanup12, err := NewMediaStore(cfg)
 	if err != nil {
+		cleanup11()
 		cleanup10()
 		cleanup9()
 		cleanup8()
@@ -274,6 +293,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sitemapRepository := repository.NewSitemapRepository(pool, querier)
 	publicLinks, err := NewPublicLinks(serverConfig)
 	if err != nil {
+		cleanup12()
 		cleanup11()
 		cleanup10()
 		cleanup9()
@@ -290,8 +310,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sitemapService := service.NewSitemapService(sitemapRepository, publicLinks)
 	changes := cache.NewChanges(policy)
 	sitemapHandler := web.NewSitemapHandler(sitemapService, changes, log)
-	set, cleanup12, err := NewIdentityProviders(cfg, log)
+	set, cleanup13, err := NewIdentityProviders(cfg, log)
 	if err != nil {
+		cleanup12()
 		cleanup11()
 		cleanup10()
 		cleanup9()
@@ -316,6 +337,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	sender := NewWebhookSender(cfg)
 	webhookSettings, err := NewWebhookSettings(cfg, log)
 	if err != nil {
+		cleanup13()
 		cleanup12()
 		cleanup11()
 		cleanup10()
@@ -332,6 +354,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	}
 	webhookService, err := service.NewWebhookService(webhooksStore, sender, userRepository, webhookSettings, v)
 	if err != nil {
+		cleanup13()
 		cleanup12()
 		cleanup11()
 		cleanup10()
@@ -394,6 +417,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	streamWriter := events.NewStreamWriter(universalClient)
 	deliverySender, err := NewCodeGateway(cfg, codePolicy, log)
 	if err != nil {
+		cleanup13()
 		cleanup12()
 		cleanup11()
 		cleanup10()
@@ -420,11 +444,11 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	locker := cache.NewLocker(universalClient, keyspace)
 	jobLocker := NewRankLocker(locker)
 	rankJobConfig := NewRankJobConfig()
-	rankJob, cleanup13 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
+	rankJob, cleanup14 := NewRankJob(rankService, jobLocker, rankJobConfig, log, v)
 	retentionStore := repository.NewRetentionStore(sessionPool, querier)
 	inkwellRetentionStore := NewRetentionStore(retentionStore, uploadsStore, mediastoreStore)
 	retentionConfig := NewRetentionConfig(cfg)
-	retentionJob, cleanup14 := NewRetentionJob(inkwellRetentionStore, retentionConfig, log, v)
+	retentionJob, cleanup15 := NewRetentionJob(inkwellRetentionStore, retentionConfig, log, v)
 	metricSources := MetricSources{
 		Pool:         pool,
 		QueuePool:    queuePool,
@@ -452,8 +476,9 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		Reads:        readRouter,
 	}
 	handler := NewMetricsHandler(registry, metricSources)
-	metricsServer, cleanup15, err := ioc.NewMetricsServer(cfg, handler)
+	metricsServer, cleanup16, err := ioc.NewMetricsServer(cfg, handler)
 	if err != nil {
+		cleanup15()
 		cleanup14()
 		cleanup13()
 		cleanup12()
@@ -473,6 +498,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	lexiconJob := job.NewLexiconJob(lexicon, log)
 	cron, err := NewScheduler(cfg, rankJob, retentionJob, lexiconJob, log)
 	if err != nil {
+		cleanup16()
 		cleanup15()
 		cleanup14()
 		cleanup13()
@@ -494,6 +520,7 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	accountDeletion := service.NewAccountDeletion(unitOfWork, accountEraser, sessionService)
 	app := NewApp(cfg, server, metricsServer, drain, cron, workers, rankJob, retentionJob, accountDeletion, moderationService, log)
 	return app, func() {
+		cleanup16()
 		cleanup15()
 		cleanup14()
 		cleanup13()
@@ -528,7 +555,7 @@ var rootSet = wire.NewSet(wire.FieldsOf(new(*ioc.Config), "Server", "Redis", "Au
 	NewRankConfig, NewHotListTTLs, NewRankJobConfig, NewRankJob, NewArticlePreloader, NewRevocationRenewer,
 	NewRetentionConfig, NewRetentionJob, NewRetentionStore, NewUploadConfig, NewPublicLinks,
 	NewSearchLanguage, NewSearchBackfill, NewEmailRecheck, job.NewLexiconJob, NewIdentityProviders, NewSignInConfig, NewSignInCookieConfig,
-	NewReadRouter, NewWriteRecorder,
+	NewReadRouter, NewWriteRecorder, NewSearchReplicas,
 )
 
 // appSet is every layer plus the bindings that say which adapter implements each port.

@@ -391,7 +391,7 @@ func newReadStack(t *testing.T) *readStack {
 	q := repository.NewQuerier()
 	counters := cache.NewCounters(rds.Client, ks, policy, log)
 	viewers := cache.NewViewerState(rds.Client, ks, policy, log)
-	users := repository.NewUserRepository(pool, q, cache.NewUserCache(rds.Client, ks, policy, log), log)
+	users := repository.NewUserRepository(pool, q, cache.NewUserCache(rds.Client, ks, policy, log), log, nil)
 	lists := cache.NewListPageCache(rds.Client, ks, policy, log)
 	follows := repository.NewFollowRepository(pool, q, viewers, lists, log)
 	articles := repository.NewArticleRepository(pool, q, cache.NewArticleCache(rds.Client, ks, policy, render.New(), log),
@@ -429,7 +429,7 @@ func newReadStack(t *testing.T) *readStack {
 		Users:       web.NewUserHandler(userSvc, log),
 		Profiles:    web.NewProfileHandler(service.NewProfileService(users, follows, blocks, pg.NewUnitOfWork(pool)), log),
 		Articles:    web.NewArticleHandler(articleSvc, log),
-		Comments:    web.NewCommentHandler(service.NewCommentService(articles, repository.NewCommentRepository(pool, q), users, follows, idem, blocks), log),
+		Comments:    web.NewCommentHandler(service.NewCommentService(articles, repository.NewCommentRepository(pool, q, nil), users, follows, idem, blocks), log),
 		Collections: web.NewCollectionHandler(colSvc, readSvc, log),
 		Sessions:    web.NewSessionHandler(sessions, userSvc, log),
 	})

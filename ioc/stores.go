@@ -100,11 +100,12 @@ func newPgPoolAt(cfg *Config, at poolTarget, name string, maxConns int32, config
 }
 
 // OpenReplicaPools opens a pool on each read replica of DATABASE_REPLICA_URLS, named "replica N"
-// (N from 1, in the setting's order), of as many connections as the primary's pool. A replica that
+// (N from 1, in the setting's order) followed by purpose when it is not "", of maxConns
+// connections unless the URL's pool_max_conns says otherwise. A replica that
 // does not answer at start is opened anyway (pgxpool connects lazily) and left to the router,
 // which skips it until it answers: a replica is never needed to serve. Replicas are reached
 // directly, not through a pooler.
-func OpenReplicaPools(cfg *Config, tracing *Tracing, log *slog.Logger) ([]*pgxpool.Pool, []string, func(), error) {
+func OpenReplicaPools(cfg *Config, purpose string, maxConns int32, configure func(*pgxpool.Config), log *slog.Logger) ([]*pgxpool.Pool, []string, func(), error) {
 	var pools []*pgxpool.Pool
 	var names []string
 	closeAll := func() {
@@ -114,14 +115,14 @@ func OpenReplicaPools(cfg *Config, tracing *Tracing, log *slog.Logger) ([]*pgxpo
 	}
 	for i, url := range cfg.Database.Replicas() {
 		name := fmt.Sprintf("replica %d", i+1)
-		pool, _, err := newPgPoolAt(cfg, poolTarget{url: url, setting: "DATABASE_REPLICA_URLS, " + name}, name, 20, tracing.TracePostgres, log)
+		pool, _, err := newPgPoolAt(cfg, poolTarget{url: url, setting: "DATABASE_REPLICA_URLS, " + name}, strings.TrimSpace(name+" "+purpose), maxConns, configure, log)
 		if err != nil {
 			closeAll()
 			return nil, nil, nil, err
 		}
 		pools, names = append(pools, pool), append(names, name)
 	}
-	return pools, names, func() { closeAll(); log.Info("replica pools closed", "replicas", len(pools)) }, nil
+	return pools, names, func() { closeAll(); log.Info("replica pools closed", "replicas", len(pools), "purpose", purpose) }, nil
 }
 
 // The session timeouts of every connection to PostgreSQL itself, unless its URL sets them.

@@ -48,15 +48,12 @@ type ArticleRepository struct {
 // Reads that tolerate a little lag go through reads (a read replica when one has replayed enough;
 // nil: the pool).
 func NewArticleRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.ArticleCache, pages *cache.AuthorPageCache, lists *cache.ListPageCache, tags *cache.TagsCache, lang search.Language, log *slog.Logger, reads *pg.ReadRouter) *ArticleRepository {
-	return &ArticleRepository{pool: pool, q: q, cache: c, pages: pages, lists: lists, tags: tags, lang: lang, revs: revisions.NewStore(pool, q), reads: reads, log: log}
+	return &ArticleRepository{pool: pool, q: q, cache: c, pages: pages, lists: lists, tags: tags, lang: lang, revs: revisions.NewStore(pool, q, reads), reads: reads, log: log}
 }
 
 // reader is the connection a read that tolerates a little lag runs on (pg.ReadRouter).
 func (r *ArticleRepository) reader(ctx context.Context) dao.DBTX {
-	if r.reads == nil {
-		return r.pool
-	}
-	return r.reads.For(ctx)
+	return pg.ReadsOn(ctx, r.reads, r.pool)
 }
 
 // Create inserts the article in a unit of work of its own (see CreateIn).

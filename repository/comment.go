@@ -12,16 +12,19 @@ import (
 	"github.com/inkwell-dev/inkwell/service"
 )
 
-// CommentRepository stores comments in PostgreSQL.
+// CommentRepository stores comments in PostgreSQL. Lists of comments and replies are read through
+// reads (a read replica that has replayed enough; nil: pool); a single comment, which a write
+// checks before it changes it, is read on the primary.
 type CommentRepository struct {
 	pool  *pgxpool.Pool
+	reads *pg.ReadRouter
 	q     dao.Querier
 	batch *commentBatcher
 }
 
 // NewCommentRepository returns the repository.
-func NewCommentRepository(pool *pgxpool.Pool, q dao.Querier) *CommentRepository {
-	r := &CommentRepository{pool: pool, q: q}
+func NewCommentRepository(pool *pgxpool.Pool, q dao.Querier, reads *pg.ReadRouter) *CommentRepository {
+	r := &CommentRepository{pool: pool, reads: reads, q: q}
 	r.batch = newCommentBatcher(func(ctx context.Context, articleID int64, cs []domain.Comment) ([]dao.Comment, error) {
 		return r.insertNumbered(ctx, r.pool, articleID, cs)
 	})
@@ -82,7 +85,7 @@ func (r *CommentRepository) insertNumbered(ctx context.Context, db dao.DBTX, art
 
 // List returns the article's comments numbered after afterSeq, in order, at most limit.
 func (r *CommentRepository) List(ctx context.Context, articleID, afterSeq int64, limit int) ([]domain.Comment, error) {
-	rows, err := r.q.CommentListByArticle(ctx, r.pool, dao.CommentListByArticleParams{ArticleID: articleID, AfterSeq: afterSeq, Lim: int32(limit)})
+	rows, err := r.q.CommentListByArticle(ctx, pg.ReadsOn(ctx, r.reads, r.pool), dao.CommentListByArticleParams{ArticleID: articleID, AfterSeq: afterSeq, Lim: int32(limit)})
 	if err != nil {
 		return nil, pg.Wrapf(err, "list comments of article %d", articleID)
 	}

@@ -110,7 +110,7 @@ func (r *CommentRepository) Edit(ctx context.Context, id int64, body string) (do
 // Replies returns comment parentID's direct replies with ids after afterID, oldest first, at
 // most limit: one range of comments_replies_idx.
 func (r *CommentRepository) Replies(ctx context.Context, parentID, afterID int64, limit int) ([]domain.Comment, error) {
-	rows, err := r.q.CommentListReplies(ctx, r.pool, dao.CommentListRepliesParams{ParentID: parentID, AfterID: afterID, Lim: int32(limit)})
+	rows, err := r.q.CommentListReplies(ctx, pg.ReadsOn(ctx, r.reads, r.pool), dao.CommentListRepliesParams{ParentID: parentID, AfterID: afterID, Lim: int32(limit)})
 	if err != nil {
 		return nil, pg.Wrapf(err, "list the replies of comment %d", parentID)
 	}

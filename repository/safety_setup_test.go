@@ -47,7 +47,7 @@ func setupSafety(t *testing.T, db *testenv.DB) safetyEnv {
 	uc := cache.NewUserCache(r.Client, cache.Keyspace(r.Prefix), testPolicy, log)
 	return safetyEnv{
 		pool:     pool,
-		users:    repository.NewUserRepository(pool, q, uc, log),
+		users:    repository.NewUserRepository(pool, q, uc, log, nil),
 		sessions: session.NewSessionRepository(pool, q),
 		keys:     session.NewAPIKeyRepository(pool, q),
 		idem:     service.NewIdempotencyRunner(pg.NewUnitOfWork(pool), durable.NewIdempotencyStore(pool, q), 0),

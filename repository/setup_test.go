@@ -55,7 +55,7 @@ type envOpts struct {
 	DeadRedis bool           // the cache talks to a port where nothing listens
 	Pool      *pgxpool.Pool  // nil: the database's own pool (querycount_test passes a traced one)
 	RedisHook redis.Hook     // installed on a client of the caches' own (to inject faults)
-	Reads     *pg.ReadRouter // the article repository's read routing (replica_cache_test); nil: the pool
+	Reads     *pg.ReadRouter // the repositories' read routing (replica_cache_test, replica_rooms_test); nil: the pool
 }
 
 func setup(t testing.TB, db *testenv.DB, o envOpts) *env {
@@ -88,7 +88,7 @@ func setup(t testing.TB, db *testenv.DB, o envOpts) *env {
 		ks:       ks,
 		cache:    uc,
 		q:        q,
-		users:    repository.NewUserRepository(pool, q, uc, log),
+		users:    repository.NewUserRepository(pool, q, uc, log, o.Reads),
 		follows:  repository.NewFollowRepository(pool, dao.New(), viewers, lists, log),
 		artCache: cache.NewArticleCache(cacheRDB, ks, o.Policy, nil, log),
 		pages:    cache.NewAuthorPageCache(cacheRDB, ks, o.Policy),
@@ -97,7 +97,7 @@ func setup(t testing.TB, db *testenv.DB, o envOpts) *env {
 	}
 	e.articles = repository.NewArticleRepository(pool, q, e.artCache, e.pages, lists, cache.NewTagsCache(cacheRDB, ks, o.Policy, log), search.Language("english"), log, o.Reads)
 	e.inter = repository.NewInteractiveRepository(pool, q, e.counters, viewers)
-	e.comments = repository.NewCommentRepository(pool, q)
+	e.comments = repository.NewCommentRepository(pool, q, o.Reads)
 	return e
 }
 

@@ -26,9 +26,12 @@ const lockScopeCollections = "collections"
 
 // UserRepository stores accounts in PostgreSQL and reads them by id and username through the user
 // cache. Reads through the cache come back without PasswordHash; GetByEmail (used by login) and
-// Update always read PostgreSQL and carry it.
+// Update always read PostgreSQL and carry it. Profiles (by username) and a list's authors fill
+// the cache through reads (a read replica that has replayed enough; nil: pool); the signed-in
+// user by id and everything sign-in reads stay on the primary.
 type UserRepository struct {
 	pool   *pgxpool.Pool
+	reads  *pg.ReadRouter
 	q      dao.Querier
 	cache  *cache.UserCache
 	emails *UserEmails
@@ -37,8 +40,8 @@ type UserRepository struct {
 
 // NewUserRepository returns the repository. q runs single statements outside transactions; it is
 // normally NewQuerier(), and tests may wrap it to count queries.
-func NewUserRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.UserCache, log *slog.Logger) *UserRepository {
-	return &UserRepository{pool: pool, q: q, cache: c, emails: &UserEmails{pool: pool, q: q, log: log}, log: log}
+func NewUserRepository(pool *pgxpool.Pool, q dao.Querier, c *cache.UserCache, log *slog.Logger, reads *pg.ReadRouter) *UserRepository {
+	return &UserRepository{pool: pool, reads: reads, q: q, cache: c, emails: &UserEmails{pool: pool, q: q, log: log}, log: log}
 }
 
 // Create inserts a new user.
@@ -88,7 +91,7 @@ func (r *UserRepository) GetByID(ctx context.Context, id int64) (domain.User, er
 // GetByUsername returns the user with username (case-insensitive), through the cache.
 func (r *UserRepository) GetByUsername(ctx context.Context, username string) (domain.User, error) {
 	return r.cache.ByUsername(ctx, username, func(ctx context.Context) (domain.User, error) {
-		row, err := r.q.UserGetByUsername(ctx, r.pool, username)
+		row, err := r.q.UserGetByUsername(ctx, pg.ReadsOn(ctx, r.reads, r.pool), username)
 		if err != nil {
 			return domain.User{}, pg.Wrapf(err, "get user %q", username)
 		}
@@ -214,7 +217,7 @@ func (r *UserRepository) GetByIDs(ctx context.Context, ids []int64) (map[int64]d
 		return map[int64]domain.User{}, nil
 	}
 	return r.cache.ByIDs(ctx, ids, func(ctx context.Context, ids []int64) (map[int64]domain.User, error) {
-		rows, err := r.q.UserGetByIDs(ctx, r.pool, ids)
+		rows, err := r.q.UserGetByIDs(ctx, pg.ReadsOn(ctx, r.reads, r.pool), ids)
 		if err != nil {
 			return nil, pg.Wrapf(err, "get %d users", len(ids))
 		}

@@ -54,6 +54,9 @@
 #   BENCH_REALTIME_ONLY  1: only the realtime section; with BENCH_WRITE=1 it rewrites only its
 #                        section of the doc (make bench-realtime)
 #   BENCH_SSE_STREAMS    idle streams of the realtime section (default 10000)
+#   BENCH_REPLICA        0: skip the replica section (step 8 below); default 1
+#   BENCH_REPLICA_ONLY   1: only the replica section; with BENCH_WRITE=1 it rewrites only its
+#                        section of the doc (make bench-replica)
 #   BENCH_SEARCH_BEFORE_REF the build whose publish latency is "before" (default: the first parent of
 #                        the merge of h-search found in the history)
 #
@@ -85,7 +88,11 @@
 #   7. the realtime section (scripts/bench-realtime.sh): live notification streams on one instance
 #      process (RSS of 10,000 idle streams, publish-to-receive p50/p99 at 1,000 streams) and webhook
 #      deliveries to a local receiver (deliveries/s, the queue's CPU per delivery), each with
-#      databases of its own.
+#      databases of its own;
+#   8. the replica section (scripts/bench-replica.sh): on the replica pair of scripts/services.sh
+#      replica, the list rows on a server without and one with a read replica, three rounds: req/s,
+#      the primary's and the replica's CPU per request, the replica's share of routed reads, and
+#      the routing overhead on the list row.
 # After the HTTP rows, the likes and comments rows are checked against PostgreSQL: the article's
 # like rows, the sum of its counter shards and the favoritesCount the API serves must agree, and
 # match what the writers did; its comments must be numbered 1..n with no gap or repeat, one per 200
@@ -117,6 +124,8 @@ MEDIA=${BENCH_MEDIA:-1}
 MEDIA_ONLY=${BENCH_MEDIA_ONLY:-0}
 REALTIME=${BENCH_REALTIME:-1}
 REALTIME_ONLY=${BENCH_REALTIME_ONLY:-0}
+REPLICA=${BENCH_REPLICA:-1}
+REPLICA_ONLY=${BENCH_REPLICA_ONLY:-0}
 ROWS=${BENCH_ROWS:-}
 PORT=${BENCH_PORT:-18080}
 BENCH_DB=${BENCH_DB_NAME:-inkwell_bench}
@@ -184,10 +193,15 @@ fi
 [[ $REALTIME_ONLY == 0 || $REALTIME_ONLY == 1 ]] || die "BENCH_REALTIME_ONLY must be 0 or 1, not '$REALTIME_ONLY'"
 ((!(REALTIME_ONLY && (FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY || MEDIA_ONLY)))) || die "BENCH_REALTIME_ONLY excludes BENCH_FLEET_ONLY, BENCH_SCALE_ONLY, BENCH_SEARCH_ONLY and BENCH_MEDIA_ONLY"
 ((!(REALTIME_ONLY && !REALTIME))) || die "BENCH_REALTIME_ONLY=1 with BENCH_REALTIME=0 leaves nothing to run"
-if ((FLEET_ONLY || SCALE_ONLY || MEDIA_ONLY || REALTIME_ONLY)); then SEARCH=0; fi
-if ((FLEET_ONLY || SEARCH_ONLY || MEDIA_ONLY || REALTIME_ONLY)); then SCALE=0; fi
-if ((FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY || REALTIME_ONLY)); then MEDIA=0; fi
-if ((FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY || MEDIA_ONLY)); then REALTIME=0; fi
+[[ $REPLICA == 0 || $REPLICA == 1 ]] || die "BENCH_REPLICA must be 0 or 1, not '$REPLICA'"
+[[ $REPLICA_ONLY == 0 || $REPLICA_ONLY == 1 ]] || die "BENCH_REPLICA_ONLY must be 0 or 1, not '$REPLICA_ONLY'"
+((!(REPLICA_ONLY && (FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY || MEDIA_ONLY || REALTIME_ONLY)))) || die "BENCH_REPLICA_ONLY excludes the other BENCH_*_ONLY settings"
+((!(REPLICA_ONLY && !REPLICA))) || die "BENCH_REPLICA_ONLY=1 with BENCH_REPLICA=0 leaves nothing to run"
+if ((FLEET_ONLY || SCALE_ONLY || MEDIA_ONLY || REALTIME_ONLY || REPLICA_ONLY)); then SEARCH=0; fi
+if ((FLEET_ONLY || SEARCH_ONLY || MEDIA_ONLY || REALTIME_ONLY || REPLICA_ONLY)); then SCALE=0; fi
+if ((FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY || REALTIME_ONLY || REPLICA_ONLY)); then MEDIA=0; fi
+if ((FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY || MEDIA_ONLY || REPLICA_ONLY)); then REALTIME=0; fi
+if ((FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY || MEDIA_ONLY || REALTIME_ONLY)); then REPLICA=0; fi
 # shellcheck source=scripts/bench-scale.sh
 source "$ROOT_DIR/scripts/bench-scale.sh"
 scale_check_settings
@@ -199,13 +213,15 @@ source "$ROOT_DIR/scripts/bench-media.sh"
 # shellcheck source=scripts/bench-realtime.sh
 source "$ROOT_DIR/scripts/bench-realtime.sh"
 realtime_check_settings
+# shellcheck source=scripts/bench-replica.sh
+source "$ROOT_DIR/scripts/bench-replica.sh"
 if [[ -n $ROWS ]]; then
 	[[ $ROWS =~ ^[a-z-]+(,[a-z-]+)*$ ]] || die "BENCH_ROWS must be row names separated by commas (e.g. likes,comments), not '$ROWS'"
 	((FLEET_ONLY == 0)) || die "BENCH_ROWS and BENCH_FLEET_ONLY=1 do not go together"
 	[[ $WRITE == 0 ]] || die "BENCH_ROWS measures a part of the run: it does not rewrite $DOC (BENCH_WRITE=1)"
 fi
 if [[ $WRITE == 1 ]]; then
-	for section in results fleet-results scale-results search-results media-results realtime-results; do
+	for section in results fleet-results scale-results search-results media-results realtime-results replica-results; do
 		if ! grep -q "^<!-- $section:start -->\$" "$DOC" || ! grep -q "^<!-- $section:end -->\$" "$DOC"; then
 			die "$DOC lacks the <!-- $section:start --> / <!-- $section:end --> marker lines"
 		fi
@@ -260,6 +276,7 @@ cleanup() {
 		psql_admin -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 ||
 			say "could not drop database $db"
 	done
+	replica_cleanup
 	if command -v redis-cli >/dev/null 2>&1; then # the keys expire anyway; this just tidies up
 		redis-cli -u "$BENCH_REDIS_URL" --scan --pattern "${REDIS_PREFIX}*" 2>/dev/null |
 			xargs -r -n 200 redis-cli -u "$BENCH_REDIS_URL" unlink >/dev/null 2>&1 || true
@@ -358,7 +375,7 @@ bench_metric() {
 # 1. Services and binaries (the job package's tests too: a compile error fails the run here, not
 #    after the HTTP rows).
 step services 120 env DATABASE_URL="$PG_ADMIN_URL" REDIS_URL="$BENCH_REDIS_URL" scripts/services.sh
-if ((!FLEET_ONLY && !REALTIME_ONLY)); then step wrk-install 300 scripts/services.sh wrk; fi
+if ((!FLEET_ONLY && !REALTIME_ONLY && !REPLICA_ONLY)); then step wrk-install 300 scripts/services.sh wrk; fi
 SRC=$ROOT_DIR
 if [[ -n $REF ]]; then
 	commit=$(git rev-parse --verify --quiet "$REF^{commit}") || die "BENCH_REF=$REF is not a commit"
@@ -377,7 +394,7 @@ main_pkg=./cmd/inkwell
 [[ -d "$SRC/cmd/inkwell" ]] || main_pkg=. # refs from before the binary moved to cmd/inkwell
 step build-inkwell 300 go -C "$SRC" build -o "$ROOT_DIR/bin/inkwell" "$main_pkg"
 step build-loadgen 300 go build -o bin/loadgen ./bench/loadgen
-if ((!SCALE_ONLY && !SEARCH_ONLY && !MEDIA_ONLY)); then # the realtime section runs them too
+if ((!SCALE_ONLY && !SEARCH_ONLY && !MEDIA_ONLY && !REPLICA_ONLY)); then # the realtime section runs them too
 	step build-jobtests 300 go -C "$SRC" test -c -o "$WORK/job.test" ./job/
 	rm -f "$WORK/job.test"
 fi
@@ -407,6 +424,7 @@ if ((SEARCH_ONLY)); then only_section search; fi
 if ((MEDIA_ONLY)); then only_section media; fi
 if ((SCALE_ONLY)); then only_section scale; fi
 if ((REALTIME_ONLY)); then only_section realtime; fi
+if ((REPLICA_ONLY)); then only_section replica; fi
 
 # 2. A fresh database, and the server on it. Rate limits off (the write rows would hit the per-user
 #    limit within a second, and seeding registers more users than the per-IP limit allows); tokens
@@ -698,6 +716,7 @@ if ((SCALE)); then scale_section; fi
 if ((SEARCH)); then search_section; fi
 if ((MEDIA)); then media_section; fi
 if ((REALTIME)); then realtime_section; fi
+if ((REPLICA)); then replica_section; fi
 
 # 8. Report.
 fmt_int() { # 12345.6 -> 12,346; anything else (e.g. "?") unchanged
@@ -795,6 +814,10 @@ if ((REALTIME)); then
 	echo
 	cat "$WORK/realtime.md"
 fi
+if ((REPLICA)); then
+	echo
+	cat "$WORK/replica.md"
+fi
 if [[ $WRITE == 1 ]]; then
 	if ((!FLEET_ONLY)); then write_section results "$WORK/results.md"; fi
 	write_section fleet-results "$WORK/fleet.md"
@@ -802,5 +825,6 @@ if [[ $WRITE == 1 ]]; then
 	if ((SEARCH)); then write_section search-results "$WORK/search.md"; fi
 	if ((MEDIA)); then write_section media-results "$WORK/media.md"; fi
 	if ((REALTIME)); then write_section realtime-results "$WORK/realtime.md"; fi
+	if ((REPLICA)); then write_section replica-results "$WORK/replica.md"; fi
 fi
 say "done in $(mmss "$SECONDS")"

@@ -409,7 +409,7 @@ func TestCodeLogin_ConcurrentFirstLogins(t *testing.T) {
 	rds := testenv.NewRedis(t)
 	log := testenv.Logger(t)
 	users := repository.NewUserRepository(db.Pool, repository.NewQuerier(),
-		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
+		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log, nil)
 	svc := service.NewCodeLoginService(acceptingCodes{}, nil, users, plainHasher{}, userSessions{}, noClaims{}, testCodeKeys, log, time.Now)
 
 	for _, tc := range []struct {

@@ -52,7 +52,7 @@ func TestRegisterIdempotent_HashesWithoutHoldingAConnection(t *testing.T) {
 	log := testenv.Logger(t)
 	q := repository.NewQuerier()
 	users := repository.NewUserRepository(db.Pool, q,
-		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
+		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log, nil)
 	hasher := &gatedHasher{entered: make(chan struct{}), release: make(chan struct{})}
 	svc := service.NewUserService(users, pg.NewUnitOfWork(db.Pool), hasher, userSessions{}, newIdempotency(db.Pool), noVerification{}, nil, log, time.Now, noUploads{})
 
@@ -131,7 +131,7 @@ func TestRegisterIdempotent_StoresNoToken(t *testing.T) {
 	log := testenv.Logger(t)
 	q := repository.NewQuerier()
 	users := repository.NewUserRepository(db.Pool, q,
-		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log)
+		cache.NewUserCache(rds.Client, cache.Keyspace(rds.Prefix), cache.Policy{TTL: time.Minute, NullTTL: time.Second, LoadTimeout: 10 * time.Second}, log), log, nil)
 	sessions := &countingSessions{}
 	svc := service.NewUserService(users, pg.NewUnitOfWork(db.Pool), plainHasher{}, sessions, newIdempotency(db.Pool), noVerification{}, nil, log, time.Now, noUploads{})
 

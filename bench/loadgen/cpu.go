@@ -14,21 +14,31 @@ import (
 
 const clockTicks = 100 // USER_HZ: /proc reports CPU time in 1/100 s on every Linux the Go runtime supports
 
-// procSet names a group of processes: one or more pids, or every process whose comm is a name.
+// procSet names a group of processes: one or more pids, every process whose comm is a name, or a
+// process and all its descendants (one PostgreSQL cluster of several on a machine: its postmaster
+// and the backends it forks while a row runs).
 type procSet struct {
 	Label string
 	pids  []int
 	comm  string
+	tree  int
 }
 
-// parseProcSet reads LABEL=PID[,PID...] or LABEL=comm:NAME.
+// parseProcSet reads LABEL=PID[,PID...], LABEL=comm:NAME or LABEL=tree:PID.
 func parseProcSet(s string) (procSet, error) {
 	label, spec, ok := strings.Cut(s, "=")
 	if !ok || label == "" || spec == "" {
-		return procSet{}, fmt.Errorf("-cpu %q: want LABEL=PID[,PID...] or LABEL=comm:NAME", s)
+		return procSet{}, fmt.Errorf("-cpu %q: want LABEL=PID[,PID...], LABEL=comm:NAME or LABEL=tree:PID", s)
 	}
 	if name, ok := strings.CutPrefix(spec, "comm:"); ok {
 		return procSet{Label: label, comm: name}, nil
+	}
+	if root, ok := strings.CutPrefix(spec, "tree:"); ok {
+		pid, err := strconv.Atoi(root)
+		if err != nil || pid <= 0 {
+			return procSet{}, fmt.Errorf("-cpu %q: %q is not a pid", s, root)
+		}
+		return procSet{Label: label, tree: pid}, nil
 	}
 	ps := procSet{Label: label}
 	for _, f := range strings.Split(spec, ",") {
@@ -60,8 +70,11 @@ func takeCPUSample(sets []procSet) cpuSample {
 	for _, set := range sets {
 		m := map[int]uint64{}
 		pids := set.pids
-		if set.comm != "" {
+		switch {
+		case set.comm != "":
 			pids = pidsByComm(set.comm)
+		case set.tree != 0:
+			pids = pidsInTree(set.tree)
 		}
 		for _, pid := range pids {
 			if t, err := procTicks(pid); err == nil {
@@ -144,6 +157,46 @@ func pidsByComm(name string) []int {
 		}
 	}
 	return out
+}
+
+// pidsInTree lists root and every process descended from it.
+func pidsInTree(root int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, err := parentOf(pid); err == nil {
+			children[ppid] = append(children[ppid], pid)
+		}
+	}
+	out := []int{root}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}
+
+// parentOf is pid's parent, from /proc/PID/stat (field 4).
+func parentOf(pid int) (int, error) {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, err
+	}
+	i := strings.LastIndexByte(string(raw), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 2 {
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	return strconv.Atoi(f[1])
 }
 
 // machineTicks reads the first line of /proc/stat (all CPUs): busy is user+nice+system+irq+

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,10 +61,30 @@ func TestParseProcSet(t *testing.T) {
 	if ps, err := parseProcSet("pg=comm:postgres"); err != nil || ps.comm != "postgres" {
 		t.Errorf("parseProcSet(pg=comm:postgres) = %+v, %v", ps, err)
 	}
-	for _, bad := range []string{"redis", "=1", "x=abc", "x=-1"} {
+	if ps, err := parseProcSet("primary=tree:42"); err != nil || ps.tree != 42 {
+		t.Errorf("parseProcSet(primary=tree:42) = %+v, %v", ps, err)
+	}
+	for _, bad := range []string{"redis", "=1", "x=abc", "x=-1", "x=tree:", "x=tree:0"} {
 		if _, err := parseProcSet(bad); err == nil {
 			t.Errorf("parseProcSet(%q) = nil error", bad)
 		}
+	}
+}
+
+// A tree is its root and every descendant, including a process born after the set was named.
+func TestPidsInTree(t *testing.T) {
+	t.Parallel()
+	child := exec.Command("sleep", "30")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	got := pidsInTree(os.Getpid())
+	if !slices.Contains(got, os.Getpid()) || !slices.Contains(got, child.Process.Pid) {
+		t.Fatalf("pidsInTree(self) = %v, want this process %d and its child %d", got, os.Getpid(), child.Process.Pid)
+	}
+	if slices.Contains(got, os.Getppid()) {
+		t.Fatalf("pidsInTree(self) = %v holds this process's parent", got)
 	}
 }
 

@@ -120,7 +120,7 @@ func runMain(args []string) error {
 	slowOK := fs.Bool("slow-ok", false, "a target with no request inside its window (each took longer) is reported with 0 req/s instead of failing the run; errors still fail it")
 	rssPID := fs.Int("rss", 0, "PID: record this process's resident memory (VmRSS, VmHWM from /proc) right after each target's window")
 	var cpuFlags multiFlag
-	fs.Var(&cpuFlags, "cpu", "LABEL=PID[,PID...] or LABEL=comm:NAME: report the CPU these processes use per request (repeatable; Linux)")
+	fs.Var(&cpuFlags, "cpu", "LABEL=PID[,PID...], LABEL=comm:NAME or LABEL=tree:PID (the process and its descendants): report the CPU these processes use per request (repeatable; Linux)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

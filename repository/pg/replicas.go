@@ -3,6 +3,7 @@ package pg
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,7 @@ type WriteMarks interface {
 type ReadRouter struct {
 	primary  *pgxpool.Pool
 	replicas []*replica
+	pools    []*pgxpool.Pool // pools[i] is replicas[i]'s
 	marks    WriteMarks
 	maxLag   time.Duration
 	now      func() time.Time
@@ -87,6 +89,7 @@ func NewReadRouter(primary *pgxpool.Pool, replicas []Replica, marks WriteMarks, 
 	r := &ReadRouter{primary: primary, marks: marks, maxLag: maxLag, now: now, q: dao.New(), log: log}
 	for _, rp := range replicas {
 		r.replicas = append(r.replicas, &replica{name: rp.Name, pool: rp.Pool})
+		r.pools = append(r.pools, rp.Pool)
 	}
 	return r
 }
@@ -99,42 +102,78 @@ func (r *ReadRouter) Primary() *pgxpool.Pool { return r.primary }
 
 // For returns the connection ctx's read runs on: a replica that has replayed what this reader
 // must see, or the primary.
-func (r *ReadRouter) For(ctx context.Context) dao.DBTX {
-	if !r.Enabled() {
-		return r.primary
+func (r *ReadRouter) For(ctx context.Context) dao.DBTX { return r.route(ctx, r.primary, r.pools) }
+
+// ReadsOn is where ctx's read that tolerates a little lag runs: r's choice, or pool when there is
+// no router (nil, as in tests of one room).
+func ReadsOn(ctx context.Context, r *ReadRouter, pool *pgxpool.Pool) dao.DBTX {
+	if r == nil {
+		return pool
 	}
-	if rp := r.pick(ctx); rp != nil {
-		r.Stats.Replica.Add(1)
-		return &replicaConn{replica: rp, router: r}
-	}
-	r.Stats.Primary.Add(1)
-	return r.primary
+	return r.For(ctx)
 }
 
-// pick is a replica that has replayed what ctx's reader must see; nil when none has.
-func (r *ReadRouter) pick(ctx context.Context) *replica {
+// PrimaryOnly is a router without replicas: every read runs on pool.
+func PrimaryOnly(pool *pgxpool.Pool) *ReadRouter {
+	return NewReadRouter(pool, nil, nil, 0, time.Now, slog.New(slog.DiscardHandler))
+}
+
+// Lane routes reads over other pools on the same servers (pools[i] on the router's replica i,
+// primary on the primary), sharing the router's positions, marks and rotation: the search
+// pools, whose sessions plan each statement once, are one.
+type Lane struct {
+	router  *ReadRouter
+	primary *pgxpool.Pool
+	pools   []*pgxpool.Pool
+}
+
+// Lane returns the lane of primary and pools, one pool per replica in the router's order.
+func (r *ReadRouter) Lane(primary *pgxpool.Pool, pools []*pgxpool.Pool) *Lane {
+	if len(pools) != len(r.replicas) {
+		panic(fmt.Sprintf("pg: a lane needs one pool per replica: %d pools, %d replicas", len(pools), len(r.replicas)))
+	}
+	return &Lane{router: r, primary: primary, pools: pools}
+}
+
+// For returns the connection ctx's read runs on, as ReadRouter.For does.
+func (l *Lane) For(ctx context.Context) dao.DBTX { return l.router.route(ctx, l.primary, l.pools) }
+
+func (r *ReadRouter) route(ctx context.Context, primary *pgxpool.Pool, pools []*pgxpool.Pool) dao.DBTX {
+	if !r.Enabled() {
+		return primary
+	}
+	if i := r.pick(ctx); i >= 0 {
+		r.Stats.Replica.Add(1)
+		return &replicaConn{replica: r.replicas[i], pool: pools[i], primary: primary, stats: &r.Stats}
+	}
+	r.Stats.Primary.Add(1)
+	return primary
+}
+
+// pick is the index of a replica that has replayed what ctx's reader must see; -1 when none has.
+func (r *ReadRouter) pick(ctx context.Context) int {
 	if domain.PrimaryReadsOnly(ctx) {
-		return nil
+		return -1
 	}
 	need, ok := r.freshFloor()
 	if !ok {
-		return nil
+		return -1
 	}
 	// Once per request: a mark made after the request began is another request's write.
 	mark, err := domain.ReaderFloor(ctx, func(user int64) (int64, error) { return r.marks.Position(ctx, user) })
 	if err != nil {
-		return nil // their last write's position is unknown: only the primary surely has it
+		return -1 // their last write's position is unknown: only the primary surely has it
 	}
 	need = max(need, mark)
 	now := r.now().UnixNano()
 	start := r.next.Add(1)
 	for i := range r.replicas {
-		rp := r.replicas[(start+uint64(i))%uint64(len(r.replicas))]
-		if rp.position.Load() >= need && now-rp.readAt.Load() <= int64(replicaStale) {
-			return rp
+		at := int((start + uint64(i)) % uint64(len(r.replicas)))
+		if rp := r.replicas[at]; rp.position.Load() >= need && now-rp.readAt.Load() <= int64(replicaStale) {
+			return at
 		}
 	}
-	return nil
+	return -1
 }
 
 // freshFloor is the WAL position every read must have: the primary's position at the oldest
@@ -248,21 +287,23 @@ func (rp *replica) skip() { rp.readAt.Store(0) }
 // replica's failure.
 type replicaConn struct {
 	replica *replica
-	router  *ReadRouter
+	pool    *pgxpool.Pool // on replica
+	primary *pgxpool.Pool
+	stats   *RouterStats
 }
 
 func (c *replicaConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	tag, err := c.replica.pool.Exec(ctx, sql, args...)
+	tag, err := c.pool.Exec(ctx, sql, args...)
 	if c.retry(ctx, err) {
-		return c.router.primary.Exec(ctx, sql, args...)
+		return c.primary.Exec(ctx, sql, args...)
 	}
 	return tag, err
 }
 
 func (c *replicaConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	rows, err := c.replica.pool.Query(ctx, sql, args...)
+	rows, err := c.pool.Query(ctx, sql, args...)
 	if c.retry(ctx, err) {
-		return c.router.primary.Query(ctx, sql, args...)
+		return c.primary.Query(ctx, sql, args...)
 	}
 	return rows, err
 }
@@ -278,7 +319,7 @@ func (c *replicaConn) retry(ctx context.Context, err error) bool {
 		return false
 	}
 	c.replica.skip()
-	c.router.Stats.Fallbacks.Add(1)
+	c.stats.Fallbacks.Add(1)
 	return true
 }
 
@@ -290,9 +331,9 @@ type replicaRow struct {
 }
 
 func (r *replicaRow) Scan(dest ...any) error {
-	err := r.conn.replica.pool.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
+	err := r.conn.pool.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
 	if r.conn.retry(r.ctx, err) {
-		return r.conn.router.primary.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
+		return r.conn.primary.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
 	}
 	return err
 }

@@ -209,3 +209,53 @@ func TestReadRouter_ReplicaStoppingCausesNoErrors(t *testing.T) {
 		t.Fatalf("replica %d, primary %d reads: want both (before and after the stop)", e.router.Stats.Replica.Load(), e.router.Stats.Primary.Load())
 	}
 }
+
+// A lane (the search pools) reads its own pool on the replica, and when that pool fails the read,
+// its own pool on the primary: its sessions' settings hold on either server, and the reader sees
+// no error.
+func TestReadRouter_LaneReadsItsOwnPools(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewReplicatedDB(t)
+	e := startRouter(t, db, routerOpts{MaxLag: time.Minute})
+	testenv.WaitUntil(t, "the replica in the rotation", func() bool { return e.servedByReplica(t.Context()) })
+	u, err := url.Parse(db.ReplicaURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := testenv.NewCutProxy(t, u.Host)
+	u.Host = proxy.Addr()
+	lane := e.router.Lane(namedPool(t, db.URL, "lane on the primary"), []*pgxpool.Pool{namedPool(t, u.String(), "lane on the replica")})
+
+	appName := func() string {
+		t.Helper()
+		var name string
+		if err := lane.For(t.Context()).QueryRow(t.Context(), `SELECT current_setting('application_name')`).Scan(&name); err != nil {
+			t.Fatalf("a read through the lane: %v", err)
+		}
+		return name
+	}
+	if got := appName(); got != "lane on the replica" {
+		t.Fatalf("read on %q, want the lane's replica pool", got)
+	}
+	proxy.Stop()
+	if got := appName(); got != "lane on the primary" {
+		t.Fatalf("after the replica pool failed, read on %q, want the lane's primary pool", got)
+	}
+	if e.router.Stats.Fallbacks.Load() == 0 {
+		t.Fatal("the failed read was not counted as a fallback")
+	}
+}
+
+// namedPool is a pool at url whose sessions carry application_name name.
+func namedPool(t *testing.T, url, name string) *pgxpool.Pool {
+	t.Helper()
+	pcfg := testenv.PoolConfig(t, url)
+	pcfg.MaxConns = 2
+	pcfg.ConnConfig.RuntimeParams["application_name"] = name
+	pool, err := pgxpool.NewWithConfig(t.Context(), pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}

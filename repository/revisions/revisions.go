@@ -13,13 +13,17 @@ import (
 )
 
 // Store keeps article revisions (service.RevisionStore).
+// History is read through reads (a read replica that has replayed enough; nil: pool).
 type Store struct {
-	pool *pgxpool.Pool
-	q    dao.Querier
+	pool  *pgxpool.Pool
+	reads *pg.ReadRouter
+	q     dao.Querier
 }
 
 // NewStore returns the revision store.
-func NewStore(pool *pgxpool.Pool, q dao.Querier) *Store { return &Store{pool: pool, q: q} }
+func NewStore(pool *pgxpool.Pool, q dao.Querier, reads *pg.ReadRouter) *Store {
+	return &Store{pool: pool, reads: reads, q: q}
+}
 
 // WriteIn keeps rev, the content an edit in tx is replacing, and prunes the article's revisions
 // beyond the newest domain.MaxRevisionsKept, both in tx: an edit that fails keeps nothing.
@@ -49,7 +53,7 @@ func (s *Store) List(ctx context.Context, articleID int64, before int32, limit i
 	if before <= 0 {
 		before = math.MaxInt32
 	}
-	rows, err := s.q.ArticleRevisionList(ctx, s.pool, dao.ArticleRevisionListParams{
+	rows, err := s.q.ArticleRevisionList(ctx, pg.ReadsOn(ctx, s.reads, s.pool), dao.ArticleRevisionListParams{
 		ArticleID: articleID, BeforeVersion: before, Lim: int32(limit),
 	})
 	if err != nil {
@@ -67,7 +71,7 @@ func (s *Store) List(ctx context.Context, articleID int64, before int32, limit i
 
 // Get reads version of articleID, with its body; domain.ErrNotFound when it is not kept.
 func (s *Store) Get(ctx context.Context, articleID int64, version int32) (domain.ArticleRevision, error) {
-	r, err := s.q.ArticleRevisionGet(ctx, s.pool, dao.ArticleRevisionGetParams{ArticleID: articleID, Version: version})
+	r, err := s.q.ArticleRevisionGet(ctx, pg.ReadsOn(ctx, s.reads, s.pool), dao.ArticleRevisionGetParams{ArticleID: articleID, Version: version})
 	if err != nil {
 		return domain.ArticleRevision{}, pg.Wrapf(err, "get version %d of article %d", version, articleID)
 	}

@@ -36,11 +36,11 @@ func setup(t testing.TB) *env {
 	pool, log, ks, q := db.Pool, testenv.Logger(t), cache.Keyspace(r.Prefix), dao.New()
 	return &env{
 		pool:  pool,
-		users: repository.NewUserRepository(pool, q, cache.NewUserCache(r.Client, ks, testPolicy, log), log),
+		users: repository.NewUserRepository(pool, q, cache.NewUserCache(r.Client, ks, testPolicy, log), log, nil),
 		articles: repository.NewArticleRepository(pool, q, cache.NewArticleCache(r.Client, ks, testPolicy, nil, log),
 			cache.NewAuthorPageCache(r.Client, ks, testPolicy), cache.NewListPageCache(r.Client, ks, testPolicy, log),
 			cache.NewTagsCache(r.Client, ks, testPolicy, log), search.Language("english"), log, nil),
-		revs: revisions.NewStore(pool, q),
+		revs: revisions.NewStore(pool, q, nil),
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // NewReindexer returns a Repository for the one-off commands (`inkwell search
 // reindex`): BackfillSearch and Reindex only, with no caches.
 func NewReindexer(pool *pgxpool.Pool, q dao.Querier, lang Language, log *slog.Logger) *Repository {
-	return NewRepository(Pool{Pool: pool}, q, lang, nil, nil, log)
+	return NewRepository(Pool{Pool: pool}, Replicas{}, q, lang, nil, nil, log)
 }
 
 // searchBatch is how many articles one backfill or reindex statement indexes: each is a short

@@ -13,13 +13,14 @@ import (
 // People finds users for search boxes (GET /api/search/users). Each group of the query reads
 // at most its limit of rows off an index (migrations/00022_search_lexicon_people_tags.sql).
 type People struct {
-	pool *pgxpool.Pool
-	q    dao.Querier
+	reads *pg.ReadRouter // nil: every search on pool
+	pool  *pgxpool.Pool
+	q     dao.Querier
 }
 
 // NewPeople returns the searcher.
-func NewPeople(pool *pgxpool.Pool, q dao.Querier) *People {
-	return &People{pool: pool, q: q}
+func NewPeople(pool *pgxpool.Pool, q dao.Querier, reads *pg.ReadRouter) *People {
+	return &People{reads: reads, pool: pool, q: q}
 }
 
 // likeEscaper escapes LIKE's metacharacters (PostgreSQL's default escape is the backslash), so a
@@ -33,7 +34,7 @@ func likePrefix(s string) string { return likeEscaper.Replace(s) + "%" }
 // username prefix, username similarity, bio words); usernames compare case-insensitively.
 func (p *People) SearchUsers(ctx context.Context, q string, limit int) ([]int64, error) {
 	q = strings.ToLower(q)
-	rows, err := p.q.UserSearch(ctx, p.pool, dao.UserSearchParams{Q: q, Prefix: likePrefix(q), Lim: int32(limit)})
+	rows, err := p.q.UserSearch(ctx, pg.ReadsOn(ctx, p.reads, p.pool), dao.UserSearchParams{Q: q, Prefix: likePrefix(q), Lim: int32(limit)})
 	if err != nil {
 		return nil, pg.Wrapf(err, "search users")
 	}

@@ -26,7 +26,7 @@ func TestPeopleSearch_ExactThenPrefixThenSimilarThenBio(t *testing.T) {
 		}
 		ids[id] = name
 	}
-	people := search.NewPeople(db.Pool, dao.New())
+	people := search.NewPeople(db.Pool, dao.New(), nil)
 	names := func(q string, limit int) []string {
 		t.Helper()
 		got, err := people.SearchUsers(ctx, q, limit)
@@ -75,7 +75,7 @@ func TestTagSearch_PrefixByArticleCount(t *testing.T) {
 		('Go', 5), ('golang', 9), ('gopher', 1), ('go_lang', 2), ('gone', 0), ('100%', 4), ('rust', 7), ('a\b', 1)`); err != nil {
 		t.Fatal(err)
 	}
-	tags := search.NewTags(db.Pool, dao.New())
+	tags := search.NewTags(db.Pool, dao.New(), nil)
 	for _, c := range []struct {
 		q     string
 		limit int

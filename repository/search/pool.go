@@ -1,6 +1,10 @@
 package search
 
-import "github.com/jackc/pgx/v5/pgxpool"
+import (
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/inkwell-dev/inkwell/repository/pg"
+)
 
 // Pool is the connection pool article searches run on, apart from the API's pool because its
 // sessions plan each statement once (pg.PlanStatementsOnce): PostgreSQL re-planned the search
@@ -10,3 +14,8 @@ import "github.com/jackc/pgx/v5/pgxpool"
 // holds their generic plans to the window index, the keys and the page. A search holds a
 // connection for one statement at a time.
 type Pool struct{ *pgxpool.Pool }
+
+// Replicas is where a search runs when read replicas are in use: a replica's search pool that
+// has replayed what the reader must see, else Pool (a pg.Lane of the read router). Its zero value
+// runs every search on Pool.
+type Replicas struct{ *pg.Lane }

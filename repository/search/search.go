@@ -29,6 +29,7 @@ import (
 // anonymous readers a short-lived cache of hit lists hydrated through the article cache.
 type Repository struct {
 	pool     *pgxpool.Pool
+	replicas Replicas
 	q        dao.Querier
 	lang     Language
 	articles ArticleReader
@@ -46,8 +47,8 @@ type ArticleReader interface {
 }
 
 // NewRepository returns the repository.
-func NewRepository(pool Pool, q dao.Querier, lang Language, articles ArticleReader, hits *cache.SearchCache, log *slog.Logger) *Repository {
-	return &Repository{pool: pool.Pool, q: q, lang: lang, articles: articles, words: newSearchWordCache[wordEstimate](), lexemes: newSearchWordCache[string](), hits: hits, log: log}
+func NewRepository(pool Pool, replicas Replicas, q dao.Querier, lang Language, articles ArticleReader, hits *cache.SearchCache, log *slog.Logger) *Repository {
+	return &Repository{pool: pool.Pool, replicas: replicas, q: q, lang: lang, articles: articles, words: newSearchWordCache[wordEstimate](), lexemes: newSearchWordCache[string](), hits: hits, log: log}
 }
 
 // Search returns one page of hits. A shared (anonymous) page comes from the hit-list cache when
@@ -164,7 +165,8 @@ func optInt(id int64) pgtype.Int8 { return pgtype.Int8{Int64: id, Valid: id != 0
 // found) by domain.SearchScore, their likes read with them from interactives, and returns the page
 // after q.After with its snippets, computed for the page only.
 func (r *Repository) search(ctx context.Context, q service.SearchQuery) (service.SearchPage, error) {
-	stats, err := r.q.ArticleSearchSnapshot(ctx, r.pool, dao.ArticleSearchSnapshotParams{Tag: optText(q.Tag), AuthorID: optInt(q.AuthorID)})
+	db := r.reader(ctx) // one server for the search's statements, so they see one state
+	stats, err := r.q.ArticleSearchSnapshot(ctx, db, dao.ArticleSearchSnapshotParams{Tag: optText(q.Tag), AuthorID: optInt(q.AuthorID)})
 	if err != nil {
 		return service.SearchPage{}, pg.Wrapf(err, "plan a search")
 	}
@@ -181,7 +183,7 @@ func (r *Repository) search(ctx context.Context, q service.SearchQuery) (service
 		stats.SnapshotAt = q.After.Snapshot
 	}
 	plan := planSearch(q.Terms.Words, len(q.Terms.CJK), stats, known, q.Tag != "", q.AuthorID != 0, domain.SearchDepth)
-	cands, err := r.candidates(ctx, q, plan)
+	cands, err := r.candidates(ctx, db, q, plan)
 	if err != nil {
 		return service.SearchPage{}, err
 	}
@@ -213,7 +215,7 @@ func (r *Repository) search(ctx context.Context, q service.SearchQuery) (service
 	for i, h := range page.Hits {
 		ids[i] = h.Article.ID
 	}
-	if err := r.snippets(ctx, q.Terms, known, ids, page.Hits); err != nil {
+	if err := r.snippets(ctx, db, q.Terms, known, ids, page.Hits); err != nil {
 		return service.SearchPage{}, err
 	}
 	return page, nil
@@ -221,7 +223,7 @@ func (r *Repository) search(ctx context.Context, q service.SearchQuery) (service
 
 // estimateWords asks the lexicon how common words are (searchWordCache's loader).
 func (r *Repository) estimateWords(ctx context.Context, words []string) (map[string]wordEstimate, error) {
-	rows, err := r.q.SearchWordsEstimate(ctx, r.pool, dao.SearchWordsEstimateParams{Words: words, SearchConfig: string(r.lang)})
+	rows, err := r.q.SearchWordsEstimate(ctx, r.reader(ctx), dao.SearchWordsEstimateParams{Words: words, SearchConfig: string(r.lang)})
 	if err != nil {
 		return nil, pg.Wrapf(err, "estimate search words")
 	}
@@ -234,11 +236,11 @@ func (r *Repository) estimateWords(ctx context.Context, words []string) (map[str
 
 // candidates collects the newest domain.SearchDepth matches as the plan says: windows newest
 // first, handing over to reading the rest of the history when the windows it walked ran out.
-func (r *Repository) candidates(ctx context.Context, q service.SearchQuery, p searchPlan) ([]searchCandidate, error) {
+func (r *Repository) candidates(ctx context.Context, db dao.DBTX, q service.SearchQuery, p searchPlan) ([]searchCandidate, error) {
 	var out []searchCandidate
 	below := p.snapshotSeq + 1
 	if p.shift != 0 {
-		rows, err := r.walkWindows(ctx, q, p)
+		rows, err := r.walkWindows(ctx, db, q, p)
 		if err != nil {
 			return nil, pg.Wrapf(err, "search windows")
 		}
@@ -248,7 +250,7 @@ func (r *Repository) candidates(ctx context.Context, q service.SearchQuery, p se
 		}
 		below = int64(p.bottom) << p.shift
 	}
-	rows, err := r.q.ArticleSearchAll(ctx, r.pool, dao.ArticleSearchAllParams{
+	rows, err := r.q.ArticleSearchAll(ctx, db, dao.ArticleSearchAllParams{
 		SearchConfig: string(r.lang), Words: q.Terms.Words, Cjk: q.Terms.CJKQuery(), BelowSeq: below,
 		Tag: optText(q.Tag), AuthorID: optInt(q.AuthorID), Depth: int32(domain.SearchDepth - len(out)),
 	})
@@ -261,18 +263,18 @@ func (r *Repository) candidates(ctx context.Context, q service.SearchQuery, p se
 
 // walkWindows runs the plan's window statement (one per window size: the index expression is part
 // of the statement).
-func (r *Repository) walkWindows(ctx context.Context, q service.SearchQuery, p searchPlan) ([]searchCandidate, error) {
+func (r *Repository) walkWindows(ctx context.Context, db dao.DBTX, q service.SearchQuery, p searchPlan) ([]searchCandidate, error) {
 	cfg, words, cjk, tag, author := string(r.lang), q.Terms.Words, q.Terms.CJKQuery(), optText(q.Tag), optInt(q.AuthorID)
 	depth := int32(domain.SearchDepth)
 	switch p.shift {
 	case searchMinShift:
-		return candidatesOf(r.q.ArticleSearchWindow10(ctx, r.pool, dao.ArticleSearchWindow10Params{Top: p.top, Bottom: p.bottom,
+		return candidatesOf(r.q.ArticleSearchWindow10(ctx, db, dao.ArticleSearchWindow10Params{Top: p.top, Bottom: p.bottom,
 			SnapshotSeq: p.snapshotSeq, Tag: tag, AuthorID: author, Depth: depth, SearchConfig: cfg, Words: words, Cjk: cjk}))
 	case searchMidShift:
-		return candidatesOf(r.q.ArticleSearchWindow13(ctx, r.pool, dao.ArticleSearchWindow13Params{Top: p.top, Bottom: p.bottom,
+		return candidatesOf(r.q.ArticleSearchWindow13(ctx, db, dao.ArticleSearchWindow13Params{Top: p.top, Bottom: p.bottom,
 			SnapshotSeq: p.snapshotSeq, Tag: tag, AuthorID: author, Depth: depth, SearchConfig: cfg, Words: words, Cjk: cjk}))
 	default:
-		return candidatesOf(r.q.ArticleSearchWindow16(ctx, r.pool, dao.ArticleSearchWindow16Params{Top: p.top, Bottom: p.bottom,
+		return candidatesOf(r.q.ArticleSearchWindow16(ctx, db, dao.ArticleSearchWindow16Params{Top: p.top, Bottom: p.bottom,
 			SnapshotSeq: p.snapshotSeq, Tag: tag, AuthorID: author, Depth: depth, SearchConfig: cfg, Words: words, Cjk: cjk}))
 	}
 }
@@ -308,8 +310,8 @@ func score(cands []searchCandidate, at time.Time) {
 // (their first letter is a query lexeme's: stemmers change endings), and the lexemes of words
 // are cached like the estimates. A query with CJK runs marks them (domain.MarkCJK) when they
 // occur in the text.
-func (r *Repository) snippets(ctx context.Context, t domain.SearchTerms, known map[string]wordEstimate, ids []int64, hits []domain.SearchHit) error {
-	rows, err := r.q.ArticleSearchTexts(ctx, r.pool, ids)
+func (r *Repository) snippets(ctx context.Context, db dao.DBTX, t domain.SearchTerms, known map[string]wordEstimate, ids []int64, hits []domain.SearchHit) error {
+	rows, err := r.q.ArticleSearchTexts(ctx, db, ids)
 	if err != nil {
 		return pg.Wrapf(err, "search snippets")
 	}
@@ -385,7 +387,7 @@ func queryLexemes(words string, known map[string]wordEstimate) map[string]bool {
 
 // lexemesOf asks PostgreSQL for the lexemes of words (the lexeme cache's loader).
 func (r *Repository) lexemesOf(ctx context.Context, words []string) (map[string]string, error) {
-	rows, err := r.q.SearchWordsLexemes(ctx, r.pool, dao.SearchWordsLexemesParams{Words: words, SearchConfig: string(r.lang)})
+	rows, err := r.q.SearchWordsLexemes(ctx, r.reader(ctx), dao.SearchWordsLexemesParams{Words: words, SearchConfig: string(r.lang)})
 	if err != nil {
 		return nil, pg.Wrapf(err, "look up the lexemes of words")
 	}
@@ -394,4 +396,12 @@ func (r *Repository) lexemesOf(ctx context.Context, words []string) (map[string]
 		out[row.Word] = row.Lexeme
 	}
 	return out, nil
+}
+
+// reader is the connection a search statement runs on.
+func (r *Repository) reader(ctx context.Context) dao.DBTX {
+	if r.replicas.Lane == nil {
+		return r.pool
+	}
+	return r.replicas.For(ctx)
 }

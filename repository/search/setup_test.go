@@ -49,12 +49,12 @@ func setup(t testing.TB, db *testenv.DB, o envOpts) *env {
 	lists := cache.NewListPageCache(cacheRDB, ks, testPolicy, log)
 	e := &env{
 		pool:  pool,
-		users: repository.NewUserRepository(pool, q, cache.NewUserCache(cacheRDB, ks, testPolicy, log), log),
+		users: repository.NewUserRepository(pool, q, cache.NewUserCache(cacheRDB, ks, testPolicy, log), log, nil),
 		inter: repository.NewInteractiveRepository(pool, q, cache.NewCounters(cacheRDB, ks, testPolicy, log), viewers),
 	}
 	e.articles = repository.NewArticleRepository(pool, q, cache.NewArticleCache(cacheRDB, ks, testPolicy, nil, log),
 		cache.NewAuthorPageCache(cacheRDB, ks, testPolicy), lists, cache.NewTagsCache(cacheRDB, ks, testPolicy, log), search.Language("english"), log, nil)
-	e.search = search.NewRepository(search.Pool{Pool: pool}, q, search.Language("english"), e.articles, cache.NewSearchCache(cacheRDB, ks), log)
+	e.search = search.NewRepository(search.Pool{Pool: pool}, search.Replicas{}, q, search.Language("english"), e.articles, cache.NewSearchCache(cacheRDB, ks), log)
 	return e
 }
 

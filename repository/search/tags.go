@@ -12,17 +12,20 @@ import (
 
 // Tags completes tag prefixes (GET /api/search/tags) off tag_article_counts_prefix_idx.
 type Tags struct {
-	pool *pgxpool.Pool
-	q    dao.Querier
+	reads *pg.ReadRouter // nil: every search on pool
+	pool  *pgxpool.Pool
+	q     dao.Querier
 }
 
 // NewTags returns the searcher.
-func NewTags(pool *pgxpool.Pool, q dao.Querier) *Tags { return &Tags{pool: pool, q: q} }
+func NewTags(pool *pgxpool.Pool, q dao.Querier, reads *pg.ReadRouter) *Tags {
+	return &Tags{reads: reads, pool: pool, q: q}
+}
 
 // SearchTags returns at most limit tags in use starting with prefix, case-insensitively, the most
 // used first.
 func (p *Tags) SearchTags(ctx context.Context, prefix string, limit int) ([]string, error) {
-	rows, err := p.q.TagSearchPrefix(ctx, p.pool, dao.TagSearchPrefixParams{Prefix: likePrefix(strings.ToLower(prefix)), Lim: int32(limit)})
+	rows, err := p.q.TagSearchPrefix(ctx, pg.ReadsOn(ctx, p.reads, p.pool), dao.TagSearchPrefixParams{Prefix: likePrefix(strings.ToLower(prefix)), Lim: int32(limit)})
 	if err != nil {
 		return nil, pg.Wrapf(err, "search tags")
 	}

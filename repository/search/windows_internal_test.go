@@ -24,7 +24,7 @@ func TestSearchPlans_FindTheSameCandidates(t *testing.T) {
 	db := testenv.NewDB(t)
 	const articles = 5000
 	last := seedPlanArticles(t, db, articles)
-	r := NewRepository(Pool{Pool: db.Pool}, dao.New(), "english", nil, nil, testenv.Logger(t))
+	r := NewRepository(Pool{Pool: db.Pool}, Replicas{}, dao.New(), "english", nil, nil, testenv.Logger(t))
 	for _, words := range []string{"zqcommon", "zqhalf", "zqcommon zqhalf", "zqrare", "zqcommon -zqhalf", "zqrare or zqtitle"} {
 		terms, err := domain.ParseSearchQuery(words)
 		if err != nil {
@@ -32,7 +32,7 @@ func TestSearchPlans_FindTheSameCandidates(t *testing.T) {
 		}
 		q := service.SearchQuery{Terms: terms}
 		snapshot := last - 300 // the newest 300 articles came after the first page
-		all, err := r.candidates(t.Context(), q, searchPlan{snapshotSeq: snapshot})
+		all, err := r.candidates(t.Context(), db.Pool, q, searchPlan{snapshotSeq: snapshot})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestSearchPlans_FindTheSameCandidates(t *testing.T) {
 			{shift: searchMaxShift, top: int32(snapshot >> searchMaxShift), bottom: 0},
 		} {
 			p.snapshotSeq = snapshot
-			got, err := r.candidates(t.Context(), q, p)
+			got, err := r.candidates(t.Context(), db.Pool, q, p)
 			if err != nil {
 				t.Fatalf("%q, plan %+v: %v", words, p, err)
 			}
@@ -130,7 +130,7 @@ func TestSearch_ForgedCursorPlaceIsHeldToThePresent(t *testing.T) {
 	db := testenv.NewDB(t)
 	last := seedPlanArticles(t, db, 5000)
 	q := &placesQuerier{Querier: dao.New()}
-	r := NewRepository(Pool{Pool: db.Pool}, q, "english", nil, nil, testenv.Logger(t))
+	r := NewRepository(Pool{Pool: db.Pool}, Replicas{}, q, "english", nil, nil, testenv.Logger(t))
 	// As common as the lexicon would say once its pass ran: the plan walks windows of 1,024.
 	r.words.entries["zqcommon"] = cachedWord[wordEstimate]{wordEstimate{ndoc: 5000}, time.Now().Add(time.Hour)}
 	terms, err := domain.ParseSearchQuery("zqcommon")
@@ -205,7 +205,7 @@ func TestSearchSnippets_LookUpFewWordsOnce(t *testing.T) {
 	db := testenv.NewDB(t)
 	seedPlanArticles(t, db, 300)
 	q := &lexemeQuerier{Querier: dao.New()}
-	r := NewRepository(Pool{Pool: db.Pool}, q, "english", nil, nil, testenv.Logger(t))
+	r := NewRepository(Pool{Pool: db.Pool}, Replicas{}, q, "english", nil, nil, testenv.Logger(t))
 	terms, err := domain.ParseSearchQuery("zqhalf")
 	if err != nil {
 		t.Fatal(err)
