@@ -84,9 +84,7 @@ func newPgPoolAt(cfg *Config, at poolTarget, name string, maxConns int32, config
 	} else {
 		SessionTimeouts(pcfg)
 	}
-	if pcfg.ConnConfig.ConnectTimeout == 0 && !strings.Contains(at.url, "connect_timeout") {
-		pcfg.ConnConfig.ConnectTimeout = DBConnectTimeout
-	}
+	boundConnects(pcfg, at.url)
 	configure(pcfg)
 	if cfg.ConfigurePgPool != nil {
 		cfg.ConfigurePgPool(pcfg)
@@ -170,13 +168,13 @@ func PoolerQueryMode(pcfg *pgxpool.Config, url string) {
 // seconds still ride out a slow network or a busy server's accept queue.
 const DBConnectTimeout = 5 * time.Second
 
-// ConnectTimeout bounds opening a connection of pcfg by DBConnectTimeout unless DATABASE_URL
-// sets connect_timeout. Without a bound, a server that accepts TCP but never answers
+// boundConnects bounds opening a connection of pcfg by DBConnectTimeout unless its url sets
+// connect_timeout. Without a bound, a server that accepts TCP but never answers
 // (a network that drops packets, a proxy whose upstream died) holds each new connection, and
 // with it a slot of the pool, until the request's deadline: every request then waits that long,
 // and the pool recovers no sooner after the server is back.
-func ConnectTimeout(cfg *Config, pcfg *pgxpool.Config) {
-	if pcfg.ConnConfig.ConnectTimeout == 0 && !strings.Contains(cfg.Database.URL, "connect_timeout") {
+func boundConnects(pcfg *pgxpool.Config, url string) {
+	if pcfg.ConnConfig.ConnectTimeout == 0 && !strings.Contains(url, "connect_timeout") {
 		pcfg.ConnConfig.ConnectTimeout = DBConnectTimeout
 	}
 }

@@ -104,7 +104,7 @@ func TestPoolerTargets(t *testing.T) {
 // A connection attempt is bounded by DBConnectTimeout unless DATABASE_URL says
 // otherwise; the resilience suite shows the pool recovering within it after PostgreSQL stops
 // answering.
-func TestConnectTimeout(t *testing.T) {
+func TestBoundConnects(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, url string
@@ -120,7 +120,7 @@ func TestConnectTimeout(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ConnectTimeout(&Config{Database: DatabaseConfig{URL: tc.url}}, pcfg)
+			boundConnects(pcfg, tc.url)
 			if got := pcfg.ConnConfig.ConnectTimeout; got != tc.want {
 				t.Errorf("connect timeout %v, want %v", got, tc.want)
 			}
