@@ -12,12 +12,13 @@ import (
 	"github.com/inkwell-dev/inkwell/repository/pg"
 )
 
-// readRouter routes the reads of db over its replica (500 ms behind) until the test ends.
-func readRouter(t *testing.T, db *testenv.ReplicatedDB) *pg.ReadRouter {
+// readRouter routes the reads of db over its replica (500 ms behind) with the lag bound maxLag,
+// until the test ends.
+func readRouter(t *testing.T, db *testenv.ReplicatedDB, maxLag time.Duration) *pg.ReadRouter {
 	t.Helper()
 	r := testenv.NewRedis(t)
-	marks := cache.NewWriteMarks(r.Client, cache.Keyspace(r.Prefix), 2*time.Second, time.Now)
-	router := pg.NewReadRouter(db.Pool, []pg.Replica{{Name: "replica 1", Pool: db.ReplicaPool}}, marks, time.Second, time.Now, testenv.Logger(t))
+	marks := cache.NewWriteMarks(r.Client, cache.Keyspace(r.Prefix), maxLag+time.Second, time.Now)
+	router := pg.NewReadRouter(db.Pool, []pg.Replica{{Name: "replica 1", Pool: db.ReplicaPool}}, marks, maxLag, time.Now, testenv.Logger(t))
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { router.Run(ctx) })
@@ -32,7 +33,7 @@ func readRouter(t *testing.T, db *testenv.ReplicatedDB) *pg.ReadRouter {
 func TestArticleCache_ReplicaFillsNeverStoreTheOldForm(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewReplicatedDB(t)
-	router := readRouter(t, db)
+	router := readRouter(t, db, time.Second)
 	e := setup(t, &db.DB, envOpts{Reads: router})
 	a := createArticle(t, e, articleOpts{Title: "First title"})
 	db.WaitReplayed(t)

@@ -3,7 +3,6 @@ package repository_test
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/inkwell-dev/inkwell/dao"
 	"github.com/inkwell-dev/inkwell/domain"
 	"github.com/inkwell-dev/inkwell/internal/testenv"
-	"github.com/inkwell-dev/inkwell/repository/pg"
 	"github.com/inkwell-dev/inkwell/repository/revisions"
 	"github.com/inkwell-dev/inkwell/repository/search"
 	"github.com/inkwell-dev/inkwell/service"
@@ -26,7 +24,12 @@ import (
 func TestReplicaRouting_EveryRoomReadsTheReplica(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewReplicatedDB(t)
-	router := lenientRouter(t, db)
+	router := readRouter(t, db, time.Minute)
+	testenv.WaitUntil(t, "the replica in the rotation", func() bool {
+		before := router.Stats.Replica.Load()
+		router.For(t.Context())
+		return router.Stats.Replica.Load() > before
+	})
 	e := setup(t, &db.DB, envOpts{Reads: router})
 	q := dao.New()
 	revs := revisions.NewStore(db.Pool, q, router)
@@ -136,23 +139,4 @@ func TestReplicaRouting_EveryRoomReadsTheReplica(t *testing.T) {
 			t.Fatalf("the writer's own reply is missing from %d replies", len(cs))
 		}
 	})
-}
-
-// lenientRouter routes the reads of db over its replica with a lag bound of a minute, until the
-// test ends.
-func lenientRouter(t *testing.T, db *testenv.ReplicatedDB) *pg.ReadRouter {
-	t.Helper()
-	r := testenv.NewRedis(t)
-	marks := cache.NewWriteMarks(r.Client, cache.Keyspace(r.Prefix), 2*time.Minute, time.Now)
-	router := pg.NewReadRouter(db.Pool, []pg.Replica{{Name: "replica 1", Pool: db.ReplicaPool}}, marks, time.Minute, time.Now, testenv.Logger(t))
-	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { router.Run(ctx) })
-	t.Cleanup(func() { stop(); wg.Wait() })
-	testenv.WaitUntil(t, "the replica in the rotation", func() bool {
-		before := router.Stats.Replica.Load()
-		router.For(t.Context())
-		return router.Stats.Replica.Load() > before
-	})
-	return router
 }

@@ -118,16 +118,10 @@ func diffCPU(a, b cpuSample, sets []procSet) (cpuDelta, bool) {
 
 // procTicks is utime+stime of pid, from /proc/PID/stat.
 func procTicks(pid int) (uint64, error) {
-	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	f, err := statFields(pid)
 	if err != nil {
 		return 0, err
 	}
-	// The command name (field 2) may contain spaces and parentheses: fields start after the last ')'.
-	i := strings.LastIndexByte(string(raw), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	f := strings.Fields(string(raw[i+1:]))
 	if len(f) < 13 {
 		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
 	}
@@ -137,6 +131,20 @@ func procTicks(pid int) (uint64, error) {
 		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
 	}
 	return ut + st, nil
+}
+
+// statFields are the fields of /proc/PID/stat after the command name (field 3 onwards). The name
+// (field 2) may contain spaces and parentheses: the fields start after the last ')'.
+func statFields(pid int) ([]string, error) {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return nil, err
+	}
+	i := strings.LastIndexByte(string(raw), ')')
+	if i < 0 {
+		return nil, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	return strings.Fields(string(raw[i+1:])), nil
 }
 
 // pidsByComm lists the processes whose comm (short name) is name.
@@ -184,15 +192,10 @@ func pidsInTree(root int) []int {
 
 // parentOf is pid's parent, from /proc/PID/stat (field 4).
 func parentOf(pid int) (int, error) {
-	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	f, err := statFields(pid)
 	if err != nil {
 		return 0, err
 	}
-	i := strings.LastIndexByte(string(raw), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	f := strings.Fields(string(raw[i+1:]))
 	if len(f) < 2 {
 		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
 	}
