@@ -113,11 +113,6 @@ func ReadsOn(ctx context.Context, r *ReadRouter, pool *pgxpool.Pool) dao.DBTX {
 	return r.For(ctx)
 }
 
-// PrimaryOnly is a router without replicas: every read runs on pool.
-func PrimaryOnly(pool *pgxpool.Pool) *ReadRouter {
-	return NewReadRouter(pool, nil, nil, 0, time.Now, slog.New(slog.DiscardHandler))
-}
-
 // Lane routes reads over other pools on the same servers (pools[i] on the router's replica i,
 // primary on the primary), sharing the router's positions, marks and rotation: the search
 // pools, whose sessions plan each statement once, are one.
