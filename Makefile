@@ -186,6 +186,10 @@ bench-realtime: ## Only the realtime section of make bench (#33: RSS of 10,000 i
 bench-replica: ## Only the replica section of make bench (#34: list rows on a server without and one with a streaming read replica, three rounds: req/s, the primary's and the replica's CPU per request, the replica's share of reads, the routing overhead); rewrites its section of docs/BENCHMARKS.md (~4-5 min)
 	BENCH_WRITE=1 BENCH_REPLICA_ONLY=1 BENCH_COMMAND='make bench-replica' scripts/bench.sh
 
+.PHONY: bench-wrk
+bench-wrk: ## Only the hot reads (#35): ceiling, article anonymous and signed in, list, tags, feed, sitemap index, once through loadgen with CPU per request, then three rounds through wrk -t2 -c64 with the ratios against their goals; rewrites their section of docs/BENCHMARKS.md (~6 min)
+	BENCH_WRITE=1 BENCH_WRK_ONLY=1 BENCH_COMMAND='make bench-wrk' scripts/bench.sh
+
 .PHONY: bench-versus
 bench-versus: ## The cached article read of BENCH_VERSUS_REF (a git revision) against the working tree, interleaved in one run (3 × 10 s each); prints new/old (~2 min)
 	scripts/bench-versus.sh

@@ -36,7 +36,8 @@ type AggregatorStats struct {
 }
 
 // ReadAggregator is the ReadRecorder of the request path. A signed-in read goes on to the
-// Publisher as its own event (it feeds the reader's history). An anonymous read only counts: it
+// Publisher as its own event (it feeds the reader's history), once per reader and article in a
+// flush interval; its repeats in the interval count as anonymous reads do. An anonymous read only counts: it
 // adds one to a per-article tally in process, a few tens of nanoseconds and no allocation. Run
 // sends the tally every FlushEvery (or when FlushAt reads wait) as batches: one stream entry of
 // up to EntryMax (article, reads) pairs under one random batch id, which the read-count consumer
@@ -48,8 +49,9 @@ type ReadAggregator struct {
 	signedIn *Publisher
 	log      *slog.Logger
 	tally    *tally
-	stripe   int           // reads in one stripe that ask for an early flush
-	full     chan struct{} // an early flush is wanted
+	window   *historyWindow // the signed-in (reader, article) pairs sent since the last flush
+	stripe   int            // reads in one stripe that ask for an early flush
+	full     chan struct{}  // an early flush is wanted
 
 	mu    sync.Mutex // one flush at a time; guards sums and retry
 	sums  map[int64]int64
@@ -80,14 +82,20 @@ func NewReadAggregator(rdb redis.UniversalClient, cfg AggregatorConfig, pub *Pub
 		cfg.RetryMax = 0
 	}
 	return &ReadAggregator{
-		rdb: rdb, cfg: cfg, signedIn: pub, log: log, tally: newTally(),
+		rdb: rdb, cfg: cfg, signedIn: pub, log: log, tally: newTally(), window: newHistoryWindow(historyWindowPairs),
 		stripe: max(1, cfg.FlushAt/tallyShards), full: make(chan struct{}, 1), sums: make(map[int64]int64),
 	}
 }
 
-// Record counts ev. It never blocks on I/O and never fails.
+// historyWindowPairs bounds the (reader, article) pairs one flush interval remembers.
+const historyWindowPairs = 1 << 16
+
+// Record counts ev. It never blocks on I/O and never fails. A signed-in read goes on as its own
+// event the first time in a flush interval that its reader reads the article; a repeat within
+// the interval only counts (the history keeps the latest read time per article, which the repeat
+// would move by less than the interval).
 func (a *ReadAggregator) Record(ev domain.ReadEvent) {
-	if ev.UserID != 0 {
+	if ev.UserID != 0 && a.window.first(ev.UserID, ev.ArticleID) {
 		a.signedIn.Record(ev)
 		return
 	}
@@ -130,6 +138,7 @@ func (a *ReadAggregator) flush(ctx context.Context, final bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.tally.drain(a.sums)
+	a.window.reset()
 	batches := append(a.retry, a.batches()...)
 	a.retry = nil
 	clear(a.sums)

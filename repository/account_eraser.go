@@ -184,7 +184,7 @@ func (r *AccountEraser) dropCaches(ctx context.Context, e erased) {
 	warn("author pages", r.pages.Invalidate(ctx, id))
 	warn("first pages", r.lists.InvalidateEverywhere(ctx, slices.Compact(tags)...))
 	warn("feeds", r.lists.AuthorChanged(ctx, id))
-	warn("tags", r.tags.Invalidate(ctx))
+	warn("tags", r.tags.InvalidateEverywhere(ctx))
 	r.viewers.InvalidateViewers(ctx, e.followers, cache.ViewerFollows, id)
 	r.viewers.Invalidate(ctx, id, cache.LikesOf(domain.BizArticle), e.liked...)
 	r.viewers.Invalidate(ctx, id, cache.ViewerCollects, e.collected...)

@@ -533,8 +533,14 @@ func (r *ArticleRepository) syncCaches(ctx context.Context, a domain.Article, in
 	if err := r.lists.AuthorChanged(ctx, a.AuthorID); err != nil {
 		r.log.WarnContext(ctx, "feed stamp change failed: followers may see their cached feed unchanged for up to a minute", "author_id", a.AuthorID, "err", err)
 	}
-	// Publish, withdraw, delete and tag edits all change which tags are in use.
-	if err := r.tags.Invalidate(ctx); err != nil {
+	// Publish, withdraw, delete and tag edits all change which tags are in use; every instance
+	// keeps the cloud in process, so such a write answers once they have all dropped it. A draft's
+	// or a scheduled article's edit is in no cloud.
+	dropTags := r.tags.Invalidate
+	if a.Public() || a.Status == domain.StatusWithdrawn || a.ID == 0 {
+		dropTags = r.tags.InvalidateEverywhere
+	}
+	if err := dropTags(ctx); err != nil {
 		r.log.WarnContext(ctx, "tag cloud invalidation failed", "err", err)
 	}
 }

@@ -57,6 +57,9 @@
 #   BENCH_REPLICA        0: skip the replica section (step 8 below); default 1
 #   BENCH_REPLICA_ONLY   1: only the replica section; with BENCH_WRITE=1 it rewrites only its
 #                        section of the doc (make bench-replica)
+#   BENCH_WRK_ONLY       1: only the wrk rows (after seeding; scripts/bench-wrk.sh); with BENCH_WRITE=1
+#                        it rewrites only their section of the doc (make bench-wrk)
+#   BENCH_WRK_ROUNDS     rounds of the wrk rows (default 3, 1..9)
 #   BENCH_SEARCH_BEFORE_REF the build whose publish latency is "before" (default: the first parent of
 #                        the merge of h-search found in the history)
 #
@@ -65,8 +68,9 @@
 # inkwell on 127.0.0.1:18080 with its own Redis key prefix and the bare-gin ceiling on
 # 127.0.0.1:18090, seeds through the public API (plus one writer user per connection), then:
 #   1. HTTP, one row after another: ceiling, healthz, cached article, list, tags, sitemap index, feed (Atom),
-#      likes (favorite/unfavorite), comments; then the ceiling and the cached article once more through
-#      wrk -t2 -c64 (scripts/services.sh wrk installs it);
+#      likes (favorite/unfavorite), comments; then the hot reads (ceiling, article anonymous and
+#      signed in, list, tags, feed, sitemap index) through wrk -t2 -c64 in three rounds
+#      (scripts/bench-wrk.sh; scripts/services.sh wrk installs wrk);
 #   2. a fleet of two: a second instance B on 127.0.0.1:18081, same database and Redis prefix;
 #      the cached article read on each instance alone (the other idle beside it), against row 1's
 #      single-instance figure; then the propagation delay (loadgen propagate): edits through the
@@ -126,6 +130,7 @@ REALTIME=${BENCH_REALTIME:-1}
 REALTIME_ONLY=${BENCH_REALTIME_ONLY:-0}
 REPLICA=${BENCH_REPLICA:-1}
 REPLICA_ONLY=${BENCH_REPLICA_ONLY:-0}
+WRK_ONLY=${BENCH_WRK_ONLY:-0}
 ROWS=${BENCH_ROWS:-}
 PORT=${BENCH_PORT:-18080}
 BENCH_DB=${BENCH_DB_NAME:-inkwell_bench}
@@ -197,6 +202,9 @@ fi
 [[ $REPLICA_ONLY == 0 || $REPLICA_ONLY == 1 ]] || die "BENCH_REPLICA_ONLY must be 0 or 1, not '$REPLICA_ONLY'"
 ((!(REPLICA_ONLY && (FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY || MEDIA_ONLY || REALTIME_ONLY)))) || die "BENCH_REPLICA_ONLY excludes the other BENCH_*_ONLY settings"
 ((!(REPLICA_ONLY && !REPLICA))) || die "BENCH_REPLICA_ONLY=1 with BENCH_REPLICA=0 leaves nothing to run"
+[[ $WRK_ONLY == 0 || $WRK_ONLY == 1 ]] || die "BENCH_WRK_ONLY must be 0 or 1, not '$WRK_ONLY'"
+((!(WRK_ONLY && (FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY || MEDIA_ONLY || REALTIME_ONLY || REPLICA_ONLY)))) || die "BENCH_WRK_ONLY excludes the other BENCH_*_ONLY settings"
+if ((WRK_ONLY)); then SEARCH=0 SCALE=0 MEDIA=0 REALTIME=0 REPLICA=0; fi
 if ((FLEET_ONLY || SCALE_ONLY || MEDIA_ONLY || REALTIME_ONLY || REPLICA_ONLY)); then SEARCH=0; fi
 if ((FLEET_ONLY || SEARCH_ONLY || MEDIA_ONLY || REALTIME_ONLY || REPLICA_ONLY)); then SCALE=0; fi
 if ((FLEET_ONLY || SCALE_ONLY || SEARCH_ONLY || REALTIME_ONLY || REPLICA_ONLY)); then MEDIA=0; fi
@@ -215,13 +223,15 @@ source "$ROOT_DIR/scripts/bench-realtime.sh"
 realtime_check_settings
 # shellcheck source=scripts/bench-replica.sh
 source "$ROOT_DIR/scripts/bench-replica.sh"
+# shellcheck source=scripts/bench-wrk.sh
+source "$ROOT_DIR/scripts/bench-wrk.sh"
 if [[ -n $ROWS ]]; then
 	[[ $ROWS =~ ^[a-z-]+(,[a-z-]+)*$ ]] || die "BENCH_ROWS must be row names separated by commas (e.g. likes,comments), not '$ROWS'"
 	((FLEET_ONLY == 0)) || die "BENCH_ROWS and BENCH_FLEET_ONLY=1 do not go together"
 	[[ $WRITE == 0 ]] || die "BENCH_ROWS measures a part of the run: it does not rewrite $DOC (BENCH_WRITE=1)"
 fi
 if [[ $WRITE == 1 ]]; then
-	for section in results fleet-results scale-results search-results media-results realtime-results replica-results; do
+	for section in results wrk-results fleet-results scale-results search-results media-results realtime-results replica-results; do
 		if ! grep -q "^<!-- $section:start -->\$" "$DOC" || ! grep -q "^<!-- $section:end -->\$" "$DOC"; then
 			die "$DOC lacks the <!-- $section:start --> / <!-- $section:end --> marker lines"
 		fi
@@ -522,6 +532,15 @@ if [[ -n $ROWS ]]; then
 	write_flags=(-tokens "$WORK/tokens")
 	if [[ ",$ROWS," == *",comments,"* ]]; then write_flags+=(-body "comments=$COMMENT_BODY"); fi
 fi
+if ((WRK_ONLY)); then # the hot reads only, next to the ceiling, for their CPU per request
+	kept=("${targets[0]}")
+	for t in "${targets[@]:1}"; do
+		case ${t%%=*} in article | article-signed | list | tags | feed | sitemap-index) kept+=("$t") ;; esac
+	done
+	targets=("${kept[@]}")
+	HTTP_JSON=$WORK/http.json
+	write_flags=(-tokens "$WORK/tokens")
+fi
 # Goals and flags only for the rows measured: a goal about a row left out would fail the run.
 has_row() { [[ " ${targets[*]%%=*} " == *" $1 "* ]]; }
 goal_flags=()
@@ -538,6 +557,21 @@ step -v http "$RUN_LIMIT" bin/loadgen run -c "$CONCURRENCY" -d "$DURATION" -warm
 	"${write_flags[@]}" "${targets[@]}"
 HTTP_SECS=$((SECONDS - HTTP_START))
 
+if ((WRK_ONLY)); then
+	wrk_rows
+	{
+		wrk_header
+		printf 'Through loadgen first (closed loop, %s connections, %s + %s per row; the signed-in row sends each connection as its own user), with the CPU per request of each process:\n\n' "$CONCURRENCY" "$WARMUP" "$DURATION"
+		cat "$WORK/http.out"
+		echo
+		cat "$WORK/wrk.md"
+	} >"$WORK/wrk-only.md"
+	echo
+	cat "$WORK/wrk-only.md"
+	if [[ $WRITE == 1 ]]; then write_section wrk-results "$WORK/wrk-only.md"; fi
+	say "done in $(mmss "$SECONDS")"
+	exit 0
+fi
 # json_num FILE NAME FIELD: the number loadgen run -json recorded in FIELD for target NAME.
 json_num() {
 	awk -v want="$2" -v field="\"$3\":" '/"name":/ { n = $2; gsub(/[",]/, "", n) } $1 == field && n == want { v = $2; gsub(/,/, "", v); print v; exit }' "$1"
@@ -594,32 +628,8 @@ if [[ -n $ROWS ]]; then
 	say "done in $((SECONDS / 60)) min $((SECONDS % 60)) s (BENCH_ROWS: the two-instance part and the loads without HTTP were skipped)"
 	exit 0
 fi
-# 5a'. The ceiling and the cached article again, through wrk (-t2 -c64), one after another. wrk is
-#     C and spends less CPU per request than loadgen, so on a small machine more of it is left to
-#     the server and the ratio is closer to the server's own (issue 14's goal: >= 0.6). A row fails
-#     on any non-2xx answer or socket error.
-WRK_SECS=$(awk -v d="$(dur_s "$DURATION")" 'BEGIN { s = int(d + 0.999); print (s < 1 ? 1 : s) }')
-WRK_WARM=$(awk -v d="$(dur_s "$WARMUP")" 'BEGIN { s = int(d + 0.999); print (s < 1 ? 1 : s) }')
-WRK_CMD="wrk -t2 -c64 -d${WRK_SECS}s --latency"
-if ((!FLEET_ONLY)); then
-	say "wrk rows: $WRK_CMD (ceiling, then the cached article; ${WRK_WARM}s warm-up each)"
-	for row in ceiling article; do
-		url="http://$CEILING_ADDR/ceiling"
-		if [[ $row == article ]]; then url="http://$API_ADDR/api/articles/$SLUG"; fi
-		step "wrk-warm-$row" 60 wrk -t2 -c64 -d"${WRK_WARM}s" "$url"
-		step "wrk-$row" $((WRK_SECS + 60)) wrk -t2 -c64 -d"${WRK_SECS}s" --latency "$url"
-		if grep -Eq 'Non-2xx|Socket errors' "$WORK/wrk-$row.out"; then
-			die "wrk row $row: $(grep -E 'Non-2xx|Socket errors' "$WORK/wrk-$row.out")"
-		fi
-	done
-fi
-# wrk_field FILE WHAT: req/s (rps) or a latency percentile (50%, 99%) from wrk's output.
-wrk_field() {
-	case $2 in
-	rps) awk '/^Requests\/sec:/ { print $2 }' "$1" ;;
-	*) awk -v p="$2" '$1 == p { print $2 }' "$1" ;;
-	esac
-}
+# 5a'. The hot reads again, through wrk, in rounds next to the ceiling (scripts/bench-wrk.sh).
+if ((!FLEET_ONLY)); then wrk_rows; fi
 
 # 5b. A fleet of two. B serves the same database and Redis prefix; the first instance is A. Each
 #     instance's cached article read is measured alone (the other idles beside it, subscribed to
@@ -774,15 +784,6 @@ if ((!FLEET_ONLY)); then
 		machine_lines
 		printf -- '- Data: 20 users, 200 articles (250–450-byte bodies, 2–4 of 8 tags), 60 follows, 200 favorites, all through the API; anonymous reads; the article, likes and comments rows use `%s`; %s writer users, one per connection, send the likes and comments\n\n' "$SLUG" "$CONCURRENCY"
 		cat "$WORK/http.out"
-		wrk_ceiling=$(wrk_field "$WORK/wrk-ceiling.out" rps) wrk_article=$(wrk_field "$WORK/wrk-article.out" rps)
-		wrk_ratio=$(awk -v a="$wrk_article" -v c="$wrk_ceiling" 'BEGIN { printf "%.2f", a / c }')
-		wrk_verdict="NOT met"
-		if awk -v r="$wrk_ratio" 'BEGIN { exit !(r >= 0.6) }'; then wrk_verdict=met; fi
-		printf '\nThe ceiling and the cached article again through wrk (`%s`, %s s warm-up each), one after another:\n\n' "$WRK_CMD" "$WRK_WARM"
-		printf '| Row (wrk) | req/s | p50 | p99 | vs ceiling |\n|---|--:|--:|--:|--:|\n'
-		printf '| ceiling | %s | %s | %s | 1.00 |\n' "$(fmt_int "$wrk_ceiling")" "$(wrk_field "$WORK/wrk-ceiling.out" 50%)" "$(wrk_field "$WORK/wrk-ceiling.out" 99%)"
-		printf '| article | %s | %s | %s | %s |\n' "$(fmt_int "$wrk_article")" "$(wrk_field "$WORK/wrk-article.out" 50%)" "$(wrk_field "$WORK/wrk-article.out" 99%)" "$wrk_ratio"
-		printf '\n**Cached article through wrk: %s of the ceiling** (goal: >= 0.6: %s).\n' "$wrk_ratio" "$wrk_verdict"
 		cat "$WORK/exact.md"
 		printf '\nWithout HTTP in front, measured after the HTTP rows with both servers stopped, one after another:\n\n'
 		printf '| Case | Unit | Value | What ran | Command |\n'
@@ -796,7 +797,11 @@ if ((!FLEET_ONLY)); then
 	} >"$WORK/results.md"
 fi
 echo
-if ((!FLEET_ONLY)); then cat "$WORK/results.md"; fi
+if ((!FLEET_ONLY)); then
+	cat "$WORK/results.md"
+	echo
+	cat "$WORK/wrk.md"
+fi
 cat "$WORK/fleet.md"
 if ((SCALE)); then
 	echo
@@ -819,7 +824,14 @@ if ((REPLICA)); then
 	cat "$WORK/replica.md"
 fi
 if [[ $WRITE == 1 ]]; then
-	if ((!FLEET_ONLY)); then write_section results "$WORK/results.md"; fi
+	if ((!FLEET_ONLY)); then
+		write_section results "$WORK/results.md"
+		{
+			wrk_header
+			cat "$WORK/wrk.md"
+		} >"$WORK/wrk-full.md"
+		write_section wrk-results "$WORK/wrk-full.md"
+	fi
 	write_section fleet-results "$WORK/fleet.md"
 	if ((SCALE)); then write_section scale-results "$WORK/scale.md"; fi
 	if ((SEARCH)); then write_section search-results "$WORK/search.md"; fi
