@@ -49,7 +49,7 @@ type ReadAggregator struct {
 	signedIn *Publisher
 	log      *slog.Logger
 	tally    *tally
-	window   *historyWindow // the signed-in (reader, article) pairs sent since the last flush
+	window   *historyWindow // each signed-in reader's latest article sent since the last flush
 	stripe   int            // reads in one stripe that ask for an early flush
 	full     chan struct{}  // an early flush is wanted
 
@@ -82,20 +82,20 @@ func NewReadAggregator(rdb redis.UniversalClient, cfg AggregatorConfig, pub *Pub
 		cfg.RetryMax = 0
 	}
 	return &ReadAggregator{
-		rdb: rdb, cfg: cfg, signedIn: pub, log: log, tally: newTally(), window: newHistoryWindow(historyWindowPairs),
+		rdb: rdb, cfg: cfg, signedIn: pub, log: log, tally: newTally(), window: newHistoryWindow(historyWindowReaders),
 		stripe: max(1, cfg.FlushAt/tallyShards), full: make(chan struct{}, 1), sums: make(map[int64]int64),
 	}
 }
 
-// historyWindowPairs bounds the (reader, article) pairs one flush interval remembers.
-const historyWindowPairs = 1 << 16
+// historyWindowReaders bounds the readers one flush interval remembers.
+const historyWindowReaders = 1 << 16
 
 // Record counts ev. It never blocks on I/O and never fails. A signed-in read goes on as its own
 // event the first time in a flush interval that its reader reads the article; a repeat within
 // the interval only counts (the history keeps the latest read time per article, which the repeat
 // would move by less than the interval).
 func (a *ReadAggregator) Record(ev domain.ReadEvent) {
-	if ev.UserID != 0 && a.window.first(ev.UserID, ev.ArticleID) {
+	if ev.UserID != 0 && a.window.sends(ev.UserID, ev.ArticleID) {
 		a.signedIn.Record(ev)
 		return
 	}
