@@ -35,11 +35,12 @@ type ArticleService interface {
 type ArticleHandler struct {
 	articles ArticleService
 	log      *slog.Logger
+	docs     *articleDocs
 }
 
 // NewArticleHandler returns the handler.
 func NewArticleHandler(articles ArticleService, log *slog.Logger) *ArticleHandler {
-	return &ArticleHandler{articles: articles, log: log}
+	return &ArticleHandler{articles: articles, log: log, docs: newArticleDocs(articleDocsBytes)}
 }
 
 type articleJSON struct {
@@ -279,7 +280,7 @@ func (h *ArticleHandler) respondOne(c *gin.Context, status int, v domain.Article
 		writeError(c, h.log, err)
 		return
 	}
-	renderJSON(c, status, articleEnvelope{Article: articleOf(v, true)})
+	renderAppended(c, status, func(b []byte) []byte { return h.docs.appendOne(b, v) })
 }
 
 func (h *ArticleHandler) respondList(c *gin.Context, l service.ArticleList, err error) {
@@ -287,5 +288,5 @@ func (h *ArticleHandler) respondList(c *gin.Context, l service.ArticleList, err 
 		writeError(c, h.log, err)
 		return
 	}
-	renderJSON(c, http.StatusOK, listResponse(l))
+	renderAppended(c, http.StatusOK, func(b []byte) []byte { return h.docs.appendList(b, l) })
 }

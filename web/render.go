@@ -35,7 +35,25 @@ func renderJSON(c *gin.Context, status int, v any) {
 	if err := enc.Encode(v); err != nil {
 		panic(err) // a type that cannot be encoded is a bug; the recovery middleware answers 500
 	}
-	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n")) // Encode's newline; c.JSON has none
+	writeJSONBody(c, status, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) // Encode's newline; c.JSON has none
+}
+
+// renderAppended answers status with the JSON that appendTo appends into a pooled slice (the
+// article answers, built from kept encodings: articleDocs).
+func renderAppended(c *gin.Context, status int, appendTo func([]byte) []byte) {
+	p := appendBuffers.Get().(*[]byte)
+	body := appendTo((*p)[:0])
+	writeJSONBody(c, status, body)
+	if cap(body) <= maxPooledJSON {
+		*p = body
+		appendBuffers.Put(p)
+	}
+}
+
+var appendBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// writeJSONBody writes body, already JSON, with its Content-Type and Content-Length in one write.
+func writeJSONBody(c *gin.Context, status int, body []byte) {
 	h := c.Writer.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
