@@ -69,7 +69,11 @@ func TestArticleDocs_WriteWhatEncodingWrites(t *testing.T) {
 		func(v *domain.ArticleView) { v.Moderation = domain.ContentModeration{Hidden: !v.Moderation.Hidden} },
 		func(v *domain.ArticleView) { v.CoverImage = "https://c.example/x.jpg" },
 		func(v *domain.ArticleView) { v.PublishAt = &at },
-		func(v *domain.ArticleView) { v.Counters.Likes++; v.Favorited = !v.Favorited; v.Author.Following = !v.Author.Following },
+		func(v *domain.ArticleView) {
+			v.Counters.Likes++
+			v.Favorited = !v.Favorited
+			v.Author.Following = !v.Author.Following
+		},
 	}
 	docs := newArticleDocs(articleDocsBytes)
 	check := func(t *testing.T, v domain.ArticleView) {
