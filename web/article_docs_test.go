@@ -173,3 +173,39 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 	})
 }
+
+// benchList is a first page as GET /api/articles answers it: twenty summaries.
+func benchList() service.ArticleList {
+	l := service.ArticleList{Total: 5000, NextCursor: &domain.Cursor{CreatedAt: time.Now(), ID: 99}}
+	for id := range int64(20) {
+		v := newView(viewOpts{id: id + 1, tags: []string{"go", "postgres", "redis"}, author: "ann"})
+		v.Description = "A description of about the length a writer gives one, a sentence or two of it."
+		l.Articles = append(l.Articles, v)
+	}
+	return l
+}
+
+// The list page encoded as a whole each time (as before articleDocs) and from kept encodings.
+func BenchmarkArticleListEncoding(b *testing.B) {
+	l := benchList()
+	b.Run("encoding/json", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf bytes.Buffer
+		for b.Loop() {
+			buf.Reset()
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(listResponse(l)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("articleDocs", func(b *testing.B) {
+		b.ReportAllocs()
+		docs := newArticleDocs(articleDocsBytes)
+		var out []byte
+		for b.Loop() {
+			out = docs.appendList(out[:0], l)
+		}
+	})
+}
