@@ -144,7 +144,10 @@ func (c *ListPageCache) getFrom(ctx context.Context, rt *ReadThrough[cachedListP
 	return p, nil
 }
 
-func (c *ListPageCache) globalKey() string { return c.ks.Key("listpage", "global") }
+func (c *ListPageCache) globalKey() string { return listGlobalKey(c.ks) }
+
+// listGlobalKey is the global first page's key (the tag cloud follows its changes).
+func listGlobalKey(ks Keyspace) string { return ks.Key("listpage", "global") }
 
 func (c *ListPageCache) tagKey(tag string) string { return c.ks.Key("listpage", "tag", tag) }
 

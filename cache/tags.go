@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,8 +26,29 @@ const TagsTTL = 30 * time.Second
 // NewTagsCache returns the tag cache.
 func NewTagsCache(rdb redis.UniversalClient, ks Keyspace, policy Policy, log *slog.Logger) *TagsCache {
 	policy.TTL, policy.Jitter = TagsTTL, TagsTTL/5
-	return &TagsCache{rt: NewReadThrough[[]string](rdb, "tags", policy, log), key: ks.Key("tags")}
+	c := &TagsCache{rt: NewReadThrough[[]string](rdb, "tags", policy, log), key: ks.Key("tags")}
+	policy.Broadcast.register(tagsFollowFirstPage{c: c, globalPage: listGlobalKey(ks)})
+	return c
 }
+
+// tagsFollowFirstPage drops the in-process cloud when another instance says the global first list
+// page changed. Every write that can change the cloud changes that page too, and v0.1.0, which
+// kept the cloud in Redis only, drops the cloud there without telling anyone: during a rolling
+// upgrade from it, this is how an instance of this release hears of an old one's publish,
+// withdrawal or tag edit (TestTagsAcrossInstances through make test-upgrade). This release's own
+// writes drop the cloud everywhere themselves (InvalidateEverywhere).
+type tagsFollowFirstPage struct {
+	c          *TagsCache
+	globalPage string
+}
+
+func (f tagsFollowFirstPage) delete(keys ...string) {
+	if slices.Contains(keys, f.globalPage) {
+		f.c.rt.rt.changing(f.c.key)
+	}
+}
+
+func (tagsFollowFirstPage) flush() {} // the cloud's own tier is flushed with the others
 
 // Get returns the tags, calling load on a miss.
 func (c *TagsCache) Get(ctx context.Context, load func(context.Context) ([]string, error)) ([]string, error) {
