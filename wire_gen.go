@@ -179,7 +179,8 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 	slugSuffix := NewSlugSuffix()
 	preloader := NewArticlePreloader(articleRepository, log)
 	articleService := service.NewArticleService(articleRepository, interactiveRepository, userRepository, followRepository, readAggregator, slugSuffix, idempotencyRunner, preloader, moderationBlocks, uploadReferences, renderer)
-	articleHandler := web.NewArticleHandler(articleService, log)
+	changes := cache.NewChanges(policy)
+	articleHandler := web.NewArticleHandler(articleService, changes, log)
 	store := revisions.NewStore(pool, querier, readRouter)
 	revisionService := service.NewRevisionService(articleRepository, store, userRepository, articleService)
 	revisionHandler := web.NewRevisionHandler(revisionService, log)
@@ -308,7 +309,6 @@ func InitApp(cfg *ioc.Config, log *slog.Logger) (*App, func(), error) {
 		return nil, nil, err
 	}
 	sitemapService := service.NewSitemapService(sitemapRepository, publicLinks)
-	changes := cache.NewChanges(policy)
 	sitemapHandler := web.NewSitemapHandler(sitemapService, changes, log)
 	set, cleanup13, err := NewIdentityProviders(cfg, log)
 	if err != nil {

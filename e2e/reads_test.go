@@ -430,7 +430,7 @@ func newReadStack(t *testing.T) *readStack {
 		Auth:        web.NewAuthenticator(userSvc, log),
 		Users:       web.NewUserHandler(userSvc, log),
 		Profiles:    web.NewProfileHandler(service.NewProfileService(users, follows, blocks, pg.NewUnitOfWork(pool)), log),
-		Articles:    web.NewArticleHandler(articleSvc, log),
+		Articles:    web.NewArticleHandler(articleSvc, nil, log),
 		Comments:    web.NewCommentHandler(service.NewCommentService(articles, repository.NewCommentRepository(pool, q, nil), users, follows, idem, blocks), log),
 		Collections: web.NewCollectionHandler(colSvc, readSvc, log),
 		Sessions:    web.NewSessionHandler(sessions, userSvc, log),

@@ -496,6 +496,12 @@ func (s *ArticleService) Tags(ctx context.Context) ([]string, error) {
 	return s.articles.Tags(ctx)
 }
 
+// Counters returns the interaction counts of articles: what an article answer shows that changes
+// without any cached entry changing (web keeps anonymous list answers and checks them).
+func (s *ArticleService) Counters(ctx context.Context, ids []int64) (map[int64]domain.Counters, error) {
+	return s.inter.Counters(ctx, domain.BizArticle, ids)
+}
+
 // visible loads an article and hides it (ErrNotFound) from anyone who may not read it.
 func (s *ArticleService) visible(ctx context.Context, viewerID int64, slug string) (domain.Article, error) {
 	return loadVisible(ctx, s.articles, viewerID, slug)

@@ -71,7 +71,7 @@ func TestAccessLog(t *testing.T) {
 		Auth:     web.NewAuthenticator(users, logger),
 		Users:    web.NewUserHandler(users, logger),
 		Profiles: web.NewProfileHandler(mocks.NewMockProfileService(ctrl), logger),
-		Articles: web.NewArticleHandler(mocks.NewMockArticleService(ctrl), logger),
+		Articles: web.NewArticleHandler(mocks.NewMockArticleService(ctrl), nil, logger),
 		Comments: web.NewCommentHandler(mocks.NewMockCommentService(ctrl), logger),
 	})
 	b := bundle{users: users, router: router}
@@ -125,7 +125,7 @@ func TestAccessLog(t *testing.T) {
 	dlog := slog.New(slog.NewJSONHandler(&dbg, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	probeRouter := web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes}, dlog, web.Handlers{Auth: web.NewAuthenticator(users, dlog),
 		Users: web.NewUserHandler(users, dlog), Profiles: web.NewProfileHandler(mocks.NewMockProfileService(ctrl), dlog),
-		Articles: web.NewArticleHandler(mocks.NewMockArticleService(ctrl), dlog), Comments: web.NewCommentHandler(mocks.NewMockCommentService(ctrl), dlog)})
+		Articles: web.NewArticleHandler(mocks.NewMockArticleService(ctrl), nil, dlog), Comments: web.NewCommentHandler(mocks.NewMockCommentService(ctrl), dlog)})
 	bundle{router: probeRouter}.do(newRequest(http.MethodGet, "/healthz", "", nil))
 	if l := dbg.lines(t); len(l) != 1 || l[0]["level"] != "DEBUG" || l[0]["route"] != "/healthz" {
 		t.Fatalf("healthz at debug: %v", l)

@@ -29,6 +29,7 @@ type ArticleService interface {
 	Feed(ctx context.Context, viewerID int64, p domain.Page) (service.ArticleList, error)
 	Mine(ctx context.Context, viewerID int64, status domain.ArticleStatus, p domain.Page) (service.ArticleList, error)
 	Tags(ctx context.Context) ([]string, error)
+	Counters(ctx context.Context, ids []int64) (map[int64]domain.Counters, error)
 }
 
 // ArticleHandler serves articles, the feed, favorites and tags.
@@ -36,11 +37,12 @@ type ArticleHandler struct {
 	articles ArticleService
 	log      *slog.Logger
 	docs     *articleDocs
+	lists    *listMemo
 }
 
-// NewArticleHandler returns the handler.
-func NewArticleHandler(articles ArticleService, log *slog.Logger) *ArticleHandler {
-	return &ArticleHandler{articles: articles, log: log, docs: newArticleDocs(articleDocsBytes)}
+// NewArticleHandler returns the handler; with changes nil, no list answer is kept (listMemo).
+func NewArticleHandler(articles ArticleService, changes ContentChanges, log *slog.Logger) *ArticleHandler {
+	return &ArticleHandler{articles: articles, log: log, docs: newArticleDocs(articleDocsBytes), lists: newListMemo(changes, listMemoBytes)}
 }
 
 type articleJSON struct {
@@ -227,9 +229,11 @@ func (h *ArticleHandler) List(c *gin.Context) {
 		h.respondList(c, service.ArticleList{Articles: []domain.ArticleView{}}, nil)
 		return
 	}
-	l, err := h.articles.List(c.Request.Context(), viewerID(c), service.ListInput{
-		Tag: c.Query("tag"), Author: c.Query("author"), Favorited: c.Query("favorited"), Page: p,
-	})
+	in := service.ListInput{Tag: c.Query("tag"), Author: c.Query("author"), Favorited: c.Query("favorited"), Page: p}
+	if viewerID(c) == 0 && h.serveKeptList(c, in) {
+		return
+	}
+	l, err := h.articles.List(c.Request.Context(), viewerID(c), in)
 	h.respondList(c, l, err)
 }
 

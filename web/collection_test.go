@@ -40,7 +40,7 @@ func setupCollections(t *testing.T) colBundle {
 		Auth:        web.NewAuthenticator(b.users, logger),
 		Users:       web.NewUserHandler(b.users, logger),
 		Profiles:    web.NewProfileHandler(mocks.NewMockProfileService(ctrl), logger),
-		Articles:    web.NewArticleHandler(mocks.NewMockArticleService(ctrl), logger),
+		Articles:    web.NewArticleHandler(mocks.NewMockArticleService(ctrl), nil, logger),
 		Comments:    web.NewCommentHandler(mocks.NewMockCommentService(ctrl), logger),
 		Collections: web.NewCollectionHandler(b.cols, b.history, logger),
 	})

@@ -35,7 +35,7 @@ func setupCORS(t *testing.T, cfg web.CORSConfig) corsBundle {
 		Auth:     web.NewAuthenticator(users, logger),
 		Users:    web.NewUserHandler(users, logger),
 		Profiles: web.NewProfileHandler(mocks.NewMockProfileService(ctrl), logger),
-		Articles: web.NewArticleHandler(articles, logger),
+		Articles: web.NewArticleHandler(articles, nil, logger),
 		Comments: web.NewCommentHandler(mocks.NewMockCommentService(ctrl), logger),
 	})
 	return corsBundle{users: users, articles: articles, router: router}

@@ -3,9 +3,12 @@ package web
 import (
 	"sync"
 	"time"
+
+	"github.com/inkwell-dev/inkwell/domain"
 )
 
-// ContentChanges says whether documents built from the public content (the feeds, the sitemaps)
+// ContentChanges says whether documents built from the public content (the feeds, the sitemaps,
+// anonymous article lists)
 // may still be served as built: a document built under one version is current while Version
 // returns that version. The caches implement it (cache.Changes): every change of a cached key on
 // any instance moves it on every instance, and so does time, at least every half in-process TTL.
@@ -24,6 +27,10 @@ type memoDoc struct {
 	body         []byte
 	etag         string
 	lastModified time.Time
+	// An article list's answer also shows counts, which change without any cached entry changing:
+	// the articles it shows and their counts, checked again before it is served (listMemo).
+	articles []int64
+	counts   []domain.Counters
 }
 
 // docMemo keeps the last encoding of each path, within a budget of bytes (past it arbitrary

@@ -47,7 +47,7 @@ func setupWith(t *testing.T, cfg web.RouterConfig) bundle {
 		Auth:     web.NewAuthenticator(users, logger),
 		Users:    web.NewUserHandler(users, logger),
 		Profiles: web.NewProfileHandler(profiles, logger),
-		Articles: web.NewArticleHandler(articles, logger),
+		Articles: web.NewArticleHandler(articles, nil, logger),
 		Comments: web.NewCommentHandler(comments, logger),
 	})
 	return bundle{ctrl: ctrl, users: users, profiles: profiles, articles: articles, comments: comments, router: router}

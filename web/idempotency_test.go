@@ -42,7 +42,7 @@ func setupSafety(t *testing.T, limits web.RateLimits) safetyBundle {
 	b.router = web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes, RateLimits: limits}, logger, web.Handlers{
 		Auth:        web.NewAuthenticator(b.users, logger),
 		Users:       web.NewUserHandler(b.users, logger),
-		Articles:    web.NewArticleHandler(b.articles, logger),
+		Articles:    web.NewArticleHandler(b.articles, nil, logger),
 		Comments:    web.NewCommentHandler(b.comments, logger),
 		Idempotency: web.NewIdempotency(),
 		Limiter:     b.limiter,

@@ -915,7 +915,7 @@ func (m allMocks) handlers(logger *slog.Logger) web.Handlers {
 		Users:              web.NewUserHandler(m.users, logger),
 		Profiles:           web.NewProfileHandler(m.profiles, logger),
 		Blocks:             web.NewBlockHandler(m.blocks, logger),
-		Articles:           web.NewArticleHandler(m.articles, logger),
+		Articles:           web.NewArticleHandler(m.articles, nil, logger),
 		Revisions:          web.NewRevisionHandler(m.revisions, logger),
 		Schedule:           web.NewArticleScheduleHandler(m.schedule, logger),
 		Comments:           web.NewCommentHandler(m.comments, logger),

@@ -28,7 +28,7 @@ func benchRouter(cfg web.RouterConfig) http.Handler {
 	log := slog.New(slog.DiscardHandler)
 	articles := cachedArticles{view: dragon}
 	return web.NewRouter(cfg, log, web.Handlers{
-		Auth: web.NewAuthenticator(nil, log), Articles: web.NewArticleHandler(articles, log),
+		Auth: web.NewAuthenticator(nil, log), Articles: web.NewArticleHandler(articles, nil, log),
 	})
 }
 

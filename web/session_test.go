@@ -36,7 +36,7 @@ func setupSessions(t *testing.T) sessionBundle {
 		Auth:     web.NewAuthenticator(b.users, logger),
 		Users:    web.NewUserHandler(b.users, logger),
 		Sessions: web.NewSessionHandler(b.sessions, b.users, logger),
-		Articles: web.NewArticleHandler(b.articles, logger),
+		Articles: web.NewArticleHandler(b.articles, nil, logger),
 	})
 	return b
 }

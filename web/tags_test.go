@@ -52,7 +52,7 @@ func TestTagListSortedInEveryArticleAnswer(t *testing.T) {
 		Auth:        web.NewAuthenticator(users, logger),
 		Users:       web.NewUserHandler(users, logger),
 		Profiles:    web.NewProfileHandler(mocks.NewMockProfileService(ctrl), logger),
-		Articles:    web.NewArticleHandler(articles, logger),
+		Articles:    web.NewArticleHandler(articles, nil, logger),
 		Comments:    web.NewCommentHandler(mocks.NewMockCommentService(ctrl), logger),
 		Collections: web.NewCollectionHandler(cols, history, logger),
 		Hot:         web.NewHotHandler(hot, logger),

@@ -42,6 +42,21 @@ func (m *MockArticleService) EXPECT() *MockArticleServiceMockRecorder {
 	return m.recorder
 }
 
+// Counters mocks base method.
+func (m *MockArticleService) Counters(ctx context.Context, ids []int64) (map[int64]domain.Counters, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Counters", ctx, ids)
+	ret0, _ := ret[0].(map[int64]domain.Counters)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// Counters indicates an expected call of Counters.
+func (mr *MockArticleServiceMockRecorder) Counters(ctx, ids any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Counters", reflect.TypeOf((*MockArticleService)(nil).Counters), ctx, ids)
+}
+
 // Create mocks base method.
 func (m *MockArticleService) Create(ctx context.Context, viewerID int64, in service.CreateArticleInput) (domain.ArticleView, error) {
 	m.ctrl.T.Helper()
