@@ -497,9 +497,15 @@ func (s *ArticleService) Tags(ctx context.Context) ([]string, error) {
 }
 
 // Counters returns the interaction counts of articles: what an article answer shows that changes
-// without any cached entry changing (web keeps anonymous list answers and checks them).
+// without any cached entry changing (web keeps anonymous answers and checks them).
 func (s *ArticleService) Counters(ctx context.Context, ids []int64) (map[int64]domain.Counters, error) {
 	return s.inter.Counters(ctx, domain.BizArticle, ids)
+}
+
+// RecordAnonymousRead counts an anonymous read of a public article that web answered from a kept
+// answer (Get records the reads it serves itself).
+func (s *ArticleService) RecordAnonymousRead(articleID int64) {
+	s.reads.Record(domain.ReadEvent{ArticleID: articleID})
 }
 
 // visible loads an article and hides it (ErrNotFound) from anyone who may not read it.

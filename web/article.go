@@ -30,6 +30,7 @@ type ArticleService interface {
 	Mine(ctx context.Context, viewerID int64, status domain.ArticleStatus, p domain.Page) (service.ArticleList, error)
 	Tags(ctx context.Context) ([]string, error)
 	Counters(ctx context.Context, ids []int64) (map[int64]domain.Counters, error)
+	RecordAnonymousRead(articleID int64)
 }
 
 // ArticleHandler serves articles, the feed, favorites and tags.
@@ -37,12 +38,12 @@ type ArticleHandler struct {
 	articles ArticleService
 	log      *slog.Logger
 	docs     *articleDocs
-	lists    *listMemo
+	kept     *keptAnswers
 }
 
-// NewArticleHandler returns the handler; with changes nil, no list answer is kept (listMemo).
+// NewArticleHandler returns the handler; with changes nil, no answer is kept (keptAnswers).
 func NewArticleHandler(articles ArticleService, changes ContentChanges, log *slog.Logger) *ArticleHandler {
-	return &ArticleHandler{articles: articles, log: log, docs: newArticleDocs(articleDocsBytes), lists: newListMemo(changes, listMemoBytes)}
+	return &ArticleHandler{articles: articles, log: log, docs: newArticleDocs(articleDocsBytes), kept: newKeptAnswers(changes)}
 }
 
 type articleJSON struct {
@@ -158,6 +159,9 @@ func (h *ArticleHandler) Create(c *gin.Context) {
 
 // Get handles GET /api/articles/:slug.
 func (h *ArticleHandler) Get(c *gin.Context) {
+	if viewerID(c) == 0 && h.serveKeptArticle(c, c.Param("slug")) {
+		return
+	}
 	v, err := h.articles.Get(c.Request.Context(), viewerID(c), c.Param("slug"))
 	h.respondOne(c, http.StatusOK, v, err)
 }

@@ -192,6 +192,18 @@ func (mr *MockArticleServiceMockRecorder) Publish(ctx, viewerID, slug any) *gomo
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Publish", reflect.TypeOf((*MockArticleService)(nil).Publish), ctx, viewerID, slug)
 }
 
+// RecordAnonymousRead mocks base method.
+func (m *MockArticleService) RecordAnonymousRead(articleID int64) {
+	m.ctrl.T.Helper()
+	m.ctrl.Call(m, "RecordAnonymousRead", articleID)
+}
+
+// RecordAnonymousRead indicates an expected call of RecordAnonymousRead.
+func (mr *MockArticleServiceMockRecorder) RecordAnonymousRead(articleID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RecordAnonymousRead", reflect.TypeOf((*MockArticleService)(nil).RecordAnonymousRead), articleID)
+}
+
 // Tags mocks base method.
 func (m *MockArticleService) Tags(ctx context.Context) ([]string, error) {
 	m.ctrl.T.Helper()

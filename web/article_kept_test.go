@@ -15,17 +15,17 @@ import (
 	"github.com/inkwell-dev/inkwell/web/mocks"
 )
 
-type listMemoEnv struct {
+type keptEnv struct {
 	articles *mocks.MockArticleService
 	users    *mocks.MockUserService
 	changes  *fakeChanges
 	router   http.Handler
 }
 
-func setupListMemo(t *testing.T) listMemoEnv {
+func setupKept(t *testing.T) keptEnv {
 	t.Helper()
 	ctrl := gomock.NewController(t)
-	e := listMemoEnv{articles: mocks.NewMockArticleService(ctrl), users: mocks.NewMockUserService(ctrl), changes: &fakeChanges{}}
+	e := keptEnv{articles: mocks.NewMockArticleService(ctrl), users: mocks.NewMockUserService(ctrl), changes: &fakeChanges{}}
 	logger := slog.New(slog.DiscardHandler)
 	e.router = web.NewRouter(web.RouterConfig{MaxBodyBytes: maxBodyBytes}, logger, web.Handlers{
 		Auth: web.NewAuthenticator(e.users, logger), Articles: web.NewArticleHandler(e.articles, e.changes, logger),
@@ -45,7 +45,7 @@ func TestListMemo(t *testing.T) {
 
 	t.Run("kept while nothing changed", func(t *testing.T) {
 		t.Parallel()
-		e := setupListMemo(t)
+		e := setupKept(t)
 		e.articles.EXPECT().List(gomock.Any(), int64(0), service.ListInput{Page: first}).Return(page, nil).Times(1)
 		e.articles.EXPECT().Counters(gomock.Any(), []int64{dragon.ID, note.ID}).Return(counts, nil).Times(3)
 		for range 4 {
@@ -55,7 +55,7 @@ func TestListMemo(t *testing.T) {
 
 	t.Run("a change anywhere builds it again", func(t *testing.T) {
 		t.Parallel()
-		e := setupListMemo(t)
+		e := setupKept(t)
 		e.articles.EXPECT().List(gomock.Any(), int64(0), gomock.Any()).Return(page, nil).Times(2)
 		e.articles.EXPECT().Counters(gomock.Any(), gomock.Any()).Return(counts, nil).Times(1)
 		requireJSON(t, get(t, e.router, "/api/articles"), http.StatusOK, want)
@@ -66,7 +66,7 @@ func TestListMemo(t *testing.T) {
 
 	t.Run("new counts build it again", func(t *testing.T) {
 		t.Parallel()
-		e := setupListMemo(t)
+		e := setupKept(t)
 		liked := dragon
 		liked.Counters.Likes++
 		gomock.InOrder(
@@ -84,7 +84,7 @@ func TestListMemo(t *testing.T) {
 
 	t.Run("changes not followed: built every time", func(t *testing.T) {
 		t.Parallel()
-		e := setupListMemo(t)
+		e := setupKept(t)
 		e.changes.off.Store(true)
 		e.articles.EXPECT().List(gomock.Any(), int64(0), gomock.Any()).Return(page, nil).Times(2)
 		e.articles.EXPECT().Counters(gomock.Any(), gomock.Any()).Times(0)
@@ -95,7 +95,7 @@ func TestListMemo(t *testing.T) {
 
 	t.Run("a failed build is not kept", func(t *testing.T) {
 		t.Parallel()
-		e := setupListMemo(t)
+		e := setupKept(t)
 		gomock.InOrder(
 			e.articles.EXPECT().List(gomock.Any(), int64(0), gomock.Any()).Return(service.ArticleList{}, errInternal),
 			e.articles.EXPECT().List(gomock.Any(), int64(0), gomock.Any()).Return(page, nil),
@@ -106,7 +106,7 @@ func TestListMemo(t *testing.T) {
 
 	t.Run("tags, authors and limits are kept apart", func(t *testing.T) {
 		t.Parallel()
-		e := setupListMemo(t)
+		e := setupKept(t)
 		one := service.ArticleList{Articles: []domain.ArticleView{dragon}, Total: 1}
 		e.articles.EXPECT().List(gomock.Any(), int64(0), service.ListInput{Tag: "dragons", Page: first}).Return(one, nil)
 		e.articles.EXPECT().List(gomock.Any(), int64(0), service.ListInput{Author: "celeb", Page: first}).Return(page, nil)
@@ -136,7 +136,7 @@ func TestListMemo_NeverFor(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			e := setupListMemo(t)
+			e := setupKept(t)
 			headers := map[string]string{}
 			if c.signedIn {
 				headers = authHeader
@@ -161,4 +161,77 @@ func decodeList(t *testing.T, rec *httptest.ResponseRecorder) []map[string]any {
 		t.Fatalf("list answer %s: %v", rec.Body, err)
 	}
 	return body.Articles
+}
+
+// TestKeptArticle: an anonymous read of a public article is read once and then written as kept
+// while nothing changed and its counts are the same, each read still recorded; new counts or a
+// change read it again; a missing article is not kept; signed-in readers always read it.
+func TestKeptArticle(t *testing.T) {
+	t.Parallel()
+	const path = "/api/articles/how-to-train-your-dragon"
+	want := `{"article":` + one(dragonFields, "It takes a Jacobian") + `}`
+	counts := map[int64]domain.Counters{dragon.ID: dragon.Counters}
+
+	t.Run("kept, every read recorded", func(t *testing.T) {
+		t.Parallel()
+		e := setupKept(t)
+		e.articles.EXPECT().Get(gomock.Any(), int64(0), dragon.Slug).Return(dragon, nil).Times(1) // records the first read
+		e.articles.EXPECT().Counters(gomock.Any(), []int64{dragon.ID}).Return(counts, nil).Times(3)
+		e.articles.EXPECT().RecordAnonymousRead(dragon.ID).Times(3)
+		for range 4 {
+			requireJSON(t, get(t, e.router, path), http.StatusOK, want)
+		}
+	})
+
+	t.Run("new counts or a change read it again", func(t *testing.T) {
+		t.Parallel()
+		e := setupKept(t)
+		read := dragon
+		read.Counters.Reads++
+		gomock.InOrder(
+			e.articles.EXPECT().Get(gomock.Any(), int64(0), dragon.Slug).Return(dragon, nil),
+			e.articles.EXPECT().Counters(gomock.Any(), []int64{dragon.ID}).Return(map[int64]domain.Counters{dragon.ID: read.Counters}, nil),
+			e.articles.EXPECT().Get(gomock.Any(), int64(0), dragon.Slug).Return(read, nil),
+			e.articles.EXPECT().Get(gomock.Any(), int64(0), dragon.Slug).Return(read, nil), // after the change
+		)
+		requireJSON(t, get(t, e.router, path), http.StatusOK, want)
+		if got := decodeArticle(t, get(t, e.router, path)); got["readsCount"] != float64(read.Counters.Reads) {
+			t.Fatalf("readsCount %v, want %d", got["readsCount"], read.Counters.Reads)
+		}
+		e.changes.v.Add(1)
+		requireStatus(t, get(t, e.router, path), http.StatusOK)
+	})
+
+	t.Run("a missing article is not kept", func(t *testing.T) {
+		t.Parallel()
+		e := setupKept(t)
+		e.articles.EXPECT().Get(gomock.Any(), int64(0), "gone").Return(domain.ArticleView{}, domain.ErrNotFound).Times(2)
+		e.articles.EXPECT().RecordAnonymousRead(gomock.Any()).Times(0)
+		for range 2 {
+			requireStatus(t, get(t, e.router, "/api/articles/gone"), http.StatusNotFound)
+		}
+	})
+
+	t.Run("signed-in readers always read it", func(t *testing.T) {
+		t.Parallel()
+		e := setupKept(t)
+		e.users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(sessionCred, nil).Times(2)
+		e.articles.EXPECT().Get(gomock.Any(), authedID, dragon.Slug).Return(dragon, nil).Times(2)
+		e.articles.EXPECT().Counters(gomock.Any(), gomock.Any()).Times(0)
+		for range 2 {
+			rec := httptest.NewRecorder()
+			e.router.ServeHTTP(rec, newRequest(http.MethodGet, path, "", authHeader))
+			requireStatus(t, rec, http.StatusOK)
+		}
+	})
+}
+
+// decodeArticle returns the article of a single-article answer.
+func decodeArticle(t *testing.T, rec *httptest.ResponseRecorder) map[string]any {
+	t.Helper()
+	var body struct{ Article map[string]any }
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatalf("article answer %s: %v", rec.Body, err)
+	}
+	return body.Article
 }

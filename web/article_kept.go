@@ -1,0 +1,131 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/inkwell-dev/inkwell/domain"
+	"github.com/inkwell-dev/inkwell/service"
+)
+
+// keptAnswers keeps the anonymous answers of the hottest reads: a public article
+// (GET /api/articles/:slug) and the first pages of GET /api/articles (the home page's global and
+// tag lists, an author's articles). While no cached content changed anywhere in the fleet
+// (ContentChanges, as for feeds and sitemaps) and the articles' counts are those an answer shows,
+// the kept bytes are the answer, without reading the article or page, its authors and flags
+// again. The counts are read per request (from the counters' in-process tier on a warm instance),
+// so a like or a read shows exactly as soon as it did before. Signed-in viewers are never served
+// from it: their flags and blocks differ.
+type keptAnswers struct {
+	changes  ContentChanges
+	articles *docMemo
+	lists    *docMemo
+}
+
+// Budgets of the kept answers (an article answer is a few KB, a first page of twenty about 10 KB).
+const (
+	keptArticleBytes = 16 << 20
+	keptListBytes    = 8 << 20
+)
+
+func newKeptAnswers(changes ContentChanges) *keptAnswers {
+	if changes == nil {
+		return nil
+	}
+	return &keptAnswers{changes: changes, articles: newDocMemo(keptArticleBytes), lists: newDocMemo(keptListBytes)}
+}
+
+// keptDoc is an answer to keep: its bytes, under version, with the articles and counts it shows.
+func keptDoc(version uint64, body []byte, views ...domain.ArticleView) memoDoc {
+	d := memoDoc{version: version, tracked: true, body: body, articles: make([]int64, len(views)), counts: make([]domain.Counters, len(views))}
+	for i, v := range views {
+		d.articles[i], d.counts[i] = v.ID, v.Counters
+	}
+	return d
+}
+
+// serveKeptArticle answers an anonymous read of a public article from the memo (recording the
+// read, as the service does), or reads it and keeps the answer. It reports false when the memo
+// cannot answer now (the caller reads the article as usual).
+func (h *ArticleHandler) serveKeptArticle(c *gin.Context, slug string) bool {
+	if h.kept == nil {
+		return false
+	}
+	version, ok := h.kept.changes.Version() // before reading: a change during the read moves it
+	if !ok {
+		return false
+	}
+	ctx := c.Request.Context()
+	if d, ok := h.kept.articles.current(slug, version); ok && h.countsUnchanged(ctx, d) {
+		h.articles.RecordAnonymousRead(d.articles[0])
+		writeJSONBody(c, http.StatusOK, d.body)
+		return true
+	}
+	v, err := h.articles.Get(ctx, 0, slug)
+	if err != nil {
+		writeError(c, h.log, err)
+		return true
+	}
+	d := keptDoc(version, h.docs.appendOne(nil, v), v)
+	h.kept.articles.put(slug, d)
+	writeJSONBody(c, http.StatusOK, d.body)
+	return true
+}
+
+// listKeptKey is the memo key of in's answer, and whether it may be kept at all: first pages
+// (no offset, no cursor) not filtered by who favorited (a like changes that list without
+// changing a cached entry).
+func listKeptKey(in service.ListInput) (string, bool) {
+	if in.Page.Offset != 0 || in.Page.Cursor != nil || in.Favorited != "" {
+		return "", false
+	}
+	return in.Tag + "\x00" + in.Author + "\x00" + strconv.Itoa(in.Page.Limit), true
+}
+
+// serveKeptList answers an anonymous list request from the memo, or builds the answer and keeps
+// it. It reports false when the request is not one the memo answers (the caller builds it).
+func (h *ArticleHandler) serveKeptList(c *gin.Context, in service.ListInput) bool {
+	key, ok := listKeptKey(in)
+	if h.kept == nil || !ok {
+		return false
+	}
+	version, ok := h.kept.changes.Version() // before building: a change during the build moves it
+	if !ok {
+		return false
+	}
+	ctx := c.Request.Context()
+	if d, ok := h.kept.lists.current(key, version); ok && h.countsUnchanged(ctx, d) {
+		writeJSONBody(c, http.StatusOK, d.body)
+		return true
+	}
+	l, err := h.articles.List(ctx, 0, in)
+	if err != nil {
+		writeError(c, h.log, err)
+		return true
+	}
+	d := keptDoc(version, h.docs.appendList(nil, l), l.Articles...)
+	h.kept.lists.put(key, d)
+	writeJSONBody(c, http.StatusOK, d.body)
+	return true
+}
+
+// countsUnchanged reports whether the articles d shows still have the counts it shows (false when
+// they cannot be read: the answer is built again, with the error if it persists).
+func (h *ArticleHandler) countsUnchanged(ctx context.Context, d memoDoc) bool {
+	if len(d.articles) == 0 {
+		return true
+	}
+	now, err := h.articles.Counters(ctx, d.articles)
+	if err != nil {
+		return false
+	}
+	for i, id := range d.articles {
+		if now[id] != d.counts[i] {
+			return false
+		}
+	}
+	return true
+}
