@@ -256,11 +256,7 @@ func (s *ArticleService) Get(ctx context.Context, viewerID int64, slug string) (
 		return domain.ArticleView{}, err
 	}
 	if a.Public() {
-		ev := domain.ReadEvent{ArticleID: a.ID, UserID: viewerID}
-		if viewerID != 0 { // an anonymous read only counts, inside a batch that gets its own id
-			ev.ID, ev.At = domain.NewEventID(), s.now()
-		}
-		s.reads.Record(ev)
+		s.RecordRead(viewerID, a.ID)
 	}
 	return s.view(ctx, viewerID, a)
 }
@@ -502,10 +498,43 @@ func (s *ArticleService) Counters(ctx context.Context, ids []int64) (map[int64]d
 	return s.inter.Counters(ctx, domain.BizArticle, ids)
 }
 
-// RecordAnonymousRead counts an anonymous read of a public article that web answered from a kept
-// answer (Get records the reads it serves itself).
-func (s *ArticleService) RecordAnonymousRead(articleID int64) {
-	s.reads.Record(domain.ReadEvent{ArticleID: articleID})
+// RecordRead records viewerID's read (0: anonymous) of a public article that web answered from a
+// kept answer; Get records the reads it serves itself, the same way.
+func (s *ArticleService) RecordRead(viewerID, articleID int64) {
+	ev := domain.ReadEvent{ArticleID: articleID, UserID: viewerID}
+	if viewerID != 0 { // an anonymous read only counts, inside a batch that gets its own id
+		ev.ID, ev.At = domain.NewEventID(), s.now()
+	}
+	s.reads.Record(ev)
+}
+
+// ViewerFlags are what makes an article answer a signed-in viewer's own.
+type ViewerFlags struct {
+	Favorited, Collected bool
+	Following            bool // the viewer follows the author (never their own articles)
+}
+
+// FlagsOf returns viewerID's flags for the article articleID by authorID, as Get shows them (web
+// writes them into an anonymous reader's kept answer).
+func (s *ArticleService) FlagsOf(ctx context.Context, viewerID, articleID, authorID int64) (ViewerFlags, error) {
+	ids := []int64{articleID}
+	liked, err := s.inter.Liked(ctx, viewerID, domain.BizArticle, ids)
+	if err != nil {
+		return ViewerFlags{}, err
+	}
+	collected, err := s.inter.Collected(ctx, viewerID, domain.BizArticle, ids)
+	if err != nil {
+		return ViewerFlags{}, err
+	}
+	f := ViewerFlags{Favorited: liked[articleID], Collected: collected[articleID]}
+	if authorID != viewerID {
+		following, err := s.follows.FollowingAmong(ctx, viewerID, []int64{authorID})
+		if err != nil {
+			return ViewerFlags{}, err
+		}
+		f.Following = following[authorID]
+	}
+	return f, nil
 }
 
 // visible loads an article and hides it (ErrNotFound) from anyone who may not read it.

@@ -30,7 +30,8 @@ type ArticleService interface {
 	Mine(ctx context.Context, viewerID int64, status domain.ArticleStatus, p domain.Page) (service.ArticleList, error)
 	Tags(ctx context.Context) ([]string, error)
 	Counters(ctx context.Context, ids []int64) (map[int64]domain.Counters, error)
-	RecordAnonymousRead(articleID int64)
+	RecordRead(viewerID, articleID int64)
+	FlagsOf(ctx context.Context, viewerID, articleID, authorID int64) (service.ViewerFlags, error)
 }
 
 // ArticleHandler serves articles, the feed, favorites and tags.
@@ -159,7 +160,7 @@ func (h *ArticleHandler) Create(c *gin.Context) {
 
 // Get handles GET /api/articles/:slug.
 func (h *ArticleHandler) Get(c *gin.Context) {
-	if viewerID(c) == 0 && h.serveKeptArticle(c, c.Param("slug")) {
+	if h.serveKeptArticle(c, viewerID(c), c.Param("slug")) {
 		return
 	}
 	v, err := h.articles.Get(c.Request.Context(), viewerID(c), c.Param("slug"))

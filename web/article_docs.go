@@ -64,12 +64,21 @@ func newArticleDocs(maxBytes int) *articleDocs {
 	return m
 }
 
-// appendArticle appends v as articleOf(v, withBody) encodes: `{…}`.
-func (m *articleDocs) appendArticle(b []byte, v domain.ArticleView, withBody bool) []byte {
+// flagOffsets are where an article answer's `favorited`, `author.following` and `collected` values
+// start, in that (the document's) order.
+type flagOffsets [3]int
+
+// appendArticle appends v as articleOf(v, withBody) encodes: `{…}`. With at not nil, it records
+// where the flags' values were written.
+func (m *articleDocs) appendArticle(b []byte, v domain.ArticleView, withBody bool, at *flagOffsets) []byte {
 	d := m.doc(v.Article, withBody)
+	if at == nil {
+		at = new(flagOffsets) // stays on the stack
+	}
 	b = append(b, '{')
 	b = append(b, d.head...)
 	b = append(b, `,"favorited":`...)
+	at[0] = len(b)
 	b = strconv.AppendBool(b, v.Favorited)
 	b = append(b, `,"favoritesCount":`...)
 	b = strconv.AppendInt(b, v.Counters.Likes, 10)
@@ -80,12 +89,14 @@ func (m *articleDocs) appendArticle(b []byte, v domain.ArticleView, withBody boo
 	b = append(b, `,"image":`...)
 	b = appendJSONString(b, v.Author.Image)
 	b = append(b, `,"following":`...)
+	at[1] = len(b)
 	b = strconv.AppendBool(b, v.Author.Following)
 	b = append(b, `},`...)
 	b = append(b, d.mid...)
 	b = append(b, `,"readsCount":`...)
 	b = strconv.AppendInt(b, v.Counters.Reads, 10)
 	b = append(b, `,"collected":`...)
+	at[2] = len(b)
 	b = strconv.AppendBool(b, v.Collected)
 	b = append(b, `,"collectsCount":`...)
 	b = strconv.AppendInt(b, v.Counters.Collects, 10)
@@ -95,8 +106,13 @@ func (m *articleDocs) appendArticle(b []byte, v domain.ArticleView, withBody boo
 
 // appendOne appends the single-article answer, as articleEnvelope{articleOf(v, true)} encodes.
 func (m *articleDocs) appendOne(b []byte, v domain.ArticleView) []byte {
+	return m.appendOneAt(b, v, nil)
+}
+
+// appendOneAt is appendOne recording where the flags' values were written (at not nil).
+func (m *articleDocs) appendOneAt(b []byte, v domain.ArticleView, at *flagOffsets) []byte {
 	b = append(b, `{"article":`...)
-	b = m.appendArticle(b, v, true)
+	b = m.appendArticle(b, v, true, at)
 	return append(b, '}')
 }
 
@@ -107,7 +123,7 @@ func (m *articleDocs) appendList(b []byte, l service.ArticleList) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = m.appendArticle(b, v, false)
+		b = m.appendArticle(b, v, false, nil)
 	}
 	b = append(b, `],"articlesCount":`...)
 	b = strconv.AppendInt(b, l.Total, 10)

@@ -154,6 +154,25 @@ func TestArticleDocs_KeepsWithinItsBudget(t *testing.T) {
 	}
 }
 
+// The flags written into an anonymous reader's answer make exactly the answer encoding the
+// viewer's own view writes, for every combination.
+func TestSpliceFlags_AsEncodingTheViewersView(t *testing.T) {
+	t.Parallel()
+	docs := newArticleDocs(articleDocsBytes)
+	anonymous := newView(viewOpts{id: 7, tags: []string{"a"}, author: "false \"following\":false"})
+	anonymous.Favorited, anonymous.Collected, anonymous.Author.Following = false, false, false
+	var at flagOffsets
+	body := docs.appendOneAt(nil, anonymous, &at)
+	for n := range 8 {
+		f := service.ViewerFlags{Favorited: n&1 != 0, Following: n&2 != 0, Collected: n&4 != 0}
+		mine := anonymous
+		mine.Favorited, mine.Collected, mine.Author.Following = f.Favorited, f.Collected, f.Following
+		if got, want := spliceFlags(nil, body, at, f), encodeLikeRenderJSON(t, articleEnvelope{Article: articleOf(mine, true)}); !bytes.Equal(got, want) {
+			t.Fatalf("%+v:\n got %s\nwant %s", f, got, want)
+		}
+	}
+}
+
 func TestAppendJSONString_AsEncodingJSON(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{"", "plain", `q"uote\back`, "\x00\x01\x08\x0c\n\r\t\x1f", "<&>", "é€😀", "\u2028\u2029", "bad\xff\xfeutf8", "\xe2\x82", "del\x7f"} {

@@ -11,14 +11,15 @@ import (
 	"github.com/inkwell-dev/inkwell/service"
 )
 
-// keptAnswers keeps the anonymous answers of the hottest reads: a public article
-// (GET /api/articles/:slug) and the first pages of GET /api/articles (the home page's global and
-// tag lists, an author's articles). While no cached content changed anywhere in the fleet
-// (ContentChanges, as for feeds and sitemaps) and the articles' counts are those an answer shows,
-// the kept bytes are the answer, without reading the article or page, its authors and flags
-// again. The counts are read per request (from the counters' in-process tier on a warm instance),
-// so a like or a read shows exactly as soon as it did before. Signed-in viewers are never served
-// from it: their flags and blocks differ.
+// keptAnswers keeps the answers of the hottest reads as an anonymous reader gets them: a public
+// article (GET /api/articles/:slug) and the first pages of GET /api/articles (the home page's
+// global and tag lists, an author's articles). While no cached content changed anywhere in the
+// fleet (ContentChanges, as for feeds and sitemaps) and the articles' counts are those an answer
+// shows, the kept bytes are the answer, without reading the article or page, its authors and
+// counters again. The counts are read per request (from the counters' in-process tier on a warm
+// instance), so a like or a read shows exactly as soon as it did before. A signed-in reader of an
+// article gets the kept bytes with their own three flags written in (FlagsOf); signed-in readers
+// of lists are never served from it (their flags and blocks differ per article).
 type keptAnswers struct {
 	changes  ContentChanges
 	articles *docMemo
@@ -38,19 +39,29 @@ func newKeptAnswers(changes ContentChanges) *keptAnswers {
 	return &keptAnswers{changes: changes, articles: newDocMemo(keptArticleBytes), lists: newDocMemo(keptListBytes)}
 }
 
-// keptDoc is an answer to keep: its bytes, under version, with the articles and counts it shows.
+// keptArticles is what a kept answer shows of its articles: their ids and counts (checked before
+// it is served), and for a single article its author and where its flags are (flagOffsets).
+type keptArticles struct {
+	ids    []int64
+	counts []domain.Counters
+	author int64
+	flags  flagOffsets
+}
+
+// keptDoc is an answer to keep: its bytes, under version, with the articles it shows.
 func keptDoc(version uint64, body []byte, views ...domain.ArticleView) memoDoc {
-	d := memoDoc{version: version, tracked: true, body: body, articles: make([]int64, len(views)), counts: make([]domain.Counters, len(views))}
+	d := memoDoc{version: version, tracked: true, body: body}
+	d.articles.ids, d.articles.counts = make([]int64, len(views)), make([]domain.Counters, len(views))
 	for i, v := range views {
-		d.articles[i], d.counts[i] = v.ID, v.Counters
+		d.articles.ids[i], d.articles.counts[i] = v.ID, v.Counters
 	}
 	return d
 }
 
-// serveKeptArticle answers an anonymous read of a public article from the memo (recording the
-// read, as the service does), or reads it and keeps the answer. It reports false when the memo
-// cannot answer now (the caller reads the article as usual).
-func (h *ArticleHandler) serveKeptArticle(c *gin.Context, slug string) bool {
+// serveKeptArticle answers a read of a public article from the memo (recording the read, as the
+// service does), or, for an anonymous reader, reads it and keeps the answer. It reports false when
+// the memo cannot answer now (the caller reads the article as usual).
+func (h *ArticleHandler) serveKeptArticle(c *gin.Context, viewer int64, slug string) bool {
 	if h.kept == nil {
 		return false
 	}
@@ -60,19 +71,46 @@ func (h *ArticleHandler) serveKeptArticle(c *gin.Context, slug string) bool {
 	}
 	ctx := c.Request.Context()
 	if d, ok := h.kept.articles.current(slug, version); ok && h.countsUnchanged(ctx, d) {
-		h.articles.RecordAnonymousRead(d.articles[0])
-		writeJSONBody(c, http.StatusOK, d.body)
+		id := d.articles.ids[0]
+		if viewer == 0 {
+			h.articles.RecordRead(0, id)
+			writeJSONBody(c, http.StatusOK, d.body)
+			return true
+		}
+		flags, err := h.articles.FlagsOf(ctx, viewer, id, d.articles.author)
+		if err != nil {
+			return false // read as usual, which answers the error if it persists
+		}
+		h.articles.RecordRead(viewer, id)
+		renderAppended(c, http.StatusOK, func(b []byte) []byte { return spliceFlags(b, d.body, d.articles.flags, flags) })
 		return true
+	}
+	if viewer != 0 {
+		return false // kept answers are built from anonymous reads only
 	}
 	v, err := h.articles.Get(ctx, 0, slug)
 	if err != nil {
 		writeError(c, h.log, err)
 		return true
 	}
-	d := keptDoc(version, h.docs.appendOne(nil, v), v)
+	d := keptDoc(version, nil, v)
+	d.body = h.docs.appendOneAt(nil, v, &d.articles.flags)
+	d.articles.author = v.AuthorID
 	h.kept.articles.put(slug, d)
 	writeJSONBody(c, http.StatusOK, d.body)
 	return true
+}
+
+// spliceFlags appends body, an anonymous reader's article answer (every flag false), with the
+// viewer's flags written in at their offsets.
+func spliceFlags(b, body []byte, at flagOffsets, f service.ViewerFlags) []byte {
+	prev := 0
+	for i, on := range [...]bool{f.Favorited, f.Following, f.Collected} {
+		b = append(b, body[prev:at[i]]...)
+		b = strconv.AppendBool(b, on)
+		prev = at[i] + len("false")
+	}
+	return append(b, body[prev:]...)
 }
 
 // listKeptKey is the memo key of in's answer, and whether it may be kept at all: first pages
@@ -115,15 +153,15 @@ func (h *ArticleHandler) serveKeptList(c *gin.Context, in service.ListInput) boo
 // countsUnchanged reports whether the articles d shows still have the counts it shows (false when
 // they cannot be read: the answer is built again, with the error if it persists).
 func (h *ArticleHandler) countsUnchanged(ctx context.Context, d memoDoc) bool {
-	if len(d.articles) == 0 {
+	if len(d.articles.ids) == 0 {
 		return true
 	}
-	now, err := h.articles.Counters(ctx, d.articles)
+	now, err := h.articles.Counters(ctx, d.articles.ids)
 	if err != nil {
 		return false
 	}
-	for i, id := range d.articles {
-		if now[id] != d.counts[i] {
+	for i, id := range d.articles.ids {
+		if now[id] != d.articles.counts[i] {
 			return false
 		}
 	}

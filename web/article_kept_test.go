@@ -177,7 +177,7 @@ func TestKeptArticle(t *testing.T) {
 		e := setupKept(t)
 		e.articles.EXPECT().Get(gomock.Any(), int64(0), dragon.Slug).Return(dragon, nil).Times(1) // records the first read
 		e.articles.EXPECT().Counters(gomock.Any(), []int64{dragon.ID}).Return(counts, nil).Times(3)
-		e.articles.EXPECT().RecordAnonymousRead(dragon.ID).Times(3)
+		e.articles.EXPECT().RecordRead(int64(0), dragon.ID).Times(3)
 		for range 4 {
 			requireJSON(t, get(t, e.router, path), http.StatusOK, want)
 		}
@@ -206,23 +206,38 @@ func TestKeptArticle(t *testing.T) {
 		t.Parallel()
 		e := setupKept(t)
 		e.articles.EXPECT().Get(gomock.Any(), int64(0), "gone").Return(domain.ArticleView{}, domain.ErrNotFound).Times(2)
-		e.articles.EXPECT().RecordAnonymousRead(gomock.Any()).Times(0)
+		e.articles.EXPECT().RecordRead(gomock.Any(), gomock.Any()).Times(0)
 		for range 2 {
 			requireStatus(t, get(t, e.router, "/api/articles/gone"), http.StatusNotFound)
 		}
 	})
 
-	t.Run("signed-in readers always read it", func(t *testing.T) {
+	t.Run("a signed-in reader gets the kept answer with their flags", func(t *testing.T) {
 		t.Parallel()
 		e := setupKept(t)
-		e.users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(sessionCred, nil).Times(2)
-		e.articles.EXPECT().Get(gomock.Any(), authedID, dragon.Slug).Return(dragon, nil).Times(2)
-		e.articles.EXPECT().Counters(gomock.Any(), gomock.Any()).Times(0)
-		for range 2 {
+		signedIn := func() *httptest.ResponseRecorder {
 			rec := httptest.NewRecorder()
 			e.router.ServeHTTP(rec, newRequest(http.MethodGet, path, "", authHeader))
-			requireStatus(t, rec, http.StatusOK)
+			return rec
 		}
+		anonymous := dragon
+		anonymous.Favorited, anonymous.Author.Following = false, false
+		e.users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(sessionCred, nil).Times(3)
+		gomock.InOrder(
+			// Nothing kept yet: read as usual, and not kept (the answer holds this reader's flags).
+			e.articles.EXPECT().Get(gomock.Any(), authedID, dragon.Slug).Return(dragon, nil),
+			e.articles.EXPECT().Get(gomock.Any(), int64(0), dragon.Slug).Return(anonymous, nil),
+			e.articles.EXPECT().Counters(gomock.Any(), []int64{dragon.ID}).Return(counts, nil),
+			e.articles.EXPECT().FlagsOf(gomock.Any(), authedID, dragon.ID, dragon.AuthorID).Return(service.ViewerFlags{Favorited: true, Following: true}, nil),
+			e.articles.EXPECT().RecordRead(authedID, dragon.ID),
+			e.articles.EXPECT().Counters(gomock.Any(), []int64{dragon.ID}).Return(counts, nil),
+			e.articles.EXPECT().FlagsOf(gomock.Any(), authedID, dragon.ID, dragon.AuthorID).Return(service.ViewerFlags{}, errInternal),
+			e.articles.EXPECT().Get(gomock.Any(), authedID, dragon.Slug).Return(dragon, nil), // the flags failed: read as usual
+		)
+		requireJSON(t, signedIn(), http.StatusOK, want)
+		requireStatus(t, get(t, e.router, path), http.StatusOK) // an anonymous read keeps it
+		requireJSON(t, signedIn(), http.StatusOK, want)         // dragon: favorited, author followed
+		requireJSON(t, signedIn(), http.StatusOK, want)
 	})
 }
 

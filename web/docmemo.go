@@ -3,8 +3,6 @@ package web
 import (
 	"sync"
 	"time"
-
-	"github.com/inkwell-dev/inkwell/domain"
 )
 
 // ContentChanges says whether documents built from the public content (the feeds, the sitemaps,
@@ -27,10 +25,7 @@ type memoDoc struct {
 	body         []byte
 	etag         string
 	lastModified time.Time
-	// An article list's answer also shows counts, which change without any cached entry changing:
-	// the articles it shows and their counts, checked again before it is served (listMemo).
-	articles []int64
-	counts   []domain.Counters
+	articles     keptArticles // what an article answer kept for anonymous readers shows (keptAnswers)
 }
 
 // docMemo keeps the last encoding of each path, within a budget of bytes (past it arbitrary

@@ -132,6 +132,21 @@ func (mr *MockArticleServiceMockRecorder) Feed(ctx, viewerID, p any) *gomock.Cal
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Feed", reflect.TypeOf((*MockArticleService)(nil).Feed), ctx, viewerID, p)
 }
 
+// FlagsOf mocks base method.
+func (m *MockArticleService) FlagsOf(ctx context.Context, viewerID, articleID, authorID int64) (service.ViewerFlags, error) {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "FlagsOf", ctx, viewerID, articleID, authorID)
+	ret0, _ := ret[0].(service.ViewerFlags)
+	ret1, _ := ret[1].(error)
+	return ret0, ret1
+}
+
+// FlagsOf indicates an expected call of FlagsOf.
+func (mr *MockArticleServiceMockRecorder) FlagsOf(ctx, viewerID, articleID, authorID any) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "FlagsOf", reflect.TypeOf((*MockArticleService)(nil).FlagsOf), ctx, viewerID, articleID, authorID)
+}
+
 // Get mocks base method.
 func (m *MockArticleService) Get(ctx context.Context, viewerID int64, slug string) (domain.ArticleView, error) {
 	m.ctrl.T.Helper()
@@ -192,16 +207,16 @@ func (mr *MockArticleServiceMockRecorder) Publish(ctx, viewerID, slug any) *gomo
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Publish", reflect.TypeOf((*MockArticleService)(nil).Publish), ctx, viewerID, slug)
 }
 
-// RecordAnonymousRead mocks base method.
-func (m *MockArticleService) RecordAnonymousRead(articleID int64) {
+// RecordRead mocks base method.
+func (m *MockArticleService) RecordRead(viewerID, articleID int64) {
 	m.ctrl.T.Helper()
-	m.ctrl.Call(m, "RecordAnonymousRead", articleID)
+	m.ctrl.Call(m, "RecordRead", viewerID, articleID)
 }
 
-// RecordAnonymousRead indicates an expected call of RecordAnonymousRead.
-func (mr *MockArticleServiceMockRecorder) RecordAnonymousRead(articleID any) *gomock.Call {
+// RecordRead indicates an expected call of RecordRead.
+func (mr *MockArticleServiceMockRecorder) RecordRead(viewerID, articleID any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RecordAnonymousRead", reflect.TypeOf((*MockArticleService)(nil).RecordAnonymousRead), articleID)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "RecordRead", reflect.TypeOf((*MockArticleService)(nil).RecordRead), viewerID, articleID)
 }
 
 // Tags mocks base method.
