@@ -18,8 +18,9 @@ import (
 // shows, the kept bytes are the answer, without reading the article or page, its authors and
 // counters again. The counts are read per request (from the counters' in-process tier on a warm
 // instance), so a like or a read shows exactly as soon as it did before. A signed-in reader of an
-// article gets the kept bytes with their own three flags written in (FlagsOf); signed-in readers
-// of lists are never served from it (their flags and blocks differ per article).
+// article gets the kept bytes with their own three flags written in (FlagsOf), and a signed-in
+// read keeps the answer too (the view without the flags); signed-in readers of lists are never
+// served from it (their flags and blocks differ per article).
 type keptAnswers struct {
 	changes  ContentChanges
 	articles *docMemo
@@ -59,8 +60,9 @@ func keptDoc(version uint64, body []byte, views ...domain.ArticleView) memoDoc {
 }
 
 // serveKeptArticle answers a read of a public article from the memo (recording the read, as the
-// service does), or, for an anonymous reader, reads it and keeps the answer. It reports false when
-// the memo cannot answer now (the caller reads the article as usual).
+// service does), or reads it as usual and keeps the answer an anonymous reader gets (a signed-in
+// reader's view without their flags). It reports false when the memo cannot answer now (the
+// caller reads the article as usual).
 func (h *ArticleHandler) serveKeptArticle(c *gin.Context, viewer int64, slug string) bool {
 	if h.kept == nil {
 		return false
@@ -85,19 +87,26 @@ func (h *ArticleHandler) serveKeptArticle(c *gin.Context, viewer int64, slug str
 		renderAppended(c, http.StatusOK, func(b []byte) []byte { return spliceFlags(b, d.body, d.articles.flags, flags) })
 		return true
 	}
-	if viewer != 0 {
-		return false // kept answers are built from anonymous reads only
-	}
-	v, err := h.articles.Get(ctx, 0, slug)
+	v, err := h.articles.Get(ctx, viewer, slug)
 	if err != nil {
 		writeError(c, h.log, err)
 		return true
 	}
-	d := keptDoc(version, nil, v)
-	d.body = h.docs.appendOneAt(nil, v, &d.articles.flags)
+	if !v.Public() { // its author reading a draft, a withdrawn or a hidden article: nothing to keep
+		h.respondOne(c, http.StatusOK, v, nil)
+		return true
+	}
+	anonymous := v
+	anonymous.Favorited, anonymous.Collected, anonymous.Author.Following = false, false, false
+	d := keptDoc(version, nil, anonymous)
+	d.body = h.docs.appendOneAt(nil, anonymous, &d.articles.flags)
 	d.articles.author = v.AuthorID
 	h.kept.articles.put(slug, d)
-	writeJSONBody(c, http.StatusOK, d.body)
+	if viewer == 0 {
+		writeJSONBody(c, http.StatusOK, d.body)
+	} else {
+		h.respondOne(c, http.StatusOK, v, nil)
+	}
 	return true
 }
 

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"go.uber.org/mock/gomock"
@@ -169,37 +170,54 @@ func decodeList(t *testing.T, rec *httptest.ResponseRecorder) []map[string]any {
 func TestKeptArticle(t *testing.T) {
 	t.Parallel()
 	const path = "/api/articles/how-to-train-your-dragon"
-	want := `{"article":` + one(dragonFields, "It takes a Jacobian") + `}`
+	want := `{"article":` + one(dragonFields, "It takes a Jacobian") + `}` // the signed-in reader's
+	anonymousFields := strings.NewReplacer(`"favorited":true`, `"favorited":false`, `"following":true`, `"following":false`).Replace(dragonFields)
+	wantAnonymous := `{"article":` + one(anonymousFields, "It takes a Jacobian") + `}`
+	anonymous := dragon // what Get gives an anonymous reader: no flags
+	anonymous.Favorited, anonymous.Author.Following = false, false
 	counts := map[int64]domain.Counters{dragon.ID: dragon.Counters}
 
 	t.Run("kept, every read recorded", func(t *testing.T) {
 		t.Parallel()
 		e := setupKept(t)
-		e.articles.EXPECT().Get(gomock.Any(), int64(0), dragon.Slug).Return(dragon, nil).Times(1) // records the first read
+		e.articles.EXPECT().Get(gomock.Any(), int64(0), dragon.Slug).Return(anonymous, nil).Times(1) // records the first read
 		e.articles.EXPECT().Counters(gomock.Any(), []int64{dragon.ID}).Return(counts, nil).Times(3)
 		e.articles.EXPECT().RecordRead(int64(0), dragon.ID).Times(3)
 		for range 4 {
-			requireJSON(t, get(t, e.router, path), http.StatusOK, want)
+			requireJSON(t, get(t, e.router, path), http.StatusOK, wantAnonymous)
 		}
 	})
 
 	t.Run("new counts or a change read it again", func(t *testing.T) {
 		t.Parallel()
 		e := setupKept(t)
-		read := dragon
+		read := anonymous
 		read.Counters.Reads++
 		gomock.InOrder(
-			e.articles.EXPECT().Get(gomock.Any(), int64(0), dragon.Slug).Return(dragon, nil),
+			e.articles.EXPECT().Get(gomock.Any(), int64(0), dragon.Slug).Return(anonymous, nil),
 			e.articles.EXPECT().Counters(gomock.Any(), []int64{dragon.ID}).Return(map[int64]domain.Counters{dragon.ID: read.Counters}, nil),
 			e.articles.EXPECT().Get(gomock.Any(), int64(0), dragon.Slug).Return(read, nil),
 			e.articles.EXPECT().Get(gomock.Any(), int64(0), dragon.Slug).Return(read, nil), // after the change
 		)
-		requireJSON(t, get(t, e.router, path), http.StatusOK, want)
+		requireJSON(t, get(t, e.router, path), http.StatusOK, wantAnonymous)
 		if got := decodeArticle(t, get(t, e.router, path)); got["readsCount"] != float64(read.Counters.Reads) {
 			t.Fatalf("readsCount %v, want %d", got["readsCount"], read.Counters.Reads)
 		}
 		e.changes.v.Add(1)
 		requireStatus(t, get(t, e.router, path), http.StatusOK)
+	})
+
+	t.Run("an author's draft is not kept", func(t *testing.T) {
+		t.Parallel()
+		e := setupKept(t)
+		e.users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(sessionCred, nil).Times(2)
+		e.articles.EXPECT().Get(gomock.Any(), authedID, note.Slug).Return(note, nil).Times(2)
+		e.articles.EXPECT().Counters(gomock.Any(), gomock.Any()).Times(0)
+		for range 2 {
+			rec := httptest.NewRecorder()
+			e.router.ServeHTTP(rec, newRequest(http.MethodGet, "/api/articles/note", "", authHeader))
+			requireJSON(t, rec, http.StatusOK, `{"article":`+one(noteFields, "draft body")+`}`)
+		}
 	})
 
 	t.Run("a missing article is not kept", func(t *testing.T) {
@@ -220,23 +238,22 @@ func TestKeptArticle(t *testing.T) {
 			e.router.ServeHTTP(rec, newRequest(http.MethodGet, path, "", authHeader))
 			return rec
 		}
-		anonymous := dragon
-		anonymous.Favorited, anonymous.Author.Following = false, false
 		e.users.EXPECT().Authenticate(gomock.Any(), "TOKEN").Return(sessionCred, nil).Times(3)
 		gomock.InOrder(
-			// Nothing kept yet: read as usual, and not kept (the answer holds this reader's flags).
+			// Nothing kept yet: read as usual, and kept without this reader's flags.
 			e.articles.EXPECT().Get(gomock.Any(), authedID, dragon.Slug).Return(dragon, nil),
-			e.articles.EXPECT().Get(gomock.Any(), int64(0), dragon.Slug).Return(anonymous, nil),
 			e.articles.EXPECT().Counters(gomock.Any(), []int64{dragon.ID}).Return(counts, nil),
 			e.articles.EXPECT().FlagsOf(gomock.Any(), authedID, dragon.ID, dragon.AuthorID).Return(service.ViewerFlags{Favorited: true, Following: true}, nil),
 			e.articles.EXPECT().RecordRead(authedID, dragon.ID),
+			e.articles.EXPECT().Counters(gomock.Any(), []int64{dragon.ID}).Return(counts, nil),
+			e.articles.EXPECT().RecordRead(int64(0), dragon.ID),
 			e.articles.EXPECT().Counters(gomock.Any(), []int64{dragon.ID}).Return(counts, nil),
 			e.articles.EXPECT().FlagsOf(gomock.Any(), authedID, dragon.ID, dragon.AuthorID).Return(service.ViewerFlags{}, errInternal),
 			e.articles.EXPECT().Get(gomock.Any(), authedID, dragon.Slug).Return(dragon, nil), // the flags failed: read as usual
 		)
 		requireJSON(t, signedIn(), http.StatusOK, want)
-		requireStatus(t, get(t, e.router, path), http.StatusOK) // an anonymous read keeps it
-		requireJSON(t, signedIn(), http.StatusOK, want)         // dragon: favorited, author followed
+		requireJSON(t, signedIn(), http.StatusOK, want) // from the kept answer: favorited, author followed
+		requireJSON(t, get(t, e.router, path), http.StatusOK, wantAnonymous)
 		requireJSON(t, signedIn(), http.StatusOK, want)
 	})
 }
