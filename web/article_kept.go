@@ -67,12 +67,12 @@ func (h *ArticleHandler) serveKeptArticle(c *gin.Context, viewer int64, slug str
 	if h.kept == nil {
 		return false
 	}
-	version, ok := h.kept.changes.Version() // before reading: a change during the read moves it
+	ctx := c.Request.Context()
+	version, d, hit, ok := h.lookupKept(ctx, h.kept.articles, slug)
 	if !ok {
 		return false
 	}
-	ctx := c.Request.Context()
-	if d, ok := h.kept.articles.current(slug, version); ok && h.countsUnchanged(ctx, d) {
+	if hit {
 		id := d.articles.ids[0]
 		if viewer == 0 {
 			h.articles.RecordRead(0, id)
@@ -98,7 +98,7 @@ func (h *ArticleHandler) serveKeptArticle(c *gin.Context, viewer int64, slug str
 	}
 	anonymous := v
 	anonymous.Favorited, anonymous.Collected, anonymous.Author.Following = false, false, false
-	d := keptDoc(version, nil, anonymous)
+	d = keptDoc(version, nil, anonymous)
 	d.body = h.docs.appendOneAt(nil, anonymous, &d.articles.flags)
 	d.articles.author = v.AuthorID
 	h.kept.articles.put(slug, d)
@@ -139,12 +139,12 @@ func (h *ArticleHandler) serveKeptList(c *gin.Context, in service.ListInput) boo
 	if h.kept == nil || !ok {
 		return false
 	}
-	version, ok := h.kept.changes.Version() // before building: a change during the build moves it
+	ctx := c.Request.Context()
+	version, d, hit, ok := h.lookupKept(ctx, h.kept.lists, key)
 	if !ok {
 		return false
 	}
-	ctx := c.Request.Context()
-	if d, ok := h.kept.lists.current(key, version); ok && h.countsUnchanged(ctx, d) {
+	if hit {
 		writeJSONBody(c, http.StatusOK, d.body)
 		return true
 	}
@@ -153,10 +153,22 @@ func (h *ArticleHandler) serveKeptList(c *gin.Context, in service.ListInput) boo
 		writeError(c, h.log, err)
 		return true
 	}
-	d := keptDoc(version, h.docs.appendList(nil, l), l.Articles...)
+	d = keptDoc(version, h.docs.appendList(nil, l), l.Articles...)
 	h.kept.lists.put(key, d)
 	writeJSONBody(c, http.StatusOK, d.body)
 	return true
+}
+
+// lookupKept returns the change version an answer built now is kept under (read before building:
+// a change during the build moves it) and key's kept answer in memo when it is current and its
+// counts are unchanged (hit). ok false: changes cannot be followed now, so nothing is kept or
+// served.
+func (h *ArticleHandler) lookupKept(ctx context.Context, memo *docMemo, key string) (version uint64, d memoDoc, hit, ok bool) {
+	if version, ok = h.kept.changes.Version(); !ok {
+		return 0, memoDoc{}, false, false
+	}
+	d, hit = memo.current(key, version)
+	return version, d, hit && h.countsUnchanged(ctx, d), true
 }
 
 // countsUnchanged reports whether the articles d shows still have the counts it shows (false when
