@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"sync"
@@ -221,14 +220,9 @@ func encodeArticleDoc(a domain.Article, withBody bool) *articleDoc {
 	return d
 }
 
-// encodeFields encodes v as renderJSON would and returns its fields without the braces.
+// encodeFields encodes v as renderJSON does and returns its fields without the braces.
 func encodeFields(v any) []byte {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(err) // a type that cannot be encoded is a bug; the recovery middleware answers 500
-	}
-	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	out := encodeAnswer(&buf, v)
 	return bytes.Clone(out[1 : len(out)-1])
 }

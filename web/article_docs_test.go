@@ -16,12 +16,7 @@ import (
 func encodeLikeRenderJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return encodeAnswer(&buf, v)
 }
 
 type viewOpts struct {

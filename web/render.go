@@ -28,6 +28,11 @@ func renderJSON(c *gin.Context, status int, v any) {
 			jsonBuffers.Put(buf)
 		}
 	}()
+	writeJSONBody(c, status, encodeAnswer(buf, v))
+}
+
+// encodeAnswer encodes v into buf as every JSON answer is encoded and returns the bytes (buf's).
+func encodeAnswer(buf *bytes.Buffer, v any) []byte {
 	enc := json.NewEncoder(buf)
 	// No \u003c for <, > and &: an answer is application/json, never inlined into a page, and
 	// bodyHtml is made of them (escaping grew an article's answer by a third and its encoding time).
@@ -35,7 +40,7 @@ func renderJSON(c *gin.Context, status int, v any) {
 	if err := enc.Encode(v); err != nil {
 		panic(err) // a type that cannot be encoded is a bug; the recovery middleware answers 500
 	}
-	writeJSONBody(c, status, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) // Encode's newline; c.JSON has none
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")) // Encode's newline; c.JSON has none
 }
 
 // renderAppended answers status with the JSON that appendTo appends into a pooled slice (the
