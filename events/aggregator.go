@@ -36,8 +36,8 @@ type AggregatorStats struct {
 }
 
 // ReadAggregator is the ReadRecorder of the request path. A signed-in read goes on to the
-// Publisher as its own event (it feeds the reader's history), once per reader and article in a
-// flush interval; its repeats in the interval count as anonymous reads do. An anonymous read only counts: it
+// Publisher as its own event (it feeds the reader's history), unless it repeats its reader's
+// latest event in this flush interval, which only counts as anonymous reads do. An anonymous read only counts: it
 // adds one to a per-article tally in process, a few tens of nanoseconds and no allocation. Run
 // sends the tally every FlushEvery (or when FlushAt reads wait) as batches: one stream entry of
 // up to EntryMax (article, reads) pairs under one random batch id, which the read-count consumer
@@ -91,9 +91,9 @@ func NewReadAggregator(rdb redis.UniversalClient, cfg AggregatorConfig, pub *Pub
 const historyWindowReaders = 1 << 16
 
 // Record counts ev. It never blocks on I/O and never fails. A signed-in read goes on as its own
-// event the first time in a flush interval that its reader reads the article; a repeat within
-// the interval only counts (the history keeps the latest read time per article, which the repeat
-// would move by less than the interval).
+// event unless its reader's latest event in this flush interval was of the same article: that
+// repeat only counts (it would move the history's latest read time by less than the interval and
+// change no order; historyWindow).
 func (a *ReadAggregator) Record(ev domain.ReadEvent) {
 	if ev.UserID != 0 && a.window.sends(ev.UserID, ev.ArticleID) {
 		a.signedIn.Record(ev)
